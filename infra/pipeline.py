@@ -1,0 +1,66 @@
+"""The pipeline as functions: load -> plan -> validate (-> engine -> policies -> cost) per stack.
+
+The CLI calls these; tests and benchmarks call them too, so every entry point runs the same stages.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from .catalog import Catalog, load_catalog
+from .errors import InputError
+from .inputs import Inputs, load_inputs
+from .plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from .report.build import stack_report
+from .report.model import InputProblem, Report, StackReport
+from .validators import RULES, Finding, validate
+
+
+@dataclass(frozen=True)
+class Checked:
+    """A stack after loading, planning and validation."""
+
+    inputs: Inputs
+    plan: TrainingPlan | InferencePlan | RegistryPlan
+    findings: list[Finding]
+
+
+def check_stack(stack: str | Path, org: Path | None = None, suppress: Iterable[str] = (),
+                catalog: Catalog | None = None) -> Checked:
+    catalog = catalog or load_catalog()
+    inputs = load_inputs(stack, org, catalog)
+    plan = build_plan(inputs.spec, inputs.org.org, catalog)
+    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, suppress)
+    return Checked(inputs, plan, findings)
+
+
+def check_suppress_ids(suppress: Iterable[str]) -> None:
+    unknown = sorted(set(suppress) - set(RULES))
+    if unknown:
+        from .errors import Problem
+        from .spec import did_you_mean
+
+        raise InputError([Problem(f"--suppress names unknown rule {u!r}", hint=did_you_mean(u, RULES)) for u in unknown])
+
+
+def validate_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = ()) -> Report:
+    suppress = list(suppress)
+    check_suppress_ids(suppress)
+    report = Report(command="validate")
+    for arg in stacks:
+        try:
+            checked = check_stack(arg, org, suppress)
+        except InputError as exc:
+            report.problems.append(InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems]))
+            continue
+        report.stacks.append(to_report(checked))
+    return report
+
+
+def to_report(checked: Checked) -> StackReport:
+    return stack_report(checked.inputs, checked.plan, checked.findings)
+
+
+__all__ = ["Checked", "check_stack", "check_suppress_ids", "to_report", "validate_stacks"]

@@ -1,0 +1,74 @@
+"""Quota needs: vCPUs per account, region and quota code at the stack's maximum size.
+
+Like Cluster Toolkit, needs are summed over everything a stack creates before anything exists, then
+compared with what the organization file says was granted.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..catalog import Catalog, Purchase
+from .memory import Plain
+
+
+@dataclass(frozen=True)
+class Usage:
+    """Instances of one type, bought one way, in one region."""
+
+    region: str
+    instance_type: str
+    purchase: Purchase
+    count: int
+
+
+class QuotaNeed(Plain):
+    account: str
+    account_id: str
+    region: str
+    code: str | None
+    """None when the catalog knows no quota code for the family (e.g. capacity blocks)."""
+    name: str
+    purchase: Purchase
+    vcpus: int
+    granted: int | None
+    """From the organization file; None when it lists no grant for this code."""
+
+    @property
+    def shortfall(self) -> int:
+        return max(0, self.vcpus - (self.granted or 0))
+
+
+def quota_needs(
+    usages: Iterable[Usage],
+    catalog: Catalog,
+    account: str,
+    account_id: str,
+    granted: dict[str, dict[str, int]],
+) -> list[QuotaNeed]:
+    totals: dict[tuple[str, str | None, str, Purchase], int] = defaultdict(int)
+    for use in usages:
+        info = catalog.instance(use.instance_type)
+        if info is None or use.count <= 0:
+            continue
+        code = catalog.quota_code(info.family, use.purchase)
+        key = (use.region, code.code if code else None, code.name if code else f"{info.family} {use.purchase}", use.purchase)
+        totals[key] += use.count * info.vcpu
+    return [
+        QuotaNeed(
+            account=account,
+            account_id=account_id,
+            region=region,
+            code=code,
+            name=name,
+            purchase=purchase,
+            vcpus=vcpus,
+            granted=granted.get(region, {}).get(code) if code else None,
+        )
+        for (region, code, name, purchase), vcpus in sorted(totals.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][3]))
+    ]
+
+
+__all__ = ["QuotaNeed", "Usage", "quota_needs"]

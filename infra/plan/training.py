@@ -1,0 +1,137 @@
+"""The training plan: GPUs, memory fit, racks and power, checkpoint interval, quota needs."""
+
+from __future__ import annotations
+
+from typing import Literal
+
+from ..catalog import Catalog
+from ..spec import Organization, TrainingSpec
+from .capacity import split_capacity
+from .checkpoint import CheckpointPlan, checkpoint_plan
+from .memory import Plain, TrainingMemory, training_memory
+from .quotas import QuotaNeed, Usage, quota_needs
+from .racks import RackLayout, rack_layout
+
+SCRATCH_2_MB_S_PER_TIB = 200
+
+
+class TrainingPlan(Plain):
+    workload: Literal["training"] = "training"
+    instance_type: str
+    nodes: int
+    gpus_per_node: int
+    gpus: int
+    on_demand_nodes: int
+    spot_nodes: int
+    efa_interfaces_per_node: int
+    memory: TrainingMemory
+    racks: RackLayout | None
+    racks_note: str | None = None
+    checkpoint: CheckpointPlan | None
+    checkpoint_note: str | None = None
+    lustre_capacity_gib: int | None
+    """Requested capacity rounded up to a valid FSx increment."""
+    lustre_throughput_mb_s: float | None
+    """Aggregate file-system throughput."""
+    quotas: list[QuotaNeed]
+
+
+def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
+    info = catalog.instance(spec.compute.instance_type)
+    assert info is not None, "references are resolved before planning"
+    nodes = spec.compute.node_count
+    capacity = spec.compute.capacity
+    if capacity.type == "spot":
+        on_demand, spot = split_capacity(nodes, capacity.on_demand_base, 0)
+    else:
+        on_demand, spot = nodes, 0
+    gpus = nodes * info.accelerator_count
+
+    memory = training_memory(
+        spec.model.parameters_billion,
+        spec.model.precision,
+        spec.model.optimizer,
+        gpus,
+        info.accelerator_memory_mib,
+        spec.model.activation_headroom_fraction,
+    )
+
+    power = catalog.node_power(info.name)
+    racks, racks_note = None, None
+    if power is None:
+        racks_note = f"no published power figure for {info.name}; rack layout not planned"
+    else:
+        racks = rack_layout(
+            nodes,
+            power.max_kw,
+            spec.racks.power_budget_kw,
+            spec.racks.cooling,
+            catalog.cooling_limit(spec.racks.cooling).max_kw_per_rack,
+            spec.racks.pue,
+            spec.racks.max_nodes_per_rack,
+        )
+
+    lustre_gib, lustre_mb_s = None, None
+    if spec.lustre is not None:
+        lustre_gib = catalog.fsx_capacity_gib(spec.lustre.storage_capacity_gib)
+        per_tib = spec.lustre.throughput_mb_s_per_tib or SCRATCH_2_MB_S_PER_TIB
+        lustre_mb_s = lustre_gib / 1024 * per_tib
+    elif spec.site_lustre is not None:
+        lustre_mb_s = spec.site_lustre.write_bandwidth_gb_s * 1000
+
+    checkpoint, checkpoint_note = None, None
+    ckpt = spec.checkpointing
+    if ckpt is None:
+        checkpoint_note = "no checkpointing configured"
+    else:
+        size_gb = ckpt.size_gib * 1024**3 / 1e9 if ckpt.size_gib else memory.total_bytes / 1e9
+        bandwidth = ckpt.write_bandwidth_gb_s
+        if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
+            bandwidth = lustre_mb_s / 1000
+        if bandwidth is None:
+            checkpoint_note = "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
+        else:
+            checkpoint = checkpoint_plan(
+                size_gb,
+                bandwidth,
+                nodes,
+                spot,
+                spec.failure.node_mtbf_hours,
+                spec.failure.spot_interruption_rate_monthly,
+                ckpt.interval_minutes,
+            )
+
+    quotas: list[QuotaNeed] = []
+    if spec.provider == "aws" and spec.region:
+        usages = []
+        if capacity.type != "capacity_block":
+            usages += [
+                Usage(spec.region, info.name, "on_demand", on_demand),
+                Usage(spec.region, info.name, "spot", spot),
+            ]
+        if spec.scheduler.type == "slurm":
+            usages.append(Usage(spec.region, spec.scheduler.controller_instance_type, "on_demand", 1))
+        account = org.accounts.get(spec.account)
+        if account is not None:
+            quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas)
+
+    return TrainingPlan(
+        instance_type=info.name,
+        nodes=nodes,
+        gpus_per_node=info.accelerator_count,
+        gpus=gpus,
+        on_demand_nodes=on_demand,
+        spot_nodes=spot,
+        efa_interfaces_per_node=info.efa_interfaces if spec.interconnect.type == "efa" else 0,
+        memory=memory,
+        racks=racks,
+        racks_note=racks_note,
+        checkpoint=checkpoint,
+        checkpoint_note=checkpoint_note,
+        lustre_capacity_gib=lustre_gib,
+        lustre_throughput_mb_s=lustre_mb_s,
+        quotas=quotas,
+    )
+
+
+__all__ = ["TrainingPlan", "plan_training"]

@@ -1,0 +1,84 @@
+"""Terminal renderer: findings, then the plan summary, then (preview) resources by component."""
+
+from __future__ import annotations
+
+import io
+
+from rich.console import Console
+from rich.table import Table
+
+from .model import FindingOut, Report, Section, StackReport
+
+LEVEL_MARK = {"error": "ERROR", "warning": "warn", "info": "info"}
+
+
+def render_table(report: Report, width: int = 140) -> str:
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=False, color_system=None, highlight=False)
+    for problem in report.problems:
+        console.print(f"[bold]{problem.stack}[/bold]: cannot be read")
+        for message in problem.messages:
+            console.print(f"  {message}", markup=False)
+    for stack in report.stacks:
+        _stack(console, stack)
+    return buffer.getvalue()
+
+
+def _stack(console: Console, stack: StackReport) -> None:
+    console.rule(f"{stack.stack}  ({stack.workload}, account {stack.account})", characters="=")
+    _findings(console, stack.findings)
+    for section in stack.summary:
+        _section(console, section)
+    for section in _resource_sections(stack):
+        _section(console, section)
+
+
+def _findings(console: Console, findings: list[FindingOut]) -> None:
+    if not findings:
+        console.print("findings: none")
+        return
+    table = Table(title="Findings", title_justify="left", show_lines=False, expand=False)
+    for col in ("level", "rule", "where", "message"):
+        table.add_column(col, overflow="fold")
+    for f in findings:
+        where = f"{f.file}:{f.line}" if f.line else (f.file or "")
+        message = f.message + (f"\nhint: {f.hint}" if f.hint else "")
+        table.add_row(LEVEL_MARK[f.level], f.rule, f"{where}\n{f.path}" if f.path else where, message)
+    console.print(table)
+
+
+def _section(console: Console, section: Section) -> None:
+    if section.columns:
+        table = Table(title=section.title, title_justify="left")
+        for col in section.columns:
+            table.add_column(col, overflow="fold")
+        for row in section.rows:
+            table.add_row(*row)
+        console.print(table)
+    else:
+        console.print(f"[bold]{section.title}[/bold]")
+        for key, value in section.rows:
+            console.print(f"  {key}: {value}", markup=False)
+    for note in section.notes:
+        console.print(f"  {note}", markup=False)
+
+
+def _resource_sections(stack: StackReport) -> list[Section]:
+    """Resources grouped by their component (the nearest non-provider parent), counted by type."""
+    if stack.resources is None:
+        return []
+    by_urn = {r.urn: r for r in stack.resources}
+    groups: dict[str, dict[str, int]] = {}
+    for r in stack.resources:
+        parent = by_urn.get(r.parent or "")
+        group = f"{parent.type} {parent.name}" if parent and not parent.custom else "(stack)"
+        if not r.custom:
+            continue
+        counts = groups.setdefault(group, {})
+        counts[r.type] = counts.get(r.type, 0) + 1
+    rows = [[group, rtype, str(n)] for group, counts in sorted(groups.items()) for rtype, n in sorted(counts.items())]
+    total = sum(1 for r in stack.resources if r.custom)
+    return [Section(title=f"Resources ({total})", columns=["component", "type", "count"], rows=rows)]
+
+
+__all__ = ["render_table"]

@@ -1,0 +1,100 @@
+"""The organization file (``stacks/org.yaml``): accounts, their quotas and budgets, the registry."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from .base import AccountName, BucketName, Region, SpecModel, Tags
+
+Purpose = Literal["training", "inference", "registry"]
+QuotaCode = Annotated[
+    str,
+    StringConstraints(pattern=r"^L-[0-9A-F]{8}$"),
+    Field(description="Service Quotas code, e.g. L-417A185B (Running On-Demand P instances)."),
+]
+
+
+class Account(SpecModel):
+    """An AWS account gpuinfra deploys into, by assuming `role_arn`."""
+
+    id: Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
+    """The 12-digit AWS account id; providers pin it with allowed_account_ids."""
+    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")]
+    """IAM role the deployment assumes in this account."""
+    purpose: Purpose
+    """What the account is for. Training and inference never share an account."""
+    monthly_budget_usd: Annotated[Decimal, Field(ge=0)]
+    """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
+    quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0)]]] = {}
+    """Granted EC2 quotas in vCPUs, per region and quota code."""
+    request_quota_increases: bool = False
+    """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
+
+    @model_validator(mode="after")
+    def _role_in_account(self) -> Account:
+        role_account = self.role_arn.split(":")[4]
+        if role_account != self.id:
+            raise ValueError(
+                f"role_arn is in account {role_account} but id is {self.id}; "
+                "the deployment role must live in the account it deploys to"
+            )
+        return self
+
+
+class Registry(SpecModel):
+    """Where trained weights go and where inference regions read them from."""
+
+    account: AccountName
+    """Account (purpose: registry) that owns the weights bucket."""
+    bucket: BucketName
+    """Name of the primary weights bucket; replicas are named `<bucket>-<region>`."""
+    region: Region
+    """Home region of the primary bucket."""
+    replica_regions: list[Region] = []
+    """Regions that receive a replica, so cold starts read weights locally."""
+    upload_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "uploads/"
+    """Prefix training accounts may write to."""
+    model_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "models/"
+    """Prefix of released models; inference accounts may read it and it is what replicates."""
+
+    def replica_bucket(self, region: str) -> str:
+        """The bucket an inference region reads: the primary in its home region, else the replica."""
+        return self.bucket if region == self.region else f"{self.bucket}-{region}"
+
+
+class OnPremSite(SpecModel):
+    """A site with its own GPU racks, reached through a Kubernetes cluster."""
+
+    gpu_allotment: Annotated[int, Field(ge=0)]
+    """GPUs the organization grants this site's training queues in total."""
+
+
+class Organization(SpecModel):
+    """The organization file: accounts with their purpose, quotas and budget."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
+    """Short organization name, used as a prefix and in tags."""
+    accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
+    registry: Registry | None = None
+    default_tags: Tags = {}
+    """Tags every provider applies to every resource, besides gpuinfra's own."""
+    onprem_sites: dict[AccountName, OnPremSite] = {}
+    """On-premises sites, by name; training specs with provider: onprem name one."""
+
+    @model_validator(mode="after")
+    def _distinct_ids(self) -> Organization:
+        seen: dict[str, str] = {}
+        for name, account in self.accounts.items():
+            if account.id in seen:
+                raise ValueError(
+                    f"accounts {seen[account.id]!r} and {name!r} share id {account.id}; "
+                    "each purpose needs its own account"
+                )
+            seen[account.id] = name
+        return self
+
+
+__all__ = ["Account", "OnPremSite", "Organization", "Purpose", "QuotaCode", "Registry"]

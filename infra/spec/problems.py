@@ -1,0 +1,110 @@
+"""Turn Pydantic validation errors into Problems that say where, what, and what to change."""
+
+from __future__ import annotations
+
+import difflib
+import types
+import typing
+from collections.abc import Iterable
+from typing import Any
+
+from pydantic import BaseModel, ValidationError
+
+from ..errors import FieldPath, Problem
+from .yamlfile import YamlDocument
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A hint naming the closest choices, or None when nothing is close."""
+    close = difflib.get_close_matches(str(word), sorted(choices), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def validation_problems(
+    error: ValidationError, model: type[BaseModel], doc: YamlDocument, prefix: FieldPath = ()
+) -> list[Problem]:
+    """One Problem per Pydantic error, located in `doc` under `prefix`."""
+    problems = []
+    for err in error.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
+        path = (*prefix, *loc)
+        problems.append(_problem(err, loc, model, doc, path))
+    return problems
+
+
+def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument, path: FieldPath) -> Problem:
+    kind = err["type"]
+    given = err.get("input")
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else "?"
+        fields = field_names_at(model, loc[:-1])
+        hint = did_you_mean(name, fields) or (f"allowed fields: {', '.join(sorted(fields))}" if fields else None)
+        return doc.problem(f"unknown field {name!r}", path, hint=hint)
+    if kind == "missing":
+        return doc.problem("required field is missing", path, hint=f"add {loc[-1]!s}:" if loc else None)
+    if kind in ("value_error", "assertion_error"):
+        message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
+        return doc.problem(message, path)
+    message = str(err["msg"])
+    if kind == "literal_error" and isinstance(given, str):
+        expected = err.get("ctx", {}).get("expected", "")
+        options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+        hint = did_you_mean(given, options)
+        return doc.problem(f"{message}, got {given!r}", path, hint=hint)
+    if kind == "string_pattern_mismatch":
+        return doc.problem(f"{given!r} does not have the expected form ({err['ctx']['pattern']})", path)
+    if not isinstance(given, dict | list):
+        message += f", got {given!r}"
+    return doc.problem(message, path)
+
+
+def _is_union_tag(part: Any) -> bool:
+    """Pydantic inserts the union member's name into loc (e.g. 'int', 'literal['auto']')."""
+    return isinstance(part, str) and (
+        part.startswith(("literal[", "function-")) or part in {"int", "str", "float", "constrained-int"}
+    )
+
+
+def field_names_at(model: type[BaseModel], loc: FieldPath) -> list[str]:
+    """Field names of the model found by following `loc` through nested models, lists and dicts."""
+    current: Any = model
+    for part in loc:
+        if _is_model(current) and isinstance(part, str):
+            field = current.model_fields.get(part)
+            if field is None:
+                return []
+            current = _unwrap(field.annotation)
+        else:
+            current = _element_type(current)
+    return list(current.model_fields) if _is_model(current) else []
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional/Annotated to the model or container type underneath."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        members = [_unwrap(a) for a in typing.get_args(tp) if a is not type(None)]
+        models = [m for m in members if _is_model(m) or typing.get_origin(m) in (list, dict)]
+        return models[0] if models else members[0]
+    return tp
+
+
+def _element_type(tp: Any) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is list and args:
+        return _unwrap(args[0])
+    if origin is dict and len(args) == 2:
+        return _unwrap(args[1])
+    return tp
+
+
+__all__ = ["did_you_mean", "field_names_at", "validation_problems"]

@@ -1,0 +1,225 @@
+"""The training cluster spec (``gpuinfra:training``): throughput-bound, tightly coupled, checkpointed."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from .base import (
+    AccountName,
+    InstanceTypeName,
+    Name,
+    Region,
+    RuleId,
+    S3Uri,
+    SpecModel,
+    Tags,
+    Zone,
+    updates,
+)
+
+TrainingPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
+Optimizer = Literal["adam", "adamw", "sgd_momentum", "adafactor"]
+
+
+class Capacity(SpecModel):
+    """How nodes are bought: on-demand, spot above an on-demand base, or a capacity block."""
+
+    type: Literal["on_demand", "spot", "capacity_block"] = Field(
+        "on_demand", json_schema_extra=updates("replace")
+    )
+    on_demand_base: Annotated[int, Field(ge=0)] = 0
+    """With type spot: this many nodes are always on-demand; the rest are spot."""
+    capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
+    """With type capacity_block: the purchased Capacity Block reservation (cr-...)."""
+
+    @model_validator(mode="after")
+    def _block_needs_reservation(self) -> Capacity:
+        if self.type == "capacity_block" and self.capacity_reservation_id is None:
+            raise ValueError("capacity_block needs capacity_reservation_id (the cr-... of the purchased block)")
+        if self.type != "capacity_block" and self.capacity_reservation_id is not None:
+            raise ValueError("capacity_reservation_id only applies to type capacity_block")
+        if self.type != "spot" and self.on_demand_base:
+            raise ValueError("on_demand_base only applies to type spot (every node is on-demand otherwise)")
+        return self
+
+
+class Compute(SpecModel):
+    """The accelerator nodes."""
+
+    instance_type: InstanceTypeName = Field(json_schema_extra=updates("drain"))
+    node_count: Annotated[int, Field(ge=1, le=4096)]
+    """Nodes in the cluster at full size."""
+    capacity: Capacity = Capacity()
+    image_id: str = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    """AMI id, or an SSM parameter as `resolve:ssm:<name>` (the default: the AWS Deep Learning Base AMI)."""
+    root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
+
+
+class Interconnect(SpecModel):
+    """The GPU-to-GPU fabric between nodes."""
+
+    type: Literal["efa", "infiniband", "none"] = Field(json_schema_extra=updates("drain"))
+    """efa on AWS; infiniband for on-premises racks."""
+    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:\d+)?$")]] = []
+    """InfiniBand HCAs NCCL may use (NCCL_IB_HCA), e.g. mlx5_0; empty lets NCCL choose."""
+    gpudirect_rdma: bool = True
+    """Let the HCAs read and write GPU memory directly (GPUDirect RDMA)."""
+
+
+class Lustre(SpecModel):
+    """FSx for Lustre, linked to S3 for the dataset and the checkpoints."""
+
+    deployment_type: Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(
+        json_schema_extra=updates("replace")
+    )
+    storage_capacity_gib: Annotated[int, Field(ge=1200, le=2_000_000)]
+    """Requested capacity; rounded up to the next valid FSx increment."""
+    throughput_mb_s_per_tib: Literal[50, 100, 125, 200, 250, 500, 1000] | None = None
+    """Per-unit throughput tier (PERSISTENT only; SCRATCH_2 has a fixed 200 MB/s/TiB baseline)."""
+    import_path: S3Uri
+    """Dataset location, imported lazily into the file system."""
+    export_path: S3Uri
+    """Checkpoint location; the stack creates this bucket and exports checkpoints to it."""
+    mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/fsx"
+
+    @model_validator(mode="after")
+    def _tier_fits_type(self) -> Lustre:
+        tiers = {"PERSISTENT_1": (50, 100, 200), "PERSISTENT_2": (125, 250, 500, 1000)}
+        if self.deployment_type == "SCRATCH_2":
+            if self.throughput_mb_s_per_tib is not None:
+                raise ValueError("SCRATCH_2 has a fixed throughput; remove throughput_mb_s_per_tib")
+        elif self.throughput_mb_s_per_tib not in tiers[self.deployment_type]:
+            allowed = ", ".join(map(str, tiers[self.deployment_type]))
+            raise ValueError(f"{self.deployment_type} needs throughput_mb_s_per_tib in {{{allowed}}}")
+        return self
+
+
+class SiteLustre(SpecModel):
+    """An existing on-premises Lustre file system, mounted as a static volume."""
+
+    mgs_nids: Annotated[str, StringConstraints(min_length=3)]
+    """Management server NIDs, e.g. 10.10.0.1@o2ib."""
+    fs_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,8}$")]
+    capacity_tib: Annotated[float, Field(gt=0)]
+    write_bandwidth_gb_s: Annotated[float, Field(gt=0)]
+    """Aggregate write bandwidth the checkpoint interval is computed from."""
+    mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/lustre"
+
+
+class Checkpointing(SpecModel):
+    """Where and how often training state is saved."""
+
+    target: Literal["lustre", "s3"] = "lustre"
+    """Write to Lustre (exported to S3) or straight to the checkpoint bucket."""
+    interval_minutes: Annotated[float, Field(gt=0, le=1440)]
+    retention_days: Annotated[int, Field(ge=1, le=3650)] = 14
+    """Checkpoints older than this are expired by the bucket lifecycle."""
+    size_gib: Annotated[float, Field(gt=0)] | None = None
+    """Size of one checkpoint; default: full training state (weights and optimizer)."""
+    write_bandwidth_gb_s: Annotated[float, Field(gt=0)] | None = None
+    """Aggregate write bandwidth; default: the Lustre file system's throughput."""
+
+
+class TrainedModel(SpecModel):
+    """The model being trained, to check it fits in GPU memory."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    precision: TrainingPrecision = "bf16"
+    optimizer: Optimizer = "adamw"
+    activation_headroom_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.25
+    """Share of GPU memory kept free for activations and buffers."""
+
+
+class Racks(SpecModel):
+    """Physical racks: their power budget and cooling."""
+
+    power_budget_kw: Annotated[float, Field(gt=0, le=500)]
+    cooling: Literal["air", "direct_liquid", "immersion"]
+    pue: Annotated[float, Field(ge=1.0, le=3.0)] = 1.3
+    """Power usage effectiveness of the facility (total facility power / IT power)."""
+    max_nodes_per_rack: Annotated[int, Field(ge=1, le=64)] | None = None
+
+
+class Scheduler(SpecModel):
+    """What places jobs on nodes."""
+
+    type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
+    partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
+    """Slurm partition, or Kueue queue name."""
+    controller_instance_type: InstanceTypeName = "m7i.2xlarge"
+    """Slurm controller node."""
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
+    """EKS version (scheduler kubernetes on AWS)."""
+
+
+class Failure(SpecModel):
+    """Failure assumptions that size the checkpoint interval."""
+
+    node_mtbf_hours: Annotated[float, Field(gt=0)] = 5000.0
+    """Mean time between failures of one node (hardware, driver, network)."""
+    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] = 0.05
+    """Share of spot nodes interrupted per month (Spot Instance Advisor buckets: <5%, 5-10%, ...)."""
+
+
+class TrainingSpec(SpecModel):
+    """A training cluster: accelerators, fabric, file system, checkpointing, racks, scheduler."""
+
+    name: Name
+    account: AccountName
+    """Account (purpose: training) from the organization file."""
+    provider: Literal["aws", "onprem"] = "aws"
+    region: Region | None = Field(None, json_schema_extra=updates("replace"))
+    """AWS region (provider aws)."""
+    availability_zone: Zone | None = Field(None, json_schema_extra=updates("replace"))
+    """The one zone the cluster lives in: EFA traffic cannot cross zones."""
+    site: AccountName | None = None
+    """On-premises site from the organization file (provider onprem)."""
+    compute: Compute
+    interconnect: Interconnect
+    lustre: Lustre | None = None
+    site_lustre: SiteLustre | None = None
+    checkpointing: Checkpointing | None = None
+    model: TrainedModel
+    racks: Racks
+    scheduler: Scheduler
+    failure: Failure = Failure()
+    tags: Tags = {}
+    suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> TrainingSpec:
+        if self.provider == "aws":
+            missing = [f for f in ("region", "availability_zone") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"provider aws needs {' and '.join(missing)}")
+            if self.site is not None or self.site_lustre is not None:
+                raise ValueError("site and site_lustre are for provider onprem; use lustre on aws")
+            if self.availability_zone and self.region and not self.availability_zone.startswith(self.region):
+                raise ValueError(f"availability_zone {self.availability_zone} is not in region {self.region}")
+        else:
+            if self.site is None:
+                raise ValueError("provider onprem needs site (an onprem_sites entry of the organization file)")
+            if self.lustre is not None:
+                raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
+        return self
+
+
+__all__ = [
+    "Capacity",
+    "Checkpointing",
+    "Compute",
+    "Failure",
+    "Interconnect",
+    "Lustre",
+    "Optimizer",
+    "Racks",
+    "Scheduler",
+    "SiteLustre",
+    "TrainedModel",
+    "TrainingPrecision",
+    "TrainingSpec",
+]

@@ -1,0 +1,14 @@
+"""Semantic checks on spec + plan, one module per domain. Each rule is found by importing its module:
+nobody keeps a list of rule ids by hand."""
+
+import importlib
+import pkgutil
+
+from .base import RULES, Failure, Finding, Level, RegisteredRule, rule
+from .runner import discover, exit_code, rules_for, validate
+
+for _module in pkgutil.iter_modules(__path__):
+    if _module.name not in ("base", "runner"):
+        importlib.import_module(f"{__name__}.{_module.name}")
+
+__all__ = ["RULES", "Failure", "Finding", "Level", "RegisteredRule", "discover", "exit_code", "rule", "rules_for", "validate"]

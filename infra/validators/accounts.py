@@ -1,0 +1,41 @@
+"""Accounts: each stack deploys into an account of its own purpose, within its granted quotas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..spec import Account, Organization, WorkloadSpec
+from .base import Failure, Level, rule
+
+
+def purpose_of(spec: WorkloadSpec) -> str:
+    return type(spec).__name__.removesuffix("Spec").lower()
+
+
+@rule(Level.ERROR)
+def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: Organization) -> Iterator[Failure]:
+    """Training, inference and the registry each live in accounts of their own purpose."""
+    wanted = purpose_of(spec)
+    if account is not None and account.purpose != wanted:
+        matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
+        yield Failure(
+            f"account {spec.account!r} has purpose {account.purpose!r}, but this is a {wanted} stack",
+            ("account",),
+            f"use a {wanted} account" + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
+        )
+
+
+@rule(Level.WARNING)
+def quota_short(spec: WorkloadSpec, plan: object) -> Iterator[Failure]:
+    """The stack at full size needs more vCPUs than the organization file says were granted."""
+    for need in getattr(plan, "quotas", []):
+        if need.code and need.shortfall:
+            yield Failure(
+                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs, "
+                f"granted {need.granted or 0}",
+                ("account",),
+                f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true)",
+            )
+
+
+__all__ = ["account_purpose_mismatch", "purpose_of", "quota_short"]

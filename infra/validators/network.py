@@ -1,0 +1,46 @@
+"""Network placement: zones belong to their region, inference spans two or more, regions appear once."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from ..spec import InferenceSpec
+from .base import Failure, Level, rule
+
+
+@rule(Level.ERROR)
+def duplicate_region(spec: InferenceSpec) -> Iterator[Failure]:
+    """A region listed twice would build two fleets fighting over one name and quota."""
+    seen: dict[str, int] = {}
+    for i, region in enumerate(spec.regions):
+        if region.region in seen:
+            yield Failure(
+                f"region {region.region} is listed twice (also at regions[{seen[region.region]}])",
+                ("regions", i, "region"),
+                "merge the two entries (sum their demand, widen min/max)",
+            )
+        else:
+            seen[region.region] = i
+
+
+@rule(Level.ERROR)
+def zones_outside_region(spec: InferenceSpec) -> Iterator[Failure]:
+    """Every availability zone must belong to its region."""
+    for i, region in enumerate(spec.regions):
+        for j, zone in enumerate(region.availability_zones):
+            if not zone.startswith(region.region) or len(zone) != len(region.region) + 1:
+                yield Failure(f"zone {zone} is not in {region.region}", ("regions", i, "availability_zones", j),
+                              f"use zones like {region.region}a")
+
+
+@rule(Level.ERROR)
+def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
+    """A region on one zone loses every replica with that zone; replicas need two or more."""
+    for i, region in enumerate(spec.regions):
+        zones = region.availability_zones
+        if zones and len(set(zones)) < 2:
+            yield Failure(f"region {region.region} uses {len(set(zones))} zone", ("regions", i, "availability_zones"),
+                          f"list two or more zones, e.g. {region.region}a and {region.region}b")
+
+
+__all__ = ["duplicate_region", "single_zone_region", "zones_outside_region"]
