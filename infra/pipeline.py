@@ -29,8 +29,13 @@ class Checked:
 
 def check_stack(stack: str | Path, org: Path | None = None, suppress: Iterable[str] = (),
                 catalog: Catalog | None = None) -> Checked:
+    """Load a stack file and its organization, then plan and validate it."""
     catalog = catalog or load_catalog()
-    inputs = load_inputs(stack, org, catalog)
+    return check(load_inputs(stack, org, catalog), catalog, suppress)
+
+
+def check(inputs: Inputs, catalog: Catalog, suppress: Iterable[str] = ()) -> Checked:
+    """Plan and validate already-loaded inputs."""
     plan = build_plan(inputs.spec, inputs.org.org, catalog)
     findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, suppress)
     return Checked(inputs, plan, findings)
@@ -63,4 +68,4 @@ def to_report(checked: Checked) -> StackReport:
     return stack_report(checked.inputs, checked.plan, checked.findings)
 
 
-__all__ = ["Checked", "check_stack", "check_suppress_ids", "to_report", "validate_stacks"]
+__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "to_report", "validate_stacks"]

@@ -1,0 +1,81 @@
+"""`gpuinfra validate` and `gpuinfra schema` through the real console entry point."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import jsonschema
+import pytest
+from helpers import ROOT, STACKS, write_stack
+
+from infra.spec import read_yaml
+
+
+def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", "from infra.cli import main; main()", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=120)
+
+
+def test_validate_examples_exit_0() -> None:
+    result = gpuinfra("validate", "llm-train", "chat-serve", "model-registry")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "findings: none" in result.stdout
+    assert "Checkpointing" in result.stdout and "Instance: g6.xlarge (auto)" in result.stdout
+
+
+def test_validate_error_finding_exits_1(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "llm-train", spec={"racks.cooling": "air"})
+    result = gpuinfra("validate", str(path))
+    assert result.returncode == 1
+    assert "rack-exceeds-cooling" in result.stdout
+    assert "40.8 kW" in result.stdout and "30 kW" in result.stdout
+
+
+def test_validate_json_carries_findings_and_plan(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "llm-train", spec={"racks.cooling": "air"})
+    result = gpuinfra("validate", str(path), "--format", "json")
+    doc = json.loads(result.stdout)
+    assert doc["version"] == 1
+    (stack,) = doc["stacks"]
+    (finding,) = stack["findings"]
+    assert finding["rule"] == "rack-exceeds-cooling" and finding["level"] == "error"
+    assert finding["path"] == "racks.cooling" and finding["line"] > 1
+    assert stack["plan"]["racks"]["max_rack_kw"] == 40.8
+
+
+@pytest.mark.parametrize(
+    "args",
+    [("does-not-exist",), ("validate", "--suppress", "no-such-rule", "llm-train")],
+)
+def test_usage_and_unknown_ids_exit_2(args: tuple[str, ...]) -> None:
+    result = gpuinfra(*args) if args[0] == "validate" else gpuinfra("validate", *args)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr + result.stdout
+
+
+def test_bad_input_exits_2_without_traceback(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "many"})
+    result = gpuinfra("validate", str(path))
+    assert result.returncode == 2
+    assert "compute.node_count" in result.stdout + result.stderr
+    assert "Traceback" not in result.stdout + result.stderr
+
+
+def test_schema_validates_the_example_stacks_and_org(tmp_path: Path) -> None:
+    stack_schema = json.loads(gpuinfra("schema", "stack").stdout)
+    org_schema = json.loads(gpuinfra("schema", "org").stdout)
+    for path in sorted(STACKS.glob("Pulumi.*.yaml")):
+        jsonschema.validate(read_yaml(path).data, stack_schema)
+    jsonschema.validate(read_yaml(STACKS / "org.yaml").data, org_schema)
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.validate({"config": {"gpuinfra:training": {"name": "x", "bogus": 1}}}, stack_schema)
+
+
+def test_schema_describes_fields() -> None:
+    schema = json.loads(gpuinfra("schema").stdout)
+    racks = schema["$defs"]["Racks"]["properties"]
+    assert "total facility power" in racks["pue"]["description"]
+    assert schema["$defs"]["Lustre"]["properties"]["deployment_type"]["x-update-policy"] == "replace"

@@ -1,0 +1,139 @@
+"""Shared test helpers: example stacks, mutated in memory, run through the real pipeline stages."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping
+from pathlib import Path
+from typing import Any
+
+from infra.catalog import load_catalog
+from infra.inputs import Inputs, resolve
+from infra.pipeline import Checked, check
+from infra.spec import OrgDocument, Organization, YamlDocument, parse_stack, read_yaml
+
+ROOT = Path(__file__).resolve().parent.parent
+STACKS = ROOT / "stacks"
+DELETE = object()
+"""Mutation value that removes the key."""
+
+Mutations = Mapping[str, Any]
+
+
+def example_data(stack: str) -> dict[str, Any]:
+    return copy.deepcopy(read_yaml(STACKS / f"Pulumi.{stack}.yaml").data)
+
+
+def org_data() -> dict[str, Any]:
+    return copy.deepcopy(read_yaml(STACKS / "org.yaml").data)
+
+
+def _path(dotted: str) -> list[str | int]:
+    """'regions[1].min_replicas' -> ['regions', 1, 'min_replicas']."""
+    parts: list[str | int] = []
+    for piece in dotted.split("."):
+        name, *indexes = re.split(r"\[(\d+)\]", piece)
+        if name:
+            parts.append(name)
+        parts.extend(int(i) for i in indexes if i)
+    return parts
+
+
+def apply(data: Any, mutations: Mutations) -> Any:
+    for dotted, value in mutations.items():
+        *head, last = _path(dotted)
+        node = data
+        for key in head:
+            node = node.setdefault(key, {}) if isinstance(node, dict) else node[key]
+        if value is DELETE:
+            del node[last]
+        else:
+            node[last] = value
+    return data
+
+
+def workload_of(stack: str) -> str:
+    config = example_data(stack)["config"]
+    return next(k for k in config if k.startswith("gpuinfra:") and k != "gpuinfra:org").split(":")[1]
+
+
+def inputs_for(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
+               config: Mutations | None = None) -> Inputs:
+    """The example `stack` with `spec` mutations (paths relative to the spec), `org` mutations and
+    extra stack `config` keys."""
+    data = example_data(stack)
+    key = f"gpuinfra:{workload_of(stack)}"
+    apply(data["config"][key], spec or {})
+    data["config"].update(config or {})
+    stack_doc = parse_stack(YamlDocument(path=STACKS / f"Pulumi.{stack}.yaml", data=data))
+    org_doc = OrgDocument(
+        org=Organization.model_validate(apply(org_data(), org or {})),
+        doc=YamlDocument(path=STACKS / "org.yaml", data={}),
+    )
+    return resolve(stack_doc, org_doc, load_catalog())
+
+
+def checked(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
+            suppress: Iterable[str] = (), config: Mutations | None = None) -> Checked:
+    return check(inputs_for(stack, spec, org, config), load_catalog(), suppress)
+
+
+def rules_fired(result: Checked) -> set[str]:
+    return {f.rule for f in result.findings}
+
+
+def write_stack(tmp_path: Path, stack: str, spec: Mutations | None = None, org: Mutations | None = None,
+                text: str | None = None) -> Path:
+    """Write a mutated example (or raw text) plus its org file into tmp_path; return the stack path."""
+    from ruamel.yaml import YAML
+
+    yaml = YAML()
+    path = tmp_path / f"Pulumi.{stack}.yaml"
+    if text is not None:
+        path.write_text(text)
+    else:
+        data = example_data(stack)
+        apply(data["config"][f"gpuinfra:{workload_of(stack)}"], spec or {})
+        with path.open("w") as fh:
+            yaml.dump(data, fh)
+    with (tmp_path / "org.yaml").open("w") as fh:
+        yaml.dump(apply(org_data(), org or {}), fh)
+    return path
+
+
+__all__ = ["DELETE", "ROOT", "STACKS", "apply", "checked", "example_data", "inputs_for", "org_data",
+           "rules_fired", "workload_of", "write_stack"]
+
+
+# ---- validator cases -------------------------------------------------------------------------
+from dataclasses import dataclass, field  # noqa: E402
+
+
+@dataclass(frozen=True)
+class Case:
+    """One validator scenario: an example stack, mutated; does `rule` fire, with what message?"""
+
+    rule: str
+    stack: str
+    spec: dict[str, Any] = field(default_factory=dict)
+    org: dict[str, Any] = field(default_factory=dict)
+    fires: bool = True
+    config: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    """Regex the finding's message must match (when it fires)."""
+
+    @property
+    def id(self) -> str:
+        return f"{self.rule}-{'fails' if self.fires else 'passes'}-{self.stack}-" + ",".join(self.spec or self.org)
+
+
+def run_case(case: Case) -> None:
+    result = checked(case.stack, case.spec, case.org, config=case.config)
+    found = [f for f in result.findings if f.rule == case.rule]
+    if not case.fires:
+        assert not found, f"{case.rule} fired unexpectedly: {found}"
+        return
+    assert found, f"{case.rule} did not fire; findings: {[(f.rule, f.message) for f in result.findings]}"
+    if case.message:
+        assert any(re.search(case.message, f.message) for f in found), [f.message for f in found]

@@ -1,0 +1,38 @@
+"""On-demand/spot split as an Auto Scaling group computes it, and quota needs per code."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import checked
+
+from infra.plan import InferencePlan, TrainingPlan
+from infra.plan.capacity import on_demand_percentage, split_capacity
+
+
+@pytest.mark.parametrize(
+    ("total", "base", "pct", "expected"),
+    [(12, 2, 50, (7, 5)), (8, 2, 50, (5, 3)), (16, 4, 0, (4, 12)), (5, 1, 34, (3, 2)), (3, 5, 0, (3, 0))],
+)
+def test_split_rounds_in_favor_of_on_demand(total: int, base: int, pct: int, expected: tuple[int, int]) -> None:
+    assert split_capacity(total, base, pct) == expected
+
+
+def test_percentage_from_share() -> None:
+    assert on_demand_percentage(0.5) == 50
+    assert on_demand_percentage(0.0) == 100
+
+
+def test_training_quota_needs_split_on_demand_and_spot() -> None:
+    plan = checked("llm-train").plan
+    assert isinstance(plan, TrainingPlan)
+    needs = {(q.code, q.purchase): q.vcpus for q in plan.quotas}
+    assert needs == {("L-417A185B", "on_demand"): 4 * 192, ("L-C4BD4855", "spot"): 12 * 192,
+                     ("L-1216C47A", "on_demand"): 8}
+
+
+def test_inference_quota_needs_per_region() -> None:
+    plan = checked("chat-serve").plan
+    assert isinstance(plan, InferencePlan)
+    use1 = {q.code: q.vcpus for q in plan.quotas if q.region == "us-east-1"}
+    # max 12, base 2, half the burst may be spot: 7 on-demand, 5 spot g6.xlarge (4 vCPUs).
+    assert use1 == {"L-DB2E81BA": 28, "L-3819A6DF": 20}

@@ -1,0 +1,21 @@
+"""Account rules."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import Case, run_case
+
+CASES = [
+    Case("account-purpose-mismatch", "chat-serve", {"account": "ml-training"},
+         message="account 'ml-training' has purpose 'training', but this is a inference stack"),
+    Case("account-purpose-mismatch", "llm-train", {"account": "ml-inference"}),
+    Case("account-purpose-mismatch", "chat-serve", fires=False),
+    Case("quota-short", "llm-train", org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},
+         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 2304 vCPUs, granted 1000"),
+    Case("quota-short", "llm-train", fires=False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule(case: Case) -> None:
+    run_case(case)

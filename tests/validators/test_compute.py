@@ -1,0 +1,31 @@
+"""Training compute rules."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import Case, run_case
+
+CASES = [
+    Case("efa-not-enabled", "llm-train", {"interconnect.type": "none"},
+         message="p5.48xlarge has 32 EFA interface"),
+    Case("efa-not-enabled", "llm-train", fires=False),
+    Case("efa-unsupported", "llm-train", {"compute.instance_type": "g6.xlarge"}, message="g6.xlarge has no EFA"),
+    Case("efa-unsupported", "llm-train", {"compute.instance_type": "p4d.24xlarge"}, fires=False),
+    Case("interconnect-provider-mismatch", "llm-train", {"interconnect.type": "infiniband"},
+         message="InfiniBand is not available on AWS"),
+    Case("interconnect-provider-mismatch", "llm-train", fires=False),
+    Case("model-does-not-fit", "llm-train", {"model.parameters_billion": 700, "compute.node_count": 2},
+         message=r"11,200 GB of training state; 700.0 GB per GPU over 16 GPUs"),
+    Case("model-does-not-fit", "llm-train", {"model.parameters_billion": 405}, fires=False),
+    Case("spot-without-checkpointing", "llm-train", {"checkpointing": None}),
+    Case("spot-without-checkpointing", "llm-train",
+         {"checkpointing": None, "compute.capacity": {"type": "on_demand"}}, fires=False),
+    Case("on-demand-base-exceeds-nodes", "llm-train", {"compute.capacity.on_demand_base": 20},
+         message="on_demand_base 20 exceeds node_count 16"),
+    Case("on-demand-base-exceeds-nodes", "llm-train", {"compute.capacity.on_demand_base": 16}, fires=False),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule(case: Case) -> None:
+    run_case(case)

@@ -1,0 +1,63 @@
+"""Registration: every rule is discovered, runs for its workload, and has a failing and a passing case
+somewhere in tests/validators (found by reading the test modules, not a hand-kept list)."""
+
+from __future__ import annotations
+
+import importlib.util
+from pathlib import Path
+
+from helpers import Case, checked
+
+from infra.spec import TrainingSpec
+from infra.validators import RULES, Level
+from infra.validators.base import Failure, rule
+
+HERE = Path(__file__).parent
+
+
+def all_cases() -> list[Case]:
+    cases: list[Case] = []
+    for path in sorted(HERE.glob("test_*.py")):
+        if path.name == Path(__file__).name:
+            continue
+        spec = importlib.util.spec_from_file_location(f"cases_{path.stem}", path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        cases.extend(getattr(module, "CASES", []))
+    return cases
+
+
+def test_every_rule_has_a_failing_and_a_passing_case() -> None:
+    cases = all_cases()
+    failing = {c.rule for c in cases if c.fires}
+    passing = {c.rule for c in cases if not c.fires}
+    assert set(RULES) - failing == set(), "rules without a failing case"
+    assert set(RULES) - passing == set(), "rules without a passing case"
+    assert (failing | passing) - set(RULES) == set(), "cases name rules that do not exist"
+
+
+def test_every_rule_has_a_docstring_and_kebab_id() -> None:
+    for rid, registered in RULES.items():
+        assert registered.doc, rid
+        assert rid == rid.lower() and "_" not in rid
+
+
+def test_examples_are_clean() -> None:
+    for stack in ("llm-train", "chat-serve", "model-registry"):
+        assert checked(stack).findings == [], stack
+
+
+def test_a_crashing_rule_becomes_an_error_finding() -> None:
+    @rule(Level.WARNING)
+    def always_crashes(spec: TrainingSpec) -> list[Failure]:
+        """Crashes on purpose."""
+        raise RuntimeError("boom")
+
+    try:
+        findings = checked("llm-train").findings
+    finally:
+        del RULES["always-crashes"]
+    (crash,) = [f for f in findings if f.rule == "always-crashes"]
+    assert crash.level is Level.ERROR
+    assert "validator crashed: RuntimeError: boom" in crash.message
