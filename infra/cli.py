@@ -64,6 +64,17 @@ def validate(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.tabl
 
 
 @app.command()
+def preview(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
+            suppress: SuppressOpt = []) -> None:  # noqa: B006 - typer reads the default
+    """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create."""
+    from .pipeline import preview_stacks
+
+    report = preview_stacks(stacks, org, suppress)
+    _emit(_render(report, fmt), out)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
 def schema(kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack,
            out: OutOpt = None) -> None:
     """Write the JSON Schema of stack files (or the organization file) for editors."""

@@ -14,8 +14,8 @@ from .errors import InputError
 from .inputs import Inputs, load_inputs
 from .plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from .report.build import stack_report
-from .report.model import InputProblem, Report, StackReport
-from .validators import RULES, Finding, validate
+from .report.model import FindingOut, InputProblem, Report, StackReport
+from .validators import RULES, Finding, Level, validate
 
 
 @dataclass(frozen=True)
@@ -68,4 +68,36 @@ def to_report(checked: Checked) -> StackReport:
     return stack_report(checked.inputs, checked.plan, checked.findings)
 
 
-__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "to_report", "validate_stacks"]
+def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = ()) -> Report:
+    """Validate, plan and (when no error stands) run each stack's program in the embedded engine."""
+    from .engine import EngineError
+    from .preview import preview_graph
+    from .report.build import graph_report
+
+    suppress = list(suppress)
+    check_suppress_ids(suppress)
+    report = Report(command="preview")
+    for arg in stacks:
+        try:
+            checked = check_stack(arg, org, suppress)
+        except InputError as exc:
+            report.problems.append(InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems]))
+            continue
+        stack = to_report(checked)
+        if not any(f.level >= Level.ERROR for f in checked.findings):
+            try:
+                graph = preview_graph(checked.inputs)
+            except EngineError as exc:
+                stack.findings.append(engine_failure(str(exc)))
+            else:
+                stack = graph_report(stack, graph)
+        report.stacks.append(stack)
+    return report
+
+
+def engine_failure(message: str) -> FindingOut:
+    return FindingOut(rule="pulumi-program", level="error", path="", message=message,
+                      hint="the program failed under the embedded engine; run `pulumi preview` for details")
+
+
+__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "preview_stacks", "to_report", "validate_stacks"]

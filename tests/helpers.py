@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import copy
 import re
+import subprocess
+import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -19,6 +21,12 @@ DELETE = object()
 """Mutation value that removes the key."""
 
 Mutations = Mapping[str, Any]
+
+
+def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
+    """Run the real console entry point in a subprocess."""
+    return subprocess.run([sys.executable, "-c", "from infra.cli import main; main()", *args],
+                          cwd=cwd, capture_output=True, text=True, timeout=300)
 
 
 def example_data(stack: str) -> dict[str, Any]:
@@ -137,3 +145,23 @@ def run_case(case: Case) -> None:
     assert found, f"{case.rule} did not fire; findings: {[(f.rule, f.message) for f in result.findings]}"
     if case.message:
         assert any(re.search(case.message, f.message) for f in found), [f.message for f in found]
+
+
+# ---- graphs ------------------------------------------------------------------------------------
+from functools import lru_cache  # noqa: E402
+
+from infra.graph import Graph  # noqa: E402
+
+
+def graph_for(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
+              config: Mutations | None = None) -> Graph:
+    """Run the example stack (mutated) through the embedded engine."""
+    from infra.preview import preview_graph
+
+    return preview_graph(inputs_for(stack, spec, org, config))
+
+
+@lru_cache(maxsize=8)
+def example_graph(stack: str) -> Graph:
+    """The unmutated example's graph, computed once per test session."""
+    return graph_for(stack)

@@ -20,6 +20,8 @@ class TrainingPlan(Plain):
     instance_type: str
     nodes: int
     gpus_per_node: int
+    vcpus_per_node: int
+    memory_gib_per_node: int
     gpus: int
     on_demand_nodes: int
     spot_nodes: int
@@ -119,6 +121,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         instance_type=info.name,
         nodes=nodes,
         gpus_per_node=info.accelerator_count,
+        vcpus_per_node=info.vcpu,
+        memory_gib_per_node=info.memory_gib,
         gpus=gpus,
         on_demand_nodes=on_demand,
         spot_nodes=spot,

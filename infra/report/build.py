@@ -6,11 +6,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from ..errors import format_path
+from ..graph import Graph
 from ..inputs import Inputs
 from ..plan import InferencePlan, RegistryPlan, TrainingPlan
 from ..validators import Finding
 from .format import check, gigabytes, money, number, percent
 from .model import FindingOut, Section, StackReport
+from .resources import by_component, key_settings, resources_out
 
 
 def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut]:
@@ -180,4 +182,14 @@ def quota_section(quotas: list) -> Section:  # type: ignore[type-arg]
     )
 
 
-__all__ = ["findings_out", "stack_report", "summary"]
+
+
+def graph_report(stack: StackReport, graph: Graph) -> StackReport:
+    """The stack report with the resource graph and the sections read from it."""
+    return stack.model_copy(update={
+        "resources": resources_out(graph),
+        "summary": [*stack.summary, *key_settings(graph), by_component(graph)],
+    })
+
+
+__all__ = ["findings_out", "graph_report", "stack_report", "summary"]

@@ -29,8 +29,6 @@ def _stack(console: Console, stack: StackReport) -> None:
     _findings(console, stack.findings)
     for section in stack.summary:
         _section(console, section)
-    for section in _resource_sections(stack):
-        _section(console, section)
 
 
 def _findings(console: Console, findings: list[FindingOut]) -> None:
@@ -61,24 +59,6 @@ def _section(console: Console, section: Section) -> None:
             console.print(f"  {key}: {value}", markup=False)
     for note in section.notes:
         console.print(f"  {note}", markup=False)
-
-
-def _resource_sections(stack: StackReport) -> list[Section]:
-    """Resources grouped by their component (the nearest non-provider parent), counted by type."""
-    if stack.resources is None:
-        return []
-    by_urn = {r.urn: r for r in stack.resources}
-    groups: dict[str, dict[str, int]] = {}
-    for r in stack.resources:
-        parent = by_urn.get(r.parent or "")
-        group = f"{parent.type} {parent.name}" if parent and not parent.custom else "(stack)"
-        if not r.custom:
-            continue
-        counts = groups.setdefault(group, {})
-        counts[r.type] = counts.get(r.type, 0) + 1
-    rows = [[group, rtype, str(n)] for group, counts in sorted(groups.items()) for rtype, n in sorted(counts.items())]
-    total = sum(1 for r in stack.resources if r.custom)
-    return [Section(title=f"Resources ({total})", columns=["component", "type", "count"], rows=rows)]
 
 
 __all__ = ["render_table"]

@@ -3,20 +3,13 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import jsonschema
 import pytest
-from helpers import ROOT, STACKS, write_stack
+from helpers import STACKS, gpuinfra, write_stack
 
 from infra.spec import read_yaml
-
-
-def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", "from infra.cli import main; main()", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=120)
 
 
 def test_validate_examples_exit_0() -> None:

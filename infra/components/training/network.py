@@ -1,0 +1,75 @@
+"""The training network: one VPC, private subnets in the one zone, NAT egress, an S3 gateway endpoint,
+and a security group open only to itself (the EFA requirement) and to nothing on the internet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..base import child
+
+TYPE = "gpuinfra:training:Network"
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    region: str
+    zone: str
+    cidr: str = "10.0.0.0/16"
+    private_cidr: str = "10.0.0.0/17"
+    """Nodes and the file system; EFA-only interfaces take no address, so a /17 holds any cluster."""
+    public_cidr: str = "10.0.128.0/24"
+    """Only the NAT gateway lives here."""
+
+
+class TrainingNetwork(pulumi.ComponentResource):
+    vpc: aws.ec2.Vpc
+    private_subnet: aws.ec2.Subnet
+    security_group: aws.ec2.SecurityGroup
+
+    def __init__(self, name: str, args: NetworkArgs, provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True,
+                               enable_dns_support=True, opts=o)
+        self.private_subnet = aws.ec2.Subnet(
+            f"{name}-private", vpc_id=self.vpc.id, cidr_block=args.private_cidr, availability_zone=args.zone,
+            map_public_ip_on_launch=False, opts=o)
+        public = aws.ec2.Subnet(f"{name}-public", vpc_id=self.vpc.id, cidr_block=args.public_cidr,
+                                availability_zone=args.zone, map_public_ip_on_launch=False, opts=o)
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, opts=o)
+        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=o)
+        nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=public.id, allocation_id=eip.id, opts=o)
+        public_rt = aws.ec2.RouteTable(
+            f"{name}-public-rt", vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)], opts=o)
+        aws.ec2.RouteTableAssociation(f"{name}-public-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=o)
+        private_rt = aws.ec2.RouteTable(
+            f"{name}-private-rt", vpc_id=self.vpc.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], opts=o)
+        aws.ec2.RouteTableAssociation(f"{name}-private-rta", subnet_id=self.private_subnet.id,
+                                      route_table_id=private_rt.id, opts=o)
+        aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{args.region}.s3",
+                            vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id], opts=o)
+        self.security_group = aws.ec2.SecurityGroup(
+            f"{name}-efa",
+            vpc_id=self.vpc.id,
+            description="EFA: all traffic to and from itself; egress through NAT; no ingress from outside",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True,
+                                                      description="cluster-internal (EFA, NCCL, Slurm, Lustre)")],
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True,
+                                                description="cluster-internal (EFA requires outbound to itself)"),
+                aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=443, to_port=443,
+                                                cidr_blocks=["0.0.0.0/0"], description="HTTPS: AWS APIs, packages"),
+            ],
+            opts=o,
+        )
+        self.register_outputs({"vpc_id": self.vpc.id, "private_subnet_id": self.private_subnet.id,
+                               "security_group_id": self.security_group.id})
+
+
+__all__ = ["TYPE", "NetworkArgs", "TrainingNetwork"]

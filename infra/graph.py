@@ -1,0 +1,126 @@
+"""The resource graph: every registration a Pulumi program makes, as plain data.
+
+It is what `pulumi up` would be asked to create. The engine produces it in-process; a real
+`pulumi preview --json` or `pulumi stack export` can be read into the same shape. Policies, cost and
+diff read only this, never the Pulumi SDK.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any
+
+UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+"""Pulumi's sentinel for a value not known until the resource exists."""
+SECRET = "[secret]"
+"""How `pulumi preview --json` shows a secret; the engine records secrets the same way."""
+STACK_TYPE = "pulumi:pulumi:Stack"
+
+
+@dataclass(frozen=True, slots=True)
+class Resource:
+    urn: str
+    type: str
+    name: str
+    parent: str | None = None
+    provider: str | None = None
+    """URN of the provider resource (without the `::id` suffix)."""
+    custom: bool = True
+    dependencies: tuple[str, ...] = ()
+    inputs: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def key(self) -> str:
+        """Type and logical name: how a resource is matched across two graphs."""
+        return f"{self.type}::{self.name}"
+
+    @property
+    def is_provider(self) -> bool:
+        return self.type.startswith("pulumi:providers:")
+
+    @property
+    def is_component(self) -> bool:
+        return not self.custom and self.type != STACK_TYPE
+
+
+@dataclass(frozen=True)
+class Graph:
+    """All resources of one stack, sorted by URN (deterministic whatever order they registered in)."""
+
+    stack: str
+    project: str
+    resources: tuple[Resource, ...]
+
+    @classmethod
+    def of(cls, stack: str, project: str, resources: Iterable[Resource]) -> Graph:
+        return cls(stack, project, tuple(sorted(resources, key=lambda r: r.urn)))
+
+    @cached_property
+    def by_urn(self) -> dict[str, Resource]:
+        return {r.urn: r for r in self.resources}
+
+    @cached_property
+    def _by_type(self) -> dict[str, list[Resource]]:
+        index: dict[str, list[Resource]] = defaultdict(list)
+        for r in self.resources:
+            index[r.type].append(r)
+        return index
+
+    def of_type(self, *types: str) -> list[Resource]:
+        return [r for t in types for r in self._by_type.get(t, [])]
+
+    def one(self, type_: str) -> Resource:
+        found = self.of_type(type_)
+        if len(found) != 1:
+            raise LookupError(f"expected one {type_}, found {len(found)}")
+        return found[0]
+
+    def named(self, type_: str, name: str) -> Resource:
+        for r in self.of_type(type_):
+            if r.name == name:
+                return r
+        raise LookupError(f"no {type_} named {name}")
+
+    def providers(self) -> list[Resource]:
+        return [r for r in self.resources if r.is_provider]
+
+    def provider_of(self, resource: Resource) -> Resource | None:
+        return self.by_urn.get(resource.provider or "")
+
+    def component_of(self, resource: Resource) -> Resource | None:
+        """The nearest component ancestor (not the stack)."""
+        parent = self.by_urn.get(resource.parent or "")
+        while parent is not None and not parent.is_component:
+            parent = self.by_urn.get(parent.parent or "")
+        return parent
+
+    def ancestors(self, resource: Resource) -> Iterator[Resource]:
+        parent = self.by_urn.get(resource.parent or "")
+        while parent is not None:
+            yield parent
+            parent = self.by_urn.get(parent.parent or "")
+
+    def dependencies_of(self, resource: Resource, *types: str) -> list[Resource]:
+        """Resources `resource` depends on, optionally only of the given types."""
+        found = (self.by_urn[u] for u in resource.dependencies if u in self.by_urn)
+        return [r for r in found if not types or r.type in types]
+
+    def custom_resources(self) -> list[Resource]:
+        return [r for r in self.resources if r.custom and not r.is_provider]
+
+
+def is_known(value: Any) -> bool:
+    """False for Pulumi's unknown sentinel, anywhere inside `value`."""
+    if value == UNKNOWN:
+        return False
+    if isinstance(value, dict):
+        return all(is_known(v) for v in value.values())
+    if isinstance(value, list):
+        return all(is_known(v) for v in value)
+    return True
+
+
+__all__ = ["SECRET", "STACK_TYPE", "UNKNOWN", "Graph", "Resource", "is_known"]

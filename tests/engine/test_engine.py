@@ -1,0 +1,65 @@
+"""The embedded engine: URNs like the real engine's, values made plain, deterministic graphs,
+failures as EngineError."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+import pytest
+from helpers import example_graph, inputs_for
+
+from infra.engine import EngineError, plain, run
+from infra.graph import SECRET
+from infra.preview import preview_graph
+
+
+def test_plain_values() -> None:
+    secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "hunter2"}
+    ref = {"4dabf18193072939515e22adb298388d": "5cf8f73096256a8f31e491e813e4eb8e", "urn": "urn:x"}
+    assert plain({"a": 2.0, "b": 2.5, "c": [secret, ref], "d": True}) == {"a": 2, "b": 2.5, "c": [SECRET, "urn:x"],
+                                                                            "d": True}
+
+
+def test_urns_follow_the_engine_not_the_mock() -> None:
+    graph = example_graph("llm-train")
+    provider = graph.providers()[0]
+    assert provider.urn == "urn:pulumi:llm-train::gpuinfra::pulumi:providers:aws::aws-ml-training-us-east-1"
+    vpc = graph.one("aws:ec2/vpc:Vpc")
+    assert vpc.urn == ("urn:pulumi:llm-train::gpuinfra::gpuinfra:training:Cluster$gpuinfra:training:Network"
+                       "$aws:ec2/vpc:Vpc::llm-train-net-vpc")
+
+
+def test_two_runs_give_the_same_graph() -> None:
+    inputs = inputs_for("llm-train")
+    assert preview_graph(inputs) == preview_graph(inputs)
+
+
+def test_a_failing_program_is_an_engine_error() -> None:
+    def program() -> None:
+        raise ValueError("bad program")
+
+    with pytest.raises(EngineError, match="ValueError: bad program"):
+        run(program, project="p", stack="s", config={})
+
+
+def test_logged_errors_fail_the_run() -> None:
+    def program() -> None:
+        pulumi.log.error("quota exceeded")
+
+    with pytest.raises(EngineError, match="quota exceeded"):
+        run(program, project="p", stack="s", config={})
+
+
+def test_secrets_are_blinded_in_the_graph() -> None:
+    def program() -> None:
+        provider = aws.Provider("p", region="us-east-1")
+        aws.ssm.Parameter("param", type="SecureString", value=pulumi.Output.secret("hunter2"),
+                          opts=pulumi.ResourceOptions(provider=provider))
+
+    graph = run(program, project="p", stack="s", config={})
+    assert graph.one("aws:ssm/parameter:Parameter").inputs["value"] == SECRET
+
+
+def test_program_refuses_error_findings() -> None:
+    with pytest.raises(EngineError, match="spot-without-checkpointing"):
+        preview_graph(inputs_for("llm-train", {"checkpointing": None}))
