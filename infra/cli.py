@@ -36,6 +36,8 @@ OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (d
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
 SuppressOpt = Annotated[list[str], typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")]
+PolicyConfigOpt = Annotated[Path | None, typer.Option(
+    "--policy-config", help="Policy pack config (JSON, as for `pulumi preview --policy-pack-config`): levels, settings.")]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -65,11 +67,11 @@ def validate(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.tabl
 
 @app.command()
 def preview(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-            suppress: SuppressOpt = []) -> None:  # noqa: B006 - typer reads the default
-    """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create."""
+            suppress: SuppressOpt = [], policy_config: PolicyConfigOpt = None) -> None:  # noqa: B006 - typer reads the default
+    """Validate, plan and run each stack's Pulumi program in-process, then the policy pack over what it would create."""
     from .pipeline import preview_stacks
 
-    report = preview_stacks(stacks, org, suppress)
+    report = preview_stacks(stacks, org, suppress, policy_config)
     _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 

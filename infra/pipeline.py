@@ -68,14 +68,18 @@ def to_report(checked: Checked) -> StackReport:
     return stack_report(checked.inputs, checked.plan, checked.findings)
 
 
-def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = ()) -> Report:
-    """Validate, plan and (when no error stands) run each stack's program in the embedded engine."""
+def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = (),
+                   policy_config: Path | None = None) -> Report:
+    """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then the
+    policy pack over its graph."""
+    from .crossguard import pack_config, police_stack
     from .engine import EngineError
     from .preview import preview_graph
-    from .report.build import graph_report
+    from .report.build import graph_report, policy_report
 
     suppress = list(suppress)
     check_suppress_ids(suppress)
+    policies = pack_config(policy_config)
     report = Report(command="preview")
     for arg in stacks:
         try:
@@ -91,6 +95,7 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
                 stack.findings.append(engine_failure(str(exc)))
             else:
                 stack = graph_report(stack, graph)
+                stack = policy_report(stack, police_stack(checked.inputs, checked.plan, graph, policies), graph)
         report.stacks.append(stack)
     return report
 

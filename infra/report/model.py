@@ -48,6 +48,38 @@ class ResourceOut(Model):
     inputs: dict[str, Any] = {}
 
 
+class PolicyViolationOut(Model):
+    """A policy's verdict on one resource (or on the stack as a whole: resource None)."""
+
+    policy: str
+    level: Literal["advisory", "mandatory"]
+    resource: str | None = None
+    """URN of the resource in violation; None for the stack."""
+    resource_name: str | None = None
+    message: str
+    description: str = ""
+
+
+class PolicyOut(Model):
+    """How one policy of the pack fared on the stack."""
+
+    name: str
+    kind: Literal["resource", "stack"]
+    level: Literal["advisory", "mandatory", "remediate", "disabled"]
+    status: Literal["passed", "failed", "not-applicable", "disabled"]
+    violations: int = 0
+    reason: str | None = None
+    """Why the policy did not apply, when it did not."""
+
+
+class PolicyReportOut(Model):
+    """The policy pack's run over the stack's graph (preview only)."""
+
+    pack: str
+    policies: list[PolicyOut] = []
+    violations: list[PolicyViolationOut] = []
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -59,6 +91,8 @@ class StackReport(Model):
     summary: list[Section] = []
     resources: list[ResourceOut] | None = None
     """The resource graph (preview only)."""
+    policy: PolicyReportOut | None = None
+    """The policy pack's verdicts on the graph (preview only)."""
 
 
 class InputProblem(Model):
@@ -78,7 +112,21 @@ class Report(Model):
     def exit_code(self) -> int:
         if self.problems:
             return 2
-        return 1 if any(f.level == "error" for s in self.stacks for f in s.findings) else 0
+        if any(f.level == "error" for s in self.stacks for f in s.findings):
+            return 1
+        mandatory = (v for s in self.stacks if s.policy for v in s.policy.violations if v.level == "mandatory")
+        return 1 if any(mandatory) else 0
 
 
-__all__ = ["REPORT_VERSION", "FindingOut", "InputProblem", "Report", "ResourceOut", "Section", "StackReport"]
+__all__ = [
+    "REPORT_VERSION",
+    "FindingOut",
+    "InputProblem",
+    "PolicyOut",
+    "PolicyReportOut",
+    "PolicyViolationOut",
+    "Report",
+    "ResourceOut",
+    "Section",
+    "StackReport",
+]
