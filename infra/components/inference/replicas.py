@@ -18,12 +18,10 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import child
+from ..base import SSM_CORE, child, group_tags
 from .bootstrap import METRIC_NAME, METRIC_NAMESPACE
 
 TYPE = "gpuinfra:inference:Replicas"
-SSM_CORE = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
-EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
 
 
 @dataclass(frozen=True)
@@ -145,7 +143,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
                     min_healthy_percentage=90, instance_warmup=str(int(args.cold_start_seconds)),
                     skip_matching=True)),
-            tags=self._tags(args.tags, args.expected_on_demand),
+            tags=group_tags(args.tags, args.expected_on_demand),
             **common,
             opts=o,
         )
@@ -166,7 +164,7 @@ class ServingReplicas(pulumi.ComponentResource):
                             launch_template_id=template.id, version="$Latest"),
                         overrides=[aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
                             instance_type=args.instance_type)])),
-                tags=self._tags(args.tags, args.expected_spot),
+                tags=group_tags(args.tags, args.expected_spot),
                 **common,
                 opts=o,
             )
@@ -188,13 +186,6 @@ class ServingReplicas(pulumi.ComponentResource):
             self._predictive(name, base_name, args, o)
         self.register_outputs({"base_group": self.base.name,
                                "burst_group": self.burst.name if self.burst else None})
-
-    @staticmethod
-    def _tags(tags: dict[str, str], expected: int) -> list[aws.autoscaling.GroupTagArgs]:
-        out = [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in sorted(tags.items())]
-        out.append(aws.autoscaling.GroupTagArgs(key=EXPECTED_CAPACITY_TAG, value=str(expected),
-                                                propagate_at_launch=False))
-        return out
 
     @staticmethod
     def _scaling(name: str, label: str, group: aws.autoscaling.Group, group_name: str, args: ReplicasArgs,
@@ -265,5 +256,5 @@ class ServingReplicas(pulumi.ComponentResource):
         )
 
 
-__all__ = ["EXPECTED_CAPACITY_TAG", "TYPE", "ReplicasArgs", "ScheduleArgs", "ServingReplicas", "group_names",
+__all__ = ["TYPE", "ReplicasArgs", "ScheduleArgs", "ServingReplicas", "group_names",
            "queue_metric", "replica_policy", "scale_in_periods"]
