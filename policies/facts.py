@@ -41,6 +41,8 @@ from infra.spec import (
     read_org,
 )
 
+from .values import a
+
 PlanT = TrainingPlan | InferencePlan | RegistryPlan
 
 
@@ -78,13 +80,10 @@ class StackFacts:
 
 
 def decode_config(config: Mapping[str, Any]) -> dict[str, Any]:
-    """Pulumi hands config over as strings; gpuinfra's structured values are JSON (as in program.py)."""
-    out: dict[str, Any] = {}
-    for key, value in config.items():
-        if key.startswith(f"{NAMESPACE}:") and isinstance(value, str) and value[:1] in "{[":
-            value = json.loads(value)
-        out[key] = value
-    return out
+    """Pulumi hands config over as strings; the spec is JSON (decoded as program.py's stack_config does)."""
+    from infra.program import SPEC_KEYS
+
+    return {k: json.loads(v) if k in SPEC_KEYS and isinstance(v, str) else v for k, v in config.items()}
 
 
 def facts_from_config(stack: str, config: Mapping[str, Any]) -> StackFacts | None:
@@ -141,7 +140,7 @@ def require(args: Any, workload: str | None = None) -> StackFacts:
     if facts is None:
         _not_applicable(args, "not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
     if workload is not None and facts.workload != workload:
-        _not_applicable(args, f"applies to {workload} stacks; {facts.stack} is a {facts.workload} stack")
+        _not_applicable(args, f"applies to {workload} stacks; {facts.stack} is {a(facts.workload)} stack")
     return facts
 
 

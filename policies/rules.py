@@ -39,10 +39,10 @@ class ResourceRule(ResourceValidationPolicy):
 
     resource_types: frozenset[str] | None
     """Exact types; None with `type_prefix` None means every type."""
-    type_prefix: str | None
+    type_prefix: str | tuple[str, ...] | None
 
     def __init__(self, name: str, description: str, check: ResourceCheck, *, level: EnforcementLevel,
-                 types: Iterable[str] | None = None, type_prefix: str | None = None,
+                 types: Iterable[str] | None = None, type_prefix: str | tuple[str, ...] | None = None,
                  config_schema: PolicyConfigSchema | None = None) -> None:
         self.resource_types = frozenset(types) if types is not None else None
         self.type_prefix = type_prefix
@@ -66,7 +66,7 @@ def schema(properties: Mapping[str, Mapping[str, Any]], required: list[str] | No
 
 
 def resource_policy(name: str, description: str, level: EnforcementLevel, *, types: Iterable[str] | None = None,
-                    type_prefix: str | None = None,
+                    type_prefix: str | tuple[str, ...] | None = None,
                     config: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[ResourceCheck], ResourceRule]:
     """Declare a resource policy from its check function."""
 

@@ -13,7 +13,7 @@ from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidati
 from infra.components.iam import allows_everything
 
 from .rules import MANDATORY, resource_policy, stack_policy
-from .values import INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, listed, statements, truthy, view
+from .values import INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, listed, num, statements, truthy, view
 
 BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
 SSE_CONFIGS = ("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
@@ -36,6 +36,8 @@ IAM_ATTACHMENTS = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam
                    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment")
 ADMIN_POLICY = "arn:aws:iam::aws:policy/AdministratorAccess"
 OPEN_PORTS = frozenset({80, 443})
+K8S_SERVICE = "kubernetes:core/v1:Service"
+LB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
 
 
 # ---- instance metadata -------------------------------------------------------------------------
@@ -165,6 +167,26 @@ def open_ingress(args: StackValidationArgs, report_violation: ReportViolation) -
             continue
         for group in stack.dependencies_of(rule_resource, SECURITY_GROUP) or [None]:
             _judge_ingress(stack, group, rule_resource.props, rule_resource.name, report_violation, rule_resource.urn)
+    for service in stack.of_type(K8S_SERVICE):
+        if not _internet_facing(service.props):
+            continue
+        ports = sorted({as_int(get(p, "port")) for p in get(service.props, "spec", "ports", default=[])} - OPEN_PORTS)
+        if ports:
+            report_violation(f"{service.name}: internet-facing load balancer on port(s) {', '.join(map(str, ports))}; "
+                             "only 80 and 443 may face the internet", service.urn)
+
+
+def _annotation(props: Mapping[str, Any], name: str) -> Any:
+    return get(props, "metadata", "annotations", LB_ANNOTATION + name)
+
+
+def _internet_facing(props: Mapping[str, Any]) -> bool:
+    """A Service of type LoadBalancer the AWS load balancer controller makes internet-facing (its default for
+    Services is internal unless the scheme annotation says otherwise; the legacy in-tree one is public)."""
+    if get(props, "spec", "type") != "LoadBalancer":
+        return False
+    scheme = _annotation(props, "scheme")
+    return scheme == "internet-facing" or (scheme is None and _annotation(props, "type") is None)
 
 
 def _judge_ingress(stack: StackView, group: Any, rule: Mapping[str, Any], where: str,
@@ -182,10 +204,13 @@ def _judge_ingress(stack: StackView, group: Any, rule: Mapping[str, Any], where:
 # ---- listeners ---------------------------------------------------------------------------------
 @resource_policy("security-https-listeners",
                  "Load balancer listeners serve HTTPS/TLS with a certificate; plain HTTP only redirects to HTTPS.",
-                 MANDATORY, types=LISTENERS)
+                 MANDATORY, types=(*LISTENERS, K8S_SERVICE))
 def https_listeners(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type == K8S_SERVICE:
+        _service_tls(args, report_violation)
+        return
     protocol = str(get(args.props, "protocol", default="")).upper()
-    port = get(args.props, "port", default="?")
+    port = num(get(args.props, "port", default="?"))
     if protocol in ("HTTPS", "TLS"):
         if not get(args.props, "certificateArn"):
             report_violation(f"{args.name}: {protocol} listener on port {port} has no certificateArn")
@@ -200,6 +225,20 @@ def https_listeners(args: ResourceValidationArgs, report_violation: ReportViolat
         return
     report_violation(f"{args.name}: {protocol or 'no'} protocol on port {port}; use HTTPS (ALB) or TLS (NLB) "
                      "with a certificate")
+
+
+def _service_tls(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    """A Kubernetes Service of type LoadBalancer terminates TLS on every port (ssl-cert and ssl-ports annotations)."""
+    if get(args.props, "spec", "type") != "LoadBalancer":
+        return
+    if not _annotation(args.props, "ssl-cert"):
+        report_violation(f"{args.name}: load balancer without {LB_ANNOTATION}ssl-cert; it would serve clear text")
+        return
+    tls = {p.strip() for p in str(_annotation(args.props, "ssl-ports") or "*").split(",")}
+    for port in get(args.props, "spec", "ports", default=[]):
+        if "*" not in tls and str(num(get(port, "port"))) not in tls and str(get(port, "name")) not in tls:
+            report_violation(f"{args.name}: port {num(get(port, 'port'))} is not among {LB_ANNOTATION}ssl-ports; "
+                             "it would serve clear text")
 
 
 # ---- IAM ---------------------------------------------------------------------------------------

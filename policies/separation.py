@@ -19,7 +19,9 @@ from .rules import MANDATORY, resource_policy, stack_policy
 from .values import (
     ASG,
     AWS_PROVIDER,
+    WORKLOAD_LABEL,
     WORKLOAD_TAG,
+    a,
     account_of_arn,
     assumed_roles,
     default_tags,
@@ -30,6 +32,7 @@ from .values import (
     provider_account_ids,
     statements,
     view,
+    workload_labels,
 )
 
 VPC = "aws:ec2/vpc:Vpc"
@@ -56,9 +59,16 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
 # ---- tags and workloads -------------------------------------------------------------------------
 @resource_policy("separation-workload-tag",
                  "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
-                 "groups carry it themselves, propagated at launch).", MANDATORY, type_prefix="aws:")
+                 "groups carry it themselves, propagated at launch); every Kubernetes object, and its pods, the "
+                 "gpuinfra.io/workload label.", MANDATORY, type_prefix=("aws:", "kubernetes:"))
 def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
+    if args.resource_type.startswith("kubernetes:"):
+        for where, found in zip(("labels", "pod template labels"), workload_labels(args.props), strict=False):
+            if found != facts.workload:
+                have = f"has {WORKLOAD_LABEL}={found}" if found else f"has no {WORKLOAD_LABEL} label"
+                report_violation(f"{args.name} {have} in its {where}, in {facts.workload} stack {facts.stack}")
+        return
     provider_props = args.provider.props if args.provider is not None else None
     found = effective_tags(args.resource_type, args.props, provider_props).get(WORKLOAD_TAG)
     if found == facts.workload:
@@ -82,6 +92,8 @@ def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -
             values.append(default_tags(resource.props).get(WORKLOAD_TAG, ""))
         elif resource.resource_type.startswith("aws:"):
             values.append(own_tags(resource.resource_type, resource.props).get(WORKLOAD_TAG, ""))
+        elif resource.resource_type.startswith("kubernetes:"):
+            values += [v or "" for v in workload_labels(resource.props)]
         elif resource.resource_type.startswith("gpuinfra:"):
             values.append(resource.resource_type.split(":")[1])
         for value in values:
@@ -90,7 +102,7 @@ def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -
     for workload, where in sorted(seen.items()):
         report_violation(f"{facts.workload} stack {facts.stack} also holds {workload}: {', '.join(sorted(where)[:5])}"
                          + (f" and {len(where) - 5} more" if len(where) > 5 else "")
-                         + f"; move them to a {workload} stack in a {workload} account")
+                         + f"; move them to {a(workload)} stack in {a(workload)} account")
 
 
 # ---- accounts -----------------------------------------------------------------------------------
@@ -119,9 +131,9 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
             problems.append(f"provider {name} deploys into account {account_id}, which the organization file does not "
                             "list; only accounts with a purpose may be used")
         elif not known[1].serves(facts.workload):
-            problems.append(f"provider {name} deploys into {known[0]} ({account_id}), a {known[1].purpose} account, but "
-                            f"{facts.stack} is a {facts.workload} stack: training and inference never share an account; "
-                            f"use a {facts.workload} account")
+            problems.append(f"provider {name} deploys into {known[0]} ({account_id}), {a(known[1].purpose)} account, but "
+                            f"{facts.stack} is {a(facts.workload)} stack: training and inference never share an "
+                            f"account; use {a(facts.workload)} account")
     if pinned and roles and {account_of_arn(r) for r in roles} != set(pinned):
         problems.append(f"provider {name} assumes a role in {sorted({account_of_arn(r) for r in roles})} but is pinned "
                         f"to {sorted(pinned)}")
@@ -150,10 +162,10 @@ def network(args: StackValidationArgs, report_violation: ReportViolation) -> Non
         peer = str(get(peering.props, "peerOwnerId", default=own_account))
         known = facts.account_with_id(peer)
         if peering.resource_type.endswith("Accepter"):
-            report_violation(f"{peering.name} accepts a peering requested from outside this stack; a {facts.workload} "
+            report_violation(f"{peering.name} accepts a peering requested from outside this stack; {a(facts.workload)} "
                              "network takes no peering it cannot see the other side of", peering.urn)
         elif known is None or not known[1].serves(facts.workload):
-            purpose = f"a {known[1].purpose} account" if known else "an account the organization file does not list"
+            purpose = f"{a(known[1].purpose)} account" if known else "an account the organization file does not list"
             report_violation(f"{peering.name} peers with a VPC in {peer} ({purpose}); {facts.workload} networks "
                              f"connect to nothing but {facts.workload} networks", peering.urn)
     allowed_tgws = set(config.get("allowed_transit_gateways", []))
@@ -202,7 +214,7 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
         account = str(ref).split("/")[0] if "/" in str(ref) else ""
         known = facts.account_with_id(account) if account else None
         if account and account != facts.account.id and (known is None or not known[1].serves(facts.workload)):
-            problems.append(f"refers to security group {ref} in account {account}, not a {facts.workload} account")
+            problems.append(f"refers to security group {ref} in account {account}, not {a(facts.workload)} account")
     return problems
 
 

@@ -17,11 +17,18 @@ from typing import Any
 from pulumi_policy import PolicyResource, StackValidationArgs
 
 WORKLOAD_TAG = "workload"
-"""The tag every resource carries (infra/components/base.py WORKLOAD_TAG)."""
+"""The tag every AWS resource carries (infra/components/base.py WORKLOAD_TAG)."""
+WORKLOAD_LABEL = "gpuinfra.io/workload"
+"""The label every Kubernetes object carries (label keys take no ':')."""
 ASG = "aws:autoscaling/group:Group"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"
 AWS_PROVIDER = "pulumi:providers:aws"
+
+
+def a(word: str) -> str:
+    """'a training', 'an inference': the article messages need."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
 
 
 def has(props: Mapping[str, Any], key: str) -> bool:
@@ -137,6 +144,14 @@ def own_tags(resource_type: str, props: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, Mapping) else {}
 
 
+def workload_labels(props: Mapping[str, Any]) -> list[str | None]:
+    """A Kubernetes object's workload label, and its pod template's if it has one (pods carry it too)."""
+    found = [get(props, "metadata", "labels", WORKLOAD_LABEL)]
+    if get(props, "spec", "template") is not None:
+        found.append(get(props, "spec", "template", "metadata", "labels", WORKLOAD_LABEL))
+    return found
+
+
 def effective_tags(resource_type: str, props: Mapping[str, Any], provider_props: Mapping[str, Any] | None) -> dict[str, str]:
     """Provider default tags overlaid with the resource's own; ASGs take no default tags."""
     if resource_type == ASG:
@@ -216,8 +231,10 @@ __all__ = [
     "AWS_PROVIDER",
     "INSTANCE",
     "LAUNCH_TEMPLATE",
+    "WORKLOAD_LABEL",
     "WORKLOAD_TAG",
     "StackView",
+    "a",
     "account_of_arn",
     "as_int",
     "assumed_roles",
@@ -235,4 +252,5 @@ __all__ = [
     "statements",
     "truthy",
     "view",
+    "workload_labels",
 ]

@@ -12,14 +12,11 @@ from __future__ import annotations
 
 import copy
 import re
-import tempfile
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
-from helpers import apply, checked, example_graph, inputs_for, org_data
-from ruamel.yaml import YAML
+from helpers import apply, checked, example_graph, graph_for, inputs_for
 
 from infra.catalog import load_catalog
 from infra.crossguard import PolicyRun, Violation, pack_config, police
@@ -39,28 +36,19 @@ def facts_for(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[st
 
 def program_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None,
                   unchecked: bool = False) -> Graph:
-    """The example's graph from the real program, with the mutated organization written where the program
-    reads it (helpers.graph_for hands the program the unmutated org.yaml). `unchecked` builds the components
-    for a spec the validator gate would refuse (program.build without load())."""
+    """The example's graph from the real program; `unchecked` builds the components for a spec the
+    validator gate would refuse (program.build without program.load's validation)."""
+    if not unchecked:
+        return graph_for(stack, spec, org)
     from infra.engine import run
     from infra.preview import PROJECT, engine_config
-    from infra.program import build, main
-    from infra.spec import ORG_KEY
+    from infra.program import build
 
     inputs = inputs_for(stack, spec, org)
+    plan = build_plan(inputs.spec, inputs.org.org, load_catalog())
     config, secrets = engine_config(inputs)
-    with tempfile.TemporaryDirectory() as tmp:
-        if org:
-            path = Path(tmp) / "org.yaml"
-            with path.open("w") as fh:
-                YAML().dump(apply(org_data(), org), fh)
-            config[ORG_KEY] = str(path)
-        if unchecked:
-            plan = build_plan(inputs.spec, inputs.org.org, load_catalog())
-            program = lambda: build(inputs, plan)  # noqa: E731
-        else:
-            program = main
-        return run(program, project=PROJECT, stack=inputs.stack.name, config=config, secret_keys=secrets)
+    return run(lambda: build(inputs, plan), project=PROJECT, stack=inputs.stack.name, config=config,
+               secret_keys=secrets)
 
 
 def unchecked_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None) -> Graph:

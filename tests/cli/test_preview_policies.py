@@ -10,16 +10,38 @@ from helpers import gpuinfra, write_stack
 LOW_P_QUOTA = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
 
 
-def test_the_example_passes_every_policy() -> None:
-    result = gpuinfra("preview", "llm-train", "--format", "json")
+EXAMPLES = ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry")
+
+
+def test_the_examples_pass_every_mandatory_policy() -> None:
+    result = gpuinfra("preview", *EXAMPLES, "--format", "json")
     assert result.returncode == 0, result.stderr
-    (stack,) = json.loads(result.stdout)["stacks"]
-    policy = stack["policy"]
-    assert policy["pack"] == "gpuinfra" and policy["violations"] == []
-    statuses = {p["name"]: p["status"] for p in policy["policies"]}
+    stacks = {s["stack"]: s for s in json.loads(result.stdout)["stacks"]}
+    assert set(stacks) == set(EXAMPLES)
+    for name, stack in stacks.items():
+        policy = stack["policy"]
+        assert policy["pack"] == "gpuinfra"
+        assert [v for v in policy["violations"] if v["level"] == "mandatory"] == [], name
+    statuses = {p["name"]: p["status"] for p in stacks["llm-train"]["policy"]["policies"]}
     assert statuses["quota-within-grant"] == "passed" and statuses["separation-accounts"] == "passed"
     assert statuses["inference-on-demand-base"] == "not-applicable"
     assert set(statuses.values()) == {"passed", "not-applicable"}
+    assert stacks["llm-train"]["policy"]["violations"] == stacks["chat-serve"]["policy"]["violations"] == []
+    # Advisory only: the Kubernetes example's Deployments do not spread replicas over zones.
+    assert {v["policy"] for v in stacks["chat-serve-k8s"]["policy"]["violations"]} <= {"inference-pod-zone-spread"}
+
+
+def test_pointing_the_inference_stack_at_the_training_account_fails(tmp_path: Path) -> None:
+    """Separation holds at both layers. The validators refuse the spec, so the engine never runs (exit 1); the
+    pack's separation-accounts catches the same graph if that gate is bypassed (tests/policies/test_separation.py)."""
+    path = write_stack(tmp_path, "chat-serve", spec={"account": "ml-training"})
+    result = gpuinfra("preview", str(path), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    (stack,) = json.loads(result.stdout)["stacks"]
+    errors = [f for f in stack["findings"] if f["level"] == "error"]
+    assert [f["rule"] for f in errors] == ["account-purpose-mismatch"]
+    assert "account 'ml-training' has purpose 'training'" in errors[0]["message"]
+    assert stack["resources"] is None and stack["policy"] is None
 
 
 def test_a_quota_below_the_clusters_need_fails_with_the_code_and_numbers(tmp_path: Path) -> None:

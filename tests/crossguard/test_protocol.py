@@ -12,10 +12,10 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from google.protobuf import json_format
 from helpers import example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
-from google.protobuf import json_format
 
 import policies
 from infra.catalog import load_catalog
@@ -115,3 +115,27 @@ def test_facts_from_another_organization_reach_the_pack(tmp_path: Path) -> None:
     assert (diagnostics, not_applicable) == in_process(graph, facts, policy_config)
     (quota,) = [d for d in diagnostics if d.policy == "quota-within-grant"]
     assert quota.level == "mandatory" and "L-417A185B" in quota.message and "768 vCPUs" in quota.message
+
+
+OTHER_EXAMPLES = {
+    "chat-serve": ((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),
+                   ("aws:lb/listener:Listener", "chat-serve-us-west-2-endpoint-http",
+                    {"defaultActions": [{"type": "forward", "targetGroupArn": "arn:tg"}]})),
+    "chat-serve-k8s": (("kubernetes:core/v1:Service", None, {"spec.ports[0].port": 8443}),),
+    "model-registry": (("aws:s3/bucketPolicy:BucketPolicy", "model-registry-primary-policy",
+                        {"policy": json.dumps({"Statement": [{"Sid": "Anyone", "Effect": "Allow", "Principal": "*",
+                                                              "Action": "s3:GetObject", "Resource": "*"}]})}),),
+}
+
+
+@pytest.mark.parametrize("stack", sorted(OTHER_EXAMPLES))
+def test_every_workload_matches(stack: str) -> None:
+    config, _ = engine_config(inputs_for(stack))
+    graph = edited(example_graph(stack), OTHER_EXAMPLES[stack])
+    with running_pack(stack, config) as pack:
+        policy_config = reconcile(pack.metas())
+        clean = over_grpc(pack, example_graph(stack), policy_config)
+        broken = over_grpc(pack, graph, policy_config)
+    assert clean == in_process(example_graph(stack), facts_of(stack), policy_config)
+    assert broken == in_process(graph, facts_of(stack), policy_config)
+    assert {d.level for d in broken[0]} >= {"mandatory"}

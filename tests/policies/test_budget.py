@@ -6,8 +6,8 @@ from decimal import Decimal
 
 import pytest
 from helpers import example_graph
-from pulumi_policy import StackValidationArgs, StackValidationPolicy
 from policy_helpers import facts_for
+from pulumi_policy import StackValidationArgs, StackValidationPolicy
 
 import policies.budget as budget
 from infra.crossguard import pack_config, police

@@ -20,6 +20,14 @@ INFERENCE_TAGS = json.dumps({"tags": {"workload": "inference", "gpuinfra:stack":
 CROSS_ACCOUNT_TRUST = json.dumps({"Version": "2012-10-17", "Statement": [
     {"Sid": "InferenceMayAssume", "Effect": "Allow", "Principal": {"AWS": "arn:aws:iam::222222222222:root"},
      "Action": "sts:AssumeRole"}]})
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+INFERENCE_WRITES_MODELS = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Sid": "InferenceWrites", "Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam::222222222222:root"]},
+     "Action": ["s3:PutObject"], "Resource": ["arn:aws:s3:::acme-model-registry/models/*"]}]})
+TRAINING_READS_EVERYTHING = json.dumps({"Version": "2012-10-17", "Statement": [
+    {"Sid": "TrainingReads", "Effect": "Allow", "Principal": {"AWS": ["arn:aws:iam::111111111111:root"]},
+     "Action": ["s3:GetObject"], "Resource": ["arn:aws:s3:::acme-model-registry/*"]}]})
 TO_INFERENCE_VPC = {"protocol": "tcp", "fromPort": 443, "toPort": 443, "cidrBlocks": ["10.64.0.0/16"]}
 
 CASES = [
@@ -28,6 +36,9 @@ CASES = [
                message="llm-train-compute-asg has no workload tag in training stack llm-train; Auto Scaling groups"),
     PolicyCase("separation-workload-tag", "llm-train", edits=((PROVIDER, None, {"defaultTags": INFERENCE_TAGS}),),
                message="llm-train-storage-key has workload=inference in training stack llm-train"),
+    PolicyCase("separation-workload-tag", "chat-serve-k8s", fires=False),
+    PolicyCase("separation-workload-tag", "chat-serve-k8s", edits=((DEPLOYMENT, None, {"spec.template.metadata.labels": {}}),),
+               message="chat-k8s-us-east-1-server has no gpuinfra.io/workload label in its pod template labels"),
     PolicyCase("separation-one-workload", "llm-train", fires=False),
     PolicyCase("separation-one-workload", "llm-train", edits=((PROVIDER, None, {"defaultTags": INFERENCE_TAGS}),),
                message="training stack llm-train also holds inference: aws-ml-training-us-east-1; move them"),
@@ -35,6 +46,11 @@ CASES = [
     PolicyCase("separation-accounts", "llm-train", spec={"account": "ml-inference"}, unchecked=True,
                message=r"deploys into ml-inference \(222222222222\), an inference account, but llm-train is a training "
                        "stack: training and inference never share an account"),
+    PolicyCase("separation-accounts", "chat-serve", fires=False),
+    PolicyCase("separation-accounts", "chat-serve", spec={"account": "ml-training"}, unchecked=True,
+               label="inference pointed at the training account",
+               message=r"provider aws-ml-training-us-east-1 deploys into ml-training \(111111111111\), a training account, "
+                       "but chat-serve is an inference stack"),
     PolicyCase("separation-accounts", "llm-train", edits=((PROVIDER, None, {"assumeRoles": DELETE}),),
                message="assumes no role"),
     PolicyCase("separation-accounts", "llm-train",
@@ -47,6 +63,13 @@ CASES = [
                edits=((SG, None, {"egress[1]": TO_INFERENCE_VPC}),),
                config={"separation-network": {"allowed_cidrs": ["10.64.0.0/16"]}}),
     PolicyCase("separation-cross-account-grants", "llm-train", fires=False),
+    PolicyCase("separation-cross-account-grants", "model-registry", fires=False, label="the registry's own grants"),
+    PolicyCase("separation-cross-account-grants", "model-registry",
+               edits=((BUCKET_POLICY, "model-registry-primary-policy", {"policy": INFERENCE_WRITES_MODELS}),),
+               message=r"statement InferenceWrites grants ml-inference \(222222222222, inference\) s3:PutObject"),
+    PolicyCase("separation-cross-account-grants", "model-registry",
+               edits=((BUCKET_POLICY, "model-registry-primary-policy", {"policy": TRAINING_READS_EVERYTHING}),),
+               message=r"statement TrainingReads grants ml-training \(111111111111, training\) s3:GetObject"),
     PolicyCase("separation-cross-account-grants", "llm-train",
                edits=((ROLE, "llm-train-compute-role", {"assumeRolePolicy": CROSS_ACCOUNT_TRUST}),),
                message=r"statement InferenceMayAssume grants ml-inference \(222222222222, inference\) sts:AssumeRole"),
