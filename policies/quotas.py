@@ -129,12 +129,17 @@ def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
     return out
 
 
+def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
+    facts = require(args)
+    stack = view(args)
+    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts))
+
+
 @stack_policy("quota-within-grant",
               "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
               "region and quota code (on-demand and spot counted against their own codes).", MANDATORY)
 def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args)
-    for short in shortfalls(view(args), facts):
+    for short in _shortfalls(args):
         if short.covered:
             continue
         asked = (f"; the stack's increase request asks for only {short.requested}" if short.requested is not None
@@ -147,8 +152,7 @@ def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -
               "A quota shortfall the stack itself asks AWS to raise (ServiceQuota request): allowed, but the groups "
               "cannot reach full size until AWS approves it.", ADVISORY)
 def increase_requested(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args)
-    for short in shortfalls(view(args), facts):
+    for short in _shortfalls(args):
         if short.covered:
             report_violation(f"{short.describe()}; the stack requests an increase to {short.requested}, pending AWS "
                              "approval: until then the groups stop short of full size", short.urn)

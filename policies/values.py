@@ -11,11 +11,14 @@ from __future__ import annotations
 
 import json
 from collections import defaultdict
-from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any, TypeVar
 
 from pulumi_policy import PolicyResource, StackValidationArgs
+from pulumi_policy.proxy import UnknownValueError
 
+T = TypeVar("T")
 WORKLOAD_TAG = "workload"
 """The tag every AWS resource carries (infra/components/base.py WORKLOAD_TAG)."""
 WORKLOAD_LABEL = "gpuinfra.io/workload"
@@ -32,8 +35,11 @@ def a(word: str) -> str:
 
 
 def has(props: Mapping[str, Any], key: str) -> bool:
-    """Whether `key` is set, without reading its (possibly unknown) value."""
-    return any(k == key for k in props)
+    """Whether `key` is set, even to a value unknown during preview (which reading would raise on)."""
+    try:
+        return key in props
+    except UnknownValueError:
+        return True
 
 
 def get(props: Any, *path: str | int, default: Any = None) -> Any:
@@ -45,11 +51,12 @@ def get(props: Any, *path: str | int, default: Any = None) -> Any:
         if isinstance(key, int):
             if not isinstance(node, Sequence) or isinstance(node, str) or key >= len(node):
                 return default
+        elif not isinstance(node, Mapping):
+            return default
+        try:
             node = node[key]
-        else:
-            if not isinstance(node, Mapping) or not has(node, key):
-                return default
-            node = node[key]
+        except KeyError:
+            return default
     return default if node is None else node
 
 
@@ -77,10 +84,17 @@ def truthy(value: Any) -> bool:
 
 
 def decoded(value: Any) -> Any:
-    """Provider settings are JSON-encoded strings; accept them decoded too."""
+    """Provider settings and policy documents are JSON-encoded strings; accept them decoded too.
+    (Parsed once per distinct string: every resource of a provider asks for the same default tags.
+    Callers must not mutate the result.)"""
     if isinstance(value, str) and value[:1] in "[{":
-        return json.loads(value)
+        return _parsed(value)
     return value
+
+
+@lru_cache(maxsize=256)
+def _parsed(text: str) -> Any:
+    return json.loads(text)
 
 
 def statements(document: Any) -> list[Mapping[str, Any]]:
@@ -167,8 +181,18 @@ class StackView:
         self.resources = resources
         self.by_urn = {r.urn: r for r in resources}
         self._by_type: dict[str, list[PolicyResource]] = defaultdict(list)
+        self._dependents: dict[str, list[PolicyResource]] = defaultdict(list)
+        self._memo: dict[str, Any] = {}
         for r in resources:
             self._by_type[r.resource_type].append(r)
+            for d in r.dependencies:
+                self._dependents[d.urn].append(r)
+
+    def memo(self, key: str, compute: Callable[[], T]) -> T:
+        """`compute()` once per view: two policies judging one derivation (quota needs) share it."""
+        if key not in self._memo:
+            self._memo[key] = compute()
+        return self._memo[key]  # type: ignore[no-any-return]
 
     def of_type(self, *types: str) -> list[PolicyResource]:
         return [r for t in types for r in self._by_type.get(t, [])]
@@ -180,7 +204,8 @@ class StackView:
         return [d for d in resource.dependencies if not types or d.resource_type in types]
 
     def dependents_of(self, resource: PolicyResource, *types: str) -> list[PolicyResource]:
-        return [r for t in types for r in self._by_type.get(t, []) if any(d is resource for d in r.dependencies)]
+        """Resources that depend on `resource` (e.g. the bucket's encryption configuration), of the given types."""
+        return [r for r in self._dependents.get(resource.urn, []) if not types or r.resource_type in types]
 
     @staticmethod
     def region_of(resource: PolicyResource) -> str | None:
