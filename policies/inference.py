@@ -192,8 +192,8 @@ def no_training_hardware(args: ResourceValidationArgs, report_violation: ReportV
         efa = 1 if requested else 0
     else:
         efa = 0
-        types = [get(props, "instanceType")] if kind == INSTANCE else [
-            get(o, "instanceType") for o in get(props, "mixedInstancesPolicy", "launchTemplate", "overrides", default=[])]
+        overrides = get(props, "mixedInstancesPolicy", "launchTemplate", "overrides", default=[])
+        types = [get(props, "instanceType")] if kind == INSTANCE else [get(o, "instanceType") for o in overrides]
     if efa and not config.get("allow_efa", False):
         report_violation(f"{args.name}: {efa} EFA interface(s) or device request(s); replicas do not talk to each "
                          "other (allow_efa to permit)")

@@ -79,8 +79,9 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, *, typ
     return declare
 
 
-def stack_policy(name: str, description: str, level: EnforcementLevel, *,
-                 config: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[StackCheck], StackValidationPolicy]:
+def stack_policy(
+    name: str, description: str, level: EnforcementLevel, *, config: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Callable[[StackCheck], StackValidationPolicy]:
     """Declare a stack policy from its check function."""
 
     def declare(check: StackCheck) -> StackValidationPolicy:

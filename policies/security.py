@@ -97,7 +97,8 @@ def s3_encrypted(args: StackValidationArgs, report_violation: ReportViolation) -
 
 
 @resource_policy("security-fsx-encrypted",
-                 "FSx for Lustre file systems that keep data (PERSISTENT) are encrypted with a customer-managed KMS key.",
+                 "FSx for Lustre file systems that keep data (PERSISTENT) are encrypted with a customer-managed KMS "
+                 "key.",
                  MANDATORY, types=(LUSTRE,))
 def fsx_encrypted(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     deployment = str(get(args.props, "deploymentType", default="SCRATCH_1"))
@@ -244,7 +245,8 @@ def _service_tls(args: ResourceValidationArgs, report_violation: ReportViolation
 # ---- IAM ---------------------------------------------------------------------------------------
 
 @resource_policy("security-iam-no-admin",
-                 "No IAM policy allows every action on every resource (\"*\" on \"*\"), nor attaches AdministratorAccess.",
+                 "No IAM policy allows every action on every resource (\"*\" on \"*\"), nor attaches "
+                 "AdministratorAccess.",
                  MANDATORY, types=(*IAM_POLICY_DOCS, IAM_ROLE, *IAM_ATTACHMENTS))
 def iam_no_admin(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type in IAM_ATTACHMENTS:

@@ -73,8 +73,9 @@ def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation
     found = effective_tags(args.resource_type, args.props, provider_props).get(WORKLOAD_TAG)
     if found == facts.workload:
         return
-    where = ("Auto Scaling groups take no provider default tags: add {key: workload, value: %s, propagateAtLaunch: true}"
-             % facts.workload) if args.resource_type == ASG else "set it in the provider's default tags"
+    where = ("Auto Scaling groups take no provider default tags: add {key: workload, value: "
+             f"{facts.workload}, propagateAtLaunch: true}}") if args.resource_type == ASG \
+        else "set it in the provider's default tags"
     have = f"has workload={found}" if found else "has no workload tag"
     report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; {where}")
 
@@ -131,8 +132,8 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
             problems.append(f"provider {name} deploys into account {account_id}, which the organization file does not "
                             "list; only accounts with a purpose may be used")
         elif not known[1].serves(facts.workload):
-            problems.append(f"provider {name} deploys into {known[0]} ({account_id}), {a(known[1].purpose)} account, but "
-                            f"{facts.stack} is {a(facts.workload)} stack: training and inference never share an "
+            problems.append(f"provider {name} deploys into {known[0]} ({account_id}), {a(known[1].purpose)} account, "
+                            f"but {facts.stack} is {a(facts.workload)} stack: training and inference never share an "
                             f"account; use {a(facts.workload)} account")
     if pinned and roles and {account_of_arn(r) for r in roles} != set(pinned):
         problems.append(f"provider {name} assumes a role in {sorted({account_of_arn(r) for r in roles})} but is pinned "
@@ -146,7 +147,7 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
               "another workload's.", MANDATORY,
               config={
                   "allowed_transit_gateways": {"type": "array", "items": {"type": "string"}, "default": [],
-                                               "description": "Transit gateway ids attachments may use (same workload)."},
+                                               "description": "Transit gateways attachments may use (same workload)."},
                   "allowed_cidrs": {"type": "array", "items": {"type": "string"}, "default": [],
                                     "description": "Private ranges outside the stack's VPCs that rules may reach "
                                                    "(e.g. an on-premises VPN of the same workload)."},

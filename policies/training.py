@@ -96,8 +96,9 @@ def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportVio
     elif not interval_within_bound(plan.checkpoint.interval_minutes, plan.checkpoint):
         ck = plan.checkpoint
         report_violation(f"{what} but checkpoints every {num(ck.interval_minutes)} min, longer than the bound of "
-                         f"{ck.max_interval_minutes:.0f} min (twice the Young/Daly optimum {ck.young_interval_minutes:.0f} "
-                         f"min); set checkpointing.interval_minutes to at most {ck.max_interval_minutes:.0f}")
+                         f"{ck.max_interval_minutes:.0f} min (twice the Young/Daly optimum "
+                         f"{ck.young_interval_minutes:.0f} min); set checkpointing.interval_minutes to at most "
+                         f"{ck.max_interval_minutes:.0f}")
 
 
 def _spot_nodes(args: ResourceValidationArgs) -> int:

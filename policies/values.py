@@ -166,7 +166,8 @@ def workload_labels(props: Mapping[str, Any]) -> list[str | None]:
     return found
 
 
-def effective_tags(resource_type: str, props: Mapping[str, Any], provider_props: Mapping[str, Any] | None) -> dict[str, str]:
+def effective_tags(resource_type: str, props: Mapping[str, Any],
+                   provider_props: Mapping[str, Any] | None) -> dict[str, str]:
     """Provider default tags overlaid with the resource's own; ASGs take no default tags."""
     if resource_type == ASG:
         return own_tags(resource_type, props)

@@ -63,7 +63,8 @@ def running_pack(stack: str, config: Mapping[str, str], project: str = "gpuinfra
         line = process.stdout.readline().strip()
         if not line.isdigit():
             process.kill()
-            raise RuntimeError(f"the pack did not print a port: {line!r}\n{process.stderr.read() if process.stderr else ''}")
+            errors = process.stderr.read() if process.stderr else ""
+            raise RuntimeError(f"the pack did not print a port: {line!r}\n{errors}")
         with grpc.insecure_channel(f"127.0.0.1:{line}") as channel:
             grpc.channel_ready_future(channel).result(timeout=30)
             yield PackClient(analyzer_pb2_grpc.AnalyzerStub(channel))

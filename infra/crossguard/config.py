@@ -109,7 +109,8 @@ def _apply(result: dict[str, PolicyConfig], layer: dict[str, PolicyConfig], meta
 
     unknown = sorted(set(layer) - set(metas) - {ALL})
     if unknown:
-        raise InputError([Problem(f"{source} names unknown policy {n!r}", hint=did_you_mean(n, metas)) for n in unknown])
+        raise InputError([Problem(f"{source} names unknown policy {n!r}", hint=did_you_mean(n, metas))
+                          for n in unknown])
     out = dict(result)
     everyone = layer.get(ALL)
     if everyone is not None and everyone.level:

@@ -123,7 +123,8 @@ def _options(resource: Resource) -> PolicyResourceOptions:
 class _StackResource(PolicyResource):
     """A PolicyResource whose props are wrapped only when a stack policy reads them."""
 
-    def __init__(self, source: Resource, wrapped: _Wrapped) -> None:  # noqa: D107 - no super(): props is lazy
+    def __init__(self, source: Resource, wrapped: _Wrapped) -> None:
+        # No super().__init__: props and opts are properties, built only when a policy reads them.
         self._source = source
         self._wrapped = wrapped
         self.resource_type = source.type
@@ -189,7 +190,8 @@ def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyCo
             applicable = by_type[resource.type] = [p for p in resource_policies if _applies(p, resource.type)]
         for policy in applicable:
             if not policy.has_validation():
-                run.not_applicable.append(NotApplicable(policy.name, "Policy does not implement validate", resource.urn))
+                run.not_applicable.append(NotApplicable(policy.name, "Policy does not implement validate",
+                                                        resource.urn))
                 continue
             args = ResourceValidationArgs(resource.type, wrapped.props(resource), resource.urn, resource.name,
                                           _options(resource), wrapped.provider(resource), props_of[policy.name],
@@ -240,7 +242,8 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
     except UnknownValueError as exc:
         run.violations.append(Violation(
             policy.name, EnforcementLevel.ADVISORY.value, subject,
-            f"can't run policy '{policy.name}' from policy pack '{pack}@v{SERVED_VERSION}' during preview: {exc.message}",
+            f"can't run policy '{policy.name}' from policy pack '{pack}@v{SERVED_VERSION}' during preview: "
+            f"{exc.message}",
             policy.description, unknown=True))
     except _NotApplicableError as exc:
         run.not_applicable.append(NotApplicable(policy.name, exc.reason or "", subject))

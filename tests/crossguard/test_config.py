@@ -24,7 +24,8 @@ def test_defaults_come_from_levels_and_schema_defaults() -> None:
 
 def test_all_sets_every_level_then_entries_override_it() -> None:
     result = reconcile(METAS, given={"all": "advisory", "alpha": {"enforcementLevel": "disabled", "limit": 5}})
-    assert result == {"alpha": PolicyConfig("disabled", {"limit": 5, "names": []}), "beta": PolicyConfig("advisory", {})}
+    assert result == {"alpha": PolicyConfig("disabled", {"limit": 5, "names": []}),
+                      "beta": PolicyConfig("advisory", {})}
 
 
 def test_initial_config_is_applied_before_the_users() -> None:
@@ -59,6 +60,7 @@ def test_config_file_in_the_clis_format(tmp_path: Path) -> None:
 
 def test_the_packs_own_config_validates() -> None:
     config = pack_config()
-    assert config["separation-network"] == PolicyConfig("mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []})
+    assert config["separation-network"] == PolicyConfig("mandatory",
+                                                        {"allowed_cidrs": [], "allowed_transit_gateways": []})
     assert config["inference-no-training-hardware"].level == "advisory"
     assert config["budget-within-account"] == PolicyConfig("advisory", {"share": 1})

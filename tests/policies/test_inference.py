@@ -19,14 +19,16 @@ SPOT_ABOVE_ONE = {"mixedInstancesPolicy": {"instancesDistribution": {"onDemandBa
 
 CASES = [
     PolicyCase("inference-on-demand-base", "chat-serve", fires=False),
-    PolicyCase("inference-on-demand-base", "chat-serve", edits=((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),),
-               message=r"chat-serve-us-east-1-replicas-burst: minSize 2 but only 0 on-demand at that size; 2 always-on"),
-    PolicyCase("inference-on-demand-base", "chat-serve", edits=((ASG, "chat-serve-us-east-1-replicas-base", {"minSize": 1}),),
+    PolicyCase("inference-on-demand-base", "chat-serve",
+               edits=((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),),
+               message="chat-serve-us-east-1-replicas-burst: minSize 2 but only 0 on-demand at that size; 2 always-on"),
+    PolicyCase("inference-on-demand-base", "chat-serve",
+               edits=((ASG, "chat-serve-us-east-1-replicas-base", {"minSize": 1}),),
                message=r"us-east-1: min_replicas is 2 but the groups keep 1 on-demand replica\(s\)"),
     PolicyCase("inference-on-demand-base", "chat-serve",
                edits=((ASG, "chat-serve-ap-northeast-1-replicas-base", SPOT_ABOVE_ONE),),
-               message=r"chat-serve-ap-northeast-1-replicas-morning-floor raises chat-serve-ap-northeast-1-replicas-base "
-                       r"to minSize 2, of which only 1 on-demand"),
+               message="chat-serve-ap-northeast-1-replicas-morning-floor raises "
+                       "chat-serve-ap-northeast-1-replicas-base to minSize 2, of which only 1 on-demand"),
     PolicyCase("inference-on-demand-base", "chat-serve-k8s", fires=False),
     PolicyCase("inference-health-checks", "chat-serve", fires=False),
     PolicyCase("inference-health-checks", "chat-serve-k8s", fires=False),

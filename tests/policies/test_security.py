@@ -20,6 +20,7 @@ LISTENER = "aws:lb/listener:Listener"
 SERVICE = "kubernetes:core/v1:Service"
 ADMIN = json.dumps({"Version": "2012-10-17", "Statement": [
     {"Sid": "Everything", "Effect": "Allow", "Action": "*", "Resource": "*"}]})
+ADMIN_ARN = "arn:aws:iam::aws:policy/AdministratorAccess"
 SSH_FROM_ANYWHERE = {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}
 
 CASES = [
@@ -69,10 +70,11 @@ CASES = [
     PolicyCase("security-s3-public-access-blocked", "model-registry", fires=False),
     PolicyCase("security-s3-encrypted", "model-registry", fires=False),
     PolicyCase("security-iam-no-admin", "llm-train", fires=False),
-    PolicyCase("security-iam-no-admin", "llm-train", edits=((ROLE_POLICY, "llm-train-compute-access", {"policy": ADMIN}),),
+    PolicyCase("security-iam-no-admin", "llm-train",
+               edits=((ROLE_POLICY, "llm-train-compute-access", {"policy": ADMIN}),),
                message="statement Everything allows every action on every resource"),
     PolicyCase("security-iam-no-admin", "llm-train",
-               edits=((ATTACHMENT, "llm-train-slurm-ssm", {"policyArn": "arn:aws:iam::aws:policy/AdministratorAccess"}),),
+               edits=((ATTACHMENT, "llm-train-slurm-ssm", {"policyArn": ADMIN_ARN}),),
                message="llm-train-slurm-ssm attaches AdministratorAccess"),
 ]
 

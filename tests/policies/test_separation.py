@@ -37,7 +37,8 @@ CASES = [
     PolicyCase("separation-workload-tag", "llm-train", edits=((PROVIDER, None, {"defaultTags": INFERENCE_TAGS}),),
                message="llm-train-storage-key has workload=inference in training stack llm-train"),
     PolicyCase("separation-workload-tag", "chat-serve-k8s", fires=False),
-    PolicyCase("separation-workload-tag", "chat-serve-k8s", edits=((DEPLOYMENT, None, {"spec.template.metadata.labels": {}}),),
+    PolicyCase("separation-workload-tag", "chat-serve-k8s",
+               edits=((DEPLOYMENT, None, {"spec.template.metadata.labels": {}}),),
                message="chat-k8s-us-east-1-server has no gpuinfra.io/workload label in its pod template labels"),
     PolicyCase("separation-one-workload", "llm-train", fires=False),
     PolicyCase("separation-one-workload", "llm-train", edits=((PROVIDER, None, {"defaultTags": INFERENCE_TAGS}),),
@@ -49,8 +50,8 @@ CASES = [
     PolicyCase("separation-accounts", "chat-serve", fires=False),
     PolicyCase("separation-accounts", "chat-serve", spec={"account": "ml-training"}, unchecked=True,
                label="inference pointed at the training account",
-               message=r"provider aws-ml-training-us-east-1 deploys into ml-training \(111111111111\), a training account, "
-                       "but chat-serve is an inference stack"),
+               message=r"provider aws-ml-training-us-east-1 deploys into ml-training \(111111111111\), a training "
+                       "account, but chat-serve is an inference stack"),
     PolicyCase("separation-accounts", "llm-train", edits=((PROVIDER, None, {"assumeRoles": DELETE}),),
                message="assumes no role"),
     PolicyCase("separation-accounts", "llm-train",
@@ -85,7 +86,8 @@ def peering(graph: Graph, peer_account: str | None, accepter: bool = False) -> R
     """A VPC peering in the training network, as a hand-written program might add it."""
     network = graph.one("gpuinfra:training:Network")
     vpc = graph.one("aws:ec2/vpc:Vpc")
-    kind = "vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter" if accepter else "vpcPeeringConnection:VpcPeeringConnection"
+    kind = ("vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter" if accepter
+            else "vpcPeeringConnection:VpcPeeringConnection")
     inputs: dict[str, object] = {"vpcId": "vpc-0a", "peerVpcId": "vpc-0123456789abcdef0"}
     if peer_account:
         inputs["peerOwnerId"] = peer_account

@@ -12,7 +12,8 @@ PG = "aws:ec2/placementGroup:PlacementGroup"
 
 CASES = [
     PolicyCase("training-efa-every-card", "llm-train", fires=False),
-    PolicyCase("training-efa-every-card", "llm-train", edits=((LT, None, {"networkInterfaces[31].interfaceType": "interface"}),),
+    PolicyCase("training-efa-every-card", "llm-train",
+               edits=((LT, None, {"networkInterfaces[31].interfaceType": "interface"}),),
                message=r"p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31"),
     PolicyCase("training-efa-every-card", "llm-train", spec={"interconnect.type": "none"}, unchecked=True,
                message=r"EFA is on 0; cards without EFA: 0, 1, 2, 3, 4, 5, 6, 7 \.\.\."),
@@ -44,5 +45,6 @@ def test_training_policies(case: PolicyCase) -> None:
 def test_training_policies_apply_to_the_training_stack() -> None:
     run = run_example("llm-train")
     assert not [na for na in run.not_applicable if na.policy.startswith("training-")]
-    assert {p for p, kind in run.kinds.items() if p.startswith("training-")} == {
-        "training-efa-every-card", "training-cluster-placement-group", "training-one-zone", "training-spot-checkpointing"}
+    assert {p for p in run.kinds if p.startswith("training-")} == {
+        "training-efa-every-card", "training-cluster-placement-group", "training-one-zone",
+        "training-spot-checkpointing"}
