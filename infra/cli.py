@@ -37,7 +37,7 @@ FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
 SuppressOpt = Annotated[list[str], typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")]
 PolicyConfigOpt = Annotated[Path | None, typer.Option(
-    "--policy-config", help="Policy pack config, JSON as for `pulumi preview --policy-pack-config` (levels, settings).")]
+    "--policy-config", help="Policy pack config (levels, settings), JSON as for `pulumi preview --policy-pack-config`.")]
 
 
 def _emit(text: str, out: Path | None) -> None:

@@ -14,7 +14,7 @@ import pkgutil
 from .rules import REGISTRY
 
 PACK_NAME = "gpuinfra"
-_NOT_DOMAINS = {"__main__", "facts", "rules", "values"}
+_NOT_DOMAINS = {"__main__", "facts", "groups", "rules", "values"}
 """Helpers, and the entry point (importing it would start the gRPC server)."""
 
 for _module in pkgutil.iter_modules(__path__):

@@ -13,10 +13,10 @@ from pulumi_policy import PolicyResource, ReportViolation, ResourceValidationArg
 
 from infra.catalog import Catalog
 from infra.plan import InferencePlan
-from infra.plan.capacity import split_capacity
 from infra.plan.serving import training_class
 
 from .facts import require
+from .groups import split
 from .rules import ADVISORY, MANDATORY, resource_policy, stack_policy
 from .values import ASG, INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, has, listed, num, view
 
@@ -34,12 +34,7 @@ ZONE_KEY = "topology.kubernetes.io/zone"
 
 def on_demand_at(size: int, group: PolicyResource, stack: StackView) -> int:
     """On-demand instances of a group running `size` instances, split as the group splits them."""
-    distribution = get(group.props, "mixedInstancesPolicy", "instancesDistribution")
-    if distribution is None:
-        return 0 if stack.market_of(group) == "spot" else size
-    on_demand, _ = split_capacity(size, as_int(get(distribution, "onDemandBaseCapacity")),
-                                  as_int(get(distribution, "onDemandPercentageAboveBaseCapacity"), 100))
-    return on_demand
+    return split(group.props, size, stack.market_of(group))[0]
 
 
 @stack_policy("inference-on-demand-base",

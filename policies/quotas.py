@@ -1,8 +1,9 @@
 """GPU quotas: what the stack can run at its maximum size stays within what each account was granted.
 
-Needs are read from the graph (every Auto Scaling group at maxSize, split into on-demand and spot the
-way the group splits them, plus every instance), counted per account, region and quota code with the
-planner's own functions (`split_capacity`, `quota_needs`), and compared with the organization file.
+Needs are read from the graph (every Auto Scaling group and EKS node group at maximum size, split
+into on-demand and spot the way the group splits them, plus every instance), counted per account,
+region and quota code with the planner's own functions (`split_capacity`, `quota_needs`), and
+compared with the organization file.
 
 A shortfall the same stack asks AWS to raise (an `aws.servicequotas.ServiceQuota` for that code and
 region, emitted when the account sets `request_quota_increases`) is not a mandatory violation: the
@@ -17,15 +18,15 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pulumi_policy import PolicyResource, ReportViolation, StackValidationArgs
+from pulumi_policy import ReportViolation, StackValidationArgs
 
 from infra.catalog import Catalog
-from infra.plan.capacity import split_capacity
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 
 from .facts import StackFacts, require
+from .groups import Group, groups
 from .rules import ADVISORY, MANDATORY, stack_policy
-from .values import ASG, INSTANCE, StackView, as_int, get, view
+from .values import INSTANCE, StackView, as_int, get, view
 
 SERVICE_QUOTA = "aws:servicequotas/serviceQuota:ServiceQuota"
 
@@ -54,21 +55,11 @@ class Shortfall:
         return self.users[0][1] if len(self.users) == 1 else None
 
 
-def _group_usages(stack: StackView, group: PolicyResource, region: str, catalog: Catalog) -> Iterator[Usage]:
-    """A group at maxSize, split on-demand/spot as the group splits it; per quota code, counted at the widest
-    type the group may launch (any override could fill it)."""
-    market = stack.market_of(group)
-    if market == "capacity-block":
-        return  # capacity blocks are bought up front and count against no On-Demand or Spot quota
-    size = as_int(get(group.props, "maxSize"))
-    distribution = get(group.props, "mixedInstancesPolicy", "instancesDistribution")
-    if distribution is not None:
-        on_demand, spot = split_capacity(size, as_int(get(distribution, "onDemandBaseCapacity")),
-                                         as_int(get(distribution, "onDemandPercentageAboveBaseCapacity"), 100))
-    else:
-        on_demand, spot = (0, size) if market == "spot" else (size, 0)
-    types = [t for t in stack.instance_types(group) if catalog.instance(t) is not None]
-    for purchase, count in (("on_demand", on_demand), ("spot", spot)):
+def _group_usages(group: Group, region: str, catalog: Catalog) -> Iterator[Usage]:
+    """A group at maximum size, on-demand and spot apart; per quota code, counted at the widest type the
+    group may launch (any of its types could fill it). Capacity blocks count against no quota."""
+    types = [t for t in group.instance_types if catalog.instance(t) is not None]
+    for purchase, count in (("on_demand", group.on_demand), ("spot", group.spot)):
         widest: dict[str | None, str] = {}
         for name in types:
             info = catalog.instance(name)
@@ -86,12 +77,13 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
     catalog = facts.catalog
     usages: dict[str, list[Usage]] = defaultdict(list)
     users: dict[tuple[str, str, str | None], set[tuple[str, str]]] = defaultdict(set)
-    for resource in stack.of_type(ASG, INSTANCE):
+    by_urn = {g.urn: g for g in groups(stack)}
+    for resource in [*(g.resource for g in by_urn.values()), *stack.of_type(INSTANCE)]:
         account_id, region = stack.account_of(resource), stack.region_of(resource)
         if account_id is None or region is None:
             continue
-        if resource.resource_type == ASG:
-            found = list(_group_usages(stack, resource, region, catalog))
+        if resource.urn in by_urn:
+            found = list(_group_usages(by_urn[resource.urn], region, catalog))
         else:
             spot = get(resource.props, "instanceMarketOptions", "marketType") == "spot"
             found = [Usage(region, str(get(resource.props, "instanceType")), "spot" if spot else "on_demand", 1)]

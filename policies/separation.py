@@ -24,6 +24,7 @@ from .values import (
     a,
     account_of_arn,
     assumed_roles,
+    carries_labels,
     default_tags,
     effective_tags,
     get,
@@ -32,7 +33,7 @@ from .values import (
     provider_account_ids,
     statements,
     view,
-    workload_labels,
+    workload_label,
 )
 
 VPC = "aws:ec2/vpc:Vpc"
@@ -59,15 +60,16 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
 # ---- tags and workloads -------------------------------------------------------------------------
 @resource_policy("separation-workload-tag",
                  "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
-                 "groups carry it themselves, propagated at launch); every Kubernetes object, and its pods, the "
+                 "groups carry it themselves, propagated at launch); every Kubernetes object the "
                  "gpuinfra.io/workload label.", MANDATORY, type_prefix=("aws:", "kubernetes:"))
 def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     if args.resource_type.startswith("kubernetes:"):
-        for where, found in zip(("labels", "pod template labels"), workload_labels(args.props), strict=False):
-            if found != facts.workload:
-                have = f"has {WORKLOAD_LABEL}={found}" if found else f"has no {WORKLOAD_LABEL} label"
-                report_violation(f"{args.name} {have} in its {where}, in {facts.workload} stack {facts.stack}")
+        found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
+        if found != facts.workload:
+            have = f"has {WORKLOAD_LABEL}={found}" if found else f"has no {WORKLOAD_LABEL} label"
+            report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; label it "
+                             f"{WORKLOAD_LABEL}: {facts.workload}")
         return
     provider_props = args.provider.props if args.provider is not None else None
     found = effective_tags(args.resource_type, args.props, provider_props).get(WORKLOAD_TAG)
@@ -93,8 +95,8 @@ def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -
             values.append(default_tags(resource.props).get(WORKLOAD_TAG, ""))
         elif resource.resource_type.startswith("aws:"):
             values.append(own_tags(resource.resource_type, resource.props).get(WORKLOAD_TAG, ""))
-        elif resource.resource_type.startswith("kubernetes:"):
-            values += [v or "" for v in workload_labels(resource.props)]
+        elif carries_labels(resource.resource_type):
+            values.append(workload_label(resource.props) or "")
         elif resource.resource_type.startswith("gpuinfra:"):
             values.append(resource.resource_type.split(":")[1])
         for value in values:

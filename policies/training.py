@@ -6,16 +6,14 @@ from __future__ import annotations
 from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
 
 from infra.plan import TrainingPlan
-from infra.plan.capacity import split_capacity
 from infra.plan.checkpoint import interval_within_bound
 from infra.spec import TrainingSpec
 
-from .facts import require
+from .facts import StackFacts, require
+from .groups import NODE_GROUP, SUBNET, Group, groups, split
 from .rules import MANDATORY, resource_policy, stack_policy
-from .values import ASG, LAUNCH_TEMPLATE, as_int, get, has, num, view
+from .values import ASG, LAUNCH_TEMPLATE, StackView, as_int, get, num, view
 
-PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
-SUBNET = "aws:ec2/subnet:Subnet"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 EFA_TYPES = frozenset({"efa", "efa-only"})
 
@@ -39,17 +37,25 @@ def efa_every_card(args: ResourceValidationArgs, report_violation: ReportViolati
                          "to TCP; add one efa (card 0) or efa-only interface per card")
 
 
+def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
+    """The groups of accelerator nodes (a Slurm controller or an EKS system pool needs no EFA fabric)."""
+    def accelerated(name: str) -> bool:
+        info = facts.catalog.instance(name)
+        return info is not None and info.accelerator_count > 0
+
+    return [g for g in groups(stack) if any(accelerated(t) for t in g.instance_types)]
+
+
 @stack_policy("training-cluster-placement-group",
-              "Every training node group launches into a placement group with strategy cluster.", MANDATORY)
+              "Every training node group (Auto Scaling or EKS) launches into a placement group with strategy "
+              "cluster.", MANDATORY)
 def cluster_placement_group(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    require(args, "training")
-    stack = view(args)
-    for group in stack.of_type(ASG):
-        if as_int(get(group.props, "maxSize")) <= 1:
+    facts = require(args, "training")
+    for group in gpu_groups(view(args), facts):
+        if group.max_size <= 1:
             continue
-        groups = stack.dependencies_of(group, PLACEMENT_GROUP)
-        strategies = sorted({str(get(pg.props, "strategy")) for pg in groups})
-        if not has(group.props, "placementGroup") or not groups:
+        strategies = sorted({str(get(pg.props, "strategy")) for pg in group.placement_groups})
+        if not group.declares_placement or not group.placement_groups:
             report_violation(f"{group.name} launches into no placement group; EFA needs the nodes in one cluster "
                              "placement group", group.urn)
         elif strategies != ["cluster"]:
@@ -61,13 +67,15 @@ def cluster_placement_group(args: StackValidationArgs, report_violation: ReportV
               "A training cluster's nodes and file system live in one availability zone (EFA cannot cross zones).",
               MANDATORY)
 def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    require(args, "training")
+    facts = require(args, "training")
     stack = view(args)
     zones: dict[str, list[str]] = {}
-    for user in stack.of_type(ASG, LUSTRE):
+    users = [(g.resource, g.subnets) for g in gpu_groups(stack, facts)]
+    users += [(fs, tuple(stack.dependencies_of(fs, SUBNET))) for fs in stack.of_type(LUSTRE)]
+    for user, subnets in users:
         for zone in get(user.props, "availabilityZones", default=[]):
             zones.setdefault(str(zone), []).append(user.name)
-        for subnet in stack.dependencies_of(user, SUBNET):
+        for subnet in subnets:
             zone = get(subnet.props, "availabilityZone", default=get(subnet.props, "availabilityZoneId"))
             if zone:
                 zones.setdefault(str(zone), []).append(user.name)
@@ -78,7 +86,7 @@ def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> No
 
 @resource_policy("training-spot-checkpointing",
                  "Training runs on spot only with checkpointing at an interval no longer than the planner's bound.",
-                 MANDATORY, types=(ASG, LAUNCH_TEMPLATE))
+                 MANDATORY, types=(ASG, NODE_GROUP, LAUNCH_TEMPLATE))
 def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     spot = _spot_nodes(args)
@@ -102,15 +110,13 @@ def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportVio
 
 
 def _spot_nodes(args: ResourceValidationArgs) -> int:
-    """Spot nodes at maximum size (-1: a launch template that forces spot), split as the ASG splits them."""
+    """Spot nodes at maximum size, split as the group splits them (-1: a launch template that forces spot)."""
     if args.resource_type == LAUNCH_TEMPLATE:
         return -1 if get(args.props, "instanceMarketOptions", "marketType") == "spot" else 0
-    distribution = get(args.props, "mixedInstancesPolicy", "instancesDistribution")
-    if distribution is None:
-        return 0
-    _, spot = split_capacity(as_int(get(args.props, "maxSize")), as_int(get(distribution, "onDemandBaseCapacity")),
-                             as_int(get(distribution, "onDemandPercentageAboveBaseCapacity"), 100))
-    return spot
+    if args.resource_type == NODE_GROUP:
+        spot = get(args.props, "capacityType") == "SPOT"
+        return as_int(get(args.props, "scalingConfig", "maxSize")) if spot else 0
+    return split(args.props, as_int(get(args.props, "maxSize")), None)[1]
 
 
 __all__ = ["cluster_placement_group", "efa_every_card", "one_zone", "spot_checkpointing"]

@@ -158,12 +158,17 @@ def own_tags(resource_type: str, props: Mapping[str, Any]) -> dict[str, str]:
     return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, Mapping) else {}
 
 
-def workload_labels(props: Mapping[str, Any]) -> list[str | None]:
-    """A Kubernetes object's workload label, and its pod template's if it has one (pods carry it too)."""
-    found = [get(props, "metadata", "labels", WORKLOAD_LABEL)]
-    if get(props, "spec", "template") is not None:
-        found.append(get(props, "spec", "template", "metadata", "labels", WORKLOAD_LABEL))
-    return found
+def workload_label(props: Mapping[str, Any]) -> str | None:
+    """A Kubernetes object's workload label."""
+    found = get(props, "metadata", "labels", WORKLOAD_LABEL)
+    return None if found is None else str(found)
+
+
+def carries_labels(resource_type: str) -> bool:
+    """Kubernetes objects the stack owns. Helm releases are not objects (their charts' objects are the chart's),
+    and `...Patch` resources set a few fields of objects someone else owns (e.g. a site's nodes)."""
+    return resource_type.startswith("kubernetes:") and not resource_type.startswith("kubernetes:helm.sh/") \
+        and not resource_type.endswith("Patch")
 
 
 def effective_tags(resource_type: str, props: Mapping[str, Any],
@@ -264,6 +269,7 @@ __all__ = [
     "account_of_arn",
     "as_int",
     "assumed_roles",
+    "carries_labels",
     "decoded",
     "default_tags",
     "effective_tags",
@@ -278,5 +284,5 @@ __all__ = [
     "statements",
     "truthy",
     "view",
-    "workload_labels",
+    "workload_label",
 ]

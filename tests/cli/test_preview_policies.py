@@ -10,7 +10,7 @@ from helpers import gpuinfra, write_stack
 LOW_P_QUOTA = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
 
 
-EXAMPLES = ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry")
+EXAMPLES = ("llm-train", "llm-train-eks", "chat-serve", "chat-serve-k8s", "model-registry")
 
 
 def test_the_examples_pass_every_mandatory_policy() -> None:
