@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from decimal import Decimal
 
-from pulumi_policy import PolicyResource, ReportViolation, StackValidationArgs
+from pulumi_policy import PolicyResource, StackValidationArgs
 from pulumi_policy.deserialize import serialize_properties
 
 from infra.engine import plain
@@ -18,7 +18,7 @@ from infra.graph import Graph, Resource
 from infra.report.format import money, percent
 
 from .facts import require
-from .rules import ADVISORY, stack_policy
+from .rules import ADVISORY, Report, stack_policy
 
 MonthlyCost = Callable[[Graph], Decimal | None]
 
@@ -63,7 +63,7 @@ def _resource(r: PolicyResource) -> Resource:
               "The stack's estimated monthly cost stays within its share of the account's monthly budget.", ADVISORY,
               config={"share": {"type": "number", "minimum": 0, "default": 1,
                                 "description": "Share of the account's monthly_budget_usd this stack may use."}})
-def within_budget(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     monthly = ESTIMATE(graph_of(args))
     if monthly is None:

@@ -9,7 +9,7 @@ from collections import defaultdict
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import PolicyResource, ReportViolation, ResourceValidationArgs, StackValidationArgs
+from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from infra.catalog import Catalog
 from infra.plan import InferencePlan
@@ -17,7 +17,7 @@ from infra.plan.serving import training_class
 
 from .facts import require
 from .groups import split
-from .rules import ADVISORY, MANDATORY, resource_policy, stack_policy
+from .rules import ADVISORY, MANDATORY, Report, resource_policy, stack_policy
 from .values import ASG, INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, has, listed, num, view
 
 TARGET_GROUPS = ("aws:lb/targetGroup:TargetGroup", "aws:alb/targetGroup:TargetGroup")
@@ -40,7 +40,7 @@ def on_demand_at(size: int, group: PolicyResource, stack: StackView) -> int:
 @stack_policy("inference-on-demand-base",
               "Each region's always-on replicas (min_replicas) are on-demand: no group, and no schedule raising a "
               "group's floor, puts part of the minimum on spot.", MANDATORY)
-def on_demand_base(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def on_demand_base(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args, "inference")
     stack = view(args)
     groups = stack.of_type(ASG)
@@ -74,7 +74,7 @@ def on_demand_base(args: StackValidationArgs, report_violation: ReportViolation)
               "Inference replicas sit behind load-balancer health checks: target groups check a path and groups "
               "replace what the load balancer finds unhealthy (EC2); servers have a readiness probe and their "
               "load-balanced Service a health-check path (Kubernetes).", MANDATORY)
-def health_checks(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def health_checks(args: StackValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     stack = view(args)
     for target_group in stack.of_type(*TARGET_GROUPS):
@@ -108,7 +108,7 @@ def health_checks(args: StackValidationArgs, report_violation: ReportViolation) 
 
 @stack_policy("inference-multi-zone", "Every inference region runs its EC2 replicas in two or more availability zones.",
               MANDATORY)
-def multi_zone(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     stack = view(args)
     zones: dict[str, set[str]] = defaultdict(set)
@@ -134,7 +134,7 @@ def multi_zone(args: StackValidationArgs, report_violation: ReportViolation) -> 
                  "Kubernetes inference Deployments with two or more replicas spread them over zones "
                  "(topologySpreadConstraints or pod anti-affinity on topology.kubernetes.io/zone).", ADVISORY,
                  types=(DEPLOYMENT,))
-def pod_zone_spread(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     if as_int(get(args.props, "spec", "replicas"), 1) < 2:
         return
@@ -170,7 +170,7 @@ def _kubernetes_hardware(props: Mapping[str, Any]) -> tuple[bool, list[str]]:
                      "allow_training_instances": {"type": "boolean", "default": False,
                                                   "description": "Allow training-class instance types (P, Trn)."},
                  })
-def no_training_hardware(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def no_training_hardware(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args, "inference")
     config = args.get_config()
     props = args.props

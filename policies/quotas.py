@@ -18,14 +18,14 @@ from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from pulumi_policy import ReportViolation, StackValidationArgs
+from pulumi_policy import StackValidationArgs
 
 from infra.catalog import Catalog
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 
 from .facts import StackFacts, require
 from .groups import Group, groups
-from .rules import ADVISORY, MANDATORY, stack_policy
+from .rules import ADVISORY, MANDATORY, Report, stack_policy
 from .values import INSTANCE, StackView, as_int, get, view
 
 SERVICE_QUOTA = "aws:servicequotas/serviceQuota:ServiceQuota"
@@ -130,7 +130,7 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
 @stack_policy("quota-within-grant",
               "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
               "region and quota code (on-demand and spot counted against their own codes).", MANDATORY)
-def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
     for short in _shortfalls(args):
         if short.covered:
             continue
@@ -143,7 +143,7 @@ def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -
 @stack_policy("quota-increase-requested",
               "A quota shortfall the stack itself asks AWS to raise (ServiceQuota request): allowed, but the groups "
               "cannot reach full size until AWS approves it.", ADVISORY)
-def increase_requested(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def increase_requested(args: StackValidationArgs, report_violation: Report) -> None:
     for short in _shortfalls(args):
         if short.covered:
             report_violation(f"{short.describe()}; the stack requests an increase to {short.requested}, pending AWS "

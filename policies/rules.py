@@ -12,13 +12,12 @@ and in-process the runner skips the types a policy does not declare. Both give t
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from typing import Any
+from typing import Any, Protocol, cast
 
 from pulumi_policy import (
     EnforcementLevel,
     Policy,
     PolicyConfigSchema,
-    ReportViolation,
     ResourceValidationArgs,
     ResourceValidationPolicy,
     StackValidationArgs,
@@ -28,8 +27,16 @@ from pulumi_policy import (
 ADVISORY = EnforcementLevel.ADVISORY
 MANDATORY = EnforcementLevel.MANDATORY
 
-ResourceCheck = Callable[[ResourceValidationArgs, ReportViolation], None]
-StackCheck = Callable[[StackValidationArgs, ReportViolation], None]
+
+
+class Report(Protocol):
+    """pulumi_policy's ReportViolation as it is called: the URN is optional."""
+
+    def __call__(self, message: str, urn: str | None = None) -> None: ...
+
+
+ResourceCheck = Callable[[ResourceValidationArgs, Report], None]
+StackCheck = Callable[[StackValidationArgs, Report], None]
 
 REGISTRY: list[Policy] = []
 
@@ -48,11 +55,12 @@ class ResourceRule(ResourceValidationPolicy):
         self.type_prefix = type_prefix
         self.check = check
 
-        def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+        def validate(args: ResourceValidationArgs, report_violation: Report) -> None:
             if self.applies_to(args.resource_type):
                 check(args, report_violation)
 
-        super().__init__(name, description, validate=validate, enforcement_level=level, config_schema=config_schema)
+        super().__init__(name, description, validate=cast(Any, validate), enforcement_level=level,
+                         config_schema=config_schema)
 
     def applies_to(self, resource_type: str) -> bool:
         if self.resource_types is not None and resource_type not in self.resource_types:
@@ -85,7 +93,7 @@ def stack_policy(
     """Declare a stack policy from its check function."""
 
     def declare(check: StackCheck) -> StackValidationPolicy:
-        policy = StackValidationPolicy(name, description, validate=check, enforcement_level=level,
+        policy = StackValidationPolicy(name, description, validate=cast(Any, check), enforcement_level=level,
                                        config_schema=schema(config) if config else None)
         _register(policy)
         return policy
@@ -99,4 +107,4 @@ def _register(policy: Policy) -> None:
     REGISTRY.append(policy)
 
 
-__all__ = ["ADVISORY", "MANDATORY", "REGISTRY", "ResourceRule", "resource_policy", "schema", "stack_policy"]
+__all__ = ["ADVISORY", "MANDATORY", "REGISTRY", "Report", "ResourceRule", "resource_policy", "schema", "stack_policy"]

@@ -8,11 +8,11 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
+from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from infra.components.iam import allows_everything
 
-from .rules import MANDATORY, resource_policy, stack_policy
+from .rules import MANDATORY, Report, resource_policy, stack_policy
 from .values import INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, listed, num, statements, truthy, view
 
 BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
@@ -43,7 +43,7 @@ LB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
 # ---- instance metadata -------------------------------------------------------------------------
 @resource_policy("security-imdsv2", "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).",
                  MANDATORY, types=(LAUNCH_TEMPLATE, INSTANCE))
-def imdsv2(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def imdsv2(args: ResourceValidationArgs, report_violation: Report) -> None:
     options = get(args.props, "metadataOptions", default={})
     if get(options, "httpEndpoint") == "disabled":
         return
@@ -56,7 +56,7 @@ def imdsv2(args: ResourceValidationArgs, report_violation: ReportViolation) -> N
 # ---- encryption at rest ------------------------------------------------------------------------
 @resource_policy("security-ebs-encrypted", "Every EBS volume is encrypted at rest.", MANDATORY,
                  types=(LAUNCH_TEMPLATE, INSTANCE, VOLUME))
-def ebs_encrypted(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def ebs_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
     props = args.props
     if args.resource_type == VOLUME:
         if not truthy(get(props, "encrypted")):
@@ -83,7 +83,7 @@ def ebs_encrypted(args: ResourceValidationArgs, report_violation: ReportViolatio
 
 
 @stack_policy("security-s3-encrypted", "Every S3 bucket has default server-side encryption configured.", MANDATORY)
-def s3_encrypted(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def s3_encrypted(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     for bucket in stack.of_type(*BUCKETS):
         configs = stack.dependents_of(bucket, *SSE_CONFIGS)
@@ -100,7 +100,7 @@ def s3_encrypted(args: StackValidationArgs, report_violation: ReportViolation) -
                  "FSx for Lustre file systems that keep data (PERSISTENT) are encrypted with a customer-managed KMS "
                  "key.",
                  MANDATORY, types=(LUSTRE,))
-def fsx_encrypted(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def fsx_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
     deployment = str(get(args.props, "deploymentType", default="SCRATCH_1"))
     if deployment.startswith("PERSISTENT") and not get(args.props, "kmsKeyId"):
         report_violation(f"{args.name}: {deployment} without kmsKeyId is encrypted only with the AWS-managed key, "
@@ -110,7 +110,7 @@ def fsx_encrypted(args: ResourceValidationArgs, report_violation: ReportViolatio
 # ---- public access -----------------------------------------------------------------------------
 @stack_policy("security-s3-public-access-blocked",
               "Every S3 bucket blocks public access (all four BucketPublicAccessBlock settings).", MANDATORY)
-def s3_public_access_blocked(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def s3_public_access_blocked(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     if any(all(truthy(get(r.props, f)) for f in PAB_FLAGS) for r in stack.of_type(ACCOUNT_PUBLIC_ACCESS_BLOCK)):
         return
@@ -158,7 +158,7 @@ def _describe(rule: Mapping[str, Any]) -> str:
 
 @stack_policy("security-open-ingress",
               "No ingress from the whole internet (0.0.0.0/0, ::/0) except to a load balancer on 80 or 443.", MANDATORY)
-def open_ingress(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     for group in stack.of_type(SECURITY_GROUP):
         for rule in get(group.props, "ingress", default=[]):
@@ -166,8 +166,9 @@ def open_ingress(args: StackValidationArgs, report_violation: ReportViolation) -
     for rule_resource in stack.of_type(SG_RULE, SG_INGRESS_RULE):
         if rule_resource.resource_type == SG_RULE and get(rule_resource.props, "type") != "ingress":
             continue
-        for group in stack.dependencies_of(rule_resource, SECURITY_GROUP) or [None]:
-            _judge_ingress(stack, group, rule_resource.props, rule_resource.name, report_violation, rule_resource.urn)
+        targets: list[PolicyResource | None] = [*stack.dependencies_of(rule_resource, SECURITY_GROUP)] or [None]
+        for target in targets:
+            _judge_ingress(stack, target, rule_resource.props, rule_resource.name, report_violation, rule_resource.urn)
     for service in stack.of_type(K8S_SERVICE):
         if not _internet_facing(service.props):
             continue
@@ -191,7 +192,7 @@ def _internet_facing(props: Mapping[str, Any]) -> bool:
 
 
 def _judge_ingress(stack: StackView, group: Any, rule: Mapping[str, Any], where: str,
-                   report_violation: ReportViolation, urn: str | None = None) -> None:
+                   report_violation: Report, urn: str | None = None) -> None:
     if not _open_to_world(rule):
         return
     balancers = stack.dependents_of(group, *LOAD_BALANCERS) if group is not None else []
@@ -206,7 +207,7 @@ def _judge_ingress(stack: StackView, group: Any, rule: Mapping[str, Any], where:
 @resource_policy("security-https-listeners",
                  "Load balancer listeners serve HTTPS/TLS with a certificate; plain HTTP only redirects to HTTPS.",
                  MANDATORY, types=(*LISTENERS, K8S_SERVICE))
-def https_listeners(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def https_listeners(args: ResourceValidationArgs, report_violation: Report) -> None:
     if args.resource_type == K8S_SERVICE:
         _service_tls(args, report_violation)
         return
@@ -228,7 +229,7 @@ def https_listeners(args: ResourceValidationArgs, report_violation: ReportViolat
                      "with a certificate")
 
 
-def _service_tls(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def _service_tls(args: ResourceValidationArgs, report_violation: Report) -> None:
     """A Kubernetes Service of type LoadBalancer terminates TLS on every port (ssl-cert and ssl-ports annotations)."""
     if get(args.props, "spec", "type") != "LoadBalancer":
         return
@@ -248,7 +249,7 @@ def _service_tls(args: ResourceValidationArgs, report_violation: ReportViolation
                  "No IAM policy allows every action on every resource (\"*\" on \"*\"), nor attaches "
                  "AdministratorAccess.",
                  MANDATORY, types=(*IAM_POLICY_DOCS, IAM_ROLE, *IAM_ATTACHMENTS))
-def iam_no_admin(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def iam_no_admin(args: ResourceValidationArgs, report_violation: Report) -> None:
     if args.resource_type in IAM_ATTACHMENTS:
         if get(args.props, "policyArn") == ADMIN_POLICY:
             report_violation(f"{args.name} attaches AdministratorAccess; attach a least-privilege policy instead")

@@ -12,10 +12,10 @@ import ipaddress
 from collections.abc import Mapping
 from typing import Any
 
-from pulumi_policy import PolicyResource, ReportViolation, ResourceValidationArgs, StackValidationArgs
+from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from .facts import StackFacts, require
-from .rules import MANDATORY, resource_policy, stack_policy
+from .rules import MANDATORY, Report, resource_policy, stack_policy
 from .values import (
     ASG,
     AWS_PROVIDER,
@@ -62,7 +62,7 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
                  "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
                  "groups carry it themselves, propagated at launch); every Kubernetes object the "
                  "gpuinfra.io/workload label.", MANDATORY, type_prefix=("aws:", "kubernetes:"))
-def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     if args.resource_type.startswith("kubernetes:"):
         found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
@@ -85,7 +85,7 @@ def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation
 @stack_policy("separation-one-workload",
               "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
               MANDATORY)
-def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     stack = view(args)
     seen: dict[str, list[str]] = {}
@@ -112,7 +112,7 @@ def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -
 @stack_policy("separation-accounts",
               "Every AWS provider assumes a role in, and is pinned to, an account of the stack's purpose; no account "
               "serves both training and inference.", MANDATORY)
-def accounts(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def accounts(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     for provider in view(args).of_type(AWS_PROVIDER):
         for problem in provider_problems(facts, provider.name, provider.props):
@@ -154,7 +154,7 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
                                     "description": "Private ranges outside the stack's VPCs that rules may reach "
                                                    "(e.g. an on-premises VPN of the same workload)."},
               })
-def network(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def network(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     if facts.workload == "registry":
         args.not_applicable("the registry stack has no network")
@@ -225,7 +225,7 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
 @stack_policy("separation-cross-account-grants",
               "The only cross-account grants are the model registry's: training accounts write its upload prefix, "
               "inference accounts read its model prefix.", MANDATORY)
-def cross_account_grants(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def cross_account_grants(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     stack = view(args)
     for resource in stack.of_type(BUCKET_POLICY, KMS_KEY, ROLE):

@@ -3,7 +3,7 @@ availability zone, and spot capacity only with checkpoints no further apart than
 
 from __future__ import annotations
 
-from pulumi_policy import ReportViolation, ResourceValidationArgs, StackValidationArgs
+from pulumi_policy import ResourceValidationArgs, StackValidationArgs
 
 from infra.plan import TrainingPlan
 from infra.plan.checkpoint import interval_within_bound
@@ -11,7 +11,7 @@ from infra.spec import TrainingSpec
 
 from .facts import StackFacts, require
 from .groups import NODE_GROUP, SUBNET, Group, groups, split
-from .rules import MANDATORY, resource_policy, stack_policy
+from .rules import MANDATORY, Report, resource_policy, stack_policy
 from .values import ASG, LAUNCH_TEMPLATE, StackView, as_int, get, num, view
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
@@ -21,7 +21,7 @@ EFA_TYPES = frozenset({"efa", "efa-only"})
 @resource_policy("training-efa-every-card",
                  "Training launch templates put an EFA interface on every network card an EFA-capable type has.",
                  MANDATORY, types=(LAUNCH_TEMPLATE,))
-def efa_every_card(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def efa_every_card(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args, "training")
     instance_type = get(args.props, "instanceType")
     info = facts.catalog.instance(str(instance_type)) if instance_type else None
@@ -49,7 +49,7 @@ def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
 @stack_policy("training-cluster-placement-group",
               "Every training node group (Auto Scaling or EKS) launches into a placement group with strategy "
               "cluster.", MANDATORY)
-def cluster_placement_group(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def cluster_placement_group(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args, "training")
     for group in gpu_groups(view(args), facts):
         if group.max_size <= 1:
@@ -66,7 +66,7 @@ def cluster_placement_group(args: StackValidationArgs, report_violation: ReportV
 @stack_policy("training-one-zone",
               "A training cluster's nodes and file system live in one availability zone (EFA cannot cross zones).",
               MANDATORY)
-def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> None:
+def one_zone(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args, "training")
     stack = view(args)
     zones: dict[str, list[str]] = {}
@@ -87,7 +87,7 @@ def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> No
 @resource_policy("training-spot-checkpointing",
                  "Training runs on spot only with checkpointing at an interval no longer than the planner's bound.",
                  MANDATORY, types=(ASG, NODE_GROUP, LAUNCH_TEMPLATE))
-def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+def spot_checkpointing(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args, "training")
     spot = _spot_nodes(args)
     if spot == 0:

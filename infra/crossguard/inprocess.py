@@ -135,12 +135,12 @@ class _StackResource(PolicyResource):
         self.dependencies = []
         self.property_dependencies = {}
 
-    @property  # type: ignore[override]
-    def props(self) -> Mapping[str, Any]:
+    @property
+    def props(self) -> Mapping[str, Any]:  # type: ignore[override]
         return self._wrapped.props(self._source)
 
-    @property  # type: ignore[override]
-    def opts(self) -> PolicyResourceOptions:
+    @property
+    def opts(self) -> PolicyResourceOptions:  # type: ignore[override]
         return _options(self._source)
 
 
@@ -200,9 +200,9 @@ def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyCo
     stack_policies = [p for p in active if isinstance(p, StackValidationPolicy)]
     if stack_policies:
         resources = _stack_resources(graph, wrapped)
-        for policy in stack_policies:
-            args = GraphStackArgs(resources, graph, props_of[policy.name], stack_tags)
-            _call(run, policy, _reported(levels[policy.name]), args, pack, "")
+        for stack_policy in stack_policies:
+            stack_args = GraphStackArgs(resources, graph, props_of[stack_policy.name], stack_tags)
+            _call(run, stack_policy, _reported(levels[stack_policy.name]), stack_args, pack, "")
     return run
 
 

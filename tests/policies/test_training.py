@@ -27,7 +27,7 @@ CASES = [
                edits=((LT, "llm-train-eks-eks-gpu-lt", {"placement": {}}),),
                message="llm-train-eks-eks-gpu-spot launches into no placement group"),
     PolicyCase("training-one-zone", "llm-train", fires=False),
-    PolicyCase("training-one-zone", "llm-train-eks", fires=False, label="control plane's second zone is not the nodes'"),
+    PolicyCase("training-one-zone", "llm-train-eks", fires=False, label="control plane in a second zone"),
     PolicyCase("training-one-zone", "llm-train", edits=((ASG, None, {"availabilityZones": ["us-east-1b"]}),),
                message=r"spans 2 zones \(us-east-1a: .*llm-train-compute-asg.*; us-east-1b: llm-train-compute-asg\)"),
     PolicyCase("training-spot-checkpointing", "llm-train", fires=False, label="interval 150 within 343"),
