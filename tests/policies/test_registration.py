@@ -75,3 +75,9 @@ def test_main_only_builds_the_pack() -> None:
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
     assert isinstance(call.value.func, ast.Name) and call.value.func.id == "PolicyPack"
+
+
+def test_the_readme_lists_every_policy_at_its_level() -> None:
+    readme = (PACK.parent / "README.md").read_text()
+    for policy in policies.POLICIES:
+        assert f"| `{policy.name}` | {policy.enforcement_level.value} |" in readme, policy.name
