@@ -85,6 +85,8 @@ class PolicyRun:
     """Each policy's kind: resource or stack."""
     violations: list[Violation] = field(default_factory=list)
     not_applicable: list[NotApplicable] = field(default_factory=list)
+    evaluated: set[str] = field(default_factory=set)
+    """Policies that ran at least once (a resource policy runs only on resources of its types)."""
 
     @property
     def mandatory(self) -> list[Violation]:
@@ -226,6 +228,7 @@ def _stack_resources(graph: Graph, wrapped: _Wrapped) -> list[PolicyResource]:
 
 
 def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pack: str, subject: str) -> None:
+    run.evaluated.add(policy.name)
     def report_violation(message: str, urn: str | None = None) -> None:
         if message and not isinstance(message, str):
             raise TypeError("Expected message to be a string")

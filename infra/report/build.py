@@ -212,6 +212,8 @@ def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackRepo
     reasons: dict[str, str] = {}
     for na in sorted(run.not_applicable):
         reasons.setdefault(na.policy, na.reason)
+    for name in set(run.levels) - run.evaluated:
+        reasons.setdefault(name, "no resource of the types it judges")
     policies = []
     for name, level in sorted(run.levels.items()):
         status = ("disabled" if level == "disabled" else "failed" if counts.get(name)
