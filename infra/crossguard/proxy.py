@@ -28,31 +28,40 @@ def _wrap(value: Any, path: list[str]) -> Any:
     return value
 
 
-class LazyDictProxy(_DictProxy):
-    def __init__(self, target: dict[str, Any], props_acc: list[str]) -> None:
-        super().__init__(target, props_acc)
+class _Lazy:
+    """What both lazy proxies share: the raw target, the path to it, and reading one child."""
+
+    _target: Any
+    _path: list[str]
+
+    def _keep(self, target: Any, path: list[str]) -> None:
         self._target = target
-        self._path = props_acc
+        self._path = path
+
+    def _read(self, key: Any, index: Any) -> Any:
+        return _raise_if_unknown(key, _wrap(self._target[key], _append_prop(self._path, index)), self._path)
+
+
+class LazyDictProxy(_Lazy, _DictProxy):
+    def __init__(self, target: dict[str, Any], props_acc: list[str]) -> None:
+        _DictProxy.__init__(self, target, props_acc)
+        self._keep(target, props_acc)
 
     def __getitem__(self, key: Any) -> Any:
-        if key == "__target":
-            return self._target
-        return _raise_if_unknown(key, _wrap(self._target[key], _append_prop(self._path, key)), self._path)
+        return self._target if key == "__target" else self._read(key, key)
 
 
-class LazyListProxy(_ListProxy):
+class LazyListProxy(_Lazy, _ListProxy):
     def __init__(self, target: list[Any], props_acc: list[str]) -> None:
-        super().__init__(target, props_acc)
-        self._target = target
-        self._path = props_acc
+        _ListProxy.__init__(self, target, props_acc)
+        self._keep(target, props_acc)
 
     def __getitem__(self, key: Any) -> Any:
         if key == "__target":
             return self._target
         if isinstance(key, slice):  # like the original: the wrapped elements, unknown or not
             return [_wrap(self._target[i], _append_prop(self._path, i)) for i in range(*key.indices(len(self._target)))]
-        index = key + len(self._target) if isinstance(key, int) and key < 0 else key
-        return _raise_if_unknown(key, _wrap(self._target[key], _append_prop(self._path, index)), self._path)
+        return self._read(key, key + len(self._target) if isinstance(key, int) and key < 0 else key)
 
 
 __all__ = ["LazyDictProxy", "LazyListProxy", "lazy_unknown_checking_proxy"]

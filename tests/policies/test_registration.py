@@ -4,38 +4,24 @@ from a real graph somewhere in tests/policies (found by reading the test modules
 from __future__ import annotations
 
 import ast
-import importlib.util
 import re
 import sys
 from pathlib import Path
 
+from helpers import sibling_test_modules
 from policy_helpers import PolicyCase
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
 import policies
 from policies.rules import ResourceRule
 
-HERE = Path(__file__).parent
 PACK = Path(policies.__file__).parent
 DOMAINS = ("separation", "quota", "budget", "training", "inference", "security")
 
 
-def case_modules() -> list[object]:
-    modules = []
-    for path in sorted(HERE.glob("test_*.py")):
-        if path.name == Path(__file__).name:
-            continue
-        spec = importlib.util.spec_from_file_location(f"policy_cases_{path.stem}", path)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        modules.append(module)
-    return modules
-
-
 def test_every_policy_has_a_failing_and_a_passing_case() -> None:
-    cases: list[PolicyCase] = [c for m in case_modules() for c in getattr(m, "CASES", [])]
-    both = {name for m in case_modules() for name in getattr(m, "COVERS", [])}
+    cases: list[PolicyCase] = [c for m in sibling_test_modules(__file__) for c in getattr(m, "CASES", [])]
+    both = {name for m in sibling_test_modules(__file__) for name in getattr(m, "COVERS", [])}
     names = {p.name for p in policies.POLICIES}
     failing = {c.policy for c in cases if c.fires} | both
     passing = {c.policy for c in cases if not c.fires} | both
