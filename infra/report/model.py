@@ -5,6 +5,8 @@ Renderers import only this module. Unknown money is None, never zero.
 
 from __future__ import annotations
 
+import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -48,6 +50,71 @@ class ResourceOut(Model):
     inputs: dict[str, Any] = {}
 
 
+class CostLineOut(Model):
+    """One priced dimension of a resource (Infracost's cost component). Money in USD; None = unknown."""
+
+    name: str
+    quantity: Decimal | None = None
+    unit: str
+    unit_price_usd: Decimal | None = None
+    price_unit: str = ""
+    hourly_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+    monthly_min_usd: Decimal | None = None
+    monthly_max_usd: Decimal | None = None
+    flags: list[str] = []
+    """unconfirmed, region-fallback, spot-estimate, usage-based, assumed-usage, unknown-input, not-in-catalog."""
+    sources: list[str] = []
+    """Catalog source ids (infra/catalog/data/sources.yaml)."""
+    note: str | None = None
+
+
+class ResourceCostOut(Model):
+    urn: str
+    type: str
+    name: str
+    component: str
+    region: str | None = None
+    account: str | None = None
+    hourly_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+    monthly_min_usd: Decimal | None = None
+    monthly_max_usd: Decimal | None = None
+    lines: list[CostLineOut] = []
+
+
+class CostGroupOut(Model):
+    """Monthly cost summed over a component, region or account."""
+
+    key: str
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+
+
+class CostOut(Model):
+    """The priced graph of one stack. Totals sum the known lines; unknown lines are listed in `unpriced`."""
+
+    currency: Literal["USD"] = "USD"
+    monthly_usd: Decimal
+    """Expected: Auto Scaling groups at their desired (else minimum) size."""
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    hourly_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    """Oldest catalog date behind the priced lines."""
+    prices_as_of_newest: datetime.date | None = None
+    resources: list[ResourceCostOut] = []
+    """Resources with cost lines (free resources are only counted)."""
+    free_resources: int = 0
+    by_component: list[CostGroupOut] = []
+    by_region: list[CostGroupOut] = []
+    by_account: list[CostGroupOut] = []
+    unpriced: list[str] = []
+    doubtful: list[str] = []
+    usage_file: str | None = None
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -59,6 +126,8 @@ class StackReport(Model):
     summary: list[Section] = []
     resources: list[ResourceOut] | None = None
     """The resource graph (preview only)."""
+    cost: CostOut | None = None
+    """The graph priced from the catalog (preview only)."""
 
 
 class InputProblem(Model):
@@ -68,11 +137,24 @@ class InputProblem(Model):
     messages: list[str]
 
 
+class CostTotalOut(Model):
+    """Monthly cost over every stack of a report."""
+
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    unpriced: int = 0
+
+
 class Report(Model):
     version: Literal[1] = REPORT_VERSION
     command: str
     stacks: list[StackReport] = []
     problems: list[InputProblem] = []
+    cost: CostTotalOut | None = None
+    """Sum of the stacks' costs (preview only)."""
 
     @property
     def exit_code(self) -> int:
@@ -81,4 +163,5 @@ class Report(Model):
         return 1 if any(f.level == "error" for s in self.stacks for f in s.findings) else 0
 
 
-__all__ = ["REPORT_VERSION", "FindingOut", "InputProblem", "Report", "ResourceOut", "Section", "StackReport"]
+__all__ = ["REPORT_VERSION", "CostGroupOut", "CostLineOut", "CostOut", "CostTotalOut", "FindingOut", "InputProblem",
+           "Report", "ResourceCostOut", "ResourceOut", "Section", "StackReport"]
