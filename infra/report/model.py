@@ -163,5 +163,111 @@ class Report(Model):
         return 1 if any(f.level == "error" for s in self.stacks for f in s.findings) else 0
 
 
-__all__ = ["REPORT_VERSION", "CostGroupOut", "CostLineOut", "CostOut", "CostTotalOut", "FindingOut", "InputProblem",
+class StackCostOut(Model):
+    """One stack priced by `gpuinfra cost` (from a stack file or a JSON document)."""
+
+    stack: str
+    source: str
+    """gpuinfra preview, pulumi preview --json, pulumi stack export or pulumi engine events."""
+    cost: CostOut | None = None
+    """None when the stack has no graph (an error finding stopped the preview)."""
+    notes: list[str] = []
+
+
+class CostReport(Model):
+    version: Literal[1] = REPORT_VERSION
+    command: Literal["cost"] = "cost"
+    stacks: list[StackCostOut] = []
+    total: CostTotalOut | None = None
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 2
+        return 1 if any(s.cost is None for s in self.stacks) else 0
+
+
+class PropertyChangeOut(Model):
+    path: str
+    before: Any = None
+    after: Any = None
+    absent_before: bool = False
+    absent_after: bool = False
+    effect: Literal["update", "replace", "refresh", "may-replace", "unknown"]
+    """refresh: in place, but the group replaces its running instances."""
+    reason: str | None = None
+    """Catalog source id of the rule (replacements.yaml), or 'pulumi' for Pulumi's replaceReasons."""
+    reason_url: str | None = None
+
+
+class ResourceChangeOut(Model):
+    type: str
+    name: str
+    action: Literal["create", "delete", "update", "replace", "same"]
+    """same: inputs equal, only the cost moved (e.g. spec-derived usage)."""
+    component: str = ""
+    changes: list[PropertyChangeOut] = []
+    monthly_before_usd: Decimal | None = None
+    monthly_after_usd: Decimal | None = None
+    monthly_delta_usd: Decimal | None = None
+
+
+class FindingChangeOut(Model):
+    """A validator finding, policy result or Pulumi diagnostic, compared by (stack, rule, where, message)."""
+
+    stack: str
+    source: str
+    rule: str
+    level: str
+    where: str
+    message: str
+    status: Literal["new", "resolved", "unchanged"]
+
+
+class StackDiffOut(Model):
+    stack: str
+    status: Literal["changed", "unchanged", "added", "removed"]
+    counts: dict[str, int] = {}
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_before_usd: Decimal
+    monthly_max_before_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    resources: list[ResourceChangeOut] = []
+    findings: list[FindingChangeOut] = []
+    unpriced_after: list[str] = []
+    doubtful_after: list[str] = []
+
+
+class DiffReport(Model):
+    version: Literal[1] = REPORT_VERSION
+    command: Literal["diff"] = "diff"
+    base: str
+    head: str
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    stacks: list[StackDiffOut] = []
+    notes: list[str] = []
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an input cannot be read; 1 when the head side has an error finding or a mandatory policy
+        violation; else 0."""
+        if self.problems:
+            return 2
+        blocking = {"error", "mandatory"}
+        return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
+
+
+__all__ = ["REPORT_VERSION", "CostGroupOut", "CostReport", "DiffReport", "FindingChangeOut", "PropertyChangeOut",
+           "ResourceChangeOut", "StackCostOut", "StackDiffOut", "CostLineOut", "CostOut", "CostTotalOut", "FindingOut", "InputProblem",
            "Report", "ResourceCostOut", "ResourceOut", "Section", "StackReport"]
