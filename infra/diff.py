@@ -101,7 +101,8 @@ class ResourceDiff:
 class StackDiff:
     stack: str
     status: str
-    """changed, unchanged, added (only in head) or removed (only in base)."""
+    """changed, unchanged, added (only in head), removed (only in base), or not-previewed (a side has no graph:
+    an error finding stopped its preview; resources and cost are not compared)."""
     resources: tuple[ResourceDiff, ...]
     before: Breakdown | None
     after: Breakdown | None
@@ -207,6 +208,13 @@ def _action(step: Step | None, found: tuple[Change, ...]) -> str:
 
 def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> StackDiff:
     name = (head or base).stack  # type: ignore[union-attr]
+    base_f = {f.key: f for f in (base.findings if base else ())}
+    head_f = {f.key: f for f in (head.findings if head else ())}
+    findings = {"new_findings": tuple(f for k, f in head_f.items() if k not in base_f),
+                "resolved_findings": tuple(f for k, f in base_f.items() if k not in head_f),
+                "head_findings": tuple(head_f.values())}
+    if (base is not None and base.graph is None) or (head is not None and head.graph is None):
+        return StackDiff(name, "not-previewed", (), None, None, **findings)
     old, new = index(base.graph if base else None), index(head.graph if head else None)
     before_cost = base.cost if base else None
     after_cost = head.cost if head else None
@@ -233,16 +241,9 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
             action = _action(step, found)
             if action != "same" or before != after:
                 out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
-    base_f = {f.key: f for f in (base.findings if base else ())}
-    head_f = {f.key: f for f in (head.findings if head else ())}
     status = ("added" if base is None else "removed" if head is None
               else "changed" if out or base_f.keys() != head_f.keys() else "unchanged")
-    return StackDiff(
-        stack=name, status=status, resources=tuple(out), before=before_cost, after=after_cost,
-        new_findings=tuple(f for k, f in head_f.items() if k not in base_f),
-        resolved_findings=tuple(f for k, f in base_f.items() if k not in head_f),
-        head_findings=tuple(head_f.values()),
-    )
+    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings)
 
 
 def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules: Rules) -> Diff:

@@ -227,7 +227,8 @@ class FindingChangeOut(Model):
 
 class StackDiffOut(Model):
     stack: str
-    status: Literal["changed", "unchanged", "added", "removed"]
+    status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
+    """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
     counts: dict[str, int] = {}
     monthly_before_usd: Decimal
     monthly_after_usd: Decimal
