@@ -139,6 +139,8 @@ class _Mocks(pulumi_mocks.Mocks):
             state.setdefault("latestVersion", 1)
         elif typ == "aws:kms/key:Key":
             state.setdefault("keyId", resource_id)
+        elif typ == "kubernetes:core/v1:Service" and (state.get("spec") or {}).get("type") == "LoadBalancer":
+            state.setdefault("status", {"loadBalancer": {"ingress": [{"hostname": f"{digest[:24]}.elb.amazonaws.com"}]}})
         elif typ == "aws:eks/cluster:Cluster":
             state.setdefault("endpoint", f"https://{digest[:16].upper()}.gr7.{region}.eks.amazonaws.com")
             state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTi0tLS0t"})

@@ -18,10 +18,11 @@ from infra.catalog import load_catalog
 from infra.errors import InputError
 from infra.inputs import Inputs, resolve
 from infra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
-from infra.spec import NAMESPACE, ORG_KEY, InferenceSpec, RegistrySpec, TrainingSpec, YamlDocument, parse_stack, read_org
+from infra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, InferenceSpec, RegistrySpec, TrainingSpec, YamlDocument, parse_stack, read_org
 from infra.validators import Level, validate
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent
+SPEC_KEYS = frozenset(f"{NAMESPACE}:{workload}" for workload in SPEC_MODELS)
 DEFAULT_ORG = PROJECT_ROOT / "stacks" / "org.yaml"
 
 
@@ -30,7 +31,7 @@ def stack_config() -> dict[str, Any]:
     raw: dict[str, Any] = {**get_config_env(), **CONFIG.get()}
     out: dict[str, Any] = {}
     for key, value in raw.items():
-        if key.startswith(f"{NAMESPACE}:") and isinstance(value, str) and value[:1] in "{[":
+        if key in SPEC_KEYS and isinstance(value, str):
             value = json.loads(value)
         out[key] = value
     for key in get_config_secret_keys_env():

@@ -6,14 +6,17 @@ import copy
 import re
 import subprocess
 import sys
+import tempfile
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from ruamel.yaml import YAML
+
 from infra.catalog import load_catalog
 from infra.inputs import Inputs, resolve
 from infra.pipeline import Checked, check
-from infra.spec import OrgDocument, Organization, YamlDocument, parse_stack, read_yaml
+from infra.spec import SPEC_MODELS, OrgDocument, Organization, YamlDocument, parse_stack, read_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ROOT / "stacks"
@@ -63,7 +66,7 @@ def apply(data: Any, mutations: Mutations) -> Any:
 
 def workload_of(stack: str) -> str:
     config = example_data(stack)["config"]
-    return next(k for k in config if k.startswith("gpuinfra:") and k != "gpuinfra:org").split(":")[1]
+    return next(w for w in SPEC_MODELS if f"gpuinfra:{w}" in config)
 
 
 def inputs_for(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
@@ -75,10 +78,14 @@ def inputs_for(stack: str, spec: Mutations | None = None, org: Mutations | None 
     apply(data["config"][key], spec or {})
     data["config"].update(config or {})
     stack_doc = parse_stack(YamlDocument(path=STACKS / f"Pulumi.{stack}.yaml", data=data))
-    org_doc = OrgDocument(
-        org=Organization.model_validate(apply(org_data(), org or {})),
-        doc=YamlDocument(path=STACKS / "org.yaml", data={}),
-    )
+    org_path = STACKS / "org.yaml"
+    org_values = apply(org_data(), org or {})
+    if org:
+        # The Pulumi program reads the organization file itself (as under `pulumi up`): write the mutation.
+        org_path = Path(tempfile.mkdtemp(prefix="gpuinfra-org-")) / "org.yaml"
+        with org_path.open("w") as fh:
+            YAML().dump(org_values, fh)
+    org_doc = OrgDocument(org=Organization.model_validate(org_values), doc=YamlDocument(path=org_path, data={}))
     return resolve(stack_doc, org_doc, load_catalog())
 
 
@@ -165,3 +172,24 @@ def graph_for(stack: str, spec: Mutations | None = None, org: Mutations | None =
 def example_graph(stack: str) -> Graph:
     """The unmutated example's graph, computed once per test session."""
     return graph_for(stack)
+
+
+# ---- rendered bootstrap ------------------------------------------------------------------------
+def cloud_config(text: str) -> dict[str, Any]:
+    from ruamel.yaml import YAML
+
+    assert text.startswith("#cloud-config\n")
+    data = YAML(typ="safe", pure=True).load(text)
+    assert isinstance(data, dict) and data["write_files"]
+    return data
+
+
+def assert_bash_ok(script: str, tmp_path: Path) -> None:
+    path = tmp_path / "script.sh"
+    path.write_text(script)
+    result = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stderr
+
+
+def scripts(config: dict[str, Any]) -> list[str]:
+    return [f["content"] for f in config["write_files"] if f["content"].startswith("#!/bin/bash")]

@@ -15,6 +15,9 @@ from ..spec import Account
 
 WORKLOAD_TAG = "workload"
 STACK_TAG = "gpuinfra:stack"
+EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
+SSM_CORE = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
+"""AWS-managed policy for Session Manager access: no SSH keys, no open ports."""
 
 
 def stack_tags(workload: str, stack: str, owner_key: str, owner: str, *extra: Mapping[str, str]) -> dict[str, str]:
@@ -37,10 +40,20 @@ def aws_provider(name: str, account: Account, region: str, tags: Mapping[str, st
     )
 
 
+def group_tags(tags: dict[str, str], expected_capacity: int) -> list[aws.autoscaling.GroupTagArgs]:
+    """Auto Scaling groups take no provider default tags: carry them (propagated to instances), plus
+    the planner's expected instance count for cost estimates (not propagated)."""
+    out = [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in sorted(tags.items())]
+    out.append(aws.autoscaling.GroupTagArgs(key=EXPECTED_CAPACITY_TAG, value=str(expected_capacity),
+                                            propagate_at_launch=False))
+    return out
+
+
 def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None,
           **extra: object) -> pulumi.ResourceOptions:
     """Options for a child resource: parented, with the explicit provider (pulumi-eks style)."""
     return pulumi.ResourceOptions(parent=parent, provider=provider, **extra)  # type: ignore[arg-type]
 
 
-__all__ = ["STACK_TAG", "WORKLOAD_TAG", "aws_provider", "child", "stack_tags"]
+__all__ = ["EXPECTED_CAPACITY_TAG", "SSM_CORE", "STACK_TAG", "WORKLOAD_TAG", "aws_provider", "child", "group_tags",
+           "stack_tags"]

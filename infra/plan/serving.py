@@ -118,6 +118,8 @@ def warm_pool_size(
 class RegionPlan(Plain):
     region: str
     instance_type: str | None
+    accelerator: str | None
+    accelerators_per_instance: int
     zones: list[str]
     min_replicas: int
     max_replicas: int
@@ -135,6 +137,8 @@ class RegionPlan(Plain):
 def region_plan(
     region: str,
     instance_type: str | None,
+    accelerator: str | None,
+    accelerators_per_instance: int,
     zones: list[str],
     min_replicas: int,
     max_replicas: int,
@@ -152,6 +156,8 @@ def region_plan(
     return RegionPlan(
         region=region,
         instance_type=instance_type,
+        accelerator=accelerator,
+        accelerators_per_instance=accelerators_per_instance,
         zones=zones,
         min_replicas=min_replicas,
         max_replicas=max_replicas,

@@ -12,6 +12,10 @@ from .model import ResourceOut, Section
 ASG = "aws:autoscaling/group:Group"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
+LISTENER = "aws:lb/listener:Listener"
+ROUTE53_RECORD = "aws:route53/record:Record"
+GA_ENDPOINT_GROUP = "aws:globalaccelerator/endpointGroup:EndpointGroup"
 
 
 def resources_out(graph: Graph) -> list[ResourceOut]:
@@ -48,9 +52,11 @@ def capacity_mix(graph: Graph, group: Resource) -> str:
     mixed = group.inputs.get("mixedInstancesPolicy")
     if mixed:
         dist = mixed.get("instancesDistribution") or {}
-        return (f"on-demand base {dist.get('onDemandBaseCapacity', 0)}, "
-                f"{dist.get('onDemandPercentageAboveBaseCapacity', 100)}% on-demand above it, spot "
-                f"{dist.get('spotAllocationStrategy', 'lowest-price')}")
+        base = dist.get("onDemandBaseCapacity", 0)
+        pct = dist.get("onDemandPercentageAboveBaseCapacity", 100)
+        strategy = dist.get("spotAllocationStrategy", "lowest-price")
+        above = "spot" if pct == 0 else f"{pct}% on-demand, rest spot"
+        return f"{above} ({strategy})" if base == 0 else f"on-demand base {base}, then {above} ({strategy})"
     for lt in graph.dependencies_of(group, LAUNCH_TEMPLATE):
         if (lt.inputs.get("instanceMarketOptions") or {}).get("marketType") == "capacity-block":
             target = (lt.inputs.get("capacityReservationSpecification") or {}).get("capacityReservationTarget") or {}
@@ -68,14 +74,19 @@ def key_settings(graph: Graph) -> list[Section]:
     sections = []
     groups = graph.of_type(ASG)
     if groups:
-        sections.append(Section(
-            title="Compute groups",
-            columns=["group", "instances", "min/desired/max", "capacity", "EFA per node", "placement group"],
-            rows=[[g.name, ", ".join(instance_types(graph, g)),
+        efa = {g.urn: efa_count(graph, g) for g in groups}
+        fabric = any(efa.values()) or any(g.inputs.get("placementGroup") for g in groups)
+        columns = ["group", "region", "instances", "min/desired/max", "capacity", "warm pool"]
+        rows = []
+        for g in groups:
+            row = [g.name, region_of(graph, g), ", ".join(instance_types(graph, g)),
                    f"{g.inputs.get('minSize')}/{g.inputs.get('desiredCapacity', '-')}/{g.inputs.get('maxSize')}",
-                   capacity_mix(graph, g), str(efa_count(graph, g)), str(g.inputs.get("placementGroup") or "-")]
-                  for g in groups],
-        ))
+                   capacity_mix(graph, g), str((g.inputs.get("warmPool") or {}).get("minSize", "-"))]
+            if fabric:
+                row += [str(efa[g.urn]), str(g.inputs.get("placementGroup") or "-")]
+            rows.append(row)
+        sections.append(Section(title="Compute groups",
+                                columns=columns + (["EFA per node", "placement group"] if fabric else []), rows=rows))
     file_systems = graph.of_type(LUSTRE)
     if file_systems:
         rows = []
@@ -86,7 +97,31 @@ def key_settings(graph: Graph) -> list[Section]:
                          f"{number(gib / 1024 * per_tib, 0)} MB/s", "yes" if fs.inputs.get("kmsKeyId") else "FSx-managed"])
         sections.append(Section(title="Lustre", columns=["file system", "deployment", "capacity", "throughput",
                                                          "aggregate", "KMS key"], rows=rows))
+    balancers = graph.of_type(LOAD_BALANCER)
+    if balancers:
+        listeners = graph.of_type(LISTENER)
+        rows = []
+        for lb in balancers:
+            ports = sorted(f"{l.inputs.get('protocol')}:{l.inputs.get('port')}" for l in listeners if lb.urn in l.dependencies)
+            rows.append([region_of(graph, lb), lb.name, str(lb.inputs.get("loadBalancerType")), ", ".join(ports)])
+        sections.append(Section(title="Load balancers", columns=["region", "load balancer", "type", "listeners"],
+                                rows=rows))
+    routing = [*graph.of_type(ROUTE53_RECORD), *graph.of_type(GA_ENDPOINT_GROUP)]
+    if routing:
+        sections.append(Section(
+            title="Global routing",
+            columns=["kind", "region", "name", "health check"],
+            rows=[["Route 53 latency", str(r.inputs.get("setIdentifier")), str(r.inputs.get("name")),
+                   "yes" if r.inputs.get("healthCheckId") else "no"] if r.type == ROUTE53_RECORD else
+                  ["Global Accelerator", str(r.inputs.get("endpointGroupRegion")), r.name,
+                   str(r.inputs.get("healthCheckPath", "-"))] for r in routing],
+        ))
     return sections
 
 
-__all__ = ["by_component", "capacity_mix", "efa_count", "instance_types", "key_settings", "resources_out"]
+def region_of(graph: Graph, resource: Resource) -> str:
+    provider = graph.provider_of(resource)
+    return str(provider.inputs.get("region", "-")) if provider else "-"
+
+
+__all__ = ["by_component", "capacity_mix", "efa_count", "instance_types", "key_settings", "region_of", "resources_out"]

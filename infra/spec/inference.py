@@ -143,6 +143,8 @@ class KubernetesPlatform(SpecModel):
     """External metric the autoscaler tracks, per replica."""
     prometheus_url: str = "http://prometheus.monitoring:9090"
     """Where KEDA reads the queue metric (autoscaler keda)."""
+    service_account_role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None = None
+    """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 
 
 class InferenceSpec(SpecModel):

@@ -122,6 +122,14 @@ def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: C
 
 
 @rule(Level.ERROR)
+def accelerator_needs_load_balancers(spec: InferenceSpec) -> Iterator[Failure]:
+    """Global Accelerator points at load balancer ARNs, which gpuinfra owns only on platform ec2."""
+    if spec.platform == "kubernetes" and spec.global_routing.type == "global_accelerator":
+        yield Failure("global_accelerator needs the fleet's own load balancers (platform ec2)",
+                      ("global_routing", "type"), "use route53_latency on kubernetes")
+
+
+@rule(Level.ERROR)
 def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
     """On Kubernetes every region needs its cluster's kubeconfig, and only fleet regions may have one."""
     if spec.kubernetes is None:
@@ -138,6 +146,7 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 __all__ = [
+    "accelerator_needs_load_balancers",
     "alb_without_certificate",
     "demand_exceeds_max",
     "kubeconfig_per_region",

@@ -4,13 +4,10 @@ topology follows the planner's racks."""
 from __future__ import annotations
 
 import base64
-import subprocess
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import checked, example_graph
-from ruamel.yaml import YAML
+from helpers import assert_bash_ok, checked, cloud_config, example_graph, scripts
 
 from infra.components.training.bootstrap import (
     LustreMount,
@@ -23,24 +20,6 @@ from infra.components.training.bootstrap import (
 )
 from infra.plan import TrainingPlan
 from infra.plan.racks import rack_layout
-
-
-def cloud_config(text: str) -> dict[str, Any]:
-    assert text.startswith("#cloud-config\n")
-    data = YAML(typ="safe", pure=True).load(text)
-    assert isinstance(data, dict) and data["write_files"]
-    return data
-
-
-def assert_bash_ok(script: str, tmp_path: Path) -> None:
-    path = tmp_path / "script.sh"
-    path.write_text(script)
-    result = subprocess.run(["bash", "-n", str(path)], capture_output=True, text=True)
-    assert result.returncode == 0, result.stderr
-
-
-def scripts(config: dict[str, Any]) -> list[str]:
-    return [f["content"] for f in config["write_files"] if f["content"].startswith("#!/bin/bash")]
 
 
 def slurm(racks: int = 4) -> SlurmCluster:

@@ -43,6 +43,8 @@ def test_every_resource_carries_the_workload_tag(graph: Graph) -> None:
     # Auto Scaling groups do not take provider default tags: they carry their own, propagated.
     asg_tags = {t["key"]: t for t in graph.one(ASG).inputs["tags"]}
     assert asg_tags["workload"]["value"] == "training" and asg_tags["workload"]["propagateAtLaunch"]
+    expected = asg_tags["gpuinfra:expected-capacity"]
+    assert expected["value"] == "16" and expected["propagateAtLaunch"] is False
 
 
 def test_every_resource_is_parented_to_a_component_under_the_cluster(graph: Graph) -> None:

@@ -38,6 +38,10 @@ CASES = [
          config={"gpuinfra:kube-use1": {"secure": "v1:abc"}},
          message="no kubeconfig key for us-west-2"),
     Case("kubeconfig-per-region", "chat-serve", fires=False),
+    Case("accelerator-needs-load-balancers", "chat-serve-k8s",
+         {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
+         message="global_accelerator needs the fleet's own load balancers"),
+    Case("accelerator-needs-load-balancers", "chat-serve-k8s", fires=False),
 ]
 
 

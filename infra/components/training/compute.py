@@ -11,10 +11,9 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import child
+from ..base import SSM_CORE, child, group_tags
 
 TYPE = "gpuinfra:training:Compute"
-SSM_CORE = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 ROOT_DEVICE = "/dev/sda1"
 
 
@@ -147,7 +146,7 @@ class TrainingCompute(pulumi.ComponentResource):
             health_check_type="EC2",
             wait_for_capacity_timeout="0",
             capacity_rebalance=args.capacity.type == "spot",
-            tags=[aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in sorted(args.tags.items())],
+            tags=group_tags(args.tags, args.node_count),
             **self._capacity(args),
             opts=o,
         )

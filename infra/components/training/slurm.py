@@ -9,8 +9,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import child
-from .compute import SSM_CORE, munge_parameter_arn
+from ..base import SSM_CORE, child
+from .compute import munge_parameter_arn
 
 TYPE = "gpuinfra:training:Slurm"
 CONTROLLER_AMI = "resolve:ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id"

@@ -1,0 +1,100 @@
+"""A serving region's network: private subnets for replicas and public ones for the load balancer
+only, over two or more zones, one NAT for egress, an S3 gateway endpoint for weights."""
+
+from __future__ import annotations
+
+import ipaddress
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from ..base import child
+
+TYPE = "gpuinfra:inference:Network"
+
+
+@dataclass(frozen=True)
+class NetworkArgs:
+    region: str
+    zones: list[str]
+    cidr: str
+    server_port: int
+
+
+def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
+    """Private /20s from the bottom of the VPC, public /24s from the top: room for both, never overlapping."""
+    vpc = ipaddress.ip_network(vpc_cidr)
+    private = list(vpc.subnets(new_prefix=20))[:zones]
+    public = list(vpc.subnets(new_prefix=24))[-zones:]
+    return [str(n) for n in private], [str(n) for n in public]
+
+
+class InferenceNetwork(pulumi.ComponentResource):
+    vpc: aws.ec2.Vpc
+    private_subnets: list[aws.ec2.Subnet]
+    public_subnets: list[aws.ec2.Subnet]
+    lb_security_group: aws.ec2.SecurityGroup
+    replica_security_group: aws.ec2.SecurityGroup
+
+    def __init__(self, name: str, args: NetworkArgs, provider: pulumi.ProviderResource,
+                 opts: pulumi.ResourceOptions | None = None) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True,
+                               opts=o)
+        private_cidrs, public_cidrs = subnet_cidrs(args.cidr, len(args.zones))
+        self.private_subnets = [
+            aws.ec2.Subnet(f"{name}-private-{zone[-1]}", vpc_id=self.vpc.id, cidr_block=cidr, availability_zone=zone,
+                           map_public_ip_on_launch=False, opts=o)
+            for zone, cidr in zip(args.zones, private_cidrs, strict=True)
+        ]
+        self.public_subnets = [
+            aws.ec2.Subnet(f"{name}-public-{zone[-1]}", vpc_id=self.vpc.id, cidr_block=cidr, availability_zone=zone,
+                           map_public_ip_on_launch=False, opts=o)
+            for zone, cidr in zip(args.zones, public_cidrs, strict=True)
+        ]
+        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, opts=o)
+        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=o)
+        nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=self.public_subnets[0].id, allocation_id=eip.id, opts=o)
+        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=self.vpc.id,
+                                       routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+                                       opts=o)
+        private_rt = aws.ec2.RouteTable(f"{name}-private-rt", vpc_id=self.vpc.id,
+                                        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0",
+                                                                            nat_gateway_id=nat.id)], opts=o)
+        for zone, public, private in zip(args.zones, self.public_subnets, self.private_subnets, strict=True):
+            aws.ec2.RouteTableAssociation(f"{name}-public-{zone[-1]}-rta", subnet_id=public.id,
+                                          route_table_id=public_rt.id, opts=o)
+            aws.ec2.RouteTableAssociation(f"{name}-private-{zone[-1]}-rta", subnet_id=private.id,
+                                          route_table_id=private_rt.id, opts=o)
+        aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{args.region}.s3",
+                            vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id], opts=o)
+        self.lb_security_group = aws.ec2.SecurityGroup(
+            f"{name}-lb",
+            vpc_id=self.vpc.id,
+            description="Load balancer: HTTPS (and HTTP for the redirect) from users",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=port, to_port=port,
+                                                      cidr_blocks=["0.0.0.0/0"], description=what)
+                     for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))],
+            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=args.server_port, to_port=args.server_port,
+                                                    cidr_blocks=[args.cidr], description="to replicas")],
+            opts=o,
+        )
+        self.replica_security_group = aws.ec2.SecurityGroup(
+            f"{name}-replicas",
+            vpc_id=self.vpc.id,
+            description="Replicas: the server port from the load balancer only",
+            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=args.server_port,
+                                                      to_port=args.server_port,
+                                                      security_groups=[self.lb_security_group.id],
+                                                      description="from the load balancer")],
+            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=443, to_port=443,
+                                                    cidr_blocks=["0.0.0.0/0"],
+                                                    description="HTTPS: registry replica, CloudWatch, images")],
+            opts=o,
+        )
+        self.register_outputs({"vpc_id": self.vpc.id})
+
+
+__all__ = ["TYPE", "InferenceNetwork", "NetworkArgs", "subnet_cidrs"]

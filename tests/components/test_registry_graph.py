@@ -1,0 +1,86 @@
+"""The registry stack: grants by purpose (write for training, read for inference, nothing else) and
+one replication rule per inference region."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import example_graph, org_data
+
+from infra.graph import Graph
+
+ORG = org_data()
+TRAINING = "arn:aws:iam::111111111111:root"
+INFERENCE = "arn:aws:iam::222222222222:root"
+
+
+@pytest.fixture(scope="module")
+def graph() -> Graph:
+    return example_graph("model-registry")
+
+
+def policy_of(graph: Graph, bucket: str) -> list[dict]:
+    (policy,) = [p for p in graph.of_type("aws:s3/bucketPolicy:BucketPolicy")
+                 if any(graph.by_urn[u].inputs.get("bucket") == bucket for u in p.dependencies if u in graph.by_urn)]
+    return json.loads(policy.inputs["policy"])["Statement"]
+
+
+def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Graph) -> None:
+    statements = {s["Sid"]: s for s in policy_of(graph, "acme-model-registry")}
+    assert set(statements) == {"TrainingUpload", "InferenceReadModels", "InferenceListModels", "DenyInsecureTransport"}
+    upload = statements["TrainingUpload"]
+    assert upload["Principal"] == {"AWS": [TRAINING]} and upload["Action"] == ["s3:PutObject"]
+    assert upload["Resource"] == ["arn:aws:s3:::acme-model-registry/uploads/*"]
+    read = statements["InferenceReadModels"]
+    assert read["Principal"] == {"AWS": [INFERENCE]} and read["Action"] == ["s3:GetObject"]
+    assert read["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
+    assert statements["InferenceListModels"]["Condition"] == {"StringLike": {"s3:prefix": ["models/*"]}}
+    assert statements["DenyInsecureTransport"]["Effect"] == "Deny"
+
+
+@pytest.mark.parametrize("region", ORG["registry"]["replica_regions"])
+def test_replicas_are_read_only_for_inference(graph: Graph, region: str) -> None:
+    statements = policy_of(graph, f"acme-model-registry-{region}")
+    allows = [s for s in statements if s["Effect"] == "Allow"]
+    assert {a for s in allows for a in s["Action"]} == {"s3:GetObject", "s3:ListBucket"}
+    assert all(s["Principal"] == {"AWS": [INFERENCE]} for s in allows)
+
+
+def test_one_replication_rule_per_inference_region(graph: Graph) -> None:
+    config = graph.one("aws:s3/bucketReplicationConfig:BucketReplicationConfig").inputs
+    rules = config["rules"]
+    destinations = sorted(r["destination"]["bucket"] for r in rules)
+    assert destinations == sorted(f"arn:aws:s3:::acme-model-registry-{r}" for r in ORG["registry"]["replica_regions"])
+    for rule in rules:
+        assert rule["filter"] == {"prefix": "models/"} and rule["status"] == "Enabled"
+        assert rule["destination"]["encryptionConfiguration"]["replicaKmsKeyId"].startswith("arn:aws:kms:")
+    assert len({r["priority"] for r in rules}) == len(rules)
+
+
+def test_every_bucket_is_versioned_encrypted_and_private(graph: Graph) -> None:
+    buckets = graph.of_type("aws:s3/bucket:Bucket")
+    assert len(buckets) == 1 + len(ORG["registry"]["replica_regions"])
+    for kind, check in [
+        ("aws:s3/bucketVersioning:BucketVersioning", lambda i: i["versioningConfiguration"]["status"] == "Enabled"),
+        ("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+         lambda i: i["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"),
+        ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", lambda i: i["restrictPublicBuckets"] is True),
+    ]:
+        configs = graph.of_type(kind)
+        assert len(configs) == len(buckets) and all(check(c.inputs) for c in configs), kind
+
+
+def test_replica_buckets_live_in_their_regions(graph: Graph) -> None:
+    for bucket in graph.of_type("aws:s3/bucket:Bucket"):
+        region = graph.provider_of(bucket).inputs["region"]  # type: ignore[union-attr]
+        name = bucket.inputs["bucket"]
+        assert name == "acme-model-registry" if region == "us-east-1" else name == f"acme-model-registry-{region}"
+
+
+def test_key_policies_let_other_accounts_use_keys_only_through_s3(graph: Graph) -> None:
+    for key in graph.of_type("aws:kms/key:Key"):
+        for statement in json.loads(key.inputs["policy"])["Statement"]:
+            if statement["Sid"] != "Owner":
+                assert statement["Condition"]["StringEquals"]["kms:ViaService"].startswith("s3.")
+                assert "kms:*" not in statement["Action"]
