@@ -1,8 +1,9 @@
 """Pricing compute: Auto Scaling groups (on-demand base, spot share, capacity blocks, volumes, warm pool),
 single instances and EKS node groups.
 
-A group is priced at three counts: expected (usage `instances`, else desiredCapacity, else minSize), min and
-max. Each count is split into on-demand and spot by plan/capacity.py's `split_capacity`, the same function
+A group is priced at three counts: expected, min and max. Expected is, first found: the usage file's
+`instances`; the planner's count in the group's `gpuinfra:expected-capacity` tag (components/base.py
+writes it); desiredCapacity; minSize. Each count is split into on-demand and spot by plan/capacity.py's `split_capacity`, the same function
 the planner and the quota policy use, so the three can never disagree about the mix.
 """
 
@@ -22,6 +23,8 @@ INSTANCE = "aws:ec2/instance:Instance"
 NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_WARM_STATE = "Stopped"
+EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
+"""The planner's expected instance count, as components/base.py tags every group."""
 
 
 @dataclass(frozen=True)
@@ -62,11 +65,21 @@ def group_counts(resource: Resource, ctx: Ctx, low_key: str, high_key: str, desi
     if not (_known_int(low) and _known_int(high)):
         return None
     explicit = ctx.usage.value(resource, "instances")
+    planned = planned_capacity(inputs)
     if explicit is not None:
         expected = int(explicit.amount)
+    elif planned is not None:
+        expected = min(max(planned, low), high)
     else:
         expected = desired if _known_int(desired) else low
     return Counts(expected, low, high)
+
+
+def planned_capacity(inputs: dict[str, Any]) -> int | None:
+    for tag in inputs.get("tags") or []:
+        if isinstance(tag, dict) and tag.get("key") == EXPECTED_CAPACITY_TAG and str(tag.get("value")).isdigit():
+            return int(tag["value"])
+    return None
 
 
 def hours(resource: Resource, ctx: Ctx) -> Decimal:

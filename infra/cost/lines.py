@@ -31,15 +31,20 @@ def quantity(value: Any) -> Decimal | None:
     return Decimal(str(value))
 
 
+def _exact(value: Decimal | None) -> Decimal | None:
+    """Zero as plain 0 (not 0E-7): products with a zero count print and serialize cleanly."""
+    return Decimal(0) if value is not None and value == 0 else value
+
+
 def per_hour(name: str, qty: Decimal, unit: str, price: Price, *, low: Decimal | None = None,
              high: Decimal | None = None, hours: Decimal = HOURS_PER_MONTH, note: str | None = None,
              flags: tuple[str, ...] = ()) -> Line:
     """A line priced per unit-hour: hourly = qty x rate, monthly = hourly x hours."""
-    hourly = qty * price.usd
+    hourly = _exact(qty * price.usd)
     return Line(
-        name=name, quantity=qty, unit=unit, hourly=hourly, monthly=hourly * hours,
-        monthly_min=None if low is None else low * price.usd * hours,
-        monthly_max=None if high is None else high * price.usd * hours,
+        name=name, quantity=qty, unit=unit, hourly=hourly, monthly=_exact(qty * price.usd * hours),
+        monthly_min=None if low is None else _exact(low * price.usd * hours),
+        monthly_max=None if high is None else _exact(high * price.usd * hours),
         unit_price=price.usd, price_unit=f"{unit.rstrip('s')}-hour" if price.unit == "hour" else price.unit,
         flags=(*price.flags, *flags), sources=price.sources, as_of=price.as_of, note=note or price.note)
 
@@ -47,12 +52,13 @@ def per_hour(name: str, qty: Decimal, unit: str, price: Price, *, low: Decimal |
 def per_month(name: str, qty: Decimal, unit: str, price: Price, *, low: Decimal | None = None,
               high: Decimal | None = None, note: str | None = None, flags: tuple[str, ...] = ()) -> Line:
     """A line priced per unit-month (GB-month, key-month): monthly = qty x price, hourly = monthly / 730."""
-    monthly = qty * price.usd
+    monthly = _exact(qty * price.usd)
+    assert monthly is not None
     return Line(
-        name=name, quantity=qty, unit=unit, hourly=(monthly / HOURS_PER_MONTH).quantize(HOURLY_PLACES),
+        name=name, quantity=qty, unit=unit, hourly=_exact((monthly / HOURS_PER_MONTH).quantize(HOURLY_PLACES)),
         monthly=monthly,
-        monthly_min=None if low is None else low * price.usd,
-        monthly_max=None if high is None else high * price.usd,
+        monthly_min=None if low is None else _exact(low * price.usd),
+        monthly_max=None if high is None else _exact(high * price.usd),
         unit_price=price.usd, price_unit=price.unit,
         flags=(*price.flags, *flags), sources=price.sources, as_of=price.as_of, note=note or price.note)
 

@@ -228,3 +228,35 @@ def check_plan() -> dict:  # type: ignore[type-arg]
     from infra.catalog import load_catalog
 
     return check(inputs_for("llm-train"), load_catalog()).plan.model_dump(mode="json")
+
+
+def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "g6.xlarge", 0)
+    tags = [{"key": "gpuinfra:expected-capacity", "value": "4", "propagateAtLaunch": False}]
+    asg = res(asg.type, asg.name, p, (lt,), minSize=2, maxSize=12, tags=tags)
+    line = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
+    assert (line.quantity, line.monthly_min, line.monthly_max) == (
+        4, line.unit_price * 2 * H, line.unit_price * 12 * H)  # type: ignore[operator]
+
+
+def test_expected_capacity_tag_name_matches_the_components() -> None:
+    from infra.components.base import EXPECTED_CAPACITY_TAG as written
+    from infra.cost.compute import EXPECTED_CAPACITY_TAG as read
+
+    assert written == read
+
+
+def test_inference_fleet_is_priced_per_region_with_the_planned_counts(catalog: Catalog) -> None:
+    g = example_graph("chat-serve")
+    b = price_graph(g, catalog)
+    assert set(b.by("region")) == {"us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"}
+    groups = [r for r in b.resources if r.type == "aws:autoscaling/group:Group"]
+    for r in groups:
+        resource = g.by_urn[r.urn]
+        planned = next(int(t["value"]) for t in resource.inputs["tags"] if t["key"] == "gpuinfra:expected-capacity")
+        first = r.lines[0]
+        assert first.quantity == min(max(planned, resource.inputs["minSize"]), resource.inputs["maxSize"])
+        assert first.monthly_min is not None and first.monthly_max is not None
+        assert first.monthly_min <= first.monthly <= first.monthly_max  # type: ignore[operator]
+    assert b.monthly_min <= b.monthly < b.monthly_max

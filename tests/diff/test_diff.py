@@ -186,3 +186,19 @@ def test_a_side_without_a_graph_is_not_compared_resource_by_resource(catalog: Ca
     s = d.stacks[0]
     assert s.status == "not-previewed" and s.resources == () and d.delta == 0
     assert d.exit_code == 1
+
+
+def test_adding_an_inference_region_adds_only_that_regions_resources(catalog: Catalog) -> None:
+    from helpers import example_data
+
+    regions = example_data("chat-serve")["config"]["gpuinfra:inference"]["regions"]
+    added = regions[-1]["region"]
+    base, head = graph_for("chat-serve", {"regions": regions[:-1]}), graph_for("chat-serve")
+    d = diff(base, head, catalog)
+    rows = d.stacks[0].resources
+    assert rows and {r.action for r in rows} == {"create"}
+    assert all(added in r.name for r in rows)
+    assert d.delta == sum((r.delta for r in rows if r.delta is not None), Decimal(0)) > 0
+    # the region's own resources, plus its Route 53 health check (billed through the us-east-1 provider)
+    regional = price_graph(head, catalog).by("region")[added][0]
+    assert regional <= d.delta
