@@ -17,7 +17,7 @@ from typing import Any
 from .cost import Breakdown
 from .graph import SECRET, STACK_TYPE, Graph, Resource
 from .pulumi_json import Step
-from .replace_rules import MAY_REPLACE, REFRESH, REPLACE, Rules
+from .replace_rules import MAY_REPLACE, REPLACE, Rules
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
 """An absent property (distinct from null)."""

@@ -74,7 +74,7 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
                    usage_file: Path | None = None) -> Report:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan)."""
-    from .cost import Usage, load_usage_file
+    from .cost import load_usage_file
     from .engine import EngineError
     from .preview import preview_graph
     from .report.build import graph_report
@@ -108,7 +108,8 @@ def priced(stack: StackReport, graph: Graph, usage: Usage) -> StackReport:
     from .cost import assumed_usage, price_graph
     from .report.costs import with_cost
 
-    return with_cost(stack, price_graph(graph, load_catalog(), usage.with_assumed(assumed_usage(stack.plan, graph))))
+    usage = usage.with_assumed(assumed_usage(stack.plan, graph))
+    return with_cost(stack, price_graph(graph, load_catalog(), usage))
 
 
 def engine_failure(message: str) -> FindingOut:

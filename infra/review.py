@@ -132,8 +132,9 @@ def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, S
         f"{doc.path.name}: `same` steps were left out (run `pulumi preview --json --show-sames`); totals cover the "
         "changed resources only, deltas are exact",)
     names = sorted(preview.old.keys() | preview.new.keys())
-    base = {n: Snapshot(n, preview.old.get(n) or Graph.of(n, "", ()), price(preview.old[n], catalog, usage, None, region)
-                        if n in preview.old else None) for n in names}
+    base = {n: Snapshot(n, preview.old.get(n) or Graph.of(n, "", ()),
+                        price(preview.old[n], catalog, usage, None, region) if n in preview.old else None)
+            for n in names}
     steps_by_stack: dict[str, dict[str, Any]] = {}
     for urn, step in preview.steps.items():
         steps_by_stack.setdefault(stack_of(urn), {})[urn] = step
@@ -167,7 +168,7 @@ def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
         return gpuinfra_side(doc, label, catalog, usage)
     if doc.kind == EXPORT:
         return export_side(doc, label, catalog, usage)
-    base, head = pulumi_sides(doc, catalog, usage)
+    head = pulumi_sides(doc, catalog, usage)[1]
     return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
 
 

@@ -2,16 +2,16 @@
 single instances and EKS node groups.
 
 A group is priced at three counts: expected, min and max. Expected is, first found: the usage file's
-`instances`; the planner's count in the group's `gpuinfra:expected-capacity` tag (components/base.py
-writes it); desiredCapacity; minSize. Each count is split into on-demand and spot by plan/capacity.py's `split_capacity`, the same function
-the planner and the quota policy use, so the three can never disagree about the mix.
+`instances`; the planner's count in the group's `gpuinfra:expected-capacity` tag (components/base.py writes
+it); desiredCapacity; minSize. Each count is split into on-demand and spot by plan/capacity.py's
+`split_capacity`, the same function the planner and the quota policy use, so they never disagree on the mix.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from decimal import Decimal
-from typing import Any
+from typing import Any, TypeGuard
 
 from ..graph import Graph, Resource, is_known
 from ..plan.capacity import split_capacity
@@ -223,11 +223,11 @@ def price_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
         template, counts, ctx)
 
 
-def _known_int(value: Any) -> bool:
+def _known_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _known_str(value: Any) -> bool:
+def _known_str(value: Any) -> TypeGuard[str]:
     return isinstance(value, str) and bool(value) and is_known(value) and value != "[secret]"
 
 

@@ -50,7 +50,8 @@ def stack_out(s: StackDiff) -> StackDiffOut:
     return StackDiffOut(
         stack=s.stack, status=s.status, counts=s.counts(),  # type: ignore[arg-type]
         monthly_before_usd=s.total("before"), monthly_after_usd=s.total("after"), monthly_delta_usd=s.delta,
-        monthly_min_before_usd=s.total("before", "monthly_min"), monthly_max_before_usd=s.total("before", "monthly_max"),
+        monthly_min_before_usd=s.total("before", "monthly_min"),
+        monthly_max_before_usd=s.total("before", "monthly_max"),
         monthly_min_after_usd=s.total("after", "monthly_min"), monthly_max_after_usd=s.total("after", "monthly_max"),
         findings=findings_out(s),
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],

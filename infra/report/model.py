@@ -175,7 +175,7 @@ class StackCostOut(Model):
 
 
 class CostReport(Model):
-    version: Literal[1] = REPORT_VERSION
+    version: Literal[1] = 1
     command: Literal["cost"] = "cost"
     stacks: list[StackCostOut] = []
     total: CostTotalOut | None = None
@@ -244,7 +244,7 @@ class StackDiffOut(Model):
 
 
 class DiffReport(Model):
-    version: Literal[1] = REPORT_VERSION
+    version: Literal[1] = 1
     command: Literal["diff"] = "diff"
     base: str
     head: str
@@ -269,6 +269,24 @@ class DiffReport(Model):
         return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
 
 
-__all__ = ["REPORT_VERSION", "CostGroupOut", "CostReport", "DiffReport", "FindingChangeOut", "PropertyChangeOut",
-           "ResourceChangeOut", "StackCostOut", "StackDiffOut", "CostLineOut", "CostOut", "CostTotalOut", "FindingOut", "InputProblem",
-           "Report", "ResourceCostOut", "ResourceOut", "Section", "StackReport"]
+__all__ = [
+    "REPORT_VERSION",
+    "CostGroupOut",
+    "CostLineOut",
+    "CostOut",
+    "CostReport",
+    "CostTotalOut",
+    "DiffReport",
+    "FindingChangeOut",
+    "FindingOut",
+    "InputProblem",
+    "PropertyChangeOut",
+    "Report",
+    "ResourceChangeOut",
+    "ResourceCostOut",
+    "ResourceOut",
+    "Section",
+    "StackCostOut",
+    "StackDiffOut",
+    "StackReport",
+]
