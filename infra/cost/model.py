@@ -82,22 +82,25 @@ class ResourceCost:
     def key(self) -> str:
         return f"{self.type}::{self.name}"
 
+    def _total(self, attr: str) -> Decimal | None:
+        """Sum of the known lines: a known zero when free, None when nothing is known."""
+        return Decimal(0) if self.free else _sum(getattr(line, attr) for line in self.lines)
+
     @property
     def monthly(self) -> Decimal | None:
-        """Sum of the known lines: a known zero when free, None when nothing is known."""
-        return Decimal(0) if self.free else _sum(line.monthly for line in self.lines)
+        return self._total("monthly")
 
     @property
     def monthly_min(self) -> Decimal | None:
-        return Decimal(0) if self.free else _sum(line.low for line in self.lines)
+        return self._total("low")
 
     @property
     def monthly_max(self) -> Decimal | None:
-        return Decimal(0) if self.free else _sum(line.high for line in self.lines)
+        return self._total("high")
 
     @property
     def hourly(self) -> Decimal | None:
-        return Decimal(0) if self.free else _sum(line.hourly for line in self.lines)
+        return self._total("hourly")
 
     @property
     def unpriced(self) -> tuple[Line, ...]:

@@ -50,18 +50,23 @@ class ResourceOut(Model):
     inputs: dict[str, Any] = {}
 
 
-class CostLineOut(Model):
-    """One priced dimension of a resource (Infracost's cost component). Money in USD; None = unknown."""
+class Money(Model):
+    """Hourly and monthly cost in USD, the month expected and at the fewest and most instances. None = unknown."""
+
+    hourly_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+    monthly_min_usd: Decimal | None = None
+    monthly_max_usd: Decimal | None = None
+
+
+class CostLineOut(Money):
+    """One priced dimension of a resource (Infracost's cost component)."""
 
     name: str
     quantity: Decimal | None = None
     unit: str
     unit_price_usd: Decimal | None = None
     price_unit: str = ""
-    hourly_usd: Decimal | None = None
-    monthly_usd: Decimal | None = None
-    monthly_min_usd: Decimal | None = None
-    monthly_max_usd: Decimal | None = None
     flags: list[str] = []
     """unconfirmed, region-fallback, spot-estimate, usage-based, assumed-usage, unknown-input, not-in-catalog."""
     sources: list[str] = []
@@ -69,17 +74,13 @@ class CostLineOut(Model):
     note: str | None = None
 
 
-class ResourceCostOut(Model):
+class ResourceCostOut(Money):
     urn: str
     type: str
     name: str
     component: str
     region: str | None = None
     account: str | None = None
-    hourly_usd: Decimal | None = None
-    monthly_usd: Decimal | None = None
-    monthly_min_usd: Decimal | None = None
-    monthly_max_usd: Decimal | None = None
     lines: list[CostLineOut] = []
 
 
@@ -280,6 +281,7 @@ __all__ = [
     "FindingChangeOut",
     "FindingOut",
     "InputProblem",
+    "Money",
     "PropertyChangeOut",
     "Report",
     "ResourceChangeOut",
