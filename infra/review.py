@@ -26,8 +26,6 @@ GPUINFRA = "gpuinfra preview"
 PREVIEW = "pulumi preview --json"
 EXPORT = "pulumi stack export"
 EVENTS = "pulumi engine events"
-POLICY_KEYS = ("policies", "policy_results", "policy_violations")
-"""Where a stack report may carry policy results (the policy pack's report fields)."""
 
 
 @dataclass(frozen=True)
@@ -99,16 +97,15 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
-    """Validator findings, and policy results when the report carries them (any of POLICY_KEYS)."""
+    """Validator findings, and the policy pack's violations when the report carries them
+    (`policy.violations`: policy, level mandatory/advisory, resource URN and name, message)."""
     out = [Finding(stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""),
                    str(f.get("message"))) for f in report.get("findings") or []]
-    for key in POLICY_KEYS:
-        for p in report.get(key) or []:
-            if isinstance(p, dict):
-                out.append(Finding(
-                    stack, "policy", str(p.get("policy") or p.get("rule") or p.get("name")),
-                    str(p.get("enforcement") or p.get("enforcement_level") or p.get("level") or "advisory"),
-                    str(p.get("resource") or p.get("urn") or p.get("where") or ""), str(p.get("message"))))
+    for v in (report.get("policy") or {}).get("violations") or []:
+        if isinstance(v, dict):
+            where = v.get("resource_name") or str(v.get("resource") or "").rsplit("::", 1)[-1]
+            out.append(Finding(stack, "policy", str(v.get("policy")), str(v.get("level") or "advisory"),
+                               str(where or ""), str(v.get("message"))))
     return tuple(out)
 
 

@@ -5,6 +5,7 @@ are skipped. One pass over the graph, one dict lookup per resource."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from decimal import Decimal
 
 from ..catalog import Catalog
 from ..graph import STACK_TYPE, Graph, Resource
@@ -90,4 +91,13 @@ def price_graph(graph: Graph, catalog: Catalog, usage: Usage | None = None,
     return Breakdown(graph.stack, tuple(out), usage.source)
 
 
-__all__ = ["PRICERS", "Pricer", "price_graph"]
+def monthly_total(graph: Graph, catalog: Catalog | None = None, usage: Usage | None = None) -> Decimal | None:
+    """The expected monthly cost of `graph` (sum of its known lines), None when nothing in it has a price.
+    The budget policy's estimate (policies/budget.py)."""
+    from ..catalog import load_catalog
+
+    breakdown = price_graph(graph, catalog or load_catalog(), usage)
+    return breakdown.monthly if any(r.priced for r in breakdown.resources) else None
+
+
+__all__ = ["PRICERS", "Pricer", "monthly_total", "price_graph"]

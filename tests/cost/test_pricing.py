@@ -260,3 +260,13 @@ def test_inference_fleet_is_priced_per_region_with_the_planned_counts(catalog: C
         assert first.monthly_min is not None and first.monthly_max is not None
         assert first.monthly_min <= first.monthly <= first.monthly_max  # type: ignore[operator]
     assert b.monthly_min <= b.monthly < b.monthly_max
+
+
+def test_monthly_total_is_the_budget_policys_estimate(catalog: Catalog) -> None:
+    from infra.cost import monthly_total
+
+    g = example_graph("llm-train")
+    assert monthly_total(g, catalog) == price_graph(g, catalog).monthly > 0
+    p = provider()
+    assert monthly_total(graph(p, res("aws:lambda/function:Function", "fn", p)), catalog) is None
+    assert monthly_total(graph(p, res("aws:ec2/vpc:Vpc", "vpc", p)), catalog) == 0

@@ -112,3 +112,18 @@ def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["stacks"][0]["resources"]
     assert {(r["name"], r["action"]) for r in rows} >= {("docsHandler", "update")}
+
+
+def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
+    from infra.review import findings_of
+
+    report = {"findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],
+              "policy": {"pack": "gpuinfra", "violations": [
+                  {"policy": "no-public-bucket", "level": "mandatory", "message": "public",
+                   "resource": "urn:pulumi:s::p::aws:s3/bucket:Bucket::logs", "resource_name": "logs"},
+                  {"policy": "budget-within-account", "level": "advisory", "message": "over", "resource": None}]}}
+    found = findings_of("s", report)
+    assert [(f.source, f.rule, f.level, f.where) for f in found] == [
+        ("validator", "r", "warning", "a.b"), ("policy", "no-public-bucket", "mandatory", "logs"),
+        ("policy", "budget-within-account", "advisory", "")]
+    assert found[1].blocking and not found[2].blocking
