@@ -167,10 +167,24 @@ def index(graph: Graph | None) -> dict[str, Resource]:
     return out
 
 
+def _keyed(items: list[Any]) -> dict[str, Any] | None:
+    """A list of {key, value...} entries (tags) by key, so an inserted tag does not shift the others."""
+    if not all(isinstance(i, dict) and isinstance(i.get("key"), str) for i in items):
+        return None
+    keyed = {i["key"]: i for i in items}
+    return keyed if len(keyed) == len(items) else None
+
+
 def walk(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
-    """Leaf paths where two input trees differ: 'a.b[2].c'."""
+    """Leaf paths where two input trees differ: 'a.b[2].c', tags by key: 'tags[team].value'."""
     if before == after:
         return
+    if isinstance(before, list) and isinstance(after, list) and before and after:
+        old, new = _keyed(before), _keyed(after)
+        if old is not None and new is not None:
+            for key in sorted(old.keys() | new.keys()):
+                yield from walk(old.get(key, MISSING), new.get(key, MISSING), f"{path}[{key}]")
+            return
     if isinstance(before, dict) and isinstance(after, dict):
         for key in sorted(before.keys() | after.keys()):
             if key not in IGNORED:

@@ -202,3 +202,11 @@ def test_adding_an_inference_region_adds_only_that_regions_resources(catalog: Ca
     # the region's own resources, plus its Route 53 health check (billed through the us-east-1 provider)
     regional = price_graph(head, catalog).by("region")[added][0]
     assert regional <= d.delta
+
+
+def test_tags_are_compared_by_key_not_position() -> None:
+    before = {"tags": [{"key": "a", "value": "1"}, {"key": "c", "value": "3"}]}
+    after = {"tags": [{"key": "a", "value": "1"}, {"key": "b", "value": "2"}, {"key": "c", "value": "4"}]}
+    paths = {p: (b, a) for p, b, a in walk(before, after)}
+    assert set(paths) == {"tags[b]", "tags[c].value"}
+    assert paths["tags[c].value"] == ("3", "4")
