@@ -144,6 +144,9 @@ class _Mocks(pulumi_mocks.Mocks):
         elif typ == "aws:eks/cluster:Cluster":
             state.setdefault("endpoint", f"https://{digest[:16].upper()}.gr7.{region}.eks.amazonaws.com")
             state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTi0tLS0t"})
+            vpc_config = dict(state.get("vpcConfig") or {})
+            vpc_config.setdefault("clusterSecurityGroupId", f"sg-0{digest[:16]}")
+            state["vpcConfig"] = vpc_config
         service = _ARN_SERVICE.get(typ, module)
         arn_region = "" if service in ("iam", "s3") else region  # global services have no region in ARNs
         state.setdefault("arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}")

@@ -104,9 +104,15 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
             yield from region(("region",), spec.region)
             if spec.scheduler.type == "slurm":
                 yield from instance(("scheduler", "controller_instance_type"), spec.scheduler.controller_instance_type)
-        elif spec.site not in org.org.onprem_sites:
+        else:
             sites = org.org.onprem_sites
-            yield at(("site",), f"site {spec.site!r} is not in the organization's onprem_sites", did_you_mean(spec.site or "", sites))
+            if spec.site not in sites:
+                yield at(("site",), f"site {spec.site!r} is not in the organization's onprem_sites",
+                         did_you_mean(spec.site or "", sites))
+            if spec.onprem and spec.onprem.kubeconfig_key not in stack.config:
+                key = spec.onprem.kubeconfig_key
+                yield at(("onprem", "kubeconfig_key"), f"config key {key!r} is not set in this stack",
+                         f"add it with: pulumi config set --secret {key} \"$(cat kubeconfig)\"")
     elif isinstance(spec, InferenceSpec):
         if spec.instance.type != "auto":
             yield from instance(("instance", "type"), spec.instance.type)

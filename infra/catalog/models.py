@@ -40,6 +40,10 @@ class InstanceType(Entry):
     efa_interfaces: int
     network_cards: int
     network_gbps: float
+    onprem: bool = False
+    """A system bought for one's own racks (no EC2 price, quota or EFA)."""
+    ib_hcas: int = 0
+    """InfiniBand adapters for the GPU fabric (on-premises systems)."""
 
     @property
     def accelerator_memory_bytes(self) -> int:

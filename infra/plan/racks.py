@@ -68,4 +68,25 @@ def rack_layout(
     )
 
 
-__all__ = ["Rack", "RackLayout", "rack_layout"]
+class NodePlacement(Plain):
+    """Where one node sits: the labels its Kubernetes node gets."""
+
+    node: str
+    rack: int
+    cooling_loop: int
+    power_domain: int
+
+
+def place_nodes(names: list[str], racks: list[Rack], racks_per_cooling_loop: int,
+                racks_per_power_domain: int) -> list[NodePlacement]:
+    """Nodes fill racks in order (the same order as the Slurm topology's hostlists)."""
+    placements, names_left = [], iter(names)
+    for rack in racks:
+        for _ in range(rack.nodes):
+            placements.append(NodePlacement(node=next(names_left), rack=rack.index,
+                                            cooling_loop=rack.index // racks_per_cooling_loop,
+                                            power_domain=rack.index // racks_per_power_domain))
+    return placements
+
+
+__all__ = ["NodePlacement", "Rack", "RackLayout", "place_nodes", "rack_layout"]

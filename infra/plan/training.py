@@ -10,9 +10,11 @@ from .capacity import split_capacity
 from .checkpoint import CheckpointPlan, checkpoint_plan
 from .memory import Plain, TrainingMemory, training_memory
 from .quotas import QuotaNeed, Usage, quota_needs
-from .racks import RackLayout, rack_layout
+from .racks import NodePlacement, RackLayout, place_nodes, rack_layout
 
 SCRATCH_2_MB_S_PER_TIB = 200
+EKS_SYSTEM_NODES = ("m7i.xlarge", 2)
+"""Untainted nodes for cluster add-ons (CoreDNS, Kueue, JobSet, CSI controllers) beside the GPU nodes."""
 
 
 class TrainingPlan(Plain):
@@ -36,6 +38,10 @@ class TrainingPlan(Plain):
     lustre_throughput_mb_s: float | None
     """Aggregate file-system throughput."""
     quotas: list[QuotaNeed]
+    node_placements: list[NodePlacement] = []
+    """On premises: every named node's rack, cooling loop and power domain."""
+    site_gpu_allotment: int | None = None
+    """On premises: the GPUs the organization grants the site."""
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -113,9 +119,21 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
             ]
         if spec.scheduler.type == "slurm":
             usages.append(Usage(spec.region, spec.scheduler.controller_instance_type, "on_demand", 1))
+        else:
+            usages.append(Usage(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
         account = org.accounts.get(spec.account)
         if account is not None:
             quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas)
+
+    placements: list[NodePlacement] = []
+    allotment = None
+    if spec.provider == "onprem" and spec.onprem is not None:
+        names = spec.onprem.names(nodes)
+        if racks is not None and len(names) == nodes:
+            placements = place_nodes(names, racks.racks, spec.onprem.racks_per_cooling_loop,
+                                     spec.onprem.racks_per_power_domain)
+        site = org.onprem_sites.get(spec.site or "")
+        allotment = site.gpu_allotment if site else None
 
     return TrainingPlan(
         instance_type=info.name,
@@ -135,7 +153,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         lustre_capacity_gib=lustre_gib,
         lustre_throughput_mb_s=lustre_mb_s,
         quotas=quotas,
+        node_placements=placements,
+        site_gpu_allotment=allotment,
     )
 
 
-__all__ = ["TrainingPlan", "plan_training"]
+__all__ = ["EKS_SYSTEM_NODES", "TrainingPlan", "plan_training"]

@@ -81,11 +81,15 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
     ]
     if plan.racks is not None:
         layout = plan.racks
+        names: dict[int, list[str]] = {}
+        for placement in plan.node_placements:
+            names.setdefault(placement.rack, []).append(placement.node)
         sections.append(
             Section(
                 title="Racks",
-                columns=["rack", "nodes", "kW"],
-                rows=[[str(r.index), str(r.nodes), number(r.it_kw)] for r in layout.racks],
+                columns=["rack", "nodes", "kW"] + (["node names"] if names else []),
+                rows=[[str(r.index), str(r.nodes), number(r.it_kw)]
+                      + ([f"{names[r.index][0]} .. {names[r.index][-1]}"] if names else []) for r in layout.racks],
                 notes=[
                     f"{layout.node_kw:g} kW per node, {layout.nodes_per_rack} per rack under {layout.power_budget_kw:g} kW",
                     f"cooling {layout.cooling}: up to {layout.cooling_limit_kw:g} kW per rack "

@@ -148,11 +148,38 @@ class Scheduler(SpecModel):
 
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
     partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
-    """Slurm partition, or Kueue queue name."""
+    """Slurm partition, or the team's Kueue LocalQueue name."""
+    namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "training"
+    """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
     controller_instance_type: InstanceTypeName = "m7i.2xlarge"
     """Slurm controller node."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
     """EKS version (scheduler kubernetes on AWS)."""
+
+
+class OnPremNodes(SpecModel):
+    """The existing Kubernetes cluster and nodes of an on-premises site."""
+
+    kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
+    """Pulumi config key holding the cluster's kubeconfig (a secret)."""
+    node_names: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]] = []
+    """Kubernetes node names, in rack order; or give node_name_pattern."""
+    node_name_pattern: Annotated[str, StringConstraints(pattern=r".*\{index(:[0-9]*d)?\}.*")] | None = None
+    """Node names from an index, e.g. dgx-{index:03d} -> dgx-000, dgx-001, ..."""
+    racks_per_cooling_loop: Annotated[int, Field(ge=1)] = 2
+    racks_per_power_domain: Annotated[int, Field(ge=1)] = 1
+
+    @model_validator(mode="after")
+    def _names(self) -> OnPremNodes:
+        if bool(self.node_names) == bool(self.node_name_pattern):
+            raise ValueError("give exactly one of node_names or node_name_pattern")
+        return self
+
+    def names(self, count: int) -> list[str]:
+        if self.node_names:
+            return list(self.node_names)
+        assert self.node_name_pattern is not None
+        return [self.node_name_pattern.format(index=i) for i in range(count)]
 
 
 class Failure(SpecModel):
@@ -177,6 +204,8 @@ class TrainingSpec(SpecModel):
     """The one zone the cluster lives in: EFA traffic cannot cross zones."""
     site: AccountName | None = None
     """On-premises site from the organization file (provider onprem)."""
+    onprem: OnPremNodes | None = None
+    """The site's cluster and node names (provider onprem)."""
     compute: Compute
     interconnect: Interconnect
     lustre: Lustre | None = None
@@ -196,13 +225,16 @@ class TrainingSpec(SpecModel):
             missing = [f for f in ("region", "availability_zone") if getattr(self, f) is None]
             if missing:
                 raise ValueError(f"provider aws needs {' and '.join(missing)}")
-            if self.site is not None or self.site_lustre is not None:
-                raise ValueError("site and site_lustre are for provider onprem; use lustre on aws")
+            if self.site is not None or self.site_lustre is not None or self.onprem is not None:
+                raise ValueError("site, site_lustre and onprem are for provider onprem; use lustre on aws")
             if self.availability_zone and self.region and not self.availability_zone.startswith(self.region):
                 raise ValueError(f"availability_zone {self.availability_zone} is not in region {self.region}")
         else:
-            if self.site is None:
-                raise ValueError("provider onprem needs site (an onprem_sites entry of the organization file)")
+            if self.site is None or self.onprem is None:
+                raise ValueError("provider onprem needs site (an onprem_sites entry of the organization file) "
+                                 "and onprem (kubeconfig_key and the node names)")
+            if self.scheduler.type != "kubernetes":
+                raise ValueError("on premises gpuinfra schedules with Kubernetes (Kueue): set scheduler.type kubernetes")
             if self.lustre is not None:
                 raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
         return self
@@ -215,6 +247,7 @@ __all__ = [
     "Failure",
     "Interconnect",
     "Lustre",
+    "OnPremNodes",
     "Optimizer",
     "Racks",
     "Scheduler",

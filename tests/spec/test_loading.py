@@ -115,7 +115,7 @@ def test_missing_stack_file_suggests_names() -> None:
     with pytest.raises(InputError) as exc:
         load_inputs("llm-trian")
     assert "stack file not found" in problems(exc)[0]
-    assert "did you mean 'llm-train'?" in problems(exc)[0]
+    assert "did you mean 'llm-train'" in problems(exc)[0]
 
 
 def test_exactly_one_workload_key(tmp_path: Path) -> None:

@@ -6,6 +6,18 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
+    Case("instance-not-for-provider", "llm-train", {"compute.instance_type": "dgx-h100.system"},
+         message="dgx-h100.system is an on-premises system, not an EC2 instance type"),
+    Case("instance-not-for-provider", "llm-train-onprem", {"compute.instance_type": "p5.48xlarge"},
+         message="p5.48xlarge is an EC2 instance type; on premises name the racked system"),
+    Case("instance-not-for-provider", "llm-train-onprem", fires=False),
+    Case("node-names-mismatch", "llm-train-onprem",
+         {"onprem.node_name_pattern": None, "onprem.node_names": ["dgx-000", "dgx-000"]},
+         message="2 node names for node_count 32"),
+    Case("node-names-mismatch", "llm-train-onprem", fires=False),
+    Case("site-gpus-exceed-allotment", "llm-train-onprem", org={"onprem_sites.dc-east.gpu_allotment": 128},
+         message="site dc-east grants 128 GPUs; the cluster queue would hold 256"),
+    Case("site-gpus-exceed-allotment", "llm-train-onprem", fires=False),
     Case("efa-not-enabled", "llm-train", {"interconnect.type": "none"},
          message="p5.48xlarge has 32 EFA interface"),
     Case("efa-not-enabled", "llm-train", fires=False),

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 
 from ...plan.racks import Rack
 from ...templating import render
+from .fabric import nccl_environment
 from .storage import CHECKPOINT_PATH, DATASET_PATH
 
 SLURM_DIR = "/etc/slurm"
@@ -82,8 +83,7 @@ def nccl_env(cluster: str, interconnect: str, mount_path: str, hcas: Sequence[st
         "training/nccl-env.sh.j2",
         cluster=cluster,
         interconnect=interconnect,
-        hcas=list(hcas),
-        gpudirect_rdma=gpudirect_rdma,
+        env=nccl_environment(interconnect, hcas, gpudirect_rdma),
         checkpoint_dir=f"{mount_path}{CHECKPOINT_PATH}",
         dataset_dir=f"{mount_path}{DATASET_PATH}",
     )

@@ -132,7 +132,7 @@ class TrainingCompute(pulumi.ComponentResource):
                 lambda text: base64.b64encode(text.encode()).decode()),
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
                                 for kind in ("instance", "volume", "network-interface")],
-            **self._market(args),
+            **self.market_options(args),
             opts=o,
         )
         self.group = aws.autoscaling.Group(
@@ -154,15 +154,19 @@ class TrainingCompute(pulumi.ComponentResource):
                                "placement_group": self.placement_group.name})
 
     @staticmethod
-    def _interfaces(args: ComputeArgs) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
-        specs = efa_interface_specs(args.efa_interfaces) or [{"network_card_index": 0, "device_index": 0,
-                                                              "interface_type": "interface"}]
-        return [aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-            **spec, security_groups=[args.security_group_id], delete_on_termination="true",
-            associate_public_ip_address="false") for spec in specs]
+    def interface_specs(efa_interfaces: int) -> list[dict[str, Any]]:
+        """EFA on every card, or one plain interface when the cluster runs without EFA."""
+        return efa_interface_specs(efa_interfaces) or [{"network_card_index": 0, "device_index": 0,
+                                                        "interface_type": "interface"}]
 
     @staticmethod
-    def _market(args: ComputeArgs) -> dict[str, Any]:
+    def _interfaces(args: ComputeArgs) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+        return [aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            **spec, security_groups=[args.security_group_id], delete_on_termination="true",
+            associate_public_ip_address="false") for spec in TrainingCompute.interface_specs(args.efa_interfaces)]
+
+    @staticmethod
+    def market_options(args: ComputeArgs) -> dict[str, Any]:
         if args.capacity.type != "capacity_block":
             return {}
         return {

@@ -22,11 +22,15 @@ class NetworkArgs:
     """Nodes and the file system; EFA-only interfaces take no address, so a /17 holds any cluster."""
     public_cidr: str = "10.0.128.0/24"
     """Only the NAT gateway lives here."""
+    control_plane_zone: str | None = None
+    """EKS wants subnets in two zones for its control plane; the nodes stay in `zone`."""
+    control_plane_cidr: str = "10.0.129.0/24"
 
 
 class TrainingNetwork(pulumi.ComponentResource):
     vpc: aws.ec2.Vpc
     private_subnet: aws.ec2.Subnet
+    control_plane_subnet: aws.ec2.Subnet | None
     security_group: aws.ec2.SecurityGroup
 
     def __init__(self, name: str, args: NetworkArgs, provider: pulumi.ProviderResource,
@@ -38,6 +42,11 @@ class TrainingNetwork(pulumi.ComponentResource):
         self.private_subnet = aws.ec2.Subnet(
             f"{name}-private", vpc_id=self.vpc.id, cidr_block=args.private_cidr, availability_zone=args.zone,
             map_public_ip_on_launch=False, opts=o)
+        self.control_plane_subnet = None
+        if args.control_plane_zone:
+            self.control_plane_subnet = aws.ec2.Subnet(
+                f"{name}-control-plane", vpc_id=self.vpc.id, cidr_block=args.control_plane_cidr,
+                availability_zone=args.control_plane_zone, map_public_ip_on_launch=False, opts=o)
         public = aws.ec2.Subnet(f"{name}-public", vpc_id=self.vpc.id, cidr_block=args.public_cidr,
                                 availability_zone=args.zone, map_public_ip_on_launch=False, opts=o)
         igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, opts=o)

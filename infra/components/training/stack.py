@@ -19,8 +19,12 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
     account = inputs.account
     stack = inputs.stack.name
     tags = stack_tags("training", stack, "gpuinfra:cluster", spec.name, org.default_tags, spec.tags)
-    if spec.provider != "aws":
-        raise NotImplementedError("on-premises training is built by the onprem components")
+    if spec.provider == "onprem":
+        from .onprem import onprem_workloads
+
+        onprem_workloads(spec, plan, tags)
+        pulumi.export("cluster", spec.name)
+        return None
     assert spec.region is not None
     provider = aws_provider(f"aws-{spec.account}-{spec.region}", account, spec.region, tags, f"gpuinfra-{stack}")
     registry = org.registry
@@ -33,7 +37,6 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})
     pulumi.export("cluster", spec.name)
-    pulumi.export("asg_name", cluster.compute.group.name)
     pulumi.export("checkpoint_bucket", cluster.storage.bucket.bucket)
     return cluster
 
