@@ -270,3 +270,20 @@ def test_monthly_total_is_the_budget_policys_estimate(catalog: Catalog) -> None:
     p = provider()
     assert monthly_total(graph(p, res("aws:lambda/function:Function", "fn", p)), catalog) is None
     assert monthly_total(graph(p, res("aws:ec2/vpc:Vpc", "vpc", p)), catalog) == 0
+
+
+def test_eks_training_prices_the_control_plane_and_node_groups(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train-eks"), catalog)
+    (plane,) = next(r for r in b.resources if r.type == "aws:eks/cluster:Cluster").lines
+    assert plane.monthly == svc(catalog, "eks/cluster") * H
+    od = catalog.on_demand("p5.48xlarge", "us-east-1")
+    assert od is not None
+    groups = {r.name: r.lines[0] for r in b.resources if r.type == "aws:eks/nodeGroup:NodeGroup"}
+    spot = next(line for line in groups.values() if "spot" in line.name)
+    discount = catalog.spot_discount("p5.48xlarge", "us-east-1").discount
+    assert spot.monthly == spot.quantity * od.usd_per_hour * (1 - discount) * H  # type: ignore[operator]
+
+
+def test_on_premises_kubernetes_has_no_cloud_charges(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train-onprem"), catalog)
+    assert b.monthly == 0 and not b.unpriced() and all(r.free for r in b.resources)
