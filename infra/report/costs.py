@@ -86,7 +86,8 @@ def cost_section(cost: CostOut) -> Section:
     if cost.doubtful:
         notes.append(f"{len(cost.doubtful)} doubtful figures (flagged): " + "; ".join(cost.doubtful[:5])
                      + (" ..." if len(cost.doubtful) > 5 else ""))
-    return Section(title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}",
+    return Section(title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
+                         f"{as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}",
                    columns=["resource", "line", "quantity", "unit", "hourly", "monthly", "flags"],
                    rows=shown, notes=notes)
 
