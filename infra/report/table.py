@@ -23,8 +23,9 @@ def render_table(report: Report, width: int = 140) -> str:
     for stack in report.stacks:
         _stack(console, stack)
     if report.cost is not None and len(report.stacks) > 1:
-        console.print(f"total cost {money(report.cost.monthly_usd)}/month over {len(report.stacks)} stacks, prices as of "
-                      f"{report.cost.prices_as_of} to {report.cost.prices_as_of_newest}", markup=False)
+        total = report.cost
+        console.print(f"total cost {money(total.monthly_usd)}/month over {len(report.stacks)} stacks, "
+                      f"prices as of {total.prices_as_of} to {total.prices_as_of_newest}", markup=False)
     return buffer.getvalue()
 
 
