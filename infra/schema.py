@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Literal
 
+from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from .spec import NAMESPACE, ORG_KEY, SPEC_MODELS, Organization
@@ -13,7 +14,7 @@ SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 def stack_schema() -> dict[str, Any]:
     """A Pulumi stack file whose config holds exactly one gpuinfra spec."""
-    models = [(m, "validation") for m in SPEC_MODELS.values()]
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [(m, "validation") for m in SPEC_MODELS.values()]
     refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
     spec_keys = {f"{NAMESPACE}:{w}": refs[(m, "validation")] for w, m in SPEC_MODELS.items()}
     return {
@@ -25,7 +26,10 @@ def stack_schema() -> dict[str, Any]:
             "config": {
                 "type": "object",
                 "description": "Pulumi stack config; the spec lives under exactly one gpuinfra key.",
-                "properties": {**spec_keys, ORG_KEY: {"type": "string", "description": "Path of the organization file."}},
+                "properties": {
+                    **spec_keys,
+                    ORG_KEY: {"type": "string", "description": "Path of the organization file."},
+                },
                 "oneOf": [{"required": [key]} for key in spec_keys],
             },
             "secretsprovider": {"type": "string"},

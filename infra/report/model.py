@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-REPORT_VERSION = 1
+REPORT_VERSION: Literal[1] = 1
 
 
 class Model(BaseModel):

@@ -9,6 +9,7 @@ from __future__ import annotations
 from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic.json_schema import JsonDict
 
 UpdatePolicy = Literal["in_place", "replace", "drain"]
 """What changing a field does to running infrastructure (ParallelCluster's update_policy)."""
@@ -25,7 +26,7 @@ class SpecModel(BaseModel):
     )
 
 
-def updates(policy: UpdatePolicy) -> dict[str, str]:
+def updates(policy: UpdatePolicy) -> JsonDict:
     """JSON Schema extra marking how a change to the field reaches running infrastructure."""
     return {"x-update-policy": policy}
 

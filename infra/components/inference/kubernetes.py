@@ -185,7 +185,7 @@ class KubernetesRegion(pulumi.ComponentResource):
     @property
     def hostname(self) -> pulumi.Output[str]:
         return self.service.status.apply(
-            lambda status: status.load_balancer.ingress[0].hostname if status and status.load_balancer
+            lambda status: str(status.load_balancer.ingress[0].hostname or "") if status and status.load_balancer
             and status.load_balancer.ingress else "")
 
 

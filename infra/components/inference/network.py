@@ -23,10 +23,12 @@ class NetworkArgs:
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
-    """Private /20s from the bottom of the VPC, public /24s from the top: room for both, never overlapping."""
+    """Private /20s from the bottom of the VPC, public /24s from the top: room for both, never overlapping.
+    (Address arithmetic, not `subnets()`, which would build all 256 /24s of a /16 to take the last few.)"""
     vpc = ipaddress.ip_network(vpc_cidr)
-    private = list(vpc.subnets(new_prefix=20))[:zones]
-    public = list(vpc.subnets(new_prefix=24))[-zones:]
+    base, top = int(vpc.network_address), int(vpc.broadcast_address) + 1
+    private = [ipaddress.ip_network((base + i * 2**12, 20)) for i in range(zones)]
+    public = [ipaddress.ip_network((top - (zones - i) * 2**8, 24)) for i in range(zones)]
     return [str(n) for n in private], [str(n) for n in public]
 
 

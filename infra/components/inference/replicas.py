@@ -71,14 +71,23 @@ def replica_policy(args: ReplicasArgs) -> str:
     return iam.document(
         *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
         iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
-        {"Sid": "QueueMetric", "Effect": "Allow", "Action": ["cloudwatch:PutMetricData"], "Resource": ["*"],
-         "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}}},
+        {
+            "Sid": "QueueMetric",
+            "Effect": "Allow",
+            "Action": ["cloudwatch:PutMetricData"],
+            "Resource": ["*"],
+            "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+        },
     )
 
 
 def queue_metric(group_name: str) -> dict[str, Any]:
-    return {"metric_name": METRIC_NAME, "namespace": METRIC_NAMESPACE, "statistic": "Average",
-            "metric_dimensions": [{"name": "AutoScalingGroupName", "value": group_name}]}
+    return {
+        "metric_name": METRIC_NAME,
+        "namespace": METRIC_NAMESPACE,
+        "statistic": "Average",
+        "metric_dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+    }
 
 
 def scale_in_periods(cooldown_seconds: int) -> int:
@@ -90,12 +99,21 @@ class ServingReplicas(pulumi.ComponentResource):
     base: aws.autoscaling.Group
     burst: aws.autoscaling.Group | None
 
-    def __init__(self, name: str, args: ReplicasArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: ReplicasArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        role = aws.iam.Role(f"{name}-role", assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-                            description=f"{args.fleet} replicas in {args.region}", opts=o)
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
+            description=f"{args.fleet} replicas in {args.region}",
+            opts=o,
+        )
         aws.iam.RolePolicy(f"{name}-access", role=role.id, policy=replica_policy(args), opts=o)
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=o)
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=o)
@@ -107,16 +125,28 @@ class ServingReplicas(pulumi.ComponentResource):
             vpc_security_group_ids=[args.security_group_id],
             iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2,
-                instance_metadata_tags="enabled"),
-            block_device_mappings=[aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name="/dev/sda1",
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=args.root_volume_gib, volume_type="gp3", throughput=500, encrypted="true",
-                    delete_on_termination="true"))],
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=2,
+                instance_metadata_tags="enabled",
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/sda1",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.root_volume_gib,
+                        volume_type="gp3",
+                        throughput=500,
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
             user_data=base64.b64encode(args.user_data.encode()).decode(),
-            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
-                                for kind in ("instance", "volume", "network-interface")],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
             opts=o,
         )
         base_name, burst_name = group_names(args.fleet, args.region)
@@ -135,14 +165,18 @@ class ServingReplicas(pulumi.ComponentResource):
             max_size=args.max_on_demand,
             launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
             warm_pool=aws.autoscaling.GroupWarmPoolArgs(
-                min_size=args.warm_pool, pool_state="Stopped",
+                min_size=args.warm_pool,
+                pool_state="Stopped",
                 instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
-            ) if args.warm_pool else None,
+            )
+            if args.warm_pool
+            else None,
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
                 strategy="Rolling",
                 preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-                    min_healthy_percentage=90, instance_warmup=str(int(args.cold_start_seconds)),
-                    skip_matching=True)),
+                    min_healthy_percentage=90, instance_warmup=str(int(args.cold_start_seconds)), skip_matching=True
+                ),
+            ),
             tags=group_tags(args.tags, args.expected_on_demand),
             **common,
             opts=o,
@@ -157,13 +191,21 @@ class ServingReplicas(pulumi.ComponentResource):
                 capacity_rebalance=True,
                 mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                     instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                        on_demand_base_capacity=0, on_demand_percentage_above_base_capacity=0,
-                        spot_allocation_strategy="price-capacity-optimized"),
+                        on_demand_base_capacity=0,
+                        on_demand_percentage_above_base_capacity=0,
+                        spot_allocation_strategy="price-capacity-optimized",
+                    ),
                     launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
                         launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                            launch_template_id=template.id, version="$Latest"),
-                        overrides=[aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
-                            instance_type=args.instance_type)])),
+                            launch_template_id=template.id, version="$Latest"
+                        ),
+                        overrides=[
+                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
+                                instance_type=args.instance_type
+                            )
+                        ],
+                    ),
+                ),
                 tags=group_tags(args.tags, args.expected_spot),
                 **common,
                 opts=o,
@@ -184,12 +226,17 @@ class ServingReplicas(pulumi.ComponentResource):
             )
         if args.predictive:
             self._predictive(name, base_name, args, o)
-        self.register_outputs({"base_group": self.base.name,
-                               "burst_group": self.burst.name if self.burst else None})
+        self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
 
     @staticmethod
-    def _scaling(name: str, label: str, group: aws.autoscaling.Group, group_name: str, args: ReplicasArgs,
-                 o: pulumi.ResourceOptions) -> None:
+    def _scaling(
+        name: str,
+        label: str,
+        group: aws.autoscaling.Group,
+        group_name: str,
+        args: ReplicasArgs,
+        o: pulumi.ResourceOptions,
+    ) -> None:
         metric = queue_metric(group_name)
         aws.autoscaling.Policy(
             f"{name}-{label}-queue-tracking",
@@ -200,9 +247,17 @@ class ServingReplicas(pulumi.ComponentResource):
                 target_value=args.target_queue_depth,
                 disable_scale_in=True,
                 customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
-                    metric_name=metric["metric_name"], namespace=metric["namespace"], statistic=metric["statistic"],
-                    metric_dimensions=[aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(**d)
-                                       for d in metric["metric_dimensions"]])),
+                    metric_name=metric["metric_name"],
+                    namespace=metric["namespace"],
+                    statistic=metric["statistic"],
+                    metric_dimensions=[
+                        aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(
+                            **d
+                        )
+                        for d in metric["metric_dimensions"]
+                    ],
+                ),
+            ),
             opts=o,
         )
         scale_in = aws.autoscaling.Policy(
@@ -235,26 +290,38 @@ class ServingReplicas(pulumi.ComponentResource):
         """Forecast the daily peak/trough cycle from the same queue metric and scale ahead of it."""
 
         def query(query_id: str, stat: str) -> dict[str, Any]:
-            metric = {"metric_name": METRIC_NAME, "namespace": METRIC_NAMESPACE,
-                      "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}]}
+            metric = {
+                "metric_name": METRIC_NAME,
+                "namespace": METRIC_NAMESPACE,
+                "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+            }
             return {"metric_data_queries": [{"id": query_id, "metric_stat": {"metric": metric, "stat": stat}}]}
 
+        configuration: dict[str, Any] = {
+            "mode": "ForecastAndScale",
+            "scheduling_buffer_time": str(int(args.cold_start_seconds)),
+            "metric_specification": {
+                "target_value": args.target_queue_depth,
+                "customized_scaling_metric_specification": query("queue_per_replica", "Average"),
+                "customized_load_metric_specification": query("queue_total", "Sum"),
+            },
+        }
         aws.autoscaling.Policy(
             f"{name}-predictive",
             autoscaling_group_name=group_name,
             policy_type="PredictiveScaling",
-            predictive_scaling_configuration={
-                "mode": "ForecastAndScale",
-                "scheduling_buffer_time": str(int(args.cold_start_seconds)),
-                "metric_specification": {
-                    "target_value": args.target_queue_depth,
-                    "customized_scaling_metric_specification": query("queue_per_replica", "Average"),
-                    "customized_load_metric_specification": query("queue_total", "Sum"),
-                },
-            },
+            predictive_scaling_configuration=configuration,
             opts=o,
         )
 
 
-__all__ = ["TYPE", "ReplicasArgs", "ScheduleArgs", "ServingReplicas", "group_names",
-           "queue_metric", "replica_policy", "scale_in_periods"]
+__all__ = [
+    "TYPE",
+    "ReplicasArgs",
+    "ScheduleArgs",
+    "ServingReplicas",
+    "group_names",
+    "queue_metric",
+    "replica_policy",
+    "scale_in_periods",
+]

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
@@ -62,7 +63,7 @@ class GlobalRouting(pulumi.ComponentResource):
                 measure_latency=True,
                 opts=o,
             )
-            common = {"zone_id": args.hosted_zone_id, "name": args.domain_name, "set_identifier": target.region,
+            common: dict[str, Any] = {"zone_id": args.hosted_zone_id, "name": args.domain_name, "set_identifier": target.region,
                       "latency_routing_policies": [aws.route53.RecordLatencyRoutingPolicyArgs(region=target.region)],
                       "health_check_id": check.id}
             if target.zone_id is not None:

@@ -154,7 +154,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
         config = pulumi.Output.all(self.cluster.name, self.cluster.endpoint,
                                    self.cluster.certificate_authority.data).apply(
             lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
-        self.kubernetes = k8s.Provider(f"{name}-k8s", kubeconfig=pulumi.Output.secret(config),
+        self.kubernetes = k8s.Provider(f"{name}-k8s", kubeconfig=config.apply(pulumi.Output.secret),
                                        enable_server_side_apply=True, opts=pulumi.ResourceOptions(parent=self))
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 

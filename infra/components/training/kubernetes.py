@@ -228,9 +228,10 @@ class TrainingWorkloads(pulumi.ComponentResource):
                 o: pulumi.ResourceOptions) -> None:
         source: dict[str, Any] = {"csi": dict(lustre.csi)} if lustre.csi else {
             "host_path": {"path": lustre.host_path, "type": "Directory"}}
+        metadata: dict[str, Any] = {"name": claim, "labels": args.labels, "annotations": lustre.annotations}
         volume = k8s.core.v1.PersistentVolume(
             f"{name}-lustre-pv",
-            metadata={"name": claim, "labels": args.labels, "annotations": lustre.annotations},
+            metadata=metadata,
             spec={"capacity": {"storage": f"{lustre.capacity_gib}Gi"}, "access_modes": ["ReadWriteMany"],
                   "persistent_volume_reclaim_policy": "Retain", "storage_class_name": "",
                   "mount_options": ["flock"] if lustre.csi else [], **source},

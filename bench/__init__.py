@@ -1,0 +1,1 @@
+"""Benchmarks: preview at scale against the Pulumi SDK's own floor (`make bench`, not part of `make test`)."""

@@ -1,0 +1,89 @@
+"""Synthetic stacks at growing scale, written to a temporary folder with their organization file.
+
+A 40-region fleet needs more regions than AWS has; past the catalog's real regions the bench adds
+synthetic codes (zz-north-1, ...) to the in-process catalog only. Scale is about resource counts.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+from ruamel.yaml import YAML
+
+from infra.catalog import load_catalog
+from infra.catalog.models import RegionList
+
+ROOT = Path(__file__).resolve().parent.parent
+SYNTHETIC = [f"zz-{side}-{i}" for side in ("north", "south", "east", "west") for i in range(1, 10)]
+
+
+def regions(count: int) -> list[str]:
+    """Real catalog regions first, then synthetic ones (registered with the in-process catalog)."""
+    catalog = load_catalog()
+    real = sorted(catalog.regions - {"us-east-1"})
+    chosen = (["us-east-1", *real] + SYNTHETIC)[:count]
+    missing = [r for r in chosen if r not in catalog.regions]
+    if missing:
+        extended = RegionList(**{**catalog.region_list.model_dump(), "codes": [*catalog.region_list.codes, *missing]})
+        object.__setattr__(catalog, "region_list", extended)
+        catalog.__dict__.pop("regions", None)  # drop the cached frozenset
+    return chosen
+
+
+def _load(path: Path) -> Any:
+    return YAML(typ="safe", pure=True).load(path.read_text())
+
+
+def _dump(data: Any, path: Path) -> Path:
+    yaml = YAML()
+    with path.open("w") as fh:
+        yaml.dump(data, fh)
+    return path
+
+
+def org(codes: list[str], folder: Path) -> dict[str, Any]:
+    data = _load(ROOT / "stacks" / "org.yaml")
+    for account in ("ml-training", "ml-inference"):
+        data["accounts"][account]["monthly_budget_usd"] = 10**9
+    data["accounts"]["ml-inference"]["quotas"] = {r: {"L-DB2E81BA": 100000, "L-3819A6DF": 100000} for r in codes}
+    data["accounts"]["ml-training"]["quotas"] = {"us-east-1": {"L-417A185B": 10**6, "L-C4BD4855": 10**6,
+                                                               "L-1216C47A": 10**4}}
+    data["registry"]["replica_regions"] = [r for r in codes if r != data["registry"]["region"]]
+    data["onprem_sites"] = {"dc-east": {"gpu_allotment": 10**6}}
+    _dump(data, folder / "org.yaml")
+    return data
+
+
+def inference_stack(count: int, folder: Path) -> Path:
+    """The chat-serve example with `count` regions (explicit g6.xlarge: synthetic regions have no price)."""
+    codes = regions(count)
+    org(codes, folder)
+    data = _load(ROOT / "stacks" / "Pulumi.chat-serve.yaml")
+    spec = data["config"]["gpuinfra:inference"]
+    template = spec["regions"][0]
+    spec["instance"] = {"type": "g6.xlarge"}
+    spec["regions"] = []
+    for code in codes:
+        region = copy.deepcopy(template)
+        region.update(region=code, certificate_arn=f"arn:aws:acm:{code}:222222222222:certificate/bench-{code}")
+        spec["regions"].append(region)
+    return _dump(data, folder / f"Pulumi.fleet-{count}.yaml")
+
+
+def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
+    """The training example (Slurm on AWS, or the on-premises one) with `nodes` nodes."""
+    org(["us-east-1"], folder)
+    source = "Pulumi.llm-train-onprem.yaml" if onprem else "Pulumi.llm-train.yaml"
+    data = _load(ROOT / "stacks" / source)
+    spec = data["config"]["gpuinfra:training"]
+    spec["compute"]["node_count"] = nodes
+    if not onprem:
+        spec["compute"]["capacity"]["on_demand_base"] = max(1, nodes // 4)
+    spec["suppress"] = ["checkpoint-interval-off-optimum"]
+    return _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
+
+
+__all__ = ["SYNTHETIC", "inference_stack", "org", "regions", "training_stack"]
