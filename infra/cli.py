@@ -36,8 +36,10 @@ OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (d
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
 SuppressOpt = Annotated[list[str], typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")]
+UsageOpt = Annotated[Path | None, typer.Option(
+    "--usage-file", help="Usage YAML (stored GB, data processed, instances...) for usage-priced lines; see README.")]
 PolicyConfigOpt = Annotated[Path | None, typer.Option(
-    "--policy-config", help="Policy pack config (levels, settings), JSON as for `pulumi preview --policy-pack-config`.")]
+    "--policy-config", help="Policy pack config (levels, settings): JSON as for pulumi preview --policy-pack-config.")]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -67,12 +69,49 @@ def validate(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.tabl
 
 @app.command()
 def preview(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-            suppress: SuppressOpt = [], policy_config: PolicyConfigOpt = None) -> None:  # noqa: B006 - typer reads the default
-    """Validate, plan and run each stack's Pulumi program in-process, then the policy pack over what it would create."""
+            suppress: SuppressOpt = [], usage_file: UsageOpt = None,  # noqa: B006 - typer reads the default
+            policy_config: PolicyConfigOpt = None) -> None:
+    """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
+    they cost, and the policy pack's verdicts."""
     from .pipeline import preview_stacks
 
-    report = preview_stacks(stacks, org, suppress, policy_config)
+    report = preview_stacks(stacks, org, suppress, usage_file, policy_config)
     _emit(_render(report, fmt), out)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def cost(inputs: Annotated[list[str], typer.Argument(
+            help="Stack names or files (previewed first), or JSON documents: gpuinfra preview --format json, "
+                 "pulumi preview --json, pulumi stack export, a Pulumi engine event log.")],
+         org: OrgOpt = None, usage_file: UsageOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
+         suppress: SuppressOpt = []) -> None:  # noqa: B006 - typer reads the default
+    """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account."""
+    from .report.cost_render import render_cost_json, render_cost_markdown, render_cost_table
+    from .reviewcmd import cost_command
+
+    report = cost_command(inputs, org, usage_file, suppress)
+    renderer = {Format.table: render_cost_table, Format.markdown: render_cost_markdown, Format.json: render_cost_json}
+    _emit(renderer[fmt](report), out)
+    raise typer.Exit(report.exit_code)
+
+
+@app.command()
+def diff(args: Annotated[list[str] | None, typer.Argument(
+            help="BASE.json HEAD.json; or one pulumi preview --json document; or, with --base-ref, stack names "
+                 "(default: every stack).")] = None,
+         base_ref: Annotated[str | None, typer.Option(
+             "--base-ref", help="Git commit, branch or tag: preview its stacks with its own code as the base side, "
+                                "and the working tree as the head side.")] = None,
+         org: OrgOpt = None, usage_file: UsageOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None) -> None:
+    """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
+    appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation."""
+    from .report.diff_render import render_diff_json, render_diff_markdown, render_diff_table
+    from .reviewcmd import diff_command
+
+    report = diff_command(list(args or []), base_ref, org, usage_file)
+    renderer = {Format.table: render_diff_table, Format.markdown: render_diff_markdown, Format.json: render_diff_json}
+    _emit(renderer[fmt](report), out)
     raise typer.Exit(report.exit_code)
 
 

@@ -10,7 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .catalog import Catalog, load_catalog
+from .cost import Usage
 from .errors import InputError
+from .graph import Graph
 from .inputs import Inputs, load_inputs
 from .plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from .report.build import stack_report
@@ -69,16 +71,19 @@ def to_report(checked: Checked) -> StackReport:
 
 
 def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = (),
-                   policy_config: Path | None = None) -> Report:
-    """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then the
-    policy pack over its graph."""
+                   usage_file: Path | None = None, policy_config: Path | None = None) -> Report:
+    """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
+    its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
+    from .cost import load_usage_file
     from .crossguard import pack_config, police_stack
     from .engine import EngineError
     from .preview import preview_graph
     from .report.build import graph_report, policy_report
+    from .report.costs import cost_total
 
     suppress = list(suppress)
     check_suppress_ids(suppress)
+    usage = load_usage_file(usage_file) if usage_file else Usage()
     policies = pack_config(policy_config)
     report = Report(command="preview")
     for arg in stacks:
@@ -94,10 +99,20 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
             except EngineError as exc:
                 stack.findings.append(engine_failure(str(exc)))
             else:
-                stack = graph_report(stack, graph)
+                stack = priced(graph_report(stack, graph), graph, usage)
                 stack = policy_report(stack, police_stack(checked.inputs, checked.plan, graph, policies), graph)
         report.stacks.append(stack)
+    report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return report
+
+
+def priced(stack: StackReport, graph: Graph, usage: Usage) -> StackReport:
+    """The stack report with its graph priced: usage from the usage file, else assumed from the plan."""
+    from .cost import assumed_usage, price_graph
+    from .report.costs import with_cost
+
+    usage = usage.with_assumed(assumed_usage(stack.plan, graph))
+    return with_cost(stack, price_graph(graph, load_catalog(), usage))
 
 
 def engine_failure(message: str) -> FindingOut:
@@ -105,4 +120,5 @@ def engine_failure(message: str) -> FindingOut:
                       hint="the program failed under the embedded engine; run `pulumi preview` for details")
 
 
-__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "preview_stacks", "to_report", "validate_stacks"]
+__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "preview_stacks", "priced", "to_report",
+           "validate_stacks"]

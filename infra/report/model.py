@@ -5,6 +5,8 @@ Renderers import only this module. Unknown money is None, never zero.
 
 from __future__ import annotations
 
+import datetime
+from decimal import Decimal
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
@@ -80,6 +82,72 @@ class PolicyReportOut(Model):
     violations: list[PolicyViolationOut] = []
 
 
+class Money(Model):
+    """Hourly and monthly cost in USD, the month expected and at the fewest and most instances. None = unknown."""
+
+    hourly_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+    monthly_min_usd: Decimal | None = None
+    monthly_max_usd: Decimal | None = None
+
+
+class CostLineOut(Money):
+    """One priced dimension of a resource (Infracost's cost component)."""
+
+    name: str
+    quantity: Decimal | None = None
+    unit: str
+    unit_price_usd: Decimal | None = None
+    price_unit: str = ""
+    flags: list[str] = []
+    """unconfirmed, region-fallback, spot-estimate, usage-based, assumed-usage, unknown-input, not-in-catalog."""
+    sources: list[str] = []
+    """Catalog source ids (infra/catalog/data/sources.yaml)."""
+    note: str | None = None
+
+
+class ResourceCostOut(Money):
+    urn: str
+    type: str
+    name: str
+    component: str
+    region: str | None = None
+    account: str | None = None
+    lines: list[CostLineOut] = []
+
+
+class CostGroupOut(Model):
+    """Monthly cost summed over a component, region or account."""
+
+    key: str
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+
+
+class CostOut(Model):
+    """The priced graph of one stack. Totals sum the known lines; unknown lines are listed in `unpriced`."""
+
+    currency: Literal["USD"] = "USD"
+    monthly_usd: Decimal
+    """Expected: Auto Scaling groups at their desired (else minimum) size."""
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    hourly_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    """Oldest catalog date behind the priced lines."""
+    prices_as_of_newest: datetime.date | None = None
+    resources: list[ResourceCostOut] = []
+    """Resources with cost lines (free resources are only counted)."""
+    free_resources: int = 0
+    by_component: list[CostGroupOut] = []
+    by_region: list[CostGroupOut] = []
+    by_account: list[CostGroupOut] = []
+    unpriced: list[str] = []
+    doubtful: list[str] = []
+    usage_file: str | None = None
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -91,6 +159,8 @@ class StackReport(Model):
     summary: list[Section] = []
     resources: list[ResourceOut] | None = None
     """The resource graph (preview only)."""
+    cost: CostOut | None = None
+    """The graph priced from the catalog (preview only)."""
     policy: PolicyReportOut | None = None
     """The policy pack's verdicts on the graph (preview only)."""
 
@@ -102,11 +172,24 @@ class InputProblem(Model):
     messages: list[str]
 
 
+class CostTotalOut(Model):
+    """Monthly cost over every stack of a report."""
+
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    unpriced: int = 0
+
+
 class Report(Model):
     version: Literal[1] = REPORT_VERSION
     command: str
     stacks: list[StackReport] = []
     problems: list[InputProblem] = []
+    cost: CostTotalOut | None = None
+    """Sum of the stacks' costs (preview only)."""
 
     @property
     def exit_code(self) -> int:
@@ -118,15 +201,134 @@ class Report(Model):
         return 1 if any(mandatory) else 0
 
 
+class StackCostOut(Model):
+    """One stack priced by `gpuinfra cost` (from a stack file or a JSON document)."""
+
+    stack: str
+    source: str
+    """gpuinfra preview, pulumi preview --json, pulumi stack export or pulumi engine events."""
+    cost: CostOut | None = None
+    """None when the stack has no graph (an error finding stopped the preview)."""
+    notes: list[str] = []
+
+
+class CostReport(Model):
+    version: Literal[1] = 1
+    command: Literal["cost"] = "cost"
+    stacks: list[StackCostOut] = []
+    total: CostTotalOut | None = None
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 2
+        return 1 if any(s.cost is None for s in self.stacks) else 0
+
+
+class PropertyChangeOut(Model):
+    path: str
+    before: Any = None
+    after: Any = None
+    absent_before: bool = False
+    absent_after: bool = False
+    effect: Literal["update", "replace", "refresh", "may-replace", "unknown"]
+    """refresh: in place, but the group replaces its running instances."""
+    reason: str | None = None
+    """Catalog source id of the rule (replacements.yaml), or 'pulumi' for Pulumi's replaceReasons."""
+    reason_url: str | None = None
+
+
+class ResourceChangeOut(Model):
+    type: str
+    name: str
+    action: Literal["create", "delete", "update", "replace", "same"]
+    """same: inputs equal, only the cost moved (e.g. spec-derived usage)."""
+    component: str = ""
+    changes: list[PropertyChangeOut] = []
+    monthly_before_usd: Decimal | None = None
+    monthly_after_usd: Decimal | None = None
+    monthly_delta_usd: Decimal | None = None
+
+
+class FindingChangeOut(Model):
+    """A validator finding, policy result or Pulumi diagnostic, compared by (stack, rule, where, message)."""
+
+    stack: str
+    source: str
+    rule: str
+    level: str
+    where: str
+    message: str
+    status: Literal["new", "resolved", "unchanged"]
+
+
+class StackDiffOut(Model):
+    stack: str
+    status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
+    """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
+    counts: dict[str, int] = {}
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_before_usd: Decimal
+    monthly_max_before_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    resources: list[ResourceChangeOut] = []
+    findings: list[FindingChangeOut] = []
+    unpriced_after: list[str] = []
+    doubtful_after: list[str] = []
+
+
+class DiffReport(Model):
+    version: Literal[1] = 1
+    command: Literal["diff"] = "diff"
+    base: str
+    head: str
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    stacks: list[StackDiffOut] = []
+    notes: list[str] = []
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an input cannot be read; 1 when the head side has an error finding or a mandatory policy
+        violation; else 0."""
+        if self.problems:
+            return 2
+        blocking = {"error", "mandatory"}
+        return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
+
+
 __all__ = [
     "REPORT_VERSION",
+    "CostGroupOut",
+    "CostLineOut",
+    "CostOut",
+    "CostReport",
+    "CostTotalOut",
+    "DiffReport",
+    "FindingChangeOut",
     "FindingOut",
     "InputProblem",
+    "Money",
     "PolicyOut",
     "PolicyReportOut",
     "PolicyViolationOut",
+    "PropertyChangeOut",
     "Report",
+    "ResourceChangeOut",
+    "ResourceCostOut",
     "ResourceOut",
     "Section",
+    "StackCostOut",
+    "StackDiffOut",
     "StackReport",
 ]

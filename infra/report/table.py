@@ -7,6 +7,7 @@ import io
 from rich.console import Console
 from rich.table import Table
 
+from .format import money
 from .model import FindingOut, PolicyReportOut, Report, Section, StackReport
 
 LEVEL_MARK = {"error": "ERROR", "warning": "warn", "info": "info"}
@@ -22,6 +23,21 @@ def render_table(report: Report, width: int = 140) -> str:
             console.print(f"  {message}", markup=False)
     for stack in report.stacks:
         _stack(console, stack)
+    if report.cost is not None and len(report.stacks) > 1:
+        total = report.cost
+        console.print(f"total cost {money(total.monthly_usd)}/month over {len(report.stacks)} stacks, "
+                      f"prices as of {total.prices_as_of} to {total.prices_as_of_newest}", markup=False)
+    return buffer.getvalue()
+
+
+def render_sections(blocks: list[tuple[str, list[Section]]], width: int = 140) -> str:
+    """Titled groups of sections (e.g. one per stack), for reports that are not a Report (cost, diff)."""
+    buffer = io.StringIO()
+    console = Console(file=buffer, width=width, force_terminal=False, color_system=None, highlight=False)
+    for title, sections in blocks:
+        console.rule(title, characters="=")
+        for section in sections:
+            _section(console, section)
     return buffer.getvalue()
 
 
@@ -83,4 +99,4 @@ def _section(console: Console, section: Section) -> None:
         console.print(f"  {note}", markup=False)
 
 
-__all__ = ["policy_tally", "render_table"]
+__all__ = ["policy_tally", "render_sections", "render_table"]

@@ -1,0 +1,35 @@
+"""The README's usage-file example and the pull-request workflow stay in step with the code."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from helpers import ROOT
+from ruamel.yaml import YAML
+
+from infra.cost import load_usage_file
+from infra.report.diff_render import MARKER
+
+WORKFLOW = ROOT / ".github" / "workflows" / "gpuinfra-review.yml"
+
+
+def test_readme_usage_file_example_loads(tmp_path: Path) -> None:
+    readme = (ROOT / "README.md").read_text()
+    block = next(b for b in re.findall(r"```yaml\n(.*?)```", readme, re.S) if "resource_usage:" in b)
+    path = tmp_path / "usage.yml"
+    path.write_text(block)
+    usage = load_usage_file(path)
+    assert usage.file.resource_usage["llm-train-compute-asg"].instances == 12
+
+
+def test_workflow_runs_the_diff_and_finds_its_comment_by_the_marker() -> None:
+    workflow = YAML(typ="safe").load(WORKFLOW.read_text())
+    assert "pull_request" in workflow["on"]
+    steps = workflow["jobs"]["review"]["steps"]
+    run = "\n".join(str(s.get("run", "")) for s in steps)
+    script = "\n".join(str((s.get("with") or {}).get("script", "")) for s in steps)
+    assert "gpuinfra diff --base-ref" in run and "--format markdown" in run
+    assert f"'{MARKER}'" in script
+    assert steps[0]["with"]["fetch-depth"] == 0
+    assert workflow["permissions"]["pull-requests"] == "write"

@@ -1,0 +1,289 @@
+"""Pricing the graph: every expected figure is computed here by hand from catalog rows and compared exactly."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+
+import pytest
+from graphs import graph, group, provider, res
+from helpers import example_graph, graph_for
+
+from infra.catalog import Catalog
+from infra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
+from infra.cost.model import NOT_IN_CATALOG, REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED, UNKNOWN_INPUT, USAGE_BASED
+from infra.graph import UNKNOWN
+from infra.pipeline import check
+from infra.plan.capacity import split_capacity
+
+H = HOURS_PER_MONTH
+
+
+def lines_of(breakdown, name):  # type: ignore[no-untyped-def]
+    return {line.name: line for line in breakdown.get(name).lines}
+
+
+def svc(catalog: Catalog, key: str) -> Decimal:
+    found = catalog.service(key)
+    assert found is not None, key
+    return found.usd
+
+
+def test_spot_group_prices_on_demand_base_at_full_price_and_the_rest_at_the_spot_discount(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train"), catalog)
+    od = catalog.on_demand("p5.48xlarge", "us-east-1")
+    discount = catalog.spot_discount("p5.48xlarge", "us-east-1").discount
+    assert od is not None
+    on_demand, spot = split_capacity(16, 4, 0)
+    lines = b.get("aws:autoscaling/group:Group::llm-train-compute-asg").lines
+    by_kind = {line.name.split(" (")[0]: line for line in lines}
+    assert by_kind["Instances, on-demand"].monthly == on_demand * od.usd_per_hour * H == Decimal("160716.80")
+    assert by_kind["Instances, spot"].quantity == spot == 12
+    assert by_kind["Instances, spot"].monthly == spot * od.usd_per_hour * (1 - discount) * H
+    assert by_kind["Instances, spot"].hourly == spot * od.usd_per_hour * (1 - discount)
+    assert by_kind["EBS /dev/sda1"].monthly == 16 * 512 * svc(catalog, "ebs/gp3")
+
+
+def test_lustre_is_priced_by_deployment_type_throughput_tier_and_capacity(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train"), catalog)
+    (line,) = b.get("aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre").lines
+    assert line.quantity == 48000
+    assert line.monthly == 48000 * svc(catalog, "fsx_lustre/PERSISTENT_2/250") == Decimal("10080.00")
+    assert UNCONFIRMED in line.flags  # the 250 MB/s/TiB tier has a single source
+
+
+@pytest.mark.parametrize(("deployment", "tier", "key"), [
+    ("SCRATCH_2", None, "fsx_lustre/SCRATCH_2"),
+    ("PERSISTENT_2", 125, "fsx_lustre/PERSISTENT_2/125"),
+    ("PERSISTENT_1", 200, "fsx_lustre/PERSISTENT_1/200"),
+])
+def test_lustre_tiers(catalog: Catalog, deployment: str, tier: int | None, key: str) -> None:
+    p = provider()
+    fs = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType=deployment,
+             perUnitStorageThroughput=tier, storageCapacity=2400, storageType="SSD")
+    (line,) = price_graph(graph(p, fs), catalog).get(fs.key).lines
+    assert line.monthly == 2400 * svc(catalog, key)
+
+
+def test_lustre_hdd_is_unknown_not_zero(catalog: Catalog) -> None:
+    p = provider()
+    fs = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType="PERSISTENT_1",
+             perUnitStorageThroughput=12, storageCapacity=6000, storageType="HDD")
+    b = price_graph(graph(p, fs), catalog)
+    (line,) = b.get(fs.key).lines
+    assert line.monthly is None and NOT_IN_CATALOG in line.flags
+    assert b.monthly == 0 and len(b.unpriced()) == 1
+
+
+def test_on_demand_group_of_n_nodes(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "p5.48xlarge", 10)
+    lines = lines_of(price_graph(graph(p, lt, asg), catalog), asg.key)
+    od = catalog.on_demand("p5.48xlarge", "us-east-1")
+    assert od is not None
+    assert lines["Instances, on-demand (p5.48xlarge)"].monthly == 10 * od.usd_per_hour * H
+    assert not any("spot" in name for name in lines)
+
+
+def test_autoscaled_group_is_a_range_with_the_expected_count_at_desired(catalog: Catalog) -> None:
+    p = provider(region="us-west-2")
+    lt, asg = group("g", p, "g6.xlarge", 0, on_demand_base=2, pct_above_base=50)
+    asg = res(asg.type, asg.name, p, (lt,), **{**asg.inputs, "minSize": 2, "maxSize": 12, "desiredCapacity": 5})
+    lines = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines
+    od = catalog.on_demand("g6.xlarge", "us-west-2")
+    discount = catalog.spot_discount("g6.xlarge", "us-west-2").discount
+    assert od is not None
+    od_line, spot_line = lines[0], lines[1]
+    for count, attr in ((5, "monthly"), (2, "monthly_min"), (12, "monthly_max")):
+        n_od, n_spot = split_capacity(count, 2, 50)
+        assert getattr(od_line, attr) == n_od * od.usd_per_hour * H
+        assert getattr(spot_line, attr) == n_spot * od.usd_per_hour * (1 - discount) * H
+
+
+def test_inference_style_group_without_desired_capacity_is_expected_at_min(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "g6.xlarge", 3)
+    asg = res(asg.type, asg.name, p, (lt,), minSize=3, maxSize=9)
+    line = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
+    od = catalog.on_demand("g6.xlarge", "us-east-1")
+    assert od is not None
+    assert line.quantity == 3 and line.monthly_max == 9 * od.usd_per_hour * H
+
+
+def test_usage_file_instances_override_the_expected_count(catalog: Catalog) -> None:
+    from infra.cost import ResourceUsage, UsageFile
+
+    p = provider()
+    lt, asg = group("g", p, "g6.xlarge", 3)
+    usage = Usage(UsageFile(resource_usage={asg.name: ResourceUsage(instances=7)}))
+    line = price_graph(graph(p, lt, asg), catalog, usage).get(asg.key).lines[0]
+    assert line.quantity == 7
+
+
+def test_capacity_block_is_priced_at_its_own_rate_and_flagged(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "p5.48xlarge", 8, market="capacity-block")
+    (line, *_) = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines
+    assert line.name.startswith("Capacity block")
+    assert line.monthly == 8 * svc(catalog, "ec2_capacity_block/p5.48xlarge/us-east-1") * H
+    assert UNCONFIRMED in line.flags
+
+
+def test_capacity_block_in_a_region_without_a_rate_is_unknown(catalog: Catalog) -> None:
+    p = provider(region="eu-west-2")
+    lt, asg = group("g", p, "p5.48xlarge", 8, market="capacity-block")
+    line = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
+    assert line.monthly is None and NOT_IN_CATALOG in line.flags
+
+
+def test_instance_type_without_a_price_in_the_region_is_unknown_never_zero(catalog: Catalog) -> None:
+    p = provider(region="eu-west-1")  # no p5.48xlarge row for eu-west-1 in the catalog
+    lt, asg = group("g", p, "p5.48xlarge", 4)
+    b = price_graph(graph(p, lt, asg), catalog)
+    instances = b.get(asg.key).lines[0]
+    assert instances.monthly is None and NOT_IN_CATALOG in instances.flags
+    assert b.monthly == b.get(asg.key).lines[1].monthly  # only the volumes are in the total
+
+
+def test_service_prices_outside_us_east_1_are_flagged_region_fallback(catalog: Catalog) -> None:
+    p = provider(region="eu-central-1")
+    nat = res("aws:ec2/natGateway:NatGateway", "nat", p)
+    line = price_graph(graph(p, nat), catalog).get(nat.key).lines[0]
+    assert line.monthly == svc(catalog, "nat/gateway") * H
+    assert REGION_FALLBACK in line.flags
+
+
+def test_default_spot_discount_is_flagged_as_an_estimate(catalog: Catalog) -> None:
+    p = provider(region="us-east-1")
+    lt, asg = group("g", p, "inf2.xlarge", 4, on_demand_base=0)  # no us-east-1 observation for inf2
+    spot = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
+    assert "spot" in spot.name and SPOT_ESTIMATE in spot.flags
+
+
+def test_unknown_sentinel_in_a_size_makes_the_line_unknown(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "g6.xlarge", 3)
+    asg = res(asg.type, asg.name, p, (lt,), minSize=UNKNOWN, maxSize=UNKNOWN)
+    (line,) = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines
+    assert line.monthly is None and UNKNOWN_INPUT in line.flags
+
+
+def test_checkpoint_bucket_stores_checkpoint_size_times_checkpoints_kept(catalog: Catalog) -> None:
+    g = example_graph("llm-train")
+    plan = check_plan()
+    usage = Usage().with_assumed(assumed_usage(plan, g))
+    (line,) = price_graph(g, catalog, usage).get("aws:s3/bucket:Bucket::llm-train-storage-checkpoints").lines
+    kept = math.ceil(14 * 24 * 60 / plan["checkpoint"]["interval_minutes"])
+    assert line.quantity == Decimal(str(plan["checkpoint"]["size_gb"])) * kept
+    assert line.monthly == line.quantity * svc(catalog, "s3/standard")
+    assert "assumed-usage" in line.flags and f"{kept} checkpoints" in (line.note or "")
+
+
+def test_bucket_without_usage_is_usage_based_and_unknown(catalog: Catalog) -> None:
+    (line,) = price_graph(example_graph("llm-train"), catalog).get(
+        "aws:s3/bucket:Bucket::llm-train-storage-checkpoints").lines
+    assert line.monthly is None and USAGE_BASED in line.flags
+
+
+def test_free_resources_are_a_known_zero_and_unknown_types_are_listed(catalog: Catalog) -> None:
+    p = provider()
+    vpc = res("aws:ec2/vpc:Vpc", "vpc", p, cidrBlock="10.0.0.0/16")
+    role = res("aws:iam/role:Role", "role", p)
+    fn = res("aws:lambda/function:Function", "fn", p)
+    b = price_graph(graph(p, vpc, role, fn), catalog)
+    assert b.get(vpc.key).free and b.get(vpc.key).monthly == 0
+    assert b.get(role.key).free
+    assert b.get(fn.key).monthly is None and b.get(fn.key).unpriced
+
+
+def test_breakdown_by_component_region_and_account(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train"), catalog)
+    assert b.by("region").keys() == {"us-east-1"}
+    assert b.by("account").keys() == {"111111111111"}
+    components = b.by("component")
+    assert sum(v[0] for v in components.values()) == b.monthly
+    assert components["Compute llm-train-compute"][0] == b.get(
+        "aws:autoscaling/group:Group::llm-train-compute-asg").monthly
+
+
+def test_every_total_has_its_catalog_dates(catalog: Catalog) -> None:
+    dates = price_graph(example_graph("llm-train"), catalog).as_of()
+    assert dates is not None
+    oldest, newest = dates
+    assert oldest <= newest
+    assert oldest == min(p.as_of for p in catalog.on_demand_prices if p.instance_type == "m7i.2xlarge")
+
+
+def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> None:
+    spec = {"compute.capacity": {"type": "on_demand"}}
+    small = price_graph(graph_for("llm-train", spec), catalog)
+    large = price_graph(graph_for("llm-train", {**spec, "compute.node_count": 32}), catalog)
+    key = "aws:autoscaling/group:Group::llm-train-compute-asg"
+    assert large.get(key).lines[0].monthly == 2 * small.get(key).lines[0].monthly
+
+
+def check_plan() -> dict:  # type: ignore[type-arg]
+    from helpers import inputs_for
+
+    from infra.catalog import load_catalog
+
+    return check(inputs_for("llm-train"), load_catalog()).plan.model_dump(mode="json")
+
+
+def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog) -> None:
+    p = provider()
+    lt, asg = group("g", p, "g6.xlarge", 0)
+    tags = [{"key": "gpuinfra:expected-capacity", "value": "4", "propagateAtLaunch": False}]
+    asg = res(asg.type, asg.name, p, (lt,), minSize=2, maxSize=12, tags=tags)
+    line = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
+    assert (line.quantity, line.monthly_min, line.monthly_max) == (
+        4, line.unit_price * 2 * H, line.unit_price * 12 * H)  # type: ignore[operator]
+
+
+def test_expected_capacity_tag_name_matches_the_components() -> None:
+    from infra.components.base import EXPECTED_CAPACITY_TAG as written
+    from infra.cost.compute import EXPECTED_CAPACITY_TAG as read
+
+    assert written == read
+
+
+def test_inference_fleet_is_priced_per_region_with_the_planned_counts(catalog: Catalog) -> None:
+    g = example_graph("chat-serve")
+    b = price_graph(g, catalog)
+    assert set(b.by("region")) == {"us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"}
+    groups = [r for r in b.resources if r.type == "aws:autoscaling/group:Group"]
+    for r in groups:
+        resource = g.by_urn[r.urn]
+        planned = next(int(t["value"]) for t in resource.inputs["tags"] if t["key"] == "gpuinfra:expected-capacity")
+        first = r.lines[0]
+        assert first.quantity == min(max(planned, resource.inputs["minSize"]), resource.inputs["maxSize"])
+        assert first.monthly_min is not None and first.monthly_max is not None
+        assert first.monthly_min <= first.monthly <= first.monthly_max  # type: ignore[operator]
+    assert b.monthly_min <= b.monthly < b.monthly_max
+
+
+def test_monthly_total_is_the_budget_policys_estimate(catalog: Catalog) -> None:
+    from infra.cost import monthly_total
+
+    g = example_graph("llm-train")
+    assert monthly_total(g, catalog) == price_graph(g, catalog).monthly > 0
+    p = provider()
+    assert monthly_total(graph(p, res("aws:lambda/function:Function", "fn", p)), catalog) is None
+    assert monthly_total(graph(p, res("aws:ec2/vpc:Vpc", "vpc", p)), catalog) == 0
+
+
+def test_eks_training_prices_the_control_plane_and_node_groups(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train-eks"), catalog)
+    (plane,) = next(r for r in b.resources if r.type == "aws:eks/cluster:Cluster").lines
+    assert plane.monthly == svc(catalog, "eks/cluster") * H
+    od = catalog.on_demand("p5.48xlarge", "us-east-1")
+    assert od is not None
+    groups = {r.name: r.lines[0] for r in b.resources if r.type == "aws:eks/nodeGroup:NodeGroup"}
+    spot = next(line for line in groups.values() if "spot" in line.name)
+    discount = catalog.spot_discount("p5.48xlarge", "us-east-1").discount
+    assert spot.monthly == spot.quantity * od.usd_per_hour * (1 - discount) * H  # type: ignore[operator]
+
+
+def test_on_premises_kubernetes_has_no_cloud_charges(catalog: Catalog) -> None:
+    b = price_graph(example_graph("llm-train-onprem"), catalog)
+    assert b.monthly == 0 and not b.unpriced() and all(r.free for r in b.resources)

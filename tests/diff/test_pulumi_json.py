@@ -1,0 +1,129 @@
+"""Reading real Pulumi output: the samples and schema notes in shared/fixtures/pulumi (see SOURCES.md)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from helpers import ROOT, gpuinfra
+
+from infra.errors import InputError
+from infra.graph import SECRET, UNKNOWN
+from infra.pulumi_json import plain, provider_urn, read_events, read_export, read_preview
+from infra.review import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
+
+FIXTURES = ROOT.parent / "shared" / "fixtures" / "pulumi"
+needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"Pulumi samples not found at {FIXTURES}")
+
+
+def load(name: str):  # type: ignore[no-untyped-def]
+    return json.loads((FIXTURES / name).read_text())
+
+
+def events(name: str) -> list:  # type: ignore[type-arg]
+    return [json.loads(line) for line in (FIXTURES / name).read_text().splitlines() if line.strip()]
+
+
+def test_plain_blinds_secrets_names_assets_and_drops_defaults() -> None:
+    state = {"__defaults": ["x"], "pw": {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
+                                         "ciphertext": "abc"},
+             "code": {"4dabf18193072939515e22adb298388d": "0def7320c3a5731c473e5ecbe6d01bc7", "hash": "h1"},
+             "n": 3.0, "nested": [{"__defaults": [], "a": 1}]}
+    assert plain(state) == {"pw": SECRET, "code": "<asset h1>", "n": 3, "nested": [{"a": 1}]}
+
+
+def test_provider_reference_drops_the_id() -> None:
+    ref = "urn:pulumi:dev::sample::pulumi:providers:aws::default_6_63_0::04da6b54-80e4-46f7-96ec-b56ff0331ba9"
+    assert provider_urn(ref) == "urn:pulumi:dev::sample::pulumi:providers:aws::default_6_63_0"
+
+
+@needs_fixtures
+def test_preview_with_sames_gives_old_and_new_graphs_and_pulumi_verdicts() -> None:
+    preview = read_preview(load("stratify-sample-preview-update.json"), "x")
+    assert preview.complete
+    assert len(preview.old["dev"].resources) == len(preview.new["dev"].resources) == 16
+    updates = [s for s in preview.steps.values() if s.op == "update"]
+    assert [(s.type, s.diff_reasons, s.detailed) for s in updates] == [
+        ("aws:lambda/function:Function", ("code",), {"code": "update"})]
+
+
+@needs_fixtures
+def test_preview_of_creates_has_no_old_state_and_keeps_unknowns() -> None:
+    preview = read_preview(load("stratify-sample-preview-creates.json"), "x")
+    assert preview.old == {} and len(preview.new["dev"].resources) == 16
+    assert any(UNKNOWN in json.dumps(r.inputs) for r in preview.new["dev"].resources)
+
+
+@needs_fixtures
+def test_stack_export_is_a_graph_with_providers_linked() -> None:
+    graph = read_export(load("stratify-sample-export.json"), "x")["dev"]
+    bucket = graph.named("aws:s3/bucket:Bucket", "docs")
+    assert graph.provider_of(bucket) is not None
+    assert bucket.inputs["bucket"] == "docs-4936161" and "__defaults" not in bucket.inputs
+
+
+@needs_fixtures
+def test_engine_events_give_the_logical_replace_step_with_its_reason() -> None:
+    preview = read_events(events("pulumi-engine-events-webserver-userdata.jsonl"), "x")
+    replaces = [s for s in preview.steps.values() if s.op == "replace"]
+    assert [(s.type, s.replace_reasons) for s in replaces] == [("aws:ec2/instance:Instance", ("userData",))]
+    assert preview.config["aws:region"] == "us-west-2"
+
+
+@needs_fixtures
+@pytest.mark.parametrize(("name", "kind"), [
+    ("stratify-sample-preview-update.json", PREVIEW), ("stratify-sample-export.json", EXPORT),
+    ("pulumi-engine-events-webserver-userdata.jsonl", EVENTS)])
+def test_document_kind_is_read_from_its_shape(name: str, kind: str) -> None:
+    assert load_document(FIXTURES / name).kind == kind
+
+
+def test_gpuinfra_report_kind_and_version(tmp_path: Path) -> None:
+    path = tmp_path / "r.json"
+    path.write_text(json.dumps({"version": 1, "command": "preview", "stacks": []}))
+    assert load_document(path).kind == GPUINFRA
+    path.write_text(json.dumps({"version": 2, "command": "preview", "stacks": []}))
+    with pytest.raises(InputError, match="version 2 is not supported"):
+        load_document(path)
+
+
+def test_unknown_document_is_an_input_error(tmp_path: Path) -> None:
+    path = tmp_path / "x.json"
+    path.write_text('{"hello": 1}')
+    with pytest.raises(InputError, match="not a gpuinfra preview"):
+        load_document(path)
+
+
+@needs_fixtures
+def test_diff_of_one_pulumi_preview_shows_pulumis_replacement() -> None:
+    done = gpuinfra("diff", str(FIXTURES / "pulumi-engine-events-webserver-userdata.jsonl"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    (row,) = report["stacks"][0]["resources"]
+    assert row["action"] == "replace" and row["name"] == "web-server-www"
+    assert row["changes"][0]["path"] == "userData" and row["changes"][0]["reason"] == "pulumi"
+
+
+@needs_fixtures
+def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
+    done = gpuinfra("diff", str(FIXTURES / "stratify-sample-export.json"),
+                    str(FIXTURES / "stratify-sample-preview-update.json"), "--format", "json")
+    assert done.returncode == 0, done.stderr
+    rows = json.loads(done.stdout)["stacks"][0]["resources"]
+    assert {(r["name"], r["action"]) for r in rows} >= {("docsHandler", "update")}
+
+
+def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
+    from infra.review import findings_of
+
+    report = {"findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],
+              "policy": {"pack": "gpuinfra", "violations": [
+                  {"policy": "no-public-bucket", "level": "mandatory", "message": "public",
+                   "resource": "urn:pulumi:s::p::aws:s3/bucket:Bucket::logs", "resource_name": "logs"},
+                  {"policy": "budget-within-account", "level": "advisory", "message": "over", "resource": None}]}}
+    found = findings_of("s", report)
+    assert [(f.source, f.rule, f.level, f.where) for f in found] == [
+        ("validator", "r", "warning", "a.b"), ("policy", "no-public-bucket", "mandatory", "logs"),
+        ("policy", "budget-within-account", "advisory", "")]
+    assert found[1].blocking and not found[2].blocking

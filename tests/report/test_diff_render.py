@@ -1,0 +1,73 @@
+"""The pull-request comment: total change first, then policy results, then a table per stack with the
+property-level changes collapsed. Checked against a golden file (rewrite with --update-goldens)."""
+
+from __future__ import annotations
+
+import difflib
+from pathlib import Path
+
+from graphs import graph, group, provider, res
+
+from infra.catalog import Catalog
+from infra.cost import price_graph
+from infra.diff import Finding, Snapshot, diff_sides
+from infra.replace_rules import load_rules
+from infra.report.diff_build import diff_report
+from infra.report.diff_render import MARKER, pair, render_diff_json, render_diff_markdown, render_diff_table
+from infra.report.model import PropertyChangeOut
+
+GOLDEN = Path(__file__).parent / "golden"
+
+
+def sample(catalog: Catalog):  # type: ignore[no-untyped-def]
+    p = provider()
+    lt, asg = group("train", p, "p5.48xlarge", 4)
+    _, bigger = group("train", p, "p5.48xlarge", 8)
+    fs_old = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType="PERSISTENT_2",
+                 perUnitStorageThroughput=125, storageCapacity=2400, storageType="SSD")
+    fs_new = res(fs_old.type, "fs", p, **{**fs_old.inputs, "deploymentType": "PERSISTENT_1",
+                                          "perUnitStorageThroughput": 200})
+    nat = res("aws:ec2/natGateway:NatGateway", "nat", p)
+    base, head = graph(p, lt, asg, fs_old), graph(p, lt, bigger, fs_new, nat)
+    findings = (Finding("s", "policy", "no-public-buckets", "mandatory", "bucket", "bucket is public"),
+                Finding("s", "policy", "tags-present", "advisory", "nat", "missing cost-center tag"))
+    gone = (Finding("s", "validator", "quota-short", "warning", "account", "quota too small"),)
+    d = diff_sides({"s": Snapshot("s", base, price_graph(base, catalog), gone)},
+                   {"s": Snapshot("s", head, price_graph(head, catalog), findings)}, load_rules())
+    return diff_report(d, "main (0123456789)", "working tree", catalog)
+
+
+def check_golden(name: str, text: str, update: bool) -> None:
+    path = GOLDEN / name
+    if update:
+        path.write_text(text)
+    assert path.exists(), f"no golden {path}: run pytest --update-goldens"
+    expected = path.read_text()
+    assert text == expected, "".join(difflib.unified_diff(
+        expected.splitlines(True), text.splitlines(True), f"{name} (golden)", f"{name} (now)"))
+
+
+def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:
+    text = render_diff_markdown(sample(catalog))
+    assert text.startswith(MARKER + "\n## gpuinfra: monthly cost +")
+    assert text.index("monthly cost") < text.index("### Policy and validation") < text.index("### `s`")
+    assert "| ❌ | s | `no-public-buckets` | mandatory" in text
+    assert "| ⚠️ | s | `tags-present` | advisory" in text
+    assert "| ✅ | s | `quota-short`" in text
+    assert "**replace** (deploymentType, perUnitStorageThroughput)" in text
+    assert "<details><summary>Property changes" in text
+    check_golden("diff.md", text, update_goldens)
+
+
+def test_json_and_table_carry_the_same_totals(catalog: Catalog) -> None:
+    report = sample(catalog)
+    assert f'"monthly_delta_usd": "{report.monthly_delta_usd}"' in render_diff_json(report)
+    assert report.exit_code == 1  # a mandatory violation on the head side
+    assert "-/+ aws:fsx/lustreFileSystem:LustreFileSystem fs (replace)" in render_diff_table(report)
+
+
+def test_long_text_changes_show_the_first_differing_line() -> None:
+    before = "line one\n" + "x" * 80 + "\nnodes=16\n"
+    after = "line one\n" + "x" * 80 + "\nnodes=32\n"
+    change = PropertyChangeOut(path="userData", before=before, after=after, effect="update")
+    assert pair(change) == ("line 3: nodes=16", "line 3: nodes=32")
