@@ -2,7 +2,8 @@
 
 The example stacks' graphs are copied side by side (every URN, name, parent, provider and dependency
 suffixed per copy) until they hold about 10,000 resources, then the whole pack runs over them the way
-`gpuinfra preview` runs it. The budget is shared with cost and diff: all three under 1 s together.
+`gpuinfra preview` runs it: the graph priced once (infra.cost), the pack handed that cost. The budget is
+shared with cost and diff: all three under 1 s together.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from infra.catalog import load_catalog  # noqa: E402
 from infra.crossguard import pack_config, police  # noqa: E402
 from infra.graph import Graph, Resource  # noqa: E402
 from infra.plan import build_plan  # noqa: E402
+from policies.budget import estimate_monthly  # noqa: E402
 from policies.facts import StackFacts  # noqa: E402
 
 TARGET = 10_000
@@ -44,30 +46,34 @@ def scaled(graph: Graph, copies: int) -> Graph:
     return Graph.of(graph.stack, graph.project, out)
 
 
-def measure(stack: str, repeat: int = 5) -> tuple[int, float, int]:
-    """(resources, median seconds, violations) of the pack over ~TARGET resources of `stack`."""
+def measure(stack: str, repeat: int = 5) -> tuple[int, float, float, int]:
+    """(resources, median seconds of the pack, median seconds of pricing, violations) over ~TARGET resources."""
     base = example_graph(stack)
     graph = scaled(base, max(1, TARGET // len(base.resources)))
     inputs = inputs_for(stack)
     catalog = load_catalog()
     facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
     config = pack_config()
-    police(graph, facts, config)  # warm up: imports, catalog indexes
-    times, violations = [], 0
+    monthly = estimate_monthly(graph, facts)  # warm up: imports, catalog indexes
+    police(graph, facts, config, monthly_cost=monthly)
+    policy_times, cost_times, violations = [], [], 0
     for _ in range(repeat):
         start = time.perf_counter()
-        run = police(graph, facts, config)
-        times.append(time.perf_counter() - start)
+        monthly = estimate_monthly(graph, facts)
+        cost_times.append(time.perf_counter() - start)
+        start = time.perf_counter()
+        run = police(graph, facts, config, monthly_cost=monthly)
+        policy_times.append(time.perf_counter() - start)
         violations = len(run.violations)
-    return len(graph.resources), statistics.median(times), violations
+    return len(graph.resources), statistics.median(policy_times), statistics.median(cost_times), violations
 
 
 def main() -> None:
-    print("| stack | resources | policies, median of 5 | violations |")
-    print("|---|---:|---:|---:|")
+    print("| stack | resources | policies | pricing (infra.cost) | violations |")
+    print("|---|---:|---:|---:|---:|")
     for stack in ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry"):
-        n, seconds, violations = measure(stack)
-        print(f"| {stack} | {n:,} | {seconds * 1000:.0f} ms | {violations} |")
+        n, policies, cost, violations = measure(stack)
+        print(f"| {stack} | {n:,} | {policies * 1000:.0f} ms | {cost * 1000:.0f} ms | {violations} |")
 
 
 if __name__ == "__main__":

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from .catalog import Catalog, load_catalog
@@ -100,7 +101,8 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
                 stack.findings.append(engine_failure(str(exc)))
             else:
                 stack = priced(graph_report(stack, graph), graph, usage)
-                stack = policy_report(stack, police_stack(checked.inputs, checked.plan, graph, policies), graph)
+                run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+                stack = policy_report(stack, run, graph)
         report.stacks.append(stack)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return report
@@ -113,6 +115,14 @@ def priced(stack: StackReport, graph: Graph, usage: Usage) -> StackReport:
 
     usage = usage.with_assumed(assumed_usage(stack.plan, graph))
     return with_cost(stack, price_graph(graph, load_catalog(), usage))
+
+
+def monthly_cost(stack: StackReport) -> Decimal | None:
+    """The expected monthly cost preview priced, for the budget policy; None when nothing had a price."""
+    cost = stack.cost
+    if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
+        return None
+    return cost.monthly_usd
 
 
 def engine_failure(message: str) -> FindingOut:

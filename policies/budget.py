@@ -1,14 +1,17 @@
 """Budget: the stack's estimated monthly cost stays within (a share of) its account's monthly budget.
 
-The estimate comes from one function, graph -> monthly USD (Decimal) or None when unknown, so the
-policy does not care how cost is computed. `ESTIMATE` is that function: the cost module's once it
-exists (infra/cost), else unknown, which makes the policy not applicable rather than silently "0".
+The estimate comes from one function, (graph, facts) -> monthly USD (Decimal) or None when unknown, so
+the policy does not care how cost is computed. `ESTIMATE` is that function: the cost module's
+`monthly_total`, with the usage the plan implies, as `gpuinfra preview` prices the stack (without a
+usage file, which only `gpuinfra` has). In-process, preview hands over the cost it already priced
+(usage file included) instead of pricing twice. Unknown makes the policy not applicable, never "0".
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from pulumi_policy import PolicyResource, StackValidationArgs
 from pulumi_policy.deserialize import serialize_properties
@@ -17,22 +20,23 @@ from infra.engine import plain
 from infra.graph import Graph, Resource
 from infra.report.format import money, percent
 
-from .facts import require
+from .facts import StackFacts, require
 from .rules import ADVISORY, Report, stack_policy
 
-MonthlyCost = Callable[[Graph], Decimal | None]
+MonthlyCost = Callable[[Graph, StackFacts], Decimal | None]
 
 
-def estimate_monthly(graph: Graph) -> Decimal | None:
-    """The cost module's monthly estimate of `graph`; None while it is not available."""
-    try:
-        from infra.cost import monthly_total  # type: ignore[import-not-found]  # lands with the cost issue
-    except ImportError:
-        return None
-    return monthly_total(graph)  # type: ignore[no-any-return]
+def estimate_monthly(graph: Graph, facts: StackFacts) -> Decimal | None:
+    """The cost module's expected monthly cost of `graph`, with the usage the plan implies."""
+    from infra.cost import Usage, assumed_usage, monthly_total
+
+    usage = Usage().with_assumed(assumed_usage(facts.plan.model_dump(mode="json"), graph))
+    return monthly_total(graph, facts.catalog, usage)
 
 
 ESTIMATE: MonthlyCost = estimate_monthly
+NOT_GIVEN: Any = object()
+"""What `args.monthly_cost` is when the host priced nothing (always, under the CLI)."""
 
 
 def graph_of(args: StackValidationArgs) -> Graph:
@@ -65,7 +69,9 @@ def _resource(r: PolicyResource) -> Resource:
                                 "description": "Share of the account's monthly_budget_usd this stack may use."}})
 def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
-    monthly = ESTIMATE(graph_of(args))
+    monthly = getattr(args, "monthly_cost", NOT_GIVEN)
+    if monthly is NOT_GIVEN:
+        monthly = ESTIMATE(graph_of(args), facts)
     if monthly is None:
         args.not_applicable("no cost estimate for this stack")
         return
@@ -78,4 +84,4 @@ def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
                          "monthly_budget_usd in the organization file")
 
 
-__all__ = ["ESTIMATE", "MonthlyCost", "estimate_monthly", "graph_of", "within_budget"]
+__all__ = ["ESTIMATE", "NOT_GIVEN", "MonthlyCost", "estimate_monthly", "graph_of", "within_budget"]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from pulumi_policy import Policy
 
@@ -16,7 +17,7 @@ from ..catalog import load_catalog
 from ..graph import Graph
 from ..inputs import Inputs
 from .config import PolicyConfig, PolicyMeta, load_config_file, reconcile
-from .inprocess import NotApplicable, PolicyRun, Violation, run_pack
+from .inprocess import NOT_PRICED, NotApplicable, PolicyRun, Violation, run_pack
 
 
 def meta_of(policy: Policy) -> PolicyMeta:
@@ -40,23 +41,26 @@ def pack_config(path: Path | None = None, given: Mapping[str, object] | None = N
     return reconcile([meta_of(p) for p in policies], None, layer)  # type: ignore[arg-type]
 
 
-def police_stack(inputs: Inputs, plan: object, graph: Graph,
-                 config: Mapping[str, PolicyConfig] | None = None) -> PolicyRun:
-    """Run the pack over a previewed stack, with the facts of its checked inputs and plan."""
+def police_stack(inputs: Inputs, plan: object, graph: Graph, config: Mapping[str, PolicyConfig] | None = None,
+                 monthly_cost: Any = NOT_PRICED) -> PolicyRun:
+    """Run the pack over a previewed stack, with the facts of its checked inputs and plan (and the monthly
+    cost preview priced, None when unknown)."""
     from policies.facts import StackFacts
 
-    return police(graph, StackFacts.of(inputs, plan, load_catalog()), config)  # type: ignore[arg-type]
+    return police(graph, StackFacts.of(inputs, plan, load_catalog()), config,  # type: ignore[arg-type]
+                  monthly_cost=monthly_cost)
 
 
 def police(graph: Graph, facts: object | None, config: Mapping[str, PolicyConfig] | None = None,
-           policies: Sequence[Policy] | None = None) -> PolicyRun:
+           policies: Sequence[Policy] | None = None, monthly_cost: Any = NOT_PRICED) -> PolicyRun:
     """Run the pack over `graph` with the stack's facts installed (see policies/facts.py)."""
     from policies.facts import StackFacts, using
 
     name, every = pack()
     chosen = list(policies) if policies is not None else every
     with using(facts if isinstance(facts, StackFacts) else None):
-        return run_pack(graph, chosen, config if config is not None else pack_config(), pack=name)
+        return run_pack(graph, chosen, config if config is not None else pack_config(), pack=name,
+                        monthly_cost=monthly_cost)
 
 
 __all__ = ["NotApplicable", "PolicyConfig", "PolicyMeta", "PolicyRun", "Violation", "meta_of", "pack", "pack_config",

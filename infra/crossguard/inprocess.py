@@ -43,6 +43,8 @@ from ..graph import Graph, Resource
 from .config import PolicyConfig
 from .proxy import lazy_unknown_checking_proxy
 
+NOT_PRICED: Any = object()
+"""`monthly_cost` when the host has not priced the stack (the budget policy then prices it)."""
 SERVED_VERSION = "0.0.1"
 """The version `pulumi_policy.PolicyPack` serves and writes into "can't run policy" messages (the CLI
 shows PulumiPolicy.yaml's version elsewhere, but not inside that text)."""
@@ -147,13 +149,15 @@ class _StackResource(PolicyResource):
 
 
 class GraphStackArgs(StackValidationArgs):
-    """StackValidationArgs that also carry the graph, so a policy that needs it whole (budget) need not
-    rebuild it from the resources."""
+    """StackValidationArgs that also carry the graph, and the stack's monthly cost when the host priced it,
+    so the budget policy neither rebuilds the graph from the resources nor prices it twice."""
 
     def __init__(self, resources: list[PolicyResource], graph: Graph, config: Mapping[str, Any] | None,
-                 stack_tags: Mapping[str, str] | None) -> None:
+                 stack_tags: Mapping[str, str] | None, monthly_cost: Any) -> None:
         super().__init__(resources, config, stack_tags)
         self.graph = graph
+        if monthly_cost is not NOT_PRICED:
+            self.monthly_cost = monthly_cost
 
 
 def effective_level(policy: Policy, config: Mapping[str, PolicyConfig]) -> EnforcementLevel:
@@ -164,19 +168,19 @@ def effective_level(policy: Policy, config: Mapping[str, PolicyConfig]) -> Enfor
 
 
 def run_pack(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyConfig], *, pack: str,
-             stack_tags: Mapping[str, str] | None = None) -> PolicyRun:
+             stack_tags: Mapping[str, str] | None = None, monthly_cost: Any = NOT_PRICED) -> PolicyRun:
     """Every resource policy on every resource it applies to, then every stack policy on the stack."""
     collecting = gc.isenabled()
     gc.disable()  # a run allocates many short-lived acyclic objects; collecting meanwhile costs ~30%
     try:
-        return _run(graph, policies, config, pack, stack_tags)
+        return _run(graph, policies, config, pack, stack_tags, monthly_cost)
     finally:
         if collecting:
             gc.enable()
 
 
 def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyConfig], pack: str,
-         stack_tags: Mapping[str, str] | None) -> PolicyRun:
+         stack_tags: Mapping[str, str] | None, monthly_cost: Any) -> PolicyRun:
     levels = {p.name: effective_level(p, config) for p in policies}
     run = PolicyRun(pack=pack, levels={n: lv.value for n, lv in levels.items()},
                     kinds={p.name: "stack" if isinstance(p, StackValidationPolicy) else "resource" for p in policies})
@@ -203,7 +207,7 @@ def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyCo
     if stack_policies:
         resources = _stack_resources(graph, wrapped)
         for stack_policy in stack_policies:
-            stack_args = GraphStackArgs(resources, graph, props_of[stack_policy.name], stack_tags)
+            stack_args = GraphStackArgs(resources, graph, props_of[stack_policy.name], stack_tags, monthly_cost)
             _call(run, stack_policy, _reported(levels[stack_policy.name]), stack_args, pack, "")
     return run
 
@@ -255,4 +259,5 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
                                         f"policy crashed: {type(exc).__name__}: {exc}", policy.description))
 
 
-__all__ = ["SERVED_VERSION", "GraphStackArgs", "NotApplicable", "PolicyRun", "Violation", "effective_level", "run_pack"]
+__all__ = ["NOT_PRICED", "SERVED_VERSION", "GraphStackArgs", "NotApplicable", "PolicyRun", "Violation",
+           "effective_level", "run_pack"]

@@ -5,13 +5,17 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from helpers import example_graph
+from helpers import checked, example_graph
 from policy_helpers import facts_for
 from pulumi_policy import StackValidationArgs, StackValidationPolicy
 
 import policies.budget as budget
-from infra.crossguard import pack_config, police
+from infra.cost import Usage
+from infra.crossguard import pack_config, police, police_stack
 from infra.graph import Graph
+from infra.pipeline import monthly_cost, priced, to_report
+from infra.report.build import graph_report
+from policies.facts import StackFacts
 
 COVERS = ["budget-within-account"]
 """Passing and failing cases below (the estimator is injected, so they are tests rather than CASES rows)."""
@@ -20,7 +24,8 @@ COVERS = ["budget-within-account"]
 def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config: dict[str, object] | None = None):
     seen: list[Graph] = []
 
-    def estimate(graph: Graph) -> Decimal | None:
+    def estimate(graph: Graph, facts: StackFacts) -> Decimal | None:
+        assert facts.stack == "llm-train"
         seen.append(graph)
         return monthly
 
@@ -66,3 +71,20 @@ def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:
     police(graph, facts_for("llm-train"), {}, policies=[keep])
     (args,) = captured
     assert budget.graph_of(StackValidationArgs(args.resources, {}, {})) == graph
+
+
+def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(budget, "ESTIMATE", lambda graph, facts: pytest.fail("priced twice"))
+    inputs = checked("llm-train")
+    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("460000"))
+    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
+    assert "estimated at $460,000/month" in found.message
+
+
+def test_the_default_estimate_is_what_preview_prices() -> None:
+    """Under the CLI the pack prices the graph itself: the same figure preview shows (no usage file)."""
+    result = checked("llm-train")
+    graph = example_graph("llm-train")
+    stack = priced(graph_report(to_report(result), graph), graph, Usage())
+    assert budget.estimate_monthly(graph, facts_for("llm-train")) == monthly_cost(stack)
+    assert monthly_cost(stack) is not None and monthly_cost(stack) < Decimal(450_000)
