@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..base import child
+from ..network import nat_egress
 
 TYPE = "gpuinfra:inference:Network"
 
@@ -56,22 +57,10 @@ class InferenceNetwork(pulumi.ComponentResource):
                            map_public_ip_on_launch=False, opts=o)
             for zone, cidr in zip(args.zones, public_cidrs, strict=True)
         ]
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, opts=o)
-        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=o)
-        nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=self.public_subnets[0].id, allocation_id=eip.id, opts=o)
-        public_rt = aws.ec2.RouteTable(f"{name}-public-rt", vpc_id=self.vpc.id,
-                                       routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-                                       opts=o)
-        private_rt = aws.ec2.RouteTable(f"{name}-private-rt", vpc_id=self.vpc.id,
-                                        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0",
-                                                                            nat_gateway_id=nat.id)], opts=o)
-        for zone, public, private in zip(args.zones, self.public_subnets, self.private_subnets, strict=True):
-            aws.ec2.RouteTableAssociation(f"{name}-public-{zone[-1]}-rta", subnet_id=public.id,
-                                          route_table_id=public_rt.id, opts=o)
-            aws.ec2.RouteTableAssociation(f"{name}-private-{zone[-1]}-rta", subnet_id=private.id,
-                                          route_table_id=private_rt.id, opts=o)
-        aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{args.region}.s3",
-                            vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id], opts=o)
+        nat_egress(name, self.vpc, args.region,
+                   [(f"public-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.public_subnets, strict=True)],
+                   [(f"private-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.private_subnets, strict=True)],
+                   o)
         self.lb_security_group = aws.ec2.SecurityGroup(
             f"{name}-lb",
             vpc_id=self.vpc.id,

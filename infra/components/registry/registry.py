@@ -12,6 +12,7 @@ import pulumi_aws as aws
 from ...plan import RegistryPlan
 from .. import iam
 from ..base import child
+from ..buckets import harden
 from .policies import bucket_policy, key_policy, replication_policy
 
 TYPE = "gpuinfra:registry:ModelRegistry"
@@ -44,24 +45,15 @@ class RegistryBucket(pulumi.ComponentResource):
                                deletion_window_in_days=args.kms_deletion_window_days,
                                policy=key_policy(args.account_id, region, writers, plan.readers), opts=o)
         self.bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, opts=o)
-        self.versioning = aws.s3.BucketVersioning(
-            f"{name}-versioning", bucket=self.bucket.id,
-            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=o)
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-sse", bucket=self.bucket.id,
-            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=self.key.arn),
-                bucket_key_enabled=True)], opts=o)
-        block = aws.s3.BucketPublicAccessBlock(
-            f"{name}-private", bucket=self.bucket.id, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True, opts=o)
+        hardened = harden(name, self.bucket, self.key.arn, o)
+        self.versioning = hardened.versioning
         aws.s3.BucketOwnershipControls(
             f"{name}-ownership", bucket=self.bucket.id,
             rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"), opts=o)
         aws.s3.BucketPolicy(f"{name}-policy", bucket=self.bucket.id,
                             policy=bucket_policy(bucket_name, writers, plan.readers),
-                            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[block])))
+                            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(
+                                depends_on=[hardened.public_access_block])))
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-lifecycle", bucket=self.bucket.id,
             rules=[aws.s3.BucketLifecycleConfigurationRuleArgs(

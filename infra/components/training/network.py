@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..base import child
+from ..network import nat_egress
 
 TYPE = "gpuinfra:training:Network"
 
@@ -49,20 +50,7 @@ class TrainingNetwork(pulumi.ComponentResource):
                 availability_zone=args.control_plane_zone, map_public_ip_on_launch=False, opts=o)
         public = aws.ec2.Subnet(f"{name}-public", vpc_id=self.vpc.id, cidr_block=args.public_cidr,
                                 availability_zone=args.zone, map_public_ip_on_launch=False, opts=o)
-        igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=self.vpc.id, opts=o)
-        eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=o)
-        nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=public.id, allocation_id=eip.id, opts=o)
-        public_rt = aws.ec2.RouteTable(
-            f"{name}-public-rt", vpc_id=self.vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)], opts=o)
-        aws.ec2.RouteTableAssociation(f"{name}-public-rta", subnet_id=public.id, route_table_id=public_rt.id, opts=o)
-        private_rt = aws.ec2.RouteTable(
-            f"{name}-private-rt", vpc_id=self.vpc.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)], opts=o)
-        aws.ec2.RouteTableAssociation(f"{name}-private-rta", subnet_id=self.private_subnet.id,
-                                      route_table_id=private_rt.id, opts=o)
-        aws.ec2.VpcEndpoint(f"{name}-s3", vpc_id=self.vpc.id, service_name=f"com.amazonaws.{args.region}.s3",
-                            vpc_endpoint_type="Gateway", route_table_ids=[private_rt.id], opts=o)
+        nat_egress(name, self.vpc, args.region, [("public", public)], [("private", self.private_subnet)], o)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-efa",
             vpc_id=self.vpc.id,

@@ -9,6 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..base import child
+from ..buckets import harden
 
 TYPE = "gpuinfra:training:Storage"
 DATASET_PATH = "/datasets"
@@ -55,19 +56,7 @@ class TrainingStorage(pulumi.ComponentResource):
                                enable_key_rotation=True, deletion_window_in_days=30, opts=o)
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
         self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
-        aws.s3.BucketVersioning(
-            f"{name}-checkpoints-versioning", bucket=self.bucket.id,
-            versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=o)
-        aws.s3.BucketServerSideEncryptionConfiguration(
-            f"{name}-checkpoints-sse", bucket=self.bucket.id,
-            rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=self.key.arn),
-                bucket_key_enabled=True)],
-            opts=o)
-        aws.s3.BucketPublicAccessBlock(
-            f"{name}-checkpoints-private", bucket=self.bucket.id, block_public_acls=True, block_public_policy=True,
-            ignore_public_acls=True, restrict_public_buckets=True, opts=o)
+        hardened = harden(f"{name}-checkpoints", self.bucket, self.key.arn, o)
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-checkpoints-retention", bucket=self.bucket.id,
             rules=[aws.s3.BucketLifecycleConfigurationRuleArgs(
@@ -80,7 +69,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
                     days_after_initiation=2),
             )],
-            opts=o)
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])))
         self.lustre = self._lustre(name, args, o) if args.lustre else None
         self.register_outputs({
             "checkpoint_bucket": self.bucket.bucket,
