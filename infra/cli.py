@@ -38,6 +38,8 @@ OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the repo
 SuppressOpt = Annotated[list[str], typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")]
 UsageOpt = Annotated[Path | None, typer.Option(
     "--usage-file", help="Usage YAML (stored GB, data processed, instances...) for usage-priced lines; see README.")]
+PolicyConfigOpt = Annotated[Path | None, typer.Option(
+    "--policy-config", help="Policy pack config (levels, settings): JSON as for pulumi preview --policy-pack-config.")]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -67,12 +69,13 @@ def validate(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.tabl
 
 @app.command()
 def preview(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-            suppress: SuppressOpt = [], usage_file: UsageOpt = None) -> None:  # noqa: B006 - typer reads the default
-    """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create and
-    what they cost."""
+            suppress: SuppressOpt = [], usage_file: UsageOpt = None,  # noqa: B006 - typer reads the default
+            policy_config: PolicyConfigOpt = None) -> None:
+    """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
+    they cost, and the policy pack's verdicts."""
     from .pipeline import preview_stacks
 
-    report = preview_stacks(stacks, org, suppress, usage_file)
+    report = preview_stacks(stacks, org, suppress, usage_file, policy_config)
     _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 

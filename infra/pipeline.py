@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
+from decimal import Decimal
 from pathlib import Path
 
 from .catalog import Catalog, load_catalog
@@ -71,18 +72,20 @@ def to_report(checked: Checked) -> StackReport:
 
 
 def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = (),
-                   usage_file: Path | None = None) -> Report:
+                   usage_file: Path | None = None, policy_config: Path | None = None) -> Report:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
-    its graph (usage from `usage_file` and from the plan)."""
+    its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
     from .cost import load_usage_file
+    from .crossguard import pack_config, police_stack
     from .engine import EngineError
     from .preview import preview_graph
-    from .report.build import graph_report
+    from .report.build import graph_report, policy_report
     from .report.costs import cost_total
 
     suppress = list(suppress)
     check_suppress_ids(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
+    policies = pack_config(policy_config)
     report = Report(command="preview")
     for arg in stacks:
         try:
@@ -98,6 +101,8 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
                 stack.findings.append(engine_failure(str(exc)))
             else:
                 stack = priced(graph_report(stack, graph), graph, usage)
+                run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+                stack = policy_report(stack, run, graph)
         report.stacks.append(stack)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return report
@@ -110,6 +115,14 @@ def priced(stack: StackReport, graph: Graph, usage: Usage) -> StackReport:
 
     usage = usage.with_assumed(assumed_usage(stack.plan, graph))
     return with_cost(stack, price_graph(graph, load_catalog(), usage))
+
+
+def monthly_cost(stack: StackReport) -> Decimal | None:
+    """The expected monthly cost preview priced, for the budget policy; None when nothing had a price."""
+    cost = stack.cost
+    if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
+        return None
+    return cost.monthly_usd
 
 
 def engine_failure(message: str) -> FindingOut:

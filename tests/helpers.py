@@ -16,7 +16,7 @@ from ruamel.yaml import YAML
 from infra.catalog import load_catalog
 from infra.inputs import Inputs, resolve
 from infra.pipeline import Checked, check
-from infra.spec import SPEC_MODELS, OrgDocument, Organization, YamlDocument, parse_stack, read_yaml
+from infra.spec import SPEC_MODELS, Organization, OrgDocument, YamlDocument, parse_stack, read_yaml
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ROOT / "stacks"
@@ -193,3 +193,21 @@ def assert_bash_ok(script: str, tmp_path: Path) -> None:
 
 def scripts(config: dict[str, Any]) -> list[str]:
     return [f["content"] for f in config["write_files"] if f["content"].startswith("#!/bin/bash")]
+
+
+# ---- registration tests ------------------------------------------------------------------------
+def sibling_test_modules(test_file: str) -> list[Any]:
+    """The other test modules beside `test_file`, imported, to read their CASES tables."""
+    import importlib.util
+
+    here = Path(test_file)
+    modules = []
+    for path in sorted(here.parent.glob("test_*.py")):
+        if path.name == here.name:
+            continue
+        spec = importlib.util.spec_from_file_location(f"cases_{path.parent.name}_{path.stem}", path)
+        assert spec and spec.loader
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        modules.append(module)
+    return modules

@@ -48,6 +48,12 @@ def waste_fraction(interval_seconds: float, write_seconds: float, mtbi_seconds: 
     return write_seconds / interval_seconds + interval_seconds / (2.0 * mtbi_seconds)
 
 
+def interval_within_bound(interval_minutes: float, checkpoint: CheckpointPlan) -> bool:
+    """Spot is safe only while the interval stays under the planner's bound (the validator and the
+    training policy both ask this)."""
+    return interval_minutes <= checkpoint.max_interval_minutes + 1e-9
+
+
 def checkpoint_plan(
     size_gb: float,
     write_bandwidth_gb_s: float,
@@ -80,6 +86,7 @@ __all__ = [
     "HOURS_PER_MONTH",
     "CheckpointPlan",
     "checkpoint_plan",
+    "interval_within_bound",
     "mean_time_between_interruptions",
     "waste_fraction",
     "young_interval_seconds",

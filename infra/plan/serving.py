@@ -35,6 +35,12 @@ class InstanceChoice(Plain):
     reason: str
 
 
+def training_class(family: str) -> bool:
+    """P (p4d, p5, p6-b200, ...) and Trn families are training hardware; serving on them is rarely
+    cost-efficient (the serving validator and the inference policy both ask this)."""
+    return family.startswith("trn") or (len(family) > 1 and family[0] == "p" and family[1].isdigit())
+
+
 def fits(info: InstanceType, memory: ServingMemory, utilization: float) -> tuple[bool, int]:
     usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, utilization)
     return memory.needed_bytes <= usable, usable
@@ -183,5 +189,6 @@ __all__ = [
     "cold_start_seconds",
     "fits",
     "region_plan",
+    "training_class",
     "warm_pool_size",
 ]

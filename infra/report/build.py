@@ -4,6 +4,7 @@ domain and the report's shape. Renderers never see a plan object."""
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from ..errors import format_path
 from ..graph import Graph
@@ -11,8 +12,11 @@ from ..inputs import Inputs
 from ..plan import InferencePlan, RegistryPlan, TrainingPlan
 from ..validators import Finding
 from .format import check, gigabytes, money, number, percent
-from .model import FindingOut, Section, StackReport
+from .model import FindingOut, PolicyOut, PolicyReportOut, PolicyViolationOut, Section, StackReport
 from .resources import by_component, key_settings, resources_out
+
+if TYPE_CHECKING:
+    from ..crossguard import PolicyRun
 
 
 def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut]:
@@ -186,8 +190,6 @@ def quota_section(quotas: list) -> Section:  # type: ignore[type-arg]
     )
 
 
-
-
 def graph_report(stack: StackReport, graph: Graph) -> StackReport:
     """The stack report with the resource graph and the sections read from it."""
     return stack.model_copy(update={
@@ -196,4 +198,30 @@ def graph_report(stack: StackReport, graph: Graph) -> StackReport:
     })
 
 
-__all__ = ["findings_out", "graph_report", "stack_report", "summary"]
+def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackReport:
+    """The stack report with the policy pack's verdicts: mandatory first, then by policy and resource."""
+    violations = sorted(
+        (PolicyViolationOut(policy=v.policy, level=v.level, resource=v.urn or None,  # type: ignore[arg-type]
+                            resource_name=graph.by_urn[v.urn].name if v.urn in graph.by_urn else None,
+                            message=v.message, description=v.description)
+         for v in run.violations),
+        key=lambda v: (v.level != "mandatory", v.policy, v.resource or "", v.message))
+    counts: dict[str, int] = {}
+    for v in violations:
+        counts[v.policy] = counts.get(v.policy, 0) + 1
+    reasons: dict[str, str] = {}
+    for na in sorted(run.not_applicable):
+        reasons.setdefault(na.policy, na.reason)
+    for name in set(run.levels) - run.evaluated:
+        reasons.setdefault(name, "no resource of the types it judges")
+    policies = []
+    for name, level in sorted(run.levels.items()):
+        status = ("disabled" if level == "disabled" else "failed" if counts.get(name)
+                  else "not-applicable" if name in reasons else "passed")
+        policies.append(PolicyOut(name=name, kind=run.kinds[name], level=level, status=status,  # type: ignore[arg-type]
+                                  violations=counts.get(name, 0),
+                                  reason=reasons.get(name) if status == "not-applicable" else None))
+    return stack.model_copy(update={"policy": PolicyReportOut(pack=run.pack, policies=policies, violations=violations)})
+
+
+__all__ = ["findings_out", "graph_report", "policy_report", "stack_report", "summary"]

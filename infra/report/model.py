@@ -50,6 +50,38 @@ class ResourceOut(Model):
     inputs: dict[str, Any] = {}
 
 
+class PolicyViolationOut(Model):
+    """A policy's verdict on one resource (or on the stack as a whole: resource None)."""
+
+    policy: str
+    level: Literal["advisory", "mandatory"]
+    resource: str | None = None
+    """URN of the resource in violation; None for the stack."""
+    resource_name: str | None = None
+    message: str
+    description: str = ""
+
+
+class PolicyOut(Model):
+    """How one policy of the pack fared on the stack."""
+
+    name: str
+    kind: Literal["resource", "stack"]
+    level: Literal["advisory", "mandatory", "remediate", "disabled"]
+    status: Literal["passed", "failed", "not-applicable", "disabled"]
+    violations: int = 0
+    reason: str | None = None
+    """Why the policy did not apply, when it did not."""
+
+
+class PolicyReportOut(Model):
+    """The policy pack's run over the stack's graph (preview only)."""
+
+    pack: str
+    policies: list[PolicyOut] = []
+    violations: list[PolicyViolationOut] = []
+
+
 class Money(Model):
     """Hourly and monthly cost in USD, the month expected and at the fewest and most instances. None = unknown."""
 
@@ -129,6 +161,8 @@ class StackReport(Model):
     """The resource graph (preview only)."""
     cost: CostOut | None = None
     """The graph priced from the catalog (preview only)."""
+    policy: PolicyReportOut | None = None
+    """The policy pack's verdicts on the graph (preview only)."""
 
 
 class InputProblem(Model):
@@ -161,7 +195,10 @@ class Report(Model):
     def exit_code(self) -> int:
         if self.problems:
             return 2
-        return 1 if any(f.level == "error" for s in self.stacks for f in s.findings) else 0
+        if any(f.level == "error" for s in self.stacks for f in s.findings):
+            return 1
+        mandatory = (v for s in self.stacks if s.policy for v in s.policy.violations if v.level == "mandatory")
+        return 1 if any(mandatory) else 0
 
 
 class StackCostOut(Model):
@@ -282,6 +319,9 @@ __all__ = [
     "FindingOut",
     "InputProblem",
     "Money",
+    "PolicyOut",
+    "PolicyReportOut",
+    "PolicyViolationOut",
     "PropertyChangeOut",
     "Report",
     "ResourceChangeOut",

@@ -8,9 +8,10 @@ from rich.console import Console
 from rich.table import Table
 
 from .format import money
-from .model import FindingOut, Report, Section, StackReport
+from .model import FindingOut, PolicyReportOut, Report, Section, StackReport
 
 LEVEL_MARK = {"error": "ERROR", "warning": "warn", "info": "info"}
+POLICY_MARK = {"mandatory": "MANDATORY", "advisory": "advisory"}
 
 
 def render_table(report: Report, width: int = 140) -> str:
@@ -43,6 +44,8 @@ def render_sections(blocks: list[tuple[str, list[Section]]], width: int = 140) -
 def _stack(console: Console, stack: StackReport) -> None:
     console.rule(f"{stack.stack}  ({stack.workload}, account {stack.account})", characters="=")
     _findings(console, stack.findings)
+    if stack.policy is not None:
+        _policies(console, stack.policy)
     for section in stack.summary:
         _section(console, section)
 
@@ -61,6 +64,25 @@ def _findings(console: Console, findings: list[FindingOut]) -> None:
     console.print(table)
 
 
+def _policies(console: Console, policy: PolicyReportOut) -> None:
+    console.print(f"policies ({policy.pack} pack): {policy_tally(policy)}", markup=False)
+    if not policy.violations:
+        return
+    table = Table(title="Policy violations", title_justify="left")
+    for col in ("level", "policy", "resource", "message"):
+        table.add_column(col, overflow="fold")
+    for v in policy.violations:
+        table.add_row(POLICY_MARK[v.level], v.policy, v.resource_name or "(stack)", v.message)
+    console.print(table)
+
+
+def policy_tally(policy: PolicyReportOut) -> str:
+    """'21 passed, 1 failed, 4 not applicable': every status that occurs, in a fixed order."""
+    order = ("passed", "failed", "not-applicable", "disabled")
+    counts = {s: sum(1 for p in policy.policies if p.status == s) for s in order}
+    return ", ".join(f"{n} {s.replace('-', ' ')}" for s, n in counts.items() if n)
+
+
 def _section(console: Console, section: Section) -> None:
     if section.columns:
         table = Table(title=section.title, title_justify="left")
@@ -77,4 +99,4 @@ def _section(console: Console, section: Section) -> None:
         console.print(f"  {note}", markup=False)
 
 
-__all__ = ["render_sections", "render_table"]
+__all__ = ["policy_tally", "render_sections", "render_table"]

@@ -33,6 +33,10 @@ class Account(SpecModel):
     request_quota_increases: bool = False
     """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
 
+    def serves(self, workload: str) -> bool:
+        """An account serves exactly its purpose, never two (the validator and the separation policies ask this)."""
+        return self.purpose == workload
+
     @model_validator(mode="after")
     def _role_in_account(self) -> Account:
         role_account = self.role_arn.split(":")[4]

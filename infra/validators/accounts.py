@@ -16,7 +16,7 @@ def purpose_of(spec: WorkloadSpec) -> str:
 def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: Organization) -> Iterator[Failure]:
     """Training, inference and the registry each live in accounts of their own purpose."""
     wanted = purpose_of(spec)
-    if account is not None and account.purpose != wanted:
+    if account is not None and not account.serves(wanted):
         matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
         yield Failure(
             f"account {spec.account!r} has purpose {account.purpose!r}, but this is a {wanted} stack",

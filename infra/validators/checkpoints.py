@@ -5,14 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from ..plan import TrainingPlan
-from ..plan.checkpoint import CheckpointPlan
+from ..plan.checkpoint import interval_within_bound
 from ..spec import TrainingSpec
 from .base import Failure, Level, rule
-
-
-def interval_within_bound(interval_minutes: float, checkpoint: CheckpointPlan) -> bool:
-    """Spot is safe only while the interval stays under the planner's bound (the policy uses this too)."""
-    return interval_minutes <= checkpoint.max_interval_minutes + 1e-9
 
 
 @rule(Level.WARNING)

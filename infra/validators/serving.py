@@ -6,7 +6,7 @@ from collections.abc import Iterator
 
 from ..catalog import Catalog
 from ..plan import InferencePlan
-from ..plan.serving import fits
+from ..plan.serving import fits, training_class
 from ..spec import InferenceSpec, Organization
 from .base import Failure, Level, rule
 
@@ -116,7 +116,7 @@ def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: C
     """P and Trn instances are for training; serving on them is rarely cost-efficient."""
     for i, rp in enumerate(plan.regions):
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
-        if info and info.family.startswith(("p", "trn")):
+        if info and training_class(info.family):
             path = ("regions", i, "instance_type") if spec.regions[i].instance_type else ("instance", "type")
             yield Failure(f"{info.name} is a training-class instance", path, "serve on L4, L40S or Inferentia2")
 

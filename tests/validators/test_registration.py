@@ -3,29 +3,15 @@ somewhere in tests/validators (found by reading the test modules, not a hand-kep
 
 from __future__ import annotations
 
-import importlib.util
-from pathlib import Path
-
-from helpers import Case, checked
+from helpers import Case, checked, sibling_test_modules
 
 from infra.spec import TrainingSpec
 from infra.validators import RULES, Level
 from infra.validators.base import Failure, rule
 
-HERE = Path(__file__).parent
-
 
 def all_cases() -> list[Case]:
-    cases: list[Case] = []
-    for path in sorted(HERE.glob("test_*.py")):
-        if path.name == Path(__file__).name:
-            continue
-        spec = importlib.util.spec_from_file_location(f"cases_{path.stem}", path)
-        assert spec and spec.loader
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        cases.extend(getattr(module, "CASES", []))
-    return cases
+    return [case for module in sibling_test_modules(__file__) for case in getattr(module, "CASES", [])]
 
 
 def test_every_rule_has_a_failing_and_a_passing_case() -> None:

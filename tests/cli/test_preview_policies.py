@@ -1,0 +1,80 @@
+"""`gpuinfra preview` runs the policy pack: the example passes, a quota shortfall fails with exit 1."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from helpers import gpuinfra, write_stack
+
+LOW_P_QUOTA = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
+
+
+EXAMPLES = ("llm-train", "llm-train-eks", "chat-serve", "chat-serve-k8s", "model-registry")
+
+
+def test_the_examples_pass_every_mandatory_policy() -> None:
+    result = gpuinfra("preview", *EXAMPLES, "--format", "json")
+    assert result.returncode == 0, result.stderr
+    stacks = {s["stack"]: s for s in json.loads(result.stdout)["stacks"]}
+    assert set(stacks) == set(EXAMPLES)
+    for name, stack in stacks.items():
+        policy = stack["policy"]
+        assert policy["pack"] == "gpuinfra"
+        assert [v for v in policy["violations"] if v["level"] == "mandatory"] == [], name
+    statuses = {p["name"]: p["status"] for p in stacks["llm-train"]["policy"]["policies"]}
+    assert statuses["quota-within-grant"] == "passed" and statuses["separation-accounts"] == "passed"
+    assert statuses["inference-on-demand-base"] == "not-applicable"
+    assert set(statuses.values()) == {"passed", "not-applicable"}
+    assert stacks["llm-train"]["policy"]["violations"] == stacks["chat-serve"]["policy"]["violations"] == []
+    # Advisory only: the Kubernetes example's Deployments do not spread replicas over zones.
+    assert {v["policy"] for v in stacks["chat-serve-k8s"]["policy"]["violations"]} <= {"inference-pod-zone-spread"}
+
+
+def test_pointing_the_inference_stack_at_the_training_account_fails(tmp_path: Path) -> None:
+    """Separation holds at both layers. The validators refuse the spec, so the engine never runs (exit 1); the
+    pack's separation-accounts catches the same graph if that gate is bypassed (tests/policies/test_separation.py)."""
+    path = write_stack(tmp_path, "chat-serve", spec={"account": "ml-training"})
+    result = gpuinfra("preview", str(path), "--format", "json")
+    assert result.returncode == 1, result.stderr
+    (stack,) = json.loads(result.stdout)["stacks"]
+    errors = [f for f in stack["findings"] if f["level"] == "error"]
+    assert [f["rule"] for f in errors] == ["account-purpose-mismatch"]
+    assert "account 'ml-training' has purpose 'training'" in errors[0]["message"]
+    assert stack["resources"] is None and stack["policy"] is None
+
+
+def test_a_quota_below_the_clusters_need_fails_with_the_code_and_numbers(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "llm-train", org=LOW_P_QUOTA)
+    result = gpuinfra("preview", str(path), "--format", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    (violation,) = json.loads(result.stdout)["stacks"][0]["policy"]["violations"]
+    assert violation["policy"] == "quota-within-grant" and violation["level"] == "mandatory"
+    assert violation["resource_name"] == "llm-train-compute-asg"
+    assert violation["message"] == (
+        "ml-training (111111111111) us-east-1 L-417A185B (Running On-Demand P instances): the stack needs 768 vCPUs at "
+        "maximum size (llm-train-compute-asg), 512 available; request an increase of 256 vCPUs (to 768), or set "
+        "request_quota_increases: true on the account")
+    markdown = gpuinfra("preview", str(path), "--format", "markdown")
+    assert markdown.returncode == 1
+    assert "| mandatory | `quota-within-grant` | `llm-train-compute-asg` | ml-training (111111111111) us-east-1 " \
+           "L-417A185B (Running On-Demand P instances): the stack needs 768 vCPUs" in markdown.stdout
+
+
+def test_the_pack_config_can_lower_a_level(tmp_path: Path) -> None:
+    path = write_stack(tmp_path, "llm-train", org=LOW_P_QUOTA)
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({"quota-within-grant": "advisory"}))
+    result = gpuinfra("preview", str(path), "--policy-config", str(config), "--format", "json")
+    assert result.returncode == 0, result.stderr
+    (violation,) = json.loads(result.stdout)["stacks"][0]["policy"]["violations"]
+    assert violation["policy"] == "quota-within-grant" and violation["level"] == "advisory"
+
+
+def test_a_bad_pack_config_is_an_input_error(tmp_path: Path) -> None:
+    config = tmp_path / "policy-config.json"
+    config.write_text(json.dumps({"quota-within-grnat": "advisory"}))
+    result = gpuinfra("preview", "llm-train", "--policy-config", str(config))
+    assert result.returncode == 2
+    assert "policy config names unknown policy 'quota-within-grnat'" in result.stderr
+    assert "did you mean 'quota-within-grant'" in result.stderr and "Traceback" not in result.stderr

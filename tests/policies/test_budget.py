@@ -1,0 +1,90 @@
+"""The budget policy: the stack's monthly estimate against its account's budget, through one interface."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+import pytest
+from helpers import checked, example_graph
+from policy_helpers import facts_for
+from pulumi_policy import StackValidationArgs, StackValidationPolicy
+
+import policies.budget as budget
+from infra.cost import Usage
+from infra.crossguard import pack_config, police, police_stack
+from infra.graph import Graph
+from infra.pipeline import monthly_cost, priced, to_report
+from infra.report.build import graph_report
+from policies.facts import StackFacts
+
+COVERS = ["budget-within-account"]
+"""Passing and failing cases below (the estimator is injected, so they are tests rather than CASES rows)."""
+
+
+def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config: dict[str, object] | None = None):
+    seen: list[Graph] = []
+
+    def estimate(graph: Graph, facts: StackFacts) -> Decimal | None:
+        assert facts.stack == "llm-train"
+        seen.append(graph)
+        return monthly
+
+    monkeypatch.setattr(budget, "ESTIMATE", estimate)
+    run = police(example_graph("llm-train"), facts_for("llm-train"), pack_config(given=config or {}))
+    assert seen == [example_graph("llm-train")], "the estimator is handed the stack's graph"
+    return run
+
+
+def test_within_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = budget_run(monkeypatch, Decimal("449999.99"))
+    assert not [v for v in run.violations if v.policy == "budget-within-account"]
+
+
+def test_over_budget_is_advisory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = budget_run(monkeypatch, Decimal("512345.67"))
+    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
+    assert found.level == "advisory"
+    assert found.message == ("llm-train is estimated at $512,346/month, over ml-training's budget of $450,000 by "
+                             "$62,346; shrink the stack or raise monthly_budget_usd in the organization file")
+
+
+def test_level_and_share_come_from_the_pack_config(monkeypatch: pytest.MonkeyPatch) -> None:
+    config = {"budget-within-account": {"enforcementLevel": "mandatory", "share": 0.5}}
+    run = budget_run(monkeypatch, Decimal("300000"), config)
+    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
+    assert found.level == "mandatory"
+    assert "over ml-training's budget of $225,000 (50.0% of $450,000) by $75,000" in found.message
+
+
+def test_unknown_cost_is_not_applicable_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = budget_run(monkeypatch, None)
+    assert not [v for v in run.violations if v.policy == "budget-within-account"]
+    assert [n.reason for n in run.not_applicable if n.policy == "budget-within-account"] == [
+        "no cost estimate for this stack"]
+
+
+def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:
+    """Under the CLI the policy gets no Graph; it rebuilds one from AnalyzeStack's resources."""
+    graph = example_graph("llm-train")
+    captured: list[StackValidationArgs] = []
+    keep = StackValidationPolicy("capture", "keeps its args", validate=lambda args, _: captured.append(args))
+    police(graph, facts_for("llm-train"), {}, policies=[keep])
+    (args,) = captured
+    assert budget.graph_of(StackValidationArgs(args.resources, {}, {})) == graph
+
+
+def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(budget, "ESTIMATE", lambda graph, facts: pytest.fail("priced twice"))
+    inputs = checked("llm-train")
+    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("460000"))
+    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
+    assert "estimated at $460,000/month" in found.message
+
+
+def test_the_default_estimate_is_what_preview_prices() -> None:
+    """Under the CLI the pack prices the graph itself: the same figure preview shows (no usage file)."""
+    result = checked("llm-train")
+    graph = example_graph("llm-train")
+    stack = priced(graph_report(to_report(result), graph), graph, Usage())
+    assert budget.estimate_monthly(graph, facts_for("llm-train")) == monthly_cost(stack)
+    assert monthly_cost(stack) is not None and monthly_cost(stack) < Decimal(450_000)

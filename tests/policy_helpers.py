@@ -1,0 +1,130 @@
+"""Policy test helpers: real graphs of the example stacks, mutated, run through the pack in-process.
+
+Three ways to get a failing graph, most honest first:
+- spec or organization mutations that pass the validators (e.g. a lower quota: quota-short is a warning);
+- `unchecked=True`: the program's components built without its validator gate, for specs the validators
+  already refuse (the policy is the second line of defence: what if the gate were bypassed?);
+- `graph` mutations: a resource's inputs edited after the engine ran, for settings no spec can produce
+  (the components hard-code IMDSv2, encryption, ...), the way a hand-edited program would.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from helpers import apply, checked, example_graph, graph_for, inputs_for
+
+from infra.catalog import load_catalog
+from infra.crossguard import PolicyRun, Violation, pack_config, police
+from infra.graph import Graph, Resource
+from infra.plan import build_plan
+from policies.facts import StackFacts
+
+GraphEdit = tuple[str, str | None, Mapping[str, Any]]
+"""(resource type, resource name or None for every resource of the type, dotted-path mutations)."""
+
+
+def facts_for(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None) -> StackFacts:
+    inputs = inputs_for(stack, spec, org)
+    catalog = load_catalog()
+    return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
+
+
+def program_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None,
+                  unchecked: bool = False) -> Graph:
+    """The example's graph from the real program; `unchecked` builds the components for a spec the
+    validator gate would refuse (program.build without program.load's validation)."""
+    if not unchecked:
+        return graph_for(stack, spec, org)
+    from infra.engine import run
+    from infra.preview import PROJECT, engine_config
+    from infra.program import build
+
+    inputs = inputs_for(stack, spec, org)
+    plan = build_plan(inputs.spec, inputs.org.org, load_catalog())
+    config, secrets = engine_config(inputs)
+    return run(lambda: build(inputs, plan), project=PROJECT, stack=inputs.stack.name, config=config,
+               secret_keys=secrets)
+
+
+def unchecked_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None) -> Graph:
+    return program_graph(stack, spec, org, unchecked=True)
+
+
+def edited(graph: Graph, edits: Iterable[GraphEdit]) -> Graph:
+    """`graph` with the matching resources' inputs changed (dotted paths, helpers.DELETE removes a key)."""
+    changes = list(edits)
+    out = []
+    for resource in graph.resources:
+        inputs = resource.inputs
+        for type_, name, mutations in changes:
+            if resource.type == type_ and (name is None or resource.name == name):
+                inputs = apply(copy.deepcopy(inputs), mutations)
+        out.append(resource if inputs is resource.inputs else Resource(
+            resource.urn, resource.type, resource.name, resource.parent, resource.provider, resource.custom,
+            resource.dependencies, inputs))
+    return Graph.of(graph.stack, graph.project, out)
+
+
+def with_resources(graph: Graph, *extra: Resource) -> Graph:
+    return Graph.of(graph.stack, graph.project, [*graph.resources, *extra])
+
+
+@dataclass(frozen=True)
+class PolicyCase:
+    """One scenario: an example stack, mutated; does `policy` report a violation, with what message?"""
+
+    policy: str
+    stack: str
+    fires: bool = True
+    spec: dict[str, Any] = field(default_factory=dict)
+    org: dict[str, Any] = field(default_factory=dict)
+    edits: tuple[GraphEdit, ...] = ()
+    unchecked: bool = False
+    config: dict[str, Any] = field(default_factory=dict)
+    message: str | None = None
+    """Regex one of the policy's messages must match (when it fires)."""
+    level: str | None = None
+    label: str = ""
+
+    @property
+    def id(self) -> str:
+        what = self.label or ",".join([*self.spec, *self.org, *(e[0].split(":")[-1] for e in self.edits)]) or "example"
+        return f"{self.policy}-{'fails' if self.fires else 'passes'}-{self.stack}-{what}"
+
+
+def case_graph(case: PolicyCase) -> Graph:
+    if case.spec or case.org or case.unchecked:
+        graph = program_graph(case.stack, case.spec, case.org, case.unchecked)
+    else:
+        graph = example_graph(case.stack)
+    return edited(graph, case.edits) if case.edits else graph
+
+
+def run_case(case: PolicyCase) -> list[Violation]:
+    if not case.unchecked:
+        errors = [f for f in checked(case.stack, case.spec, case.org).findings if str(f.level) == "error"]
+        assert not errors, f"the validators refuse this case; mark it unchecked=True: {errors}"
+    run = police(case_graph(case), facts_for(case.stack, case.spec, case.org), pack_config(given=case.config))
+    found = [v for v in run.violations if v.policy == case.policy]
+    if not case.fires:
+        assert not found, f"{case.policy} fired unexpectedly: {[v.message for v in found]}"
+        return found
+    assert found, f"{case.policy} did not fire; violations: {[(v.policy, v.message) for v in run.violations]}"
+    if case.message:
+        assert any(re.search(case.message, v.message) for v in found), [v.message for v in found]
+    if case.level:
+        assert {v.level for v in found} == {case.level}, [v.level for v in found]
+    return found
+
+
+def run_example(stack: str, config: Mapping[str, Any] | None = None) -> PolicyRun:
+    return police(example_graph(stack), facts_for(stack), pack_config(given=config))
+
+
+__all__ = ["GraphEdit", "PolicyCase", "case_graph", "edited", "facts_for", "program_graph", "run_case", "run_example",
+           "unchecked_graph", "with_resources"]
