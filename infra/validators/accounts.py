@@ -8,6 +8,10 @@ from ..spec import Account, Organization, WorkloadSpec
 from .base import Failure, Level, rule
 
 
+def article(word: str) -> str:
+    return "an" if word[:1] in "aeiou" else "a"
+
+
 def purpose_of(spec: WorkloadSpec) -> str:
     return type(spec).__name__.removesuffix("Spec").lower()
 
@@ -19,9 +23,9 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
     if account is not None and not account.serves(wanted):
         matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
         yield Failure(
-            f"account {spec.account!r} has purpose {account.purpose!r}, but this is a {wanted} stack",
+            f"account {spec.account!r} has purpose {account.purpose!r}, but this is {article(wanted)} {wanted} stack",
             ("account",),
-            f"use a {wanted} account" + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
+            f"use {article(wanted)} {wanted} account" + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
         )
 
 

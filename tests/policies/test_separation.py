@@ -130,8 +130,6 @@ def test_transit_gateway_attachments_need_allowing() -> None:
     assert network_violations(graph, {"separation-network": {"allowed_transit_gateways": ["tgw-0abc"]}}) == []
 
 
-@pytest.mark.xfail(strict=True, reason="the rdma-devices ConfigMap of infra/components/training/kubernetes.py carries "
-                                       "no gpuinfra.io/workload label; remove this mark once it does")
 def test_the_onprem_example_passes_every_mandatory_policy() -> None:
     from policy_helpers import run_example
 

@@ -7,7 +7,7 @@ from helpers import Case, run_case
 
 CASES = [
     Case("account-purpose-mismatch", "chat-serve", {"account": "ml-training"},
-         message="account 'ml-training' has purpose 'training', but this is a inference stack"),
+         message="account 'ml-training' has purpose 'training', but this is an inference stack"),
     Case("account-purpose-mismatch", "llm-train", {"account": "ml-inference"}),
     Case("account-purpose-mismatch", "chat-serve", fires=False),
     Case("quota-short", "llm-train", org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},

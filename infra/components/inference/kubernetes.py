@@ -62,6 +62,11 @@ def deployment_spec(spec: InferenceSpec, rp: RegionPlan, bucket: str, model_pref
                 "node_selector": {"nvidia.com/gpu.product": gpu_product},
                 "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
                 "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
+                # Spread replicas over zones: losing one zone loses at most its share of the region.
+                "topology_spread_constraints": [{
+                    "max_skew": 1, "topology_key": "topology.kubernetes.io/zone",
+                    "when_unsatisfiable": "ScheduleAnyway",
+                    "label_selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}}],
                 "init_containers": [{
                     "name": "weights",
                     "image": "public.ecr.aws/aws-cli/aws-cli:2.22.0",

@@ -201,7 +201,8 @@ class TrainingWorkloads(pulumi.ComponentResource):
                 values=values.get(chart, {}), opts=o))
         if args.fabric == "infiniband":
             config = k8s.core.v1.ConfigMap(f"{name}-rdma-config",
-                                           metadata={"name": "rdma-devices", "namespace": "kube-system"},
+                                           metadata={"name": "rdma-devices", "namespace": "kube-system",
+                                                     "labels": args.labels},
                                            data={"config.json": rdma_config()}, opts=o)
             releases.append(k8s.apps.v1.DaemonSet(
                 f"{name}-rdma-device-plugin",
