@@ -5,13 +5,15 @@ left is what the Pulumi SDK itself costs; gpuinfra's preview is measured as a ra
 from __future__ import annotations
 
 import asyncio
+import re
 from collections.abc import Callable
+from typing import Any
 
 import pulumi
 import pulumi.runtime.settings
 from pulumi.runtime import mocks as pulumi_mocks
 
-from infra.engine import _Mocks
+from infra.engine import _Mocks, gc_paused
 from infra.graph import STACK_TYPE, Graph, Resource
 
 
@@ -34,9 +36,39 @@ def order(graph: Graph) -> list[Resource]:
     return list(done.values())
 
 
+_CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
+
+
+def sdk_class(type_token: str) -> Any | None:
+    """The pulumi-aws / pulumi-kubernetes class a hand-written program would use for a type token."""
+    package, module, name = type_token.split(":")
+    if package == "aws":
+        import pulumi_aws
+
+        return getattr(getattr(pulumi_aws, module.split("/")[0], None), name, None)
+    if package == "kubernetes":
+        import pulumi_kubernetes
+
+        group, _, version = module.rpartition("/")
+        path = [*group.split(".")[:1], version] if group else [version]
+        node: Any = pulumi_kubernetes
+        for part in path:
+            node = getattr(node, part.replace("-", "_"), None)
+        return getattr(node, name, None) if node is not None else None
+    return None
+
+
+def typed_kwargs(inputs: dict[str, Any]) -> dict[str, Any]:
+    """Top-level inputs as the SDK's snake_case keywords; nested values keep their wire (camelCase) keys."""
+    return {_CAMEL.sub("_", k).lower(): v for k, v in inputs.items() if k not in ("apiVersion", "kind")}
+
+
 def replay(graph: Graph) -> Callable[[], None]:
-    """A program registering the graph's resources with the plain SDK classes."""
+    """A program registering the graph's resources with the SDK classes a person would use: the typed
+    pulumi-aws / pulumi-kubernetes class with the same inputs, a plain CustomResource where none fits
+    (CRDs), providers and components as such."""
     resources = order(graph)
+    classes = {r.type: sdk_class(r.type) for r in resources if r.custom and not r.is_provider}
 
     def program() -> None:
         made: dict[str, pulumi.Resource] = {}
@@ -48,10 +80,16 @@ def replay(graph: Graph) -> Callable[[], None]:
             )
             if r.is_provider:
                 made[r.urn] = pulumi.ProviderResource(r.type.split(":")[-1], r.name, dict(r.inputs), opts)
-            elif r.custom:
-                made[r.urn] = pulumi.CustomResource(r.type, r.name, dict(r.inputs), opts)
-            else:
+            elif not r.custom:
                 made[r.urn] = pulumi.ComponentResource(r.type, r.name, None, opts)
+            else:
+                cls = classes.get(r.type)
+                try:
+                    made[r.urn] = cls(r.name, opts=opts, **typed_kwargs(r.inputs)) if cls else None  # type: ignore[assignment]
+                except TypeError:
+                    made[r.urn] = None  # type: ignore[assignment]
+                if made[r.urn] is None:
+                    made[r.urn] = pulumi.CustomResource(r.type, r.name, dict(r.inputs), opts)
 
     return program
 
@@ -65,7 +103,8 @@ def run_floor(graph: Graph) -> None:
     except RuntimeError:
         asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_mocks(_Mocks(), project=graph.project, stack=graph.stack, preview=False)
-    pulumi_mocks.test(replay(graph))()
+    with gc_paused():  # the engine's own run setting: the comparison is code against code
+        pulumi_mocks.test(replay(graph))()
 
 
-__all__ = ["order", "replay", "run_floor"]
+__all__ = ["order", "replay", "run_floor", "sdk_class", "typed_kwargs"]

@@ -20,30 +20,12 @@ from helpers import example_graph, inputs_for  # noqa: E402
 
 from infra.catalog import load_catalog  # noqa: E402
 from infra.crossguard import pack_config, police  # noqa: E402
-from infra.graph import Graph, Resource  # noqa: E402
+from bench.synthetic import scaled  # noqa: E402
 from infra.plan import build_plan  # noqa: E402
 from policies.budget import estimate_monthly  # noqa: E402
 from policies.facts import StackFacts  # noqa: E402
 
 TARGET = 10_000
-
-
-def scaled(graph: Graph, copies: int) -> Graph:
-    """`copies` disjoint copies of `graph` in one stack (the stack resource itself kept once)."""
-    def rename(urn: str | None, i: int) -> str | None:
-        if urn is None or urn.endswith("::" + graph.stack) or "pulumi:pulumi:Stack" in urn:
-            return urn
-        return f"{urn}-c{i}"
-
-    out: list[Resource] = [r for r in graph.resources if r.type == "pulumi:pulumi:Stack"]
-    for i in range(copies):
-        for r in graph.resources:
-            if r.type == "pulumi:pulumi:Stack":
-                continue
-            out.append(Resource(rename(r.urn, i) or "", r.type, f"{r.name}-c{i}", rename(r.parent, i),
-                                rename(r.provider, i), r.custom, tuple(rename(d, i) or "" for d in r.dependencies),
-                                r.inputs))
-    return Graph.of(graph.stack, graph.project, out)
 
 
 def measure(stack: str, repeat: int = 5) -> tuple[int, float, float, int]:

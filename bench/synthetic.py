@@ -15,6 +15,7 @@ from ruamel.yaml import YAML
 
 from infra.catalog import load_catalog
 from infra.catalog.models import RegionList
+from infra.graph import Graph, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = [f"zz-{side}-{i}" for side in ("north", "south", "east", "west") for i in range(1, 10)]
@@ -82,8 +83,33 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
     spec["compute"]["node_count"] = nodes
     if not onprem:
         spec["compute"]["capacity"]["on_demand_base"] = max(1, nodes // 4)
-    spec["suppress"] = ["checkpoint-interval-off-optimum"]
-    return _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
+    path = _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
+    # Checkpoint at the planner's optimum for this size: validators refuse spot intervals past the bound.
+    from infra.pipeline import check_stack
+
+    checkpoint = check_stack(path).plan.checkpoint  # type: ignore[union-attr]
+    if checkpoint is not None:
+        spec["checkpointing"]["interval_minutes"] = max(1, round(checkpoint.young_interval_minutes))
+        _dump(data, path)
+    return path
 
 
-__all__ = ["SYNTHETIC", "inference_stack", "org", "regions", "training_stack"]
+def scaled(graph: Graph, copies: int) -> Graph:
+    """`copies` disjoint copies of `graph` in one stack (the stack resource itself kept once)."""
+    def rename(urn: str | None, i: int) -> str | None:
+        if urn is None or urn.endswith("::" + graph.stack) or "pulumi:pulumi:Stack" in urn:
+            return urn
+        return f"{urn}-c{i}"
+
+    out: list[Resource] = [r for r in graph.resources if r.type == "pulumi:pulumi:Stack"]
+    for i in range(copies):
+        for r in graph.resources:
+            if r.type == "pulumi:pulumi:Stack":
+                continue
+            out.append(Resource(rename(r.urn, i) or "", r.type, f"{r.name}-c{i}", rename(r.parent, i),
+                                rename(r.provider, i), r.custom, tuple(rename(d, i) or "" for d in r.dependencies),
+                                r.inputs))
+    return Graph.of(graph.stack, graph.project, out)
+
+
+__all__ = ["SYNTHETIC", "scaled", "inference_stack", "org", "regions", "training_stack"]

@@ -13,11 +13,13 @@ registration order is nondeterministic (the graph is sorted), numbers arrive as 
 from __future__ import annotations
 
 import asyncio
+import gc
 import hashlib
 import json
 import logging
 import threading
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from typing import Any
 
 import pulumi
@@ -207,7 +209,8 @@ def run(
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=recorder)
         pulumi.runtime.set_all_config(dict(config), list(secret_keys))
         try:
-            pulumi_mocks.test(program)()
+            with gc_paused():
+                pulumi_mocks.test(program)()
         except GpuinfraError:
             raise
         except Exception as exc:
@@ -215,6 +218,21 @@ def run(
         if errors.messages:
             raise EngineError(f"the Pulumi program reported errors for stack {stack}: " + "; ".join(errors.messages))
         return Graph.of(stack, project, recorder.records)
+
+
+@contextmanager
+def gc_paused() -> Iterator[None]:
+    """Pause the cyclic garbage collector for a run. A mocked run keeps every resource, output and future
+    alive, so each automatic collection walks all of them and their number grows with the graph: measured
+    on a 40-region fleet, collections were more than half the run and made it superlinear. Reference
+    counting still frees what it can; cycles are collected at the next collection after the run."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
 
 
 def _fresh_event_loop() -> None:
@@ -227,4 +245,4 @@ def _fresh_event_loop() -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
 
 
-__all__ = ["EngineError", "plain", "run", "short_hash"]
+__all__ = ["EngineError", "gc_paused", "plain", "run", "short_hash"]

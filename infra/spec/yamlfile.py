@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import datetime
 from dataclasses import dataclass, field
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -35,11 +36,24 @@ class YamlDocument:
 
 
 def read_yaml(path: Path, what: str = "file") -> YamlDocument:
-    """Parse `path`; a missing file or a syntax error becomes an InputError naming file and line."""
+    """Parse `path`; a missing file or a syntax error becomes an InputError naming file and line.
+
+    Parsed documents are cached by path, size and modification time: the CLI and the Pulumi program it
+    runs in-process read the same organization file, and round-trip parsing is the slowest step of a
+    small preview. Callers must not mutate `data` (copy it first)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        stat = path.stat()
     except FileNotFoundError:
         raise InputError.single(f"{what} not found", file=path) from None
+    except OSError as exc:
+        raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
+    return _read_cached(path.resolve(), stat.st_size, stat.st_mtime_ns, path, what)
+
+
+@lru_cache(maxsize=64)
+def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
+    try:
+        text = path.read_text(encoding="utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
     return parse_yaml(text, path)

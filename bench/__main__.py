@@ -1,0 +1,282 @@
+"""`make bench`: preview at scale, against the Pulumi SDK's own floor. Writes bench/RESULTS.md and exits 1
+when a target is missed. Not part of `make test` (it takes minutes and wants a quiet machine).
+
+Targets (2-core machine): preview end to end at most 1.5x the floor at every scale; 4x the resources at
+most 4.5x the time; policies + cost + diff over a 10,000-resource graph under 1 s; the 40-region fleet's
+peak memory under 600 MB.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import datetime
+import gc
+import json
+import os
+import platform
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import bench.floor as floor_module
+from bench import stages
+from bench.floor import run_floor
+from bench.synthetic import inference_stack, scaled, training_stack
+from infra.catalog import load_catalog
+from infra.cost import Usage, assumed_usage, price_graph
+from infra.crossguard import pack_config, police_stack
+from infra.diff import Snapshot, diff_sides
+from infra.graph import Graph, Resource
+from infra.replace_rules import load_rules
+from infra.report.diff_render import render_diff_json
+from infra.reviewcmd import diff_command
+
+HERE = Path(__file__).resolve().parent
+RESULTS = HERE / "RESULTS.md"
+FLEETS = (1, 5, 10, 20, 40)
+TRAINING = (16, 64, 256, 1024)
+PREVIEW_OVER_FLOOR = 1.5
+GROWTH = 4.5 / 4
+COMBINED_10K_SECONDS = 1.0
+FLEET_40_MB = 600
+
+
+@dataclass(frozen=True)
+class Timing:
+    median: float
+    low: float
+    high: float
+
+    def __str__(self) -> str:
+        return f"{self.median:.3f} ({self.low:.3f}-{self.high:.3f})"
+
+
+def timed(fn: Callable[[], object], runs: int) -> Timing:
+    """Median and spread of `runs` calls, after one warm-up; GC collected between runs, not during."""
+    fn()
+    samples = []
+    for _ in range(runs):
+        gc.collect()
+        start = time.perf_counter()
+        fn()
+        samples.append(time.perf_counter() - start)
+    return Timing(statistics.median(samples), min(samples), max(samples))
+
+
+@dataclass
+class Row:
+    kind: str
+    size: int
+    resources: int
+    stages: dict[str, Timing] = field(default_factory=dict)
+    rss_mb: float | None = None
+
+    @property
+    def ratio(self) -> float:
+        return self.stages["preview"].median / self.stages["floor"].median
+
+
+def measure(kind: str, size: int, folder: Path, runs: int) -> Row:
+    path = inference_stack(size, folder) if kind == "fleet" else training_stack(size, folder, onprem=kind == "onprem")
+    prepared = stages.Prepared.of(path)
+    row = Row(kind, size, len(prepared.graph.resources))
+    row.stages["validate"] = timed(stages.validate(prepared), runs)
+    row.stages["engine"] = timed(stages.engine(prepared), runs)
+    row.stages["cost"] = timed(stages.cost(prepared), runs)
+    row.stages["policies"] = timed(stages.policies(prepared), runs)
+    row.stages["preview"] = timed(stages.preview(path), runs)
+    row.stages["floor"] = timed(lambda: run_floor(prepared.graph), runs)
+    with generic_floor():
+        row.stages["floor (generic)"] = timed(lambda: run_floor(prepared.graph), runs)
+    return row
+
+
+class generic_floor:
+    """Replay with plain CustomResource instead of the provider SDKs' typed classes."""
+
+    def __enter__(self) -> None:
+        self._saved = floor_module.sdk_class
+        floor_module.sdk_class = lambda _type: None
+
+    def __exit__(self, *_: object) -> None:
+        floor_module.sdk_class = self._saved
+
+
+def peak_rss(kind: str, size: int) -> float:
+    out = subprocess.run([sys.executable, "-m", "bench.rss", kind, str(size)], capture_output=True, text=True,
+                         check=True, cwd=HERE.parent, timeout=1800)
+    return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_rss_mb"])
+
+
+def diff_of_previews(folder: Path, size: int, runs: int) -> tuple[int, Timing]:
+    """`gpuinfra diff BASE.json HEAD.json` between two previews of the `size`-region fleet (one region grown)."""
+    base_path = inference_stack(size, folder)
+    base = stages.preview_document(base_path, folder / "base.json")
+    text = base_path.read_text().replace("max_replicas: 12", "max_replicas: 14", 1)
+    head_stack = folder / f"Pulumi.fleet-{size}-head.yaml"
+    head_stack.write_text(text)
+    head = stages.preview_document(head_stack, folder / "head.json")
+    return stages.document_size(base), timed(lambda: render_diff_json(diff_command([str(base), str(head)], None,
+                                                                                     None, None)), runs)
+
+
+def changed(graph: Graph) -> Graph:
+    """The same graph with one Auto Scaling group two instances larger."""
+    out, done = [], False
+    for r in graph.resources:
+        if not done and r.type == "aws:autoscaling/group:Group":
+            inputs = copy.deepcopy(r.inputs)
+            inputs["maxSize"] = inputs.get("maxSize", 0) + 2
+            r = Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, r.dependencies, inputs)
+            done = True
+        out.append(r)
+    return Graph.of(graph.stack, graph.project, out)
+
+
+def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, Timing]]:
+    """Policies + cost + diff over a graph of about 10,000 resources (copies of the fleet side by side)."""
+    base = scaled(prepared.graph, max(1, -(-10_000 // len(prepared.graph.resources))))
+    head = changed(base)
+    catalog, plan, rules, config = load_catalog(), prepared.plan_json, load_rules(), pack_config()
+
+    def price(graph: Graph) -> object:
+        return price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))
+
+    base_cost = price(base)
+    head_cost = price(head)
+    results = {
+        "cost": timed(lambda: price(base), runs),
+        "policies": timed(lambda: police_stack(prepared.checked.inputs, prepared.checked.plan, base, config,
+                                               base_cost.monthly), runs),  # type: ignore[attr-defined]
+        "diff (pricing head + compare)": timed(
+            lambda: diff_sides({"s": Snapshot("s", base, base_cost)},  # type: ignore[arg-type]
+                               {"s": Snapshot("s", head, price(head))}, rules), runs),  # type: ignore[arg-type]
+    }
+    del head_cost
+    return len(base.resources), results
+
+
+def growth(rows: list[Row]) -> list[tuple[str, float, float, float, bool]]:
+    """For each pair about 4x apart in resources: time ratio over resource ratio, against 4.5/4."""
+    out = []
+    for small in rows:
+        for large in rows:
+            if large.kind == small.kind and 3.5 <= large.resources / small.resources <= 4.5:
+                r_ratio = large.resources / small.resources
+                t_ratio = large.stages["preview"].median / small.stages["preview"].median
+                out.append((f"{small.kind} {small.size} -> {large.size}", r_ratio, t_ratio, t_ratio / r_ratio,
+                            t_ratio / r_ratio <= GROWTH))
+    return out
+
+
+def machine() -> str:
+    cpu = "unknown CPU"
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
+            f"{platform.release()}; load average at start {os.getloadavg()[0]:.2f}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median and spread)")
+    parser.add_argument("--quick", action="store_true", help="smaller scales, 3 runs: a smoke test")
+    parser.add_argument("--out", type=Path, default=RESULTS)
+    args = parser.parse_args()
+    runs = 3 if args.quick else args.runs
+    fleets = FLEETS[:3] if args.quick else FLEETS
+    training = TRAINING[:2] if args.quick else TRAINING
+    started = time.time()
+    folder = Path(tempfile.mkdtemp(prefix="gpuinfra-bench-"))
+    header = machine()
+    rows: list[Row] = []
+    for kind, sizes in (("fleet", fleets), ("train", training), ("onprem", training)):
+        for size in sizes:
+            row = measure(kind, size, folder, runs)
+            rows.append(row)
+            print(f"{kind:7} {size:5} {row.resources:6} resources  preview {row.stages['preview']}  "
+                  f"floor {row.stages['floor']}  ratio {row.ratio:.2f}", flush=True)
+    largest = max((r for r in rows if r.kind == "fleet"), key=lambda r: r.size)
+    largest.rss_mb = peak_rss("fleet", largest.size)
+    diff_size, diff_time = diff_of_previews(folder, largest.size, runs)
+    big = stages.Prepared.of(inference_stack(largest.size, folder))
+    big_resources, big_times = combined_10k(big, runs)
+    combined = sum(t.median for t in big_times.values())
+    pairs = growth(rows)
+
+    misses = [f"{r.kind} {r.size}: preview {r.ratio:.2f}x the floor" for r in rows if r.ratio > PREVIEW_OVER_FLOOR]
+    misses += [f"growth {label}: {norm:.2f} > {GROWTH:.3f}" for label, _, _, norm, ok in pairs if not ok]
+    if combined > COMBINED_10K_SECONDS:
+        misses.append(f"policies + cost + diff over {big_resources:,} resources: {combined:.2f} s")
+    if largest.size >= 40 and largest.rss_mb > FLEET_40_MB:
+        misses.append(f"fleet {largest.size} peak memory {largest.rss_mb:.0f} MB")
+    args.out.write_text(report(header, rows, pairs, diff_size, diff_time, big_resources, big_times, combined, misses,
+                               runs, time.time() - started))
+    print(f"wrote {args.out}; {'targets met' if not misses else 'MISSED: ' + '; '.join(misses)}")
+    return 1 if misses else 0
+
+
+def report(header: str, rows: list[Row], pairs: list[tuple[str, float, float, float, bool]], diff_size: int,
+           diff_time: Timing, big_resources: int, big_times: dict[str, Timing], combined: float, misses: list[str],
+           runs: int, seconds: float) -> str:
+    mark = {True: "met", False: "MISSED"}
+    lines = [
+        "# gpuinfra benchmarks",
+        "",
+        f"Written by `make bench` on {datetime.date.today().isoformat()} ({seconds / 60:.1f} min). Machine: {header}.",
+        f"Each figure: median of {runs} runs after a warm-up, seconds, (min-max) in brackets; in-process, after"
+        " imports (one-time import cost is not per preview).",
+        "",
+        "**Floor**: the graph gpuinfra's program registered, replayed by a bare Pulumi program under the same mocks"
+        " with no gpuinfra code: the same types, names, parents, providers, dependencies and inputs, registered"
+        " through the classes a hand-written program uses (pulumi-aws / pulumi-kubernetes, a plain"
+        " `CustomResource` for CRDs). The target holds preview to it. *Floor (generic)* replays everything as"
+        " plain `CustomResource`s instead: what the core SDK costs without the provider SDKs' input handling.",
+        "",
+        "## Preview at scale",
+        "",
+        "| stack | size | resources | validate | engine | cost | policies | preview | floor | floor (generic) |"
+        " preview / floor |",
+        "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for r in rows:
+        s = r.stages
+        lines.append(f"| {r.kind} | {r.size} | {r.resources:,} | {s['validate']} | {s['engine']} | {s['cost']} |"
+                     f" {s['policies']} | {s['preview']} | {s['floor']} | {s['floor (generic)']} |"
+                     f" {r.ratio:.2f} ({mark[r.ratio <= PREVIEW_OVER_FLOOR]}) |")
+    lines += ["", "`fleet N`: inference fleet over N regions (past the catalog's real regions, synthetic ones);"
+              " `train N`: Slurm cluster of N p5.48xlarge (its resources do not grow with nodes);"
+              " `onprem N`: on-premises cluster of N DGX H100 (one node-label patch per node).", "",
+              "## Growth (4x the resources at most 4.5x the time)", "",
+              "| pair | resources x | preview time x | time x / resources x | target |", "|---|---:|---:|---:|---|"]
+    lines += [f"| {label} | {rr:.2f} | {tr:.2f} | {norm:.3f} | {mark[ok]} (<= {GROWTH:.3f}) |"
+              for label, rr, tr, norm, ok in pairs]
+    lines += ["", "## Policies + cost + diff over a large graph", "",
+              f"{big_resources:,} resources (copies of the largest fleet's graph side by side):", "",
+              "| stage | seconds |", "|---|---:|"]
+    lines += [f"| {name} | {t} |" for name, t in big_times.items()]
+    lines += [f"| **together** | **{combined:.3f}** ({mark[combined <= COMBINED_10K_SECONDS]}, < 1 s) |", "",
+              f"`gpuinfra diff BASE.json HEAD.json` of two {diff_size:,}-resource previews (reading, repricing both"
+              f" sides, comparing, rendering JSON): {diff_time}.", "", "## Memory", ""]
+    for r in rows:
+        if r.rss_mb is not None:
+            lines.append(f"Peak resident memory of `gpuinfra preview` of the {r.size}-region fleet ({r.resources:,}"
+                         f" resources), fresh process: {r.rss_mb:.0f} MB ({mark[r.rss_mb <= FLEET_40_MB]}, < 600 MB).")
+    lines += ["", "## Verdict", "", "All targets met." if not misses else "Missed:", ""]
+    lines += [f"- {m}" for m in misses]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(main())

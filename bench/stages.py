@@ -1,0 +1,79 @@
+"""The stages a preview runs, each callable alone so it can be timed alone. They call the same functions
+`gpuinfra preview` and `gpuinfra diff` call; nothing here is a re-implementation."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from dataclasses import dataclass
+from decimal import Decimal
+from pathlib import Path
+from typing import Any
+
+from infra.catalog import load_catalog
+from infra.cost import Usage, assumed_usage, price_graph
+from infra.crossguard import pack_config, police_stack
+from infra.graph import Graph
+from infra.inputs import load_inputs
+from infra.pipeline import Checked, check_stack, preview_stacks
+from infra.preview import preview_graph
+from infra.report import render_json
+
+
+@dataclass
+class Prepared:
+    """One scenario, loaded once: its inputs, plan and graph, so each stage can be timed alone."""
+
+    path: Path
+    checked: Checked
+    graph: Graph
+
+    @classmethod
+    def of(cls, path: Path) -> Prepared:
+        checked = check_stack(path)
+        return cls(path, checked, preview_graph(checked.inputs))
+
+    @property
+    def plan_json(self) -> dict[str, Any]:
+        return self.checked.plan.model_dump(mode="json")
+
+
+def validate(p: Prepared) -> Callable[[], object]:
+    return lambda: check_stack(p.path)
+
+
+def engine(p: Prepared) -> Callable[[], object]:
+    inputs = load_inputs(p.path)
+    return lambda: preview_graph(inputs)
+
+
+def cost(p: Prepared) -> Callable[[], object]:
+    catalog, plan = load_catalog(), p.plan_json
+    return lambda: price_graph(p.graph, catalog, Usage().with_assumed(assumed_usage(plan, p.graph)))
+
+
+def monthly(p: Prepared) -> Decimal | None:
+    return price_graph(p.graph, load_catalog(), Usage().with_assumed(assumed_usage(p.plan_json, p.graph))).monthly
+
+
+def policies(p: Prepared) -> Callable[[], object]:
+    config, total = pack_config(), monthly(p)
+    return lambda: police_stack(p.checked.inputs, p.checked.plan, p.graph, config, total)
+
+
+def preview(path: Path) -> Callable[[], str]:
+    """`gpuinfra preview --format json` end to end, minus process start-up."""
+    return lambda: render_json(preview_stacks([str(path)]))
+
+
+def preview_document(path: Path, out: Path) -> Path:
+    out.write_text(preview(path)())
+    return out
+
+
+def document_size(path: Path) -> int:
+    return len(json.loads(path.read_text())["stacks"][0]["resources"] or [])
+
+
+__all__ = ["Prepared", "cost", "document_size", "engine", "monthly", "policies", "preview", "preview_document",
+           "validate"]
