@@ -19,9 +19,10 @@ GA_ENDPOINT_GROUP = "aws:globalaccelerator/endpointGroup:EndpointGroup"
 
 
 def resources_out(graph: Graph) -> list[ResourceOut]:
+    """The graph's resources as report records (the engine's values are plain JSON: no re-validation)."""
     return [
-        ResourceOut(urn=r.urn, type=r.type, name=r.name, parent=r.parent, provider=r.provider, custom=r.custom,
-                    dependencies=list(r.dependencies), inputs=r.inputs)
+        ResourceOut.model_construct(urn=r.urn, type=r.type, name=r.name, parent=r.parent, provider=r.provider,
+                                    custom=r.custom, dependencies=list(r.dependencies), inputs=r.inputs)
         for r in graph.resources
     ]
 
