@@ -110,8 +110,14 @@ class generic_floor:
 
 
 def peak_rss(kind: str, size: int) -> float:
-    out = subprocess.run([sys.executable, "-m", "bench.rss", kind, str(size)], capture_output=True, text=True,
-                         check=True, cwd=HERE.parent, timeout=1800)
+    out = subprocess.run(
+        [sys.executable, "-m", "bench.rss", kind, str(size)],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=HERE.parent,
+        timeout=1800,
+    )
     return float(json.loads(out.stdout.strip().splitlines()[-1])["peak_rss_mb"])
 
 
@@ -123,8 +129,9 @@ def diff_of_previews(folder: Path, size: int, runs: int) -> tuple[int, Timing]:
     head_stack = folder / f"Pulumi.fleet-{size}-head.yaml"
     head_stack.write_text(text)
     head = stages.preview_document(head_stack, folder / "head.json")
-    return stages.document_size(base), timed(lambda: render_diff_json(diff_command([str(base), str(head)], None,
-                                                                                     None, None)), runs)
+    return stages.document_size(base), timed(
+        lambda: render_diff_json(diff_command([str(base), str(head)], None, None, None)), runs
+    )
 
 
 def changed(graph: Graph) -> Graph:
@@ -153,11 +160,17 @@ def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, T
     head_cost = price(head)
     results = {
         "cost": timed(lambda: price(base), runs),
-        "policies": timed(lambda: police_stack(prepared.checked.inputs, prepared.checked.plan, base, config,
-                                               base_cost.monthly), runs),  # type: ignore[attr-defined]
+        "policies": timed(
+            lambda: police_stack(prepared.checked.inputs, prepared.checked.plan, base, config, base_cost.monthly), runs
+        ),  # type: ignore[attr-defined]
         "diff (pricing head + compare)": timed(
-            lambda: diff_sides({"s": Snapshot("s", base, base_cost)},  # type: ignore[arg-type]
-                               {"s": Snapshot("s", head, price(head))}, rules), runs),  # type: ignore[arg-type]
+            lambda: diff_sides(
+                {"s": Snapshot("s", base, base_cost)},  # type: ignore[arg-type]
+                {"s": Snapshot("s", head, price(head))},
+                rules,
+            ),
+            runs,
+        ),  # type: ignore[arg-type]
     }
     del head_cost
     return len(base.resources), results
@@ -171,8 +184,15 @@ def growth(rows: list[Row]) -> list[tuple[str, float, float, float, bool]]:
             if large.kind == small.kind and 3.5 <= large.resources / small.resources <= 4.5:
                 r_ratio = large.resources / small.resources
                 t_ratio = large.stages["preview"].median / small.stages["preview"].median
-                out.append((f"{small.kind} {small.size} -> {large.size}", r_ratio, t_ratio, t_ratio / r_ratio,
-                            t_ratio / r_ratio <= GROWTH))
+                out.append(
+                    (
+                        f"{small.kind} {small.size} -> {large.size}",
+                        r_ratio,
+                        t_ratio,
+                        t_ratio / r_ratio,
+                        t_ratio / r_ratio <= GROWTH,
+                    )
+                )
     return out
 
 
@@ -185,8 +205,10 @@ def machine() -> str:
                 break
     except OSError:
         pass
-    return (f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
-            f"{platform.release()}; load average at start {os.getloadavg()[0]:.2f}")
+    return (
+        f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}, {platform.system()} "
+        f"{platform.release()}; load average at start {os.getloadavg()[0]:.2f}"
+    )
 
 
 def main() -> int:
@@ -206,8 +228,11 @@ def main() -> int:
         for size in sizes:
             row = measure(kind, size, folder, runs)
             rows.append(row)
-            print(f"{kind:7} {size:5} {row.resources:6} resources  preview {row.stages['preview']}  "
-                  f"floor {row.stages['floor']}  ratio {row.ratio:.2f}", flush=True)
+            print(
+                f"{kind:7} {size:5} {row.resources:6} resources  preview {row.stages['preview']}  "
+                f"floor {row.stages['floor']}  ratio {row.ratio:.2f}",
+                flush=True,
+            )
     largest = max((r for r in rows if r.kind == "fleet"), key=lambda r: r.size)
     largest.rss_mb = peak_rss("fleet", largest.size)
     diff_size, diff_time = diff_of_previews(folder, largest.size, runs)
@@ -222,15 +247,38 @@ def main() -> int:
         misses.append(f"policies + cost + diff over {big_resources:,} resources: {combined:.2f} s")
     if largest.size >= 40 and largest.rss_mb > FLEET_40_MB:
         misses.append(f"fleet {largest.size} peak memory {largest.rss_mb:.0f} MB")
-    args.out.write_text(report(header, rows, pairs, diff_size, diff_time, big_resources, big_times, combined, misses,
-                               runs, time.time() - started))
+    args.out.write_text(
+        report(
+            header,
+            rows,
+            pairs,
+            diff_size,
+            diff_time,
+            big_resources,
+            big_times,
+            combined,
+            misses,
+            runs,
+            time.time() - started,
+        )
+    )
     print(f"wrote {args.out}; {'targets met' if not misses else 'MISSED: ' + '; '.join(misses)}")
     return 1 if misses else 0
 
 
-def report(header: str, rows: list[Row], pairs: list[tuple[str, float, float, float, bool]], diff_size: int,
-           diff_time: Timing, big_resources: int, big_times: dict[str, Timing], combined: float, misses: list[str],
-           runs: int, seconds: float) -> str:
+def report(
+    header: str,
+    rows: list[Row],
+    pairs: list[tuple[str, float, float, float, bool]],
+    diff_size: int,
+    diff_time: Timing,
+    big_resources: int,
+    big_times: dict[str, Timing],
+    combined: float,
+    misses: list[str],
+    runs: int,
+    seconds: float,
+) -> str:
     mark = {True: "met", False: "MISSED"}
     lines = [
         "# gpuinfra benchmarks",
@@ -254,27 +302,51 @@ def report(header: str, rows: list[Row], pairs: list[tuple[str, float, float, fl
     ]
     for r in rows:
         s = r.stages
-        lines.append(f"| {r.kind} | {r.size} | {r.resources:,} | {s['validate']} | {s['engine']} | {s['cost']} |"
-                     f" {s['policies']} | {s['preview']} | {s['floor']} | {s['floor (generic)']} |"
-                     f" {r.ratio:.2f} ({mark[r.ratio <= PREVIEW_OVER_FLOOR]}) |")
-    lines += ["", "`fleet N`: inference fleet over N regions (past the catalog's real regions, synthetic ones);"
-              " `train N`: Slurm cluster of N p5.48xlarge (its resources do not grow with nodes);"
-              " `onprem N`: on-premises cluster of N DGX H100 (one node-label patch per node).", "",
-              "## Growth (4x the resources at most 4.5x the time)", "",
-              "| pair | resources x | preview time x | time x / resources x | target |", "|---|---:|---:|---:|---|"]
-    lines += [f"| {label} | {rr:.2f} | {tr:.2f} | {norm:.3f} | {mark[ok]} (<= {GROWTH:.3f}) |"
-              for label, rr, tr, norm, ok in pairs]
-    lines += ["", "## Policies + cost + diff over a large graph", "",
-              f"{big_resources:,} resources (copies of the largest fleet's graph side by side):", "",
-              "| stage | seconds |", "|---|---:|"]
+        lines.append(
+            f"| {r.kind} | {r.size} | {r.resources:,} | {s['validate']} | {s['engine']} | {s['cost']} |"
+            f" {s['policies']} | {s['preview']} | {s['floor']} | {s['floor (generic)']} |"
+            f" {r.ratio:.2f} ({mark[r.ratio <= PREVIEW_OVER_FLOOR]}) |"
+        )
+    lines += [
+        "",
+        "`fleet N`: inference fleet over N regions (past the catalog's real regions, synthetic ones);"
+        " `train N`: Slurm cluster of N p5.48xlarge (its resources do not grow with nodes);"
+        " `onprem N`: on-premises cluster of N DGX H100 (one node-label patch per node).",
+        "",
+        "## Growth (4x the resources at most 4.5x the time)",
+        "",
+        "| pair | resources x | preview time x | time x / resources x | target |",
+        "|---|---:|---:|---:|---|",
+    ]
+    lines += [
+        f"| {label} | {rr:.2f} | {tr:.2f} | {norm:.3f} | {mark[ok]} (<= {GROWTH:.3f}) |"
+        for label, rr, tr, norm, ok in pairs
+    ]
+    lines += [
+        "",
+        "## Policies + cost + diff over a large graph",
+        "",
+        f"{big_resources:,} resources (copies of the largest fleet's graph side by side):",
+        "",
+        "| stage | seconds |",
+        "|---|---:|",
+    ]
     lines += [f"| {name} | {t} |" for name, t in big_times.items()]
-    lines += [f"| **together** | **{combined:.3f}** ({mark[combined <= COMBINED_10K_SECONDS]}, < 1 s) |", "",
-              f"`gpuinfra diff BASE.json HEAD.json` of two {diff_size:,}-resource previews (reading, repricing both"
-              f" sides, comparing, rendering JSON): {diff_time}.", "", "## Memory", ""]
+    lines += [
+        f"| **together** | **{combined:.3f}** ({mark[combined <= COMBINED_10K_SECONDS]}, < 1 s) |",
+        "",
+        f"`gpuinfra diff BASE.json HEAD.json` of two {diff_size:,}-resource previews (reading, repricing both"
+        f" sides, comparing, rendering JSON): {diff_time}.",
+        "",
+        "## Memory",
+        "",
+    ]
     for r in rows:
         if r.rss_mb is not None:
-            lines.append(f"Peak resident memory of `gpuinfra preview` of the {r.size}-region fleet ({r.resources:,}"
-                         f" resources), fresh process: {r.rss_mb:.0f} MB ({mark[r.rss_mb <= FLEET_40_MB]}, < 600 MB).")
+            lines.append(
+                f"Peak resident memory of `gpuinfra preview` of the {r.size}-region fleet ({r.resources:,}"
+                f" resources), fresh process: {r.rss_mb:.0f} MB ({mark[r.rss_mb <= FLEET_40_MB]}, < 600 MB)."
+            )
     lines += ["", "## Verdict", "", "All targets met." if not misses else "Missed:", ""]
     lines += [f"- {m}" for m in misses]
     return "\n".join(lines).rstrip() + "\n"

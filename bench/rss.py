@@ -15,10 +15,13 @@ from bench.synthetic import inference_stack, training_stack
 def main() -> None:
     kind, size = sys.argv[1], int(sys.argv[2])
     folder = Path(tempfile.mkdtemp(prefix="gpuinfra-bench-"))
-    path = (inference_stack(size, folder) if kind == "fleet"
-            else training_stack(size, folder, onprem=kind == "onprem"))
+    path = inference_stack(size, folder) if kind == "fleet" else training_stack(size, folder, onprem=kind == "onprem")
     preview(path)()
-    print(json.dumps({"kind": kind, "size": size, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}))
+    print(
+        json.dumps(
+            {"kind": kind, "size": size, "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024}
+        )
+    )
 
 
 if __name__ == "__main__":

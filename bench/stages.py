@@ -75,5 +75,14 @@ def document_size(path: Path) -> int:
     return len(json.loads(path.read_text())["stacks"][0]["resources"] or [])
 
 
-__all__ = ["Prepared", "cost", "document_size", "engine", "monthly", "policies", "preview", "preview_document",
-           "validate"]
+__all__ = [
+    "Prepared",
+    "cost",
+    "document_size",
+    "engine",
+    "monthly",
+    "policies",
+    "preview",
+    "preview_document",
+    "validate",
+]

@@ -7,7 +7,6 @@ synthetic codes (zz-north-1, ...) to the in-process catalog only. Scale is about
 from __future__ import annotations
 
 import copy
-import dataclasses
 from pathlib import Path
 from typing import Any
 
@@ -25,7 +24,7 @@ def regions(count: int) -> list[str]:
     """Real catalog regions first, then synthetic ones (registered with the in-process catalog)."""
     catalog = load_catalog()
     real = sorted(catalog.regions - {"us-east-1"})
-    chosen = (["us-east-1", *real] + SYNTHETIC)[:count]
+    chosen = (["us-east-1", *real, *SYNTHETIC])[:count]
     missing = [r for r in chosen if r not in catalog.regions]
     if missing:
         extended = RegionList(**{**catalog.region_list.model_dump(), "codes": [*catalog.region_list.codes, *missing]})
@@ -50,8 +49,9 @@ def org(codes: list[str], folder: Path) -> dict[str, Any]:
     for account in ("ml-training", "ml-inference"):
         data["accounts"][account]["monthly_budget_usd"] = 10**9
     data["accounts"]["ml-inference"]["quotas"] = {r: {"L-DB2E81BA": 100000, "L-3819A6DF": 100000} for r in codes}
-    data["accounts"]["ml-training"]["quotas"] = {"us-east-1": {"L-417A185B": 10**6, "L-C4BD4855": 10**6,
-                                                               "L-1216C47A": 10**4}}
+    data["accounts"]["ml-training"]["quotas"] = {
+        "us-east-1": {"L-417A185B": 10**6, "L-C4BD4855": 10**6, "L-1216C47A": 10**4}
+    }
     data["registry"]["replica_regions"] = [r for r in codes if r != data["registry"]["region"]]
     data["onprem_sites"] = {"dc-east": {"gpu_allotment": 10**6}}
     _dump(data, folder / "org.yaml")
@@ -96,6 +96,7 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
 
 def scaled(graph: Graph, copies: int) -> Graph:
     """`copies` disjoint copies of `graph` in one stack (the stack resource itself kept once)."""
+
     def rename(urn: str | None, i: int) -> str | None:
         if urn is None or urn.endswith("::" + graph.stack) or "pulumi:pulumi:Stack" in urn:
             return urn
@@ -106,10 +107,19 @@ def scaled(graph: Graph, copies: int) -> Graph:
         for r in graph.resources:
             if r.type == "pulumi:pulumi:Stack":
                 continue
-            out.append(Resource(rename(r.urn, i) or "", r.type, f"{r.name}-c{i}", rename(r.parent, i),
-                                rename(r.provider, i), r.custom, tuple(rename(d, i) or "" for d in r.dependencies),
-                                r.inputs))
+            out.append(
+                Resource(
+                    rename(r.urn, i) or "",
+                    r.type,
+                    f"{r.name}-c{i}",
+                    rename(r.parent, i),
+                    rename(r.provider, i),
+                    r.custom,
+                    tuple(rename(d, i) or "" for d in r.dependencies),
+                    r.inputs,
+                )
+            )
     return Graph.of(graph.stack, graph.project, out)
 
 
-__all__ = ["SYNTHETIC", "scaled", "inference_stack", "org", "regions", "training_stack"]
+__all__ = ["SYNTHETIC", "inference_stack", "org", "regions", "scaled", "training_stack"]

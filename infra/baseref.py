@@ -26,8 +26,14 @@ def git(*args: str, cwd: Path) -> str:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise InputError([Problem(f"git {' '.join(args)} failed: {exc}")]) from None
     if done.returncode != 0:
-        raise InputError([Problem(f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}",
-                                  hint="--base-ref needs a git checkout and a commit, branch or tag")])
+        raise InputError(
+            [
+                Problem(
+                    f"git {' '.join(args)} failed: {done.stderr.strip() or done.stdout.strip()}",
+                    hint="--base-ref needs a git checkout and a commit, branch or tag",
+                )
+            ]
+        )
     return done.stdout.strip()
 
 
@@ -49,12 +55,24 @@ def base_preview(ref: str, stacks: list[str], out: Path, cwd: Path | None = None
         wanted = [s for s in stacks if s in have] if stacks else have
         notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
         env = {**os.environ, "PYTHONPATH": str(tree)}
-        done = subprocess.run([sys.executable, "-c", ENTRY, "preview", *wanted, "--format", "json", "--out", str(out)],
-                              cwd=tree, env=env, capture_output=True, text=True, timeout=TIMEOUT_S)
+        done = subprocess.run(
+            [sys.executable, "-c", ENTRY, "preview", *wanted, "--format", "json", "--out", str(out)],
+            cwd=tree,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT_S,
+        )
         if not out.exists():
             tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise InputError([Problem(f"the preview of {ref} ({sha[:10]}) failed (exit {done.returncode}): "
-                                      + " | ".join(tail), hint="run `gpuinfra preview` at that revision to see why")])
+            raise InputError(
+                [
+                    Problem(
+                        f"the preview of {ref} ({sha[:10]}) failed (exit {done.returncode}): " + " | ".join(tail),
+                        hint="run `gpuinfra preview` at that revision to see why",
+                    )
+                ]
+            )
         return f"{ref} ({sha[:10]})", notes
     finally:
         subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root, capture_output=True, timeout=120)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import sys
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Annotated
 
@@ -20,13 +20,13 @@ app = typer.Typer(
 )
 
 
-class Format(str, Enum):
+class Format(StrEnum):
     table = "table"
     markdown = "markdown"
     json = "json"
 
 
-class SchemaKind(str, Enum):
+class SchemaKind(StrEnum):
     stack = "stack"
     org = "org"
 
@@ -35,11 +35,22 @@ StacksArg = Annotated[list[str], typer.Argument(help="Stack names (stacks/Pulumi
 OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (default: org.yaml beside the stack).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
-SuppressOpt = Annotated[list[str], typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")]
-UsageOpt = Annotated[Path | None, typer.Option(
-    "--usage-file", help="Usage YAML (stored GB, data processed, instances...) for usage-priced lines; see README.")]
-PolicyConfigOpt = Annotated[Path | None, typer.Option(
-    "--policy-config", help="Policy pack config (levels, settings): JSON as for pulumi preview --policy-pack-config.")]
+SuppressOpt = Annotated[
+    list[str] | None, typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")
+]
+UsageOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--usage-file", help="Usage YAML (stored GB, data processed, instances...) for usage-priced lines; see README."
+    ),
+]
+PolicyConfigOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--policy-config",
+        help="Policy pack config (levels, settings): JSON as for pulumi preview --policy-pack-config.",
+    ),
+]
 
 
 def _emit(text: str, out: Path | None) -> None:
@@ -57,39 +68,61 @@ def _render(report: object, fmt: Format) -> str:
 
 
 @app.command()
-def validate(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-             suppress: SuppressOpt = []) -> None:  # noqa: B006 - typer reads the default
+def validate(
+    stacks: StacksArg,
+    org: OrgOpt = None,
+    fmt: FormatOpt = Format.table,
+    out: OutOpt = None,
+    suppress: SuppressOpt = None,
+) -> None:
     """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas)."""
     from .pipeline import validate_stacks
 
-    report = validate_stacks(stacks, org, suppress)
+    report = validate_stacks(stacks, org, suppress or [])
     _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 
 
 @app.command()
-def preview(stacks: StacksArg, org: OrgOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-            suppress: SuppressOpt = [], usage_file: UsageOpt = None,  # noqa: B006 - typer reads the default
-            policy_config: PolicyConfigOpt = None) -> None:
+def preview(
+    stacks: StacksArg,
+    org: OrgOpt = None,
+    fmt: FormatOpt = Format.table,
+    out: OutOpt = None,
+    suppress: SuppressOpt = None,
+    usage_file: UsageOpt = None,
+    policy_config: PolicyConfigOpt = None,
+) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
     they cost, and the policy pack's verdicts."""
     from .pipeline import preview_stacks
 
-    report = preview_stacks(stacks, org, suppress, usage_file, policy_config)
+    report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
     _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 
 
 @app.command()
-def cost(inputs: Annotated[list[str], typer.Argument(
+def cost(
+    inputs: Annotated[
+        list[str],
+        typer.Argument(
             help="Stack names or files (previewed first), or JSON documents: gpuinfra preview --format json, "
-                 "pulumi preview --json, pulumi stack export, a Pulumi engine event log.")],
-         org: OrgOpt = None, usage_file: UsageOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None,
-         suppress: SuppressOpt = []) -> None:  # noqa: B006 - typer reads the default
+            "pulumi preview --json, pulumi stack export, a Pulumi engine event log."
+        ),
+    ],
+    org: OrgOpt = None,
+    usage_file: UsageOpt = None,
+    fmt: FormatOpt = Format.table,
+    out: OutOpt = None,
+    suppress: SuppressOpt = None,
+) -> None:
     """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account."""
     from .report.cost_render import render_cost_json, render_cost_markdown, render_cost_table
     from .reviewcmd import cost_command
 
+    if suppress is None:
+        suppress = []
     report = cost_command(inputs, org, usage_file, suppress)
     renderer = {Format.table: render_cost_table, Format.markdown: render_cost_markdown, Format.json: render_cost_json}
     _emit(renderer[fmt](report), out)
@@ -97,13 +130,27 @@ def cost(inputs: Annotated[list[str], typer.Argument(
 
 
 @app.command()
-def diff(args: Annotated[list[str] | None, typer.Argument(
+def diff(
+    args: Annotated[
+        list[str] | None,
+        typer.Argument(
             help="BASE.json HEAD.json; or one pulumi preview --json document; or, with --base-ref, stack names "
-                 "(default: every stack).")] = None,
-         base_ref: Annotated[str | None, typer.Option(
-             "--base-ref", help="Git commit, branch or tag: preview its stacks with its own code as the base side, "
-                                "and the working tree as the head side.")] = None,
-         org: OrgOpt = None, usage_file: UsageOpt = None, fmt: FormatOpt = Format.table, out: OutOpt = None) -> None:
+            "(default: every stack)."
+        ),
+    ] = None,
+    base_ref: Annotated[
+        str | None,
+        typer.Option(
+            "--base-ref",
+            help="Git commit, branch or tag: preview its stacks with its own code as the base side, "
+            "and the working tree as the head side.",
+        ),
+    ] = None,
+    org: OrgOpt = None,
+    usage_file: UsageOpt = None,
+    fmt: FormatOpt = Format.table,
+    out: OutOpt = None,
+) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
     appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation."""
     from .report.diff_render import render_diff_json, render_diff_markdown, render_diff_table
@@ -116,8 +163,9 @@ def diff(args: Annotated[list[str] | None, typer.Argument(
 
 
 @app.command()
-def schema(kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack,
-           out: OutOpt = None) -> None:
+def schema(
+    kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
+) -> None:
     """Write the JSON Schema of stack files (or the organization file) for editors."""
     from .schema import org_schema, stack_schema
 

@@ -191,8 +191,9 @@ def walk(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, An
                 yield from walk(before.get(key, MISSING), after.get(key, MISSING), f"{path}.{key}" if path else key)
     elif isinstance(before, list) and isinstance(after, list):
         for i in range(max(len(before), len(after))):
-            yield from walk(before[i] if i < len(before) else MISSING, after[i] if i < len(after) else MISSING,
-                            f"{path}[{i}]")
+            yield from walk(
+                before[i] if i < len(before) else MISSING, after[i] if i < len(after) else MISSING, f"{path}[{i}]"
+            )
     elif not (before == SECRET and after == SECRET):
         yield path, before, after
 
@@ -224,9 +225,11 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
     name = (head or base).stack  # type: ignore[union-attr]
     base_f = {f.key: f for f in (base.findings if base else ())}
     head_f = {f.key: f for f in (head.findings if head else ())}
-    findings = {"new_findings": tuple(f for k, f in head_f.items() if k not in base_f),
-                "resolved_findings": tuple(f for k, f in base_f.items() if k not in head_f),
-                "head_findings": tuple(head_f.values())}
+    findings = {
+        "new_findings": tuple(f for k, f in head_f.items() if k not in base_f),
+        "resolved_findings": tuple(f for k, f in base_f.items() if k not in head_f),
+        "head_findings": tuple(head_f.values()),
+    }
     if (base is not None and base.graph is None) or (head is not None and head.graph is None):
         return StackDiff(name, "not-previewed", (), None, None, **findings)
     old, new = index(base.graph if base else None), index(head.graph if head else None)
@@ -255,8 +258,15 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
             action = _action(step, found)
             if action != "same" or before != after:
                 out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
-    status = ("added" if base is None else "removed" if head is None
-              else "changed" if out or base_f.keys() != head_f.keys() else "unchanged")
+    status = (
+        "added"
+        if base is None
+        else "removed"
+        if head is None
+        else "changed"
+        if out or base_f.keys() != head_f.keys()
+        else "unchanged"
+    )
     return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings)
 
 
@@ -265,5 +275,19 @@ def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules
     return Diff(tuple(diff_stack(base.get(s), head.get(s), rules) for s in sorted(base.keys() | head.keys())))
 
 
-__all__ = ["BLOCKING", "MISSING", "PULUMI", "Change", "Diff", "Finding", "ResourceDiff", "Snapshot", "StackDiff",
-           "changes", "diff_sides", "diff_stack", "index", "walk"]
+__all__ = [
+    "BLOCKING",
+    "MISSING",
+    "PULUMI",
+    "Change",
+    "Diff",
+    "Finding",
+    "ResourceDiff",
+    "Snapshot",
+    "StackDiff",
+    "changes",
+    "diff_sides",
+    "diff_stack",
+    "index",
+    "walk",
+]

@@ -78,7 +78,7 @@ class _Recorder(pulumi_mocks.MockMonitor):
                 type_ = f"{parent_type}${type_}"
         return "urn:pulumi:" + "::".join([pulumi.get_stack(), pulumi.get_project(), type_, name])
 
-    def RegisterResource(self, request: Any) -> Any:  # noqa: N802 - gRPC method name
+    def RegisterResource(self, request: Any) -> Any:
         response = super().RegisterResource(request)
         inputs = plain(json_format.MessageToDict(request.object)) if request.type != STACK_TYPE else {}
         record = Resource(
@@ -97,7 +97,11 @@ class _Recorder(pulumi_mocks.MockMonitor):
 
 
 # Output properties the program reads back, per resource type (besides id and arn).
-_ARN_SERVICE = {"aws:s3/bucket:Bucket": "s3", "aws:iam/role:Role": "iam", "aws:iam/instanceProfile:InstanceProfile": "iam"}
+_ARN_SERVICE = {
+    "aws:s3/bucket:Bucket": "s3",
+    "aws:iam/role:Role": "iam",
+    "aws:iam/instanceProfile:InstanceProfile": "iam",
+}
 
 
 class _Mocks(pulumi_mocks.Mocks):
@@ -142,7 +146,9 @@ class _Mocks(pulumi_mocks.Mocks):
         elif typ == "aws:kms/key:Key":
             state.setdefault("keyId", resource_id)
         elif typ == "kubernetes:core/v1:Service" and (state.get("spec") or {}).get("type") == "LoadBalancer":
-            state.setdefault("status", {"loadBalancer": {"ingress": [{"hostname": f"{digest[:24]}.elb.amazonaws.com"}]}})
+            state.setdefault(
+                "status", {"loadBalancer": {"ingress": [{"hostname": f"{digest[:24]}.elb.amazonaws.com"}]}}
+            )
         elif typ == "aws:eks/cluster:Cluster":
             state.setdefault("endpoint", f"https://{digest[:16].upper()}.gr7.{region}.eks.amazonaws.com")
             state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTi0tLS0t"})
@@ -151,7 +157,9 @@ class _Mocks(pulumi_mocks.Mocks):
             state["vpcConfig"] = vpc_config
         service = _ARN_SERVICE.get(typ, module)
         arn_region = "" if service in ("iam", "s3") else region  # global services have no region in ARNs
-        state.setdefault("arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}")
+        state.setdefault(
+            "arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}"
+        )
         return resource_id, state
 
     def _provider_context(self, provider_ref: str | None) -> tuple[str, str]:
@@ -164,9 +172,20 @@ class _Mocks(pulumi_mocks.Mocks):
 
 
 _ID_PREFIX = {
-    "vpc": "vpc", "subnet": "subnet", "securityGroup": "sg", "launchTemplate": "lt", "internetGateway": "igw",
-    "natGateway": "nat", "eip": "eipalloc", "routeTable": "rtb", "vpcEndpoint": "vpce", "lustreFileSystem": "fs",
-    "instance": "i", "placementGroup": "pg", "key": "key", "dataRepositoryAssociation": "dra",
+    "vpc": "vpc",
+    "subnet": "subnet",
+    "securityGroup": "sg",
+    "launchTemplate": "lt",
+    "internetGateway": "igw",
+    "natGateway": "nat",
+    "eip": "eipalloc",
+    "routeTable": "rtb",
+    "vpcEndpoint": "vpce",
+    "lustreFileSystem": "fs",
+    "instance": "i",
+    "placementGroup": "pg",
+    "key": "key",
+    "dataRepositoryAssociation": "dra",
 }
 
 

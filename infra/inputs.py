@@ -107,12 +107,18 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
         else:
             sites = org.org.onprem_sites
             if spec.site not in sites:
-                yield at(("site",), f"site {spec.site!r} is not in the organization's onprem_sites",
-                         did_you_mean(spec.site or "", sites))
+                yield at(
+                    ("site",),
+                    f"site {spec.site!r} is not in the organization's onprem_sites",
+                    did_you_mean(spec.site or "", sites),
+                )
             if spec.onprem and spec.onprem.kubeconfig_key not in stack.config:
                 key = spec.onprem.kubeconfig_key
-                yield at(("onprem", "kubeconfig_key"), f"config key {key!r} is not set in this stack",
-                         f"add it with: pulumi config set --secret {key} \"$(cat kubeconfig)\"")
+                yield at(
+                    ("onprem", "kubeconfig_key"),
+                    f"config key {key!r} is not set in this stack",
+                    f'add it with: pulumi config set --secret {key} "$(cat kubeconfig)"',
+                )
     elif isinstance(spec, InferenceSpec):
         if spec.instance.type != "auto":
             yield from instance(("instance", "type"), spec.instance.type)
@@ -121,23 +127,41 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
             if fleet_region.instance_type:
                 yield from instance(("regions", i, "instance_type"), fleet_region.instance_type)
         if org.org.registry is None:
-            yield at(("model",), "inference reads weights from the model registry; the organization file has no registry")
+            yield at(
+                ("model",), "inference reads weights from the model registry; the organization file has no registry"
+            )
         if spec.kubernetes is not None:
             for name, key in spec.kubernetes.kubeconfig_keys.items():
                 if key not in stack.config:
-                    yield at(("kubernetes", "kubeconfig_keys", name), f"config key {key!r} is not set in this stack",
-                             f"add it with: pulumi config set --secret {key} \"$(cat kubeconfig)\"")
+                    yield at(
+                        ("kubernetes", "kubeconfig_keys", name),
+                        f"config key {key!r} is not set in this stack",
+                        f'add it with: pulumi config set --secret {key} "$(cat kubeconfig)"',
+                    )
     elif isinstance(spec, RegistrySpec):
         registry = org.org.registry
         if registry is None:
             yield at((), "a registry stack needs the organization file's registry entry (account, bucket, regions)")
         elif registry.account != spec.account:
-            yield at(("account",), f"the organization's registry lives in account {registry.account!r}, not {spec.account!r}")
+            yield at(
+                ("account",), f"the organization's registry lives in account {registry.account!r}, not {spec.account!r}"
+            )
         else:
             for i, code in enumerate(registry.replica_regions):
                 if code not in catalog.regions:
-                    yield org.doc.problem(f"unknown region {code!r}", ("registry", "replica_regions", i),
-                                          did_you_mean(code, catalog.regions))
+                    yield org.doc.problem(
+                        f"unknown region {code!r}",
+                        ("registry", "replica_regions", i),
+                        did_you_mean(code, catalog.regions),
+                    )
 
 
-__all__ = ["DEFAULT_STACKS_DIR", "ORG_FILE_NAME", "Inputs", "load_inputs", "reference_problems", "resolve", "stack_path"]
+__all__ = [
+    "DEFAULT_STACKS_DIR",
+    "ORG_FILE_NAME",
+    "Inputs",
+    "load_inputs",
+    "reference_problems",
+    "resolve",
+    "stack_path",
+]

@@ -5,7 +5,7 @@ The CLI calls these; tests and benchmarks call them too, so every entry point ru
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
@@ -30,8 +30,9 @@ class Checked:
     findings: list[Finding]
 
 
-def check_stack(stack: str | Path, org: Path | None = None, suppress: Iterable[str] = (),
-                catalog: Catalog | None = None) -> Checked:
+def check_stack(
+    stack: str | Path, org: Path | None = None, suppress: Iterable[str] = (), catalog: Catalog | None = None
+) -> Checked:
     """Load a stack file and its organization, then plan and validate it."""
     catalog = catalog or load_catalog()
     return check(load_inputs(stack, org, catalog), catalog, suppress)
@@ -50,20 +51,28 @@ def check_suppress_ids(suppress: Iterable[str]) -> None:
         from .errors import Problem
         from .spec import did_you_mean
 
-        raise InputError([Problem(f"--suppress names unknown rule {u!r}", hint=did_you_mean(u, RULES)) for u in unknown])
+        raise InputError(
+            [Problem(f"--suppress names unknown rule {u!r}", hint=did_you_mean(u, RULES)) for u in unknown]
+        )
+
+
+def checked_stacks(
+    report: Report, stacks: Iterable[str], org: Path | None, suppress: Iterable[str]
+) -> Iterator[Checked]:
+    """Each stack loaded, planned and validated; one that cannot be read becomes a problem of `report`
+    (exit 2) and the others still run."""
+    suppress = list(suppress)
+    check_suppress_ids(suppress)
+    for arg in stacks:
+        try:
+            yield check_stack(arg, org, suppress)
+        except InputError as exc:
+            report.problems.append(InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems]))
 
 
 def validate_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = ()) -> Report:
-    suppress = list(suppress)
-    check_suppress_ids(suppress)
     report = Report(command="validate")
-    for arg in stacks:
-        try:
-            checked = check_stack(arg, org, suppress)
-        except InputError as exc:
-            report.problems.append(InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems]))
-            continue
-        report.stacks.append(to_report(checked))
+    report.stacks.extend(to_report(checked) for checked in checked_stacks(report, stacks, org, suppress))
     return report
 
 
@@ -71,8 +80,13 @@ def to_report(checked: Checked) -> StackReport:
     return stack_report(checked.inputs, checked.plan, checked.findings)
 
 
-def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = (),
-                   usage_file: Path | None = None, policy_config: Path | None = None) -> Report:
+def preview_stacks(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> Report:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
     from .cost import load_usage_file
@@ -82,17 +96,10 @@ def preview_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Ite
     from .report.build import graph_report, policy_report
     from .report.costs import cost_total
 
-    suppress = list(suppress)
-    check_suppress_ids(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
     policies = pack_config(policy_config)
     report = Report(command="preview")
-    for arg in stacks:
-        try:
-            checked = check_stack(arg, org, suppress)
-        except InputError as exc:
-            report.problems.append(InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems]))
-            continue
+    for checked in checked_stacks(report, stacks, org, suppress):
         stack = to_report(checked)
         if not any(f.level >= Level.ERROR for f in checked.findings):
             try:
@@ -126,9 +133,23 @@ def monthly_cost(stack: StackReport) -> Decimal | None:
 
 
 def engine_failure(message: str) -> FindingOut:
-    return FindingOut(rule="pulumi-program", level="error", path="", message=message,
-                      hint="the program failed under the embedded engine; run `pulumi preview` for details")
+    return FindingOut(
+        rule="pulumi-program",
+        level="error",
+        path="",
+        message=message,
+        hint="the program failed under the embedded engine; run `pulumi preview` for details",
+    )
 
 
-__all__ = ["Checked", "check", "check_stack", "check_suppress_ids", "preview_stacks", "priced", "to_report",
-           "validate_stacks"]
+__all__ = [
+    "Checked",
+    "check",
+    "check_stack",
+    "check_suppress_ids",
+    "checked_stacks",
+    "preview_stacks",
+    "priced",
+    "to_report",
+    "validate_stacks",
+]

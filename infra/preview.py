@@ -35,8 +35,16 @@ def preview_graph(inputs: Inputs) -> Graph:
 
 def resources_json(graph: Graph) -> list[dict[str, Any]]:
     return [
-        {"urn": r.urn, "type": r.type, "name": r.name, "parent": r.parent, "provider": r.provider,
-         "custom": r.custom, "dependencies": list(r.dependencies), "inputs": r.inputs}
+        {
+            "urn": r.urn,
+            "type": r.type,
+            "name": r.name,
+            "parent": r.parent,
+            "provider": r.provider,
+            "custom": r.custom,
+            "dependencies": list(r.dependencies),
+            "inputs": r.inputs,
+        }
         for r in graph.resources
     ]
 

@@ -18,7 +18,17 @@ from infra.catalog import load_catalog
 from infra.errors import InputError
 from infra.inputs import Inputs, resolve
 from infra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
-from infra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, InferenceSpec, RegistrySpec, TrainingSpec, YamlDocument, parse_stack, read_org
+from infra.spec import (
+    NAMESPACE,
+    ORG_KEY,
+    SPEC_MODELS,
+    InferenceSpec,
+    RegistrySpec,
+    TrainingSpec,
+    YamlDocument,
+    parse_stack,
+    read_org,
+)
 from infra.validators import Level, validate
 
 PROJECT_ROOT = Path(__file__).resolve().parent.parent

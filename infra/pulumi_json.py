@@ -19,8 +19,16 @@ from .graph import SECRET, Graph, Resource
 
 SIG = "4dabf18193072939515e22adb298388d"
 SECRET_SIG = "1b47061264138c4ac30d75fd1eb44270"
-NON_LOGICAL_OPS = frozenset({"create-replacement", "delete-replaced", "read-replacement", "discard-replaced",
-                             "remove-pending-replace", "import-replacement"})
+NON_LOGICAL_OPS = frozenset(
+    {
+        "create-replacement",
+        "delete-replaced",
+        "read-replacement",
+        "discard-replaced",
+        "remove-pending-replace",
+        "import-replacement",
+    }
+)
 """Replacement bookkeeping steps; a replacement is shown by its logical `replace` step."""
 NO_OLD = frozenset({"create", "import", "read"})
 NO_NEW = frozenset({"delete", "discard"})
@@ -123,9 +131,19 @@ def read_preview(doc: dict[str, Any], where: str) -> PulumiPreview:
     if not isinstance(steps, list):
         raise InputError([Problem(f"{where}: not a pulumi preview: 'steps' is missing")])
     return _preview(
-        ((s.get("op", ""), s, s.get("oldState"), s.get("newState"), s.get("replaceReasons"), s.get("diffReasons"),
-          {k: (v or {}).get("kind", "") for k, v in (s.get("detailedDiff") or {}).items()})
-         for s in steps if isinstance(s, dict) and "urn" in s),
+        (
+            (
+                s.get("op", ""),
+                s,
+                s.get("oldState"),
+                s.get("newState"),
+                s.get("replaceReasons"),
+                s.get("diffReasons"),
+                {k: (v or {}).get("kind", "") for k, v in (s.get("detailedDiff") or {}).items()},
+            )
+            for s in steps
+            if isinstance(s, dict) and "urn" in s
+        ),
         diagnostics=[d for d in doc.get("diagnostics") or [] if isinstance(d, dict)],
         config={str(k): str(v) for k, v in (doc.get("config") or {}).items()},
         summary=doc.get("changeSummary") or {},
@@ -135,21 +153,35 @@ def read_preview(doc: dict[str, Any], where: str) -> PulumiPreview:
 def read_events(lines: list[dict[str, Any]], where: str) -> PulumiPreview:
     """The engine event log: resourcePreEvent metadata carry the same steps (keys/diffs/diffKind names)."""
     metas = [e["resourcePreEvent"].get("metadata") or {} for e in lines if isinstance(e.get("resourcePreEvent"), dict)]
-    config = next((e["preludeEvent"].get("config") or {} for e in lines if isinstance(e.get("preludeEvent"), dict)),
-                  {})
-    summary = next((e["summaryEvent"].get("resourceChanges") or {} for e in lines
-                    if isinstance(e.get("summaryEvent"), dict)), {})
+    config = next((e["preludeEvent"].get("config") or {} for e in lines if isinstance(e.get("preludeEvent"), dict)), {})
+    summary = next(
+        (e["summaryEvent"].get("resourceChanges") or {} for e in lines if isinstance(e.get("summaryEvent"), dict)), {}
+    )
     if not metas:
         raise InputError([Problem(f"{where}: no resourcePreEvent in the event log")])
     return _preview(
-        ((m.get("op", ""), m, m.get("old"), m.get("new"), m.get("keys"), m.get("diffs"),
-          {k: (v or {}).get("diffKind", "") for k, v in (m.get("detailedDiff") or {}).items()})
-         for m in metas if "urn" in m),
-        diagnostics=[], config={str(k): str(v) for k, v in config.items()}, summary=summary)
+        (
+            (
+                m.get("op", ""),
+                m,
+                m.get("old"),
+                m.get("new"),
+                m.get("keys"),
+                m.get("diffs"),
+                {k: (v or {}).get("diffKind", "") for k, v in (m.get("detailedDiff") or {}).items()},
+            )
+            for m in metas
+            if "urn" in m
+        ),
+        diagnostics=[],
+        config={str(k): str(v) for k, v in config.items()},
+        summary=summary,
+    )
 
 
-def _preview(rows: Iterable[tuple[Any, ...]], diagnostics: list[dict[str, Any]], config: dict[str, str],
-             summary: dict[str, Any]) -> PulumiPreview:
+def _preview(
+    rows: Iterable[tuple[Any, ...]], diagnostics: list[dict[str, Any]], config: dict[str, str], summary: dict[str, Any]
+) -> PulumiPreview:
     old: list[Resource] = []
     new: list[Resource] = []
     steps: dict[str, Step] = {}
@@ -169,5 +201,15 @@ def _preview(rows: Iterable[tuple[Any, ...]], diagnostics: list[dict[str, Any]],
     return PulumiPreview(graphs(old), graphs(new), steps, diagnostics, config, complete)
 
 
-__all__ = ["PulumiPreview", "Step", "graphs", "plain", "provider_urn", "read_events", "read_export",
-           "read_preview", "resource", "stack_of"]
+__all__ = [
+    "PulumiPreview",
+    "Step",
+    "graphs",
+    "plain",
+    "provider_urn",
+    "read_events",
+    "read_export",
+    "read_preview",
+    "resource",
+    "stack_of",
+]

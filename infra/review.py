@@ -62,21 +62,38 @@ def load_document(path: Path) -> Document:
     if isinstance(data, dict):
         if "stacks" in data and "command" in data:
             if data.get("version") != 1:
-                raise InputError([Problem(f"gpuinfra report version {data.get('version')!r} is not supported "
-                                          "(expected 1)", file=path)])
+                raise InputError(
+                    [
+                        Problem(
+                            f"gpuinfra report version {data.get('version')!r} is not supported (expected 1)", file=path
+                        )
+                    ]
+                )
             return Document(path, GPUINFRA, data)
         if "steps" in data or "changeSummary" in data:
             return Document(path, PREVIEW, data)
         if "deployment" in data:
             return Document(path, EXPORT, data)
     keys = ", ".join(sorted(data)[:8]) if isinstance(data, dict) else type(data).__name__
-    raise InputError([Problem(f"not a gpuinfra preview, pulumi preview --json, pulumi stack export or engine event "
-                              f"log (top level: {keys})", file=path,
-                              hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`")])
+    raise InputError(
+        [
+            Problem(
+                f"not a gpuinfra preview, pulumi preview --json, pulumi stack export or engine event "
+                f"log (top level: {keys})",
+                file=path,
+                hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`",
+            )
+        ]
+    )
 
 
-def price(graph: Graph, catalog: Catalog, usage: Usage, plan: Mapping[str, Any] | None = None,
-          default_region: str | None = None) -> Breakdown:
+def price(
+    graph: Graph,
+    catalog: Catalog,
+    usage: Usage,
+    plan: Mapping[str, Any] | None = None,
+    default_region: str | None = None,
+) -> Breakdown:
     return price_graph(graph, catalog, usage.with_assumed(assumed_usage(plan, graph)), default_region)
 
 
@@ -91,28 +108,49 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
             graph = Graph.of(name, _project(resources), (_resource(r) for r in resources))
         cost = price(graph, catalog, usage, s.get("plan")) if graph is not None else None
         stacks[name] = Snapshot(name, graph, cost, findings_of(name, s))
-    notes = tuple(f"{p.get('stack')}: cannot be read ({'; '.join(p.get('messages') or [])})"
-                  for p in doc.data.get("problems") or [])
+    notes = tuple(
+        f"{p.get('stack')}: cannot be read ({'; '.join(p.get('messages') or [])})"
+        for p in doc.data.get("problems") or []
+    )
     return Side(label, GPUINFRA, stacks, notes)
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
     """Validator findings, and the policy pack's violations when the report carries them
     (`policy.violations`: policy, level mandatory/advisory, resource URN and name, message)."""
-    out = [Finding(stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""),
-                   str(f.get("message"))) for f in report.get("findings") or []]
+    out = [
+        Finding(
+            stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""), str(f.get("message"))
+        )
+        for f in report.get("findings") or []
+    ]
     for v in (report.get("policy") or {}).get("violations") or []:
         if isinstance(v, dict):
             where = v.get("resource_name") or str(v.get("resource") or "").rsplit("::", 1)[-1]
-            out.append(Finding(stack, "policy", str(v.get("policy")), str(v.get("level") or "advisory"),
-                               str(where or ""), str(v.get("message"))))
+            out.append(
+                Finding(
+                    stack,
+                    "policy",
+                    str(v.get("policy")),
+                    str(v.get("level") or "advisory"),
+                    str(where or ""),
+                    str(v.get("message")),
+                )
+            )
     return tuple(out)
 
 
 def _resource(r: Mapping[str, Any]) -> Resource:
-    return Resource(urn=r["urn"], type=r["type"], name=r["name"], parent=r.get("parent"), provider=r.get("provider"),
-                    custom=r.get("custom", True), dependencies=tuple(r.get("dependencies") or ()),
-                    inputs=r.get("inputs") or {})
+    return Resource(
+        urn=r["urn"],
+        type=r["type"],
+        name=r["name"],
+        parent=r.get("parent"),
+        provider=r.get("provider"),
+        custom=r.get("custom", True),
+        dependencies=tuple(r.get("dependencies") or ()),
+        inputs=r.get("inputs") or {},
+    )
 
 
 def _project(resources: list[Mapping[str, Any]]) -> str:
@@ -121,23 +159,41 @@ def _project(resources: list[Mapping[str, Any]]) -> str:
 
 def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
     """Base (old states) and head (new states, with Pulumi's steps) of a pulumi preview or event log."""
-    preview: PulumiPreview = read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(
-        doc.data, str(doc.path))
+    preview: PulumiPreview = (
+        read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(doc.data, str(doc.path))
+    )
     region = preview.config.get("aws:region")
     diagnostics = _diagnostics(preview)
-    notes = () if preview.complete else (
-        f"{doc.path.name}: `same` steps were left out (run `pulumi preview --json --show-sames`); totals cover the "
-        "changed resources only, deltas are exact",)
+    notes = (
+        ()
+        if preview.complete
+        else (
+            f"{doc.path.name}: `same` steps were left out (run `pulumi preview --json --show-sames`); totals cover the "
+            "changed resources only, deltas are exact",
+        )
+    )
     names = sorted(preview.old.keys() | preview.new.keys())
-    base = {n: Snapshot(n, preview.old.get(n) or Graph.of(n, "", ()),
-                        price(preview.old[n], catalog, usage, None, region) if n in preview.old else None)
-            for n in names}
+    base = {
+        n: Snapshot(
+            n,
+            preview.old.get(n) or Graph.of(n, "", ()),
+            price(preview.old[n], catalog, usage, None, region) if n in preview.old else None,
+        )
+        for n in names
+    }
     steps_by_stack: dict[str, dict[str, Any]] = {}
     for urn, step in preview.steps.items():
         steps_by_stack.setdefault(stack_of(urn), {})[urn] = step
-    head = {n: Snapshot(n, preview.new.get(n) or Graph.of(n, "", ()),
-                        price(preview.new[n], catalog, usage, None, region) if n in preview.new else None,
-                        diagnostics.get(n, ()), steps_by_stack.get(n, {})) for n in names}
+    head = {
+        n: Snapshot(
+            n,
+            preview.new.get(n) or Graph.of(n, "", ()),
+            price(preview.new[n], catalog, usage, None, region) if n in preview.new else None,
+            diagnostics.get(n, ()),
+            steps_by_stack.get(n, {}),
+        )
+        for n in names
+    }
     return Side("base", doc.kind, base, notes), Side("head", doc.kind, head, notes)
 
 
@@ -149,8 +205,9 @@ def _diagnostics(preview: PulumiPreview) -> dict[str, tuple[Finding, ...]]:
             continue
         urn = str(d.get("urn") or "")
         stack = stack_of(urn) if urn else next(iter(preview.new or preview.old), "")
-        out.setdefault(stack, []).append(Finding(stack, "pulumi", "diagnostic", severity, urn.rsplit("::", 1)[-1],
-                                                 str(d.get("message", "")).strip()))
+        out.setdefault(stack, []).append(
+            Finding(stack, "pulumi", "diagnostic", severity, urn.rsplit("::", 1)[-1], str(d.get("message", "")).strip())
+        )
     return {k: tuple(v) for k, v in out.items()}
 
 
@@ -169,5 +226,17 @@ def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
     return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
 
 
-__all__ = ["EVENTS", "EXPORT", "GPUINFRA", "PREVIEW", "Document", "Side", "findings_of", "gpuinfra_side",
-           "load_document", "price", "pulumi_sides", "side"]
+__all__ = [
+    "EVENTS",
+    "EXPORT",
+    "GPUINFRA",
+    "PREVIEW",
+    "Document",
+    "Side",
+    "findings_of",
+    "gpuinfra_side",
+    "load_document",
+    "price",
+    "pulumi_sides",
+    "side",
+]

@@ -24,8 +24,9 @@ def is_document(arg: str) -> bool:
     return arg.endswith(JSON_SUFFIXES) or arg == "-"
 
 
-def cost_command(inputs: Iterable[str], org: Path | None, usage_file: Path | None,
-                 suppress: Iterable[str] = ()) -> CostReport:
+def cost_command(
+    inputs: Iterable[str], org: Path | None, usage_file: Path | None, suppress: Iterable[str] = ()
+) -> CostReport:
     """Price stacks (previewed in-process) and documents (priced from their graphs)."""
     from .pipeline import preview_stacks
 
@@ -48,11 +49,17 @@ def cost_command(inputs: Iterable[str], org: Path | None, usage_file: Path | Non
         except InputError as exc:
             report.problems.append(InputProblem(stack=arg, messages=[p.render() for p in exc.problems]))
             continue
-        one = pulumi_sides(doc, catalog, usage)[1] if doc.kind not in (GPUINFRA, EXPORT) else side(
-            doc, "head", catalog, usage)
+        one = (
+            pulumi_sides(doc, catalog, usage)[1]
+            if doc.kind not in (GPUINFRA, EXPORT)
+            else side(doc, "head", catalog, usage)
+        )
         for name, snap in sorted(one.stacks.items()):
-            report.stacks.append(StackCostOut(stack=name, source=doc.kind, notes=list(one.notes),
-                                              cost=cost_out(snap.cost) if snap.cost else None))
+            report.stacks.append(
+                StackCostOut(
+                    stack=name, source=doc.kind, notes=list(one.notes), cost=cost_out(snap.cost) if snap.cost else None
+                )
+            )
     report.total = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return report
 
@@ -72,20 +79,32 @@ def diff_command(args: list[str], base_ref: str | None, org: Path | None, usage_
     elif len(args) == 1:
         doc = load_document(Path(args[0]))
         if doc.kind in (GPUINFRA, EXPORT):
-            raise InputError.single(f"{args[0]} is a {doc.kind}: give a base and a head document, or --base-ref",
-                                    hint="gpuinfra diff BASE.json HEAD.json, or gpuinfra diff --base-ref main")
+            raise InputError.single(
+                f"{args[0]} is a {doc.kind}: give a base and a head document, or --base-ref",
+                hint="gpuinfra diff BASE.json HEAD.json, or gpuinfra diff --base-ref main",
+            )
         base, head = pulumi_sides(doc, catalog, usage)
         labels = (f"{args[0]} (old state)", f"{args[0]} (planned)")
     else:
-        raise InputError.single("diff needs BASE.json HEAD.json, one pulumi preview --json document, "
-                                "or --base-ref REF", hint="gpuinfra diff --base-ref main --format markdown")
+        raise InputError.single(
+            "diff needs BASE.json HEAD.json, one pulumi preview --json document, or --base-ref REF",
+            hint="gpuinfra diff --base-ref main --format markdown",
+        )
     notes += [*base.notes, *(n for n in head.notes if n not in base.notes)]
-    return diff_report(diff_sides(base.stacks, head.stacks, load_rules()), labels[0], labels[1], catalog, notes,
-                       problems)
+    return diff_report(
+        diff_sides(base.stacks, head.stacks, load_rules()), labels[0], labels[1], catalog, notes, problems
+    )
 
 
-def _from_ref(ref: str, stacks: list[str], org: Path | None, usage_file: Path | None, usage: Usage,
-              notes: list[str], problems: list[InputProblem]) -> tuple[Side, Side, tuple[str, str]]:
+def _from_ref(
+    ref: str,
+    stacks: list[str],
+    org: Path | None,
+    usage_file: Path | None,
+    usage: Usage,
+    notes: list[str],
+    problems: list[InputProblem],
+) -> tuple[Side, Side, tuple[str, str]]:
     from .baseref import base_preview, stack_names
     from .pipeline import preview_stacks
 

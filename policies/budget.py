@@ -57,16 +57,31 @@ def _is_custom(kind: str) -> bool:
 
 
 def _resource(r: PolicyResource) -> Resource:
-    return Resource(urn=r.urn, type=r.resource_type, name=r.name, parent=r.parent.urn if r.parent else r.opts.parent,
-                    provider=r.provider.urn if r.provider else None, custom=_is_custom(r.resource_type),
-                    dependencies=tuple(sorted(d.urn for d in r.dependencies)),
-                    inputs=plain(serialize_properties(r.props)))
+    return Resource(
+        urn=r.urn,
+        type=r.resource_type,
+        name=r.name,
+        parent=r.parent.urn if r.parent else r.opts.parent,
+        provider=r.provider.urn if r.provider else None,
+        custom=_is_custom(r.resource_type),
+        dependencies=tuple(sorted(d.urn for d in r.dependencies)),
+        inputs=plain(serialize_properties(r.props)),
+    )
 
 
-@stack_policy("budget-within-account",
-              "The stack's estimated monthly cost stays within its share of the account's monthly budget.", ADVISORY,
-              config={"share": {"type": "number", "minimum": 0, "default": 1,
-                                "description": "Share of the account's monthly_budget_usd this stack may use."}})
+@stack_policy(
+    "budget-within-account",
+    "The stack's estimated monthly cost stays within its share of the account's monthly budget.",
+    ADVISORY,
+    config={
+        "share": {
+            "type": "number",
+            "minimum": 0,
+            "default": 1,
+            "description": "Share of the account's monthly_budget_usd this stack may use.",
+        }
+    },
+)
 def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     monthly = getattr(args, "monthly_cost", NOT_GIVEN)
@@ -79,9 +94,11 @@ def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
     budget = facts.account.monthly_budget_usd * share
     if monthly > budget:
         of = "" if share == 1 else f" ({percent(float(share))} of {money(facts.account.monthly_budget_usd, 0)})"
-        report_violation(f"{facts.stack} is estimated at {money(monthly, 0)}/month, over {facts.account_name}'s "
-                         f"budget of {money(budget, 0)}{of} by {money(monthly - budget, 0)}; shrink the stack or raise "
-                         "monthly_budget_usd in the organization file")
+        report_violation(
+            f"{facts.stack} is estimated at {money(monthly, 0)}/month, over {facts.account_name}'s "
+            f"budget of {money(budget, 0)}{of} by {money(monthly - budget, 0)}; shrink the stack or raise "
+            "monthly_budget_usd in the organization file"
+        )
 
 
 __all__ = ["ESTIMATE", "NOT_GIVEN", "MonthlyCost", "estimate_monthly", "graph_of", "within_budget"]

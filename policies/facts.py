@@ -94,8 +94,9 @@ def facts_from_config(stack: str, config: Mapping[str, Any]) -> StackFacts | Non
     if not any(f"{NAMESPACE}:{w}" in decoded for w in SPEC_MODELS):
         return None
     try:
-        stack_doc = parse_stack(YamlDocument(path=PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml",
-                                             data={"config": decoded}))
+        stack_doc = parse_stack(
+            YamlDocument(path=PROJECT_ROOT / "stacks" / f"Pulumi.{stack}.yaml", data={"config": decoded})
+        )
         org_path = Path(str(decoded.get(ORG_KEY) or DEFAULT_ORG))
         catalog = load_catalog()
         inputs = resolve(stack_doc, read_org(org_path if org_path.is_absolute() else PROJECT_ROOT / org_path), catalog)

@@ -51,8 +51,11 @@ def split(props: Mapping[str, Any], size: int, market: str | None) -> tuple[int,
     """(on-demand, spot) of an Auto Scaling group running `size` instances."""
     distribution = get(props, "mixedInstancesPolicy", "instancesDistribution")
     if distribution is not None:
-        return split_capacity(size, as_int(get(distribution, "onDemandBaseCapacity")),
-                              as_int(get(distribution, "onDemandPercentageAboveBaseCapacity"), 100))
+        return split_capacity(
+            size,
+            as_int(get(distribution, "onDemandBaseCapacity")),
+            as_int(get(distribution, "onDemandPercentageAboveBaseCapacity"), 100),
+        )
     return (0, size) if market == "spot" else (size, 0)
 
 
@@ -79,12 +82,22 @@ def _group(stack: StackView, resource: PolicyResource) -> Group:
         size = as_int(get(props, "scalingConfig", "maxSize"))
         on_demand, spot = (0, size) if capacity == "SPOT" else (size, 0)
         types = [str(t) for t in get(props, "instanceTypes", default=[])] or [
-            str(get(lt.props, "instanceType")) for lt in templates if get(lt.props, "instanceType")]
+            str(get(lt.props, "instanceType")) for lt in templates if get(lt.props, "instanceType")
+        ]
         block = capacity == "CAPACITY_BLOCK"
     if block:
         on_demand = spot = 0
-    return Group(resource, tuple(types), size, on_demand, spot, block, named, tuple(placements),
-                 tuple(stack.dependencies_of(resource, SUBNET)))
+    return Group(
+        resource,
+        tuple(types),
+        size,
+        on_demand,
+        spot,
+        block,
+        named,
+        tuple(placements),
+        tuple(stack.dependencies_of(resource, SUBNET)),
+    )
 
 
 __all__ = ["GROUP_TYPES", "NODE_GROUP", "PLACEMENT_GROUP", "SUBNET", "Group", "groups", "split"]

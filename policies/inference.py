@@ -37,9 +37,12 @@ def on_demand_at(size: int, group: PolicyResource, stack: StackView) -> int:
     return split(group.props, size, stack.market_of(group))[0]
 
 
-@stack_policy("inference-on-demand-base",
-              "Each region's always-on replicas (min_replicas) are on-demand: no group, and no schedule raising a "
-              "group's floor, puts part of the minimum on spot.", MANDATORY)
+@stack_policy(
+    "inference-on-demand-base",
+    "Each region's always-on replicas (min_replicas) are on-demand: no group, and no schedule raising a "
+    "group's floor, puts part of the minimum on spot.",
+    MANDATORY,
+)
 def on_demand_base(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args, "inference")
     stack = view(args)
@@ -52,28 +55,39 @@ def on_demand_base(args: StackValidationArgs, report_violation: Report) -> None:
         on_demand = on_demand_at(minimum, group, stack)
         floors[stack.region_of(group) or "?"] += on_demand
         if on_demand < minimum:
-            report_violation(f"{group.name}: minSize {minimum} but only {on_demand} on-demand at that size; "
-                             f"{minimum - on_demand} always-on replica(s) may be spot and vanish together. Raise "
-                             f"onDemandBaseCapacity to {minimum}", group.urn)
+            report_violation(
+                f"{group.name}: minSize {minimum} but only {on_demand} on-demand at that size; "
+                f"{minimum - on_demand} always-on replica(s) may be spot and vanish together. Raise "
+                f"onDemandBaseCapacity to {minimum}",
+                group.urn,
+            )
     for schedule in stack.of_type(SCHEDULE):
         for group in stack.dependencies_of(schedule, ASG):
             minimum = as_int(get(schedule.props, "minSize"))
             on_demand = on_demand_at(minimum, group, stack)
             if on_demand < minimum:
-                report_violation(f"{schedule.name} raises {group.name} to minSize {minimum}, of which only "
-                                 f"{on_demand} on-demand; raise the floor of an on-demand group instead", schedule.urn)
+                report_violation(
+                    f"{schedule.name} raises {group.name} to minSize {minimum}, of which only "
+                    f"{on_demand} on-demand; raise the floor of an on-demand group instead",
+                    schedule.urn,
+                )
     plan = facts.plan
     assert isinstance(plan, InferencePlan)
     for region in plan.regions:
         if floors.get(region.region, 0) < region.min_replicas:
-            report_violation(f"{region.region}: min_replicas is {region.min_replicas} but the groups keep "
-                             f"{floors.get(region.region, 0)} on-demand replica(s) at their minimum size")
+            report_violation(
+                f"{region.region}: min_replicas is {region.min_replicas} but the groups keep "
+                f"{floors.get(region.region, 0)} on-demand replica(s) at their minimum size"
+            )
 
 
-@stack_policy("inference-health-checks",
-              "Inference replicas sit behind load-balancer health checks: target groups check a path and groups "
-              "replace what the load balancer finds unhealthy (EC2); servers have a readiness probe and their "
-              "load-balanced Service a health-check path (Kubernetes).", MANDATORY)
+@stack_policy(
+    "inference-health-checks",
+    "Inference replicas sit behind load-balancer health checks: target groups check a path and groups "
+    "replace what the load balancer finds unhealthy (EC2); servers have a readiness probe and their "
+    "load-balanced Service a health-check path (Kubernetes).",
+    MANDATORY,
+)
 def health_checks(args: StackValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     stack = view(args)
@@ -81,33 +95,50 @@ def health_checks(args: StackValidationArgs, report_violation: Report) -> None:
         check = get(target_group.props, "healthCheck", default={})
         protocol = str(get(check, "protocol", default=get(target_group.props, "protocol", default="HTTP"))).upper()
         if get(check, "enabled") is False:
-            report_violation(f"{target_group.name} disables health checks; traffic would reach replicas still "
-                             "loading weights", target_group.urn)
+            report_violation(
+                f"{target_group.name} disables health checks; traffic would reach replicas still loading weights",
+                target_group.urn,
+            )
         elif protocol.startswith("HTTP") and not get(check, "path"):
-            report_violation(f"{target_group.name} health-checks no path; check the server's readiness path (it "
-                             "answers 200 only once the weights are loaded)", target_group.urn)
+            report_violation(
+                f"{target_group.name} health-checks no path; check the server's readiness path (it "
+                "answers 200 only once the weights are loaded)",
+                target_group.urn,
+            )
     for group in stack.of_type(ASG):
         attached = listed(get(group.props, "targetGroupArns")) or stack.dependencies_of(group, *TARGET_GROUPS)
         if not attached:
-            report_violation(f"{group.name} is attached to no target group, so no load balancer checks its replicas",
-                             group.urn)
+            report_violation(
+                f"{group.name} is attached to no target group, so no load balancer checks its replicas", group.urn
+            )
         elif get(group.props, "healthCheckType", default="EC2") != "ELB":
-            report_violation(f"{group.name} uses healthCheckType {get(group.props, 'healthCheckType', default='EC2')}; "
-                             "use ELB so replicas the load balancer finds unhealthy are replaced", group.urn)
+            report_violation(
+                f"{group.name} uses healthCheckType {get(group.props, 'healthCheckType', default='EC2')}; "
+                "use ELB so replicas the load balancer finds unhealthy are replaced",
+                group.urn,
+            )
     for deployment in stack.of_type(DEPLOYMENT):
         for container in get(deployment.props, "spec", "template", "spec", "containers", default=[]):
             if get(container, "ports") and not get(container, "readinessProbe"):
-                report_violation(f"{deployment.name}: container {get(container, 'name')} serves without a readiness "
-                                 "probe; pods would take traffic before the weights are loaded", deployment.urn)
+                report_violation(
+                    f"{deployment.name}: container {get(container, 'name')} serves without a readiness "
+                    "probe; pods would take traffic before the weights are loaded",
+                    deployment.urn,
+                )
     for service in stack.of_type(SERVICE):
-        if get(service.props, "spec", "type") == "LoadBalancer" and \
-                not get(service.props, "metadata", "annotations", HEALTHCHECK_ANNOTATION):
-            report_violation(f"{service.name}: load balancer without {HEALTHCHECK_ANNOTATION}; it would check only "
-                             "that the port accepts connections", service.urn)
+        if get(service.props, "spec", "type") == "LoadBalancer" and not get(
+            service.props, "metadata", "annotations", HEALTHCHECK_ANNOTATION
+        ):
+            report_violation(
+                f"{service.name}: load balancer without {HEALTHCHECK_ANNOTATION}; it would check only "
+                "that the port accepts connections",
+                service.urn,
+            )
 
 
-@stack_policy("inference-multi-zone", "Every inference region runs its EC2 replicas in two or more availability zones.",
-              MANDATORY)
+@stack_policy(
+    "inference-multi-zone", "Every inference region runs its EC2 replicas in two or more availability zones.", MANDATORY
+)
 def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     stack = view(args)
@@ -126,14 +157,20 @@ def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
     for region, urns in sorted(groups.items()):
         if len(zones[region]) < 2:
             found = ", ".join(sorted(zones[region])) or "no zone"
-            report_violation(f"{region}: replicas run in {found}; one zone outage would take the region down. Spread "
-                             "the groups over two or more zones", urns[0] if len(urns) == 1 else None)
+            report_violation(
+                f"{region}: replicas run in {found}; one zone outage would take the region down. Spread "
+                "the groups over two or more zones",
+                urns[0] if len(urns) == 1 else None,
+            )
 
 
-@resource_policy("inference-pod-zone-spread",
-                 "Kubernetes inference Deployments with two or more replicas spread them over zones "
-                 "(topologySpreadConstraints or pod anti-affinity on topology.kubernetes.io/zone).", ADVISORY,
-                 types=(DEPLOYMENT,))
+@resource_policy(
+    "inference-pod-zone-spread",
+    "Kubernetes inference Deployments with two or more replicas spread them over zones "
+    "(topologySpreadConstraints or pod anti-affinity on topology.kubernetes.io/zone).",
+    ADVISORY,
+    types=(DEPLOYMENT,),
+)
 def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
     if as_int(get(args.props, "spec", "replicas"), 1) < 2:
@@ -141,44 +178,64 @@ def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> N
     pod = get(args.props, "spec", "template", "spec", default={})
     spread = [c for c in get(pod, "topologySpreadConstraints", default=[]) if get(c, "topologyKey") == ZONE_KEY]
     anti = get(pod, "affinity", "podAntiAffinity", default={})
-    terms = [*get(anti, "requiredDuringSchedulingIgnoredDuringExecution", default=[]),
-             *(get(t, "podAffinityTerm", default={})
-               for t in get(anti, "preferredDuringSchedulingIgnoredDuringExecution", default=[]))]
+    terms = [
+        *get(anti, "requiredDuringSchedulingIgnoredDuringExecution", default=[]),
+        *(
+            get(t, "podAffinityTerm", default={})
+            for t in get(anti, "preferredDuringSchedulingIgnoredDuringExecution", default=[])
+        ),
+    ]
     if not spread and not any(get(t, "topologyKey") == ZONE_KEY for t in terms):
-        report_violation(f"{args.name}: {num(get(args.props, 'spec', 'replicas'))} replicas with no zone spread; the "
-                         f"scheduler may put them all in one zone. Add a topologySpreadConstraint on {ZONE_KEY}")
+        report_violation(
+            f"{args.name}: {num(get(args.props, 'spec', 'replicas'))} replicas with no zone spread; the "
+            f"scheduler may put them all in one zone. Add a topologySpreadConstraint on {ZONE_KEY}"
+        )
 
 
 def _kubernetes_hardware(props: Mapping[str, Any]) -> tuple[bool, list[str]]:
     """(requests EFA devices, instance types selected) of a Deployment's pods."""
     pod = get(props, "spec", "template", "spec", default={})
-    efa = any(get(c, "resources", kind, EFA_RESOURCE) for c in get(pod, "containers", default=[])
-              for kind in ("requests", "limits"))
-    selected = [str(v) for k, v in (get(pod, "nodeSelector", default={}) or {}).items()
-                if k in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")]
+    efa = any(
+        get(c, "resources", kind, EFA_RESOURCE)
+        for c in get(pod, "containers", default=[])
+        for kind in ("requests", "limits")
+    )
+    selected = [
+        str(v)
+        for k, v in (get(pod, "nodeSelector", default={}) or {}).items()
+        if k in ("node.kubernetes.io/instance-type", "beta.kubernetes.io/instance-type")
+    ]
     return efa, selected
 
 
-@resource_policy("inference-no-training-hardware",
-                 "Inference uses no EFA, no placement groups and no P-family (or Trn) instances, the training "
-                 "hardware, unless the pack's config allows it.", ADVISORY,
-                 types=(LAUNCH_TEMPLATE, ASG, INSTANCE, PLACEMENT_GROUP, DEPLOYMENT),
-                 config={
-                     "allow_efa": {"type": "boolean", "default": False, "description": "Allow EFA interfaces."},
-                     "allow_placement_groups": {"type": "boolean", "default": False,
-                                                "description": "Allow placement groups."},
-                     "allow_training_instances": {"type": "boolean", "default": False,
-                                                  "description": "Allow training-class instance types (P, Trn)."},
-                 })
+@resource_policy(
+    "inference-no-training-hardware",
+    "Inference uses no EFA, no placement groups and no P-family (or Trn) instances, the training "
+    "hardware, unless the pack's config allows it.",
+    ADVISORY,
+    types=(LAUNCH_TEMPLATE, ASG, INSTANCE, PLACEMENT_GROUP, DEPLOYMENT),
+    config={
+        "allow_efa": {"type": "boolean", "default": False, "description": "Allow EFA interfaces."},
+        "allow_placement_groups": {"type": "boolean", "default": False, "description": "Allow placement groups."},
+        "allow_training_instances": {
+            "type": "boolean",
+            "default": False,
+            "description": "Allow training-class instance types (P, Trn).",
+        },
+    },
+)
 def no_training_hardware(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args, "inference")
     config = args.get_config()
     props = args.props
     kind = args.resource_type
-    if (kind == PLACEMENT_GROUP or (kind == ASG and has(props, "placementGroup"))) \
-            and not config.get("allow_placement_groups", False):
-        report_violation(f"{args.name}: placement groups pack replicas onto one rack, against spreading them "
-                         "(allow_placement_groups to permit)")
+    if (kind == PLACEMENT_GROUP or (kind == ASG and has(props, "placementGroup"))) and not config.get(
+        "allow_placement_groups", False
+    ):
+        report_violation(
+            f"{args.name}: placement groups pack replicas onto one rack, against spreading them "
+            "(allow_placement_groups to permit)"
+        )
     if kind == LAUNCH_TEMPLATE:
         efa = len([ni for ni in get(props, "networkInterfaces", default=[]) if get(ni, "interfaceType") in EFA_TYPES])
         types = [get(props, "instanceType")]
@@ -190,12 +247,16 @@ def no_training_hardware(args: ResourceValidationArgs, report_violation: Report)
         overrides = get(props, "mixedInstancesPolicy", "launchTemplate", "overrides", default=[])
         types = [get(props, "instanceType")] if kind == INSTANCE else [get(o, "instanceType") for o in overrides]
     if efa and not config.get("allow_efa", False):
-        report_violation(f"{args.name}: {efa} EFA interface(s) or device request(s); replicas do not talk to each "
-                         "other (allow_efa to permit)")
+        report_violation(
+            f"{args.name}: {efa} EFA interface(s) or device request(s); replicas do not talk to each "
+            "other (allow_efa to permit)"
+        )
     training = sorted({str(t) for t in types if t and training_class(family_of(str(t), facts.catalog))})
     if training and not config.get("allow_training_instances", False):
-        report_violation(f"{args.name}: {', '.join(training)} is training-class hardware; serve on G or Inf types "
-                         "(allow_training_instances to permit)")
+        report_violation(
+            f"{args.name}: {', '.join(training)} is training-class hardware; serve on G or Inf types "
+            "(allow_training_instances to permit)"
+        )
 
 
 def family_of(instance_type: str, catalog: Catalog) -> str:
@@ -203,5 +264,12 @@ def family_of(instance_type: str, catalog: Catalog) -> str:
     return info.family if info is not None else instance_type.split(".")[0]
 
 
-__all__ = ["family_of", "health_checks", "multi_zone", "no_training_hardware", "on_demand_at", "on_demand_base",
-           "pod_zone_spread"]
+__all__ = [
+    "family_of",
+    "health_checks",
+    "multi_zone",
+    "no_training_hardware",
+    "on_demand_at",
+    "on_demand_base",
+    "pod_zone_spread",
+]

@@ -45,9 +45,11 @@ class Shortfall:
 
     def describe(self) -> str:
         need = self.need
-        return (f"{need.account} ({need.account_id}) {need.region} {need.code} ({need.name}): the stack needs "
-                f"{need.vcpus} vCPUs at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
-                "available")
+        return (
+            f"{need.account} ({need.account_id}) {need.region} {need.code} ({need.name}): the stack needs "
+            f"{need.vcpus} vCPUs at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
+            "available"
+        )
 
     @property
     def urn(self) -> str | None:
@@ -104,8 +106,13 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
         for need in quota_needs(account_usages, catalog, name, account_id, account.quotas):
             if need.code is None or not need.shortfall:
                 continue
-            out.append(Shortfall(need, tuple(sorted(users[(account_id, need.region, need.code)])),
-                                 requested.get((account_id, need.region, need.code))))
+            out.append(
+                Shortfall(
+                    need,
+                    tuple(sorted(users[(account_id, need.region, need.code)])),
+                    requested.get((account_id, need.region, need.code)),
+                )
+            )
     return out
 
 
@@ -127,27 +134,41 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
     return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts))
 
 
-@stack_policy("quota-within-grant",
-              "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
-              "region and quota code (on-demand and spot counted against their own codes).", MANDATORY)
+@stack_policy(
+    "quota-within-grant",
+    "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
+    "region and quota code (on-demand and spot counted against their own codes).",
+    MANDATORY,
+)
 def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
     for short in _shortfalls(args):
         if short.covered:
             continue
-        asked = (f"; the stack's increase request asks for only {short.requested}" if short.requested is not None
-                 else ", or set request_quota_increases: true on the account")
-        report_violation(f"{short.describe()}; request an increase of {short.need.shortfall} vCPUs "
-                         f"(to {short.need.vcpus}){asked}", short.urn)
+        asked = (
+            f"; the stack's increase request asks for only {short.requested}"
+            if short.requested is not None
+            else ", or set request_quota_increases: true on the account"
+        )
+        report_violation(
+            f"{short.describe()}; request an increase of {short.need.shortfall} vCPUs (to {short.need.vcpus}){asked}",
+            short.urn,
+        )
 
 
-@stack_policy("quota-increase-requested",
-              "A quota shortfall the stack itself asks AWS to raise (ServiceQuota request): allowed, but the groups "
-              "cannot reach full size until AWS approves it.", ADVISORY)
+@stack_policy(
+    "quota-increase-requested",
+    "A quota shortfall the stack itself asks AWS to raise (ServiceQuota request): allowed, but the groups "
+    "cannot reach full size until AWS approves it.",
+    ADVISORY,
+)
 def increase_requested(args: StackValidationArgs, report_violation: Report) -> None:
     for short in _shortfalls(args):
         if short.covered:
-            report_violation(f"{short.describe()}; the stack requests an increase to {short.requested}, pending AWS "
-                             "approval: until then the groups stop short of full size", short.urn)
+            report_violation(
+                f"{short.describe()}; the stack requests an increase to {short.requested}, pending AWS "
+                "approval: until then the groups stop short of full size",
+                short.urn,
+            )
 
 
 __all__ = ["Shortfall", "increase_requested", "shortfalls", "within_grant"]

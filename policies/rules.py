@@ -28,7 +28,6 @@ ADVISORY = EnforcementLevel.ADVISORY
 MANDATORY = EnforcementLevel.MANDATORY
 
 
-
 class Report(Protocol):
     """pulumi_policy's ReportViolation as it is called: the URN is optional."""
 
@@ -48,9 +47,17 @@ class ResourceRule(ResourceValidationPolicy):
     """Exact types; None with `type_prefix` None means every type."""
     type_prefix: str | tuple[str, ...] | None
 
-    def __init__(self, name: str, description: str, check: ResourceCheck, *, level: EnforcementLevel,
-                 types: Iterable[str] | None = None, type_prefix: str | tuple[str, ...] | None = None,
-                 config_schema: PolicyConfigSchema | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        description: str,
+        check: ResourceCheck,
+        *,
+        level: EnforcementLevel,
+        types: Iterable[str] | None = None,
+        type_prefix: str | tuple[str, ...] | None = None,
+        config_schema: PolicyConfigSchema | None = None,
+    ) -> None:
         self.resource_types = frozenset(types) if types is not None else None
         self.type_prefix = type_prefix
         self.check = check
@@ -59,8 +66,9 @@ class ResourceRule(ResourceValidationPolicy):
             if self.applies_to(args.resource_type):
                 check(args, report_violation)
 
-        super().__init__(name, description, validate=cast(Any, validate), enforcement_level=level,
-                         config_schema=config_schema)
+        super().__init__(
+            name, description, validate=cast(Any, validate), enforcement_level=level, config_schema=config_schema
+        )
 
     def applies_to(self, resource_type: str) -> bool:
         if self.resource_types is not None and resource_type not in self.resource_types:
@@ -73,14 +81,27 @@ def schema(properties: Mapping[str, Mapping[str, Any]], required: list[str] | No
     return PolicyConfigSchema({k: dict(v) for k, v in properties.items()}, required)
 
 
-def resource_policy(name: str, description: str, level: EnforcementLevel, *, types: Iterable[str] | None = None,
-                    type_prefix: str | tuple[str, ...] | None = None,
-                    config: Mapping[str, Mapping[str, Any]] | None = None) -> Callable[[ResourceCheck], ResourceRule]:
+def resource_policy(
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    *,
+    types: Iterable[str] | None = None,
+    type_prefix: str | tuple[str, ...] | None = None,
+    config: Mapping[str, Mapping[str, Any]] | None = None,
+) -> Callable[[ResourceCheck], ResourceRule]:
     """Declare a resource policy from its check function."""
 
     def declare(check: ResourceCheck) -> ResourceRule:
-        policy = ResourceRule(name, description, check, level=level, types=types, type_prefix=type_prefix,
-                              config_schema=schema(config) if config else None)
+        policy = ResourceRule(
+            name,
+            description,
+            check,
+            level=level,
+            types=types,
+            type_prefix=type_prefix,
+            config_schema=schema(config) if config else None,
+        )
         _register(policy)
         return policy
 
@@ -88,13 +109,22 @@ def resource_policy(name: str, description: str, level: EnforcementLevel, *, typ
 
 
 def stack_policy(
-    name: str, description: str, level: EnforcementLevel, *, config: Mapping[str, Mapping[str, Any]] | None = None,
+    name: str,
+    description: str,
+    level: EnforcementLevel,
+    *,
+    config: Mapping[str, Mapping[str, Any]] | None = None,
 ) -> Callable[[StackCheck], StackValidationPolicy]:
     """Declare a stack policy from its check function."""
 
     def declare(check: StackCheck) -> StackValidationPolicy:
-        policy = StackValidationPolicy(name, description, validate=cast(Any, check), enforcement_level=level,
-                                       config_schema=schema(config) if config else None)
+        policy = StackValidationPolicy(
+            name,
+            description,
+            validate=cast(Any, check),
+            enforcement_level=level,
+            config_schema=schema(config) if config else None,
+        )
         _register(policy)
         return policy
 

@@ -16,8 +16,10 @@ from .rules import MANDATORY, Report, resource_policy, stack_policy
 from .values import INSTANCE, LAUNCH_TEMPLATE, StackView, as_int, get, listed, num, statements, truthy, view
 
 BUCKETS = ("aws:s3/bucket:Bucket", "aws:s3/bucketV2:BucketV2")
-SSE_CONFIGS = ("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
-               "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2")
+SSE_CONFIGS = (
+    "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+    "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2",
+)
 PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
 ACCOUNT_PUBLIC_ACCESS_BLOCK = "aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock"
 PAB_FLAGS = ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
@@ -28,12 +30,19 @@ LOAD_BALANCERS = ("aws:lb/loadBalancer:LoadBalancer", "aws:alb/loadBalancer:Load
 LISTENERS = ("aws:lb/listener:Listener", "aws:alb/listener:Listener")
 VOLUME = "aws:ebs/volume:Volume"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
-IAM_POLICY_DOCS = ("aws:iam/rolePolicy:RolePolicy", "aws:iam/policy:Policy", "aws:iam/userPolicy:UserPolicy",
-                   "aws:iam/groupPolicy:GroupPolicy")
+IAM_POLICY_DOCS = (
+    "aws:iam/rolePolicy:RolePolicy",
+    "aws:iam/policy:Policy",
+    "aws:iam/userPolicy:UserPolicy",
+    "aws:iam/groupPolicy:GroupPolicy",
+)
 IAM_ROLE = "aws:iam/role:Role"
-IAM_ATTACHMENTS = ("aws:iam/rolePolicyAttachment:RolePolicyAttachment", "aws:iam/policyAttachment:PolicyAttachment",
-                   "aws:iam/userPolicyAttachment:UserPolicyAttachment",
-                   "aws:iam/groupPolicyAttachment:GroupPolicyAttachment")
+IAM_ATTACHMENTS = (
+    "aws:iam/rolePolicyAttachment:RolePolicyAttachment",
+    "aws:iam/policyAttachment:PolicyAttachment",
+    "aws:iam/userPolicyAttachment:UserPolicyAttachment",
+    "aws:iam/groupPolicyAttachment:GroupPolicyAttachment",
+)
 ADMIN_POLICY = "arn:aws:iam::aws:policy/AdministratorAccess"
 OPEN_PORTS = frozenset({80, 443})
 K8S_SERVICE = "kubernetes:core/v1:Service"
@@ -41,21 +50,31 @@ LB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
 
 
 # ---- instance metadata -------------------------------------------------------------------------
-@resource_policy("security-imdsv2", "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).",
-                 MANDATORY, types=(LAUNCH_TEMPLATE, INSTANCE))
+@resource_policy(
+    "security-imdsv2",
+    "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).",
+    MANDATORY,
+    types=(LAUNCH_TEMPLATE, INSTANCE),
+)
 def imdsv2(args: ResourceValidationArgs, report_violation: Report) -> None:
     options = get(args.props, "metadataOptions", default={})
     if get(options, "httpEndpoint") == "disabled":
         return
     tokens = get(options, "httpTokens", default="optional (not set)")
     if tokens != "required":
-        report_violation(f"{args.name}: metadataOptions.httpTokens is {tokens!r}; IMDSv1 lets any SSRF read the "
-                         "instance role's credentials. Set httpTokens: required.")
+        report_violation(
+            f"{args.name}: metadataOptions.httpTokens is {tokens!r}; IMDSv1 lets any SSRF read the "
+            "instance role's credentials. Set httpTokens: required."
+        )
 
 
 # ---- encryption at rest ------------------------------------------------------------------------
-@resource_policy("security-ebs-encrypted", "Every EBS volume is encrypted at rest.", MANDATORY,
-                 types=(LAUNCH_TEMPLATE, INSTANCE, VOLUME))
+@resource_policy(
+    "security-ebs-encrypted",
+    "Every EBS volume is encrypted at rest.",
+    MANDATORY,
+    types=(LAUNCH_TEMPLATE, INSTANCE, VOLUME),
+)
 def ebs_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
     props = args.props
     if args.resource_type == VOLUME:
@@ -66,20 +85,26 @@ def ebs_encrypted(args: ResourceValidationArgs, report_violation: Report) -> Non
         devices = [("rootBlockDevice", get(props, "rootBlockDevice"))]
         devices += [(f"ebsBlockDevices[{i}]", d) for i, d in enumerate(get(props, "ebsBlockDevices", default=[]))]
         if devices[0][1] is None:
-            report_violation(f"{args.name}: no rootBlockDevice, so the root volume's encryption is left to the AMI; "
-                             "set rootBlockDevice.encrypted: true")
+            report_violation(
+                f"{args.name}: no rootBlockDevice, so the root volume's encryption is left to the AMI; "
+                "set rootBlockDevice.encrypted: true"
+            )
         for where, device in devices:
             if device is not None and not truthy(get(device, "encrypted")):
                 report_violation(f"{args.name}: {where} is not encrypted; set encrypted: true")
         return
     mappings = [m for m in get(props, "blockDeviceMappings", default=[]) if get(m, "ebs") is not None]
     if not mappings:
-        report_violation(f"{args.name}: no EBS block device mapping, so the root volume's encryption is left to the "
-                         "AMI; map the root device with ebs.encrypted: true")
+        report_violation(
+            f"{args.name}: no EBS block device mapping, so the root volume's encryption is left to the "
+            "AMI; map the root device with ebs.encrypted: true"
+        )
     for mapping in mappings:
         if not truthy(get(mapping, "ebs", "encrypted")):
-            report_violation(f"{args.name}: block device {get(mapping, 'deviceName', default='?')} is not encrypted; "
-                             "set ebs.encrypted: true")
+            report_violation(
+                f"{args.name}: block device {get(mapping, 'deviceName', default='?')} is not encrypted; "
+                "set ebs.encrypted: true"
+            )
 
 
 @stack_policy("security-s3-encrypted", "Every S3 bucket has default server-side encryption configured.", MANDATORY)
@@ -87,29 +112,47 @@ def s3_encrypted(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     for bucket in stack.of_type(*BUCKETS):
         configs = stack.dependents_of(bucket, *SSE_CONFIGS)
-        algorithms = [get(rule, "applyServerSideEncryptionByDefault", "sseAlgorithm")
-                      for config in configs for rule in get(config.props, "rules", default=[])]
-        inline = get(bucket.props, "serverSideEncryptionConfiguration", "rule", "applyServerSideEncryptionByDefault",
-                     "sseAlgorithm")
+        algorithms = [
+            get(rule, "applyServerSideEncryptionByDefault", "sseAlgorithm")
+            for config in configs
+            for rule in get(config.props, "rules", default=[])
+        ]
+        inline = get(
+            bucket.props,
+            "serverSideEncryptionConfiguration",
+            "rule",
+            "applyServerSideEncryptionByDefault",
+            "sseAlgorithm",
+        )
         if not any(algorithms) and not inline:
-            report_violation(f"bucket {bucket.name} has no server-side encryption configuration; add a "
-                             "BucketServerSideEncryptionConfiguration with sseAlgorithm aws:kms", bucket.urn)
+            report_violation(
+                f"bucket {bucket.name} has no server-side encryption configuration; add a "
+                "BucketServerSideEncryptionConfiguration with sseAlgorithm aws:kms",
+                bucket.urn,
+            )
 
 
-@resource_policy("security-fsx-encrypted",
-                 "FSx for Lustre file systems that keep data (PERSISTENT) are encrypted with a customer-managed KMS "
-                 "key.",
-                 MANDATORY, types=(LUSTRE,))
+@resource_policy(
+    "security-fsx-encrypted",
+    "FSx for Lustre file systems that keep data (PERSISTENT) are encrypted with a customer-managed KMS key.",
+    MANDATORY,
+    types=(LUSTRE,),
+)
 def fsx_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
     deployment = str(get(args.props, "deploymentType", default="SCRATCH_1"))
     if deployment.startswith("PERSISTENT") and not get(args.props, "kmsKeyId"):
-        report_violation(f"{args.name}: {deployment} without kmsKeyId is encrypted only with the AWS-managed key, "
-                         "which no key policy of ours governs; set kmsKeyId to the stack's key")
+        report_violation(
+            f"{args.name}: {deployment} without kmsKeyId is encrypted only with the AWS-managed key, "
+            "which no key policy of ours governs; set kmsKeyId to the stack's key"
+        )
 
 
 # ---- public access -----------------------------------------------------------------------------
-@stack_policy("security-s3-public-access-blocked",
-              "Every S3 bucket blocks public access (all four BucketPublicAccessBlock settings).", MANDATORY)
+@stack_policy(
+    "security-s3-public-access-blocked",
+    "Every S3 bucket blocks public access (all four BucketPublicAccessBlock settings).",
+    MANDATORY,
+)
 def s3_public_access_blocked(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     if any(all(truthy(get(r.props, f)) for f in PAB_FLAGS) for r in stack.of_type(ACCOUNT_PUBLIC_ACCESS_BLOCK)):
@@ -117,13 +160,16 @@ def s3_public_access_blocked(args: StackValidationArgs, report_violation: Report
     for bucket in stack.of_type(*BUCKETS):
         blocks = stack.dependents_of(bucket, PUBLIC_ACCESS_BLOCK)
         if not blocks:
-            report_violation(f"bucket {bucket.name} has no BucketPublicAccessBlock; add one with all of "
-                             f"{', '.join(PAB_FLAGS)} true", bucket.urn)
+            report_violation(
+                f"bucket {bucket.name} has no BucketPublicAccessBlock; add one with all of {', '.join(PAB_FLAGS)} true",
+                bucket.urn,
+            )
             continue
         off = sorted({f for b in blocks for f in PAB_FLAGS if not truthy(get(b.props, f))})
         if off:
-            report_violation(f"bucket {bucket.name}: public access block leaves {', '.join(off)} off; set them true",
-                             bucket.urn)
+            report_violation(
+                f"bucket {bucket.name}: public access block leaves {', '.join(off)} off; set them true", bucket.urn
+            )
 
 
 def _open_to_world(rule: Mapping[str, Any]) -> bool:
@@ -156,8 +202,11 @@ def _describe(rule: Mapping[str, Any]) -> str:
     return f"{protocol} {low}" if low == high else f"{protocol} {low}-{high}"
 
 
-@stack_policy("security-open-ingress",
-              "No ingress from the whole internet (0.0.0.0/0, ::/0) except to a load balancer on 80 or 443.", MANDATORY)
+@stack_policy(
+    "security-open-ingress",
+    "No ingress from the whole internet (0.0.0.0/0, ::/0) except to a load balancer on 80 or 443.",
+    MANDATORY,
+)
 def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
     for group in stack.of_type(SECURITY_GROUP):
@@ -174,8 +223,11 @@ def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
             continue
         ports = sorted({as_int(get(p, "port")) for p in get(service.props, "spec", "ports", default=[])} - OPEN_PORTS)
         if ports:
-            report_violation(f"{service.name}: internet-facing load balancer on port(s) {', '.join(map(str, ports))}; "
-                             "only 80 and 443 may face the internet", service.urn)
+            report_violation(
+                f"{service.name}: internet-facing load balancer on port(s) {', '.join(map(str, ports))}; "
+                "only 80 and 443 may face the internet",
+                service.urn,
+            )
 
 
 def _annotation(props: Mapping[str, Any], name: str) -> Any:
@@ -191,22 +243,29 @@ def _internet_facing(props: Mapping[str, Any]) -> bool:
     return scheme == "internet-facing" or (scheme is None and _annotation(props, "type") is None)
 
 
-def _judge_ingress(stack: StackView, group: Any, rule: Mapping[str, Any], where: str,
-                   report_violation: Report, urn: str | None = None) -> None:
+def _judge_ingress(
+    stack: StackView, group: Any, rule: Mapping[str, Any], where: str, report_violation: Report, urn: str | None = None
+) -> None:
     if not _open_to_world(rule):
         return
     balancers = stack.dependents_of(group, *LOAD_BALANCERS) if group is not None else []
     if balancers and _web_only(rule):
         return
     target = "a load balancer" if balancers else "a group no load balancer uses"
-    report_violation(f"{where}: {_describe(rule)} open to the internet on {target}; only a load balancer may take "
-                     "internet traffic, and only on 80 or 443", urn or (group.urn if group is not None else None))
+    report_violation(
+        f"{where}: {_describe(rule)} open to the internet on {target}; only a load balancer may take "
+        "internet traffic, and only on 80 or 443",
+        urn or (group.urn if group is not None else None),
+    )
 
 
 # ---- listeners ---------------------------------------------------------------------------------
-@resource_policy("security-https-listeners",
-                 "Load balancer listeners serve HTTPS/TLS with a certificate; plain HTTP only redirects to HTTPS.",
-                 MANDATORY, types=(*LISTENERS, K8S_SERVICE))
+@resource_policy(
+    "security-https-listeners",
+    "Load balancer listeners serve HTTPS/TLS with a certificate; plain HTTP only redirects to HTTPS.",
+    MANDATORY,
+    types=(*LISTENERS, K8S_SERVICE),
+)
 def https_listeners(args: ResourceValidationArgs, report_violation: Report) -> None:
     if args.resource_type == K8S_SERVICE:
         _service_tls(args, report_violation)
@@ -219,14 +278,20 @@ def https_listeners(args: ResourceValidationArgs, report_violation: Report) -> N
         return
     if protocol == "HTTP":
         actions = get(args.props, "defaultActions", default=[])
-        redirects = [a for a in actions if get(a, "type") == "redirect"
-                     and str(get(a, "redirect", "protocol", default="")).upper() == "HTTPS"]
+        redirects = [
+            a
+            for a in actions
+            if get(a, "type") == "redirect" and str(get(a, "redirect", "protocol", default="")).upper() == "HTTPS"
+        ]
         if not actions or len(redirects) != len(actions):
-            report_violation(f"{args.name}: HTTP listener on port {port} serves traffic in clear text; redirect it to "
-                             "HTTPS (defaultActions: redirect, protocol HTTPS, statusCode HTTP_301)")
+            report_violation(
+                f"{args.name}: HTTP listener on port {port} serves traffic in clear text; redirect it to "
+                "HTTPS (defaultActions: redirect, protocol HTTPS, statusCode HTTP_301)"
+            )
         return
-    report_violation(f"{args.name}: {protocol or 'no'} protocol on port {port}; use HTTPS (ALB) or TLS (NLB) "
-                     "with a certificate")
+    report_violation(
+        f"{args.name}: {protocol or 'no'} protocol on port {port}; use HTTPS (ALB) or TLS (NLB) with a certificate"
+    )
 
 
 def _service_tls(args: ResourceValidationArgs, report_violation: Report) -> None:
@@ -239,16 +304,21 @@ def _service_tls(args: ResourceValidationArgs, report_violation: Report) -> None
     tls = {p.strip() for p in str(_annotation(args.props, "ssl-ports") or "*").split(",")}
     for port in get(args.props, "spec", "ports", default=[]):
         if "*" not in tls and str(num(get(port, "port"))) not in tls and str(get(port, "name")) not in tls:
-            report_violation(f"{args.name}: port {num(get(port, 'port'))} is not among {LB_ANNOTATION}ssl-ports; "
-                             "it would serve clear text")
+            report_violation(
+                f"{args.name}: port {num(get(port, 'port'))} is not among {LB_ANNOTATION}ssl-ports; "
+                "it would serve clear text"
+            )
 
 
 # ---- IAM ---------------------------------------------------------------------------------------
 
-@resource_policy("security-iam-no-admin",
-                 "No IAM policy allows every action on every resource (\"*\" on \"*\"), nor attaches "
-                 "AdministratorAccess.",
-                 MANDATORY, types=(*IAM_POLICY_DOCS, IAM_ROLE, *IAM_ATTACHMENTS))
+
+@resource_policy(
+    "security-iam-no-admin",
+    'No IAM policy allows every action on every resource ("*" on "*"), nor attaches AdministratorAccess.',
+    MANDATORY,
+    types=(*IAM_POLICY_DOCS, IAM_ROLE, *IAM_ATTACHMENTS),
+)
 def iam_no_admin(args: ResourceValidationArgs, report_violation: Report) -> None:
     if args.resource_type in IAM_ATTACHMENTS:
         if get(args.props, "policyArn") == ADMIN_POLICY:
@@ -264,9 +334,19 @@ def iam_no_admin(args: ResourceValidationArgs, report_violation: Report) -> None
         for statement in statements(document):
             if allows_everything(dict(statement)):
                 sid = statement.get("Sid")
-                report_violation(f"{args.name}: statement {sid or '(no Sid)'} allows every action on every resource; "
-                                 "name the actions and resources it needs")
+                report_violation(
+                    f"{args.name}: statement {sid or '(no Sid)'} allows every action on every resource; "
+                    "name the actions and resources it needs"
+                )
 
 
-__all__ = ["ebs_encrypted", "fsx_encrypted", "https_listeners", "iam_no_admin", "imdsv2", "open_ingress",
-           "s3_encrypted", "s3_public_access_blocked"]
+__all__ = [
+    "ebs_encrypted",
+    "fsx_encrypted",
+    "https_listeners",
+    "iam_no_admin",
+    "imdsv2",
+    "open_ingress",
+    "s3_encrypted",
+    "s3_public_access_blocked",
+]

@@ -38,14 +38,21 @@ from .values import (
 
 VPC = "aws:ec2/vpc:Vpc"
 VPC_CIDR = "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"
-PEERINGS = ("aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
-            "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter")
-TGW_ATTACHMENTS = ("aws:ec2transitgateway/vpcAttachment:VpcAttachment",
-                   "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter",
-                   "aws:ec2transitgateway/peeringAttachment:PeeringAttachment")
+PEERINGS = (
+    "aws:ec2/vpcPeeringConnection:VpcPeeringConnection",
+    "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter",
+)
+TGW_ATTACHMENTS = (
+    "aws:ec2transitgateway/vpcAttachment:VpcAttachment",
+    "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter",
+    "aws:ec2transitgateway/peeringAttachment:PeeringAttachment",
+)
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
-SG_RULES = ("aws:ec2/securityGroupRule:SecurityGroupRule", "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
-            "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule")
+SG_RULES = (
+    "aws:ec2/securityGroupRule:SecurityGroupRule",
+    "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule",
+    "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule",
+)
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 KMS_KEY = "aws:kms/key:Key"
 ROLE = "aws:iam/role:Role"
@@ -58,33 +65,46 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
 
 
 # ---- tags and workloads -------------------------------------------------------------------------
-@resource_policy("separation-workload-tag",
-                 "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
-                 "groups carry it themselves, propagated at launch); every Kubernetes object the "
-                 "gpuinfra.io/workload label.", MANDATORY, type_prefix=("aws:", "kubernetes:"))
+@resource_policy(
+    "separation-workload-tag",
+    "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
+    "groups carry it themselves, propagated at launch); every Kubernetes object the "
+    "gpuinfra.io/workload label.",
+    MANDATORY,
+    type_prefix=("aws:", "kubernetes:"),
+)
 def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     if args.resource_type.startswith("kubernetes:"):
         found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
         if found != facts.workload:
             have = f"has {WORKLOAD_LABEL}={found}" if found else f"has no {WORKLOAD_LABEL} label"
-            report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; label it "
-                             f"{WORKLOAD_LABEL}: {facts.workload}")
+            report_violation(
+                f"{args.name} {have} in {facts.workload} stack {facts.stack}; label it "
+                f"{WORKLOAD_LABEL}: {facts.workload}"
+            )
         return
     provider_props = args.provider.props if args.provider is not None else None
     found = effective_tags(args.resource_type, args.props, provider_props).get(WORKLOAD_TAG)
     if found == facts.workload:
         return
-    where = ("Auto Scaling groups take no provider default tags: add {key: workload, value: "
-             f"{facts.workload}, propagateAtLaunch: true}}") if args.resource_type == ASG \
+    where = (
+        (
+            "Auto Scaling groups take no provider default tags: add {key: workload, value: "
+            f"{facts.workload}, propagateAtLaunch: true}}"
+        )
+        if args.resource_type == ASG
         else "set it in the provider's default tags"
+    )
     have = f"has workload={found}" if found else "has no workload tag"
     report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; {where}")
 
 
-@stack_policy("separation-one-workload",
-              "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
-              MANDATORY)
+@stack_policy(
+    "separation-one-workload",
+    "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
+    MANDATORY,
+)
 def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     stack = view(args)
@@ -103,15 +123,20 @@ def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
             if value and value != facts.workload:
                 seen.setdefault(value, []).append(resource.name)
     for workload, where in sorted(seen.items()):
-        report_violation(f"{facts.workload} stack {facts.stack} also holds {workload}: {', '.join(sorted(where)[:5])}"
-                         + (f" and {len(where) - 5} more" if len(where) > 5 else "")
-                         + f"; move them to {a(workload)} stack in {a(workload)} account")
+        report_violation(
+            f"{facts.workload} stack {facts.stack} also holds {workload}: {', '.join(sorted(where)[:5])}"
+            + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+            + f"; move them to {a(workload)} stack in {a(workload)} account"
+        )
 
 
 # ---- accounts -----------------------------------------------------------------------------------
-@stack_policy("separation-accounts",
-              "Every AWS provider assumes a role in, and is pinned to, an account of the stack's purpose; no account "
-              "serves both training and inference.", MANDATORY)
+@stack_policy(
+    "separation-accounts",
+    "Every AWS provider assumes a role in, and is pinned to, an account of the stack's purpose; no account "
+    "serves both training and inference.",
+    MANDATORY,
+)
 def accounts(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     for provider in view(args).of_type(AWS_PROVIDER):
@@ -123,37 +148,56 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
     roles = assumed_roles(props)
     pinned = provider_account_ids(props) if get(props, "allowedAccountIds") else []
     if not roles:
-        return [f"provider {name} assumes no role: it deploys with whatever credentials run `pulumi up`; assume the "
-                f"{facts.workload} account's role"]
+        return [
+            f"provider {name} assumes no role: it deploys with whatever credentials run `pulumi up`; assume the "
+            f"{facts.workload} account's role"
+        ]
     problems = []
     if not pinned:
         problems.append(f"provider {name} is not pinned with allowedAccountIds; pin it to the account it assumes into")
     for account_id in sorted({account_of_arn(r) for r in roles} | set(pinned)):
         known = facts.account_with_id(account_id)
         if known is None:
-            problems.append(f"provider {name} deploys into account {account_id}, which the organization file does not "
-                            "list; only accounts with a purpose may be used")
+            problems.append(
+                f"provider {name} deploys into account {account_id}, which the organization file does not "
+                "list; only accounts with a purpose may be used"
+            )
         elif not known[1].serves(facts.workload):
-            problems.append(f"provider {name} deploys into {known[0]} ({account_id}), {a(known[1].purpose)} account, "
-                            f"but {facts.stack} is {a(facts.workload)} stack: training and inference never share an "
-                            f"account; use {a(facts.workload)} account")
+            problems.append(
+                f"provider {name} deploys into {known[0]} ({account_id}), {a(known[1].purpose)} account, "
+                f"but {facts.stack} is {a(facts.workload)} stack: training and inference never share an "
+                f"account; use {a(facts.workload)} account"
+            )
     if pinned and roles and {account_of_arn(r) for r in roles} != set(pinned):
-        problems.append(f"provider {name} assumes a role in {sorted({account_of_arn(r) for r in roles})} but is pinned "
-                        f"to {sorted(pinned)}")
+        problems.append(
+            f"provider {name} assumes a role in {sorted({account_of_arn(r) for r in roles})} but is pinned "
+            f"to {sorted(pinned)}"
+        )
     return problems
 
 
 # ---- networks -----------------------------------------------------------------------------------
-@stack_policy("separation-network",
-              "No VPC peering, transit gateway attachment or security-group rule connects this stack's networks to "
-              "another workload's.", MANDATORY,
-              config={
-                  "allowed_transit_gateways": {"type": "array", "items": {"type": "string"}, "default": [],
-                                               "description": "Transit gateways attachments may use (same workload)."},
-                  "allowed_cidrs": {"type": "array", "items": {"type": "string"}, "default": [],
-                                    "description": "Private ranges outside the stack's VPCs that rules may reach "
-                                                   "(e.g. an on-premises VPN of the same workload)."},
-              })
+@stack_policy(
+    "separation-network",
+    "No VPC peering, transit gateway attachment or security-group rule connects this stack's networks to "
+    "another workload's.",
+    MANDATORY,
+    config={
+        "allowed_transit_gateways": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Transit gateways attachments may use (same workload).",
+        },
+        "allowed_cidrs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Private ranges outside the stack's VPCs that rules may reach "
+            "(e.g. an on-premises VPN of the same workload).",
+        },
+    },
+)
 def network(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     if facts.workload == "registry":
@@ -165,19 +209,28 @@ def network(args: StackValidationArgs, report_violation: Report) -> None:
         peer = str(get(peering.props, "peerOwnerId", default=own_account))
         known = facts.account_with_id(peer)
         if peering.resource_type.endswith("Accepter"):
-            report_violation(f"{peering.name} accepts a peering requested from outside this stack; {a(facts.workload)} "
-                             "network takes no peering it cannot see the other side of", peering.urn)
+            report_violation(
+                f"{peering.name} accepts a peering requested from outside this stack; {a(facts.workload)} "
+                "network takes no peering it cannot see the other side of",
+                peering.urn,
+            )
         elif known is None or not known[1].serves(facts.workload):
             purpose = f"{a(known[1].purpose)} account" if known else "an account the organization file does not list"
-            report_violation(f"{peering.name} peers with a VPC in {peer} ({purpose}); {facts.workload} networks "
-                             f"connect to nothing but {facts.workload} networks", peering.urn)
+            report_violation(
+                f"{peering.name} peers with a VPC in {peer} ({purpose}); {facts.workload} networks "
+                f"connect to nothing but {facts.workload} networks",
+                peering.urn,
+            )
     allowed_tgws = set(config.get("allowed_transit_gateways", []))
     for attachment in stack.of_type(*TGW_ATTACHMENTS):
         tgw = get(attachment.props, "transitGatewayId", default=get(attachment.props, "peerTransitGatewayId"))
         if tgw not in allowed_tgws:
-            report_violation(f"{attachment.name} attaches to transit gateway {tgw}, which may route to another "
-                             "workload's networks; list it in allowed_transit_gateways if it only carries "
-                             f"{facts.workload} traffic", attachment.urn)
+            report_violation(
+                f"{attachment.name} attaches to transit gateway {tgw}, which may route to another "
+                "workload's networks; list it in allowed_transit_gateways if it only carries "
+                f"{facts.workload} traffic",
+                attachment.urn,
+            )
     own = _own_networks(stack.of_type(VPC), stack.of_type(VPC_CIDR)) + _networks(config.get("allowed_cidrs", []))
     for group in stack.of_type(SECURITY_GROUP):
         for direction in ("ingress", "egress"):
@@ -200,20 +253,34 @@ def _networks(cidrs: Any) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]
 
 
 def _own_networks(vpcs: list[PolicyResource], extra: list[PolicyResource]) -> list[Any]:
-    return _networks([get(v.props, "cidrBlock") for v in vpcs if get(v.props, "cidrBlock")]
-                     + [get(a.props, "cidrBlock") for a in extra if get(a.props, "cidrBlock")])
+    return _networks(
+        [get(v.props, "cidrBlock") for v in vpcs if get(v.props, "cidrBlock")]
+        + [get(a.props, "cidrBlock") for a in extra if get(a.props, "cidrBlock")]
+    )
 
 
 def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -> list[str]:
     problems = []
-    for cidr in _networks(listed(get(rule, "cidrBlocks")) + listed(get(rule, "cidrIpv4"))
-                          + listed(get(rule, "ipv6CidrBlocks")) + listed(get(rule, "cidrIpv6"))):
-        if cidr.is_private and cidr.prefixlen > 0 and not any(
-                cidr.version == n.version and cidr.subnet_of(n) for n in own):  # type: ignore[arg-type]
-            problems.append(f"{cidr} is a private range outside this stack's VPCs; it may be another workload's "
-                            "network (list it in allowed_cidrs if it is this workload's)")
-    for ref in listed(get(rule, "securityGroups")) + listed(get(rule, "sourceSecurityGroupId")) \
-            + listed(get(rule, "referencedSecurityGroupId")):
+    for cidr in _networks(
+        listed(get(rule, "cidrBlocks"))
+        + listed(get(rule, "cidrIpv4"))
+        + listed(get(rule, "ipv6CidrBlocks"))
+        + listed(get(rule, "cidrIpv6"))
+    ):
+        if (
+            cidr.is_private
+            and cidr.prefixlen > 0
+            and not any(cidr.version == n.version and cidr.subnet_of(n) for n in own)
+        ):  # type: ignore[arg-type]
+            problems.append(
+                f"{cidr} is a private range outside this stack's VPCs; it may be another workload's "
+                "network (list it in allowed_cidrs if it is this workload's)"
+            )
+    for ref in (
+        listed(get(rule, "securityGroups"))
+        + listed(get(rule, "sourceSecurityGroupId"))
+        + listed(get(rule, "referencedSecurityGroupId"))
+    ):
         account = str(ref).split("/")[0] if "/" in str(ref) else ""
         known = facts.account_with_id(account) if account else None
         if account and account != facts.account.id and (known is None or not known[1].serves(facts.workload)):
@@ -222,9 +289,12 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
 
 
 # ---- grants -------------------------------------------------------------------------------------
-@stack_policy("separation-cross-account-grants",
-              "The only cross-account grants are the model registry's: training accounts write its upload prefix, "
-              "inference accounts read its model prefix.", MANDATORY)
+@stack_policy(
+    "separation-cross-account-grants",
+    "The only cross-account grants are the model registry's: training accounts write its upload prefix, "
+    "inference accounts read its model prefix.",
+    MANDATORY,
+)
 def cross_account_grants(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     stack = view(args)
@@ -237,9 +307,11 @@ def cross_account_grants(args: StackValidationArgs, report_violation: Report) ->
         for rule in get(replication.props, "rules", default=[]):
             account = get(rule, "destination", "account")
             if account and str(account) != facts.account.id:
-                report_violation(f"{replication.name}: replicates to account {account}; registry replicas stay in the "
-                                 "registry account", replication.urn)
-
+                report_violation(
+                    f"{replication.name}: replicates to account {account}; registry replicas stay in the "
+                    "registry account",
+                    replication.urn,
+                )
 
 
 def _principal_accounts(statement: Mapping[str, Any]) -> list[str]:
@@ -272,14 +344,17 @@ def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mappi
         if known is not None and registry_grant_allowed(facts, resource, statement, known[1].purpose):
             continue
         who = f"{known[0]} ({account}, {known[1].purpose})" if known else f"account {account}"
-        problems.append(f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
-                        f"{', '.join(sorted(str(a) for a in listed(statement.get('Action'))))}; only the registry may "
-                        "grant other accounts, and only its upload (write) and model (read) prefixes")
+        problems.append(
+            f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
+            f"{', '.join(sorted(str(a) for a in listed(statement.get('Action'))))}; only the registry may "
+            "grant other accounts, and only its upload (write) and model (read) prefixes"
+        )
     return problems
 
 
-def registry_grant_allowed(facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any],
-                           purpose: str) -> bool:
+def registry_grant_allowed(
+    facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any], purpose: str
+) -> bool:
     """The registry's grants: a training account may put objects under the upload prefix, an inference account
     may get objects under the model prefix and list it, on the registry bucket or a replica; each may use the
     registry key to match."""
@@ -295,19 +370,33 @@ def registry_grant_allowed(facts: StackFacts, resource: PolicyResource, statemen
     resources = [str(r) for r in listed(statement.get("Resource"))]
     if purpose == "training":
         prefix = registry.upload_prefix
-        return actions <= REGISTRY_WRITE and bool(resources) and all(
-            any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
+        return (
+            actions <= REGISTRY_WRITE
+            and bool(resources)
+            and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
+        )
     prefix = registry.model_prefix
     if actions <= REGISTRY_READ:
         return bool(resources) and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
     if actions <= REGISTRY_LIST:
         condition = statement.get("Condition") or {}
-        prefixes = [str(p) for op in condition.values() if isinstance(op, Mapping)
-                    for p in listed(op.get("s3:prefix"))]
-        return bool(resources) and all(any(r == f"arn:aws:s3:::{b}" for b in buckets) for r in resources) and \
-            bool(prefixes) and all(p.startswith(prefix) for p in prefixes)
+        prefixes = [str(p) for op in condition.values() if isinstance(op, Mapping) for p in listed(op.get("s3:prefix"))]
+        return (
+            bool(resources)
+            and all(any(r == f"arn:aws:s3:::{b}" for b in buckets) for r in resources)
+            and bool(prefixes)
+            and all(p.startswith(prefix) for p in prefixes)
+        )
     return False
 
 
-__all__ = ["accounts", "cross_account_grants", "grant_problems", "network", "one_workload",
-           "provider_problems", "registry_grant_allowed", "workload_tag"]
+__all__ = [
+    "accounts",
+    "cross_account_grants",
+    "grant_problems",
+    "network",
+    "one_workload",
+    "provider_problems",
+    "registry_grant_allowed",
+    "workload_tag",
+]

@@ -152,8 +152,11 @@ def account_of_arn(arn: str) -> str:
 def own_tags(resource_type: str, props: Mapping[str, Any]) -> dict[str, str]:
     """A resource's explicit tags; an Auto Scaling group's only if propagated to its instances."""
     if resource_type == ASG:
-        return {str(t.get("key")): str(t.get("value")) for t in get(props, "tags", default=[])
-                if isinstance(t, Mapping) and truthy(t.get("propagateAtLaunch", True))}
+        return {
+            str(t.get("key")): str(t.get("value"))
+            for t in get(props, "tags", default=[])
+            if isinstance(t, Mapping) and truthy(t.get("propagateAtLaunch", True))
+        }
     tags = get(props, "tags", default={})
     return {str(k): str(v) for k, v in tags.items()} if isinstance(tags, Mapping) else {}
 
@@ -167,12 +170,16 @@ def workload_label(props: Mapping[str, Any]) -> str | None:
 def carries_labels(resource_type: str) -> bool:
     """Kubernetes objects the stack owns. Helm releases are not objects (their charts' objects are the chart's),
     and `...Patch` resources set a few fields of objects someone else owns (e.g. a site's nodes)."""
-    return resource_type.startswith("kubernetes:") and not resource_type.startswith("kubernetes:helm.sh/") \
+    return (
+        resource_type.startswith("kubernetes:")
+        and not resource_type.startswith("kubernetes:helm.sh/")
         and not resource_type.endswith("Patch")
+    )
 
 
-def effective_tags(resource_type: str, props: Mapping[str, Any],
-                   provider_props: Mapping[str, Any] | None) -> dict[str, str]:
+def effective_tags(
+    resource_type: str, props: Mapping[str, Any], provider_props: Mapping[str, Any] | None
+) -> dict[str, str]:
     """Provider default tags overlaid with the resource's own; ASGs take no default tags."""
     if resource_type == ASG:
         return own_tags(resource_type, props)
@@ -228,8 +235,11 @@ class StackView:
         types = [str(o["instanceType"]) for o in overrides if isinstance(o, Mapping) and get(o, "instanceType")]
         if types:
             return types
-        return [str(get(lt.props, "instanceType")) for lt in self.dependencies_of(group, LAUNCH_TEMPLATE)
-                if get(lt.props, "instanceType")]
+        return [
+            str(get(lt.props, "instanceType"))
+            for lt in self.dependencies_of(group, LAUNCH_TEMPLATE)
+            if get(lt.props, "instanceType")
+        ]
 
     def market_of(self, group: PolicyResource) -> str | None:
         """The launch template's market type (spot, capacity-block), if it forces one."""

@@ -8,8 +8,12 @@ from infra.catalog import Catalog, load_catalog
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
-    parser.addoption("--update-goldens", action="store_true", default=False,
-                     help="Rewrite golden files from the current output instead of comparing.")
+    parser.addoption(
+        "--update-goldens",
+        action="store_true",
+        default=False,
+        help="Rewrite golden files from the current output instead of comparing.",
+    )
 
 
 @pytest.fixture(scope="session")

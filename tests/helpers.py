@@ -28,8 +28,13 @@ Mutations = Mapping[str, Any]
 
 def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the real console entry point in a subprocess."""
-    return subprocess.run([sys.executable, "-c", "from infra.cli import main; main()", *args],
-                          cwd=cwd, capture_output=True, text=True, timeout=300)
+    return subprocess.run(
+        [sys.executable, "-c", "from infra.cli import main; main()", *args],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
 
 
 def example_data(stack: str) -> dict[str, Any]:
@@ -69,8 +74,9 @@ def workload_of(stack: str) -> str:
     return next(w for w in SPEC_MODELS if f"gpuinfra:{w}" in config)
 
 
-def inputs_for(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
-               config: Mutations | None = None) -> Inputs:
+def inputs_for(
+    stack: str, spec: Mutations | None = None, org: Mutations | None = None, config: Mutations | None = None
+) -> Inputs:
     """The example `stack` with `spec` mutations (paths relative to the spec), `org` mutations and
     extra stack `config` keys."""
     data = example_data(stack)
@@ -89,8 +95,13 @@ def inputs_for(stack: str, spec: Mutations | None = None, org: Mutations | None 
     return resolve(stack_doc, org_doc, load_catalog())
 
 
-def checked(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
-            suppress: Iterable[str] = (), config: Mutations | None = None) -> Checked:
+def checked(
+    stack: str,
+    spec: Mutations | None = None,
+    org: Mutations | None = None,
+    suppress: Iterable[str] = (),
+    config: Mutations | None = None,
+) -> Checked:
     return check(inputs_for(stack, spec, org, config), load_catalog(), suppress)
 
 
@@ -98,8 +109,9 @@ def rules_fired(result: Checked) -> set[str]:
     return {f.rule for f in result.findings}
 
 
-def write_stack(tmp_path: Path, stack: str, spec: Mutations | None = None, org: Mutations | None = None,
-                text: str | None = None) -> Path:
+def write_stack(
+    tmp_path: Path, stack: str, spec: Mutations | None = None, org: Mutations | None = None, text: str | None = None
+) -> Path:
     """Write a mutated example (or raw text) plus its org file into tmp_path; return the stack path."""
     from ruamel.yaml import YAML
 
@@ -117,8 +129,19 @@ def write_stack(tmp_path: Path, stack: str, spec: Mutations | None = None, org: 
     return path
 
 
-__all__ = ["DELETE", "ROOT", "STACKS", "apply", "checked", "example_data", "inputs_for", "org_data",
-           "rules_fired", "workload_of", "write_stack"]
+__all__ = [
+    "DELETE",
+    "ROOT",
+    "STACKS",
+    "apply",
+    "checked",
+    "example_data",
+    "inputs_for",
+    "org_data",
+    "rules_fired",
+    "workload_of",
+    "write_stack",
+]
 
 
 # ---- validator cases -------------------------------------------------------------------------
@@ -160,8 +183,9 @@ from functools import lru_cache  # noqa: E402
 from infra.graph import Graph  # noqa: E402
 
 
-def graph_for(stack: str, spec: Mutations | None = None, org: Mutations | None = None,
-              config: Mutations | None = None) -> Graph:
+def graph_for(
+    stack: str, spec: Mutations | None = None, org: Mutations | None = None, config: Mutations | None = None
+) -> Graph:
     """Run the example stack (mutated) through the embedded engine."""
     from infra.preview import preview_graph
 

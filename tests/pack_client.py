@@ -27,8 +27,12 @@ from infra.graph import Graph, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"
-LEVEL_TO_PROTO = {"advisory": analyzer_pb2.ADVISORY, "mandatory": analyzer_pb2.MANDATORY,
-                  "disabled": analyzer_pb2.DISABLED, "remediate": analyzer_pb2.REMEDIATE}
+LEVEL_TO_PROTO = {
+    "advisory": analyzer_pb2.ADVISORY,
+    "mandatory": analyzer_pb2.MANDATORY,
+    "disabled": analyzer_pb2.DISABLED,
+    "remediate": analyzer_pb2.REMEDIATE,
+}
 PROTO_TO_LEVEL = {v: k for k, v in LEVEL_TO_PROTO.items()}
 
 
@@ -54,10 +58,22 @@ def running_pack(stack: str, config: Mapping[str, str], project: str = "gpuinfra
 
     PYTHONPATH names this checkout so the pack imports this worktree's `infra` and `policies` (the shared
     virtualenv's editable install points at the main checkout)."""
-    env = {**os.environ, "PULUMI_CONFIG": json.dumps(dict(config)), "PULUMI_PROJECT": project, "PULUMI_STACK": stack,
-           "PULUMI_DRY_RUN": "true", "PYTHONPATH": str(ROOT)}
-    process = subprocess.Popen([sys.executable, "-u", str(PACK_DIR / "__main__.py")], cwd=PACK_DIR, env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    env = {
+        **os.environ,
+        "PULUMI_CONFIG": json.dumps(dict(config)),
+        "PULUMI_PROJECT": project,
+        "PULUMI_STACK": stack,
+        "PULUMI_DRY_RUN": "true",
+        "PYTHONPATH": str(ROOT),
+    }
+    process = subprocess.Popen(
+        [sys.executable, "-u", str(PACK_DIR / "__main__.py")],
+        cwd=PACK_DIR,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert process.stdout is not None
         line = process.stdout.readline().strip()
@@ -88,32 +104,62 @@ class PackClient:
         out = []
         for p in self.info().policies:
             schema = json_format.MessageToDict(p.configSchema)
-            out.append(PolicyMeta(p.name, PROTO_TO_LEVEL[p.enforcementLevel], schema.get("properties", {}),
-                                  tuple(schema.get("required", ()))))
+            out.append(
+                PolicyMeta(
+                    p.name,
+                    PROTO_TO_LEVEL[p.enforcementLevel],
+                    schema.get("properties", {}),
+                    tuple(schema.get("required", ())),
+                )
+            )
         return out
 
     def configure(self, config: Mapping[str, PolicyConfig]) -> None:
-        self.stub.Configure(analyzer_pb2.ConfigureAnalyzerRequest(policyConfig={
-            name: analyzer_pb2.PolicyConfig(enforcementLevel=LEVEL_TO_PROTO[c.level], properties=struct(c.properties))
-            for name, c in config.items()}))
+        self.stub.Configure(
+            analyzer_pb2.ConfigureAnalyzerRequest(
+                policyConfig={
+                    name: analyzer_pb2.PolicyConfig(
+                        enforcementLevel=LEVEL_TO_PROTO[c.level], properties=struct(c.properties)
+                    )
+                    for name, c in config.items()
+                }
+            )
+        )
 
     def analyze_graph(self, graph: Graph) -> tuple[list[Diagnostic], list[tuple[str, str]]]:
         """Analyze every resource, then AnalyzeStack; the diagnostics and the not-applicable records."""
         diagnostics: list[Diagnostic] = []
         not_applicable: list[tuple[str, str]] = []
         for resource in graph.resources:
-            response = self.stub.Analyze(analyzer_pb2.AnalyzeRequest(
-                type=resource.type, properties=struct(resource.inputs), urn=resource.urn, name=resource.name,
-                options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
-                provider=_provider(graph, resource)))
+            response = self.stub.Analyze(
+                analyzer_pb2.AnalyzeRequest(
+                    type=resource.type,
+                    properties=struct(resource.inputs),
+                    urn=resource.urn,
+                    name=resource.name,
+                    options=analyzer_pb2.AnalyzerResourceOptions(parent=resource.parent or ""),
+                    provider=_provider(graph, resource),
+                )
+            )
             diagnostics += [_diagnostic(d, resource.urn) for d in response.diagnostics]
             not_applicable += [(n.policy_name, n.reason) for n in response.not_applicable]
-        response = self.stub.AnalyzeStack(analyzer_pb2.AnalyzeStackRequest(resources=[
-            analyzer_pb2.AnalyzerResource(
-                type=r.type, properties=struct(r.inputs), urn=r.urn, name=r.name,
-                options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""), provider=_provider(graph, r),
-                parent=r.parent or "", dependencies=list(r.dependencies))
-            for r in graph.resources]))
+        response = self.stub.AnalyzeStack(
+            analyzer_pb2.AnalyzeStackRequest(
+                resources=[
+                    analyzer_pb2.AnalyzerResource(
+                        type=r.type,
+                        properties=struct(r.inputs),
+                        urn=r.urn,
+                        name=r.name,
+                        options=analyzer_pb2.AnalyzerResourceOptions(parent=r.parent or ""),
+                        provider=_provider(graph, r),
+                        parent=r.parent or "",
+                        dependencies=list(r.dependencies),
+                    )
+                    for r in graph.resources
+                ]
+            )
+        )
         diagnostics += [_diagnostic(d, "") for d in response.diagnostics]
         not_applicable += [(n.policy_name, n.reason) for n in response.not_applicable]
         return diagnostics, not_applicable
@@ -123,8 +169,9 @@ def _provider(graph: Graph, resource: Resource) -> analyzer_pb2.AnalyzerProvider
     provider = graph.provider_of(resource)
     if provider is None:
         return None
-    return analyzer_pb2.AnalyzerProviderResource(type=provider.type, properties=struct(provider.inputs),
-                                                 urn=provider.urn, name=provider.name)
+    return analyzer_pb2.AnalyzerProviderResource(
+        type=provider.type, properties=struct(provider.inputs), urn=provider.urn, name=provider.name
+    )
 
 
 def _diagnostic(d: analyzer_pb2.AnalyzeDiagnostic, analyzed: str) -> Diagnostic:

@@ -34,8 +34,9 @@ def facts_for(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[st
     return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
 
 
-def program_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None,
-                  unchecked: bool = False) -> Graph:
+def program_graph(
+    stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None, unchecked: bool = False
+) -> Graph:
     """The example's graph from the real program; `unchecked` builds the components for a spec the
     validator gate would refuse (program.build without program.load's validation)."""
     if not unchecked:
@@ -47,8 +48,9 @@ def program_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mappin
     inputs = inputs_for(stack, spec, org)
     plan = build_plan(inputs.spec, inputs.org.org, load_catalog())
     config, secrets = engine_config(inputs)
-    return run(lambda: build(inputs, plan), project=PROJECT, stack=inputs.stack.name, config=config,
-               secret_keys=secrets)
+    return run(
+        lambda: build(inputs, plan), project=PROJECT, stack=inputs.stack.name, config=config, secret_keys=secrets
+    )
 
 
 def unchecked_graph(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None) -> Graph:
@@ -64,9 +66,20 @@ def edited(graph: Graph, edits: Iterable[GraphEdit]) -> Graph:
         for type_, name, mutations in changes:
             if resource.type == type_ and (name is None or resource.name == name):
                 inputs = apply(copy.deepcopy(inputs), mutations)
-        out.append(resource if inputs is resource.inputs else Resource(
-            resource.urn, resource.type, resource.name, resource.parent, resource.provider, resource.custom,
-            resource.dependencies, inputs))
+        out.append(
+            resource
+            if inputs is resource.inputs
+            else Resource(
+                resource.urn,
+                resource.type,
+                resource.name,
+                resource.parent,
+                resource.provider,
+                resource.custom,
+                resource.dependencies,
+                inputs,
+            )
+        )
     return Graph.of(graph.stack, graph.project, out)
 
 
@@ -126,5 +139,15 @@ def run_example(stack: str, config: Mapping[str, Any] | None = None) -> PolicyRu
     return police(example_graph(stack), facts_for(stack), pack_config(given=config))
 
 
-__all__ = ["GraphEdit", "PolicyCase", "case_graph", "edited", "facts_for", "program_graph", "run_case", "run_example",
-           "unchecked_graph", "with_resources"]
+__all__ = [
+    "GraphEdit",
+    "PolicyCase",
+    "case_graph",
+    "edited",
+    "facts_for",
+    "program_graph",
+    "run_case",
+    "run_example",
+    "unchecked_graph",
+    "with_resources",
+]

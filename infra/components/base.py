@@ -44,16 +44,24 @@ def group_tags(tags: dict[str, str], expected_capacity: int) -> list[aws.autosca
     """Auto Scaling groups take no provider default tags: carry them (propagated to instances), plus
     the planner's expected instance count for cost estimates (not propagated)."""
     out = [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in sorted(tags.items())]
-    out.append(aws.autoscaling.GroupTagArgs(key=EXPECTED_CAPACITY_TAG, value=str(expected_capacity),
-                                            propagate_at_launch=False))
+    out.append(
+        aws.autoscaling.GroupTagArgs(key=EXPECTED_CAPACITY_TAG, value=str(expected_capacity), propagate_at_launch=False)
+    )
     return out
 
 
-def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None,
-          **extra: object) -> pulumi.ResourceOptions:
+def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None, **extra: object) -> pulumi.ResourceOptions:
     """Options for a child resource: parented, with the explicit provider (pulumi-eks style)."""
     return pulumi.ResourceOptions(parent=parent, provider=provider, **extra)  # type: ignore[arg-type]
 
 
-__all__ = ["EXPECTED_CAPACITY_TAG", "SSM_CORE", "STACK_TAG", "WORKLOAD_TAG", "aws_provider", "child", "group_tags",
-           "stack_tags"]
+__all__ = [
+    "EXPECTED_CAPACITY_TAG",
+    "SSM_CORE",
+    "STACK_TAG",
+    "WORKLOAD_TAG",
+    "aws_provider",
+    "child",
+    "group_tags",
+    "stack_tags",
+]

@@ -19,18 +19,33 @@ class Hardened:
 def harden(name: str, bucket: aws.s3.Bucket, key_arn: pulumi.Input[str], opts: pulumi.ResourceOptions) -> Hardened:
     """Version, encrypt with `key_arn` (bucket keys on) and make private."""
     versioning = aws.s3.BucketVersioning(
-        f"{name}-versioning", bucket=bucket.id,
-        versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"), opts=opts)
+        f"{name}-versioning",
+        bucket=bucket.id,
+        versioning_configuration=aws.s3.BucketVersioningVersioningConfigurationArgs(status="Enabled"),
+        opts=opts,
+    )
     aws.s3.BucketServerSideEncryptionConfiguration(
-        f"{name}-sse", bucket=bucket.id,
-        rules=[aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-            apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                sse_algorithm="aws:kms", kms_master_key_id=key_arn),
-            bucket_key_enabled=True)],
-        opts=opts)
+        f"{name}-sse",
+        bucket=bucket.id,
+        rules=[
+            aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
+                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+                    sse_algorithm="aws:kms", kms_master_key_id=key_arn
+                ),
+                bucket_key_enabled=True,
+            )
+        ],
+        opts=opts,
+    )
     block = aws.s3.BucketPublicAccessBlock(
-        f"{name}-private", bucket=bucket.id, block_public_acls=True, block_public_policy=True,
-        ignore_public_acls=True, restrict_public_buckets=True, opts=opts)
+        f"{name}-private",
+        bucket=bucket.id,
+        block_public_acls=True,
+        block_public_policy=True,
+        ignore_public_acls=True,
+        restrict_public_buckets=True,
+        opts=opts,
+    )
     return Hardened(versioning, block)
 
 

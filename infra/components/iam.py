@@ -19,10 +19,19 @@ def assume_role(service: str) -> str:
 def s3_read(sid: str, bucket: str, prefix: str) -> list[Statement]:
     """Read objects under one prefix and list only that prefix."""
     return [
-        {"Sid": f"{sid}Objects", "Effect": "Allow", "Action": ["s3:GetObject"],
-         "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"]},
-        {"Sid": f"{sid}List", "Effect": "Allow", "Action": ["s3:ListBucket"], "Resource": [f"arn:aws:s3:::{bucket}"],
-         "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}},
+        {
+            "Sid": f"{sid}Objects",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
+        {
+            "Sid": f"{sid}List",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{bucket}"],
+            "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        },
     ]
 
 
@@ -30,12 +39,23 @@ def s3_write(sid: str, bucket: str, prefix: str, read_back: bool = True) -> list
     """Write (and, for checkpoints, read back) objects under one prefix."""
     actions = ["s3:PutObject", "s3:AbortMultipartUpload"] + (["s3:GetObject"] if read_back else [])
     statements: list[Statement] = [
-        {"Sid": f"{sid}Objects", "Effect": "Allow", "Action": actions, "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"]},
+        {
+            "Sid": f"{sid}Objects",
+            "Effect": "Allow",
+            "Action": actions,
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
     ]
     if read_back:
-        statements.append({"Sid": f"{sid}List", "Effect": "Allow", "Action": ["s3:ListBucket"],
-                           "Resource": [f"arn:aws:s3:::{bucket}"],
-                           "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}}})
+        statements.append(
+            {
+                "Sid": f"{sid}List",
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}"],
+                "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+            }
+        )
     return statements
 
 
@@ -47,8 +67,13 @@ def kms_use(sid: str, key_arn: str, decrypt_only: bool = False) -> Statement:
 def kms_via_s3(sid: str, account_id: str, region: str, decrypt_only: bool = False) -> Statement:
     """Use another account's bucket key, only through S3 in that region (the key ARN is not known here)."""
     actions = ["kms:Decrypt"] if decrypt_only else ["kms:Decrypt", "kms:GenerateDataKey"]
-    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": [f"arn:aws:kms:{region}:{account_id}:key/*"],
-            "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}}}
+    return {
+        "Sid": sid,
+        "Effect": "Allow",
+        "Action": actions,
+        "Resource": [f"arn:aws:kms:{region}:{account_id}:key/*"],
+        "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+    }
 
 
 def allows_everything(statement: Statement) -> bool:

@@ -7,5 +7,20 @@ from .prices import Price, PriceBook
 from .pricing import PRICERS, monthly_total, price_graph
 from .usage import ResourceUsage, Usage, UsageFile, assumed_usage, load_usage_file
 
-__all__ = ["HOURS_PER_MONTH", "PRICERS", "Breakdown", "Line", "Price", "PriceBook", "ResourceCost", "ResourceUsage",
-           "Usage", "UsageFile", "Where", "assumed_usage", "load_usage_file", "monthly_total", "price_graph"]
+__all__ = [
+    "HOURS_PER_MONTH",
+    "PRICERS",
+    "Breakdown",
+    "Line",
+    "Price",
+    "PriceBook",
+    "ResourceCost",
+    "ResourceUsage",
+    "Usage",
+    "UsageFile",
+    "Where",
+    "assumed_usage",
+    "load_usage_file",
+    "monthly_total",
+    "price_graph",
+]

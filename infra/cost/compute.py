@@ -59,8 +59,9 @@ def market(template: Resource | None) -> str | None:
     return kind if kind in ("spot", "capacity-block") else None
 
 
-def group_counts(resource: Resource, ctx: Ctx, low_key: str, high_key: str, desired_key: str,
-                 inputs: dict[str, Any]) -> Counts | None:
+def group_counts(
+    resource: Resource, ctx: Ctx, low_key: str, high_key: str, desired_key: str, inputs: dict[str, Any]
+) -> Counts | None:
     low, high, desired = (inputs.get(k) for k in (low_key, high_key, desired_key))
     if not (_known_int(low) and _known_int(high)):
         return None
@@ -103,42 +104,92 @@ def price_group(resource: Resource, ctx: Ctx) -> list[Line]:
     return lines
 
 
-def instance_lines(instance_type: str, counts: Counts, ctx: Ctx, kind: str | None,
-                   distribution: dict[str, Any] | None, run_hours: Decimal, note: str | None = None) -> list[Line]:
+def instance_lines(
+    instance_type: str,
+    counts: Counts,
+    ctx: Ctx,
+    kind: str | None,
+    distribution: dict[str, Any] | None,
+    run_hours: Decimal,
+    note: str | None = None,
+) -> list[Line]:
     """On-demand and spot lines (or one capacity-block line) for `counts` instances of one type."""
     region = ctx.where.region
     if kind == "capacity-block":
         price = ctx.book.capacity_block(instance_type, region)
         if price is None:
-            return [not_in_catalog(f"Capacity block ({instance_type})", "instances",
-                                   f"a {instance_type} capacity block in {region}", Decimal(counts.expected))]
-        return [per_hour(f"Capacity block ({instance_type})", Decimal(counts.expected), "instances", price,
-                         low=Decimal(counts.low), high=Decimal(counts.high), hours=run_hours, note=note)]
+            return [
+                not_in_catalog(
+                    f"Capacity block ({instance_type})",
+                    "instances",
+                    f"a {instance_type} capacity block in {region}",
+                    Decimal(counts.expected),
+                )
+            ]
+        return [
+            per_hour(
+                f"Capacity block ({instance_type})",
+                Decimal(counts.expected),
+                "instances",
+                price,
+                low=Decimal(counts.low),
+                high=Decimal(counts.high),
+                hours=run_hours,
+                note=note,
+            )
+        ]
     if distribution is not None:
         base = _int_or(distribution.get("onDemandBaseCapacity"), 0)
         pct = _int_or(distribution.get("onDemandPercentageAboveBaseCapacity"), 100)
     else:
         base, pct = (0, 0) if kind == "spot" else (0, 100)
-    split = {name: split_capacity(n, base, pct) for name, n in
-             (("expected", counts.expected), ("low", counts.low), ("high", counts.high))}
+    split = {
+        name: split_capacity(n, base, pct)
+        for name, n in (("expected", counts.expected), ("low", counts.low), ("high", counts.high))
+    }
     lines: list[Line] = []
     od = ctx.book.on_demand(instance_type, region)
     if any(s[0] for s in split.values()):
         name = f"Instances, on-demand ({instance_type})"
-        lines.append(not_in_catalog(name, "instances", f"{instance_type} on-demand in {region}",
-                                    Decimal(split["expected"][0])) if od is None else
-                     per_hour(name, Decimal(split["expected"][0]), "instances", od, low=Decimal(split["low"][0]),
-                              high=Decimal(split["high"][0]), hours=run_hours, note=note))
+        lines.append(
+            not_in_catalog(name, "instances", f"{instance_type} on-demand in {region}", Decimal(split["expected"][0]))
+            if od is None
+            else per_hour(
+                name,
+                Decimal(split["expected"][0]),
+                "instances",
+                od,
+                low=Decimal(split["low"][0]),
+                high=Decimal(split["high"][0]),
+                hours=run_hours,
+                note=note,
+            )
+        )
     if any(s[1] for s in split.values()):
         spot = ctx.book.spot(instance_type, region)
         if spot is None:
-            lines.append(not_in_catalog(f"Instances, spot ({instance_type})", "instances",
-                                        f"{instance_type} in {region}", Decimal(split["expected"][1])))
+            lines.append(
+                not_in_catalog(
+                    f"Instances, spot ({instance_type})",
+                    "instances",
+                    f"{instance_type} in {region}",
+                    Decimal(split["expected"][1]),
+                )
+            )
         else:
             price, discount = spot
-            lines.append(per_hour(f"Instances, spot ({instance_type}, {(discount * 100).normalize():f}% off)",
-                                  Decimal(split["expected"][1]), "instances", price, low=Decimal(split["low"][1]),
-                                  high=Decimal(split["high"][1]), hours=run_hours, note=note))
+            lines.append(
+                per_hour(
+                    f"Instances, spot ({instance_type}, {(discount * 100).normalize():f}% off)",
+                    Decimal(split["expected"][1]),
+                    "instances",
+                    price,
+                    low=Decimal(split["low"][1]),
+                    high=Decimal(split["high"][1]),
+                    hours=run_hours,
+                    note=note,
+                )
+            )
     return lines
 
 
@@ -150,8 +201,15 @@ def volume_lines(template: Resource | None, counts: Counts, ctx: Ctx, label: str
     for mapping in template.inputs.get("blockDeviceMappings") or []:
         ebs = mapping.get("ebs") if isinstance(mapping, dict) else None
         if isinstance(ebs, dict):
-            lines.append(volume_line(f"{label}EBS {mapping.get('deviceName', 'volume')}", ebs.get("volumeSize"),
-                                     ebs.get("volumeType"), counts, ctx))
+            lines.append(
+                volume_line(
+                    f"{label}EBS {mapping.get('deviceName', 'volume')}",
+                    ebs.get("volumeSize"),
+                    ebs.get("volumeType"),
+                    counts,
+                    ctx,
+                )
+            )
     return lines
 
 
@@ -166,8 +224,9 @@ def volume_line(name: str, size: Any, volume_type: Any, counts: Counts, ctx: Ctx
     return per_month(label, gb * counts.expected, "GB", price, low=gb * counts.low, high=gb * counts.high)
 
 
-def warm_pool_lines(group: Resource, template: Resource | None, instance_type: str, counts: Counts,
-                    ctx: Ctx) -> list[Line]:
+def warm_pool_lines(
+    group: Resource, template: Resource | None, instance_type: str, counts: Counts, ctx: Ctx
+) -> list[Line]:
     """A warm pool holds max(minSize, (maxGroupPreparedCapacity or maxSize) - desired) instances; stopped ones
     cost their volumes, running ones cost on-demand hours too."""
     pool = group.inputs.get("warmPool")
@@ -195,15 +254,21 @@ def price_instance(resource: Resource, ctx: Ctx) -> list[Line]:
     one = Counts(1, 1, 1)
     options = resource.inputs.get("instanceMarketOptions") or {}
     kind = options.get("marketType") if isinstance(options, dict) else None
-    lines = instance_lines(itype, one, ctx, kind if kind == "spot" else market(template), None,
-                           hours(resource, ctx))
+    lines = instance_lines(itype, one, ctx, kind if kind == "spot" else market(template), None, hours(resource, ctx))
     root = resource.inputs.get("rootBlockDevice")
     if isinstance(root, dict):
         lines.append(volume_line("EBS root", root.get("volumeSize"), root.get("volumeType") or "gp3", one, ctx))
     for device in resource.inputs.get("ebsBlockDevices") or []:
         if isinstance(device, dict):
-            lines.append(volume_line(f"EBS {device.get('deviceName', 'volume')}", device.get("volumeSize"),
-                                     device.get("volumeType") or "gp3", one, ctx))
+            lines.append(
+                volume_line(
+                    f"EBS {device.get('deviceName', 'volume')}",
+                    device.get("volumeSize"),
+                    device.get("volumeType") or "gp3",
+                    one,
+                    ctx,
+                )
+            )
     return lines
 
 
@@ -219,8 +284,7 @@ def price_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
     if counts is None:
         return [unknown_input(f"Nodes ({types[0]})", "instances", "scalingConfig")]
     kind = "spot" if resource.inputs.get("capacityType") == "SPOT" else None
-    return instance_lines(types[0], counts, ctx, kind, None, hours(resource, ctx)) + volume_lines(
-        template, counts, ctx)
+    return instance_lines(types[0], counts, ctx, kind, None, hours(resource, ctx)) + volume_lines(template, counts, ctx)
 
 
 def _known_int(value: Any) -> TypeGuard[int]:
@@ -235,5 +299,17 @@ def _int_or(value: Any, default: int) -> int:
     return value if _known_int(value) else default
 
 
-__all__ = ["GROUP", "INSTANCE", "NODE_GROUP", "Counts", "instance_lines", "instance_types", "launch_template",
-           "market", "price_group", "price_instance", "price_node_group", "volume_lines"]
+__all__ = [
+    "GROUP",
+    "INSTANCE",
+    "NODE_GROUP",
+    "Counts",
+    "instance_lines",
+    "instance_types",
+    "launch_template",
+    "market",
+    "price_group",
+    "price_instance",
+    "price_node_group",
+    "volume_lines",
+]

@@ -81,8 +81,10 @@ class PriceBook:
         found = self.catalog.spot_discount(instance_type, region)
         flags = (SPOT_ESTIMATE,) if isinstance(found.entry, SpotDefault) else ()
         usd = od.usd * (Decimal(1) - found.discount)
-        return (Price(usd, "hour", flags, (*od.sources, found.entry.source), (*od.as_of, found.entry.as_of)),
-                found.discount)
+        return (
+            Price(usd, "hour", flags, (*od.sources, found.entry.source), (*od.as_of, found.entry.as_of)),
+            found.discount,
+        )
 
     def capacity_block(self, instance_type: str, region: str | None) -> Price | None:
         """Capacity Block rate: listed per type and region, no fallback."""

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from decimal import Decimal
+from typing import Any
 
 from ..catalog import Catalog
 from ..graph import STACK_TYPE, Graph, Resource
@@ -43,13 +44,13 @@ PRICERS: dict[str, Pricer] = {
     "aws:alb/loadBalancer:LoadBalancer": price_load_balancer,
     "aws:ec2/natGateway:NatGateway": price_nat_gateway,
     "aws:ec2/eip:Eip": price_eip,
-    "aws:globalaccelerator/accelerator:Accelerator": fixed("global_accelerator/fixed", "Accelerator (fixed fee)",
-                                                           "accelerators"),
+    "aws:globalaccelerator/accelerator:Accelerator": fixed(
+        "global_accelerator/fixed", "Accelerator (fixed fee)", "accelerators"
+    ),
     "aws:eks/cluster:Cluster": fixed("eks/cluster", "EKS control plane", "clusters"),
     "aws:kms/key:Key": fixed("kms/key", "Customer managed key", "keys"),
     "aws:cloudwatch/metricAlarm:MetricAlarm": price_alarm,
-    "aws:route53/healthCheck:HealthCheck": fixed("route53/health_check_aws", "Health check (AWS endpoint)",
-                                                 "checks"),
+    "aws:route53/healthCheck:HealthCheck": fixed("route53/health_check_aws", "Health check (AWS endpoint)", "checks"),
     "aws:route53/record:Record": price_record,
     "aws:ebs/volume:Volume": price_volume,
     "aws:ec2/vpcEndpoint:VpcEndpoint": price_vpc_endpoint,
@@ -61,8 +62,9 @@ FREE_IN_CONFIGURATION = {
 }
 
 
-def price_graph(graph: Graph, catalog: Catalog, usage: Usage | None = None,
-                default_region: str | None = None) -> Breakdown:
+def price_graph(
+    graph: Graph, catalog: Catalog, usage: Usage | None = None, default_region: str | None = None
+) -> Breakdown:
     """The cost of every resource of `graph`, from the catalog and usage."""
     book = PriceBook(catalog)
     usage = usage or Usage()
@@ -72,22 +74,42 @@ def price_graph(graph: Graph, catalog: Catalog, usage: Usage | None = None,
         if not r.custom or r.is_provider or r.type == STACK_TYPE:
             continue
         where = locate.where(r)
-        base = {"urn": r.urn, "type": r.type, "name": r.name, "component": locate.component(r), "where": where}
+        base: dict[str, Any] = {
+            "urn": r.urn,
+            "type": r.type,
+            "name": r.name,
+            "component": locate.component(r),
+            "where": where,
+        }
         pricer = PRICERS.get(r.type)
         if pricer is not None:
             lines = pricer(r, Ctx(graph, book, usage, where))
-            out.append(ResourceCost(**base, free=True, note=FREE_IN_CONFIGURATION.get(r.type))  # type: ignore[arg-type]
-                       if lines is None else ResourceCost(**base, lines=tuple(lines)))  # type: ignore[arg-type]
+            out.append(
+                ResourceCost(**base, free=True, note=FREE_IN_CONFIGURATION.get(r.type))
+                if lines is None
+                else ResourceCost(**base, lines=tuple(lines))
+            )
             continue
         free = book.free(r.type)
         if free is not None:
-            out.append(ResourceCost(**base, free=True, note=free.note))  # type: ignore[arg-type]
+            out.append(ResourceCost(**base, free=True, note=free.note))
         elif r.type.startswith("kubernetes:"):
-            out.append(ResourceCost(**base, free=True,  # type: ignore[arg-type]
-                                    note="no charge of its own: it runs on the cluster's nodes"))
+            out.append(
+                ResourceCost(
+                    **base,
+                    free=True,
+                    note="no charge of its own: it runs on the cluster's nodes",
+                )
+            )
         else:
-            out.append(ResourceCost(**base, lines=(  # type: ignore[arg-type]
-                unknown("Resource", "resources", NOT_IN_CATALOG, f"gpuinfra has no price model for {r.type}"),)))
+            out.append(
+                ResourceCost(
+                    **base,
+                    lines=(
+                        unknown("Resource", "resources", NOT_IN_CATALOG, f"gpuinfra has no price model for {r.type}"),
+                    ),
+                )
+            )
     return Breakdown(graph.stack, tuple(out), usage.source)
 
 

@@ -48,16 +48,30 @@ def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:
     region = ctx.where.region
     lines: list[Line] = []
     hourly = ctx.book.service(f"elb/{short}", region)
-    lines.append(not_in_catalog(f"{kind.title()} load balancer", "load balancers", f"elb/{short}")
-                 if hourly is None else per_hour(f"{kind.title()} load balancer", Decimal(1), "load balancers",
-                                                 hourly))
+    lines.append(
+        not_in_catalog(f"{kind.title()} load balancer", "load balancers", f"elb/{short}")
+        if hourly is None
+        else per_hour(f"{kind.title()} load balancer", Decimal(1), "load balancers", hourly)
+    )
     units = "LCU" if short == "alb" else "NLCU"
-    lines.append(usage_line(resource, ctx, "capacity_units", f"Capacity units ({units})", units,
-                            ctx.book.service(f"elb/{short}_lcu", region), f"{units}-hours"))
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "capacity_units",
+            f"Capacity units ({units})",
+            units,
+            ctx.book.service(f"elb/{short}_lcu", region),
+            f"{units}-hours",
+        )
+    )
     if resource.inputs.get("internal") is not True:
         zones = resource.inputs.get("subnets") or resource.inputs.get("subnetMappings") or []
-        lines.append(public_ipv4(Decimal(len(zones)) if isinstance(zones, list) and zones else None, ctx,
-                                 "Public IPv4 (one per zone)"))
+        lines.append(
+            public_ipv4(
+                Decimal(len(zones)) if isinstance(zones, list) and zones else None, ctx, "Public IPv4 (one per zone)"
+            )
+        )
     return lines
 
 
@@ -73,10 +87,22 @@ def public_ipv4(count: Decimal | None, ctx: Ctx, name: str = "Public IPv4 addres
 def price_nat_gateway(resource: Resource, ctx: Ctx) -> list[Line]:
     region = ctx.where.region
     hourly = ctx.book.service("nat/gateway", region)
-    lines = [not_in_catalog("NAT gateway", "gateways", "nat/gateway") if hourly is None
-             else per_hour("NAT gateway", Decimal(1), "gateways", hourly)]
-    lines.append(usage_line(resource, ctx, "monthly_data_processed_gb", "Data processed", "GB",
-                            ctx.book.service("nat/data_processed", region), "NAT data processing"))
+    lines = [
+        not_in_catalog("NAT gateway", "gateways", "nat/gateway")
+        if hourly is None
+        else per_hour("NAT gateway", Decimal(1), "gateways", hourly)
+    ]
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "monthly_data_processed_gb",
+            "Data processed",
+            "GB",
+            ctx.book.service("nat/data_processed", region),
+            "NAT data processing",
+        )
+    )
     return lines
 
 
@@ -106,8 +132,9 @@ def price_alarm(resource: Resource, ctx: Ctx) -> list[Line]:
     key = "cloudwatch/alarm_high_resolution" if high else "cloudwatch/alarm_standard"
     price = ctx.book.service(key, ctx.where.region)
     name = f"Alarm metrics ({'high' if high else 'standard'} resolution)"
-    return [not_in_catalog(name, "metrics", key, metrics) if price is None else per_month(name, metrics, "metrics",
-                                                                                          price)]
+    return [
+        not_in_catalog(name, "metrics", key, metrics) if price is None else per_month(name, metrics, "metrics", price)
+    ]
 
 
 def price_record(resource: Resource, ctx: Ctx) -> list[Line] | None:
@@ -115,15 +142,24 @@ def price_record(resource: Resource, ctx: Ctx) -> list[Line] | None:
     Returns None for a free record."""
     if resource.inputs.get("aliases"):
         return None
-    return [unknown("DNS queries", "queries", USAGE_BASED, "standard and latency queries are billed per million "
-                    "(usage); no catalog price")]
+    return [
+        unknown(
+            "DNS queries",
+            "queries",
+            USAGE_BASED,
+            "standard and latency queries are billed per million (usage); no catalog price",
+        )
+    ]
 
 
 def price_volume(resource: Resource, ctx: Ctx) -> list[Line]:
     from .compute import Counts, volume_line
 
-    return [volume_line("EBS volume", resource.inputs.get("size"), resource.inputs.get("type") or "gp3",
-                        Counts(1, 1, 1), ctx)]
+    return [
+        volume_line(
+            "EBS volume", resource.inputs.get("size"), resource.inputs.get("type") or "gp3", Counts(1, 1, 1), ctx
+        )
+    ]
 
 
 def price_vpc_endpoint(resource: Resource, ctx: Ctx) -> list[Line] | None:
@@ -134,10 +170,27 @@ def price_vpc_endpoint(resource: Resource, ctx: Ctx) -> list[Line] | None:
 
 
 def price_replication(resource: Resource, ctx: Ctx) -> list[Line]:
-    return [unknown("Replication transfer", "GB", USAGE_BASED,
-                    "inter-region transfer of replicated objects is billed per GB (usage); no catalog price")]
+    return [
+        unknown(
+            "Replication transfer",
+            "GB",
+            USAGE_BASED,
+            "inter-region transfer of replicated objects is billed per GB (usage); no catalog price",
+        )
+    ]
 
 
-__all__ = ["fixed", "price_alarm", "price_bucket", "price_eip", "price_load_balancer", "price_lustre",
-           "price_nat_gateway", "price_record", "price_replication", "price_volume", "price_vpc_endpoint",
-           "public_ipv4"]
+__all__ = [
+    "fixed",
+    "price_alarm",
+    "price_bucket",
+    "price_eip",
+    "price_load_balancer",
+    "price_lustre",
+    "price_nat_gateway",
+    "price_record",
+    "price_replication",
+    "price_volume",
+    "price_vpc_endpoint",
+    "public_ipv4",
+]

@@ -25,8 +25,10 @@ from ..spec.yamlfile import read_yaml
 
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
-LIFECYCLE_TYPES = ("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
-                   "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2")
+LIFECYCLE_TYPES = (
+    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
+    "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2",
+)
 FILE = "usage file"
 SPEC = "spec"
 
@@ -115,8 +117,10 @@ def assumed_usage(plan: Mapping[str, Any] | None, graph: Graph) -> dict[str, tup
             continue
         kept = math.ceil(days * 24 * 60 / float(interval) - 1e-9)
         size = Decimal(str(size_gb))
-        note = (f"assumed from the plan: {kept} checkpoints of {size.normalize():f} GB "
-                f"(one every {float(interval):g} min, expired after {days} days)")
+        note = (
+            f"assumed from the plan: {kept} checkpoints of {size.normalize():f} GB "
+            f"(one every {float(interval):g} min, expired after {days} days)"
+        )
         out[bucket.key] = (ResourceUsage(storage_gb=size * kept), note)
     return out
 

@@ -16,6 +16,7 @@ from pulumi_policy import Policy
 from ..catalog import load_catalog
 from ..graph import Graph
 from ..inputs import Inputs
+from ..plan import InferencePlan, RegistryPlan, TrainingPlan
 from .config import PolicyConfig, PolicyMeta, load_config_file, reconcile
 from .inprocess import NOT_PRICED, NotApplicable, PolicyRun, Violation, run_pack
 
@@ -23,8 +24,12 @@ from .inprocess import NOT_PRICED, NotApplicable, PolicyRun, Violation, run_pack
 def meta_of(policy: Policy) -> PolicyMeta:
     schema = policy.config_schema
     level = policy.enforcement_level.value if policy.enforcement_level else "advisory"
-    return PolicyMeta(policy.name, level, {k: dict(v) for k, v in (schema.properties if schema else {}).items()},
-                      tuple(schema.required or ()) if schema else ())
+    return PolicyMeta(
+        policy.name,
+        level,
+        {k: dict(v) for k, v in (schema.properties if schema else {}).items()},
+        tuple(schema.required or ()) if schema else (),
+    )
 
 
 def pack() -> tuple[str, list[Policy]]:
@@ -41,27 +46,52 @@ def pack_config(path: Path | None = None, given: Mapping[str, object] | None = N
     return reconcile([meta_of(p) for p in policies], None, layer)  # type: ignore[arg-type]
 
 
-def police_stack(inputs: Inputs, plan: object, graph: Graph, config: Mapping[str, PolicyConfig] | None = None,
-                 monthly_cost: Any = NOT_PRICED) -> PolicyRun:
+def police_stack(
+    inputs: Inputs,
+    plan: TrainingPlan | InferencePlan | RegistryPlan,
+    graph: Graph,
+    config: Mapping[str, PolicyConfig] | None = None,
+    monthly_cost: Any = NOT_PRICED,
+) -> PolicyRun:
     """Run the pack over a previewed stack, with the facts of its checked inputs and plan (and the monthly
     cost preview priced, None when unknown)."""
     from policies.facts import StackFacts
 
-    return police(graph, StackFacts.of(inputs, plan, load_catalog()), config,  # type: ignore[arg-type]
-                  monthly_cost=monthly_cost)
+    return police(
+        graph,
+        StackFacts.of(inputs, plan, load_catalog()),
+        config,
+        monthly_cost=monthly_cost,
+    )
 
 
-def police(graph: Graph, facts: object | None, config: Mapping[str, PolicyConfig] | None = None,
-           policies: Sequence[Policy] | None = None, monthly_cost: Any = NOT_PRICED) -> PolicyRun:
+def police(
+    graph: Graph,
+    facts: object | None,
+    config: Mapping[str, PolicyConfig] | None = None,
+    policies: Sequence[Policy] | None = None,
+    monthly_cost: Any = NOT_PRICED,
+) -> PolicyRun:
     """Run the pack over `graph` with the stack's facts installed (see policies/facts.py)."""
     from policies.facts import StackFacts, using
 
     name, every = pack()
     chosen = list(policies) if policies is not None else every
     with using(facts if isinstance(facts, StackFacts) else None):
-        return run_pack(graph, chosen, config if config is not None else pack_config(), pack=name,
-                        monthly_cost=monthly_cost)
+        return run_pack(
+            graph, chosen, config if config is not None else pack_config(), pack=name, monthly_cost=monthly_cost
+        )
 
 
-__all__ = ["NotApplicable", "PolicyConfig", "PolicyMeta", "PolicyRun", "Violation", "meta_of", "pack", "pack_config",
-           "police", "police_stack"]
+__all__ = [
+    "NotApplicable",
+    "PolicyConfig",
+    "PolicyMeta",
+    "PolicyRun",
+    "Violation",
+    "meta_of",
+    "pack",
+    "pack_config",
+    "police",
+    "police_stack",
+]

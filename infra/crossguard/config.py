@@ -63,8 +63,9 @@ def parse_config(data: Any, source: str = "policy config") -> dict[str, PolicyCo
             problems.append(Problem(f"{source}: {name!r} must be an enforcement level or an object, not {value!r}"))
             continue
         if level and level not in LEVELS:
-            problems.append(Problem(f"{source}: {name!r} has enforcement level {level!r}",
-                                    hint=f"use one of {', '.join(LEVELS)}"))
+            problems.append(
+                Problem(f"{source}: {name!r} has enforcement level {level!r}", hint=f"use one of {', '.join(LEVELS)}")
+            )
             continue
         if level or props:
             out[name] = PolicyConfig(level, props)
@@ -85,8 +86,9 @@ def load_config_file(path: Path) -> dict[str, PolicyConfig]:
     return parse_config(data, str(path))
 
 
-def reconcile(policies: Iterable[PolicyMeta], initial: Given | None = None,
-              given: Given | None = None) -> dict[str, PolicyConfig]:
+def reconcile(
+    policies: Iterable[PolicyMeta], initial: Given | None = None, given: Given | None = None
+) -> dict[str, PolicyConfig]:
     """Defaults, then the pack's initial config, then the user's; validated against each schema."""
     metas = {p.name: p for p in policies}
     result = {
@@ -96,21 +98,26 @@ def reconcile(policies: Iterable[PolicyMeta], initial: Given | None = None,
     for layer, source in ((initial, "the pack's initial config"), (given, "policy config")):
         if layer:
             result = _apply(result, parse_config(layer, source), metas, source)
-    problems = [Problem(f"policy {name}: {message}") for name, config in result.items()
-                for message in _schema_errors(metas[name], config.properties)]
+    problems = [
+        Problem(f"policy {name}: {message}")
+        for name, config in result.items()
+        for message in _schema_errors(metas[name], config.properties)
+    ]
     if problems:
         raise InputError(problems)
     return result
 
 
-def _apply(result: dict[str, PolicyConfig], layer: dict[str, PolicyConfig], metas: Mapping[str, PolicyMeta],
-           source: str) -> dict[str, PolicyConfig]:
+def _apply(
+    result: dict[str, PolicyConfig], layer: dict[str, PolicyConfig], metas: Mapping[str, PolicyMeta], source: str
+) -> dict[str, PolicyConfig]:
     from ..spec import did_you_mean
 
     unknown = sorted(set(layer) - set(metas) - {ALL})
     if unknown:
-        raise InputError([Problem(f"{source} names unknown policy {n!r}", hint=did_you_mean(n, metas))
-                          for n in unknown])
+        raise InputError(
+            [Problem(f"{source} names unknown policy {n!r}", hint=did_you_mean(n, metas)) for n in unknown]
+        )
     out = dict(result)
     everyone = layer.get(ALL)
     if everyone is not None and everyone.level:
@@ -124,8 +131,12 @@ def _apply(result: dict[str, PolicyConfig], layer: dict[str, PolicyConfig], meta
 
 
 _TYPES: dict[str, tuple[type, ...]] = {
-    "boolean": (bool,), "string": (str,), "array": (list, tuple), "object": (dict,),
-    "integer": (int,), "number": (int, float),
+    "boolean": (bool,),
+    "string": (str,),
+    "array": (list, tuple),
+    "object": (dict,),
+    "integer": (int,),
+    "number": (int, float),
 }
 
 

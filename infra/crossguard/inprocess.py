@@ -115,8 +115,11 @@ class _Wrapped:
             return None
         if urn not in self._providers:
             source = self.graph.by_urn.get(urn)
-            self._providers[urn] = None if source is None else PolicyProviderResource(
-                source.type, self.props(source), source.urn, source.name)
+            self._providers[urn] = (
+                None
+                if source is None
+                else PolicyProviderResource(source.type, self.props(source), source.urn, source.name)
+            )
         return self._providers[urn]
 
 
@@ -152,8 +155,14 @@ class GraphStackArgs(StackValidationArgs):
     """StackValidationArgs that also carry the graph, and the stack's monthly cost when the host priced it,
     so the budget policy neither rebuilds the graph from the resources nor prices it twice."""
 
-    def __init__(self, resources: list[PolicyResource], graph: Graph, config: Mapping[str, Any] | None,
-                 stack_tags: Mapping[str, str] | None, monthly_cost: Any) -> None:
+    def __init__(
+        self,
+        resources: list[PolicyResource],
+        graph: Graph,
+        config: Mapping[str, Any] | None,
+        stack_tags: Mapping[str, str] | None,
+        monthly_cost: Any,
+    ) -> None:
         super().__init__(resources, config, stack_tags)
         self.graph = graph
         if monthly_cost is not NOT_PRICED:
@@ -167,8 +176,15 @@ def effective_level(policy: Policy, config: Mapping[str, PolicyConfig]) -> Enfor
     return policy.enforcement_level or EnforcementLevel.ADVISORY
 
 
-def run_pack(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyConfig], *, pack: str,
-             stack_tags: Mapping[str, str] | None = None, monthly_cost: Any = NOT_PRICED) -> PolicyRun:
+def run_pack(
+    graph: Graph,
+    policies: Sequence[Policy],
+    config: Mapping[str, PolicyConfig],
+    *,
+    pack: str,
+    stack_tags: Mapping[str, str] | None = None,
+    monthly_cost: Any = NOT_PRICED,
+) -> PolicyRun:
     """Every resource policy on every resource it applies to, then every stack policy on the stack."""
     collecting = gc.isenabled()
     gc.disable()  # a run allocates many short-lived acyclic objects; collecting meanwhile costs ~30%
@@ -179,14 +195,25 @@ def run_pack(graph: Graph, policies: Sequence[Policy], config: Mapping[str, Poli
             gc.enable()
 
 
-def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyConfig], pack: str,
-         stack_tags: Mapping[str, str] | None, monthly_cost: Any) -> PolicyRun:
+def _run(
+    graph: Graph,
+    policies: Sequence[Policy],
+    config: Mapping[str, PolicyConfig],
+    pack: str,
+    stack_tags: Mapping[str, str] | None,
+    monthly_cost: Any,
+) -> PolicyRun:
     levels = {p.name: effective_level(p, config) for p in policies}
-    run = PolicyRun(pack=pack, levels={n: lv.value for n, lv in levels.items()},
-                    kinds={p.name: "stack" if isinstance(p, StackValidationPolicy) else "resource" for p in policies})
+    run = PolicyRun(
+        pack=pack,
+        levels={n: lv.value for n, lv in levels.items()},
+        kinds={p.name: "stack" if isinstance(p, StackValidationPolicy) else "resource" for p in policies},
+    )
     wrapped = _Wrapped(graph)
-    props_of = {p.name: dict(config[p.name].properties) if p.name in config and config[p.name].properties else None
-                for p in policies}
+    props_of = {
+        p.name: dict(config[p.name].properties) if p.name in config and config[p.name].properties else None
+        for p in policies
+    }
     active = [p for p in policies if levels[p.name] is not EnforcementLevel.DISABLED]
     resource_policies = [p for p in active if isinstance(p, ResourceValidationPolicy)]
     by_type: dict[str, list[ResourceValidationPolicy]] = {}
@@ -196,12 +223,20 @@ def _run(graph: Graph, policies: Sequence[Policy], config: Mapping[str, PolicyCo
             applicable = by_type[resource.type] = [p for p in resource_policies if _applies(p, resource.type)]
         for policy in applicable:
             if not policy.has_validation():
-                run.not_applicable.append(NotApplicable(policy.name, "Policy does not implement validate",
-                                                        resource.urn))
+                run.not_applicable.append(
+                    NotApplicable(policy.name, "Policy does not implement validate", resource.urn)
+                )
                 continue
-            args = ResourceValidationArgs(resource.type, wrapped.props(resource), resource.urn, resource.name,
-                                          _options(resource), wrapped.provider(resource), props_of[policy.name],
-                                          stack_tags)
+            args = ResourceValidationArgs(
+                resource.type,
+                wrapped.props(resource),
+                resource.urn,
+                resource.name,
+                _options(resource),
+                wrapped.provider(resource),
+                props_of[policy.name],
+                stack_tags,
+            )
             _call(run, policy, _reported(levels[policy.name]), args, pack, resource.urn)
     stack_policies = [p for p in active if isinstance(p, StackValidationPolicy)]
     if stack_policies:
@@ -233,6 +268,7 @@ def _stack_resources(graph: Graph, wrapped: _Wrapped) -> list[PolicyResource]:
 
 def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pack: str, subject: str) -> None:
     run.evaluated.add(policy.name)
+
     def report_violation(message: str, urn: str | None = None) -> None:
         if message and not isinstance(message, str):
             raise TypeError("Expected message to be a string")
@@ -247,17 +283,38 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
             finally:
                 loop.close()
     except UnknownValueError as exc:
-        run.violations.append(Violation(
-            policy.name, EnforcementLevel.ADVISORY.value, subject,
-            f"can't run policy '{policy.name}' from policy pack '{pack}@v{SERVED_VERSION}' during preview: "
-            f"{exc.message}",
-            policy.description, unknown=True))
+        run.violations.append(
+            Violation(
+                policy.name,
+                EnforcementLevel.ADVISORY.value,
+                subject,
+                f"can't run policy '{policy.name}' from policy pack '{pack}@v{SERVED_VERSION}' during preview: "
+                f"{exc.message}",
+                policy.description,
+                unknown=True,
+            )
+        )
     except _NotApplicableError as exc:
         run.not_applicable.append(NotApplicable(policy.name, exc.reason or "", subject))
     except Exception as exc:  # a broken policy must not pass silently
-        run.violations.append(Violation(policy.name, EnforcementLevel.MANDATORY.value, subject,
-                                        f"policy crashed: {type(exc).__name__}: {exc}", policy.description))
+        run.violations.append(
+            Violation(
+                policy.name,
+                EnforcementLevel.MANDATORY.value,
+                subject,
+                f"policy crashed: {type(exc).__name__}: {exc}",
+                policy.description,
+            )
+        )
 
 
-__all__ = ["NOT_PRICED", "SERVED_VERSION", "GraphStackArgs", "NotApplicable", "PolicyRun", "Violation",
-           "effective_level", "run_pack"]
+__all__ = [
+    "NOT_PRICED",
+    "SERVED_VERSION",
+    "GraphStackArgs",
+    "NotApplicable",
+    "PolicyRun",
+    "Violation",
+    "effective_level",
+    "run_pack",
+]

@@ -40,6 +40,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         spec.instance.type, spec.instance.gpu, memory, m.gpu_memory_utilization, fleet_regions, catalog
     )
     cold = cold_start_seconds(memory.weights_bytes, spec.cold_start.download_gb_s, spec.cold_start.weights_load_seconds)
+
     def accelerator(instance_type: str | None) -> tuple[str | None, int]:
         info = catalog.instance(instance_type) if instance_type else None
         return (info.accelerator, info.accelerator_count) if info else (None, 0)

@@ -54,7 +54,12 @@ def quota_needs(
         if info is None or use.count <= 0:
             continue
         code = catalog.quota_code(info.family, use.purchase)
-        key = (use.region, code.code if code else None, code.name if code else f"{info.family} {use.purchase}", use.purchase)
+        key = (
+            use.region,
+            code.code if code else None,
+            code.name if code else f"{info.family} {use.purchase}",
+            use.purchase,
+        )
         totals[key] += use.count * info.vcpu
     return [
         QuotaNeed(
@@ -67,7 +72,9 @@ def quota_needs(
             vcpus=vcpus,
             granted=granted.get(region, {}).get(code) if code else None,
         )
-        for (region, code, name, purchase), vcpus in sorted(totals.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][3]))
+        for (region, code, name, purchase), vcpus in sorted(
+            totals.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][3])
+        )
     ]
 
 

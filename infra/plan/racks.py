@@ -78,15 +78,21 @@ class NodePlacement(Plain):
     power_domain: int
 
 
-def place_nodes(names: list[str], racks: list[Rack], racks_per_cooling_loop: int,
-                racks_per_power_domain: int) -> list[NodePlacement]:
+def place_nodes(
+    names: list[str], racks: list[Rack], racks_per_cooling_loop: int, racks_per_power_domain: int
+) -> list[NodePlacement]:
     """Nodes fill racks in order (the same order as the Slurm topology's hostlists)."""
     placements, names_left = [], iter(names)
     for rack in racks:
         for _ in range(rack.nodes):
-            placements.append(NodePlacement(node=next(names_left), rack=rack.index,
-                                            cooling_loop=rack.index // racks_per_cooling_loop,
-                                            power_domain=rack.index // racks_per_power_domain))
+            placements.append(
+                NodePlacement(
+                    node=next(names_left),
+                    rack=rack.index,
+                    cooling_loop=rack.index // racks_per_cooling_loop,
+                    power_domain=rack.index // racks_per_power_domain,
+                )
+            )
     return placements
 
 

@@ -42,10 +42,14 @@ def plan_registry(spec: RegistrySpec, org: Organization) -> RegistryPlan:
             for r in sorted(set(registry.replica_regions) - {registry.region})
         ],
         writers=[
-            Grant(account=n, account_id=a.id, prefix=registry.upload_prefix) for n, a in accounts if a.purpose == "training"
+            Grant(account=n, account_id=a.id, prefix=registry.upload_prefix)
+            for n, a in accounts
+            if a.purpose == "training"
         ],
         readers=[
-            Grant(account=n, account_id=a.id, prefix=registry.model_prefix) for n, a in accounts if a.purpose == "inference"
+            Grant(account=n, account_id=a.id, prefix=registry.model_prefix)
+            for n, a in accounts
+            if a.purpose == "inference"
         ],
     )
 

@@ -80,12 +80,22 @@ def choose_instance(
         )
     candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))
     if requested != "auto":
-        return InstanceChoice(requested=requested, chosen=requested, needed_bytes=memory.needed_bytes,
-                              candidates=candidates, reason="set in the spec")
+        return InstanceChoice(
+            requested=requested,
+            chosen=requested,
+            needed_bytes=memory.needed_bytes,
+            candidates=candidates,
+            reason="set in the spec",
+        )
     viable = [c for c in candidates if c.fits and c.usd_per_hour_total is not None]
     if not viable:
-        return InstanceChoice(requested="auto", chosen=None, needed_bytes=memory.needed_bytes, candidates=candidates,
-                              reason="no catalog type holds the model and has a price in every region")
+        return InstanceChoice(
+            requested="auto",
+            chosen=None,
+            needed_bytes=memory.needed_bytes,
+            candidates=candidates,
+            reason="no catalog type holds the model and has a price in every region",
+        )
     best = viable[0]
     return InstanceChoice(
         requested="auto",

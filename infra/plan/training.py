@@ -130,8 +130,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     if spec.provider == "onprem" and spec.onprem is not None:
         names = spec.onprem.names(nodes)
         if racks is not None and len(names) == nodes:
-            placements = place_nodes(names, racks.racks, spec.onprem.racks_per_cooling_loop,
-                                     spec.onprem.racks_per_power_domain)
+            placements = place_nodes(
+                names, racks.racks, spec.onprem.racks_per_cooling_loop, spec.onprem.racks_per_power_domain
+            )
         site = org.onprem_sites.get(spec.site or "")
         allotment = site.gpu_allotment if site else None
 

@@ -14,4 +14,4 @@ def render(report: Report, fmt: str) -> str:
     return RENDERERS[fmt](report)
 
 
-__all__ = ["REPORT_VERSION", "RENDERERS", "Report", "render", "render_json", "render_markdown", "render_table"]
+__all__ = ["RENDERERS", "REPORT_VERSION", "Report", "render", "render_json", "render_markdown", "render_table"]

@@ -38,7 +38,9 @@ def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut
     return out
 
 
-def stack_report(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan, findings: list[Finding]) -> StackReport:
+def stack_report(
+    inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan, findings: list[Finding]
+) -> StackReport:
     return StackReport(
         stack=inputs.stack.name,
         file=str(inputs.stack.path),
@@ -68,9 +70,16 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
                 ["nodes", f"{plan.nodes} x {plan.instance_type} ({plan.gpus} GPUs)"],
                 ["capacity", f"{plan.on_demand_nodes} on-demand, {plan.spot_nodes} spot"],
                 ["EFA interfaces per node", str(plan.efa_interfaces_per_node)],
-                ["Lustre", f"{plan.lustre_capacity_gib:,} GiB, {number(plan.lustre_throughput_mb_s or 0, 0)} MB/s"
-                 if plan.lustre_capacity_gib else (f"{number(plan.lustre_throughput_mb_s or 0, 0)} MB/s (site)"
-                                                   if plan.lustre_throughput_mb_s else "none")],
+                [
+                    "Lustre",
+                    f"{plan.lustre_capacity_gib:,} GiB, {number(plan.lustre_throughput_mb_s or 0, 0)} MB/s"
+                    if plan.lustre_capacity_gib
+                    else (
+                        f"{number(plan.lustre_throughput_mb_s or 0, 0)} MB/s (site)"
+                        if plan.lustre_throughput_mb_s
+                        else "none"
+                    ),
+                ],
             ],
         ),
         Section(
@@ -92,10 +101,14 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
             Section(
                 title="Racks",
                 columns=["rack", "nodes", "kW"] + (["node names"] if names else []),
-                rows=[[str(r.index), str(r.nodes), number(r.it_kw)]
-                      + ([f"{names[r.index][0]} .. {names[r.index][-1]}"] if names else []) for r in layout.racks],
+                rows=[
+                    [str(r.index), str(r.nodes), number(r.it_kw)]
+                    + ([f"{names[r.index][0]} .. {names[r.index][-1]}"] if names else [])
+                    for r in layout.racks
+                ],
                 notes=[
-                    f"{layout.node_kw:g} kW per node, {layout.nodes_per_rack} per rack under {layout.power_budget_kw:g} kW",
+                    f"{layout.node_kw:g} kW per node, {layout.nodes_per_rack} per rack "
+                    f"under {layout.power_budget_kw:g} kW",
                     f"cooling {layout.cooling}: up to {layout.cooling_limit_kw:g} kW per rack "
                     f"({'ok' if layout.within_cooling else 'EXCEEDED'})",
                     f"IT {number(layout.it_kw)} kW, facility {number(layout.facility_kw)} kW at PUE {layout.pue:g}",
@@ -111,11 +124,21 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
                 title="Checkpointing",
                 rows=[
                     ["interval", f"{number(ck.interval_minutes)} min"],
-                    ["optimum (Young / Daly)", f"{number(ck.young_interval_minutes, 0)} / {number(ck.daly_interval_minutes, 0)} min"],
+                    [
+                        "optimum (Young / Daly)",
+                        f"{number(ck.young_interval_minutes, 0)} / {number(ck.daly_interval_minutes, 0)} min",
+                    ],
                     ["bound with spot", f"{number(ck.max_interval_minutes, 0)} min"],
-                    ["write time C", f"{number(ck.write_seconds, 0)} s ({number(ck.size_gb, 0)} GB at {number(ck.write_bandwidth_gb_s)} GB/s)"],
+                    [
+                        "write time C",
+                        f"{number(ck.write_seconds, 0)} s "
+                        f"({number(ck.size_gb, 0)} GB at {number(ck.write_bandwidth_gb_s)} GB/s)",
+                    ],
                     ["cluster MTBI M", f"{number(ck.mtbi_hours)} h"],
-                    ["expected waste", f"{percent(ck.expected_waste_fraction)} (optimum {percent(ck.optimal_waste_fraction)})"],
+                    [
+                        "expected waste",
+                        f"{percent(ck.expected_waste_fraction)} (optimum {percent(ck.optimal_waste_fraction)})",
+                    ],
                 ],
             )
         )
@@ -142,20 +165,44 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
             title=f"Instance: {choice.chosen or 'none fits'} ({choice.requested})",
             columns=["candidate", "accelerators", "usable", "fits", "$/h summed over regions"],
             rows=[
-                [c.instance_type, f"{c.accelerator_count} x {c.accelerator}", gigabytes(c.usable_bytes), check(c.fits),
-                 money(c.usd_per_hour_total, 4)]
+                [
+                    c.instance_type,
+                    f"{c.accelerator_count} x {c.accelerator}",
+                    gigabytes(c.usable_bytes),
+                    check(c.fits),
+                    money(c.usd_per_hour_total, 4),
+                ]
                 for c in choice.candidates[:8]
             ],
             notes=[choice.reason],
         ),
         Section(
             title="Regions",
-            columns=["region", "instance", "zones", "min", "max", "peak needs", "on-demand base", "max spot",
-                     "warm pool", "cold start"],
+            columns=[
+                "region",
+                "instance",
+                "zones",
+                "min",
+                "max",
+                "peak needs",
+                "on-demand base",
+                "max spot",
+                "warm pool",
+                "cold start",
+            ],
             rows=[
-                [r.region, r.instance_type or "-", ",".join(z[-1] for z in r.zones), str(r.min_replicas),
-                 str(r.max_replicas), str(r.demand_replicas), str(r.on_demand_base), str(r.max_spot), str(r.warm_pool),
-                 f"{number(r.cold_start_seconds, 0)} s"]
+                [
+                    r.region,
+                    r.instance_type or "-",
+                    ",".join(z[-1] for z in r.zones),
+                    str(r.min_replicas),
+                    str(r.max_replicas),
+                    str(r.demand_replicas),
+                    str(r.on_demand_base),
+                    str(r.max_spot),
+                    str(r.warm_pool),
+                    f"{number(r.cold_start_seconds, 0)} s",
+                ]
                 for r in plan.regions
             ],
         ),
@@ -192,20 +239,30 @@ def quota_section(quotas: list) -> Section:  # type: ignore[type-arg]
 
 def graph_report(stack: StackReport, graph: Graph) -> StackReport:
     """The stack report with the resource graph and the sections read from it."""
-    return stack.model_copy(update={
-        "resources": resources_out(graph),
-        "summary": [*stack.summary, *key_settings(graph), by_component(graph)],
-    })
+    return stack.model_copy(
+        update={
+            "resources": resources_out(graph),
+            "summary": [*stack.summary, *key_settings(graph), by_component(graph)],
+        }
+    )
 
 
 def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackReport:
     """The stack report with the policy pack's verdicts: mandatory first, then by policy and resource."""
     violations = sorted(
-        (PolicyViolationOut(policy=v.policy, level=v.level, resource=v.urn or None,  # type: ignore[arg-type]
-                            resource_name=graph.by_urn[v.urn].name if v.urn in graph.by_urn else None,
-                            message=v.message, description=v.description)
-         for v in run.violations),
-        key=lambda v: (v.level != "mandatory", v.policy, v.resource or "", v.message))
+        (
+            PolicyViolationOut(
+                policy=v.policy,
+                level=v.level,
+                resource=v.urn or None,  # type: ignore[arg-type]
+                resource_name=graph.by_urn[v.urn].name if v.urn in graph.by_urn else None,
+                message=v.message,
+                description=v.description,
+            )
+            for v in run.violations
+        ),
+        key=lambda v: (v.level != "mandatory", v.policy, v.resource or "", v.message),
+    )
     counts: dict[str, int] = {}
     for v in violations:
         counts[v.policy] = counts.get(v.policy, 0) + 1
@@ -216,11 +273,25 @@ def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackRepo
         reasons.setdefault(name, "no resource of the types it judges")
     policies = []
     for name, level in sorted(run.levels.items()):
-        status = ("disabled" if level == "disabled" else "failed" if counts.get(name)
-                  else "not-applicable" if name in reasons else "passed")
-        policies.append(PolicyOut(name=name, kind=run.kinds[name], level=level, status=status,  # type: ignore[arg-type]
-                                  violations=counts.get(name, 0),
-                                  reason=reasons.get(name) if status == "not-applicable" else None))
+        status = (
+            "disabled"
+            if level == "disabled"
+            else "failed"
+            if counts.get(name)
+            else "not-applicable"
+            if name in reasons
+            else "passed"
+        )
+        policies.append(
+            PolicyOut(
+                name=name,
+                kind=run.kinds[name],
+                level=level,
+                status=status,  # type: ignore[arg-type]
+                violations=counts.get(name, 0),
+                reason=reasons.get(name) if status == "not-applicable" else None,
+            )
+        )
     return stack.model_copy(update={"policy": PolicyReportOut(pack=run.pack, policies=policies, violations=violations)})
 
 

@@ -14,8 +14,11 @@ from .table import render_sections
 def _sections(report: CostReport) -> list[tuple[str, list[Section]]]:
     blocks = []
     for s in report.stacks:
-        sections = [cost_section(s.cost)] if s.cost else [Section(title="Not priced", notes=[
-            "the stack has no graph: an error finding stopped the preview"])]
+        sections = (
+            [cost_section(s.cost)]
+            if s.cost
+            else [Section(title="Not priced", notes=["the stack has no graph: an error finding stopped the preview"])]
+        )
         if s.notes:
             sections.append(Section(title="Notes", notes=s.notes))
         blocks.append((f"{s.stack}  ({s.source})", sections))
@@ -27,14 +30,17 @@ def render_cost_table(report: CostReport) -> str:
     lines = [f"{p.stack}: cannot be read\n" + "\n".join(f"  {m}" for m in p.messages) for p in report.problems]
     if report.total is not None:
         t = report.total
-        lines.append(f"total {total_text(t.monthly_usd, t.monthly_min_usd, t.monthly_max_usd)} over "
-                     f"{len(report.stacks)} stacks; {as_of_text(t.prices_as_of, t.prices_as_of_newest)}")
+        lines.append(
+            f"total {total_text(t.monthly_usd, t.monthly_min_usd, t.monthly_max_usd)} over "
+            f"{len(report.stacks)} stacks; {as_of_text(t.prices_as_of, t.prices_as_of_newest)}"
+        )
     return text + "".join(line + "\n" for line in lines)
 
 
 def render_cost_markdown(report: CostReport) -> str:
-    return render("cost.md.j2", report=report, blocks=_sections(report), money=money, total=total_text,
-                  as_of=as_of_text)
+    return render(
+        "cost.md.j2", report=report, blocks=_sections(report), money=money, total=total_text, as_of=as_of_text
+    )
 
 
 def render_cost_json(report: CostReport) -> str:

@@ -16,22 +16,42 @@ MAX_ROWS = 60
 
 def line_out(line: Line) -> CostLineOut:
     return CostLineOut(
-        name=line.name, quantity=line.quantity, unit=line.unit, unit_price_usd=line.unit_price,
-        price_unit=line.price_unit, hourly_usd=line.hourly, monthly_usd=line.monthly,
-        monthly_min_usd=line.monthly_min, monthly_max_usd=line.monthly_max, flags=list(line.flags),
-        sources=list(dict.fromkeys(line.sources)), note=line.note)
+        name=line.name,
+        quantity=line.quantity,
+        unit=line.unit,
+        unit_price_usd=line.unit_price,
+        price_unit=line.price_unit,
+        hourly_usd=line.hourly,
+        monthly_usd=line.monthly,
+        monthly_min_usd=line.monthly_min,
+        monthly_max_usd=line.monthly_max,
+        flags=list(line.flags),
+        sources=list(dict.fromkeys(line.sources)),
+        note=line.note,
+    )
 
 
 def resource_out(r: ResourceCost) -> ResourceCostOut:
     return ResourceCostOut(
-        urn=r.urn, type=r.type, name=r.name, component=r.component, region=r.where.region,
-        account=r.where.account, hourly_usd=r.hourly, monthly_usd=r.monthly, monthly_min_usd=r.monthly_min,
-        monthly_max_usd=r.monthly_max, lines=[line_out(line) for line in r.lines])
+        urn=r.urn,
+        type=r.type,
+        name=r.name,
+        component=r.component,
+        region=r.where.region,
+        account=r.where.account,
+        hourly_usd=r.hourly,
+        monthly_usd=r.monthly,
+        monthly_min_usd=r.monthly_min,
+        monthly_max_usd=r.monthly_max,
+        lines=[line_out(line) for line in r.lines],
+    )
 
 
 def groups(b: Breakdown, dimension: str) -> list[CostGroupOut]:
-    return [CostGroupOut(key=k, monthly_usd=v[0], monthly_min_usd=v[1], monthly_max_usd=v[2])
-            for k, v in b.by(dimension).items()]
+    return [
+        CostGroupOut(key=k, monthly_usd=v[0], monthly_min_usd=v[1], monthly_max_usd=v[2])
+        for k, v in b.by(dimension).items()
+    ]
 
 
 def describe(r: ResourceCost, line: Line) -> str:
@@ -42,11 +62,17 @@ def describe(r: ResourceCost, line: Line) -> str:
 def cost_out(b: Breakdown) -> CostOut:
     dates = b.as_of()
     return CostOut(
-        monthly_usd=b.monthly, monthly_min_usd=b.monthly_min, monthly_max_usd=b.monthly_max, hourly_usd=b.hourly,
-        prices_as_of=dates[0] if dates else None, prices_as_of_newest=dates[1] if dates else None,
+        monthly_usd=b.monthly,
+        monthly_min_usd=b.monthly_min,
+        monthly_max_usd=b.monthly_max,
+        hourly_usd=b.hourly,
+        prices_as_of=dates[0] if dates else None,
+        prices_as_of_newest=dates[1] if dates else None,
         resources=[resource_out(r) for r in b.resources if r.lines],
         free_resources=sum(1 for r in b.resources if r.free),
-        by_component=groups(b, "component"), by_region=groups(b, "region"), by_account=groups(b, "account"),
+        by_component=groups(b, "component"),
+        by_region=groups(b, "region"),
+        by_account=groups(b, "account"),
         unpriced=[describe(r, line) for r, line in b.unpriced()],
         doubtful=[describe(r, line) for r, line in b.flagged()],
         usage_file=b.usage_source,
@@ -70,26 +96,49 @@ def cost_section(cost: CostOut) -> Section:
     for r in cost.resources:
         for line in r.lines:
             flags = ", ".join(line.flags)
-            rows.append((line.monthly_usd is None, -(line.monthly_usd or 0), [
-                r.name, line.name, "-" if line.quantity is None else number(float(line.quantity), 2), line.unit,
-                money(line.hourly_usd, 4), money(line.monthly_usd), flags]))
+            rows.append(
+                (
+                    line.monthly_usd is None,
+                    -(line.monthly_usd or 0),
+                    [
+                        r.name,
+                        line.name,
+                        "-" if line.quantity is None else number(float(line.quantity), 2),
+                        line.unit,
+                        money(line.hourly_usd, 4),
+                        money(line.monthly_usd),
+                        flags,
+                    ],
+                )
+            )
     rows.sort(key=lambda row: (row[0], row[1], row[2][0], row[2][1]))
     shown = [row[2] for row in rows[:MAX_ROWS]]
-    notes = [f"total {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
-             f"{money(cost.hourly_usd, 2)}/hour; {as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}; "
-             f"{cost.free_resources} resources have no charge of their own"]
+    notes = [
+        f"total {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
+        f"{money(cost.hourly_usd, 2)}/hour; {as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}; "
+        f"{cost.free_resources} resources have no charge of their own"
+    ]
     if len(rows) > MAX_ROWS:
         notes.append(f"{len(rows) - MAX_ROWS} smaller lines not shown (see --format json)")
     if cost.unpriced:
-        notes.append(f"{len(cost.unpriced)} unpriced (unknown, not in the total): " + "; ".join(cost.unpriced[:5])
-                     + (" ..." if len(cost.unpriced) > 5 else ""))
+        notes.append(
+            f"{len(cost.unpriced)} unpriced (unknown, not in the total): "
+            + "; ".join(cost.unpriced[:5])
+            + (" ..." if len(cost.unpriced) > 5 else "")
+        )
     if cost.doubtful:
-        notes.append(f"{len(cost.doubtful)} doubtful figures (flagged): " + "; ".join(cost.doubtful[:5])
-                     + (" ..." if len(cost.doubtful) > 5 else ""))
-    return Section(title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
-                         f"{as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}",
-                   columns=["resource", "line", "quantity", "unit", "hourly", "monthly", "flags"],
-                   rows=shown, notes=notes)
+        notes.append(
+            f"{len(cost.doubtful)} doubtful figures (flagged): "
+            + "; ".join(cost.doubtful[:5])
+            + (" ..." if len(cost.doubtful) > 5 else "")
+        )
+    return Section(
+        title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
+        f"{as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}",
+        columns=["resource", "line", "quantity", "unit", "hourly", "monthly", "flags"],
+        rows=shown,
+        notes=notes,
+    )
 
 
 def with_cost(stack: StackReport, b: Breakdown) -> StackReport:
@@ -101,14 +150,17 @@ def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
     costs = list(costs)
     if not costs:
         return None
-    dates = [c.prices_as_of for c in costs if c.prices_as_of] + [c.prices_as_of_newest for c in costs
-                                                                  if c.prices_as_of_newest]
+    dates = [c.prices_as_of for c in costs if c.prices_as_of] + [
+        c.prices_as_of_newest for c in costs if c.prices_as_of_newest
+    ]
     return CostTotalOut(
         monthly_usd=sum((c.monthly_usd for c in costs), Decimal(0)),
         monthly_min_usd=sum((c.monthly_min_usd for c in costs), Decimal(0)),
         monthly_max_usd=sum((c.monthly_max_usd for c in costs), Decimal(0)),
-        prices_as_of=min(dates) if dates else None, prices_as_of_newest=max(dates) if dates else None,
-        unpriced=sum(len(c.unpriced) for c in costs))
+        prices_as_of=min(dates) if dates else None,
+        prices_as_of_newest=max(dates) if dates else None,
+        unpriced=sum(len(c.unpriced) for c in costs),
+    )
 
 
 __all__ = ["as_of_text", "cost_out", "cost_section", "cost_total", "total_text", "with_cost"]

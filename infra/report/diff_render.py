@@ -47,12 +47,23 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
     """Before and after of one change, short enough for a table cell. Long texts (user data, policies) show
     the first line that differs, with its line number."""
     before, after = _text(c.before), _text(c.after)
-    if c.absent_before or c.absent_after or before is None or after is None or (
-            len(before) <= MAX_VALUE and len(after) <= MAX_VALUE):
+    if (
+        c.absent_before
+        or c.absent_after
+        or before is None
+        or after is None
+        or (len(before) <= MAX_VALUE and len(after) <= MAX_VALUE)
+    ):
         return short(c.before, c.absent_before), short(c.after, c.absent_after)
     old, new = before.splitlines() or [""], after.splitlines() or [""]
-    line = next((i for i in range(max(len(old), len(new)))
-                 if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)), 0)
+    line = next(
+        (
+            i
+            for i in range(max(len(old), len(new)))
+            if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
+        ),
+        0,
+    )
     pick = lambda lines: lines[line].strip() if line < len(lines) else "(no line)"  # noqa: E731
     where = f"line {line + 1}: " if len(old) > 1 or len(new) > 1 else ""
     return where + short(pick(old)), where + short(pick(new))
@@ -65,8 +76,12 @@ def percent(delta: Decimal, before: Decimal) -> str:
 
 
 def effect_text(c: PropertyChangeOut) -> str:
-    return {"replace": "replaces", "may-replace": "may replace (new value unknown)",
-            "refresh": "rolls instances (instance refresh)", "unknown": "known after apply"}.get(c.effect, "update")
+    return {
+        "replace": "replaces",
+        "may-replace": "may replace (new value unknown)",
+        "refresh": "rolls instances (instance refresh)",
+        "unknown": "known after apply",
+    }.get(c.effect, "update")
 
 
 def icon(f: FindingChangeOut) -> str:
@@ -74,9 +89,11 @@ def icon(f: FindingChangeOut) -> str:
 
 
 def headline(report: DiffReport) -> str:
-    return (f"monthly cost {signed_money(report.monthly_delta_usd)} "
-            f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
-            f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}")
+    return (
+        f"monthly cost {signed_money(report.monthly_delta_usd)} "
+        f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
+        f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}"
+    )
 
 
 def render_diff_json(report: DiffReport) -> str:
@@ -84,15 +101,29 @@ def render_diff_json(report: DiffReport) -> str:
 
 
 def render_diff_markdown(report: DiffReport) -> str:
-    return render("diff.md.j2", report=report, marker=MARKER, money=money, signed=signed_money, percent=percent,
-                  pair=pair, effect=effect_text, icon=icon, mark=MARK, as_of=as_of_text,
-                  unpriced=sum(len(s.unpriced_after) for s in report.stacks))
+    return render(
+        "diff.md.j2",
+        report=report,
+        marker=MARKER,
+        money=money,
+        signed=signed_money,
+        percent=percent,
+        pair=pair,
+        effect=effect_text,
+        icon=icon,
+        mark=MARK,
+        as_of=as_of_text,
+        unpriced=sum(len(s.unpriced_after) for s in report.stacks),
+    )
 
 
 def render_diff_table(report: DiffReport) -> str:
-    out = [f"gpuinfra diff  base: {report.base}  head: {report.head}", headline(report),
-           f"  head range {money(report.monthly_min_after_usd)} to {money(report.monthly_max_after_usd)}; "
-           f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}"]
+    out = [
+        f"gpuinfra diff  base: {report.base}  head: {report.head}",
+        headline(report),
+        f"  head range {money(report.monthly_min_after_usd)} to {money(report.monthly_max_after_usd)}; "
+        f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}",
+    ]
     out += [f"  note: {n}" for n in report.notes]
     for problem in report.problems:
         out.append(f"{problem.stack}: cannot be read")
@@ -104,8 +135,11 @@ def render_diff_table(report: DiffReport) -> str:
 
 def _stack(s: StackDiffOut) -> list[str]:
     counts = ", ".join(f"{n} {a}" for a, n in sorted(s.counts.items()))
-    out = ["", f"== {s.stack} ({s.status}) {signed_money(s.monthly_delta_usd)}/month: "
-               f"{money(s.monthly_before_usd)} -> {money(s.monthly_after_usd)}" + (f"  [{counts}]" if counts else "")]
+    out = [
+        "",
+        f"== {s.stack} ({s.status}) {signed_money(s.monthly_delta_usd)}/month: "
+        f"{money(s.monthly_before_usd)} -> {money(s.monthly_after_usd)}" + (f"  [{counts}]" if counts else ""),
+    ]
     for f in s.findings:
         if f.status != "unchanged" or f.level in ("error", "mandatory"):
             out.append(f"  {f.status:9} {f.level:9} {f.rule} {f.where}: {f.message}")

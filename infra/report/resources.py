@@ -21,8 +21,16 @@ GA_ENDPOINT_GROUP = "aws:globalaccelerator/endpointGroup:EndpointGroup"
 def resources_out(graph: Graph) -> list[ResourceOut]:
     """The graph's resources as report records (the engine's values are plain JSON: no re-validation)."""
     return [
-        ResourceOut.model_construct(urn=r.urn, type=r.type, name=r.name, parent=r.parent, provider=r.provider,
-                                    custom=r.custom, dependencies=list(r.dependencies), inputs=r.inputs)
+        ResourceOut.model_construct(
+            urn=r.urn,
+            type=r.type,
+            name=r.name,
+            parent=r.parent,
+            provider=r.provider,
+            custom=r.custom,
+            dependencies=list(r.dependencies),
+            inputs=r.inputs,
+        )
         for r in graph.resources
     ]
 
@@ -33,8 +41,7 @@ def component_label(graph: Graph, resource: Resource) -> str:
 
 
 def by_component(graph: Graph) -> Section:
-    counts: Counter[tuple[str, str]] = Counter(
-        (component_label(graph, r), r.type) for r in graph.resources if r.custom)
+    counts: Counter[tuple[str, str]] = Counter((component_label(graph, r), r.type) for r in graph.resources if r.custom)
     rows = [[group, rtype, str(n)] for (group, rtype), n in sorted(counts.items())]
     return Section(title=f"Resources ({sum(counts.values())})", columns=["component", "type", "count"], rows=rows)
 
@@ -66,9 +73,13 @@ def capacity_mix(graph: Graph, group: Resource) -> str:
 
 
 def efa_count(graph: Graph, group: Resource) -> int:
-    return max((sum(1 for ni in lt.inputs.get("networkInterfaces") or []
-                    if ni.get("interfaceType") in ("efa", "efa-only"))
-                for lt in graph.dependencies_of(group, LAUNCH_TEMPLATE)), default=0)
+    return max(
+        (
+            sum(1 for ni in lt.inputs.get("networkInterfaces") or [] if ni.get("interfaceType") in ("efa", "efa-only"))
+            for lt in graph.dependencies_of(group, LAUNCH_TEMPLATE)
+        ),
+        default=0,
+    )
 
 
 def key_settings(graph: Graph) -> list[Section]:
@@ -80,43 +91,85 @@ def key_settings(graph: Graph) -> list[Section]:
         columns = ["group", "region", "instances", "min/desired/max", "capacity", "warm pool"]
         rows = []
         for g in groups:
-            row = [g.name, region_of(graph, g), ", ".join(instance_types(graph, g)),
-                   f"{g.inputs.get('minSize')}/{g.inputs.get('desiredCapacity', '-')}/{g.inputs.get('maxSize')}",
-                   capacity_mix(graph, g), str((g.inputs.get("warmPool") or {}).get("minSize", "-"))]
+            row = [
+                g.name,
+                region_of(graph, g),
+                ", ".join(instance_types(graph, g)),
+                f"{g.inputs.get('minSize')}/{g.inputs.get('desiredCapacity', '-')}/{g.inputs.get('maxSize')}",
+                capacity_mix(graph, g),
+                str((g.inputs.get("warmPool") or {}).get("minSize", "-")),
+            ]
             if fabric:
                 row += [str(efa[g.urn]), str(g.inputs.get("placementGroup") or "-")]
             rows.append(row)
-        sections.append(Section(title="Compute groups",
-                                columns=columns + (["EFA per node", "placement group"] if fabric else []), rows=rows))
+        sections.append(
+            Section(
+                title="Compute groups",
+                columns=columns + (["EFA per node", "placement group"] if fabric else []),
+                rows=rows,
+            )
+        )
     file_systems = graph.of_type(LUSTRE)
     if file_systems:
         rows = []
         for fs in file_systems:
             gib = fs.inputs.get("storageCapacity", 0)
             per_tib = fs.inputs.get("perUnitStorageThroughput") or 200
-            rows.append([fs.name, str(fs.inputs.get("deploymentType")), f"{gib:,} GiB", f"{per_tib} MB/s/TiB",
-                         f"{number(gib / 1024 * per_tib, 0)} MB/s", "yes" if fs.inputs.get("kmsKeyId") else "FSx-managed"])
-        sections.append(Section(title="Lustre", columns=["file system", "deployment", "capacity", "throughput",
-                                                         "aggregate", "KMS key"], rows=rows))
+            rows.append(
+                [
+                    fs.name,
+                    str(fs.inputs.get("deploymentType")),
+                    f"{gib:,} GiB",
+                    f"{per_tib} MB/s/TiB",
+                    f"{number(gib / 1024 * per_tib, 0)} MB/s",
+                    "yes" if fs.inputs.get("kmsKeyId") else "FSx-managed",
+                ]
+            )
+        sections.append(
+            Section(
+                title="Lustre",
+                columns=["file system", "deployment", "capacity", "throughput", "aggregate", "KMS key"],
+                rows=rows,
+            )
+        )
     balancers = graph.of_type(LOAD_BALANCER)
     if balancers:
         listeners = graph.of_type(LISTENER)
         rows = []
         for lb in balancers:
-            ports = sorted(f"{l.inputs.get('protocol')}:{l.inputs.get('port')}" for l in listeners if lb.urn in l.dependencies)
+            ports = sorted(
+                f"{listener.inputs.get('protocol')}:{listener.inputs.get('port')}"
+                for listener in listeners
+                if lb.urn in listener.dependencies
+            )
             rows.append([region_of(graph, lb), lb.name, str(lb.inputs.get("loadBalancerType")), ", ".join(ports)])
-        sections.append(Section(title="Load balancers", columns=["region", "load balancer", "type", "listeners"],
-                                rows=rows))
+        sections.append(
+            Section(title="Load balancers", columns=["region", "load balancer", "type", "listeners"], rows=rows)
+        )
     routing = [*graph.of_type(ROUTE53_RECORD), *graph.of_type(GA_ENDPOINT_GROUP)]
     if routing:
-        sections.append(Section(
-            title="Global routing",
-            columns=["kind", "region", "name", "health check"],
-            rows=[["Route 53 latency", str(r.inputs.get("setIdentifier")), str(r.inputs.get("name")),
-                   "yes" if r.inputs.get("healthCheckId") else "no"] if r.type == ROUTE53_RECORD else
-                  ["Global Accelerator", str(r.inputs.get("endpointGroupRegion")), r.name,
-                   str(r.inputs.get("healthCheckPath", "-"))] for r in routing],
-        ))
+        sections.append(
+            Section(
+                title="Global routing",
+                columns=["kind", "region", "name", "health check"],
+                rows=[
+                    [
+                        "Route 53 latency",
+                        str(r.inputs.get("setIdentifier")),
+                        str(r.inputs.get("name")),
+                        "yes" if r.inputs.get("healthCheckId") else "no",
+                    ]
+                    if r.type == ROUTE53_RECORD
+                    else [
+                        "Global Accelerator",
+                        str(r.inputs.get("endpointGroupRegion")),
+                        r.name,
+                        str(r.inputs.get("healthCheckPath", "-")),
+                    ]
+                    for r in routing
+                ],
+            )
+        )
     return sections
 
 

@@ -25,8 +25,11 @@ def render_table(report: Report, width: int = 140) -> str:
         _stack(console, stack)
     if report.cost is not None and len(report.stacks) > 1:
         total = report.cost
-        console.print(f"total cost {money(total.monthly_usd)}/month over {len(report.stacks)} stacks, "
-                      f"prices as of {total.prices_as_of} to {total.prices_as_of_newest}", markup=False)
+        console.print(
+            f"total cost {money(total.monthly_usd)}/month over {len(report.stacks)} stacks, "
+            f"prices as of {total.prices_as_of} to {total.prices_as_of_newest}",
+            markup=False,
+        )
     return buffer.getvalue()
 
 

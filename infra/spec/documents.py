@@ -81,7 +81,9 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
     if unknown:
         raise InputError(
             [
-                doc.problem(f"unknown top-level key {k!r} in a Pulumi stack file", (k,), did_you_mean(k, STACK_FILE_KEYS))
+                doc.problem(
+                    f"unknown top-level key {k!r} in a Pulumi stack file", (k,), did_you_mean(k, STACK_FILE_KEYS)
+                )
                 for k in unknown
             ]
         )
@@ -95,7 +97,9 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
             continue
         short = key.split(":", 1)[1]
         if short not in SPEC_MODELS and did_you_mean(short, SPEC_MODELS):
-            problems.append(doc.problem(f"unknown gpuinfra key {key!r}", ("config", key), did_you_mean(short, SPEC_MODELS)))
+            problems.append(
+                doc.problem(f"unknown gpuinfra key {key!r}", ("config", key), did_you_mean(short, SPEC_MODELS))
+            )
     if problems:
         raise InputError(problems)
     if len(present) != 1:

@@ -51,7 +51,9 @@ class FleetRegion(SpecModel):
     """Zones for replicas (two or more); default: the region's a and b zones."""
     instance_type: InstanceTypeName | None = None
     """Override the fleet's instance type here (e.g. where L40S is scarce)."""
-    certificate_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None = None
+    certificate_arn: (
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None
+    ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
     vpc_cidr: Annotated[str, StringConstraints(pattern=r"^10\.\d{1,3}\.0\.0/16$")] = Field(
         "10.64.0.0/16", json_schema_extra=updates("replace")
@@ -143,7 +145,9 @@ class KubernetesPlatform(SpecModel):
     """External metric the autoscaler tracks, per replica."""
     prometheus_url: str = "http://prometheus.monitoring:9090"
     """Where KEDA reads the queue metric (autoscaler keda)."""
-    service_account_role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None = None
+    service_account_role_arn: (
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None
+    ) = None
     """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 
 

@@ -26,9 +26,7 @@ Optimizer = Literal["adam", "adamw", "sgd_momentum", "adafactor"]
 class Capacity(SpecModel):
     """How nodes are bought: on-demand, spot above an on-demand base, or a capacity block."""
 
-    type: Literal["on_demand", "spot", "capacity_block"] = Field(
-        "on_demand", json_schema_extra=updates("replace")
-    )
+    type: Literal["on_demand", "spot", "capacity_block"] = Field("on_demand", json_schema_extra=updates("replace"))
     on_demand_base: Annotated[int, Field(ge=0)] = 0
     """With type spot: this many nodes are always on-demand; the rest are spot."""
     capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
@@ -52,7 +50,9 @@ class Compute(SpecModel):
     node_count: Annotated[int, Field(ge=1, le=4096)]
     """Nodes in the cluster at full size."""
     capacity: Capacity = Capacity()
-    image_id: str = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    image_id: str = (
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    )
     """AMI id, or an SSM parameter as `resolve:ssm:<name>` (the default: the AWS Deep Learning Base AMI)."""
     root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
 
@@ -71,9 +71,7 @@ class Interconnect(SpecModel):
 class Lustre(SpecModel):
     """FSx for Lustre, linked to S3 for the dataset and the checkpoints."""
 
-    deployment_type: Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(
-        json_schema_extra=updates("replace")
-    )
+    deployment_type: Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(json_schema_extra=updates("replace"))
     storage_capacity_gib: Annotated[int, Field(ge=1200, le=2_000_000)]
     """Requested capacity; rounded up to the next valid FSx increment."""
     throughput_mb_s_per_tib: Literal[50, 100, 125, 200, 250, 500, 1000] | None = None
@@ -231,10 +229,14 @@ class TrainingSpec(SpecModel):
                 raise ValueError(f"availability_zone {self.availability_zone} is not in region {self.region}")
         else:
             if self.site is None or self.onprem is None:
-                raise ValueError("provider onprem needs site (an onprem_sites entry of the organization file) "
-                                 "and onprem (kubeconfig_key and the node names)")
+                raise ValueError(
+                    "provider onprem needs site (an onprem_sites entry of the organization file) "
+                    "and onprem (kubeconfig_key and the node names)"
+                )
             if self.scheduler.type != "kubernetes":
-                raise ValueError("on premises gpuinfra schedules with Kubernetes (Kueue): set scheduler.type kubernetes")
+                raise ValueError(
+                    "on premises gpuinfra schedules with Kubernetes (Kueue): set scheduler.type kubernetes"
+                )
             if self.lustre is not None:
                 raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
         return self

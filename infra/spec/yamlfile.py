@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 from dataclasses import dataclass, field
 from functools import lru_cache
@@ -83,20 +84,16 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int]) -> Any:
         out: dict[Any, Any] = {}
         for key, value in node.items():
             child = (*path, key if isinstance(key, int | str) else str(key))
-            try:
+            with contextlib.suppress(KeyError, TypeError):
                 lines[child] = node.lc.key(key)[0] + 1
-            except (KeyError, TypeError):
-                pass
             out[key if isinstance(key, str | int) else str(key)] = _plain(value, child, lines)
         return out
     if isinstance(node, CommentedSeq):
         items = []
         for index, value in enumerate(node):
             child = (*path, index)
-            try:
+            with contextlib.suppress(KeyError, TypeError, IndexError):
                 lines[child] = node.lc.item(index)[0] + 1
-            except (KeyError, TypeError, IndexError):
-                pass
             items.append(_plain(value, child, lines))
         return items
     if isinstance(node, bool) or node is None:

@@ -11,4 +11,15 @@ for _module in pkgutil.iter_modules(__path__):
     if _module.name not in ("base", "runner"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
-__all__ = ["RULES", "Failure", "Finding", "Level", "RegisteredRule", "discover", "exit_code", "rule", "rules_for", "validate"]
+__all__ = [
+    "RULES",
+    "Failure",
+    "Finding",
+    "Level",
+    "RegisteredRule",
+    "discover",
+    "exit_code",
+    "rule",
+    "rules_for",
+    "validate",
+]

@@ -25,7 +25,8 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
         yield Failure(
             f"account {spec.account!r} has purpose {account.purpose!r}, but this is {article(wanted)} {wanted} stack",
             ("account",),
-            f"use {article(wanted)} {wanted} account" + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
+            f"use {article(wanted)} {wanted} account"
+            + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
         )
 
 

@@ -46,11 +46,17 @@ def checkpoint_target_missing(spec: TrainingSpec, plan: TrainingPlan) -> Iterato
     if ck is None:
         return
     if ck.target == "lustre" and spec.lustre is None and spec.site_lustre is None:
-        yield Failure("checkpointing.target is lustre but no Lustre file system is configured",
-                      ("checkpointing", "target"), "add lustre (aws) or site_lustre (onprem), or target s3")
+        yield Failure(
+            "checkpointing.target is lustre but no Lustre file system is configured",
+            ("checkpointing", "target"),
+            "add lustre (aws) or site_lustre (onprem), or target s3",
+        )
     elif plan.checkpoint is None:
-        yield Failure(plan.checkpoint_note or "checkpoint plan unavailable", ("checkpointing",),
-                      "set checkpointing.write_bandwidth_gb_s")
+        yield Failure(
+            plan.checkpoint_note or "checkpoint plan unavailable",
+            ("checkpointing",),
+            "set checkpointing.write_bandwidth_gb_s",
+        )
 
 
 __all__ = [

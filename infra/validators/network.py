@@ -29,8 +29,11 @@ def zones_outside_region(spec: InferenceSpec) -> Iterator[Failure]:
     for i, region in enumerate(spec.regions):
         for j, zone in enumerate(region.availability_zones):
             if not zone.startswith(region.region) or len(zone) != len(region.region) + 1:
-                yield Failure(f"zone {zone} is not in {region.region}", ("regions", i, "availability_zones", j),
-                              f"use zones like {region.region}a")
+                yield Failure(
+                    f"zone {zone} is not in {region.region}",
+                    ("regions", i, "availability_zones", j),
+                    f"use zones like {region.region}a",
+                )
 
 
 @rule(Level.ERROR)
@@ -39,8 +42,11 @@ def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
     for i, region in enumerate(spec.regions):
         zones = region.availability_zones
         if zones and len(set(zones)) < 2:
-            yield Failure(f"region {region.region} uses {len(set(zones))} zone", ("regions", i, "availability_zones"),
-                          f"list two or more zones, e.g. {region.region}a and {region.region}b")
+            yield Failure(
+                f"region {region.region} uses {len(set(zones))} zone",
+                ("regions", i, "availability_zones"),
+                f"list two or more zones, e.g. {region.region}a and {region.region}b",
+            )
 
 
 __all__ = ["duplicate_region", "single_zone_region", "zones_outside_region"]

@@ -17,12 +17,18 @@ def instance_not_for_provider(spec: TrainingSpec, catalog: Catalog) -> Iterator[
     if info is None:
         return
     if spec.provider == "aws" and info.onprem:
-        yield Failure(f"{info.name} is an on-premises system, not an EC2 instance type", ("compute", "instance_type"),
-                      "use an EC2 type such as p5.48xlarge, or provider onprem")
+        yield Failure(
+            f"{info.name} is an on-premises system, not an EC2 instance type",
+            ("compute", "instance_type"),
+            "use an EC2 type such as p5.48xlarge, or provider onprem",
+        )
     if spec.provider == "onprem" and not info.onprem:
         systems = sorted(i.name for i in catalog.instance_types if i.onprem)
-        yield Failure(f"{info.name} is an EC2 instance type; on premises name the racked system",
-                      ("compute", "instance_type"), f"use one of {', '.join(systems)}")
+        yield Failure(
+            f"{info.name} is an EC2 instance type; on premises name the racked system",
+            ("compute", "instance_type"),
+            f"use one of {', '.join(systems)}",
+        )
 
 
 @rule(Level.ERROR)
@@ -32,8 +38,11 @@ def node_names_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
         return
     names = spec.onprem.names(spec.compute.node_count)
     if len(names) != spec.compute.node_count:
-        yield Failure(f"{len(names)} node names for node_count {spec.compute.node_count}", ("onprem", "node_names"),
-                      "list exactly one name per node, in rack order")
+        yield Failure(
+            f"{len(names)} node names for node_count {spec.compute.node_count}",
+            ("onprem", "node_names"),
+            "list exactly one name per node, in rack order",
+        )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
         yield Failure(f"node names repeat: {', '.join(duplicates)}", ("onprem",), "give every node its own name")
@@ -43,10 +52,12 @@ def node_names_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
 def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """The cluster's GPUs exceed what the organization grants the site (the quota policy enforces it)."""
     if plan.site_gpu_allotment is not None and plan.gpus > plan.site_gpu_allotment:
-        yield Failure(f"site {spec.site} grants {plan.site_gpu_allotment} GPUs; the cluster queue would hold "
-                      f"{plan.gpus}", ("compute", "node_count"),
-                      f"raise onprem_sites.{spec.site}.gpu_allotment or use at most "
-                      f"{plan.site_gpu_allotment // max(plan.gpus_per_node, 1)} nodes")
+        yield Failure(
+            f"site {spec.site} grants {plan.site_gpu_allotment} GPUs; the cluster queue would hold {plan.gpus}",
+            ("compute", "node_count"),
+            f"raise onprem_sites.{spec.site}.gpu_allotment or use at most "
+            f"{plan.site_gpu_allotment // max(plan.gpus_per_node, 1)} nodes",
+        )
 
 
 __all__ = ["instance_not_for_provider", "node_names_mismatch", "site_gpus_exceed_allotment"]

@@ -31,7 +31,8 @@ def node_exceeds_rack_budget(spec: TrainingSpec, plan: TrainingPlan) -> Iterator
     layout = plan.racks
     if layout is not None and layout.nodes_per_rack == 0:
         yield Failure(
-            f"one {plan.instance_type} draws {layout.node_kw:g} kW, more than power_budget_kw {layout.power_budget_kw:g}",
+            f"one {plan.instance_type} draws {layout.node_kw:g} kW, "
+            f"more than power_budget_kw {layout.power_budget_kw:g}",
             ("racks", "power_budget_kw"),
             f"raise power_budget_kw to at least {layout.node_kw:g}",
         )
@@ -41,8 +42,11 @@ def node_exceeds_rack_budget(spec: TrainingSpec, plan: TrainingPlan) -> Iterator
 def rack_power_unknown(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """The catalog has no power figure for the node type, so racks cannot be laid out."""
     if plan.racks is None and plan.racks_note:
-        yield Failure(plan.racks_note, ("compute", "instance_type"),
-                      "lay racks out by hand; gpuinfra will not guess a power figure")
+        yield Failure(
+            plan.racks_note,
+            ("compute", "instance_type"),
+            "lay racks out by hand; gpuinfra will not guess a power figure",
+        )
 
 
 __all__ = ["node_exceeds_rack_budget", "rack_exceeds_cooling", "rack_power_unknown"]

@@ -9,6 +9,7 @@ from ..catalog import Catalog
 from ..spec import Organization, WorkloadSpec
 from .base import RULES, Finding, Level, RegisteredRule
 
+
 def discover() -> dict[str, RegisteredRule]:
     """Every registered rule; the package imports each domain module on import, so none is missed."""
     return RULES
@@ -44,8 +45,13 @@ def validate(
             )
         except Exception as exc:  # a crashing rule is a finding, not a traceback
             findings.append(
-                Finding(registered.id, Level.ERROR, (), f"validator crashed: {type(exc).__name__}: {exc}",
-                        "this is a gpuinfra bug; suppressing is not possible for errors")
+                Finding(
+                    registered.id,
+                    Level.ERROR,
+                    (),
+                    f"validator crashed: {type(exc).__name__}: {exc}",
+                    "this is a gpuinfra bug; suppressing is not possible for errors",
+                )
             )
     silenced = set(suppress) | set(getattr(spec, "suppress", []))
     kept = [f for f in findings if not (f.rule in silenced and f.level < Level.ERROR)]

@@ -30,8 +30,9 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
     """instance auto found no catalog type that holds weights plus KV cache."""
     if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
         yield Failure(
-            f"no instance holds {plan.memory.needed_bytes / GB:,.1f} GB (weights {plan.memory.weights_bytes / GB:,.1f} GB"
-            f" + KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB){' on ' + spec.instance.gpu if spec.instance.gpu else ''}",
+            f"no instance holds {plan.memory.needed_bytes / GB:,.1f} GB "
+            f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+            + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
             "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter",
         )
@@ -91,11 +92,17 @@ def alb_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
         return
     for i, region in enumerate(spec.regions):
         if region.certificate_arn is None:
-            yield Failure(f"{region.region} has no certificate_arn for the HTTPS listener",
-                          ("regions", i, "certificate_arn"), "add the ACM certificate ARN of this region")
+            yield Failure(
+                f"{region.region} has no certificate_arn for the HTTPS listener",
+                ("regions", i, "certificate_arn"),
+                "add the ACM certificate ARN of this region",
+            )
         elif region.certificate_arn.split(":")[3] != region.region:
-            yield Failure(f"certificate_arn is in {region.certificate_arn.split(':')[3]}, not {region.region}",
-                          ("regions", i, "certificate_arn"), "ACM certificates are regional: use one from this region")
+            yield Failure(
+                f"certificate_arn is in {region.certificate_arn.split(':')[3]}, not {region.region}",
+                ("regions", i, "certificate_arn"),
+                "ACM certificates are regional: use one from this region",
+            )
 
 
 @rule(Level.WARNING)
@@ -125,8 +132,11 @@ def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: C
 def accelerator_needs_load_balancers(spec: InferenceSpec) -> Iterator[Failure]:
     """Global Accelerator points at load balancer ARNs, which gpuinfra owns only on platform ec2."""
     if spec.platform == "kubernetes" and spec.global_routing.type == "global_accelerator":
-        yield Failure("global_accelerator needs the fleet's own load balancers (platform ec2)",
-                      ("global_routing", "type"), "use route53_latency on kubernetes")
+        yield Failure(
+            "global_accelerator needs the fleet's own load balancers (platform ec2)",
+            ("global_routing", "type"),
+            "use route53_latency on kubernetes",
+        )
 
 
 @rule(Level.ERROR)
@@ -137,12 +147,18 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
     regions = {r.region for r in spec.regions}
     for i, region in enumerate(spec.regions):
         if region.region not in spec.kubernetes.kubeconfig_keys:
-            yield Failure(f"no kubeconfig key for {region.region}", ("regions", i, "region"),
-                          f"add kubernetes.kubeconfig_keys.{region.region}")
+            yield Failure(
+                f"no kubeconfig key for {region.region}",
+                ("regions", i, "region"),
+                f"add kubernetes.kubeconfig_keys.{region.region}",
+            )
     for name in spec.kubernetes.kubeconfig_keys:
         if name not in regions:
-            yield Failure(f"kubeconfig for {name}, which is not a fleet region", ("kubernetes", "kubeconfig_keys", name),
-                          "remove it or add the region")
+            yield Failure(
+                f"kubeconfig for {name}, which is not a fleet region",
+                ("kubernetes", "kubeconfig_keys", name),
+                "remove it or add the region",
+            )
 
 
 __all__ = [

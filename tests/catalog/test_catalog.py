@@ -9,9 +9,20 @@ from infra.catalog import Catalog
 
 
 def test_every_entry_has_a_known_source_and_a_date(catalog: Catalog) -> None:
-    entries = [*catalog.instance_types, *catalog.on_demand_prices, *catalog.spot_observed, *catalog.spot_ranges,
-               *catalog.quota_codes, *catalog.node_powers, *catalog.accelerators, *catalog.cooling_limits,
-               *catalog.service_prices, catalog.spot_default, catalog.fsx_capacity, catalog.region_list]
+    entries = [
+        *catalog.instance_types,
+        *catalog.on_demand_prices,
+        *catalog.spot_observed,
+        *catalog.spot_ranges,
+        *catalog.quota_codes,
+        *catalog.node_powers,
+        *catalog.accelerators,
+        *catalog.cooling_limits,
+        *catalog.service_prices,
+        catalog.spot_default,
+        catalog.fsx_capacity,
+        catalog.region_list,
+    ]
     assert entries
     for entry in entries:
         assert entry.source in catalog.sources, entry
@@ -47,7 +58,14 @@ def test_spot_discount_prefers_the_most_specific_entry(catalog: Catalog) -> None
 
 def test_fsx_capacity_rounds_to_valid_increments(catalog: Catalog) -> None:
     assert [catalog.fsx_capacity_gib(x) for x in (1000, 1200, 1201, 2400, 2401, 4800, 48000, 48001)] == [
-        1200, 1200, 2400, 2400, 4800, 4800, 48000, 50400,
+        1200,
+        1200,
+        2400,
+        2400,
+        4800,
+        4800,
+        48000,
+        50400,
     ]
 
 

@@ -41,8 +41,9 @@ def test_cost_command_prints_the_breakdown_with_its_dates() -> None:
 
 def test_diff_two_previews(tmp_path: Path) -> None:
     base = preview_json(tmp_path, "base", {})
-    head = preview_json(tmp_path, "head", {"lustre.deployment_type": "PERSISTENT_1",
-                                           "lustre.throughput_mb_s_per_tib": 200})
+    head = preview_json(
+        tmp_path, "head", {"lustre.deployment_type": "PERSISTENT_1", "lustre.throughput_mb_s_per_tib": 200}
+    )
     done = gpuinfra("diff", str(base), str(head), "--format", "markdown")
     assert done.returncode == 0, done.stderr
     text = done.stdout

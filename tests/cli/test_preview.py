@@ -51,6 +51,15 @@ def test_inference_preview_shows_regions_capacity_warm_pools_and_routing() -> No
     result = gpuinfra("preview", "chat-serve")
     assert result.returncode == 0, result.stderr
     out = result.stdout
-    for text in ("Instance: g6.xlarge (auto)", "cheapest of", "g6e.xlarge", "warm pool", "max spot",
-                 "spot (price-capacity-optimized)", "Global routing", "Route 53 latency", "HTTPS:443"):
+    for text in (
+        "Instance: g6.xlarge (auto)",
+        "cheapest of",
+        "g6e.xlarge",
+        "warm pool",
+        "max spot",
+        "spot (price-capacity-optimized)",
+        "Global routing",
+        "Route 53 latency",
+        "HTTPS:443",
+    ):
         assert text in out, text

@@ -54,11 +54,14 @@ def test_a_quota_below_the_clusters_need_fails_with_the_code_and_numbers(tmp_pat
     assert violation["message"] == (
         "ml-training (111111111111) us-east-1 L-417A185B (Running On-Demand P instances): the stack needs 768 vCPUs at "
         "maximum size (llm-train-compute-asg), 512 available; request an increase of 256 vCPUs (to 768), or set "
-        "request_quota_increases: true on the account")
+        "request_quota_increases: true on the account"
+    )
     markdown = gpuinfra("preview", str(path), "--format", "markdown")
     assert markdown.returncode == 1
-    assert "| mandatory | `quota-within-grant` | `llm-train-compute-asg` | ml-training (111111111111) us-east-1 " \
-           "L-417A185B (Running On-Demand P instances): the stack needs 768 vCPUs" in markdown.stdout
+    assert (
+        "| mandatory | `quota-within-grant` | `llm-train-compute-asg` | ml-training (111111111111) us-east-1 "
+        "L-417A185B (Running On-Demand P instances): the stack needs 768 vCPUs" in markdown.stdout
+    )
 
 
 def test_the_pack_config_can_lower_a_level(tmp_path: Path) -> None:

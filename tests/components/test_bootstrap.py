@@ -24,18 +24,35 @@ from infra.plan.racks import rack_layout
 
 def slurm(racks: int = 4) -> SlurmCluster:
     layout = rack_layout(racks * 4, 10.2, 44, "direct_liquid", 80, 1.2)
-    return SlurmCluster("llm-train", "10.0.0.10", racks * 4, 192, 2048, 8, "train", layout.racks,
-                        "llm-train-nodes", "/gpuinfra/llm-train/munge-key")
+    return SlurmCluster(
+        "llm-train",
+        "10.0.0.10",
+        racks * 4,
+        192,
+        2048,
+        8,
+        "train",
+        layout.racks,
+        "llm-train-nodes",
+        "/gpuinfra/llm-train/munge-key",
+    )
 
 
 @pytest.mark.parametrize("interconnect", ["efa", "none"])
 @pytest.mark.parametrize("spot", [True, False])
 @pytest.mark.parametrize("with_slurm", [True, False])
-def test_node_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path, interconnect: str, spot: bool,
-                                                          with_slurm: bool) -> None:
-    text = node_cloud_init("llm-train", "us-east-1", "p5.48xlarge", interconnect,
-                           LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx"),
-                           slurm() if with_slurm else None, spot)
+def test_node_cloud_init_parses_and_scripts_pass_bash_n(
+    tmp_path: Path, interconnect: str, spot: bool, with_slurm: bool
+) -> None:
+    text = node_cloud_init(
+        "llm-train",
+        "us-east-1",
+        "p5.48xlarge",
+        interconnect,
+        LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx"),
+        slurm() if with_slurm else None,
+        spot,
+    )
     config = cloud_config(text)
     found = scripts(config)
     assert len(found) == (2 if spot else 1)
@@ -49,8 +66,9 @@ def test_node_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path, intercon
 
 
 def test_bootstrap_mounts_lustre_and_watcher_polls_imdsv2(tmp_path: Path) -> None:
-    config = cloud_config(node_cloud_init("c", "us-east-1", "p5.48xlarge", "efa",
-                                          LustreMount("fs-9.fsx", "mnt9", "/fsx"), slurm(), True))
+    config = cloud_config(
+        node_cloud_init("c", "us-east-1", "p5.48xlarge", "efa", LustreMount("fs-9.fsx", "mnt9", "/fsx"), slurm(), True)
+    )
     bootstrap, watcher = scripts(config)
     assert "mount -t lustre -o relatime,flock fs-9.fsx@tcp:/mnt9 /fsx" in bootstrap
     assert "X-aws-ec2-metadata-token" in watcher and "spot/instance-action" in watcher

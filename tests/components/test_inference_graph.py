@@ -57,7 +57,7 @@ def test_two_or_more_zones_per_region(graph: Graph) -> None:
 def test_https_listener_with_the_regions_certificate_and_an_http_redirect(graph: Graph) -> None:
     listeners = by_region(graph, "aws:lb/listener:Listener")
     for spec_region in SPEC["regions"]:
-        found = {l.inputs["port"]: l.inputs for l in listeners[spec_region["region"]]}
+        found = {listener.inputs["port"]: listener.inputs for listener in listeners[spec_region["region"]]}
         assert found[443]["protocol"] == "HTTPS" and found[443]["certificateArn"] == spec_region["certificate_arn"]
         assert found[443]["sslPolicy"].startswith("ELBSecurityPolicy-TLS13")
         redirect = found[80]["defaultActions"][0]
@@ -128,8 +128,9 @@ def test_replicas_read_only_their_regions_registry_replica(graph: Graph) -> None
 
 
 def test_global_accelerator_variant_has_an_endpoint_group_per_region() -> None:
-    graph = graph_for("chat-serve", {"global_routing": {"type": "global_accelerator",
-                                                        "domain_name": "chat.acme.example"}})
+    graph = graph_for(
+        "chat-serve", {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}}
+    )
     groups = graph.of_type("aws:globalaccelerator/endpointGroup:EndpointGroup")
     assert sorted(g.inputs["endpointGroupRegion"] for g in groups) == sorted(REGIONS)
     assert not graph.of_type("aws:route53/record:Record")
@@ -139,15 +140,26 @@ def test_global_accelerator_variant_has_an_endpoint_group_per_region() -> None:
 
 def test_adding_a_region_adds_exactly_that_regions_resources(graph: Graph) -> None:
     regions = copy.deepcopy(SPEC["regions"])
-    regions.append({"region": "us-east-2", "min_replicas": 1, "max_replicas": 4, "peak_rps": 5,
-                    "certificate_arn": "arn:aws:acm:us-east-2:222222222222:certificate/0a1b2c3d-use2"})
-    org = {"registry.replica_regions": ["us-west-2", "eu-central-1", "ap-northeast-1", "us-east-2"],
-           "accounts.ml-inference.quotas.us-east-2": {"L-DB2E81BA": 64, "L-3819A6DF": 64}}
+    regions.append(
+        {
+            "region": "us-east-2",
+            "min_replicas": 1,
+            "max_replicas": 4,
+            "peak_rps": 5,
+            "certificate_arn": "arn:aws:acm:us-east-2:222222222222:certificate/0a1b2c3d-use2",
+        }
+    )
+    org = {
+        "registry.replica_regions": ["us-west-2", "eu-central-1", "ap-northeast-1", "us-east-2"],
+        "accounts.ml-inference.quotas.us-east-2": {"L-DB2E81BA": 64, "L-3819A6DF": 64},
+    }
     bigger = graph_for("chat-serve", {"regions": regions}, org)
     before = {r.key: r for r in graph.resources}
     after = {r.key: r for r in bigger.resources}
     assert set(before) <= set(after), "nothing may disappear"
     added = [after[k] for k in set(after) - set(before)]
-    assert added and all("us-east-2" in r.name for r in added), sorted(r.name for r in added if "us-east-2" not in r.name)
+    assert added and all("us-east-2" in r.name for r in added), sorted(
+        r.name for r in added if "us-east-2" not in r.name
+    )
     changed = [k for k in before if before[k].inputs != after[k].inputs]
     assert changed == []

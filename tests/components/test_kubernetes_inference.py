@@ -34,16 +34,19 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
         assert server["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "30"]
         assert pod["terminationGracePeriodSeconds"] > 30
         (init,) = pod["initContainers"]
-        assert any(a.startswith("s3://acme-model-registry") and a.endswith("/models/llama-3.1-8b-instruct/v3/")
-                   for a in init["args"])
+        assert any(
+            a.startswith("s3://acme-model-registry") and a.endswith("/models/llama-3.1-8b-instruct/v3/")
+            for a in init["args"]
+        )
 
 
 def test_service_pdb_and_keda_scaler(graph: Graph) -> None:
     for service in graph.of_type("kubernetes:core/v1:Service"):
         assert service.inputs["spec"]["type"] == "LoadBalancer"
         assert service.inputs["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-ssl-cert"]
-    assert all(p.inputs["spec"]["maxUnavailable"] == 1
-               for p in graph.of_type("kubernetes:policy/v1:PodDisruptionBudget"))
+    assert all(
+        p.inputs["spec"]["maxUnavailable"] == 1 for p in graph.of_type("kubernetes:policy/v1:PodDisruptionBudget")
+    )
     scalers = graph.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
     assert len(scalers) == 2
     for scaler in scalers:

@@ -53,8 +53,10 @@ def test_eks_device_plugins_csi_kueue_and_jobset_are_installed(eks: Graph) -> No
 
 def test_eks_flavors_per_capacity_type_and_quota_equals_the_gpus(eks: Graph) -> None:
     flavors = {f.inputs["metadata"]["name"]: f.inputs["spec"]["nodeLabels"] for f in eks.of_type(FLAVOR)}
-    assert flavors == {"on-demand": {"eks.amazonaws.com/capacityType": "ON_DEMAND"},
-                       "spot": {"eks.amazonaws.com/capacityType": "SPOT"}}
+    assert flavors == {
+        "on-demand": {"eks.amazonaws.com/capacityType": "ON_DEMAND"},
+        "spot": {"eks.amazonaws.com/capacityType": "SPOT"},
+    }
     assert quotas(eks) == {"nvidia.com/gpu": 16 * 8, "vpc.amazonaws.com/efa": 16 * 32}
     local = eks.one("kubernetes:kueue.x-k8s.io/v1beta1:LocalQueue").inputs
     assert local["spec"]["clusterQueue"] == "llm-train-eks" and local["metadata"]["namespace"] == "training"
@@ -84,7 +86,9 @@ def test_eks_job_template_requests_efa_and_gpus_and_mounts_lustre(eks: Graph) ->
     assert env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] == str(150 * 60)
     assert {"name": "lustre", "mountPath": "/fsx"} in container["volumeMounts"]
     pv = eks.one("kubernetes:core/v1:PersistentVolume").inputs["spec"]
-    assert pv["csi"]["driver"] == "fsx.csi.aws.com" and pv["csi"]["volumeAttributes"]["dnsname"].endswith(".amazonaws.com")
+    assert pv["csi"]["driver"] == "fsx.csi.aws.com" and pv["csi"]["volumeAttributes"]["dnsname"].endswith(
+        ".amazonaws.com"
+    )
 
 
 def test_every_kubernetes_object_uses_the_explicit_provider_and_carries_workload_labels(eks: Graph) -> None:
@@ -101,8 +105,10 @@ def test_every_kubernetes_object_uses_the_explicit_provider_and_carries_workload
 def test_onprem_node_labels_match_the_planners_rack_layout(onprem: Graph) -> None:
     plan = checked("llm-train-onprem").plan
     assert isinstance(plan, TrainingPlan) and plan.racks
-    patches = {p.inputs["metadata"]["name"]: p.inputs["metadata"]["labels"]
-               for p in onprem.of_type("kubernetes:core/v1:NodePatch")}
+    patches = {
+        p.inputs["metadata"]["name"]: p.inputs["metadata"]["labels"]
+        for p in onprem.of_type("kubernetes:core/v1:NodePatch")
+    }
     assert len(patches) == 32 == sum(r.nodes for r in plan.racks.racks)
     for placement in plan.node_placements:
         labels = patches[placement.node]

@@ -21,8 +21,11 @@ def graph() -> Graph:
 
 
 def policy_of(graph: Graph, bucket: str) -> list[dict]:
-    (policy,) = [p for p in graph.of_type("aws:s3/bucketPolicy:BucketPolicy")
-                 if any(graph.by_urn[u].inputs.get("bucket") == bucket for u in p.dependencies if u in graph.by_urn)]
+    (policy,) = [
+        p
+        for p in graph.of_type("aws:s3/bucketPolicy:BucketPolicy")
+        if any(graph.by_urn[u].inputs.get("bucket") == bucket for u in p.dependencies if u in graph.by_urn)
+    ]
     return json.loads(policy.inputs["policy"])["Statement"]
 
 
@@ -63,8 +66,10 @@ def test_every_bucket_is_versioned_encrypted_and_private(graph: Graph) -> None:
     assert len(buckets) == 1 + len(ORG["registry"]["replica_regions"])
     for kind, check in [
         ("aws:s3/bucketVersioning:BucketVersioning", lambda i: i["versioningConfiguration"]["status"] == "Enabled"),
-        ("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
-         lambda i: i["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"),
+        (
+            "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+            lambda i: i["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms",
+        ),
         ("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock", lambda i: i["restrictPublicBuckets"] is True),
     ]:
         configs = graph.of_type(kind)

@@ -75,7 +75,7 @@ def test_group_uses_the_placement_group_and_only_the_one_subnet(graph: Graph) ->
     pg = graph.one("aws:ec2/placementGroup:PlacementGroup")
     assert pg.inputs["strategy"] == "cluster"
     assert pg.urn in asg.dependencies and asg.inputs["placementGroup"].startswith(pg.name)
-    (subnet_id,) = asg.inputs["vpcZoneIdentifiers"]
+    (_subnet_id,) = asg.inputs["vpcZoneIdentifiers"]
     private = graph.named("aws:ec2/subnet:Subnet", "llm-train-net-private")
     assert private.urn in asg.dependencies and private.inputs["availabilityZone"] == "us-east-1a"
     assert all(s.inputs["availabilityZone"] == "us-east-1a" for s in graph.of_type("aws:ec2/subnet:Subnet"))
@@ -85,8 +85,11 @@ def test_group_honours_the_capacity_spec(graph: Graph) -> None:
     asg = graph.one(ASG).inputs
     assert asg["minSize"] == asg["maxSize"] == asg["desiredCapacity"] == 16
     dist = asg["mixedInstancesPolicy"]["instancesDistribution"]
-    assert dist == {"onDemandBaseCapacity": 4, "onDemandPercentageAboveBaseCapacity": 0,
-                    "spotAllocationStrategy": "capacity-optimized"}
+    assert dist == {
+        "onDemandBaseCapacity": 4,
+        "onDemandPercentageAboveBaseCapacity": 0,
+        "spotAllocationStrategy": "capacity-optimized",
+    }
 
 
 def test_lustre_matches_the_spec(graph: Graph) -> None:
@@ -94,10 +97,14 @@ def test_lustre_matches_the_spec(graph: Graph) -> None:
     assert fs["deploymentType"] == "PERSISTENT_2"
     assert fs["storageCapacity"] == 48000 and fs["perUnitStorageThroughput"] == 250
     assert fs["kmsKeyId"].startswith("arn:aws:kms:")
-    paths = {d.inputs["fileSystemPath"]: d.inputs["dataRepositoryPath"]
-             for d in graph.of_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")}
-    assert paths == {"/datasets": "s3://acme-datasets/pretrain/v7",
-                     "/checkpoints": "s3://acme-llm-train-checkpoints/checkpoints"}
+    paths = {
+        d.inputs["fileSystemPath"]: d.inputs["dataRepositoryPath"]
+        for d in graph.of_type("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation")
+    }
+    assert paths == {
+        "/datasets": "s3://acme-datasets/pretrain/v7",
+        "/checkpoints": "s3://acme-llm-train-checkpoints/checkpoints",
+    }
 
 
 def test_checkpoint_bucket_is_encrypted_private_versioned_and_expires(graph: Graph) -> None:
@@ -111,8 +118,9 @@ def test_checkpoint_bucket_is_encrypted_private_versioned_and_expires(graph: Gra
     sse = for_bucket("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
     assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
     block = for_bucket("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
-    assert all(block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls",
-                                          "restrictPublicBuckets"))
+    assert all(
+        block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
+    )
     assert for_bucket("aws:s3/bucketVersioning:BucketVersioning")["versioningConfiguration"]["status"] == "Enabled"
     (rule,) = for_bucket("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
     assert rule["expiration"]["days"] == 14 and rule["filter"]["prefix"] == "checkpoints/"
@@ -146,8 +154,9 @@ def test_twice_the_nodes_doubles_the_capacity() -> None:
 
 
 def test_another_instance_type_brings_its_efa_count() -> None:
-    graph = graph_for("llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16,
-                                    "racks.power_budget_kw": 30})
+    graph = graph_for(
+        "llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30}
+    )
     assert len(graph.one(LT).inputs["networkInterfaces"]) == 4
     assert graph.one(LT).inputs["instanceType"] == "p4d.24xlarge"
 
@@ -156,12 +165,15 @@ def test_on_demand_and_capacity_block_capacity() -> None:
     on_demand = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}})
     asg = on_demand.one(ASG).inputs
     assert "mixedInstancesPolicy" not in asg and asg["launchTemplate"]["version"] == "$Latest"
-    block = graph_for("llm-train", {"compute.capacity": {"type": "capacity_block",
-                                                         "capacity_reservation_id": "cr-0123456789abcdef0"}})
+    block = graph_for(
+        "llm-train", {"compute.capacity": {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}}
+    )
     lt = block.one(LT).inputs
     assert lt["instanceMarketOptions"]["marketType"] == "capacity-block"
-    assert lt["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"] == \
-        "cr-0123456789abcdef0"
+    assert (
+        lt["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"]
+        == "cr-0123456789abcdef0"
+    )
 
 
 def test_slurm_controller_is_private_imdsv2_and_encrypted(graph: Graph) -> None:

@@ -52,23 +52,40 @@ def test_lustre_is_priced_by_deployment_type_throughput_tier_and_capacity(catalo
     assert UNCONFIRMED in line.flags  # the 250 MB/s/TiB tier has a single source
 
 
-@pytest.mark.parametrize(("deployment", "tier", "key"), [
-    ("SCRATCH_2", None, "fsx_lustre/SCRATCH_2"),
-    ("PERSISTENT_2", 125, "fsx_lustre/PERSISTENT_2/125"),
-    ("PERSISTENT_1", 200, "fsx_lustre/PERSISTENT_1/200"),
-])
+@pytest.mark.parametrize(
+    ("deployment", "tier", "key"),
+    [
+        ("SCRATCH_2", None, "fsx_lustre/SCRATCH_2"),
+        ("PERSISTENT_2", 125, "fsx_lustre/PERSISTENT_2/125"),
+        ("PERSISTENT_1", 200, "fsx_lustre/PERSISTENT_1/200"),
+    ],
+)
 def test_lustre_tiers(catalog: Catalog, deployment: str, tier: int | None, key: str) -> None:
     p = provider()
-    fs = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType=deployment,
-             perUnitStorageThroughput=tier, storageCapacity=2400, storageType="SSD")
+    fs = res(
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "fs",
+        p,
+        deploymentType=deployment,
+        perUnitStorageThroughput=tier,
+        storageCapacity=2400,
+        storageType="SSD",
+    )
     (line,) = price_graph(graph(p, fs), catalog).get(fs.key).lines
     assert line.monthly == 2400 * svc(catalog, key)
 
 
 def test_lustre_hdd_is_unknown_not_zero(catalog: Catalog) -> None:
     p = provider()
-    fs = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType="PERSISTENT_1",
-             perUnitStorageThroughput=12, storageCapacity=6000, storageType="HDD")
+    fs = res(
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "fs",
+        p,
+        deploymentType="PERSISTENT_1",
+        perUnitStorageThroughput=12,
+        storageCapacity=6000,
+        storageType="HDD",
+    )
     b = price_graph(graph(p, fs), catalog)
     (line,) = b.get(fs.key).lines
     assert line.monthly is None and NOT_IN_CATALOG in line.flags
@@ -180,8 +197,11 @@ def test_checkpoint_bucket_stores_checkpoint_size_times_checkpoints_kept(catalog
 
 
 def test_bucket_without_usage_is_usage_based_and_unknown(catalog: Catalog) -> None:
-    (line,) = price_graph(example_graph("llm-train"), catalog).get(
-        "aws:s3/bucket:Bucket::llm-train-storage-checkpoints").lines
+    (line,) = (
+        price_graph(example_graph("llm-train"), catalog)
+        .get("aws:s3/bucket:Bucket::llm-train-storage-checkpoints")
+        .lines
+    )
     assert line.monthly is None and USAGE_BASED in line.flags
 
 
@@ -202,8 +222,10 @@ def test_breakdown_by_component_region_and_account(catalog: Catalog) -> None:
     assert b.by("account").keys() == {"111111111111"}
     components = b.by("component")
     assert sum(v[0] for v in components.values()) == b.monthly
-    assert components["Compute llm-train-compute"][0] == b.get(
-        "aws:autoscaling/group:Group::llm-train-compute-asg").monthly
+    assert (
+        components["Compute llm-train-compute"][0]
+        == b.get("aws:autoscaling/group:Group::llm-train-compute-asg").monthly
+    )
 
 
 def test_every_total_has_its_catalog_dates(catalog: Catalog) -> None:
@@ -236,8 +258,7 @@ def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog)
     tags = [{"key": "gpuinfra:expected-capacity", "value": "4", "propagateAtLaunch": False}]
     asg = res(asg.type, asg.name, p, (lt,), minSize=2, maxSize=12, tags=tags)
     line = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
-    assert (line.quantity, line.monthly_min, line.monthly_max) == (
-        4, line.unit_price * 2 * H, line.unit_price * 12 * H)  # type: ignore[operator]
+    assert (line.quantity, line.monthly_min, line.monthly_max) == (4, line.unit_price * 2 * H, line.unit_price * 12 * H)  # type: ignore[operator]
 
 
 def test_expected_capacity_tag_name_matches_the_components() -> None:

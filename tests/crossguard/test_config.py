@@ -11,21 +11,31 @@ from infra.crossguard.config import load_config_file, parse_config, reconcile
 from infra.errors import InputError
 
 METAS = [
-    PolicyMeta("alpha", "mandatory", {"limit": {"type": "integer", "minimum": 0, "default": 3},
-                                      "names": {"type": "array", "items": {"type": "string"}, "default": []}}),
+    PolicyMeta(
+        "alpha",
+        "mandatory",
+        {
+            "limit": {"type": "integer", "minimum": 0, "default": 3},
+            "names": {"type": "array", "items": {"type": "string"}, "default": []},
+        },
+    ),
     PolicyMeta("beta", "advisory"),
 ]
 
 
 def test_defaults_come_from_levels_and_schema_defaults() -> None:
-    assert reconcile(METAS) == {"alpha": PolicyConfig("mandatory", {"limit": 3, "names": []}),
-                                "beta": PolicyConfig("advisory", {})}
+    assert reconcile(METAS) == {
+        "alpha": PolicyConfig("mandatory", {"limit": 3, "names": []}),
+        "beta": PolicyConfig("advisory", {}),
+    }
 
 
 def test_all_sets_every_level_then_entries_override_it() -> None:
     result = reconcile(METAS, given={"all": "advisory", "alpha": {"enforcementLevel": "disabled", "limit": 5}})
-    assert result == {"alpha": PolicyConfig("disabled", {"limit": 5, "names": []}),
-                      "beta": PolicyConfig("advisory", {})}
+    assert result == {
+        "alpha": PolicyConfig("disabled", {"limit": 5, "names": []}),
+        "beta": PolicyConfig("advisory", {}),
+    }
 
 
 def test_initial_config_is_applied_before_the_users() -> None:
@@ -34,15 +44,18 @@ def test_initial_config_is_applied_before_the_users() -> None:
     assert result["beta"].level == "mandatory"
 
 
-@pytest.mark.parametrize(("given", "message"), [
-    ({"alpah": "advisory"}, r"names unknown policy 'alpah'\n    hint: did you mean 'alpha'\?"),
-    ({"alpha": "strict"}, r"'alpha' has enforcement level 'strict'\n    hint: use one of advisory, mandatory"),
-    ({"alpha": {"limit": "three"}}, r"policy alpha: limit: 'three' is not of type integer"),
-    ({"alpha": {"limit": -1}}, r"policy alpha: limit: -1 is less than the minimum 0"),
-    ({"alpha": {"names": [1]}}, r"policy alpha: names: 1 is not of type string"),
-    ({"alpha": {"limt": 1}}, r"policy alpha: unknown property 'limt' \(did you mean 'limit'\?\)"),
-    ({"alpha": 3}, r"'alpha' must be an enforcement level or an object, not 3"),
-])
+@pytest.mark.parametrize(
+    ("given", "message"),
+    [
+        ({"alpah": "advisory"}, r"names unknown policy 'alpah'\n    hint: did you mean 'alpha'\?"),
+        ({"alpha": "strict"}, r"'alpha' has enforcement level 'strict'\n    hint: use one of advisory, mandatory"),
+        ({"alpha": {"limit": "three"}}, r"policy alpha: limit: 'three' is not of type integer"),
+        ({"alpha": {"limit": -1}}, r"policy alpha: limit: -1 is less than the minimum 0"),
+        ({"alpha": {"names": [1]}}, r"policy alpha: names: 1 is not of type string"),
+        ({"alpha": {"limt": 1}}, r"policy alpha: unknown property 'limt' \(did you mean 'limit'\?\)"),
+        ({"alpha": 3}, r"'alpha' must be an enforcement level or an object, not 3"),
+    ],
+)
 def test_bad_config_is_an_input_error(given: dict[str, object], message: str) -> None:
     with pytest.raises(InputError, match=message):
         reconcile(METAS, given=given)
@@ -60,7 +73,8 @@ def test_config_file_in_the_clis_format(tmp_path: Path) -> None:
 
 def test_the_packs_own_config_validates() -> None:
     config = pack_config()
-    assert config["separation-network"] == PolicyConfig("mandatory",
-                                                        {"allowed_cidrs": [], "allowed_transit_gateways": []})
+    assert config["separation-network"] == PolicyConfig(
+        "mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []}
+    )
     assert config["inference-no-training-hardware"].level == "advisory"
     assert config["budget-within-account"] == PolicyConfig("advisory", {"share": 1})

@@ -25,8 +25,9 @@ def test_a_configured_level_replaces_the_default() -> None:
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config(given={"security-imdsv2": "advisory"})))
     assert found.level == "advisory"
     assert found.urn.endswith("aws:ec2/launchTemplate:LaunchTemplate::llm-train-compute-lt")
-    assert found.diagnostic == ("Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).\n"
-                                + found.message)
+    assert found.diagnostic == (
+        "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).\n" + found.message
+    )
 
 
 def test_disabled_policies_do_not_run() -> None:
@@ -45,8 +46,10 @@ def test_an_unknown_value_makes_the_policy_advisory_cant_run() -> None:
     graph = edited(example_graph("llm-train"), ((LT, None, {"metadataOptions.httpTokens": UNKNOWN}),))
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config()))
     assert found.level == "advisory" and found.unknown
-    assert found.message == ("can't run policy 'security-imdsv2' from policy pack 'gpuinfra@v0.0.1' during preview: "
-                             "string value at .metadataOptions.httpTokens can't be known during preview")
+    assert found.message == (
+        "can't run policy 'security-imdsv2' from policy pack 'gpuinfra@v0.0.1' during preview: "
+        "string value at .metadataOptions.httpTokens can't be known during preview"
+    )
 
 
 def test_not_applicable_is_recorded_not_reported() -> None:
@@ -66,8 +69,9 @@ def test_a_crashing_policy_is_a_mandatory_violation() -> None:
     def boom(args, report_violation):  # type: ignore[no-untyped-def]
         raise KeyError("surprise")
 
-    broken = ResourceValidationPolicy("broken", "always crashes", validate=boom,
-                                      enforcement_level=EnforcementLevel.ADVISORY)
+    broken = ResourceValidationPolicy(
+        "broken", "always crashes", validate=boom, enforcement_level=EnforcementLevel.ADVISORY
+    )
     run = run_pack(example_graph("llm-train"), [broken], {}, pack="t")
     assert {v.level for v in run.violations} == {"mandatory"}
     assert run.violations[0].message == "policy crashed: KeyError: 'surprise'"
@@ -76,9 +80,18 @@ def test_a_crashing_policy_is_a_mandatory_violation() -> None:
 def test_type_prefiltering_changes_nothing() -> None:
     """Resource policies declare their types; calling them on every type (as the CLI does) gives the same run."""
     graph = edited(example_graph("llm-train"), IMDSV1)
-    unfiltered = [ResourceValidationPolicy(p.name, p.description, validate=p.validate,
-                                           enforcement_level=p.enforcement_level, config_schema=p.config_schema)
-                  if isinstance(p, ResourceValidationPolicy) else p for p in policies.POLICIES]
+    unfiltered = [
+        ResourceValidationPolicy(
+            p.name,
+            p.description,
+            validate=p.validate,
+            enforcement_level=p.enforcement_level,
+            config_schema=p.config_schema,
+        )
+        if isinstance(p, ResourceValidationPolicy)
+        else p
+        for p in policies.POLICIES
+    ]
     filtered_run = police(graph, facts_for("llm-train"), pack_config())
     unfiltered_run = police(graph, facts_for("llm-train"), pack_config(), policies=unfiltered)
     assert sorted(filtered_run.violations) == sorted(unfiltered_run.violations)

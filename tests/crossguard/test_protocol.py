@@ -35,16 +35,24 @@ PROVIDER = "pulumi:providers:aws"
 BROKEN = (
     (LT, None, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),
     (INSTANCE, None, {"metadataOptions.httpTokens": UNKNOWN}),
-    (SG, None, {"ingress[0]": {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]},
-                "egress[1].cidrBlocks": ["10.64.0.0/16"]}),
+    (
+        SG,
+        None,
+        {
+            "ingress[0]": {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]},
+            "egress[1].cidrBlocks": ["10.64.0.0/16"],
+        },
+    ),
     (ASG, None, {"tags": [], "availabilityZones": ["us-east-1b"]}),
 )
 
 
 def in_process(graph: Graph, facts: StackFacts, config: dict) -> tuple[list[Diagnostic], Counter]:  # type: ignore[type-arg]
     run: PolicyRun = police(graph, facts, config)
-    return (sorted(Diagnostic(v.policy, v.level, v.urn, v.diagnostic) for v in run.violations),
-            Counter((n.policy, n.reason) for n in run.not_applicable))
+    return (
+        sorted(Diagnostic(v.policy, v.level, v.urn, v.diagnostic) for v in run.violations),
+        Counter((n.policy, n.reason) for n in run.not_applicable),
+    )
 
 
 def over_grpc(pack: PackClient, graph: Graph, config: dict) -> tuple[list[Diagnostic], Counter]:  # type: ignore[type-arg]
@@ -69,7 +77,8 @@ def test_analyzer_info_describes_the_same_pack(training_pack: PackClient) -> Non
     info = training_pack.info()
     assert info.name == "gpuinfra" and info.supportsConfig
     assert sorted(training_pack.metas(), key=lambda m: m.name) == sorted(
-        (meta_of(p) for p in policies.POLICIES), key=lambda m: m.name)
+        (meta_of(p) for p in policies.POLICIES), key=lambda m: m.name
+    )
     kinds = {p.name: p.policy_type for p in info.policies}
     assert kinds["quota-within-grant"] == 2 and kinds["security-imdsv2"] == 1  # POLICY_TYPE_STACK / _RESOURCE
     schema = json_format.MessageToDict(next(p for p in info.policies if p.name == "separation-network").configSchema)
@@ -85,20 +94,30 @@ def test_the_example_passes_both_ways(training_pack: PackClient) -> None:
 
 
 def test_violations_unknowns_and_config_match(training_pack: PackClient) -> None:
-    given = {"security-ebs-encrypted": "advisory", "training-one-zone": "disabled",
-             "separation-network": {"allowed_transit_gateways": ["tgw-0abc"]}}
+    given = {
+        "security-ebs-encrypted": "advisory",
+        "training-one-zone": "disabled",
+        "separation-network": {"allowed_transit_gateways": ["tgw-0abc"]},
+    }
     config = reconcile(training_pack.metas(), given=given)
     assert config == pack_config(given=given)
     graph = edited(example_graph("llm-train"), BROKEN)
     diagnostics, not_applicable = over_grpc(training_pack, graph, config)
     assert (diagnostics, not_applicable) == in_process(graph, facts_of("llm-train"), config)
     fired = {(d.policy, d.level) for d in diagnostics}
-    assert fired >= {("security-imdsv2", "mandatory"), ("security-imdsv2", "advisory"),
-                     ("security-ebs-encrypted", "advisory"), ("security-open-ingress", "mandatory"),
-                     ("separation-network", "mandatory"), ("separation-workload-tag", "mandatory")}
+    assert fired >= {
+        ("security-imdsv2", "mandatory"),
+        ("security-imdsv2", "advisory"),
+        ("security-ebs-encrypted", "advisory"),
+        ("security-open-ingress", "mandatory"),
+        ("separation-network", "mandatory"),
+        ("separation-workload-tag", "mandatory"),
+    }
     assert not any(d.policy == "training-one-zone" for d in diagnostics)
-    assert any("can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-controller")
-               for d in diagnostics)
+    assert any(
+        "can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-controller")
+        for d in diagnostics
+    )
 
 
 def test_facts_from_another_organization_reach_the_pack(tmp_path: Path) -> None:
@@ -118,13 +137,36 @@ def test_facts_from_another_organization_reach_the_pack(tmp_path: Path) -> None:
 
 
 OTHER_EXAMPLES = {
-    "chat-serve": ((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),
-                   ("aws:lb/listener:Listener", "chat-serve-us-west-2-endpoint-http",
-                    {"defaultActions": [{"type": "forward", "targetGroupArn": "arn:tg"}]})),
+    "chat-serve": (
+        (ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),
+        (
+            "aws:lb/listener:Listener",
+            "chat-serve-us-west-2-endpoint-http",
+            {"defaultActions": [{"type": "forward", "targetGroupArn": "arn:tg"}]},
+        ),
+    ),
     "chat-serve-k8s": (("kubernetes:core/v1:Service", None, {"spec.ports[0].port": 8443}),),
-    "model-registry": (("aws:s3/bucketPolicy:BucketPolicy", "model-registry-primary-policy",
-                        {"policy": json.dumps({"Statement": [{"Sid": "Anyone", "Effect": "Allow", "Principal": "*",
-                                                              "Action": "s3:GetObject", "Resource": "*"}]})}),),
+    "model-registry": (
+        (
+            "aws:s3/bucketPolicy:BucketPolicy",
+            "model-registry-primary-policy",
+            {
+                "policy": json.dumps(
+                    {
+                        "Statement": [
+                            {
+                                "Sid": "Anyone",
+                                "Effect": "Allow",
+                                "Principal": "*",
+                                "Action": "s3:GetObject",
+                                "Resource": "*",
+                            }
+                        ]
+                    }
+                )
+            },
+        ),
+    ),
 }
 
 

@@ -25,8 +25,7 @@ def snap(g: Graph, catalog: Catalog, findings: tuple[Finding, ...] = (), steps: 
 
 
 def diff(base: Graph, head: Graph, catalog: Catalog, **head_extra):  # type: ignore[no-untyped-def]
-    return diff_sides({base.stack: snap(base, catalog)}, {head.stack: snap(head, catalog, **head_extra)},
-                      load_rules())
+    return diff_sides({base.stack: snap(base, catalog)}, {head.stack: snap(head, catalog, **head_extra)}, load_rules())
 
 
 def by_name(d, name):  # type: ignore[no-untyped-def]
@@ -70,21 +69,23 @@ def test_changing_the_lustre_deployment_type_is_a_replacement_with_a_cited_reaso
     assert fs.delta == 48000 * (p1.usd - p2.usd)
 
 
-@pytest.mark.parametrize(("type_", "prop", "before", "after", "effect"), [
-    ("aws:fsx/lustreFileSystem:LustreFileSystem", "storageCapacity", 2400, 4800, "update"),
-    ("aws:fsx/lustreFileSystem:LustreFileSystem", "storageCapacity", 4800, 2400, "replace"),
-    ("aws:ec2/vpc:Vpc", "cidrBlock", "10.0.0.0/16", "10.1.0.0/16", "replace"),
-    ("aws:ec2/vpc:Vpc", "enableDnsHostnames", False, True, "update"),
-    ("aws:ec2/subnet:Subnet", "availabilityZone", "us-east-1a", "us-east-1b", "replace"),
-    ("aws:autoscaling/group:Group", "mixedInstancesPolicy", {"a": 1}, {"a": 2}, "refresh"),
-    ("aws:autoscaling/group:Group", "name", "a", "b", "replace"),
-    ("aws:ec2/instance:Instance", "instanceType", "m7i.xlarge", "m7i.2xlarge", "update"),
-    ("aws:ec2/instance:Instance", "privateIp", "10.0.0.10", "10.0.0.11", "replace"),
-    ("aws:lb/loadBalancer:LoadBalancer", "internal", False, True, "replace"),
-    ("aws:fsx/lustreFileSystem:LustreFileSystem", "deploymentType", "PERSISTENT_2", UNKNOWN, "may-replace"),
-])
-def test_replacement_rules(catalog: Catalog, type_: str, prop: str, before: object, after: object,
-                           effect: str) -> None:
+@pytest.mark.parametrize(
+    ("type_", "prop", "before", "after", "effect"),
+    [
+        ("aws:fsx/lustreFileSystem:LustreFileSystem", "storageCapacity", 2400, 4800, "update"),
+        ("aws:fsx/lustreFileSystem:LustreFileSystem", "storageCapacity", 4800, 2400, "replace"),
+        ("aws:ec2/vpc:Vpc", "cidrBlock", "10.0.0.0/16", "10.1.0.0/16", "replace"),
+        ("aws:ec2/vpc:Vpc", "enableDnsHostnames", False, True, "update"),
+        ("aws:ec2/subnet:Subnet", "availabilityZone", "us-east-1a", "us-east-1b", "replace"),
+        ("aws:autoscaling/group:Group", "mixedInstancesPolicy", {"a": 1}, {"a": 2}, "refresh"),
+        ("aws:autoscaling/group:Group", "name", "a", "b", "replace"),
+        ("aws:ec2/instance:Instance", "instanceType", "m7i.xlarge", "m7i.2xlarge", "update"),
+        ("aws:ec2/instance:Instance", "privateIp", "10.0.0.10", "10.0.0.11", "replace"),
+        ("aws:lb/loadBalancer:LoadBalancer", "internal", False, True, "replace"),
+        ("aws:fsx/lustreFileSystem:LustreFileSystem", "deploymentType", "PERSISTENT_2", UNKNOWN, "may-replace"),
+    ],
+)
+def test_replacement_rules(catalog: Catalog, type_: str, prop: str, before: object, after: object, effect: str) -> None:
     p = provider()
     d = diff(graph(p, res(type_, "r", p, **{prop: before})), graph(p, res(type_, "r", p, **{prop: after})), catalog)
     (change,) = by_name(d, "r").changes
@@ -96,8 +97,11 @@ def test_user_data_replaces_an_instance_only_with_replace_on_change(catalog: Cat
     p = provider()
     t = "aws:ec2/instance:Instance"
     quiet = diff(graph(p, res(t, "i", p, userData="a")), graph(p, res(t, "i", p, userData="b")), catalog)
-    loud = diff(graph(p, res(t, "i", p, userData="a", userDataReplaceOnChange=True)),
-                graph(p, res(t, "i", p, userData="b", userDataReplaceOnChange=True)), catalog)
+    loud = diff(
+        graph(p, res(t, "i", p, userData="a", userDataReplaceOnChange=True)),
+        graph(p, res(t, "i", p, userData="b", userDataReplaceOnChange=True)),
+        catalog,
+    )
     assert by_name(quiet, "i").action == "update" and by_name(loud, "i").action == "replace"
 
 
@@ -144,12 +148,18 @@ def test_cost_only_changes_are_reported_even_when_inputs_are_equal(catalog: Cata
     bucket = res("aws:s3/bucket:Bucket", "b", p)
     g = graph(p, bucket)
     more = Usage(UsageFile(resource_usage={"b": ResourceUsage(storage_gb=Decimal(100))}))
-    d = diff_sides({"s": Snapshot("s", g, price_graph(g, catalog))},
-                   {"s": Snapshot("s", g, price_graph(g, catalog, more))}, load_rules())
+    d = diff_sides(
+        {"s": Snapshot("s", g, price_graph(g, catalog))},
+        {"s": Snapshot("s", g, price_graph(g, catalog, more))},
+        load_rules(),
+    )
     (row,) = d.stacks[0].resources
     assert row.action == "same" and row.before is None and row.delta is None  # unknown before: no delta
-    d2 = diff_sides({"s": Snapshot("s", g, price_graph(g, catalog, more))},
-                    {"s": Snapshot("s", g, price_graph(g, catalog, more))}, load_rules())
+    d2 = diff_sides(
+        {"s": Snapshot("s", g, price_graph(g, catalog, more))},
+        {"s": Snapshot("s", g, price_graph(g, catalog, more))},
+        load_rules(),
+    )
     assert d2.stacks[0].resources == ()
 
 
@@ -158,8 +168,9 @@ def test_findings_are_compared_by_stack_rule_where_and_message(catalog: Catalog)
     kept = Finding("s", "validator", "a", "warning", "x", "same")
     gone = Finding("s", "validator", "b", "warning", "y", "fixed")
     new = Finding("s", "policy", "c", "mandatory", "vpc", "violates")
-    d = diff_sides({"s": Snapshot("s", g, None, (kept, gone))}, {"s": Snapshot("s", g, None, (kept, new))},
-                   load_rules())
+    d = diff_sides(
+        {"s": Snapshot("s", g, None, (kept, gone))}, {"s": Snapshot("s", g, None, (kept, new))}, load_rules()
+    )
     s = d.stacks[0]
     assert s.new_findings == (new,) and s.resolved_findings == (gone,)
     assert d.blocking == [new] and d.exit_code == 1

@@ -26,10 +26,13 @@ def events(name: str) -> list:  # type: ignore[type-arg]
 
 
 def test_plain_blinds_secrets_names_assets_and_drops_defaults() -> None:
-    state = {"__defaults": ["x"], "pw": {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270",
-                                         "ciphertext": "abc"},
-             "code": {"4dabf18193072939515e22adb298388d": "0def7320c3a5731c473e5ecbe6d01bc7", "hash": "h1"},
-             "n": 3.0, "nested": [{"__defaults": [], "a": 1}]}
+    state = {
+        "__defaults": ["x"],
+        "pw": {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "ciphertext": "abc"},
+        "code": {"4dabf18193072939515e22adb298388d": "0def7320c3a5731c473e5ecbe6d01bc7", "hash": "h1"},
+        "n": 3.0,
+        "nested": [{"__defaults": [], "a": 1}],
+    }
     assert plain(state) == {"pw": SECRET, "code": "<asset h1>", "n": 3, "nested": [{"a": 1}]}
 
 
@@ -45,7 +48,8 @@ def test_preview_with_sames_gives_old_and_new_graphs_and_pulumi_verdicts() -> No
     assert len(preview.old["dev"].resources) == len(preview.new["dev"].resources) == 16
     updates = [s for s in preview.steps.values() if s.op == "update"]
     assert [(s.type, s.diff_reasons, s.detailed) for s in updates] == [
-        ("aws:lambda/function:Function", ("code",), {"code": "update"})]
+        ("aws:lambda/function:Function", ("code",), {"code": "update"})
+    ]
 
 
 @needs_fixtures
@@ -72,9 +76,14 @@ def test_engine_events_give_the_logical_replace_step_with_its_reason() -> None:
 
 
 @needs_fixtures
-@pytest.mark.parametrize(("name", "kind"), [
-    ("stratify-sample-preview-update.json", PREVIEW), ("stratify-sample-export.json", EXPORT),
-    ("pulumi-engine-events-webserver-userdata.jsonl", EVENTS)])
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("stratify-sample-preview-update.json", PREVIEW),
+        ("stratify-sample-export.json", EXPORT),
+        ("pulumi-engine-events-webserver-userdata.jsonl", EVENTS),
+    ],
+)
 def test_document_kind_is_read_from_its_shape(name: str, kind: str) -> None:
     assert load_document(FIXTURES / name).kind == kind
 
@@ -107,8 +116,13 @@ def test_diff_of_one_pulumi_preview_shows_pulumis_replacement() -> None:
 
 @needs_fixtures
 def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
-    done = gpuinfra("diff", str(FIXTURES / "stratify-sample-export.json"),
-                    str(FIXTURES / "stratify-sample-preview-update.json"), "--format", "json")
+    done = gpuinfra(
+        "diff",
+        str(FIXTURES / "stratify-sample-export.json"),
+        str(FIXTURES / "stratify-sample-preview-update.json"),
+        "--format",
+        "json",
+    )
     assert done.returncode == 0, done.stderr
     rows = json.loads(done.stdout)["stacks"][0]["resources"]
     assert {(r["name"], r["action"]) for r in rows} >= {("docsHandler", "update")}
@@ -117,13 +131,26 @@ def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
 def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
     from infra.review import findings_of
 
-    report = {"findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],
-              "policy": {"pack": "gpuinfra", "violations": [
-                  {"policy": "no-public-bucket", "level": "mandatory", "message": "public",
-                   "resource": "urn:pulumi:s::p::aws:s3/bucket:Bucket::logs", "resource_name": "logs"},
-                  {"policy": "budget-within-account", "level": "advisory", "message": "over", "resource": None}]}}
+    report = {
+        "findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],
+        "policy": {
+            "pack": "gpuinfra",
+            "violations": [
+                {
+                    "policy": "no-public-bucket",
+                    "level": "mandatory",
+                    "message": "public",
+                    "resource": "urn:pulumi:s::p::aws:s3/bucket:Bucket::logs",
+                    "resource_name": "logs",
+                },
+                {"policy": "budget-within-account", "level": "advisory", "message": "over", "resource": None},
+            ],
+        },
+    }
     found = findings_of("s", report)
     assert [(f.source, f.rule, f.level, f.where) for f in found] == [
-        ("validator", "r", "warning", "a.b"), ("policy", "no-public-bucket", "mandatory", "logs"),
-        ("policy", "budget-within-account", "advisory", "")]
+        ("validator", "r", "warning", "a.b"),
+        ("policy", "no-public-bucket", "mandatory", "logs"),
+        ("policy", "budget-within-account", "advisory", ""),
+    ]
     assert found[1].blocking and not found[2].blocking

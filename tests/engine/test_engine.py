@@ -16,8 +16,12 @@ from infra.preview import preview_graph
 def test_plain_values() -> None:
     secret = {"4dabf18193072939515e22adb298388d": "1b47061264138c4ac30d75fd1eb44270", "value": "hunter2"}
     ref = {"4dabf18193072939515e22adb298388d": "5cf8f73096256a8f31e491e813e4eb8e", "urn": "urn:x"}
-    assert plain({"a": 2.0, "b": 2.5, "c": [secret, ref], "d": True}) == {"a": 2, "b": 2.5, "c": [SECRET, "urn:x"],
-                                                                            "d": True}
+    assert plain({"a": 2.0, "b": 2.5, "c": [secret, ref], "d": True}) == {
+        "a": 2,
+        "b": 2.5,
+        "c": [SECRET, "urn:x"],
+        "d": True,
+    }
 
 
 def test_urns_follow_the_engine_not_the_mock() -> None:
@@ -25,8 +29,10 @@ def test_urns_follow_the_engine_not_the_mock() -> None:
     provider = graph.providers()[0]
     assert provider.urn == "urn:pulumi:llm-train::gpuinfra::pulumi:providers:aws::aws-ml-training-us-east-1"
     vpc = graph.one("aws:ec2/vpc:Vpc")
-    assert vpc.urn == ("urn:pulumi:llm-train::gpuinfra::gpuinfra:training:Cluster$gpuinfra:training:Network"
-                       "$aws:ec2/vpc:Vpc::llm-train-net-vpc")
+    assert vpc.urn == (
+        "urn:pulumi:llm-train::gpuinfra::gpuinfra:training:Cluster$gpuinfra:training:Network"
+        "$aws:ec2/vpc:Vpc::llm-train-net-vpc"
+    )
 
 
 def test_two_runs_give_the_same_graph() -> None:
@@ -53,8 +59,12 @@ def test_logged_errors_fail_the_run() -> None:
 def test_secrets_are_blinded_in_the_graph() -> None:
     def program() -> None:
         provider = aws.Provider("p", region="us-east-1")
-        aws.ssm.Parameter("param", type="SecureString", value=pulumi.Output.secret("hunter2"),
-                          opts=pulumi.ResourceOptions(provider=provider))
+        aws.ssm.Parameter(
+            "param",
+            type="SecureString",
+            value=pulumi.Output.secret("hunter2"),
+            opts=pulumi.ResourceOptions(provider=provider),
+        )
 
     graph = run(program, project="p", stack="s", config={})
     assert graph.one("aws:ssm/parameter:Parameter").inputs["value"] == SECRET

@@ -26,8 +26,11 @@ def test_training_quota_needs_split_on_demand_and_spot() -> None:
     plan = checked("llm-train").plan
     assert isinstance(plan, TrainingPlan)
     needs = {(q.code, q.purchase): q.vcpus for q in plan.quotas}
-    assert needs == {("L-417A185B", "on_demand"): 4 * 192, ("L-C4BD4855", "spot"): 12 * 192,
-                     ("L-1216C47A", "on_demand"): 8}
+    assert needs == {
+        ("L-417A185B", "on_demand"): 4 * 192,
+        ("L-C4BD4855", "spot"): 12 * 192,
+        ("L-1216C47A", "on_demand"): 8,
+    }
 
 
 def test_inference_quota_needs_per_region() -> None:

@@ -31,8 +31,17 @@ def test_auto_without_gpu_filter_weighs_every_family_over_all_regions() -> None:
 
 
 def test_auto_in_one_region_picks_inferentia() -> None:
-    only_use1 = {"regions": [{"region": "us-east-1", "min_replicas": 1, "max_replicas": 2, "peak_rps": 1,
-                              "certificate_arn": "arn:aws:acm:us-east-1:222222222222:certificate/x"}]}
+    only_use1 = {
+        "regions": [
+            {
+                "region": "us-east-1",
+                "min_replicas": 1,
+                "max_replicas": 2,
+                "peak_rps": 1,
+                "certificate_arn": "arn:aws:acm:us-east-1:222222222222:certificate/x",
+            }
+        ]
+    }
     assert plan_of(**{"instance.gpu": None, **only_use1}).choice.chosen == "inf2.xlarge"
 
 

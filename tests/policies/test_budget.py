@@ -44,8 +44,10 @@ def test_over_budget_is_advisory_by_default(monkeypatch: pytest.MonkeyPatch) -> 
     run = budget_run(monkeypatch, Decimal("512345.67"))
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
     assert found.level == "advisory"
-    assert found.message == ("llm-train is estimated at $512,346/month, over ml-training's budget of $450,000 by "
-                             "$62,346; shrink the stack or raise monthly_budget_usd in the organization file")
+    assert found.message == (
+        "llm-train is estimated at $512,346/month, over ml-training's budget of $450,000 by "
+        "$62,346; shrink the stack or raise monthly_budget_usd in the organization file"
+    )
 
 
 def test_level_and_share_come_from_the_pack_config(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -60,7 +62,8 @@ def test_unknown_cost_is_not_applicable_never_zero(monkeypatch: pytest.MonkeyPat
     run = budget_run(monkeypatch, None)
     assert not [v for v in run.violations if v.policy == "budget-within-account"]
     assert [n.reason for n in run.not_applicable if n.policy == "budget-within-account"] == [
-        "no cost estimate for this stack"]
+        "no cost estimate for this stack"
+    ]
 
 
 def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:

@@ -12,64 +12,137 @@ TG = "aws:lb/targetGroup:TargetGroup"
 PG = "aws:ec2/placementGroup:PlacementGroup"
 DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 SERVICE = "kubernetes:core/v1:Service"
-ZONE_SPREAD = [{"maxSkew": 1, "topologyKey": "topology.kubernetes.io/zone", "whenUnsatisfiable": "ScheduleAnyway",
-                "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "chat-k8s"}}}]
-SPOT_ABOVE_ONE = {"mixedInstancesPolicy": {"instancesDistribution": {"onDemandBaseCapacity": 1,
-                                                                     "onDemandPercentageAboveBaseCapacity": 0}}}
+ZONE_SPREAD = [
+    {
+        "maxSkew": 1,
+        "topologyKey": "topology.kubernetes.io/zone",
+        "whenUnsatisfiable": "ScheduleAnyway",
+        "labelSelector": {"matchLabels": {"app.kubernetes.io/name": "chat-k8s"}},
+    }
+]
+SPOT_ABOVE_ONE = {
+    "mixedInstancesPolicy": {
+        "instancesDistribution": {"onDemandBaseCapacity": 1, "onDemandPercentageAboveBaseCapacity": 0}
+    }
+}
 
 CASES = [
     PolicyCase("inference-on-demand-base", "chat-serve", fires=False),
-    PolicyCase("inference-on-demand-base", "chat-serve",
-               edits=((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),),
-               message="chat-serve-us-east-1-replicas-burst: minSize 2 but only 0 on-demand at that size; 2 always-on"),
-    PolicyCase("inference-on-demand-base", "chat-serve",
-               edits=((ASG, "chat-serve-us-east-1-replicas-base", {"minSize": 1}),),
-               message=r"us-east-1: min_replicas is 2 but the groups keep 1 on-demand replica\(s\)"),
-    PolicyCase("inference-on-demand-base", "chat-serve",
-               edits=((ASG, "chat-serve-ap-northeast-1-replicas-base", SPOT_ABOVE_ONE),),
-               message="chat-serve-ap-northeast-1-replicas-morning-floor raises "
-                       "chat-serve-ap-northeast-1-replicas-base to minSize 2, of which only 1 on-demand"),
+    PolicyCase(
+        "inference-on-demand-base",
+        "chat-serve",
+        edits=((ASG, "chat-serve-us-east-1-replicas-burst", {"minSize": 2}),),
+        message="chat-serve-us-east-1-replicas-burst: minSize 2 but only 0 on-demand at that size; 2 always-on",
+    ),
+    PolicyCase(
+        "inference-on-demand-base",
+        "chat-serve",
+        edits=((ASG, "chat-serve-us-east-1-replicas-base", {"minSize": 1}),),
+        message=r"us-east-1: min_replicas is 2 but the groups keep 1 on-demand replica\(s\)",
+    ),
+    PolicyCase(
+        "inference-on-demand-base",
+        "chat-serve",
+        edits=((ASG, "chat-serve-ap-northeast-1-replicas-base", SPOT_ABOVE_ONE),),
+        message="chat-serve-ap-northeast-1-replicas-morning-floor raises "
+        "chat-serve-ap-northeast-1-replicas-base to minSize 2, of which only 1 on-demand",
+    ),
     PolicyCase("inference-on-demand-base", "chat-serve-k8s", fires=False),
     PolicyCase("inference-health-checks", "chat-serve", fires=False),
     PolicyCase("inference-health-checks", "chat-serve-k8s", fires=False),
-    PolicyCase("inference-health-checks", "chat-serve", edits=((TG, "chat-serve-us-west-2-endpoint-tg",
-                                                                {"healthCheck.enabled": False}),),
-               message="chat-serve-us-west-2-endpoint-tg disables health checks"),
-    PolicyCase("inference-health-checks", "chat-serve", edits=((ASG, "chat-serve-us-west-2-replicas-base",
-                                                                {"healthCheckType": "EC2"}),),
-               message="chat-serve-us-west-2-replicas-base uses healthCheckType EC2; use ELB"),
-    PolicyCase("inference-health-checks", "chat-serve-k8s",
-               edits=((DEPLOYMENT, None, {"spec.template.spec.containers[0].readinessProbe": DELETE}),),
-               message="container server serves without a readiness probe"),
-    PolicyCase("inference-health-checks", "chat-serve-k8s", edits=((SERVICE, None, {"metadata.annotations": {}}),),
-               message="load balancer without service.beta.kubernetes.io/aws-load-balancer-healthcheck-path"),
+    PolicyCase(
+        "inference-health-checks",
+        "chat-serve",
+        edits=((TG, "chat-serve-us-west-2-endpoint-tg", {"healthCheck.enabled": False}),),
+        message="chat-serve-us-west-2-endpoint-tg disables health checks",
+    ),
+    PolicyCase(
+        "inference-health-checks",
+        "chat-serve",
+        edits=((ASG, "chat-serve-us-west-2-replicas-base", {"healthCheckType": "EC2"}),),
+        message="chat-serve-us-west-2-replicas-base uses healthCheckType EC2; use ELB",
+    ),
+    PolicyCase(
+        "inference-health-checks",
+        "chat-serve-k8s",
+        edits=((DEPLOYMENT, None, {"spec.template.spec.containers[0].readinessProbe": DELETE}),),
+        message="container server serves without a readiness probe",
+    ),
+    PolicyCase(
+        "inference-health-checks",
+        "chat-serve-k8s",
+        edits=((SERVICE, None, {"metadata.annotations": {}}),),
+        message="load balancer without service.beta.kubernetes.io/aws-load-balancer-healthcheck-path",
+    ),
     PolicyCase("inference-multi-zone", "chat-serve", fires=False),
-    PolicyCase("inference-multi-zone", "chat-serve", spec={"regions[1].availability_zones": ["us-west-2a"]},
-               unchecked=True, message="us-west-2: replicas run in us-west-2a; one zone outage"),
-    PolicyCase("inference-pod-zone-spread", "chat-serve-k8s", level="advisory",
-               edits=((DEPLOYMENT, None, {"spec.template.spec.topologySpreadConstraints": []}),),
-               message=r"chat-k8s-us-east-1-server: 2 replicas with no zone spread"),
+    PolicyCase(
+        "inference-multi-zone",
+        "chat-serve",
+        spec={"regions[1].availability_zones": ["us-west-2a"]},
+        unchecked=True,
+        message="us-west-2: replicas run in us-west-2a; one zone outage",
+    ),
+    PolicyCase(
+        "inference-pod-zone-spread",
+        "chat-serve-k8s",
+        level="advisory",
+        edits=((DEPLOYMENT, None, {"spec.template.spec.topologySpreadConstraints": []}),),
+        message=r"chat-k8s-us-east-1-server: 2 replicas with no zone spread",
+    ),
     PolicyCase("inference-pod-zone-spread", "chat-serve-k8s", fires=False),
-    PolicyCase("inference-pod-zone-spread", "chat-serve-k8s", label="spread set by hand",
-               edits=((DEPLOYMENT, None, {"spec.template.spec.topologySpreadConstraints": ZONE_SPREAD}),), fires=False),
+    PolicyCase(
+        "inference-pod-zone-spread",
+        "chat-serve-k8s",
+        label="spread set by hand",
+        edits=((DEPLOYMENT, None, {"spec.template.spec.topologySpreadConstraints": ZONE_SPREAD}),),
+        fires=False,
+    ),
     PolicyCase("inference-no-training-hardware", "chat-serve", fires=False),
-    PolicyCase("inference-no-training-hardware", "chat-serve", level="advisory",
-               edits=((LT, "chat-serve-us-east-1-replicas-lt", {"instanceType": "p4d.24xlarge"}),),
-               message="p4d.24xlarge is training-class hardware"),
-    PolicyCase("inference-no-training-hardware", "chat-serve", fires=False, label="allowed by config",
-               edits=((LT, "chat-serve-us-east-1-replicas-lt", {"instanceType": "p4d.24xlarge"}),),
-               config={"inference-no-training-hardware": {"allow_training_instances": True}}),
-    PolicyCase("inference-no-training-hardware", "chat-serve",
-               edits=((LT, "chat-serve-us-east-1-replicas-lt", {"networkInterfaces": [{"interfaceType": "efa",
-                                                                                       "networkCardIndex": 0}]}),),
-               message=r"1 EFA interface\(s\)"),
-    PolicyCase("inference-no-training-hardware", "chat-serve",
-               edits=((ASG, "chat-serve-us-east-1-replicas-base", {"placementGroup": "pg-1"}),),
-               message="placement groups pack replicas onto one rack"),
-    PolicyCase("inference-no-training-hardware", "chat-serve-k8s",
-               edits=((DEPLOYMENT, None, {"spec.template.spec.nodeSelector":
-                                          {"node.kubernetes.io/instance-type": "p5.48xlarge"}}),),
-               message="p5.48xlarge is training-class hardware"),
+    PolicyCase(
+        "inference-no-training-hardware",
+        "chat-serve",
+        level="advisory",
+        edits=((LT, "chat-serve-us-east-1-replicas-lt", {"instanceType": "p4d.24xlarge"}),),
+        message="p4d.24xlarge is training-class hardware",
+    ),
+    PolicyCase(
+        "inference-no-training-hardware",
+        "chat-serve",
+        fires=False,
+        label="allowed by config",
+        edits=((LT, "chat-serve-us-east-1-replicas-lt", {"instanceType": "p4d.24xlarge"}),),
+        config={"inference-no-training-hardware": {"allow_training_instances": True}},
+    ),
+    PolicyCase(
+        "inference-no-training-hardware",
+        "chat-serve",
+        edits=(
+            (
+                LT,
+                "chat-serve-us-east-1-replicas-lt",
+                {"networkInterfaces": [{"interfaceType": "efa", "networkCardIndex": 0}]},
+            ),
+        ),
+        message=r"1 EFA interface\(s\)",
+    ),
+    PolicyCase(
+        "inference-no-training-hardware",
+        "chat-serve",
+        edits=((ASG, "chat-serve-us-east-1-replicas-base", {"placementGroup": "pg-1"}),),
+        message="placement groups pack replicas onto one rack",
+    ),
+    PolicyCase(
+        "inference-no-training-hardware",
+        "chat-serve-k8s",
+        edits=(
+            (
+                DEPLOYMENT,
+                None,
+                {"spec.template.spec.nodeSelector": {"node.kubernetes.io/instance-type": "p5.48xlarge"}},
+            ),
+        ),
+        message="p5.48xlarge is training-class hardware",
+    ),
 ]
 
 

@@ -12,23 +12,54 @@ CAPACITY_BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-01234
 
 CASES = [
     PolicyCase("quota-within-grant", "llm-train", fires=False),
-    PolicyCase("quota-within-grant", "llm-train", org={P_ON_DEMAND: 512}, level="mandatory",
-               message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
-                       r"the stack needs 768 vCPUs at maximum size \(llm-train-compute-asg\), 512 available; "
-                       r"request an increase of 256 vCPUs \(to 768\)"),
-    PolicyCase("quota-within-grant", "llm-train", org={P5_SPOT: 0}, label="spot counted on its own code",
-               message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs .* 0 available"),
-    PolicyCase("quota-within-grant", "llm-train", org={P_ON_DEMAND: 512, REQUEST: True}, fires=False,
-               label="increase requested"),
-    PolicyCase("quota-within-grant", "llm-train", spec={"compute.capacity": CAPACITY_BLOCK},
-               org={P_ON_DEMAND: 0, P5_SPOT: 0}, fires=False, label="capacity blocks use no quota"),
+    PolicyCase(
+        "quota-within-grant",
+        "llm-train",
+        org={P_ON_DEMAND: 512},
+        level="mandatory",
+        message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
+        r"the stack needs 768 vCPUs at maximum size \(llm-train-compute-asg\), 512 available; "
+        r"request an increase of 256 vCPUs \(to 768\)",
+    ),
+    PolicyCase(
+        "quota-within-grant",
+        "llm-train",
+        org={P5_SPOT: 0},
+        label="spot counted on its own code",
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs .* 0 available",
+    ),
+    PolicyCase(
+        "quota-within-grant",
+        "llm-train",
+        org={P_ON_DEMAND: 512, REQUEST: True},
+        fires=False,
+        label="increase requested",
+    ),
+    PolicyCase(
+        "quota-within-grant",
+        "llm-train",
+        spec={"compute.capacity": CAPACITY_BLOCK},
+        org={P_ON_DEMAND: 0, P5_SPOT: 0},
+        fires=False,
+        label="capacity blocks use no quota",
+    ),
     PolicyCase("quota-within-grant", "llm-train-eks", fires=False),
-    PolicyCase("quota-within-grant", "llm-train-eks", org={P5_SPOT: 1000}, label="EKS node groups count too",
-               message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs at maximum size "
-                       r"\(llm-train-eks-eks-gpu-spot\), 1000 available"),
+    PolicyCase(
+        "quota-within-grant",
+        "llm-train-eks",
+        org={P5_SPOT: 1000},
+        label="EKS node groups count too",
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs at maximum size "
+        r"\(llm-train-eks-eks-gpu-spot\), 1000 available",
+    ),
     PolicyCase("quota-increase-requested", "llm-train", fires=False),
-    PolicyCase("quota-increase-requested", "llm-train", org={P_ON_DEMAND: 512, REQUEST: True}, level="advisory",
-               message="512 available; the stack requests an increase to 768, pending AWS approval"),
+    PolicyCase(
+        "quota-increase-requested",
+        "llm-train",
+        org={P_ON_DEMAND: 512, REQUEST: True},
+        level="advisory",
+        message="512 available; the stack requests an increase to 768, pending AWS approval",
+    ),
 ]
 
 

@@ -18,64 +18,129 @@ ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
 ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
 LISTENER = "aws:lb/listener:Listener"
 SERVICE = "kubernetes:core/v1:Service"
-ADMIN = json.dumps({"Version": "2012-10-17", "Statement": [
-    {"Sid": "Everything", "Effect": "Allow", "Action": "*", "Resource": "*"}]})
+ADMIN = json.dumps(
+    {"Version": "2012-10-17", "Statement": [{"Sid": "Everything", "Effect": "Allow", "Action": "*", "Resource": "*"}]}
+)
 ADMIN_ARN = "arn:aws:iam::aws:policy/AdministratorAccess"
 SSH_FROM_ANYWHERE = {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}
 
 CASES = [
     PolicyCase("security-imdsv2", "llm-train", fires=False),
-    PolicyCase("security-imdsv2", "llm-train", edits=((LT, None, {"metadataOptions.httpTokens": "optional"}),),
-               message="llm-train-compute-lt: metadataOptions.httpTokens is 'optional'"),
-    PolicyCase("security-imdsv2", "llm-train", edits=((INSTANCE, None, {"metadataOptions": DELETE}),),
-               message="llm-train-slurm-controller: metadataOptions.httpTokens is 'optional \\(not set\\)'"),
+    PolicyCase(
+        "security-imdsv2",
+        "llm-train",
+        edits=((LT, None, {"metadataOptions.httpTokens": "optional"}),),
+        message="llm-train-compute-lt: metadataOptions.httpTokens is 'optional'",
+    ),
+    PolicyCase(
+        "security-imdsv2",
+        "llm-train",
+        edits=((INSTANCE, None, {"metadataOptions": DELETE}),),
+        message="llm-train-slurm-controller: metadataOptions.httpTokens is 'optional \\(not set\\)'",
+    ),
     PolicyCase("security-ebs-encrypted", "llm-train", fires=False),
-    PolicyCase("security-ebs-encrypted", "llm-train",
-               edits=((LT, None, {"blockDeviceMappings[0].ebs.encrypted": "false"}),),
-               message="block device /dev/sda1 is not encrypted"),
-    PolicyCase("security-ebs-encrypted", "llm-train", edits=((INSTANCE, None, {"rootBlockDevice": DELETE}),),
-               message="no rootBlockDevice"),
+    PolicyCase(
+        "security-ebs-encrypted",
+        "llm-train",
+        edits=((LT, None, {"blockDeviceMappings[0].ebs.encrypted": "false"}),),
+        message="block device /dev/sda1 is not encrypted",
+    ),
+    PolicyCase(
+        "security-ebs-encrypted",
+        "llm-train",
+        edits=((INSTANCE, None, {"rootBlockDevice": DELETE}),),
+        message="no rootBlockDevice",
+    ),
     PolicyCase("security-s3-encrypted", "llm-train", fires=False),
-    PolicyCase("security-s3-encrypted", "llm-train", edits=((SSE, None, {"rules": []}),),
-               message="bucket llm-train-storage-checkpoints has no server-side encryption configuration"),
+    PolicyCase(
+        "security-s3-encrypted",
+        "llm-train",
+        edits=((SSE, None, {"rules": []}),),
+        message="bucket llm-train-storage-checkpoints has no server-side encryption configuration",
+    ),
     PolicyCase("security-fsx-encrypted", "llm-train", fires=False),
-    PolicyCase("security-fsx-encrypted", "llm-train", edits=((FSX, None, {"kmsKeyId": DELETE}),),
-               message="PERSISTENT_2 without kmsKeyId"),
-    PolicyCase("security-fsx-encrypted", "llm-train", fires=False, label="scratch",
-               spec={"lustre.deployment_type": "SCRATCH_2", "lustre.throughput_mb_s_per_tib": None}),
+    PolicyCase(
+        "security-fsx-encrypted",
+        "llm-train",
+        edits=((FSX, None, {"kmsKeyId": DELETE}),),
+        message="PERSISTENT_2 without kmsKeyId",
+    ),
+    PolicyCase(
+        "security-fsx-encrypted",
+        "llm-train",
+        fires=False,
+        label="scratch",
+        spec={"lustre.deployment_type": "SCRATCH_2", "lustre.throughput_mb_s_per_tib": None},
+    ),
     PolicyCase("security-s3-public-access-blocked", "llm-train", fires=False),
-    PolicyCase("security-s3-public-access-blocked", "llm-train", edits=((PAB, None, {"blockPublicPolicy": False}),),
-               message="public access block leaves blockPublicPolicy off"),
+    PolicyCase(
+        "security-s3-public-access-blocked",
+        "llm-train",
+        edits=((PAB, None, {"blockPublicPolicy": False}),),
+        message="public access block leaves blockPublicPolicy off",
+    ),
     PolicyCase("security-open-ingress", "llm-train", fires=False),
-    PolicyCase("security-open-ingress", "llm-train", edits=((SG, None, {"ingress[0]": SSH_FROM_ANYWHERE}),),
-               message="llm-train-net-efa: tcp 22 open to the internet on a group no load balancer uses"),
+    PolicyCase(
+        "security-open-ingress",
+        "llm-train",
+        edits=((SG, None, {"ingress[0]": SSH_FROM_ANYWHERE}),),
+        message="llm-train-net-efa: tcp 22 open to the internet on a group no load balancer uses",
+    ),
     PolicyCase("security-open-ingress", "chat-serve", fires=False, label="load balancers on 80 and 443"),
-    PolicyCase("security-open-ingress", "chat-serve",
-               edits=((SG, "chat-serve-us-east-1-net-lb", {"ingress[0].fromPort": 8443, "ingress[0].toPort": 8443}),),
-               message="chat-serve-us-east-1-net-lb: tcp 8443 open to the internet on a load balancer"),
+    PolicyCase(
+        "security-open-ingress",
+        "chat-serve",
+        edits=((SG, "chat-serve-us-east-1-net-lb", {"ingress[0].fromPort": 8443, "ingress[0].toPort": 8443}),),
+        message="chat-serve-us-east-1-net-lb: tcp 8443 open to the internet on a load balancer",
+    ),
     PolicyCase("security-open-ingress", "chat-serve-k8s", fires=False),
-    PolicyCase("security-open-ingress", "chat-serve-k8s", edits=((SERVICE, None, {"spec.ports[0].port": 8443}),),
-               message=r"internet-facing load balancer on port\(s\) 8443"),
+    PolicyCase(
+        "security-open-ingress",
+        "chat-serve-k8s",
+        edits=((SERVICE, None, {"spec.ports[0].port": 8443}),),
+        message=r"internet-facing load balancer on port\(s\) 8443",
+    ),
     PolicyCase("security-https-listeners", "chat-serve", fires=False),
     PolicyCase("security-https-listeners", "chat-serve-k8s", fires=False),
-    PolicyCase("security-https-listeners", "chat-serve",
-               edits=((LISTENER, "chat-serve-us-east-1-endpoint-http",
-                       {"defaultActions": [{"type": "forward", "targetGroupArn": "arn:tg"}]}),),
-               message="HTTP listener on port 80 serves traffic in clear text"),
-    PolicyCase("security-https-listeners", "chat-serve",
-               edits=((LISTENER, "chat-serve-us-east-1-endpoint-https", {"certificateArn": DELETE}),),
-               message="HTTPS listener on port 443 has no certificateArn"),
-    PolicyCase("security-https-listeners", "chat-serve-k8s", edits=((SERVICE, None, {"metadata.annotations": {}}),),
-               message="load balancer without service.beta.kubernetes.io/aws-load-balancer-ssl-cert"),
+    PolicyCase(
+        "security-https-listeners",
+        "chat-serve",
+        edits=(
+            (
+                LISTENER,
+                "chat-serve-us-east-1-endpoint-http",
+                {"defaultActions": [{"type": "forward", "targetGroupArn": "arn:tg"}]},
+            ),
+        ),
+        message="HTTP listener on port 80 serves traffic in clear text",
+    ),
+    PolicyCase(
+        "security-https-listeners",
+        "chat-serve",
+        edits=((LISTENER, "chat-serve-us-east-1-endpoint-https", {"certificateArn": DELETE}),),
+        message="HTTPS listener on port 443 has no certificateArn",
+    ),
+    PolicyCase(
+        "security-https-listeners",
+        "chat-serve-k8s",
+        edits=((SERVICE, None, {"metadata.annotations": {}}),),
+        message="load balancer without service.beta.kubernetes.io/aws-load-balancer-ssl-cert",
+    ),
     PolicyCase("security-s3-public-access-blocked", "model-registry", fires=False),
     PolicyCase("security-s3-encrypted", "model-registry", fires=False),
     PolicyCase("security-iam-no-admin", "llm-train", fires=False),
-    PolicyCase("security-iam-no-admin", "llm-train",
-               edits=((ROLE_POLICY, "llm-train-compute-access", {"policy": ADMIN}),),
-               message="statement Everything allows every action on every resource"),
-    PolicyCase("security-iam-no-admin", "llm-train",
-               edits=((ATTACHMENT, "llm-train-slurm-ssm", {"policyArn": ADMIN_ARN}),),
-               message="llm-train-slurm-ssm attaches AdministratorAccess"),
+    PolicyCase(
+        "security-iam-no-admin",
+        "llm-train",
+        edits=((ROLE_POLICY, "llm-train-compute-access", {"policy": ADMIN}),),
+        message="statement Everything allows every action on every resource",
+    ),
+    PolicyCase(
+        "security-iam-no-admin",
+        "llm-train",
+        edits=((ATTACHMENT, "llm-train-slurm-ssm", {"policyArn": ADMIN_ARN}),),
+        message="llm-train-slurm-ssm attaches AdministratorAccess",
+    ),
 ]
 
 

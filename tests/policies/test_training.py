@@ -12,34 +12,76 @@ PG = "aws:ec2/placementGroup:PlacementGroup"
 
 CASES = [
     PolicyCase("training-efa-every-card", "llm-train", fires=False),
-    PolicyCase("training-efa-every-card", "llm-train",
-               edits=((LT, None, {"networkInterfaces[31].interfaceType": "interface"}),),
-               message=r"p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31"),
-    PolicyCase("training-efa-every-card", "llm-train", spec={"interconnect.type": "none"}, unchecked=True,
-               message=r"EFA is on 0; cards without EFA: 0, 1, 2, 3, 4, 5, 6, 7 \.\.\."),
+    PolicyCase(
+        "training-efa-every-card",
+        "llm-train",
+        edits=((LT, None, {"networkInterfaces[31].interfaceType": "interface"}),),
+        message=r"p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31",
+    ),
+    PolicyCase(
+        "training-efa-every-card",
+        "llm-train",
+        spec={"interconnect.type": "none"},
+        unchecked=True,
+        message=r"EFA is on 0; cards without EFA: 0, 1, 2, 3, 4, 5, 6, 7 \.\.\.",
+    ),
     PolicyCase("training-cluster-placement-group", "llm-train", fires=False),
-    PolicyCase("training-cluster-placement-group", "llm-train", edits=((PG, None, {"strategy": "spread"}),),
-               message="uses a placement group with strategy spread; use cluster"),
-    PolicyCase("training-cluster-placement-group", "llm-train", edits=((ASG, None, {"placementGroup": DELETE}),),
-               message="launches into no placement group"),
+    PolicyCase(
+        "training-cluster-placement-group",
+        "llm-train",
+        edits=((PG, None, {"strategy": "spread"}),),
+        message="uses a placement group with strategy spread; use cluster",
+    ),
+    PolicyCase(
+        "training-cluster-placement-group",
+        "llm-train",
+        edits=((ASG, None, {"placementGroup": DELETE}),),
+        message="launches into no placement group",
+    ),
     PolicyCase("training-cluster-placement-group", "llm-train-eks", fires=False),
-    PolicyCase("training-cluster-placement-group", "llm-train-eks",
-               edits=((LT, "llm-train-eks-eks-gpu-lt", {"placement": {}}),),
-               message="llm-train-eks-eks-gpu-spot launches into no placement group"),
+    PolicyCase(
+        "training-cluster-placement-group",
+        "llm-train-eks",
+        edits=((LT, "llm-train-eks-eks-gpu-lt", {"placement": {}}),),
+        message="llm-train-eks-eks-gpu-spot launches into no placement group",
+    ),
     PolicyCase("training-one-zone", "llm-train", fires=False),
     PolicyCase("training-one-zone", "llm-train-eks", fires=False, label="control plane in a second zone"),
-    PolicyCase("training-one-zone", "llm-train", edits=((ASG, None, {"availabilityZones": ["us-east-1b"]}),),
-               message=r"spans 2 zones \(us-east-1a: .*llm-train-compute-asg.*; us-east-1b: llm-train-compute-asg\)"),
+    PolicyCase(
+        "training-one-zone",
+        "llm-train",
+        edits=((ASG, None, {"availabilityZones": ["us-east-1b"]}),),
+        message=r"spans 2 zones \(us-east-1a: .*llm-train-compute-asg.*; us-east-1b: llm-train-compute-asg\)",
+    ),
     PolicyCase("training-spot-checkpointing", "llm-train", fires=False, label="interval 150 within 343"),
-    PolicyCase("training-spot-checkpointing", "llm-train", spec={"checkpointing.interval_minutes": 600}, unchecked=True,
-               message=r"runs 12 spot node\(s\) but checkpoints every 600 min, longer than the bound of 343 min"),
-    PolicyCase("training-spot-checkpointing", "llm-train", spec={"checkpointing": None}, unchecked=True,
-               message=r"runs 12 spot node\(s\) without checkpointing"),
-    PolicyCase("training-spot-checkpointing", "llm-train-eks", spec={"checkpointing.interval_minutes": 900},
-               unchecked=True,
-               message=r"llm-train-eks-eks-gpu-spot runs 12 spot node\(s\) but checkpoints every 900 min"),
-    PolicyCase("training-spot-checkpointing", "llm-train", fires=False, label="on-demand",
-               spec={"compute.capacity": {"type": "on_demand"}, "checkpointing": None}),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        spec={"checkpointing.interval_minutes": 600},
+        unchecked=True,
+        message=r"runs 12 spot node\(s\) but checkpoints every 600 min, longer than the bound of 343 min",
+    ),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        spec={"checkpointing": None},
+        unchecked=True,
+        message=r"runs 12 spot node\(s\) without checkpointing",
+    ),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train-eks",
+        spec={"checkpointing.interval_minutes": 900},
+        unchecked=True,
+        message=r"llm-train-eks-eks-gpu-spot runs 12 spot node\(s\) but checkpoints every 900 min",
+    ),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        fires=False,
+        label="on-demand",
+        spec={"compute.capacity": {"type": "on_demand"}, "checkpointing": None},
+    ),
 ]
 
 
@@ -54,5 +96,8 @@ def test_training_policies_apply_to_the_training_stack() -> None:
     run = run_example("llm-train")
     assert not [na for na in run.not_applicable if na.policy.startswith("training-")]
     assert {p for p in run.kinds if p.startswith("training-")} == {
-        "training-efa-every-card", "training-cluster-placement-group", "training-one-zone",
-        "training-spot-checkpointing"}
+        "training-efa-every-card",
+        "training-cluster-placement-group",
+        "training-one-zone",
+        "training-spot-checkpointing",
+    }

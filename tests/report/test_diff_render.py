@@ -23,17 +23,30 @@ def sample(catalog: Catalog):  # type: ignore[no-untyped-def]
     p = provider()
     lt, asg = group("train", p, "p5.48xlarge", 4)
     _, bigger = group("train", p, "p5.48xlarge", 8)
-    fs_old = res("aws:fsx/lustreFileSystem:LustreFileSystem", "fs", p, deploymentType="PERSISTENT_2",
-                 perUnitStorageThroughput=125, storageCapacity=2400, storageType="SSD")
-    fs_new = res(fs_old.type, "fs", p, **{**fs_old.inputs, "deploymentType": "PERSISTENT_1",
-                                          "perUnitStorageThroughput": 200})
+    fs_old = res(
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "fs",
+        p,
+        deploymentType="PERSISTENT_2",
+        perUnitStorageThroughput=125,
+        storageCapacity=2400,
+        storageType="SSD",
+    )
+    fs_new = res(
+        fs_old.type, "fs", p, **{**fs_old.inputs, "deploymentType": "PERSISTENT_1", "perUnitStorageThroughput": 200}
+    )
     nat = res("aws:ec2/natGateway:NatGateway", "nat", p)
     base, head = graph(p, lt, asg, fs_old), graph(p, lt, bigger, fs_new, nat)
-    findings = (Finding("s", "policy", "no-public-buckets", "mandatory", "bucket", "bucket is public"),
-                Finding("s", "policy", "tags-present", "advisory", "nat", "missing cost-center tag"))
+    findings = (
+        Finding("s", "policy", "no-public-buckets", "mandatory", "bucket", "bucket is public"),
+        Finding("s", "policy", "tags-present", "advisory", "nat", "missing cost-center tag"),
+    )
     gone = (Finding("s", "validator", "quota-short", "warning", "account", "quota too small"),)
-    d = diff_sides({"s": Snapshot("s", base, price_graph(base, catalog), gone)},
-                   {"s": Snapshot("s", head, price_graph(head, catalog), findings)}, load_rules())
+    d = diff_sides(
+        {"s": Snapshot("s", base, price_graph(base, catalog), gone)},
+        {"s": Snapshot("s", head, price_graph(head, catalog), findings)},
+        load_rules(),
+    )
     return diff_report(d, "main (0123456789)", "working tree", catalog)
 
 
@@ -43,8 +56,9 @@ def check_golden(name: str, text: str, update: bool) -> None:
         path.write_text(text)
     assert path.exists(), f"no golden {path}: run pytest --update-goldens"
     expected = path.read_text()
-    assert text == expected, "".join(difflib.unified_diff(
-        expected.splitlines(True), text.splitlines(True), f"{name} (golden)", f"{name} (now)"))
+    assert text == expected, "".join(
+        difflib.unified_diff(expected.splitlines(True), text.splitlines(True), f"{name} (golden)", f"{name} (now)")
+    )
 
 
 def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:

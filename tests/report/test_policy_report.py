@@ -22,19 +22,24 @@ def report_for(edits: tuple = (), config: dict | None = None) -> Report:  # type
 
 
 def test_statuses_and_order() -> None:
-    report = report_for(((LT, None, {"metadataOptions.httpTokens": "optional",
-                                     "blockDeviceMappings[0].ebs.encrypted": "false"}),),
-                        {"security-ebs-encrypted": "advisory", "security-open-ingress": "disabled"})
+    report = report_for(
+        ((LT, None, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),),
+        {"security-ebs-encrypted": "advisory", "security-open-ingress": "disabled"},
+    )
     policy = report.stacks[0].policy
     assert policy is not None
     assert [(v.level, v.policy, v.resource_name) for v in policy.violations] == [
         ("mandatory", "security-imdsv2", "llm-train-compute-lt"),
-        ("advisory", "security-ebs-encrypted", "llm-train-compute-lt")]
+        ("advisory", "security-ebs-encrypted", "llm-train-compute-lt"),
+    ]
     status = {p.name: (p.status, p.violations, p.reason) for p in policy.policies}
     assert status["security-imdsv2"] == ("failed", 1, None)
     assert status["security-open-ingress"] == ("disabled", 0, None)
-    assert status["inference-multi-zone"] == ("not-applicable", 0,
-                                              "applies to inference stacks; llm-train is a training stack")
+    assert status["inference-multi-zone"] == (
+        "not-applicable",
+        0,
+        "applies to inference stacks; llm-train is a training stack",
+    )
     assert status["security-https-listeners"] == ("not-applicable", 0, "no resource of the types it judges")
     assert status["quota-within-grant"] == ("passed", 0, None)
     assert report.exit_code == 1

@@ -15,16 +15,24 @@ from infra.errors import InputError
 from infra.inputs import resolve
 from infra.pipeline import check
 from infra.report.build import stack_report
-from infra.spec import OrgDocument, Organization, YamlDocument, parse_stack
+from infra.spec import Organization, OrgDocument, YamlDocument, parse_stack
 
 EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
 ORG = org_data()
 
 scalars = st.one_of(
-    st.none(), st.booleans(), st.integers(-10, 10**7), st.floats(allow_nan=True, allow_infinity=True),
-    st.text(max_size=12), st.sampled_from(["p5.48xlarge", "auto", "spot", "efa", "us-east-1", "L4", "s3://x/y/"]),
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10**7),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["p5.48xlarge", "auto", "spot", "efa", "us-east-1", "L4", "s3://x/y/"]),
 )
-values = st.recursive(scalars, lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3), max_leaves=6)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
 
 
 def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
@@ -87,8 +95,11 @@ def test_mutated_specs_fail_only_with_input_errors(case: tuple[str, dict[str, An
 
 
 def numeric_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    return [p for p in paths(node, prefix) if isinstance(_at(node, p[len(prefix):]), int | float)
-            and not isinstance(_at(node, p[len(prefix):]), bool)]
+    return [
+        p
+        for p in paths(node, prefix)
+        if isinstance(_at(node, p[len(prefix) :]), int | float) and not isinstance(_at(node, p[len(prefix) :]), bool)
+    ]
 
 
 def _at(node: Any, path: tuple[Any, ...]) -> Any:

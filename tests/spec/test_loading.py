@@ -68,7 +68,10 @@ def test_nested_list_path_is_reported(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "chat-serve", spec={"regions[2].max_replicas": -1})
     with pytest.raises(InputError) as exc:
         load_inputs(path)
-    assert "config.gpuinfra:inference.regions[2].max_replicas: Input should be greater than or equal to 1" in problems(exc)[0]
+    assert (
+        "config.gpuinfra:inference.regions[2].max_replicas: Input should be greater than or equal to 1"
+        in problems(exc)[0]
+    )
 
 
 def test_all_problems_reported_at_once(tmp_path: Path) -> None:
@@ -122,7 +125,10 @@ def test_exactly_one_workload_key(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", text="config:\n  aws:region: us-east-1\n")
     with pytest.raises(InputError) as exc:
         read_stack(path)
-    assert "a stack holds exactly one of gpuinfra:training, gpuinfra:inference, gpuinfra:registry; found none" in problems(exc)[0]
+    assert (
+        "a stack holds exactly one of gpuinfra:training, gpuinfra:inference, gpuinfra:registry; found none"
+        in problems(exc)[0]
+    )
 
 
 def test_misspelled_workload_key(tmp_path: Path) -> None:

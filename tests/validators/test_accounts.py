@@ -6,12 +6,20 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
-    Case("account-purpose-mismatch", "chat-serve", {"account": "ml-training"},
-         message="account 'ml-training' has purpose 'training', but this is an inference stack"),
+    Case(
+        "account-purpose-mismatch",
+        "chat-serve",
+        {"account": "ml-training"},
+        message="account 'ml-training' has purpose 'training', but this is an inference stack",
+    ),
     Case("account-purpose-mismatch", "llm-train", {"account": "ml-inference"}),
     Case("account-purpose-mismatch", "chat-serve", fires=False),
-    Case("quota-short", "llm-train", org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},
-         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 2304 vCPUs, granted 1000"),
+    Case(
+        "quota-short",
+        "llm-train",
+        org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 2304 vCPUs, granted 1000",
+    ),
     Case("quota-short", "llm-train", fires=False),
 ]
 

@@ -6,20 +6,36 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
-    Case("checkpoint-interval-off-optimum", "llm-train", {"checkpointing.interval_minutes": 20},
-         message=r"checkpoint every 20 min, but the optimum is 172 min"),
+    Case(
+        "checkpoint-interval-off-optimum",
+        "llm-train",
+        {"checkpointing.interval_minutes": 20},
+        message=r"checkpoint every 20 min, but the optimum is 172 min",
+    ),
     Case("checkpoint-interval-off-optimum", "llm-train", {"checkpointing.interval_minutes": 360}),
     Case("checkpoint-interval-off-optimum", "llm-train", fires=False),
-    Case("spot-checkpoint-interval-too-long", "llm-train", {"checkpointing.interval_minutes": 400},
-         message="with 12 spot nodes, checkpoint every 400 min exceeds the bound of 343 min"),
-    Case("spot-checkpoint-interval-too-long", "llm-train",
-         {"checkpointing.interval_minutes": 400, "compute.capacity": {"type": "on_demand"}}, fires=False),
-    Case("checkpoint-target-missing", "llm-train", {"lustre": None},
-         message="target is lustre but no Lustre file system"),
-    Case("checkpoint-target-missing", "llm-train", {"checkpointing.target": "s3"},
-         message="write bandwidth unknown"),
-    Case("checkpoint-target-missing", "llm-train",
-         {"checkpointing.target": "s3", "checkpointing.write_bandwidth_gb_s": 20}, fires=False),
+    Case(
+        "spot-checkpoint-interval-too-long",
+        "llm-train",
+        {"checkpointing.interval_minutes": 400},
+        message="with 12 spot nodes, checkpoint every 400 min exceeds the bound of 343 min",
+    ),
+    Case(
+        "spot-checkpoint-interval-too-long",
+        "llm-train",
+        {"checkpointing.interval_minutes": 400, "compute.capacity": {"type": "on_demand"}},
+        fires=False,
+    ),
+    Case(
+        "checkpoint-target-missing", "llm-train", {"lustre": None}, message="target is lustre but no Lustre file system"
+    ),
+    Case("checkpoint-target-missing", "llm-train", {"checkpointing.target": "s3"}, message="write bandwidth unknown"),
+    Case(
+        "checkpoint-target-missing",
+        "llm-train",
+        {"checkpointing.target": "s3", "checkpointing.write_bandwidth_gb_s": 20},
+        fires=False,
+    ),
 ]
 
 

@@ -10,15 +10,31 @@ from helpers import Case, example_data, run_case
 REGIONS = example_data("chat-serve")["config"]["gpuinfra:inference"]["regions"]
 
 CASES = [
-    Case("duplicate-region", "chat-serve", {"regions": [*REGIONS, copy.deepcopy(REGIONS[0])]},
-         message=r"region us-east-1 is listed twice \(also at regions\[0\]\)"),
+    Case(
+        "duplicate-region",
+        "chat-serve",
+        {"regions": [*REGIONS, copy.deepcopy(REGIONS[0])]},
+        message=r"region us-east-1 is listed twice \(also at regions\[0\]\)",
+    ),
     Case("duplicate-region", "chat-serve", fires=False),
-    Case("zones-outside-region", "chat-serve", {"regions[0].availability_zones": ["us-east-1a", "us-west-2b"]},
-         message="zone us-west-2b is not in us-east-1"),
-    Case("zones-outside-region", "chat-serve", {"regions[0].availability_zones": ["us-east-1a", "us-east-1c"]},
-         fires=False),
-    Case("single-zone-region", "chat-serve", {"regions[0].availability_zones": ["us-east-1a"]},
-         message="region us-east-1 uses 1 zone"),
+    Case(
+        "zones-outside-region",
+        "chat-serve",
+        {"regions[0].availability_zones": ["us-east-1a", "us-west-2b"]},
+        message="zone us-west-2b is not in us-east-1",
+    ),
+    Case(
+        "zones-outside-region",
+        "chat-serve",
+        {"regions[0].availability_zones": ["us-east-1a", "us-east-1c"]},
+        fires=False,
+    ),
+    Case(
+        "single-zone-region",
+        "chat-serve",
+        {"regions[0].availability_zones": ["us-east-1a"]},
+        message="region us-east-1 uses 1 zone",
+    ),
     Case("single-zone-region", "chat-serve", fires=False),
 ]
 

@@ -6,10 +6,18 @@ import pytest
 from helpers import Case, checked, rules_fired, run_case
 
 CASES = [
-    Case("unknown-suppression", "llm-train", {"suppress": ["checkpoint-interval-of-optimum"]},
-         message="suppress names unknown rule 'checkpoint-interval-of-optimum'"),
-    Case("unknown-suppression", "llm-train", {"suppress": ["spot-without-checkpointing"]},
-         message="is an error and cannot be suppressed"),
+    Case(
+        "unknown-suppression",
+        "llm-train",
+        {"suppress": ["checkpoint-interval-of-optimum"]},
+        message="suppress names unknown rule 'checkpoint-interval-of-optimum'",
+    ),
+    Case(
+        "unknown-suppression",
+        "llm-train",
+        {"suppress": ["spot-without-checkpointing"]},
+        message="is an error and cannot be suppressed",
+    ),
     Case("unknown-suppression", "llm-train", {"suppress": ["checkpoint-interval-off-optimum"]}, fires=False),
 ]
 

@@ -34,8 +34,13 @@ class RegionalEndpoint(pulumi.ComponentResource):
     load_balancer: aws.lb.LoadBalancer
     target_group: aws.lb.TargetGroup
 
-    def __init__(self, name: str, args: EndpointArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: EndpointArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         alb = args.kind == "alb"
@@ -59,10 +64,16 @@ class RegionalEndpoint(pulumi.ComponentResource):
             # Cold starts are absorbed by the group's health-check grace period; once serving, a replica
             # leaves rotation after `unhealthy_threshold` failed checks.
             health_check=aws.lb.TargetGroupHealthCheckArgs(
-                enabled=True, protocol="HTTP", path=args.health_check_path, matcher="200" if alb else None,
-                port="traffic-port", healthy_threshold=args.healthy_threshold,
-                unhealthy_threshold=args.unhealthy_threshold, interval=args.interval_seconds,
-                timeout=min(10, args.interval_seconds - 1)),
+                enabled=True,
+                protocol="HTTP",
+                path=args.health_check_path,
+                matcher="200" if alb else None,
+                port="traffic-port",
+                healthy_threshold=args.healthy_threshold,
+                unhealthy_threshold=args.unhealthy_threshold,
+                interval=args.interval_seconds,
+                timeout=min(10, args.interval_seconds - 1),
+            ),
             load_balancing_algorithm_type="least_outstanding_requests" if alb else None,
             opts=o,
         )
@@ -83,10 +94,14 @@ class RegionalEndpoint(pulumi.ComponentResource):
                 load_balancer_arn=self.load_balancer.arn,
                 port=80,
                 protocol="HTTP",
-                default_actions=[aws.lb.ListenerDefaultActionArgs(
-                    type="redirect",
-                    redirect=aws.lb.ListenerDefaultActionRedirectArgs(port="443", protocol="HTTPS",
-                                                                      status_code="HTTP_301"))],
+                default_actions=[
+                    aws.lb.ListenerDefaultActionArgs(
+                        type="redirect",
+                        redirect=aws.lb.ListenerDefaultActionRedirectArgs(
+                            port="443", protocol="HTTPS", status_code="HTTP_301"
+                        ),
+                    )
+                ],
                 opts=o,
             )
         self.register_outputs({"dns_name": self.load_balancer.dns_name, "target_group_arn": self.target_group.arn})

@@ -27,8 +27,14 @@ class FleetArgs:
 class InferenceFleet(pulumi.ComponentResource):
     regions: dict[str, InferenceRegion]
 
-    def __init__(self, name: str, args: FleetArgs, providers: Mapping[str, pulumi.ProviderResource],
-                 routing_provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: FleetArgs,
+        providers: Mapping[str, pulumi.ProviderResource],
+        routing_provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         here = pulumi.ResourceOptions(parent=self)
         spec = args.spec
@@ -36,8 +42,15 @@ class InferenceFleet(pulumi.ComponentResource):
         for fleet_region, region_plan in zip(spec.regions, args.plan.regions, strict=True):
             self.regions[region_plan.region] = InferenceRegion(
                 f"{name}-{region_plan.region}",
-                RegionArgs(spec=spec, fleet_region=fleet_region, region_plan=region_plan, plan=args.plan,
-                           registry=args.registry, registry_account_id=args.registry_account_id, tags=args.tags),
+                RegionArgs(
+                    spec=spec,
+                    fleet_region=fleet_region,
+                    region_plan=region_plan,
+                    plan=args.plan,
+                    registry=args.registry,
+                    registry_account_id=args.registry_account_id,
+                    tags=args.tags,
+                ),
                 providers[region_plan.region],
                 here,
             )
@@ -45,10 +58,19 @@ class InferenceFleet(pulumi.ComponentResource):
         GlobalRouting(
             f"{name}-routing",
             RoutingArgs(
-                kind=routing.type, domain_name=routing.domain_name, hosted_zone_id=routing.hosted_zone_id,
+                kind=routing.type,
+                domain_name=routing.domain_name,
+                hosted_zone_id=routing.hosted_zone_id,
                 health_check_path=spec.load_balancer.health_check_path,
-                targets=[RegionalTarget(region, r.endpoint.load_balancer.dns_name, r.endpoint.load_balancer.zone_id,
-                                        r.endpoint.load_balancer.arn) for region, r in self.regions.items()],
+                targets=[
+                    RegionalTarget(
+                        region,
+                        r.endpoint.load_balancer.dns_name,
+                        r.endpoint.load_balancer.zone_id,
+                        r.endpoint.load_balancer.arn,
+                    )
+                    for region, r in self.regions.items()
+                ],
             ),
             routing_provider,
             here,

@@ -40,49 +40,92 @@ class InferenceNetwork(pulumi.ComponentResource):
     lb_security_group: aws.ec2.SecurityGroup
     replica_security_group: aws.ec2.SecurityGroup
 
-    def __init__(self, name: str, args: NetworkArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: NetworkArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True,
-                               opts=o)
+        self.vpc = aws.ec2.Vpc(
+            f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=o
+        )
         private_cidrs, public_cidrs = subnet_cidrs(args.cidr, len(args.zones))
         self.private_subnets = [
-            aws.ec2.Subnet(f"{name}-private-{zone[-1]}", vpc_id=self.vpc.id, cidr_block=cidr, availability_zone=zone,
-                           map_public_ip_on_launch=False, opts=o)
+            aws.ec2.Subnet(
+                f"{name}-private-{zone[-1]}",
+                vpc_id=self.vpc.id,
+                cidr_block=cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                opts=o,
+            )
             for zone, cidr in zip(args.zones, private_cidrs, strict=True)
         ]
         self.public_subnets = [
-            aws.ec2.Subnet(f"{name}-public-{zone[-1]}", vpc_id=self.vpc.id, cidr_block=cidr, availability_zone=zone,
-                           map_public_ip_on_launch=False, opts=o)
+            aws.ec2.Subnet(
+                f"{name}-public-{zone[-1]}",
+                vpc_id=self.vpc.id,
+                cidr_block=cidr,
+                availability_zone=zone,
+                map_public_ip_on_launch=False,
+                opts=o,
+            )
             for zone, cidr in zip(args.zones, public_cidrs, strict=True)
         ]
-        nat_egress(name, self.vpc, args.region,
-                   [(f"public-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.public_subnets, strict=True)],
-                   [(f"private-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.private_subnets, strict=True)],
-                   o)
+        nat_egress(
+            name,
+            self.vpc,
+            args.region,
+            [(f"public-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.public_subnets, strict=True)],
+            [(f"private-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.private_subnets, strict=True)],
+            o,
+        )
         self.lb_security_group = aws.ec2.SecurityGroup(
             f"{name}-lb",
             vpc_id=self.vpc.id,
             description="Load balancer: HTTPS (and HTTP for the redirect) from users",
-            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=port, to_port=port,
-                                                      cidr_blocks=["0.0.0.0/0"], description=what)
-                     for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))],
-            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=args.server_port, to_port=args.server_port,
-                                                    cidr_blocks=[args.cidr], description="to replicas")],
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol="tcp", from_port=port, to_port=port, cidr_blocks=["0.0.0.0/0"], description=what
+                )
+                for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))
+            ],
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="tcp",
+                    from_port=args.server_port,
+                    to_port=args.server_port,
+                    cidr_blocks=[args.cidr],
+                    description="to replicas",
+                )
+            ],
             opts=o,
         )
         self.replica_security_group = aws.ec2.SecurityGroup(
             f"{name}-replicas",
             vpc_id=self.vpc.id,
             description="Replicas: the server port from the load balancer only",
-            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="tcp", from_port=args.server_port,
-                                                      to_port=args.server_port,
-                                                      security_groups=[self.lb_security_group.id],
-                                                      description="from the load balancer")],
-            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=443, to_port=443,
-                                                    cidr_blocks=["0.0.0.0/0"],
-                                                    description="HTTPS: registry replica, CloudWatch, images")],
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol="tcp",
+                    from_port=args.server_port,
+                    to_port=args.server_port,
+                    security_groups=[self.lb_security_group.id],
+                    description="from the load balancer",
+                )
+            ],
+            egress=[
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    cidr_blocks=["0.0.0.0/0"],
+                    description="HTTPS: registry replica, CloudWatch, images",
+                )
+            ],
             opts=o,
         )
         self.register_outputs({"vpc_id": self.vpc.id})

@@ -37,8 +37,13 @@ class RoutingArgs:
 
 
 class GlobalRouting(pulumi.ComponentResource):
-    def __init__(self, name: str, args: RoutingArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: RoutingArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         """`provider` is any provider of the fleet's account for Route 53 (a global API), or one in
         us-west-2 for Global Accelerator."""
         super().__init__(TYPE, name, None, opts)
@@ -63,22 +68,41 @@ class GlobalRouting(pulumi.ComponentResource):
                 measure_latency=True,
                 opts=o,
             )
-            common: dict[str, Any] = {"zone_id": args.hosted_zone_id, "name": args.domain_name, "set_identifier": target.region,
-                      "latency_routing_policies": [aws.route53.RecordLatencyRoutingPolicyArgs(region=target.region)],
-                      "health_check_id": check.id}
+            common: dict[str, Any] = {
+                "zone_id": args.hosted_zone_id,
+                "name": args.domain_name,
+                "set_identifier": target.region,
+                "latency_routing_policies": [aws.route53.RecordLatencyRoutingPolicyArgs(region=target.region)],
+                "health_check_id": check.id,
+            }
             if target.zone_id is not None:
-                aws.route53.Record(f"{name}-{target.region}", type="A", aliases=[aws.route53.RecordAliasArgs(
-                    name=target.dns_name, zone_id=target.zone_id, evaluate_target_health=True)], **common, opts=o)
+                aws.route53.Record(
+                    f"{name}-{target.region}",
+                    type="A",
+                    aliases=[
+                        aws.route53.RecordAliasArgs(
+                            name=target.dns_name, zone_id=target.zone_id, evaluate_target_health=True
+                        )
+                    ],
+                    **common,
+                    opts=o,
+                )
             else:
-                aws.route53.Record(f"{name}-{target.region}", type="CNAME", ttl=60, records=[target.dns_name],
-                                   **common, opts=o)
+                aws.route53.Record(
+                    f"{name}-{target.region}", type="CNAME", ttl=60, records=[target.dns_name], **common, opts=o
+                )
 
     @staticmethod
     def _accelerator(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> None:
         accelerator = aws.globalaccelerator.Accelerator(f"{name}-ga", ip_address_type="IPV4", enabled=True, opts=o)
         listener = aws.globalaccelerator.Listener(
-            f"{name}-ga-443", accelerator_arn=accelerator.arn, protocol="TCP", client_affinity="NONE",
-            port_ranges=[aws.globalaccelerator.ListenerPortRangeArgs(from_port=443, to_port=443)], opts=o)
+            f"{name}-ga-443",
+            accelerator_arn=accelerator.arn,
+            protocol="TCP",
+            client_affinity="NONE",
+            port_ranges=[aws.globalaccelerator.ListenerPortRangeArgs(from_port=443, to_port=443)],
+            opts=o,
+        )
         for target in args.targets:
             aws.globalaccelerator.EndpointGroup(
                 f"{name}-ga-{target.region}",
@@ -88,8 +112,11 @@ class GlobalRouting(pulumi.ComponentResource):
                 health_check_port=443,
                 health_check_path=args.health_check_path,
                 traffic_dial_percentage=100,
-                endpoint_configurations=[aws.globalaccelerator.EndpointGroupEndpointConfigurationArgs(
-                    endpoint_id=target.load_balancer_arn, weight=100, client_ip_preservation_enabled=True)],
+                endpoint_configurations=[
+                    aws.globalaccelerator.EndpointGroupEndpointConfigurationArgs(
+                        endpoint_id=target.load_balancer_arn, weight=100, client_ip_preservation_enabled=True
+                    )
+                ],
                 opts=o,
             )
 

@@ -22,9 +22,17 @@ def build_registry(inputs: Inputs, plan: RegistryPlan) -> None:
     tags = stack_tags("registry", stack, "gpuinfra:registry", spec.name, org.default_tags, spec.tags)
     regions = [plan.region, *(r.region for r in plan.replicas)]
     providers = {r: aws_provider(f"aws-{spec.account}-{r}", account, r, tags, f"gpuinfra-{stack}") for r in regions}
-    ModelRegistry(spec.name, RegistryArgs(plan=plan, account_id=account.id, model_prefix=registry.model_prefix,
-                                          noncurrent_version_expiration_days=spec.noncurrent_version_expiration_days,
-                                          kms_deletion_window_days=spec.kms_deletion_window_days), providers)
+    ModelRegistry(
+        spec.name,
+        RegistryArgs(
+            plan=plan,
+            account_id=account.id,
+            model_prefix=registry.model_prefix,
+            noncurrent_version_expiration_days=spec.noncurrent_version_expiration_days,
+            kms_deletion_window_days=spec.kms_deletion_window_days,
+        ),
+        providers,
+    )
     pulumi.export("bucket", plan.bucket)
     pulumi.export("replicas", {r.region: r.bucket for r in plan.replicas})
 

@@ -69,16 +69,23 @@ def slurm_files(slurm: SlurmCluster) -> list[dict[str, str]]:
         partition=slurm.partition,
     )
     racks = [{"index": i, "nodes_expr": expr} for i, expr in rack_node_ranges(slurm.racks)]
-    files = [{"path": f"{SLURM_DIR}/slurm.conf", "content": conf},
-             {"path": f"{SLURM_DIR}/gres.conf", "content": render("slurm/gres.conf.j2", cluster=slurm.cluster)}]
+    files = [
+        {"path": f"{SLURM_DIR}/slurm.conf", "content": conf},
+        {"path": f"{SLURM_DIR}/gres.conf", "content": render("slurm/gres.conf.j2", cluster=slurm.cluster)},
+    ]
     if racks:
-        files.append({"path": f"{SLURM_DIR}/topology.conf",
-                      "content": render("slurm/topology.conf.j2", cluster=slurm.cluster, racks=racks)})
+        files.append(
+            {
+                "path": f"{SLURM_DIR}/topology.conf",
+                "content": render("slurm/topology.conf.j2", cluster=slurm.cluster, racks=racks),
+            }
+        )
     return files
 
 
-def nccl_env(cluster: str, interconnect: str, mount_path: str, hcas: Sequence[str] = (),
-             gpudirect_rdma: bool = True) -> str:
+def nccl_env(
+    cluster: str, interconnect: str, mount_path: str, hcas: Sequence[str] = (), gpudirect_rdma: bool = True
+) -> str:
     return render(
         "training/nccl-env.sh.j2",
         cluster=cluster,
@@ -90,12 +97,18 @@ def nccl_env(cluster: str, interconnect: str, mount_path: str, hcas: Sequence[st
 
 
 def spot_watcher(cluster: str, scheduler: str, poll_seconds: int = 5, trainer_process: str = "torchrun") -> str:
-    return render("training/spot-watcher.sh.j2", cluster=cluster, scheduler=scheduler,
-                  poll_seconds=poll_seconds, trainer_process=trainer_process)
+    return render(
+        "training/spot-watcher.sh.j2",
+        cluster=cluster,
+        scheduler=scheduler,
+        poll_seconds=poll_seconds,
+        trainer_process=trainer_process,
+    )
 
 
-def node_bootstrap(cluster: str, region: str, interconnect: str, lustre: LustreMount | None,
-                   slurm: SlurmCluster | None, spot: bool) -> str:
+def node_bootstrap(
+    cluster: str, region: str, interconnect: str, lustre: LustreMount | None, slurm: SlurmCluster | None, spot: bool
+) -> str:
     return render(
         "training/node-bootstrap.sh.j2",
         cluster=cluster,
@@ -104,7 +117,9 @@ def node_bootstrap(cluster: str, region: str, interconnect: str, lustre: LustreM
         lustre=lustre,
         dataset_path=DATASET_PATH,
         checkpoint_path=CHECKPOINT_PATH,
-        slurm=None if slurm is None else {
+        slurm=None
+        if slurm is None
+        else {
             "asg_name": slurm.asg_name,
             "node_prefix": NODE_PREFIX,
             "node_count": slurm.node_count,
@@ -114,8 +129,15 @@ def node_bootstrap(cluster: str, region: str, interconnect: str, lustre: LustreM
     )
 
 
-def node_cloud_init(cluster: str, region: str, instance_type: str, interconnect: str, lustre: LustreMount | None,
-                    slurm: SlurmCluster | None, spot: bool) -> str:
+def node_cloud_init(
+    cluster: str,
+    region: str,
+    instance_type: str,
+    interconnect: str,
+    lustre: LustreMount | None,
+    slurm: SlurmCluster | None,
+    spot: bool,
+) -> str:
     """The cloud-config a training node boots with."""
     mount_path = lustre.mount_path if lustre else "/fsx"
     return render(
@@ -130,10 +152,19 @@ def node_cloud_init(cluster: str, region: str, instance_type: str, interconnect:
 
 
 def controller_cloud_init(slurm: SlurmCluster, region: str) -> str:
-    bootstrap = render("training/controller-bootstrap.sh.j2", cluster=slurm.cluster, region=region,
-                       controller_host=CONTROLLER_HOST, munge_parameter=slurm.munge_parameter)
-    return render("training/controller-cloud-init.yaml.j2", cluster=slurm.cluster,
-                  slurm_files=slurm_files(slurm), bootstrap=bootstrap)
+    bootstrap = render(
+        "training/controller-bootstrap.sh.j2",
+        cluster=slurm.cluster,
+        region=region,
+        controller_host=CONTROLLER_HOST,
+        munge_parameter=slurm.munge_parameter,
+    )
+    return render(
+        "training/controller-cloud-init.yaml.j2",
+        cluster=slurm.cluster,
+        slurm_files=slurm_files(slurm),
+        bootstrap=bootstrap,
+    )
 
 
 __all__ = [

@@ -53,14 +53,37 @@ def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple
 
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
     """A kubeconfig that gets tokens with `aws eks get-token` as the deploy role."""
-    return json.dumps({
-        "apiVersion": "v1", "kind": "Config", "current-context": cluster,
-        "clusters": [{"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
-        "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
-        "users": [{"name": cluster, "user": {"exec": {
-            "apiVersion": "client.authentication.k8s.io/v1beta1", "command": "aws",
-            "args": ["eks", "get-token", "--cluster-name", cluster, "--region", region, "--role-arn", role_arn]}}}],
-    }, sort_keys=True)
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": cluster,
+            "clusters": [{"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
+            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
+            "users": [
+                {
+                    "name": cluster,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": [
+                                "eks",
+                                "get-token",
+                                "--cluster-name",
+                                cluster,
+                                "--region",
+                                region,
+                                "--role-arn",
+                                role_arn,
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )
 
 
 class EksTrainingCluster(pulumi.ComponentResource):
@@ -68,47 +91,72 @@ class EksTrainingCluster(pulumi.ComponentResource):
     placement_group: aws.ec2.PlacementGroup
     kubernetes: k8s.Provider
 
-    def __init__(self, name: str, args: EksArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         c = args.compute
-        cluster_role = aws.iam.Role(f"{name}-cluster-role", assume_role_policy=iam.assume_role("eks.amazonaws.com"),
-                                    description=f"{c.cluster} EKS control plane", opts=o)
-        aws.iam.RolePolicyAttachment(f"{name}-cluster-policy", role=cluster_role.name,
-                                     policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy", opts=o)
+        cluster_role = aws.iam.Role(
+            f"{name}-cluster-role",
+            assume_role_policy=iam.assume_role("eks.amazonaws.com"),
+            description=f"{c.cluster} EKS control plane",
+            opts=o,
+        )
+        aws.iam.RolePolicyAttachment(
+            f"{name}-cluster-policy",
+            role=cluster_role.name,
+            policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+            opts=o,
+        )
         self.cluster = aws.eks.Cluster(
             f"{name}-cluster",
             name=c.cluster,
             role_arn=cluster_role.arn,
             version=args.kubernetes_version,
             vpc_config=aws.eks.ClusterVpcConfigArgs(
-                subnet_ids=[c.subnet_id, args.control_plane_subnet_id], endpoint_private_access=True,
-                endpoint_public_access=True),
-            access_config=aws.eks.ClusterAccessConfigArgs(authentication_mode="API",
-                                                          bootstrap_cluster_creator_admin_permissions=True),
+                subnet_ids=[c.subnet_id, args.control_plane_subnet_id],
+                endpoint_private_access=True,
+                endpoint_public_access=True,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+            ),
             encryption_config=aws.eks.ClusterEncryptionConfigArgs(
-                resources=["secrets"], provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=c.kms_key_arn)),
+                resources=["secrets"], provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=c.kms_key_arn)
+            ),
             enabled_cluster_log_types=["api", "audit", "authenticator"],
             opts=o,
         )
-        node_role = aws.iam.Role(f"{name}-node-role", assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-                                 description=f"{c.cluster} EKS nodes", opts=o)
-        attachments = [aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
-                       for short, arn in WORKER_POLICIES.items()]
-        aws.iam.RolePolicy(f"{name}-node-access", role=node_role.id,
-                           policy=pulumi.Output.from_input(c.kms_key_arn).apply(lambda k: node_policy(c, k)), opts=o)
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
+            description=f"{c.cluster} EKS nodes",
+            opts=o,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
+            for short, arn in WORKER_POLICIES.items()
+        ]
+        aws.iam.RolePolicy(
+            f"{name}-node-access",
+            role=node_role.id,
+            policy=pulumi.Output.from_input(c.kms_key_arn).apply(lambda k: node_policy(c, k)),
+            opts=o,
+        )
         after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
         cluster_sg = self.cluster.vpc_config.cluster_security_group_id
         system_lt = aws.ec2.LaunchTemplate(
             f"{name}-system-lt",
             update_default_version=True,
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required",
-                                                                      http_put_response_hop_limit=2),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+            ),
             block_device_mappings=[_encrypted_root(100, c.kms_key_arn)],
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
-            opts=o)
+            opts=o,
+        )
         aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
@@ -117,26 +165,35 @@ class EksTrainingCluster(pulumi.ComponentResource):
             instance_types=[args.system_instance_type],
             ami_type=SYSTEM_AMI,
             capacity_type="ON_DEMAND",
-            scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=args.system_nodes,
-                                                              min_size=args.system_nodes, max_size=args.system_nodes),
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=args.system_nodes, min_size=args.system_nodes, max_size=args.system_nodes
+            ),
             launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=system_lt.id, version=_version(system_lt)),
             labels={"gpuinfra.io/pool": "system"},
-            opts=after_roles)
+            opts=after_roles,
+        )
         gpu_lt = aws.ec2.LaunchTemplate(
             f"{name}-gpu-lt",
             instance_type=c.instance_type,
             update_default_version=True,
-            network_interfaces=[aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                **spec, security_groups=[c.security_group_id, cluster_sg], delete_on_termination="true")
-                for spec in TrainingCompute.interface_specs(c.efa_interfaces)],
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required",
-                                                                      http_put_response_hop_limit=2),
+            network_interfaces=[
+                aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                    **spec, security_groups=[c.security_group_id, cluster_sg], delete_on_termination="true"
+                )
+                for spec in TrainingCompute.interface_specs(c.efa_interfaces)
+            ],
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+            ),
             block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
-            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
-                                for kind in ("instance", "volume", "network-interface")],
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
             **TrainingCompute.market_options(c),
-            opts=o)
+            opts=o,
+        )
         for suffix, capacity, size in gpu_node_groups(args.on_demand_nodes, args.spot_nodes, c.capacity.type):
             aws.eks.NodeGroup(
                 f"{name}-gpu-{suffix}",
@@ -150,20 +207,31 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
                 labels={"gpuinfra.io/pool": "gpu"},
                 taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
-                opts=after_roles)
-        config = pulumi.Output.all(self.cluster.name, self.cluster.endpoint,
-                                   self.cluster.certificate_authority.data).apply(
-            lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
-        self.kubernetes = k8s.Provider(f"{name}-k8s", kubeconfig=config.apply(pulumi.Output.secret),
-                                       enable_server_side_apply=True, opts=pulumi.ResourceOptions(parent=self))
+                opts=after_roles,
+            )
+        config = pulumi.Output.all(
+            self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
+        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
+        self.kubernetes = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=config.apply(pulumi.Output.secret),
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
 
 def _encrypted_root(size_gib: int, kms_key_arn: pulumi.Input[str]) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
     return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
         device_name=ROOT_DEVICE,
-        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(volume_size=size_gib, volume_type="gp3", encrypted="true",
-                                                            kms_key_id=kms_key_arn, delete_on_termination="true"))
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=size_gib,
+            volume_type="gp3",
+            encrypted="true",
+            kms_key_id=kms_key_arn,
+            delete_on_termination="true",
+        ),
+    )
 
 
 def _version(template: aws.ec2.LaunchTemplate) -> pulumi.Output[Any]:

@@ -8,8 +8,12 @@ from collections.abc import Sequence
 
 def nccl_environment(fabric: str, hcas: Sequence[str] = (), gpudirect_rdma: bool = True) -> dict[str, str]:
     if fabric == "efa":
-        env = {"FI_PROVIDER": "efa", "FI_EFA_USE_DEVICE_RDMA": "1", "FI_EFA_FORK_SAFE": "1",
-               "NCCL_NET_PLUGIN": "aws-ofi"}
+        env = {
+            "FI_PROVIDER": "efa",
+            "FI_EFA_USE_DEVICE_RDMA": "1",
+            "FI_EFA_FORK_SAFE": "1",
+            "NCCL_NET_PLUGIN": "aws-ofi",
+        }
     elif fabric == "infiniband":
         env = {"NCCL_IB_DISABLE": "0", "NCCL_NET_GDR_LEVEL": "SYS" if gpudirect_rdma else "LOC"}
         if hcas:

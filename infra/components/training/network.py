@@ -34,39 +34,83 @@ class TrainingNetwork(pulumi.ComponentResource):
     control_plane_subnet: aws.ec2.Subnet | None
     security_group: aws.ec2.SecurityGroup
 
-    def __init__(self, name: str, args: NetworkArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: NetworkArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = aws.ec2.Vpc(f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True,
-                               enable_dns_support=True, opts=o)
+        self.vpc = aws.ec2.Vpc(
+            f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=o
+        )
         self.private_subnet = aws.ec2.Subnet(
-            f"{name}-private", vpc_id=self.vpc.id, cidr_block=args.private_cidr, availability_zone=args.zone,
-            map_public_ip_on_launch=False, opts=o)
+            f"{name}-private",
+            vpc_id=self.vpc.id,
+            cidr_block=args.private_cidr,
+            availability_zone=args.zone,
+            map_public_ip_on_launch=False,
+            opts=o,
+        )
         self.control_plane_subnet = None
         if args.control_plane_zone:
             self.control_plane_subnet = aws.ec2.Subnet(
-                f"{name}-control-plane", vpc_id=self.vpc.id, cidr_block=args.control_plane_cidr,
-                availability_zone=args.control_plane_zone, map_public_ip_on_launch=False, opts=o)
-        public = aws.ec2.Subnet(f"{name}-public", vpc_id=self.vpc.id, cidr_block=args.public_cidr,
-                                availability_zone=args.zone, map_public_ip_on_launch=False, opts=o)
+                f"{name}-control-plane",
+                vpc_id=self.vpc.id,
+                cidr_block=args.control_plane_cidr,
+                availability_zone=args.control_plane_zone,
+                map_public_ip_on_launch=False,
+                opts=o,
+            )
+        public = aws.ec2.Subnet(
+            f"{name}-public",
+            vpc_id=self.vpc.id,
+            cidr_block=args.public_cidr,
+            availability_zone=args.zone,
+            map_public_ip_on_launch=False,
+            opts=o,
+        )
         nat_egress(name, self.vpc, args.region, [("public", public)], [("private", self.private_subnet)], o)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-efa",
             vpc_id=self.vpc.id,
             description="EFA: all traffic to and from itself; egress through NAT; no ingress from outside",
-            ingress=[aws.ec2.SecurityGroupIngressArgs(protocol="-1", from_port=0, to_port=0, self=True,
-                                                      description="cluster-internal (EFA, NCCL, Slurm, Lustre)")],
+            ingress=[
+                aws.ec2.SecurityGroupIngressArgs(
+                    protocol="-1",
+                    from_port=0,
+                    to_port=0,
+                    self=True,
+                    description="cluster-internal (EFA, NCCL, Slurm, Lustre)",
+                )
+            ],
             egress=[
-                aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, self=True,
-                                                description="cluster-internal (EFA requires outbound to itself)"),
-                aws.ec2.SecurityGroupEgressArgs(protocol="tcp", from_port=443, to_port=443,
-                                                cidr_blocks=["0.0.0.0/0"], description="HTTPS: AWS APIs, packages"),
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="-1",
+                    from_port=0,
+                    to_port=0,
+                    self=True,
+                    description="cluster-internal (EFA requires outbound to itself)",
+                ),
+                aws.ec2.SecurityGroupEgressArgs(
+                    protocol="tcp",
+                    from_port=443,
+                    to_port=443,
+                    cidr_blocks=["0.0.0.0/0"],
+                    description="HTTPS: AWS APIs, packages",
+                ),
             ],
             opts=o,
         )
-        self.register_outputs({"vpc_id": self.vpc.id, "private_subnet_id": self.private_subnet.id,
-                               "security_group_id": self.security_group.id})
+        self.register_outputs(
+            {
+                "vpc_id": self.vpc.id,
+                "private_subnet_id": self.private_subnet.id,
+                "security_group_id": self.security_group.id,
+            }
+        )
 
 
 __all__ = ["TYPE", "NetworkArgs", "TrainingNetwork"]

@@ -15,8 +15,11 @@ from .kubernetes import SITE_LABEL, Flavor, LustreVolume, TrainingWorkloads, Wor
 def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str]) -> TrainingWorkloads:
     assert spec.onprem is not None and spec.site is not None
     namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
-    provider = k8s.Provider(f"k8s-{spec.site}", kubeconfig=pulumi.Config(namespace or None).require_secret(short),
-                            enable_server_side_apply=True)
+    provider = k8s.Provider(
+        f"k8s-{spec.site}",
+        kubeconfig=pulumi.Config(namespace or None).require_secret(short),
+        enable_server_side_apply=True,
+    )
     topology = f"{spec.site}-racks"
     fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
     site_fs = spec.site_lustre
@@ -24,15 +27,31 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
     return TrainingWorkloads(
         spec.name,
         WorkloadArgs(
-            cluster=spec.name, namespace=spec.scheduler.namespace, queue=spec.scheduler.partition, platform="onprem",
-            fabric=spec.interconnect.type, nodes=plan.nodes, gpus_per_node=plan.gpus_per_node,
+            cluster=spec.name,
+            namespace=spec.scheduler.namespace,
+            queue=spec.scheduler.partition,
+            platform="onprem",
+            fabric=spec.interconnect.type,
+            nodes=plan.nodes,
+            gpus_per_node=plan.gpus_per_node,
             fabric_per_node=fabric_per_node,
-            flavors=[Flavor(f"{spec.site}-gpu", {SITE_LABEL: spec.site}, plan.gpus, plan.nodes * fabric_per_node,
-                            topology=topology)],
+            flavors=[
+                Flavor(
+                    f"{spec.site}-gpu",
+                    {SITE_LABEL: spec.site},
+                    plan.gpus,
+                    plan.nodes * fabric_per_node,
+                    topology=topology,
+                )
+            ],
             lustre=LustreVolume(
-                capacity_gib=round(site_fs.capacity_tib * 1024), mount_path=mount_path, host_path=site_fs.mount_path,
-                annotations={"gpuinfra.io/lustre-mgs": site_fs.mgs_nids, "gpuinfra.io/lustre-fsname": site_fs.fs_name})
-            if site_fs else None,
+                capacity_gib=round(site_fs.capacity_tib * 1024),
+                mount_path=mount_path,
+                host_path=site_fs.mount_path,
+                annotations={"gpuinfra.io/lustre-mgs": site_fs.mgs_nids, "gpuinfra.io/lustre-fsname": site_fs.fs_name},
+            )
+            if site_fs
+            else None,
             env=training_env(spec, plan, mount_path),
             labels=workload_labels(tags),
             placements=plan.node_placements,

@@ -32,19 +32,25 @@ class SlurmArgs:
 
 def controller_policy(args: SlurmArgs) -> str:
     arn = munge_parameter_arn(args.region, args.account_id, args.munge_parameter)
-    return iam.document({"Sid": "MungeKey", "Effect": "Allow", "Action": ["ssm:GetParameter", "ssm:PutParameter"],
-                         "Resource": [arn]})
+    return iam.document(
+        {"Sid": "MungeKey", "Effect": "Allow", "Action": ["ssm:GetParameter", "ssm:PutParameter"], "Resource": [arn]}
+    )
 
 
 class SlurmController(pulumi.ComponentResource):
     instance: aws.ec2.Instance
 
-    def __init__(self, name: str, args: SlurmArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self, name: str, args: SlurmArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        role = aws.iam.Role(f"{name}-role", assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-                            description=f"{args.cluster} Slurm controller", opts=o)
+        role = aws.iam.Role(
+            f"{name}-role",
+            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
+            description=f"{args.cluster} Slurm controller",
+            opts=o,
+        )
         aws.iam.RolePolicy(f"{name}-access", role=role.id, policy=controller_policy(args), opts=o)
         aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=o)
         profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=o)
@@ -57,8 +63,9 @@ class SlurmController(pulumi.ComponentResource):
             vpc_security_group_ids=[args.security_group_id],
             iam_instance_profile=profile.name,
             metadata_options=aws.ec2.InstanceMetadataOptionsArgs(http_endpoint="enabled", http_tokens="required"),
-            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(volume_size=100, volume_type="gp3", encrypted=True,
-                                                                  kms_key_id=args.kms_key_arn),
+            root_block_device=aws.ec2.InstanceRootBlockDeviceArgs(
+                volume_size=100, volume_type="gp3", encrypted=True, kms_key_id=args.kms_key_arn
+            ),
             user_data=args.user_data,
             opts=o,
         )

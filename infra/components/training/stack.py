@@ -30,8 +30,14 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
     registry = org.registry
     cluster = TrainingCluster(
         spec.name,
-        ClusterArgs(spec=spec, plan=plan, account=account, registry=registry,
-                    registry_account_id=org.accounts[registry.account].id if registry else None, tags=tags),
+        ClusterArgs(
+            spec=spec,
+            plan=plan,
+            account=account,
+            registry=registry,
+            registry_account_id=org.accounts[registry.account].id if registry else None,
+            tags=tags,
+        ),
         provider,
     )
     if account.request_quota_increases:

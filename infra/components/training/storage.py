@@ -48,34 +48,52 @@ class TrainingStorage(pulumi.ComponentResource):
     bucket: aws.s3.Bucket
     lustre: aws.fsx.LustreFileSystem | None
 
-    def __init__(self, name: str, args: StorageArgs, provider: pulumi.ProviderResource,
-                 opts: pulumi.ResourceOptions | None = None) -> None:
+    def __init__(
+        self,
+        name: str,
+        args: StorageArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.key = aws.kms.Key(f"{name}-key", description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
-                               enable_key_rotation=True, deletion_window_in_days=30, opts=o)
+        self.key = aws.kms.Key(
+            f"{name}-key",
+            description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            opts=o,
+        )
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
         self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
         hardened = harden(f"{name}-checkpoints", self.bucket, self.key.arn, o)
         aws.s3.BucketLifecycleConfiguration(
-            f"{name}-checkpoints-retention", bucket=self.bucket.id,
-            rules=[aws.s3.BucketLifecycleConfigurationRuleArgs(
-                id="checkpoint-retention",
-                status="Enabled",
-                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
-                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
-                noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                    noncurrent_days=1),
-                abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
-                    days_after_initiation=2),
-            )],
-            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])))
+            f"{name}-checkpoints-retention",
+            bucket=self.bucket.id,
+            rules=[
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="checkpoint-retention",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
+                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                        noncurrent_days=1
+                    ),
+                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=2
+                    ),
+                )
+            ],
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
+        )
         self.lustre = self._lustre(name, args, o) if args.lustre else None
-        self.register_outputs({
-            "checkpoint_bucket": self.bucket.bucket,
-            "kms_key_arn": self.key.arn,
-            "lustre_dns_name": self.lustre.dns_name if self.lustre else None,
-        })
+        self.register_outputs(
+            {
+                "checkpoint_bucket": self.bucket.bucket,
+                "kms_key_arn": self.key.arn,
+                "lustre_dns_name": self.lustre.dns_name if self.lustre else None,
+            }
+        )
 
     def _lustre(self, name: str, args: StorageArgs, o: pulumi.ResourceOptions) -> aws.fsx.LustreFileSystem:
         spec = args.lustre
@@ -103,7 +121,9 @@ class TrainingStorage(pulumi.ComponentResource):
             batch_import_meta_data_on_create=True,
             s3=aws.fsx.DataRepositoryAssociationS3Args(
                 auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
-                    events=["NEW", "CHANGED", "DELETED"])),
+                    events=["NEW", "CHANGED", "DELETED"]
+                )
+            ),
             opts=o,
         )
         aws.fsx.DataRepositoryAssociation(
@@ -113,7 +133,9 @@ class TrainingStorage(pulumi.ComponentResource):
             file_system_path=CHECKPOINT_PATH,
             s3=aws.fsx.DataRepositoryAssociationS3Args(
                 auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(
-                    events=["NEW", "CHANGED", "DELETED"])),
+                    events=["NEW", "CHANGED", "DELETED"]
+                )
+            ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.bucket])),
         )
         return fs
