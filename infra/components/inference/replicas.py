@@ -18,7 +18,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import SSM_CORE, child, group_tags
+from ..base import child, group_tags
+from ..profiles import instance_identity
 from .bootstrap import METRIC_NAME, METRIC_NAMESPACE
 
 TYPE = "gpuinfra:inference:Replicas"
@@ -108,15 +109,7 @@ class ServingReplicas(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-            description=f"{args.fleet} replicas in {args.region}",
-            opts=o,
-        )
-        aws.iam.RolePolicy(f"{name}-access", role=role.id, policy=replica_policy(args), opts=o)
-        aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=o)
-        profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=o)
+        profile = instance_identity(name, f"{args.fleet} replicas in {args.region}", replica_policy(args), o).profile
         template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             image_id=args.image_id,

@@ -11,7 +11,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import SSM_CORE, child, group_tags
+from ..base import child, group_tags
+from ..profiles import instance_identity
 
 TYPE = "gpuinfra:training:Compute"
 ROOT_DEVICE = "/dev/sda1"
@@ -129,20 +130,12 @@ class TrainingCompute(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-            description=f"{args.cluster} training nodes",
-            opts=o,
-        )
-        aws.iam.RolePolicy(
-            f"{name}-access",
-            role=role.id,
-            policy=pulumi.Output.from_input(args.kms_key_arn).apply(lambda k: node_policy(args, k)),
-            opts=o,
-        )
-        aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=o)
-        profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=o)
+        profile = instance_identity(
+            name,
+            f"{args.cluster} training nodes",
+            pulumi.Output.from_input(args.kms_key_arn).apply(lambda k: node_policy(args, k)),
+            o,
+        ).profile
         self.launch_template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
             image_id=args.image_id,

@@ -9,7 +9,8 @@ import pulumi
 import pulumi_aws as aws
 
 from .. import iam
-from ..base import SSM_CORE, child
+from ..base import child
+from ..profiles import instance_identity
 from .compute import munge_parameter_arn
 
 TYPE = "gpuinfra:training:Slurm"
@@ -45,15 +46,7 @@ class SlurmController(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        role = aws.iam.Role(
-            f"{name}-role",
-            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-            description=f"{args.cluster} Slurm controller",
-            opts=o,
-        )
-        aws.iam.RolePolicy(f"{name}-access", role=role.id, policy=controller_policy(args), opts=o)
-        aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=o)
-        profile = aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=o)
+        profile = instance_identity(name, f"{args.cluster} Slurm controller", controller_policy(args), o).profile
         self.instance = aws.ec2.Instance(
             f"{name}-controller",
             ami=CONTROLLER_AMI,
