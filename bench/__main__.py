@@ -29,7 +29,7 @@ from bench import stages
 from bench.floor import run_floor
 from bench.synthetic import inference_stack, scaled, training_stack
 from infra.catalog import load_catalog
-from infra.cost import Usage, assumed_usage, price_graph
+from infra.cost import Breakdown, Usage, assumed_usage, price_graph
 from infra.crossguard import pack_config, police_stack
 from infra.diff import Snapshot, diff_sides
 from infra.graph import Graph, Resource
@@ -55,6 +55,23 @@ class Timing:
 
     def __str__(self) -> str:
         return f"{self.median:.3f} ({self.low:.3f}-{self.high:.3f})"
+
+
+def timed_pair(
+    a: Callable[[], object], b: Callable[[], object], runs: int, budget_seconds: float = 2.0, most: int = 25
+) -> tuple[Timing, Timing]:
+    """`a` and `b` timed alternately (a, b, a, b, ...), so both medians come from the same stretch of
+    machine time: background load that would tilt one of two back-to-back series tilts both equally."""
+    a()
+    b()
+    samples: tuple[list[float], list[float]] = ([], [])
+    while len(samples[0]) < runs or (sum(samples[0]) + sum(samples[1]) < budget_seconds and len(samples[0]) < most):
+        for fn, out in ((a, samples[0]), (b, samples[1])):
+            gc.collect()
+            start = time.perf_counter()
+            fn()
+            out.append(time.perf_counter() - start)
+    return tuple(Timing(statistics.median(x), min(x), max(x)) for x in samples)  # type: ignore[return-value]
 
 
 def timed(fn: Callable[[], object], runs: int, budget_seconds: float = 1.0, most: int = 25) -> Timing:
@@ -91,8 +108,9 @@ def measure(kind: str, size: int, folder: Path, runs: int) -> Row:
     row.stages["engine"] = timed(stages.engine(prepared), runs)
     row.stages["cost"] = timed(stages.cost(prepared), runs)
     row.stages["policies"] = timed(stages.policies(prepared), runs)
-    row.stages["preview"] = timed(stages.preview(path), runs)
-    row.stages["floor"] = timed(lambda: run_floor(prepared.graph), runs)
+    row.stages["preview"], row.stages["floor"] = timed_pair(
+        stages.preview(path), lambda: run_floor(prepared.graph), runs
+    )
     with generic_floor():
         row.stages["floor (generic)"] = timed(lambda: run_floor(prepared.graph), runs)
     return row
@@ -103,7 +121,7 @@ class generic_floor:
 
     def __enter__(self) -> None:
         self._saved = floor_module.sdk_class
-        floor_module.sdk_class = lambda _type: None
+        floor_module.sdk_class = lambda type_token: None
 
     def __exit__(self, *_: object) -> None:
         floor_module.sdk_class = self._saved
@@ -153,7 +171,7 @@ def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, T
     head = changed(base)
     catalog, plan, rules, config = load_catalog(), prepared.plan_json, load_rules(), pack_config()
 
-    def price(graph: Graph) -> object:
+    def price(graph: Graph) -> Breakdown:
         return price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))
 
     base_cost = price(base)
@@ -162,10 +180,10 @@ def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, T
         "cost": timed(lambda: price(base), runs),
         "policies": timed(
             lambda: police_stack(prepared.checked.inputs, prepared.checked.plan, base, config, base_cost.monthly), runs
-        ),  # type: ignore[attr-defined]
+        ),
         "diff (pricing head + compare)": timed(
             lambda: diff_sides(
-                {"s": Snapshot("s", base, base_cost)},  # type: ignore[arg-type]
+                {"s": Snapshot("s", base, base_cost)},
                 {"s": Snapshot("s", head, price(head))},
                 rules,
             ),
@@ -286,7 +304,8 @@ def report(
         f"Written by `make bench` on {datetime.date.today().isoformat()} ({seconds / 60:.1f} min). Machine: {header}.",
         f"Each figure: median of at least {runs} runs after a warm-up (up to 25 while under 1 s in all), seconds,"
         " (min-max) in brackets; in-process, after imports (one-time import cost is not per preview). The"
-        " engine and the floor both run with the cyclic garbage collector paused (`infra.engine.gc_paused`).",
+        " engine and the floor both run with the cyclic garbage collector paused (`infra.engine.gc_paused`);"
+        " preview and floor are sampled alternately, so their ratio compares the same stretch of machine time.",
         "",
         "**Floor**: the graph gpuinfra's program registered, replayed by a bare Pulumi program under the same mocks"
         " with no gpuinfra code: the same types, names, parents, providers, dependencies and inputs, registered"

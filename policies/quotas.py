@@ -17,6 +17,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 from dataclasses import dataclass
+from typing import Any
 
 from pulumi_policy import StackValidationArgs
 
@@ -29,6 +30,8 @@ from .rules import ADVISORY, MANDATORY, Report, stack_policy
 from .values import INSTANCE, StackView, as_int, get, view
 
 SERVICE_QUOTA = "aws:servicequotas/serviceQuota:ServiceQuota"
+CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -171,4 +174,40 @@ def increase_requested(args: StackValidationArgs, report_violation: Report) -> N
             )
 
 
-__all__ = ["Shortfall", "increase_requested", "shortfalls", "within_grant"]
+def queue_gpus(queue_props: Any) -> int:
+    """The GPUs a Kueue ClusterQueue holds: its nominal nvidia.com/gpu quota over every flavor."""
+    return sum(
+        as_int(get(resource, "nominalQuota"))
+        for group in get(queue_props, "spec", "resourceGroups", default=[]) or []
+        for flavor in get(group, "flavors", default=[]) or []
+        for resource in get(flavor, "resources", default=[]) or []
+        if get(resource, "name") == GPU
+    )
+
+
+@stack_policy(
+    "quota-site-gpus",
+    "On premises, the GPUs the stack's Kueue ClusterQueues hold stay within the organization's GPU "
+    "allotment for the site (the on-premises counterpart of an EC2 quota).",
+    MANDATORY,
+)
+def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    site = getattr(facts.spec, "site", None)
+    if getattr(facts.spec, "provider", "aws") != "onprem" or site is None:
+        args.not_applicable("applies to on-premises clusters; this one runs on AWS (EC2 quotas apply)")
+        return
+    allotment = facts.org.onprem_sites[site].gpu_allotment
+    queues = view(args).of_type(CLUSTER_QUEUE)
+    held = {q.name: queue_gpus(q.props) for q in queues}
+    total = sum(held.values())
+    if total > allotment:
+        names = ", ".join(f"{name} ({gpus} GPUs)" for name, gpus in sorted(held.items()))
+        report_violation(
+            f"site {site}: the stack's ClusterQueues hold {total} GPUs ({names}) but the organization allots "
+            f"{allotment}; lower the cluster by {total - allotment} GPUs or raise onprem_sites.{site}.gpu_allotment",
+            queues[0].urn if len(queues) == 1 else None,
+        )
+
+
+__all__ = ["Shortfall", "increase_requested", "queue_gpus", "shortfalls", "site_gpus", "within_grant"]

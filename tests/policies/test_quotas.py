@@ -11,6 +11,16 @@ REQUEST = "accounts.ml-training.request_quota_increases"
 CAPACITY_BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}
 
 CASES = [
+    PolicyCase("quota-site-gpus", "llm-train-onprem", fires=False),
+    PolicyCase(
+        "quota-site-gpus",
+        "llm-train-onprem",
+        org={"onprem_sites.dc-east.gpu_allotment": 128},
+        level="mandatory",
+        message=r"^site dc-east: the stack's ClusterQueues hold 256 GPUs \(llm-train-dc-cluster-queue \(256 GPUs\)\) "
+        r"but the organization allots 128; lower the cluster by 128 GPUs",
+    ),
+    PolicyCase("quota-site-gpus", "llm-train-eks", fires=False, label="EKS queues are held by EC2 quotas"),
     PolicyCase("quota-within-grant", "llm-train", fires=False),
     PolicyCase(
         "quota-within-grant",
