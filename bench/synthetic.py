@@ -94,6 +94,22 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
     return path
 
 
+def scenario(kind: str, size: int, folder: Path) -> Path:
+    """The stack file of one benchmark scenario: `fleet` (regions), `train` or `onprem` (nodes)."""
+    if kind == "fleet":
+        return inference_stack(size, folder)
+    return training_stack(size, folder, onprem=kind == "onprem")
+
+
+def grown_fleet(path: Path) -> Path:
+    """A fleet stack next to `path` whose first region may scale two replicas further: a small, real change."""
+    head = path.with_name(path.stem + "-head.yaml")
+    head.write_text(path.read_text().replace("max_replicas: 12", "max_replicas: 14", 1))
+    if head.read_text() == path.read_text():
+        raise ValueError(f"{path}: no 'max_replicas: 12' to grow")
+    return head
+
+
 def scaled(graph: Graph, copies: int) -> Graph:
     """`copies` disjoint copies of `graph` in one stack (the stack resource itself kept once)."""
 
