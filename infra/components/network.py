@@ -1,4 +1,5 @@
-"""Network pieces both workloads use: NAT egress for private subnets and the S3 gateway endpoint."""
+"""Network pieces both workloads use: the VPC, subnets, NAT egress for private subnets and the S3
+gateway endpoint."""
 
 from __future__ import annotations
 
@@ -6,6 +7,19 @@ from collections.abc import Sequence
 
 import pulumi
 import pulumi_aws as aws
+
+
+def vpc(name: str, cidr: str, opts: pulumi.ResourceOptions) -> aws.ec2.Vpc:
+    """A VPC with DNS on: EFA, FSx and the registry's S3 endpoint all resolve by name."""
+    return aws.ec2.Vpc(f"{name}-vpc", cidr_block=cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=opts)
+
+
+def subnet(name: str, network: aws.ec2.Vpc, cidr: str, zone: str, opts: pulumi.ResourceOptions) -> aws.ec2.Subnet:
+    """A subnet that never hands out public addresses: even the public ones hold only NAT and load
+    balancers, which get theirs explicitly."""
+    return aws.ec2.Subnet(
+        name, vpc_id=network.id, cidr_block=cidr, availability_zone=zone, map_public_ip_on_launch=False, opts=opts
+    )
 
 
 def nat_egress(
@@ -50,4 +64,4 @@ def nat_egress(
     return private_rt
 
 
-__all__ = ["nat_egress"]
+__all__ = ["nat_egress", "subnet", "vpc"]

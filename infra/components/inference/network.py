@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..base import child
-from ..network import nat_egress
+from ..network import nat_egress, subnet, vpc
 
 TYPE = "gpuinfra:inference:Network"
 
@@ -49,30 +49,14 @@ class InferenceNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = aws.ec2.Vpc(
-            f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=o
-        )
+        self.vpc = vpc(name, args.cidr, o)
         private_cidrs, public_cidrs = subnet_cidrs(args.cidr, len(args.zones))
         self.private_subnets = [
-            aws.ec2.Subnet(
-                f"{name}-private-{zone[-1]}",
-                vpc_id=self.vpc.id,
-                cidr_block=cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=False,
-                opts=o,
-            )
+            subnet(f"{name}-private-{zone[-1]}", self.vpc, cidr, zone, o)
             for zone, cidr in zip(args.zones, private_cidrs, strict=True)
         ]
         self.public_subnets = [
-            aws.ec2.Subnet(
-                f"{name}-public-{zone[-1]}",
-                vpc_id=self.vpc.id,
-                cidr_block=cidr,
-                availability_zone=zone,
-                map_public_ip_on_launch=False,
-                opts=o,
-            )
+            subnet(f"{name}-public-{zone[-1]}", self.vpc, cidr, zone, o)
             for zone, cidr in zip(args.zones, public_cidrs, strict=True)
         ]
         nat_egress(

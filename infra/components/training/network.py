@@ -9,7 +9,7 @@ import pulumi
 import pulumi_aws as aws
 
 from ..base import child
-from ..network import nat_egress
+from ..network import nat_egress, subnet, vpc
 
 TYPE = "gpuinfra:training:Network"
 
@@ -43,35 +43,14 @@ class TrainingNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = aws.ec2.Vpc(
-            f"{name}-vpc", cidr_block=args.cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=o
-        )
-        self.private_subnet = aws.ec2.Subnet(
-            f"{name}-private",
-            vpc_id=self.vpc.id,
-            cidr_block=args.private_cidr,
-            availability_zone=args.zone,
-            map_public_ip_on_launch=False,
-            opts=o,
-        )
+        self.vpc = vpc(name, args.cidr, o)
+        self.private_subnet = subnet(f"{name}-private", self.vpc, args.private_cidr, args.zone, o)
         self.control_plane_subnet = None
         if args.control_plane_zone:
-            self.control_plane_subnet = aws.ec2.Subnet(
-                f"{name}-control-plane",
-                vpc_id=self.vpc.id,
-                cidr_block=args.control_plane_cidr,
-                availability_zone=args.control_plane_zone,
-                map_public_ip_on_launch=False,
-                opts=o,
+            self.control_plane_subnet = subnet(
+                f"{name}-control-plane", self.vpc, args.control_plane_cidr, args.control_plane_zone, o
             )
-        public = aws.ec2.Subnet(
-            f"{name}-public",
-            vpc_id=self.vpc.id,
-            cidr_block=args.public_cidr,
-            availability_zone=args.zone,
-            map_public_ip_on_launch=False,
-            opts=o,
-        )
+        public = subnet(f"{name}-public", self.vpc, args.public_cidr, args.zone, o)
         nat_egress(name, self.vpc, args.region, [("public", public)], [("private", self.private_subnet)], o)
         self.security_group = aws.ec2.SecurityGroup(
             f"{name}-efa",
