@@ -58,34 +58,33 @@ class Timing:
         return f"{self.median:.3f} ({self.low:.3f}-{self.high:.3f})"
 
 
-def timed_pair(
-    a: Callable[[], object], b: Callable[[], object], runs: int, budget_seconds: float = 2.0, most: int = 25
-) -> tuple[Timing, Timing]:
-    """`a` and `b` timed alternately (a, b, a, b, ...), so both medians come from the same stretch of
-    machine time: background load that would tilt one of two back-to-back series tilts both equally."""
-    a()
-    b()
-    samples: tuple[list[float], list[float]] = ([], [])
-    while len(samples[0]) < runs or (sum(samples[0]) + sum(samples[1]) < budget_seconds and len(samples[0]) < most):
-        for fn, out in ((a, samples[0]), (b, samples[1])):
+def alternately(
+    fns: tuple[Callable[[], object], ...], runs: int, budget_seconds: float, most: int = 25
+) -> list[Timing]:
+    """Median and spread of each of `fns`, timed in turn (a, b, a, b, ...) after one warm-up each, so all
+    medians come from the same stretch of machine time: background load that would tilt one of two
+    back-to-back series tilts both equally. At least `runs` rounds, more (up to `most`) until
+    `budget_seconds` were spent, so figures of a few milliseconds rest on enough samples. GC collected
+    between calls."""
+    for fn in fns:
+        fn()
+    samples: list[list[float]] = [[] for _ in fns]
+    while len(samples[0]) < runs or (sum(map(sum, samples)) < budget_seconds and len(samples[0]) < most):
+        for fn, out in zip(fns, samples, strict=True):
             gc.collect()
             start = time.perf_counter()
             fn()
             out.append(time.perf_counter() - start)
-    return tuple(Timing(statistics.median(x), min(x), max(x)) for x in samples)  # type: ignore[return-value]
+    return [Timing(statistics.median(x), min(x), max(x)) for x in samples]
 
 
-def timed(fn: Callable[[], object], runs: int, budget_seconds: float = 1.0, most: int = 25) -> Timing:
-    """Median and spread after one warm-up: at least `runs` calls, more (up to `most`) until `budget_seconds`
-    were spent, so figures of a few milliseconds rest on enough samples. GC collected between calls."""
-    fn()
-    samples: list[float] = []
-    while len(samples) < runs or (sum(samples) < budget_seconds and len(samples) < most):
-        gc.collect()
-        start = time.perf_counter()
-        fn()
-        samples.append(time.perf_counter() - start)
-    return Timing(statistics.median(samples), min(samples), max(samples))
+def timed(fn: Callable[[], object], runs: int) -> Timing:
+    return alternately((fn,), runs, budget_seconds=1.0)[0]
+
+
+def timed_pair(a: Callable[[], object], b: Callable[[], object], runs: int) -> tuple[Timing, Timing]:
+    first, second = alternately((a, b), runs, budget_seconds=2.0)
+    return first, second
 
 
 @dataclass
