@@ -251,14 +251,17 @@ def machine() -> str:
 def main() -> int:
     parser = argparse.ArgumentParser(prog="python -m bench", description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="timed runs per figure (median and spread)")
-    parser.add_argument("--quick", action="store_true", help="smaller scales, 3 runs: a smoke test")
-    parser.add_argument("--out", type=Path, default=RESULTS)
+    parser.add_argument(
+        "--quick", action="store_true", help="smaller scales, 3 runs: a smoke test (leaves bench/RESULTS.md alone)"
+    )
+    parser.add_argument("--out", type=Path, help="where the Markdown goes (default bench/RESULTS.md)")
     args = parser.parse_args()
     runs = 3 if args.quick else args.runs
     fleets = FLEETS[:3] if args.quick else FLEETS
     training = TRAINING[:2] if args.quick else TRAINING
     started = time.time()
     folder = Path(tempfile.mkdtemp(prefix="gpuinfra-bench-"))
+    out: Path = args.out or (folder / "RESULTS.md" if args.quick else RESULTS)
     header = machine()
     rows: list[Row] = []
     for kind, sizes in (("fleet", fleets), ("train", training), ("onprem", training)):
@@ -278,8 +281,8 @@ def main() -> int:
     big_resources, big_times = combined_10k(big, runs)
     results = Results(header, runs, rows, growth(rows, runs), diff_size, diff_time, big_resources, big_times, memory)
     misses = results.misses()
-    args.out.write_text(report(results, time.time() - started))
-    print(f"wrote {args.out}; {'targets met' if not misses else 'MISSED: ' + '; '.join(misses)}")
+    out.write_text(report(results, time.time() - started))
+    print(f"wrote {out}; {'targets met' if not misses else 'MISSED: ' + '; '.join(misses)}")
     return 1 if misses else 0
 
 
