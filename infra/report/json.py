@@ -12,7 +12,7 @@ RESOURCE_FIELDS = tuple(ResourceOut.model_fields)
 
 
 def render_json(report: Report) -> str:
-    """Indented, keys sorted (the same text `json.dumps(indent=2, sort_keys=True)` gives, via orjson).
+    """Indented, keys sorted (the text `json.dumps(indent=2, sort_keys=True, ensure_ascii=False)` gives, via orjson).
     Resources are plain JSON already: they skip pydantic's serializer, which is slow on free-form inputs."""
     data = report.model_dump(mode="json", exclude={"stacks": {"__all__": {"summary", "resources"}}})
     for out, stack in zip(data["stacks"], report.stacks, strict=True):
