@@ -31,7 +31,10 @@ SITE_LABEL = "gpuinfra.io/site"
 HOST_LABEL = "kubernetes.io/hostname"
 TRAINER_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 
-# Add-on charts, pinned: bump deliberately (a chart upgrade restarts its pods).
+# Add-on charts, pinned: bump deliberately (a chart upgrade restarts its pods). Versions as each chart
+# repository spells them: eks-charts publishes "v"-prefixed chart versions (terraform-aws-eks-blueprints pins
+# aws-efa-k8s-device-plugin "v0.5.7"); the others are bare semver (Kueue 0.13.4, JobSet 0.10.1, NVIDIA 0.17.4,
+# FSx CSI 1.11.0).
 CHARTS = {
     "kueue": ("oci://registry.k8s.io/kueue/charts/kueue", None, "0.13.4", "kueue-system"),
     "jobset": ("oci://registry.k8s.io/jobset/charts/jobset", None, "0.10.1", "jobset-system"),
@@ -44,7 +47,7 @@ CHARTS = {
     "aws-efa-k8s-device-plugin": (
         "aws-efa-k8s-device-plugin",
         "https://aws.github.io/eks-charts",
-        "0.5.7",
+        "v0.5.7",
         "kube-system",
     ),
     "aws-fsx-csi-driver": (
