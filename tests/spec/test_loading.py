@@ -3,7 +3,9 @@ message naming the file, the line, the field path and what to change."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import STACKS, write_stack
@@ -24,24 +26,23 @@ def test_examples_load(stack: str, model: type) -> None:
     assert inputs.account.purpose == inputs.workload
 
 
-def problems(exc: pytest.ExceptionInfo[InputError]) -> list[str]:
+def refused(path: Path | str, read: Callable[[Any], object] = load_inputs) -> list[str]:
+    """The rendered problems of an input that must be refused."""
+    with pytest.raises(InputError) as exc:
+        read(path)
     return [p.render() for p in exc.value.problems]
 
 
 def test_yaml_syntax_error_names_file_and_line(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", text="config:\n  gpuinfra:training:\n    name: x\n   bad: [\n")
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    (message,) = problems(exc)
+    (message,) = refused(path)
     assert message.startswith(f"{path}:4: YAML syntax error")
 
 
 def test_unknown_field_suggests_the_right_one(tmp_path: Path) -> None:
     text = (STACKS / "Pulumi.llm-train.yaml").read_text().replace("    interconnect:", "    interconect:")
     path = write_stack(tmp_path, "llm-train", text=text)
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    rendered = "\n".join(problems(exc))
+    rendered = "\n".join(refused(path))
     assert "config.gpuinfra:training.interconect: unknown field 'interconect'" in rendered
     assert "did you mean 'interconnect'?" in rendered
     line = text.splitlines().index("    interconect:") + 1
@@ -50,58 +51,47 @@ def test_unknown_field_suggests_the_right_one(tmp_path: Path) -> None:
 
 def test_wrong_type_names_field_path_and_value(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "sixteen"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    (message,) = problems(exc)
+    (message,) = refused(path)
     assert "config.gpuinfra:training.compute.node_count: Input should be a valid integer" in message
     assert "got 'sixteen'" in message
 
 
 def test_literal_typo_gets_close_match(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"compute.capacity.type": "spto"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert "did you mean 'spot'?" in "\n".join(problems(exc))
+    messages = refused(path)
+    assert "did you mean 'spot'?" in "\n".join(messages)
 
 
 def test_nested_list_path_is_reported(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "chat-serve", spec={"regions[2].max_replicas": -1})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
+    messages = refused(path)
     assert (
-        "config.gpuinfra:inference.regions[2].max_replicas: Input should be greater than or equal to 1"
-        in problems(exc)[0]
+        "config.gpuinfra:inference.regions[2].max_replicas: Input should be greater than or equal to 1" in messages[0]
     )
 
 
 def test_all_problems_reported_at_once(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "x", "racks.pue": 9, "name": "Bad Name"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert len(exc.value.problems) == 3
+    messages = refused(path)
+    assert len(messages) == 3
 
 
 def test_unknown_instance_type_lists_close_matches(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"compute.instance_type": "p5.48xlarg"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    (message,) = problems(exc)
+    (message,) = refused(path)
     assert "compute.instance_type: unknown instance type 'p5.48xlarg'" in message
     assert "did you mean 'p5.48xlarge'" in message
 
 
 def test_unknown_region(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "chat-serve", spec={"regions[0].region": "us-east-9"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert "regions[0].region: unknown region 'us-east-9'" in problems(exc)[0]
+    messages = refused(path)
+    assert "regions[0].region: unknown region 'us-east-9'" in messages[0]
 
 
 def test_missing_account(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"account": "ml-trainin"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    (message,) = problems(exc)
+    (message,) = refused(path)
     assert "account 'ml-trainin' is not in the organization file" in message
     assert "did you mean 'ml-training'?" in message
 
@@ -109,44 +99,38 @@ def test_missing_account(tmp_path: Path) -> None:
 def test_missing_org_file(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train")
     (tmp_path / "org.yaml").unlink()
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert problems(exc) == [f"{tmp_path / 'org.yaml'}: organization file not found"]
+    messages = refused(path)
+    assert messages == [f"{tmp_path / 'org.yaml'}: organization file not found"]
 
 
 def test_missing_stack_file_suggests_names() -> None:
-    with pytest.raises(InputError) as exc:
-        load_inputs("llm-trian")
-    assert "stack file not found" in problems(exc)[0]
-    assert "did you mean 'llm-train'" in problems(exc)[0]
+    messages = refused("llm-trian")
+    assert "stack file not found" in messages[0]
+    assert "did you mean 'llm-train'" in messages[0]
 
 
 def test_exactly_one_workload_key(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", text="config:\n  aws:region: us-east-1\n")
-    with pytest.raises(InputError) as exc:
-        read_stack(path)
+    messages = refused(path, read_stack)
     assert (
         "a stack holds exactly one of gpuinfra:training, gpuinfra:inference, gpuinfra:registry; found none"
-        in problems(exc)[0]
+        in messages[0]
     )
 
 
 def test_misspelled_workload_key(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", text="config:\n  gpuinfra:trainig: {}\n")
-    with pytest.raises(InputError) as exc:
-        read_stack(path)
-    assert "did you mean 'training'?" in problems(exc)[0]
+    messages = refused(path, read_stack)
+    assert "did you mean 'training'?" in messages[0]
 
 
 def test_model_rule_message_is_actionable(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"lustre.throughput_mb_s_per_tib": 200})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert "PERSISTENT_2 needs throughput_mb_s_per_tib in {125, 250, 500, 1000}" in problems(exc)[0]
+    messages = refused(path)
+    assert "PERSISTENT_2 needs throughput_mb_s_per_tib in {125, 250, 500, 1000}" in messages[0]
 
 
 def test_org_role_must_live_in_its_account(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", org={"accounts.ml-training.role_arn": "arn:aws:iam::999999999999:role/x"})
-    with pytest.raises(InputError) as exc:
-        load_inputs(path)
-    assert "role_arn is in account 999999999999 but id is 111111111111" in problems(exc)[0]
+    messages = refused(path)
+    assert "role_arn is in account 999999999999 but id is 111111111111" in messages[0]
