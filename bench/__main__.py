@@ -218,7 +218,9 @@ def growth(rows: list[Row], runs: int) -> list[tuple[str, float, float, float, b
             if large.kind == small.kind and 3.5 <= large.resources / small.resources <= 4.5:
                 r_ratio = large.resources / small.resources
                 small_time, large_time = alternately(
-                    (stages.preview(small.path), stages.preview(large.path)), max(runs, GROWTH_ROUNDS), 0.0
+                    (stages.preview(small.path), stages.preview(large.path)),
+                    max(runs, GROWTH_ROUNDS),
+                    budget_seconds=0.0,
                 )
                 t_ratio = statistics.median(b / a for a, b in zip(small_time.samples, large_time.samples, strict=True))
                 out.append(
@@ -328,7 +330,8 @@ def report(results: Results, seconds: float) -> str:
         "",
         f"Written by `make bench` on {datetime.date.today().isoformat()} ({seconds / 60:.1f} min)."
         f" Machine: {results.header}.",
-        f"Each figure: median of at least {results.runs} runs after a warm-up (up to 25 while under 1 s in all),"
+        f"Each figure: median of at least {results.runs} runs after a warm-up (up to 25 while under 1 s in all;"
+        " 3 s for engine, preview and floor together),"
         " seconds, (min-max) in brackets; in-process, after imports (one-time import cost is not per preview). The"
         " engine and the floor both run with the cyclic garbage collector paused (`infra.engine.gc_paused`);"
         " engine, preview and floor are sampled in turn, so they (and the ratio) come from the same stretch of"

@@ -33,8 +33,7 @@ TRAINER_IMAGE = "nvcr.io/nvidia/pytorch:25.01-py3"
 
 # Add-on charts, pinned: bump deliberately (a chart upgrade restarts its pods). Versions as each chart
 # repository spells them: eks-charts publishes "v"-prefixed chart versions (terraform-aws-eks-blueprints pins
-# aws-efa-k8s-device-plugin "v0.5.7"); the others are bare semver (Kueue 0.13.4, JobSet 0.10.1, NVIDIA 0.17.4,
-# FSx CSI 1.11.0).
+# aws-efa-k8s-device-plugin that way); the others are bare semver.
 CHARTS = {
     "kueue": ("oci://registry.k8s.io/kueue/charts/kueue", None, "0.13.4", "kueue-system"),
     "jobset": ("oci://registry.k8s.io/jobset/charts/jobset", None, "0.10.1", "jobset-system"),
