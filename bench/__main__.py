@@ -30,13 +30,13 @@ from bench.floor import run_floor
 from bench.rss import MODES
 from bench.synthetic import grown_fleet, inference_stack, scaled, scenario
 from infra.catalog import load_catalog
+from infra.commands.diff import diff_command
 from infra.cost import Breakdown, Usage, assumed_usage, price_graph
-from infra.crossguard import pack_config, police_stack
-from infra.diff import Snapshot, diff_sides
 from infra.graph import Graph, Resource
-from infra.replace_rules import load_rules
-from infra.report.diff_render import render_diff_json
-from infra.reviewcmd import diff_command
+from infra.policy.pack import pack_config, police_stack
+from infra.report.render.json import render_diff_json
+from infra.review.diff import Snapshot, diff_sides
+from infra.review.replacements import load_rules
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -182,7 +182,7 @@ def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, T
     """Policies + cost + diff over a graph of about 10,000 resources (copies of the fleet side by side)."""
     base = scaled(prepared.graph, max(1, -(-10_000 // len(prepared.graph.resources))))
     head = changed(base)
-    catalog, plan, rules, config = load_catalog(), prepared.plan_json, load_rules(), pack_config()
+    catalog, plan, rules, config = load_catalog(), prepared.plan, load_rules(), pack_config()
 
     def price(graph: Graph) -> Breakdown:
         return price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))
@@ -333,7 +333,7 @@ def report(results: Results, seconds: float) -> str:
         f"Each figure: median of at least {results.runs} runs after a warm-up (up to 25 while under 1 s in all;"
         " 3 s for engine, preview and floor together),"
         " seconds, (min-max) in brackets; in-process, after imports (one-time import cost is not per preview). The"
-        " engine and the floor both run with the cyclic garbage collector paused (`infra.engine.gc_paused`);"
+        " engine and the floor both run with the cyclic garbage collector paused (`infra.pulumi.engine.gc_paused`);"
         " engine, preview and floor are sampled in turn, so they (and the ratio) come from the same stretch of"
         " machine time.",
         "",

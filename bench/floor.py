@@ -13,8 +13,9 @@ import pulumi
 import pulumi.runtime.settings
 from pulumi.runtime import mocks as pulumi_mocks
 
-from infra.engine import _Mocks, gc_paused
 from infra.graph import STACK_TYPE, Graph, Resource
+from infra.pulumi.engine import gc_paused
+from infra.pulumi.engine.mocks import AwsMocks
 
 
 def order(graph: Graph) -> list[Resource]:
@@ -102,7 +103,7 @@ def run_floor(graph: Graph) -> None:
             raise RuntimeError
     except RuntimeError:
         asyncio.set_event_loop(asyncio.new_event_loop())
-    pulumi.runtime.set_mocks(_Mocks(), project=graph.project, stack=graph.stack, preview=False)
+    pulumi.runtime.set_mocks(AwsMocks(), project=graph.project, stack=graph.stack, preview=False)
     with gc_paused():  # the engine's own run setting: the comparison is code against code
         pulumi_mocks.test(replay(graph))()
 

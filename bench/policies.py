@@ -20,10 +20,10 @@ from helpers import example_graph, inputs_for  # noqa: E402
 
 from bench.synthetic import scaled  # noqa: E402
 from infra.catalog import load_catalog  # noqa: E402
-from infra.crossguard import pack_config, police  # noqa: E402
 from infra.plan import build_plan  # noqa: E402
-from policies.budget import estimate_monthly  # noqa: E402
-from policies.facts import StackFacts  # noqa: E402
+from infra.policy.facts import StackFacts  # noqa: E402
+from infra.policy.pack import pack_config, police  # noqa: E402
+from infra.policy.rules.budget import estimate_monthly  # noqa: E402
 
 TARGET = 10_000
 

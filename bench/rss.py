@@ -20,10 +20,10 @@ from typing import TypeVar
 
 from bench import stages
 from bench.synthetic import grown_fleet, scenario
-from infra.pipeline import check_stack
-from infra.preview import preview_graph
-from infra.report.diff_render import render_diff_json
-from infra.reviewcmd import diff_command
+from infra.commands.diff import diff_command
+from infra.pulumi.preview import preview_graph
+from infra.report.render.json import render_diff_json
+from infra.validators.checked import check_stack
 
 MODES = ("preview", "stages", "diff")
 T = TypeVar("T")
@@ -74,7 +74,7 @@ def measure(kind: str, size: int, mode: str) -> Peaks:
         peaks.step("diff", lambda: render_diff_json(diff_command([str(base), str(head)], None, None, None)))
     else:
         checked = peaks.step("validate", lambda: check_stack(path))
-        graph = peaks.step("engine", lambda: preview_graph(checked.inputs))
+        graph = peaks.step("engine", lambda: preview_graph(checked.inputs, checked.plan))
         prepared = stages.Prepared(path, checked, graph)
         peaks.step("cost", stages.cost(prepared))
         peaks.step("policies", stages.policies(prepared))

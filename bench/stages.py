@@ -8,16 +8,16 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
-from typing import Any
 
 from infra.catalog import load_catalog
+from infra.commands.preview import preview_stacks
 from infra.cost import Usage, assumed_usage, price_graph
-from infra.crossguard import pack_config, police_stack
 from infra.graph import Graph
-from infra.inputs import load_inputs
-from infra.pipeline import Checked, check_stack, preview_stacks
-from infra.preview import preview_graph
-from infra.report import render_json
+from infra.plan import AnyPlan
+from infra.policy.pack import pack_config, police_stack
+from infra.pulumi.preview import preview_graph
+from infra.report.render.json import render_json
+from infra.validators.checked import Checked, check_stack
 
 
 @dataclass
@@ -31,11 +31,11 @@ class Prepared:
     @classmethod
     def of(cls, path: Path) -> Prepared:
         checked = check_stack(path)
-        return cls(path, checked, preview_graph(checked.inputs))
+        return cls(path, checked, preview_graph(checked.inputs, checked.plan))
 
     @property
-    def plan_json(self) -> dict[str, Any]:
-        return self.checked.plan.model_dump(mode="json")
+    def plan(self) -> AnyPlan:
+        return self.checked.plan
 
 
 def validate(p: Prepared) -> Callable[[], object]:
@@ -43,17 +43,17 @@ def validate(p: Prepared) -> Callable[[], object]:
 
 
 def engine(p: Prepared) -> Callable[[], object]:
-    inputs = load_inputs(p.path)
-    return lambda: preview_graph(inputs)
+    checked = check_stack(p.path)
+    return lambda: preview_graph(checked.inputs, checked.plan)
 
 
 def cost(p: Prepared) -> Callable[[], object]:
-    catalog, plan = load_catalog(), p.plan_json
+    catalog, plan = load_catalog(), p.plan
     return lambda: price_graph(p.graph, catalog, Usage().with_assumed(assumed_usage(plan, p.graph)))
 
 
 def monthly(p: Prepared) -> Decimal | None:
-    return price_graph(p.graph, load_catalog(), Usage().with_assumed(assumed_usage(p.plan_json, p.graph))).monthly
+    return price_graph(p.graph, load_catalog(), Usage().with_assumed(assumed_usage(p.plan, p.graph))).monthly
 
 
 def policies(p: Prepared) -> Callable[[], object]:

@@ -85,7 +85,7 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
         spec["compute"]["capacity"]["on_demand_base"] = max(1, nodes // 4)
     path = _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
     # Checkpoint at the planner's optimum for this size: validators refuse spot intervals past the bound.
-    from infra.pipeline import check_stack
+    from infra.validators.checked import check_stack
 
     checkpoint = check_stack(path).plan.checkpoint  # type: ignore[union-attr]
     if checkpoint is not None:

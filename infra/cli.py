@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import json
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -10,7 +9,8 @@ from typing import Annotated
 
 import typer
 
-from .errors import GpuinfraError, InputError
+from infra.errors import GpuinfraError, InputError
+from infra.report.render import FORMATS, AnyReport
 
 app = typer.Typer(
     add_completion=False,
@@ -20,10 +20,8 @@ app = typer.Typer(
 )
 
 
-class Format(StrEnum):
-    table = "table"
-    markdown = "markdown"
-    json = "json"
+Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
+"""One per renderer module in infra/report/render/: a new format needs no edit here."""
 
 
 class SchemaKind(StrEnum):
@@ -61,22 +59,20 @@ def _emit(text: str, out: Path | None) -> None:
         out.write_text(text, encoding="utf-8")
 
 
-def _render(report: object, fmt: Format) -> str:
-    from .report import render
-
-    return render(report, fmt.value)  # type: ignore[arg-type]
+def _render(report: AnyReport, fmt: Format) -> str:
+    return FORMATS[fmt.value](report)
 
 
 @app.command()
 def validate(
     stacks: StacksArg,
     org: OrgOpt = None,
-    fmt: FormatOpt = Format.table,
+    fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
     """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas)."""
-    from .pipeline import validate_stacks
+    from infra.commands.validate import validate_stacks
 
     report = validate_stacks(stacks, org, suppress or [])
     _emit(_render(report, fmt), out)
@@ -87,7 +83,7 @@ def validate(
 def preview(
     stacks: StacksArg,
     org: OrgOpt = None,
-    fmt: FormatOpt = Format.table,
+    fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
     suppress: SuppressOpt = None,
     usage_file: UsageOpt = None,
@@ -95,7 +91,7 @@ def preview(
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
     they cost, and the policy pack's verdicts."""
-    from .pipeline import preview_stacks
+    from infra.commands.preview import preview_stacks
 
     report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
     _emit(_render(report, fmt), out)
@@ -113,19 +109,17 @@ def cost(
     ],
     org: OrgOpt = None,
     usage_file: UsageOpt = None,
-    fmt: FormatOpt = Format.table,
+    fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
     """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account."""
-    from .report.cost_render import render_cost_json, render_cost_markdown, render_cost_table
-    from .reviewcmd import cost_command
+    from infra.commands.cost import cost_command
 
     if suppress is None:
         suppress = []
     report = cost_command(inputs, org, usage_file, suppress)
-    renderer = {Format.table: render_cost_table, Format.markdown: render_cost_markdown, Format.json: render_cost_json}
-    _emit(renderer[fmt](report), out)
+    _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 
 
@@ -148,17 +142,15 @@ def diff(
     ] = None,
     org: OrgOpt = None,
     usage_file: UsageOpt = None,
-    fmt: FormatOpt = Format.table,
+    fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
     appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation."""
-    from .report.diff_render import render_diff_json, render_diff_markdown, render_diff_table
-    from .reviewcmd import diff_command
+    from infra.commands.diff import diff_command
 
     report = diff_command(list(args or []), base_ref, org, usage_file)
-    renderer = {Format.table: render_diff_table, Format.markdown: render_diff_markdown, Format.json: render_diff_json}
-    _emit(renderer[fmt](report), out)
+    _emit(_render(report, fmt), out)
     raise typer.Exit(report.exit_code)
 
 
@@ -167,10 +159,9 @@ def schema(
     kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
 ) -> None:
     """Write the JSON Schema of stack files (or the organization file) for editors."""
-    from .schema import org_schema, stack_schema
+    from infra.commands.schema import schema_text
 
-    data = stack_schema() if kind is SchemaKind.stack else org_schema()
-    _emit(json.dumps(data, indent=2, sort_keys=True) + "\n", out)
+    _emit(schema_text(kind.value), out)
 
 
 def main() -> None:

@@ -1,21 +1,20 @@
-"""The Jinja2 environment for templates/ (node bootstrap, Slurm configuration, report Markdown)."""
+"""Jinja2 environments over a package's `templates/` folder, read as package data (jinja2.PackageLoader), so
+an installed wheel renders the same as the source tree. Two packages have templates: `infra.pulumi` (node
+bootstrap, Slurm, Kubernetes objects) and `infra.report` (the Markdown reports)."""
 
 from __future__ import annotations
 
 from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, FileSystemLoader, StrictUndefined
-
-TEMPLATES_DIR = Path(__file__).resolve().parent.parent / "templates"
+from jinja2 import Environment, PackageLoader, StrictUndefined
 
 
-@lru_cache(maxsize=1)
-def environment() -> Environment:
+@lru_cache(maxsize=4)
+def environment(package: str) -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
     return Environment(
-        loader=FileSystemLoader(TEMPLATES_DIR),
+        loader=PackageLoader(package, "templates"),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -24,8 +23,13 @@ def environment() -> Environment:
     )
 
 
-def render(name: str, **context: Any) -> str:
-    return environment().get_template(name).render(**context)
+def renderer(package: str) -> Any:
+    """`render(name, **context) -> str` over `package`'s templates."""
+
+    def render(name: str, **context: Any) -> str:
+        return environment(package).get_template(name).render(**context)
+
+    return render
 
 
-__all__ = ["TEMPLATES_DIR", "environment", "render"]
+__all__ = ["environment", "renderer"]

@@ -14,12 +14,14 @@ from typing import Any
 from ruamel.yaml import YAML
 
 from infra.catalog import load_catalog
-from infra.inputs import Inputs, resolve
-from infra.pipeline import Checked, check
+from infra.load import Inputs, resolve
 from infra.spec import SPEC_MODELS, Organization, OrgDocument, YamlDocument, parse_stack, read_yaml
+from infra.validators.checked import Checked, check
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ROOT / "stacks"
+EXAMPLES = tuple(sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml")))
+"""Every bundled example stack."""
 DELETE = object()
 """Mutation value that removes the key."""
 
@@ -186,10 +188,11 @@ from infra.graph import Graph  # noqa: E402
 def graph_for(
     stack: str, spec: Mutations | None = None, org: Mutations | None = None, config: Mutations | None = None
 ) -> Graph:
-    """Run the example stack (mutated) through the embedded engine."""
-    from infra.preview import preview_graph
+    """Run the example stack (mutated) through the embedded engine: the whole program, as `pulumi up` runs it
+    (config -> inputs -> plan -> validators -> components)."""
+    from infra.pulumi.preview import program_graph
 
-    return preview_graph(inputs_for(stack, spec, org, config))
+    return program_graph(inputs_for(stack, spec, org, config))
 
 
 @lru_cache(maxsize=8)

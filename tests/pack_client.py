@@ -22,8 +22,8 @@ import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
 
-from infra.crossguard import PolicyConfig, PolicyMeta
 from infra.graph import Graph, Resource
+from infra.policy.pack import PolicyConfig, PolicyMeta
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"

@@ -19,10 +19,10 @@ from typing import Any
 from helpers import apply, checked, example_graph, graph_for, inputs_for
 
 from infra.catalog import load_catalog
-from infra.crossguard import PolicyRun, Violation, pack_config, police
 from infra.graph import Graph, Resource
 from infra.plan import build_plan
-from policies.facts import StackFacts
+from infra.policy.facts import StackFacts
+from infra.policy.pack import PolicyRun, Violation, pack_config, police
 
 GraphEdit = tuple[str, str | None, Mapping[str, Any]]
 """(resource type, resource name or None for every resource of the type, dotted-path mutations)."""
@@ -41,9 +41,9 @@ def program_graph(
     validator gate would refuse (program.build without program.load's validation)."""
     if not unchecked:
         return graph_for(stack, spec, org)
-    from infra.engine import run
-    from infra.preview import PROJECT, engine_config
-    from infra.program import build
+    from infra.pulumi.engine import run
+    from infra.pulumi.preview import PROJECT, engine_config
+    from infra.pulumi.program import build
 
     inputs = inputs_for(stack, spec, org)
     plan = build_plan(inputs.spec, inputs.org.org, load_catalog())

@@ -40,6 +40,7 @@ def test_the_readme_shows_the_two_commands_and_make_has_them() -> None:
 
 def prepare(work: Path) -> None:
     shutil.copytree(ROOT / "stacks", work / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", work / "Pulumi.yaml")
     usage = next(b for b in blocks("yaml") if "resource_type_default_usage" in b)
     (work / "usage.yml").write_text(usage)
     (work / "policy.json").write_text(next(b for b in blocks("json") if '"all"' in b))

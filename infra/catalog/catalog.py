@@ -7,7 +7,7 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property
 
-from .models import (
+from infra.catalog.models import (
     AcceleratorPower,
     CoolingLimit,
     Entry,

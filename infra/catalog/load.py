@@ -9,9 +9,8 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ValidationError
 from ruamel.yaml import YAML
 
-from ..errors import GpuinfraError
-from .catalog import Catalog
-from .models import (
+from infra.catalog.catalog import Catalog
+from infra.catalog.models import (
     AcceleratorPower,
     CoolingLimit,
     FsxCapacity,
@@ -26,6 +25,7 @@ from .models import (
     SpotObserved,
     SpotRange,
 )
+from infra.errors import GpuinfraError
 
 DATA_DIR = Path(__file__).parent / "data"
 M = TypeVar("M", bound=BaseModel)

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from .model import HOURS_PER_MONTH, Breakdown, Line, ResourceCost, Where
-from .prices import Price, PriceBook
-from .pricing import PRICERS, monthly_total, price_graph
-from .usage import ResourceUsage, Usage, UsageFile, assumed_usage, load_usage_file
+from infra.cost.model import HOURS_PER_MONTH, Breakdown, Line, ResourceCost, Where
+from infra.cost.prices import Price, PriceBook
+from infra.cost.pricing import PRICERS, monthly_total, price_graph
+from infra.cost.usage import ResourceUsage, Usage, UsageFile, assumed_usage, load_usage_file
 
 __all__ = [
     "HOURS_PER_MONTH",

@@ -13,15 +13,11 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any, TypeGuard
 
-from ..graph import Graph, Resource, is_known
-from ..plan.capacity import split_capacity
-from .lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown_input
-from .model import HOURS_PER_MONTH, Line
+from infra.cost.lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown_input
+from infra.cost.model import HOURS_PER_MONTH, Line
+from infra.graph import Graph, Resource, is_known, tokens, views
+from infra.plan.capacity import split_capacity
 
-GROUP = "aws:autoscaling/group:Group"
-INSTANCE = "aws:ec2/instance:Instance"
-NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
-LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 DEFAULT_WARM_STATE = "Stopped"
 EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
 """The planner's expected instance count, as components/base.py tags every group."""
@@ -38,25 +34,8 @@ class Counts:
 
 def launch_template(graph: Graph, resource: Resource) -> Resource | None:
     """The launch template a group or instance launches from (its id is an output, so follow dependencies)."""
-    found = graph.dependencies_of(resource, LAUNCH_TEMPLATE)
+    found = graph.dependencies_of(resource, tokens.LAUNCH_TEMPLATE)
     return found[0] if found else None
-
-
-def instance_types(group: Resource, template: Resource | None) -> list[str]:
-    """Overrides of the mixed instances policy in priority order, else the launch template's type."""
-    mixed = group.inputs.get("mixedInstancesPolicy") or {}
-    overrides = (mixed.get("launchTemplate") or {}).get("overrides") or []
-    types = [o["instanceType"] for o in overrides if isinstance(o, dict) and _known_str(o.get("instanceType"))]
-    if not types and template is not None and _known_str(template.inputs.get("instanceType")):
-        types = [template.inputs["instanceType"]]
-    return types
-
-
-def market(template: Resource | None) -> str | None:
-    """'spot' or 'capacity-block' when the launch template asks for it."""
-    options = (template.inputs.get("instanceMarketOptions") or {}) if template else {}
-    kind = options.get("marketType") if isinstance(options, dict) else None
-    return kind if kind in ("spot", "capacity-block") else None
 
 
 def group_counts(
@@ -90,15 +69,17 @@ def hours(resource: Resource, ctx: Ctx) -> Decimal:
 
 def price_group(resource: Resource, ctx: Ctx) -> list[Line]:
     template = launch_template(ctx.graph, resource)
-    types = instance_types(resource, template)
+    templates = [template.inputs] if template else []
+    types = views.instance_types(resource.inputs, templates)
+    kind = views.market(templates)
     counts = group_counts(resource, ctx, "minSize", "maxSize", "desiredCapacity", resource.inputs)
     if not types:
         return [unknown_input("Instances", "instances", "the instance type")]
     if counts is None:
         return [unknown_input(f"Instances ({types[0]})", "instances", "minSize/maxSize")]
     note = f"priced as {types[0]}; the group may also launch {', '.join(types[1:])}" if len(types) > 1 else None
-    distribution = (resource.inputs.get("mixedInstancesPolicy") or {}).get("instancesDistribution")
-    lines = instance_lines(types[0], counts, ctx, market(template), distribution, hours(resource, ctx), note)
+    terms = views.capacity_terms(resource.inputs, kind)
+    lines = instance_lines(types[0], counts, ctx, kind, terms, hours(resource, ctx), note)
     lines += volume_lines(template, counts, ctx)
     lines += warm_pool_lines(resource, template, types[0], counts, ctx)
     return lines
@@ -109,11 +90,12 @@ def instance_lines(
     counts: Counts,
     ctx: Ctx,
     kind: str | None,
-    distribution: dict[str, Any] | None,
+    terms: tuple[int, int],
     run_hours: Decimal,
     note: str | None = None,
 ) -> list[Line]:
-    """On-demand and spot lines (or one capacity-block line) for `counts` instances of one type."""
+    """On-demand and spot lines (or one capacity-block line) for `counts` instances of one type, split by
+    `terms` (on-demand base, on-demand percentage above it: graph.views.capacity_terms)."""
     region = ctx.where.region
     if kind == "capacity-block":
         price = ctx.book.capacity_block(instance_type, region)
@@ -138,11 +120,7 @@ def instance_lines(
                 note=note,
             )
         ]
-    if distribution is not None:
-        base = _int_or(distribution.get("onDemandBaseCapacity"), 0)
-        pct = _int_or(distribution.get("onDemandPercentageAboveBaseCapacity"), 100)
-    else:
-        base, pct = (0, 0) if kind == "spot" else (0, 100)
+    base, pct = terms
     split = {
         name: split_capacity(n, base, pct)
         for name, n in (("expected", counts.expected), ("low", counts.low), ("high", counts.high))
@@ -240,7 +218,7 @@ def warm_pool_lines(
     state = pool.get("poolState") or DEFAULT_WARM_STATE
     lines = volume_lines(template, warm, ctx, f"Warm pool ({str(state).lower()}) ")
     if state == "Running":
-        lines += instance_lines(instance_type, warm, ctx, None, None, HOURS_PER_MONTH)
+        lines += instance_lines(instance_type, warm, ctx, None, views.capacity_terms({}, None), HOURS_PER_MONTH)
     return lines
 
 
@@ -252,9 +230,8 @@ def price_instance(resource: Resource, ctx: Ctx) -> list[Line]:
     if not _known_str(itype):
         return [unknown_input("Instance", "instances", "instanceType")]
     one = Counts(1, 1, 1)
-    options = resource.inputs.get("instanceMarketOptions") or {}
-    kind = options.get("marketType") if isinstance(options, dict) else None
-    lines = instance_lines(itype, one, ctx, kind if kind == "spot" else market(template), None, hours(resource, ctx))
+    kind = views.market([resource.inputs, *([template.inputs] if template else [])])
+    lines = instance_lines(itype, one, ctx, kind, views.capacity_terms({}, kind), hours(resource, ctx))
     root = resource.inputs.get("rootBlockDevice")
     if isinstance(root, dict):
         lines.append(volume_line("EBS root", root.get("volumeSize"), root.get("volumeType") or "gp3", one, ctx))
@@ -274,17 +251,16 @@ def price_instance(resource: Resource, ctx: Ctx) -> list[Line]:
 
 def price_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
     scaling = resource.inputs.get("scalingConfig") or {}
-    types = [t for t in resource.inputs.get("instanceTypes") or [] if _known_str(t)]
     template = launch_template(ctx.graph, resource)
-    if not types and template is not None and _known_str(template.inputs.get("instanceType")):
-        types = [template.inputs["instanceType"]]
+    types = views.instance_types(resource.inputs, [template.inputs] if template else [])
     counts = group_counts(resource, ctx, "minSize", "maxSize", "desiredSize", scaling)
     if not types:
         return [unknown_input("Nodes", "instances", "instanceTypes")]
     if counts is None:
         return [unknown_input(f"Nodes ({types[0]})", "instances", "scalingConfig")]
-    kind = "spot" if resource.inputs.get("capacityType") == "SPOT" else None
-    return instance_lines(types[0], counts, ctx, kind, None, hours(resource, ctx)) + volume_lines(template, counts, ctx)
+    kind = views.market([], resource.inputs)
+    lines = instance_lines(types[0], counts, ctx, kind, views.capacity_terms({}, kind), hours(resource, ctx))
+    return lines + volume_lines(template, counts, ctx)
 
 
 def _known_int(value: Any) -> TypeGuard[int]:
@@ -300,14 +276,9 @@ def _int_or(value: Any, default: int) -> int:
 
 
 __all__ = [
-    "GROUP",
-    "INSTANCE",
-    "NODE_GROUP",
     "Counts",
     "instance_lines",
-    "instance_types",
     "launch_template",
-    "market",
     "price_group",
     "price_instance",
     "price_node_group",

@@ -6,10 +6,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
-from ..graph import Graph, Resource, is_known
-from .model import ASSUMED_USAGE, HOURS_PER_MONTH, NOT_IN_CATALOG, UNKNOWN_INPUT, USAGE_BASED, Line, Where
-from .prices import Price, PriceBook
-from .usage import SPEC, Usage, Value
+from infra.cost.model import ASSUMED_USAGE, HOURS_PER_MONTH, NOT_IN_CATALOG, UNKNOWN_INPUT, USAGE_BASED, Line, Where
+from infra.cost.prices import Price, PriceBook
+from infra.cost.usage import SPEC, Usage, Value
+from infra.graph import Graph, Resource, is_known
 
 HOURLY_PLACES = Decimal("0.000001")
 

@@ -12,6 +12,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from infra.graph.views import Location
+
 HOURS_PER_MONTH = Decimal(730)
 """AWS's and Infracost's month: 730 hours."""
 
@@ -59,12 +61,8 @@ class Line:
         return self.monthly if self.monthly_max is None else self.monthly_max
 
 
-@dataclass(frozen=True, slots=True)
-class Where:
-    """Where a resource is billed: its provider's region and account (None when unknown)."""
-
-    region: str | None
-    account: str | None
+Where = Location
+"""Where a resource is billed: its provider's region and account (graph.views.location)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -11,10 +11,10 @@ from dataclasses import dataclass
 from decimal import Decimal
 from functools import cached_property, lru_cache
 
-from ..catalog import Catalog
-from ..catalog.load import DATA_DIR, CatalogError
-from ..catalog.models import Entry, ServicePrice, SpotDefault
-from .model import REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED
+from infra.catalog import Catalog
+from infra.catalog.load import DATA_DIR, CatalogError
+from infra.catalog.models import Entry, ServicePrice, SpotDefault
+from infra.cost.model import REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED
 
 SERVICE_REGION = "us-east-1"
 """The region services.yaml prices are quoted for."""

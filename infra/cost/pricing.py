@@ -8,14 +8,13 @@ from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
-from ..catalog import Catalog
-from ..graph import STACK_TYPE, Graph, Resource
-from .compute import GROUP, INSTANCE, NODE_GROUP, price_group, price_instance, price_node_group
-from .lines import Ctx, unknown
-from .locate import Locator
-from .model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost
-from .prices import PriceBook
-from .services import (
+from infra.catalog import Catalog
+from infra.cost.compute import price_group, price_instance, price_node_group
+from infra.cost.lines import Ctx, unknown
+from infra.cost.locate import Locator
+from infra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost
+from infra.cost.prices import PriceBook
+from infra.cost.services import (
     fixed,
     price_alarm,
     price_bucket,
@@ -28,37 +27,36 @@ from .services import (
     price_volume,
     price_vpc_endpoint,
 )
-from .usage import Usage
+from infra.cost.usage import Usage
+from infra.graph import STACK_TYPE, Graph, Resource, tokens
 
 Pricer = Callable[[Resource, Ctx], list[Line] | None]
 """Lines for one resource; None means: free in this configuration."""
 
 PRICERS: dict[str, Pricer] = {
-    GROUP: price_group,
-    INSTANCE: price_instance,
-    NODE_GROUP: price_node_group,
-    "aws:fsx/lustreFileSystem:LustreFileSystem": price_lustre,
-    "aws:s3/bucket:Bucket": price_bucket,
-    "aws:s3/bucketV2:BucketV2": price_bucket,
-    "aws:lb/loadBalancer:LoadBalancer": price_load_balancer,
-    "aws:alb/loadBalancer:LoadBalancer": price_load_balancer,
-    "aws:ec2/natGateway:NatGateway": price_nat_gateway,
-    "aws:ec2/eip:Eip": price_eip,
-    "aws:globalaccelerator/accelerator:Accelerator": fixed(
-        "global_accelerator/fixed", "Accelerator (fixed fee)", "accelerators"
-    ),
-    "aws:eks/cluster:Cluster": fixed("eks/cluster", "EKS control plane", "clusters"),
-    "aws:kms/key:Key": fixed("kms/key", "Customer managed key", "keys"),
-    "aws:cloudwatch/metricAlarm:MetricAlarm": price_alarm,
-    "aws:route53/healthCheck:HealthCheck": fixed("route53/health_check_aws", "Health check (AWS endpoint)", "checks"),
-    "aws:route53/record:Record": price_record,
-    "aws:ebs/volume:Volume": price_volume,
-    "aws:ec2/vpcEndpoint:VpcEndpoint": price_vpc_endpoint,
-    "aws:s3/bucketReplicationConfig:BucketReplicationConfig": price_replication,
+    tokens.ASG: price_group,
+    tokens.INSTANCE: price_instance,
+    tokens.EKS_NODE_GROUP: price_node_group,
+    tokens.LUSTRE: price_lustre,
+    tokens.BUCKET: price_bucket,
+    tokens.BUCKET_V2: price_bucket,
+    tokens.LOAD_BALANCER: price_load_balancer,
+    tokens.ALB_LOAD_BALANCER: price_load_balancer,
+    tokens.NAT_GATEWAY: price_nat_gateway,
+    tokens.EIP: price_eip,
+    tokens.GA_ACCELERATOR: fixed("global_accelerator/fixed", "Accelerator (fixed fee)", "accelerators"),
+    tokens.EKS_CLUSTER: fixed("eks/cluster", "EKS control plane", "clusters"),
+    tokens.KMS_KEY: fixed("kms/key", "Customer managed key", "keys"),
+    tokens.METRIC_ALARM: price_alarm,
+    tokens.ROUTE53_HEALTH_CHECK: fixed("route53/health_check_aws", "Health check (AWS endpoint)", "checks"),
+    tokens.ROUTE53_RECORD: price_record,
+    tokens.EBS_VOLUME: price_volume,
+    tokens.VPC_ENDPOINT: price_vpc_endpoint,
+    tokens.BUCKET_REPLICATION: price_replication,
 }
 FREE_IN_CONFIGURATION = {
-    "aws:route53/record:Record": "alias record: queries to AWS resources are free",
-    "aws:ec2/vpcEndpoint:VpcEndpoint": "gateway endpoint: no additional charge",
+    tokens.ROUTE53_RECORD: "alias record: queries to AWS resources are free",
+    tokens.VPC_ENDPOINT: "gateway endpoint: no additional charge",
 }
 
 
@@ -116,7 +114,7 @@ def price_graph(
 def monthly_total(graph: Graph, catalog: Catalog | None = None, usage: Usage | None = None) -> Decimal | None:
     """The expected monthly cost of `graph` (sum of its known lines), None when nothing in it has a price.
     The budget policy's estimate (policies/budget.py)."""
-    from ..catalog import load_catalog
+    from infra.catalog import load_catalog
 
     breakdown = price_graph(graph, catalog or load_catalog(), usage)
     return breakdown.monthly if any(r.priced for r in breakdown.resources) else None

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from ..graph import Resource, is_known
-from .lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown, unknown_input, usage_line
-from .model import USAGE_BASED, Line
+from infra.cost.lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown, unknown_input, usage_line
+from infra.cost.model import USAGE_BASED, Line
+from infra.graph import Resource, is_known
 
 SCRATCH_2 = "SCRATCH_2"
 DEFAULT_LUSTRE_DEPLOYMENT = "SCRATCH_1"
@@ -153,7 +153,7 @@ def price_record(resource: Resource, ctx: Ctx) -> list[Line] | None:
 
 
 def price_volume(resource: Resource, ctx: Ctx) -> list[Line]:
-    from .compute import Counts, volume_line
+    from infra.cost.compute import Counts, volume_line
 
     return [
         volume_line(

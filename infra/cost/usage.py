@@ -14,20 +14,20 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from ..errors import InputError
-from ..graph import Graph, Resource
-from ..spec.problems import validation_problems
-from ..spec.yamlfile import read_yaml
+from infra.errors import InputError
+from infra.graph import Graph, Resource, tokens
+from infra.plan import AnyPlan, TrainingPlan
+from infra.spec.problems import validation_problems
+from infra.spec.yamlfile import read_yaml
 
-BUCKET = "aws:s3/bucket:Bucket"
-BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
+BUCKET_V2 = tokens.BUCKET_V2
 LIFECYCLE_TYPES = (
-    "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration",
-    "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2",
+    tokens.BUCKET_LIFECYCLE,
+    tokens.BUCKET_LIFECYCLE_V2,
 )
 FILE = "usage file"
 SPEC = "spec"
@@ -102,16 +102,16 @@ def load_usage_file(path: Path) -> Usage:
     return Usage(parsed, {}, str(path))
 
 
-def assumed_usage(plan: Mapping[str, Any] | None, graph: Graph) -> dict[str, tuple[ResourceUsage, str]]:
+def assumed_usage(plan: AnyPlan | None, graph: Graph) -> dict[str, tuple[ResourceUsage, str]]:
     """Usage the plan implies. Training with checkpoints: a bucket whose lifecycle expires objects after N days
     holds every checkpoint written in N days (one per interval), each of the planned checkpoint size."""
-    checkpoint = (plan or {}).get("checkpoint") or {}
-    size_gb, interval = checkpoint.get("size_gb"), checkpoint.get("interval_minutes")
-    if not size_gb or not interval:
+    checkpoint = plan.checkpoint if isinstance(plan, TrainingPlan) else None
+    if checkpoint is None or not checkpoint.size_gb or not checkpoint.interval_minutes:
         return {}
+    size_gb, interval = checkpoint.size_gb, checkpoint.interval_minutes
     expiry = _expiry_days(graph)
     out: dict[str, tuple[ResourceUsage, str]] = {}
-    for bucket in graph.of_type(BUCKET, BUCKET_V2):
+    for bucket in graph.of_type(tokens.BUCKET, BUCKET_V2):
         days = expiry.get(str(bucket.inputs.get("bucket")))
         if days is None:
             continue

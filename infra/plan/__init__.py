@@ -3,21 +3,23 @@ quota needs. No Pulumi, no I/O: every function here is a plain function of its a
 
 from __future__ import annotations
 
-from typing import Annotated
+from typing import Annotated, Any
 
-from pydantic import Field
+from pydantic import Field, TypeAdapter, ValidationError
 
-from ..catalog import Catalog
-from ..spec import InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
-from .inference import InferencePlan, plan_inference
-from .quotas import QuotaNeed
-from .registry import RegistryPlan, plan_registry
-from .training import TrainingPlan, plan_training
+from infra.catalog import Catalog
+from infra.plan.inference import InferencePlan, plan_inference
+from infra.plan.quotas import QuotaNeed
+from infra.plan.registry import RegistryPlan, plan_registry
+from infra.plan.training import TrainingPlan, plan_training
+from infra.spec import InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
 
-Plan = Annotated[TrainingPlan | InferencePlan | RegistryPlan, Field(discriminator="workload")]
+AnyPlan = TrainingPlan | InferencePlan | RegistryPlan
+Plan = Annotated[AnyPlan, Field(discriminator="workload")]
+_PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
 
-def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> TrainingPlan | InferencePlan | RegistryPlan:
+def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPlan:
     if isinstance(spec, TrainingSpec):
         return plan_training(spec, org, catalog)
     if isinstance(spec, InferenceSpec):
@@ -27,4 +29,15 @@ def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> Train
     raise TypeError(f"no planner for {type(spec).__name__}")
 
 
-__all__ = ["InferencePlan", "Plan", "QuotaNeed", "RegistryPlan", "TrainingPlan", "build_plan"]
+def parse_plan(data: Any) -> AnyPlan | None:
+    """A plan as a report document carries it (JSON), typed again; None when absent or not a plan (an older
+    or foreign document: its stack is then priced without the usage the plan implies)."""
+    if not isinstance(data, dict):
+        return None
+    try:
+        return _PLAN.validate_python(data)
+    except ValidationError:
+        return None
+
+
+__all__ = ["AnyPlan", "InferencePlan", "Plan", "QuotaNeed", "RegistryPlan", "TrainingPlan", "build_plan", "parse_plan"]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 
-from .memory import Plain
+from infra.plan.memory import Plain
 
 HOURS_PER_MONTH = 730.0
 

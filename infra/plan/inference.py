@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..catalog import Catalog
-from ..spec import InferenceSpec, Organization
-from .memory import Plain, ServingMemory, serving_memory
-from .quotas import QuotaNeed, Usage, quota_needs
-from .serving import InstanceChoice, RegionPlan, choose_instance, cold_start_seconds, region_plan
+from infra.catalog import Catalog
+from infra.plan.memory import Plain, ServingMemory, serving_memory
+from infra.plan.quotas import QuotaNeed, Usage, quota_needs
+from infra.plan.serving import InstanceChoice, RegionPlan, choose_instance, cold_start_seconds, region_plan
+from infra.spec import InferenceSpec, Organization
 
 
 class InferencePlan(Plain):

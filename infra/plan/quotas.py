@@ -10,8 +10,8 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from ..catalog import Catalog, Purchase
-from .memory import Plain
+from infra.catalog import Catalog, Purchase
+from infra.plan.memory import Plain
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import math
 
-from .memory import Plain
+from infra.plan.memory import Plain
 
 
 class Rack(Plain):

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..spec import Organization, RegistrySpec
-from .memory import Plain
+from infra.plan.memory import Plain
+from infra.spec import Organization, RegistrySpec
 
 
 class Grant(Plain):

@@ -5,9 +5,9 @@ from __future__ import annotations
 import math
 from decimal import Decimal
 
-from ..catalog import Catalog, InstanceType
-from .capacity import on_demand_percentage, split_capacity
-from .memory import Plain, ServingMemory, usable_accelerator_bytes
+from infra.catalog import Catalog, InstanceType
+from infra.plan.capacity import on_demand_percentage, split_capacity
+from infra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
 
 # Families meant for serving; auto never picks training-class P or Trn instances.
 SERVING_FAMILIES = ("g4dn", "g5", "g6", "g6e", "inf2")

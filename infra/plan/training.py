@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from typing import Literal
 
-from ..catalog import Catalog
-from ..spec import Organization, TrainingSpec
-from .capacity import split_capacity
-from .checkpoint import CheckpointPlan, checkpoint_plan
-from .memory import Plain, TrainingMemory, training_memory
-from .quotas import QuotaNeed, Usage, quota_needs
-from .racks import NodePlacement, RackLayout, place_nodes, rack_layout
+from infra.catalog import Catalog
+from infra.plan.capacity import split_capacity
+from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan
+from infra.plan.memory import Plain, TrainingMemory, training_memory
+from infra.plan.quotas import QuotaNeed, Usage, quota_needs
+from infra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
+from infra.spec import Organization, TrainingSpec
 
 SCRATCH_2_MB_S_PER_TIB = 200
 EKS_SYSTEM_NODES = ("m7i.xlarge", 2)

@@ -3,7 +3,7 @@
 Imports nothing else of the project but `errors`; everything downstream reads these models.
 """
 
-from .documents import (
+from infra.spec.documents import (
     NAMESPACE,
     ORG_KEY,
     SPEC_MODELS,
@@ -16,12 +16,12 @@ from .documents import (
     read_stack,
     stack_name,
 )
-from .inference import FleetRegion, InferenceSpec
-from .org import Account, Organization, Registry
-from .problems import did_you_mean
-from .registry import RegistrySpec
-from .training import TrainingSpec
-from .yamlfile import YamlDocument, parse_yaml, read_yaml
+from infra.spec.inference import FleetRegion, InferenceSpec
+from infra.spec.org import Account, Organization, Registry
+from infra.spec.problems import did_you_mean, with_article
+from infra.spec.registry import RegistrySpec
+from infra.spec.training import TrainingSpec
+from infra.spec.yamlfile import YamlDocument, parse_yaml, read_yaml
 
 __all__ = [
     "NAMESPACE",
@@ -46,4 +46,5 @@ __all__ = [
     "read_stack",
     "read_yaml",
     "stack_name",
+    "with_article",
 ]

@@ -9,13 +9,13 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import FieldPath, InputError
-from .inference import InferenceSpec
-from .org import Organization
-from .problems import did_you_mean, validation_problems
-from .registry import RegistrySpec
-from .training import TrainingSpec
-from .yamlfile import YamlDocument, read_yaml
+from infra.errors import FieldPath, InputError
+from infra.spec.inference import InferenceSpec
+from infra.spec.org import Organization
+from infra.spec.problems import did_you_mean, validation_problems
+from infra.spec.registry import RegistrySpec
+from infra.spec.training import TrainingSpec
+from infra.spec.yamlfile import YamlDocument, read_yaml
 
 Workload = Literal["training", "inference", "registry"]
 WorkloadSpec = TrainingSpec | InferenceSpec | RegistrySpec

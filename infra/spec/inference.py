@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .base import AccountName, InstanceTypeName, Name, Region, RuleId, SpecModel, Tags, Zone, updates
+from infra.spec.base import AccountName, InstanceTypeName, Name, Region, RuleId, SpecModel, Tags, Zone, updates
 
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]

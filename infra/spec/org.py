@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .base import AccountName, BucketName, Region, SpecModel, Tags
+from infra.spec.base import AccountName, BucketName, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
 QuotaCode = Annotated[

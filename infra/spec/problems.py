@@ -10,8 +10,8 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from ..errors import FieldPath, Problem
-from .yamlfile import YamlDocument
+from infra.errors import FieldPath, Problem
+from infra.spec.yamlfile import YamlDocument
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
@@ -20,6 +20,11 @@ def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
     if not close:
         return None
     return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def with_article(word: str) -> str:
+    """'a training', 'an inference': the article messages need."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
 
 
 def validation_problems(
@@ -107,4 +112,4 @@ def _element_type(tp: Any) -> Any:
     return tp
 
 
-__all__ = ["did_you_mean", "field_names_at", "validation_problems"]
+__all__ = ["did_you_mean", "field_names_at", "validation_problems", "with_article"]

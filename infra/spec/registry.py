@@ -6,7 +6,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from .base import AccountName, Name, RuleId, SpecModel, Tags
+from infra.spec.base import AccountName, Name, RuleId, SpecModel, Tags
 
 
 class RegistrySpec(SpecModel):

@@ -6,7 +6,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from .base import (
+from infra.spec.base import (
     AccountName,
     InstanceTypeName,
     Name,

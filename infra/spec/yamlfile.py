@@ -13,7 +13,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 
-from ..errors import FieldPath, InputError, Problem
+from infra.errors import FieldPath, InputError, Problem
 
 
 @dataclass(frozen=True)

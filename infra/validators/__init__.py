@@ -4,11 +4,11 @@ nobody keeps a list of rule ids by hand."""
 import importlib
 import pkgutil
 
-from .base import RULES, Failure, Finding, Level, RegisteredRule, rule
-from .runner import discover, exit_code, rules_for, validate
+from infra.validators.base import RULES, Failure, Finding, Level, RegisteredRule, rule
+from infra.validators.runner import rules_for, validate
 
 for _module in pkgutil.iter_modules(__path__):
-    if _module.name not in ("base", "runner"):
+    if _module.name not in ("base", "checked", "runner"):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 __all__ = [
@@ -17,8 +17,6 @@ __all__ = [
     "Finding",
     "Level",
     "RegisteredRule",
-    "discover",
-    "exit_code",
     "rule",
     "rules_for",
     "validate",

@@ -4,12 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..spec import Account, Organization, WorkloadSpec
-from .base import Failure, Level, rule
-
-
-def article(word: str) -> str:
-    return "an" if word[:1] in "aeiou" else "a"
+from infra.spec import Account, Organization, WorkloadSpec, with_article
+from infra.validators.base import Failure, Level, rule
 
 
 def purpose_of(spec: WorkloadSpec) -> str:
@@ -23,9 +19,9 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
     if account is not None and not account.serves(wanted):
         matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
         yield Failure(
-            f"account {spec.account!r} has purpose {account.purpose!r}, but this is {article(wanted)} {wanted} stack",
+            f"account {spec.account!r} has purpose {account.purpose!r}, but this is {with_article(wanted)} stack",
             ("account",),
-            f"use {article(wanted)} {wanted} account"
+            f"use {with_article(wanted)} account"
             + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
         )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from enum import IntEnum
 from typing import Any
 
-from ..errors import FieldPath, format_path
+from infra.errors import FieldPath, format_path
 
 
 class Level(IntEnum):

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..plan import TrainingPlan
-from ..plan.checkpoint import interval_within_bound
-from ..spec import TrainingSpec
-from .base import Failure, Level, rule
+from infra.plan import TrainingPlan
+from infra.plan.checkpoint import interval_within_bound
+from infra.spec import TrainingSpec
+from infra.validators.base import Failure, Level, rule
 
 
 @rule(Level.WARNING)

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..catalog import Catalog
-from ..plan import TrainingPlan
-from ..spec import TrainingSpec
-from .base import Failure, Level, rule
+from infra.catalog import Catalog
+from infra.plan import TrainingPlan
+from infra.spec import TrainingSpec
+from infra.validators.base import Failure, Level, rule
 
 GB = 1e9
 

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..spec import InferenceSpec
-from .base import Failure, Level, rule
+from infra.spec import InferenceSpec
+from infra.validators.base import Failure, Level, rule
 
 
 @rule(Level.ERROR)

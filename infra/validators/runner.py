@@ -5,18 +5,13 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from ..catalog import Catalog
-from ..spec import Organization, WorkloadSpec
-from .base import RULES, Finding, Level, RegisteredRule
-
-
-def discover() -> dict[str, RegisteredRule]:
-    """Every registered rule; the package imports each domain module on import, so none is missed."""
-    return RULES
+from infra.catalog import Catalog
+from infra.spec import Organization, WorkloadSpec
+from infra.validators.base import RULES, Finding, Level, RegisteredRule
 
 
 def rules_for(spec: WorkloadSpec) -> list[RegisteredRule]:
-    return [r for r in discover().values() if isinstance(spec, r.spec_type)]
+    return [r for r in RULES.values() if isinstance(spec, r.spec_type)]
 
 
 def validate(
@@ -58,8 +53,4 @@ def validate(
     return sorted(kept, key=lambda f: (-f.level, f.path.__repr__(), f.rule))
 
 
-def exit_code(findings: Iterable[Finding]) -> int:
-    return 1 if any(f.level >= Level.ERROR for f in findings) else 0
-
-
-__all__ = ["discover", "exit_code", "rules_for", "validate"]
+__all__ = ["rules_for", "validate"]

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..catalog import Catalog
-from ..plan import InferencePlan
-from ..plan.serving import fits, training_class
-from ..spec import InferenceSpec, Organization
-from .base import Failure, Level, rule
+from infra.catalog import Catalog
+from infra.plan import InferencePlan
+from infra.plan.serving import fits, training_class
+from infra.spec import InferenceSpec, Organization
+from infra.validators.base import Failure, Level, rule
 
 GB = 1e9
 

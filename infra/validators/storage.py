@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..plan import TrainingPlan
-from ..spec import TrainingSpec
-from .base import Failure, Level, rule
+from infra.plan import TrainingPlan
+from infra.spec import TrainingSpec
+from infra.validators.base import Failure, Level, rule
 
 
 def bucket_of(uri: str) -> str:

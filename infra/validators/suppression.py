@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from ..spec import WorkloadSpec, did_you_mean
-from .base import RULES, Failure, Level, rule
+from infra.spec import WorkloadSpec, did_you_mean
+from infra.validators.base import RULES, Failure, Level, rule
 
 
 @rule(Level.WARNING)

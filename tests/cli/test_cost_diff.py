@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from helpers import ROOT, gpuinfra, write_stack
 
-from infra.report.diff_render import MARKER
+from infra.report.render.parts import MARKER
 
 
 def preview_json(tmp_path: Path, name: str, spec: dict) -> Path:  # type: ignore[type-arg]

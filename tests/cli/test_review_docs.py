@@ -9,7 +9,7 @@ from helpers import ROOT
 from ruamel.yaml import YAML
 
 from infra.cost import load_usage_file
-from infra.report.diff_render import MARKER
+from infra.report.render.parts import MARKER
 
 WORKFLOW = ROOT / ".github" / "workflows" / "gpuinfra-review.yml"
 

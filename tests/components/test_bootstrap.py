@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 from helpers import assert_bash_ok, checked, cloud_config, example_graph, scripts
 
-from infra.components.training.bootstrap import (
+from infra.plan import TrainingPlan
+from infra.plan.racks import rack_layout
+from infra.pulumi.components.training.bootstrap import (
     LustreMount,
     SlurmCluster,
     controller_cloud_init,
@@ -18,8 +20,6 @@ from infra.components.training.bootstrap import (
     rack_node_ranges,
     slurm_files,
 )
-from infra.plan import TrainingPlan
-from infra.plan.racks import rack_layout
 
 
 def slurm(racks: int = 4) -> SlurmCluster:

@@ -7,7 +7,7 @@ from pathlib import Path
 
 from helpers import assert_bash_ok, cloud_config, example_graph, scripts
 
-from infra.components.inference.bootstrap import ServerConfig, replica_cloud_init
+from infra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 
 
 def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 from helpers import example_graph, graph_for
 
-from infra.components.inference.kubernetes import startup_failure_threshold
 from infra.graph import Graph
+from infra.pulumi.components.inference.kubernetes import startup_failure_threshold
 
 
 @pytest.fixture(scope="module")

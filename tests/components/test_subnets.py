@@ -9,7 +9,7 @@ import itertools
 from hypothesis import given
 from hypothesis import strategies as st
 
-from infra.components.inference.network import subnet_cidrs
+from infra.pulumi.components.inference.network import subnet_cidrs
 
 
 def by_subnets(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:

@@ -7,8 +7,8 @@ import json
 import pytest
 from helpers import example_graph, graph_for
 
-from infra.components.iam import allows_everything
 from infra.graph import Graph, Resource
+from infra.graph.views import allows_everything
 
 ASG = "aws:autoscaling/group:Group"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"

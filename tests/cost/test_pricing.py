@@ -13,8 +13,9 @@ from infra.catalog import Catalog
 from infra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
 from infra.cost.model import NOT_IN_CATALOG, REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED, UNKNOWN_INPUT, USAGE_BASED
 from infra.graph import UNKNOWN
-from infra.pipeline import check
+from infra.plan import TrainingPlan
 from infra.plan.capacity import split_capacity
+from infra.validators.checked import check
 
 H = HOURS_PER_MONTH
 
@@ -190,8 +191,9 @@ def test_checkpoint_bucket_stores_checkpoint_size_times_checkpoints_kept(catalog
     plan = check_plan()
     usage = Usage().with_assumed(assumed_usage(plan, g))
     (line,) = price_graph(g, catalog, usage).get("aws:s3/bucket:Bucket::llm-train-storage-checkpoints").lines
-    kept = math.ceil(14 * 24 * 60 / plan["checkpoint"]["interval_minutes"])
-    assert line.quantity == Decimal(str(plan["checkpoint"]["size_gb"])) * kept
+    assert plan.checkpoint is not None
+    kept = math.ceil(14 * 24 * 60 / plan.checkpoint.interval_minutes)
+    assert line.quantity == Decimal(str(plan.checkpoint.size_gb)) * kept
     assert line.monthly == line.quantity * svc(catalog, "s3/standard")
     assert "assumed-usage" in line.flags and f"{kept} checkpoints" in (line.note or "")
 
@@ -244,12 +246,14 @@ def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> 
     assert large.get(key).lines[0].monthly == 2 * small.get(key).lines[0].monthly
 
 
-def check_plan() -> dict:  # type: ignore[type-arg]
+def check_plan() -> TrainingPlan:
     from helpers import inputs_for
 
     from infra.catalog import load_catalog
 
-    return check(inputs_for("llm-train"), load_catalog()).plan.model_dump(mode="json")
+    plan = check(inputs_for("llm-train"), load_catalog()).plan
+    assert isinstance(plan, TrainingPlan) and plan.checkpoint is not None
+    return plan
 
 
 def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog) -> None:
@@ -262,8 +266,8 @@ def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog)
 
 
 def test_expected_capacity_tag_name_matches_the_components() -> None:
-    from infra.components.base import EXPECTED_CAPACITY_TAG as written
     from infra.cost.compute import EXPECTED_CAPACITY_TAG as read
+    from infra.pulumi.components.base import EXPECTED_CAPACITY_TAG as written
 
     assert written == read
 

@@ -6,9 +6,9 @@ from pathlib import Path
 
 import pytest
 
-from infra.crossguard import PolicyConfig, PolicyMeta, pack_config
-from infra.crossguard.config import load_config_file, parse_config, reconcile
 from infra.errors import InputError
+from infra.policy.config import load_config_file, parse_config, reconcile
+from infra.policy.pack import PolicyConfig, PolicyMeta, pack_config
 
 METAS = [
     PolicyMeta(

@@ -7,10 +7,10 @@ from helpers import example_graph
 from policy_helpers import edited, facts_for
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
 
-import policies
-from infra.crossguard import pack_config, police
-from infra.crossguard.inprocess import run_pack
 from infra.graph import UNKNOWN
+from infra.policy import rules as policies
+from infra.policy.pack import pack_config, police
+from infra.policy.runner import run_pack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 IMDSV1 = ((LT, None, {"metadataOptions.httpTokens": "optional"}),)

@@ -17,15 +17,15 @@ from helpers import example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
 
-import policies
 from infra.catalog import load_catalog
-from infra.crossguard import PolicyRun, meta_of, pack_config, police
-from infra.crossguard.config import reconcile
 from infra.graph import UNKNOWN, Graph
-from infra.inputs import load_inputs
+from infra.load import load_inputs
 from infra.plan import build_plan
-from infra.preview import engine_config
-from policies.facts import StackFacts
+from infra.policy import rules as policies
+from infra.policy.config import reconcile
+from infra.policy.facts import StackFacts
+from infra.policy.pack import PolicyRun, meta_of, pack_config, police
+from infra.pulumi.preview import engine_config
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"

@@ -10,8 +10,8 @@ from helpers import example_graph
 from pulumi_policy.deserialize import serialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
 
-from infra.crossguard.proxy import lazy_unknown_checking_proxy
 from infra.graph import UNKNOWN
+from infra.policy.proxy import lazy_unknown_checking_proxy
 
 EXAMPLES = ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry")
 

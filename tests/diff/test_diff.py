@@ -11,10 +11,10 @@ from helpers import example_graph, graph_for
 
 from infra.catalog import Catalog
 from infra.cost import HOURS_PER_MONTH, price_graph
-from infra.diff import Finding, Snapshot, diff_sides, walk
 from infra.graph import SECRET, UNKNOWN, Graph
-from infra.pulumi_json import Step
-from infra.replace_rules import load_rules
+from infra.graph.readers import Step
+from infra.review.diff import Finding, Snapshot, diff_sides, walk
+from infra.review.replacements import load_rules
 
 ASG = "aws:autoscaling/group:Group::llm-train-compute-asg"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre"

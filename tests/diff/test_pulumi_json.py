@@ -10,8 +10,8 @@ from helpers import ROOT, gpuinfra
 
 from infra.errors import InputError
 from infra.graph import SECRET, UNKNOWN
-from infra.pulumi_json import plain, provider_urn, read_events, read_export, read_preview
-from infra.review import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
+from infra.graph.readers import plain, provider_urn, read_events, read_export, read_preview
+from infra.review.documents import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
 
 FIXTURES = ROOT.parent / "shared" / "fixtures" / "pulumi"
 needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"Pulumi samples not found at {FIXTURES}")
@@ -129,7 +129,7 @@ def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
 
 
 def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
-    from infra.review import findings_of
+    from infra.review.documents import findings_of
 
     report = {
         "findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],

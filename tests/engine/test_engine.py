@@ -6,11 +6,13 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 import pytest
-from helpers import example_graph, inputs_for
+from helpers import EXAMPLES, check, example_graph, inputs_for
 
-from infra.engine import EngineError, plain, run
+from infra.catalog import load_catalog
 from infra.graph import SECRET
-from infra.preview import preview_graph
+from infra.graph.values import plain
+from infra.pulumi.engine import EngineError, run
+from infra.pulumi.preview import preview_graph, program_graph
 
 
 def test_plain_values() -> None:
@@ -37,7 +39,16 @@ def test_urns_follow_the_engine_not_the_mock() -> None:
 
 def test_two_runs_give_the_same_graph() -> None:
     inputs = inputs_for("llm-train")
-    assert preview_graph(inputs) == preview_graph(inputs)
+    plan = check(inputs, load_catalog()).plan
+    assert preview_graph(inputs, plan) == preview_graph(inputs, plan)
+
+
+@pytest.mark.parametrize("stack", EXAMPLES)
+def test_preview_builds_what_the_program_builds_from_its_config(stack: str) -> None:
+    """Preview skips the program's own load() (the caller checked the stack already); the program under
+    `pulumi up` reads everything from config. Both must register the same graph."""
+    inputs = inputs_for(stack)
+    assert preview_graph(inputs, check(inputs, load_catalog()).plan) == program_graph(inputs)
 
 
 def test_a_failing_program_is_an_engine_error() -> None:
@@ -72,4 +83,4 @@ def test_secrets_are_blinded_in_the_graph() -> None:
 
 def test_program_refuses_error_findings() -> None:
     with pytest.raises(EngineError, match="spot-without-checkpointing"):
-        preview_graph(inputs_for("llm-train", {"checkpointing": None}))
+        program_graph(inputs_for("llm-train", {"checkpointing": None}))

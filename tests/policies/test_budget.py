@@ -5,17 +5,15 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-from helpers import checked, example_graph
+from helpers import STACKS, checked, example_graph
 from policy_helpers import facts_for
 from pulumi_policy import StackValidationArgs, StackValidationPolicy
 
-import policies.budget as budget
-from infra.cost import Usage
-from infra.crossguard import pack_config, police, police_stack
+import infra.policy.rules.budget as budget
+from infra.commands.preview import monthly_cost, preview_stacks
 from infra.graph import Graph
-from infra.pipeline import monthly_cost, priced, to_report
-from infra.report.build import graph_report
-from policies.facts import StackFacts
+from infra.policy.facts import StackFacts
+from infra.policy.pack import pack_config, police, police_stack
 
 COVERS = ["budget-within-account"]
 """Passing and failing cases below (the estimator is injected, so they are tests rather than CASES rows)."""
@@ -86,8 +84,7 @@ def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) 
 
 def test_the_default_estimate_is_what_preview_prices() -> None:
     """Under the CLI the pack prices the graph itself: the same figure preview shows (no usage file)."""
-    result = checked("llm-train")
+    (stack,) = preview_stacks([str(STACKS / "Pulumi.llm-train.yaml")]).stacks
     graph = example_graph("llm-train")
-    stack = priced(graph_report(to_report(result), graph), graph, Usage())
     assert budget.estimate_monthly(graph, facts_for("llm-train")) == monthly_cost(stack)
     assert monthly_cost(stack) is not None and monthly_cost(stack) < Decimal(450_000)

@@ -12,10 +12,13 @@ from helpers import sibling_test_modules
 from policy_helpers import PolicyCase
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-import policies
-from policies.rules import ResourceRule
+from infra.policy import rules as policies
+from infra.policy.rules.declare import ResourceRule
 
-PACK = Path(policies.__file__).parent
+RULES = Path(policies.__file__).parent
+"""The rule modules (infra/policy/rules/)."""
+PACK = Path(__file__).resolve().parents[2] / "policies"
+"""The pack directory `pulumi preview --policy-pack` loads."""
 DOMAINS = ("separation", "quota", "budget", "training", "inference", "security")
 
 
@@ -44,8 +47,13 @@ def test_every_policy_is_declared_completely() -> None:
 def test_the_pack_discovers_every_domain_module() -> None:
     declared = {p.name.split("-")[0] for p in policies.POLICIES}
     assert declared == set(DOMAINS)
-    modules = {p.stem for p in PACK.glob("*.py")}
-    assert modules >= {"separation", "quotas", "budget", "training", "inference", "security", "__main__"}
+    modules = {p.stem for p in RULES.glob("*.py")}
+    assert modules >= {"separation", "quotas", "budget", "training", "inference", "security"}
+    assert {p.name for p in PACK.iterdir() if p.name != "__pycache__"} == {
+        "PulumiPolicy.yaml",
+        "__main__.py",
+        "requirements.txt",
+    }
 
 
 def test_no_pack_module_shadows_the_standard_library() -> None:
@@ -57,10 +65,12 @@ def test_no_pack_module_shadows_the_standard_library() -> None:
 def test_main_only_builds_the_pack() -> None:
     body = ast.parse((PACK / "__main__.py").read_text()).body
     statements = [s for s in body if not isinstance(s, ast.Import | ast.ImportFrom)]
+    imports = [s for s in body if isinstance(s, ast.ImportFrom)]
     docstring, call = statements
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("infra.policy.rules", ["serve"])]
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
-    assert isinstance(call.value.func, ast.Name) and call.value.func.id == "PolicyPack"
+    assert isinstance(call.value.func, ast.Name) and call.value.func.id == "serve"
 
 
 def test_the_readme_lists_every_policy_at_its_level() -> None:

@@ -9,8 +9,8 @@ import pytest
 from helpers import DELETE, example_graph
 from policy_helpers import PolicyCase, facts_for, run_case, with_resources
 
-from infra.crossguard import pack_config, police
 from infra.graph import Graph, Resource
+from infra.policy.pack import pack_config, police
 
 PROVIDER = "pulumi:providers:aws"
 ASG = "aws:autoscaling/group:Group"

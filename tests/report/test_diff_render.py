@@ -10,11 +10,14 @@ from graphs import graph, group, provider, res
 
 from infra.catalog import Catalog
 from infra.cost import price_graph
-from infra.diff import Finding, Snapshot, diff_sides
-from infra.replace_rules import load_rules
-from infra.report.diff_build import diff_report
-from infra.report.diff_render import MARKER, pair, render_diff_json, render_diff_markdown, render_diff_table
+from infra.report.build.diff import diff_report
 from infra.report.model import PropertyChangeOut
+from infra.report.render.json import render_diff_json
+from infra.report.render.markdown import render_diff_markdown
+from infra.report.render.parts import MARKER, pair
+from infra.report.render.table import render_diff_table
+from infra.review.diff import Finding, Snapshot, diff_sides
+from infra.review.replacements import load_rules
 
 GOLDEN = Path(__file__).parent / "golden"
 

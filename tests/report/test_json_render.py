@@ -9,8 +9,8 @@ import json
 import pytest
 from helpers import STACKS
 
-from infra.pipeline import preview_stacks
-from infra.report.json import render_json
+from infra.commands.preview import preview_stacks
+from infra.report.render.json import render_json
 
 EXAMPLES = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
 

@@ -5,11 +5,12 @@ from __future__ import annotations
 from helpers import checked, example_graph
 from policy_helpers import edited, facts_for
 
-from infra.crossguard import pack_config, police
-from infra.pipeline import to_report
-from infra.report import render_markdown, render_table
-from infra.report.build import graph_report, policy_report
+from infra.commands.validate import to_report
+from infra.policy.pack import pack_config, police
+from infra.report.build.stack import graph_report, policy_report
 from infra.report.model import Report
+from infra.report.render.markdown import render_markdown
+from infra.report.render.table import render_table
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 

@@ -12,10 +12,10 @@ from hypothesis import strategies as st
 
 from infra.catalog import load_catalog
 from infra.errors import InputError
-from infra.inputs import resolve
-from infra.pipeline import check
-from infra.report.build import stack_report
+from infra.load import resolve
+from infra.report.build.stack import stack_report
 from infra.spec import Organization, OrgDocument, YamlDocument, parse_stack
+from infra.validators.checked import check
 
 EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
 ORG = org_data()

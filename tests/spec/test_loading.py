@@ -11,7 +11,7 @@ import pytest
 from helpers import STACKS, write_stack
 
 from infra.errors import InputError
-from infra.inputs import load_inputs
+from infra.load import load_inputs
 from infra.spec import InferenceSpec, RegistrySpec, TrainingSpec, read_stack
 
 

@@ -1,0 +1,100 @@
+"""`gpuinfra preview`: validate and plan each stack, run its program in the embedded engine, then price the
+graph and run the policy pack over it. The report is what people and `diff` read; the snapshots (graph,
+priced breakdown, findings) are what an in-process review compares, with nothing re-read or re-priced."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from infra.catalog import load_catalog
+from infra.commands.validate import checked_stacks, to_report
+from infra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
+from infra.graph import Graph
+from infra.report.build.cost import cost_total, with_cost
+from infra.report.build.stack import graph_report, policy_report
+from infra.report.model import FindingOut, Report, StackReport
+from infra.review.diff import Snapshot
+from infra.review.documents import findings_of
+
+
+@dataclass(frozen=True)
+class PreviewRun:
+    report: Report
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    """Per stack: the graph, its priced breakdown and its findings, as a review's head side."""
+
+
+def preview_run(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> PreviewRun:
+    """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
+    its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
+    from infra.policy.pack import pack_config, police_stack
+    from infra.pulumi.engine import EngineError
+    from infra.pulumi.preview import preview_graph
+
+    usage = load_usage_file(usage_file) if usage_file else Usage()
+    policies = pack_config(policy_config)
+    report = Report(command="preview")
+    snapshots: dict[str, Snapshot] = {}
+    for checked in checked_stacks(report, stacks, org, suppress):
+        stack = to_report(checked)
+        graph: Graph | None = None
+        breakdown: Breakdown | None = None
+        if not checked.blocked:
+            try:
+                graph = preview_graph(checked.inputs, checked.plan)
+            except EngineError as exc:
+                stack.findings.append(engine_failure(str(exc)))
+            else:
+                breakdown = price_graph(graph, load_catalog(), usage.with_assumed(assumed_usage(checked.plan, graph)))
+                stack = with_cost(graph_report(stack, graph), breakdown)
+                run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+                stack = policy_report(stack, run, graph)
+        report.stacks.append(stack)
+        snapshots[stack.stack] = Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
+    report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
+    return PreviewRun(report, snapshots)
+
+
+def preview_stacks(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> Report:
+    return preview_run(stacks, org, suppress, usage_file, policy_config).report
+
+
+def _findings(stack: StackReport) -> dict[str, object]:
+    """The findings and policy violations of a stack report in the shape a document carries them."""
+    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}})
+
+
+def monthly_cost(stack: StackReport) -> Decimal | None:
+    """The expected monthly cost preview priced, for the budget policy; None when nothing had a price."""
+    cost = stack.cost
+    if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
+        return None
+    return cost.monthly_usd
+
+
+def engine_failure(message: str) -> FindingOut:
+    return FindingOut(
+        rule="pulumi-program",
+        level="error",
+        path="",
+        message=message,
+        hint="the program failed under the embedded engine; run `pulumi preview` for details",
+    )
+
+
+__all__ = ["PreviewRun", "engine_failure", "monthly_cost", "preview_run", "preview_stacks"]

@@ -1,0 +1,145 @@
+"""Pulumi type tokens of the resources gpuinfra reads back from a graph: each spelled once, here.
+
+Policies, preflight, cost and the report all name resources by these constants, so they cannot disagree about
+what a type is called (a token is `pkg:module/name:Name`; see the provider schemas).
+"""
+
+ACCOUNT_PUBLIC_ACCESS_BLOCK = "aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock"
+ACM_CERTIFICATE = "aws:acm/certificate:Certificate"
+ALB_LISTENER = "aws:alb/listener:Listener"
+ALB_LOAD_BALANCER = "aws:alb/loadBalancer:LoadBalancer"
+ALB_TARGET_GROUP = "aws:alb/targetGroup:TargetGroup"
+ASG = "aws:autoscaling/group:Group"
+ASG_LIFECYCLE_HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
+ASG_POLICY = "aws:autoscaling/policy:Policy"
+ASG_SCHEDULE = "aws:autoscaling/schedule:Schedule"
+AWS_PROVIDER = "pulumi:providers:aws"
+BUCKET = "aws:s3/bucket:Bucket"
+BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+BUCKET_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
+BUCKET_REPLICATION = "aws:s3/bucketReplicationConfig:BucketReplicationConfig"
+BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
+BUCKET_SSE_V2 = "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2"
+BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
+EBS_VOLUME = "aws:ebs/volume:Volume"
+EIP = "aws:ec2/eip:Eip"
+EKS_CLUSTER = "aws:eks/cluster:Cluster"
+EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
+FSX_DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
+GA_ACCELERATOR = "aws:globalaccelerator/accelerator:Accelerator"
+GA_ENDPOINT_GROUP = "aws:globalaccelerator/endpointGroup:EndpointGroup"
+GA_LISTENER = "aws:globalaccelerator/listener:Listener"
+IAM_GROUP_POLICY = "aws:iam/groupPolicy:GroupPolicy"
+IAM_GROUP_POLICY_ATTACHMENT = "aws:iam/groupPolicyAttachment:GroupPolicyAttachment"
+IAM_INSTANCE_PROFILE = "aws:iam/instanceProfile:InstanceProfile"
+IAM_POLICY = "aws:iam/policy:Policy"
+IAM_POLICY_ATTACHMENT = "aws:iam/policyAttachment:PolicyAttachment"
+IAM_ROLE = "aws:iam/role:Role"
+IAM_ROLE_POLICY = "aws:iam/rolePolicy:RolePolicy"
+IAM_ROLE_POLICY_ATTACHMENT = "aws:iam/rolePolicyAttachment:RolePolicyAttachment"
+IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
+IAM_USER_POLICY_ATTACHMENT = "aws:iam/userPolicyAttachment:UserPolicyAttachment"
+INSTANCE = "aws:ec2/instance:Instance"
+INTERNET_GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+K8S_SERVICE = "kubernetes:core/v1:Service"
+KMS_KEY = "aws:kms/key:Key"
+LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+LISTENER = "aws:lb/listener:Listener"
+LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
+ROUTE = "aws:ec2/route:Route"
+ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
+ROUTE53_RECORD = "aws:route53/record:Record"
+ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
+SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
+SERVICE_QUOTA = "aws:servicequotas/serviceQuota:ServiceQuota"
+SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
+SG_INGRESS_RULE = "aws:vpc/securityGroupIngressRule:SecurityGroupIngressRule"
+SG_RULE = "aws:ec2/securityGroupRule:SecurityGroupRule"
+SUBNET = "aws:ec2/subnet:Subnet"
+TARGET_GROUP = "aws:lb/targetGroup:TargetGroup"
+TGW_PEERING_ATTACHMENT = "aws:ec2transitgateway/peeringAttachment:PeeringAttachment"
+TGW_VPC_ATTACHMENT = "aws:ec2transitgateway/vpcAttachment:VpcAttachment"
+TGW_VPC_ATTACHMENT_ACCEPTER = "aws:ec2transitgateway/vpcAttachmentAccepter:VpcAttachmentAccepter"
+VPC = "aws:ec2/vpc:Vpc"
+VPC_CIDR_ASSOCIATION = "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAssociation"
+VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
+VPC_PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
+VPC_PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"
+
+__all__ = [
+    "ACCOUNT_PUBLIC_ACCESS_BLOCK",
+    "ACM_CERTIFICATE",
+    "ALB_LISTENER",
+    "ALB_LOAD_BALANCER",
+    "ALB_TARGET_GROUP",
+    "ASG",
+    "ASG_LIFECYCLE_HOOK",
+    "ASG_POLICY",
+    "ASG_SCHEDULE",
+    "AWS_PROVIDER",
+    "BUCKET",
+    "BUCKET_LIFECYCLE",
+    "BUCKET_LIFECYCLE_V2",
+    "BUCKET_POLICY",
+    "BUCKET_PUBLIC_ACCESS_BLOCK",
+    "BUCKET_REPLICATION",
+    "BUCKET_SSE",
+    "BUCKET_SSE_V2",
+    "BUCKET_V2",
+    "EBS_VOLUME",
+    "EIP",
+    "EKS_CLUSTER",
+    "EKS_NODE_GROUP",
+    "FSX_DRA",
+    "GA_ACCELERATOR",
+    "GA_ENDPOINT_GROUP",
+    "GA_LISTENER",
+    "IAM_GROUP_POLICY",
+    "IAM_GROUP_POLICY_ATTACHMENT",
+    "IAM_INSTANCE_PROFILE",
+    "IAM_POLICY",
+    "IAM_POLICY_ATTACHMENT",
+    "IAM_ROLE",
+    "IAM_ROLE_POLICY",
+    "IAM_ROLE_POLICY_ATTACHMENT",
+    "IAM_USER_POLICY",
+    "IAM_USER_POLICY_ATTACHMENT",
+    "INSTANCE",
+    "INTERNET_GATEWAY",
+    "K8S_DEPLOYMENT",
+    "K8S_SERVICE",
+    "KMS_KEY",
+    "LAUNCH_TEMPLATE",
+    "LISTENER",
+    "LOAD_BALANCER",
+    "LUSTRE",
+    "METRIC_ALARM",
+    "NAT_GATEWAY",
+    "PLACEMENT_GROUP",
+    "ROUTE",
+    "ROUTE53_HEALTH_CHECK",
+    "ROUTE53_RECORD",
+    "ROUTE_TABLE",
+    "SECURITY_GROUP",
+    "SERVICE_QUOTA",
+    "SG_EGRESS_RULE",
+    "SG_INGRESS_RULE",
+    "SG_RULE",
+    "SUBNET",
+    "TARGET_GROUP",
+    "TGW_PEERING_ATTACHMENT",
+    "TGW_VPC_ATTACHMENT",
+    "TGW_VPC_ATTACHMENT_ACCEPTER",
+    "VPC",
+    "VPC_CIDR_ASSOCIATION",
+    "VPC_ENDPOINT",
+    "VPC_PEERING",
+    "VPC_PEERING_ACCEPTER",
+]

@@ -1,0 +1,146 @@
+"""Training clusters: EFA on every card the instance type has, a cluster placement group, one
+availability zone, and spot capacity only with checkpoints no further apart than the planner's bound."""
+
+from __future__ import annotations
+
+from pulumi_policy import ResourceValidationArgs, StackValidationArgs
+
+from infra.graph import tokens, views
+from infra.plan import TrainingPlan
+from infra.plan.checkpoint import interval_within_bound
+from infra.policy.facts import StackFacts, require
+from infra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from infra.policy.rules.groups import Group, groups
+from infra.policy.rules.values import StackView, as_int, get, num, view
+from infra.spec import TrainingSpec
+
+EFA_TYPES = frozenset({"efa", "efa-only"})
+
+
+@resource_policy(
+    "training-efa-every-card",
+    "Training launch templates put an EFA interface on every network card an EFA-capable type has.",
+    MANDATORY,
+    types=(tokens.LAUNCH_TEMPLATE,),
+)
+def efa_every_card(args: ResourceValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    instance_type = get(args.props, "instanceType")
+    info = facts.catalog.instance(str(instance_type)) if instance_type else None
+    if info is None or info.efa_interfaces == 0:
+        return
+    cards = {
+        as_int(get(ni, "networkCardIndex"))
+        for ni in get(args.props, "networkInterfaces", default=[])
+        if get(ni, "interfaceType") in EFA_TYPES
+    }
+    missing = sorted(set(range(info.efa_interfaces)) - cards)
+    if missing:
+        shown = ", ".join(map(str, missing[:8])) + (" ..." if len(missing) > 8 else "")
+        report_violation(
+            f"{args.name}: {info.name} has {info.efa_interfaces} EFA-capable network cards but EFA is on "
+            f"{len(cards)}; cards without EFA: {shown}. NCCL traffic over the missing cards falls back "
+            "to TCP; add one efa (card 0) or efa-only interface per card"
+        )
+
+
+def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
+    """The groups of accelerator nodes (a Slurm controller or an EKS system pool needs no EFA fabric)."""
+
+    def accelerated(name: str) -> bool:
+        info = facts.catalog.instance(name)
+        return info is not None and info.accelerator_count > 0
+
+    return [g for g in groups(stack) if any(accelerated(t) for t in g.instance_types)]
+
+
+@stack_policy(
+    "training-cluster-placement-group",
+    "Every training node group (Auto Scaling or EKS) launches into a placement group with strategy cluster.",
+    MANDATORY,
+)
+def cluster_placement_group(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    for group in gpu_groups(view(args), facts):
+        if group.max_size <= 1:
+            continue
+        strategies = sorted({str(get(pg.props, "strategy")) for pg in group.placement_groups})
+        if not group.declares_placement or not group.placement_groups:
+            report_violation(
+                f"{group.name} launches into no placement group; EFA needs the nodes in one cluster placement group",
+                group.urn,
+            )
+        elif strategies != ["cluster"]:
+            report_violation(
+                f"{group.name} uses a placement group with strategy {', '.join(strategies)}; use cluster", group.urn
+            )
+
+
+@stack_policy(
+    "training-one-zone",
+    "A training cluster's nodes and file system live in one availability zone (EFA cannot cross zones).",
+    MANDATORY,
+)
+def one_zone(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    stack = view(args)
+    zones: dict[str, list[str]] = {}
+    users = [(g.resource, g.subnets) for g in gpu_groups(stack, facts)]
+    users += [(fs, tuple(stack.dependencies_of(fs, tokens.SUBNET))) for fs in stack.of_type(tokens.LUSTRE)]
+    for user, subnets in users:
+        for zone in get(user.props, "availabilityZones", default=[]):
+            zones.setdefault(str(zone), []).append(user.name)
+        for subnet in subnets:
+            zone = get(subnet.props, "availabilityZone", default=get(subnet.props, "availabilityZoneId"))
+            if zone:
+                zones.setdefault(str(zone), []).append(user.name)
+    if len(zones) > 1:
+        spread = "; ".join(f"{z}: {', '.join(sorted(set(u)))}" for z, u in sorted(zones.items()))
+        report_violation(f"the cluster spans {len(zones)} zones ({spread}); EFA and the placement group need one")
+
+
+@resource_policy(
+    "training-spot-checkpointing",
+    "Training runs on spot only with checkpointing at an interval no longer than the planner's bound.",
+    MANDATORY,
+    types=(tokens.ASG, tokens.EKS_NODE_GROUP, tokens.LAUNCH_TEMPLATE),
+)
+def spot_checkpointing(args: ResourceValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    spot = _spot_nodes(args)
+    if spot == 0:
+        return
+    spec, plan = facts.spec, facts.plan
+    assert isinstance(spec, TrainingSpec) and isinstance(plan, TrainingPlan)
+    what = f"{args.name} runs {spot} spot node(s)" if spot > 0 else f"{args.name} launches spot instances"
+    if spec.checkpointing is None:
+        report_violation(
+            f"{what} without checkpointing; a reclaim loses every step since the job started. Add "
+            "checkpointing or buy on-demand"
+        )
+    elif plan.checkpoint is None:
+        report_violation(
+            f"{what}, but the checkpoint interval cannot be bounded ({plan.checkpoint_note}); set "
+            "checkpointing.write_bandwidth_gb_s"
+        )
+    elif not interval_within_bound(plan.checkpoint.interval_minutes, plan.checkpoint):
+        ck = plan.checkpoint
+        report_violation(
+            f"{what} but checkpoints every {num(ck.interval_minutes)} min, longer than the bound of "
+            f"{ck.max_interval_minutes:.0f} min (twice the Young/Daly optimum "
+            f"{ck.young_interval_minutes:.0f} min); set checkpointing.interval_minutes to at most "
+            f"{ck.max_interval_minutes:.0f}"
+        )
+
+
+def _spot_nodes(args: ResourceValidationArgs) -> int:
+    """Spot nodes at maximum size, split as the group splits them (-1: a launch template that forces spot)."""
+    if args.resource_type == tokens.LAUNCH_TEMPLATE:
+        return -1 if get(args.props, "instanceMarketOptions", "marketType") == "spot" else 0
+    if args.resource_type == tokens.EKS_NODE_GROUP:
+        spot = get(args.props, "capacityType") == "SPOT"
+        return as_int(get(args.props, "scalingConfig", "maxSize")) if spot else 0
+    return views.split(args.props, as_int(get(args.props, "maxSize")), None)[1]
+
+
+__all__ = ["cluster_placement_group", "efa_every_card", "one_zone", "spot_checkpointing"]

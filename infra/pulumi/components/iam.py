@@ -1,0 +1,79 @@
+"""IAM policy documents as pure functions: least privilege, one statement per purpose, no `*` on `*`."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+Statement = dict[str, Any]
+
+
+def document(*statements: Statement) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)}, sort_keys=True)
+
+
+def assume_role(service: str) -> str:
+    return document({"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"})
+
+
+def s3_read(sid: str, bucket: str, prefix: str) -> list[Statement]:
+    """Read objects under one prefix and list only that prefix."""
+    return [
+        {
+            "Sid": f"{sid}Objects",
+            "Effect": "Allow",
+            "Action": ["s3:GetObject"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
+        {
+            "Sid": f"{sid}List",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{bucket}"],
+            "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        },
+    ]
+
+
+def s3_write(sid: str, bucket: str, prefix: str, read_back: bool = True) -> list[Statement]:
+    """Write (and, for checkpoints, read back) objects under one prefix."""
+    actions = ["s3:PutObject", "s3:AbortMultipartUpload"] + (["s3:GetObject"] if read_back else [])
+    statements: list[Statement] = [
+        {
+            "Sid": f"{sid}Objects",
+            "Effect": "Allow",
+            "Action": actions,
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
+    ]
+    if read_back:
+        statements.append(
+            {
+                "Sid": f"{sid}List",
+                "Effect": "Allow",
+                "Action": ["s3:ListBucket"],
+                "Resource": [f"arn:aws:s3:::{bucket}"],
+                "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+            }
+        )
+    return statements
+
+
+def kms_use(sid: str, key_arn: str, decrypt_only: bool = False) -> Statement:
+    actions = ["kms:Decrypt"] if decrypt_only else ["kms:Decrypt", "kms:GenerateDataKey"]
+    return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": [key_arn]}
+
+
+def kms_via_s3(sid: str, account_id: str, region: str, decrypt_only: bool = False) -> Statement:
+    """Use another account's bucket key, only through S3 in that region (the key ARN is not known here)."""
+    actions = ["kms:Decrypt"] if decrypt_only else ["kms:Decrypt", "kms:GenerateDataKey"]
+    return {
+        "Sid": sid,
+        "Effect": "Allow",
+        "Action": actions,
+        "Resource": [f"arn:aws:kms:{region}:{account_id}:key/*"],
+        "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+    }
+
+
+__all__ = ["assume_role", "document", "kms_use", "kms_via_s3", "s3_read", "s3_write"]

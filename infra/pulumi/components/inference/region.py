@@ -1,0 +1,127 @@
+"""One serving region on EC2: network, load balancer, replicas."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pulumi
+
+from infra.plan import InferencePlan
+from infra.plan.capacity import split_capacity
+from infra.plan.serving import RegionPlan
+from infra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
+from infra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from infra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
+from infra.pulumi.components.inference.replicas import ReplicasArgs, ScheduleArgs, ServingReplicas
+from infra.spec import FleetRegion, InferenceSpec, Registry
+
+TYPE = "gpuinfra:inference:Region"
+DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+
+@dataclass(frozen=True)
+class RegionArgs:
+    spec: InferenceSpec
+    fleet_region: FleetRegion
+    region_plan: RegionPlan
+    plan: InferencePlan
+    registry: Registry
+    registry_account_id: str
+    tags: dict[str, str]
+
+
+def root_volume_gib(weights_bytes: int) -> int:
+    """OS and image plus the weights cache (kept on EBS so it survives a warm-pool stop)."""
+    return max(100, math.ceil(weights_bytes / 2**30 * 1.2) + 60)
+
+
+class InferenceRegion(pulumi.ComponentResource):
+    endpoint: RegionalEndpoint
+    replicas: ServingReplicas
+
+    def __init__(
+        self, name: str, args: RegionArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        spec, rp, fr = args.spec, args.region_plan, args.fleet_region
+        assert rp.instance_type is not None, "validators stop a fleet without an instance type"
+        here = pulumi.ResourceOptions(parent=self)
+        lb = spec.load_balancer
+        network = InferenceNetwork(
+            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port), provider, here
+        )
+        self.endpoint = RegionalEndpoint(
+            f"{name}-endpoint",
+            EndpointArgs(
+                kind=lb.type,
+                vpc_id=network.vpc.id,
+                public_subnet_ids=[s.id for s in network.public_subnets],
+                security_group_id=network.lb_security_group.id,
+                certificate_arn=fr.certificate_arn,
+                server_port=lb.server_port,
+                health_check_path=lb.health_check_path,
+                healthy_threshold=lb.healthy_threshold,
+                unhealthy_threshold=lb.unhealthy_threshold,
+                interval_seconds=lb.health_check_interval_seconds,
+            ),
+            provider,
+            here,
+        )
+        bucket = args.registry.replica_bucket(rp.region)
+        model = spec.model
+        user_data = replica_cloud_init(
+            ServerConfig(
+                fleet=spec.name,
+                region=rp.region,
+                instance_type=rp.instance_type,
+                bucket=bucket,
+                model_prefix=args.registry.model_prefix,
+                weights_prefix=model.weights_prefix,
+                image=spec.server_image,
+                model_name=model.name,
+                server_port=lb.server_port,
+                context_length=model.context_length_tokens,
+                max_sequences=model.max_concurrent_sequences,
+                gpu_memory_utilization=model.gpu_memory_utilization,
+                tensor_parallel=max(1, rp.accelerators_per_instance),
+            )
+        )
+        expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
+        auto = spec.autoscaling
+        self.replicas = ServingReplicas(
+            f"{name}-replicas",
+            ReplicasArgs(
+                fleet=spec.name,
+                region=rp.region,
+                instance_type=rp.instance_type,
+                image_id=DEFAULT_IMAGE,
+                root_volume_gib=root_volume_gib(args.plan.memory.weights_bytes),
+                min_replicas=rp.min_replicas,
+                max_on_demand=rp.max_on_demand,
+                max_spot=rp.max_spot,
+                expected_on_demand=expected_od,
+                expected_spot=expected_spot,
+                warm_pool=rp.warm_pool,
+                cold_start_seconds=rp.cold_start_seconds,
+                private_subnet_ids=[s.id for s in network.private_subnets],
+                security_group_id=network.replica_security_group.id,
+                target_group_arn=self.endpoint.target_group.arn,
+                registry_bucket=bucket,
+                model_prefix=args.registry.model_prefix,
+                registry_account_id=args.registry_account_id,
+                user_data=user_data,
+                target_queue_depth=auto.target_queue_depth_per_replica,
+                scale_out_cooldown_seconds=auto.scale_out_cooldown_seconds,
+                scale_in_cooldown_seconds=auto.scale_in_cooldown_seconds,
+                schedules=[ScheduleArgs(s.name, s.recurrence, s.min_replicas, s.max_replicas) for s in auto.schedules],
+                predictive=auto.predictive,
+                tags=args.tags,
+            ),
+            provider,
+            here,
+        )
+        self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
+
+
+__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "root_volume_gib"]

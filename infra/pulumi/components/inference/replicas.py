@@ -1,0 +1,320 @@
+"""Serving replicas in one region: the on-demand base group (min replicas, warm pool, instance refresh),
+the spot burst group above it, and queue-depth scaling that scales in slower than it scales out.
+
+Why two groups: EC2 Auto Scaling rejects a warm pool on a group with a mixed instances policy or spot
+(PutWarmPool API reference). The base keeps the warm pool; the burst group holds only the spot share
+above the base. Both sit behind one target group and track the same queue depth per replica.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from infra.pulumi.components import iam
+from infra.pulumi.components.base import child, group_tags
+from infra.pulumi.components.inference.bootstrap import METRIC_NAME, METRIC_NAMESPACE
+from infra.pulumi.components.profiles import instance_identity
+
+TYPE = "gpuinfra:inference:Replicas"
+
+
+@dataclass(frozen=True)
+class ScheduleArgs:
+    name: str
+    recurrence: str
+    min_replicas: int
+    max_replicas: int | None
+
+
+@dataclass(frozen=True)
+class ReplicasArgs:
+    fleet: str
+    region: str
+    instance_type: str
+    image_id: str
+    root_volume_gib: int
+    min_replicas: int
+    max_on_demand: int
+    max_spot: int
+    expected_on_demand: int
+    expected_spot: int
+    warm_pool: int
+    cold_start_seconds: float
+    private_subnet_ids: Sequence[pulumi.Input[str]]
+    security_group_id: pulumi.Input[str]
+    target_group_arn: pulumi.Input[str]
+    registry_bucket: str
+    model_prefix: str
+    registry_account_id: str
+    user_data: str
+    target_queue_depth: float
+    scale_out_cooldown_seconds: int
+    scale_in_cooldown_seconds: int
+    schedules: Sequence[ScheduleArgs]
+    predictive: bool
+    tags: dict[str, str]
+
+
+def group_names(fleet: str, region: str) -> tuple[str, str]:
+    return f"{fleet}-{region}-base", f"{fleet}-{region}-burst"
+
+
+def replica_policy(args: ReplicasArgs) -> str:
+    """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
+    registry key through S3 only, and the one metric namespace the server publishes."""
+    return iam.document(
+        *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
+        iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
+        {
+            "Sid": "QueueMetric",
+            "Effect": "Allow",
+            "Action": ["cloudwatch:PutMetricData"],
+            "Resource": ["*"],
+            "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+        },
+    )
+
+
+def queue_metric(group_name: str) -> dict[str, Any]:
+    return {
+        "metric_name": METRIC_NAME,
+        "namespace": METRIC_NAMESPACE,
+        "statistic": "Average",
+        "metric_dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+    }
+
+
+def scale_in_periods(cooldown_seconds: int) -> int:
+    """Minutes of low queue depth before one replica is removed."""
+    return max(3, math.ceil(cooldown_seconds / 60))
+
+
+class ServingReplicas(pulumi.ComponentResource):
+    base: aws.autoscaling.Group
+    burst: aws.autoscaling.Group | None
+
+    def __init__(
+        self,
+        name: str,
+        args: ReplicasArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        profile = instance_identity(name, f"{args.fleet} replicas in {args.region}", replica_policy(args), o).profile
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-lt",
+            image_id=args.image_id,
+            instance_type=args.instance_type,
+            update_default_version=True,
+            vpc_security_group_ids=[args.security_group_id],
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=2,
+                instance_metadata_tags="enabled",
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/sda1",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.root_volume_gib,
+                        volume_type="gp3",
+                        throughput=500,
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            user_data=base64.b64encode(args.user_data.encode()).decode(),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            opts=o,
+        )
+        base_name, burst_name = group_names(args.fleet, args.region)
+        common: dict[str, Any] = {
+            "vpc_zone_identifiers": list(args.private_subnet_ids),
+            "target_group_arns": [args.target_group_arn],
+            "health_check_type": "ELB",
+            "health_check_grace_period": int(args.cold_start_seconds) + 60,
+            "default_instance_warmup": int(args.cold_start_seconds),
+            "wait_for_capacity_timeout": "0",
+        }
+        self.base = aws.autoscaling.Group(
+            f"{name}-base",
+            name=base_name,
+            min_size=args.min_replicas,
+            max_size=args.max_on_demand,
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+                min_size=args.warm_pool,
+                pool_state="Stopped",
+                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
+            )
+            if args.warm_pool
+            else None,
+            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
+                strategy="Rolling",
+                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+                    min_healthy_percentage=90, instance_warmup=str(int(args.cold_start_seconds)), skip_matching=True
+                ),
+            ),
+            tags=group_tags(args.tags, args.expected_on_demand),
+            **common,
+            opts=o,
+        )
+        self.burst = None
+        if args.max_spot > 0:
+            self.burst = aws.autoscaling.Group(
+                f"{name}-burst",
+                name=burst_name,
+                min_size=0,
+                max_size=args.max_spot,
+                capacity_rebalance=True,
+                mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
+                    instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                        on_demand_base_capacity=0,
+                        on_demand_percentage_above_base_capacity=0,
+                        spot_allocation_strategy="price-capacity-optimized",
+                    ),
+                    launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                        launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                            launch_template_id=template.id, version="$Latest"
+                        ),
+                        overrides=[
+                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
+                                instance_type=args.instance_type
+                            )
+                        ],
+                    ),
+                ),
+                tags=group_tags(args.tags, args.expected_spot),
+                **common,
+                opts=o,
+            )
+        for group, group_name, label in [(self.base, base_name, "base"), (self.burst, burst_name, "burst")]:
+            if group is not None:
+                self._scaling(name, label, group, group_name, args, o)
+        for schedule in args.schedules:
+            aws.autoscaling.Schedule(
+                f"{name}-{schedule.name}",
+                scheduled_action_name=schedule.name,
+                autoscaling_group_name=self.base.name,
+                recurrence=schedule.recurrence,
+                time_zone="Etc/UTC",
+                min_size=min(schedule.min_replicas, args.max_on_demand),
+                max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
+                opts=o,
+            )
+        if args.predictive:
+            self._predictive(name, base_name, args, o)
+        self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
+
+    @staticmethod
+    def _scaling(
+        name: str,
+        label: str,
+        group: aws.autoscaling.Group,
+        group_name: str,
+        args: ReplicasArgs,
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        metric = queue_metric(group_name)
+        aws.autoscaling.Policy(
+            f"{name}-{label}-queue-tracking",
+            autoscaling_group_name=group.name,
+            policy_type="TargetTrackingScaling",
+            estimated_instance_warmup=int(args.cold_start_seconds),
+            target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
+                target_value=args.target_queue_depth,
+                disable_scale_in=True,
+                customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
+                    metric_name=metric["metric_name"],
+                    namespace=metric["namespace"],
+                    statistic=metric["statistic"],
+                    metric_dimensions=[
+                        aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(
+                            **d
+                        )
+                        for d in metric["metric_dimensions"]
+                    ],
+                ),
+            ),
+            opts=o,
+        )
+        scale_in = aws.autoscaling.Policy(
+            f"{name}-{label}-scale-in",
+            autoscaling_group_name=group.name,
+            policy_type="SimpleScaling",
+            adjustment_type="ChangeInCapacity",
+            scaling_adjustment=-1,
+            cooldown=args.scale_in_cooldown_seconds,
+            opts=o,
+        )
+        aws.cloudwatch.MetricAlarm(
+            f"{name}-{label}-queue-low",
+            alarm_description=f"{group_name}: queue depth per replica below half the target; remove one replica",
+            namespace=METRIC_NAMESPACE,
+            metric_name=METRIC_NAME,
+            dimensions={"AutoScalingGroupName": group_name},
+            statistic="Average",
+            period=60,
+            evaluation_periods=scale_in_periods(args.scale_in_cooldown_seconds),
+            threshold=args.target_queue_depth / 2,
+            comparison_operator="LessThanThreshold",
+            treat_missing_data="notBreaching",
+            alarm_actions=[scale_in.arn],
+            opts=o,
+        )
+
+    @staticmethod
+    def _predictive(name: str, group_name: str, args: ReplicasArgs, o: pulumi.ResourceOptions) -> None:
+        """Forecast the daily peak/trough cycle from the same queue metric and scale ahead of it."""
+
+        def query(query_id: str, stat: str) -> dict[str, Any]:
+            metric = {
+                "metric_name": METRIC_NAME,
+                "namespace": METRIC_NAMESPACE,
+                "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+            }
+            return {"metric_data_queries": [{"id": query_id, "metric_stat": {"metric": metric, "stat": stat}}]}
+
+        configuration: dict[str, Any] = {
+            "mode": "ForecastAndScale",
+            "scheduling_buffer_time": str(int(args.cold_start_seconds)),
+            "metric_specification": {
+                "target_value": args.target_queue_depth,
+                "customized_scaling_metric_specification": query("queue_per_replica", "Average"),
+                "customized_load_metric_specification": query("queue_total", "Sum"),
+            },
+        }
+        aws.autoscaling.Policy(
+            f"{name}-predictive",
+            autoscaling_group_name=group_name,
+            policy_type="PredictiveScaling",
+            predictive_scaling_configuration=configuration,
+            opts=o,
+        )
+
+
+__all__ = [
+    "TYPE",
+    "ReplicasArgs",
+    "ScheduleArgs",
+    "ServingReplicas",
+    "group_names",
+    "queue_metric",
+    "replica_policy",
+    "scale_in_periods",
+]

@@ -1,0 +1,315 @@
+"""TrainingCluster on AWS: network and storage, then either Slurm (an Auto Scaling group of nodes and a
+controller) or Kubernetes (EKS node groups plus Kueue, device plugins and the job template)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from infra.plan import TrainingPlan
+from infra.plan.training import EKS_SYSTEM_NODES
+from infra.pulumi.components.training.bootstrap import LustreMount, SlurmCluster, controller_cloud_init, node_cloud_init
+from infra.pulumi.components.training.compute import CapacityArgs, ComputeArgs, TrainingCompute, asg_name
+from infra.pulumi.components.training.eks import CAPACITY_LABEL, EksArgs, EksTrainingCluster
+from infra.pulumi.components.training.fabric import nccl_environment
+from infra.pulumi.components.training.kubernetes import Flavor, LustreVolume, TrainingWorkloads, WorkloadArgs
+from infra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
+from infra.pulumi.components.training.slurm import SlurmArgs, SlurmController
+from infra.pulumi.components.training.storage import (
+    CHECKPOINT_PATH,
+    DATASET_PATH,
+    LustreArgs,
+    StorageArgs,
+    TrainingStorage,
+    split_s3,
+)
+from infra.spec import Account, Registry, TrainingSpec
+
+TYPE = "gpuinfra:training:Cluster"
+CONTROLLER_IP = "10.0.0.10"
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    spec: TrainingSpec
+    plan: TrainingPlan
+    account: Account
+    registry: Registry | None
+    registry_account_id: str | None
+    tags: dict[str, str]
+
+
+def other_zone(zone: str) -> str:
+    """A second zone of the same region (EKS control-plane subnets must span two)."""
+    return zone[:-1] + ("b" if zone[-1] == "a" else "a")
+
+
+def checkpoint_uri(spec: TrainingSpec) -> str:
+    """Where checkpoints land in S3: the Lustre export path, else a bucket named for the cluster."""
+    if spec.lustre is not None:
+        return spec.lustre.export_path
+    return f"s3://{spec.name}-checkpoints/checkpoints/"
+
+
+def slurm_cluster(spec: TrainingSpec, plan: TrainingPlan) -> SlurmCluster:
+    return SlurmCluster(
+        cluster=spec.name,
+        controller_ip=CONTROLLER_IP,
+        node_count=plan.nodes,
+        cpus=plan.vcpus_per_node,
+        memory_gib=plan.memory_gib_per_node,
+        gpus_per_node=plan.gpus_per_node,
+        partition=spec.scheduler.partition,
+        racks=plan.racks.racks if plan.racks else [],
+        asg_name=asg_name(spec.name),
+        munge_parameter=f"/gpuinfra/{spec.name}/munge-key",
+    )
+
+
+def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dict[str, str]:
+    """What the trainer reads: the fabric's NCCL settings and where and how often to checkpoint."""
+    env = nccl_environment(spec.interconnect.type, spec.interconnect.hcas, spec.interconnect.gpudirect_rdma)
+    ckpt = spec.checkpointing
+    if ckpt is not None:
+        env["GPUINFRA_CHECKPOINT_DIR"] = (
+            f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
+        )
+        interval = plan.checkpoint.interval_minutes if plan.checkpoint else ckpt.interval_minutes
+        env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
+    env["GPUINFRA_DATASET_DIR"] = f"{mount_path}{DATASET_PATH}"
+    return env
+
+
+def workload_labels(tags: dict[str, str]) -> dict[str, str]:
+    """The Kubernetes form of the workload tag, on every object."""
+    return {
+        "gpuinfra.io/workload": tags["workload"],
+        "gpuinfra.io/stack": tags["gpuinfra:stack"],
+        "app.kubernetes.io/managed-by": "gpuinfra",
+    }
+
+
+class TrainingCluster(pulumi.ComponentResource):
+    network: TrainingNetwork
+    storage: TrainingStorage
+    compute: TrainingCompute | None
+    scheduler: SlurmController | None
+    eks: EksTrainingCluster | None
+
+    def __init__(
+        self,
+        name: str,
+        args: ClusterArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        spec, plan = args.spec, args.plan
+        assert spec.region and spec.availability_zone, "aws clusters have a region and zone (validated)"
+        here = pulumi.ResourceOptions(parent=self)
+        kubernetes = spec.scheduler.type == "kubernetes"
+        self.network = TrainingNetwork(
+            f"{name}-net",
+            NetworkArgs(
+                spec.region,
+                spec.availability_zone,
+                control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
+            ),
+            provider,
+            here,
+        )
+        ckpt_bucket, ckpt_prefix = split_s3(checkpoint_uri(spec))
+        lustre = spec.lustre
+        self.storage = TrainingStorage(
+            f"{name}-storage",
+            StorageArgs(
+                checkpoint_bucket=ckpt_bucket,
+                checkpoint_prefix=ckpt_prefix,
+                retention_days=spec.checkpointing.retention_days if spec.checkpointing else 14,
+                lustre=LustreArgs(
+                    lustre.deployment_type,
+                    plan.lustre_capacity_gib or lustre.storage_capacity_gib,
+                    lustre.throughput_mb_s_per_tib,
+                    lustre.import_path,
+                    lustre.export_path,
+                )
+                if lustre
+                else None,
+                subnet_id=self.network.private_subnet.id,
+                security_group_id=self.network.security_group.id,
+                kms_alias=f"alias/gpuinfra/{spec.name}",
+            ),
+            provider,
+            here,
+        )
+        slurm = None if kubernetes else slurm_cluster(spec, plan)
+        compute = self._compute_args(args, slurm)
+        self.compute = self.scheduler = self.eks = None
+        if kubernetes:
+            self._kubernetes(name, args, compute, provider, here)
+        else:
+            assert slurm is not None
+            self.compute = TrainingCompute(f"{name}-compute", compute, provider, here)
+            self.scheduler = SlurmController(
+                f"{name}-slurm",
+                SlurmArgs(
+                    cluster=spec.name,
+                    region=spec.region,
+                    account_id=args.account.id,
+                    instance_type=spec.scheduler.controller_instance_type,
+                    controller_ip=CONTROLLER_IP,
+                    subnet_id=self.network.private_subnet.id,
+                    security_group_id=self.network.security_group.id,
+                    kms_key_arn=self.storage.key.arn,
+                    user_data=controller_cloud_init(slurm, spec.region),
+                    munge_parameter=slurm.munge_parameter,
+                ),
+                provider,
+                here,
+            )
+        self.register_outputs(
+            {
+                "vpc_id": self.network.vpc.id,
+                "checkpoint_bucket": self.storage.bucket.bucket,
+                "lustre_dns_name": self.storage.lustre.dns_name if self.storage.lustre else None,
+            }
+        )
+
+    def _compute_args(self, args: ClusterArgs, slurm: SlurmCluster | None) -> ComputeArgs:
+        spec, plan, registry = args.spec, args.plan, args.registry
+        assert spec.region is not None
+        return ComputeArgs(
+            cluster=spec.name,
+            region=spec.region,
+            account_id=args.account.id,
+            instance_type=plan.instance_type,
+            image_id=spec.compute.image_id,
+            node_count=plan.nodes,
+            efa_interfaces=plan.efa_interfaces_per_node,
+            capacity=CapacityArgs(
+                spec.compute.capacity.type,
+                spec.compute.capacity.on_demand_base,
+                spec.compute.capacity.capacity_reservation_id,
+            ),
+            root_volume_gib=spec.compute.root_volume_gib,
+            subnet_id=self.network.private_subnet.id,
+            security_group_id=self.network.security_group.id,
+            kms_key_arn=self.storage.key.arn,
+            user_data=self._user_data(spec, plan, slurm) if slurm else "",
+            dataset_uri=spec.lustre.import_path if spec.lustre else None,
+            checkpoint_uri=checkpoint_uri(spec),
+            registry_upload=(registry.bucket, registry.upload_prefix, args.registry_account_id or "", registry.region)
+            if registry
+            else None,
+            munge_parameter=slurm.munge_parameter if slurm else None,
+            tags=args.tags,
+        )
+
+    def _kubernetes(
+        self,
+        name: str,
+        args: ClusterArgs,
+        compute: ComputeArgs,
+        provider: pulumi.ProviderResource,
+        here: pulumi.ResourceOptions,
+    ) -> None:
+        spec, plan = args.spec, args.plan
+        control_plane = self.network.control_plane_subnet
+        assert control_plane is not None
+        self.eks = EksTrainingCluster(
+            f"{name}-eks",
+            EksArgs(
+                compute=compute,
+                kubernetes_version=spec.scheduler.kubernetes_version,
+                control_plane_subnet_id=control_plane.id,
+                on_demand_nodes=plan.on_demand_nodes,
+                spot_nodes=plan.spot_nodes,
+                system_instance_type=EKS_SYSTEM_NODES[0],
+                system_nodes=EKS_SYSTEM_NODES[1],
+                deploy_role_arn=args.account.role_arn,
+            ),
+            provider,
+            here,
+        )
+        efa = plan.efa_interfaces_per_node
+        flavors = eks_flavors(plan, spec.compute.capacity.type, efa)
+        fs = self.storage.lustre
+        mount_path = spec.lustre.mount_path if spec.lustre else "/fsx"
+        TrainingWorkloads(
+            f"{name}-k8s",
+            WorkloadArgs(
+                cluster=spec.name,
+                namespace=spec.scheduler.namespace,
+                queue=spec.scheduler.partition,
+                platform="eks",
+                fabric=spec.interconnect.type,
+                nodes=plan.nodes,
+                gpus_per_node=plan.gpus_per_node,
+                fabric_per_node=efa,
+                flavors=flavors,
+                lustre=LustreVolume(
+                    capacity_gib=plan.lustre_capacity_gib or 0,
+                    mount_path=mount_path,
+                    csi={
+                        "driver": "fsx.csi.aws.com",
+                        "volume_handle": fs.id,
+                        "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
+                    },
+                )
+                if fs is not None
+                else None,
+                env=training_env(spec, plan, mount_path),
+                labels=workload_labels(args.tags),
+            ),
+            self.eks.kubernetes,
+            here,
+        )
+
+    def _user_data(self, spec: TrainingSpec, plan: TrainingPlan, slurm: SlurmCluster | None) -> pulumi.Output[str]:
+        region = spec.region or ""
+        spot = plan.spot_nodes > 0
+        fs = self.storage.lustre
+        if fs is None or spec.lustre is None:
+            return pulumi.Output.from_input(
+                node_cloud_init(spec.name, region, plan.instance_type, spec.interconnect.type, None, slurm, spot)
+            )
+        mount_path = spec.lustre.mount_path
+        return pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
+            lambda v: node_cloud_init(
+                spec.name,
+                region,
+                plan.instance_type,
+                spec.interconnect.type,
+                LustreMount(v[0], v[1], mount_path),
+                slurm,
+                spot,
+            )
+        )
+
+
+def eks_flavors(plan: TrainingPlan, capacity_type: str, efa_per_node: int) -> list[Flavor]:
+    """One Kueue ResourceFlavor per capacity type, keyed by the label EKS puts on its nodes."""
+
+    def flavor(name: str, label: str, nodes: int) -> Flavor:
+        return Flavor(name, {CAPACITY_LABEL: label}, nodes * plan.gpus_per_node, nodes * efa_per_node)
+
+    if capacity_type == "capacity_block":
+        return [flavor("capacity-block", "CAPACITY_BLOCK", plan.nodes)]
+    flavors = [flavor("on-demand", "ON_DEMAND", plan.on_demand_nodes)] if plan.on_demand_nodes else []
+    if plan.spot_nodes:
+        flavors.append(flavor("spot", "SPOT", plan.spot_nodes))
+    return flavors
+
+
+__all__ = [
+    "TYPE",
+    "ClusterArgs",
+    "TrainingCluster",
+    "checkpoint_uri",
+    "eks_flavors",
+    "other_zone",
+    "slurm_cluster",
+    "training_env",
+    "workload_labels",
+]

@@ -1,0 +1,7 @@
+"""The embedded engine: runs a Pulumi program in-process under Pulumi's mocks and records the resource graph.
+An engine for preview and tests, never a replacement for `pulumi up`."""
+
+from infra.pulumi.engine.mocks import short_hash
+from infra.pulumi.engine.run import EngineError, gc_paused, run
+
+__all__ = ["EngineError", "gc_paused", "run", "short_hash"]
