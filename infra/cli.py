@@ -29,7 +29,10 @@ class SchemaKind(StrEnum):
     org = "org"
 
 
-StacksArg = Annotated[list[str], typer.Argument(help="Stack names (stacks/Pulumi.<name>.yaml) or stack file paths.")]
+StacksArg = Annotated[
+    list[str],
+    typer.Argument(help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths."),
+]
 OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (default: org.yaml beside the stack).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]

@@ -19,8 +19,6 @@ from infra.graph import Graph, Resource, is_known, tokens, views
 from infra.plan.capacity import split_capacity
 
 DEFAULT_WARM_STATE = "Stopped"
-EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
-"""The planner's expected instance count, as components/base.py tags every group."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +55,7 @@ def group_counts(
 
 def planned_capacity(inputs: dict[str, Any]) -> int | None:
     for tag in inputs.get("tags") or []:
-        if isinstance(tag, dict) and tag.get("key") == EXPECTED_CAPACITY_TAG and str(tag.get("value")).isdigit():
+        if isinstance(tag, dict) and tag.get("key") == tokens.EXPECTED_CAPACITY_TAG and str(tag.get("value")).isdigit():
             return int(tag["value"])
     return None
 

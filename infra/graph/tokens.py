@@ -73,6 +73,15 @@ VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 VPC_PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
 VPC_PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"
 
+# Tags and labels the program writes and later stages read back from the graph.
+WORKLOAD_TAG = "workload"
+"""The tag every AWS resource carries: training, inference or registry (the separation policies read it)."""
+WORKLOAD_LABEL = "gpuinfra.io/workload"
+"""The same on every Kubernetes object (label keys take no ':')."""
+EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
+"""The planner's expected instance count on every Auto Scaling group, so cost can price a real `pulumi preview
+--json` at the planned size (not propagated to instances)."""
+
 __all__ = [
     "ACCOUNT_PUBLIC_ACCESS_BLOCK",
     "ACM_CERTIFICATE",
@@ -97,6 +106,7 @@ __all__ = [
     "EIP",
     "EKS_CLUSTER",
     "EKS_NODE_GROUP",
+    "EXPECTED_CAPACITY_TAG",
     "FSX_DRA",
     "GA_ACCELERATOR",
     "GA_ENDPOINT_GROUP",
@@ -142,4 +152,6 @@ __all__ = [
     "VPC_ENDPOINT",
     "VPC_PEERING",
     "VPC_PEERING_ACCEPTER",
+    "WORKLOAD_LABEL",
+    "WORKLOAD_TAG",
 ]

@@ -265,13 +265,6 @@ def test_expected_count_is_the_planners_tag_within_min_and_max(catalog: Catalog)
     assert (line.quantity, line.monthly_min, line.monthly_max) == (4, line.unit_price * 2 * H, line.unit_price * 12 * H)  # type: ignore[operator]
 
 
-def test_expected_capacity_tag_name_matches_the_components() -> None:
-    from infra.cost.compute import EXPECTED_CAPACITY_TAG as read
-    from infra.pulumi.components.base import EXPECTED_CAPACITY_TAG as written
-
-    assert written == read
-
-
 def test_inference_fleet_is_priced_per_region_with_the_planned_counts(catalog: Catalog) -> None:
     g = example_graph("chat-serve")
     b = price_graph(g, catalog)

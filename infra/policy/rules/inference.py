@@ -20,7 +20,6 @@ from infra.policy.rules.declare import ADVISORY, MANDATORY, Report, resource_pol
 from infra.policy.rules.values import StackView, as_int, get, has, listed, num, view
 
 TARGET_GROUPS = (tokens.TARGET_GROUP, tokens.ALB_TARGET_GROUP)
-EFA_TYPES = frozenset({"efa", "efa-only"})
 EFA_RESOURCE = "vpc.amazonaws.com/efa"
 HEALTHCHECK_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path"
 ZONE_KEY = "topology.kubernetes.io/zone"
@@ -231,7 +230,7 @@ def no_training_hardware(args: ResourceValidationArgs, report_violation: Report)
             "(allow_placement_groups to permit)"
         )
     if kind == tokens.LAUNCH_TEMPLATE:
-        efa = len([ni for ni in get(props, "networkInterfaces", default=[]) if get(ni, "interfaceType") in EFA_TYPES])
+        efa = views.efa_interfaces(props)
         types = [get(props, "instanceType")]
     elif kind == tokens.K8S_DEPLOYMENT:
         requested, types = _kubernetes_hardware(props)

@@ -18,8 +18,6 @@ from infra.graph import tokens
 from infra.policy.facts import StackFacts, require
 from infra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from infra.policy.rules.values import (
-    WORKLOAD_LABEL,
-    WORKLOAD_TAG,
     account_of_arn,
     assumed_roles,
     carries_labels,
@@ -70,14 +68,14 @@ def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None
     if args.resource_type.startswith("kubernetes:"):
         found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
         if found != facts.workload:
-            have = f"has {WORKLOAD_LABEL}={found}" if found else f"has no {WORKLOAD_LABEL} label"
+            have = f"has {tokens.WORKLOAD_LABEL}={found}" if found else f"has no {tokens.WORKLOAD_LABEL} label"
             report_violation(
                 f"{args.name} {have} in {facts.workload} stack {facts.stack}; label it "
-                f"{WORKLOAD_LABEL}: {facts.workload}"
+                f"{tokens.WORKLOAD_LABEL}: {facts.workload}"
             )
         return
     provider_props = args.provider.props if args.provider is not None else None
-    found = effective_tags(args.resource_type, args.props, provider_props).get(WORKLOAD_TAG)
+    found = effective_tags(args.resource_type, args.props, provider_props).get(tokens.WORKLOAD_TAG)
     if found == facts.workload:
         return
     where = (
@@ -104,9 +102,9 @@ def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
     for resource in stack.resources:
         values: list[str] = []
         if resource.resource_type == tokens.AWS_PROVIDER:
-            values.append(default_tags(resource.props).get(WORKLOAD_TAG, ""))
+            values.append(default_tags(resource.props).get(tokens.WORKLOAD_TAG, ""))
         elif resource.resource_type.startswith("aws:"):
-            values.append(own_tags(resource.resource_type, resource.props).get(WORKLOAD_TAG, ""))
+            values.append(own_tags(resource.resource_type, resource.props).get(tokens.WORKLOAD_TAG, ""))
         elif carries_labels(resource.resource_type):
             values.append(workload_label(resource.props) or "")
         elif resource.resource_type.startswith("gpuinfra:"):

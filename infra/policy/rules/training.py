@@ -14,8 +14,6 @@ from infra.policy.rules.groups import Group, groups
 from infra.policy.rules.values import StackView, as_int, get, num, view
 from infra.spec import TrainingSpec
 
-EFA_TYPES = frozenset({"efa", "efa-only"})
-
 
 @resource_policy(
     "training-efa-every-card",
@@ -32,7 +30,7 @@ def efa_every_card(args: ResourceValidationArgs, report_violation: Report) -> No
     cards = {
         as_int(get(ni, "networkCardIndex"))
         for ni in get(args.props, "networkInterfaces", default=[])
-        if get(ni, "interfaceType") in EFA_TYPES
+        if get(ni, "interfaceType") in views.EFA_TYPES
     }
     missing = sorted(set(range(info.efa_interfaces)) - cards)
     if missing:

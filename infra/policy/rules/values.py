@@ -20,10 +20,6 @@ from infra.graph import tokens, views
 from infra.graph.views import account_of_arn, as_int, assumed_roles, decoded, listed, statements
 
 T = TypeVar("T")
-WORKLOAD_TAG = "workload"
-"""The tag every AWS resource carries (infra/components/base.py WORKLOAD_TAG)."""
-WORKLOAD_LABEL = "gpuinfra.io/workload"
-"""The label every Kubernetes object carries (label keys take no ':')."""
 
 
 def has(props: Mapping[str, Any], key: str) -> bool:
@@ -98,7 +94,7 @@ def own_tags(resource_type: str, props: Mapping[str, Any]) -> dict[str, str]:
 
 def workload_label(props: Mapping[str, Any]) -> str | None:
     """A Kubernetes object's workload label."""
-    found = get(props, "metadata", "labels", WORKLOAD_LABEL)
+    found = get(props, "metadata", "labels", tokens.WORKLOAD_LABEL)
     return None if found is None else str(found)
 
 
@@ -194,8 +190,6 @@ def names(resources: Iterable[PolicyResource]) -> str:
 
 
 __all__ = [
-    "WORKLOAD_LABEL",
-    "WORKLOAD_TAG",
     "StackView",
     "account_of_arn",
     "as_int",

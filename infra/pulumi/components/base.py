@@ -11,11 +11,10 @@ from collections.abc import Mapping
 import pulumi
 import pulumi_aws as aws
 
+from infra.graph import tokens
 from infra.spec import Account
 
-WORKLOAD_TAG = "workload"
 STACK_TAG = "gpuinfra:stack"
-EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
 SSM_CORE = "arn:aws:iam::aws:policy/AmazonSSMManagedInstanceCore"
 """AWS-managed policy for Session Manager access: no SSH keys, no open ports."""
 
@@ -25,7 +24,7 @@ def stack_tags(workload: str, stack: str, owner_key: str, owner: str, *extra: Ma
     tags: dict[str, str] = {}
     for more in extra:
         tags.update(more)
-    tags.update({WORKLOAD_TAG: workload, STACK_TAG: stack, owner_key: owner})
+    tags.update({tokens.WORKLOAD_TAG: workload, STACK_TAG: stack, owner_key: owner})
     return tags
 
 
@@ -45,7 +44,9 @@ def group_tags(tags: dict[str, str], expected_capacity: int) -> list[aws.autosca
     the planner's expected instance count for cost estimates (not propagated)."""
     out = [aws.autoscaling.GroupTagArgs(key=k, value=v, propagate_at_launch=True) for k, v in sorted(tags.items())]
     out.append(
-        aws.autoscaling.GroupTagArgs(key=EXPECTED_CAPACITY_TAG, value=str(expected_capacity), propagate_at_launch=False)
+        aws.autoscaling.GroupTagArgs(
+            key=tokens.EXPECTED_CAPACITY_TAG, value=str(expected_capacity), propagate_at_launch=False
+        )
     )
     return out
 
@@ -56,10 +57,8 @@ def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None, **e
 
 
 __all__ = [
-    "EXPECTED_CAPACITY_TAG",
     "SSM_CORE",
     "STACK_TAG",
-    "WORKLOAD_TAG",
     "aws_provider",
     "child",
     "group_tags",

@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from infra.graph import tokens
 from infra.plan import InferencePlan
 from infra.plan.serving import RegionPlan
 from infra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
@@ -50,7 +51,7 @@ def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": spec.name,
         "app.kubernetes.io/managed-by": "gpuinfra",
-        "gpuinfra.io/workload": stack_tags["workload"],
+        tokens.WORKLOAD_LABEL: stack_tags["workload"],
         "gpuinfra.io/stack": stack_tags["gpuinfra:stack"],
     }
 

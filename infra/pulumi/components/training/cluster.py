@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from infra.graph import tokens
 from infra.plan import TrainingPlan
 from infra.plan.training import EKS_SYSTEM_NODES
 from infra.pulumi.components.training.bootstrap import LustreMount, SlurmCluster, controller_cloud_init, node_cloud_init
@@ -84,7 +85,7 @@ def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dic
 def workload_labels(tags: dict[str, str]) -> dict[str, str]:
     """The Kubernetes form of the workload tag, on every object."""
     return {
-        "gpuinfra.io/workload": tags["workload"],
+        tokens.WORKLOAD_LABEL: tags["workload"],
         "gpuinfra.io/stack": tags["gpuinfra:stack"],
         "app.kubernetes.io/managed-by": "gpuinfra",
     }
