@@ -5,7 +5,7 @@ from __future__ import annotations
 import sys
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, NoReturn
 
 import typer
 
@@ -55,15 +55,27 @@ PolicyConfigOpt = Annotated[
 
 
 def _emit(text: str, out: Path | None) -> None:
+    """The report on stdout, or into `out`; a path that cannot be written is an input error (exit 2)."""
     if out is None:
         sys.stdout.write(text)
-    else:
+        return
+    try:
         out.parent.mkdir(parents=True, exist_ok=True)
         out.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
+        reason = f"{blocked} is not a directory" if blocked else exc.strerror or type(exc).__name__
+        raise InputError.single(
+            f"cannot write the report: {reason}", file=out, hint="give --out a file path in a writable directory"
+        ) from None
 
 
-def _render(report: AnyReport, fmt: Format) -> str:
-    return FORMATS[fmt.value](report)
+def _finish(report: AnyReport, fmt: Format, out: Path | None) -> NoReturn:
+    """Problems on stderr, the report on stdout (or --out), and the report's exit code."""
+    for problem in report.problems:
+        sys.stderr.write(f"{problem.stack}: cannot be read\n" + "".join(f"  {m}\n" for m in problem.messages))
+    _emit(FORMATS[fmt.value](report), out)
+    raise typer.Exit(report.exit_code)
 
 
 @app.command()
@@ -78,8 +90,7 @@ def validate(
     from infra.commands.validate import validate_stacks
 
     report = validate_stacks(stacks, org, suppress or [])
-    _emit(_render(report, fmt), out)
-    raise typer.Exit(report.exit_code)
+    _finish(report, fmt, out)
 
 
 @app.command()
@@ -97,8 +108,7 @@ def preview(
     from infra.commands.preview import preview_stacks
 
     report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
-    _emit(_render(report, fmt), out)
-    raise typer.Exit(report.exit_code)
+    _finish(report, fmt, out)
 
 
 @app.command()
@@ -122,8 +132,7 @@ def cost(
     if suppress is None:
         suppress = []
     report = cost_command(inputs, org, usage_file, suppress)
-    _emit(_render(report, fmt), out)
-    raise typer.Exit(report.exit_code)
+    _finish(report, fmt, out)
 
 
 @app.command()
@@ -153,8 +162,7 @@ def diff(
     from infra.commands.diff import diff_command
 
     report = diff_command(list(args or []), base_ref, org, usage_file)
-    _emit(_render(report, fmt), out)
-    raise typer.Exit(report.exit_code)
+    _finish(report, fmt, out)
 
 
 @app.command()
@@ -168,7 +176,8 @@ def schema(
 
 
 def main() -> None:
-    """Console entry point: input errors exit 2 with a message, never a traceback."""
+    """Console entry point: input errors exit 2 with a message, never a traceback; a failure of gpuinfra's own
+    (a bug) exits 3 with one line naming it."""
     try:
         app()
     except InputError as exc:
@@ -177,6 +186,11 @@ def main() -> None:
     except GpuinfraError as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
+    except KeyboardInterrupt:
+        sys.exit(130)
+    except Exception as exc:  # a bug in gpuinfra: say so plainly instead of a traceback
+        sys.stderr.write(f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug\n")
+        sys.exit(3)
 
 
 __all__ = ["app", "main"]

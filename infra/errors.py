@@ -47,7 +47,7 @@ class Problem:
 def _display(path: Path) -> str:
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
-    except ValueError:
+    except (ValueError, OSError, RuntimeError):  # outside the working directory, or a symlink loop
         return str(path)
 
 

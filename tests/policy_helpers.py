@@ -1,7 +1,7 @@
 """Policy test helpers: real graphs of the example stacks, mutated, run through the pack in-process.
 
 Three ways to get a failing graph, most honest first:
-- spec or organization mutations that pass the validators (e.g. a lower quota: quota-short is a warning);
+- spec or organization mutations that pass the validators (e.g. a smaller budget: no validator judges it);
 - `unchecked=True`: the program's components built without its validator gate, for specs the validators
   already refuse (the policy is the second line of defence: what if the gate were bypassed?);
 - `graph` mutations: a resource's inputs edited after the engine ran, for settings no spec can produce

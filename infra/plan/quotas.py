@@ -78,4 +78,17 @@ def quota_needs(
     ]
 
 
-__all__ = ["QuotaNeed", "Usage", "quota_needs"]
+def blocks(need: QuotaNeed, requested: int | None) -> bool:
+    """The one verdict the validator (`quota-short`) and the policy (`quota-within-grant`) share: a grant short
+    of the stack's need at full size blocks the change, unless the change itself asks AWS for at least the need
+    (a ServiceQuota request, emitted when the account sets request_quota_increases); then it is only reported,
+    since the groups stop short of full size until AWS approves it."""
+    return need.code is not None and need.shortfall > 0 and (requested is None or requested < need.vcpus)
+
+
+def requested_by_program(need: QuotaNeed, requests_increases: bool) -> int | None:
+    """What the program asks AWS for this need (components/quotas.py requests exactly the need)."""
+    return need.vcpus if requests_increases and need.code is not None and need.shortfall > 0 else None
+
+
+__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program"]

@@ -10,18 +10,22 @@ not how prices moved.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from stat import S_ISREG
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
 
 from infra.catalog import Catalog
 from infra.cost import Breakdown, Usage, assumed_usage, price_graph
-from infra.errors import InputError, Problem
+from infra.errors import InputError, format_path
 from infra.graph import Graph, Resource
 from infra.graph.readers import PulumiPreview, read_events, read_export, read_preview, stack_of
 from infra.plan import AnyPlan, parse_plan
 from infra.review.diff import Finding, Snapshot
+from infra.spec import shown
 
 GPUINFRA = "gpuinfra preview"
 PREVIEW = "pulumi preview --json"
@@ -44,48 +48,118 @@ class Document:
     data: Any = field(repr=False)
 
 
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""A review runner reads what a pull request produced: bounded, like stack files."""
+READ_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+"""What a reader raises on a document of the right kind but the wrong shape."""
+
+
 def load_document(path: Path) -> Document:
     """Read a JSON document (or JSON-lines event log) and tell its kind from its shape."""
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError([Problem(f"cannot read: {exc.strerror}", file=path)]) from None
+        info = path.stat()
+        if not S_ISREG(info.st_mode):
+            raise InputError.single("not a regular file", file=path, hint="give the path of a JSON document")
+        if info.st_size > MAX_DOCUMENT_BYTES:
+            raise InputError.single(f"{info.st_size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit", file=path)
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError.single(f"not UTF-8 text (byte {exc.start})", file=path) from None
+    except (OSError, RuntimeError) as exc:
+        raise InputError.single(f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
     try:
         data = json.loads(text)
+    except RecursionError:
+        raise InputError.single("JSON nested too deeply to read", file=path) from None
     except ValueError:
         try:
             lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except RecursionError:
+            raise InputError.single("JSON nested too deeply to read", file=path) from None
         except ValueError as exc:
-            raise InputError([Problem(f"not JSON: {exc}", file=path)]) from None
+            raise InputError.single(f"not JSON: {exc}", file=path) from None
         if lines and all(isinstance(e, dict) and "sequence" in e for e in lines):
             return Document(path, EVENTS, lines)
-        raise InputError([Problem("not JSON", file=path)]) from None
+        raise InputError.single("not JSON", file=path) from None
     if isinstance(data, dict):
         if "stacks" in data and "command" in data:
-            if data.get("version") != 1:
-                raise InputError(
-                    [
-                        Problem(
-                            f"gpuinfra report version {data.get('version')!r} is not supported (expected 1)", file=path
-                        )
-                    ]
-                )
-            return Document(path, GPUINFRA, data)
+            return Document(path, GPUINFRA, gpuinfra_report(data, path))
         if "steps" in data or "changeSummary" in data:
             return Document(path, PREVIEW, data)
         if "deployment" in data:
             return Document(path, EXPORT, data)
     keys = ", ".join(sorted(data)[:8]) if isinstance(data, dict) else type(data).__name__
-    raise InputError(
-        [
-            Problem(
-                f"not a gpuinfra preview, pulumi preview --json, pulumi stack export or engine event "
-                f"log (top level: {keys})",
-                file=path,
-                hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`",
-            )
-        ]
+    raise InputError.single(
+        f"not a gpuinfra preview, pulumi preview --json, pulumi stack export or engine event log (top level: {keys})",
+        file=path,
+        hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`",
     )
+
+
+class _Shape(BaseModel):
+    """The parts of a gpuinfra report `diff` and `cost` read; fields they do not read are ignored, so a report
+    of another gpuinfra version with added fields still reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ResourceDoc(_Shape):
+    urn: str
+    type: str
+    name: str
+    parent: str | None = None
+    provider: str | None = None
+    custom: bool = True
+    dependencies: list[str] = []
+    inputs: dict[str, Any] = {}
+
+
+class StackDoc(_Shape):
+    stack: str
+    resources: list[ResourceDoc] | None = None
+    findings: list[dict[str, Any]] = []
+    policy: dict[str, Any] | None = None
+    plan: dict[str, Any] | None = None
+
+
+class ProblemDoc(_Shape):
+    stack: str
+    messages: list[str] = []
+
+
+class ReportDoc(_Shape):
+    version: Literal[1]
+    command: str
+    stacks: list[StackDoc]
+    problems: list[ProblemDoc] = []
+
+
+def gpuinfra_report(data: dict[str, Any], path: Path) -> ReportDoc:
+    """A gpuinfra report checked against the shape `diff` and `cost` read; a `validate` report has no
+    resources to compare, so it is refused rather than compared as empty."""
+    if data.get("version") != 1:
+        raise InputError.single(
+            f"gpuinfra report version {shown(data.get('version'))} is not supported (expected 1)",
+            file=path,
+            hint="make the document with this gpuinfra's `preview --format json`",
+        )
+    try:
+        report = ReportDoc.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = format_path(tuple(first["loc"]))
+        raise InputError.single(
+            f"not a well-formed gpuinfra report: {where}: {first['msg']}",
+            file=path,
+            hint="make the document with `gpuinfra preview --format json`",
+        ) from None
+    if report.command != "preview":
+        raise InputError.single(
+            f"a gpuinfra {shown(report.command)} report has no resources to compare or price",
+            file=path,
+            hint="make the document with `gpuinfra preview --format json`",
+        )
+    return report
 
 
 def price(
@@ -100,19 +174,15 @@ def price(
 
 def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
     """Each stack of a gpuinfra report: its graph, repriced; its findings and policy results."""
+    report: ReportDoc = doc.data
     stacks: dict[str, Snapshot] = {}
-    for s in doc.data.get("stacks") or []:
-        name = str(s.get("stack"))
-        resources = s.get("resources")
+    for s in report.stacks:
         graph = None
-        if resources is not None:
-            graph = Graph.of(name, _project(resources), (_resource(r) for r in resources))
-        cost = price(graph, catalog, usage, parse_plan(s.get("plan"))) if graph is not None else None
-        stacks[name] = Snapshot(name, graph, cost, findings_of(name, s))
-    notes = tuple(
-        f"{p.get('stack')}: cannot be read ({'; '.join(p.get('messages') or [])})"
-        for p in doc.data.get("problems") or []
-    )
+        if s.resources is not None:
+            graph = Graph.of(s.stack, _project(s.resources), (_resource(r) for r in s.resources))
+        cost = price(graph, catalog, usage, parse_plan(s.plan)) if graph is not None else None
+        stacks[s.stack] = Snapshot(s.stack, graph, cost, findings_of(s.stack, s.model_dump()))
+    notes = tuple(f"{p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
     return Side(label, GPUINFRA, stacks, notes)
 
 
@@ -141,25 +211,20 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-def _resource(r: Mapping[str, Any]) -> Resource:
-    return Resource(
-        urn=r["urn"],
-        type=r["type"],
-        name=r["name"],
-        parent=r.get("parent"),
-        provider=r.get("provider"),
-        custom=r.get("custom", True),
-        dependencies=tuple(r.get("dependencies") or ()),
-        inputs=r.get("inputs") or {},
-    )
+def _resource(r: ResourceDoc) -> Resource:
+    return Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, tuple(r.dependencies), r.inputs)
 
 
-def _project(resources: list[Mapping[str, Any]]) -> str:
-    return str(resources[0]["urn"]).split("::")[1] if resources else ""
+def _project(resources: list[ResourceDoc]) -> str:
+    return resources[0].urn.split("::")[1] if resources and resources[0].urn.count("::") >= 1 else ""
 
 
 def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
     """Base (old states) and head (new states, with Pulumi's steps) of a pulumi preview or event log."""
+    return readable(doc, lambda: _pulumi_sides(doc, catalog, usage))
+
+
+def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
     preview: PulumiPreview = (
         read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(doc.data, str(doc.path))
     )
@@ -222,9 +287,27 @@ def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
     if doc.kind == GPUINFRA:
         return gpuinfra_side(doc, label, catalog, usage)
     if doc.kind == EXPORT:
-        return export_side(doc, label, catalog, usage)
+        return readable(doc, lambda: export_side(doc, label, catalog, usage))
     head = pulumi_sides(doc, catalog, usage)[1]
     return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
+
+
+T = TypeVar("T")
+
+
+def readable(doc: Document, read: Callable[[], T]) -> T:
+    """`read()`, with a document of the right kind but the wrong shape reported as an input error naming the
+    file (the readers follow Pulumi's format: shared/fixtures/pulumi/FORMAT.md)."""
+    try:
+        return read()
+    except InputError:
+        raise
+    except READ_ERRORS as exc:
+        raise InputError.single(
+            f"not a well-formed {doc.kind} document: {type(exc).__name__}: {shown(str(exc))}",
+            file=doc.path,
+            hint="give the file exactly as the Pulumi CLI wrote it",
+        ) from None
 
 
 __all__ = [
@@ -239,5 +322,6 @@ __all__ = [
     "load_document",
     "price",
     "pulumi_sides",
+    "readable",
     "side",
 ]

@@ -18,7 +18,7 @@ from infra.spec.documents import (
 )
 from infra.spec.inference import FleetRegion, InferenceSpec
 from infra.spec.org import Account, Organization, Registry
-from infra.spec.problems import did_you_mean, with_article
+from infra.spec.problems import did_you_mean, shown, with_article
 from infra.spec.registry import RegistrySpec
 from infra.spec.training import TrainingSpec
 from infra.spec.yamlfile import YamlDocument, parse_yaml, read_yaml
@@ -45,6 +45,7 @@ __all__ = [
     "read_org",
     "read_stack",
     "read_yaml",
+    "shown",
     "stack_name",
     "with_article",
 ]

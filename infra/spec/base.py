@@ -6,24 +6,67 @@ editor shows is the documentation. Units live in field names (``power_budget_kw`
 
 from __future__ import annotations
 
-from typing import Annotated, Literal
+from decimal import Decimal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, StringConstraints
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
 from pydantic.json_schema import JsonDict
 
 UpdatePolicy = Literal["in_place", "replace", "drain"]
 """What changing a field does to running infrastructure (ParallelCluster's update_policy)."""
 
 
+MAX_MAGNITUDE = 1e15
+"""Largest number a spec may hold. Physical quantities in a spec (parameters, tokens, bytes, dollars, hours)
+stay far below it; past it the planner's arithmetic overflows or loses every digit that matters."""
+MIN_MAGNITUDE = 1e-9
+"""Smallest non-zero number a spec may hold: below it, dividing by it overflows (5e-324 is a float too)."""
+MAX_INTEGER = 2**53
+"""Integers beyond it cannot be written into a JSON report exactly (JSON numbers are doubles)."""
+
+
+def bounded(value: Any) -> Any:
+    """Every number in `value` (walking lists and mappings) within the magnitudes the planner computes with;
+    raise ValueError naming the bound otherwise (pydantic reports it at the field's path)."""
+    if isinstance(value, bool) or value is None:
+        return value
+    if isinstance(value, int):
+        if abs(value) > MAX_INTEGER:
+            raise ValueError(f"integers larger than 2^53 ({MAX_INTEGER:,}) cannot be planned or reported exactly")
+    elif isinstance(value, float | Decimal):
+        magnitude = abs(float(value))
+        if magnitude > MAX_MAGNITUDE:
+            raise ValueError(
+                f"{value:g} is beyond any physical quantity gpuinfra plans with (at most {MAX_MAGNITUDE:g})"
+            )
+        if 0 < magnitude < MIN_MAGNITUDE:
+            raise ValueError(f"{value:g} is too small to compute with (use 0, or at least {MIN_MAGNITUDE:g})")
+    elif isinstance(value, list | tuple):
+        for item in value:
+            bounded(item)
+    elif isinstance(value, dict):
+        for item in value.values():
+            bounded(item)
+    return value
+
+
 class SpecModel(BaseModel):
-    """Base of all spec models: unknown fields are errors, values are immutable."""
+    """Base of all spec models: unknown fields are errors, values are immutable, types are strict (a YAML
+    `true` is not the number 1, `"16"` is not 16), numbers are finite and within physical bounds."""
 
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
         use_attribute_docstrings=True,
         validate_default=True,
+        strict=True,
+        allow_inf_nan=False,
     )
+
+    @field_validator("*", mode="after")
+    @classmethod
+    def _bounded(cls, value: Any) -> Any:
+        return bounded(value)
 
 
 def updates(policy: UpdatePolicy) -> JsonDict:
@@ -59,9 +102,29 @@ InstanceTypeName = Annotated[
     Field(description="EC2 instance type from the catalog, e.g. p5.48xlarge."),
 ]
 RuleId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
-Tags = dict[Annotated[str, StringConstraints(min_length=1, max_length=128)], str]
+
+
+def _not_reserved(key: str) -> str:
+    if key.lower().startswith("aws:"):
+        raise ValueError(f"tag key {key!r}: the aws: prefix is reserved for AWS's own tags")
+    return key
+
+
+TagKey = Annotated[str, StringConstraints(min_length=1, max_length=128), AfterValidator(_not_reserved)]
+TagValue = Annotated[str, StringConstraints(max_length=256)]
+Tags = Annotated[
+    dict[TagKey, TagValue],
+    Field(
+        max_length=40,
+        description="Tags for every resource: keys 1-128 characters without the reserved aws: prefix, values "
+        "at most 256 (AWS tagging limits; gpuinfra adds up to 10 of its own under the 50 per resource).",
+    ),
+]
 
 __all__ = [
+    "MAX_INTEGER",
+    "MAX_MAGNITUDE",
+    "MIN_MAGNITUDE",
     "AccountName",
     "BucketName",
     "InstanceTypeName",
@@ -73,5 +136,6 @@ __all__ = [
     "Tags",
     "UpdatePolicy",
     "Zone",
+    "bounded",
     "updates",
 ]

@@ -26,7 +26,7 @@ class Account(SpecModel):
     """IAM role the deployment assumes in this account."""
     purpose: Purpose
     """What the account is for. Training and inference never share an account."""
-    monthly_budget_usd: Annotated[Decimal, Field(ge=0)]
+    monthly_budget_usd: Annotated[Decimal, Field(ge=0, strict=False)]
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
     quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
@@ -98,6 +98,18 @@ class Organization(SpecModel):
                     "each purpose needs its own account"
                 )
             seen[account.id] = name
+        if self.registry is not None:
+            owner = self.accounts.get(self.registry.account)
+            if owner is None:
+                raise ValueError(
+                    f"the registry's account {self.registry.account!r} is not one of the accounts "
+                    f"({', '.join(sorted(self.accounts))}); add it, or name one of them"
+                )
+            if owner.purpose != "registry":
+                raise ValueError(
+                    f"the registry's account {self.registry.account!r} has purpose {owner.purpose!r}; "
+                    "the weights bucket lives in an account of purpose registry"
+                )
         return self
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import json
 import types
 import typing
 from collections.abc import Iterable
@@ -39,30 +40,81 @@ def validation_problems(
     return problems
 
 
+MAX_SHOWN = 60
+"""Characters of an offending value a message shows (a 100,000-character value is not echoed)."""
+KIND_HINTS = {
+    "int_type": "write a whole number, without quotes",
+    "int_from_float": "write a whole number",
+    "float_type": "write a number, without quotes",
+    "bool_type": "write true or false, without quotes",
+    "string_type": "write text (quote it if YAML reads it as a number, a date or a boolean)",
+    "finite_number": "write a finite number (not .inf or .nan)",
+    "list_type": "write a list (- item per line)",
+    "dict_type": "write a mapping (key: value per line)",
+    "model_type": "write a mapping (key: value per line)",
+}
+
+
+def shown(value: Any, limit: int = MAX_SHOWN) -> str:
+    """A value as the user wrote it (JSON-like, never a Python repr), cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = str(type(value).__name__)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
 def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument, path: FieldPath) -> Problem:
+    message, hint = _message(err, loc, model)
+    if hint is None:
+        info = field_info_at(model, loc)
+        hint = info.description if info is not None and info.description else KIND_HINTS.get(err["type"])
+    if hint is None:
+        hint = "see `gpuinfra schema` for the fields and their types"
+    return doc.problem(message, path, hint=hint)
+
+
+def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str | None]:
     kind = err["type"]
     given = err.get("input")
     if kind == "extra_forbidden":
         name = str(loc[-1]) if loc else "?"
         fields = field_names_at(model, loc[:-1])
         hint = did_you_mean(name, fields) or (f"allowed fields: {', '.join(sorted(fields))}" if fields else None)
-        return doc.problem(f"unknown field {name!r}", path, hint=hint)
+        return f"unknown field {name!r}", hint
     if kind == "missing":
-        return doc.problem("required field is missing", path, hint=f"add {loc[-1]!s}:" if loc else None)
+        return "required field is missing", (f"add {loc[-1]!s}:" if loc else None)
     if kind in ("value_error", "assertion_error"):
-        message = str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, ")
-        return doc.problem(message, path)
+        return str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "), None
     message = str(err["msg"])
     if kind == "literal_error" and isinstance(given, str):
         expected = err.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        hint = did_you_mean(given, options)
-        return doc.problem(f"{message}, got {given!r}", path, hint=hint)
+        return f"{message}, got {shown(given)}", did_you_mean(given, options)
     if kind == "string_pattern_mismatch":
-        return doc.problem(f"{given!r} does not have the expected form ({err['ctx']['pattern']})", path)
+        info = field_info_at(model, loc)
+        described = info is not None and bool(info.description)
+        return f"{shown(given)} does not have the expected form", (
+            None if described else f"expected the form {err['ctx']['pattern']}"
+        )
     if not isinstance(given, dict | list):
-        message += f", got {given!r}"
-    return doc.problem(message, path)
+        message += f", got {shown(given)}"
+    return message, None
+
+
+def field_info_at(model: type[BaseModel], loc: FieldPath) -> Any:
+    """The FieldInfo at `loc` (following nested models, lists and dicts), for its description; None if none."""
+    current: Any = model
+    info = None
+    for part in loc:
+        if _is_model(current) and isinstance(part, str):
+            info = current.model_fields.get(part)
+            if info is None:
+                return None
+            current = _unwrap(info.annotation)
+        else:
+            current = _element_type(current)
+    return info
 
 
 def _is_union_tag(part: Any) -> bool:
@@ -112,4 +164,4 @@ def _element_type(tp: Any) -> Any:
     return tp
 
 
-__all__ = ["did_you_mean", "field_names_at", "validation_problems", "with_article"]
+__all__ = ["did_you_mean", "field_info_at", "field_names_at", "shown", "validation_problems", "with_article"]

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from infra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from infra.plan.quotas import blocks, requested_by_program
 from infra.spec import Account, Organization, WorkloadSpec, with_article
 from infra.validators.base import Failure, Level, rule
 
@@ -26,16 +28,22 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
         )
 
 
-@rule(Level.WARNING)
-def quota_short(spec: WorkloadSpec, plan: object) -> Iterator[Failure]:
-    """The stack at full size needs more vCPUs than the organization file says were granted."""
+@rule(Level.ERROR)
+def quota_short(
+    spec: WorkloadSpec, plan: TrainingPlan | InferencePlan | RegistryPlan, org: Organization
+) -> Iterator[Failure]:
+    """The stack at full size needs more vCPUs than the organization file says were granted, and it does not ask
+    AWS for the increase (the verdict the policy quota-within-grant shares: plan.quotas.blocks)."""
+    account = org.accounts.get(spec.account)
+    asks = account is not None and account.request_quota_increases
     for need in getattr(plan, "quotas", []):
-        if need.code and need.shortfall:
+        if blocks(need, requested_by_program(need, asks)):
             yield Failure(
-                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs, "
+                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size, "
                 f"granted {need.granted or 0}",
                 ("account",),
-                f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true)",
+                f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true on "
+                f"{need.account} in the organization file, and the stack asks AWS for it)",
             )
 
 

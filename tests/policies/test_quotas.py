@@ -26,6 +26,7 @@ CASES = [
         "quota-within-grant",
         "llm-train",
         org={P_ON_DEMAND: 512},
+        unchecked=True,
         level="mandatory",
         message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
         r"the stack needs 768 vCPUs at maximum size \(llm-train-compute-asg\), 512 available; "
@@ -35,6 +36,7 @@ CASES = [
         "quota-within-grant",
         "llm-train",
         org={P5_SPOT: 0},
+        unchecked=True,
         label="spot counted on its own code",
         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs .* 0 available",
     ),
@@ -58,6 +60,7 @@ CASES = [
         "quota-within-grant",
         "llm-train-eks",
         org={P5_SPOT: 1000},
+        unchecked=True,
         label="EKS node groups count too",
         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs at maximum size "
         r"\(llm-train-eks-eks-gpu-spot\), 1000 available",

@@ -81,6 +81,7 @@ CASES = [
         fires=False,
         label="on-demand",
         spec={"compute.capacity": {"type": "on_demand"}, "checkpointing": None},
+        org={"accounts.ml-training.quotas.us-east-1.L-417A185B": 3072},
     ),
 ]
 

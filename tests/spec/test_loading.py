@@ -53,7 +53,7 @@ def test_wrong_type_names_field_path_and_value(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "sixteen"})
     (message,) = refused(path)
     assert "config.gpuinfra:training.compute.node_count: Input should be a valid integer" in message
-    assert "got 'sixteen'" in message
+    assert 'got "sixteen"' in message
 
 
 def test_literal_typo_gets_close_match(tmp_path: Path) -> None:

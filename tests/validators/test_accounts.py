@@ -18,9 +18,18 @@ CASES = [
         "quota-short",
         "llm-train",
         org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},
-        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 2304 vCPUs, granted 1000",
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 2304 vCPUs at full size, granted 1000",
     ),
     Case("quota-short", "llm-train", fires=False),
+    Case(
+        "quota-short",
+        "llm-train",
+        org={
+            "accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000,
+            "accounts.ml-training.request_quota_increases": True,
+        },
+        fires=False,
+    ),
 ]
 
 

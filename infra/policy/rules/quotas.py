@@ -23,7 +23,7 @@ from pulumi_policy import StackValidationArgs
 
 from infra.catalog import Catalog
 from infra.graph import tokens
-from infra.plan.quotas import QuotaNeed, Usage, quota_needs
+from infra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs
 from infra.policy.facts import StackFacts, require
 from infra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
 from infra.policy.rules.groups import Group, groups
@@ -43,7 +43,7 @@ class Shortfall:
 
     @property
     def covered(self) -> bool:
-        return self.requested is not None and self.requested >= self.need.vcpus
+        return not blocks(self.need, self.requested)
 
     def describe(self) -> str:
         need = self.need

@@ -3,7 +3,8 @@
 Every resource carries its stack's workload tag and a stack holds one workload; every AWS provider
 assumes a role in an account of the stack's purpose; no VPC peering, transit gateway attachment or
 security-group rule reaches another network; the only cross-account grants are the model registry's
-(training accounts write its upload prefix, inference accounts read its model prefix).
+(training accounts write its upload prefix, inference accounts read its model prefix). And the pack fails
+closed: a gpuinfra stack whose facts cannot be read is one mandatory violation, never silent passes.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from infra.graph import tokens
-from infra.policy.facts import StackFacts, require
+from infra.policy.facts import FactsError, StackFacts, current, require
 from infra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from infra.policy.rules.values import (
     account_of_arn,
@@ -88,6 +89,25 @@ def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None
     )
     have = f"has workload={found}" if found else "has no workload tag"
     report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; {where}")
+
+
+@stack_policy(
+    "separation-facts-readable",
+    "A gpuinfra stack's facts (its spec and organization file) can be read: without them no separation, quota or "
+    "budget policy can judge it, so the pack fails closed.",
+    MANDATORY,
+)
+def facts_readable(args: StackValidationArgs, report_violation: Report) -> None:
+    try:
+        facts = current()
+    except FactsError as exc:
+        report_violation(
+            f"{exc}. Separation, quotas and budget cannot be checked without these facts, so the stack is "
+            "refused: fix the stack's gpuinfra config or its gpuinfra:org path"
+        )
+        return
+    if facts is None:
+        args.not_applicable("not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
 
 
 @stack_policy(

@@ -103,16 +103,43 @@ def run(
         _fresh_event_loop()
         pulumi.runtime.set_mocks(mocks, project=project, stack=stack, preview=False, logger=logger, monitor=recorder)
         pulumi.runtime.set_all_config(dict(config), list(secret_keys))
+        loop = asyncio.get_event_loop()
+        handler = loop.get_exception_handler()
+        loop.set_exception_handler(_quiet)
         try:
             with gc_paused():
                 pulumi_mocks.test(program)()
         except GpuinfraError:
             raise
         except Exception as exc:
-            raise EngineError(f"the Pulumi program failed for stack {stack}: {type(exc).__name__}: {exc}") from exc
+            # A failed run leaves futures whose exceptions nobody will retrieve; collect them now, while asyncio's
+            # "never retrieved" reports go nowhere, so they cannot spill into the next stack's output.
+            gc.collect()
+            raise EngineError(
+                f"the Pulumi program failed for stack {stack}{_culprit(exc)}: {type(exc).__name__}: {exc}"
+            ) from exc
+        finally:
+            loop.set_exception_handler(handler)
         if errors.messages:
             raise EngineError(f"the Pulumi program reported errors for stack {stack}: " + "; ".join(errors.messages))
         return Graph.of(stack, project, recorder.records)
+
+
+def _quiet(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """A run's own unretrieved future exceptions: the run already failed (or will) with the first of them."""
+
+
+def _culprit(exc: BaseException) -> str:
+    """' (in <Type> <name>)' for the innermost Pulumi resource whose code raised, when the traceback shows one."""
+    found = ""
+    tb = exc.__traceback__
+    while tb is not None:
+        owner = tb.tb_frame.f_locals.get("self")
+        if isinstance(owner, pulumi.Resource):
+            name = getattr(owner, "_name", None)
+            found = f" (in {type(owner).__name__} {name})" if name else found
+        tb = tb.tb_next
+    return found
 
 
 @contextmanager

@@ -1,5 +1,6 @@
 """The terminal renderer: `render(report) -> str` for a preview or validate report (findings, the plan
-summary, resources by component), a cost report and a diff report."""
+summary, resources by component), a cost report and a diff report. Stacks that cannot be read are not in
+it: the CLI writes those problems to stderr (the Markdown and JSON documents carry them)."""
 
 from __future__ import annotations
 
@@ -37,10 +38,6 @@ def render(report: object) -> str:
 def render_table(report: Report, width: int = 140) -> str:
     buffer = io.StringIO()
     console = Console(file=buffer, width=width, force_terminal=False, color_system=None, highlight=False)
-    for problem in report.problems:
-        console.print(f"[bold]{problem.stack}[/bold]: cannot be read")
-        for message in problem.messages:
-            console.print(f"  {message}", markup=False)
     for stack in report.stacks:
         _stack(console, stack)
     if report.cost is not None and len(report.stacks) > 1:
@@ -56,7 +53,7 @@ def render_table(report: Report, width: int = 140) -> str:
 @render.register
 def render_cost_table(report: CostReport) -> str:
     text = render_sections(cost_blocks(report))
-    lines = [f"{p.stack}: cannot be read\n" + "\n".join(f"  {m}" for m in p.messages) for p in report.problems]
+    lines = []
     if report.total is not None:
         t = report.total
         lines.append(
@@ -75,9 +72,6 @@ def render_diff_table(report: DiffReport) -> str:
         f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}",
     ]
     out += [f"  note: {n}" for n in report.notes]
-    for problem in report.problems:
-        out.append(f"{problem.stack}: cannot be read")
-        out += [f"  {m}" for m in problem.messages]
     for s in report.stacks:
         out += _diff_stack(s)
     return "\n".join(out) + "\n"

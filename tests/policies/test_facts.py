@@ -1,0 +1,51 @@
+"""The pack fails closed: under the Pulumi CLI its facts come from PULUMI_CONFIG / PULUMI_STACK, and a gpuinfra
+stack whose spec or organization file cannot be read is one mandatory violation, not silent passes."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import ROOT, example_graph, inputs_for
+
+from infra.policy import facts, rules
+from infra.policy.pack import pack_config
+from infra.policy.runner import run_pack
+from infra.pulumi.preview import engine_config
+
+COVERS = ["separation-facts-readable"]
+
+
+def cli_run(monkeypatch: pytest.MonkeyPatch, config: dict[str, str]):  # type: ignore[no-untyped-def]
+    """The pack as the CLI runs it: no facts installed in-process, the stack's config in the environment."""
+    monkeypatch.setenv("PULUMI_STACK", "llm-train")
+    monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
+    monkeypatch.chdir(ROOT)
+    facts._from_environment.cache_clear()
+    try:
+        return run_pack(example_graph("llm-train"), rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
+    finally:
+        facts._from_environment.cache_clear()
+
+
+def test_an_org_path_pointing_nowhere_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    config, _ = engine_config(inputs_for("llm-train"))
+    config["gpuinfra:org"] = "/nonexistent/org.yaml"
+    run = cli_run(monkeypatch, config)
+    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
+    assert violation.level == "mandatory"
+    assert "organization file not found" in violation.message and "/nonexistent/org.yaml" in violation.message
+    # the other gpuinfra policies say why they could not judge, rather than passing
+    assert "separation-accounts" in {n.policy for n in run.not_applicable}
+
+
+def test_readable_facts_pass(monkeypatch: pytest.MonkeyPatch) -> None:
+    config, _ = engine_config(inputs_for("llm-train"))
+    run = cli_run(monkeypatch, config)
+    assert [v for v in run.violations if v.policy == "separation-facts-readable"] == []
+    assert "separation-facts-readable" in run.evaluated
+
+
+def test_a_stack_without_gpuinfra_config_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = cli_run(monkeypatch, {"aws:region": "us-east-1"})
+    assert "separation-facts-readable" in {n.policy for n in run.not_applicable}
