@@ -71,6 +71,12 @@ def apply(data: Any, mutations: Mutations) -> Any:
     return data
 
 
+def ample_quotas(account: str = "ml-training", region: str = "us-east-1") -> dict[str, int]:
+    """Organization mutations granting every EC2 quota code generously: for tests that grow a cluster past the
+    example's grants and are about something else (quota checks have their own tests)."""
+    return {f"accounts.{account}.quotas.{region}.{q.code}": 1_000_000 for q in load_catalog().quota_codes}
+
+
 def workload_of(stack: str) -> str:
     config = example_data(stack)["config"]
     return next(w for w in SPEC_MODELS if f"gpuinfra:{w}" in config)

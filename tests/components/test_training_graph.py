@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import example_graph, graph_for
+from helpers import ample_quotas, example_graph, graph_for
 
 from infra.graph import Graph, Resource
 from infra.graph.views import allows_everything
@@ -149,20 +149,26 @@ def test_security_group_is_self_only_and_closed_to_the_internet(graph: Graph) ->
 
 def test_twice_the_nodes_doubles_the_capacity() -> None:
     base = example_graph("llm-train").one(ASG).inputs
-    doubled = graph_for("llm-train", {"compute.node_count": 32, "checkpointing.interval_minutes": 120}).one(ASG).inputs
+    doubled = (
+        graph_for("llm-train", {"compute.node_count": 32, "checkpointing.interval_minutes": 120}, ample_quotas())
+        .one(ASG)
+        .inputs
+    )
     assert doubled["maxSize"] == 2 * base["maxSize"] and doubled["desiredCapacity"] == 2 * base["desiredCapacity"]
 
 
 def test_another_instance_type_brings_its_efa_count() -> None:
     graph = graph_for(
-        "llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30}
+        "llm-train",
+        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30},
+        ample_quotas(),
     )
     assert len(graph.one(LT).inputs["networkInterfaces"]) == 4
     assert graph.one(LT).inputs["instanceType"] == "p4d.24xlarge"
 
 
 def test_on_demand_and_capacity_block_capacity() -> None:
-    on_demand = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}})
+    on_demand = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}}, ample_quotas())
     asg = on_demand.one(ASG).inputs
     assert "mixedInstancesPolicy" not in asg and asg["launchTemplate"]["version"] == "$Latest"
     block = graph_for(

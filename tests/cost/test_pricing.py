@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from graphs import graph, group, provider, res
-from helpers import example_graph, graph_for
+from helpers import ample_quotas, example_graph, graph_for
 
 from infra.catalog import Catalog
 from infra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
@@ -240,8 +240,8 @@ def test_every_total_has_its_catalog_dates(catalog: Catalog) -> None:
 
 def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> None:
     spec = {"compute.capacity": {"type": "on_demand"}}
-    small = price_graph(graph_for("llm-train", spec), catalog)
-    large = price_graph(graph_for("llm-train", {**spec, "compute.node_count": 32}), catalog)
+    small = price_graph(graph_for("llm-train", spec, ample_quotas()), catalog)
+    large = price_graph(graph_for("llm-train", {**spec, "compute.node_count": 32}, ample_quotas()), catalog)
     key = "aws:autoscaling/group:Group::llm-train-compute-asg"
     assert large.get(key).lines[0].monthly == 2 * small.get(key).lines[0].monthly
 

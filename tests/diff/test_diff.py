@@ -7,7 +7,7 @@ from decimal import Decimal
 
 import pytest
 from graphs import graph, group, provider, res
-from helpers import example_graph, graph_for
+from helpers import ample_quotas, example_graph, graph_for
 
 from infra.catalog import Catalog
 from infra.cost import HOURS_PER_MONTH, price_graph
@@ -40,7 +40,8 @@ def test_same_graph_has_no_changes(catalog: Catalog) -> None:
 
 def test_doubling_a_training_cluster_doubles_the_compute_line_and_the_total_delta_is_exact(catalog: Catalog) -> None:
     spec = {"compute.capacity": {"type": "on_demand"}}
-    base, head = graph_for("llm-train", spec), graph_for("llm-train", {**spec, "compute.node_count": 32})
+    base = graph_for("llm-train", spec, ample_quotas())
+    head = graph_for("llm-train", {**spec, "compute.node_count": 32}, ample_quotas())
     d = diff(base, head, catalog)
     asg = by_name(d, "llm-train-compute-asg")
     assert asg.action == "update"
