@@ -31,18 +31,50 @@ from typing import Any
 # (M60/K80: no current NVIDIA data-center driver branch), p6e-gb200 (sold only as UltraServer Capacity
 # Blocks; not in karpenter's reference).
 ACCELERATED_FAMILIES = (
-    "g4dn", "g5", "g6", "g6e", "g6f", "gr6", "gr6f", "g7", "g7e",
-    "p3", "p3dn", "p4d", "p4de", "p5", "p5e", "p5en", "p6-b200", "p6-b300",
-    "inf1", "inf2", "trn1", "trn1n", "trn2",
+    "g4dn",
+    "g5",
+    "g6",
+    "g6e",
+    "g6f",
+    "gr6",
+    "gr6f",
+    "g7",
+    "g7e",
+    "p3",
+    "p3dn",
+    "p4d",
+    "p4de",
+    "p5",
+    "p5e",
+    "p5en",
+    "p6-b200",
+    "p6-b300",
+    "inf1",
+    "inf2",
+    "trn1",
+    "trn1n",
+    "trn2",
 )
 CPU_TYPES = ("m7i.xlarge", "m7i.2xlarge")
 
 # karpenter's gpu/accelerator name label -> the catalog's accelerator name (accelerators.yaml).
 ACCELERATOR_NAMES = {
-    "h100": "H100", "h200": "H200", "b200": "B200", "b300": "B300", "a100": "A100", "v100": "V100",
-    "a10g": "A10G", "l4": "L4", "l40s": "L40S", "t4": "T4",
-    "rtx-pro-server-6000": "RTX-PRO-6000", "rtx-pro-4500": "RTX-PRO-4500",
-    "trainium": "Trainium", "trainium2": "Trainium2", "inferentia": "Inferentia", "inferentia2": "Inferentia2",
+    "h100": "H100",
+    "h200": "H200",
+    "b200": "B200",
+    "b300": "B300",
+    "a100": "A100",
+    "v100": "V100",
+    "a10g": "A10G",
+    "l4": "L4",
+    "l40s": "L40S",
+    "t4": "T4",
+    "rtx-pro-server-6000": "RTX-PRO-6000",
+    "rtx-pro-4500": "RTX-PRO-4500",
+    "trainium": "Trainium",
+    "trainium2": "Trainium2",
+    "inferentia": "Inferentia",
+    "inferentia2": "Inferentia2",
 }
 # Device memory of AWS's own accelerators, which karpenter's reference does not carry: the Neuron docs'
 # architecture pages (sources.yaml: neuron-docs) give 32 GiB per Trainium and per Inferentia2 chip and 8 GiB
@@ -54,9 +86,7 @@ KIND = {"Trainium": "trainium", "Trainium2": "trainium", "Inferentia": "inferent
 def parse_kp_types(text: str) -> dict[str, dict[str, str]]:
     """`### `name`` sections of the reference, each with its label and resource tables."""
     parts = re.split(r"\n### `([^`]+)`\n", text)
-    return {
-        parts[i]: dict(re.findall(r"\|([a-z0-9./-]+)\|([^|\n]*)\|", parts[i + 1])) for i in range(1, len(parts), 2)
-    }
+    return {parts[i]: dict(re.findall(r"\|([a-z0-9./-]+)\|([^|\n]*)\|", parts[i + 1])) for i in range(1, len(parts), 2)}
 
 
 def parse_kp_vpc(text: str) -> dict[str, tuple[int, list[int]]]:
@@ -144,10 +174,25 @@ ABOUT = {
 }
 ONPREM = [
     {
-        "name": "dgx-h100.system", "family": "dgx-h100", "vcpu": 224, "memory_gib": 2048, "accelerator": "H100",
-        "accelerator_kind": "gpu", "accelerator_count": 8, "accelerator_memory_mib": 81920, "instance_store_gb": 0,
-        "network_baseline_gbps": 3200, "network_burst_gbps": 3200, "efa_interfaces": 0, "max_interfaces": 0,
-        "cards": [], "efa_cards": [], "onprem": True, "ib_hcas": 8, "source": "dgx-h100-guide", "as_of": "2026-07-20",
+        "name": "dgx-h100.system",
+        "family": "dgx-h100",
+        "vcpu": 224,
+        "memory_gib": 2048,
+        "accelerator": "H100",
+        "accelerator_kind": "gpu",
+        "accelerator_count": 8,
+        "accelerator_memory_mib": 81920,
+        "instance_store_gb": 0,
+        "network_baseline_gbps": 3200,
+        "network_burst_gbps": 3200,
+        "efa_interfaces": 0,
+        "max_interfaces": 0,
+        "cards": [],
+        "efa_cards": [],
+        "onprem": True,
+        "ib_hcas": 8,
+        "source": "dgx-h100-guide",
+        "as_of": "2026-07-20",
         "note": "2x Xeon Platinum 8480C (112 cores, 224 threads), 2 TB, 8x single-port ConnectX-7 400 Gb/s",
     }
 ]
@@ -188,7 +233,10 @@ def main(argv: list[str]) -> int:
 
     names = sorted(
         (n for n, lab in kp.items() if lab.get("karpenter.k8s.aws/instance-family") in ACCELERATED_FAMILIES),
-        key=lambda n: (ACCELERATED_FAMILIES.index(kp[n]["karpenter.k8s.aws/instance-family"]), int(kp[n]["karpenter.k8s.aws/instance-cpu"])),
+        key=lambda n: (
+            ACCELERATED_FAMILIES.index(kp[n]["karpenter.k8s.aws/instance-family"]),
+            int(kp[n]["karpenter.k8s.aws/instance-cpu"]),
+        ),
     ) + list(CPU_TYPES)
     inst_lines, od_lines, spot_lines = [], [], []
     for name in names:
@@ -196,7 +244,10 @@ def main(argv: list[str]) -> int:
             print(f"  {name}: no network-card data in --kp-vpc; left out", file=sys.stderr)
             continue
         lab = kp[name]
-        get = lambda k: lab.get(f"karpenter.k8s.aws/{k}")  # noqa: E731
+
+        def get(k: str, lab: dict[str, str] = lab) -> str | None:
+            return lab.get(f"karpenter.k8s.aws/{k}")
+
         family = get("instance-family")
         mem_mib = int(get("instance-memory"))
         assert mem_mib % 1024 == 0, name
@@ -209,22 +260,51 @@ def main(argv: list[str]) -> int:
         baseline = int(get("instance-network-bandwidth")) / 1000
         burst = burst_gbps(van[name]["network"], baseline) if name in van else None
         fields = {
-            "name": name, "family": family, "vcpu": int(get("instance-cpu")), "memory_gib": mem_mib // 1024,
-            "accelerator": acc, "accelerator_kind": (KIND.get(acc, "gpu") if acc else None),
-            "accelerator_count": count, "accelerator_memory_mib": acc_mem,
+            "name": name,
+            "family": family,
+            "vcpu": int(get("instance-cpu")),
+            "memory_gib": mem_mib // 1024,
+            "accelerator": acc,
+            "accelerator_kind": (KIND.get(acc, "gpu") if acc else None),
+            "accelerator_count": count,
+            "accelerator_memory_mib": acc_mem,
             "instance_store_gb": int(get("instance-local-nvme") or 0),
-            "network_baseline_gbps": num(baseline), "network_burst_gbps": (num(burst) if burst is not None else None),
-            "efa_interfaces": efa, "max_interfaces": total, "cards": cards, "efa_cards": efa_cards(efa, len(cards)),
+            "network_baseline_gbps": num(baseline),
+            "network_burst_gbps": (num(burst) if burst is not None else None),
+            "efa_interfaces": efa,
+            "max_interfaces": total,
+            "cards": cards,
+            "efa_cards": efa_cards(efa, len(cards)),
         }
         cites = ["kp-vpc", *(["van-od"] if name in van else []), *(["neuron-docs"] if acc in NEURON_MEMORY_MIB else [])]
         inst_lines.append({**fields, "source": "kp-types", "as_of": "2026-07-11", "cites": cites})
 
         if name in CPU_TYPES:
-            od_lines.append({"instance_type": name, "region": "us-east-1", "usd_per_hour": money(kp_price[name]), "source": "kp-price", "as_of": "2026-07-20"})
+            od_lines.append(
+                {
+                    "instance_type": name,
+                    "region": "us-east-1",
+                    "usd_per_hour": money(kp_price[name]),
+                    "source": "kp-price",
+                    "as_of": "2026-07-20",
+                }
+            )
             continue
-        od = {r: Decimal(str(p["onDemand"])) for r, p in van.get(name, {}).get("pricing", {}).items() if r in regions and p.get("onDemand")}
+        od = {
+            r: Decimal(str(p["onDemand"]))
+            for r, p in van.get(name, {}).get("pricing", {}).items()
+            if r in regions and p.get("onDemand")
+        }
         for r in sorted(od):
-            od_lines.append({"instance_type": name, "region": r, "usd_per_hour": money(od[r]), "source": "van-od", "as_of": "2026-01-21"})
+            od_lines.append(
+                {
+                    "instance_type": name,
+                    "region": r,
+                    "usd_per_hour": money(od[r]),
+                    "source": "van-od",
+                    "as_of": "2026-01-21",
+                }
+            )
         for r, p in sorted(raw.get(name, {}).get("pricing", {}).items()):
             lin = p.get("linux", {})
             if r not in od or not all(lin.get(k) for k in ("ondemand", "spot_min", "spot_avg", "spot_max")):
@@ -238,24 +318,38 @@ def main(argv: list[str]) -> int:
             if d["avg"] <= 0 or d["min"] <= 0:
                 continue
             low = d["max"] if d["max"] > 0 else None
-            spot_lines.append({
-                "instance_type": name, "region": r, "mean": str(d["avg"]), "low": None if low is None else str(low),
-                "high": str(d["min"]), "source": "van-spot", "as_of": "2025-11-30",
-            })
+            spot_lines.append(
+                {
+                    "instance_type": name,
+                    "region": r,
+                    "mean": str(d["avg"]),
+                    "low": None if low is None else str(low),
+                    "high": str(d["min"]),
+                    "source": "van-spot",
+                    "as_of": "2025-11-30",
+                }
+            )
     means = sorted(Decimal(r["mean"]) for r in spot_lines)
     mid = len(means) // 2
     median = means[mid] if len(means) % 2 else (means[mid - 1] + means[mid]) / 2
     default = {
-        "discount": str(median), "source": "van-spot", "as_of": "2025-11-30",
+        "discount": str(median),
+        "source": "van-spot",
+        "as_of": "2025-11-30",
         "note": f"the median of the {len(means)} means below ({means[0]}-{means[-1]}): an estimate for a "
         "(type, region) with no row, flagged as such",
     }
     out: Path = a.out
     write_json(out / "instances.json", ABOUT["instances"], {"instance_types": inst_lines + ONPREM})
-    write_json(out / "prices.json", ABOUT["prices"], {"on_demand": od_lines})
+    # Where the snapshot says each type is sold (its own 'availability' list, kept apart from the price
+    # table): tests check that every such region has a price row.
+    offered = {n: sorted(r for r in van[n].get("availability", []) if r in regions) for n in names if n in van}
+    write_json(out / "prices.json", ABOUT["prices"], {"offered_in": offered, "on_demand": od_lines})
     write_json(out / "spot.json", ABOUT["spot"], {"default": default, "distribution": spot_lines})
     (out / "regions.yaml").write_text(REGIONS_YAML.format(codes=", ".join(regions)))
-    print(f"{len(inst_lines)} types, {len(od_lines)} on-demand rows, {len(spot_lines)} spot rows, {len(regions)} regions")
+    print(
+        f"{len(inst_lines)} types, {len(od_lines)} on-demand rows, {len(spot_lines)} spot rows, {len(regions)} regions"
+    )
     for name in names:  # cross-check: the two pipelines agree on us-east-1 list prices
         v = van.get(name, {}).get("pricing", {}).get("us-east-1", {}).get("onDemand")
         if v is not None and name in kp_price and Decimal(str(v)) != kp_price[name]:

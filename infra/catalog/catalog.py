@@ -43,6 +43,8 @@ class Catalog:
     sources: dict[str, Source]
     instance_types: tuple[InstanceType, ...]
     on_demand_prices: tuple[OnDemandPrice, ...]
+    offered_in: dict[str, tuple[str, ...]]
+    """Per type, the regions the price snapshot says it is sold in (its own list, apart from its prices)."""
     spot_default: SpotDefault
     spot_distributions: tuple[SpotDistribution, ...]
     quota_codes: tuple[QuotaCode, ...]
@@ -159,6 +161,10 @@ class Catalog:
     def priced_regions(self, instance_type: str) -> tuple[str, ...]:
         """Every region the price snapshot lists an on-demand price for this type in."""
         return self._price_regions.get(instance_type, ())
+
+    def offered_regions(self, instance_type: str) -> tuple[str, ...]:
+        """Regions the price snapshot says the type is sold in (may name one it gives no price for)."""
+        return self.offered_in.get(instance_type, ())
 
     def spot(self, instance_type: str, region: str) -> SpotDistribution | None:
         return self._spot.get((instance_type, region))

@@ -65,10 +65,12 @@ def load_catalog() -> Catalog:
         spot = _read("spot.json")
         services = _read("services.yaml")
         quotas = _read("quotas.yaml")
+        prices = _read("prices.json")
         catalog = Catalog(
             sources=sources,
             instance_types=_entries(InstanceType, _read("instances.json")["instance_types"]),
-            on_demand_prices=_entries(OnDemandPrice, _read("prices.json")["on_demand"]),
+            on_demand_prices=_entries(OnDemandPrice, prices["on_demand"]),
+            offered_in={k: tuple(v) for k, v in prices["offered_in"].items()},
             spot_default=SpotDefault.model_validate(spot["default"]),
             spot_distributions=_entries(SpotDistribution, spot["distribution"]),
             quota_codes=_entries(QuotaCode, quotas["codes"]),
@@ -118,11 +120,29 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
     cited = {e.source for e in entries(catalog)} | {s for i in catalog.instance_types for s in i.cites}
     yield from _listed("entries cite unknown sources", cited - set(catalog.sources))
     names = {i.name for i in catalog.instance_types}
-    yield from _listed("prices for types not in instances.yaml", {p.instance_type for p in catalog.on_demand_prices} - names)
-    yield from _listed("prices in regions not in regions.yaml", {p.region for p in catalog.on_demand_prices} - catalog.regions)
+    yield from _listed(
+        "prices for types not in instances.yaml", {p.instance_type for p in catalog.on_demand_prices} - names
+    )
+    yield from _listed(
+        "prices in regions not in regions.yaml", {p.region for p in catalog.on_demand_prices} - catalog.regions
+    )
     priced = {(p.instance_type, p.region) for p in catalog.on_demand_prices}
-    yield from _listed("spot rows without an on-demand price", {f"{s.instance_type}/{s.region}" for s in catalog.spot_distributions if (s.instance_type, s.region) not in priced})
-    yield from _listed("spot discounts <= 0", {f"{s.instance_type}/{s.region}" for s in catalog.spot_distributions if min(d for d in (s.mean, s.low, s.high) if d is not None) <= 0})
+    yield from _listed(
+        "spot rows without an on-demand price",
+        {
+            f"{s.instance_type}/{s.region}"
+            for s in catalog.spot_distributions
+            if (s.instance_type, s.region) not in priced
+        },
+    )
+    yield from _listed(
+        "spot discounts <= 0",
+        {
+            f"{s.instance_type}/{s.region}"
+            for s in catalog.spot_distributions
+            if min(d for d in (s.mean, s.low, s.high) if d is not None) <= 0
+        },
+    )
     for info in catalog.instance_types:
         yield from _instance_problems(catalog, info)
     families = {i.family for i in catalog.instance_types}
@@ -140,9 +160,15 @@ def _instance_problems(catalog: Catalog, info: InstanceType) -> Iterable[str]:
         if not info.cards or info.max_interfaces < len(info.cards):
             yield f"{info.name}: no network-card data"
         if len(info.efa_cards) != info.efa_interfaces or any(c >= len(info.cards) for c in info.efa_cards):
-            yield f"{info.name}: efa_cards {list(info.efa_cards)} do not match {info.efa_interfaces} EFA on {len(info.cards)} cards"
+            yield (
+                f"{info.name}: efa_cards {list(info.efa_cards)} do not match "
+                f"{info.efa_interfaces} EFA on {len(info.cards)} cards"
+            )
     if info.accelerator_kind == "gpu" and info.accelerator_count and catalog.gpu_product(info.name) is None:
-        yield f"{info.name}: {info.accelerator} ({info.accelerator_memory_mib} MiB) has no nvidia.com/gpu.product label in accelerators.yaml"
+        yield (
+            f"{info.name}: {info.accelerator} ({info.accelerator_memory_mib} MiB) has no "
+            "nvidia.com/gpu.product label in accelerators.yaml"
+        )
 
 
 def _listed(what: str, items: set[str]) -> Iterator[str]:
