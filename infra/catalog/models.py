@@ -8,7 +8,9 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-Purchase = Literal["on_demand", "spot"]
+Purchase = Literal["on_demand", "spot", "capacity_block"]
+Role = Literal["serving", "training", "other"]
+AcceleratorKind = Literal["gpu", "trainium", "inferentia"]
 
 
 class Entry(BaseModel):
@@ -21,11 +23,20 @@ class Entry(BaseModel):
     note: str | None = None
 
 
+class UndatedEntry(Entry):
+    """A fact from a source that gives no date of its own (an AWS docs page, a label rule): as_of is None."""
+
+    as_of: datetime.date | None  # type: ignore[assignment]
+
+
 class Source(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     title: str
     url: str
+    date: datetime.date | None = None
+    """The date the source itself gives (commit, 'generated at', 'last updated'); None when it gives none."""
+    date_basis: str | None = None
 
 
 class InstanceType(Entry):
@@ -37,13 +48,33 @@ class InstanceType(Entry):
     accelerator_count: int
     accelerator_memory_mib: int
     """Per device, as EC2 reports it."""
+    accelerator_kind: AcceleratorKind | None = None
     efa_interfaces: int
-    network_cards: int
-    network_gbps: float
+    instance_store_gb: int = 0
+    """Local NVMe instance store, GB (0: EBS only)."""
+    network_baseline_gbps: float
+    network_burst_gbps: float | None
+    """The "up to" rate a small size may burst to; equal to the baseline for fixed-rate types; None unknown."""
+    max_interfaces: int
+    cards: tuple[int, ...]
+    """Maximum network interfaces per network card, by card index."""
+    efa_cards: tuple[int, ...]
+    """Indexes of the network cards that carry an EFA (at most one EFA per card)."""
+    cites: tuple[str, ...] = ()
+    """Further sources of some columns (see instances.yaml's header)."""
     onprem: bool = False
     """A system bought for one's own racks (no EC2 price, quota or EFA)."""
     ib_hcas: int = 0
     """InfiniBand adapters for the GPU fabric (on-premises systems)."""
+
+    @property
+    def network_cards(self) -> int:
+        return len(self.cards)
+
+    @property
+    def network_gbps(self) -> float:
+        """The baseline rate (what the type sustains; see network_burst_gbps)."""
+        return self.network_baseline_gbps
 
     @property
     def accelerator_memory_bytes(self) -> int:
@@ -61,27 +92,57 @@ class OnDemandPrice(Entry):
     usd_per_hour: Decimal
 
 
-class SpotObserved(Entry):
+class SpotDistribution(Entry):
+    """Spot discounts over one region's zones: mean, the cheapest zone (high) and the dearest one (low;
+    None when some zone had no spot offer). Every discount kept is > 0."""
+
     instance_type: str
     region: str
-    discount: Decimal
-
-
-class SpotRange(Entry):
-    family: str
-    region: str
-    discount: Decimal
+    mean: Decimal
+    low: Decimal | None
+    high: Decimal
 
 
 class SpotDefault(Entry):
     discount: Decimal
 
 
-class QuotaCode(Entry):
+class QuotaCode(UndatedEntry):
     code: str
     name: str
     purchase: Purchase
+    scope: Literal["account", "organization"] = "account"
     families: list[str]
+
+
+class QuotaUnknown(UndatedEntry):
+    """No cited source names the quota that counts this family's purchases (a check must fail closed)."""
+
+    family: str
+    purchase: Purchase
+    reason: str
+
+
+class Family(UndatedEntry):
+    family: str
+    role: Role
+    capacity_blocks: bool
+
+
+class Accelerator(UndatedEntry):
+    name: str
+    kind: AcceleratorKind
+    memory_mib: int
+    k8s_product: str | None
+    """nvidia.com/gpu.product as GPU feature discovery sets it; None for Neuron devices."""
+
+
+class UnknownPrice(UndatedEntry):
+    """A price the catalog knows it does not know, and why (a current rate no citable source gives)."""
+
+    key: str
+    unit: str
+    reason: str
 
 
 class NodePower(Entry):
@@ -116,19 +177,25 @@ class RegionList(Entry):
 
 
 __all__ = [
+    "Accelerator",
+    "AcceleratorKind",
     "AcceleratorPower",
     "CoolingLimit",
     "Entry",
+    "Family",
     "FsxCapacity",
     "InstanceType",
     "NodePower",
     "OnDemandPrice",
     "Purchase",
     "QuotaCode",
+    "QuotaUnknown",
     "RegionList",
+    "Role",
     "ServicePrice",
     "Source",
     "SpotDefault",
-    "SpotObserved",
-    "SpotRange",
+    "SpotDistribution",
+    "UndatedEntry",
+    "UnknownPrice",
 ]

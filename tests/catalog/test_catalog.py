@@ -1,74 +1,333 @@
-"""The bundled catalog: every entry cites a source and a date; the figures the issue names are there."""
+"""The bundled catalog: its figures against the sources they cite, its dates against the dates those sources
+give, and the load-time checks that refuse an inconsistent one.
+
+Expected figures are typed in from the cited sources (AWS's quota page, karpenter's reference, the
+ec2instances.info snapshot), never read back from the code under test.
+"""
 
 from __future__ import annotations
 
+import dataclasses
 import datetime
 from decimal import Decimal
 
+import pytest
+
 from infra.catalog import Catalog
+from infra.catalog.load import consistency_problems, entries
+from infra.catalog.models import SpotDefault, SpotDistribution
+
+# ---- dates
 
 
-def test_every_entry_has_a_known_source_and_a_date(catalog: Catalog) -> None:
-    entries = [
-        *catalog.instance_types,
-        *catalog.on_demand_prices,
-        *catalog.spot_observed,
-        *catalog.spot_ranges,
-        *catalog.quota_codes,
-        *catalog.node_powers,
-        *catalog.accelerators,
-        *catalog.cooling_limits,
-        *catalog.service_prices,
-        catalog.spot_default,
-        catalog.fsx_capacity,
-        catalog.region_list,
-    ]
-    assert entries
-    for entry in entries:
+def test_every_entry_cites_a_known_source(catalog: Catalog) -> None:
+    for entry in entries(catalog):
         assert entry.source in catalog.sources, entry
-        assert datetime.date(2019, 1, 1) <= entry.as_of <= datetime.date(2026, 12, 31)
+    for info in catalog.instance_types:
+        assert set(info.cites) <= set(catalog.sources), info.name
 
 
-def test_p5_spot_uses_the_p5_code_not_the_p4_one(catalog: Catalog) -> None:
-    assert catalog.quota_code("p5", "spot").code == "L-C4BD4855"  # type: ignore[union-attr]
-    assert catalog.quota_code("p4d", "spot").code == "L-7212CCBC"  # type: ignore[union-attr]
-    assert catalog.quota_code("p5", "on_demand").code == "L-417A185B"  # type: ignore[union-attr]
+def test_every_as_of_is_the_date_its_source_gives(catalog: Catalog) -> None:
+    """An entry citing a dated source carries that date; one citing an undated source (AWS's quota page,
+    the GFD label rule) carries none rather than the day the file was built."""
+    checked = 0
+    for entry in entries(catalog):
+        source = catalog.sources[entry.source]
+        if source.date is not None:
+            assert entry.as_of == source.date, (entry.source, entry)
+            checked += 1
+        elif entry.as_of is None:
+            checked += 1
+    assert checked > 1500  # every type, price and spot row is among them
 
 
-def test_efa_counts_match_the_reference(catalog: Catalog) -> None:
-    expected = {"p5.48xlarge": 32, "p5en.48xlarge": 16, "p4d.24xlarge": 4, "p6-b200.48xlarge": 8, "trn1.32xlarge": 8}
-    for name, efa in expected.items():
+def test_the_snapshot_dates_are_the_ones_the_snapshots_state(catalog: Catalog) -> None:
+    # kp-price header "generated at 2026-07-20T13:44:30Z"; kp-vpc header "generated at 2026-08-06T04:02:42Z";
+    # van-od header "Last updated: 2026-01-21"; van-spot: its commit 2d0108c7, 2025-11-30T13:30:58Z.
+    expect = {
+        "kp-price": datetime.date(2026, 7, 20),
+        "kp-vpc": datetime.date(2026, 8, 6),
+        "van-od": datetime.date(2026, 1, 21),
+        "van-spot": datetime.date(2025, 11, 30),
+        "kp-types": datetime.date(2026, 7, 11),
+    }
+    for key, date in expect.items():
+        assert catalog.sources[key].date == date and catalog.sources[key].date_basis, key
+    assert {p.as_of for p in catalog.on_demand_prices} == {expect["van-od"], expect["kp-price"]}
+    assert {s.as_of for s in catalog.spot_distributions} == {expect["van-spot"]}
+    assert all(q.as_of is None for q in catalog.quota_codes)  # AWS's quota page gives no date
+
+
+# ---- quota codes (AWS, "Amazon EC2 instance type quotas")
+
+
+def code(catalog: Catalog, family: str, purchase: str, scope: str = "account") -> str | None:
+    found = catalog.quota_code(family, purchase, scope)  # type: ignore[arg-type]
+    return found.code if found else None
+
+
+def test_inf_quota_codes(catalog: Catalog) -> None:
+    for family in ("inf1", "inf2"):
+        assert code(catalog, family, "on_demand") == "L-1945791B"  # Running On-Demand Inf instances
+        assert code(catalog, family, "spot") == "L-B5D1601B"  # All Inf Spot Instance Requests
+    assert catalog.quota_name("L-1945791B") == "Running On-Demand Inf instances"
+    assert catalog.quota_name("L-B5D1601B") == "All Inf Spot Instance Requests"
+
+
+def test_p_quota_codes_and_p6_spot_is_stated_unknown(catalog: Catalog) -> None:
+    for family in ("p4d", "p4de", "p5", "p5en", "p6-b200", "p6-b300"):
+        assert code(catalog, family, "on_demand") == "L-417A185B"
+    assert code(catalog, "p4d", "spot") == "L-7212CCBC"  # All P4, P3 and P2 Spot Instance Requests
+    assert code(catalog, "p5", "spot") == code(catalog, "p5en", "spot") == "L-C4BD4855"  # All P5 Spot ...
+    for family in ("p6-b200", "p6-b300"):
+        assert code(catalog, family, "spot") is None
+        unknown = catalog.quota_unknown(family, "spot")
+        assert unknown is not None and "P6" in unknown.reason
+
+
+def test_capacity_block_quota_codes(catalog: Catalog) -> None:
+    per_account = {
+        "p4d": "L-2C8F52B3",
+        "p5": "L-DA6814F2",
+        "p5e": "L-C45F30BC",
+        "p5en": "L-4F9BB70B",
+        "trn1": "L-2E30FD7D",
+    }
+    per_org = {"p4d": "L-B67430DE", "p5": "L-8131B2C6", "p5e": "L-AD1D1866", "p5en": "L-7EA86503", "trn1": "L-C4947F9A"}
+    for family, expected in per_account.items():
+        assert code(catalog, family, "capacity_block") == expected
+        assert code(catalog, family, "capacity_block", "organization") == per_org[family]
+    for family in ("p4de", "p6-b200", "p6-b300"):  # sold as Capacity Blocks; no AWS-listed quota
+        assert code(catalog, family, "capacity_block") is None
+        assert catalog.quota_unknown(family, "capacity_block") is not None
+
+
+def test_every_family_the_catalog_sells_maps_to_an_on_demand_and_a_spot_code_or_says_none_is_known(
+    catalog: Catalog,
+) -> None:
+    sold = {i.family for i in catalog.instance_types if not i.onprem}
+    assert {"g7e", "p6-b300", "trn1n", "inf1"} <= sold
+    for family in sold:
+        for purchase in ("on_demand", "spot"):
+            assert code(catalog, family, purchase) or catalog.quota_unknown(family, purchase), (family, purchase)  # type: ignore[arg-type]
+        fam = catalog.family(family)
+        assert fam is not None
+        if fam.capacity_blocks:
+            assert code(catalog, family, "capacity_block") or catalog.quota_unknown(family, "capacity_block")
+
+
+# ---- types and their hardware (karpenter's reference and VPC limits)
+
+
+def test_the_types_the_issue_names_are_there(catalog: Catalog) -> None:
+    for name in (
+        "p5.4xlarge",
+        "p5.48xlarge",
+        "p5e.48xlarge",
+        "p5en.48xlarge",
+        "p6-b200.48xlarge",
+        "p6-b300.48xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "trn1.32xlarge",
+        "trn1n.32xlarge",
+        "inf1.xlarge",
+        "inf2.48xlarge",
+        "g7e.48xlarge",
+        "g6f.large",
+        "gr6.4xlarge",
+        "g6.48xlarge",
+        "g6e.xlarge",
+        "g5.xlarge",
+        "g4dn.metal",
+    ):
+        assert catalog.instance(name) is not None, name
+
+
+def test_p5_4xlarge_is_the_single_h100_type(catalog: Catalog) -> None:
+    info = catalog.instance("p5.4xlarge")
+    assert info is not None
+    assert (info.vcpu, info.memory_gib, info.accelerator, info.accelerator_count) == (16, 256, "H100", 1)
+    assert (info.efa_interfaces, info.network_baseline_gbps, info.instance_store_gb) == (1, 100, 3800)
+    assert "p5.4xlarge" in {i.name for i in catalog.find_instances(accelerator="h100")}
+    assert catalog.on_demand("p5.4xlarge", "us-east-1").usd_per_hour == Decimal("6.88")  # type: ignore[union-attr]
+
+
+def test_p6_b300_card_0_carries_no_efa(catalog: Catalog) -> None:
+    info = catalog.instance("p6-b300.48xlarge")
+    assert info is not None
+    assert info.network_cards == 17 and info.efa_interfaces == 16  # kp-vpc cards 0-16; kp-types efa 16
+    assert info.efa_cards == tuple(range(1, 17))
+    assert info.memory_gib == 4096 and info.network_baseline_gbps == 6400
+
+
+def test_efa_counts_and_cards_match_the_reference(catalog: Catalog) -> None:
+    expected = {  # (EFA, network cards): karpenter's reference and VPC limits; torchx agrees on EFA
+        "p5.48xlarge": (32, 32),
+        "p5en.48xlarge": (16, 16),
+        "p4d.24xlarge": (4, 4),
+        "p6-b200.48xlarge": (8, 8),
+        "trn1.32xlarge": (8, 8),
+        "trn1n.32xlarge": (16, 16),
+        "g6e.48xlarge": (4, 4),
+        "g6.xlarge": (0, 1),
+    }
+    for name, (efa, cards) in expected.items():
         info = catalog.instance(name)
-        assert info is not None and info.efa_interfaces == efa and info.network_cards >= efa
+        assert info is not None and (info.efa_interfaces, info.network_cards) == (efa, cards), name
+        assert info.efa_cards == tuple(range(cards))[:efa] if efa == cards else not info.efa_cards
 
 
-def test_prices_cover_every_example_region(catalog: Catalog) -> None:
-    assert catalog.on_demand("p5.48xlarge", "us-east-1").usd_per_hour == Decimal("55.04")  # type: ignore[union-attr]
-    for region in ("us-east-1", "us-west-2", "eu-central-1"):
-        assert catalog.on_demand("g6.xlarge", region) is not None
-    assert catalog.on_demand("g6e.xlarge", "ap-northeast-1") is not None
+def test_bandwidth_baseline_and_burst_are_apart(catalog: Catalog) -> None:
+    m7i = catalog.instance("m7i.2xlarge")
+    g6 = catalog.instance("g6.xlarge")
+    assert m7i is not None and g6 is not None
+    assert m7i.network_baseline_gbps == 3.125  # kp-types 3125 Mb/s; 12.5 is AWS's burst figure
+    assert m7i.network_burst_gbps is None  # no cited source for the burst: unknown
+    assert (g6.network_baseline_gbps, g6.network_burst_gbps) == (2.5, 10)  # "Up to 10 Gigabit"
+    p5 = catalog.instance("p5.48xlarge")
+    assert p5 is not None and p5.network_burst_gbps == p5.network_baseline_gbps == 3200
 
 
-def test_spot_discount_prefers_the_most_specific_entry(catalog: Catalog) -> None:
-    assert catalog.spot_discount("p5.48xlarge", "us-east-2").discount == Decimal("0.7955")
-    assert catalog.spot_discount("p5.48xlarge", "us-east-1").discount == Decimal("0.53")
-    assert catalog.spot_discount("p5.48xlarge", "eu-north-1").discount == Decimal("0.53")  # family low end
-    assert catalog.spot_discount("trn1.32xlarge", "us-east-1").discount == catalog.spot_default.discount
+def test_serving_roles_labels_and_names_are_data(catalog: Catalog) -> None:
+    assert set(catalog.serving_families()) >= {"g4dn", "g5", "g6", "g6e", "inf2", "g7e"}
+    assert not {"p5", "trn1", "g6f"} & set(catalog.serving_families())
+    assert catalog.is_training_class("p6-b300") and catalog.is_training_class("trn1n")
+    assert not catalog.is_training_class("g6e")
+    labels = {  # nvidia.com/gpu.product, as GPU feature discovery sets it
+        "g6.xlarge": "NVIDIA-L4",
+        "g6e.xlarge": "NVIDIA-L40S",
+        "g5.xlarge": "NVIDIA-A10G",
+        "g4dn.xlarge": "Tesla-T4",
+        "p5.48xlarge": "NVIDIA-H100-80GB-HBM3",
+        "p4d.24xlarge": "NVIDIA-A100-SXM4-40GB",
+        "p4de.24xlarge": "NVIDIA-A100-SXM4-80GB",
+        "p5en.48xlarge": "NVIDIA-H200",
+        "p6-b200.48xlarge": "NVIDIA-B200",
+        "p6-b300.48xlarge": "NVIDIA-B300-SXM6-AC",
+        "g7e.2xlarge": "NVIDIA-RTX-PRO-6000-Blackwell-Server-Edition",
+    }
+    for name, label in labels.items():
+        assert catalog.gpu_product(name) == label, name
+    assert catalog.gpu_product("inf2.xlarge") is None and catalog.gpu_product("g6f.large") is None
+    assert {"L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200", "B200"} <= set(
+        catalog.accelerator_names()
+    )
+
+
+# ---- prices and regions
+
+
+def test_every_type_has_a_price_in_every_region_the_dataset_sells_it_in(catalog: Catalog) -> None:
+    assert catalog.offered_in
+    for name, regions in catalog.offered_in.items():
+        missing = [r for r in regions if catalog.on_demand(name, r) is None]
+        assert not missing, (name, missing)
+    # the holes the audit found: g6.48xlarge in us-west-2, p5.4xlarge where ec2instances.info sells it
+    assert catalog.on_demand("g6.48xlarge", "us-west-2").usd_per_hour == Decimal("13.3504")  # type: ignore[union-attr]
+    assert set(catalog.priced_regions("p5.4xlarge")) == {
+        "ap-northeast-1",
+        "ap-south-1",
+        "ap-southeast-2",
+        "ap-southeast-3",
+        "eu-west-2",
+        "sa-east-1",
+        "us-east-1",
+        "us-east-2",
+        "us-west-2",
+    }
+
+
+def test_prices_are_list_prices_the_audit_confirmed(catalog: Catalog) -> None:
+    audit = {  # shared/reviews/catalog-audit-2026-12.md section 3 (independent copies)
+        ("p5.48xlarge", "us-east-1"): "55.04",
+        ("p5.48xlarge", "eu-west-2"): "71.552",
+        ("p4d.24xlarge", "eu-central-1"): "27.43298",
+        ("g6e.12xlarge", "ap-northeast-1"): "15.21742",
+        ("p6-b200.48xlarge", "us-east-2"): "113.9328",
+        ("trn1.32xlarge", "us-east-1"): "21.5",
+    }
+    for (name, region), usd in audit.items():
+        assert catalog.on_demand(name, region).usd_per_hour == Decimal(usd), (name, region)  # type: ignore[union-attr]
+
+
+def test_regions_include_the_newest_ec2_regions(catalog: Catalog) -> None:
+    assert {"ap-east-2", "ap-southeast-6", "mx-central-1", "us-east-1"} <= catalog.regions
+    assert {p.region for p in catalog.on_demand_prices} <= catalog.regions
+
+
+def test_no_spot_discount_is_zero_or_less(catalog: Catalog) -> None:
+    assert len(catalog.spot_distributions) > 500
+    for s in catalog.spot_distributions:
+        assert s.mean > 0 and s.high > 0 and (s.low is None or s.low > 0), s
+        assert (s.low or s.mean) <= s.mean <= s.high
+    assert Decimal(0) < catalog.spot_default.discount < 1
+
+
+def test_spot_discount_is_the_zone_mean_or_the_flagged_default(catalog: Catalog) -> None:
+    found = catalog.spot_discount("p5.48xlarge", "us-west-2")
+    # van-spot us-west-2: on-demand 55.04, spot_avg 18.037475 -> 1 - 18.037475/55.04 = 0.6723 (4 places)
+    assert isinstance(found.entry, SpotDistribution) and found.discount == Decimal("0.6723")
+    fallback = catalog.spot_discount("p5.48xlarge", "mx-central-1")
+    assert isinstance(fallback.entry, SpotDefault) and fallback.discount == catalog.spot_default.discount
+
+
+def test_stale_and_missing_service_prices_are_unknown_not_guessed(catalog: Catalog) -> None:
+    assert catalog.service("ec2_capacity_block/p5.48xlarge/us-east-1") is None
+    assert catalog.unknown_price("ec2_capacity_block/p5.48xlarge/us-east-1") is not None
+    for key in ("pcs/controller/small", "pcs/controller/medium", "pcs/controller/large", "pcs/node_management"):
+        assert catalog.service(key) is None and catalog.unknown_price(key) is not None
+    waf = {"waf/web_acl": "5.00", "waf/rule": "1.00", "waf/requests": "0.60"}  # Infracost's WAF golden test
+    for key, usd in waf.items():
+        assert catalog.service(key).usd == Decimal(usd)  # type: ignore[union-attr]
+
+
+# ---- the load-time checks refuse an inconsistent catalog
+
+
+def test_consistency_check_passes_on_the_bundled_catalog(catalog: Catalog) -> None:
+    assert list(consistency_problems(catalog)) == []
+
+
+def test_consistency_check_refuses_a_type_without_network_data(catalog: Catalog) -> None:
+    p5 = catalog.instance("p5.48xlarge")
+    assert p5 is not None
+    broken = p5.model_copy(update={"cards": (), "efa_cards": ()})
+    bad = dataclasses.replace(
+        catalog, instance_types=(*[i for i in catalog.instance_types if i.name != p5.name], broken)
+    )
+    assert any("p5.48xlarge: no network-card data" in p for p in consistency_problems(bad))
+
+
+def test_consistency_check_refuses_a_gpu_without_a_product_label(catalog: Catalog) -> None:
+    bad = dataclasses.replace(
+        catalog, accelerator_models=tuple(a for a in catalog.accelerator_models if a.name != "L40S")
+    )
+    assert any("g6e.xlarge" in p and "nvidia.com/gpu.product" in p for p in consistency_problems(bad))
+
+
+def test_consistency_check_refuses_a_family_without_a_quota_statement(catalog: Catalog) -> None:
+    bad = dataclasses.replace(
+        catalog,
+        quota_codes=tuple(q for q in catalog.quota_codes if q.code != "L-B5D1601B"),
+    )
+    problems = list(consistency_problems(bad))
+    assert any("family inf2 has no spot quota code" in p for p in problems)
+
+
+# ---- what was there before and stays
 
 
 def test_fsx_capacity_rounds_to_valid_increments(catalog: Catalog) -> None:
-    assert [catalog.fsx_capacity_gib(x) for x in (1000, 1200, 1201, 2400, 2401, 4800, 48000, 48001)] == [
-        1200,
-        1200,
-        2400,
-        2400,
-        4800,
-        4800,
-        48000,
-        50400,
-    ]
+    got = [catalog.fsx_capacity_gib(x) for x in (1000, 1200, 1201, 2400, 2401, 4800, 48000, 48001)]
+    assert got == [1200, 1200, 2400, 2400, 4800, 4800, 48000, 50400]
 
 
 def test_dgx_h100_node_power(catalog: Catalog) -> None:
     assert catalog.node_power("p5.48xlarge").max_kw == 10.2  # type: ignore[union-attr]
     assert catalog.cooling_limit("air").max_kw_per_rack == 30
+
+
+@pytest.mark.parametrize("name", ["p5e.48xlarge"])
+def test_capacity_block_only_types_have_no_on_demand_price(catalog: Catalog, name: str) -> None:
+    assert catalog.priced_regions(name) == () and catalog.family("p5e").capacity_blocks  # type: ignore[union-attr]

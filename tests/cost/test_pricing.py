@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import datetime
 import math
 from decimal import Decimal
 
@@ -138,13 +139,14 @@ def test_usage_file_instances_override_the_expected_count(catalog: Catalog) -> N
     assert line.quantity == 7
 
 
-def test_capacity_block_is_priced_at_its_own_rate_and_flagged(catalog: Catalog) -> None:
+def test_capacity_block_without_a_current_rate_is_unknown_not_an_expired_one(catalog: Catalog) -> None:
+    """The only published Capacity Block rates found expired on 2025-01-01 (catalog-audit-2026-12): the catalog
+    states them unknown, so the line is unknown and out of the total, never priced at a stale rate."""
     p = provider()
     lt, asg = group("g", p, "p5.48xlarge", 8, market="capacity-block")
     (line, *_) = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines
     assert line.name.startswith("Capacity block")
-    assert line.monthly == 8 * svc(catalog, "ec2_capacity_block/p5.48xlarge/us-east-1") * H
-    assert UNCONFIRMED in line.flags
+    assert line.monthly is None and NOT_IN_CATALOG in line.flags
 
 
 def test_capacity_block_in_a_region_without_a_rate_is_unknown(catalog: Catalog) -> None:
@@ -173,7 +175,7 @@ def test_service_prices_outside_us_east_1_are_flagged_region_fallback(catalog: C
 
 def test_default_spot_discount_is_flagged_as_an_estimate(catalog: Catalog) -> None:
     p = provider(region="us-east-1")
-    lt, asg = group("g", p, "inf2.xlarge", 4, on_demand_base=0)  # no us-east-1 observation for inf2
+    lt, asg = group("g", p, "g7e.2xlarge", 4, on_demand_base=0)  # priced on demand, no spot row in us-east-1
     spot = price_graph(graph(p, lt, asg), catalog).get(asg.key).lines[0]
     assert "spot" in spot.name and SPOT_ESTIMATE in spot.flags
 
@@ -235,7 +237,8 @@ def test_every_total_has_its_catalog_dates(catalog: Catalog) -> None:
     assert dates is not None
     oldest, newest = dates
     assert oldest <= newest
-    assert oldest == min(p.as_of for p in catalog.on_demand_prices if p.instance_type == "m7i.2xlarge")
+    # the oldest figure the example uses is the spot snapshot (tsaol/aws-gpu gpu_instances_raw.json, 2025-11-30)
+    assert oldest == datetime.date(2025, 11, 30) == catalog.spot("p5.48xlarge", "us-east-1").as_of
 
 
 def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> None:
