@@ -29,12 +29,14 @@ class QuotaNeed(Plain):
     account_id: str
     region: str
     code: str | None
-    """None when the catalog knows no quota code for the family (e.g. capacity blocks)."""
+    """None when no cited source names the quota that counts these instances (see `unknown`)."""
     name: str
     purchase: Purchase
     vcpus: int
     granted: int | None
     """From the organization file; None when it lists no grant for this code."""
+    unknown: str | None = None
+    """Why no quota code is known (the catalog's statement), when `code` is None."""
 
     @property
     def shortfall(self) -> int:
@@ -49,6 +51,7 @@ def quota_needs(
     granted: dict[str, dict[str, int]],
 ) -> list[QuotaNeed]:
     totals: dict[tuple[str, str | None, str, Purchase], int] = defaultdict(int)
+    reasons: dict[tuple[str, str | None, str, Purchase], str] = {}
     for use in usages:
         info = catalog.instance(use.instance_type)
         if info is None or use.count <= 0:
@@ -61,6 +64,11 @@ def quota_needs(
             use.purchase,
         )
         totals[key] += use.count * info.vcpu
+        if code is None:
+            stated = catalog.quota_unknown(info.family, use.purchase)
+            reasons[key] = (
+                stated.reason if stated else f"the catalog has no quota code for {info.family} {use.purchase}"
+            )
     return [
         QuotaNeed(
             account=account,
@@ -71,6 +79,7 @@ def quota_needs(
             purchase=purchase,
             vcpus=vcpus,
             granted=granted.get(region, {}).get(code) if code else None,
+            unknown=reasons.get((region, code, name, purchase)),
         )
         for (region, code, name, purchase), vcpus in sorted(
             totals.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][3])
@@ -82,8 +91,11 @@ def blocks(need: QuotaNeed, requested: int | None) -> bool:
     """The one verdict the validator (`quota-short`) and the policy (`quota-within-grant`) share: a grant short
     of the stack's need at full size blocks the change, unless the change itself asks AWS for at least the need
     (a ServiceQuota request, emitted when the account sets request_quota_increases); then it is only reported,
-    since the groups stop short of full size until AWS approves it."""
-    return need.code is not None and need.shortfall > 0 and (requested is None or requested < need.vcpus)
+    since the groups stop short of full size until AWS approves it. A need whose quota code no cited source
+    names blocks too: it cannot be checked, so it is not assumed to fit."""
+    if need.code is None:
+        return True  # fail closed: a quota nobody can name cannot be shown to hold
+    return need.shortfall > 0 and (requested is None or requested < need.vcpus)
 
 
 def requested_by_program(need: QuotaNeed, requests_increases: bool) -> int | None:

@@ -37,7 +37,15 @@ def quota_short(
     account = org.accounts.get(spec.account)
     asks = account is not None and account.request_quota_increases
     for need in getattr(plan, "quotas", []):
-        if blocks(need, requested_by_program(need, asks)):
+        if need.code is None and need.vcpus > 0:
+            yield Failure(
+                f"{need.account} {need.region}: the quota for {need.name} ({need.vcpus} vCPUs at full size) cannot "
+                f"be checked: {need.unknown}",
+                ("account",),
+                "use a purchase option or instance family whose quota the catalog names, or add the code with its "
+                "source to the catalog's quotas.yaml",
+            )
+        elif blocks(need, requested_by_program(need, asks)):
             yield Failure(
                 f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size, "
                 f"granted {need.granted or 0}",

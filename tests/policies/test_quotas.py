@@ -58,6 +58,15 @@ CASES = [
     PolicyCase("quota-within-grant", "llm-train-eks", fires=False),
     PolicyCase(
         "quota-within-grant",
+        "llm-train",
+        spec={"compute.instance_type": "p6-b200.48xlarge", "racks.power_budget_kw": 120},
+        unchecked=True,
+        label="a quota no source names fails closed",
+        message=r"us-east-1: the quota for p6-b200 spot \(2304 vCPUs at maximum size, llm-train-compute-asg\) "
+        r"cannot be checked",
+    ),
+    PolicyCase(
+        "quota-within-grant",
         "llm-train-eks",
         org={P5_SPOT: 1000},
         unchecked=True,

@@ -24,6 +24,13 @@ CASES = [
     Case(
         "quota-short",
         "llm-train",
+        {"compute.instance_type": "p6-b200.48xlarge", "racks.power_budget_kw": 120},
+        # AWS's Spot quota table (aws-ec2-quotas) has no P6 row: the check fails closed instead of skipping
+        message=r"the quota for p6-b200 spot \(2304 vCPUs at full size\) cannot be checked: AWS's Spot quota table",
+    ),
+    Case(
+        "quota-short",
+        "llm-train",
         org={
             "accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000,
             "accounts.ml-training.request_quota_increases": True,

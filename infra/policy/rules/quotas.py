@@ -106,7 +106,7 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
             continue  # separation-accounts reports accounts the organization does not list
         name, account = known
         for need in quota_needs(account_usages, catalog, name, account_id, account.quotas):
-            if need.code is None or not need.shortfall:
+            if need.code is not None and not need.shortfall:
                 continue
             out.append(
                 Shortfall(
@@ -145,6 +145,14 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
 def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
     for short in _shortfalls(args):
         if short.covered:
+            continue
+        if short.need.code is None:
+            report_violation(
+                f"{short.need.account} ({short.need.account_id}) {short.need.region}: the quota for {short.need.name} "
+                f"({short.need.vcpus} vCPUs at maximum size, {', '.join(n for n, _ in short.users)}) cannot be "
+                f"checked: {short.need.unknown}",
+                short.urn,
+            )
             continue
         asked = (
             f"; the stack's increase request asks for only {short.requested}"
