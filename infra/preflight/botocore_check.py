@@ -47,8 +47,9 @@ def shape(service: str, name: str) -> Shape:
 
 @cache
 def _pattern(expression: str) -> re.Pattern[str] | None:
-    """Smithy patterns are ECMA-262 and not implicitly anchored (hence `search`); the few Python cannot
-    compile are skipped rather than guessed at."""
+    """AWS services match a member's pattern against the whole value (IAM API Reference, e.g. RoleName:
+    "a string of characters consisting of upper and lowercase alphanumeric characters with no spaces" for
+    `[\\w+=,.@-]+`), hence `fullmatch`; the few patterns Python cannot compile are skipped, not guessed at."""
     try:
         return re.compile(expression)
     except re.error:
@@ -88,7 +89,7 @@ class _StrictValidator(ParamValidator):  # type: ignore[misc]
         if enum and param not in enum:
             errors.report(name, "not in enum", param=param, valid_values=list(enum))
         pattern = _pattern(meta["pattern"]) if "pattern" in meta else None
-        if pattern is not None and not pattern.search(param):
+        if pattern is not None and not pattern.fullmatch(param):
             errors.report(name, "pattern mismatch", param=param, pattern=meta["pattern"])
 
     def _validate_list(self, param: Any, shape: Shape, errors: ValidationErrors, name: str) -> None:

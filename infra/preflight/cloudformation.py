@@ -78,9 +78,11 @@ def properties(value: Any, node: dict[str, Any], schema: dict[str, Any]) -> Any:
 
 
 def _path(error: Any) -> str:
+    """The input path (pulumi-aws-native spells properties camelCase: Networking.SubnetIds -> networking.subnetIds)."""
     out = ""
     for part in error.absolute_path:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        name = str(part)[:1].lower() + str(part)[1:]
+        out += f"[{part}]" if isinstance(part, int) else (f".{name}" if out else name)
     return out
 
 
@@ -96,7 +98,8 @@ def check(resource: Resource) -> list[PreflightFinding]:
     read_only = {p.removeprefix("/properties/") for p in schema.get("readOnlyProperties", [])}
     for name in sorted(read_only & set(props)):
         message = f"{type_name}: {name} is read-only (an output), not a property to set"
-        findings.append(PreflightFinding.at(resource, "PF-CFN-SCHEMA", name, props[name], message, source))
+        at = name[:1].lower() + name[1:]
+        findings.append(PreflightFinding.at(resource, "PF-CFN-SCHEMA", at, props[name], message, source))
     for error in sorted(_validator(type_name).iter_errors(props), key=lambda e: list(map(str, e.absolute_path))):
         if not judgeable(error.instance):
             continue

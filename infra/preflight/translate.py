@@ -185,7 +185,7 @@ def tag_list(key: str = "Key", val: str = "Value") -> Callable[[Any], Any]:
 
 def json_doc(value: Any) -> Any:
     """Policy documents are JSON strings in the request; a structure given instead is serialized."""
-    return value if isinstance(value, str) else json.dumps(value)
+    return json.dumps(value) if isinstance(value, dict | list) else value
 
 
 def without(inputs: Mapping[str, Any], *keys: str) -> dict[str, Any]:

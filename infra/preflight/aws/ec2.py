@@ -171,6 +171,8 @@ def security_group(r: Resource) -> list[Call]:
         call.put("IpPermissions", [_permission(rule, f"{key}[{n}]") for n, rule in enumerate(rules)], key)
         for n, rule in enumerate(rules):
             call.paths[f".IpPermissions[{n}]"] = f"{key}[{n}]"
+            for member, name in (("IpProtocol", "protocol"), ("FromPort", "fromPort"), ("ToPort", "toPort")):
+                call.paths[f".IpPermissions[{n}].{member}"] = f"{key}[{n}].{name}"
             call.gaps.extend(
                 f"{key}[{n}].{k}"
                 for k in rule

@@ -94,9 +94,9 @@ def encryption(r: Resource) -> list[Call]:
 
 def ownership_controls(r: Resource) -> list[Call]:
     call = Call(S3, "PutBucketOwnershipControls").put("Bucket", r.inputs.get("bucket"), "bucket")
-    rule = r.inputs.get("rule")
-    call.fill({"rules": [rule] if rule else []}, into="OwnershipControls")
-    call.paths[".OwnershipControls.Rules[0]"] = "rule"
+    if isinstance(r.inputs.get("rule"), dict):
+        rule = call.mapped(r.inputs["rule"], ".OwnershipControls.Rules[0]", at="rule")
+        call.put("OwnershipControls", {"Rules": [rule]})
     return [call.fill(r.inputs, {"bucket": DROP, "rule": DROP})]
 
 
