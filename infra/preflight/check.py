@@ -30,11 +30,19 @@ def check_aws(resource: Resource, entry: AwsApi) -> list[PreflightFinding]:
         source = f"botocore {_botocore_version()} service model, {where}; mapping per {entry.source}"
         for gap in call.gaps:
             message = f"input {gap!r} has no mapping to {where} in preflight's table: cannot judge it"
-            findings.append(PreflightFinding.at(resource, "PF-AWS-UNMAPPED", gap, resource.inputs.get(gap.split(".")[0]), message, source))
+            findings.append(
+                PreflightFinding.at(
+                    resource, "PF-AWS-UNMAPPED", gap, resource.inputs.get(gap.split(".")[0]), message, source
+                )
+            )
         for problem in validate(call.service, call.operation, call.params):
             member = problem.path.lstrip(".") or "request"
             message = f"AWS would refuse {where}: {member} {problem.message}"
-            findings.append(PreflightFinding.at(resource, "PF-AWS-API", call.input_path(problem.path), problem.value, message, source))
+            findings.append(
+                PreflightFinding.at(
+                    resource, "PF-AWS-API", call.input_path(problem.path), problem.value, message, source
+                )
+            )
     return findings
 
 

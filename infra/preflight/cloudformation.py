@@ -105,7 +105,11 @@ def check(resource: Resource) -> list[PreflightFinding]:
             continue
         if error.validator == "required" and any(r in read_only for r in error.validator_value):
             continue
-        findings.append(PreflightFinding.at(resource, "PF-CFN-SCHEMA", _path(error), error.instance, f"{type_name}: {error.message}", source))
+        findings.append(
+            PreflightFinding.at(
+                resource, "PF-CFN-SCHEMA", _path(error), error.instance, f"{type_name}: {error.message}", source
+            )
+        )
     return findings
 
 

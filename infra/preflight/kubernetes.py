@@ -44,7 +44,8 @@ def _validator(version: str, kind: str, api_version: str) -> Any | None:
     """A jsonschema validator for one kind, built once; None when the package has no schema for it."""
     import jsonschema
     from kubernetes_validate import utils
-    from referencing import Registry, Resource as SchemaResource
+    from referencing import Registry
+    from referencing import Resource as SchemaResource
 
     folder = _version_dir(version)
     group_version = re.sub(r"^([^./]*)(?:\.[^/]*)?/", r"\1-", api_version)
@@ -62,7 +63,9 @@ def _definitions(folder: str, version: str) -> Any:
     from kubernetes_validate import utils
     from referencing import Resource as SchemaResource
 
-    return SchemaResource.from_contents(utils.schema_contents(f"kubernetes-json-schema/{folder}/_definitions.json", version))
+    return SchemaResource.from_contents(
+        utils.schema_contents(f"kubernetes-json-schema/{folder}/_definitions.json", version)
+    )
 
 
 def package_version() -> str:
@@ -98,7 +101,9 @@ def _path(error: Any) -> str:
     return out
 
 
-def schema_problems(obj: dict[str, Any], version: str, *, partial: bool = False) -> Iterator[tuple[str, str, Any]] | None:
+def schema_problems(
+    obj: dict[str, Any], version: str, *, partial: bool = False
+) -> Iterator[tuple[str, str, Any]] | None:
     """(path, message, value) for each violation; None when no packaged schema defines the kind. A patch
     (`partial`) need not carry required fields."""
     validator = _validator(version, str(obj.get("kind")), str(obj.get("apiVersion")))
@@ -172,7 +177,12 @@ def _judged_parts(doc: dict[str, Any]) -> Iterator[tuple[str, dict[str, Any], bo
     if doc.get("apiVersion", "").startswith("jobset.x-k8s.io/"):
         for n, job in enumerate((doc.get("spec") or {}).get("replicatedJobs") or []):
             template = job.get("template") or {}
-            obj = {"apiVersion": "batch/v1", "kind": "Job", "metadata": template.get("metadata") or {"name": "x"}, "spec": template.get("spec")}
+            obj = {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": template.get("metadata") or {"name": "x"},
+                "spec": template.get("spec"),
+            }
             yield f"spec.replicatedJobs[{n}].template", obj, False
         return
     yield "", doc, False

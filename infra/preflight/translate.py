@@ -75,7 +75,9 @@ class Call:
         target.update(mapped)
         return self
 
-    def mapped(self, inputs: Mapping[str, Any], api_path: str, spec: Spec | None = None, at: str = "") -> dict[str, Any]:
+    def mapped(
+        self, inputs: Mapping[str, Any], api_path: str, spec: Spec | None = None, at: str = ""
+    ) -> dict[str, Any]:
         """`inputs` mapped onto the structure at `api_path` (`.BlockDeviceMappings[0].Ebs`), not placed:
         for members the translator assembles itself."""
         shape = self.input_shape
@@ -144,12 +146,12 @@ def _value(value: Any, shape: Shape, spec: Spec, call: Call, api: str, at: str) 
 
 # ---- converters: where terraform-provider-aws keeps a value in another type than the API's ------------
 def bool_str(value: Any) -> Any:
-    """"true"/"false" -> bool (the provider's nullable booleans, e.g. launch template network interfaces)."""
+    """ "true"/"false" -> bool (the provider's nullable booleans, e.g. launch template network interfaces)."""
     return {"true": True, "false": False}.get(value, value) if isinstance(value, str) else value
 
 
 def int_str(value: Any) -> Any:
-    """"106" -> 106 (the provider's string-typed integers, e.g. instance refresh `instance_warmup`)."""
+    """ "106" -> 106 (the provider's string-typed integers, e.g. instance refresh `instance_warmup`)."""
     if isinstance(value, str) and value.lstrip("-").isdigit():
         return int(value)
     return value

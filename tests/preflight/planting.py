@@ -20,10 +20,14 @@ def planted(graph: Graph, type_: str, mutate: Mutate, index: int = 0) -> tuple[G
     inputs = copy.deepcopy(target.inputs)
     mutate(inputs)
     changed = replace(target, inputs=inputs)
-    return Graph.of(graph.stack, graph.project, [changed if r.urn == target.urn else r for r in graph.resources]), changed
+    return Graph.of(
+        graph.stack, graph.project, [changed if r.urn == target.urn else r for r in graph.resources]
+    ), changed
 
 
-def added(graph: Graph, type_: str, name: str, inputs: dict[str, Any], like: str, deps: tuple[str, ...] = ()) -> tuple[Graph, Resource]:
+def added(
+    graph: Graph, type_: str, name: str, inputs: dict[str, Any], like: str, deps: tuple[str, ...] = ()
+) -> tuple[Graph, Resource]:
     """`graph` plus one resource of `type_`, with the provider of the first resource of type `like`."""
     template = graph.of_type(like)[0]
     urn = f"urn:pulumi:{graph.stack}::{graph.project}::{type_}::{name}"
@@ -55,7 +59,9 @@ class Plant:
     def graph(self) -> tuple[Graph, Resource]:
         base = example_graph(self.stack)
         if self.add is not None:
-            return added(base, self.type_, f"planted-{self.type_.rsplit(':', 1)[-1].lower()}", self.add, self.like, self.deps)
+            return added(
+                base, self.type_, f"planted-{self.type_.rsplit(':', 1)[-1].lower()}", self.add, self.like, self.deps
+            )
         assert self.mutate is not None
         return planted(base, self.type_, self.mutate, self.index)
 

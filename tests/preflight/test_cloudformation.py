@@ -17,9 +17,13 @@ def _graph(slurm: dict[str, Any], subnet: str = "subnet-0123456789abcdef0") -> G
 
         native.pcs.Cluster(
             "pcs",
-            scheduler=native.pcs.SchedulerPropertiesArgs(type=native.pcs.ClusterSchedulerPropertiesType.SLURM, version="24.11"),
+            scheduler=native.pcs.SchedulerPropertiesArgs(
+                type=native.pcs.ClusterSchedulerPropertiesType.SLURM, version="24.11"
+            ),
             size=native.pcs.ClusterSize.SMALL,
-            networking=native.pcs.NetworkingPropertiesArgs(subnet_ids=[subnet], security_group_ids=["sg-0123456789abcdef0"]),
+            networking=native.pcs.NetworkingPropertiesArgs(
+                subnet_ids=[subnet], security_group_ids=["sg-0123456789abcdef0"]
+            ),
             slurm_configuration=slurm,
         )
 

@@ -18,12 +18,16 @@ GRAPHS = {
     "llm-train-onprem": lambda: example_graph("llm-train-onprem"),
     "chat-serve-k8s": lambda: example_graph("chat-serve-k8s"),
     "llm-train": lambda: example_graph("llm-train"),
-    "p4d": lambda: graph_for("llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30}),
+    "p4d": lambda: graph_for(
+        "llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30}
+    ),
 }
 
 
 def _custom(graph: Graph) -> list[Resource]:
-    return [r for r in graph.resources if r.type.startswith("kubernetes:") and r.type.split(":")[1].split("/")[0] in CRDS]
+    return [
+        r for r in graph.resources if r.type.startswith("kubernetes:") and r.type.split(":")[1].split("/")[0] in CRDS
+    ]
 
 
 def _crd_errors(r: Resource) -> list[str]:
@@ -44,7 +48,12 @@ def test_custom_resources_fit_their_upstream_crd(stack: str) -> None:
 
 def test_a_misspelt_custom_resource_field_is_caught_by_the_crd() -> None:
     queue = next(r for r in _custom(example_graph("llm-train-eks")) if r.type.endswith(":ClusterQueue"))
-    bad = Resource(queue.urn, queue.type, queue.name, inputs={**queue.inputs, "spec": {**queue.inputs["spec"], "queueingStrategyy": "x"}})
+    bad = Resource(
+        queue.urn,
+        queue.type,
+        queue.name,
+        inputs={**queue.inputs, "spec": {**queue.inputs["spec"], "queueingStrategyy": "x"}},
+    )
     assert any("queueingStrategyy" in e for e in _crd_errors(bad))
 
 

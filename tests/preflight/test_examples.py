@@ -15,8 +15,14 @@ from infra.catalog import load_catalog
 from infra.graph import Graph
 from infra.preflight import preflight
 
-SSM_ROOT = "PF-EC2-SSM-ROOT on the Slurm controller: ami resolve:ssm:... with a rootBlockDevice (terraform-provider-aws #43488)"
-ASG_KEY = "PF-KMS-POLICY on the storage key: launch template volumes encrypted with it, key policy does not name AWSServiceRoleForAutoScaling"
+SSM_ROOT = (
+    "PF-EC2-SSM-ROOT on the Slurm controller: ami resolve:ssm:... with a rootBlockDevice "
+    "(terraform-provider-aws #43488)"
+)
+ASG_KEY = (
+    "PF-KMS-POLICY on the storage key: launch template volumes encrypted with it, "
+    "key policy does not name AWSServiceRoleForAutoScaling"
+)
 
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "llm-train": ("llm-train", {}),
@@ -25,18 +31,39 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "chat-serve": ("chat-serve", {}),
     "chat-serve-k8s": ("chat-serve-k8s", {}),
     "model-registry": ("model-registry", {}),
-    "capacity-block": ("llm-train", {"compute.capacity": {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}}),
+    "capacity-block": (
+        "llm-train",
+        {"compute.capacity": {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}},
+    ),
     "on-demand": ("llm-train", {"compute.capacity": {"type": "on_demand"}}),
-    "global-accelerator": ("chat-serve", {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}}),
+    "global-accelerator": (
+        "chat-serve",
+        {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
+    ),
     "nlb": ("chat-serve", {"load_balancer.type": "nlb"}),
     "hpa": ("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}),
-    "p4d": ("llm-train", {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30}),
+    "p4d": (
+        "llm-train",
+        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30},
+    ),
 }
 KNOWN: dict[str, set[tuple[str, str, str]]] = {
-    "llm-train": {("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"), ("PF-KMS-POLICY", "llm-train-storage-key", "policy")},
-    "capacity-block": {("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"), ("PF-KMS-POLICY", "llm-train-storage-key", "policy")},
-    "on-demand": {("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"), ("PF-KMS-POLICY", "llm-train-storage-key", "policy")},
-    "p4d": {("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"), ("PF-KMS-POLICY", "llm-train-storage-key", "policy")},
+    "llm-train": {
+        ("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"),
+        ("PF-KMS-POLICY", "llm-train-storage-key", "policy"),
+    },
+    "capacity-block": {
+        ("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"),
+        ("PF-KMS-POLICY", "llm-train-storage-key", "policy"),
+    },
+    "on-demand": {
+        ("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"),
+        ("PF-KMS-POLICY", "llm-train-storage-key", "policy"),
+    },
+    "p4d": {
+        ("PF-EC2-SSM-ROOT", "llm-train-slurm-controller", "ami"),
+        ("PF-KMS-POLICY", "llm-train-storage-key", "policy"),
+    },
     "llm-train-eks": {("PF-KMS-POLICY", "llm-train-eks-storage-key", "policy")},
 }
 REASONS = {

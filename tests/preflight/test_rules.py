@@ -16,7 +16,10 @@ from infra.preflight import RULES, preflight
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
-GA_NLB = {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}, "load_balancer.type": "nlb"}
+GA_NLB = {
+    "global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"},
+    "load_balancer.type": "nlb",
+}
 
 
 def _index(graph: Graph, type_: str, name_part: str) -> int:
@@ -26,7 +29,9 @@ def _index(graph: Graph, type_: str, name_part: str) -> int:
 def _caught(graph: Graph, rule: str, name_part: str, path: str) -> None:
     findings = preflight(graph, load_catalog())
     hits = [f for f in findings if f.rule == rule and name_part in f.name and f.path == path]
-    assert hits, f"{rule} at {path} not caught; found: {[(f.rule, f.name, f.path) for f in findings if f.level == 'error']}"
+    assert hits, (
+        f"{rule} at {path} not caught; found: {[(f.rule, f.name, f.path) for f in findings if f.level == 'error']}"
+    )
 
 
 def _append_interface(inputs: dict[str, Any]) -> None:
@@ -34,7 +39,10 @@ def _append_interface(inputs: dict[str, Any]) -> None:
 
 
 def _mixed(inputs: dict[str, Any]) -> None:
-    inputs["mixedInstancesPolicy"] = {"instancesDistribution": {"onDemandBaseCapacity": 1}, "launchTemplate": {"overrides": [{"instanceType": "g6.xlarge"}]}}
+    inputs["mixedInstancesPolicy"] = {
+        "instancesDistribution": {"onDemandBaseCapacity": 1},
+        "launchTemplate": {"overrides": [{"instanceType": "g6.xlarge"}]},
+    }
 
 
 def _ownerless(inputs: dict[str, Any]) -> None:
@@ -61,52 +69,196 @@ def _scratch(inputs: dict[str, Any]) -> None:
 # (stack or (stack, spec), type mutated, selector, mutation, rule, finding's resource name part, path)
 CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     # p5.48xlarge has 32 network cards (catalog, karpenter VPC limits): index 40 does not exist
-    ("llm-train", LT, "", setting("networkInterfaces[3].networkCardIndex", 40), "PF-EC2-NETCARD", "compute-lt", "networkInterfaces[3].networkCardIndex"),
+    (
+        "llm-train",
+        LT,
+        "",
+        setting("networkInterfaces[3].networkCardIndex", 40),
+        "PF-EC2-NETCARD",
+        "compute-lt",
+        "networkInterfaces[3].networkCardIndex",
+    ),
     # g6e.xlarge has no EFA (EC2 User Guide, EFA supported instance types)
-    ("chat-serve", LT, "ap-northeast-1", _append_interface, "PF-EC2-EFA", "ap-northeast-1-replicas-lt", "networkInterfaces[0].interfaceType"),
+    (
+        "chat-serve",
+        LT,
+        "ap-northeast-1",
+        _append_interface,
+        "PF-EC2-EFA",
+        "ap-northeast-1-replicas-lt",
+        "networkInterfaces[0].interfaceType",
+    ),
     # hop limit 1..64 (LaunchTemplateInstanceMetadataOptionsRequest)
-    ("chat-serve", LT, "", setting("metadataOptions.httpPutResponseHopLimit", 65), "PF-EC2-IMDS", "replicas-lt", "metadataOptions.httpPutResponseHopLimit"),
+    (
+        "chat-serve",
+        LT,
+        "",
+        setting("metadataOptions.httpPutResponseHopLimit", 65),
+        "PF-EC2-IMDS",
+        "replicas-lt",
+        "metadataOptions.httpPutResponseHopLimit",
+    ),
     # CreateSecurityGroup: ASCII letters, digits and ._-:/()#,@[]+=&;{}!$* only
-    ("llm-train", "aws:ec2/securityGroup:SecurityGroup", "", setting("description", "EFA — cluster"), "PF-EC2-SG-TEXT", "net-efa", "description"),
+    (
+        "llm-train",
+        "aws:ec2/securityGroup:SecurityGroup",
+        "",
+        setting("description", "EFA — cluster"),
+        "PF-EC2-SG-TEXT",
+        "net-efa",
+        "description",
+    ),
     # CreateRoute: exactly one target
     ("llm-train", "aws:ec2/routeTable:RouteTable", "private", _two_targets, "PF-EC2-ROUTE", "private-rt", "routes[0]"),
     # CreateVpcEndpoint: SubnetIds for interface endpoints only
-    ("llm-train", "aws:ec2/vpcEndpoint:VpcEndpoint", "", setting("subnetIds", ["subnet-0123456789abcdef0"]), "PF-EC2-ENDPOINT", "net-s3", "subnetIds"),
+    (
+        "llm-train",
+        "aws:ec2/vpcEndpoint:VpcEndpoint",
+        "",
+        setting("subnetIds", ["subnet-0123456789abcdef0"]),
+        "PF-EC2-ENDPOINT",
+        "net-s3",
+        "subnetIds",
+    ),
     # CreatePlacementGroup: PartitionCount with the partition strategy only
-    ("llm-train", "aws:ec2/placementGroup:PlacementGroup", "", setting("partitionCount", 2), "PF-EC2-PLACEMENT", "compute-pg", "partitionCount"),
+    (
+        "llm-train",
+        "aws:ec2/placementGroup:PlacementGroup",
+        "",
+        setting("partitionCount", 2),
+        "PF-EC2-PLACEMENT",
+        "compute-pg",
+        "partitionCount",
+    ),
     # CreateAutoScalingGroup: desired 99 > max
     ("chat-serve", ASG, "base", setting("desiredCapacity", 99), "PF-ASG-SIZE", "base", "maxSize"),
     # PutScheduledUpdateGroupAction: min 9 > max 4
-    ("chat-serve", "aws:autoscaling/schedule:Schedule", "", setting("minSize", 9), "PF-ASG-SIZE", "morning-floor", "maxSize"),
+    (
+        "chat-serve",
+        "aws:autoscaling/schedule:Schedule",
+        "",
+        setting("minSize", 9),
+        "PF-ASG-SIZE",
+        "morning-floor",
+        "maxSize",
+    ),
     # NodegroupScalingConfig: min 5 > desired 4
-    ("llm-train-eks", "aws:eks/nodeGroup:NodeGroup", "ondemand", setting("scalingConfig.minSize", 5), "PF-ASG-SIZE", "ondemand", "scalingConfig.desiredSize"),
+    (
+        "llm-train-eks",
+        "aws:eks/nodeGroup:NodeGroup",
+        "ondemand",
+        setting("scalingConfig.minSize", 5),
+        "PF-ASG-SIZE",
+        "ondemand",
+        "scalingConfig.desiredSize",
+    ),
     # Warm pools: not with a mixed instances policy
     ("chat-serve", ASG, "base", _mixed, "PF-ASG-WARMPOOL", "base", "warmPool"),
     # CreateNodegroup: no diskSize with a launch template
-    ("llm-train-eks", "aws:eks/nodeGroup:NodeGroup", "ondemand", setting("diskSize", 100), "PF-EKS-NODEGROUP", "ondemand", "diskSize"),
+    (
+        "llm-train-eks",
+        "aws:eks/nodeGroup:NodeGroup",
+        "ondemand",
+        setting("diskSize", 100),
+        "PF-EKS-NODEGROUP",
+        "ondemand",
+        "diskSize",
+    ),
     # PERSISTENT_2 SSD: 1200, 2400 or multiples of 2400 GiB
-    ("llm-train", "aws:fsx/lustreFileSystem:LustreFileSystem", "", setting("storageCapacity", 3000), "PF-FSX-CAPACITY", "lustre", "storageCapacity"),
+    (
+        "llm-train",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "",
+        setting("storageCapacity", 3000),
+        "PF-FSX-CAPACITY",
+        "lustre",
+        "storageCapacity",
+    ),
     # PERSISTENT_2: 125, 250, 500 or 1000 MB/s/TiB
-    ("llm-train", "aws:fsx/lustreFileSystem:LustreFileSystem", "", setting("perUnitStorageThroughput", 200), "PF-FSX-THROUGHPUT", "lustre", "perUnitStorageThroughput"),
+    (
+        "llm-train",
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "",
+        setting("perUnitStorageThroughput", 200),
+        "PF-FSX-THROUGHPUT",
+        "lustre",
+        "perUnitStorageThroughput",
+    ),
     # CreateDataRepositoryAssociation: not on SCRATCH_1
     ("llm-train", "aws:fsx/lustreFileSystem:LustreFileSystem", "", _scratch, "PF-FSX-DRA", "dataset", "fileSystemId"),
     # S3 replication: versioning enabled on every destination
-    ("model-registry", "aws:s3/bucketVersioning:BucketVersioning", "us-west-2", setting("versioningConfiguration.status", "Suspended"), "PF-S3-REPLICATION", "replication-rules", "rules[2].destination.bucket"),
+    (
+        "model-registry",
+        "aws:s3/bucketVersioning:BucketVersioning",
+        "us-west-2",
+        setting("versioningConfiguration.status", "Suspended"),
+        "PF-S3-REPLICATION",
+        "replication-rules",
+        "rules[2].destination.bucket",
+    ),
     # ResourceRecordSet: a latency record carries a set identifier
-    ("chat-serve", "aws:route53/record:Record", "", removing("setIdentifier"), "PF-R53-RECORD", "routing", "setIdentifier"),
+    (
+        "chat-serve",
+        "aws:route53/record:Record",
+        "",
+        removing("setIdentifier"),
+        "PF-R53-RECORD",
+        "routing",
+        "setIdentifier",
+    ),
     # CreateListener: HTTPS needs a certificate
-    ("chat-serve", "aws:lb/listener:Listener", "https", removing("certificateArn"), "PF-ELB-CERT", "https", "certificateArn"),
+    (
+        "chat-serve",
+        "aws:lb/listener:Listener",
+        "https",
+        removing("certificateArn"),
+        "PF-ELB-CERT",
+        "https",
+        "certificateArn",
+    ),
     # Global Accelerator: no client IP preservation on an NLB without security groups
-    (("chat-serve", GA_NLB), "aws:lb/loadBalancer:LoadBalancer", "us-east-1", removing("securityGroups"), "PF-GA-CLIENTIP", "us-east-1", "endpointConfigurations[0].clientIpPreservationEnabled"),
+    (
+        ("chat-serve", GA_NLB),
+        "aws:lb/loadBalancer:LoadBalancer",
+        "us-east-1",
+        removing("securityGroups"),
+        "PF-GA-CLIENTIP",
+        "us-east-1",
+        "endpointConfigurations[0].clientIpPreservationEnabled",
+    ),
     # IAM grammar: an action is service:Action
-    ("llm-train", "aws:iam/rolePolicy:RolePolicy", "compute", _bad_action, "PF-IAM-DOC", "compute-access", "policy:Statement[0].Action"),
+    (
+        "llm-train",
+        "aws:iam/rolePolicy:RolePolicy",
+        "compute",
+        _bad_action,
+        "PF-IAM-DOC",
+        "compute-access",
+        "policy:Statement[0].Action",
+    ),
     # KMS: a key policy that does not let its own account administer the key
     ("model-registry", "aws:kms/key:Key", "us-west-2", _ownerless, "PF-KMS-POLICY", "us-west-2-key", "policy"),
     # CreateAlias: alias names begin with alias/
-    ("llm-train", "aws:kms/alias:Alias", "", setting("name", "gpuinfra/llm-train"), "PF-KMS-ALIAS", "key-alias", "name"),
+    (
+        "llm-train",
+        "aws:kms/alias:Alias",
+        "",
+        setting("name", "gpuinfra/llm-train"),
+        "PF-KMS-ALIAS",
+        "key-alias",
+        "name",
+    ),
     # ACM certificates are regional: a us-west-2 certificate on a us-east-1 listener
-    ("chat-serve", "aws:lb/listener:Listener", "us-east-1-endpoint-https", setting("certificateArn", "arn:aws:acm:us-west-2:222222222222:certificate/x"), "PF-X-CERT", "us-east-1-endpoint-https", "certificateArn"),
-]  # fmt: skip
+    (
+        "chat-serve",
+        "aws:lb/listener:Listener",
+        "us-east-1-endpoint-https",
+        setting("certificateArn", "arn:aws:acm:us-west-2:222222222222:certificate/x"),
+        "PF-X-CERT",
+        "us-east-1-endpoint-https",
+        "certificateArn",
+    ),
+]
 
 
 def _base(stack: Any) -> Graph:
@@ -144,12 +296,22 @@ K8S = [
     ("chat-serve-k8s", "kubernetes:core/v1:ServiceAccount", setting("automountToken", True), ""),
     ("chat-serve-k8s", "kubernetes:core/v1:Namespace", setting("spec.finalizer", ["x"]), "spec"),
     ("chat-serve-k8s", "kubernetes:policy/v1:PodDisruptionBudget", setting("spec.minAvailabel", 1), "spec"),
-    ("llm-train-onprem", "kubernetes:apps/v1:DaemonSet", setting("spec.template.spec.hostNetwork", "yes"), "spec.template.spec.hostNetwork"),
-    ("llm-train-onprem", "kubernetes:core/v1:PersistentVolume", setting("spec.accessModes", "ReadWriteMany"), "spec.accessModes"),
+    (
+        "llm-train-onprem",
+        "kubernetes:apps/v1:DaemonSet",
+        setting("spec.template.spec.hostNetwork", "yes"),
+        "spec.template.spec.hostNetwork",
+    ),
+    (
+        "llm-train-onprem",
+        "kubernetes:core/v1:PersistentVolume",
+        setting("spec.accessModes", "ReadWriteMany"),
+        "spec.accessModes",
+    ),
     ("llm-train-onprem", "kubernetes:core/v1:PersistentVolumeClaim", setting("spec.volumeName", 3), "spec.volumeName"),
     ("llm-train-onprem", "kubernetes:core/v1:NodePatch", setting("metadata.labels.rack", 7), "metadata.labels.rack"),
     ("llm-train-onprem", "kubernetes:core/v1:ConfigMap", setting("data.count", 3), "data.count"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(("stack", "type_", "mutate", "path"), K8S, ids=[k[1].rsplit(":", 1)[-1] for k in K8S])
@@ -160,7 +322,11 @@ def test_kubernetes_object_violation_is_caught(stack: str, type_: str, mutate: A
 
 
 def test_hpa_variant_object_violation_is_caught() -> None:
-    graph, target = planted(graph_for("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}), "kubernetes:autoscaling/v2:HorizontalPodAutoscaler", setting("spec.maxReplicas", "8"))
+    graph, target = planted(
+        graph_for("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}),
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
+        setting("spec.maxReplicas", "8"),
+    )
     assert any(f.path == "spec.maxReplicas" for f in preflight(graph, load_catalog()) if f.urn == target.urn)
 
 
@@ -169,6 +335,8 @@ def test_a_misspelt_field_in_the_embedded_job_template_is_caught() -> None:
         inputs["data"]["jobset.yaml"] = inputs["data"]["jobset.yaml"].replace("backoffLimit: 0", "backoffLimits: 0")
 
     base = example_graph("llm-train-eks")
-    graph, target = planted(base, "kubernetes:core/v1:ConfigMap", misspell, _index(base, "kubernetes:core/v1:ConfigMap", "job-template"))
+    graph, target = planted(
+        base, "kubernetes:core/v1:ConfigMap", misspell, _index(base, "kubernetes:core/v1:ConfigMap", "job-template")
+    )
     hits = [f for f in preflight(graph, load_catalog()) if f.urn == target.urn and f.rule == "PF-K8S-EMBEDDED"]
     assert hits and "backoffLimits" in hits[0].message, hits

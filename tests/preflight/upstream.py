@@ -39,7 +39,11 @@ def strict(schema: Any) -> Any:
     unless the schema preserves them."""
     if isinstance(schema, dict):
         out = {k: strict(v) for k, v in schema.items()}
-        if "properties" in out and "additionalProperties" not in out and not out.get("x-kubernetes-preserve-unknown-fields"):
+        if (
+            "properties" in out
+            and "additionalProperties" not in out
+            and not out.get("x-kubernetes-preserve-unknown-fields")
+        ):
             out["additionalProperties"] = False
         return out
     if isinstance(schema, list):

@@ -5,11 +5,9 @@ schedule.go)."""
 
 from __future__ import annotations
 
-from typing import Any
-
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, float_str, int_str, without
+from ..translate import AUTONAME, DROP, Call, F, float_str, int_str
 
 ASG = "autoscaling"
 
@@ -106,7 +104,6 @@ def schedule(r: Resource) -> list[Call]:
 def lifecycle_hook(r: Resource) -> list[Call]:
     spec = {"name": "LifecycleHookName"}
     return [Call(ASG, "PutLifecycleHook").fill(r.inputs, spec)]
-
 
 
 __all__ = ["group", "lifecycle_hook", "policy", "schedule"]

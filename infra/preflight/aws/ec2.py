@@ -7,7 +7,7 @@ from typing import Any
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, bool_str, tag_list, without
+from ..translate import AUTONAME, DROP, Call, F, bool_str, tag_list, without
 
 EC2 = "ec2"
 TAGS = {"tags": DROP, "tagsAll": DROP}
@@ -127,7 +127,9 @@ def vpc(r: Resource) -> list[Call]:
 
 def subnet(r: Resource) -> list[Call]:
     i = r.inputs
-    calls = [Call(EC2, "CreateSubnet").fill(i, {**TAGS, "mapPublicIpOnLaunch": DROP, "assignIpv6AddressOnCreation": DROP})]
+    calls = [
+        Call(EC2, "CreateSubnet").fill(i, {**TAGS, "mapPublicIpOnLaunch": DROP, "assignIpv6AddressOnCreation": DROP})
+    ]
     if "mapPublicIpOnLaunch" in i:
         call = Call(EC2, "ModifySubnetAttribute").put("SubnetId", AUTONAME)
         calls.append(call.put("MapPublicIpOnLaunch", {"Value": i["mapPublicIpOnLaunch"]}, "mapPublicIpOnLaunch"))
@@ -139,7 +141,11 @@ def _permission(rule: dict[str, Any], at: str) -> dict[str, Any]:
     rule's description is carried on each range and pair."""
     description = rule.get("description")
     with_description = {"Description": description} if description else {}
-    perm: dict[str, Any] = {"IpProtocol": rule.get("protocol"), "FromPort": rule.get("fromPort"), "ToPort": rule.get("toPort")}
+    perm: dict[str, Any] = {
+        "IpProtocol": rule.get("protocol"),
+        "FromPort": rule.get("fromPort"),
+        "ToPort": rule.get("toPort"),
+    }
     if rule.get("cidrBlocks"):
         perm["IpRanges"] = [{"CidrIp": c, **with_description} for c in rule["cidrBlocks"]]
     if rule.get("ipv6CidrBlocks"):
@@ -160,7 +166,20 @@ def security_group(r: Resource) -> list[Call]:
     create.put("VpcId", i.get("vpcId"), "vpcId")
     create.put("TagSpecifications", _tag_specs("security-group", i.get("tags")), "tags")
     create.gaps.extend(
-        k for k in i if k not in {"name", "namePrefix", "description", "vpcId", "tags", "tagsAll", "ingress", "egress", "revokeRulesOnDelete"}
+        k
+        for k in i
+        if k
+        not in {
+            "name",
+            "namePrefix",
+            "description",
+            "vpcId",
+            "tags",
+            "tagsAll",
+            "ingress",
+            "egress",
+            "revokeRulesOnDelete",
+        }
     )
     calls = [create]
     for key, op in (("ingress", "AuthorizeSecurityGroupIngress"), ("egress", "AuthorizeSecurityGroupEgress")):
@@ -176,15 +195,32 @@ def security_group(r: Resource) -> list[Call]:
             call.gaps.extend(
                 f"{key}[{n}].{k}"
                 for k in rule
-                if k not in {"protocol", "fromPort", "toPort", "cidrBlocks", "ipv6CidrBlocks", "prefixListIds", "securityGroups", "self", "description"}
+                if k
+                not in {
+                    "protocol",
+                    "fromPort",
+                    "toPort",
+                    "cidrBlocks",
+                    "ipv6CidrBlocks",
+                    "prefixListIds",
+                    "securityGroups",
+                    "self",
+                    "description",
+                }
             )
         calls.append(call)
     return calls
 
 
 def internet_gateway(r: Resource) -> list[Call]:
-    create = Call(EC2, "CreateInternetGateway").put("TagSpecifications", _tag_specs("internet-gateway", r.inputs.get("tags")))
-    attach = Call(EC2, "AttachInternetGateway").put("InternetGatewayId", AUTONAME).put("VpcId", r.inputs.get("vpcId"), "vpcId")
+    create = Call(EC2, "CreateInternetGateway").put(
+        "TagSpecifications", _tag_specs("internet-gateway", r.inputs.get("tags"))
+    )
+    attach = (
+        Call(EC2, "AttachInternetGateway")
+        .put("InternetGatewayId", AUTONAME)
+        .put("VpcId", r.inputs.get("vpcId"), "vpcId")
+    )
     create.gaps.extend(k for k in r.inputs if k not in {"vpcId", "tags", "tagsAll"})
     return [create, attach] if "vpcId" in r.inputs else [create]
 
@@ -196,7 +232,9 @@ def eip(r: Resource) -> list[Call]:
 
 
 def nat_gateway(r: Resource) -> list[Call]:
-    call = Call(EC2, "CreateNatGateway").fill(r.inputs, {**TAGS, "secondaryPrivateIpAddressCount": "SecondaryPrivateIpAddressCount"})
+    call = Call(EC2, "CreateNatGateway").fill(
+        r.inputs, {**TAGS, "secondaryPrivateIpAddressCount": "SecondaryPrivateIpAddressCount"}
+    )
     return [call.put("TagSpecifications", _tag_specs("natgateway", r.inputs.get("tags")), "tags")]
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, tag_list
+from ..translate import AUTONAME, DROP, Call, F, tag_list
 
 ELB = "elbv2"
 
@@ -126,7 +126,13 @@ ACTION = F(
     fields={
         "redirect": F("RedirectConfig"),
         "fixedResponse": F("FixedResponseConfig"),
-        "forward": F("ForwardConfig", fields={"targetGroups": F(fields={"arn": "TargetGroupArn"}), "stickiness": F("TargetGroupStickinessConfig", fields={"duration": "DurationSeconds"})}),
+        "forward": F(
+            "ForwardConfig",
+            fields={
+                "targetGroups": F(fields={"arn": "TargetGroupArn"}),
+                "stickiness": F("TargetGroupStickinessConfig", fields={"duration": "DurationSeconds"}),
+            },
+        ),
         "authenticateOidc": F("AuthenticateOidcConfig"),
         "authenticateCognito": F("AuthenticateCognitoConfig"),
     }

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, json_doc, tag_list
+from ..translate import AUTONAME, DROP, Call, F, json_doc, tag_list
 
 IAM = "iam"
 
@@ -94,7 +94,9 @@ SECRETS = "secretsmanager"
 
 def secret(r: Resource) -> list[Call]:
     i = r.inputs
-    call = Call(SECRETS, "CreateSecret").put("Name", i.get("name", AUTONAME), "name").put("ClientRequestToken", AUTONAME)
+    call = (
+        Call(SECRETS, "CreateSecret").put("Name", i.get("name", AUTONAME), "name").put("ClientRequestToken", AUTONAME)
+    )
     spec = {
         "name": DROP,
         "namePrefix": DROP,

@@ -9,7 +9,7 @@ from typing import Any
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, tag_list
+from ..translate import AUTONAME, DROP, Call, F, tag_list
 
 
 def record(r: Resource) -> list[Call]:
@@ -33,7 +33,11 @@ def record(r: Resource) -> list[Call]:
         if n == 0:
             member(
                 "AliasTarget",
-                {"HostedZoneId": alias.get("zoneId"), "DNSName": alias.get("name"), "EvaluateTargetHealth": alias.get("evaluateTargetHealth")},
+                {
+                    "HostedZoneId": alias.get("zoneId"),
+                    "DNSName": alias.get("name"),
+                    "EvaluateTargetHealth": alias.get("evaluateTargetHealth"),
+                },
                 "aliases[0]",
             )
     for n, policy in enumerate(i.get("latencyRoutingPolicies") or []):
@@ -43,15 +47,30 @@ def record(r: Resource) -> list[Call]:
     for n, policy in enumerate(i.get("failoverRoutingPolicies") or []):
         member("Failover", policy.get("type"), f"failoverRoutingPolicies[{n}].type")
     for n, policy in enumerate(i.get("geolocationRoutingPolicies") or []):
-        geo = {"ContinentCode": policy.get("continent"), "CountryCode": policy.get("country"), "SubdivisionCode": policy.get("subdivision")}
+        geo = {
+            "ContinentCode": policy.get("continent"),
+            "CountryCode": policy.get("country"),
+            "SubdivisionCode": policy.get("subdivision"),
+        }
         member("GeoLocation", {k: v for k, v in geo.items() if v is not None}, f"geolocationRoutingPolicies[{n}]")
     if "multivalueAnswerRoutingPolicy" in i:
         member("MultiValueAnswer", i["multivalueAnswerRoutingPolicy"], "multivalueAnswerRoutingPolicy")
     known = {
-        "name", "type", "setIdentifier", "ttl", "healthCheckId", "records", "aliases", "latencyRoutingPolicies",
-        "weightedRoutingPolicies", "failoverRoutingPolicies", "geolocationRoutingPolicies",
-        "multivalueAnswerRoutingPolicy", "zoneId", "allowOverwrite",
-    }  # fmt: skip
+        "name",
+        "type",
+        "setIdentifier",
+        "ttl",
+        "healthCheckId",
+        "records",
+        "aliases",
+        "latencyRoutingPolicies",
+        "weightedRoutingPolicies",
+        "failoverRoutingPolicies",
+        "geolocationRoutingPolicies",
+        "multivalueAnswerRoutingPolicy",
+        "zoneId",
+        "allowOverwrite",
+    }
     action = "UPSERT" if i.get("allowOverwrite") else "CREATE"
     call = Call("route53", "ChangeResourceRecordSets").put("HostedZoneId", i.get("zoneId"), "zoneId")
     call.put("ChangeBatch", {"Changes": [{"Action": action, "ResourceRecordSet": rrset}]})

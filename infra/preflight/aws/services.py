@@ -9,7 +9,7 @@ from typing import Any
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, one, tag_list
+from ..translate import AUTONAME, DROP, Call, F, one, tag_list
 
 EKS = "eks"
 
@@ -73,7 +73,6 @@ def service_quota(r: Resource) -> list[Call]:
     return [Call("service-quotas", "RequestServiceQuotaIncrease").fill(r.inputs, spec)]
 
 
-
 def web_acl(r: Resource) -> list[Call]:
     i = r.inputs
     call = Call("wafv2", "CreateWebACL").put("Name", i.get("name", AUTONAME), "name")
@@ -84,7 +83,13 @@ def web_acl(r: Resource) -> list[Call]:
         "ruleJson": DROP,
         "tags": F(convert=tag_list()),
         "tagsAll": DROP,
-        "customResponseBodies": F(convert=lambda v: {b["key"]: {"ContentType": b.get("contentType"), "Content": b.get("content")} for b in v} if isinstance(v, list) else v),
+        "customResponseBodies": F(
+            convert=lambda v: (
+                {b["key"]: {"ContentType": b.get("contentType"), "Content": b.get("content")} for b in v}
+                if isinstance(v, list)
+                else v
+            )
+        ),
     }
     return [call.fill(i, spec)]
 

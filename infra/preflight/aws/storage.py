@@ -7,15 +7,28 @@ from __future__ import annotations
 
 from infra.graph import Resource
 
-from ..translate import AUTONAME, DROP, F, Call, json_doc, listed, tag_list
+from ..translate import AUTONAME, DROP, Call, F, json_doc, listed, tag_list
 
 LUSTRE_CONFIGURATION = (
-    "weeklyMaintenanceStartTime", "importPath", "exportPath", "importedFileChunkSize", "deploymentType",
-    "autoImportPolicy", "perUnitStorageThroughput", "dailyAutomaticBackupStartTime",
-    "automaticBackupRetentionDays", "copyTagsToBackups", "driveCacheType", "dataCompressionType",
-    "efaEnabled", "logConfiguration", "rootSquashConfiguration", "metadataConfiguration",
-    "throughputCapacity", "dataReadCacheConfiguration",
-)  # fmt: skip
+    "weeklyMaintenanceStartTime",
+    "importPath",
+    "exportPath",
+    "importedFileChunkSize",
+    "deploymentType",
+    "autoImportPolicy",
+    "perUnitStorageThroughput",
+    "dailyAutomaticBackupStartTime",
+    "automaticBackupRetentionDays",
+    "copyTagsToBackups",
+    "driveCacheType",
+    "dataCompressionType",
+    "efaEnabled",
+    "logConfiguration",
+    "rootSquashConfiguration",
+    "metadataConfiguration",
+    "throughputCapacity",
+    "dataReadCacheConfiguration",
+)
 
 
 def lustre_file_system(r: Resource) -> list[Call]:

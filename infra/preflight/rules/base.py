@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeGuard
 
 from infra.catalog import Catalog
 from infra.graph import Graph, Resource
@@ -51,7 +51,7 @@ def rule(id: str, text: str, source: str) -> Callable[[Check], Check]:
     return register
 
 
-def judgeable_number(value: Any) -> bool:
+def judgeable_number(value: Any) -> TypeGuard[int | float]:
     return isinstance(value, int | float) and not isinstance(value, bool)
 
 

@@ -21,15 +21,15 @@ NETWORK_CARDS = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/using-eni.h
 EFA_DOC = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-types.html"
 
 
-def instance_types(graph: Graph, template: Resource) -> set[str]:
-    """The types a launch template launches: its own, and the overrides of groups that use it."""
+def instance_types(graph: Graph, template: Resource) -> list[str]:
+    """The types a launch template (or instance) launches: its own, and the overrides of groups that use it."""
     types = {template.inputs["instanceType"]} if isinstance(template.inputs.get("instanceType"), str) else set()
-    for group in graph.of_type(ASG):
+    for group in graph.of_type(ASG) if template.type == LT else []:
         if template.urn not in group.dependencies:
             continue
         lt = ((group.inputs.get("mixedInstancesPolicy") or {}).get("launchTemplate")) or {}
         types |= {o["instanceType"] for o in lt.get("overrides") or [] if isinstance(o.get("instanceType"), str)}
-    return types
+    return sorted(types)
 
 
 def _interfaces(resource: Resource) -> list[dict[str, Any]]:
@@ -46,8 +46,8 @@ def _interfaces(resource: Resource) -> list[dict[str, Any]]:
 def network_cards(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for lt in graph.of_type(LT, INSTANCE):
         interfaces = _interfaces(lt)
-        for name in sorted(instance_types(graph, lt) if lt.type == LT else {lt.inputs.get("instanceType")} - {None}):
-            spec = catalog.instance(name) if isinstance(name, str) else None
+        for name in instance_types(graph, lt):
+            spec = catalog.instance(name)
             if spec is None:
                 continue
             efa_per_card: dict[int, int] = {}
@@ -56,16 +56,23 @@ def network_cards(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
                 if judgeable_number(card) and not 0 <= card < spec.network_cards:
                     msg = f"{name} has {spec.network_cards} network card(s), index {card} does not exist"
                     yield Violation(lt, f"networkInterfaces[{n}].networkCardIndex", card, msg)
-                if ni.get("interfaceType") in EFA_TYPES and judgeable_number(card):
+                if ni.get("interfaceType") in EFA_TYPES and isinstance(card, int):
                     efa_per_card[card] = efa_per_card.get(card, 0) + 1
                 if ni.get("interfaceType") == "efa-only" and card == 0 and ni.get("deviceIndex", 0) == 0:
-                    yield Violation(lt, f"networkInterfaces[{n}].interfaceType", "efa-only", "the primary interface cannot be efa-only")
+                    yield Violation(
+                        lt,
+                        f"networkInterfaces[{n}].interfaceType",
+                        "efa-only",
+                        "the primary interface cannot be efa-only",
+                    )
             for card, count in sorted(efa_per_card.items()):
                 if count > 1:
                     yield Violation(lt, "networkInterfaces", count, f"{count} EFAs on network card {card} of {name}")
             total = sum(efa_per_card.values())
             if total > spec.efa_interfaces:
-                yield Violation(lt, "networkInterfaces", total, f"{total} EFA interfaces; {name} supports {spec.efa_interfaces}")
+                yield Violation(
+                    lt, "networkInterfaces", total, f"{total} EFA interfaces; {name} supports {spec.efa_interfaces}"
+                )
 
 
 @rule(
@@ -75,7 +82,7 @@ def network_cards(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
 )
 def efa_types(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for lt in graph.of_type(LT, INSTANCE):
-        types = instance_types(graph, lt) if lt.type == LT else {lt.inputs.get("instanceType")} - {None}
+        types = instance_types(graph, lt)
         for n, ni in enumerate(_interfaces(lt)):
             kind = ni.get("interfaceType")
             if kind is None:
@@ -84,10 +91,12 @@ def efa_types(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
                 yield Violation(lt, f"networkInterfaces[{n}].interfaceType", kind, f"{kind!r} is not an interface type")
                 continue
             if kind in EFA_TYPES:
-                for name in sorted(t for t in types if isinstance(t, str)):
+                for name in types:
                     spec = catalog.instance(name)
                     if spec is not None and spec.efa_interfaces == 0:
-                        yield Violation(lt, f"networkInterfaces[{n}].interfaceType", kind, f"{name} does not support EFA")
+                        yield Violation(
+                            lt, f"networkInterfaces[{n}].interfaceType", kind, f"{name} does not support EFA"
+                        )
 
 
 @rule(
@@ -127,16 +136,26 @@ def security_group_text(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type("aws:ec2/securityGroup:SecurityGroup"):
         texts = [("description", r.inputs.get("description"))]
         for key in ("ingress", "egress"):
-            texts += [(f"{key}[{n}].description", rl.get("description")) for n, rl in enumerate(r.inputs.get(key) or [])]
+            texts += [
+                (f"{key}[{n}].description", rl.get("description")) for n, rl in enumerate(r.inputs.get(key) or [])
+            ]
         for path, text in texts:
             if isinstance(text, str) and (len(text) > 255 or not SG_TEXT.match(text)):
                 yield Violation(r, path, text, "description outside the allowed characters or length")
 
 
 ROUTE_TARGETS = (
-    "gatewayId", "natGatewayId", "networkInterfaceId", "transitGatewayId", "vpcEndpointId",
-    "vpcPeeringConnectionId", "egressOnlyGatewayId", "carrierGatewayId", "localGatewayId", "coreNetworkArn",
-)  # fmt: skip
+    "gatewayId",
+    "natGatewayId",
+    "networkInterfaceId",
+    "transitGatewayId",
+    "vpcEndpointId",
+    "vpcPeeringConnectionId",
+    "egressOnlyGatewayId",
+    "carrierGatewayId",
+    "localGatewayId",
+    "coreNetworkArn",
+)
 
 
 @rule(
@@ -152,7 +171,13 @@ def routes(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             targets = [k for k in ROUTE_TARGETS if route.get(k)]
             if len(targets) != 1:
                 yield Violation(r, where, targets, f"{len(targets)} targets")
-            keys = ("cidrBlock", "ipv6CidrBlock", "destinationPrefixListId", "destinationCidrBlock", "destinationIpv6CidrBlock")
+            keys = (
+                "cidrBlock",
+                "ipv6CidrBlock",
+                "destinationPrefixListId",
+                "destinationCidrBlock",
+                "destinationIpv6CidrBlock",
+            )
             destinations = [k for k in keys if route.get(k)]
             if len(destinations) != 1:
                 yield Violation(r, where, destinations, f"{len(destinations)} destinations")
@@ -168,7 +193,13 @@ def routes(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
 def endpoints(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type("aws:ec2/vpcEndpoint:VpcEndpoint"):
         kind = r.inputs.get("vpcEndpointType", "Gateway")
-        wrong = ("subnetIds", "securityGroupIds") if kind == "Gateway" else ("routeTableIds",) if kind == "Interface" else ()
+        wrong = (
+            ("subnetIds", "securityGroupIds")
+            if kind == "Gateway"
+            else ("routeTableIds",)
+            if kind == "Interface"
+            else ()
+        )
         for key in wrong:
             if r.inputs.get(key):
                 yield Violation(r, key, r.inputs[key], f"{key} on a {kind} endpoint")

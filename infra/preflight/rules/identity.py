@@ -71,7 +71,9 @@ def _problems(doc: Any, kind: str) -> Iterator[tuple[str, Any, str]]:
         if kind == "trust" and has_resource:
             yield at, s.get("Resource"), "a trust policy takes no Resource"
         condition = s.get("Condition")
-        if condition is not None and not (isinstance(condition, dict) and all(isinstance(v, dict) for v in condition.values())):
+        if condition is not None and not (
+            isinstance(condition, dict) and all(isinstance(v, dict) for v in condition.values())
+        ):
             yield f"{at}.Condition", condition, "Condition maps operators to {key: values}"
 
 
@@ -160,10 +162,15 @@ def key_policies(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
                 if other and account and other != account and other not in principals:
                     yield Violation(key, "policy", sorted(principals), f"{user.name} (account {other}) uses the key")
             if user.type == "aws:ec2/launchTemplate:LaunchTemplate" and _encrypts_volumes(user, key, graph) and account:
-                launched_by_asg = any(user.urn in g.dependencies for g in graph.of_type("aws:autoscaling/group:Group", "aws:eks/nodeGroup:NodeGroup"))
+                launched_by_asg = any(
+                    user.urn in g.dependencies
+                    for g in graph.of_type("aws:autoscaling/group:Group", "aws:eks/nodeGroup:NodeGroup")
+                )
                 role = ASG_ROLE.format(account=account)
                 if launched_by_asg and role not in principals:
-                    message = f"{user.name}'s volumes are encrypted with the key but the key policy does not name {role}"
+                    message = (
+                        f"{user.name}'s volumes are encrypted with the key but the key policy does not name {role}"
+                    )
                     yield Violation(key, "policy", sorted(principals) or None, message)
 
 
@@ -183,7 +190,11 @@ def _encrypts_volumes(lt: Resource, key: Resource, graph: Graph) -> bool:
 def aliases(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type("aws:kms/alias:Alias"):
         name = r.inputs.get("name")
-        if isinstance(name, str) and judgeable(name) and (not name.startswith("alias/") or name.startswith("alias/aws/")):
+        if (
+            isinstance(name, str)
+            and judgeable(name)
+            and (not name.startswith("alias/") or name.startswith("alias/aws/"))
+        ):
             yield Violation(r, "name", name, "alias name outside alias/ or inside alias/aws/")
 
 

@@ -38,7 +38,12 @@ def depends_on_group(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
         ("aws:autoscaling/schedule:Schedule", "autoscalingGroupName", ASG, "name"),
         ("aws:autoscaling/lifecycleHook:LifecycleHook", "autoscalingGroupName", ASG, "name"),
         ("aws:eks/nodeGroup:NodeGroup", "clusterName", "aws:eks/cluster:Cluster", "name"),
-        ("aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation", "fileSystemId", "aws:fsx/lustreFileSystem:LustreFileSystem", None),
+        (
+            "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation",
+            "fileSystemId",
+            "aws:fsx/lustreFileSystem:LustreFileSystem",
+            None,
+        ),
     )
     for type_, key, target, target_key in referrers:
         candidates = graph.of_type(target)
@@ -48,8 +53,10 @@ def depends_on_group(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             if not deps:
                 yield Violation(r, key, named, f"no {target.rsplit(':', 1)[-1]} among its dependencies")
                 continue
-            if target_key and not any(d.inputs.get(target_key) == named for d in deps) and any(
-                c.inputs.get(target_key) == named for c in candidates
+            if (
+                target_key
+                and not any(d.inputs.get(target_key) == named for d in deps)
+                and any(c.inputs.get(target_key) == named for c in candidates)
             ):
                 yield Violation(r, key, named, "depends on a different one than it names")
     # A warm pool is an argument of its group resource (aws.autoscaling.Group warmPool): ordered by construction.
@@ -73,18 +80,30 @@ def certificates(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             continue
         region, account = region_of_arn(arn), account_of(arn)
         if region != provider_region(graph, li):
-            yield Violation(li, "certificateArn", arn, f"certificate in {region}, listener in {provider_region(graph, li)}")
+            yield Violation(
+                li, "certificateArn", arn, f"certificate in {region}, listener in {provider_region(graph, li)}"
+            )
         if account != provider_account(graph, li):
-            yield Violation(li, "certificateArn", arn, f"certificate of account {account}, listener in {provider_account(graph, li)}")
+            yield Violation(
+                li,
+                "certificateArn",
+                arn,
+                f"certificate of account {account}, listener in {provider_account(graph, li)}",
+            )
 
 
-TARGETS = ("aws:lb/loadBalancer:LoadBalancer", "aws:globalaccelerator/accelerator:Accelerator", "aws:cloudfront/distribution:Distribution")
+TARGETS = (
+    "aws:lb/loadBalancer:LoadBalancer",
+    "aws:globalaccelerator/accelerator:Accelerator",
+    "aws:cloudfront/distribution:Distribution",
+)
 
 
 @rule(
     "PF-X-TARGET",
     "every alias record's target and health check, and every Global Accelerator endpoint, is a resource of the graph",
-    "Amazon Route 53 API Reference, AliasTarget and HealthCheckId; AWS Global Accelerator API Reference, EndpointConfiguration",
+    "Amazon Route 53 API Reference, AliasTarget and HealthCheckId; "
+    "AWS Global Accelerator API Reference, EndpointConfiguration",
 )
 def targets(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type("aws:route53/record:Record"):
@@ -94,8 +113,12 @@ def targets(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             yield Violation(r, "healthCheckId", r.inputs["healthCheckId"], "health check not in the graph")
     for group in graph.of_type("aws:globalaccelerator/endpointGroup:EndpointGroup"):
         endpoints = group.inputs.get("endpointConfigurations") or []
-        if endpoints and not graph.dependencies_of(group, "aws:lb/loadBalancer:LoadBalancer", "aws:ec2/instance:Instance", "aws:ec2/eip:Eip"):
-            yield Violation(group, "endpointConfigurations", [e.get("endpointId") for e in endpoints], "endpoint not in the graph")
+        if endpoints and not graph.dependencies_of(
+            group, "aws:lb/loadBalancer:LoadBalancer", "aws:ec2/instance:Instance", "aws:ec2/eip:Eip"
+        ):
+            yield Violation(
+                group, "endpointConfigurations", [e.get("endpointId") for e in endpoints], "endpoint not in the graph"
+            )
 
 
 __all__ = ["provider_region"]

@@ -12,7 +12,14 @@ from .base import Violation, rule
 RECORD = "aws:route53/record:Record"
 LB = "aws:lb/loadBalancer:LoadBalancer"
 LISTENER = "aws:lb/listener:Listener"
-POLICIES = ("latencyRoutingPolicies", "weightedRoutingPolicies", "failoverRoutingPolicies", "geolocationRoutingPolicies", "geoproximityRoutingPolicy", "cidrRoutingPolicy")
+POLICIES = (
+    "latencyRoutingPolicies",
+    "weightedRoutingPolicies",
+    "failoverRoutingPolicies",
+    "geolocationRoutingPolicies",
+    "geoproximityRoutingPolicy",
+    "cidrRoutingPolicy",
+)
 
 
 @rule(
@@ -24,7 +31,9 @@ POLICIES = ("latencyRoutingPolicies", "weightedRoutingPolicies", "failoverRoutin
 def records(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type(RECORD):
         i = r.inputs
-        policies = [p for p in POLICIES if i.get(p)] + (["multivalueAnswerRoutingPolicy"] if i.get("multivalueAnswerRoutingPolicy") else [])
+        policies = [p for p in POLICIES if i.get(p)] + (
+            ["multivalueAnswerRoutingPolicy"] if i.get("multivalueAnswerRoutingPolicy") else []
+        )
         if policies and not i.get("setIdentifier"):
             yield Violation(r, "setIdentifier", None, f"{policies[0]} without a set identifier")
         for n, policy in enumerate(i.get("latencyRoutingPolicies") or []):
@@ -70,7 +79,11 @@ def client_ip_preservation(graph: Graph, catalog: Catalog) -> Iterator[Violation
             for lb in targets.values():
                 if lb.inputs.get("loadBalancerType") != "network":
                     continue
-                tls = [li for li in graph.of_type(LISTENER) if lb.urn in li.dependencies and li.inputs.get("protocol") == "TLS"]
+                tls = [
+                    li
+                    for li in graph.of_type(LISTENER)
+                    if lb.urn in li.dependencies and li.inputs.get("protocol") == "TLS"
+                ]
                 path = f"endpointConfigurations[{n}].clientIpPreservationEnabled"
                 if not lb.inputs.get("securityGroups"):
                     yield Violation(group, path, True, f"NLB {lb.name} has no security groups")

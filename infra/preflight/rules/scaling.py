@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from itertools import pairwise
 from typing import Any
 
 from infra.catalog import Catalog
@@ -22,7 +23,7 @@ def _order(r: Resource, sizes: list[tuple[str, Any]]) -> Iterator[Violation]:
     for path, v in known:
         if v < 0:
             yield Violation(r, path, v, f"{path} is negative")
-    for (low_path, low), (high_path, high) in zip(known, known[1:], strict=False):
+    for (low_path, low), (high_path, high) in pairwise(known):
         if low > high:
             yield Violation(r, high_path, high, f"{low_path}={low} exceeds {high_path}={high}")
 
@@ -37,11 +38,20 @@ def sizes(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     groups = {g.inputs.get("name"): g for g in graph.of_type(ASG)}
     for g in groups.values():
         i = g.inputs
-        yield from _order(g, [("minSize", i.get("minSize")), ("desiredCapacity", i.get("desiredCapacity")), ("maxSize", i.get("maxSize"))])
+        yield from _order(
+            g,
+            [
+                ("minSize", i.get("minSize")),
+                ("desiredCapacity", i.get("desiredCapacity")),
+                ("maxSize", i.get("maxSize")),
+            ],
+        )
         warm = i.get("warmPool") or {}
         prepared = warm.get("maxGroupPreparedCapacity")
         if judgeable_number(prepared) and prepared != -1:
-            yield from _order(g, [("warmPool.minSize", warm.get("minSize", 0)), ("warmPool.maxGroupPreparedCapacity", prepared)])
+            yield from _order(
+                g, [("warmPool.minSize", warm.get("minSize", 0)), ("warmPool.maxGroupPreparedCapacity", prepared)]
+            )
     for s in graph.of_type(SCHEDULE):
         i = {k: v for k, v in s.inputs.items() if v != -1}
         group = groups.get(s.inputs.get("autoscalingGroupName"))

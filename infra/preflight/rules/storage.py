@@ -11,7 +11,10 @@ from infra.graph import Graph
 from .base import Violation, judgeable_number, rule
 
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
-FSX_API = "Amazon FSx API Reference, CreateFileSystem.StorageCapacity and CreateFileSystemLustreConfiguration.PerUnitStorageThroughput"
+FSX_API = (
+    "Amazon FSx API Reference, CreateFileSystem.StorageCapacity and "
+    "CreateFileSystemLustreConfiguration.PerUnitStorageThroughput"
+)
 
 # (deployment type, storage type, throughput or None) -> (first allowed sizes, increment after them), GiB.
 # FSx API Reference, CreateFileSystem StorageCapacity: SCRATCH_2, PERSISTENT_2 and PERSISTENT_1 SSD take
@@ -50,7 +53,9 @@ def capacity(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             yield Violation(fs, "storageCapacity", size, f"{size} GiB; {deployment} {storage} takes {allowed} GiB")
 
 
-@rule("PF-FSX-THROUGHPUT", "per-unit throughput is one of the tiers of a persistent deployment, unset on scratch", FSX_API)
+@rule(
+    "PF-FSX-THROUGHPUT", "per-unit throughput is one of the tiers of a persistent deployment, unset on scratch", FSX_API
+)
 def throughput(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for fs in graph.of_type(LUSTRE):
         i = fs.inputs
@@ -62,7 +67,9 @@ def throughput(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
         if tiers is None:
             yield Violation(fs, "perUnitStorageThroughput", value, f"throughput tier on {deployment}")
         elif value not in tiers:
-            yield Violation(fs, "perUnitStorageThroughput", value, f"{value}; {deployment} {storage} takes {sorted(tiers)}")
+            yield Violation(
+                fs, "perUnitStorageThroughput", value, f"{value}; {deployment} {storage} takes {sorted(tiers)}"
+            )
 
 
 @rule(
@@ -104,13 +111,22 @@ def replication(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
         for n, rl in enumerate(r.inputs.get("rules") or []):
             dest = _bucket_name((rl.get("destination") or {}).get("bucket"))
             if dest in buckets and versioned.get(dest) != "Enabled":
-                yield Violation(r, f"rules[{n}].destination.bucket", dest, "the destination bucket's versioning is not enabled")
+                yield Violation(
+                    r, f"rules[{n}].destination.bucket", dest, "the destination bucket's versioning is not enabled"
+                )
             if rl.get("filter") is not None and not rl.get("deleteMarkerReplication"):
-                yield Violation(r, f"rules[{n}].deleteMarkerReplication", None, "a rule with a filter without deleteMarkerReplication")
+                yield Violation(
+                    r,
+                    f"rules[{n}].deleteMarkerReplication",
+                    None,
+                    "a rule with a filter without deleteMarkerReplication",
+                )
             sse = ((rl.get("sourceSelectionCriteria") or {}).get("sseKmsEncryptedObjects") or {}).get("status")
             key = ((rl.get("destination") or {}).get("encryptionConfiguration") or {}).get("replicaKmsKeyId")
             if sse == "Enabled" and not key:
-                yield Violation(r, f"rules[{n}].destination.encryptionConfiguration", None, "SSE-KMS objects without a replica key")
+                yield Violation(
+                    r, f"rules[{n}].destination.encryptionConfiguration", None, "SSE-KMS objects without a replica key"
+                )
 
 
 __all__ = ["CAPACITY", "THROUGHPUT"]
