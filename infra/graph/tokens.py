@@ -17,12 +17,16 @@ AWS_PROVIDER = "pulumi:providers:aws"
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
+BUCKET_OWNERSHIP_CONTROLS = "aws:s3/bucketOwnershipControls:BucketOwnershipControls"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 BUCKET_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
 BUCKET_REPLICATION = "aws:s3/bucketReplicationConfig:BucketReplicationConfig"
 BUCKET_SSE = "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration"
 BUCKET_SSE_V2 = "aws:s3/bucketServerSideEncryptionConfigurationV2:BucketServerSideEncryptionConfigurationV2"
 BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
+BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
+BUCKET_VERSIONING_V2 = "aws:s3/bucketVersioningV2:BucketVersioningV2"
+CLOUDFRONT_DISTRIBUTION = "aws:cloudfront/distribution:Distribution"
 EBS_VOLUME = "aws:ebs/volume:Volume"
 EIP = "aws:ec2/eip:Eip"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
@@ -31,6 +35,8 @@ FSX_DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
 GA_ACCELERATOR = "aws:globalaccelerator/accelerator:Accelerator"
 GA_ENDPOINT_GROUP = "aws:globalaccelerator/endpointGroup:EndpointGroup"
 GA_LISTENER = "aws:globalaccelerator/listener:Listener"
+HELM_CHART = "kubernetes:helm.sh/v4:Chart"
+HELM_RELEASE = "kubernetes:helm.sh/v3:Release"
 IAM_GROUP_POLICY = "aws:iam/groupPolicy:GroupPolicy"
 IAM_GROUP_POLICY_ATTACHMENT = "aws:iam/groupPolicyAttachment:GroupPolicyAttachment"
 IAM_INSTANCE_PROFILE = "aws:iam/instanceProfile:InstanceProfile"
@@ -43,8 +49,10 @@ IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
 IAM_USER_POLICY_ATTACHMENT = "aws:iam/userPolicyAttachment:UserPolicyAttachment"
 INSTANCE = "aws:ec2/instance:Instance"
 INTERNET_GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+K8S_CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 K8S_SERVICE = "kubernetes:core/v1:Service"
+KMS_ALIAS = "aws:kms/alias:Alias"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LISTENER = "aws:lb/listener:Listener"
@@ -57,6 +65,9 @@ ROUTE = "aws:ec2/route:Route"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
+ROUTE_TABLE_ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+SECRETS_MANAGER_SECRET = "aws:secretsmanager/secret:Secret"
+SECRETS_MANAGER_SECRET_VERSION = "aws:secretsmanager/secretVersion:SecretVersion"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
 SERVICE_QUOTA = "aws:servicequotas/serviceQuota:ServiceQuota"
 SG_EGRESS_RULE = "aws:vpc/securityGroupEgressRule:SecurityGroupEgressRule"
@@ -72,6 +83,8 @@ VPC_CIDR_ASSOCIATION = "aws:ec2/vpcIpv4CidrBlockAssociation:VpcIpv4CidrBlockAsso
 VPC_ENDPOINT = "aws:ec2/vpcEndpoint:VpcEndpoint"
 VPC_PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
 VPC_PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"
+WAF_WEB_ACL = "aws:wafv2/webAcl:WebAcl"
+WAF_WEB_ACL_ASSOCIATION = "aws:wafv2/webAclAssociation:WebAclAssociation"
 
 # Tags and labels the program writes and later stages read back from the graph.
 WORKLOAD_TAG = "workload"
@@ -96,12 +109,16 @@ __all__ = [
     "BUCKET",
     "BUCKET_LIFECYCLE",
     "BUCKET_LIFECYCLE_V2",
+    "BUCKET_OWNERSHIP_CONTROLS",
     "BUCKET_POLICY",
     "BUCKET_PUBLIC_ACCESS_BLOCK",
     "BUCKET_REPLICATION",
     "BUCKET_SSE",
     "BUCKET_SSE_V2",
     "BUCKET_V2",
+    "BUCKET_VERSIONING",
+    "BUCKET_VERSIONING_V2",
+    "CLOUDFRONT_DISTRIBUTION",
     "EBS_VOLUME",
     "EIP",
     "EKS_CLUSTER",
@@ -111,6 +128,8 @@ __all__ = [
     "GA_ACCELERATOR",
     "GA_ENDPOINT_GROUP",
     "GA_LISTENER",
+    "HELM_CHART",
+    "HELM_RELEASE",
     "IAM_GROUP_POLICY",
     "IAM_GROUP_POLICY_ATTACHMENT",
     "IAM_INSTANCE_PROFILE",
@@ -123,8 +142,10 @@ __all__ = [
     "IAM_USER_POLICY_ATTACHMENT",
     "INSTANCE",
     "INTERNET_GATEWAY",
+    "K8S_CONFIG_GROUP",
     "K8S_DEPLOYMENT",
     "K8S_SERVICE",
+    "KMS_ALIAS",
     "KMS_KEY",
     "LAUNCH_TEMPLATE",
     "LISTENER",
@@ -137,6 +158,9 @@ __all__ = [
     "ROUTE53_HEALTH_CHECK",
     "ROUTE53_RECORD",
     "ROUTE_TABLE",
+    "ROUTE_TABLE_ASSOCIATION",
+    "SECRETS_MANAGER_SECRET",
+    "SECRETS_MANAGER_SECRET_VERSION",
     "SECURITY_GROUP",
     "SERVICE_QUOTA",
     "SG_EGRESS_RULE",
@@ -152,6 +176,8 @@ __all__ = [
     "VPC_ENDPOINT",
     "VPC_PEERING",
     "VPC_PEERING_ACCEPTER",
+    "WAF_WEB_ACL",
+    "WAF_WEB_ACL_ASSOCIATION",
     "WORKLOAD_LABEL",
     "WORKLOAD_TAG",
 ]

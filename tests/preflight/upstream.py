@@ -1,0 +1,99 @@
+"""Upstream facts for the conformance tests: CRD schemas, chart values and per-type network cards at the
+pinned versions, read from ../shared/upstream (see its SOURCES.md). Tests only: production preflight never
+reads ../shared. Absent in CI -> the test fails; absent elsewhere -> it skips."""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import pytest
+from ruamel.yaml import YAML
+
+UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"
+# Which upstream file judges which custom resource (the pins the generators use; see SOURCES.md).
+CRDS = {
+    "kueue.x-k8s.io": ("k8s/kueue-v0.13.4", "kueue.x-k8s.io_{plural}.yaml"),
+    "keda.sh": ("k8s/keda-v2.17.2", "keda.sh_{plural}.yaml"),
+    "jobset.x-k8s.io": ("k8s/jobset-v0.10.1", "jobset.x-k8s.io_{plural}.yaml"),
+}
+
+
+def require(path: Path) -> Path:
+    if not path.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{path} is missing: the conformance tests need ../shared/upstream in CI")
+        pytest.skip(f"{path} not present (outside CI)")
+    return path
+
+
+def _load(path: Path) -> Any:
+    return YAML(typ="safe", pure=True).load(require(path).read_text())
+
+
+def strict(schema: Any) -> Any:
+    """A CRD's structural schema as the API server applies it: unknown fields are pruned (an error here),
+    unless the schema preserves them."""
+    if isinstance(schema, dict):
+        out = {k: strict(v) for k, v in schema.items()}
+        if (
+            "properties" in out
+            and "additionalProperties" not in out
+            and not out.get("x-kubernetes-preserve-unknown-fields")
+        ):
+            out["additionalProperties"] = False
+        return out
+    if isinstance(schema, list):
+        return [strict(v) for v in schema]
+    return schema
+
+
+@cache
+def crd_schema(group: str, version: str, kind: str) -> Any:
+    folder, pattern = CRDS[group]
+    for path in sorted(require(UPSTREAM / folder).glob(pattern.format(plural="*"))):
+        crd = _load(path)
+        if crd["spec"]["names"]["kind"] != kind:
+            continue
+        for v in crd["spec"]["versions"]:
+            if v["name"] == version:
+                return strict(v["schema"]["openAPIV3Schema"])
+    raise LookupError(f"no CRD for {group}/{version} {kind} under {folder}")
+
+
+@cache
+def charts() -> list[dict[str, Any]]:
+    return json.loads(require(UPSTREAM / "k8s" / "helm" / "charts.json").read_text())["charts"]
+
+
+def chart_values(chart: str, version: str) -> Any:
+    for entry in charts():
+        if entry["chart"] == chart and version in entry["versions"]:
+            return _load(UPSTREAM / "k8s" / entry["versions"][version] / "values.yaml")
+    raise LookupError(f"chart {chart} {version} is not among the verified upstream charts")
+
+
+def unknown_values(values: Any, defaults: Any, at: str = "") -> list[str]:
+    """Value paths the chart does not define (Helm renders nothing from them): keys absent from a non-empty
+    defaults map. An empty map or a list in the defaults is free-form."""
+    if not isinstance(values, dict) or not isinstance(defaults, dict) or not defaults:
+        return []
+    out = []
+    for key, value in values.items():
+        here = f"{at}.{key}" if at else key
+        if key not in defaults:
+            out.append(here)
+        else:
+            out += unknown_values(value, defaults[key], here)
+    return out
+
+
+@cache
+def network_cards() -> dict[str, Any]:
+    return dict(json.loads(require(UPSTREAM / "aws" / "netcards.json").read_text()))
+
+
+__all__ = ["CRDS", "chart_values", "crd_schema", "network_cards", "require", "strict", "unknown_values"]
