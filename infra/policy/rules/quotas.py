@@ -112,7 +112,7 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
                 Shortfall(
                     need,
                     tuple(sorted(users[(account_id, need.region, need.code)])),
-                    requested.get((account_id, need.region, need.code)),
+                    requested.get((account_id, need.region, need.code)) if need.code else None,
                 )
             )
     return out
