@@ -1,4 +1,4 @@
-"""Reading real Pulumi output: the samples and schema notes in shared/fixtures/pulumi (see SOURCES.md)."""
+"""Reading real Pulumi output: the samples and schema notes in tests/fixtures/pulumi (see SOURCES.md)."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from infra.graph import SECRET, UNKNOWN
 from infra.graph.readers import plain, provider_urn, read_events, read_export, read_preview
 from infra.review.documents import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
 
-FIXTURES = ROOT.parent / "shared" / "fixtures" / "pulumi"
-needs_fixtures = pytest.mark.skipif(not FIXTURES.is_dir(), reason=f"Pulumi samples not found at {FIXTURES}")
+FIXTURES = ROOT / "tests" / "fixtures" / "pulumi"
+"""Real Pulumi CLI output, byte-identical to its public sources (SOURCES.md there, with licenses)."""
 
 
 def load(name: str):  # type: ignore[no-untyped-def]
@@ -41,7 +41,6 @@ def test_provider_reference_drops_the_id() -> None:
     assert provider_urn(ref) == "urn:pulumi:dev::sample::pulumi:providers:aws::default_6_63_0"
 
 
-@needs_fixtures
 def test_preview_with_sames_gives_old_and_new_graphs_and_pulumi_verdicts() -> None:
     preview = read_preview(load("stratify-sample-preview-update.json"), "x")
     assert preview.complete
@@ -52,14 +51,12 @@ def test_preview_with_sames_gives_old_and_new_graphs_and_pulumi_verdicts() -> No
     ]
 
 
-@needs_fixtures
 def test_preview_of_creates_has_no_old_state_and_keeps_unknowns() -> None:
     preview = read_preview(load("stratify-sample-preview-creates.json"), "x")
     assert preview.old == {} and len(preview.new["dev"].resources) == 16
     assert any(UNKNOWN in json.dumps(r.inputs) for r in preview.new["dev"].resources)
 
 
-@needs_fixtures
 def test_stack_export_is_a_graph_with_providers_linked() -> None:
     graph = read_export(load("stratify-sample-export.json"), "x")["dev"]
     bucket = graph.named("aws:s3/bucket:Bucket", "docs")
@@ -67,7 +64,6 @@ def test_stack_export_is_a_graph_with_providers_linked() -> None:
     assert bucket.inputs["bucket"] == "docs-4936161" and "__defaults" not in bucket.inputs
 
 
-@needs_fixtures
 def test_engine_events_give_the_logical_replace_step_with_its_reason() -> None:
     preview = read_events(events("pulumi-engine-events-webserver-userdata.jsonl"), "x")
     replaces = [s for s in preview.steps.values() if s.op == "replace"]
@@ -75,7 +71,6 @@ def test_engine_events_give_the_logical_replace_step_with_its_reason() -> None:
     assert preview.config["aws:region"] == "us-west-2"
 
 
-@needs_fixtures
 @pytest.mark.parametrize(
     ("name", "kind"),
     [
@@ -104,7 +99,6 @@ def test_unknown_document_is_an_input_error(tmp_path: Path) -> None:
         load_document(path)
 
 
-@needs_fixtures
 def test_diff_of_one_pulumi_preview_shows_pulumis_replacement() -> None:
     done = gpuinfra("diff", str(FIXTURES / "pulumi-engine-events-webserver-userdata.jsonl"), "--format", "json")
     assert done.returncode == 0, done.stderr
@@ -114,7 +108,6 @@ def test_diff_of_one_pulumi_preview_shows_pulumis_replacement() -> None:
     assert row["changes"][0]["path"] == "userData" and row["changes"][0]["reason"] == "pulumi"
 
 
-@needs_fixtures
 def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
     done = gpuinfra(
         "diff",
@@ -154,3 +147,16 @@ def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
         ("policy", "budget-within-account", "advisory", ""),
     ]
     assert found[1].blocking and not found[2].blocking
+
+
+def test_the_samples_are_byte_identical_to_their_sources() -> None:
+    """Each sample's git blob id is the one SOURCES.md records for the public file it copies."""
+    import hashlib
+    import re
+
+    sources = (FIXTURES / "SOURCES.md").read_text()
+    for sample in sorted(FIXTURES.glob("*.json*")):
+        data = sample.read_bytes()
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+        section = sources[sources.index(f"{sample.name}") :]
+        assert re.search(rf"blob `{blob}`", section.split("## ")[0], flags=re.IGNORECASE), sample.name
