@@ -88,3 +88,24 @@ def test_long_text_changes_show_the_first_differing_line() -> None:
     after = "line one\n" + "x" * 80 + "\nnodes=32\n"
     change = PropertyChangeOut(path="userData", before=before, after=after, effect="update")
     assert pair(change) == ("line 3: nodes=16", "line 3: nodes=32")
+
+
+def test_a_comment_on_a_thousand_changed_resources_fits_githubs_limit(catalog: Catalog) -> None:
+    """GitHub refuses comments over 65,536 characters (the Infracost comment caps itself the same way): the
+    comment keeps the totals and every finding, shows as many resource rows as fit, and says what it cut."""
+    p = provider()
+    head = graph(p, *(res("aws:ec2/natGateway:NatGateway", f"nat-{i:04d}-{'x' * 40}", p) for i in range(1000)))
+    finding = Finding("s", "policy", "security-open-ingress", "mandatory", "nat-0001", "open to the world")
+    d = diff_sides({}, {"s": Snapshot("s", head, price_graph(head, catalog), (finding,))}, load_rules())
+    text = render_diff_markdown(diff_report(d, "main", "working tree", catalog))
+    assert len(text) <= 65_536
+    assert text.startswith(MARKER + "\n## gpuinfra: monthly cost +")
+    assert "`security-open-ingress`" in text  # findings are never cut
+    shown = text.count("\n| + | `")  # created rows: the 1,000 gateways and their provider
+    assert 0 < shown < 1001
+    assert f"*{1001 - shown} more resource changes in this stack are not shown" in text
+
+
+def test_a_small_comment_is_not_cut(catalog: Catalog) -> None:
+    text = render_diff_markdown(sample(catalog))
+    assert "not shown" not in text
