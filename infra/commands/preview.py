@@ -4,7 +4,7 @@ priced breakdown, findings) are what an in-process review compares, with nothing
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -13,11 +13,13 @@ from infra.catalog import load_catalog
 from infra.commands.validate import checked_stacks, to_report
 from infra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from infra.graph import Graph
+from infra.policy.config import PolicyConfig
 from infra.report.build.cost import cost_total, with_cost
 from infra.report.build.stack import graph_report, policy_report
 from infra.report.model import FindingOut, Report, StackReport
 from infra.review.diff import Snapshot
 from infra.review.documents import findings_of
+from infra.validators.checked import Checked
 
 
 @dataclass(frozen=True)
@@ -36,32 +38,42 @@ def preview_run(
 ) -> PreviewRun:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
-    from infra.policy.pack import pack_config, police_stack
-    from infra.pulumi.engine import EngineError
-    from infra.pulumi.preview import preview_graph
+    from infra.policy.pack import pack_config
 
     usage = load_usage_file(usage_file) if usage_file else Usage()
     policies = pack_config(policy_config)
     report = Report(command="preview")
     snapshots: dict[str, Snapshot] = {}
     for checked in checked_stacks(report, stacks, org, suppress):
-        stack = to_report(checked)
-        graph: Graph | None = None
-        breakdown: Breakdown | None = None
-        if not checked.blocked:
-            try:
-                graph = preview_graph(checked.inputs, checked.plan)
-            except EngineError as exc:
-                stack.findings.append(engine_failure(str(exc)))
-            else:
-                breakdown = price_graph(graph, load_catalog(), usage.with_assumed(assumed_usage(checked.plan, graph)))
-                stack = with_cost(graph_report(stack, graph), breakdown)
-                run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
-                stack = policy_report(stack, run, graph)
+        stack, snapshots[checked.inputs.stack.name] = preview_checked(checked, usage, policies)
         report.stacks.append(stack)
-        snapshots[stack.stack] = Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return PreviewRun(report, snapshots)
+
+
+def preview_checked(
+    checked: Checked, usage: Usage, policies: Mapping[str, PolicyConfig]
+) -> tuple[StackReport, Snapshot]:
+    """One checked stack through the engine (unless an error finding stands), cost and the policy pack."""
+    from infra.policy.pack import police_stack
+    from infra.pulumi.engine import EngineError
+    from infra.pulumi.preview import preview_graph
+
+    stack = to_report(checked)
+    graph: Graph | None = None
+    breakdown: Breakdown | None = None
+    if not checked.blocked:
+        try:
+            graph = preview_graph(checked.inputs, checked.plan)
+        except EngineError as exc:
+            stack.findings.append(engine_failure(str(exc)))
+        else:
+            catalog = load_catalog()
+            breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
+            stack = with_cost(graph_report(stack, graph), breakdown)
+            run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+            stack = policy_report(stack, run, graph)
+    return stack, Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
 
 
 def preview_stacks(
@@ -97,4 +109,4 @@ def engine_failure(message: str) -> FindingOut:
     )
 
 
-__all__ = ["PreviewRun", "engine_failure", "monthly_cost", "preview_run", "preview_stacks"]
+__all__ = ["PreviewRun", "engine_failure", "monthly_cost", "preview_checked", "preview_run", "preview_stacks"]

@@ -11,8 +11,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from infra.catalog import load_catalog
+from infra.commands.preview import preview_checked
+from infra.cost import Usage
 from infra.errors import InputError
 from infra.load import resolve
+from infra.policy.pack import pack_config
 from infra.report.build.stack import stack_report
 from infra.spec import Organization, OrgDocument, YamlDocument, parse_stack
 from infra.validators.checked import check
@@ -130,3 +133,25 @@ def rescaled(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
 @given(rescaled())
 def test_rescaled_specs_plan_or_fail_cleanly(case: tuple[str, dict[str, Any]]) -> None:
     test_mutated_specs_fail_only_with_input_errors.hypothesis.inner_test(case)  # type: ignore[attr-defined]
+
+
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(rescaled())
+def test_rescaled_specs_that_validate_also_preview(case: tuple[str, dict[str, Any]]) -> None:
+    """What validate passes, preview builds: the program, cost and the policy pack run without an exception,
+    and the program never fails on an input the validators accepted (a `pulumi-program` finding)."""
+    name, data = case
+    catalog = load_catalog()
+    org = OrgDocument(org=Organization.model_validate(ORG), doc=YamlDocument(path=STACKS / "org.yaml", data={}))
+    try:
+        stack_doc = parse_stack(YamlDocument(path=STACKS / f"Pulumi.{name}.yaml", data=data))
+        checked = check(resolve(stack_doc, org, catalog), catalog)
+    except InputError:
+        return
+    stack, _ = preview_checked(checked, Usage(), POLICIES)
+    PREVIEWED.append(stack.resources is not None)
+    assert not [f for f in stack.findings if f.rule == "pulumi-program"], [f.message for f in stack.findings]
+
+
+POLICIES = pack_config()
+PREVIEWED: list[bool] = []
