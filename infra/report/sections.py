@@ -103,7 +103,7 @@ def _accelerators(t: CatalogTypeOut) -> str:
     if not t.accelerator:
         return "-"
     if not t.accelerator_count:
-        return f"{t.accelerator} (fraction)"
+        return f"{t.accelerator} slice {_gib(t.accelerator_memory_mib)} GiB"
     return f"{t.accelerator_count} x {t.accelerator} {_gib(t.accelerator_memory_mib)} GiB"
 
 

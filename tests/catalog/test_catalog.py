@@ -238,6 +238,16 @@ def test_every_type_has_a_price_in_every_region_the_dataset_sells_it_in(catalog:
     }
 
 
+def test_types_newer_than_the_price_snapshot_are_priced_where_aws_lists_them(catalog: Catalog) -> None:
+    # g7 launched 2026-06-18, after ec2instances.info's 2026-01-21 snapshot; karpenter's AWS Price List table
+    # (generated 2026-07-20 for us-east-1) prices g7.2xlarge at 2.52 and g7.48xlarge at 28.51328
+    for name, usd in (("g7.2xlarge", "2.52"), ("g7.48xlarge", "28.51328")):
+        row = catalog.on_demand(name, "us-east-1")
+        assert row is not None and row.usd_per_hour == Decimal(usd) and row.source == "kp-price", name
+        assert catalog.offered_regions(name) == ("us-east-1",)
+        assert catalog.priced_regions(name) == ("us-east-1",)
+
+
 def test_prices_are_list_prices_the_audit_confirmed(catalog: Catalog) -> None:
     audit = {  # shared/reviews/catalog-audit-2026-12.md section 3 (independent copies)
         ("p5.48xlarge", "us-east-1"): "55.04",
