@@ -46,10 +46,16 @@ def catalog_command(
     if instance_type is not None:
         info = catalog.instance(instance_type)
         if info is None:
+            known = instance_type in catalog.offered_in  # the price snapshot names it; instances.json leaves it out
             raise InputError.single(
-                f"unknown instance type {instance_type!r}",
+                f"{'instance type not carried' if known else 'unknown instance type'} {instance_type!r}",
                 path=("TYPE",),
-                hint="`gpuinfra catalog` lists every type the catalog holds",
+                hint=(
+                    "the catalog leaves out types it has no cited network-card data for (see the 'about' of "
+                    "infra/catalog/data/instances.json)"
+                    if known
+                    else "`gpuinfra catalog` lists every type the catalog holds"
+                ),
             )
         report.detail = detail_out(catalog, info)
     elif regions:

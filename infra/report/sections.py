@@ -178,6 +178,9 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
         block = f"capacity block rate unknown: {p.capacity_block_note}" if p.capacity_block_note else None
         if block and block not in notes:
             notes.append(block)
+    if not d.prices:
+        blocks = ": sold as Capacity Blocks" if t.capacity_blocks else ""
+        notes.insert(0, f"no region lists an on-demand price{blocks}")
     prices = Section(
         title=f"Prices by region (USD per hour): {len(d.prices)} regions",
         columns=[

@@ -127,9 +127,17 @@ def test_markdown_renders_the_same_detail() -> None:
 def test_unknown_names_exit_2_with_what_exists() -> None:
     for args, expected in (
         (("p9.48xlarge",), "unknown instance type 'p9.48xlarge'"),
+        (("trn2.48xlarge",), "instance type not carried 'trn2.48xlarge'"),  # no per-card network data cited
         (("--accelerator", "X100"), "no catalog type carries the accelerator 'X100'"),
         (("--region", "mars-east-1"), "unknown region 'mars-east-1'"),
     ):
         done = gpuinfra("catalog", *args)
         assert done.returncode == 2, args
         assert expected in done.stderr and "hint:" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_capacity_block_only_type_says_it_has_no_on_demand_price() -> None:
+    # p5e.48xlarge: ec2instances.info (2026-01-21) lists it with no on-demand price in any region
+    report = run_json("p5e.48xlarge")
+    assert report["detail"]["prices"] == []
+    assert "sold as Capacity Blocks" in gpuinfra("catalog", "p5e.48xlarge").stdout
