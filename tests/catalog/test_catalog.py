@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
@@ -341,3 +341,31 @@ def test_dgx_h100_node_power(catalog: Catalog) -> None:
 @pytest.mark.parametrize("name", ["p5e.48xlarge"])
 def test_capacity_block_only_types_have_no_on_demand_price(catalog: Catalog, name: str) -> None:
     assert catalog.priced_regions(name) == () and catalog.family("p5e").capacity_blocks  # type: ignore[union-attr]
+
+
+def test_service_prices_match_infracosts_golden_outputs_they_cite(catalog: Catalog) -> None:
+    """Infracost's golden test outputs (its price API, us-east-1), as cited in sources.yaml: monthly figures over
+    730 hours, rounded to the cent as the goldens print them."""
+    monthly = {  # key: (golden monthly USD, quantity per month)
+        "elb/alb": ("16.43", 730),  # lb_test: Application load balancer 730 hours $16.43
+        "elb/nlb": ("16.43", 730),
+        "elb/alb_lcu": ("5.84", 730),  # "$5.84 per LCU" a month
+        "elb/nlb_lcu": ("4.38", 730),
+        "nat/gateway": ("32.85", 730),  # nat_gateway_test
+        "nat/data_processed": ("0.045", 1),  # "$0.045 per GB"
+        "ebs/gp3": ("3.20", 40),  # ebs_volume_test: gp3 40 GB $3.20
+        "ebs/gp2": ("1.00", 10),
+        "cloudwatch/alarm_standard": ("0.10", 1),  # cloudwatch_metric_alarm_test
+        "cloudwatch/alarm_high_resolution": ("0.30", 1),
+        "route53/health_check_aws": ("0.50", 1),  # route53_health_check_test: simple
+    }
+    for key, (usd, qty) in monthly.items():
+        price = catalog.service(key)
+        assert price is not None and price.source in catalog.sources, key
+        assert (price.usd * qty).quantize(Decimal(usd), ROUND_HALF_UP) == Decimal(usd), key  # as Infracost prints
+        assert "infracost" in catalog.sources[price.source].url, key
+
+
+def test_no_source_is_an_internal_note(catalog: Catalog) -> None:
+    for key, source in catalog.sources.items():
+        assert "shared/reference" not in source.title + source.url, key
