@@ -193,7 +193,7 @@ ONPREM = [
         "onprem": True,
         "ib_hcas": 8,
         "source": "dgx-h100-guide",
-        "as_of": "2026-07-20",
+        "as_of": None,
         "note": "2x Xeon Platinum 8480C (112 cores, 224 threads), 2 TB, 8x single-port ConnectX-7 400 Gb/s",
     }
 ]

@@ -28,17 +28,31 @@ def test_every_entry_cites_a_known_source(catalog: Catalog) -> None:
 
 
 def test_every_as_of_is_the_date_its_source_gives(catalog: Catalog) -> None:
-    """An entry citing a dated source carries that date; one citing an undated source (AWS's quota page,
-    the GFD label rule) carries none rather than the day the file was built."""
-    checked = 0
-    for entry in entries(catalog):
+    """An entry carries exactly the date its source gives (a snapshot's header, a commit's date), and none when
+    the source gives none (AWS's quota and pricing pages, the GFD label rule): never the day the file was built.
+    free.yaml (read by the pricer) too."""
+    from infra.cost.prices import free_types
+
+    dated = undated = 0
+    for entry in [*entries(catalog), *free_types()]:
         source = catalog.sources[entry.source]
-        if source.date is not None:
-            assert entry.as_of == source.date, (entry.source, entry)
-            checked += 1
-        elif entry.as_of is None:
-            checked += 1
-    assert checked > 1500  # every type, price and spot row is among them
+        assert entry.as_of == source.date, (entry.source, source.date, entry)
+        if source.date is None:
+            undated += 1
+        else:
+            assert source.date_basis, entry.source  # how the date was read off the source
+            dated += 1
+    assert dated > 1500 and undated > 50  # every type, price and spot row is dated; quota and docs rows are not
+
+
+def test_consistency_check_refuses_an_as_of_that_is_not_the_sources_date(catalog: Catalog) -> None:
+    alb = catalog.service("elb/alb")
+    assert alb is not None and alb.as_of == datetime.date(2024, 7, 1)  # Infracost's golden, last changed then
+    built = alb.model_copy(update={"as_of": datetime.date(2026, 12, 2)})  # the day the row was written
+    bad = dataclasses.replace(
+        catalog, service_prices=(*[p for p in catalog.service_prices if p.key != "elb/alb"], built)
+    )
+    assert any("elb-price as_of 2026-12-02" in p for p in consistency_problems(bad))
 
 
 def test_the_snapshot_dates_are_the_ones_the_snapshots_state(catalog: Catalog) -> None:
