@@ -372,6 +372,7 @@ def test_service_prices_match_infracosts_golden_outputs_they_cite(catalog: Catal
         "cloudwatch/alarm_standard": ("0.10", 1),  # cloudwatch_metric_alarm_test
         "cloudwatch/alarm_high_resolution": ("0.30", 1),
         "route53/health_check_aws": ("0.50", 1),  # route53_health_check_test: simple
+        "s3/standard": ("230.00", 10_000),  # s3_bucket_test: Standard storage 10,000 GB $230.00
     }
     for key, (usd, qty) in monthly.items():
         price = catalog.service(key)
