@@ -280,7 +280,9 @@ def main(argv: list[str]) -> int:
         cites = ["kp-vpc", *(["van-od"] if name in van else []), *(["neuron-docs"] if acc in NEURON_MEMORY_MIB else [])]
         inst_lines.append({**fields, "source": "kp-types", "as_of": "2026-07-11", "cites": cites})
 
-        if name in CPU_TYPES:
+        if name in CPU_TYPES or (name not in van and name in kp_price):
+            # CPU types, and a type launched after the van snapshot (g7, 2026-06-18): AWS's Price List for
+            # us-east-1 (kp-price) prices it there, so it is sold there; other regions stay unknown.
             od_lines.append(
                 {
                     "instance_type": name,
@@ -290,6 +292,7 @@ def main(argv: list[str]) -> int:
                     "as_of": "2026-07-20",
                 }
             )
+        if name in CPU_TYPES:
             continue
         od = {
             r: Decimal(str(p["onDemand"]))
@@ -304,18 +307,6 @@ def main(argv: list[str]) -> int:
                     "usd_per_hour": money(od[r]),
                     "source": "van-od",
                     "as_of": "2026-01-21",
-                }
-            )
-        if name not in van and name in kp_price:
-            # A type launched after the van snapshot (g7, 2026-06-18): AWS's Price List for us-east-1 (kp-price)
-            # prices it there, so it is sold there; other regions stay unknown.
-            od_lines.append(
-                {
-                    "instance_type": name,
-                    "region": "us-east-1",
-                    "usd_per_hour": money(kp_price[name]),
-                    "source": "kp-price",
-                    "as_of": "2026-07-20",
                 }
             )
         for r, p in sorted(raw.get(name, {}).get("pricing", {}).items()):
