@@ -141,3 +141,9 @@ def test_a_capacity_block_only_type_says_it_has_no_on_demand_price() -> None:
     report = run_json("p5e.48xlarge")
     assert report["detail"]["prices"] == []
     assert "sold as Capacity Blocks" in gpuinfra("catalog", "p5e.48xlarge").stdout
+
+
+def test_json_is_byte_identical_run_to_run() -> None:
+    first = gpuinfra("catalog", "--efa", "--format", "json").stdout
+    assert first == gpuinfra("catalog", "--efa", "--format", "json").stdout
+    assert json.loads(first)["types"]  # and not empty
