@@ -138,3 +138,22 @@ def test_an_auto_fleet_in_a_region_without_prices_is_refused(catalog: Catalog) -
     choice = choose_instance("auto", "L4", SMALL, 0.9, ["ap-east-2"], catalog)
     assert choice.chosen is None and "price in every region" in choice.reason
     assert all(c.fits and c.usd_per_hour_total is None for c in choice.candidates)
+
+
+def test_the_catalog_command_shows_the_prices_the_pricer_uses(catalog: Catalog) -> None:
+    """What `gpuinfra catalog TYPE` prints per region is what chat-serve's compute lines are priced at."""
+    from infra.report.build.catalog import detail_out
+
+    checked = 0
+    for r, line in compute_lines(example_graph("chat-serve"), catalog):
+        instance_type = line.name.split("(")[1].split(",")[0].rstrip(")")
+        info = catalog.instance(instance_type)
+        assert info is not None
+        shown = next(p for p in detail_out(catalog, info).prices if p.region == r.where.region)
+        if line.name.startswith("Instances, on-demand"):
+            assert line.unit_price == shown.on_demand_usd, (r.name, line.name)
+        elif shown.spot is not None:  # the zone mean; rows without one are priced at the flagged default
+            assert line.unit_price is not None
+            assert line.unit_price.quantize(Decimal("0.0001")) == shown.spot.mean_usd, (r.name, line.name)
+        checked += 1
+    assert checked >= 8  # on-demand and spot groups in four regions
