@@ -166,6 +166,31 @@ def diff(
 
 
 @app.command()
+def catalog(
+    instance_type: Annotated[
+        str | None, typer.Argument(metavar="[TYPE]", help="Show this instance type: prices by region, quota codes.")
+    ] = None,
+    accelerator: Annotated[
+        str | None, typer.Option("--accelerator", help="Only types with this accelerator (H100, L4, Trainium...).")
+    ] = None,
+    min_memory_gib: Annotated[
+        float, typer.Option("--min-memory-gib", min=0, help="Only types with at least this memory per accelerator.")
+    ] = 0,
+    efa: Annotated[bool | None, typer.Option("--efa/--no-efa", help="Only types with (or without) EFA.")] = None,
+    region: Annotated[str | None, typer.Option("--region", help="Only types with an on-demand price here.")] = None,
+    regions: Annotated[bool, typer.Option("--regions", help="List the regions, with types priced in each.")] = False,
+    fmt: FormatOpt = Format["table"],
+    out: OutOpt = None,
+) -> None:
+    """What the planner and the pricer read: instance types (hardware, network cards, EFA), regions, and one
+    type's on-demand and spot prices by region with their dates, and its quota codes."""
+    from infra.commands.catalog import catalog_command
+
+    report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)
+    _finish(report, fmt, out)
+
+
+@app.command()
 def schema(
     kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
 ) -> None:

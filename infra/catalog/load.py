@@ -119,6 +119,14 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
     network data, a family without a role or quota statement, an NVIDIA GPU without a product label."""
     cited = {e.source for e in entries(catalog)} | {s for i in catalog.instance_types for s in i.cites}
     yield from _listed("entries cite unknown sources", cited - set(catalog.sources))
+    yield from _listed(
+        "entries whose as_of is not their source's date (sources.yaml `date`, null when it gives none)",
+        {
+            f"{e.source} as_of {e.as_of}"
+            for e in entries(catalog)
+            if e.source in catalog.sources and e.as_of != catalog.sources[e.source].date
+        },
+    )
     names = {i.name for i in catalog.instance_types}
     yield from _listed(
         "prices for types not in instances.yaml", {p.instance_type for p in catalog.on_demand_prices} - names

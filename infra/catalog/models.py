@@ -14,19 +14,19 @@ AcceleratorKind = Literal["gpu", "trainium", "inferentia"]
 
 
 class Entry(BaseModel):
-    """A catalog fact: its source id (see sources.yaml) and as-of date."""
+    """A catalog fact: its source id (see sources.yaml) and as-of date: the date that source gives (a generated
+    table's date, a commit's), None when it gives none (an undated docs or pricing page). Never the day the
+    catalog was built; the load-time check holds every entry to its source's date."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     source: str
-    as_of: datetime.date
+    as_of: datetime.date | None
     note: str | None = None
 
 
 class UndatedEntry(Entry):
     """A fact from a source that gives no date of its own (an AWS docs page, a label rule): as_of is None."""
-
-    as_of: datetime.date | None  # type: ignore[assignment]
 
 
 class Source(BaseModel):

@@ -71,7 +71,7 @@ class PriceBook:
         row = self.catalog.on_demand(instance_type, region) if region else None
         if row is None:
             return None
-        return Price(row.usd_per_hour, "hour", (), (row.source,), (row.as_of,))
+        return Price(row.usd_per_hour, "hour", (), (row.source,), dated(row.as_of))
 
     def spot(self, instance_type: str, region: str | None) -> tuple[Price, Decimal] | None:
         """Spot price at the catalog's discount for the type (or family) in the region, and the discount."""
@@ -82,7 +82,7 @@ class PriceBook:
         flags = (SPOT_ESTIMATE,) if isinstance(found.entry, SpotDefault) else ()
         usd = od.usd * (Decimal(1) - found.discount)
         return (
-            Price(usd, "hour", flags, (*od.sources, found.entry.source), (*od.as_of, found.entry.as_of)),
+            Price(usd, "hour", flags, (*od.sources, found.entry.source), (*od.as_of, *dated(found.entry.as_of))),
             found.discount,
         )
 
@@ -101,7 +101,12 @@ class PriceBook:
 def _service_price(row: ServicePrice, flags: tuple[str, ...]) -> Price:
     if not row.confirmed:
         flags = (*flags, UNCONFIRMED)
-    return Price(row.usd, row.unit, flags, (row.source,), (row.as_of,), row.note)
+    return Price(row.usd, row.unit, flags, (row.source,), dated(row.as_of), row.note)
 
 
-__all__ = ["SERVICE_REGION", "FreeType", "Price", "PriceBook", "free_types"]
+def dated(as_of: datetime.date | None) -> tuple[datetime.date, ...]:
+    """A figure's date for the "prices as of" range; a source that gives no date adds none."""
+    return () if as_of is None else (as_of,)
+
+
+__all__ = ["SERVICE_REGION", "FreeType", "Price", "PriceBook", "dated", "free_types"]

@@ -307,8 +307,128 @@ class DiffReport(Model):
         return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
 
 
+class CatalogSourceOut(Model):
+    """A source the catalog cites (sources.yaml): its title, URL and the date it gives (None: it gives none)."""
+
+    id: str
+    title: str
+    url: str
+    date: datetime.date | None = None
+
+
+class CatalogTypeOut(Model):
+    """One instance type as the planner sees it: hardware, network cards, what it is for."""
+
+    name: str
+    family: str
+    role: str | None = None
+    """serving, training or other (families.yaml)."""
+    vcpu: int
+    memory_gib: int
+    accelerator: str | None = None
+    accelerator_kind: str | None = None
+    accelerator_count: int
+    accelerator_memory_mib: int
+    """Per device."""
+    gpu_product: str | None = None
+    """nvidia.com/gpu.product as GPU feature discovery sets it."""
+    instance_store_gb: int
+    network_baseline_gbps: float
+    network_burst_gbps: float | None = None
+    network_cards: int
+    max_interfaces: int
+    efa_interfaces: int
+    efa_cards: list[int] = []
+    capacity_blocks: bool = False
+    regions_priced: int = 0
+    """Regions with an on-demand price."""
+    on_demand_min_usd: Decimal | None = None
+    """Cheapest on-demand hourly price over those regions; None when it has none."""
+    source: str
+    as_of: datetime.date | None = None
+
+
+class CatalogSpotOut(Model):
+    """Spot over one region's zones, as discounts off on-demand (every one > 0), and the snapshot's date."""
+
+    mean_discount: Decimal
+    low_discount: Decimal | None = None
+    """The dearest zone; None when some zone had no spot offer."""
+    high_discount: Decimal
+    """The cheapest zone."""
+    mean_usd: Decimal
+    """On-demand x (1 - mean discount)."""
+    source: str
+    as_of: datetime.date | None = None
+
+
+class CatalogPriceOut(Model):
+    """A type's price in one region: on-demand and the spot distribution; None is unknown, never zero."""
+
+    region: str
+    on_demand_usd: Decimal | None = None
+    on_demand_source: str | None = None
+    on_demand_as_of: datetime.date | None = None
+    spot: CatalogSpotOut | None = None
+    capacity_block_usd: Decimal | None = None
+    capacity_block_note: str | None = None
+    """Why the Capacity Block rate is unknown (when the family is sold as Capacity Blocks)."""
+
+
+class CatalogQuotaOut(Model):
+    """The EC2 quota (vCPUs per account and region) that counts a purchase option of the family, or why none is
+    known."""
+
+    purchase: str
+    scope: str = "account"
+    code: str | None = None
+    name: str | None = None
+    source: str
+    reason: str | None = None
+
+
+class CatalogDetailOut(Model):
+    type: CatalogTypeOut
+    prices: list[CatalogPriceOut] = []
+    quotas: list[CatalogQuotaOut] = []
+    spot_default_discount: Decimal
+    """What a region without a spot row is priced at (flagged spot-estimate)."""
+
+
+class CatalogRegionOut(Model):
+    region: str
+    types_priced: int
+    """Catalog types with an on-demand price in the region."""
+
+
+class CatalogReport(Model):
+    """`gpuinfra catalog`: what the planner and the pricer read, listed or for one type."""
+
+    version: Literal[1] = 1
+    command: Literal["catalog"] = "catalog"
+    filters: dict[str, str] = {}
+    types: list[CatalogTypeOut] = []
+    regions: list[CatalogRegionOut] = []
+    detail: CatalogDetailOut | None = None
+    sources: list[CatalogSourceOut] = []
+    """Every source the listed figures cite."""
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.problems else 0
+
+
 __all__ = [
     "REPORT_VERSION",
+    "CatalogDetailOut",
+    "CatalogPriceOut",
+    "CatalogQuotaOut",
+    "CatalogRegionOut",
+    "CatalogReport",
+    "CatalogSourceOut",
+    "CatalogSpotOut",
+    "CatalogTypeOut",
     "CostGroupOut",
     "CostLineOut",
     "CostOut",

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import datetime
-from decimal import Decimal
+from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
 
@@ -28,17 +28,31 @@ def test_every_entry_cites_a_known_source(catalog: Catalog) -> None:
 
 
 def test_every_as_of_is_the_date_its_source_gives(catalog: Catalog) -> None:
-    """An entry citing a dated source carries that date; one citing an undated source (AWS's quota page,
-    the GFD label rule) carries none rather than the day the file was built."""
-    checked = 0
-    for entry in entries(catalog):
+    """An entry carries exactly the date its source gives (a snapshot's header, a commit's date), and none when
+    the source gives none (AWS's quota and pricing pages, the GFD label rule): never the day the file was built.
+    free.yaml (read by the pricer) too."""
+    from infra.cost.prices import free_types
+
+    dated = undated = 0
+    for entry in [*entries(catalog), *free_types()]:
         source = catalog.sources[entry.source]
-        if source.date is not None:
-            assert entry.as_of == source.date, (entry.source, entry)
-            checked += 1
-        elif entry.as_of is None:
-            checked += 1
-    assert checked > 1500  # every type, price and spot row is among them
+        assert entry.as_of == source.date, (entry.source, source.date, entry)
+        if source.date is None:
+            undated += 1
+        else:
+            assert source.date_basis, entry.source  # how the date was read off the source
+            dated += 1
+    assert dated > 1500 and undated > 50  # every type, price and spot row is dated; quota and docs rows are not
+
+
+def test_consistency_check_refuses_an_as_of_that_is_not_the_sources_date(catalog: Catalog) -> None:
+    alb = catalog.service("elb/alb")
+    assert alb is not None and alb.as_of == datetime.date(2024, 7, 1)  # Infracost's golden, last changed then
+    built = alb.model_copy(update={"as_of": datetime.date(2026, 12, 2)})  # the day the row was written
+    bad = dataclasses.replace(
+        catalog, service_prices=(*[p for p in catalog.service_prices if p.key != "elb/alb"], built)
+    )
+    assert any("elb-price as_of 2026-12-02" in p for p in consistency_problems(bad))
 
 
 def test_the_snapshot_dates_are_the_ones_the_snapshots_state(catalog: Catalog) -> None:
@@ -238,6 +252,16 @@ def test_every_type_has_a_price_in_every_region_the_dataset_sells_it_in(catalog:
     }
 
 
+def test_types_newer_than_the_price_snapshot_are_priced_where_aws_lists_them(catalog: Catalog) -> None:
+    # g7 launched 2026-06-18, after ec2instances.info's 2026-01-21 snapshot; karpenter's AWS Price List table
+    # (generated 2026-07-20 for us-east-1) prices g7.2xlarge at 2.52 and g7.48xlarge at 28.51328
+    for name, usd in (("g7.2xlarge", "2.52"), ("g7.48xlarge", "28.51328")):
+        row = catalog.on_demand(name, "us-east-1")
+        assert row is not None and row.usd_per_hour == Decimal(usd) and row.source == "kp-price", name
+        assert catalog.offered_regions(name) == ("us-east-1",)
+        assert catalog.priced_regions(name) == ("us-east-1",)
+
+
 def test_prices_are_list_prices_the_audit_confirmed(catalog: Catalog) -> None:
     audit = {  # shared/reviews/catalog-audit-2026-12.md section 3 (independent copies)
         ("p5.48xlarge", "us-east-1"): "55.04",
@@ -331,3 +355,32 @@ def test_dgx_h100_node_power(catalog: Catalog) -> None:
 @pytest.mark.parametrize("name", ["p5e.48xlarge"])
 def test_capacity_block_only_types_have_no_on_demand_price(catalog: Catalog, name: str) -> None:
     assert catalog.priced_regions(name) == () and catalog.family("p5e").capacity_blocks  # type: ignore[union-attr]
+
+
+def test_service_prices_match_infracosts_golden_outputs_they_cite(catalog: Catalog) -> None:
+    """Infracost's golden test outputs (its price API, us-east-1), as cited in sources.yaml: monthly figures over
+    730 hours, rounded to the cent as the goldens print them."""
+    monthly = {  # key: (golden monthly USD, quantity per month)
+        "elb/alb": ("16.43", 730),  # lb_test: Application load balancer 730 hours $16.43
+        "elb/nlb": ("16.43", 730),
+        "elb/alb_lcu": ("5.84", 730),  # "$5.84 per LCU" a month
+        "elb/nlb_lcu": ("4.38", 730),
+        "nat/gateway": ("32.85", 730),  # nat_gateway_test
+        "nat/data_processed": ("0.045", 1),  # "$0.045 per GB"
+        "ebs/gp3": ("3.20", 40),  # ebs_volume_test: gp3 40 GB $3.20
+        "ebs/gp2": ("1.00", 10),
+        "cloudwatch/alarm_standard": ("0.10", 1),  # cloudwatch_metric_alarm_test
+        "cloudwatch/alarm_high_resolution": ("0.30", 1),
+        "route53/health_check_aws": ("0.50", 1),  # route53_health_check_test: simple
+        "s3/standard": ("230.00", 10_000),  # s3_bucket_test: Standard storage 10,000 GB $230.00
+    }
+    for key, (usd, qty) in monthly.items():
+        price = catalog.service(key)
+        assert price is not None and price.source in catalog.sources, key
+        assert (price.usd * qty).quantize(Decimal(usd), ROUND_HALF_UP) == Decimal(usd), key  # as Infracost prints
+        assert "infracost" in catalog.sources[price.source].url, key
+
+
+def test_no_source_is_an_internal_note(catalog: Catalog) -> None:
+    for key, source in catalog.sources.items():
+        assert "shared/reference" not in source.title + source.url, key

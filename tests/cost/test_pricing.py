@@ -237,8 +237,11 @@ def test_every_total_has_its_catalog_dates(catalog: Catalog) -> None:
     assert dates is not None
     oldest, newest = dates
     assert oldest <= newest
-    # the oldest figure the example uses is the spot snapshot (tsaol/aws-gpu gpu_instances_raw.json, 2025-11-30)
-    assert oldest == datetime.date(2025, 11, 30) == catalog.spot("p5.48xlarge", "us-east-1").as_of
+    # the oldest figure the example uses is the NAT gateway's (Infracost's golden output, last changed 2024-07-01),
+    # the newest the Slurm controller's m7i price (AWS's us-east-1 Price List via karpenter, generated 2026-07-20);
+    # undated figures (AWS pricing pages) add none
+    assert oldest == datetime.date(2024, 7, 1) == catalog.service("nat/gateway").as_of  # type: ignore[union-attr]
+    assert newest == datetime.date(2026, 7, 20) == catalog.sources["kp-price"].date
 
 
 def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> None:

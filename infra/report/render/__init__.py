@@ -1,5 +1,5 @@
 """Renderers, one module per format (table.py, markdown.py, json.py), each a `render(report) -> str` that
-dispatches on the report's type (a preview or validate `Report`, a `CostReport`, a `DiffReport`).
+dispatches on the report's type (a preview or validate `Report`, a `CostReport`, a `DiffReport`, a `CatalogReport`).
 
 A new format is one module here with its own `render`: `FORMATS` finds it and the CLI's `--format` offers it.
 """
@@ -10,9 +10,9 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 
-from infra.report.model import CostReport, DiffReport, Report
+from infra.report.model import CatalogReport, CostReport, DiffReport, Report
 
-AnyReport = Report | CostReport | DiffReport
+AnyReport = Report | CostReport | DiffReport | CatalogReport
 _HELPERS = {"parts"}
 """Modules that are not a format."""
 

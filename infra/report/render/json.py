@@ -8,7 +8,7 @@ from typing import Any
 
 import orjson
 
-from infra.report.model import CostReport, DiffReport, Report, ResourceOut
+from infra.report.model import CatalogReport, CostReport, DiffReport, Report, ResourceOut
 
 RESOURCE_FIELDS = tuple(ResourceOut.model_fields)
 
@@ -39,6 +39,11 @@ def render_cost_json(report: CostReport) -> str:
 
 
 @render.register
+def render_catalog_json(report: CatalogReport) -> str:
+    return dumps(report.model_dump(mode="json"))
+
+
+@render.register
 def render_diff_json(report: DiffReport) -> str:
     return dumps(report.model_dump(mode="json"))
 
@@ -47,4 +52,4 @@ def _plain(resource: ResourceOut) -> dict[str, Any]:
     return {name: getattr(resource, name) for name in RESOURCE_FIELDS}
 
 
-__all__ = ["dumps", "render", "render_cost_json", "render_diff_json", "render_json"]
+__all__ = ["dumps", "render", "render_catalog_json", "render_cost_json", "render_diff_json", "render_json"]

@@ -6,9 +6,9 @@ from __future__ import annotations
 from functools import singledispatch
 
 from infra.report.format import money, signed_money
-from infra.report.model import CostReport, DiffReport, Report
+from infra.report.model import CatalogReport, CostReport, DiffReport, Report
 from infra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent
-from infra.report.sections import as_of_text, cost_blocks, total_text
+from infra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
 from infra.report.templates import render as template
 
 
@@ -27,6 +27,11 @@ def render_cost_markdown(report: CostReport) -> str:
     return template(
         "cost.md.j2", report=report, blocks=cost_blocks(report), money=money, total=total_text, as_of=as_of_text
     )
+
+
+@render.register
+def render_catalog_markdown(report: CatalogReport) -> str:
+    return template("catalog.md.j2", report=report, blocks=catalog_blocks(report))
 
 
 COMMENT_LIMIT = 65_536
@@ -89,6 +94,7 @@ __all__ = [
     "COMMENT_BUDGET",
     "COMMENT_LIMIT",
     "render",
+    "render_catalog_markdown",
     "render_cost_markdown",
     "render_diff_markdown",
     "render_markdown",

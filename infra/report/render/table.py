@@ -12,6 +12,7 @@ from rich.table import Table
 
 from infra.report.format import money, signed_money
 from infra.report.model import (
+    CatalogReport,
     CostReport,
     DiffReport,
     FindingOut,
@@ -23,7 +24,7 @@ from infra.report.model import (
     StackReport,
 )
 from infra.report.render.parts import MARK, effect_text, headline, pair
-from infra.report.sections import as_of_text, cost_blocks, total_text
+from infra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
 
 LEVEL_MARK = {"error": "ERROR", "warning": "warn", "info": "info"}
 POLICY_MARK = {"mandatory": "MANDATORY", "advisory": "advisory"}
@@ -61,6 +62,11 @@ def render_cost_table(report: CostReport) -> str:
             f"{len(report.stacks)} stacks; {as_of_text(t.prices_as_of, t.prices_as_of_newest)}"
         )
     return text + "".join(line + "\n" for line in lines)
+
+
+@render.register
+def render_catalog_table(report: CatalogReport) -> str:
+    return render_sections(catalog_blocks(report))
 
 
 @render.register
@@ -176,4 +182,12 @@ def _section(console: Console, section: Section) -> None:
         console.print(f"  {note}", markup=False)
 
 
-__all__ = ["policy_tally", "render", "render_cost_table", "render_diff_table", "render_sections", "render_table"]
+__all__ = [
+    "policy_tally",
+    "render",
+    "render_catalog_table",
+    "render_cost_table",
+    "render_diff_table",
+    "render_sections",
+    "render_table",
+]
