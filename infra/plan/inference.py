@@ -121,12 +121,17 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 **extra,
             )
         )
+    def largest(types: list[str]) -> str | None:
+        infos = [i for i in (catalog.instance(t) for t in types) if i]
+        return max(infos, key=lambda i: i.vcpu).name if infos else None
+
     usages = []
     for rp in regions:
         if rp.instance_type:
             usages += [
                 Usage(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
-                Usage(rp.region, rp.instance_type, "spot", rp.max_spot),
+                # The burst group may launch any of its overrides: count the largest, as the policy does.
+                Usage(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
             ]
     account = org.accounts.get(spec.account)
     quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []

@@ -274,7 +274,10 @@ def region_plan(
 
 
 MAX_SPOT_TYPES = 4
-"""Instance types in the burst group's overrides: enough for price-capacity-optimized to choose among."""
+"""Instance types in the burst group's overrides: enough for price-capacity-optimized to choose among.
+Sizes up to twice the chosen type's vCPUs only, so the spot quota the group may use stays bounded."""
+FP8_ACCELERATORS = frozenset({"L4", "L40S", "H100", "H200", "B200", "B300", "RTX-PRO-6000", "RTX-PRO-4500"})
+"""FP8 weights need compute capability 8.9 or later (Ada, Hopper, Blackwell): vLLM docs, Quantization, FP8 W8A8."""
 
 
 def spot_types(
@@ -290,8 +293,7 @@ def spot_types(
     server with the same accelerator count (one tensor-parallel size), hold the model in accelerator and
     host memory, and read memory at least as fast (so a replica never serves less than planned)."""
     floor = catalog.memory_bandwidth_gb_s(chosen.name)
-    # FP8 kernels need Ada or Hopper tensor cores: with fp8 weights stay on the chosen accelerator.
-    same_accelerator = precision == "fp8"
+    fp8 = precision == "fp8"
     families = catalog.serving_families() or SERVING_FAMILIES
     others = []
     for info in catalog.instance_types:
@@ -305,7 +307,8 @@ def spot_types(
             or not server_runs_on(server_kind, info)
             or not fits(info, memory, utilization)[0]
             or not host_ram_fits(info, memory.weights_bytes)
-            or (same_accelerator and info.accelerator != chosen.accelerator)
+            or (fp8 and info.accelerator not in FP8_ACCELERATORS)
+            or info.vcpu > 2 * chosen.vcpu
             or floor is None
             or bandwidth is None
             or bandwidth < floor
@@ -319,6 +322,7 @@ __all__ = [
     "HOST_RAM_SHARE",
     "PEAK_TO_TROUGH",
     "SERVER_KINDS",
+    "FP8_ACCELERATORS",
     "MAX_SPOT_TYPES",
     "SERVING_FAMILIES",
     "Candidate",
