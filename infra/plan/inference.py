@@ -6,9 +6,9 @@ import math
 from typing import Any, Literal
 
 from infra.catalog import Catalog
+from infra.plan.coldstart import cold_start
 from infra.plan.memory import Plain, ServingMemory, serving_memory, usable_accelerator_bytes
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
-from infra.plan.coldstart import cold_start
 from infra.plan.roofline import ReplicaBound, replica_bound
 from infra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
 from infra.spec import InferenceSpec, Organization
@@ -121,6 +121,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 **extra,
             )
         )
+
     def largest(types: list[str]) -> str | None:
         infos = [i for i in (catalog.instance(t) for t in types) if i]
         return max(infos, key=lambda i: i.vcpu).name if infos else None

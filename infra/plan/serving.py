@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import math
-from typing import Any
 from decimal import Decimal
+from typing import Any
 
 from infra.catalog import Catalog, InstanceType
 from infra.plan.capacity import on_demand_percentage, split_capacity
 from infra.plan.coldstart import ColdStart
-from infra.plan.roofline import ReplicaBound
 from infra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
+from infra.plan.roofline import ReplicaBound
 
 # Families meant for serving; auto never picks training-class P or Trn instances.
 SERVING_FAMILIES = ("g4dn", "g5", "g6", "g6e", "inf2")
@@ -319,11 +319,11 @@ def spot_types(
 
 
 __all__ = [
+    "FP8_ACCELERATORS",
     "HOST_RAM_SHARE",
+    "MAX_SPOT_TYPES",
     "PEAK_TO_TROUGH",
     "SERVER_KINDS",
-    "FP8_ACCELERATORS",
-    "MAX_SPOT_TYPES",
     "SERVING_FAMILIES",
     "Candidate",
     "InstanceChoice",
@@ -332,10 +332,10 @@ __all__ = [
     "fits",
     "host_ram_fits",
     "no_choice_reason",
+    "region_plan",
     "server_runs_on",
     "spot_types",
     "tensor_parallel_problem",
-    "region_plan",
     "training_class",
     "warm_pool_size",
 ]

@@ -8,13 +8,13 @@ from infra.catalog import Catalog, InstanceType
 from infra.plan import InferencePlan
 from infra.plan.serving import (
     HOST_RAM_SHARE,
+    RegionPlan,
     fits,
     host_ram_fits,
     server_runs_on,
     tensor_parallel_problem,
     training_class,
 )
-from infra.plan.serving import RegionPlan
 from infra.spec import FleetRegion, InferenceSpec, Organization
 from infra.validators.base import Failure, Level, rule
 
@@ -45,7 +45,11 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
         )
         holds = plan.choice.reason == "no instance holds the model"
         yield Failure(
-            (f"no instance holds {need}" if holds else f"instance auto found no usable type for {need}: {plan.choice.reason}")
+            (
+                f"no instance holds {need}"
+                if holds
+                else f"instance auto found no usable type for {need}: {plan.choice.reason}"
+            )
             + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
             "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
@@ -215,7 +219,12 @@ def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]
             ("load_balancer", "type"),
             "use load_balancer.type: alb for an internet-facing fleet",
         )
-    if spec.platform == "kubernetes" and access.auth == "api_key" and spec.kubernetes and not spec.kubernetes.api_key_secret:
+    if (
+        spec.platform == "kubernetes"
+        and access.auth == "api_key"
+        and spec.kubernetes
+        and not spec.kubernetes.api_key_secret
+    ):
         yield Failure(
             "auth api_key on kubernetes needs the Secret holding the key",
             ("kubernetes", "api_key_secret"),
@@ -341,21 +350,21 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 __all__ = [
     "accelerator_needs_load_balancers",
+    "alb_without_certificate",
+    "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",
     "internet_facing_without_protection",
     "invalid_tensor_parallel",
-    "latency_target_unreachable",
-    "neuron_server_without_flags",
-    "server_cannot_drive_accelerator",
-    "throughput_above_bound",
-    "alb_without_certificate",
-    "demand_exceeds_max",
     "kubeconfig_per_region",
+    "latency_target_unreachable",
     "min_exceeds_max",
     "model_does_not_fit_instance",
+    "neuron_server_without_flags",
     "no_instance_fits",
     "region_without_weights_replica",
     "scale_in_faster_than_scale_out",
+    "server_cannot_drive_accelerator",
+    "throughput_above_bound",
     "training_class_instance",
 ]

@@ -60,5 +60,5 @@ def test_the_example_is_realistic_by_its_own_bound() -> None:
     assert isinstance(plan, InferencePlan)
     for region in plan.regions:
         assert region.bound is not None
-        assert 1.5 <= region.bound.requests_per_s
+        assert region.bound.requests_per_s >= 1.5
         assert region.cold_start_seconds > 150  # minutes-scale, not the old 106 s

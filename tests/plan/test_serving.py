@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from helpers import checked
 
-from infra.plan import InferencePlan
 from infra.catalog import load_catalog
+from infra.plan import InferencePlan
 from infra.plan.serving import choose_instance, warm_pool_size
 
 

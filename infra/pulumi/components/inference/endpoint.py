@@ -212,4 +212,12 @@ class RegionalEndpoint(pulumi.ComponentResource):
         self.register_outputs({"dns_name": self.load_balancer.dns_name, "target_group_arn": self.target_group.arn})
 
 
-__all__ = ["BODY_SIZE_RULE", "COMMON_RULE_SET", "TLS_POLICY", "TYPE", "EndpointArgs", "RegionalEndpoint", "web_acl_rules"]
+__all__ = [
+    "BODY_SIZE_RULE",
+    "COMMON_RULE_SET",
+    "TLS_POLICY",
+    "TYPE",
+    "EndpointArgs",
+    "RegionalEndpoint",
+    "web_acl_rules",
+]

@@ -23,11 +23,11 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
 from infra.pulumi.components import iam
 from infra.pulumi.components.base import child, group_tags
 from infra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
 from infra.pulumi.components.inference.scaling import GROUP_METRICS, LoopArgs, region_loop
-from infra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
 from infra.pulumi.components.profiles import instance_identity
 
 TYPE = "gpuinfra:inference:Replicas"
@@ -131,7 +131,9 @@ def replica_policy(args: ReplicasArgs) -> str:
                 "Effect": "Allow",
                 "Action": ["secretsmanager:GetSecretValue"],
                 # Secrets Manager appends six random characters to a secret's name in its ARN.
-                "Resource": [f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"],
+                "Resource": [
+                    f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"
+                ],
             }
         )
     return iam.document(

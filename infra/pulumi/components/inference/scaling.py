@@ -82,7 +82,9 @@ def alarm_queries(args: LoopArgs, gate: str | None = None, extra: list[dict[str,
     queries, per_replica = load_per_replica(args)
     queries = queries + (extra or [])
     expression = per_replica if gate is None else f"IF({gate}, {per_replica}, 0)"
-    queries.append({"id": "signal", "expression": expression, "label": "requests in flight per replica", "return_data": True})
+    queries.append(
+        {"id": "signal", "expression": expression, "label": "requests in flight per replica", "return_data": True}
+    )
     return [
         aws.cloudwatch.MetricAlarmMetricQueryArgs(
             id=q["id"],
@@ -123,7 +125,9 @@ def _step_in(name: str, group: aws.autoscaling.Group, o: pulumi.ResourceOptions)
         autoscaling_group_name=group.name,
         policy_type="StepScaling",
         adjustment_type="ChangeInCapacity",
-        step_adjustments=[aws.autoscaling.PolicyStepAdjustmentArgs(metric_interval_upper_bound="0", scaling_adjustment=-1)],
+        step_adjustments=[
+            aws.autoscaling.PolicyStepAdjustmentArgs(metric_interval_upper_bound="0", scaling_adjustment=-1)
+        ],
         opts=o,
     )
 
@@ -171,7 +175,10 @@ def region_loop(
         _step_out(f"{n}-base-scale-out", base, args, o),
         o,
     )
-    base_full = [_group("basedesired", args.base_group, "GroupDesiredCapacity"), _group("basemax", args.base_group, "GroupMaxSize")]
+    base_full = [
+        _group("basedesired", args.base_group, "GroupDesiredCapacity"),
+        _group("basemax", args.base_group, "GroupMaxSize"),
+    ]
     if burst is not None and args.burst_group:
         _alarm(
             f"{n}-burst-out",

@@ -41,7 +41,9 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     else:
         routing_provider = providers[plan.regions[0].region]
     registry_account_id = org.accounts[registry.account].id
-    InferenceFleet(spec.name, FleetArgs(spec, plan, registry, registry_account_id, account.id, tags), providers, routing_provider)
+    InferenceFleet(
+        spec.name, FleetArgs(spec, plan, registry, registry_account_id, account.id, tags), providers, routing_provider
+    )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, providers)
     _exports(spec, plan)
