@@ -219,6 +219,13 @@ def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]
             ("load_balancer", "type"),
             "use load_balancer.type: alb for an internet-facing fleet",
         )
+    elif spec.platform == "kubernetes":
+        yield Failure(
+            "AWS WAF attaches to Application Load Balancers; the Kubernetes fleet's Service is a Network Load "
+            "Balancer, so an internet-facing one would have no web ACL",
+            ("access", "scheme"),
+            "set access.scheme: internal (reach it over the VPC), or front it with your own ALB Ingress and WAF",
+        )
     if (
         spec.platform == "kubernetes"
         and access.auth == "api_key"
