@@ -10,8 +10,7 @@ from typing import Any
 
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
-from infra.graph import tokens
-from infra.graph import views
+from infra.graph import tokens, views
 from infra.graph.views import allows_everything
 from infra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from infra.policy.rules.values import StackView, as_int, get, listed, num, statements, truthy, view

@@ -51,6 +51,12 @@ def _visibility(metric: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
     )
 
 
+def _rule_visibility(metric: str) -> aws.wafv2.WebAclRuleVisibilityConfigArgs:
+    return aws.wafv2.WebAclRuleVisibilityConfigArgs(
+        cloudwatch_metrics_enabled=True, metric_name=metric, sampled_requests_enabled=True
+    )
+
+
 def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
     """Rate limit per client IP first (priority 0), then the managed rule groups in the spec's order."""
     rules = [
@@ -63,7 +69,7 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
                     limit=waf.rate_limit_per_ip, aggregate_key_type="IP", evaluation_window_sec=300
                 )
             ),
-            visibility_config=_visibility("rate-per-ip"),
+            visibility_config=_rule_visibility("rate-per-ip"),
         )
     ]
     for i, group in enumerate(waf.managed_rule_groups, start=1):
@@ -91,7 +97,7 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
                         name=group, vendor_name="AWS", rule_action_overrides=overrides
                     )
                 ),
-                visibility_config=_visibility(group),
+                visibility_config=_rule_visibility(group),
             )
         )
     return rules
