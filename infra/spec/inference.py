@@ -85,10 +85,12 @@ class Instance(SpecModel):
 
 
 class Autoscaling(SpecModel):
-    """Scaling on queue depth, the signal that tracks latency for batched generation."""
+    """Scaling on the region's requests in flight (waiting + running), the signal that tracks latency for
+    batched generation."""
 
     target_queue_depth_per_replica: Annotated[float, Field(gt=0)]
-    """Requests waiting per replica that target tracking holds (metric published by the server)."""
+    """Requests in flight (vLLM waiting + running) per in-service replica the region's control loop holds;
+    keep it below max_concurrent_sequences, so replicas are added before requests queue."""
     scale_out_cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
     scale_in_cooldown_seconds: Annotated[int, Field(ge=0, le=86_400)] = 600
     """Slower than scale-out, so a dip does not drop replicas that take minutes to come back."""

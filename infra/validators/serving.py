@@ -252,6 +252,20 @@ def hpa_without_adapter(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 @rule(Level.WARNING)
+def scaling_target_above_batch(spec: InferenceSpec) -> Iterator[Failure]:
+    """A target above max_concurrent_sequences scales only once requests already queue on every replica."""
+    target = spec.autoscaling.target_queue_depth_per_replica
+    seqs = spec.model.max_concurrent_sequences
+    if target > seqs:
+        yield Failure(
+            f"target_queue_depth_per_replica {target:g} is above max_concurrent_sequences {seqs}: replicas are "
+            "added only after requests queue",
+            ("autoscaling", "target_queue_depth_per_replica"),
+            f"hold fewer requests in flight than {seqs} per replica (e.g. {max(1, round(seqs * 0.75))})",
+        )
+
+
+@rule(Level.WARNING)
 def demand_exceeds_max(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
     """Peak demand needs more replicas than max_replicas allows: latency will suffer at peak."""
     for i, rp in enumerate(plan.regions):
@@ -371,6 +385,7 @@ __all__ = [
     "no_instance_fits",
     "region_without_weights_replica",
     "scale_in_faster_than_scale_out",
+    "scaling_target_above_batch",
     "server_cannot_drive_accelerator",
     "throughput_above_bound",
     "training_class_instance",

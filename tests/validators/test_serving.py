@@ -58,6 +58,13 @@ CASES = [
     Case("scale-in-faster-than-scale-out", "chat-serve", {"autoscaling.scale_in_cooldown_seconds": 30}),
     Case("scale-in-faster-than-scale-out", "chat-serve", fires=False),
     Case(
+        "scaling-target-above-batch",
+        "chat-serve",
+        {"autoscaling.target_queue_depth_per_replica": 30},
+        message="target_queue_depth_per_replica 30 is above max_concurrent_sequences 24",
+    ),
+    Case("scaling-target-above-batch", "chat-serve", fires=False),
+    Case(
         "training-class-instance",
         "chat-serve",
         {"regions[0].instance_type": "p5.48xlarge"},
