@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 
@@ -13,8 +13,10 @@ from infra.catalog.models import (
     CoolingLimit,
     Entry,
     Family,
+    Figure,
     FsxCapacity,
     InstanceType,
+    MemoryBandwidth,
     NodePower,
     OnDemandPrice,
     Purchase,
@@ -58,6 +60,10 @@ class Catalog:
     unknown_prices: tuple[UnknownPrice, ...]
     fsx_capacity: FsxCapacity
     region_list: RegionList
+    memory_bandwidths: tuple[MemoryBandwidth, ...] = ()
+    """serving.yaml: device-memory bandwidth per accelerator (the serving roofline)."""
+    serving_figures: dict[str, Figure] = field(default_factory=dict)
+    """serving.yaml cold_start: image size, boot and engine-init figures."""
 
     # ---- indexes (built once, on first use)
     @cached_property
@@ -144,6 +150,26 @@ class Catalog:
     def accelerator_names(self) -> tuple[str, ...]:
         """Every accelerator name a catalog type carries (replaces spec/inference.py GpuName)."""
         return tuple(sorted({i.accelerator for i in self.instance_types if i.accelerator and i.accelerator_count}))
+
+    def memory_bandwidth_gb_s(self, instance_type: str) -> float | None:
+        """Device-memory bandwidth of one accelerator of this type, GB/s; None when the catalog has no
+        datasheet figure for it (unknown, never assumed)."""
+        info = self.instance(instance_type)
+        if info is None or not info.accelerator:
+            return None
+        found = next(
+            (
+                b
+                for b in self.memory_bandwidths
+                if b.name == info.accelerator and b.memory_mib == info.accelerator_memory_mib
+            ),
+            None,
+        )
+        return found.gb_s if found else None
+
+    def serving_figure(self, key: str) -> Figure:
+        """A cold-start figure of serving.yaml (a missing key is a bug in gpuinfra: KeyError)."""
+        return self.serving_figures[key]
 
     def gpu_product(self, instance_type: str) -> str | None:
         """The nvidia.com/gpu.product label GPU feature discovery sets on a node of this type (replaces

@@ -19,8 +19,10 @@ from infra.catalog.models import (
     CoolingLimit,
     Entry,
     Family,
+    Figure,
     FsxCapacity,
     InstanceType,
+    MemoryBandwidth,
     NodePower,
     OnDemandPrice,
     QuotaCode,
@@ -66,6 +68,7 @@ def load_catalog() -> Catalog:
         services = _read("services.yaml")
         quotas = _read("quotas.yaml")
         prices = _read("prices.json")
+        serving = _read("serving.yaml")
         catalog = Catalog(
             sources=sources,
             instance_types=_entries(InstanceType, _read("instances.json")["instance_types"]),
@@ -84,6 +87,8 @@ def load_catalog() -> Catalog:
             unknown_prices=_entries(UnknownPrice, services["unknown"]),
             fsx_capacity=FsxCapacity.model_validate(services["fsx_capacity"]),
             region_list=RegionList.model_validate(_read("regions.yaml")["regions"]),
+            memory_bandwidths=_entries(MemoryBandwidth, serving["memory_bandwidth"]),
+            serving_figures={k: Figure.model_validate(v) for k, v in serving["cold_start"].items()},
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -111,6 +116,8 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.unknown_prices,
         catalog.fsx_capacity,
         catalog.region_list,
+        *catalog.memory_bandwidths,
+        *catalog.serving_figures.values(),
     ]
 
 

@@ -137,6 +137,20 @@ class Accelerator(UndatedEntry):
     """nvidia.com/gpu.product as GPU feature discovery sets it; None for Neuron devices."""
 
 
+class MemoryBandwidth(UndatedEntry):
+    """Peak device-memory bandwidth of one accelerator (datasheet): what bounds LLM decode (plan/roofline.py)."""
+
+    name: str
+    memory_mib: int
+    gb_s: float
+
+
+class Figure(UndatedEntry):
+    """One sourced number the planner reads (serving.yaml cold_start), with its unit in the key."""
+
+    value: float
+
+
 class UnknownPrice(UndatedEntry):
     """A price the catalog knows it does not know, and why (a current rate no citable source gives)."""
 
@@ -183,8 +197,10 @@ __all__ = [
     "CoolingLimit",
     "Entry",
     "Family",
+    "Figure",
     "FsxCapacity",
     "InstanceType",
+    "MemoryBandwidth",
     "NodePower",
     "OnDemandPrice",
     "Purchase",

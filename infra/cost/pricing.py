@@ -24,8 +24,10 @@ from infra.cost.services import (
     price_nat_gateway,
     price_record,
     price_replication,
+    price_secret,
     price_volume,
     price_vpc_endpoint,
+    price_web_acl,
 )
 from infra.cost.usage import Usage
 from infra.graph import STACK_TYPE, Graph, Resource, tokens
@@ -53,6 +55,8 @@ PRICERS: dict[str, Pricer] = {
     tokens.EBS_VOLUME: price_volume,
     tokens.VPC_ENDPOINT: price_vpc_endpoint,
     tokens.BUCKET_REPLICATION: price_replication,
+    tokens.WAF_WEB_ACL: price_web_acl,
+    tokens.SECRETS_MANAGER_SECRET: price_secret,
 }
 FREE_IN_CONFIGURATION = {
     tokens.ROUTE53_RECORD: "alias record: queries to AWS resources are free",

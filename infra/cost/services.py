@@ -169,6 +169,60 @@ def price_vpc_endpoint(resource: Resource, ctx: Ctx) -> list[Line] | None:
     return [not_in_catalog("Interface endpoint", "endpoints", "interface VPC endpoints", Decimal(1))]
 
 
+def price_web_acl(resource: Resource, ctx: Ctx) -> list[Line]:
+    """AWS WAF: a monthly fee per web ACL and per rule (a managed rule group counts as one rule), plus
+    requests inspected (usage)."""
+    region = ctx.where.region
+    lines: list[Line] = []
+    acl = ctx.book.service("waf/web_acl", region)
+    lines.append(
+        not_in_catalog("Web ACL", "web ACLs", "waf/web_acl", Decimal(1))
+        if acl is None
+        else per_month("Web ACL", Decimal(1), "web ACLs", acl)
+    )
+    rules = resource.inputs.get("rules")
+    count = Decimal(len(rules)) if isinstance(rules, list) else None
+    rule_price = ctx.book.service("waf/rule", region)
+    if count is None:
+        lines.append(unknown_input("Rules", "rules", "rules"))
+    elif rule_price is None:
+        lines.append(not_in_catalog("Rules", "rules", "waf/rule", count))
+    else:
+        lines.append(per_month("Rules (managed rule groups count as one)", count, "rules", rule_price))
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "monthly_requests_millions",
+            "Requests",
+            "1M requests",
+            ctx.book.service("waf/requests", region),
+            "WAF requests",
+        )
+    )
+    return lines
+
+
+def price_secret(resource: Resource, ctx: Ctx) -> list[Line]:
+    """Secrets Manager: a monthly fee per secret, plus API calls (usage, per 10,000)."""
+    region = ctx.where.region
+    found = ctx.book.service("secretsmanager/secret", region)
+    return [
+        not_in_catalog("Secret", "secrets", "secretsmanager/secret", Decimal(1))
+        if found is None
+        else per_month("Secret", Decimal(1), "secrets", found),
+        usage_line(
+            resource,
+            ctx,
+            "monthly_api_calls_10k",
+            "API calls",
+            "10k requests",
+            ctx.book.service("secretsmanager/requests", region),
+            "Secrets Manager API calls",
+        ),
+    ]
+
+
 def price_replication(resource: Resource, ctx: Ctx) -> list[Line]:
     return [
         unknown(
@@ -190,7 +244,9 @@ __all__ = [
     "price_nat_gateway",
     "price_record",
     "price_replication",
+    "price_secret",
     "price_volume",
     "price_vpc_endpoint",
+    "price_web_acl",
     "public_ipv4",
 ]

@@ -48,6 +48,10 @@ class ResourceUsage(BaseModel):
     """GB a NAT gateway processes a month."""
     capacity_units: Annotated[Decimal, Field(ge=0)] | None = None
     """Average load balancer capacity units (LCU / NLCU) per hour."""
+    monthly_requests_millions: Annotated[Decimal, Field(ge=0)] | None = None
+    """Millions of requests a WAF web ACL inspects a month."""
+    monthly_api_calls_10k: Annotated[Decimal, Field(ge=0)] | None = None
+    """Tens of thousands of Secrets Manager API calls a month."""
 
 
 class UsageFile(BaseModel):

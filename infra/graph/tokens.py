@@ -56,6 +56,7 @@ KMS_ALIAS = "aws:kms/alias:Alias"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LISTENER = "aws:lb/listener:Listener"
+LISTENER_RULE = "aws:lb/listenerRule:ListenerRule"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -149,6 +150,7 @@ __all__ = [
     "KMS_KEY",
     "LAUNCH_TEMPLATE",
     "LISTENER",
+    "LISTENER_RULE",
     "LOAD_BALANCER",
     "LUSTRE",
     "METRIC_ALARM",

@@ -123,6 +123,21 @@ def split(group: Mapping[str, Any], size: int, kind: str | None) -> tuple[int, i
     return split_capacity(size, base, percent)
 
 
+LB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
+"""Prefix of the AWS Load Balancer Controller's Service annotations."""
+
+
+def internet_facing_service(props: Mapping[str, Any]) -> bool:
+    """A Service of type LoadBalancer the AWS load balancer controller makes internet-facing (its default for
+    Services is internal unless the scheme annotation says otherwise; the legacy in-tree one is public)."""
+    spec = props.get("spec") or {}
+    if not isinstance(spec, Mapping) or spec.get("type") != "LoadBalancer":
+        return False
+    annotations = (props.get("metadata") or {}).get("annotations") or {}
+    scheme = annotations.get(LB_ANNOTATION + "scheme")
+    return scheme == "internet-facing" or (scheme is None and annotations.get(LB_ANNOTATION + "type") is None)
+
+
 def efa_interfaces(template: Mapping[str, Any]) -> int:
     """Network interfaces of a launch template that attach an EFA device."""
     return sum(1 for ni in mappings(template.get("networkInterfaces")) if ni.get("interfaceType") in EFA_TYPES)

@@ -36,6 +36,21 @@ class ServedModel(SpecModel):
     """Path of the weights under the registry's model prefix, e.g. llama-3.1-8b/v3/."""
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
+    attention_heads: Annotated[int, Field(ge=1, le=4096)] | None = None
+    """Query attention heads (config.json num_attention_heads): tensor parallelism must divide them."""
+
+
+class RequestShape(SpecModel):
+    """The requests the fleet serves: what the throughput bound and the latency check are computed for."""
+
+    input_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Mean prompt length."""
+    output_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Mean generated tokens per request."""
+    latency_target_seconds: Annotated[float, Field(gt=0)]
+    """End-to-end time a request may take at peak load (prompt and the whole answer)."""
+    max_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    """Longest answer a client may ask for; sizes the drain on scale-in (default: the context length)."""
 
 
 class FleetRegion(SpecModel):
@@ -70,10 +85,12 @@ class Instance(SpecModel):
 
 
 class Autoscaling(SpecModel):
-    """Scaling on queue depth, the signal that tracks latency for batched generation."""
+    """Scaling on the region's requests in flight (waiting + running), the signal that tracks latency for
+    batched generation."""
 
     target_queue_depth_per_replica: Annotated[float, Field(gt=0)]
-    """Requests waiting per replica that target tracking holds (metric published by the server)."""
+    """Requests in flight (vLLM waiting + running) per in-service replica the region's control loop holds;
+    keep it below max_concurrent_sequences, so replicas are added before requests queue."""
     scale_out_cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
     scale_in_cooldown_seconds: Annotated[int, Field(ge=0, le=86_400)] = 600
     """Slower than scale-out, so a dip does not drop replicas that take minutes to come back."""
@@ -120,16 +137,41 @@ class GlobalRouting(SpecModel):
 
 
 class ColdStart(SpecModel):
-    """Loading weights is what makes scaling out slow."""
+    """Boot, image pull, weights and engine start are what make scaling out slow."""
 
     weights_load_seconds: Annotated[float, Field(gt=0)] | None = None
-    """Boot to healthy; default: computed from weight size and download bandwidth."""
-    download_gb_s: Annotated[float, Field(gt=0)] = 1.0
-    """Registry-replica to NVMe bandwidth assumed when weights_load_seconds is not given."""
+    """Measured launch to healthy (p99 of your own scale-outs); replaces the modelled cold start."""
+    download_gb_s: Annotated[float, Field(gt=0)] | None = None
+    """Registry-replica download rate; default: the instance type's baseline network bandwidth."""
     warm_pool: Literal["auto", "off"] | Annotated[int, Field(ge=0)] = "auto"
     """Pre-initialized stopped instances; auto sizes it from the cold start and the demand ramp."""
     demand_ramp_minutes: Annotated[float, Field(gt=0)] = 60.0
     """Time demand takes to climb from trough to peak (about 10x)."""
+
+
+class Waf(SpecModel):
+    """The AWS WAF web ACL in front of each regional load balancer."""
+
+    rate_limit_per_ip: Annotated[int, Field(ge=10, le=2_000_000_000)] = 600
+    """Requests one client IP may send in 5 minutes before it is blocked (WAF rate-based rule)."""
+    managed_rule_groups: list[Annotated[str, StringConstraints(pattern=r"^AWSManagedRules[A-Za-z0-9]+$")]] = [
+        "AWSManagedRulesAmazonIpReputationList",
+        "AWSManagedRulesKnownBadInputsRuleSet",
+        "AWSManagedRulesCommonRuleSet",
+    ]
+    """AWS managed rule groups (vendor AWS). The common rule set's 8 KB body limit is set to count:
+    prompts are larger than that."""
+
+
+class Access(SpecModel):
+    """Who may reach the fleet: the internet behind authentication and a WAF, or only the VPC."""
+
+    scheme: Literal["internet-facing", "internal"] = Field("internet-facing", json_schema_extra=updates("replace"))
+    """internal: the load balancers get private addresses only (reach them over peering or PrivateLink)."""
+    auth: Literal["api_key", "none"] = "api_key"
+    """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
+    waf: Waf | None = Waf()
+    """None: no web ACL (refused for internet-facing fleets)."""
 
 
 class KubernetesPlatform(SpecModel):
@@ -142,9 +184,15 @@ class KubernetesPlatform(SpecModel):
     gpu_product_label: str | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
     queue_metric: str = "vllm:num_requests_waiting"
-    """External metric the autoscaler tracks, per replica."""
+    """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
     prometheus_url: str = "http://prometheus.monitoring:9090"
     """Where KEDA reads the queue metric (autoscaler keda)."""
+    prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "prometheus"
+    """The kube-prometheus-stack release whose Prometheus selects PodMonitors by label release=<this>."""
+    external_metrics_adapter: Literal["prometheus-adapter"] | None = None
+    """autoscaler hpa: the external-metrics API server the cluster runs (required: HPA has none built in)."""
+    api_key_secret: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")] | None = None
+    """Kubernetes Secret (key api-key) holding the server's API key (auth api_key)."""
     service_account_role_arn: (
         Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None
     ) = None
@@ -161,8 +209,10 @@ class InferenceSpec(SpecModel):
     model: ServedModel
     instance: Instance = Instance()
     regions: Annotated[list[FleetRegion], Field(min_length=1)]
+    requests: RequestShape
     throughput_rps_per_replica: Annotated[float, Field(gt=0)]
-    """Requests per second one replica sustains at the latency target."""
+    """Requests per second one replica sustains at the latency target: a measured benchmark
+    (vllm bench serve); the planner refuses a figure above its memory-bandwidth bound."""
     autoscaling: Autoscaling
     spot_burst_share: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Share of capacity above the on-demand base (min replicas) that may run on spot."""
@@ -172,6 +222,14 @@ class InferenceSpec(SpecModel):
     kubernetes: KubernetesPlatform | None = None
     server_image: str = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker)."""
+    server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
+    server_kind: Literal["cuda", "neuron"] = "cuda"
+    """cuda: vLLM's CUDA image, NVIDIA GPUs only. neuron: a Neuron build of vLLM (server_image must be
+    one) on Inferentia/Trainium, with its flags in server_args."""
+    server_args: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = []
+    """Extra server flags, appended to the ones gpuinfra sets."""
+    access: Access = Access()
     tags: Tags = {}
     suppress: list[RuleId] = []
 
@@ -187,6 +245,7 @@ class InferenceSpec(SpecModel):
 Autoscaling.model_rebuild()
 
 __all__ = [
+    "Access",
     "Autoscaling",
     "ColdStart",
     "FleetRegion",
@@ -197,7 +256,9 @@ __all__ = [
     "KubernetesPlatform",
     "KvCache",
     "LoadBalancer",
+    "RequestShape",
     "Schedule",
     "ServedModel",
     "ServingPrecision",
+    "Waf",
 ]

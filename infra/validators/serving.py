@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from infra.catalog import Catalog
+from infra.catalog import Catalog, InstanceType
 from infra.plan import InferencePlan
-from infra.plan.serving import fits, training_class
-from infra.spec import InferenceSpec, Organization
+from infra.plan.serving import (
+    HOST_RAM_SHARE,
+    RegionPlan,
+    fits,
+    host_ram_fits,
+    server_runs_on,
+    tensor_parallel_problem,
+    training_class,
+)
+from infra.spec import FleetRegion, InferenceSpec, Organization
 from infra.validators.base import Failure, Level, rule
 
 GB = 1e9
@@ -27,14 +35,26 @@ def min_exceeds_max(spec: InferenceSpec) -> Iterator[Failure]:
 
 @rule(Level.ERROR)
 def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
-    """instance auto found no catalog type that holds weights plus KV cache."""
+    """instance auto found no usable catalog type; the message gives the real reason (no type holds the
+    model, or the ones that do lack a price in a region, host RAM, a valid tensor-parallel size, or the
+    server cannot drive their accelerators)."""
     if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
+        need = (
+            f"{plan.memory.needed_bytes / GB:,.1f} GB (weights {plan.memory.weights_bytes / GB:,.1f} GB + "
+            f"KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+        )
+        holds = plan.choice.reason == "no instance holds the model"
         yield Failure(
-            f"no instance holds {plan.memory.needed_bytes / GB:,.1f} GB "
-            f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+            (
+                f"no instance holds {need}"
+                if holds
+                else f"instance auto found no usable type for {need}: {plan.choice.reason}"
+            )
             + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
-            "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter",
+            "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
+            if holds
+            else "name an instance type per region (regions[].instance_type), or change the filter or the model",
         )
 
 
@@ -55,6 +75,194 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
                 path,
                 "pick a type with more accelerator memory, or lower max_concurrent_sequences",
             )
+
+
+def _instances(
+    spec: InferenceSpec, plan: InferencePlan, catalog: Catalog
+) -> Iterator[tuple[int, FleetRegion, RegionPlan, InstanceType, tuple[str | int, ...]]]:
+    """(index, region spec, region plan, instance info, spec path of its type) for regions with a known type."""
+    for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
+        info = catalog.instance(rp.instance_type) if rp.instance_type else None
+        if info is not None:
+            path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
+            yield i, region, rp, info, path
+
+
+@rule(Level.ERROR)
+def server_cannot_drive_accelerator(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """vLLM's CUDA image runs on NVIDIA GPUs only; Inferentia/Trainium need a Neuron build (server_kind neuron)."""
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        if not server_runs_on(spec.server_kind, info):
+            hint = (
+                "set server_kind: neuron with a Neuron build of vLLM as server_image and its flags in server_args, "
+                "or pick an NVIDIA type"
+                if info.accelerator_kind in ("inferentia", "trainium")
+                else "pick an Inferentia/Trainium type for the neuron server, or set server_kind: cuda"
+            )
+            yield Failure(
+                f"{info.name} in {region.region} has {info.accelerator} ({info.accelerator_kind}); the "
+                f"{spec.server_kind} server cannot run on it",
+                path,
+                hint,
+            )
+
+
+@rule(Level.ERROR)
+def neuron_server_without_flags(spec: InferenceSpec) -> Iterator[Failure]:
+    """A Neuron server is a different build with its own flags: refuse the CUDA image or empty flags."""
+    if spec.server_kind != "neuron":
+        return
+    if spec.server_image.startswith("vllm/vllm-openai"):
+        yield Failure(
+            f"server_kind neuron with {spec.server_image}, vLLM's CUDA image",
+            ("server_image",),
+            "use a Neuron build of vLLM (AWS Neuron Deep Learning Container) as server_image",
+        )
+    if not spec.server_args:
+        yield Failure(
+            "server_kind neuron without server_args",
+            ("server_args",),
+            "give the Neuron flags the build needs (e.g. --device neuron and the compiled sequence length)",
+        )
+
+
+@rule(Level.ERROR)
+def invalid_tensor_parallel(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The server shards the model over every accelerator of the instance: heads must divide over them."""
+    m = spec.model
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        problem = tensor_parallel_problem(info.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
+        if problem:
+            yield Failure(
+                f"{info.name} in {region.region}: --tensor-parallel-size {info.accelerator_count}: {problem}",
+                path,
+                "pick a type whose accelerator count divides the model's heads (1, 2, 4 or 8 for most models)",
+            )
+
+
+@rule(Level.ERROR)
+def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The server reads the weights through host memory: they must fit with room for the rest."""
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        if not host_ram_fits(info, plan.memory.weights_bytes):
+            yield Failure(
+                f"{info.name} in {region.region} has {info.memory_gib} GiB of host RAM for "
+                f"{plan.memory.weights_bytes / GB:,.1f} GB of weights (at most {HOST_RAM_SHARE:.0%} of RAM): the "
+                "server would be killed for memory while loading",
+                path,
+                "pick a larger size of the family (more RAM) or quantize the weights",
+            )
+
+
+@rule(Level.ERROR)
+def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """A replica cannot serve more requests/s than memory bandwidth allows: bandwidth / (weights + batch x KV)
+    decode steps per second, times the batch, over the output tokens per request (plan/roofline.py)."""
+    claimed = spec.throughput_rps_per_replica
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is None:
+            continue
+        if claimed > b.requests_per_s:
+            yield Failure(
+                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do: "
+                f"{b.bandwidth_gb_s:,.0f} GB/s over {plan.memory.weights_bytes / GB:,.1f} GB of weights + "
+                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step is at "
+                f"most {b.steps_per_s:,.1f} steps/s, {b.tokens_per_s:,.0f} tokens/s at batch {b.batch}, "
+                f"{b.requests_per_s:,.2f} requests/s at {shape.output_tokens} output tokens",
+                ("throughput_rps_per_replica",),
+                f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
+                "max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+            return
+
+
+@rule(Level.ERROR)
+def latency_target_unreachable(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """At full batch the answer alone takes output_tokens / steps-per-second: above the target, no replica
+    count helps."""
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is not None and b.generation_seconds > shape.latency_target_seconds:
+            yield Failure(
+                f"{info.name} in {region.region}: {shape.output_tokens} output tokens at {b.steps_per_s:,.1f} "
+                f"steps/s (batch {b.batch}) take {b.generation_seconds:,.1f} s, above latency_target_seconds "
+                f"{shape.latency_target_seconds:g}",
+                ("requests", "latency_target_seconds"),
+                "lower max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+
+
+@rule(Level.ERROR)
+def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]:
+    """An OpenAI-compatible API on the internet needs authentication and a WAF (rate limits, managed rules)."""
+    access = spec.access
+    if access.scheme != "internet-facing":
+        return
+    if access.auth == "none":
+        yield Failure(
+            "an internet-facing fleet without authentication: anyone may use (and pay for) the model",
+            ("access", "auth"),
+            "set access.auth: api_key, or access.scheme: internal",
+        )
+    if access.waf is None:
+        yield Failure(
+            "an internet-facing fleet without a WAF web ACL (no rate limit, no managed rules)",
+            ("access", "waf"),
+            "remove access.waf: null (the default web ACL), or set access.scheme: internal",
+        )
+    elif spec.platform == "ec2" and spec.load_balancer.type == "nlb":
+        yield Failure(
+            "AWS WAF attaches to Application Load Balancers, not Network Load Balancers",
+            ("load_balancer", "type"),
+            "use load_balancer.type: alb for an internet-facing fleet",
+        )
+    elif spec.platform == "kubernetes":
+        yield Failure(
+            "AWS WAF attaches to Application Load Balancers; the Kubernetes fleet's Service is a Network Load "
+            "Balancer, so an internet-facing one would have no web ACL",
+            ("access", "scheme"),
+            "set access.scheme: internal (reach it over the VPC), or front it with your own ALB Ingress and WAF",
+        )
+    if (
+        spec.platform == "kubernetes"
+        and access.auth == "api_key"
+        and spec.kubernetes
+        and not spec.kubernetes.api_key_secret
+    ):
+        yield Failure(
+            "auth api_key on kubernetes needs the Secret holding the key",
+            ("kubernetes", "api_key_secret"),
+            "name a Secret (key api-key) in the fleet's namespace",
+        )
+
+
+@rule(Level.ERROR)
+def hpa_without_adapter(spec: InferenceSpec) -> Iterator[Failure]:
+    """An autoscaling/v2 HPA on an External metric needs an external-metrics API server in the cluster."""
+    kube = spec.kubernetes
+    if kube is not None and kube.autoscaler == "hpa" and kube.external_metrics_adapter is None:
+        yield Failure(
+            "autoscaler hpa tracks an External metric, but Kubernetes has no external-metrics API by itself",
+            ("kubernetes", "external_metrics_adapter"),
+            "set external_metrics_adapter: prometheus-adapter (installed in the cluster), or use autoscaler: keda",
+        )
+
+
+@rule(Level.WARNING)
+def scaling_target_above_batch(spec: InferenceSpec) -> Iterator[Failure]:
+    """A target above max_concurrent_sequences scales only once requests already queue on every replica."""
+    target = spec.autoscaling.target_queue_depth_per_replica
+    seqs = spec.model.max_concurrent_sequences
+    if target > seqs:
+        yield Failure(
+            f"target_queue_depth_per_replica {target:g} is above max_concurrent_sequences {seqs}: replicas are "
+            "added only after requests queue",
+            ("autoscaling", "target_queue_depth_per_replica"),
+            f"hold fewer requests in flight than {seqs} per replica (e.g. {max(1, round(seqs * 0.75))})",
+        )
 
 
 @rule(Level.WARNING)
@@ -165,11 +373,20 @@ __all__ = [
     "accelerator_needs_load_balancers",
     "alb_without_certificate",
     "demand_exceeds_max",
+    "host_ram_too_small",
+    "hpa_without_adapter",
+    "internet_facing_without_protection",
+    "invalid_tensor_parallel",
     "kubeconfig_per_region",
+    "latency_target_unreachable",
     "min_exceeds_max",
     "model_does_not_fit_instance",
+    "neuron_server_without_flags",
     "no_instance_fits",
     "region_without_weights_replica",
     "scale_in_faster_than_scale_out",
+    "scaling_target_above_batch",
+    "server_cannot_drive_accelerator",
+    "throughput_above_bound",
     "training_class_instance",
 ]

@@ -30,12 +30,25 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     )
     config = cloud_config(text)
     found = scripts(config)
-    assert len(found) == 2
+    assert len(found) == 5  # prefetch, serve, lifecycle, drain, queue-metric
     for script in found:
         assert_bash_ok(script, tmp_path)
-    serve = found[0]
-    assert 'SOURCE="s3://acme-model-registry-eu-central-1/models/llama/v3/"' in serve
-    assert serve.index("aws s3 sync") < serve.index("docker run")  # weights before the server
+    prefetch, serve, lifecycle, drain, metric = found
+    assert 'SOURCE="s3://acme-model-registry-eu-central-1/models/llama/v3/"' in prefetch
+    # The manifest is fetched first and every file checked before .verified exists; the server refuses
+    # to start without it (no marker after a partial sync).
+    body = prefetch[prefetch.index("set -euo pipefail") :]
+    assert body.index("manifest.json") < body.index("aws s3 sync") < body.index("hashlib.sha256")
+    assert body.index("hashlib.sha256") < body.index('mv "$CACHE/.manifest.new" "$CACHE/.verified"')
+    assert 'test -f "$MODEL_DIR/.verified"' in serve and serve.index(".verified") < serve.index("docker run")
+    # Warm-pool instances complete the hook after prefetch; in-service ones only after /health.
+    assert lifecycle.index("gpuinfra-prefetch") < lifecycle.index("Warmed:*) complete")
+    assert lifecycle.index("/health") < lifecycle.rindex("complete")
+    assert 'target-lifecycle-state)" = "Terminated"' in drain and "num_requests_(running|waiting)" in drain
+    # No 0 while booting: nothing is published unless /health answers.
+    assert metric.index('/health" || continue') < metric.index("put-metric-data")
+    units = " ".join(str(c) for c in config["runcmd"])
+    assert "enable" in units and "gpuinfra-lifecycle.service" in units
 
 
 def test_each_regions_template_reads_its_own_replica() -> None:
@@ -44,6 +57,6 @@ def test_each_regions_template_reads_its_own_replica() -> None:
         region = graph.provider_of(lt).inputs["region"]  # type: ignore[union-attr]
         text = base64.b64decode(lt.inputs["userData"]).decode()
         bucket = "acme-model-registry" if region == "us-east-1" else f"acme-model-registry-{region}"
-        assert f"s3://{bucket}/models/llama-3.1-8b-instruct/v3/" in text
+        assert f"s3://{bucket}/models/llama-3.1-8b-instruct-fp8/v3/" in text
         assert lt.inputs["metadataOptions"]["httpTokens"] == "required"
         assert lt.inputs["blockDeviceMappings"][0]["ebs"]["encrypted"] == "true"

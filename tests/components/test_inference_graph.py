@@ -93,19 +93,103 @@ def test_base_group_has_a_warm_pool_and_instance_refresh(graph: Graph) -> None:
         assert base.inputs["healthCheckGracePeriod"] > base.inputs["defaultInstanceWarmup"]
 
 
-def test_a_queue_depth_scaling_policy_per_group_and_slower_scale_in(graph: Graph) -> None:
+def test_one_region_loop_and_a_burst_group_at_zero_scales_on_the_region_signal(graph: Graph) -> None:
+    alarms = by_region(graph, "aws:cloudwatch/metricAlarm:MetricAlarm")
     policies = by_region(graph, "aws:autoscaling/policy:Policy")
+    groups = {g.inputs["name"]: g for g in graph.of_type(ASG)}
     for region in REGIONS:
-        tracking = [p for p in policies[region] if p.inputs["policyType"] == "TargetTrackingScaling"]
-        assert len(tracking) == 2
-        for p in tracking:
-            config = p.inputs["targetTrackingConfiguration"]
-            assert config["customizedMetricSpecification"]["metricName"] == "QueueDepth"
-            assert config["targetValue"] == SPEC["autoscaling"]["target_queue_depth_per_replica"]
-            assert config["disableScaleIn"] is True
-        scale_in = [p for p in policies[region] if p.inputs["policyType"] == "SimpleScaling"]
-        assert all(p.inputs["cooldown"] == SPEC["autoscaling"]["scale_in_cooldown_seconds"] for p in scale_in)
-    assert len(graph.of_type("aws:autoscaling/schedule:Schedule")) == len(REGIONS)
+        burst_name = f"chat-serve-{region}-burst"
+        assert groups[burst_name].inputs["minSize"] == 0
+        assert not [p for p in policies[region] if p.inputs["policyType"] == "TargetTrackingScaling"]
+        burst_out = next(a for a in alarms[region] if a.name.endswith("-burst-out"))
+        queries = burst_out.inputs["metricQueries"]
+        metrics = [q["metric"] for q in queries if q.get("metric")]
+        # The load comes from the fleet's region-level metric, never from the burst group's own instances.
+        load = next(m for m in metrics if m["namespace"] == "gpuinfra/Inference")
+        assert load["dimensions"] == {"Fleet": "chat-serve"} and load["stat"] == "Sum"
+        for m in metrics:
+            if m["namespace"] == "gpuinfra/Inference":
+                assert "AutoScalingGroupName" not in m["dimensions"]
+        in_service = {
+            m["dimensions"]["AutoScalingGroupName"] for m in metrics if m["metricName"] == "GroupInServiceInstances"
+        }
+        assert in_service == {f"chat-serve-{region}-base", burst_name}  # combined count of both groups
+        signal = next(q for q in queries if q.get("returnData"))
+        assert signal["expression"].startswith("IF(basedesired >= basemax, load / (FILL(base, 0) + FILL(burst, 0))")
+        assert burst_out.inputs["treatMissingData"] == "notBreaching"
+        assert burst_out.inputs["threshold"] == SPEC["autoscaling"]["target_queue_depth_per_replica"]
+        # Its action is a step policy on the burst group whose smallest step adds a replica from zero.
+        assert len(burst_out.inputs["alarmActions"]) == 1
+        step = next(p for p in policies[region] if p.name.endswith("-burst-scale-out"))
+        assert step.inputs["policyType"] == "StepScaling" and step.inputs["adjustmentType"] == "ChangeInCapacity"
+        assert min(a["scalingAdjustment"] for a in step.inputs["stepAdjustments"]) == 1
+        for group in (groups[burst_name], groups[f"chat-serve-{region}-base"]):
+            assert {"GroupInServiceInstances", "GroupDesiredCapacity", "GroupMaxSize"} <= set(
+                group.inputs["enabledMetrics"]
+            )
+
+
+def test_grace_covers_the_cold_start_and_hooks_hold_the_warm_pool(graph: Graph) -> None:
+    from helpers import checked
+
+    from infra.catalog import load_catalog
+    from infra.plan import InferencePlan
+
+    plan = checked("chat-serve").plan
+    assert isinstance(plan, InferencePlan)
+    cold = {r.region: r.cold_start_seconds for r in plan.regions}
+    for group in graph.of_type(ASG):
+        region = region_of(graph, group)
+        assert group.inputs["healthCheckGracePeriod"] >= cold[region]
+        hooks = {h["lifecycleTransition"]: h for h in group.inputs["initialLifecycleHooks"]}
+        launch = hooks["autoscaling:EC2_INSTANCE_LAUNCHING"]
+        assert launch["heartbeatTimeout"] >= cold[region] and launch["defaultResult"] == "ABANDON"
+        assert hooks["autoscaling:EC2_INSTANCE_TERMINATING"]["defaultResult"] == "CONTINUE"
+        if group.inputs.get("warmPool"):
+            assert group.inputs["name"].endswith("-base")
+        refresh = group.inputs.get("instanceRefresh")
+        if refresh:
+            assert refresh["preferences"]["maxHealthyPercentage"] == 200
+            assert refresh["preferences"]["minHealthyPercentage"] == 100
+    assert load_catalog().serving_figure("engine_init_seconds").value > 0
+
+
+def test_spot_burst_is_diversified(graph: Graph) -> None:
+    for group in graph.of_type(ASG):
+        policy = group.inputs.get("mixedInstancesPolicy")
+        if policy:
+            overrides = policy["launchTemplate"]["overrides"]
+            assert len(overrides) >= 2
+            assert policy["instancesDistribution"]["spotAllocationStrategy"] == "price-capacity-optimized"
+
+
+def test_every_internet_facing_region_has_waf_and_an_api_key(graph: Graph) -> None:
+    lbs = by_region(graph, "aws:lb/loadBalancer:LoadBalancer")
+    acls = by_region(graph, "aws:wafv2/webAcl:WebAcl")
+    associations = by_region(graph, "aws:wafv2/webAclAssociation:WebAclAssociation")
+    secrets = by_region(graph, "aws:secretsmanager/secret:Secret")
+    for region in REGIONS:
+        (lb,) = lbs[region]
+        assert lb.inputs["internal"] is False
+        (acl,) = acls[region]
+        rules = {r["name"]: r for r in acl.inputs["rules"]}
+        assert rules["rate-per-ip"]["statement"]["rateBasedStatement"]["aggregateKeyType"] == "IP"
+        assert "AWSManagedRulesCommonRuleSet" in rules and "AWSManagedRulesKnownBadInputsRuleSet" in rules
+        (association,) = associations[region]
+        assert lb.urn in graph.dependencies_of(association) or association.inputs["resourceArn"]
+        (secret,) = secrets[region]
+        assert secret.inputs["name"] == f"chat-serve/{region}/api-key"
+    for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
+        import base64
+
+        text = base64.b64decode(lt.inputs["userData"]).decode()
+        assert "secretsmanager get-secret-value" in text and "-e VLLM_API_KEY" in text
+
+
+def test_deregistration_waits_for_the_longest_generation(graph: Graph) -> None:
+    for tg in graph.of_type("aws:lb/targetGroup:TargetGroup"):
+        # 8,192 tokens at 30.7 steps/s (L4) or more (L40S): minutes, not the old 60 s.
+        assert tg.inputs["deregistrationDelay"] > 60
 
 
 def test_a_latency_record_and_health_check_per_region(graph: Graph) -> None:

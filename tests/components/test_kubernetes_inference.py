@@ -30,7 +30,20 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
         assert pod["nodeSelector"] == {"nvidia.com/gpu.product": "NVIDIA-L40S"}
         assert server["readinessProbe"]["httpGet"]["path"] == "/health"
         startup = server["startupProbe"]
-        assert startup["periodSeconds"] * startup["failureThreshold"] >= 106  # the planned cold start
+        assert startup["periodSeconds"] * startup["failureThreshold"] >= 202  # the planned cold start (g6e.xlarge)
+        # The autoscaler owns the replica count: a Deployment with spec.replicas resets it on every apply.
+        assert "replicas" not in deployment.inputs["spec"]
+        # g6e.xlarge: 4 vCPUs, 32 GiB -> 3 CPUs and 24 GiB requested, memory limited to the request.
+        assert server["resources"]["requests"] == {"nvidia.com/gpu": "1", "cpu": "3", "memory": "24Gi"}
+        assert server["resources"]["limits"]["memory"] == "24Gi"
+        for container in [server, *pod["initContainers"]]:
+            context = container["securityContext"]
+            assert context["runAsNonRoot"] is True and context["allowPrivilegeEscalation"] is False
+            assert (
+                context["capabilities"] == {"drop": ["ALL"]} and context["seccompProfile"]["type"] == "RuntimeDefault"
+            )
+        env = {e["name"]: e for e in server["env"]}
+        assert env["VLLM_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "chat-k8s-api-key", "key": "api-key"}
         assert server["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "30"]
         assert pod["terminationGracePeriodSeconds"] > 30
         (init,) = pod["initContainers"]
@@ -43,7 +56,12 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
 def test_service_pdb_and_keda_scaler(graph: Graph) -> None:
     for service in graph.of_type("kubernetes:core/v1:Service"):
         assert service.inputs["spec"]["type"] == "LoadBalancer"
-        assert service.inputs["metadata"]["annotations"]["service.beta.kubernetes.io/aws-load-balancer-ssl-cert"]
+        annotations = service.inputs["metadata"]["annotations"]
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-ssl-cert"]
+        # The health-check path counts only with an HTTP check (AWS Load Balancer Controller annotations).
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol"] == "HTTP"
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-healthcheck-path"] == "/health"
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-scheme"] == "internal"
     assert all(
         p.inputs["spec"]["maxUnavailable"] == 1 for p in graph.of_type("kubernetes:policy/v1:PodDisruptionBudget")
     )
@@ -51,17 +69,53 @@ def test_service_pdb_and_keda_scaler(graph: Graph) -> None:
     assert len(scalers) == 2
     for scaler in scalers:
         spec = scaler.inputs["spec"]
-        assert spec["triggers"][0]["metadata"]["threshold"] == "4" and spec["cooldownPeriod"] == 600
+        assert spec["triggers"][0]["metadata"]["threshold"] == "12" and spec["cooldownPeriod"] == 600
+
+
+def test_the_keda_query_reads_the_labels_the_pod_monitor_produces(graph: Graph) -> None:
+    monitors = graph.of_type("kubernetes:monitoring.coreos.com/v1:PodMonitor")
+    scalers = graph.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert len(monitors) == len(scalers) == 2
+    for monitor, scaler in zip(monitors, scalers, strict=True):
+        spec = monitor.inputs["spec"]
+        # kube-prometheus-stack's Prometheus selects PodMonitors by the label release=<release>.
+        assert monitor.inputs["metadata"]["labels"]["release"] == "prometheus"
+        assert spec["selector"]["matchLabels"] == {"app.kubernetes.io/name": "chat-k8s"}
+        assert spec["podMetricsEndpoints"][0] == {"port": "http", "path": "/metrics", "interval": "15s"}
+        # podTargetLabels copies the pod label onto every series, sanitized to app_kubernetes_io_name;
+        # the Prometheus Operator adds `namespace` to every scraped series.
+        assert spec["podTargetLabels"] == ["app.kubernetes.io/name"]
+        query = scaler.inputs["spec"]["triggers"][0]["metadata"]["query"]
+        selector = '{namespace="chat",app_kubernetes_io_name="chat-k8s"}'
+        assert query == f"sum(vllm:num_requests_waiting{selector}) + sum(vllm:num_requests_running{selector})"
+
+
+def test_network_policy_admits_only_the_server_port(graph: Graph) -> None:
+    for policy in graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy"):
+        spec = policy.inputs["spec"]
+        assert spec["policyTypes"] == ["Ingress", "Egress"]
+        assert spec["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8000}]}]
+    assert len(graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")) == 2
+
+
+def test_images_are_pinned_by_digest_when_the_spec_gives_one() -> None:
+    digest = "sha256:" + "ab" * 32
+    graph = graph_for("chat-serve-k8s", {"server_image_digest": digest})
+    for deployment in graph.of_type("kubernetes:apps/v1:Deployment"):
+        (server,) = deployment.inputs["spec"]["template"]["spec"]["containers"]
+        assert server["image"] == f"vllm/vllm-openai@{digest}"
 
 
 def test_hpa_variant_scales_on_an_external_queue_metric() -> None:
-    graph = graph_for("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"})
+    graph = graph_for(
+        "chat-serve-k8s", {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"}
+    )
     assert not graph.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
     for hpa in graph.of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler"):
         spec = hpa.inputs["spec"]
         (metric,) = spec["metrics"]
-        assert metric["external"]["metric"]["name"] == "vllm:num_requests_waiting"
-        assert metric["external"]["target"] == {"type": "AverageValue", "averageValue": "4"}
+        assert metric["external"]["metric"]["name"] == "vllm_requests_in_flight"
+        assert metric["external"]["target"] == {"type": "AverageValue", "averageValue": "12"}
         assert spec["behavior"]["scaleDown"]["stabilizationWindowSeconds"] == 600
         assert spec["behavior"]["scaleUp"]["stabilizationWindowSeconds"] == 0
 

@@ -311,3 +311,17 @@ def test_eks_training_prices_the_control_plane_and_node_groups(catalog: Catalog)
 def test_on_premises_kubernetes_has_no_cloud_charges(catalog: Catalog) -> None:
     b = price_graph(example_graph("llm-train-onprem"), catalog)
     assert b.monthly == 0 and not b.unpriced() and all(r.free for r in b.resources)
+
+
+def test_the_fleets_web_acls_and_api_keys_are_priced(catalog: Catalog) -> None:
+    b = price_graph(example_graph("chat-serve"), catalog)
+    waf = lines_of(b, "aws:wafv2/webAcl:WebAcl::chat-serve-us-east-1-endpoint-waf")
+    # Infracost's golden output: $5.00 per web ACL and $1.00 per rule (rate rule + 3 managed groups).
+    assert waf["Web ACL"].monthly == Decimal("5.00")
+    assert waf["Rules (managed rule groups count as one)"].monthly == 4 * Decimal("1.00")
+    assert USAGE_BASED in waf["Requests"].flags and waf["Requests"].monthly is None
+    secret = lines_of(b, "aws:secretsmanager/secret:Secret::chat-serve-us-east-1-api-key")
+    assert secret["Secret"].monthly == Decimal("0.40")
+    assert secret["API calls"].monthly is None  # usage: unknown, never zero
+    association = b.get("aws:wafv2/webAclAssociation:WebAclAssociation::chat-serve-us-east-1-endpoint-waf-association")
+    assert association.free

@@ -37,5 +37,6 @@ def test_inference_quota_needs_per_region() -> None:
     plan = checked("chat-serve").plan
     assert isinstance(plan, InferencePlan)
     use1 = {q.code: q.vcpus for q in plan.quotas if q.region == "us-east-1"}
-    # max 12, base 2, half the burst may be spot: 7 on-demand, 5 spot g6.xlarge (4 vCPUs).
-    assert use1 == {"L-DB2E81BA": 28, "L-3819A6DF": 20}
+    # max 18, base 2, half the burst of 16 may be spot: 10 on-demand g6.xlarge (4 vCPUs); 8 spot, counted at
+    # the largest of the burst group's overrides (g6.2xlarge / g6e.2xlarge, 8 vCPUs), as the quota policy does.
+    assert use1 == {"L-DB2E81BA": 40, "L-3819A6DF": 64}

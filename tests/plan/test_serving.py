@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from helpers import checked
 
+from infra.catalog import load_catalog
 from infra.plan import InferencePlan
-from infra.plan.serving import warm_pool_size
+from infra.plan.serving import choose_instance, warm_pool_size
 
 
 def plan_of(**spec: object) -> InferencePlan:
@@ -21,32 +22,78 @@ def test_auto_picks_the_cheapest_fitting_l4_type() -> None:
     assert prices == sorted(prices)
 
 
-def test_auto_without_gpu_filter_weighs_every_family_over_all_regions() -> None:
-    plan = plan_of(**{"instance.gpu": None})
+ONLY_USE1 = {
+    "regions": [
+        {
+            "region": "us-east-1",
+            "min_replicas": 1,
+            "max_replicas": 2,
+            "peak_rps": 1,
+            "certificate_arn": "arn:aws:acm:us-east-1:222222222222:certificate/x",
+        }
+    ]
+}
+
+
+def test_auto_never_picks_a_type_the_cuda_server_cannot_run() -> None:
+    # Inferentia2 holds the model and is the cheapest type in us-east-1 alone, but vLLM's CUDA image
+    # cannot drive it: auto weighs only NVIDIA types.
+    plan = plan_of(**{"instance.gpu": None, **ONLY_USE1})
     by_type = {c.instance_type: c for c in plan.choice.candidates}
     assert by_type["inf2.xlarge"].fits
-    # Inferentia2 is cheaper in us-east-1 alone, but summed over the fleet's regions g6.xlarge wins.
-    assert by_type["inf2.xlarge"].usd_per_hour_total > by_type["g6.xlarge"].usd_per_hour_total
+    assert by_type["inf2.xlarge"].usd_per_hour_total < by_type["g6.xlarge"].usd_per_hour_total
+    assert "cannot run the cuda server" in (by_type["inf2.xlarge"].rejected or "")
     assert plan.choice.chosen == "g6.xlarge"
+    for candidate in plan.choice.candidates:
+        if candidate.instance_type.startswith(("inf", "trn")):
+            assert candidate.rejected
 
 
-def test_auto_in_one_region_picks_inferentia() -> None:
-    only_use1 = {
-        "regions": [
-            {
-                "region": "us-east-1",
-                "min_replicas": 1,
-                "max_replicas": 2,
-                "peak_rps": 1,
-                "certificate_arn": "arn:aws:acm:us-east-1:222222222222:certificate/x",
-            }
-        ]
-    }
-    assert plan_of(**{"instance.gpu": None, **only_use1}).choice.chosen == "inf2.xlarge"
+def test_a_neuron_server_is_weighed_on_inferentia_only() -> None:
+    plan = plan_of(
+        **{
+            "instance.gpu": None,
+            "server_kind": "neuron",
+            "server_image": "public.ecr.aws/neuron/pytorch-inference-vllm-neuronx:0.9.1",
+            "server_args": ["--device", "neuron"],
+            **ONLY_USE1,
+        }
+    )
+    assert plan.choice.chosen == "inf2.xlarge"
+
+
+def test_auto_never_picks_an_invalid_tensor_parallel_size() -> None:
+    # 6 accelerators (inf2.24xlarge): 32 attention heads do not divide over 6 ranks, and 8 KV heads and 6
+    # ranks do not divide each other; vLLM refuses --tensor-parallel-size 6 for either reason.
+    neuron = {"instance.gpu": None, "server_kind": "neuron", "server_args": ["--device", "neuron"]}
+    plan = plan_of(**neuron)
+    by_type = {c.instance_type: c for c in plan.choice.candidates}
+    assert by_type["inf2.24xlarge"].rejected == "32 attention heads do not divide over 6 tensor-parallel ranks"
+    assert plan.choice.chosen != "inf2.24xlarge"
+    plan = plan_of(**neuron, **{"model.attention_heads": None})
+    by_type = {c.instance_type: c for c in plan.choice.candidates}
+    assert by_type["inf2.24xlarge"].rejected == "8 KV heads and 6 tensor-parallel ranks: neither divides the other"
+
+
+def test_no_instance_holds_only_when_none_holds() -> None:
+    # Two regions where one fitting type has no price: the reason names the price, not "holds".
+    huge = plan_of(**{"model.max_concurrent_sequences": 4096, "model.context_length_tokens": 1_000_000})
+    assert huge.choice.chosen is None
+    assert huge.choice.reason == "no instance holds the model"
+    # Types that hold the model but have no price in one region: the reason is the price.
+    plan = plan_of()
+    unpriced = choose_instance(
+        "auto", "L4", plan.memory, 0.9, ["us-east-1", "xx-nowhere-1"], load_catalog(), "cuda", 32, 8
+    )
+    assert unpriced.chosen is None
+    assert "no instance holds" not in unpriced.reason
+    assert unpriced.reason.startswith("the types that hold the model are unusable: no on-demand price in xx-nowhere-1")
+    assert "g6.2xlarge" in unpriced.reason
 
 
 def test_auto_moves_up_when_the_model_grows() -> None:
-    plan = plan_of(**{"model.max_concurrent_sequences": 16, "instance.gpu": None})
+    # 8 GB of fp8 weights + 48 x 8,192 tokens x 64 KiB of fp8 KV = 33.8 GB: more than an L4's 21.6 GB.
+    plan = plan_of(**{"model.max_concurrent_sequences": 48, "instance.gpu": None})
     assert plan.choice.chosen not in ("g6.xlarge", "inf2.xlarge")
     chosen = next(c for c in plan.choice.candidates if c.instance_type == plan.choice.chosen)
     assert chosen.fits and chosen.usable_bytes >= plan.memory.needed_bytes
@@ -55,8 +102,8 @@ def test_auto_moves_up_when_the_model_grows() -> None:
 def test_region_override_and_demand() -> None:
     regions = {r.region: r for r in plan_of().regions}
     assert regions["ap-northeast-1"].instance_type == "g6e.xlarge"
-    assert regions["us-east-1"].demand_replicas == 10  # 24 rps / 2.5 per replica
-    assert regions["us-east-1"].planned_replicas == 10
+    assert regions["us-east-1"].demand_replicas == 16  # 24 rps / 1.5 per replica
+    assert regions["us-east-1"].planned_replicas == 16
     assert regions["us-east-1"].on_demand_base == 2
 
 

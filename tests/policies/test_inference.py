@@ -26,7 +26,48 @@ SPOT_ABOVE_ONE = {
     }
 }
 
+INTERNET_FACING = {
+    "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+    "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+}
+
 CASES = [
+    PolicyCase("inference-protected-endpoint", "chat-serve", fires=False),
+    PolicyCase("inference-protected-endpoint", "chat-serve-k8s", fires=False),
+    PolicyCase(
+        "inference-protected-endpoint",
+        "chat-serve",
+        spec={"access.waf": None},
+        unchecked=True,
+        message="chat-serve-us-east-1-endpoint-lb: internet-facing with no AWS WAF web ACL associated",
+    ),
+    PolicyCase(
+        "inference-protected-endpoint",
+        "chat-serve",
+        spec={"access.auth": "none"},
+        unchecked=True,
+        message="chat-serve-us-east-1-endpoint-lb: internet-facing with no authentication",
+    ),
+    PolicyCase(
+        "inference-protected-endpoint",
+        "chat-serve",
+        spec={"load_balancer.type": "nlb"},
+        unchecked=True,
+        message="an internet-facing network load balancer takes no WAF web ACL",
+    ),
+    PolicyCase(
+        "inference-protected-endpoint",
+        "chat-serve",
+        label="private fleet",
+        spec={"access": {"scheme": "internal", "auth": "none", "waf": None}},
+        fires=False,
+    ),
+    PolicyCase(
+        "inference-protected-endpoint",
+        "chat-serve-k8s",
+        edits=((SERVICE, None, {"metadata.annotations": INTERNET_FACING}),),
+        message="an internet-facing Service load balancer \\(NLB\\) takes no WAF web ACL",
+    ),
     PolicyCase("inference-on-demand-base", "chat-serve", fires=False),
     PolicyCase(
         "inference-on-demand-base",
@@ -87,7 +128,7 @@ CASES = [
         "chat-serve-k8s",
         level="advisory",
         edits=((DEPLOYMENT, None, {"spec.template.spec.topologySpreadConstraints": []}),),
-        message=r"chat-k8s-us-east-1-server: 2 replicas with no zone spread",
+        message=r"chat-k8s-us-east-1-server: autoscaled replicas with no zone spread",
     ),
     PolicyCase("inference-pod-zone-spread", "chat-serve-k8s", fires=False),
     PolicyCase(

@@ -97,7 +97,20 @@ CASES = [
     PolicyCase(
         "security-open-ingress",
         "chat-serve-k8s",
-        edits=((SERVICE, None, {"spec.ports[0].port": 8443}),),
+        # The example's fleet is internal; made internet-facing here, on a port other than 443.
+        edits=(
+            (
+                SERVICE,
+                None,
+                {
+                    "spec.ports[0].port": 8443,
+                    "metadata.annotations": {
+                        "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+                        "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+                    },
+                },
+            ),
+        ),
         message=r"internet-facing load balancer on port\(s\) 8443",
     ),
     PolicyCase("security-https-listeners", "chat-serve", fires=False),

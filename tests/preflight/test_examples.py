@@ -40,8 +40,15 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
         "chat-serve",
         {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
     ),
-    "nlb": ("chat-serve", {"load_balancer.type": "nlb"}),
-    "hpa": ("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}),
+    # WAF attaches to ALBs only: an NLB fleet is a private one (internal scheme, API keys, no web ACL).
+    "nlb": (
+        "chat-serve",
+        {"load_balancer.type": "nlb", "access": {"scheme": "internal", "auth": "api_key", "waf": None}},
+    ),
+    "hpa": (
+        "chat-serve-k8s",
+        {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"},
+    ),
     "p4d": (
         "llm-train",
         {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30},

@@ -138,6 +138,8 @@ API_PLANTS = [
     ),
     # CreateListener.Port: 1 to 65535
     Plant("chat-serve", "aws:lb/listener:Listener", "PF-AWS-API", "port", setting("port", 70000)),
+    # CreateRule.Priority: 1 to 50000
+    Plant("chat-serve", "aws:lb/listenerRule:ListenerRule", "PF-AWS-API", "priority", setting("priority", 60000)),
     # ResourceRecordSet.Type: A | AAAA | CAA | CNAME | ... (RRType)
     Plant("chat-serve", "aws:route53/record:Record", "PF-AWS-API", "type", setting("type", "ALIAS")),
     # HealthCheckConfig.FailureThreshold: 1 to 10

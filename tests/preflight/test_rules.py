@@ -19,6 +19,7 @@ ASG = "aws:autoscaling/group:Group"
 GA_NLB = {
     "global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"},
     "load_balancer.type": "nlb",
+    "access": {"scheme": "internal", "auth": "api_key", "waf": None},  # WAF takes no NLB: a private fleet
 }
 
 
@@ -323,7 +324,10 @@ def test_kubernetes_object_violation_is_caught(stack: str, type_: str, mutate: A
 
 def test_hpa_variant_object_violation_is_caught() -> None:
     graph, target = planted(
-        graph_for("chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}),
+        graph_for(
+            "chat-serve-k8s",
+            {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"},
+        ),
         "kubernetes:autoscaling/v2:HorizontalPodAutoscaler",
         setting("spec.maxReplicas", "8"),
     )

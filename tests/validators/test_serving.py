@@ -9,25 +9,25 @@ CASES = [
     Case(
         "min-exceeds-max",
         "chat-serve",
-        {"regions[1].min_replicas": 9},
-        message="min_replicas 9 > max_replicas 8 in us-west-2",
+        {"regions[1].min_replicas": 13},
+        message="min_replicas 13 > max_replicas 12 in us-west-2",
     ),
-    Case("min-exceeds-max", "chat-serve", {"regions[1].min_replicas": 8}, fires=False),
-    # 405B parameters in bf16 are 810 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
+    Case("min-exceeds-max", "chat-serve", {"regions[1].min_replicas": 12}, fires=False),
+    # 405B parameters in fp8 are 405 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
     Case("no-instance-fits", "chat-serve", {"model.parameters_billion": 405}, message="no instance holds"),
     Case("no-instance-fits", "chat-serve", fires=False),
     Case(
         "model-does-not-fit-instance",
         "chat-serve",
         {"regions[3].instance_type": "g4dn.xlarge"},
-        message=r"g4dn.xlarge offers 15.5 GB but the model needs 20.3 GB .* in ap-northeast-1",
+        message=r"g4dn.xlarge offers 15.5 GB but the model needs 20.9 GB .* in ap-northeast-1",
     ),
     Case("model-does-not-fit-instance", "chat-serve", fires=False),
     Case(
         "demand-exceeds-max",
         "chat-serve",
         {"regions[0].peak_rps": 100},
-        message="us-east-1: peak needs 40 replicas but max_replicas is 12",
+        message="us-east-1: peak needs 67 replicas but max_replicas is 18",  # 100 / 1.5
     ),
     Case("demand-exceeds-max", "chat-serve", fires=False),
     Case(
@@ -58,6 +58,13 @@ CASES = [
     Case("scale-in-faster-than-scale-out", "chat-serve", {"autoscaling.scale_in_cooldown_seconds": 30}),
     Case("scale-in-faster-than-scale-out", "chat-serve", fires=False),
     Case(
+        "scaling-target-above-batch",
+        "chat-serve",
+        {"autoscaling.target_queue_depth_per_replica": 30},
+        message="target_queue_depth_per_replica 30 is above max_concurrent_sequences 24",
+    ),
+    Case("scaling-target-above-batch", "chat-serve", fires=False),
+    Case(
         "training-class-instance",
         "chat-serve",
         {"regions[0].instance_type": "p5.48xlarge"},
@@ -79,6 +86,81 @@ CASES = [
         message="global_accelerator needs the fleet's own load balancers",
     ),
     Case("accelerator-needs-load-balancers", "chat-serve-k8s", fires=False),
+    # The figures: 16 GB of bf16 weights, --max-num-seqs 4 on one L4 (300 GB/s), 1,000 tokens in and
+    # 250 out. Per step: 16e9 + 4 x 131,072 B x 1,125 tokens = 16.59e9 B -> 300e9 / 16.59e9 = 18.1 steps/s,
+    # x 4 = 72 tokens/s, / 250 = 0.29 requests/s, far below the claimed 2.5.
+    Case(
+        "throughput-above-bound",
+        "chat-serve",
+        {
+            "model.precision": "bf16",
+            "model.kv_cache.precision": None,
+            "model.max_concurrent_sequences": 4,
+            "throughput_rps_per_replica": 2.5,
+        },
+        message=r"throughput_rps_per_replica 2.5 is above what g6\.\w+ in us-east-1 can do: 300 GB/s .* at most "
+        r"18\.1 steps/s, 72 tokens/s at batch 4, 0\.29 requests/s at 250 output tokens",
+    ),
+    Case("throughput-above-bound", "chat-serve", fires=False),
+    # 250 tokens at 30.7 steps/s (fp8, batch 24 on an L4) take 8.1 s.
+    Case(
+        "latency-target-unreachable",
+        "chat-serve",
+        {"requests.latency_target_seconds": 5},
+        message=r"250 output tokens at 30\.7 steps/s \(batch 24\) take 8\.1 s",
+    ),
+    Case("latency-target-unreachable", "chat-serve", fires=False),
+    # g6.xlarge: 16 GiB of RAM, 75% = 12.9 GB, for 16 GB of bf16 weights.
+    Case(
+        "host-ram-too-small",
+        "chat-serve",
+        {"model.precision": "bf16", "instance.type": "g6.xlarge"},
+        message="g6.xlarge in us-east-1 has 16 GiB of host RAM for 16.0 GB of weights",
+    ),
+    Case("host-ram-too-small", "chat-serve", fires=False),
+    Case(
+        "server-cannot-drive-accelerator",
+        "chat-serve",
+        {"regions[3].instance_type": "inf2.xlarge"},
+        message=r"inf2.xlarge in ap-northeast-1 has Inferentia2 \(inferentia\); the cuda server cannot run on it",
+    ),
+    Case("server-cannot-drive-accelerator", "chat-serve", fires=False),
+    Case("neuron-server-without-flags", "chat-serve", {"server_kind": "neuron"}, message="vLLM's CUDA image"),
+    Case("neuron-server-without-flags", "chat-serve", fires=False),
+    Case(
+        "invalid-tensor-parallel",
+        "chat-serve",
+        {
+            "regions[3].instance_type": "inf2.24xlarge",
+            "server_kind": "neuron",
+            "server_image": "public.ecr.aws/neuron/vllm:1",
+            "server_args": ["--device", "neuron"],
+        },
+        message="inf2.24xlarge in ap-northeast-1: --tensor-parallel-size 6: 32 attention heads do not divide",
+    ),
+    Case("invalid-tensor-parallel", "chat-serve", fires=False),
+    Case("internet-facing-without-protection", "chat-serve", {"access.auth": "none"}, message="without authentication"),
+    Case("internet-facing-without-protection", "chat-serve", {"access.waf": None}, message="without a WAF"),
+    Case(
+        "internet-facing-without-protection",
+        "chat-serve",
+        {"load_balancer.type": "nlb"},
+        message="not Network Load Balancers",
+    ),
+    Case(
+        "internet-facing-without-protection",
+        "chat-serve",
+        {"access": {"scheme": "internal", "auth": "none", "waf": None}},
+        fires=False,
+    ),
+    Case("internet-facing-without-protection", "chat-serve", fires=False),
+    Case("hpa-without-adapter", "chat-serve-k8s", {"kubernetes.autoscaler": "hpa"}, message="external-metrics"),
+    Case(
+        "hpa-without-adapter",
+        "chat-serve-k8s",
+        {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"},
+        fires=False,
+    ),
 ]
 
 

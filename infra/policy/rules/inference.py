@@ -166,7 +166,9 @@ def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
 )
 def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> None:
     require(args, "inference")
-    if as_int(get(args.props, "spec", "replicas"), 1) < 2:
+    replicas = get(args.props, "spec", "replicas")
+    # No spec.replicas: an autoscaler owns the count (gpuinfra's fleets scale from min_replicas >= 1 up).
+    if replicas is not None and as_int(replicas, 1) < 2:
         return
     pod = get(args.props, "spec", "template", "spec", default={})
     spread = [c for c in get(pod, "topologySpreadConstraints", default=[]) if get(c, "topologyKey") == ZONE_KEY]
@@ -180,8 +182,86 @@ def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> N
     ]
     if not spread and not any(get(t, "topologyKey") == ZONE_KEY for t in terms):
         report_violation(
-            f"{args.name}: {num(get(args.props, 'spec', 'replicas'))} replicas with no zone spread; the "
+            f"{args.name}: {num(replicas) if replicas is not None else 'autoscaled'} replicas with no zone spread; the "
             f"scheduler may put them all in one zone. Add a topologySpreadConstraint on {ZONE_KEY}"
+        )
+
+
+AUTH_ACTIONS = {"authenticate-oidc", "authenticate-cognito"}
+API_KEY_MARK = "VLLM_API_KEY"
+"""vLLM reads its --api-key from this variable; gpuinfra's replicas and pods set it from a secret."""
+
+
+def _user_data(template: Mapping[str, Any]) -> str:
+    import base64
+    import binascii
+
+    raw = get(template, "userData")
+    if not isinstance(raw, str):
+        return ""
+    try:
+        return base64.b64decode(raw, validate=True).decode(errors="replace")
+    except (binascii.Error, ValueError):
+        return raw
+
+
+def _listener_authenticates(listener: PolicyResource, stack: StackView) -> bool:
+    actions = [*get(listener.props, "defaultActions", default=[])]
+    for rule in stack.dependents_of(listener, tokens.LISTENER_RULE):
+        actions += get(rule.props, "actions", default=[])
+    return any(get(a, "type") in AUTH_ACTIONS for a in actions)
+
+
+@stack_policy(
+    "inference-protected-endpoint",
+    "An internet-facing inference endpoint authenticates requests (an API key the server checks, or OIDC/"
+    "Cognito on the ALB listener) and has an AWS WAF web ACL (rate limits, managed rules) on its load "
+    "balancer; WAF attaches to ALBs only, so an internet-facing NLB or Kubernetes Service is refused.",
+    MANDATORY,
+)
+def protected_endpoint(args: StackValidationArgs, report_violation: Report) -> None:
+    require(args, "inference")
+    stack = view(args)
+    balancers = stack.of_type(tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER)
+    services = [s for s in stack.of_type(tokens.K8S_SERVICE) if views.internet_facing_service(s.props)]
+    if not balancers and not services:
+        args.not_applicable("no load balancers")
+    guarded = {
+        d.urn
+        for association in stack.of_type(tokens.WAF_WEB_ACL_ASSOCIATION)
+        for d in stack.dependencies_of(association, tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER)
+    }
+    api_key_regions = {
+        stack.region_of(t) for t in stack.of_type(tokens.LAUNCH_TEMPLATE) if API_KEY_MARK in _user_data(t.props)
+    }
+    secret_regions = {stack.region_of(s) for s in stack.of_type(tokens.SECRETS_MANAGER_SECRET)}
+    for lb in balancers:
+        if get(lb.props, "internal") is True:
+            continue
+        if get(lb.props, "loadBalancerType", default="application") != "application":
+            report_violation(
+                f"{lb.name}: an internet-facing network load balancer takes no WAF web ACL; make it internal "
+                "or serve through an ALB",
+                lb.urn,
+            )
+            continue
+        if lb.urn not in guarded:
+            report_violation(f"{lb.name}: internet-facing with no AWS WAF web ACL associated", lb.urn)
+        region = stack.region_of(lb)
+        listeners = stack.dependents_of(lb, tokens.LISTENER, tokens.ALB_LISTENER)
+        if not any(_listener_authenticates(li, stack) for li in listeners) and not (
+            region in api_key_regions and region in secret_regions
+        ):
+            report_violation(
+                f"{lb.name}: internet-facing with no authentication (no API key from Secrets Manager at the "
+                "server, no OIDC/Cognito action on a listener)",
+                lb.urn,
+            )
+    for service in services:
+        report_violation(
+            f"{service.name}: an internet-facing Service load balancer (NLB) takes no WAF web ACL; set the "
+            "scheme annotation to internal",
+            service.urn,
         )
 
 

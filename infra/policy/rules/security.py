@@ -10,7 +10,7 @@ from typing import Any
 
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
-from infra.graph import tokens
+from infra.graph import tokens, views
 from infra.graph.views import allows_everything
 from infra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from infra.policy.rules.values import StackView, as_int, get, listed, num, statements, truthy, view
@@ -227,12 +227,7 @@ def _annotation(props: Mapping[str, Any], name: str) -> Any:
 
 
 def _internet_facing(props: Mapping[str, Any]) -> bool:
-    """A Service of type LoadBalancer the AWS load balancer controller makes internet-facing (its default for
-    Services is internal unless the scheme annotation says otherwise; the legacy in-tree one is public)."""
-    if get(props, "spec", "type") != "LoadBalancer":
-        return False
-    scheme = _annotation(props, "scheme")
-    return scheme == "internet-facing" or (scheme is None and _annotation(props, "type") is None)
+    return views.internet_facing_service(props)
 
 
 def _judge_ingress(

@@ -156,4 +156,38 @@ def listener(r: Resource) -> list[Call]:
     return [call.fill(i, spec)]
 
 
-__all__ = ["LB_ATTRIBUTES", "TG_ATTRIBUTES", "listener", "load_balancer", "target_group"]
+CONDITION_FIELDS = {
+    "pathPattern": ("path-pattern", "PathPatternConfig"),
+    "hostHeader": ("host-header", "HostHeaderConfig"),
+    "httpRequestMethod": ("http-request-method", "HttpRequestMethodConfig"),
+    "sourceIp": ("source-ip", "SourceIpConfig"),
+}
+"""listener_rule.go expandLbListenerRuleConditions: each condition block names its field and config."""
+
+
+def rule_conditions(conditions: Any) -> Any:
+    if not isinstance(conditions, list):
+        return conditions
+    out = []
+    for condition in conditions:
+        if not isinstance(condition, dict):
+            out.append(condition)
+            continue
+        for key, (field_name, config) in CONDITION_FIELDS.items():
+            block = condition.get(key)
+            if isinstance(block, dict):
+                out.append({"Field": field_name, config: {"Values": block.get("values")}})
+    return out
+
+
+def listener_rule(r: Resource) -> list[Call]:
+    spec = {
+        "actions": ACTION,
+        "conditions": F(convert=rule_conditions),
+        "tags": F(convert=tag_list()),
+        "tagsAll": DROP,
+    }
+    return [Call(ELB, "CreateRule").fill(r.inputs, spec)]
+
+
+__all__ = ["LB_ATTRIBUTES", "TG_ATTRIBUTES", "listener", "listener_rule", "load_balancer", "target_group"]

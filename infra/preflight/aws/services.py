@@ -50,6 +50,20 @@ def node_group(r: Resource) -> list[Call]:
     return [call.fill(i, spec)]
 
 
+def metric_stat(metric: Any) -> Any:
+    """A metric query's flat `metric` block -> MetricStat {Metric {Namespace, MetricName, Dimensions}, Period,
+    Stat, Unit}, as terraform-provider-aws's expandMetricAlarmMetricsMetric builds it."""
+    if not isinstance(metric, dict):
+        return metric
+    inner: dict[str, Any] = {"Namespace": metric.get("namespace"), "MetricName": metric.get("metricName")}
+    dimensions = metric.get("dimensions")
+    if isinstance(dimensions, dict):
+        inner["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
+    out = {"Metric": {k: v for k, v in inner.items() if v is not None}, "Period": metric.get("period")}
+    out |= {"Stat": metric.get("stat"), "Unit": metric.get("unit")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
 def metric_alarm(r: Resource) -> list[Call]:
     i = r.inputs
     call = Call("cloudwatch", "PutMetricAlarm").put("AlarmName", i.get("name", AUTONAME), "name")
@@ -60,7 +74,7 @@ def metric_alarm(r: Resource) -> list[Call]:
         "dimensions": DROP,
         "okActions": "OKActions",
         "evaluateLowSampleCountPercentiles": "EvaluateLowSampleCountPercentile",
-        "metricQueries": F("Metrics", fields={"metric": F("MetricStat", fields={"stat": "Stat"})}),
+        "metricQueries": F("Metrics", fields={"metric": F("MetricStat", convert=metric_stat)}),
         "tags": F(convert=tag_list()),
         "tagsAll": DROP,
     }

@@ -21,6 +21,7 @@ class FleetArgs:
     plan: InferencePlan
     registry: Registry
     registry_account_id: str
+    account_id: str
     tags: dict[str, str]
 
 
@@ -49,6 +50,7 @@ class InferenceFleet(pulumi.ComponentResource):
                     plan=args.plan,
                     registry=args.registry,
                     registry_account_id=args.registry_account_id,
+                    account_id=args.account_id,
                     tags=args.tags,
                 ),
                 providers[region_plan.region],

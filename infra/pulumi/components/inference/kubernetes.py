@@ -11,6 +11,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
+from infra.catalog import Catalog
 from infra.graph import tokens
 from infra.plan import InferencePlan
 from infra.plan.serving import RegionPlan
@@ -40,6 +41,7 @@ class KubernetesFleetArgs:
     plan: InferencePlan
     registry: Registry
     tags: dict[str, str]
+    catalog: Catalog
 
 
 def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 10) -> int:
@@ -56,22 +58,77 @@ def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
     }
 
 
+RUN_AS = 1000
+"""Non-root UID the containers run as (restricted Pod Security Standard)."""
+CACHE_DIR = "/cache"
+"""Writable home and caches (HF, torch.compile, vLLM) for a non-root user on a read-only image."""
+
+
+def restricted_context() -> dict[str, Any]:
+    """Container security context of the restricted Pod Security Standard (Kubernetes docs, Pod Security
+    Standards: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp)."""
+    return {
+        "run_as_non_root": True,
+        "run_as_user": RUN_AS,
+        "allow_privilege_escalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccomp_profile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_requests(vcpu: int, memory_gib: int) -> dict[str, str]:
+    """CPU and memory a server pod requests from its node: the instance less one vCPU and a quarter of its
+    memory for the kubelet's reserve, eviction threshold and DaemonSets (one GPU pod per node), so the
+    pod is Guaranteed-sized rather than BestEffort and first to be evicted."""
+    return {"cpu": str(max(1, vcpu - 1)), "memory": f"{max(1, memory_gib * 3 // 4)}Gi"}
+
+
+def image_ref(image: str, digest: str | None) -> str:
+    if digest is None:
+        return image
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return f"{repository}@{digest}"
+
+
 def deployment_spec(
-    spec: InferenceSpec, rp: RegionPlan, bucket: str, model_prefix: str, gpu_product: str, pod_labels: dict[str, str]
+    spec: InferenceSpec,
+    rp: RegionPlan,
+    bucket: str,
+    model_prefix: str,
+    gpu_product: str,
+    pod_labels: dict[str, str],
+    node: tuple[int, int] = (4, 16),
 ) -> dict[str, Any]:
-    """The Deployment's spec as plain data (pure, tested alone)."""
+    """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
+    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
     model, lb = spec.model, spec.load_balancer
+    kube = spec.kubernetes
     probe = {"http_get": {"path": lb.health_check_path, "port": "http"}}
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
+    requests = pod_requests(*node)
+    cache_env = [
+        {"name": "HOME", "value": CACHE_DIR},
+        {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
+        {"name": "VLLM_CACHE_ROOT", "value": f"{CACHE_DIR}/vllm"},
+    ]
+    api_key = (
+        [{"name": "VLLM_API_KEY", "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
+        if kube and kube.api_key_secret and spec.access.auth == "api_key"
+        else []
+    )
     return {
-        "replicas": rp.min_replicas,
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
         "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": 1, "max_unavailable": 0}},
         "template": {
             "metadata": {"labels": pod_labels},
             "spec": {
                 "service_account_name": spec.name,
+                "security_context": {
+                    "run_as_non_root": True,
+                    "fs_group": RUN_AS,
+                    "seccomp_profile": {"type": "RuntimeDefault"},
+                },
                 "node_selector": {"nvidia.com/gpu.product": gpu_product},
                 "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
                 "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
@@ -89,13 +146,21 @@ def deployment_spec(
                         "name": "weights",
                         "image": "public.ecr.aws/aws-cli/aws-cli:2.22.0",
                         "args": ["s3", "sync", weights, "/weights", "--only-show-errors", "--region", rp.region],
-                        "volume_mounts": [{"name": "weights", "mount_path": "/weights"}],
+                        "env": cache_env,
+                        "security_context": restricted_context(),
+                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+                        "volume_mounts": [
+                            {"name": "weights", "mount_path": "/weights"},
+                            {"name": "cache", "mount_path": CACHE_DIR},
+                        ],
                     }
                 ],
                 "containers": [
                     {
                         "name": "server",
-                        "image": spec.server_image,
+                        "image": image_ref(spec.server_image, spec.server_image_digest),
+                        "env": cache_env + api_key,
+                        "security_context": restricted_context(),
                         "args": [
                             "--model",
                             "/weights",
@@ -111,13 +176,19 @@ def deployment_spec(
                             str(gpus),
                             "--port",
                             str(lb.server_port),
+                            *spec.server_args,
                         ],
                         "ports": [{"name": "http", "container_port": lb.server_port}],
-                        "resources": {"limits": {GPU_RESOURCE: str(gpus)}, "requests": {GPU_RESOURCE: str(gpus)}},
+                        "resources": {
+                            "limits": {GPU_RESOURCE: str(gpus), "memory": requests["memory"]},
+                            "requests": {GPU_RESOURCE: str(gpus), **requests},
+                        },
                         "volume_mounts": [
                             {"name": "weights", "mount_path": "/weights", "read_only": True},
                             {"name": "shm", "mount_path": "/dev/shm"},
+                            {"name": "cache", "mount_path": CACHE_DIR},
                         ],
+                        # Weights arrive in the init container; the probe budget covers the whole modelled cold start.
                         "startup_probe": {
                             **probe,
                             "period_seconds": 10,
@@ -135,10 +206,17 @@ def deployment_spec(
                 "volumes": [
                     {"name": "weights", "empty_dir": {}},
                     {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
+                    {"name": "cache", "empty_dir": {}},
                 ],
             },
         },
     }
+
+
+EXTERNAL_METRIC = "vllm_requests_in_flight"
+"""External metric the HPA reads: the cluster's prometheus-adapter must expose it (README, Kubernetes
+serving: an external rule summing vllm:num_requests_waiting and vllm:num_requests_running by the labels
+of the selector). The spec requires the adapter to be named (kubernetes.external_metrics_adapter)."""
 
 
 def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
@@ -153,8 +231,8 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
                 "type": "External",
                 "external": {
                     "metric": {
-                        "name": spec.kubernetes.queue_metric,
-                        "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
+                        "name": EXTERNAL_METRIC,
+                        "selector": {"match_labels": {METRIC_LABEL: spec.name, "namespace": spec.kubernetes.namespace}},
                     },
                     "target": {"type": "AverageValue", "average_value": f"{a.target_queue_depth_per_replica:g}"},
                 },
@@ -173,11 +251,46 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
     }
 
 
+POD_LABEL = "app.kubernetes.io/name"
+METRIC_LABEL = "app_kubernetes_io_name"
+"""The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
+
+
+def load_query(waiting_metric: str, namespace: str, name: str) -> str:
+    """Requests in flight (waiting + running) over the fleet's pods, with the labels the PodMonitor gives
+    every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
+    selector = f'{{namespace="{namespace}",{METRIC_LABEL}="{name}"}}'
+    return f"sum({waiting_metric}{selector}) + sum(vllm:num_requests_running{selector})"
+
+
+def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
+    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on the http port."""
+    return {
+        "selector": {"matchLabels": {POD_LABEL: spec.name}},
+        "podTargetLabels": [POD_LABEL],
+        "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
+    }
+
+
+def network_policy_spec(spec: InferenceSpec) -> dict[str, Any]:
+    """Server pods take traffic on their server port only, and reach DNS and HTTPS (registry, images) only."""
+    port = spec.load_balancer.server_port
+    return {
+        "pod_selector": {"match_labels": {POD_LABEL: spec.name}},
+        "policy_types": ["Ingress", "Egress"],
+        "ingress": [{"ports": [{"protocol": "TCP", "port": port}]}],
+        "egress": [
+            {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+            {"ports": [{"protocol": "TCP", "port": 443}]},
+        ],
+    }
+
+
 def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> dict[str, Any]:
     """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated)."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
-    query = f'sum({kube.queue_metric}{{namespace="{namespace}",app_kubernetes_io_name="{spec.name}"}})'
+    query = load_query(kube.queue_metric, namespace, spec.name)
     return {
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
@@ -220,6 +333,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         gpu_product: str,
         stack_tags: dict[str, str],
         provider: k8s.Provider,
+        node: tuple[int, int],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         super().__init__(REGION_TYPE, name, None, opts)
@@ -238,14 +352,27 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-server",
             metadata=meta,
             spec=deployment_spec(
-                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, gpu_product, pod_labels
+                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, gpu_product, pod_labels, node
             ),
             opts=o,
         )
+        k8s.apiextensions.CustomResource(
+            f"{name}-metrics",
+            api_version="monitoring.coreos.com/v1",
+            kind="PodMonitor",
+            metadata={**meta, "labels": {**pod_labels, "release": kube.prometheus_release}},
+            spec=pod_monitor_spec(spec),
+            opts=o,
+        )
+        k8s.networking.v1.NetworkPolicy(f"{name}-netpol", metadata=meta, spec=network_policy_spec(spec), opts=o)
         service_annotations = {
             "service.beta.kubernetes.io/aws-load-balancer-type": "external",
             "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
-            "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
+            "service.beta.kubernetes.io/aws-load-balancer-scheme": spec.access.scheme,
+            # The path is used only with an HTTP(S) health check (AWS Load Balancer Controller, Service
+            # annotations: healthcheck-protocol defaults to TCP).
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
         }
         if fleet_region.certificate_arn:
@@ -320,8 +447,10 @@ class KubernetesFleet(pulumi.ComponentResource):
                 opts=here,
             )
             gpu = kube.gpu_product_label or GPU_PRODUCT.get(rp.accelerator or "", "")
+            info = args.catalog.instance(rp.instance_type) if rp.instance_type else None
+            node = (info.vcpu, info.memory_gib) if info else (4, 16)
             regions[rp.region] = KubernetesRegion(
-                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, gpu, args.tags, provider, here
+                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, gpu, args.tags, provider, node, here
             )
         routing = spec.global_routing
         GlobalRouting(
@@ -340,6 +469,7 @@ class KubernetesFleet(pulumi.ComponentResource):
 
 
 __all__ = [
+    "EXTERNAL_METRIC",
     "FLEET_TYPE",
     "GPU_PRODUCT",
     "REGION_TYPE",
@@ -348,6 +478,12 @@ __all__ = [
     "KubernetesRegion",
     "deployment_spec",
     "hpa_spec",
+    "image_ref",
+    "load_query",
+    "network_policy_spec",
+    "pod_monitor_spec",
+    "pod_requests",
+    "restricted_context",
     "scaled_object_spec",
     "startup_failure_threshold",
 ]

@@ -21,6 +21,8 @@ class NetworkArgs:
     zones: list[str]
     cidr: str
     server_port: int
+    internal: bool = False
+    """Private-only fleet: the load balancer accepts HTTPS from the VPC (and what is routed to it) only."""
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
@@ -73,7 +75,11 @@ class InferenceNetwork(pulumi.ComponentResource):
             description="Load balancer: HTTPS (and HTTP for the redirect) from users",
             ingress=[
                 aws.ec2.SecurityGroupIngressArgs(
-                    protocol="tcp", from_port=port, to_port=port, cidr_blocks=["0.0.0.0/0"], description=what
+                    protocol="tcp",
+                    from_port=port,
+                    to_port=port,
+                    cidr_blocks=[args.cidr] if args.internal else ["0.0.0.0/0"],
+                    description=what,
                 )
                 for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))
             ],

@@ -6,6 +6,7 @@ import math
 from dataclasses import dataclass
 
 import pulumi
+import pulumi_aws as aws
 
 from infra.plan import InferencePlan
 from infra.plan.capacity import split_capacity
@@ -28,7 +29,13 @@ class RegionArgs:
     plan: InferencePlan
     registry: Registry
     registry_account_id: str
+    account_id: str
     tags: dict[str, str]
+
+
+def api_key_secret(fleet: str, region: str) -> str:
+    """Name of the region's API-key secret in Secrets Manager."""
+    return f"{fleet}/{region}/api-key"
 
 
 def root_volume_gib(weights_bytes: int) -> int:
@@ -48,15 +55,16 @@ class InferenceRegion(pulumi.ComponentResource):
         assert rp.instance_type is not None, "validators stop a fleet without an instance type"
         here = pulumi.ResourceOptions(parent=self)
         lb = spec.load_balancer
+        internal = spec.access.scheme == "internal"
         network = InferenceNetwork(
-            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port), provider, here
+            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port, internal), provider, here
         )
         self.endpoint = RegionalEndpoint(
             f"{name}-endpoint",
             EndpointArgs(
                 kind=lb.type,
                 vpc_id=network.vpc.id,
-                public_subnet_ids=[s.id for s in network.public_subnets],
+                public_subnet_ids=[s.id for s in (network.private_subnets if internal else network.public_subnets)],
                 security_group_id=network.lb_security_group.id,
                 certificate_arn=fr.certificate_arn,
                 server_port=lb.server_port,
@@ -64,12 +72,28 @@ class InferenceRegion(pulumi.ComponentResource):
                 healthy_threshold=lb.healthy_threshold,
                 unhealthy_threshold=lb.unhealthy_threshold,
                 interval_seconds=lb.health_check_interval_seconds,
+                internal=internal,
+                deregistration_seconds=rp.drain_seconds,
+                waf=spec.access.waf if lb.type == "alb" else None,
+                tags=args.tags,
             ),
             provider,
             here,
         )
         bucket = args.registry.replica_bucket(rp.region)
         model = spec.model
+        api_key = api_key_secret(spec.name, rp.region) if spec.access.auth == "api_key" else None
+        if api_key:
+            # The value is set out of band (aws secretsmanager put-secret-value): it never enters the stack.
+            aws.secretsmanager.Secret(
+                f"{name}-api-key",
+                name=api_key,
+                description=f"API key the {spec.name} servers in {rp.region} require on /v1 (vLLM --api-key)",
+                recovery_window_in_days=7,
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider),
+            )
+        accelerators = max(1, rp.accelerators_per_instance)
         user_data = replica_cloud_init(
             ServerConfig(
                 fleet=spec.name,
@@ -84,7 +108,14 @@ class InferenceRegion(pulumi.ComponentResource):
                 context_length=model.context_length_tokens,
                 max_sequences=model.max_concurrent_sequences,
                 gpu_memory_utilization=model.gpu_memory_utilization,
-                tensor_parallel=max(1, rp.accelerators_per_instance),
+                tensor_parallel=accelerators,
+                health_path=lb.health_check_path,
+                drain_seconds=rp.drain_seconds,
+                image_digest=spec.server_image_digest,
+                server_kind=spec.server_kind,
+                accelerators=accelerators,
+                server_args=tuple(spec.server_args),
+                api_key_secret=api_key,
             )
         )
         expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
@@ -104,6 +135,10 @@ class InferenceRegion(pulumi.ComponentResource):
                 expected_spot=expected_spot,
                 warm_pool=rp.warm_pool,
                 cold_start_seconds=rp.cold_start_seconds,
+                drain_seconds=rp.drain_seconds,
+                spot_types=rp.spot_types,
+                account_id=args.account_id,
+                api_key_secret=api_key,
                 private_subnet_ids=[s.id for s in network.private_subnets],
                 security_group_id=network.replica_security_group.id,
                 target_group_arn=self.endpoint.target_group.arn,
@@ -124,4 +159,4 @@ class InferenceRegion(pulumi.ComponentResource):
         self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
 
 
-__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "root_volume_gib"]
+__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]

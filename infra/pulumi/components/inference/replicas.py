@@ -1,9 +1,15 @@
 """Serving replicas in one region: the on-demand base group (min replicas, warm pool, instance refresh),
-the spot burst group above it, and queue-depth scaling that scales in slower than it scales out.
+the spot burst group above it (several instance types), lifecycle hooks, and one region control loop.
 
 Why two groups: EC2 Auto Scaling rejects a warm pool on a group with a mixed instances policy or spot
 (PutWarmPool API reference). The base keeps the warm pool; the burst group holds only the spot share
-above the base. Both sit behind one target group and track the same queue depth per replica.
+above the base. Both sit behind one target group; scaling.py drives both from one region-level signal.
+
+Lifecycle hooks are created with the groups (initial lifecycle hooks), so no instance ever launches
+without them: the launch hook keeps a warm-pool instance running until image and weights are on its
+root volume (EC2 Auto Scaling user guide, warm pool instance lifecycle: without a hook the instance is
+stopped as soon as it launches, before user data has run), and keeps a new replica out of service until
+its server is healthy; the terminating hook lets it finish its generations.
 """
 
 from __future__ import annotations
@@ -17,9 +23,11 @@ from typing import Any
 import pulumi
 import pulumi_aws as aws
 
+from infra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
 from infra.pulumi.components import iam
 from infra.pulumi.components.base import child, group_tags
-from infra.pulumi.components.inference.bootstrap import METRIC_NAME, METRIC_NAMESPACE
+from infra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
+from infra.pulumi.components.inference.scaling import GROUP_METRICS, LoopArgs, region_loop
 from infra.pulumi.components.profiles import instance_identity
 
 TYPE = "gpuinfra:inference:Replicas"
@@ -47,6 +55,10 @@ class ReplicasArgs:
     expected_spot: int
     warm_pool: int
     cold_start_seconds: float
+    drain_seconds: int
+    spot_types: Sequence[str]
+    account_id: str
+    api_key_secret: str | None
     private_subnet_ids: Sequence[pulumi.Input[str]]
     security_group_id: pulumi.Input[str]
     target_group_arn: pulumi.Input[str]
@@ -66,9 +78,64 @@ def group_names(fleet: str, region: str) -> tuple[str, str]:
     return f"{fleet}-{region}-base", f"{fleet}-{region}-burst"
 
 
+HOOK_MARGIN_SECONDS = 300
+"""Lifecycle hook heartbeat beyond the modelled cold start (or drain) before the default result applies."""
+MAX_HEARTBEAT_SECONDS = 7200
+"""HeartbeatTimeout's maximum (PutLifecycleHook API reference)."""
+
+
+def launch_heartbeat(cold_start_seconds: float) -> int:
+    return min(MAX_HEARTBEAT_SECONDS, int(cold_start_seconds) + HOOK_MARGIN_SECONDS)
+
+
+def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
+    """Launch: ABANDON when the instance never becomes ready (the group replaces it). Terminating: CONTINUE
+    after the drain budget, so a hung drain does not block scale-in forever."""
+    return [
+        aws.autoscaling.GroupInitialLifecycleHookArgs(
+            name=LAUNCH_HOOK,
+            lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
+            heartbeat_timeout=launch_heartbeat(args.cold_start_seconds),
+            default_result="ABANDON",
+        ),
+        aws.autoscaling.GroupInitialLifecycleHookArgs(
+            name=TERMINATE_HOOK,
+            lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
+            heartbeat_timeout=min(MAX_HEARTBEAT_SECONDS, args.drain_seconds + 120),
+            default_result="CONTINUE",
+        ),
+    ]
+
+
 def replica_policy(args: ReplicasArgs) -> str:
     """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
-    registry key through S3 only, and the one metric namespace the server publishes."""
+    registry key through S3 only, the one metric namespace the server publishes, completing the lifecycle
+    actions of the fleet's two groups, and reading the region's API key."""
+    base, burst = group_names(args.fleet, args.region)
+    groups = [
+        f"arn:aws:autoscaling:{args.region}:{args.account_id}:autoScalingGroup:*:autoScalingGroupName/{g}"
+        for g in (base, burst)
+    ]
+    extra: list[dict[str, Any]] = [
+        {
+            "Sid": "LifecycleHooks",
+            "Effect": "Allow",
+            "Action": ["autoscaling:CompleteLifecycleAction"],
+            "Resource": groups,
+        }
+    ]
+    if args.api_key_secret:
+        extra.append(
+            {
+                "Sid": "ApiKey",
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                # Secrets Manager appends six random characters to a secret's name in its ARN.
+                "Resource": [
+                    f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"
+                ],
+            }
+        )
     return iam.document(
         *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
         iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
@@ -79,16 +146,8 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": ["*"],
             "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
         },
+        *extra,
     )
-
-
-def queue_metric(group_name: str) -> dict[str, Any]:
-    return {
-        "metric_name": METRIC_NAME,
-        "namespace": METRIC_NAMESPACE,
-        "statistic": "Average",
-        "metric_dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
-    }
 
 
 def scale_in_periods(cooldown_seconds: int) -> int:
@@ -129,7 +188,7 @@ class ServingReplicas(pulumi.ComponentResource):
                     ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                         volume_size=args.root_volume_gib,
                         volume_type="gp3",
-                        throughput=500,
+                        throughput=ROOT_VOLUME_THROUGHPUT_MIB_S,
                         encrypted="true",
                         delete_on_termination="true",
                     ),
@@ -147,9 +206,14 @@ class ServingReplicas(pulumi.ComponentResource):
             "vpc_zone_identifiers": list(args.private_subnet_ids),
             "target_group_arns": [args.target_group_arn],
             "health_check_type": "ELB",
+            # Grace >= the modelled cold start (the launch hook also keeps an instance out of service, and
+            # so out of health checks, until its server answers).
             "health_check_grace_period": int(args.cold_start_seconds) + 60,
             "default_instance_warmup": int(args.cold_start_seconds),
             "wait_for_capacity_timeout": "0",
+            "initial_lifecycle_hooks": lifecycle_hooks(args),
+            "enabled_metrics": GROUP_METRICS,
+            "metrics_granularity": "1Minute",
         }
         self.base = aws.autoscaling.Group(
             f"{name}-base",
@@ -166,8 +230,13 @@ class ServingReplicas(pulumi.ComponentResource):
             else None,
             instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
                 strategy="Rolling",
+                # Launch before terminate: keep 100% healthy and go up to 200% while replacing, so a
+                # 2-instance group never drops to one (InstanceRefresh preferences, MaxHealthyPercentage).
                 preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-                    min_healthy_percentage=90, instance_warmup=str(int(args.cold_start_seconds)), skip_matching=True
+                    min_healthy_percentage=100,
+                    max_healthy_percentage=200,
+                    instance_warmup=str(int(args.cold_start_seconds)),
+                    skip_matching=True,
                 ),
             ),
             tags=group_tags(args.tags, args.expected_on_demand),
@@ -193,9 +262,8 @@ class ServingReplicas(pulumi.ComponentResource):
                             launch_template_id=template.id, version="$Latest"
                         ),
                         overrides=[
-                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(
-                                instance_type=args.instance_type
-                            )
+                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
+                            for t in args.spot_types or [args.instance_type]
                         ],
                     ),
                 ),
@@ -203,9 +271,20 @@ class ServingReplicas(pulumi.ComponentResource):
                 **common,
                 opts=o,
             )
-        for group, group_name, label in [(self.base, base_name, "base"), (self.burst, burst_name, "burst")]:
-            if group is not None:
-                self._scaling(name, label, group, group_name, args, o)
+        region_loop(
+            LoopArgs(
+                name=name,
+                fleet=args.fleet,
+                base_group=base_name,
+                burst_group=burst_name if self.burst is not None else None,
+                target_per_replica=args.target_queue_depth,
+                warmup_seconds=int(args.cold_start_seconds),
+                scale_in_periods=scale_in_periods(args.scale_in_cooldown_seconds),
+            ),
+            self.base,
+            self.burst,
+            o,
+        )
         for schedule in args.schedules:
             aws.autoscaling.Schedule(
                 f"{name}-{schedule.name}",
@@ -222,71 +301,14 @@ class ServingReplicas(pulumi.ComponentResource):
         self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
 
     @staticmethod
-    def _scaling(
-        name: str,
-        label: str,
-        group: aws.autoscaling.Group,
-        group_name: str,
-        args: ReplicasArgs,
-        o: pulumi.ResourceOptions,
-    ) -> None:
-        metric = queue_metric(group_name)
-        aws.autoscaling.Policy(
-            f"{name}-{label}-queue-tracking",
-            autoscaling_group_name=group.name,
-            policy_type="TargetTrackingScaling",
-            estimated_instance_warmup=int(args.cold_start_seconds),
-            target_tracking_configuration=aws.autoscaling.PolicyTargetTrackingConfigurationArgs(
-                target_value=args.target_queue_depth,
-                disable_scale_in=True,
-                customized_metric_specification=aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationArgs(
-                    metric_name=metric["metric_name"],
-                    namespace=metric["namespace"],
-                    statistic=metric["statistic"],
-                    metric_dimensions=[
-                        aws.autoscaling.PolicyTargetTrackingConfigurationCustomizedMetricSpecificationMetricDimensionArgs(
-                            **d
-                        )
-                        for d in metric["metric_dimensions"]
-                    ],
-                ),
-            ),
-            opts=o,
-        )
-        scale_in = aws.autoscaling.Policy(
-            f"{name}-{label}-scale-in",
-            autoscaling_group_name=group.name,
-            policy_type="SimpleScaling",
-            adjustment_type="ChangeInCapacity",
-            scaling_adjustment=-1,
-            cooldown=args.scale_in_cooldown_seconds,
-            opts=o,
-        )
-        aws.cloudwatch.MetricAlarm(
-            f"{name}-{label}-queue-low",
-            alarm_description=f"{group_name}: queue depth per replica below half the target; remove one replica",
-            namespace=METRIC_NAMESPACE,
-            metric_name=METRIC_NAME,
-            dimensions={"AutoScalingGroupName": group_name},
-            statistic="Average",
-            period=60,
-            evaluation_periods=scale_in_periods(args.scale_in_cooldown_seconds),
-            threshold=args.target_queue_depth / 2,
-            comparison_operator="LessThanThreshold",
-            treat_missing_data="notBreaching",
-            alarm_actions=[scale_in.arn],
-            opts=o,
-        )
-
-    @staticmethod
     def _predictive(name: str, group_name: str, args: ReplicasArgs, o: pulumi.ResourceOptions) -> None:
-        """Forecast the daily peak/trough cycle from the same queue metric and scale ahead of it."""
+        """Forecast the daily peak/trough cycle of the region's load and scale the base ahead of it."""
 
         def query(query_id: str, stat: str) -> dict[str, Any]:
             metric = {
                 "metric_name": METRIC_NAME,
                 "namespace": METRIC_NAMESPACE,
-                "dimensions": [{"name": "AutoScalingGroupName", "value": group_name}],
+                "dimensions": [{"name": "Fleet", "value": args.fleet}],
             }
             return {"metric_data_queries": [{"id": query_id, "metric_stat": {"metric": metric, "stat": stat}}]}
 
@@ -314,7 +336,8 @@ __all__ = [
     "ScheduleArgs",
     "ServingReplicas",
     "group_names",
-    "queue_metric",
+    "launch_heartbeat",
+    "lifecycle_hooks",
     "replica_policy",
     "scale_in_periods",
 ]

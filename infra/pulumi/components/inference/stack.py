@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pulumi
 
+from infra.catalog import load_catalog
 from infra.load import Inputs
 from infra.plan import InferencePlan
 from infra.pulumi.components.base import aws_provider, stack_tags
@@ -32,7 +33,9 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
         from infra.pulumi.components.inference.kubernetes import KubernetesFleet, KubernetesFleetArgs
 
         # Clusters are reached through kubeconfigs; AWS is only needed for Route 53.
-        KubernetesFleet(spec.name, KubernetesFleetArgs(spec, plan, registry, tags), provider(plan.regions[0].region))
+        KubernetesFleet(
+            spec.name, KubernetesFleetArgs(spec, plan, registry, tags, load_catalog()), provider(plan.regions[0].region)
+        )
         _exports(spec, plan)
         return
     providers = {r.region: provider(r.region) for r in plan.regions}
@@ -41,7 +44,9 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     else:
         routing_provider = providers[plan.regions[0].region]
     registry_account_id = org.accounts[registry.account].id
-    InferenceFleet(spec.name, FleetArgs(spec, plan, registry, registry_account_id, tags), providers, routing_provider)
+    InferenceFleet(
+        spec.name, FleetArgs(spec, plan, registry, registry_account_id, account.id, tags), providers, routing_provider
+    )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, providers)
     _exports(spec, plan)
