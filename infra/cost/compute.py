@@ -296,7 +296,11 @@ def price_pcs_cluster(resource: Resource, ctx: Ctx) -> list[Line]:
     key = f"pcs/controller/{size}"
     found = ctx.book.service(key, ctx.where.region)
     name = f"PCS controller ({size})"
-    return [not_in_catalog(name, "clusters", key, Decimal(1)) if found is None else per_hour(name, Decimal(1), "clusters", found)]
+    return [
+        not_in_catalog(name, "clusters", key, Decimal(1))
+        if found is None
+        else per_hour(name, Decimal(1), "clusters", found)
+    ]
 
 
 def _known_int(value: Any) -> TypeGuard[int]:

@@ -1,6 +1,6 @@
 """Questions several stages ask of the same resources, answered once: what an Auto Scaling group, EKS node group
-or AWS PCS compute node group launches and how it splits on-demand and spot, where a provider deploys, how many EFA interfaces a launch template
-attaches, whether an IAM statement allows everything.
+or AWS PCS compute node group launches and how it splits on-demand and spot, where a provider deploys, how many
+EFA interfaces a launch template attaches, whether an IAM statement allows everything.
 
 Policies, cost and the report each call these, so they cannot describe one group three ways. Every function
 takes plain Mappings of a resource's inputs: the graph's dicts (`Resource.inputs`) or the policy SDK's

@@ -26,7 +26,7 @@ def _pcs(spec: TrainingSpec) -> bool:
 def image_problem(image_id: str) -> str | None:
     """Why an image is not pinned (None when it is): an AMI id, or an SSM parameter at an explicit version."""
     if AMI.match(image_id) or SSM_VERSIONED.match(image_id):
-        return "latest" in image_id.lower() and f"{image_id} names a `latest` parameter" or None
+        return ("latest" in image_id.lower() and f"{image_id} names a `latest` parameter") or None
     if image_id.startswith("resolve:ssm:"):
         return f"{image_id} resolves the parameter's current value at every launch"
     return f"{image_id} is neither an AMI id nor resolve:ssm:<parameter>:<version>"

@@ -97,7 +97,9 @@ def test_watchers_checkpoint_and_drain() -> None:
     watcher = spot["/opt/gpuinfra/interruption-watcher"]
     assert "X-aws-ec2-metadata-token" in watcher and "/latest/meta-data/spot/instance-action" in watcher
     assert "scancel --signal=USR1 --full" in watcher and "state=drain" in watcher
-    block = files(cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", block_checkpoint_at=AT), {}, None)))
+    block = files(
+        cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", block_checkpoint_at=AT), {}, None))
+    )
     assert f"-ge {int(AT.timestamp())} ]" in block["/opt/gpuinfra/interruption-watcher"]
 
 

@@ -63,7 +63,9 @@ def test_a_pcs_cluster_node_groups_a_queue_and_a_login_group(graph: Graph) -> No
     settings = {s["parameterName"]: s["parameterValue"] for s in cluster["slurmConfiguration"]["slurmCustomSettings"]}
     assert settings["HealthCheckProgram"] == "/opt/gpuinfra/health-check"
     found = groups(graph)
-    assert {k: (g.inputs["purchaseOption"], g.inputs["scalingConfiguration"]["maxInstanceCount"]) for k, g in found.items()} == {
+    assert {
+        k: (g.inputs["purchaseOption"], g.inputs["scalingConfiguration"]["maxInstanceCount"]) for k, g in found.items()
+    } == {
         "od": ("ONDEMAND", 4),
         "spot": ("SPOT", 12),
         "login": ("ONDEMAND", 1),
@@ -105,7 +107,9 @@ def test_launch_template_has_an_efa_on_every_efa_card(graph: Graph) -> None:
 
 def test_p6_b300_has_no_efa_on_card_zero() -> None:
     graph = graph_for(
-        "llm-train", {"compute.instance_type": "p6-b300.48xlarge", "compute.capacity": {"type": "on_demand"}}, ample_quotas()
+        "llm-train",
+        {"compute.instance_type": "p6-b300.48xlarge", "compute.capacity": {"type": "on_demand"}},
+        ample_quotas(),
     )
     lt = template_of(graph, groups(graph)["od"]).inputs
     efa = sorted(n["networkCardIndex"] for n in lt["networkInterfaces"] if n.get("interfaceType") == "efa-only")
@@ -209,7 +213,11 @@ def test_twice_the_nodes_doubles_the_capacity() -> None:
 def test_on_demand_and_capacity_block_capacity() -> None:
     graph = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}}, ample_quotas())
     assert {k: g.inputs["purchaseOption"] for k, g in groups(graph).items()} == {"od": "ONDEMAND", "login": "ONDEMAND"}
-    block = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0", "block_end": "2099-01-01T00:00:00Z"}
+    block = {
+        "type": "capacity_block",
+        "capacity_reservation_id": "cr-0123456789abcdef0",
+        "block_end": "2099-01-01T00:00:00Z",
+    }
     graph = graph_for("llm-train", {"compute.capacity": block}, ample_quotas())
     found = groups(graph)
     assert found["block"].inputs["purchaseOption"] == "CAPACITY_BLOCK"

@@ -71,7 +71,9 @@ def test_preflight_finds_nothing_to_refuse(variant: str) -> None:
     assert _errors(variant) == set()
 
 
-@pytest.mark.parametrize("variant", sorted(KNOWN) or [pytest.param("none", marks=pytest.mark.skip(reason="no known findings"))])
+@pytest.mark.parametrize(
+    "variant", sorted(KNOWN) or [pytest.param("none", marks=pytest.mark.skip(reason="no known findings"))]
+)
 def test_the_known_generator_findings_are_still_found(variant: str) -> None:
     assert KNOWN[variant] <= _errors(variant)
 

@@ -13,6 +13,7 @@ from infra.report.render.markdown import render_markdown
 from infra.report.render.table import render_table
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
+OD_LT = (LT, "llm-train-slurm-pcs-od-lt")
 
 
 def report_for(edits: tuple = (), config: dict | None = None) -> Report:  # type: ignore[type-arg]
@@ -24,7 +25,7 @@ def report_for(edits: tuple = (), config: dict | None = None) -> Report:  # type
 
 def test_statuses_and_order() -> None:
     report = report_for(
-        ((LT, "llm-train-slurm-pcs-od-lt", {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),),
+        ((*OD_LT, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),),
         {"security-ebs-encrypted": "advisory", "security-open-ingress": "disabled"},
     )
     policy = report.stacks[0].policy
@@ -47,7 +48,7 @@ def test_statuses_and_order() -> None:
 
 
 def test_advisory_violations_do_not_fail_the_run() -> None:
-    report = report_for(((LT, "llm-train-slurm-pcs-od-lt", {"metadataOptions.httpTokens": "optional"}),), {"security-imdsv2": "advisory"})
+    report = report_for(((*OD_LT, {"metadataOptions.httpTokens": "optional"}),), {"security-imdsv2": "advisory"})
     assert report.exit_code == 0
     table = render_table(report)
     assert "policies (gpuinfra pack):" in table and "1 failed" in table and "advisory" in table

@@ -71,7 +71,9 @@ def test_nested_list_path_is_reported(tmp_path: Path) -> None:
 
 
 def test_all_problems_reported_at_once(tmp_path: Path) -> None:
-    path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "x", "lustre.mount_path": 9, "name": "Bad Name"})
+    path = write_stack(
+        tmp_path, "llm-train", spec={"compute.node_count": "x", "lustre.mount_path": 9, "name": "Bad Name"}
+    )
     messages = refused(path)
     assert len(messages) == 3
 

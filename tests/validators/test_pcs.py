@@ -14,7 +14,7 @@ CASES = [
         "image-not-pinned",
         "llm-train",
         {"compute.image_id": DELETE},
-        message=r"not pinned: resolve:ssm:/aws/service/deeplearning/.*/latest/ami-id resolves the parameter.s current value",
+        message=r"not pinned: resolve:ssm:/aws/service/deeplearning/.*/latest/ami-id resolves the parameter.s current",
     ),
     Case(
         "image-not-pinned",
@@ -46,7 +46,12 @@ CASES = [
         {"compute.capacity": {**BLOCK, "block_end": "2020-01-01T00:00:00Z"}},
         message="must checkpoint and drain at 2019-12-31 23:18 UTC, which has passed",
     ),
-    Case("capacity-block-over", "llm-train", {"compute.capacity": {**BLOCK, "block_end": "2099-01-01T00:00:00Z"}}, fires=False),
+    Case(
+        "capacity-block-over",
+        "llm-train",
+        {"compute.capacity": {**BLOCK, "block_end": "2099-01-01T00:00:00Z"}},
+        fires=False,
+    ),
     # need = (12,000 + 1,043 x (3 + 1)) / 0.8 = 20,215 GiB: fits 48,000; with 33 kept, (12,000 + 1,043 x 34) / 0.8
     # = 59,330 GiB does not.
     Case(

@@ -12,7 +12,9 @@ CASES = [
         {"racks.cooling": "air"},
         message=r"racks draw 40.8 kW \(4 x 10.2 kW nodes\) but air cooling carries about 30 kW per rack",
     ),
-    Case("rack-exceeds-cooling", "llm-train-onprem", {"racks.cooling": "air", "racks.power_budget_kw": 30}, fires=False),
+    Case(
+        "rack-exceeds-cooling", "llm-train-onprem", {"racks.cooling": "air", "racks.power_budget_kw": 30}, fires=False
+    ),
     Case("rack-exceeds-cooling", "llm-train-onprem", {"racks.cooling": "immersion"}, fires=False),
     Case(
         "node-exceeds-rack-budget",

@@ -64,7 +64,9 @@ def job_environment(env: dict[str, str]) -> str:
 
 
 def health_check(cluster: str, node: NodeRole) -> str:
-    return render("training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa)
+    return render(
+        "training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa
+    )
 
 
 def interruption_watcher(cluster: str, node: NodeRole) -> str:

@@ -114,4 +114,12 @@ class TrainingCompute:
         }
 
 
-__all__ = ["ROOT_DEVICE", "CapacityArgs", "ComputeArgs", "TrainingCompute", "efa_interface_specs", "node_policy", "node_statements"]
+__all__ = [
+    "ROOT_DEVICE",
+    "CapacityArgs",
+    "ComputeArgs",
+    "TrainingCompute",
+    "efa_interface_specs",
+    "node_policy",
+    "node_statements",
+]

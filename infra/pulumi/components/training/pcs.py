@@ -169,9 +169,7 @@ class PcsCluster(pulumi.ComponentResource):
         )
 
 
-def launch_template(
-    name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions
-) -> aws.ec2.LaunchTemplate:
+def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
     """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
     volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
     name whichever service role PCS launches with."""

@@ -11,7 +11,13 @@ from infra.plan.training import LOGIN_NODES
 from infra.pulumi.components import iam
 from infra.pulumi.components.base import child
 from infra.pulumi.components.profiles import instance_identity
-from infra.pulumi.components.training.bootstrap import LustreMount, NodeRole, Retention, mime_user_data, node_cloud_config
+from infra.pulumi.components.training.bootstrap import (
+    LustreMount,
+    NodeRole,
+    Retention,
+    mime_user_data,
+    node_cloud_config,
+)
 from infra.pulumi.components.training.compute import ComputeArgs, node_statements
 from infra.pulumi.components.training.network import TrainingNetwork
 from infra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
@@ -35,8 +41,14 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance) and tag superseded checkpoints for
     expiry (the login node's pruner)."""
     bucket, prefix = split_s3(args.checkpoint_uri)
-    doc = node_statements(args, kms_key_arn) + [
-        {"Sid": "RegisterWithPcs", "Effect": "Allow", "Action": ["pcs:RegisterComputeNodeGroupInstance"], "Resource": ["*"]},
+    doc: list[iam.Statement] = [
+        *node_statements(args, kms_key_arn),
+        {
+            "Sid": "RegisterWithPcs",
+            "Effect": "Allow",
+            "Action": ["pcs:RegisterComputeNodeGroupInstance"],
+            "Resource": ["*"],
+        },
         {
             "Sid": "MarkSupersededCheckpoints",
             "Effect": "Allow",

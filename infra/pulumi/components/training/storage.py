@@ -207,4 +207,16 @@ class TrainingStorage(pulumi.ComponentResource):
         return fs
 
 
-__all__ = ["ASG_SERVICE_ROLE", "CHECKPOINT_PATH", "DATASET_PATH", "EXPORT_EVENTS", "SUPERSEDED_TAG", "TYPE", "key_policy", "LustreArgs", "StorageArgs", "TrainingStorage", "split_s3"]
+__all__ = [
+    "ASG_SERVICE_ROLE",
+    "CHECKPOINT_PATH",
+    "DATASET_PATH",
+    "EXPORT_EVENTS",
+    "SUPERSEDED_TAG",
+    "TYPE",
+    "LustreArgs",
+    "StorageArgs",
+    "TrainingStorage",
+    "key_policy",
+    "split_s3",
+]
