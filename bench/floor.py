@@ -41,12 +41,17 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def sdk_class(type_token: str) -> Any | None:
-    """The pulumi-aws / pulumi-kubernetes class a hand-written program would use for a type token."""
+    """The pulumi-aws / pulumi-aws-native / pulumi-kubernetes class a hand-written program would use for a type
+    token (`aws-native:pcs:ComputeNodeGroup` -> pulumi_aws_native.pcs.ComputeNodeGroup)."""
     package, module, name = type_token.split(":")
     if package == "aws":
         import pulumi_aws
 
         return getattr(getattr(pulumi_aws, module.split("/")[0], None), name, None)
+    if package == "aws-native":
+        import pulumi_aws_native
+
+        return getattr(getattr(pulumi_aws_native, module, None), name, None)
     if package == "kubernetes":
         import pulumi_kubernetes
 

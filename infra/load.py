@@ -177,7 +177,7 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
         if spec.provider == "aws":
             yield from region(("region",), spec.region)
             if spec.scheduler.type == "slurm":
-                yield from instance(("scheduler", "controller_instance_type"), spec.scheduler.controller_instance_type)
+                yield from instance(("scheduler", "login_instance_type"), spec.scheduler.login_instance_type)
         else:
             sites = org.org.onprem_sites
             if spec.site not in sites:

@@ -1,5 +1,5 @@
 """Pricing compute: Auto Scaling groups (on-demand base, spot share, capacity blocks, volumes, warm pool),
-single instances and EKS node groups.
+single instances, EKS node groups, and AWS PCS clusters and compute node groups.
 
 A group is priced at three counts: expected, min and max. Expected is, first found: the usage file's
 `instances`; the planner's count in the group's `gpuinfra:expected-capacity` tag (components/base.py writes
@@ -261,6 +261,48 @@ def price_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
     return lines + volume_lines(template, counts, ctx)
 
 
+def price_pcs_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
+    """An AWS PCS compute node group: its instances (purchase option, min/max from scalingConfiguration), their
+    volumes, and PCS's node management fee per instance-hour (unknown until the catalog cites a figure)."""
+    template = launch_template(ctx.graph, resource)
+    types = views.instance_types(resource.inputs, [template.inputs] if template else [])
+    size = views.node_group_size(resource.inputs)
+    if not types:
+        return [unknown_input("Nodes", "instances", "instanceConfigs")]
+    if size is None:
+        return [unknown_input(f"Nodes ({types[0]})", "instances", "scalingConfiguration")]
+    scaling = {"minSize": size[0], "maxSize": size[1], "desiredSize": size[1]}
+    counts = group_counts(resource, ctx, "minSize", "maxSize", "desiredSize", scaling)
+    assert counts is not None
+    kind = views.market([], resource.inputs)
+    run_hours = hours(resource, ctx)
+    lines = instance_lines(types[0], counts, ctx, kind, views.capacity_terms({}, kind), run_hours)
+    fee = ctx.book.service(f"pcs/node_management/{types[0]}", ctx.where.region)
+    name = f"PCS node management ({types[0]})"
+    qty = Decimal(counts.expected)
+    lines.append(
+        not_in_catalog(name, "instances", f"AWS PCS node management for {types[0]}", qty)
+        if fee is None
+        else per_hour(name, qty, "instances", fee, low=Decimal(counts.low), high=Decimal(counts.high), hours=run_hours)
+    )
+    return lines + volume_lines(template, counts, ctx)
+
+
+def price_pcs_cluster(resource: Resource, ctx: Ctx) -> list[Line]:
+    """An AWS PCS cluster: the controller, billed per hour by size (unknown until the catalog cites a figure)."""
+    size = resource.inputs.get("size")
+    if not _known_str(size):
+        return [unknown_input("PCS controller", "clusters", "size")]
+    key = f"pcs/controller/{size}"
+    found = ctx.book.service(key, ctx.where.region)
+    name = f"PCS controller ({size})"
+    return [
+        not_in_catalog(name, "clusters", key, Decimal(1))
+        if found is None
+        else per_hour(name, Decimal(1), "clusters", found)
+    ]
+
+
 def _known_int(value: Any) -> TypeGuard[int]:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -280,5 +322,7 @@ __all__ = [
     "price_group",
     "price_instance",
     "price_node_group",
+    "price_pcs_cluster",
+    "price_pcs_node_group",
     "volume_lines",
 ]

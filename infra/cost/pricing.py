@@ -9,7 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from infra.catalog import Catalog
-from infra.cost.compute import price_group, price_instance, price_node_group
+from infra.cost.compute import price_group, price_instance, price_node_group, price_pcs_cluster, price_pcs_node_group
 from infra.cost.lines import Ctx, unknown
 from infra.cost.locate import Locator
 from infra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost
@@ -39,6 +39,8 @@ PRICERS: dict[str, Pricer] = {
     tokens.ASG: price_group,
     tokens.INSTANCE: price_instance,
     tokens.EKS_NODE_GROUP: price_node_group,
+    tokens.PCS_NODE_GROUP: price_pcs_node_group,
+    tokens.PCS_CLUSTER: price_pcs_cluster,
     tokens.LUSTRE: price_lustre,
     tokens.BUCKET: price_bucket,
     tokens.BUCKET_V2: price_bucket,

@@ -14,6 +14,7 @@ ASG_LIFECYCLE_HOOK = "aws:autoscaling/lifecycleHook:LifecycleHook"
 ASG_POLICY = "aws:autoscaling/policy:Policy"
 ASG_SCHEDULE = "aws:autoscaling/schedule:Schedule"
 AWS_PROVIDER = "pulumi:providers:aws"
+AWS_NATIVE_PROVIDER = "pulumi:providers:aws-native"
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
@@ -61,6 +62,9 @@ LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
 METRIC_ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 NAT_GATEWAY = "aws:ec2/natGateway:NatGateway"
+PCS_CLUSTER = "aws-native:pcs:Cluster"
+PCS_NODE_GROUP = "aws-native:pcs:ComputeNodeGroup"
+PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
@@ -106,6 +110,7 @@ __all__ = [
     "ASG_LIFECYCLE_HOOK",
     "ASG_POLICY",
     "ASG_SCHEDULE",
+    "AWS_NATIVE_PROVIDER",
     "AWS_PROVIDER",
     "BUCKET",
     "BUCKET_LIFECYCLE",
@@ -155,6 +160,9 @@ __all__ = [
     "LUSTRE",
     "METRIC_ALARM",
     "NAT_GATEWAY",
+    "PCS_CLUSTER",
+    "PCS_NODE_GROUP",
+    "PCS_QUEUE",
     "PLACEMENT_GROUP",
     "ROUTE",
     "ROUTE53_HEALTH_CHECK",

@@ -1,6 +1,6 @@
-"""Questions several stages ask of the same resources, answered once: what an Auto Scaling group launches and
-how it splits on-demand and spot, where a provider deploys, how many EFA interfaces a launch template
-attaches, whether an IAM statement allows everything.
+"""Questions several stages ask of the same resources, answered once: what an Auto Scaling group, EKS node group
+or AWS PCS compute node group launches and how it splits on-demand and spot, where a provider deploys, how many
+EFA interfaces a launch template attaches, whether an IAM statement allows everything.
 
 Policies, cost and the report each call these, so they cannot describe one group three ways. Every function
 takes plain Mappings of a resource's inputs: the graph's dicts (`Resource.inputs`) or the policy SDK's
@@ -79,18 +79,23 @@ def instance_types(group: Mapping[str, Any], templates: Iterable[Mapping[str, An
     listed_types = group.get("instanceTypes")
     if not found and isinstance(listed_types, Sequence) and not isinstance(listed_types, str):
         found = [t for t in (text(v) for v in listed_types) if t]
+    if not found:  # an AWS PCS compute node group
+        found = [t for t in (text(c.get("instanceType")) for c in mappings(decoded(group.get("instanceConfigs")))) if t]
     return found or [t for t in (text(lt.get("instanceType")) for lt in templates) if t]
 
 
 NODE_GROUP_MARKETS = {"SPOT": "spot", "CAPACITY_BLOCK": "capacity-block"}
-"""EKS node group capacityType values (EKS API: CapacityTypes) as launch template market types."""
+"""EKS node group capacityType values (EKS API: CapacityTypes) and AWS PCS purchaseOption values
+(AWS::PCS::ComputeNodeGroup PurchaseOption) as launch template market types."""
 
 
 def market(templates: Iterable[Mapping[str, Any]], group: Mapping[str, Any] | None = None) -> str | None:
     """'spot' or 'capacity-block' when an EKS node group's capacityType or a launch template's market options
     ask for it, else None (on-demand)."""
-    if group is not None and group.get("capacityType") in NODE_GROUP_MARKETS:
-        return NODE_GROUP_MARKETS[str(group.get("capacityType"))]
+    if group is not None:
+        for key in ("capacityType", "purchaseOption"):
+            if group.get(key) in NODE_GROUP_MARKETS:
+                return NODE_GROUP_MARKETS[str(group.get(key))]
     for lt in templates:
         options = lt.get("instanceMarketOptions")
         kind = options.get("marketType") if isinstance(options, Mapping) else None
@@ -136,6 +141,17 @@ def internet_facing_service(props: Mapping[str, Any]) -> bool:
     annotations = (props.get("metadata") or {}).get("annotations") or {}
     scheme = annotations.get(LB_ANNOTATION + "scheme")
     return scheme == "internet-facing" or (scheme is None and annotations.get(LB_ANNOTATION + "type") is None)
+
+
+def node_group_size(group: Mapping[str, Any]) -> tuple[int, int] | None:
+    """(min, max) instances of an AWS PCS compute node group (scalingConfiguration), None when unknown."""
+    scaling = decoded(group.get("scalingConfiguration"))
+    if not isinstance(scaling, Mapping):
+        return None
+    low, high = scaling.get("minInstanceCount"), scaling.get("maxInstanceCount")
+    if low is None or high is None or not (is_known(low) and is_known(high)):
+        return None
+    return as_int(low), as_int(high)
 
 
 def efa_interfaces(template: Mapping[str, Any]) -> int:
@@ -227,6 +243,7 @@ __all__ = [
     "location",
     "mappings",
     "market",
+    "node_group_size",
     "provider_accounts",
     "split",
     "statements",

@@ -2,17 +2,21 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Literal
 
 from infra.catalog import Catalog
 from infra.plan.capacity import split_capacity
 from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan
 from infra.plan.memory import Plain, TrainingMemory, training_memory
+from infra.plan.pcs import block_checkpoint_at, cluster_size
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 from infra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
 from infra.spec import Organization, TrainingSpec
 
 SCRATCH_2_MB_S_PER_TIB = 200
+LOGIN_NODES = 1
+"""The AWS PCS login node group: one on-demand node users submit from (the controller is PCS's, not ours)."""
 EKS_SYSTEM_NODES = ("m7i.xlarge", 2)
 """Untainted nodes for cluster add-ons (CoreDNS, Kueue, JobSet, CSI controllers) beside the GPU nodes."""
 
@@ -28,6 +32,9 @@ class TrainingPlan(Plain):
     on_demand_nodes: int
     spot_nodes: int
     efa_interfaces_per_node: int
+    efa_cards: list[int] = []
+    """Network cards that carry an EFA (catalog per-card data), when the cluster runs on EFA."""
+    instance_store_gb: int = 0
     memory: TrainingMemory
     racks: RackLayout | None
     racks_note: str | None = None
@@ -42,6 +49,14 @@ class TrainingPlan(Plain):
     """On premises: every named node's rack, cooling loop and power domain."""
     site_gpu_allotment: int | None = None
     """On premises: the GPUs the organization grants the site."""
+    login_memory_gib: int = 0
+    """Slurm on AWS: memory of the login node type."""
+    pcs_size: str | None = None
+    """Slurm on AWS: the AWS PCS controller size for the nodes plus login nodes (None: past the largest)."""
+    block_end: datetime.datetime | None = None
+    """Capacity Block: when the block ends."""
+    block_checkpoint_at: datetime.datetime | None = None
+    """Capacity Block: when the nodes take their last checkpoint and drain, before EC2 reclaims the block."""
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -66,7 +81,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
 
     power = catalog.node_power(info.name)
     racks, racks_note = None, None
-    if power is None:
+    if spec.racks is None:
+        pass  # AWS: no racks to plan (the customer controls the placement group, not racks, power or cooling)
+    elif power is None:
         racks_note = f"no published power figure for {info.name}; rack layout not planned"
     else:
         racks = rack_layout(
@@ -118,7 +135,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
                 Usage(spec.region, info.name, "spot", spot),
             ]
         if spec.scheduler.type == "slurm":
-            usages.append(Usage(spec.region, spec.scheduler.controller_instance_type, "on_demand", 1))
+            usages.append(Usage(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
         else:
             usages.append(Usage(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
         account = org.accounts.get(spec.account)
@@ -136,7 +153,17 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site = org.onprem_sites.get(spec.site or "")
         allotment = site.gpu_allotment if site else None
 
+    pcs = spec.provider == "aws" and spec.scheduler.type == "slurm"
+    block_end = capacity.block_end if capacity.type == "capacity_block" else None
+    if block_end is not None and block_end.tzinfo is None:
+        block_end = block_end.replace(tzinfo=datetime.UTC)
+    write_seconds = checkpoint.write_seconds if checkpoint else 0.0
+    login = catalog.instance(spec.scheduler.login_instance_type) if pcs else None
     return TrainingPlan(
+        login_memory_gib=login.memory_gib if login else 0,
+        pcs_size=cluster_size(nodes + LOGIN_NODES) if pcs else None,
+        block_end=block_end,
+        block_checkpoint_at=block_checkpoint_at(block_end, write_seconds) if block_end else None,
         instance_type=info.name,
         nodes=nodes,
         gpus_per_node=info.accelerator_count,
@@ -146,6 +173,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         on_demand_nodes=on_demand,
         spot_nodes=spot,
         efa_interfaces_per_node=info.efa_interfaces if spec.interconnect.type == "efa" else 0,
+        efa_cards=list(info.efa_cards) if spec.interconnect.type == "efa" else [],
+        instance_store_gb=info.instance_store_gb,
         memory=memory,
         racks=racks,
         racks_note=racks_note,
@@ -159,4 +188,4 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     )
 
 
-__all__ = ["EKS_SYSTEM_NODES", "TrainingPlan", "plan_training"]
+__all__ = ["EKS_SYSTEM_NODES", "LOGIN_NODES", "TrainingPlan", "plan_training"]

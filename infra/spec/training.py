@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import datetime
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from infra.spec.base import (
     AccountName,
@@ -31,13 +32,18 @@ class Capacity(SpecModel):
     """With type spot: this many nodes are always on-demand; the rest are spot."""
     capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
     """With type capacity_block: the purchased Capacity Block reservation (cr-...)."""
+    block_end: Annotated[datetime.datetime, Field(strict=False)] | None = None
+    """With type capacity_block: when the block ends (UTC, ISO 8601, e.g. 2027-01-14T11:30:00Z). EC2 starts
+    terminating the block's instances 30 minutes before; the nodes checkpoint and drain ahead of that."""
 
     @model_validator(mode="after")
     def _block_needs_reservation(self) -> Capacity:
         if self.type == "capacity_block" and self.capacity_reservation_id is None:
             raise ValueError("capacity_block needs capacity_reservation_id (the cr-... of the purchased block)")
-        if self.type != "capacity_block" and self.capacity_reservation_id is not None:
-            raise ValueError("capacity_reservation_id only applies to type capacity_block")
+        if self.type == "capacity_block" and self.block_end is None:
+            raise ValueError("capacity_block needs block_end (when the purchased block ends, UTC)")
+        if self.type != "capacity_block" and (self.capacity_reservation_id is not None or self.block_end is not None):
+            raise ValueError("capacity_reservation_id and block_end only apply to type capacity_block")
         if self.type != "spot" and self.on_demand_base:
             raise ValueError("on_demand_base only applies to type spot (every node is on-demand otherwise)")
         return self
@@ -53,7 +59,9 @@ class Compute(SpecModel):
     image_id: str = (
         "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
     )
-    """AMI id, or an SSM parameter as `resolve:ssm:<name>` (the default: the AWS Deep Learning Base AMI)."""
+    """The node image: an AMI id (ami-...), or an SSM parameter at an explicit version,
+    `resolve:ssm:<name>:<version>`. Slurm (AWS PCS) nodes need an AMI with the PCS agent and Slurm installed (AWS's
+    PCS sample AMIs, or one built from them); a `latest` image is refused for them (image-not-pinned)."""
     root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
 
 
@@ -81,6 +89,9 @@ class Lustre(SpecModel):
     export_path: S3Uri
     """Checkpoint location; the stack creates this bucket and exports checkpoints to it."""
     mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/fsx"
+    dataset_gib: Annotated[float, Field(gt=0)] | None = None
+    """How much of the dataset lives on Lustre at once (imported lazily from import_path); sizes the file
+    system with the checkpoints it keeps (lustre-too-small)."""
 
     @model_validator(mode="after")
     def _tier_fits_type(self) -> Lustre:
@@ -113,7 +124,12 @@ class Checkpointing(SpecModel):
     """Write to Lustre (exported to S3) or straight to the checkpoint bucket."""
     interval_minutes: Annotated[float, Field(gt=0, le=1440)]
     retention_days: Annotated[int, Field(ge=1, le=3650)] = 14
-    """Checkpoints older than this are expired by the bucket lifecycle."""
+    """Days a superseded checkpoint stays in the bucket after the pruner marks it; never applied by age alone,
+    so a paused run's last good checkpoint is never deleted."""
+    keep_last: Annotated[int, Field(ge=1, le=1000)] = 3
+    """Checkpoints of each run kept on Lustre and in the bucket: the newest N (plus milestones)."""
+    milestone_marker: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,64}$")] = "MILESTONE"
+    """A checkpoint directory holding a file of this name is a milestone: never pruned, never expired."""
     size_gib: Annotated[float, Field(gt=0)] | None = None
     """Size of one checkpoint; default: full training state (weights and optimizer)."""
     write_bandwidth_gb_s: Annotated[float, Field(gt=0)] | None = None
@@ -149,8 +165,10 @@ class Scheduler(SpecModel):
     """Slurm partition, or the team's Kueue LocalQueue name."""
     namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "training"
     """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
-    controller_instance_type: InstanceTypeName = "m7i.2xlarge"
-    """Slurm controller node."""
+    slurm_version: Literal["24.11", "25.05"] = Field("25.05", json_schema_extra=updates("in_place"))
+    """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
+    login_instance_type: InstanceTypeName = "m7i.2xlarge"
+    """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
     """EKS version (scheduler kubernetes on AWS)."""
 
@@ -210,12 +228,24 @@ class TrainingSpec(SpecModel):
     site_lustre: SiteLustre | None = None
     checkpointing: Checkpointing | None = None
     model: TrainedModel
-    racks: Racks
+    racks: Racks | None = None
+    """On premises only: on EC2 the customer has no racks; locality is the placement group and EC2's instance
+    topology."""
     scheduler: Scheduler
     failure: Failure = Failure()
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+
+    @field_validator("racks", mode="after")
+    @classmethod
+    def _racks_on_premises(cls, value: Racks | None, info: ValidationInfo) -> Racks | None:
+        if value is not None and info.data.get("provider", "aws") == "aws":
+            raise ValueError(
+                "racks are for provider onprem: on AWS the customer has no racks, power or cooling to plan; "
+                "remove racks (locality on EC2 is the cluster placement group and EC2's instance topology)"
+            )
+        return value
 
     @model_validator(mode="after")
     def _provider_fields(self) -> TrainingSpec:
@@ -239,6 +269,8 @@ class TrainingSpec(SpecModel):
                 )
             if self.lustre is not None:
                 raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
+            if self.racks is None:
+                raise ValueError("provider onprem needs racks (power_budget_kw, cooling) to lay the nodes out")
         return self
 
 

@@ -77,6 +77,6 @@ def test_base_ref_in_a_fresh_clone(tmp_path: Path) -> None:
     done = gpuinfra("diff", "--base-ref", "HEAD~1", "llm-train", "--format", "markdown", cwd=clone)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(MARKER)
-    assert "`llm-train-compute-asg`" in done.stdout and "HEAD~1 (" in done.stdout
+    assert "`llm-train-slurm-pcs-spot`" in done.stdout and "HEAD~1 (" in done.stdout
     worktrees = subprocess.run(["git", "worktree", "list"], cwd=clone, capture_output=True, text=True).stdout
     assert len(worktrees.strip().splitlines()) == 1  # the temporary worktree is gone

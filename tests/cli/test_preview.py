@@ -19,15 +19,15 @@ def test_preview_json_is_versioned_and_byte_identical(tmp_path: Path) -> None:
     (stack,) = doc["stacks"]
     assert stack["stack"] == "llm-train" and stack["workload"] == "training" and stack["account"] == "ml-training"
     types = {r["type"] for r in stack["resources"]}
-    assert "aws:autoscaling/group:Group" in types and "aws:fsx/lustreFileSystem:LustreFileSystem" in types
-    asg = next(r for r in stack["resources"] if r["type"] == "aws:autoscaling/group:Group")
-    assert {"urn", "type", "name", "parent", "provider", "inputs"} <= set(asg)
+    assert "aws-native:pcs:ComputeNodeGroup" in types and "aws:fsx/lustreFileSystem:LustreFileSystem" in types
+    group = next(r for r in stack["resources"] if r["type"] == "aws-native:pcs:ComputeNodeGroup")
+    assert {"urn", "type", "name", "parent", "provider", "inputs"} <= set(group)
 
 
 def test_preview_table_shows_key_settings() -> None:
     result = gpuinfra("preview", "llm-train")
     assert result.returncode == 0
-    for text in ("Compute groups", "p5.48xlarge", "on-demand base 4", "PERSISTENT_2", "48,000 GiB", "Resources ("):
+    for text in ("PCS node groups", "p5.48xlarge", "ONDEMAND", "SPOT", "PERSISTENT_2", "48,000 GiB", "Resources ("):
         assert text in result.stdout
 
 
@@ -44,7 +44,7 @@ def test_preview_markdown() -> None:
     result = gpuinfra("preview", "llm-train", "--format", "markdown")
     assert result.returncode == 0
     assert result.stdout.startswith("## gpuinfra preview")
-    assert "<summary>Compute groups</summary>" in result.stdout
+    assert "<summary>PCS node groups</summary>" in result.stdout
 
 
 def test_inference_preview_shows_regions_capacity_warm_pools_and_routing() -> None:

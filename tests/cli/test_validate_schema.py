@@ -19,24 +19,27 @@ def test_validate_examples_exit_0() -> None:
     assert "Checkpointing" in result.stdout and "Instance: g6.xlarge (auto)" in result.stdout
 
 
+LATEST = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+
 def test_validate_error_finding_exits_1(tmp_path: Path) -> None:
-    path = write_stack(tmp_path, "llm-train", spec={"racks.cooling": "air"})
+    """A `latest` image for training nodes is an error with a hint (exit 1)."""
+    path = write_stack(tmp_path, "llm-train", spec={"compute.image_id": LATEST})
     result = gpuinfra("validate", str(path))
     assert result.returncode == 1
-    assert "rack-exceeds-cooling" in result.stdout
-    assert "40.8 kW" in result.stdout and "30 kW" in result.stdout
+    assert "image-not-pinned" in result.stdout and "describe-images" in result.stdout
 
 
 def test_validate_json_carries_findings_and_plan(tmp_path: Path) -> None:
-    path = write_stack(tmp_path, "llm-train", spec={"racks.cooling": "air"})
+    path = write_stack(tmp_path, "llm-train", spec={"compute.image_id": LATEST})
     result = gpuinfra("validate", str(path), "--format", "json")
     doc = json.loads(result.stdout)
     assert doc["version"] == 1
     (stack,) = doc["stacks"]
     (finding,) = stack["findings"]
-    assert finding["rule"] == "rack-exceeds-cooling" and finding["level"] == "error"
-    assert finding["path"] == "racks.cooling" and finding["line"] > 1
-    assert stack["plan"]["racks"]["max_rack_kw"] == 40.8
+    assert finding["rule"] == "image-not-pinned" and finding["level"] == "error"
+    assert finding["path"] == "compute.image_id" and finding["line"] > 1
+    assert stack["plan"]["pcs_size"] == "SMALL" and stack["plan"]["racks"] is None
 
 
 @pytest.mark.parametrize(

@@ -1,108 +1,133 @@
-"""Rendered bootstrap: every script passes `bash -n`, every cloud-config parses as YAML, and the Slurm
-topology follows the planner's racks."""
+"""Rendered PCS node user data: MIME multi-part around one cloud-config that parses as YAML, every script passes
+`bash -n`, the job environment is what the cluster's TaskProlog prints (not /etc/profile.d), the health check
+drains, the watchers checkpoint and drain, and units are enabled so a rebooted node comes back."""
 
 from __future__ import annotations
 
 import base64
+import datetime
+import email
 from pathlib import Path
 
 import pytest
-from helpers import assert_bash_ok, checked, cloud_config, example_graph, scripts
+from helpers import assert_bash_ok, cloud_config, example_graph, scripts
 
-from infra.plan import TrainingPlan
-from infra.plan.racks import rack_layout
+from infra.graph import tokens
 from infra.pulumi.components.training.bootstrap import (
     LustreMount,
-    SlurmCluster,
-    controller_cloud_init,
-    node_cloud_init,
-    node_range,
-    rack_node_ranges,
-    slurm_files,
+    NodeRole,
+    Retention,
+    job_environment,
+    mime_user_data,
+    node_cloud_config,
 )
+from infra.pulumi.components.training.fabric import nccl_environment
+from infra.pulumi.components.training.pcs import CLUSTER_SLURM_SETTINGS
+
+LUSTRE = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx")
+AT = datetime.datetime(2027, 1, 14, 10, 30, tzinfo=datetime.UTC)
+RETENTION = Retention("/fsx/checkpoints", "acme-ckpt", "checkpoints/", 3, "MILESTONE", 14)
 
 
-def slurm(racks: int = 4) -> SlurmCluster:
-    layout = rack_layout(racks * 4, 10.2, 44, "direct_liquid", 80, 1.2)
-    return SlurmCluster(
-        "llm-train",
-        "10.0.0.10",
-        racks * 4,
-        192,
-        2048,
-        8,
-        "train",
-        layout.racks,
-        "llm-train-nodes",
-        "/gpuinfra/llm-train/munge-key",
-    )
+def files(config: dict[str, object]) -> dict[str, str]:
+    return {f["path"]: f["content"] for f in config["write_files"]}  # type: ignore[attr-defined, index]
 
 
-@pytest.mark.parametrize("interconnect", ["efa", "none"])
-@pytest.mark.parametrize("spot", [True, False])
-@pytest.mark.parametrize("with_slurm", [True, False])
-def test_node_cloud_init_parses_and_scripts_pass_bash_n(
-    tmp_path: Path, interconnect: str, spot: bool, with_slurm: bool
-) -> None:
-    text = node_cloud_init(
-        "llm-train",
-        "us-east-1",
-        "p5.48xlarge",
-        interconnect,
-        LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx"),
-        slurm() if with_slurm else None,
-        spot,
-    )
-    config = cloud_config(text)
-    found = scripts(config)
-    assert len(found) == (2 if spot else 1)
-    for script in found:
-        assert_bash_ok(script, tmp_path)
-    paths = {f["path"] for f in config["write_files"]}
-    assert ("/etc/slurm/topology.conf" in paths) is with_slurm
-    env = next(f["content"] for f in config["write_files"] if f["path"] == "/etc/profile.d/gpuinfra-nccl.sh")
-    assert ("FI_PROVIDER=efa" in env) is (interconnect == "efa")
-    assert_bash_ok(env, tmp_path)
-
-
-def test_bootstrap_mounts_lustre_and_watcher_polls_imdsv2(tmp_path: Path) -> None:
-    config = cloud_config(
-        node_cloud_init("c", "us-east-1", "p5.48xlarge", "efa", LustreMount("fs-9.fsx", "mnt9", "/fsx"), slurm(), True)
-    )
-    bootstrap, watcher = scripts(config)
-    assert "mount -t lustre -o relatime,flock fs-9.fsx@tcp:/mnt9 /fsx" in bootstrap
-    assert "X-aws-ec2-metadata-token" in watcher and "spot/instance-action" in watcher
-    assert "scancel --signal=USR1" in watcher
-
-
-def test_controller_cloud_init(tmp_path: Path) -> None:
-    config = cloud_config(controller_cloud_init(slurm(), "us-east-1"))
+@pytest.mark.parametrize(
+    "node",
+    [
+        NodeRole("compute", "p5.48xlarge", gpus=8, efa=32, instance_store_gb=30400, spot=True),
+        NodeRole("compute", "p5.48xlarge", gpus=8, efa=32, instance_store_gb=30400, block_checkpoint_at=AT),
+        NodeRole("compute", "p4d.24xlarge", gpus=8, efa=4, instance_store_gb=8000),
+        NodeRole("login", "m7i.2xlarge", retention=RETENTION),
+    ],
+    ids=["spot", "capacity-block", "on-demand", "login"],
+)
+def test_user_data_is_mime_cloud_config_and_scripts_pass_bash_n(tmp_path: Path, node: NodeRole) -> None:
+    text = mime_user_data(node_cloud_config("llm-train", node, nccl_environment("efa"), LUSTRE))
+    message = email.message_from_string(text)
+    assert message.is_multipart()
+    parts = [p for p in message.walk() if not p.is_multipart()]
+    assert [p.get_content_type() for p in parts] == ["text/cloud-config"]
+    config = cloud_config(parts[0].get_payload())
     for script in scripts(config):
         assert_bash_ok(script, tmp_path)
+    paths = set(files(config))
+    compute = node.role == "compute"
+    assert ("/opt/gpuinfra/health-check" in paths) is compute
+    assert ("/opt/gpuinfra/interruption-watcher" in paths) is (node.spot or node.block_checkpoint_at is not None)
+    assert ("/opt/gpuinfra/prune-checkpoints" in paths) is (node.retention is not None)
+    assert not any(p.startswith("/etc/profile.d") for p in paths)
+    enabled = [c[3] for c in config["runcmd"] if c[:3] == ["systemctl", "enable", "--now"]]
+    assert ("gpuinfra-scratch.service" in enabled) is compute
+    assert config["mounts"][0][:3] == ["fs-1.fsx.us-east-1.amazonaws.com@tcp:/abcd1234", "/fsx", "lustre"]
 
 
-def test_topology_has_one_switch_per_planned_rack() -> None:
-    plan = checked("llm-train").plan
-    assert isinstance(plan, TrainingPlan) and plan.racks
-    files = {f["path"]: f["content"] for f in slurm_files(slurm(len(plan.racks.racks)))}
-    topology = files["/etc/slurm/topology.conf"]
-    assert "SwitchName=rack0 Nodes=gpu-[000-003]" in topology
-    assert "SwitchName=rack3 Nodes=gpu-[012-015]" in topology
-    assert "SwitchName=spine Switches=rack[0-3]" in topology
-    conf = files["/etc/slurm/slurm.conf"]
-    assert "NodeName=gpu-[000-015] CPUs=192" in conf and "Gres=gpu:8" in conf
-    assert "TopologyPlugin=topology/tree" in conf
+def test_the_environment_is_in_the_jobs_path(tmp_path: Path) -> None:
+    """The cluster's TaskProlog prints the environment file's `export` lines, which Slurm sets in every task."""
+    assert CLUSTER_SLURM_SETTINGS["TaskProlog"] == "/opt/gpuinfra/task-prolog"
+    config = cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", gpus=8), {"A": "1"}, None))
+    prolog = files(config)["/opt/gpuinfra/task-prolog"]
+    env_file = tmp_path / "job-env.sh"
+    env_file.write_text(files(config)["/etc/gpuinfra/job-env.sh"])
+    script = tmp_path / "prolog.sh"
+    script.write_text(prolog.replace("/etc/gpuinfra/job-env.sh", str(env_file)))
+    import subprocess
+
+    out = subprocess.run(["bash", str(script)], capture_output=True, text=True, check=True).stdout
+    assert out == "export A=1\n"
 
 
-def test_uneven_racks_get_contiguous_ranges() -> None:
-    layout = rack_layout(10, 10.2, 44, "direct_liquid", 80, 1.2)
-    assert rack_node_ranges(layout.racks) == [(0, "gpu-[000-003]"), (1, "gpu-[004-006]"), (2, "gpu-[007-009]")]
-    assert node_range(5, 1) == "gpu-005"
+def test_efa_environment_has_no_legacy_variables_and_does_not_force_the_plugin() -> None:
+    env = nccl_environment("efa")
+    for legacy in ("FI_PROVIDER", "FI_EFA_USE_DEVICE_RDMA", "FI_EFA_FORK_SAFE", "NCCL_NET_PLUGIN"):
+        assert legacy not in env
+    assert job_environment({"NCCL_SOCKET_IFNAME": "^docker,lo,veth"}) == "export NCCL_SOCKET_IFNAME=^docker,lo,veth\n"
 
 
-def test_the_graph_carries_the_rendered_user_data(tmp_path: Path) -> None:
-    lt = example_graph("llm-train").one("aws:ec2/launchTemplate:LaunchTemplate")
-    text = base64.b64decode(lt.inputs["userData"]).decode()
-    config = cloud_config(text)
-    assert any("slurm.conf" in f["path"] for f in config["write_files"])
-    assert ".fsx.us-east-1.amazonaws.com@tcp:/" in text  # the file system's DNS name flowed into user data
+def test_health_check_counts_gpus_and_efa_and_drains() -> None:
+    config = cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", gpus=8, efa=32), {}, None))
+    check = files(config)["/opt/gpuinfra/health-check"]
+    assert '[ "$found" -eq 8 ]' in check and '[ "$found" -ge 32 ]' in check
+    assert "state=drain" in check and "nvidia-smi" in check
+
+
+def test_watchers_checkpoint_and_drain() -> None:
+    spot = files(cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", spot=True), {}, None)))
+    watcher = spot["/opt/gpuinfra/interruption-watcher"]
+    assert "X-aws-ec2-metadata-token" in watcher and "/latest/meta-data/spot/instance-action" in watcher
+    assert "scancel --signal=USR1 --full" in watcher and "state=drain" in watcher
+    block = files(
+        cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", block_checkpoint_at=AT), {}, None))
+    )
+    assert f"-ge {int(AT.timestamp())} ]" in block["/opt/gpuinfra/interruption-watcher"]
+
+
+def test_pruner_keeps_the_last_n_and_milestones(tmp_path: Path) -> None:
+    """Run the rendered pruner on a directory tree: the newest 3 and the milestone stay, the rest go."""
+    import os
+    import subprocess
+
+    root = tmp_path / "checkpoints"
+    run = root / "run-a"
+    for step in range(6):
+        d = run / f"step-{step}"
+        d.mkdir(parents=True)
+        os.utime(d, (1000 + step, 1000 + step))
+    (run / "step-0" / "MILESTONE").write_text("")
+    os.utime(run / "step-0", (1000, 1000))
+    retention = Retention(str(root), "acme-ckpt", "checkpoints/", 3, "MILESTONE", 14)
+    config = cloud_config(node_cloud_config("c", NodeRole("login", "m7i.2xlarge", retention=retention), {}, None))
+    script = tmp_path / "prune.sh"
+    script.write_text(files(config)["/opt/gpuinfra/prune-checkpoints"].replace("logger ", "true "))
+    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # no aws CLI: Lustre only
+    subprocess.run(["bash", str(script)], check=True, env=env)
+    assert sorted(p.name for p in run.iterdir()) == ["step-0", "step-3", "step-4", "step-5"]
+
+
+def test_the_graph_carries_the_rendered_user_data() -> None:
+    graph = example_graph("llm-train")
+    templates = {r.name: r for r in graph.of_type(tokens.LAUNCH_TEMPLATE)}
+    text = base64.b64decode(templates["llm-train-slurm-pcs-spot-lt"].inputs["userData"]).decode()
+    part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
+    assert "/opt/gpuinfra/interruption-watcher" in part.get_payload()

@@ -82,7 +82,7 @@ def test_eks_job_template_requests_efa_and_gpus_and_mounts_lustre(eks: Graph) ->
     container = trainer(template)
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 8, "vpc.amazonaws.com/efa": 32}
     env = {e["name"]: e.get("value") for e in container["env"]}
-    assert env["FI_PROVIDER"] == "efa" and env["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/checkpoints"
+    assert "FI_PROVIDER" not in env and env["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/checkpoints"  # aws-ofi-nccl: legacy
     assert env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] == str(150 * 60)
     assert {"name": "lustre", "mountPath": "/fsx"} in container["volumeMounts"]
     pv = eks.one("kubernetes:core/v1:PersistentVolume").inputs["spec"]

@@ -1,18 +1,19 @@
-"""The example training stack's resource graph, and how spec changes change it."""
+"""The example training stack's resource graph (Slurm as an AWS PCS cluster), and how spec changes change it."""
 
 from __future__ import annotations
 
+import base64
 import json
 
 import pytest
 from helpers import ample_quotas, example_graph, graph_for
 
-from infra.graph import Graph, Resource
+from infra.graph import Graph, Resource, tokens
 from infra.graph.views import allows_everything
 
-ASG = "aws:autoscaling/group:Group"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
+NG = tokens.PCS_NODE_GROUP
 
 
 @pytest.fixture(scope="module")
@@ -26,13 +27,25 @@ def provider_tags(graph: Graph, resource: Resource) -> dict[str, str]:
     return json.loads(provider.inputs["defaultTags"])["tags"]
 
 
-def test_every_resource_has_an_explicit_provider_in_the_training_account(graph: Graph) -> None:
-    (provider,) = graph.providers()
-    assert provider.type == "pulumi:providers:aws" and provider.name != "default"
-    assert json.loads(provider.inputs["allowedAccountIds"]) == ["111111111111"]
-    assert json.loads(provider.inputs["assumeRoles"])[0]["roleArn"] == "arn:aws:iam::111111111111:role/gpuinfra-deploy"
+def groups(graph: Graph) -> dict[str, Resource]:
+    return {r.name.rsplit("-", 1)[-1]: r for r in graph.of_type(NG)}
+
+
+def template_of(graph: Graph, group: Resource) -> Resource:
+    (lt,) = graph.dependencies_of(group, tokens.LAUNCH_TEMPLATE)
+    return lt
+
+
+def test_explicit_aws_and_aws_native_providers_in_the_training_account(graph: Graph) -> None:
+    providers = {p.type: p for p in graph.providers()}
+    assert set(providers) == {"pulumi:providers:aws", "pulumi:providers:aws-native"}
+    native = providers["pulumi:providers:aws-native"]
+    assert json.loads(native.inputs["allowedAccountIds"]) == ["111111111111"]
+    assert json.loads(native.inputs["assumeRole"])["roleArn"] == "arn:aws:iam::111111111111:role/gpuinfra-deploy"
+    assert native.inputs["region"] == "us-east-1"
     for resource in graph.custom_resources():
-        assert resource.provider == provider.urn, resource.urn
+        expected = native if resource.type.startswith("aws-native:") else providers["pulumi:providers:aws"]
+        assert resource.provider == expected.urn, resource.urn
 
 
 def test_every_resource_carries_the_workload_tag(graph: Graph) -> None:
@@ -40,56 +53,80 @@ def test_every_resource_carries_the_workload_tag(graph: Graph) -> None:
         tags = provider_tags(graph, resource)
         assert tags["workload"] == "training"
         assert tags["gpuinfra:stack"] == "llm-train" and tags["gpuinfra:cluster"] == "llm-train"
-    # Auto Scaling groups do not take provider default tags: they carry their own, propagated.
-    asg_tags = {t["key"]: t for t in graph.one(ASG).inputs["tags"]}
-    assert asg_tags["workload"]["value"] == "training" and asg_tags["workload"]["propagateAtLaunch"]
-    expected = asg_tags["gpuinfra:expected-capacity"]
-    assert expected["value"] == "16" and expected["propagateAtLaunch"] is False
 
 
-def test_every_resource_is_parented_to_a_component_under_the_cluster(graph: Graph) -> None:
-    cluster = graph.one("gpuinfra:training:Cluster")
-    for resource in graph.custom_resources():
-        assert cluster in graph.ancestors(resource), resource.urn
-    assert "gpuinfra:training:Cluster$gpuinfra:training:Compute$aws:autoscaling/group:Group" in graph.one(ASG).urn
-
-
-def test_launch_template_has_every_efa_interface_on_its_own_card(graph: Graph) -> None:
-    interfaces = graph.one(LT).inputs["networkInterfaces"]
-    assert len(interfaces) == 32  # the catalog's EFA count for p5.48xlarge
-    assert sorted(i["networkCardIndex"] for i in interfaces) == list(range(32))
-    assert {i["interfaceType"] for i in interfaces} == {"efa", "efa-only"}
-    primary = next(i for i in interfaces if i["networkCardIndex"] == 0)
-    assert primary["interfaceType"] == "efa" and primary["deviceIndex"] == 0
-
-
-def test_launch_template_requires_imdsv2_and_encrypts_ebs(graph: Graph) -> None:
-    lt = graph.one(LT).inputs
-    assert lt["metadataOptions"]["httpTokens"] == "required"
-    (root,) = lt["blockDeviceMappings"]
-    assert root["ebs"]["encrypted"] == "true" and root["ebs"]["kmsKeyId"].startswith("arn:aws:kms:")
-
-
-def test_group_uses_the_placement_group_and_only_the_one_subnet(graph: Graph) -> None:
-    asg = graph.one(ASG)
-    pg = graph.one("aws:ec2/placementGroup:PlacementGroup")
-    assert pg.inputs["strategy"] == "cluster"
-    assert pg.urn in asg.dependencies and asg.inputs["placementGroup"].startswith(pg.name)
-    (_subnet_id,) = asg.inputs["vpcZoneIdentifiers"]
-    private = graph.named("aws:ec2/subnet:Subnet", "llm-train-net-private")
-    assert private.urn in asg.dependencies and private.inputs["availabilityZone"] == "us-east-1a"
-    assert all(s.inputs["availabilityZone"] == "us-east-1a" for s in graph.of_type("aws:ec2/subnet:Subnet"))
-
-
-def test_group_honours_the_capacity_spec(graph: Graph) -> None:
-    asg = graph.one(ASG).inputs
-    assert asg["minSize"] == asg["maxSize"] == asg["desiredCapacity"] == 16
-    dist = asg["mixedInstancesPolicy"]["instancesDistribution"]
-    assert dist == {
-        "onDemandBaseCapacity": 4,
-        "onDemandPercentageAboveBaseCapacity": 0,
-        "spotAllocationStrategy": "capacity-optimized",
+def test_a_pcs_cluster_node_groups_a_queue_and_a_login_group(graph: Graph) -> None:
+    cluster = graph.one(tokens.PCS_CLUSTER).inputs
+    assert cluster["scheduler"] == {"type": "SLURM", "version": "25.05"}
+    assert cluster["size"] == "SMALL"  # 16 nodes + 1 login <= 32 (PCS API Reference, Cluster.size)
+    assert cluster["slurmConfiguration"]["accounting"]["mode"] == "STANDARD"
+    settings = {s["parameterName"]: s["parameterValue"] for s in cluster["slurmConfiguration"]["slurmCustomSettings"]}
+    assert settings["HealthCheckProgram"] == "/opt/gpuinfra/health-check"
+    found = groups(graph)
+    assert {
+        k: (g.inputs["purchaseOption"], g.inputs["scalingConfiguration"]["maxInstanceCount"]) for k, g in found.items()
+    } == {
+        "od": ("ONDEMAND", 4),
+        "spot": ("SPOT", 12),
+        "login": ("ONDEMAND", 1),
     }
+    queue = graph.one(tokens.PCS_QUEUE).inputs
+    assert queue["name"] == "train"
+    assert [c["computeNodeGroupId"] for c in queue["computeNodeGroupConfigurations"]] == [
+        found["od"].inputs["name"] and found["od"].inputs.get("clusterId") and c["computeNodeGroupId"]
+        for c in queue["computeNodeGroupConfigurations"]
+    ]
+    assert len(queue["computeNodeGroupConfigurations"]) == 2  # the login group takes no jobs
+
+
+def test_no_home_made_slurm_remains(graph: Graph) -> None:
+    assert not graph.of_type(tokens.ASG)
+    for instance in graph.of_type(tokens.INSTANCE):
+        assert not str(instance.inputs.get("ami", "")).startswith("resolve:ssm:")
+    assert not graph.of_type(tokens.INSTANCE)
+
+
+def test_node_groups_take_the_pinned_image_and_a_pcs_profile(graph: Graph) -> None:
+    amis = {g.inputs["amiId"] for g in graph.of_type(NG)}
+    assert len(amis) == 1 and next(iter(amis)).startswith("ami-")
+    profile = graph.one(tokens.IAM_INSTANCE_PROFILE).inputs
+    assert profile["path"] == "/aws-pcs/"
+    policy = graph.one(tokens.IAM_ROLE_POLICY).inputs["policy"]
+    by_sid = {s["Sid"]: s for s in json.loads(policy)["Statement"]}
+    assert by_sid["RegisterWithPcs"]["Action"] == ["pcs:RegisterComputeNodeGroupInstance"]
+
+
+def test_launch_template_has_an_efa_on_every_efa_card(graph: Graph) -> None:
+    lt = template_of(graph, groups(graph)["spot"]).inputs
+    nis = lt["networkInterfaces"]
+    assert (nis[0]["networkCardIndex"], nis[0]["deviceIndex"], nis[0].get("interfaceType")) == (0, 0, None)
+    efa = [(n["networkCardIndex"], n["deviceIndex"]) for n in nis if n.get("interfaceType") == "efa-only"]
+    assert efa == [(0, 1)] + [(card, 0) for card in range(1, 32)]  # p5.48xlarge: EFA on all 32 cards
+    assert "instanceType" not in lt and "iamInstanceProfile" not in lt  # the node group's (PCS User Guide)
+
+
+def test_p6_b300_has_no_efa_on_card_zero() -> None:
+    graph = graph_for(
+        "llm-train",
+        {"compute.instance_type": "p6-b300.48xlarge", "compute.capacity": {"type": "on_demand"}},
+        ample_quotas(),
+    )
+    lt = template_of(graph, groups(graph)["od"]).inputs
+    efa = sorted(n["networkCardIndex"] for n in lt["networkInterfaces"] if n.get("interfaceType") == "efa-only")
+    assert efa == list(range(1, 17))
+
+
+def test_launch_template_requires_imdsv2_encrypts_ebs_and_uses_the_placement_group(graph: Graph) -> None:
+    pg = graph.one(tokens.PLACEMENT_GROUP)
+    assert pg.inputs["strategy"] == "cluster"
+    for name, group in groups(graph).items():
+        lt = template_of(graph, group).inputs
+        assert lt["metadataOptions"]["httpTokens"] == "required"
+        ebs = lt["blockDeviceMappings"][0]["ebs"]
+        assert ebs["encrypted"] == "true" and "kmsKeyId" not in ebs  # the AWS-managed EBS key
+        assert ("placement" in lt) is (name != "login")
+        text = base64.b64decode(lt["userData"]).decode()
+        assert "Content-Type: multipart/mixed" in text
 
 
 def test_lustre_matches_the_spec(graph: Graph) -> None:
@@ -107,7 +144,7 @@ def test_lustre_matches_the_spec(graph: Graph) -> None:
     }
 
 
-def test_checkpoint_bucket_is_encrypted_private_versioned_and_expires(graph: Graph) -> None:
+def test_checkpoint_bucket_is_private_versioned_and_expires_only_superseded(graph: Graph) -> None:
     bucket = graph.one("aws:s3/bucket:Bucket")
     assert bucket.inputs["bucket"] == "acme-llm-train-checkpoints"
 
@@ -116,14 +153,33 @@ def test_checkpoint_bucket_is_encrypted_private_versioned_and_expires(graph: Gra
         return config.inputs
 
     sse = for_bucket("aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration")
-    assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "aws:kms"
+    assert sse["rules"][0]["applyServerSideEncryptionByDefault"]["sseAlgorithm"] == "AES256"
     block = for_bucket("aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock")
     assert all(
         block[k] is True for k in ("blockPublicAcls", "blockPublicPolicy", "ignorePublicAcls", "restrictPublicBuckets")
     )
     assert for_bucket("aws:s3/bucketVersioning:BucketVersioning")["versioningConfiguration"]["status"] == "Enabled"
-    (rule,) = for_bucket("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
-    assert rule["expiration"]["days"] == 14 and rule["filter"]["prefix"] == "checkpoints/"
+    rules = for_bucket("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")["rules"]
+    expiring = [r for r in rules if "expiration" in r]
+    assert len(expiring) == 1  # no age rule on the checkpoints themselves: the last good one is never expired
+    assert expiring[0]["expiration"]["days"] == 14
+    assert expiring[0]["filter"] == {"tag": {"key": "gpuinfra-superseded", "value": "true"}}
+
+
+def test_export_carries_new_and_changed_never_deleted(graph: Graph) -> None:
+    export = graph.named(tokens.FSX_DRA, "llm-train-storage-checkpoint-export").inputs
+    assert export["s3"]["autoExportPolicy"]["events"] == ["NEW", "CHANGED"]
+
+
+def test_the_key_policy_names_its_account_and_the_auto_scaling_role(graph: Graph) -> None:
+    policy = json.loads(graph.one(tokens.KMS_KEY).inputs["policy"])
+    principals = {s["Sid"]: s["Principal"]["AWS"] for s in policy["Statement"]}
+    role = "arn:aws:iam::111111111111:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
+    assert principals == {
+        "AccountAdministers": "arn:aws:iam::111111111111:root",
+        "AutoScalingUsesKey": role,
+        "AutoScalingAttachesVolumes": role,
+    }
 
 
 def test_instance_profile_is_least_privilege(graph: Graph) -> None:
@@ -132,7 +188,7 @@ def test_instance_profile_is_least_privilege(graph: Graph) -> None:
         assert not any(allows_everything(s) for s in statements)
         for s in statements:
             assert "*" not in s["Action"] and all(not a.endswith(":*") for a in s["Action"])
-    node = graph.named("aws:iam/rolePolicy:RolePolicy", "llm-train-compute-access")
+    node = graph.one("aws:iam/rolePolicy:RolePolicy")
     by_sid = {s["Sid"]: s for s in json.loads(node.inputs["policy"])["Statement"]}
     assert by_sid["DatasetObjects"]["Action"] == ["s3:GetObject"]
     assert by_sid["DatasetObjects"]["Resource"] == ["arn:aws:s3:::acme-datasets/pretrain/v7/*"]
@@ -148,43 +204,24 @@ def test_security_group_is_self_only_and_closed_to_the_internet(graph: Graph) ->
 
 
 def test_twice_the_nodes_doubles_the_capacity() -> None:
-    base = example_graph("llm-train").one(ASG).inputs
-    doubled = (
-        graph_for("llm-train", {"compute.node_count": 32, "checkpointing.interval_minutes": 120}, ample_quotas())
-        .one(ASG)
-        .inputs
-    )
-    assert doubled["maxSize"] == 2 * base["maxSize"] and doubled["desiredCapacity"] == 2 * base["desiredCapacity"]
-
-
-def test_another_instance_type_brings_its_efa_count() -> None:
-    graph = graph_for(
-        "llm-train",
-        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30},
-        ample_quotas(),
-    )
-    assert len(graph.one(LT).inputs["networkInterfaces"]) == 4
-    assert graph.one(LT).inputs["instanceType"] == "p4d.24xlarge"
+    graph = graph_for("llm-train", {"compute.node_count": 32}, ample_quotas())
+    sizes = {k: g.inputs["scalingConfiguration"]["maxInstanceCount"] for k, g in groups(graph).items()}
+    assert sizes == {"od": 4, "spot": 28, "login": 1}
+    assert graph.one(tokens.PCS_CLUSTER).inputs["size"] == "MEDIUM"  # 33 > 32
 
 
 def test_on_demand_and_capacity_block_capacity() -> None:
-    on_demand = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}}, ample_quotas())
-    asg = on_demand.one(ASG).inputs
-    assert "mixedInstancesPolicy" not in asg and asg["launchTemplate"]["version"] == "$Latest"
-    block = graph_for(
-        "llm-train", {"compute.capacity": {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}}
-    )
-    lt = block.one(LT).inputs
+    graph = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}}, ample_quotas())
+    assert {k: g.inputs["purchaseOption"] for k, g in groups(graph).items()} == {"od": "ONDEMAND", "login": "ONDEMAND"}
+    block = {
+        "type": "capacity_block",
+        "capacity_reservation_id": "cr-0123456789abcdef0",
+        "block_end": "2099-01-01T00:00:00Z",
+    }
+    graph = graph_for("llm-train", {"compute.capacity": block}, ample_quotas())
+    found = groups(graph)
+    assert found["block"].inputs["purchaseOption"] == "CAPACITY_BLOCK"
+    lt = template_of(graph, found["block"]).inputs
     assert lt["instanceMarketOptions"]["marketType"] == "capacity-block"
-    assert (
-        lt["capacityReservationSpecification"]["capacityReservationTarget"]["capacityReservationId"]
-        == "cr-0123456789abcdef0"
-    )
-
-
-def test_slurm_controller_is_private_imdsv2_and_encrypted(graph: Graph) -> None:
-    controller = graph.one("aws:ec2/instance:Instance").inputs
-    assert controller["metadataOptions"]["httpTokens"] == "required"
-    assert controller["rootBlockDevice"]["encrypted"] is True
-    assert controller["privateIp"] == "10.0.0.10" and "associatePublicIpAddress" not in controller
-    assert "SlurmctldHost=slurmctl(10.0.0.10)" in controller["userData"]
+    target = lt["capacityReservationSpecification"]["capacityReservationTarget"]
+    assert target["capacityReservationId"] == "cr-0123456789abcdef0"

@@ -13,7 +13,8 @@ from infra.policy.pack import pack_config, police
 from infra.policy.runner import run_pack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
-IMDSV1 = ((LT, None, {"metadataOptions.httpTokens": "optional"}),)
+OD_LT = (LT, "llm-train-slurm-pcs-od-lt")
+IMDSV1 = ((*OD_LT, {"metadataOptions.httpTokens": "optional"}),)
 
 
 def imds(run: object) -> list:  # type: ignore[type-arg]
@@ -24,7 +25,7 @@ def test_a_configured_level_replaces_the_default() -> None:
     graph = edited(example_graph("llm-train"), IMDSV1)
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config(given={"security-imdsv2": "advisory"})))
     assert found.level == "advisory"
-    assert found.urn.endswith("aws:ec2/launchTemplate:LaunchTemplate::llm-train-compute-lt")
+    assert found.urn.endswith("aws:ec2/launchTemplate:LaunchTemplate::llm-train-slurm-pcs-od-lt")
     assert found.diagnostic == (
         "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).\n" + found.message
     )
@@ -43,7 +44,7 @@ def test_remediate_is_reported_as_mandatory() -> None:
 
 
 def test_an_unknown_value_makes_the_policy_advisory_cant_run() -> None:
-    graph = edited(example_graph("llm-train"), ((LT, None, {"metadataOptions.httpTokens": UNKNOWN}),))
+    graph = edited(example_graph("llm-train"), ((*OD_LT, {"metadataOptions.httpTokens": UNKNOWN}),))
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config()))
     assert found.level == "advisory" and found.unknown
     assert found.message == (

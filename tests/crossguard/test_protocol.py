@@ -33,8 +33,12 @@ SG = "aws:ec2/securityGroup:SecurityGroup"
 ASG = "aws:autoscaling/group:Group"
 PROVIDER = "pulumi:providers:aws"
 BROKEN = (
-    (LT, None, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),
-    (INSTANCE, None, {"metadataOptions.httpTokens": UNKNOWN}),
+    (
+        LT,
+        "llm-train-slurm-pcs-od-lt",
+        {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"},
+    ),
+    (LT, "llm-train-slurm-pcs-spot-lt", {"metadataOptions.httpTokens": UNKNOWN}),
     (
         SG,
         None,
@@ -43,7 +47,7 @@ BROKEN = (
             "egress[1].cidrBlocks": ["10.64.0.0/16"],
         },
     ),
-    (ASG, None, {"tags": [], "availabilityZones": ["us-east-1b"]}),
+    ("aws:fsx/lustreFileSystem:LustreFileSystem", None, {"tags": {"workload": "inference"}}),
 )
 
 
@@ -115,7 +119,7 @@ def test_violations_unknowns_and_config_match(training_pack: PackClient) -> None
     }
     assert not any(d.policy == "training-one-zone" for d in diagnostics)
     assert any(
-        "can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-controller")
+        "can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-pcs-spot-lt")
         for d in diagnostics
     )
 

@@ -16,7 +16,7 @@ from infra.graph.readers import Step
 from infra.review.diff import Finding, Snapshot, diff_sides, walk
 from infra.review.replacements import load_rules
 
-ASG = "aws:autoscaling/group:Group::llm-train-compute-asg"
+NODES = "aws-native:pcs:ComputeNodeGroup::llm-train-slurm-pcs-od"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre"
 
 
@@ -43,18 +43,30 @@ def test_doubling_a_training_cluster_doubles_the_compute_line_and_the_total_delt
     base = graph_for("llm-train", spec, ample_quotas())
     head = graph_for("llm-train", {**spec, "compute.node_count": 32}, ample_quotas())
     d = diff(base, head, catalog)
-    asg = by_name(d, "llm-train-compute-asg")
-    assert asg.action == "update"
-    assert {c.path: (c.before, c.after) for c in asg.changes}["desiredCapacity"] == (16, 32)
-    before_lines = price_graph(base, catalog).get(ASG).lines
-    after_lines = price_graph(head, catalog).get(ASG).lines
+    nodes = by_name(d, "llm-train-slurm-pcs-od")
+    assert nodes.action == "update"
+    assert {c.path: (c.before, c.after) for c in nodes.changes}["scalingConfiguration.maxInstanceCount"] == (16, 32)
+    before_lines = price_graph(base, catalog).get(NODES).lines
+    after_lines = price_graph(head, catalog).get(NODES).lines
     assert after_lines[0].monthly == 2 * before_lines[0].monthly
     od = catalog.on_demand("p5.48xlarge", "us-east-1")
-    gp3 = catalog.service("ebs/gp3")
-    assert od is not None and gp3 is not None
-    expected = 16 * od.usd_per_hour * HOURS_PER_MONTH + 16 * 512 * gp3.usd
-    assert asg.delta == expected
-    assert d.delta == sum((r.delta for r in d.stacks[0].resources if r.delta), Decimal(0)) == expected
+    assert od is not None
+    assert after_lines[0].monthly - before_lines[0].monthly == 16 * od.usd_per_hour * HOURS_PER_MONTH
+    # 16 + 1 login nodes fit a SMALL PCS cluster, 33 need MEDIUM: Size is create-only, so the cluster is replaced.
+    cluster = by_name(d, "llm-train-slurm-pcs-cluster")
+    assert cluster.action == "replace"
+
+
+def test_a_new_image_version_rolls_the_node_groups(catalog: Catalog) -> None:
+    """A new SSM parameter version is a new AMI id on every node group: updated in place, instances replaced."""
+    base = graph_for("llm-train")
+    head = graph_for("llm-train", {"compute.image_id": "resolve:ssm:/acme/pcs/slurm-25.05/gpu-ami:8"})
+    d = diff(base, head, catalog)
+    for name in ("llm-train-slurm-pcs-od", "llm-train-slurm-pcs-spot", "llm-train-slurm-pcs-login"):
+        group = by_name(d, name)
+        assert group.action == "update"
+        (change,) = [c for c in group.changes if c.path == "amiId"]
+        assert change.effect == "refresh" and change.before != change.after
 
 
 def test_changing_the_lustre_deployment_type_is_a_replacement_with_a_cited_reason(catalog: Catalog) -> None:

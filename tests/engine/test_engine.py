@@ -28,7 +28,7 @@ def test_plain_values() -> None:
 
 def test_urns_follow_the_engine_not_the_mock() -> None:
     graph = example_graph("llm-train")
-    provider = graph.providers()[0]
+    provider = next(p for p in graph.providers() if p.type == "pulumi:providers:aws")
     assert provider.urn == "urn:pulumi:llm-train::gpuinfra::pulumi:providers:aws::aws-ml-training-us-east-1"
     vpc = graph.one("aws:ec2/vpc:Vpc")
     assert vpc.urn == (

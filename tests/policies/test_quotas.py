@@ -8,7 +8,11 @@ from policy_helpers import PolicyCase, run_case
 P_ON_DEMAND = "accounts.ml-training.quotas.us-east-1.L-417A185B"
 P5_SPOT = "accounts.ml-training.quotas.us-east-1.L-C4BD4855"
 REQUEST = "accounts.ml-training.request_quota_increases"
-CAPACITY_BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}
+CAPACITY_BLOCK = {
+    "type": "capacity_block",
+    "capacity_reservation_id": "cr-0123456789abcdef0",
+    "block_end": "2099-01-14T11:30:00Z",
+}
 
 CASES = [
     PolicyCase("quota-site-gpus", "llm-train-onprem", fires=False),
@@ -29,7 +33,7 @@ CASES = [
         unchecked=True,
         level="mandatory",
         message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
-        r"the stack needs 768 vCPUs at maximum size \(llm-train-compute-asg\), 512 available; "
+        r"the stack needs 768 vCPUs at maximum size \(llm-train-slurm-pcs-od\), 512 available; "
         r"request an increase of 256 vCPUs \(to 768\)",
     ),
     PolicyCase(
@@ -59,10 +63,10 @@ CASES = [
     PolicyCase(
         "quota-within-grant",
         "llm-train",
-        spec={"compute.instance_type": "p6-b200.48xlarge", "racks.power_budget_kw": 120},
+        spec={"compute.instance_type": "p6-b200.48xlarge"},
         unchecked=True,
         label="a quota no source names fails closed",
-        message=r"us-east-1: the quota for p6-b200 spot \(2304 vCPUs at maximum size, llm-train-compute-asg\) "
+        message=r"us-east-1: the quota for p6-b200 spot \(2304 vCPUs at maximum size, llm-train-slurm-pcs-spot\) "
         r"cannot be checked",
     ),
     PolicyCase(

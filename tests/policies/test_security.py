@@ -30,13 +30,7 @@ CASES = [
         "security-imdsv2",
         "llm-train",
         edits=((LT, None, {"metadataOptions.httpTokens": "optional"}),),
-        message="llm-train-compute-lt: metadataOptions.httpTokens is 'optional'",
-    ),
-    PolicyCase(
-        "security-imdsv2",
-        "llm-train",
-        edits=((INSTANCE, None, {"metadataOptions": DELETE}),),
-        message="llm-train-slurm-controller: metadataOptions.httpTokens is 'optional \\(not set\\)'",
+        message="llm-train-slurm-pcs-od-lt: metadataOptions.httpTokens is 'optional'",
     ),
     PolicyCase("security-ebs-encrypted", "llm-train", fires=False),
     PolicyCase(
@@ -44,12 +38,6 @@ CASES = [
         "llm-train",
         edits=((LT, None, {"blockDeviceMappings[0].ebs.encrypted": "false"}),),
         message="block device /dev/sda1 is not encrypted",
-    ),
-    PolicyCase(
-        "security-ebs-encrypted",
-        "llm-train",
-        edits=((INSTANCE, None, {"rootBlockDevice": DELETE}),),
-        message="no rootBlockDevice",
     ),
     PolicyCase("security-s3-encrypted", "llm-train", fires=False),
     PolicyCase(
@@ -145,7 +133,7 @@ CASES = [
     PolicyCase(
         "security-iam-no-admin",
         "llm-train",
-        edits=((ROLE_POLICY, "llm-train-compute-access", {"policy": ADMIN}),),
+        edits=((ROLE_POLICY, "llm-train-slurm-access", {"policy": ADMIN}),),
         message="statement Everything allows every action on every resource",
     ),
     PolicyCase(

@@ -66,9 +66,9 @@ CASES = [
     PolicyCase("separation-workload-tag", "llm-train", fires=False),
     PolicyCase(
         "separation-workload-tag",
-        "llm-train",
+        "chat-serve",
         edits=((ASG, None, {"tags": []}),),
-        message="llm-train-compute-asg has no workload tag in training stack llm-train; Auto Scaling groups",
+        message="chat-serve-us-east-1-replicas-base has no workload tag in inference stack chat-serve; Auto Scaling",
     ),
     PolicyCase(
         "separation-workload-tag",
@@ -153,7 +153,7 @@ CASES = [
     PolicyCase(
         "separation-cross-account-grants",
         "llm-train",
-        edits=((ROLE, "llm-train-compute-role", {"assumeRolePolicy": CROSS_ACCOUNT_TRUST}),),
+        edits=((ROLE, "llm-train-slurm-role", {"assumeRolePolicy": CROSS_ACCOUNT_TRUST}),),
         message=r"statement InferenceMayAssume grants ml-inference \(222222222222, inference\) sts:AssumeRole",
     ),
 ]

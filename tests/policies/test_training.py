@@ -9,14 +9,15 @@ from policy_helpers import PolicyCase, run_case, run_example
 ASG = "aws:autoscaling/group:Group"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 PG = "aws:ec2/placementGroup:PlacementGroup"
+FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 
 CASES = [
     PolicyCase("training-efa-every-card", "llm-train", fires=False),
     PolicyCase(
         "training-efa-every-card",
         "llm-train",
-        edits=((LT, None, {"networkInterfaces[31].interfaceType": "interface"}),),
-        message=r"p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31",
+        edits=((LT, "llm-train-slurm-pcs-spot-lt", {"networkInterfaces[32].interfaceType": "interface"}),),
+        message=r"spot-lt: p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31",
     ),
     PolicyCase(
         "training-efa-every-card",
@@ -35,8 +36,8 @@ CASES = [
     PolicyCase(
         "training-cluster-placement-group",
         "llm-train",
-        edits=((ASG, None, {"placementGroup": DELETE}),),
-        message="launches into no placement group",
+        edits=((LT, "llm-train-slurm-pcs-od-lt", {"placement": DELETE}),),
+        message="llm-train-slurm-pcs-od launches into no placement group",
     ),
     PolicyCase("training-cluster-placement-group", "llm-train-eks", fires=False),
     PolicyCase(
@@ -50,8 +51,8 @@ CASES = [
     PolicyCase(
         "training-one-zone",
         "llm-train",
-        edits=((ASG, None, {"availabilityZones": ["us-east-1b"]}),),
-        message=r"spans 2 zones \(us-east-1a: .*llm-train-compute-asg.*; us-east-1b: llm-train-compute-asg\)",
+        edits=((FSX, None, {"availabilityZones": ["us-east-1b"]}),),
+        message=r"spans 2 zones \(us-east-1a: .*llm-train-slurm-pcs-od.*; us-east-1b: llm-train-storage-lustre\)",
     ),
     PolicyCase("training-spot-checkpointing", "llm-train", fires=False, label="interval 150 within 343"),
     PolicyCase(

@@ -20,7 +20,7 @@ GRAPHS = {
     "llm-train": lambda: example_graph("llm-train"),
     "p4d": lambda: graph_for(
         "llm-train",
-        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "racks.power_budget_kw": 30},
+        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16},
         ample_quotas(),
     ),
 }
@@ -82,8 +82,11 @@ def test_an_unknown_helm_value_is_caught() -> None:
 def _per_card(graph: Graph) -> list[tuple[str, int, int, int]]:
     """(template, card, interfaces on it, EC2's maximum for the card)."""
     out = []
+    from infra.preflight.rules.compute import instance_types
+
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
-        limits = network_cards().get(lt.inputs.get("instanceType"))
+        types = instance_types(graph, lt)
+        limits = network_cards().get(types[0]) if types else None
         if limits is None:
             continue
         _, per_card = limits

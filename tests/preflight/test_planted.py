@@ -28,7 +28,14 @@ API_PLANTS = [
         "llm-train", LT, "PF-AWS-API", "metadataOptions.httpTokens", setting("metadataOptions.httpTokens", "sometimes")
     ),
     # RunInstances.InstanceType: an EC2 instance type name
-    Plant("llm-train", "aws:ec2/instance:Instance", "PF-AWS-API", "instanceType", setting("instanceType", "m7i.huge")),
+    Plant(
+        "llm-train",
+        "aws:ec2/instance:Instance",
+        "PF-AWS-API",
+        "instanceType",
+        add={"ami": "ami-0123456789abcdef0", "instanceType": "m7i.huge"},
+        like=LT,
+    ),
     # CreatePlacementGroup.Strategy: cluster | spread | partition
     Plant(
         "llm-train", "aws:ec2/placementGroup:PlacementGroup", "PF-AWS-API", "strategy", setting("strategy", "clustered")
@@ -91,7 +98,7 @@ API_PLANTS = [
         setting("vpcEndpointType", "Gateways"),
     ),
     # CreateAutoScalingGroup.MaxSize: an integer
-    Plant("llm-train", ASG, "PF-AWS-API", "maxSize", setting("maxSize", "16")),
+    Plant("chat-serve", ASG, "PF-AWS-API", "maxSize", setting("maxSize", "16")),
     # MetricStatistic: Average | Minimum | Maximum | SampleCount | Sum
     Plant(
         "chat-serve",

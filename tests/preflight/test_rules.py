@@ -73,10 +73,10 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     (
         "llm-train",
         LT,
-        "",
+        "pcs-od-lt",
         setting("networkInterfaces[3].networkCardIndex", 40),
         "PF-EC2-NETCARD",
-        "compute-lt",
+        "pcs-od-lt",
         "networkInterfaces[3].networkCardIndex",
     ),
     # g6e.xlarge has no EFA (EC2 User Guide, EFA supported instance types)
@@ -128,7 +128,7 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
         "",
         setting("partitionCount", 2),
         "PF-EC2-PLACEMENT",
-        "compute-pg",
+        "slurm-pg",
         "partitionCount",
     ),
     # CreateAutoScalingGroup: desired 99 > max
@@ -231,10 +231,10 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     (
         "llm-train",
         "aws:iam/rolePolicy:RolePolicy",
-        "compute",
+        "slurm",
         _bad_action,
         "PF-IAM-DOC",
-        "compute-access",
+        "slurm-access",
         "policy:Statement[0].Action",
     ),
     # KMS: a key policy that does not let its own account administer the key
@@ -276,10 +276,21 @@ def test_documented_rule_catches_its_violation(case: tuple[Any, ...]) -> None:
     _caught(graph, rule, name_part, path)
 
 
-def test_the_ssm_ami_rule_fires_on_the_controller_and_not_on_a_plain_ami() -> None:
+def test_the_ssm_ami_rule_fires_on_an_ssm_ami_with_a_root_device_and_not_on_a_plain_ami() -> None:
+    """The Slurm controller that had this defect is gone (AWS PCS runs slurmctld); the rule stays, planted."""
+    from planting import added
+
     base = example_graph("llm-train")
-    assert "PF-EC2-SSM-ROOT" in {f.rule for f in preflight(base, load_catalog())}
-    fixed, _ = planted(base, "aws:ec2/instance:Instance", setting("ami", "ami-0123456789abcdef0"))
+    assert "PF-EC2-SSM-ROOT" not in {f.rule for f in preflight(base, load_catalog())}
+    inputs = {
+        "ami": "resolve:ssm:/aws/service/canonical/ubuntu/server/22.04/stable/current/amd64/hvm/ebs-gp2/ami-id",
+        "instanceType": "m7i.2xlarge",
+        "rootBlockDevice": {"volumeSize": 100, "volumeType": "gp3", "encrypted": True},
+    }
+    bad, _ = added(base, "aws:ec2/instance:Instance", "controller", inputs, LT)
+    assert "PF-EC2-SSM-ROOT" in {f.rule for f in preflight(bad, load_catalog())}
+    inputs["ami"] = "ami-0123456789abcdef0"
+    fixed, _ = added(base, "aws:ec2/instance:Instance", "controller", inputs, LT)
     assert "PF-EC2-SSM-ROOT" not in {f.rule for f in preflight(fixed, load_catalog())}
 
 

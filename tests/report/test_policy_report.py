@@ -13,6 +13,7 @@ from infra.report.render.markdown import render_markdown
 from infra.report.render.table import render_table
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
+OD_LT = (LT, "llm-train-slurm-pcs-od-lt")
 
 
 def report_for(edits: tuple = (), config: dict | None = None) -> Report:  # type: ignore[type-arg]
@@ -24,14 +25,14 @@ def report_for(edits: tuple = (), config: dict | None = None) -> Report:  # type
 
 def test_statuses_and_order() -> None:
     report = report_for(
-        ((LT, None, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),),
+        ((*OD_LT, {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"}),),
         {"security-ebs-encrypted": "advisory", "security-open-ingress": "disabled"},
     )
     policy = report.stacks[0].policy
     assert policy is not None
     assert [(v.level, v.policy, v.resource_name) for v in policy.violations] == [
-        ("mandatory", "security-imdsv2", "llm-train-compute-lt"),
-        ("advisory", "security-ebs-encrypted", "llm-train-compute-lt"),
+        ("mandatory", "security-imdsv2", "llm-train-slurm-pcs-od-lt"),
+        ("advisory", "security-ebs-encrypted", "llm-train-slurm-pcs-od-lt"),
     ]
     status = {p.name: (p.status, p.violations, p.reason) for p in policy.policies}
     assert status["security-imdsv2"] == ("failed", 1, None)
@@ -47,10 +48,10 @@ def test_statuses_and_order() -> None:
 
 
 def test_advisory_violations_do_not_fail_the_run() -> None:
-    report = report_for(((LT, None, {"metadataOptions.httpTokens": "optional"}),), {"security-imdsv2": "advisory"})
+    report = report_for(((*OD_LT, {"metadataOptions.httpTokens": "optional"}),), {"security-imdsv2": "advisory"})
     assert report.exit_code == 0
     table = render_table(report)
     assert "policies (gpuinfra pack):" in table and "1 failed" in table and "advisory" in table
     markdown = render_markdown(report)
-    assert "| advisory | `security-imdsv2` | `llm-train-compute-lt` |" in markdown
+    assert "| advisory | `security-imdsv2` | `llm-train-slurm-pcs-od-lt` |" in markdown
     assert "| `security-imdsv2` | advisory | failed (1) |" in markdown

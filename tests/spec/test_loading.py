@@ -71,7 +71,9 @@ def test_nested_list_path_is_reported(tmp_path: Path) -> None:
 
 
 def test_all_problems_reported_at_once(tmp_path: Path) -> None:
-    path = write_stack(tmp_path, "llm-train", spec={"compute.node_count": "x", "racks.pue": 9, "name": "Bad Name"})
+    path = write_stack(
+        tmp_path, "llm-train", spec={"compute.node_count": "x", "lustre.mount_path": 9, "name": "Bad Name"}
+    )
     messages = refused(path)
     assert len(messages) == 3
 
@@ -134,3 +136,11 @@ def test_org_role_must_live_in_its_account(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", org={"accounts.ml-training.role_arn": "arn:aws:iam::999999999999:role/x"})
     messages = refused(path)
     assert "role_arn is in account 999999999999 but id is 111111111111" in messages[0]
+
+
+def test_racks_in_an_aws_spec_are_refused_at_their_path(tmp_path: Path) -> None:
+    """On EC2 the customer has no racks: `racks` in an AWS spec is a schema error (exit 2) naming file, line, path."""
+    path = write_stack(tmp_path, "llm-train", spec={"racks": {"power_budget_kw": 44, "cooling": "direct_liquid"}})
+    (message,) = refused(path)
+    assert "config.gpuinfra:training.racks: racks are for provider onprem" in message
+    assert f"{path.name}:" in message

@@ -24,7 +24,7 @@ CASES = [
     Case(
         "quota-short",
         "llm-train",
-        {"compute.instance_type": "p6-b200.48xlarge", "racks.power_budget_kw": 120},
+        {"compute.instance_type": "p6-b200.48xlarge"},
         # AWS's Spot quota table (aws-ec2-quotas) has no P6 row: the check fails closed instead of skipping
         message=r"the quota for p6-b200 spot \(2304 vCPUs at full size\) cannot be checked: AWS's Spot quota table",
     ),

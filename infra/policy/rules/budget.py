@@ -50,9 +50,10 @@ def graph_of(args: StackValidationArgs) -> Graph:
 
 def _is_custom(kind: str) -> bool:
     """Provider resources' types read pkg:module/name:Name (and providers pulumi:providers:pkg); components'
-    read pkg:module:Name. The CLI's AnalyzeStack does not say which is which."""
+    read pkg:module:Name, as do pulumi-aws-native's resources (aws-native:pcs:Cluster). The CLI's AnalyzeStack does
+    not say which is which."""
     parts = kind.split(":")
-    return kind.startswith("pulumi:providers:") or (len(parts) == 3 and "/" in parts[1])
+    return kind.startswith(("pulumi:providers:", "aws-native:")) or (len(parts) == 3 and "/" in parts[1])
 
 
 def _resource(r: PolicyResource) -> Resource:

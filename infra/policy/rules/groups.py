@@ -1,4 +1,5 @@
-"""Compute groups as policies see them: Auto Scaling groups and EKS managed node groups alike.
+"""Compute groups as policies see them: Auto Scaling groups, EKS managed node groups and AWS PCS compute node
+groups alike.
 
 Quotas count them at maximum size, training wants them in one zone and a cluster placement group, and
 spot needs checkpointing: each question is asked of a `Group`, whichever resource type launches it.
@@ -14,7 +15,7 @@ from pulumi_policy import PolicyResource
 from infra.graph import tokens, views
 from infra.policy.rules.values import StackView, as_int, get, has
 
-GROUP_TYPES = (tokens.ASG, tokens.EKS_NODE_GROUP)
+GROUP_TYPES = (tokens.ASG, tokens.EKS_NODE_GROUP, tokens.PCS_NODE_GROUP)
 
 
 @dataclass(frozen=True)
@@ -59,6 +60,9 @@ def _group(stack: StackView, resource: PolicyResource) -> Group:
         on_demand, spot = views.split(props, size, market)
         placements += stack.dependencies_of(resource, tokens.PLACEMENT_GROUP)
         named = named or has(props, "placementGroup")
+    elif resource.resource_type == tokens.PCS_NODE_GROUP:
+        size = (views.node_group_size(props) or (0, 0))[1]
+        on_demand, spot = views.split({}, size, market)
     else:
         size = as_int(get(props, "scalingConfig", "maxSize"))
         on_demand, spot = views.split({}, size, market)

@@ -62,7 +62,7 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
     "groups carry it themselves, propagated at launch); every Kubernetes object the "
     "gpuinfra.io/workload label.",
     MANDATORY,
-    type_prefix=("aws:", "kubernetes:"),
+    type_prefix=("aws:", "aws-native:", "kubernetes:"),
 )
 def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args)
@@ -121,9 +121,9 @@ def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
     seen: dict[str, list[str]] = {}
     for resource in stack.resources:
         values: list[str] = []
-        if resource.resource_type == tokens.AWS_PROVIDER:
+        if resource.resource_type in (tokens.AWS_PROVIDER, tokens.AWS_NATIVE_PROVIDER):
             values.append(default_tags(resource.props).get(tokens.WORKLOAD_TAG, ""))
-        elif resource.resource_type.startswith("aws:"):
+        elif resource.resource_type.startswith(("aws:", "aws-native:")):
             values.append(own_tags(resource.resource_type, resource.props).get(tokens.WORKLOAD_TAG, ""))
         elif carries_labels(resource.resource_type):
             values.append(workload_label(resource.props) or "")
@@ -149,7 +149,7 @@ def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
 )
 def accounts(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
-    for provider in view(args).of_type(tokens.AWS_PROVIDER):
+    for provider in view(args).of_type(tokens.AWS_PROVIDER, tokens.AWS_NATIVE_PROVIDER):
         for problem in provider_problems(facts, provider.name, provider.props):
             report_violation(problem, provider.urn)
 

@@ -1,4 +1,4 @@
-"""Training clusters: EFA on every card the instance type has, a cluster placement group, one
+"""Training clusters: EFA on every card that carries one, a cluster placement group, one
 availability zone, and spot capacity only with checkpoints no further apart than the planner's bound."""
 
 from __future__ import annotations
@@ -15,33 +15,6 @@ from infra.policy.rules.values import StackView, as_int, get, num, view
 from infra.spec import TrainingSpec
 
 
-@resource_policy(
-    "training-efa-every-card",
-    "Training launch templates put an EFA interface on every network card an EFA-capable type has.",
-    MANDATORY,
-    types=(tokens.LAUNCH_TEMPLATE,),
-)
-def efa_every_card(args: ResourceValidationArgs, report_violation: Report) -> None:
-    facts = require(args, "training")
-    instance_type = get(args.props, "instanceType")
-    info = facts.catalog.instance(str(instance_type)) if instance_type else None
-    if info is None or info.efa_interfaces == 0:
-        return
-    cards = {
-        as_int(get(ni, "networkCardIndex"))
-        for ni in get(args.props, "networkInterfaces", default=[])
-        if get(ni, "interfaceType") in views.EFA_TYPES
-    }
-    missing = sorted(set(range(info.efa_interfaces)) - cards)
-    if missing:
-        shown = ", ".join(map(str, missing[:8])) + (" ..." if len(missing) > 8 else "")
-        report_violation(
-            f"{args.name}: {info.name} has {info.efa_interfaces} EFA-capable network cards but EFA is on "
-            f"{len(cards)}; cards without EFA: {shown}. NCCL traffic over the missing cards falls back "
-            "to TCP; add one efa (card 0) or efa-only interface per card"
-        )
-
-
 def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
     """The groups of accelerator nodes (a Slurm controller or an EKS system pool needs no EFA fabric)."""
 
@@ -50,6 +23,36 @@ def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
         return info is not None and info.accelerator_count > 0
 
     return [g for g in groups(stack) if any(accelerated(t) for t in g.instance_types)]
+
+
+@stack_policy(
+    "training-efa-every-card",
+    "Every training node group's launch templates put an EFA interface on every network card that carries one "
+    "(the catalog's per-card data: p6-b300, for one, has none on card 0).",
+    MANDATORY,
+)
+def efa_every_card(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    stack = view(args)
+    for group in gpu_groups(stack, facts):
+        info = facts.catalog.instance(group.instance_types[0]) if group.instance_types else None
+        if info is None or not info.efa_cards:
+            continue
+        for template in stack.dependencies_of(group.resource, tokens.LAUNCH_TEMPLATE):
+            cards = {
+                as_int(get(ni, "networkCardIndex"))
+                for ni in get(template.props, "networkInterfaces", default=[])
+                if get(ni, "interfaceType") in views.EFA_TYPES
+            }
+            missing = sorted(set(info.efa_cards) - cards)
+            if missing:
+                shown = ", ".join(map(str, missing[:8])) + (" ..." if len(missing) > 8 else "")
+                report_violation(
+                    f"{template.name}: {info.name} has {len(info.efa_cards)} EFA-capable network cards but EFA is on "
+                    f"{len(cards)}; cards without EFA: {shown}. NCCL traffic over the missing cards falls back "
+                    "to TCP; add one efa-only interface per EFA card",
+                    template.urn,
+                )
 
 
 @stack_policy(
@@ -101,7 +104,7 @@ def one_zone(args: StackValidationArgs, report_violation: Report) -> None:
     "training-spot-checkpointing",
     "Training runs on spot only with checkpointing at an interval no longer than the planner's bound.",
     MANDATORY,
-    types=(tokens.ASG, tokens.EKS_NODE_GROUP, tokens.LAUNCH_TEMPLATE),
+    types=(tokens.ASG, tokens.EKS_NODE_GROUP, tokens.PCS_NODE_GROUP, tokens.LAUNCH_TEMPLATE),
 )
 def spot_checkpointing(args: ResourceValidationArgs, report_violation: Report) -> None:
     facts = require(args, "training")
@@ -135,6 +138,9 @@ def _spot_nodes(args: ResourceValidationArgs) -> int:
     """Spot nodes at maximum size, split as the group splits them (-1: a launch template that forces spot)."""
     if args.resource_type == tokens.LAUNCH_TEMPLATE:
         return -1 if get(args.props, "instanceMarketOptions", "marketType") == "spot" else 0
+    if args.resource_type == tokens.PCS_NODE_GROUP:
+        spot = get(args.props, "purchaseOption") == "SPOT"
+        return as_int(get(args.props, "scalingConfiguration", "maxInstanceCount")) if spot else 0
     if args.resource_type == tokens.EKS_NODE_GROUP:
         spot = get(args.props, "capacityType") == "SPOT"
         return as_int(get(args.props, "scalingConfig", "maxSize")) if spot else 0

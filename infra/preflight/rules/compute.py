@@ -21,13 +21,16 @@ EFA_DOC = "https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/efa-acc-inst-type
 
 
 def instance_types(graph: Graph, template: Resource) -> list[str]:
-    """The types a launch template (or instance) launches: its own, and the overrides of groups that use it."""
+    """The types a launch template (or instance) launches: its own, the overrides of Auto Scaling groups that use it,
+    and the instanceConfigs of AWS PCS compute node groups that use it."""
     types = {template.inputs["instanceType"]} if isinstance(template.inputs.get("instanceType"), str) else set()
-    for group in graph.of_type(ASG) if template.type == LT else []:
+    for group in graph.of_type(ASG, tokens.PCS_NODE_GROUP) if template.type == LT else []:
         if template.urn not in group.dependencies:
             continue
         lt = ((group.inputs.get("mixedInstancesPolicy") or {}).get("launchTemplate")) or {}
         types |= {o["instanceType"] for o in lt.get("overrides") or [] if isinstance(o.get("instanceType"), str)}
+        configs = group.inputs.get("instanceConfigs") or []
+        types |= {c["instanceType"] for c in configs if isinstance(c, dict) and isinstance(c.get("instanceType"), str)}
     return sorted(types)
 
 

@@ -10,6 +10,7 @@ from collections.abc import Mapping
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_aws_native as aws_native
 
 from infra.graph import tokens
 from infra.spec import Account
@@ -39,6 +40,21 @@ def aws_provider(name: str, account: Account, region: str, tags: Mapping[str, st
     )
 
 
+def aws_native_provider(
+    name: str, account: Account, region: str, tags: Mapping[str, str], session: str
+) -> aws_native.Provider:
+    """The pulumi-aws-native (Cloud Control) provider for the same account and region, configured like
+    `aws_provider`: the account's role, pinned to its id, the same default tags (applied to resources whose
+    CloudFormation schema has tags)."""
+    return aws_native.Provider(
+        name,
+        region=region,
+        allowed_account_ids=[account.id],
+        assume_role=aws_native.ProviderAssumeRoleArgs(role_arn=account.role_arn, session_name=session),
+        default_tags=aws_native.ProviderDefaultTagsArgs(tags=dict(tags)),
+    )
+
+
 def group_tags(tags: dict[str, str], expected_capacity: int) -> list[aws.autoscaling.GroupTagArgs]:
     """Auto Scaling groups take no provider default tags: carry them (propagated to instances), plus
     the planner's expected instance count for cost estimates (not propagated)."""
@@ -59,6 +75,7 @@ def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None, **e
 __all__ = [
     "SSM_CORE",
     "STACK_TAG",
+    "aws_native_provider",
     "aws_provider",
     "child",
     "group_tags",

@@ -16,8 +16,17 @@ class Hardened:
     """A bucket policy waits for it: S3 rejects the two calls when they race."""
 
 
-def harden(name: str, bucket: aws.s3.Bucket, key_arn: pulumi.Input[str], opts: pulumi.ResourceOptions) -> Hardened:
-    """Version, encrypt with `key_arn` (bucket keys on) and make private."""
+def harden(
+    name: str, bucket: aws.s3.Bucket, key_arn: pulumi.Input[str] | None, opts: pulumi.ResourceOptions
+) -> Hardened:
+    """Version, encrypt with `key_arn` (bucket keys on; None: S3-managed keys, SSE-S3) and make private."""
+    by_default = (
+        aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(sse_algorithm="AES256")
+        if key_arn is None
+        else aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
+            sse_algorithm="aws:kms", kms_master_key_id=key_arn
+        )
+    )
     versioning = aws.s3.BucketVersioning(
         f"{name}-versioning",
         bucket=bucket.id,
@@ -29,10 +38,7 @@ def harden(name: str, bucket: aws.s3.Bucket, key_arn: pulumi.Input[str], opts: p
         bucket=bucket.id,
         rules=[
             aws.s3.BucketServerSideEncryptionConfigurationRuleArgs(
-                apply_server_side_encryption_by_default=aws.s3.BucketServerSideEncryptionConfigurationRuleApplyServerSideEncryptionByDefaultArgs(
-                    sse_algorithm="aws:kms", kms_master_key_id=key_arn
-                ),
-                bucket_key_enabled=True,
+                apply_server_side_encryption_by_default=by_default, bucket_key_enabled=key_arn is not None or None
             )
         ],
         opts=opts,

@@ -19,14 +19,19 @@ class InstanceIdentity:
 
 
 def instance_identity(
-    name: str, description: str, policy: pulumi.Input[str], opts: pulumi.ResourceOptions
+    name: str, description: str, policy: pulumi.Input[str], opts: pulumi.ResourceOptions, path: str | None = None
 ) -> InstanceIdentity:
+    """`path` puts role and profile under an IAM path (AWS PCS requires /aws-pcs/ or an AWSPCS name prefix)."""
     role = aws.iam.Role(
-        f"{name}-role", assume_role_policy=iam.assume_role("ec2.amazonaws.com"), description=description, opts=opts
+        f"{name}-role",
+        assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
+        description=description,
+        path=path,
+        opts=opts,
     )
     aws.iam.RolePolicy(f"{name}-access", role=role.id, policy=policy, opts=opts)
     aws.iam.RolePolicyAttachment(f"{name}-ssm", role=role.name, policy_arn=SSM_CORE, opts=opts)
-    return InstanceIdentity(role, aws.iam.InstanceProfile(f"{name}-profile", role=role.name, opts=opts))
+    return InstanceIdentity(role, aws.iam.InstanceProfile(f"{name}-profile", role=role.name, path=path, opts=opts))
 
 
 __all__ = ["InstanceIdentity", "instance_identity"]

@@ -29,6 +29,10 @@ _ARN_SERVICE = {
 }
 
 
+SSM_GET_PARAMETER = "aws:ssm/getParameter:getParameter"
+"""A pinned image read from its SSM parameter version: a stand-in AMI id, stable per name and version."""
+
+
 class AwsMocks(pulumi_mocks.Mocks):
     """Deterministic stand-ins for what providers would return: ids, ARNs, autonamed names."""
 
@@ -36,6 +40,9 @@ class AwsMocks(pulumi_mocks.Mocks):
         self._providers: dict[str, tuple[str, str]] = {}
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> Any:
+        if args.token == SSM_GET_PARAMETER:
+            name = str(dict(args.args).get("name", ""))
+            return {"name": name, "type": "String", "value": f"ami-0{short_hash(name, length=16)}"}
         return {}
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
@@ -68,6 +75,11 @@ class AwsMocks(pulumi_mocks.Mocks):
             state.setdefault("dnsName", f"{digest[:16]}.awsglobalaccelerator.com")
         elif typ == tokens.LAUNCH_TEMPLATE:
             state.setdefault("latestVersion", 1)
+        elif typ == tokens.IAM_INSTANCE_PROFILE:
+            path = state.get("path") or "/"
+            state.setdefault("arn", f"arn:aws:iam::{account}:instance-profile{path}{physical}")
+        elif typ.startswith("aws-native:"):
+            state.setdefault("awsId", f"pcs_{digest[:10]}")
         elif typ == tokens.KMS_KEY:
             state.setdefault("keyId", resource_id)
         elif typ == tokens.K8S_SERVICE and (state.get("spec") or {}).get("type") == "LoadBalancer":

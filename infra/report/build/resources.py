@@ -65,6 +65,31 @@ def efa_count(graph: Graph, group: Resource) -> int:
     return max((views.efa_interfaces(lt) for lt in templates(graph, group)), default=0)
 
 
+def pcs_node_groups(graph: Graph) -> list[Section]:
+    """AWS PCS compute node groups: what each launches, how it is bought, its fabric, placement and image."""
+    groups = graph.of_type(tokens.PCS_NODE_GROUP)
+    if not groups:
+        return []
+    rows = []
+    for g in groups:
+        size = views.node_group_size(g.inputs)
+        placement = [str((lt.get("placement") or {}).get("groupName") or "-") for lt in templates(graph, g)]
+        rows.append(
+            [
+                g.name,
+                region_of(graph, g),
+                ", ".join(views.instance_types(g.inputs, templates(graph, g)) or ["?"]),
+                f"{size[0]}/{size[1]}" if size else "?",
+                str(g.inputs.get("purchaseOption") or "ONDEMAND"),
+                str(efa_count(graph, g)),
+                placement[0] if placement else "-",
+                str(g.inputs.get("amiId") or "(launch template)"),
+            ]
+        )
+    columns = ["node group", "region", "instances", "min/max", "purchase", "EFA per node", "placement group", "AMI"]
+    return [Section(title="PCS node groups", columns=columns, rows=rows)]
+
+
 def key_settings(graph: Graph) -> list[Section]:
     sections = []
     groups = graph.of_type(tokens.ASG)
@@ -92,6 +117,7 @@ def key_settings(graph: Graph) -> list[Section]:
                 rows=rows,
             )
         )
+    sections += pcs_node_groups(graph)
     file_systems = graph.of_type(tokens.LUSTRE)
     if file_systems:
         rows = []

@@ -1,19 +1,27 @@
-"""Rendered node bootstrap and Slurm configuration: pure functions of plain values, so the rendered
-text can be tested (bash -n, YAML) without Pulumi."""
+"""Node user data for AWS PCS node groups: pure functions of plain values, so the rendered text can be tested
+(bash -n, YAML, MIME) without Pulumi.
+
+PCS takes user data from the launch template in MIME multi-part form and runs its own part beside ours (AWS PCS
+User Guide, "Using Amazon EC2 launch templates with AWS PCS"); the PCS agent and Slurm come with the AMI, PCS owns
+slurm.conf, so nothing here installs or configures Slurm: it adds the job environment (read by the cluster's
+TaskProlog), the health check (the cluster's HealthCheckProgram), the instance store as scratch, Lustre, the
+interruption watcher and, on the login node, the checkpoint pruner.
+"""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import datetime
 from dataclasses import dataclass
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
 
-from infra.plan.racks import Rack
-from infra.pulumi.components.training.fabric import nccl_environment
-from infra.pulumi.components.training.storage import CHECKPOINT_PATH, DATASET_PATH
 from infra.pulumi.templates import render
 
-SLURM_DIR = "/etc/slurm"
-NODE_PREFIX = "gpu"
-CONTROLLER_HOST = "slurmctl"
+JOB_ENV = "/etc/gpuinfra/job-env.sh"
+TASK_PROLOG = "/opt/gpuinfra/task-prolog"
+HEALTH_CHECK = "/opt/gpuinfra/health-check"
+SCRATCH_PATH = "/scratch"
+WATCH_POLL_SECONDS = 5
 
 
 @dataclass(frozen=True)
@@ -24,160 +32,112 @@ class LustreMount:
 
 
 @dataclass(frozen=True)
-class SlurmCluster:
-    """What slurm.conf and topology.conf need."""
+class Retention:
+    """Checkpoint retention the login node's pruner applies."""
 
-    cluster: str
-    controller_ip: str
-    node_count: int
-    cpus: int
-    memory_gib: int
-    gpus_per_node: int
-    partition: str
-    racks: Sequence[Rack]
-    asg_name: str
-    munge_parameter: str
+    checkpoint_dir: str
+    bucket: str
+    prefix: str
+    keep_last: int
+    milestone_marker: str
+    retention_days: int
 
 
-def node_range(start: int, count: int, prefix: str = NODE_PREFIX) -> str:
-    """gpu-[004-007]: Slurm's hostlist for `count` nodes from `start`."""
-    if count == 1:
-        return f"{prefix}-{start:03d}"
-    return f"{prefix}-[{start:03d}-{start + count - 1:03d}]"
+@dataclass(frozen=True)
+class NodeRole:
+    """What one node group's nodes are and do."""
+
+    role: str
+    """compute or login."""
+    instance_type: str
+    gpus: int = 0
+    efa: int = 0
+    instance_store_gb: int = 0
+    spot: bool = False
+    block_checkpoint_at: datetime.datetime | None = None
+    retention: Retention | None = None
 
 
-def rack_node_ranges(racks: Sequence[Rack]) -> list[tuple[int, str]]:
-    """(rack index, hostlist) for consecutive node names, rack by rack."""
-    out, start = [], 0
-    for rack in racks:
-        out.append((rack.index, node_range(start, rack.nodes)))
-        start += rack.nodes
-    return out
+def job_environment(env: dict[str, str]) -> str:
+    """`export NAME=value` lines, unquoted: Slurm takes a TaskProlog's `export` lines literally."""
+    return "".join(f"export {key}={value}\n" for key, value in sorted(env.items()))
 
 
-def slurm_files(slurm: SlurmCluster) -> list[dict[str, str]]:
-    conf = render(
-        "slurm/slurm.conf.j2",
-        cluster=slurm.cluster,
-        controller_host=CONTROLLER_HOST,
-        controller_ip=slurm.controller_ip,
-        node_prefix=NODE_PREFIX,
-        node_count=slurm.node_count,
-        cpus=slurm.cpus,
-        real_memory_mb=int(slurm.memory_gib * 1024 * 0.95),
-        gpus_per_node=slurm.gpus_per_node,
-        partition=slurm.partition,
+def health_check(cluster: str, node: NodeRole) -> str:
+    return render(
+        "training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa
     )
-    racks = [{"index": i, "nodes_expr": expr} for i, expr in rack_node_ranges(slurm.racks)]
-    files = [
-        {"path": f"{SLURM_DIR}/slurm.conf", "content": conf},
-        {"path": f"{SLURM_DIR}/gres.conf", "content": render("slurm/gres.conf.j2", cluster=slurm.cluster)},
+
+
+def interruption_watcher(cluster: str, node: NodeRole) -> str:
+    at = node.block_checkpoint_at
+    return render(
+        "training/interruption-watcher.sh.j2",
+        cluster=cluster,
+        spot=node.spot,
+        block_checkpoint_at=at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else None,
+        block_checkpoint_epoch=int(at.timestamp()) if at else None,
+        poll_seconds=WATCH_POLL_SECONDS,
+    )
+
+
+def mount_scratch(node: NodeRole) -> str:
+    return render(
+        "training/mount-scratch.sh.j2",
+        instance_type=node.instance_type,
+        instance_store_gb=node.instance_store_gb,
+        scratch_path=SCRATCH_PATH,
+    )
+
+
+def prune_checkpoints(cluster: str, retention: Retention) -> str:
+    return render("training/prune-checkpoints.sh.j2", cluster=cluster, **retention.__dict__)
+
+
+def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None) -> str:
+    """The cloud-config part of a node's user data."""
+    compute = node.role == "compute"
+    watcher = compute and (node.spot or node.block_checkpoint_at is not None)
+    units = [
+        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
+        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
     ]
-    if racks:
-        files.append(
-            {
-                "path": f"{SLURM_DIR}/topology.conf",
-                "content": render("slurm/topology.conf.j2", cluster=slurm.cluster, racks=racks),
-            }
-        )
-    return files
-
-
-def nccl_env(
-    cluster: str, interconnect: str, mount_path: str, hcas: Sequence[str] = (), gpudirect_rdma: bool = True
-) -> str:
     return render(
-        "training/nccl-env.sh.j2",
+        "training/node-cloud-config.yaml.j2",
         cluster=cluster,
-        interconnect=interconnect,
-        env=nccl_environment(interconnect, hcas, gpudirect_rdma),
-        checkpoint_dir=f"{mount_path}{CHECKPOINT_PATH}",
-        dataset_dir=f"{mount_path}{DATASET_PATH}",
-    )
-
-
-def spot_watcher(cluster: str, scheduler: str, poll_seconds: int = 5, trainer_process: str = "torchrun") -> str:
-    return render(
-        "training/spot-watcher.sh.j2",
-        cluster=cluster,
-        scheduler=scheduler,
-        poll_seconds=poll_seconds,
-        trainer_process=trainer_process,
-    )
-
-
-def node_bootstrap(
-    cluster: str, region: str, interconnect: str, lustre: LustreMount | None, slurm: SlurmCluster | None, spot: bool
-) -> str:
-    return render(
-        "training/node-bootstrap.sh.j2",
-        cluster=cluster,
-        region=region,
-        interconnect=interconnect,
+        role=node.role,
+        instance_type=node.instance_type,
+        job_env=job_environment(env),
+        health_check=health_check(cluster, node) if compute else "",
+        scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
+        watcher=interruption_watcher(cluster, node) if watcher else "",
+        pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
         lustre=lustre,
-        dataset_path=DATASET_PATH,
-        checkpoint_path=CHECKPOINT_PATH,
-        slurm=None
-        if slurm is None
-        else {
-            "asg_name": slurm.asg_name,
-            "node_prefix": NODE_PREFIX,
-            "node_count": slurm.node_count,
-            "munge_parameter": slurm.munge_parameter,
-        },
-        spot=spot,
+        units=units,
     )
 
 
-def node_cloud_init(
-    cluster: str,
-    region: str,
-    instance_type: str,
-    interconnect: str,
-    lustre: LustreMount | None,
-    slurm: SlurmCluster | None,
-    spot: bool,
-) -> str:
-    """The cloud-config a training node boots with."""
-    mount_path = lustre.mount_path if lustre else "/fsx"
-    return render(
-        "training/node-cloud-init.yaml.j2",
-        cluster=cluster,
-        instance_type=instance_type,
-        nccl_env=nccl_env(cluster, interconnect, mount_path),
-        bootstrap=node_bootstrap(cluster, region, interconnect, lustre, slurm, spot),
-        spot_watcher=spot_watcher(cluster, "slurm" if slurm else "none") if spot else "",
-        slurm_files=slurm_files(slurm) if slurm else [],
-    )
-
-
-def controller_cloud_init(slurm: SlurmCluster, region: str) -> str:
-    bootstrap = render(
-        "training/controller-bootstrap.sh.j2",
-        cluster=slurm.cluster,
-        region=region,
-        controller_host=CONTROLLER_HOST,
-        munge_parameter=slurm.munge_parameter,
-    )
-    return render(
-        "training/controller-cloud-init.yaml.j2",
-        cluster=slurm.cluster,
-        slurm_files=slurm_files(slurm),
-        bootstrap=bootstrap,
-    )
+def mime_user_data(cloud_config: str) -> str:
+    """User data as MIME multi-part, the form PCS (like EKS) merges its own part into."""
+    message = MIMEMultipart(boundary="==GPUINFRA==")
+    message.attach(MIMEText(cloud_config, "cloud-config"))
+    return message.as_string()
 
 
 __all__ = [
-    "CONTROLLER_HOST",
-    "NODE_PREFIX",
+    "HEALTH_CHECK",
+    "JOB_ENV",
+    "SCRATCH_PATH",
+    "TASK_PROLOG",
     "LustreMount",
-    "SlurmCluster",
-    "controller_cloud_init",
-    "nccl_env",
-    "node_bootstrap",
-    "node_cloud_init",
-    "node_range",
-    "rack_node_ranges",
-    "slurm_files",
-    "spot_watcher",
+    "NodeRole",
+    "Retention",
+    "health_check",
+    "interruption_watcher",
+    "job_environment",
+    "mime_user_data",
+    "mount_scratch",
+    "node_cloud_config",
+    "prune_checkpoints",
 ]

@@ -1,5 +1,5 @@
-"""TrainingCluster on AWS: network and storage, then either Slurm (an Auto Scaling group of nodes and a
-controller) or Kubernetes (EKS node groups plus Kueue, device plugins and the job template)."""
+"""TrainingCluster on AWS: network and storage, then either Slurm (an AWS PCS cluster: node groups per capacity
+type, a queue, a login group) or Kubernetes (EKS node groups plus Kueue, device plugins and the job template)."""
 
 from __future__ import annotations
 
@@ -10,13 +10,12 @@ import pulumi
 from infra.graph import tokens
 from infra.plan import TrainingPlan
 from infra.plan.training import EKS_SYSTEM_NODES
-from infra.pulumi.components.training.bootstrap import LustreMount, SlurmCluster, controller_cloud_init, node_cloud_init
-from infra.pulumi.components.training.compute import CapacityArgs, ComputeArgs, TrainingCompute, asg_name
+from infra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
 from infra.pulumi.components.training.eks import CAPACITY_LABEL, EksArgs, EksTrainingCluster
 from infra.pulumi.components.training.fabric import nccl_environment
 from infra.pulumi.components.training.kubernetes import Flavor, LustreVolume, TrainingWorkloads, WorkloadArgs
 from infra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
-from infra.pulumi.components.training.slurm import SlurmArgs, SlurmController
+from infra.pulumi.components.training.slurm_pcs import SlurmOnPcs
 from infra.pulumi.components.training.storage import (
     CHECKPOINT_PATH,
     DATASET_PATH,
@@ -28,7 +27,6 @@ from infra.pulumi.components.training.storage import (
 from infra.spec import Account, Registry, TrainingSpec
 
 TYPE = "gpuinfra:training:Cluster"
-CONTROLLER_IP = "10.0.0.10"
 
 
 @dataclass(frozen=True)
@@ -53,21 +51,6 @@ def checkpoint_uri(spec: TrainingSpec) -> str:
     return f"s3://{spec.name}-checkpoints/checkpoints/"
 
 
-def slurm_cluster(spec: TrainingSpec, plan: TrainingPlan) -> SlurmCluster:
-    return SlurmCluster(
-        cluster=spec.name,
-        controller_ip=CONTROLLER_IP,
-        node_count=plan.nodes,
-        cpus=plan.vcpus_per_node,
-        memory_gib=plan.memory_gib_per_node,
-        gpus_per_node=plan.gpus_per_node,
-        partition=spec.scheduler.partition,
-        racks=plan.racks.racks if plan.racks else [],
-        asg_name=asg_name(spec.name),
-        munge_parameter=f"/gpuinfra/{spec.name}/munge-key",
-    )
-
-
 def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dict[str, str]:
     """What the trainer reads: the fabric's NCCL settings and where and how often to checkpoint."""
     env = nccl_environment(spec.interconnect.type, spec.interconnect.hcas, spec.interconnect.gpudirect_rdma)
@@ -78,6 +61,10 @@ def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dic
         )
         interval = plan.checkpoint.interval_minutes if plan.checkpoint else ckpt.interval_minutes
         env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
+        env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
+        env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = ckpt.milestone_marker
+    if plan.block_checkpoint_at is not None:
+        env["GPUINFRA_CAPACITY_BLOCK_CHECKPOINT_AT"] = plan.block_checkpoint_at.strftime("%Y-%m-%dT%H:%M:%SZ")
     env["GPUINFRA_DATASET_DIR"] = f"{mount_path}{DATASET_PATH}"
     return env
 
@@ -94,8 +81,7 @@ def workload_labels(tags: dict[str, str]) -> dict[str, str]:
 class TrainingCluster(pulumi.ComponentResource):
     network: TrainingNetwork
     storage: TrainingStorage
-    compute: TrainingCompute | None
-    scheduler: SlurmController | None
+    scheduler: SlurmOnPcs | None
     eks: EksTrainingCluster | None
 
     def __init__(
@@ -104,7 +90,9 @@ class TrainingCluster(pulumi.ComponentResource):
         args: ClusterArgs,
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
+        native: pulumi.ProviderResource | None = None,
     ) -> None:
+        """`native` is the pulumi-aws-native provider of the same account and region (Slurm: the PCS cluster)."""
         super().__init__(TYPE, name, None, opts)
         spec, plan = args.spec, args.plan
         assert spec.region and spec.availability_zone, "aws clusters have a region and zone (validated)"
@@ -128,6 +116,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 checkpoint_bucket=ckpt_bucket,
                 checkpoint_prefix=ckpt_prefix,
                 retention_days=spec.checkpointing.retention_days if spec.checkpointing else 14,
+                account_id=args.account.id,
                 lustre=LustreArgs(
                     lustre.deployment_type,
                     plan.lustre_capacity_gib or lustre.storage_capacity_gib,
@@ -144,29 +133,22 @@ class TrainingCluster(pulumi.ComponentResource):
             provider,
             here,
         )
-        slurm = None if kubernetes else slurm_cluster(spec, plan)
-        compute = self._compute_args(args, slurm)
-        self.compute = self.scheduler = self.eks = None
+        compute = self._compute_args(args)
+        self.scheduler = self.eks = None
         if kubernetes:
             self._kubernetes(name, args, compute, provider, here)
         else:
-            assert slurm is not None
-            self.compute = TrainingCompute(f"{name}-compute", compute, provider, here)
-            self.scheduler = SlurmController(
+            assert native is not None, "Slurm on AWS is an AWS PCS cluster: it needs the aws-native provider"
+            self.scheduler = SlurmOnPcs(
                 f"{name}-slurm",
-                SlurmArgs(
-                    cluster=spec.name,
-                    region=spec.region,
-                    account_id=args.account.id,
-                    instance_type=spec.scheduler.controller_instance_type,
-                    controller_ip=CONTROLLER_IP,
-                    subnet_id=self.network.private_subnet.id,
-                    security_group_id=self.network.security_group.id,
-                    kms_key_arn=self.storage.key.arn,
-                    user_data=controller_cloud_init(slurm, spec.region),
-                    munge_parameter=slurm.munge_parameter,
-                ),
+                spec,
+                plan,
+                compute,
+                self.network,
+                self.storage,
+                training_env(spec, plan, spec.lustre.mount_path if spec.lustre else "/fsx"),
                 provider,
+                native,
                 here,
             )
         self.register_outputs(
@@ -177,7 +159,7 @@ class TrainingCluster(pulumi.ComponentResource):
             }
         )
 
-    def _compute_args(self, args: ClusterArgs, slurm: SlurmCluster | None) -> ComputeArgs:
+    def _compute_args(self, args: ClusterArgs) -> ComputeArgs:
         spec, plan, registry = args.spec, args.plan, args.registry
         assert spec.region is not None
         return ComputeArgs(
@@ -197,13 +179,12 @@ class TrainingCluster(pulumi.ComponentResource):
             subnet_id=self.network.private_subnet.id,
             security_group_id=self.network.security_group.id,
             kms_key_arn=self.storage.key.arn,
-            user_data=self._user_data(spec, plan, slurm) if slurm else "",
+            user_data="",
             dataset_uri=spec.lustre.import_path if spec.lustre else None,
             checkpoint_uri=checkpoint_uri(spec),
             registry_upload=(registry.bucket, registry.upload_prefix, args.registry_account_id or "", registry.region)
             if registry
             else None,
-            munge_parameter=slurm.munge_parameter if slurm else None,
             tags=args.tags,
         )
 
@@ -267,27 +248,6 @@ class TrainingCluster(pulumi.ComponentResource):
             here,
         )
 
-    def _user_data(self, spec: TrainingSpec, plan: TrainingPlan, slurm: SlurmCluster | None) -> pulumi.Output[str]:
-        region = spec.region or ""
-        spot = plan.spot_nodes > 0
-        fs = self.storage.lustre
-        if fs is None or spec.lustre is None:
-            return pulumi.Output.from_input(
-                node_cloud_init(spec.name, region, plan.instance_type, spec.interconnect.type, None, slurm, spot)
-            )
-        mount_path = spec.lustre.mount_path
-        return pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
-            lambda v: node_cloud_init(
-                spec.name,
-                region,
-                plan.instance_type,
-                spec.interconnect.type,
-                LustreMount(v[0], v[1], mount_path),
-                slurm,
-                spot,
-            )
-        )
-
 
 def eks_flavors(plan: TrainingPlan, capacity_type: str, efa_per_node: int) -> list[Flavor]:
     """One Kueue ResourceFlavor per capacity type, keyed by the label EKS puts on its nodes."""
@@ -310,7 +270,6 @@ __all__ = [
     "checkpoint_uri",
     "eks_flavors",
     "other_zone",
-    "slurm_cluster",
     "training_env",
     "workload_labels",
 ]

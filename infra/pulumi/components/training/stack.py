@@ -6,7 +6,7 @@ import pulumi
 
 from infra.load import Inputs
 from infra.plan import TrainingPlan
-from infra.pulumi.components.base import aws_provider, stack_tags
+from infra.pulumi.components.base import aws_native_provider, aws_provider, stack_tags
 from infra.pulumi.components.quotas import request_increases
 from infra.pulumi.components.training.cluster import ClusterArgs, TrainingCluster
 from infra.spec import TrainingSpec
@@ -27,6 +27,11 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
         return None
     assert spec.region is not None
     provider = aws_provider(f"aws-{spec.account}-{spec.region}", account, spec.region, tags, f"gpuinfra-{stack}")
+    native = (
+        aws_native_provider(f"aws-native-{spec.account}-{spec.region}", account, spec.region, tags, f"gpuinfra-{stack}")
+        if spec.scheduler.type == "slurm"
+        else None
+    )
     registry = org.registry
     cluster = TrainingCluster(
         spec.name,
@@ -39,6 +44,7 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
             tags=tags,
         ),
         provider,
+        native=native,
     )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})

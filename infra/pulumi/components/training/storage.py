@@ -1,5 +1,17 @@
 """Training storage: a KMS key, FSx for Lustre linked to S3 (dataset in, checkpoints out), and the
-checkpoint bucket (versioned, encrypted, private, expired after the retention)."""
+checkpoint bucket (versioned, encrypted, private, superseded checkpoints expired after the retention).
+
+Keys are chosen so every principal that uses one is in its policy:
+- the cluster key (Lustre, and the EBS volumes of EKS node groups) names the account (IAM policies then grant
+  its roles) and the EC2 Auto Scaling service-linked role, which launches EKS managed node groups' instances
+  (EC2 Auto Scaling User Guide, "Required AWS KMS key policy for use with encrypted volumes"); the role must
+  exist before the key policy names it (`aws iam create-service-linked-role --aws-service-name
+  autoscaling.amazonaws.com` once per account, or any earlier Auto Scaling use);
+- the checkpoint bucket is encrypted with S3-managed keys (SSE-S3): a customer key would have to name FSx's
+  per-file-system role AWSServiceRoleForFSxS3Access_<fs-id> for the export to work (FSx for Lustre User Guide,
+  "Working with server-side encrypted Amazon S3 buckets"), which only exists after the file system does, and
+  buys nothing here: the bucket is private to the account.
+"""
 
 from __future__ import annotations
 
@@ -8,12 +20,51 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from infra.pulumi.components import iam
 from infra.pulumi.components.base import child
 from infra.pulumi.components.buckets import harden
 
 TYPE = "gpuinfra:training:Storage"
 DATASET_PATH = "/datasets"
 CHECKPOINT_PATH = "/checkpoints"
+SUPERSEDED_TAG = "gpuinfra-superseded"
+"""The pruner tags a checkpoint's objects with it once the checkpoint is neither among the last kept nor a
+milestone; only tagged objects ever expire."""
+EXPORT_EVENTS = ["NEW", "CHANGED"]
+"""Checkpoints flow to S3 on creation and change, never on deletion: pruning Lustre must not delete S3 copies
+(FSx for Lustre User Guide, automatic export: DELETED exports deletions)."""
+ASG_SERVICE_ROLE = "arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
+
+
+def key_policy(account_id: str) -> str:
+    """The cluster key's policy: the account administers it (IAM policies grant its roles), and the Auto Scaling
+    service-linked role may use it and create grants for the volumes it attaches (the two statements the EC2 Auto
+    Scaling User Guide gives)."""
+    role = ASG_SERVICE_ROLE.format(account=account_id)
+    return iam.document(
+        {
+            "Sid": "AccountAdministers",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            "Sid": "AutoScalingUsesKey",
+            "Effect": "Allow",
+            "Principal": {"AWS": role},
+            "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+            "Resource": "*",
+        },
+        {
+            "Sid": "AutoScalingAttachesVolumes",
+            "Effect": "Allow",
+            "Principal": {"AWS": role},
+            "Action": "kms:CreateGrant",
+            "Resource": "*",
+            "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
+        },
+    )
 
 
 @dataclass(frozen=True)
@@ -31,6 +82,8 @@ class StorageArgs:
     checkpoint_bucket: str
     checkpoint_prefix: str
     retention_days: int
+    """Days a superseded (tagged) checkpoint object stays."""
+    account_id: str
     lustre: LustreArgs | None
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
@@ -62,27 +115,42 @@ class TrainingStorage(pulumi.ComponentResource):
             description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
             enable_key_rotation=True,
             deletion_window_in_days=30,
+            policy=key_policy(args.account_id),
             opts=o,
         )
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
         self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
-        hardened = harden(f"{name}-checkpoints", self.bucket, self.key.arn, o)
+        hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-checkpoints-retention",
             bucket=self.bucket.id,
             rules=[
+                # Only objects the pruner tagged superseded expire: never the last kept checkpoints of a run,
+                # never a milestone, whatever their age (S3 User Guide, lifecycle filters on prefix and tag).
                 aws.s3.BucketLifecycleConfigurationRuleArgs(
-                    id="checkpoint-retention",
+                    id="superseded-checkpoints",
                     status="Enabled",
-                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
+                    # The tag alone: only the pruner sets it, and only under the checkpoint prefix.
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
+                        tag=aws.s3.BucketLifecycleConfigurationRuleFilterTagArgs(key=SUPERSEDED_TAG, value="true")
+                    ),
                     expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
                     noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
                         noncurrent_days=1
                     ),
+                ),
+                # Overwritten objects (a checkpoint re-exported) keep their previous version for a week.
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="checkpoint-versions",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
+                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                        noncurrent_days=7
+                    ),
                     abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
                         days_after_initiation=2
                     ),
-                )
+                ),
             ],
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
         )
@@ -132,13 +200,23 @@ class TrainingStorage(pulumi.ComponentResource):
             data_repository_path=spec.export_path.rstrip("/"),
             file_system_path=CHECKPOINT_PATH,
             s3=aws.fsx.DataRepositoryAssociationS3Args(
-                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(
-                    events=["NEW", "CHANGED", "DELETED"]
-                )
+                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS)
             ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.bucket])),
         )
         return fs
 
 
-__all__ = ["CHECKPOINT_PATH", "DATASET_PATH", "TYPE", "LustreArgs", "StorageArgs", "TrainingStorage", "split_s3"]
+__all__ = [
+    "ASG_SERVICE_ROLE",
+    "CHECKPOINT_PATH",
+    "DATASET_PATH",
+    "EXPORT_EVENTS",
+    "SUPERSEDED_TAG",
+    "TYPE",
+    "LustreArgs",
+    "StorageArgs",
+    "TrainingStorage",
+    "key_policy",
+    "split_s3",
+]
