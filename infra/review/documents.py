@@ -119,6 +119,7 @@ class StackDoc(_Shape):
     resources: list[ResourceDoc] | None = None
     findings: list[dict[str, Any]] = []
     policy: dict[str, Any] | None = None
+    preflight: list[dict[str, Any]] | None = None
     plan: dict[str, Any] | None = None
 
 
