@@ -61,6 +61,31 @@ def policies(p: Prepared) -> Callable[[], object]:
     return lambda: police_stack(p.checked.inputs, p.checked.plan, p.graph, config, total)
 
 
+def preflight(p: Prepared) -> Callable[[], object]:
+    from infra.preflight import preflight as judge
+
+    catalog = load_catalog()
+    return lambda: judge(p.graph, catalog)
+
+
+def preflight_cold(p: Prepared, folder: Path) -> float:
+    """Seconds a fresh process spends on its first preflight of the graph: imports, botocore models, schemas
+    and the run (what one `gpuinfra preview` pays once)."""
+    import pickle
+    import subprocess
+    import sys
+
+    saved = folder / "graph.pickle"
+    saved.write_bytes(pickle.dumps(p.graph))
+    script = (
+        "import pickle, sys, time; graph = pickle.loads(open(sys.argv[1], 'rb').read());"
+        " from infra.catalog import load_catalog; catalog = load_catalog(); t = time.perf_counter();"
+        " from infra.preflight import preflight; preflight(graph, catalog); print(time.perf_counter() - t)"
+    )
+    done = subprocess.run([sys.executable, "-c", script, str(saved)], capture_output=True, text=True, check=True)
+    return float(done.stdout.strip())
+
+
 def preview(path: Path) -> Callable[[], str]:
     """`gpuinfra preview --format json` end to end, minus process start-up."""
     return lambda: render_json(preview_stacks([str(path)]))
@@ -82,6 +107,8 @@ __all__ = [
     "engine",
     "monthly",
     "policies",
+    "preflight",
+    "preflight_cold",
     "preview",
     "preview_document",
     "validate",

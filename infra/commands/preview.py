@@ -1,6 +1,7 @@
-"""`gpuinfra preview`: validate and plan each stack, run its program in the embedded engine, then price the
-graph and run the policy pack over it. The report is what people and `diff` read; the snapshots (graph,
-priced breakdown, findings) are what an in-process review compares, with nothing re-read or re-priced."""
+"""`gpuinfra preview`: validate and plan each stack, run its program in the embedded engine, judge every
+resource by the providers' own definitions (preflight), then price the graph and run the policy pack over it.
+The report is what people and `diff` read; the snapshots (graph, priced breakdown, findings) are what an
+in-process review compares, with nothing re-read or re-priced."""
 
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ from infra.commands.validate import checked_stacks, to_report
 from infra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from infra.graph import Graph
 from infra.policy.config import PolicyConfig
+from infra.preflight import preflight
 from infra.report.build.cost import cost_total, with_cost
-from infra.report.build.stack import graph_report, policy_report
+from infra.report.build.stack import graph_report, policy_report, preflight_report
 from infra.report.model import FindingOut, Report, StackReport
 from infra.review.diff import Snapshot
 from infra.review.documents import findings_of
@@ -69,8 +71,9 @@ def preview_checked(
             stack.findings.append(engine_failure(str(exc)))
         else:
             catalog = load_catalog()
+            stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog))
             breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
-            stack = with_cost(graph_report(stack, graph), breakdown)
+            stack = with_cost(stack, breakdown)
             run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
             stack = policy_report(stack, run, graph)
     return stack, Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
@@ -88,7 +91,7 @@ def preview_stacks(
 
 def _findings(stack: StackReport) -> dict[str, object]:
     """The findings and policy violations of a stack report in the shape a document carries them."""
-    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}})
+    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}, "preflight": True})
 
 
 def monthly_cost(stack: StackReport) -> Decimal | None:

@@ -148,6 +148,21 @@ class CostOut(Model):
     usage_file: str | None = None
 
 
+class PreflightOut(Model):
+    """What AWS or Kubernetes would refuse or ignore, judged by their own definitions (infra/preflight)."""
+
+    rule: str
+    level: Literal["error", "info"]
+    urn: str
+    name: str
+    type: str
+    path: str
+    """Property path in the resource's Pulumi inputs; empty for the resource as a whole."""
+    value: str
+    message: str
+    source: str
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -163,6 +178,8 @@ class StackReport(Model):
     """The graph priced from the catalog (preview only)."""
     policy: PolicyReportOut | None = None
     """The policy pack's verdicts on the graph (preview only)."""
+    preflight: list[PreflightOut] | None = None
+    """Preflight findings on the graph (preview only): errors first."""
 
 
 class InputProblem(Model):
@@ -198,7 +215,8 @@ class Report(Model):
         if any(f.level == "error" for s in self.stacks for f in s.findings):
             return 1
         mandatory = (v for s in self.stacks if s.policy for v in s.policy.violations if v.level == "mandatory")
-        return 1 if any(mandatory) else 0
+        refused = (f for s in self.stacks for f in s.preflight or () if f.level == "error")
+        return 1 if any(mandatory) or any(refused) else 0
 
 
 class StackCostOut(Model):

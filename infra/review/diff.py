@@ -33,10 +33,10 @@ class Finding:
 
     stack: str
     source: str
-    """validator, policy or pulumi."""
+    """validator, policy, preflight or pulumi."""
     rule: str
     level: str
-    """error, warning, info (validators); mandatory, advisory (policies)."""
+    """error, warning, info (validators, preflight); mandatory, advisory (policies)."""
     where: str
     """Resource name or spec path."""
     message: str

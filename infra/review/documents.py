@@ -119,6 +119,7 @@ class StackDoc(_Shape):
     resources: list[ResourceDoc] | None = None
     findings: list[dict[str, Any]] = []
     policy: dict[str, Any] | None = None
+    preflight: list[dict[str, Any]] | None = None
     plan: dict[str, Any] | None = None
 
 
@@ -187,8 +188,8 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
-    """Validator findings, and the policy pack's violations when the report carries them
-    (`policy.violations`: policy, level mandatory/advisory, resource URN and name, message)."""
+    """Validator findings, the policy pack's violations when the report carries them (`policy.violations`:
+    policy, level mandatory/advisory, resource URN and name, message) and preflight findings (error blocks)."""
     out = [
         Finding(
             stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""), str(f.get("message"))
@@ -207,6 +208,12 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
                     str(where or ""),
                     str(v.get("message")),
                 )
+            )
+    for f in report.get("preflight") or []:
+        if isinstance(f, dict):
+            where = f"{f.get('name')}.{f.get('path')}" if f.get("path") else str(f.get("name"))
+            out.append(
+                Finding(stack, "preflight", str(f.get("rule")), str(f.get("level")), where, str(f.get("message")))
             )
     return tuple(out)
 

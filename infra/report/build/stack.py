@@ -8,11 +8,12 @@ from typing import TYPE_CHECKING
 
 from infra.errors import format_path
 from infra.graph import Graph
+from infra.preflight import PreflightFinding
 from infra.load import Inputs
 from infra.plan import InferencePlan, RegistryPlan, TrainingPlan
 from infra.validators import Finding
 from infra.report.format import check, gigabytes, money, number, percent
-from infra.report.model import FindingOut, PolicyOut, PolicyReportOut, PolicyViolationOut, Section, StackReport
+from infra.report.model import PreflightOut, FindingOut, PolicyOut, PolicyReportOut, PolicyViolationOut, Section, StackReport
 from infra.report.build.resources import by_component, key_settings, resources_out
 
 if TYPE_CHECKING:
@@ -295,4 +296,9 @@ def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackRepo
     return stack.model_copy(update={"policy": PolicyReportOut(pack=run.pack, policies=policies, violations=violations)})
 
 
-__all__ = ["findings_out", "graph_report", "policy_report", "stack_report", "summary"]
+def preflight_report(stack: StackReport, found: Iterable[PreflightFinding]) -> StackReport:
+    """The stack report with the preflight findings on its graph (errors first, as preflight sorts them)."""
+    return stack.model_copy(update={"preflight": [PreflightOut(**f.to_json()) for f in found]})
+
+
+__all__ = ["findings_out", "graph_report", "policy_report", "preflight_report", "stack_report", "summary"]

@@ -17,6 +17,7 @@ from infra.report.model import (
     DiffReport,
     FindingOut,
     PolicyReportOut,
+    PreflightOut,
     Report,
     ResourceChangeOut,
     Section,
@@ -127,6 +128,8 @@ def render_sections(blocks: list[tuple[str, list[Section]]], width: int = 140) -
 def _stack(console: Console, stack: StackReport) -> None:
     console.rule(f"{stack.stack}  ({stack.workload}, account {stack.account})", characters="=")
     _findings(console, stack.findings)
+    if stack.preflight is not None:
+        _preflight(console, stack.preflight)
     if stack.policy is not None:
         _policies(console, stack.policy)
     for section in stack.summary:
@@ -144,6 +147,20 @@ def _findings(console: Console, findings: list[FindingOut]) -> None:
         where = f"{f.file}:{f.line}" if f.line else (f.file or "")
         message = f.message + (f"\nhint: {f.hint}" if f.hint else "")
         table.add_row(LEVEL_MARK[f.level], f.rule, f"{where}\n{f.path}" if f.path else where, message)
+    console.print(table)
+
+
+def _preflight(console: Console, found: list[PreflightOut]) -> None:
+    errors = sum(1 for f in found if f.level == "error")
+    console.print(f"preflight: {errors} refused by AWS or Kubernetes, {len(found) - errors} notes", markup=False)
+    if not found:
+        return
+    table = Table(title="Preflight", title_justify="left")
+    for col in ("level", "rule", "resource", "value", "message"):
+        table.add_column(col, overflow="fold")
+    for f in found:
+        where = f"{f.name}\n{f.path}" if f.path else f.name
+        table.add_row(LEVEL_MARK[f.level], f.rule, where, f.value, f"{f.message}\nsource: {f.source}")
     console.print(table)
 
 
