@@ -6,7 +6,8 @@ from typing import Literal
 
 from infra.catalog import Catalog
 from infra.plan.capacity import split_capacity
-from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan
+from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
+from infra.plan.jobs import PodSize, pod_size, restart_budget
 from infra.plan.memory import Plain, TrainingMemory, training_memory
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 from infra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
@@ -42,6 +43,10 @@ class TrainingPlan(Plain):
     """On premises: every named node's rack, cooling loop and power domain."""
     site_gpu_allotment: int | None = None
     """On premises: the GPUs the organization grants the site."""
+    job_pod: PodSize | None = None
+    """Kubernetes: what each node's training pod requests (from the node's allocatable)."""
+    job_max_restarts: int | None = None
+    """Kubernetes: the JobSet's restart budget for the interruptions expected over job.run_days."""
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -136,6 +141,14 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site = org.onprem_sites.get(spec.site or "")
         allotment = site.gpu_allotment if site else None
 
+    job_pod, max_restarts = None, None
+    if spec.job is not None:
+        job_pod = pod_size(info.vcpu, info.memory_gib)
+        rate = 1.0 / mean_time_between_interruptions(
+            nodes, spot, spec.failure.node_mtbf_hours, spec.failure.spot_interruption_rate_monthly
+        )
+        max_restarts = restart_budget(rate, spec.job.run_days * 24)
+
     return TrainingPlan(
         instance_type=info.name,
         nodes=nodes,
@@ -156,6 +169,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         quotas=quotas,
         node_placements=placements,
         site_gpu_allotment=allotment,
+        job_pod=job_pod,
+        job_max_restarts=max_restarts,
     )
 
 
