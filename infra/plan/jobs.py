@@ -55,7 +55,10 @@ def pod_size(vcpus: int, memory_gib: float, max_pods: int = MAX_PODS_CAP) -> Pod
     """What one node's training pod requests (and is limited to: Guaranteed QoS)."""
     cpu = vcpus * 1000 - kube_reserved_millicores(vcpus) - DAEMONSET_MILLICORES
     memory = (
-        math.floor(memory_gib * 1024 * (1 - KERNEL_SHARE)) - kube_reserved_mib(max_pods) - EVICTION_HARD_MIB - DAEMONSET_MIB
+        math.floor(memory_gib * 1024 * (1 - KERNEL_SHARE))
+        - kube_reserved_mib(max_pods)
+        - EVICTION_HARD_MIB
+        - DAEMONSET_MIB
     )
     if cpu <= 0 or memory <= 0:
         raise ValueError(f"a {vcpus}-vCPU, {memory_gib:g} GiB node leaves nothing for a training pod")

@@ -61,12 +61,33 @@ def onprem_inventory_missing(spec: TrainingSpec) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
+def inventory_rack_over_budget(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
+    """The inventory's racks hold no more systems than the rack power budget allows (the plan assumed it)."""
+    power = catalog.node_power(spec.compute.instance_type)
+    if spec.onprem is None or power is None:
+        return
+    per_rack: dict[str, list[str]] = {}
+    for location in spec.onprem.inventory:
+        per_rack.setdefault(location.rack, []).append(location.node)
+    for rack, nodes in sorted(per_rack.items()):
+        kw = len(nodes) * power.max_kw
+        if kw > spec.racks.power_budget_kw + 1e-9:
+            yield Failure(
+                f"rack {rack} holds {len(nodes)} systems ({kw:g} kW at {power.max_kw:g} kW each) over its "
+                f"{spec.racks.power_budget_kw:g} kW budget",
+                ("onprem", "inventory"),
+                "check the inventory, or raise racks.power_budget_kw if the rack's feeds allow it",
+            )
+
+
+@rule(Level.ERROR)
 def spot_job_not_declared(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """A Kubernetes job spans every node of its fabric domain; with spot nodes among them it must say it may run
     on spot (it then gets the spot flavor and queue)."""
     if spec.job is not None and plan.spot_nodes and not spec.job.spot:
         yield Failure(
-            f"the job spans all {plan.nodes} nodes, {plan.spot_nodes} of them spot, but does not say it may run on spot",
+            f"the job spans all {plan.nodes} nodes, {plan.spot_nodes} of them spot, "
+            "but does not say it may run on spot",
             ("job", "spot"),
             "set job.spot: true (the job checkpoints and resumes), or buy every node on demand",
         )
@@ -86,6 +107,7 @@ def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterat
 
 __all__ = [
     "instance_not_for_provider",
+    "inventory_rack_over_budget",
     "node_names_mismatch",
     "onprem_inventory_missing",
     "site_gpus_exceed_allotment",

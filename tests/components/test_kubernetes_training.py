@@ -13,8 +13,8 @@ from typing import Any
 
 import pytest
 from helpers import ample_quotas, checked, example_graph, graph_for
-from ruamel.yaml import YAML
 from preflight.upstream import UPSTREAM, chart_values, require
+from ruamel.yaml import YAML
 
 from infra.graph import Graph, Resource
 from infra.validators.base import Level
@@ -103,7 +103,9 @@ def selected_by(affinity: dict[str, Any], labels: dict[str, str]) -> bool:
 def eks_node_labels(graph: Graph, group: Resource) -> dict[str, str]:
     """What a node of the group carries: the group's labels, the kubelet's well-known labels and EKS's topology
     labels (p5.48xlarge has an EC2 instance topology)."""
-    lt = graph.named(LT, "llm-train-eks-eks-gpu-lt").inputs if group.inputs.get("amiType", "").endswith("NVIDIA") else {}
+    lt = (
+        graph.named(LT, "llm-train-eks-eks-gpu-lt").inputs if group.inputs.get("amiType", "").endswith("NVIDIA") else {}
+    )
     instance = lt.get("instanceType") or (group.inputs.get("instanceTypes") or [""])[0]
     labels = {**group.inputs.get("labels", {}), "node.kubernetes.io/instance-type": instance}
     labels.update({k: "x" for k in WELL_KNOWN if k not in labels})
@@ -150,7 +152,8 @@ def test_the_job_fits_one_flavors_quota_and_every_resource_it_requests_is_covere
 
 def test_eks_quota_is_the_placement_groups_gpus_and_efa_devices(eks: Graph) -> None:
     quota = {
-        r["name"]: r["nominalQuota"] for r in eks.one(CLUSTER_QUEUE).inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+        r["name"]: r["nominalQuota"]
+        for r in eks.one(CLUSTER_QUEUE).inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
     }
     assert quota["nvidia.com/gpu"] == 16 * 8 and quota["vpc.amazonaws.com/efa"] == 16 * 32
 
@@ -159,7 +162,10 @@ def test_a_spot_job_says_so_and_gets_its_own_flavor_and_queue(eks: Graph) -> Non
     (flavor,) = eks.of_type(FLAVOR)
     assert flavor.inputs["metadata"]["name"] == "llm-train-eks-spot"
     # the flavor selects the fabric domain's nodes whatever their capacity type (a node-group concern)
-    assert flavor.inputs["spec"]["nodeLabels"] == {"gpuinfra.io/pool": "gpu", "gpuinfra.io/fabric-domain": "llm-train-eks"}
+    assert flavor.inputs["spec"]["nodeLabels"] == {
+        "gpuinfra.io/pool": "gpu",
+        "gpuinfra.io/fabric-domain": "llm-train-eks",
+    }
     local = eks.one(LOCAL_QUEUE).inputs
     assert local["metadata"]["name"] == "research-spot" and local["spec"]["clusterQueue"] == "llm-train-eks-spot"
     labels = job_template(eks)["metadata"]["labels"]
@@ -233,7 +239,14 @@ def test_the_rdma_plugin_runs_on_the_gpu_nodes_and_hands_out_only_the_compute_ra
     assert set(resource) <= set(facts["UserConfig"]) and set(resource["selectors"]) <= set(facts["Selectors"])
     # selectors are ANDed: InfiniBand link AND one of the eight compute rails of a DGX H100
     assert resource["selectors"]["ifNames"] == [
-        "ibp24s0", "ibp64s0", "ibp79s0", "ibp94s0", "ibp154s0", "ibp192s0", "ibp206s0", "ibp220s0"
+        "ibp24s0",
+        "ibp64s0",
+        "ibp79s0",
+        "ibp94s0",
+        "ibp154s0",
+        "ibp192s0",
+        "ibp206s0",
+        "ibp220s0",
     ]
     assert resource["selectors"]["linkTypes"] == ["infiniband"]
 
@@ -259,18 +272,26 @@ def test_kueue_config_enables_tas_and_waits_for_pods_ready(stack: str) -> None:
 def test_the_kueue_api_emitted_is_served_and_stored_at_the_pin(stack: str) -> None:
     graph = example_graph(stack)
     version = release(graph, "kueue").inputs["version"]
-    for kind, plural in (("Topology", "topologies"), ("ResourceFlavor", "resourceflavors"),
-                         ("ClusterQueue", "clusterqueues"), ("LocalQueue", "localqueues")):
+    for kind, plural in (
+        ("Topology", "topologies"),
+        ("ResourceFlavor", "resourceflavors"),
+        ("ClusterQueue", "clusterqueues"),
+        ("LocalQueue", "localqueues"),
+    ):
         crd = yaml.load(require(UPSTREAM / f"k8s/kueue-v{version}/kueue.x-k8s.io_{plural}.yaml").read_text())
         stored = [v["name"] for v in crd["spec"]["versions"] if v["served"] and v["storage"]]
-        (resource,) = [r for r in graph.resources if r.type.startswith("kubernetes:kueue.x-k8s.io/") and r.type.endswith(f":{kind}")]
+        (resource,) = [
+            r
+            for r in graph.resources
+            if r.type.startswith("kubernetes:kueue.x-k8s.io/") and r.type.endswith(f":{kind}")
+        ]
         assert resource.type.split(":")[1].split("/")[1] in stored, kind
 
 
 def test_eks_topology_is_ec2s_network_layers_and_the_host(eks: Graph) -> None:
     topology = eks.one(TOPOLOGY).inputs
     levels = [level["nodeLabel"] for level in topology["spec"]["levels"]]
-    assert levels == sorted(EKS_TOPOLOGY_LABELS) + ["kubernetes.io/hostname"]
+    assert levels == [*sorted(EKS_TOPOLOGY_LABELS), "kubernetes.io/hostname"]
     (flavor,) = eks.of_type(FLAVOR)
     assert flavor.inputs["spec"]["topologyName"] == topology["metadata"]["name"]
     for group in eks.of_type(NODE_GROUP):
@@ -293,7 +314,10 @@ def test_onprem_topology_levels_are_labels_every_node_carries(onprem: Graph) -> 
 
 
 def test_onprem_labels_are_the_inventorys_not_the_name_order(onprem: Graph) -> None:
-    labels = {p.inputs["metadata"]["name"]: p.inputs["metadata"]["labels"] for p in onprem.of_type("kubernetes:core/v1:NodePatch")}
+    labels = {
+        p.inputs["metadata"]["name"]: p.inputs["metadata"]["labels"]
+        for p in onprem.of_type("kubernetes:core/v1:NodePatch")
+    }
     # the stack's inventory: dgx-031 replaced a failed system in rack r06, dgx-023 sits in r08
     assert labels["dgx-031"]["gpuinfra.io/rack"] == "r06" and labels["dgx-023"]["gpuinfra.io/rack"] == "r08"
     assert labels["dgx-031"]["gpuinfra.io/cooling-loop"] == "loop-c"
@@ -302,9 +326,7 @@ def test_onprem_labels_are_the_inventorys_not_the_name_order(onprem: Graph) -> N
 
 
 def test_onprem_without_an_inventory_is_refused() -> None:
-    result = checked(
-        "llm-train-onprem", {"onprem.inventory": [], "onprem.node_name_pattern": "dgx-{index:03d}"}
-    )
+    result = checked("llm-train-onprem", {"onprem.inventory": [], "onprem.node_name_pattern": "dgx-{index:03d}"})
     assert "onprem-inventory-missing" in {f.rule for f in result.findings if f.level == Level.ERROR}
 
 
@@ -315,7 +337,9 @@ def test_the_entrypoint_is_under_the_mounted_lustre(stack: str, mount: str) -> N
     container = trainer(template)
     (lustre,) = [m for m in container["volumeMounts"] if m["name"] == "lustre"]
     assert lustre["mountPath"] == mount
-    script = container["args"][container["args"].index("--rdzv-endpoint=$(JOBSET_NAME)-workers-0-0.$(JOBSET_NAME):29500") + 1]
+    script = container["args"][
+        container["args"].index("--rdzv-endpoint=$(JOBSET_NAME)-workers-0-0.$(JOBSET_NAME):29500") + 1
+    ]
     assert script == f"{mount}/code/train.py"
 
 
@@ -360,7 +384,7 @@ def test_eks_pod_requests_come_from_the_nodes_allocatable(eks: Graph) -> None:
     # memory: 95% of nominal, less kube-reserved 11 MiB x 250 pods + 255 MiB, eviction 100 MiB, 8 GiB daemons
     memory_mib = math.floor(P5_MEMORY_GIB * 1024 * 0.95) - (11 * 250 + 255) - 100 - 8192
     assert quantity(resources["requests"]["memory"]) == (memory_mib // 1024) * 1024 * 2**20
-    shm = [v for v in pod(job_template(eks))["spec"]["volumes"] if v["name"] == "shm"][0]["emptyDir"]
+    shm = next(v for v in pod(job_template(eks))["spec"]["volumes"] if v["name"] == "shm")["emptyDir"]
     assert shm["medium"] == "Memory" and quantity(shm["sizeLimit"]) == 256 * 2**30
     assert quantity(shm["sizeLimit"]) < quantity(resources["limits"]["memory"])
 
@@ -474,3 +498,14 @@ def test_every_chart_is_installed_at_its_one_pin_and_the_pin_is_an_upstream_rele
             seen.add(pin.name)
     assert seen == set(CHARTS)
     assert CHARTS["kueue"].version == "0.19.2" and CHARTS["jobset"].version == "0.12.0"
+
+
+def test_the_readme_pins_table_is_the_pins() -> None:
+    from pathlib import Path
+
+    from infra.pulumi.components.training.pins import CHARTS, IMAGES
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    for pin in [*CHARTS.values(), *IMAGES.values()]:
+        row = f"| {pin.name} | {pin.version} | {pin.checked} | {pin.newest or 'not checked'} |"
+        assert row in readme, row

@@ -13,7 +13,6 @@ from infra.plan.training import EKS_SYSTEM_NODES
 from infra.pulumi.components.training.bootstrap import LustreMount, SlurmCluster, controller_cloud_init, node_cloud_init
 from infra.pulumi.components.training.compute import CapacityArgs, ComputeArgs, TrainingCompute, asg_name
 from infra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
-from infra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
 from infra.pulumi.components.training.fabric import nccl_environment
 from infra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from infra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
@@ -26,6 +25,7 @@ from infra.pulumi.components.training.storage import (
     TrainingStorage,
     split_s3,
 )
+from infra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
 from infra.spec import Account, Registry, TrainingSpec
 
 TYPE = "gpuinfra:training:Cluster"

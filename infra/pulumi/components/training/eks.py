@@ -258,9 +258,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
         )
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
-    def _pod_identity(
-        self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions
-    ) -> None:
+    def _pod_identity(self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions) -> None:
         """The trainer's role: read the dataset, write checkpoints and the registry's upload prefix, use the
         cluster key; bound to its ServiceAccount through the Pod Identity agent (EKS user guide, pod-identities)."""
         c = args.compute
