@@ -509,3 +509,10 @@ def test_the_readme_pins_table_is_the_pins() -> None:
     for pin in [*CHARTS.values(), *IMAGES.values()]:
         row = f"| {pin.name} | {pin.version} | {pin.checked} | {pin.newest or 'not checked'} |"
         assert row in readme, row
+
+
+def test_the_fsx_controller_is_told_its_region_rather_than_asking_imds(eks: Graph) -> None:
+    fsx = release(eks, "aws-fsx-csi-driver").inputs
+    defaults = chart_values(fsx["chart"], fsx["version"])
+    assert "region" in defaults["controller"]  # the chart's own key
+    assert fsx["values"]["controller"]["region"] == "us-east-1"

@@ -30,8 +30,9 @@ GPU_AMI = "AL2023_x86_64_NVIDIA"
 SYSTEM_AMI = "AL2023_x86_64_STANDARD"
 ROOT_DEVICE = "/dev/xvda"
 IMDS_HOP_LIMIT = 1
-"""No pod needs the instance's credentials: the trainer uses Pod Identity, and the node daemons that read IMDS
-(VPC CNI, EFA and FSx node plugins, Pod Identity agent) run on the host network, one hop away."""
+"""No pod needs the instance's credentials or metadata: the trainer uses Pod Identity; the node daemons that read
+IMDS (VPC CNI, Pod Identity agent) run on the host network, one hop away; the FSx CSI controller is given its
+region and its node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397)."""
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
 TOPOLOGY_LEVELS = (
     "topology.k8s.aws/network-node-layer-1",

@@ -127,6 +127,8 @@ class WorkloadArgs:
     service_account: str | None = None
     """The trainer's ServiceAccount (EKS: bound to an IAM role by Pod Identity)."""
     cluster_queue: str = ""
+    region: str | None = None
+    """AWS region: given to add-ons that would otherwise ask the instance metadata service."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -223,6 +225,9 @@ def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
             "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
         },
         "aws-efa-k8s-device-plugin": {"tolerations": [GPU_TOLERATION]},
+        # The controller looks its region up in IMDS unless told (values.yaml controller.region); pods reach no
+        # IMDS at hop limit 1. The node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397).
+        **({"aws-fsx-csi-driver": {"controller": {"region": args.region}}} if args.region else {}),
     }
 
 

@@ -92,6 +92,7 @@ def eks_workload_args(
         topology=topology,
         gpu_node_selector=gpu_labels,
         service_account=trainer_service_account(spec),
+        region=spec.region,
     )
 
 
