@@ -7,7 +7,8 @@ from typing import Literal
 
 from infra.catalog import Catalog
 from infra.plan.capacity import split_capacity
-from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan
+from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
+from infra.plan.jobs import PodSize, pod_size, restart_budget
 from infra.plan.memory import Plain, TrainingMemory, training_memory
 from infra.plan.pcs import block_checkpoint_at, cluster_size
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
@@ -57,6 +58,10 @@ class TrainingPlan(Plain):
     """Capacity Block: when the block ends."""
     block_checkpoint_at: datetime.datetime | None = None
     """Capacity Block: when the nodes take their last checkpoint and drain, before EC2 reclaims the block."""
+    job_pod: PodSize | None = None
+    """Kubernetes: what each node's training pod requests (from the node's allocatable)."""
+    job_max_restarts: int | None = None
+    """Kubernetes: the JobSet's restart budget for the interruptions expected over job.run_days."""
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -159,6 +164,14 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         block_end = block_end.replace(tzinfo=datetime.UTC)
     write_seconds = checkpoint.write_seconds if checkpoint else 0.0
     login = catalog.instance(spec.scheduler.login_instance_type) if pcs else None
+    job_pod, max_restarts = None, None
+    if spec.job is not None:
+        job_pod = pod_size(info.vcpu, info.memory_gib)
+        rate = 1.0 / mean_time_between_interruptions(
+            nodes, spot, spec.failure.node_mtbf_hours, spec.failure.spot_interruption_rate_monthly
+        )
+        max_restarts = restart_budget(rate, spec.job.run_days * 24)
+
     return TrainingPlan(
         login_memory_gib=login.memory_gib if login else 0,
         pcs_size=cluster_size(nodes + LOGIN_NODES) if pcs else None,
@@ -185,6 +198,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         quotas=quotas,
         node_placements=placements,
         site_gpu_allotment=allotment,
+        job_pod=job_pod,
+        job_max_restarts=max_restarts,
     )
 
 

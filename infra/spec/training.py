@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import datetime
+import ipaddress
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
@@ -71,7 +72,11 @@ class Interconnect(SpecModel):
     type: Literal["efa", "infiniband", "none"] = Field(json_schema_extra=updates("drain"))
     """efa on AWS; infiniband for on-premises racks."""
     hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:\d+)?$")]] = []
-    """InfiniBand HCAs NCCL may use (NCCL_IB_HCA), e.g. mlx5_0; empty lets NCCL choose."""
+    """The compute rails' InfiniBand HCAs NCCL may use (NCCL_IB_HCA, matched exactly), e.g. mlx5_0; not the
+    storage or in-band ports. Empty lets NCCL choose."""
+    netdevs: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]] = []
+    """The compute rails' network interfaces (`ibdev2netdev`), e.g. ibp24s0: the only ones the RDMA device
+    plugin hands to training pods (its ifNames selector)."""
     gpudirect_rdma: bool = True
     """Let the HCAs read and write GPU memory directly (GPUDirect RDMA)."""
 
@@ -157,6 +162,40 @@ class Racks(SpecModel):
     max_nodes_per_rack: Annotated[int, Field(ge=1, le=64)] | None = None
 
 
+class TrainingJob(SpecModel):
+    """The training job the Kubernetes job template runs (scheduler kubernetes)."""
+
+    image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.:/_-]*(:[A-Za-z0-9_.-]+|@sha256:[0-9a-f]{64})$")]
+    """The trainer image, pinned by tag or digest. On AWS it must carry libfabric and aws-ofi-nccl (an
+    EFA-ready image, e.g. an AWS Deep Learning Container or one built on the EFA installer)."""
+    script: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")]
+    """The training script, relative to the shared file system's mount (code must be where every node sees it)."""
+    args: list[Annotated[str, StringConstraints(max_length=1024)]] = []
+    """Arguments after the script."""
+    run_days: Annotated[float, Field(gt=0, le=365)] = 30
+    """Expected wall-clock length of the run: sizes the JobSet's restart budget from the expected interruptions."""
+    spot: bool = False
+    """The job may run on spot nodes (it checkpoints and resumes): it gets the spot flavor and queue."""
+
+
+class ApiAccess(SpecModel):
+    """Who reaches the EKS API server: always the VPC; from outside only the listed CIDRs."""
+
+    public_cidrs: list[Annotated[str, StringConstraints(min_length=9, max_length=43)]] = []
+    """Empty: the endpoint is private (deploy from inside the VPC). Never 0.0.0.0/0."""
+
+    @model_validator(mode="after")
+    def _cidrs(self) -> ApiAccess:
+        for cidr in self.public_cidrs:
+            try:
+                net = ipaddress.ip_network(cidr, strict=True)
+            except ValueError as e:
+                raise ValueError(f"public_cidrs: {cidr} is not a CIDR block ({e})") from None
+            if net.prefixlen == 0:
+                raise ValueError(f"public_cidrs: {cidr} opens the cluster API to the whole internet")
+        return self
+
+
 class Scheduler(SpecModel):
     """What places jobs on nodes."""
 
@@ -171,6 +210,23 @@ class Scheduler(SpecModel):
     """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
     """EKS version (scheduler kubernetes on AWS)."""
+    api_access: ApiAccess = ApiAccess()
+    """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
+
+
+LocationName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")]
+"""A rack, cooling-loop or power-domain name as the site's inventory spells it (a Kubernetes label value)."""
+
+
+class NodeLocation(SpecModel):
+    """Where one system is, as the site's inventory (DCIM, e.g. a NetBox export) records it."""
+
+    node: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
+    """The Kubernetes node name."""
+    rack: LocationName
+    cooling_loop: LocationName
+    power_domain: LocationName
+    """The PDU or power feed the system draws from."""
 
 
 class OnPremNodes(SpecModel):
@@ -184,14 +240,20 @@ class OnPremNodes(SpecModel):
     """Node names from an index, e.g. dgx-{index:03d} -> dgx-000, dgx-001, ..."""
     racks_per_cooling_loop: Annotated[int, Field(ge=1)] = 2
     racks_per_power_domain: Annotated[int, Field(ge=1)] = 1
+    inventory: list[NodeLocation] = []
+    """Every node's rack, cooling loop and power domain from the site's inventory: the labels Kubernetes
+    places by. Node names and the planner's rack order are a power plan, not where the systems are."""
 
     @model_validator(mode="after")
     def _names(self) -> OnPremNodes:
-        if bool(self.node_names) == bool(self.node_name_pattern):
-            raise ValueError("give exactly one of node_names or node_name_pattern")
+        given = [bool(self.node_names), bool(self.node_name_pattern), bool(self.inventory)]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of inventory, node_names or node_name_pattern")
         return self
 
     def names(self, count: int) -> list[str]:
+        if self.inventory:
+            return [n.node for n in self.inventory]
         if self.node_names:
             return list(self.node_names)
         assert self.node_name_pattern is not None
@@ -232,6 +294,8 @@ class TrainingSpec(SpecModel):
     """On premises only: on EC2 the customer has no racks; locality is the placement group and EC2's instance
     topology."""
     scheduler: Scheduler
+    job: TrainingJob | None = None
+    """What the Kubernetes job template runs (required with scheduler kubernetes)."""
     failure: Failure = Failure()
     tags: Tags = {}
     suppress: list[RuleId] = []
@@ -257,7 +321,11 @@ class TrainingSpec(SpecModel):
                 raise ValueError("site, site_lustre and onprem are for provider onprem; use lustre on aws")
             if self.availability_zone and self.region and not self.availability_zone.startswith(self.region):
                 raise ValueError(f"availability_zone {self.availability_zone} is not in region {self.region}")
+            if self.scheduler.api_access.public_cidrs and self.scheduler.type != "kubernetes":
+                raise ValueError("scheduler.api_access is the EKS endpoint's; it applies to scheduler kubernetes")
         else:
+            if self.scheduler.api_access.public_cidrs:
+                raise ValueError("scheduler.api_access is the EKS endpoint's; on premises the cluster exists already")
             if self.site is None or self.onprem is None:
                 raise ValueError(
                     "provider onprem needs site (an onprem_sites entry of the organization file) "
@@ -271,22 +339,31 @@ class TrainingSpec(SpecModel):
                 raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
             if self.racks is None:
                 raise ValueError("provider onprem needs racks (power_budget_kw, cooling) to lay the nodes out")
+        if self.scheduler.type == "kubernetes" and self.job is None:
+            raise ValueError("scheduler kubernetes needs job (image, script under the shared file system, run_days)")
+        if self.job is not None and self.lustre is None and self.site_lustre is None:
+            raise ValueError("job.script lives on the shared file system: give lustre (aws) or site_lustre (onprem)")
+        if self.scheduler.type != "kubernetes" and self.job is not None:
+            raise ValueError("job is the Kubernetes job template's; Slurm jobs are submitted with sbatch")
         return self
 
 
 __all__ = [
+    "ApiAccess",
     "Capacity",
     "Checkpointing",
     "Compute",
     "Failure",
     "Interconnect",
     "Lustre",
+    "NodeLocation",
     "OnPremNodes",
     "Optimizer",
     "Racks",
     "Scheduler",
     "SiteLustre",
     "TrainedModel",
+    "TrainingJob",
     "TrainingPrecision",
     "TrainingSpec",
 ]

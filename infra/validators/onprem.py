@@ -48,6 +48,51 @@ def node_names_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(f"node names repeat: {', '.join(duplicates)}", ("onprem",), "give every node its own name")
 
 
+@rule(Level.ERROR)
+def onprem_inventory_missing(spec: TrainingSpec) -> Iterator[Failure]:
+    """Kueue places jobs by the rack labels: they must say where each system is, not follow name order."""
+    if spec.onprem is not None and not spec.onprem.inventory:
+        yield Failure(
+            "node rack, cooling-loop and power-domain labels would be guessed from the node names' order",
+            ("onprem",),
+            "list onprem.inventory: each node with its rack, cooling_loop and power_domain from the site's "
+            "inventory (DCIM), in place of node_names / node_name_pattern",
+        )
+
+
+@rule(Level.ERROR)
+def inventory_rack_over_budget(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
+    """The inventory's racks hold no more systems than the rack power budget allows (the plan assumed it)."""
+    power = catalog.node_power(spec.compute.instance_type)
+    if spec.onprem is None or power is None:
+        return
+    per_rack: dict[str, list[str]] = {}
+    for location in spec.onprem.inventory:
+        per_rack.setdefault(location.rack, []).append(location.node)
+    for rack, nodes in sorted(per_rack.items()):
+        kw = len(nodes) * power.max_kw
+        if kw > spec.racks.power_budget_kw + 1e-9:
+            yield Failure(
+                f"rack {rack} holds {len(nodes)} systems ({kw:g} kW at {power.max_kw:g} kW each) over its "
+                f"{spec.racks.power_budget_kw:g} kW budget",
+                ("onprem", "inventory"),
+                "check the inventory, or raise racks.power_budget_kw if the rack's feeds allow it",
+            )
+
+
+@rule(Level.ERROR)
+def spot_job_not_declared(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """A Kubernetes job spans every node of its fabric domain; with spot nodes among them it must say it may run
+    on spot (it then gets the spot flavor and queue)."""
+    if spec.job is not None and plan.spot_nodes and not spec.job.spot:
+        yield Failure(
+            f"the job spans all {plan.nodes} nodes, {plan.spot_nodes} of them spot, "
+            "but does not say it may run on spot",
+            ("job", "spot"),
+            "set job.spot: true (the job checkpoints and resumes), or buy every node on demand",
+        )
+
+
 @rule(Level.WARNING)
 def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """The cluster's GPUs exceed what the organization grants the site (the quota policy enforces it)."""
@@ -60,4 +105,11 @@ def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterat
         )
 
 
-__all__ = ["instance_not_for_provider", "node_names_mismatch", "site_gpus_exceed_allotment"]
+__all__ = [
+    "instance_not_for_provider",
+    "inventory_rack_over_budget",
+    "node_names_mismatch",
+    "onprem_inventory_missing",
+    "site_gpus_exceed_allotment",
+    "spot_job_not_declared",
+]

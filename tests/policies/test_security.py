@@ -24,7 +24,22 @@ ADMIN = json.dumps(
 ADMIN_ARN = "arn:aws:iam::aws:policy/AdministratorAccess"
 SSH_FROM_ANYWHERE = {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]}
 
+EKS = "aws:eks/cluster:Cluster"
+
 CASES = [
+    PolicyCase("security-eks-endpoint", "llm-train-eks", fires=False),
+    PolicyCase(
+        "security-eks-endpoint",
+        "llm-train-eks",
+        edits=((EKS, None, {"vpcConfig.publicAccessCidrs": ["10.0.0.0/8", "0.0.0.0/0"]}),),
+        message="llm-train-eks-eks-cluster: the Kubernetes API endpoint is public to 0.0.0.0/0;",
+    ),
+    PolicyCase(
+        "security-eks-endpoint",
+        "llm-train-eks",
+        edits=((EKS, None, {"vpcConfig.publicAccessCidrs": DELETE}),),
+        message="public to 0.0.0.0/0 \\(the default\\)",
+    ),
     PolicyCase("security-imdsv2", "llm-train", fires=False),
     PolicyCase(
         "security-imdsv2",

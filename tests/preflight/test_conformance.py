@@ -115,3 +115,21 @@ def test_network_card_counts_of_the_catalog_match_ec2(stack: str = "llm-train") 
         if spec is not None and spec.efa_interfaces and spec.network_cards != len(per_card):
             mismatched[name] = (spec.network_cards, len(per_card))
     assert mismatched == {}
+
+
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
+def test_the_jobset_template_fits_the_jobset_crd_at_the_pin(stack: str) -> None:
+    from ruamel.yaml import YAML
+
+    (config,) = [
+        c
+        for c in GRAPHS[stack]().of_type("kubernetes:core/v1:ConfigMap")
+        if "jobset.yaml" in (c.inputs.get("data") or {})
+    ]
+    jobset = YAML(typ="safe", pure=True).load(config.inputs["data"]["jobset.yaml"])
+    group, version = jobset["apiVersion"].split("/")
+    validator = jsonschema.Draft7Validator(crd_schema(group, version, jobset["kind"]))
+    errors = [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(jobset)]
+    assert errors == []
+    misspelt = {**jobset, "spec": {**jobset["spec"], "failurePolicy": {"maxRestart": 3}}}
+    assert any("maxRestart" in e.message for e in validator.iter_errors(misspelt))

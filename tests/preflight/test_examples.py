@@ -99,4 +99,4 @@ def test_the_slurm_variants_preview_a_pcs_cluster(variant: str) -> None:
 
 def test_custom_resources_and_charts_are_declared_unchecked_not_passed() -> None:
     infos = {f.value for f in preflight(example_graph("llm-train-eks"), load_catalog()) if f.rule == "PF-UNCHECKED"}
-    assert {"kubernetes:helm.sh/v3:Release", "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"} <= infos
+    assert {"kubernetes:helm.sh/v3:Release", "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"} <= infos

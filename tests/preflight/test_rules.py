@@ -314,13 +314,13 @@ K8S = [
         setting("spec.template.spec.hostNetwork", "yes"),
         "spec.template.spec.hostNetwork",
     ),
-    (
-        "llm-train-onprem",
+    (  # on premises the site's Lustre is a checked host mount: the FSx static volume is EKS's
+        "llm-train-eks",
         "kubernetes:core/v1:PersistentVolume",
         setting("spec.accessModes", "ReadWriteMany"),
         "spec.accessModes",
     ),
-    ("llm-train-onprem", "kubernetes:core/v1:PersistentVolumeClaim", setting("spec.volumeName", 3), "spec.volumeName"),
+    ("llm-train-eks", "kubernetes:core/v1:PersistentVolumeClaim", setting("spec.volumeName", 3), "spec.volumeName"),
     ("llm-train-onprem", "kubernetes:core/v1:NodePatch", setting("metadata.labels.rack", 7), "metadata.labels.rack"),
     ("llm-train-onprem", "kubernetes:core/v1:ConfigMap", setting("data.count", 3), "data.count"),
 ]

@@ -16,9 +16,9 @@ from ruamel.yaml import YAML
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"
 # Which upstream file judges which custom resource (the pins the generators use; see SOURCES.md).
 CRDS = {
-    "kueue.x-k8s.io": ("k8s/kueue-v0.13.4", "kueue.x-k8s.io_{plural}.yaml"),
+    "kueue.x-k8s.io": ("k8s/kueue-v0.19.2", "kueue.x-k8s.io_{plural}.yaml"),
     "keda.sh": ("k8s/keda-v2.17.2", "keda.sh_{plural}.yaml"),
-    "jobset.x-k8s.io": ("k8s/jobset-v0.10.1", "jobset.x-k8s.io_{plural}.yaml"),
+    "jobset.x-k8s.io": ("k8s/jobset-v0.12.0", "jobset.x-k8s.io_{plural}.yaml"),
 }
 
 

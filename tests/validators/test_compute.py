@@ -22,10 +22,31 @@ CASES = [
     Case(
         "node-names-mismatch",
         "llm-train-onprem",
-        {"onprem.node_name_pattern": None, "onprem.node_names": ["dgx-000", "dgx-000"]},
+        {"onprem.inventory": [], "onprem.node_names": ["dgx-000", "dgx-000"]},
         message="2 node names for node_count 32",
     ),
     Case("node-names-mismatch", "llm-train-onprem", fires=False),
+    Case(
+        "onprem-inventory-missing",
+        "llm-train-onprem",
+        {"onprem.inventory": [], "onprem.node_name_pattern": "dgx-{index:03d}"},
+        message="labels would be guessed from the node names' order",
+    ),
+    Case("onprem-inventory-missing", "llm-train-onprem", fires=False),
+    Case(
+        "inventory-rack-over-budget",
+        "llm-train-onprem",
+        {"onprem.inventory[4].rack": "r01"},
+        message="rack r01 holds 5 systems \\(51 kW at 10.2 kW each\\) over its 44 kW budget",
+    ),
+    Case("inventory-rack-over-budget", "llm-train-onprem", fires=False),
+    Case(
+        "spot-job-not-declared",
+        "llm-train-eks",
+        {"job.spot": False},
+        message="the job spans all 16 nodes, 12 of them spot, but does not say it may run on spot",
+    ),
+    Case("spot-job-not-declared", "llm-train-eks", fires=False),
     Case(
         "site-gpus-exceed-allotment",
         "llm-train-onprem",

@@ -29,7 +29,7 @@ from infra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
 from infra.policy.rules.groups import Group, groups
 from infra.policy.rules.values import StackView, as_int, get, view
 
-CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta1:ClusterQueue"
+CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
 GPU = "nvidia.com/gpu"
 
 

@@ -1,6 +1,6 @@
 """Security guardrails every stack keeps, whatever its workload: IMDSv2, encryption at rest (EBS, S3,
-FSx), private buckets, no internet ingress except to a load balancer on 80/443, HTTPS listeners, and
-no IAM statement allowing every action on every resource."""
+FSx), private buckets, no internet ingress except to a load balancer on 80/443, no EKS API open to the
+internet, HTTPS listeners, and no IAM statement allowing every action on every resource."""
 
 from __future__ import annotations
 
@@ -220,6 +220,27 @@ def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
                 "only 80 and 443 may face the internet",
                 service.urn,
             )
+
+
+@resource_policy(
+    "security-eks-endpoint",
+    "An EKS API endpoint is private, or public only to listed CIDR blocks, never to the whole internet "
+    "(EKS API: endpointPublicAccess defaults to true and publicAccessCidrs to 0.0.0.0/0).",
+    MANDATORY,
+    types=(tokens.EKS_CLUSTER,),
+)
+def eks_endpoint(args: ResourceValidationArgs, report_violation: Report) -> None:
+    vpc = get(args.props, "vpcConfig", default={}) or {}
+    if get(vpc, "endpointPublicAccess") is False:
+        return
+    cidrs = [str(c) for c in listed(get(vpc, "publicAccessCidrs"))]
+    world = [c for c in cidrs if _is_world(c)] or (["0.0.0.0/0 (the default)"] if not cidrs else [])
+    if world:
+        report_violation(
+            f"{args.name}: the Kubernetes API endpoint is public to {', '.join(world)}; set "
+            "endpointPublicAccess false (deploy from the VPC) or publicAccessCidrs to the deploy runners' "
+            "addresses (spec scheduler.api_access.public_cidrs)"
+        )
 
 
 def _annotation(props: Mapping[str, Any], name: str) -> Any:

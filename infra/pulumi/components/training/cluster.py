@@ -11,9 +11,9 @@ from infra.graph import tokens
 from infra.plan import TrainingPlan
 from infra.plan.training import EKS_SYSTEM_NODES
 from infra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
-from infra.pulumi.components.training.eks import CAPACITY_LABEL, EksArgs, EksTrainingCluster
+from infra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from infra.pulumi.components.training.fabric import nccl_environment
-from infra.pulumi.components.training.kubernetes import Flavor, LustreVolume, TrainingWorkloads, WorkloadArgs
+from infra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from infra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
 from infra.pulumi.components.training.slurm_pcs import SlurmOnPcs
 from infra.pulumi.components.training.storage import (
@@ -24,6 +24,7 @@ from infra.pulumi.components.training.storage import (
     TrainingStorage,
     split_s3,
 )
+from infra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
 from infra.spec import Account, Registry, TrainingSpec
 
 TYPE = "gpuinfra:training:Cluster"
@@ -210,57 +211,35 @@ class TrainingCluster(pulumi.ComponentResource):
                 system_instance_type=EKS_SYSTEM_NODES[0],
                 system_nodes=EKS_SYSTEM_NODES[1],
                 deploy_role_arn=args.account.role_arn,
+                gpu_labels=eks_gpu_labels(spec),
+                public_access_cidrs=spec.scheduler.api_access.public_cidrs,
+                trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
             ),
             provider,
             here,
         )
-        efa = plan.efa_interfaces_per_node
-        flavors = eks_flavors(plan, spec.compute.capacity.type, efa)
         fs = self.storage.lustre
-        mount_path = spec.lustre.mount_path if spec.lustre else "/fsx"
+        assert fs is not None and spec.lustre is not None, "a Kubernetes job needs the shared file system (validated)"
         TrainingWorkloads(
             f"{name}-k8s",
-            WorkloadArgs(
-                cluster=spec.name,
-                namespace=spec.scheduler.namespace,
-                queue=spec.scheduler.partition,
-                platform="eks",
-                fabric=spec.interconnect.type,
-                nodes=plan.nodes,
-                gpus_per_node=plan.gpus_per_node,
-                fabric_per_node=efa,
-                flavors=flavors,
-                lustre=LustreVolume(
+            eks_workload_args(
+                spec,
+                plan,
+                LustreVolume(
                     capacity_gib=plan.lustre_capacity_gib or 0,
-                    mount_path=mount_path,
+                    mount_path=spec.lustre.mount_path,
                     csi={
                         "driver": "fsx.csi.aws.com",
                         "volume_handle": fs.id,
                         "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
                     },
-                )
-                if fs is not None
-                else None,
-                env=training_env(spec, plan, mount_path),
-                labels=workload_labels(args.tags),
+                ),
+                workload_labels(args.tags),
+                training_env(spec, plan, spec.lustre.mount_path),
             ),
             self.eks.kubernetes,
             here,
         )
-
-
-def eks_flavors(plan: TrainingPlan, capacity_type: str, efa_per_node: int) -> list[Flavor]:
-    """One Kueue ResourceFlavor per capacity type, keyed by the label EKS puts on its nodes."""
-
-    def flavor(name: str, label: str, nodes: int) -> Flavor:
-        return Flavor(name, {CAPACITY_LABEL: label}, nodes * plan.gpus_per_node, nodes * efa_per_node)
-
-    if capacity_type == "capacity_block":
-        return [flavor("capacity-block", "CAPACITY_BLOCK", plan.nodes)]
-    flavors = [flavor("on-demand", "ON_DEMAND", plan.on_demand_nodes)] if plan.on_demand_nodes else []
-    if plan.spot_nodes:
-        flavors.append(flavor("spot", "SPOT", plan.spot_nodes))
-    return flavors
 
 
 __all__ = [
@@ -268,7 +247,6 @@ __all__ = [
     "ClusterArgs",
     "TrainingCluster",
     "checkpoint_uri",
-    "eks_flavors",
     "other_zone",
     "training_env",
     "workload_labels",

@@ -1,10 +1,13 @@
-"""EKS for `scheduler: kubernetes` on AWS: the control plane, a small system node group, and GPU node
-groups (one per capacity type) on a launch template with every EFA interface, in the placement group."""
+"""EKS for `scheduler: kubernetes` on AWS: the control plane (private, or public only to the spec's CIDRs), a
+small system node group, GPU node groups (one per capacity type) on a launch template with every EFA interface,
+in the placement group, and the trainer's IAM role bound to its ServiceAccount by EKS Pod Identity: pods get
+no credentials from the nodes (IMDS hop limit 1, and the node role holds no data grants)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -26,6 +29,39 @@ CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
 GPU_AMI = "AL2023_x86_64_NVIDIA"
 SYSTEM_AMI = "AL2023_x86_64_STANDARD"
 ROOT_DEVICE = "/dev/xvda"
+IMDS_HOP_LIMIT = 1
+"""No pod needs the instance's credentials or metadata: the trainer uses Pod Identity; the node daemons that read
+IMDS (VPC CNI, Pod Identity agent) run on the host network, one hop away; the FSx CSI controller is given its
+region and its node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397)."""
+POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+TOPOLOGY_LEVELS = (
+    "topology.k8s.aws/network-node-layer-1",
+    "topology.k8s.aws/network-node-layer-2",
+    "topology.k8s.aws/network-node-layer-3",
+)
+"""EKS labels nodes with their place in the EC2 network hierarchy (EKS user guide, ml-workload-topology)."""
+TOPOLOGY_TYPES = frozenset(
+    {
+        "hpc6a.48xlarge",
+        "hpc6id.32xlarge",
+        "hpc7a.12xlarge",
+        "hpc7a.24xlarge",
+        "hpc7a.48xlarge",
+        "hpc7a.96xlarge",
+        "hpc7g.4xlarge",
+        "hpc7g.8xlarge",
+        "hpc7g.16xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "trn1.2xlarge",
+        "trn1.32xlarge",
+        "trn1n.32xlarge",
+    }
+)
+"""Types whose instance topology EC2 describes (EC2 API Reference, DescribeInstanceTopology, "Supported instance
+types"; the user guide's newer list is a superset), so EKS can label their network layers."""
 
 
 @dataclass(frozen=True)
@@ -39,6 +75,12 @@ class EksArgs:
     system_instance_type: str
     system_nodes: int
     deploy_role_arn: str
+    gpu_labels: dict[str, str] = field(default_factory=dict)
+    """Labels of every GPU node: the flavor's and the device plugins' node selection."""
+    public_access_cidrs: Sequence[str] = ()
+    """Empty: a private API endpoint only."""
+    trainer: tuple[str, str] | None = None
+    """(namespace, ServiceAccount) that gets the dataset, checkpoint and registry-upload grants."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -117,7 +159,8 @@ class EksTrainingCluster(pulumi.ComponentResource):
             vpc_config=aws.eks.ClusterVpcConfigArgs(
                 subnet_ids=[c.subnet_id, args.control_plane_subnet_id],
                 endpoint_private_access=True,
-                endpoint_public_access=True,
+                endpoint_public_access=bool(args.public_access_cidrs),
+                public_access_cidrs=list(args.public_access_cidrs) or None,
             ),
             access_config=aws.eks.ClusterAccessConfigArgs(
                 authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
@@ -138,12 +181,8 @@ class EksTrainingCluster(pulumi.ComponentResource):
             aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
             for short, arn in WORKER_POLICIES.items()
         ]
-        aws.iam.RolePolicy(
-            f"{name}-node-access",
-            role=node_role.id,
-            policy=pulumi.Output.from_input(c.kms_key_arn).apply(lambda k: node_policy(c, k)),
-            opts=o,
-        )
+        if args.trainer is not None:
+            self._pod_identity(name, args, args.trainer, o)
         after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
         cluster_sg = self.cluster.vpc_config.cluster_security_group_id
@@ -151,7 +190,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             f"{name}-system-lt",
             update_default_version=True,
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
             ),
             block_device_mappings=[_encrypted_root(100, c.kms_key_arn)],
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
@@ -183,7 +222,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 for spec in TrainingCompute.interface_specs(c.efa_interfaces)
             ],
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
             ),
             block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
@@ -205,7 +244,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=size, min_size=size, max_size=size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
-                labels={"gpuinfra.io/pool": "gpu"},
+                labels=dict(args.gpu_labels),
                 taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
                 opts=after_roles,
             )
@@ -219,6 +258,44 @@ class EksTrainingCluster(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions(parent=self),
         )
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
+
+    def _pod_identity(self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions) -> None:
+        """The trainer's role: read the dataset, write checkpoints and the registry's upload prefix, use the
+        cluster key; bound to its ServiceAccount through the Pod Identity agent (EKS user guide, pod-identities)."""
+        c = args.compute
+        agent = aws.eks.Addon(
+            f"{name}-pod-identity-agent",
+            cluster_name=self.cluster.name,
+            addon_name="eks-pod-identity-agent",
+            opts=o,
+        )
+        role = aws.iam.Role(
+            f"{name}-trainer-role",
+            assume_role_policy=iam.document(
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ),
+            description=f"{c.cluster} training pods (EKS Pod Identity)",
+            opts=o,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-trainer-access",
+            role=role.id,
+            policy=pulumi.Output.from_input(c.kms_key_arn).apply(lambda k: node_policy(c, k)),
+            opts=o,
+        )
+        namespace, service_account = trainer
+        aws.eks.PodIdentityAssociation(
+            f"{name}-trainer-identity",
+            cluster_name=self.cluster.name,
+            namespace=namespace,
+            service_account=service_account,
+            role_arn=role.arn,
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[agent])),
+        )
 
 
 def _encrypted_root(size_gib: int, kms_key_arn: pulumi.Input[str]) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
@@ -238,4 +315,14 @@ def _version(template: aws.ec2.LaunchTemplate) -> pulumi.Output[Any]:
     return template.latest_version.apply(str)
 
 
-__all__ = ["CAPACITY_LABEL", "TYPE", "EksArgs", "EksTrainingCluster", "gpu_node_groups", "kubeconfig"]
+__all__ = [
+    "CAPACITY_LABEL",
+    "IMDS_HOP_LIMIT",
+    "TOPOLOGY_LEVELS",
+    "TOPOLOGY_TYPES",
+    "TYPE",
+    "EksArgs",
+    "EksTrainingCluster",
+    "gpu_node_groups",
+    "kubeconfig",
+]

@@ -20,9 +20,14 @@ training's setting); the data path is EFA or InfiniBand."""
 def nccl_environment(fabric: str, hcas: Sequence[str] = (), gpudirect_rdma: bool = True) -> dict[str, str]:
     env: dict[str, str] = {}
     if fabric == "infiniband":
-        env = {"NCCL_IB_DISABLE": "0", "NCCL_NET_GDR_LEVEL": "SYS" if gpudirect_rdma else "LOC"}
+        # NCCL env docs: NCCL_IB_HCA is prefix-matched ("mlx5_1" also selects mlx5_10, mlx5_11) unless it starts
+        # with "=", so the compute rails are listed for exact match. NCCL picks GPUDirect RDMA from the PCI
+        # topology itself: the level is only forced off (LOC) when the spec disables it.
+        env = {"NCCL_IB_DISABLE": "0"}
+        if not gpudirect_rdma:
+            env["NCCL_NET_GDR_LEVEL"] = "LOC"
         if hcas:
-            env["NCCL_IB_HCA"] = ",".join(hcas)
+            env["NCCL_IB_HCA"] = "=" + ",".join(hcas)
     elif fabric != "efa":
         env = {"NCCL_IB_DISABLE": "1"}
     env["NCCL_SOCKET_IFNAME"] = SOCKET_IFNAME

@@ -1,5 +1,6 @@
-"""On-premises training on an existing Kubernetes cluster: rack labels on the named nodes, a Kueue
-Topology (rack, host) with a flavor bound to it, InfiniBand RDMA devices, Lustre as a static volume."""
+"""On-premises training on an existing Kubernetes cluster: the site inventory's rack, cooling-loop and
+power-domain labels on the named nodes, a Kueue Topology (rack, host) with the fabric domain's flavor bound to
+it in the site's cohort, InfiniBand RDMA devices on the compute rails, and the site's Lustre mount, checked."""
 
 from __future__ import annotations
 
@@ -9,63 +10,81 @@ import pulumi_kubernetes as k8s
 from infra.plan import TrainingPlan
 from infra.pulumi.components.training.cluster import training_env, workload_labels
 from infra.pulumi.components.training.kubernetes import (
+    COOLING_LABEL,
+    DOMAIN_LABEL,
+    HOST_LABEL,
+    POOL_LABEL,
+    POWER_LABEL,
+    RACK_LABEL,
     SITE_LABEL,
     Flavor,
-    LustreVolume,
+    NodeLabels,
+    SiteMount,
+    Topology,
     TrainingWorkloads,
     WorkloadArgs,
 )
+from infra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
 from infra.spec import TrainingSpec
 
 
+def gpu_labels(spec: TrainingSpec) -> dict[str, str]:
+    """What every node of this cluster carries: the pool, the fabric domain (this cluster's systems) and site."""
+    assert spec.site is not None
+    return {POOL_LABEL: "gpu", DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}
+
+
+def inventory_labels(spec: TrainingSpec) -> list[NodeLabels]:
+    """Each node's labels from where the site's inventory says it is (never from its name or order)."""
+    assert spec.onprem is not None
+    common = gpu_labels(spec)
+    return [
+        NodeLabels(
+            n.node,
+            {**common, RACK_LABEL: n.rack, COOLING_LABEL: n.cooling_loop, POWER_LABEL: n.power_domain},
+        )
+        for n in spec.onprem.inventory
+    ]
+
+
 def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str]) -> TrainingWorkloads:
-    assert spec.onprem is not None and spec.site is not None
+    assert spec.onprem is not None and spec.site is not None and spec.site_lustre is not None
     namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
     provider = k8s.Provider(
         f"k8s-{spec.site}",
         kubeconfig=pulumi.Config(namespace or None).require_secret(short),
         enable_server_side_apply=True,
     )
-    topology = f"{spec.site}-racks"
+    topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
     fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
     site_fs = spec.site_lustre
-    mount_path = site_fs.mount_path if site_fs else "/lustre"
+    labels = gpu_labels(spec)
     return TrainingWorkloads(
         spec.name,
         WorkloadArgs(
             cluster=spec.name,
+            cluster_queue=flavor_name(spec),
             namespace=spec.scheduler.namespace,
-            queue=spec.scheduler.partition,
+            queue=local_queue(spec),
             platform="onprem",
             fabric=spec.interconnect.type,
             nodes=plan.nodes,
             gpus_per_node=plan.gpus_per_node,
             fabric_per_node=fabric_per_node,
-            flavors=[
-                Flavor(
-                    f"{spec.site}-gpu",
-                    {SITE_LABEL: spec.site},
-                    plan.gpus,
-                    plan.nodes * fabric_per_node,
-                    topology=topology,
-                )
-            ],
-            lustre=LustreVolume(
-                capacity_gib=round(site_fs.capacity_tib * 1024),
-                mount_path=mount_path,
-                host_path=site_fs.mount_path,
-                annotations={"gpuinfra.io/lustre-mgs": site_fs.mgs_nids, "gpuinfra.io/lustre-fsname": site_fs.fs_name},
-            )
-            if site_fs
-            else None,
-            env=training_env(spec, plan, mount_path),
+            flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
+            job=job_args(spec, plan, site_fs.mount_path),
+            env=training_env(spec, plan, site_fs.mount_path),
             labels=workload_labels(tags),
-            placements=plan.node_placements,
-            site=spec.site,
+            mount_path=site_fs.mount_path,
+            site_mount=SiteMount(site_fs.mount_path, site_fs.fs_name),
             topology=topology,
+            node_labels=inventory_labels(spec),
+            cohort=spec.site,
+            gpu_node_selector=labels,
+            rail_netdevs=tuple(spec.interconnect.netdevs),
         ),
         provider,
     )
 
 
-__all__ = ["onprem_workloads"]
+__all__ = ["gpu_labels", "inventory_labels", "onprem_workloads"]

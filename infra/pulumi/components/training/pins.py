@@ -1,0 +1,105 @@
+"""Every chart and image the Kubernetes training stacks install, pinned, in one place: bump deliberately (an
+upgrade restarts the add-on's pods, and Kueue/JobSet upgrades change the APIs the stacks emit).
+
+`checked` is the day the pin was compared with its upstream release (chart repository index or tag);
+`newest` is the newest release seen that day, so the README's pins table shows how far behind a pin is.
+A pin is held back only where its values/CRDs at the newer release were not reviewed yet.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Pin:
+    name: str
+    source: str
+    """Chart reference (OCI URL or chart name in `repo`) or image repository."""
+    version: str
+    checked: str
+    newest: str | None
+    """None: no release list was available to compare with."""
+    repo: str | None = None
+    namespace: str = "kube-system"
+    note: str = ""
+
+    @property
+    def current(self) -> bool | None:
+        return None if self.newest is None else self.version == self.newest
+
+
+CHARTS: dict[str, Pin] = {
+    p.name: p
+    for p in (
+        # Kueue 0.19: TopologyAwareScheduling beta and on by default since 0.14 (pkg/features/kube_features.go);
+        # every Kueue CRD serves v1beta2 as its storage version, v1beta1 deprecated.
+        Pin(
+            "kueue",
+            "oci://registry.k8s.io/kueue/charts/kueue",
+            "0.19.2",
+            "2026-12-03",
+            "0.19.2",
+            namespace="kueue-system",
+        ),
+        Pin(
+            "jobset",
+            "oci://registry.k8s.io/jobset/charts/jobset",
+            "0.12.0",
+            "2026-12-03",
+            "0.12.0",
+            namespace="jobset-system",
+        ),
+        # The EKS user guide (ml-eks-k8s-device-plugin) installs this chart at 0.17.4 with gfd.enabled=true.
+        Pin(
+            "nvidia-device-plugin",
+            "nvidia-device-plugin",
+            "0.17.4",
+            "2026-12-03",
+            "0.20.0",
+            repo="https://nvidia.github.io/k8s-device-plugin",
+            note="the version the EKS user guide installs; 0.18+ values not reviewed yet",
+        ),
+        # eks-charts publishes "v"-prefixed chart versions.
+        Pin(
+            "aws-efa-k8s-device-plugin",
+            "aws-efa-k8s-device-plugin",
+            "v0.5.7",
+            "2026-12-03",
+            "v0.5.30",
+            repo="https://aws.github.io/eks-charts",
+            note="image v0.5.4; newer charts' instance-type list not reviewed yet",
+        ),
+        Pin(
+            "aws-fsx-csi-driver",
+            "aws-fsx-csi-driver",
+            "1.11.0",
+            "2026-12-03",
+            "1.17.0",
+            repo="https://kubernetes-sigs.github.io/aws-fsx-csi-driver",
+            note="driver 1.4.0; upstream supports recent minors only: upgrade",
+        ),
+    )
+}
+
+IMAGES: dict[str, Pin] = {
+    p.name: p
+    for p in (
+        Pin(
+            "rdma-shared-dev-plugin",
+            "ghcr.io/mellanox/k8s-rdma-shared-dev-plugin",
+            "v1.5.2",
+            "2026-12-03",
+            None,
+            note="DaemonSet as in its deployment/k8s/base manifests; newest release not checked (no index here)",
+        ),
+    )
+}
+
+
+def image(name: str) -> str:
+    pin = IMAGES[name]
+    return f"{pin.source}:{pin.version}"
+
+
+__all__ = ["CHARTS", "IMAGES", "Pin", "image"]
