@@ -34,6 +34,8 @@ class Problem:
     line: int | None = None
     path: FieldPath = ()
     hint: str | None = None
+    about: str | None = None
+    """What the field is (its schema description), so the user sees what belongs there, not a regex."""
 
     def render(self) -> str:
         where = ""
@@ -41,6 +43,8 @@ class Problem:
             where = _display(self.file) + (f":{self.line}" if self.line else "")
         parts = [p for p in (where, format_path(self.path)) if p]
         text = ": ".join([*parts, self.message])
+        if self.about:
+            text += f"\n    field: {self.about}"
         return f"{text}\n    hint: {self.hint}" if self.hint else text
 
 

@@ -14,18 +14,6 @@ GB = 1e9
 
 
 @rule(Level.ERROR)
-def min_exceeds_max(spec: InferenceSpec) -> Iterator[Failure]:
-    """min_replicas greater than max_replicas: the group cannot exist."""
-    for i, region in enumerate(spec.regions):
-        if region.min_replicas > region.max_replicas:
-            yield Failure(
-                f"min_replicas {region.min_replicas} > max_replicas {region.max_replicas} in {region.region}",
-                ("regions", i, "min_replicas"),
-                f"lower min_replicas or raise max_replicas to at least {region.min_replicas}",
-            )
-
-
-@rule(Level.ERROR)
 def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
     """instance auto found no catalog type that holds weights plus KV cache."""
     if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
@@ -166,7 +154,6 @@ __all__ = [
     "alb_without_certificate",
     "demand_exceeds_max",
     "kubeconfig_per_region",
-    "min_exceeds_max",
     "model_does_not_fit_instance",
     "no_instance_fits",
     "region_without_weights_replica",

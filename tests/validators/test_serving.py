@@ -6,13 +6,6 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
-    Case(
-        "min-exceeds-max",
-        "chat-serve",
-        {"regions[1].min_replicas": 9},
-        message="min_replicas 9 > max_replicas 8 in us-west-2",
-    ),
-    Case("min-exceeds-max", "chat-serve", {"regions[1].min_replicas": 8}, fires=False),
     # 405B parameters in bf16 are 810 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
     Case("no-instance-fits", "chat-serve", {"model.parameters_billion": 405}, message="no instance holds"),
     Case("no-instance-fits", "chat-serve", fires=False),
