@@ -49,6 +49,12 @@ class Problem:
 
 
 def _display(path: Path) -> str:
+    """The path as the user wrote it, relative to the working directory when inside it (a symlink is named
+    as itself, not as what it points to, which may not exist)."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        pass
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):  # outside the working directory, or a symlink loop

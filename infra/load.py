@@ -126,7 +126,7 @@ def load_inputs(
 ) -> Inputs:
     """Read the stack and its organization file and check every reference; raise InputError."""
     path = arg if isinstance(arg, Path) else stack_path(arg, start)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a dangling link or a loop: read_yaml says which
         names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in path.parent.glob("Pulumi.*.yaml"))
         hint = did_you_mean(path.name.removeprefix("Pulumi.").removesuffix(".yaml"), names)
         raise InputError([Problem("stack file not found", file=path, hint=hint or "give a stack name or a path")])

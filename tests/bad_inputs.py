@@ -133,4 +133,20 @@ CORPUS: list[Bad] = [
     Bad("binary-junk", text="config: \x00\x01\x02\n"),
 ]
 
-__all__ = ["CORPUS", "Bad"]
+def run_cli(capsys: Any, monkeypatch: Any, *args: str) -> tuple[int, str, str]:
+    """The console entry point in-process (as `gpuinfra ...`): its exit code, stdout and stderr."""
+    import sys
+
+    import pytest
+
+    from infra.cli import main
+
+    monkeypatch.setattr(sys, "argv", ["gpuinfra", *args])
+    with pytest.raises(SystemExit) as exited:
+        main()
+    out, err = capsys.readouterr()
+    code = exited.value.code
+    return (code if isinstance(code, int) else 1), out, err
+
+
+__all__ = ["CORPUS", "Bad", "run_cli"]

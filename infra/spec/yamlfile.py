@@ -66,9 +66,12 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
         stat = path.stat()
         resolved = path.resolve()
     except FileNotFoundError:
-        raise InputError.single(f"{what} not found", file=path) from None
+        raise InputError.single(f"{what} not found", file=path, hint="check the path (and the link, if it is one)") from None
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError.single(
+            f"cannot read {what}: {reason}", file=path, hint="give the path of a readable YAML file"
+        ) from None
     if not S_ISREG(stat.st_mode):
         raise InputError.single(f"{what} is not a regular file", file=path, hint="give the path of a YAML file")
     if stat.st_size > MAX_BYTES:
@@ -82,8 +85,15 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
 def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError.single(
+            f"{what} is not UTF-8 text (byte {exc.start})", file=path, line=line, hint="save the file as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise InputError.single(
+            f"cannot read {what}: {exc.strerror or exc}", file=path, hint="give the path of a readable YAML file"
+        ) from None
     return parse_yaml(text, path)
 
 

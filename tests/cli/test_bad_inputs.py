@@ -5,26 +5,14 @@ and no Python repr or traceback."""
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 
 import pytest
-from bad_inputs import CORPUS, Bad
+from bad_inputs import CORPUS, Bad, run_cli
 from helpers import write_stack
 
-from infra.cli import main
 
 REPRS = re.compile(r"TaggedScalar|odict_keys|Commented(Map|Seq)|<class |object at 0x|Traceback")
-
-
-def run_cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, *args: str) -> tuple[int, str, str]:
-    """The console entry point in-process (as `gpuinfra ...`): its exit code, stdout and stderr."""
-    monkeypatch.setattr(sys, "argv", ["gpuinfra", *args])
-    with pytest.raises(SystemExit) as exited:
-        main()
-    out, err = capsys.readouterr()
-    code = exited.value.code
-    return (code if isinstance(code, int) else 1), out, err
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
