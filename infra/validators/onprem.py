@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from infra.catalog import Catalog
 from infra.plan import TrainingPlan
+from infra.plan.quotas import site_gpus_over
 from infra.spec import TrainingSpec
 from infra.validators.base import Failure, Level, rule
 
@@ -48,10 +49,11 @@ def node_names_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(f"node names repeat: {', '.join(duplicates)}", ("onprem",), "give every node its own name")
 
 
-@rule(Level.WARNING)
+@rule(Level.ERROR)
 def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
-    """The cluster's GPUs exceed what the organization grants the site (the quota policy enforces it)."""
-    if plan.site_gpu_allotment is not None and plan.gpus > plan.site_gpu_allotment:
+    """The cluster's GPUs exceed what the organization grants the site: blocking, with the verdict the policy
+    quota-site-gpus shares (plan.quotas.site_gpus_over)."""
+    if site_gpus_over(plan.gpus, plan.site_gpu_allotment) and plan.site_gpu_allotment is not None:
         yield Failure(
             f"site {spec.site} grants {plan.site_gpu_allotment} GPUs; the cluster queue would hold {plan.gpus}",
             ("compute", "node_count"),

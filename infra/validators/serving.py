@@ -74,14 +74,16 @@ def region_without_weights_replica(spec: InferenceSpec, org: Organization) -> It
 
 
 @rule(Level.ERROR)
-def alb_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
-    """An ALB serves HTTPS: each region needs an ACM certificate of that region."""
-    if spec.load_balancer.type != "alb" or spec.platform != "ec2":
-        return
+def endpoint_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
+    """Every regional endpoint terminates TLS (an ALB's HTTPS listener, an NLB's TLS listener, or the
+    Kubernetes Service's aws-load-balancer-ssl-cert annotation), so each region needs an ACM certificate of
+    that region: what the policy security-https-listeners demands of the same resources."""
+    listener = {"alb": "HTTPS listener", "nlb": "TLS listener"}[spec.load_balancer.type]
+    where = listener if spec.platform == "ec2" else "load balancer Service (aws-load-balancer-ssl-cert)"
     for i, region in enumerate(spec.regions):
         if region.certificate_arn is None:
             yield Failure(
-                f"{region.region} has no certificate_arn for the HTTPS listener",
+                f"{region.region} has no certificate_arn for the {where}",
                 ("regions", i, "certificate_arn"),
                 "add the ACM certificate ARN of this region",
             )
@@ -151,8 +153,8 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 __all__ = [
     "accelerator_needs_load_balancers",
-    "alb_without_certificate",
     "demand_exceeds_max",
+    "endpoint_without_certificate",
     "kubeconfig_per_region",
     "model_does_not_fit_instance",
     "no_instance_fits",
