@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from infra.errors import FieldPath, InputError
 from infra.spec.inference import InferenceSpec
 from infra.spec.org import Organization
-from infra.spec.problems import did_you_mean, validation_problems
+from infra.spec.problems import did_you_mean, shown, validation_problems
 from infra.spec.registry import RegistrySpec
 from infra.spec.training import TrainingSpec
 from infra.spec.yamlfile import YamlDocument, read_yaml
@@ -82,7 +82,9 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
         raise InputError(
             [
                 doc.problem(
-                    f"unknown top-level key {k!r} in a Pulumi stack file", (k,), did_you_mean(k, STACK_FILE_KEYS)
+                    f"unknown top-level key {shown(k)} in a Pulumi stack file",
+                    (k,),
+                    did_you_mean(k, STACK_FILE_KEYS) or f"a stack file holds {', '.join(STACK_FILE_KEYS)}",
                 )
                 for k in unknown
             ]

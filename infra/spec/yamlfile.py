@@ -127,6 +127,15 @@ def parse_yaml(text: str, path: Path) -> YamlDocument:
         ) from None
     except YAMLError as exc:
         raise InputError.single(f"YAML error: {str(exc)[:200]}", file=path, line=1, hint="fix the YAML") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        # ruamel's constructor fails outside its error type on some valid YAML it cannot build, e.g. a mapping
+        # used as a mapping key ("unhashable type"): refuse it as input, the way a syntax error is
+        raise InputError.single(
+            f"YAML that cannot be read as plain data ({type(exc).__name__}: {str(exc)[:80]})",
+            file=path,
+            line=1,
+            hint="write plain mappings with text keys, lists and scalars (no ? complex keys or tags)",
+        ) from None
     except RecursionError:
         raise InputError.single(
             "YAML nested deeper than the parser can follow",
