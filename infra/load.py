@@ -29,10 +29,10 @@ from infra.spec import (
     YamlDocument,
     did_you_mean,
     parse_stack,
-    shown,
     read_org,
     read_stack,
     read_yaml,
+    shown,
 )
 
 PROJECT_FILE = "Pulumi.yaml"
@@ -170,7 +170,8 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
             yield at(
                 path,
                 f"unknown instance type {shown(name)}",
-                did_you_mean(name, catalog.instance_names()) or "name an instance type of the catalog, e.g. p5.48xlarge",
+                did_you_mean(name, catalog.instance_names())
+                or "name an instance type of the catalog, e.g. p5.48xlarge",
             )
 
     def region(path: FieldPath, code: str | None) -> Iterator[Problem]:

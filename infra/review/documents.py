@@ -51,7 +51,9 @@ class Document:
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """A review runner reads what a pull request produced: bounded, like stack files."""
-DOCUMENT_HINT = "give a JSON document: `gpuinfra preview --format json`, `pulumi preview --json` or `pulumi stack export`"
+DOCUMENT_HINT = (
+    "give a JSON document: `gpuinfra preview --format json`, `pulumi preview --json` or `pulumi stack export`"
+)
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
 READ_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
@@ -71,7 +73,9 @@ def load_document(path: Path) -> Document:
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
         line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise InputError.single(f"not UTF-8 text (byte {exc.start})", file=path, line=line, hint=DOCUMENT_HINT) from None
+        raise InputError.single(
+            f"not UTF-8 text (byte {exc.start})", file=path, line=line, hint=DOCUMENT_HINT
+        ) from None
     except (OSError, RuntimeError) as exc:
         raise InputError.single(
             f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path, hint=DOCUMENT_HINT

@@ -187,10 +187,10 @@ Tags = Annotated[
 ]
 
 __all__ = [
-    "NODE_NAME_PATTERN",
     "MAX_INTEGER",
     "MAX_MAGNITUDE",
     "MIN_MAGNITUDE",
+    "NODE_NAME_PATTERN",
     "AccountName",
     "BucketName",
     "InstanceTypeName",

@@ -24,10 +24,10 @@ from ruamel.yaml.comments import (
     CommentedSet,
     TaggedScalar,
 )
-from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.composer import MaxDepthExceededError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
 from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from infra.errors import FieldPath, InputError, Problem
 
@@ -66,7 +66,9 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
         stat = path.stat()
         resolved = path.resolve()
     except FileNotFoundError:
-        raise InputError.single(f"{what} not found", file=path, hint="check the path (and the link, if it is one)") from None
+        raise InputError.single(
+            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
+        ) from None
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
         reason = getattr(exc, "strerror", None) or str(exc)
         raise InputError.single(

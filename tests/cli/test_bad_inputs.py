@@ -11,7 +11,6 @@ import pytest
 from bad_inputs import CORPUS, Bad, run_cli
 from helpers import write_stack
 
-
 REPRS = re.compile(r"TaggedScalar|odict_keys|Commented(Map|Seq)|<class |object at 0x|Traceback")
 
 

@@ -51,16 +51,28 @@ PAIRS = [
     ),
     Pair("quota-short", "quota-within-grant", "llm-train", fires=False),
     # 32 DGX H100 systems hold 256 GPUs; the site allots 128
-    Pair("site-gpus-exceed-allotment", "quota-site-gpus", "llm-train-onprem", org={"onprem_sites.dc-east.gpu_allotment": 128}),
+    Pair(
+        "site-gpus-exceed-allotment",
+        "quota-site-gpus",
+        "llm-train-onprem",
+        org={"onprem_sites.dc-east.gpu_allotment": 128},
+    ),
     Pair("site-gpus-exceed-allotment", "quota-site-gpus", "llm-train-onprem", fires=False),
-    Pair("endpoint-without-certificate", "security-https-listeners", "chat-serve", {"regions[0].certificate_arn": None}),
+    Pair(
+        "endpoint-without-certificate", "security-https-listeners", "chat-serve", {"regions[0].certificate_arn": None}
+    ),
     Pair(
         "endpoint-without-certificate",
         "security-https-listeners",
         "chat-serve",
         {"regions[0].certificate_arn": None, "load_balancer.type": "nlb"},
     ),
-    Pair("endpoint-without-certificate", "security-https-listeners", "chat-serve-k8s", {"regions[1].certificate_arn": None}),
+    Pair(
+        "endpoint-without-certificate",
+        "security-https-listeners",
+        "chat-serve-k8s",
+        {"regions[1].certificate_arn": None},
+    ),
     Pair("endpoint-without-certificate", "security-https-listeners", "chat-serve-k8s", fires=False),
     Pair("account-purpose-mismatch", "separation-accounts", "chat-serve", {"account": "ml-training"}),
     Pair("account-purpose-mismatch", "separation-accounts", "chat-serve", fires=False),

@@ -168,8 +168,39 @@ def test_mutated_specs_that_validate_also_preview(case: tuple[str, dict[str, Any
 
 TEXTS = {name: (STACKS / f"Pulumi.{name}.yaml").read_text() for name in (*EXAMPLES, "llm-train-onprem")}
 YAML_BITS = st.sampled_from(
-    [":", " ", "\n", "-", "&a ", "*a", "!!", "!x ", "[", "]", "{", "}", "'", '"', "#", "\t", "? ", ",", "|", ">",
-     ".inf", "1e308", "0x1F", "~", "null", "true", "\x00", "\u2028", "\ufeff", "%YAML 1.1\n", "<<: *a\n"]
+    [
+        ":",
+        " ",
+        "\n",
+        "-",
+        "&a ",
+        "*a",
+        "!!",
+        "!x ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        '"',
+        "#",
+        "\t",
+        "? ",
+        ",",
+        "|",
+        ">",
+        ".inf",
+        "1e308",
+        "0x1F",
+        "~",
+        "null",
+        "true",
+        "\x00",
+        "\u2028",
+        "\ufeff",
+        "%YAML 1.1\n",
+        "<<: *a\n",
+    ]
 )
 
 
