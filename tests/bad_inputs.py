@@ -40,6 +40,16 @@ ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
 SPEC = "config.gpuinfra:training."
 INF_SPEC = "config.gpuinfra:inference."
 
+PATTERN = SPEC + "onprem.node_name_pattern"
+NODE_NAME_PATTERNS = {
+    "other-brace": "dgx-{index}-{rack}",  # str.format: KeyError
+    "unclosed-brace": "dgx-{index:03d}-{",  # ValueError
+    "positional": "dgx-{}-{index}",  # IndexError
+    "uppercase": "DGX-{index}",  # names Kubernetes refuses
+    "huge-width": "dgx-{index:0999999999d}",  # a gigabyte per name
+    "space-padded": "dgx-{index:3d}",  # "dgx-  0"
+}
+
 CORPUS: list[Bad] = [
     # -- numbers: non-finite, huge and tiny floats in every kind of field ------------------------------
     Bad("inf-parameters", spec={"model.parameters_billion": INF}, path=SPEC + "model.parameters_billion"),
@@ -143,35 +153,9 @@ CORPUS: list[Bad] = [
         {"onprem.node_name_pattern": None, "onprem.node_names": ["n" * 254] + [f"dgx-{i}" for i in range(31)]},
         path=SPEC + "onprem.node_names[0]",
     ),
-    Bad(
-        "pattern-other-brace",
-        "llm-train-onprem",
-        {"onprem.node_name_pattern": "dgx-{index}-{rack}"},
-        path=SPEC + "onprem.node_name_pattern",
-    ),
-    Bad(
-        "pattern-unclosed-brace",
-        "llm-train-onprem",
-        {"onprem.node_name_pattern": "dgx-{index:03d}-{"},
-        path=SPEC + "onprem.node_name_pattern",
-    ),
-    Bad(
-        "pattern-positional",
-        "llm-train-onprem",
-        {"onprem.node_name_pattern": "dgx-{}-{index}"},
-        path=SPEC + "onprem.node_name_pattern",
-    ),
-    Bad(
-        "pattern-uppercase",
-        "llm-train-onprem",
-        {"onprem.node_name_pattern": "DGX-{index}"},
-        path=SPEC + "onprem.node_name_pattern",
-    ),
-    Bad(
-        "pattern-huge-width",
-        "llm-train-onprem",
-        {"onprem.node_name_pattern": "dgx-{index:0999999999d}"},
-        path=SPEC + "onprem.node_name_pattern",
+    *(
+        Bad(f"pattern-{kind}", "llm-train-onprem", {"onprem.node_name_pattern": pattern}, path=PATTERN)
+        for kind, pattern in NODE_NAME_PATTERNS.items()
     ),
     Bad("reserved-tag-key", spec={"tags": {"aws:owner": "me"}}, path=SPEC + "tags"),
     Bad("long-tag-value", spec={"tags": {"team": "v" * 300}}, path=SPEC + "tags.team"),

@@ -189,7 +189,8 @@ class OnPremNodes(SpecModel):
                     raise Invalid(
                         f"the pattern gives node names such as {name!r}, which Kubernetes refuses",
                         ("node_name_pattern",),
-                        "start and end the names with a letter or digit, at most 63 characters",
+                        "pad with zeros ({index:03d}, not {index:3d}); lower-case letters, digits, dashes and dots, "
+                        "starting and ending with a letter or digit, at most 63 characters",
                     )
         return self
 
