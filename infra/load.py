@@ -32,7 +32,6 @@ from infra.spec import (
     read_org,
     read_stack,
     read_yaml,
-    shown,
 )
 
 PROJECT_FILE = "Pulumi.yaml"
@@ -152,6 +151,11 @@ def resolve(stack: StackDocument, org: OrgDocument, catalog: Catalog) -> Inputs:
     return Inputs(stack=stack, org=org)
 
 
+def _quoted(value: str) -> str:
+    """A user's value in a message, quoted and cut to a readable length."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
 def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog) -> Iterator[Problem]:
     """Every reference from the stack that does not resolve, located in the stack file."""
     spec = stack.spec
@@ -163,13 +167,13 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
     accounts = org.org.accounts
     if spec.account not in accounts:
         hint = did_you_mean(spec.account, accounts) or f"accounts in {org.path.name}: {', '.join(sorted(accounts))}"
-        yield at(("account",), f"account {shown(spec.account)} is not in the organization file {org.path}", hint)
+        yield at(("account",), f"account {_quoted(spec.account)} is not in the organization file {org.path}", hint)
 
     def instance(path: FieldPath, name: str) -> Iterator[Problem]:
         if catalog.instance(name) is None:
             yield at(
                 path,
-                f"unknown instance type {shown(name)}",
+                f"unknown instance type {_quoted(name)}",
                 did_you_mean(name, catalog.instance_names())
                 or "name an instance type of the catalog, e.g. p5.48xlarge",
             )
@@ -178,7 +182,7 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
         if code is not None and code not in catalog.regions:
             yield at(
                 path,
-                f"unknown region {shown(code)}",
+                f"unknown region {_quoted(code)}",
                 did_you_mean(code, catalog.regions) or "name an AWS region code, e.g. us-east-1",
             )
 
@@ -236,7 +240,7 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
         elif registry.account != spec.account:
             yield at(
                 ("account",),
-                f"the organization's registry lives in account {registry.account!r}, not {shown(spec.account)}",
+                f"the organization's registry lives in account {registry.account!r}, not {_quoted(spec.account)}",
                 f"set account: {registry.account}",
             )
         else:
