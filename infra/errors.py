@@ -34,6 +34,8 @@ class Problem:
     line: int | None = None
     path: FieldPath = ()
     hint: str | None = None
+    about: str | None = None
+    """What the field is (its schema description), so the user sees what belongs there, not a regex."""
 
     def render(self) -> str:
         where = ""
@@ -41,10 +43,18 @@ class Problem:
             where = _display(self.file) + (f":{self.line}" if self.line else "")
         parts = [p for p in (where, format_path(self.path)) if p]
         text = ": ".join([*parts, self.message])
+        if self.about:
+            text += f"\n    field: {self.about}"
         return f"{text}\n    hint: {self.hint}" if self.hint else text
 
 
 def _display(path: Path) -> str:
+    """The path as the user wrote it, relative to the working directory when inside it (a symlink is named
+    as itself, not as what it points to, which may not exist)."""
+    try:
+        return str(path.absolute().relative_to(Path.cwd()))
+    except (ValueError, OSError):
+        pass
     try:
         return str(path.resolve().relative_to(Path.cwd().resolve()))
     except (ValueError, OSError, RuntimeError):  # outside the working directory, or a symlink loop

@@ -126,7 +126,7 @@ def load_inputs(
 ) -> Inputs:
     """Read the stack and its organization file and check every reference; raise InputError."""
     path = arg if isinstance(arg, Path) else stack_path(arg, start)
-    if not path.exists():
+    if not path.exists() and not path.is_symlink():  # a dangling link or a loop: read_yaml says which
         names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in path.parent.glob("Pulumi.*.yaml"))
         hint = did_you_mean(path.name.removeprefix("Pulumi.").removesuffix(".yaml"), names)
         raise InputError([Problem("stack file not found", file=path, hint=hint or "give a stack name or a path")])
@@ -151,6 +151,11 @@ def resolve(stack: StackDocument, org: OrgDocument, catalog: Catalog) -> Inputs:
     return Inputs(stack=stack, org=org)
 
 
+def _quoted(value: str) -> str:
+    """A user's value in a message, quoted and cut to a readable length."""
+    return repr(value if len(value) <= 60 else value[:57] + "...")
+
+
 def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog) -> Iterator[Problem]:
     """Every reference from the stack that does not resolve, located in the stack file."""
     spec = stack.spec
@@ -162,15 +167,24 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
     accounts = org.org.accounts
     if spec.account not in accounts:
         hint = did_you_mean(spec.account, accounts) or f"accounts in {org.path.name}: {', '.join(sorted(accounts))}"
-        yield at(("account",), f"account {spec.account!r} is not in the organization file {org.path}", hint)
+        yield at(("account",), f"account {_quoted(spec.account)} is not in the organization file {org.path}", hint)
 
     def instance(path: FieldPath, name: str) -> Iterator[Problem]:
         if catalog.instance(name) is None:
-            yield at(path, f"unknown instance type {name!r}", did_you_mean(name, catalog.instance_names()))
+            yield at(
+                path,
+                f"unknown instance type {_quoted(name)}",
+                did_you_mean(name, catalog.instance_names())
+                or "name an instance type of the catalog, e.g. p5.48xlarge",
+            )
 
     def region(path: FieldPath, code: str | None) -> Iterator[Problem]:
         if code is not None and code not in catalog.regions:
-            yield at(path, f"unknown region {code!r}", did_you_mean(code, catalog.regions))
+            yield at(
+                path,
+                f"unknown region {_quoted(code)}",
+                did_you_mean(code, catalog.regions) or "name an AWS region code, e.g. us-east-1",
+            )
 
     if isinstance(spec, TrainingSpec):
         yield from instance(("compute", "instance_type"), spec.compute.instance_type)
@@ -184,7 +198,8 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
                 yield at(
                     ("site",),
                     f"site {spec.site!r} is not in the organization's onprem_sites",
-                    did_you_mean(spec.site or "", sites),
+                    did_you_mean(spec.site or "", sites)
+                    or f"sites in {org.path.name}: {', '.join(sorted(sites)) or 'none (add onprem_sites)'}",
                 )
             if spec.onprem and spec.onprem.kubeconfig_key not in stack.config:
                 key = spec.onprem.kubeconfig_key
@@ -202,7 +217,9 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
                 yield from instance(("regions", i, "instance_type"), fleet_region.instance_type)
         if org.org.registry is None:
             yield at(
-                ("model",), "inference reads weights from the model registry; the organization file has no registry"
+                ("model",),
+                "inference reads weights from the model registry; the organization file has no registry",
+                f"add registry: (account, bucket, region) to {org.path.name}",
             )
         if spec.kubernetes is not None:
             for name, key in spec.kubernetes.kubeconfig_keys.items():
@@ -215,10 +232,16 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
     elif isinstance(spec, RegistrySpec):
         registry = org.org.registry
         if registry is None:
-            yield at((), "a registry stack needs the organization file's registry entry (account, bucket, regions)")
+            yield at(
+                (),
+                "a registry stack needs the organization file's registry entry (account, bucket, regions)",
+                f"add registry: to {org.path.name}",
+            )
         elif registry.account != spec.account:
             yield at(
-                ("account",), f"the organization's registry lives in account {registry.account!r}, not {spec.account!r}"
+                ("account",),
+                f"the organization's registry lives in account {registry.account!r}, not {_quoted(spec.account)}",
+                f"set account: {registry.account}",
             )
         else:
             for i, code in enumerate(registry.replica_regions):
@@ -226,7 +249,7 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
                     yield org.doc.problem(
                         f"unknown region {code!r}",
                         ("registry", "replica_regions", i),
-                        did_you_mean(code, catalog.regions),
+                        did_you_mean(code, catalog.regions) or "name an AWS region code, e.g. us-east-1",
                     )
 
 

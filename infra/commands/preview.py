@@ -5,6 +5,7 @@ in-process review compares, with nothing re-read or re-priced."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -89,6 +90,9 @@ def preview_stacks(
     return preview_run(stacks, org, suppress, usage_file, policy_config).report
 
 
+_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
+
+
 def _findings(stack: StackReport) -> dict[str, object]:
     """The findings and policy violations of a stack report in the shape a document carries them."""
     return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}, "preflight": True})
@@ -103,11 +107,13 @@ def monthly_cost(stack: StackReport) -> Decimal | None:
 
 
 def engine_failure(message: str) -> FindingOut:
+    """The engine's failure as one finding: one line, no Python reprs, cut to a readable length."""
+    text = "; ".join(line.strip() for line in _REPR.sub("a pending value", message).splitlines() if line.strip())
     return FindingOut(
         rule="pulumi-program",
         level="error",
         path="",
-        message=message,
+        message=text if len(text) <= 600 else text[:597] + "...",
         hint="the program failed under the embedded engine; run `pulumi preview` for details",
     )
 

@@ -103,4 +103,11 @@ def requested_by_program(need: QuotaNeed, requests_increases: bool) -> int | Non
     return need.vcpus if requests_increases and need.code is not None and need.shortfall > 0 else None
 
 
-__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program"]
+def site_gpus_over(gpus: int, allotment: int | None) -> int:
+    """GPUs beyond what the organization allots an on-premises site (0 within it, or with no allotment): the
+    one verdict the validator (`site-gpus-exceed-allotment`) and the policy (`quota-site-gpus`) share, both
+    blocking, as an EC2 quota shortfall does."""
+    return max(gpus - allotment, 0) if allotment is not None else 0
+
+
+__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program", "site_gpus_over"]

@@ -83,12 +83,20 @@ def facts_from_config(stack: str, config: Mapping[str, Any], project: Path | Non
         inputs = inputs_from_config(stack, config, root, catalog)
     except InputError as exc:
         raise FactsError(f"cannot read the stack's gpuinfra config: {exc.problems[0].render()}") from None
+    except ValueError as exc:  # a spec key that is not the JSON the Pulumi CLI writes
+        raise FactsError(f"cannot read the stack's gpuinfra config: not JSON ({str(exc)[:120]})") from None
     return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
 
 
 @lru_cache(maxsize=4)
 def _from_environment(stack: str, config_json: str) -> StackFacts | None:
-    return facts_from_config(stack, json.loads(config_json or "{}"))
+    try:
+        config = json.loads(config_json or "{}")
+    except ValueError as exc:
+        raise FactsError(f"cannot read PULUMI_CONFIG: not JSON ({str(exc)[:120]})") from None
+    if not isinstance(config, dict):
+        raise FactsError("cannot read PULUMI_CONFIG: not a JSON object of config keys")
+    return facts_from_config(stack, config)
 
 
 _UNSET: Any = object()

@@ -10,8 +10,9 @@ not how prices moved.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from stat import S_ISREG
 from typing import Any, Literal, TypeVar
@@ -50,6 +51,11 @@ class Document:
 
 MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 """A review runner reads what a pull request produced: bounded, like stack files."""
+DOCUMENT_HINT = (
+    "give a JSON document: `gpuinfra preview --format json`, `pulumi preview --json` or `pulumi stack export`"
+)
+MAX_JSON_DEPTH = 200
+"""Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
 READ_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 """What a reader raises on a document of the right kind but the wrong shape."""
 
@@ -61,26 +67,40 @@ def load_document(path: Path) -> Document:
         if not S_ISREG(info.st_mode):
             raise InputError.single("not a regular file", file=path, hint="give the path of a JSON document")
         if info.st_size > MAX_DOCUMENT_BYTES:
-            raise InputError.single(f"{info.st_size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit", file=path)
+            raise InputError.single(
+                f"{info.st_size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit", file=path, hint=DOCUMENT_HINT
+            )
         text = path.read_bytes().decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise InputError.single(f"not UTF-8 text (byte {exc.start})", file=path) from None
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError.single(
+            f"not UTF-8 text (byte {exc.start})", file=path, line=line, hint=DOCUMENT_HINT
+        ) from None
     except (OSError, RuntimeError) as exc:
-        raise InputError.single(f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path) from None
+        raise InputError.single(
+            f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path, hint=DOCUMENT_HINT
+        ) from None
+    too_deep = _nesting_over(text, MAX_JSON_DEPTH)
+    if too_deep is not None:
+        raise InputError.single(
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels", file=path, line=too_deep, hint=DOCUMENT_HINT
+        )
     try:
         data = json.loads(text)
     except RecursionError:
-        raise InputError.single("JSON nested too deeply to read", file=path) from None
-    except ValueError:
+        raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
+    except ValueError as first:
         try:
             lines = [json.loads(line) for line in text.splitlines() if line.strip()]
         except RecursionError:
-            raise InputError.single("JSON nested too deeply to read", file=path) from None
-        except ValueError as exc:
-            raise InputError.single(f"not JSON: {exc}", file=path) from None
+            raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
+        except ValueError:
+            line = getattr(first, "lineno", None)
+            reason = getattr(first, "msg", "not JSON")
+            raise InputError.single(f"not JSON: {reason}", file=path, line=line, hint=DOCUMENT_HINT) from None
         if lines and all(isinstance(e, dict) and "sequence" in e for e in lines):
             return Document(path, EVENTS, lines)
-        raise InputError.single("not JSON", file=path) from None
+        raise InputError.single("not JSON", file=path, hint=DOCUMENT_HINT) from None
     if isinstance(data, dict):
         if "stacks" in data and "command" in data:
             return Document(path, GPUINFRA, gpuinfra_report(data, path))
@@ -94,6 +114,28 @@ def load_document(path: Path) -> Document:
         file=path,
         hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`",
     )
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
+
+
+def _nesting_over(text: str, limit: int) -> int | None:
+    """The line where brackets (outside strings) first nest past `limit`, or None: checked before parsing, so
+    a hostile document neither recurses the parser nor is held in memory as a deep tree."""
+    depth, line = 0, 1
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif token in "]}":
+            depth -= 1
+        elif token == "\n":
+            line += 1
+        else:
+            line += token.count("\n")
+    return None
 
 
 class _Shape(BaseModel):
@@ -307,8 +349,8 @@ def readable(doc: Document, read: Callable[[], T]) -> T:
     file (the readers follow Pulumi's format: shared/fixtures/pulumi/FORMAT.md)."""
     try:
         return read()
-    except InputError:
-        raise
+    except InputError as exc:  # the readers name what is missing; say what to give instead
+        raise InputError([replace(p, hint=p.hint or DOCUMENT_HINT) for p in exc.problems]) from None
     except READ_ERRORS as exc:
         raise InputError.single(
             f"not a well-formed {doc.kind} document: {type(exc).__name__}: {shown(str(exc))}",

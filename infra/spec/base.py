@@ -6,6 +6,8 @@ editor shows is the documentation. Units live in field names (``power_budget_kw`
 
 from __future__ import annotations
 
+import ipaddress
+from collections.abc import Sequence
 from decimal import Decimal
 from typing import Annotated, Any, Literal
 
@@ -50,6 +52,17 @@ def bounded(value: Any) -> Any:
     return value
 
 
+class Invalid(ValueError):
+    """A cross-field check that failed, raised from a model validator: `at` is the field it is about (relative
+    to the model), so the message lands on that field's line rather than on the model's; `hint` says what to
+    change."""
+
+    def __init__(self, message: str, at: Sequence[str | int] = (), hint: str | None = None) -> None:
+        super().__init__(message)
+        self.at = tuple(at)
+        self.hint = hint
+
+
 class SpecModel(BaseModel):
     """Base of all spec models: unknown fields are errors, values are immutable, types are strict (a YAML
     `true` is not the number 1, `"16"` is not 16), numbers are finite and within physical bounds."""
@@ -87,9 +100,12 @@ Region = Annotated[
 ]
 Zone = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-z]$"),
-    Field(description="AWS availability zone, e.g. us-east-1a."),
+    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-f]$"),
+    Field(description="AWS availability zone: the region code and a letter a-f, e.g. us-east-1a."),
 ]
+"""No region has more than six zones (us-east-1's use1-az1..az6 is the most; "AWS Availability Zones",
+docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html): a letter past f is a typo.
+Whether the zone exists in the region for the deploying account only AWS can say (names map per account)."""
 S3Uri = Annotated[
     str,
     StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$"),
@@ -102,6 +118,55 @@ InstanceTypeName = Annotated[
     Field(description="EC2 instance type from the catalog, e.g. p5.48xlarge."),
 ]
 RuleId = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
+K8sName = Annotated[
+    str,
+    StringConstraints(max_length=63, pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$"),
+    Field(
+        description="Kubernetes name (RFC 1123 label): at most 63 lower-case letters, digits and dashes, "
+        "starting and ending with a letter or digit."
+    ),
+]
+"""Namespaces and other label-named objects (kubernetes.io/docs/concepts/overview/working-with-objects/names)."""
+NODE_NAME_PATTERN = r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$"
+NodeName = Annotated[
+    str,
+    StringConstraints(max_length=253, pattern=NODE_NAME_PATTERN),
+    AfterValidator(lambda name: _labels_fit(name)),
+    Field(
+        description="Kubernetes node name (RFC 1123 subdomain): lower-case letters, digits, dashes and dots, "
+        "at most 253 characters, each dot-separated part at most 63."
+    ),
+]
+
+
+def _labels_fit(name: str) -> str:
+    long = next((label for label in name.split(".") if len(label) > 63), None)
+    if long is not None:
+        raise ValueError(f"the part {long[:20]}... is {len(long)} characters; DNS labels hold at most 63")
+    return name
+
+
+def _network(cidr: str) -> str:
+    try:
+        ipaddress.ip_network(cidr)
+    except ValueError:
+        raise ValueError(f"{cidr} is not a network: each octet is 0-255 and the host bits are zero") from None
+    return cidr
+
+
+VpcCidr = Annotated[
+    str,
+    StringConstraints(pattern=r"^10\.\d{1,3}\.0\.0/16$"),
+    AfterValidator(_network),
+    Field(description="The region's VPC network: a /16 inside 10.0.0.0/8, e.g. 10.64.0.0/16."),
+]
+
+
+def zone_problem(zone: str, region: str) -> str | None:
+    """Why `zone` cannot be a zone of `region` (AWS zone names are the region code and one letter), or None."""
+    if zone[:-1] != region:
+        return f"availability zone {zone} is not in region {region}"
+    return None
 
 
 def _not_reserved(key: str) -> str:
@@ -125,17 +190,23 @@ __all__ = [
     "MAX_INTEGER",
     "MAX_MAGNITUDE",
     "MIN_MAGNITUDE",
+    "NODE_NAME_PATTERN",
     "AccountName",
     "BucketName",
     "InstanceTypeName",
+    "Invalid",
+    "K8sName",
     "Name",
+    "NodeName",
     "Region",
     "RuleId",
     "S3Uri",
     "SpecModel",
     "Tags",
     "UpdatePolicy",
+    "VpcCidr",
     "Zone",
     "bounded",
     "updates",
+    "zone_problem",
 ]

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ValidationError
 from infra.errors import FieldPath, InputError
 from infra.spec.inference import InferenceSpec
 from infra.spec.org import Organization
-from infra.spec.problems import did_you_mean, validation_problems
+from infra.spec.problems import did_you_mean, shown, validation_problems
 from infra.spec.registry import RegistrySpec
 from infra.spec.training import TrainingSpec
 from infra.spec.yamlfile import YamlDocument, read_yaml
@@ -82,14 +82,24 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
         raise InputError(
             [
                 doc.problem(
-                    f"unknown top-level key {k!r} in a Pulumi stack file", (k,), did_you_mean(k, STACK_FILE_KEYS)
+                    f"unknown top-level key {shown(k)} in a Pulumi stack file",
+                    (k,),
+                    did_you_mean(k, STACK_FILE_KEYS) or f"a stack file holds {', '.join(STACK_FILE_KEYS)}",
                 )
                 for k in unknown
             ]
         )
     config = doc.data.get("config")
     if not isinstance(config, dict):
-        raise InputError([doc.problem("'config' must be a mapping of Pulumi config keys", ("config",))])
+        raise InputError(
+            [
+                doc.problem(
+                    "'config' must be a mapping of Pulumi config keys",
+                    ("config",),
+                    "write config: followed by indented key: value lines",
+                )
+            ]
+        )
     present = [w for w in SPEC_MODELS if f"{NAMESPACE}:{w}" in config]
     problems = []
     for key in config:
@@ -105,13 +115,29 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
     if len(present) != 1:
         keys = ", ".join(f"{NAMESPACE}:{w}" for w in SPEC_MODELS)
         found = ", ".join(f"{NAMESPACE}:{w}" for w in present) or "none"
-        raise InputError([doc.problem(f"a stack holds exactly one of {keys}; found {found}", ("config",))])
+        raise InputError(
+            [
+                doc.problem(
+                    f"a stack holds exactly one of {keys}; found {found}",
+                    ("config",),
+                    "keep one workload per stack file" if present else f"add one of {keys} under config",
+                )
+            ]
+        )
     workload: Workload = present[0]  # type: ignore[assignment]
     prefix: FieldPath = ("config", f"{NAMESPACE}:{workload}")
     model = SPEC_MODELS[workload]
     raw = config[f"{NAMESPACE}:{workload}"]
     if not isinstance(raw, dict):
-        raise InputError([doc.problem(f"{NAMESPACE}:{workload} must be a mapping", prefix)])
+        raise InputError(
+            [
+                doc.problem(
+                    f"{NAMESPACE}:{workload} must be a mapping of the spec's fields",
+                    prefix,
+                    f"see `gpuinfra schema` for the fields of {NAMESPACE}:{workload}",
+                )
+            ]
+        )
     try:
         spec = model.model_validate(raw)
     except ValidationError as exc:
@@ -132,7 +158,9 @@ def read_org(path: Path) -> OrgDocument:
     """Parse the organization file."""
     doc = read_yaml(path, "organization file")
     if not isinstance(doc.data, dict):
-        raise InputError([doc.problem("the organization file must be a mapping with 'accounts'")])
+        raise InputError(
+            [doc.problem("the organization file must be a mapping with 'accounts'", hint="see `gpuinfra schema org`")]
+        )
     try:
         org = Organization.model_validate(doc.data)
     except ValidationError as exc:

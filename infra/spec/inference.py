@@ -6,7 +6,21 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from infra.spec.base import AccountName, InstanceTypeName, Name, Region, RuleId, SpecModel, Tags, Zone, updates
+from infra.spec.base import (
+    AccountName,
+    InstanceTypeName,
+    Invalid,
+    K8sName,
+    Name,
+    Region,
+    RuleId,
+    SpecModel,
+    Tags,
+    VpcCidr,
+    Zone,
+    updates,
+    zone_problem,
+)
 
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]
@@ -70,9 +84,21 @@ class FleetRegion(SpecModel):
         Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
-    vpc_cidr: Annotated[str, StringConstraints(pattern=r"^10\.\d{1,3}\.0\.0/16$")] = Field(
-        "10.64.0.0/16", json_schema_extra=updates("replace")
-    )
+    vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+
+    @model_validator(mode="after")
+    def _bounds_and_zones(self) -> FleetRegion:
+        if self.min_replicas > self.max_replicas:
+            raise Invalid(
+                f"min_replicas {self.min_replicas} > max_replicas {self.max_replicas}: the group cannot exist",
+                ("min_replicas",),
+                f"lower min_replicas or raise max_replicas to at least {self.min_replicas}",
+            )
+        for i, zone in enumerate(self.availability_zones):
+            wrong = zone_problem(zone, self.region)
+            if wrong:
+                raise Invalid(wrong, ("availability_zones", i), f"use zones of {self.region}, e.g. {self.region}a")
+        return self
 
 
 class Instance(SpecModel):
@@ -105,8 +131,19 @@ class Schedule(SpecModel):
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
     recurrence: Annotated[str, StringConstraints(pattern=r"^\S+ \S+ \S+ \S+ \S+$")]
     """Cron expression in UTC."""
-    min_replicas: Annotated[int, Field(ge=0)]
-    max_replicas: Annotated[int, Field(ge=1)] | None = None
+    min_replicas: Annotated[int, Field(ge=0, le=10_000)]
+    max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> Schedule:
+        if self.max_replicas is not None and self.min_replicas > self.max_replicas:
+            raise Invalid(
+                f"min_replicas {self.min_replicas} > max_replicas {self.max_replicas}: the scheduled action "
+                "would be refused",
+                ("min_replicas",),
+                f"lower min_replicas or raise max_replicas to at least {self.min_replicas}",
+            )
+        return self
 
 
 class LoadBalancer(SpecModel):
@@ -180,7 +217,7 @@ class KubernetesPlatform(SpecModel):
     kubeconfig_keys: dict[Region, Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]]
     """Per region, the Pulumi config key holding that cluster's kubeconfig (a secret)."""
     autoscaler: Literal["hpa", "keda"] = "hpa"
-    namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "inference"
+    namespace: K8sName = "inference"
     gpu_product_label: str | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
     queue_metric: str = "vllm:num_requests_waiting"

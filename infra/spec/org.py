@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from infra.spec.base import AccountName, BucketName, Region, SpecModel, Tags
+from infra.spec.base import AccountName, BucketName, Invalid, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
 QuotaCode = Annotated[
@@ -15,6 +15,10 @@ QuotaCode = Annotated[
     StringConstraints(pattern=r"^L-[0-9A-F]{8}$"),
     Field(description="Service Quotas code, e.g. L-417A185B (Running On-Demand P instances)."),
 ]
+
+
+MAX_QUOTA = 100_000_000
+"""Largest quota value read (vCPUs): four orders of magnitude above any EC2 grant, far below what overflows."""
 
 
 class Account(SpecModel):
@@ -28,7 +32,7 @@ class Account(SpecModel):
     """What the account is for. Training and inference never share an account."""
     monthly_budget_usd: Annotated[Decimal, Field(ge=0, strict=False)]
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
-    quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0)]]] = {}
+    quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
     request_quota_increases: bool = False
     """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
@@ -41,9 +45,11 @@ class Account(SpecModel):
     def _role_in_account(self) -> Account:
         role_account = self.role_arn.split(":")[4]
         if role_account != self.id:
-            raise ValueError(
+            raise Invalid(
                 f"role_arn is in account {role_account} but id is {self.id}; "
-                "the deployment role must live in the account it deploys to"
+                "the deployment role must live in the account it deploys to",
+                ("role_arn",),
+                f"use a role of account {self.id}, or correct id",
             )
         return self
 
@@ -72,14 +78,14 @@ class Registry(SpecModel):
 class OnPremSite(SpecModel):
     """A site with its own GPU racks, reached through a Kubernetes cluster."""
 
-    gpu_allotment: Annotated[int, Field(ge=0)]
+    gpu_allotment: Annotated[int, Field(ge=0, le=10_000_000)]
     """GPUs the organization grants this site's training queues in total."""
 
 
 class Organization(SpecModel):
     """The organization file: accounts with their purpose, quotas and budget."""
 
-    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
+    name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
     """Short organization name, used as a prefix and in tags."""
     accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
     registry: Registry | None = None
@@ -93,22 +99,26 @@ class Organization(SpecModel):
         seen: dict[str, str] = {}
         for name, account in self.accounts.items():
             if account.id in seen:
-                raise ValueError(
-                    f"accounts {seen[account.id]!r} and {name!r} share id {account.id}; "
-                    "each purpose needs its own account"
+                raise Invalid(
+                    f"accounts {seen[account.id]!r} and {name!r} share id {account.id}",
+                    ("accounts", name, "id"),
+                    "each purpose needs its own account: give each its own id",
                 )
             seen[account.id] = name
         if self.registry is not None:
             owner = self.accounts.get(self.registry.account)
             if owner is None:
-                raise ValueError(
+                raise Invalid(
                     f"the registry's account {self.registry.account!r} is not one of the accounts "
-                    f"({', '.join(sorted(self.accounts))}); add it, or name one of them"
+                    f"({', '.join(sorted(self.accounts))})",
+                    ("registry", "account"),
+                    "add the account under accounts, or name one of them",
                 )
             if owner.purpose != "registry":
-                raise ValueError(
-                    f"the registry's account {self.registry.account!r} has purpose {owner.purpose!r}; "
-                    "the weights bucket lives in an account of purpose registry"
+                raise Invalid(
+                    f"the registry's account {self.registry.account!r} has purpose {owner.purpose!r}",
+                    ("registry", "account"),
+                    "the weights bucket lives in an account of purpose registry: name one",
                 )
         return self
 

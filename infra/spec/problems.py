@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import difflib
+import functools
 import json
 import types
 import typing
 from collections.abc import Iterable
+from dataclasses import replace
 from typing import Any
 
-from pydantic import BaseModel, ValidationError
+from pydantic import BaseModel, StringConstraints, ValidationError
+from pydantic.fields import FieldInfo
 
 from infra.errors import FieldPath, Problem
+from infra.spec import base
+from infra.spec.base import Invalid
 from infra.spec.yamlfile import YamlDocument
 
 
@@ -52,7 +57,25 @@ KIND_HINTS = {
     "list_type": "write a list (- item per line)",
     "dict_type": "write a mapping (key: value per line)",
     "model_type": "write a mapping (key: value per line)",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than": "use a smaller value",
+    "less_than_equal": "use a smaller value",
+    "string_too_long": "shorten it",
+    "string_too_short": "write a longer value",
+    "too_long": "remove entries",
+    "too_short": "add entries",
+    "string_pattern_mismatch": "write a value of the form the field describes",
+    "literal_error": "use one of the values listed",
+    "enum": "use one of the values listed",
+    "union_tag_invalid": "use one of the values listed",
+    "int_parsing": "write a whole number, without quotes",
+    "float_parsing": "write a number, without quotes",
+    "decimal_type": "write a number, without quotes",
+    "decimal_parsing": "write a number",
+    "value_error": "change the value as the message says",
 }
+GENERIC_HINT = "see `gpuinfra schema` for the fields, their types and limits"
 
 
 def shown(value: Any, limit: int = MAX_SHOWN) -> str:
@@ -65,13 +88,19 @@ def shown(value: Any, limit: int = MAX_SHOWN) -> str:
 
 
 def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument, path: FieldPath) -> Problem:
+    """The problem at `path`: the message, the field's own description (never a raw regex) and a hint. A
+    cross-field check (`Invalid`) names the field it is about and its own hint."""
+    raised = (err.get("ctx") or {}).get("error")
+    if isinstance(raised, Invalid):
+        loc, path = (*loc, *raised.at), (*path, *raised.at)
     message, hint = _message(err, loc, model)
-    if hint is None:
-        info = field_info_at(model, loc)
-        hint = info.description if info is not None and info.description else KIND_HINTS.get(err["type"])
-    if hint is None:
-        hint = "see `gpuinfra schema` for the fields and their types"
-    return doc.problem(message, path, hint=hint)
+    if isinstance(raised, Invalid) and raised.hint:
+        hint = raised.hint
+    info = field_info_at(model, loc)
+    about = info.description if info is not None and info.description else None
+    hint = hint or KIND_HINTS.get(err["type"]) or GENERIC_HINT
+    problem = doc.problem(message, path, hint=hint)
+    return replace(problem, about=about) if about else problem
 
 
 def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str | None]:
@@ -93,13 +122,31 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
         return f"{message}, got {shown(given)}", did_you_mean(given, options)
     if kind == "string_pattern_mismatch":
         info = field_info_at(model, loc)
-        described = info is not None and bool(info.description)
-        return f"{shown(given)} does not have the expected form", (
-            None if described else f"expected the form {err['ctx']['pattern']}"
-        )
+        form = _forms().get(err["ctx"]["pattern"])
+        if form is None and (info is None or not info.description):
+            form = f"the form {err['ctx']['pattern']}"
+        return f"{shown(given)} does not have the expected form", (f"expected: {form}" if form else None)
+    if kind in ("string_too_long", "too_long") and given is not None:
+        return f"{message}, got {len(given):,}", None
     if not isinstance(given, dict | list):
         message += f", got {shown(given)}"
     return message, None
+
+
+@functools.cache
+def _forms() -> dict[str, str]:
+    """Pattern -> the human description of the shared constrained types (spec/base.py), so a pattern error on a
+    field with its own docstring still says what form is expected."""
+    forms = {}
+    for value in vars(base).values():
+        if typing.get_origin(value) is not typing.Annotated:
+            continue
+        meta = typing.get_args(value)[1:]
+        pattern = next((m.pattern for m in meta if isinstance(m, StringConstraints) and m.pattern), None)
+        described = next((m.description for m in meta if isinstance(m, FieldInfo) and m.description), None)
+        if isinstance(pattern, str) and described:
+            forms[pattern] = described
+    return forms
 
 
 def field_info_at(model: type[BaseModel], loc: FieldPath) -> Any:

@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import datetime
 import ipaddress
+import re
 from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
 
 from infra.spec.base import (
+    NODE_NAME_PATTERN,
     AccountName,
     InstanceTypeName,
+    Invalid,
+    K8sName,
     Name,
+    NodeName,
     Region,
     RuleId,
     S3Uri,
@@ -19,6 +24,7 @@ from infra.spec.base import (
     Tags,
     Zone,
     updates,
+    zone_problem,
 )
 
 TrainingPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
@@ -202,7 +208,7 @@ class Scheduler(SpecModel):
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
     partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
     """Slurm partition, or the team's Kueue LocalQueue name."""
-    namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "training"
+    namespace: K8sName = "training"
     """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
     slurm_version: Literal["24.11", "25.05"] = Field("25.05", json_schema_extra=updates("in_place"))
     """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
@@ -234,10 +240,16 @@ class OnPremNodes(SpecModel):
 
     kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
     """Pulumi config key holding the cluster's kubeconfig (a secret)."""
-    node_names: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]] = []
+    node_names: Annotated[list[NodeName], Field(max_length=4096)] = []
     """Kubernetes node names, in rack order; or give node_name_pattern."""
-    node_name_pattern: Annotated[str, StringConstraints(pattern=r".*\{index(:[0-9]*d)?\}.*")] | None = None
-    """Node names from an index, e.g. dgx-{index:03d} -> dgx-000, dgx-001, ..."""
+    node_name_pattern: (
+        Annotated[str, StringConstraints(max_length=200, pattern=r"^[a-z0-9.-]*\{index(:0?[1-9]?d)?\}[a-z0-9.-]*$")]
+        | None
+    ) = Field(
+        None,
+        description="Node names from an index: lower-case letters, digits, dashes and dots around one {index} or "
+        "{index:0Nd} (N at most 9), e.g. dgx-{index:03d} -> dgx-000, dgx-001, ...",
+    )
     racks_per_cooling_loop: Annotated[int, Field(ge=1)] = 2
     racks_per_power_domain: Annotated[int, Field(ge=1)] = 1
     inventory: list[NodeLocation] = []
@@ -249,6 +261,15 @@ class OnPremNodes(SpecModel):
         given = [bool(self.node_names), bool(self.node_name_pattern), bool(self.inventory)]
         if sum(given) != 1:
             raise ValueError("give exactly one of inventory, node_names or node_name_pattern")
+        if self.node_name_pattern is not None:
+            for name in self.names(1):  # the pattern's own form bounds the rest: digits only grow the index
+                if not re.fullmatch(NODE_NAME_PATTERN, name) or len(name) > 63:
+                    raise Invalid(
+                        f"the pattern gives node names such as {name!r}, which Kubernetes refuses",
+                        ("node_name_pattern",),
+                        "pad with zeros ({index:03d}, not {index:3d}); lower-case letters, digits, dashes and dots, "
+                        "starting and ending with a letter or digit, at most 63 characters",
+                    )
         return self
 
     def names(self, count: int) -> list[str]:
@@ -319,8 +340,9 @@ class TrainingSpec(SpecModel):
                 raise ValueError(f"provider aws needs {' and '.join(missing)}")
             if self.site is not None or self.site_lustre is not None or self.onprem is not None:
                 raise ValueError("site, site_lustre and onprem are for provider onprem; use lustre on aws")
-            if self.availability_zone and self.region and not self.availability_zone.startswith(self.region):
-                raise ValueError(f"availability_zone {self.availability_zone} is not in region {self.region}")
+            wrong = self.availability_zone and self.region and zone_problem(self.availability_zone, self.region)
+            if wrong:
+                raise Invalid(wrong, ("availability_zone",), f"use a zone of {self.region}, e.g. {self.region}a")
             if self.scheduler.api_access.public_cidrs and self.scheduler.type != "kubernetes":
                 raise ValueError("scheduler.api_access is the EKS endpoint's; it applies to scheduler kubernetes")
         else:

@@ -16,8 +16,18 @@ from stat import S_ISREG
 from typing import Any
 
 from ruamel.yaml import YAML
-from ruamel.yaml.comments import CommentedKeyMap, CommentedKeySeq, CommentedMap, CommentedSeq, TaggedScalar
+from ruamel.yaml.comments import (
+    CommentedKeyMap,
+    CommentedKeySeq,
+    CommentedMap,
+    CommentedSeq,
+    CommentedSet,
+    TaggedScalar,
+)
+from ruamel.yaml.composer import MaxDepthExceededError
 from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scalarbool import ScalarBoolean
 
 from infra.errors import FieldPath, InputError, Problem
 
@@ -56,9 +66,14 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
         stat = path.stat()
         resolved = path.resolve()
     except FileNotFoundError:
-        raise InputError.single(f"{what} not found", file=path) from None
+        raise InputError.single(
+            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
+        ) from None
     except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError.single(
+            f"cannot read {what}: {reason}", file=path, hint="give the path of a readable YAML file"
+        ) from None
     if not S_ISREG(stat.st_mode):
         raise InputError.single(f"{what} is not a regular file", file=path, hint="give the path of a YAML file")
     if stat.st_size > MAX_BYTES:
@@ -72,15 +87,31 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
 def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
     try:
         text = path.read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as exc:
-        raise InputError.single(f"cannot read {what}: {exc}", file=path) from None
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError.single(
+            f"{what} is not UTF-8 text (byte {exc.start})", file=path, line=line, hint="save the file as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise InputError.single(
+            f"cannot read {what}: {exc.strerror or exc}", file=path, hint="give the path of a readable YAML file"
+        ) from None
     return parse_yaml(text, path)
 
 
 def parse_yaml(text: str, path: Path) -> YamlDocument:
     yaml = YAML(typ="rt", pure=True)
+    yaml.max_depth = MAX_DEPTH  # the composer refuses deeper nesting at its line, before recursing into it
     try:
         raw = yaml.load(text)
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise InputError.single(
+            f"YAML nested deeper than {MAX_DEPTH} levels",
+            file=path,
+            line=mark.line + 1 if mark is not None else None,
+            hint="a stack or organization file needs a handful of levels: flatten the structure",
+        ) from None
     except MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else None
@@ -88,11 +119,31 @@ def parse_yaml(text: str, path: Path) -> YamlDocument:
         raise InputError.single(
             f"YAML syntax error: {reason}", file=path, line=line, hint="fix the YAML at that line"
         ) from None
+    except ReaderError as exc:  # a character YAML does not allow (control characters, NUL)
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise InputError.single(
+            f"YAML cannot hold character {exc.character!r} ({exc.reason})",
+            file=path,
+            line=line,
+            hint="remove it: a YAML file is printable UTF-8 text",
+        ) from None
     except YAMLError as exc:
-        raise InputError.single(f"YAML error: {exc}", file=path) from None
+        raise InputError.single(f"YAML error: {str(exc)[:200]}", file=path, line=1, hint="fix the YAML") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        # ruamel's constructor fails outside its error type on some valid YAML it cannot build, e.g. a mapping
+        # used as a mapping key ("unhashable type"): refuse it as input, the way a syntax error is
+        raise InputError.single(
+            f"YAML that cannot be read as plain data ({type(exc).__name__}: {str(exc)[:80]})",
+            file=path,
+            line=1,
+            hint="write plain mappings with text keys, lists and scalars (no ? complex keys or tags)",
+        ) from None
     except RecursionError:
         raise InputError.single(
-            "YAML nested deeper than the parser can follow", file=path, hint=f"gpuinfra reads {MAX_DEPTH} levels"
+            "YAML nested deeper than the parser can follow",
+            file=path,
+            line=1,
+            hint=f"gpuinfra reads at most {MAX_DEPTH} levels: flatten the structure",
         ) from None
     lines: dict[FieldPath, int] = {(): 1}
     budget = _Budget(path)
@@ -109,15 +160,21 @@ class _Budget:
 
     def spend(self, path: FieldPath, lines: dict[FieldPath, int]) -> None:
         self.left -= 1
+        line = next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
         if self.left < 0:
             raise InputError.single(
                 f"the YAML expands to more than {MAX_VALUES:,} values (through anchors and aliases?)",
                 file=self.path,
+                line=line,
                 hint="write the values out, or use fewer aliases",
             )
         if len(path) > MAX_DEPTH:
-            line = next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
-            raise InputError.single(f"YAML nested deeper than {MAX_DEPTH} levels", file=self.path, line=line)
+            raise InputError.single(
+                f"YAML nested deeper than {MAX_DEPTH} levels (through aliases?)",
+                file=self.path,
+                line=line,
+                hint="flatten the structure",
+            )
 
 
 def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Budget) -> Any:
@@ -126,7 +183,18 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
     if isinstance(node, CommentedMap):
         out: dict[Any, Any] = {}
         for key, value in node.items():
-            name = key if isinstance(key, int | str) else _scalar_text(key)
+            if not isinstance(key, int | str) or isinstance(key, bool):
+                line = lines.get(path)
+                with contextlib.suppress(KeyError, TypeError):
+                    line = node.lc.key(key)[0] + 1
+                raise InputError.single(
+                    f"a mapping key here is {_kind(key)}, not a name",
+                    file=budget.path,
+                    line=line,
+                    path=path,
+                    hint="write keys as plain text (quote them if YAML reads them as something else)",
+                )
+            name = key
             child = (*path, name)
             with contextlib.suppress(KeyError, TypeError):
                 lines[child] = node.lc.key(key)[0] + 1
@@ -142,6 +210,8 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
         return items
     if isinstance(node, bool) or node is None:
         return node
+    if isinstance(node, ScalarBoolean):  # an anchored boolean: an int subclass in ruamel
+        return bool(node)
     if isinstance(node, int):
         return int(node)
     if isinstance(node, float):
@@ -150,22 +220,32 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
         return str(node)
     if isinstance(node, datetime.date):
         return node.isoformat()
-    if isinstance(node, TaggedScalar | CommentedKeyMap | CommentedKeySeq | set):
-        line = lines.get(path)
-        where = f" (tag {node.tag.value})" if isinstance(node, TaggedScalar) and node.tag else ""
-        raise InputError.single(
-            f"unsupported YAML here{where}: write a plain scalar, list or mapping",
-            file=budget.path,
-            line=line,
-            path=path,
-        )
-    return node
+    raise InputError.single(
+        f"unsupported YAML here: {_kind(node)}",
+        file=budget.path,
+        line=lines.get(path),
+        path=path,
+        hint="write a plain value, list or mapping (remove the ! tag)",
+    )
 
 
-def _scalar_text(key: Any) -> str:
-    """A mapping key that is not a plain string or number (a tagged scalar, a date, a complex key) as text."""
-    value = getattr(key, "value", None)
-    return str(value) if isinstance(value, str | int | float) else type(key).__name__
+def _kind(value: Any) -> str:
+    """What an unsupported YAML value is, in YAML's words (never a Python repr)."""
+    if isinstance(value, TaggedScalar):
+        return f"a value tagged {value.tag.value}" if value.tag and value.tag.value else "a tagged value"
+    if isinstance(value, set | CommentedSet):
+        return "a set (!!set)"
+    if isinstance(value, bytes):
+        return "binary data (!!binary)"
+    if isinstance(value, CommentedKeySeq | CommentedKeyMap | list | dict):
+        return "a list or mapping"
+    if isinstance(value, bool) or value is None:
+        return "a boolean or null"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, float):
+        return "a number"
+    return "a value of an unsupported kind"
 
 
 __all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "read_yaml"]

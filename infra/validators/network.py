@@ -1,4 +1,5 @@
-"""Network placement: zones belong to their region, inference spans two or more, regions appear once."""
+"""Network placement: inference spans two or more zones, regions appear once (a zone outside its region is a
+spec error: spec.base.zone_problem)."""
 
 from __future__ import annotations
 
@@ -24,19 +25,6 @@ def duplicate_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
-def zones_outside_region(spec: InferenceSpec) -> Iterator[Failure]:
-    """Every availability zone must belong to its region."""
-    for i, region in enumerate(spec.regions):
-        for j, zone in enumerate(region.availability_zones):
-            if not zone.startswith(region.region) or len(zone) != len(region.region) + 1:
-                yield Failure(
-                    f"zone {zone} is not in {region.region}",
-                    ("regions", i, "availability_zones", j),
-                    f"use zones like {region.region}a",
-                )
-
-
-@rule(Level.ERROR)
 def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
     """A region on one zone loses every replica with that zone; replicas need two or more."""
     for i, region in enumerate(spec.regions):
@@ -49,4 +37,4 @@ def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
-__all__ = ["duplicate_region", "single_zone_region", "zones_outside_region"]
+__all__ = ["duplicate_region", "single_zone_region"]

@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from infra.catalog import Catalog
 from infra.plan import TrainingPlan
+from infra.plan.quotas import site_gpus_over
 from infra.spec import TrainingSpec
 from infra.validators.base import Failure, Level, rule
 
@@ -64,7 +65,7 @@ def onprem_inventory_missing(spec: TrainingSpec) -> Iterator[Failure]:
 def inventory_rack_over_budget(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
     """The inventory's racks hold no more systems than the rack power budget allows (the plan assumed it)."""
     power = catalog.node_power(spec.compute.instance_type)
-    if spec.onprem is None or power is None:
+    if spec.onprem is None or spec.racks is None or power is None:
         return
     per_rack: dict[str, list[str]] = {}
     for location in spec.onprem.inventory:
@@ -93,10 +94,10 @@ def spot_job_not_declared(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fa
         )
 
 
-@rule(Level.WARNING)
 def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
-    """The cluster's GPUs exceed what the organization grants the site (the quota policy enforces it)."""
-    if plan.site_gpu_allotment is not None and plan.gpus > plan.site_gpu_allotment:
+    """The cluster's GPUs exceed what the organization grants the site: blocking, with the verdict the policy
+    quota-site-gpus shares (plan.quotas.site_gpus_over)."""
+    if site_gpus_over(plan.gpus, plan.site_gpu_allotment) and plan.site_gpu_allotment is not None:
         yield Failure(
             f"site {spec.site} grants {plan.site_gpu_allotment} GPUs; the cluster queue would hold {plan.gpus}",
             ("compute", "node_count"),

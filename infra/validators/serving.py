@@ -22,18 +22,6 @@ GB = 1e9
 
 
 @rule(Level.ERROR)
-def min_exceeds_max(spec: InferenceSpec) -> Iterator[Failure]:
-    """min_replicas greater than max_replicas: the group cannot exist."""
-    for i, region in enumerate(spec.regions):
-        if region.min_replicas > region.max_replicas:
-            yield Failure(
-                f"min_replicas {region.min_replicas} > max_replicas {region.max_replicas} in {region.region}",
-                ("regions", i, "min_replicas"),
-                f"lower min_replicas or raise max_replicas to at least {region.min_replicas}",
-            )
-
-
-@rule(Level.ERROR)
 def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
     """instance auto found no usable catalog type; the message gives the real reason (no type holds the
     model, or the ones that do lack a price in a region, host RAM, a valid tensor-parallel size, or the
@@ -294,14 +282,16 @@ def region_without_weights_replica(spec: InferenceSpec, org: Organization) -> It
 
 
 @rule(Level.ERROR)
-def alb_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
-    """An ALB serves HTTPS: each region needs an ACM certificate of that region."""
-    if spec.load_balancer.type != "alb" or spec.platform != "ec2":
-        return
+def endpoint_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
+    """Every regional endpoint terminates TLS (an ALB's HTTPS listener, an NLB's TLS listener, or the
+    Kubernetes Service's aws-load-balancer-ssl-cert annotation), so each region needs an ACM certificate of
+    that region: what the policy security-https-listeners demands of the same resources."""
+    listener = {"alb": "HTTPS listener", "nlb": "TLS listener"}[spec.load_balancer.type]
+    where = listener if spec.platform == "ec2" else "load balancer Service (aws-load-balancer-ssl-cert)"
     for i, region in enumerate(spec.regions):
         if region.certificate_arn is None:
             yield Failure(
-                f"{region.region} has no certificate_arn for the HTTPS listener",
+                f"{region.region} has no certificate_arn for the {where}",
                 ("regions", i, "certificate_arn"),
                 "add the ACM certificate ARN of this region",
             )
@@ -371,7 +361,6 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 __all__ = [
     "accelerator_needs_load_balancers",
-    "alb_without_certificate",
     "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",
@@ -379,7 +368,6 @@ __all__ = [
     "invalid_tensor_parallel",
     "kubeconfig_per_region",
     "latency_target_unreachable",
-    "min_exceeds_max",
     "model_does_not_fit_instance",
     "neuron_server_without_flags",
     "no_instance_fits",

@@ -49,3 +49,25 @@ def test_readable_facts_pass(monkeypatch: pytest.MonkeyPatch) -> None:
 def test_a_stack_without_gpuinfra_config_is_not_judged(monkeypatch: pytest.MonkeyPatch) -> None:
     run = cli_run(monkeypatch, {"aws:region": "us-east-1"})
     assert "separation-facts-readable" in {n.policy for n in run.not_applicable}
+
+
+def test_a_spec_that_is_not_json_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The Pulumi CLI hands a structured config value as JSON text: text that is not JSON fails closed too."""
+    config, _ = engine_config(inputs_for("llm-train"))
+    config["gpuinfra:training"] = "{not json"
+    run = cli_run(monkeypatch, config)
+    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
+    assert violation.level == "mandatory" and "not JSON" in violation.message
+
+
+def test_a_config_that_is_not_an_object_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("PULUMI_STACK", "llm-train")
+    monkeypatch.setenv("PULUMI_CONFIG", "[1, 2]")
+    monkeypatch.chdir(ROOT)
+    facts._from_environment.cache_clear()
+    try:
+        run = run_pack(example_graph("llm-train"), rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
+    finally:
+        facts._from_environment.cache_clear()
+    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
+    assert violation.level == "mandatory" and "PULUMI_CONFIG" in violation.message

@@ -18,6 +18,7 @@ from infra.load import resolve
 from infra.policy.pack import pack_config
 from infra.report.build.stack import stack_report
 from infra.spec import Organization, OrgDocument, YamlDocument, parse_stack
+from infra.spec.yamlfile import parse_yaml
 from infra.validators.checked import check
 
 EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
@@ -155,3 +156,80 @@ def test_rescaled_specs_that_validate_also_preview(case: tuple[str, dict[str, An
 
 POLICIES = pack_config()
 PREVIEWED: list[bool] = []
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(mutated())
+def test_mutated_specs_that_validate_also_preview(case: tuple[str, dict[str, Any]]) -> None:
+    """Mutations that get past validation (a changed name, a dropped optional section) run through preview:
+    the program, cost and the pack, with no exception and no pulumi-program finding."""
+    test_rescaled_specs_that_validate_also_preview.hypothesis.inner_test(case)  # type: ignore[attr-defined]
+
+
+TEXTS = {name: (STACKS / f"Pulumi.{name}.yaml").read_text() for name in (*EXAMPLES, "llm-train-onprem")}
+YAML_BITS = st.sampled_from(
+    [
+        ":",
+        " ",
+        "\n",
+        "-",
+        "&a ",
+        "*a",
+        "!!",
+        "!x ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        '"',
+        "#",
+        "\t",
+        "? ",
+        ",",
+        "|",
+        ">",
+        ".inf",
+        "1e308",
+        "0x1F",
+        "~",
+        "null",
+        "true",
+        "\x00",
+        "\u2028",
+        "\ufeff",
+        "%YAML 1.1\n",
+        "<<: *a\n",
+    ]
+)
+
+
+@st.composite
+def edited_text(draw: st.DrawFn) -> tuple[str, str]:
+    """An example stack file with a few YAML-significant characters inserted, deleted or replaced."""
+    name = draw(st.sampled_from(sorted(TEXTS)))
+    text = TEXTS[name]
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 3))
+        text = text[:at] + draw(st.one_of(YAML_BITS, st.text(max_size=3))) + text[at + cut :]
+    return name, text
+
+
+@settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(edited_text())
+def test_edited_yaml_text_fails_only_with_input_errors(case: tuple[str, str]) -> None:
+    """Character-level edits of the example files, through the YAML reader, the schema, the references and
+    the validators: any failure is the project's InputError, whose problems each name the file."""
+    name, text = case
+    path = STACKS / f"Pulumi.{name}.yaml"
+    catalog = load_catalog()
+    org = OrgDocument(org=Organization.model_validate(ORG), doc=YamlDocument(path=STACKS / "org.yaml", data={}))
+    try:
+        stack = parse_stack(parse_yaml(text, path))
+        checked = check(resolve(stack, org, catalog), catalog)
+    except InputError as exc:
+        assert exc.problems and all(p.message and p.file == path for p in exc.problems)
+        assert all(p.hint for p in exc.problems), exc.render()
+        return
+    stack_report(checked.inputs, checked.plan, checked.findings)

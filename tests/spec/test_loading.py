@@ -102,7 +102,9 @@ def test_missing_org_file(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train")
     (tmp_path / "org.yaml").unlink()
     messages = refused(path)
-    assert messages == [f"{tmp_path / 'org.yaml'}: organization file not found"]
+    assert messages == [
+        f"{tmp_path / 'org.yaml'}: organization file not found\n    hint: check the path (and the link, if it is one)"
+    ]
 
 
 def test_missing_stack_file_suggests_names() -> None:

@@ -6,13 +6,6 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
-    Case(
-        "min-exceeds-max",
-        "chat-serve",
-        {"regions[1].min_replicas": 13},
-        message="min_replicas 13 > max_replicas 12 in us-west-2",
-    ),
-    Case("min-exceeds-max", "chat-serve", {"regions[1].min_replicas": 12}, fires=False),
     # 405B parameters in fp8 are 405 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
     Case("no-instance-fits", "chat-serve", {"model.parameters_billion": 405}, message="no instance holds"),
     Case("no-instance-fits", "chat-serve", fires=False),
@@ -38,23 +31,30 @@ CASES = [
     ),
     Case("region-without-weights-replica", "chat-serve", fires=False),
     Case(
-        "alb-without-certificate",
+        "endpoint-without-certificate",
         "chat-serve",
         {"regions[0].certificate_arn": None},
-        message="us-east-1 has no certificate_arn",
+        message="us-east-1 has no certificate_arn for the HTTPS listener",
     ),
     Case(
-        "alb-without-certificate",
+        "endpoint-without-certificate",
         "chat-serve",
         {"regions[0].certificate_arn": "arn:aws:acm:us-west-2:222222222222:certificate/x"},
         message="certificate_arn is in us-west-2, not us-east-1",
     ),
     Case(
-        "alb-without-certificate",
+        "endpoint-without-certificate",
         "chat-serve",
         {"regions[0].certificate_arn": None, "load_balancer.type": "nlb"},
-        fires=False,
+        message="us-east-1 has no certificate_arn for the TLS listener",
     ),
+    Case(
+        "endpoint-without-certificate",
+        "chat-serve-k8s",
+        {"regions[1].certificate_arn": None},
+        message="eu-central-1 has no certificate_arn for the load balancer Service",
+    ),
+    Case("endpoint-without-certificate", "chat-serve", fires=False),
     Case("scale-in-faster-than-scale-out", "chat-serve", {"autoscaling.scale_in_cooldown_seconds": 30}),
     Case("scale-in-faster-than-scale-out", "chat-serve", fires=False),
     Case(

@@ -23,7 +23,7 @@ from pulumi_policy import StackValidationArgs
 
 from infra.catalog import Catalog
 from infra.graph import tokens
-from infra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs
+from infra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpus_over
 from infra.policy.facts import StackFacts, require
 from infra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
 from infra.policy.rules.groups import Group, groups
@@ -208,7 +208,7 @@ def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
     queues = view(args).of_type(CLUSTER_QUEUE)
     held = {q.name: queue_gpus(q.props) for q in queues}
     total = sum(held.values())
-    if total > allotment:
+    if site_gpus_over(total, allotment):
         names = ", ".join(f"{name} ({gpus} GPUs)" for name, gpus in sorted(held.items()))
         report_violation(
             f"site {site}: the stack's ClusterQueues hold {total} GPUs ({names}) but the organization allots "

@@ -112,14 +112,15 @@ def run(
         except GpuinfraError:
             raise
         except Exception as exc:
-            # A failed run leaves futures whose exceptions nobody will retrieve; collect them now, while asyncio's
-            # "never retrieved" reports go nowhere, so they cannot spill into the next stack's output.
+            # A failed run leaves futures whose exceptions nobody will retrieve. They stay alive as long as the
+            # error's traceback does (the caller's report outlives this call), so the failed run's loop keeps the
+            # quiet handler for good: its "never retrieved" reports go nowhere whenever the futures are freed,
+            # never into the next stack's output. The next run starts on a fresh loop.
             gc.collect()
             raise EngineError(
                 f"the Pulumi program failed for stack {stack}{_culprit(exc)}: {type(exc).__name__}: {exc}"
             ) from exc
-        finally:
-            loop.set_exception_handler(handler)
+        loop.set_exception_handler(handler)
         if errors.messages:
             raise EngineError(f"the Pulumi program reported errors for stack {stack}: " + "; ".join(errors.messages))
         return Graph.of(stack, project, recorder.records)
