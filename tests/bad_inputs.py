@@ -8,6 +8,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from helpers import DELETE
+
 LONG = "x" * 100_000
 INF = float("inf")
 NAN = float("nan")
@@ -154,7 +156,12 @@ CORPUS: list[Bad] = [
         path=SPEC + "onprem.node_names[0]",
     ),
     *(
-        Bad(f"pattern-{kind}", "llm-train-onprem", {"onprem.node_name_pattern": pattern}, path=PATTERN)
+        Bad(
+            f"pattern-{kind}",
+            "llm-train-onprem",
+            {"onprem.inventory": DELETE, "onprem.node_name_pattern": pattern},  # the example lists an inventory
+            path=PATTERN,
+        )
         for kind, pattern in NODE_NAME_PATTERNS.items()
     ),
     Bad("reserved-tag-key", spec={"tags": {"aws:owner": "me"}}, path=SPEC + "tags"),

@@ -94,6 +94,7 @@ def spot_job_not_declared(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fa
         )
 
 
+@rule(Level.ERROR)
 def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """The cluster's GPUs exceed what the organization grants the site: blocking, with the verdict the policy
     quota-site-gpus shares (plan.quotas.site_gpus_over)."""

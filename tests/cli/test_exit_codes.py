@@ -27,7 +27,7 @@ def cli(capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch):  #
 def cases(tmp_path: Path, cli) -> list[tuple[str, int, list[str]]]:  # type: ignore[no-untyped-def]
     """(command, the code the README gives for that input, argv)."""
     registry = str(STACKS / "Pulumi.model-registry.yaml")
-    failing = str(write_stack(tmp_path, "llm-train", spec={"racks.cooling": "air"}))
+    failing = str(write_stack(tmp_path, "llm-train-onprem", spec={"racks.cooling": "air"}))
     missing = str(tmp_path / "Pulumi.nowhere.yaml")
     clean_doc, failing_doc, junk = tmp_path / "clean.json", tmp_path / "failing.json", tmp_path / "junk.json"
     clean_doc.write_text(cli("preview", registry, "--format", "json")[1])
