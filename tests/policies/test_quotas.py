@@ -20,6 +20,7 @@ CASES = [
         "quota-site-gpus",
         "llm-train-onprem",
         org={"onprem_sites.dc-east.gpu_allotment": 128},
+        unchecked=True,  # site-gpus-exceed-allotment refuses it first: the policy is the deploy-time backstop
         level="mandatory",
         message=r"^site dc-east: the stack's ClusterQueues hold 256 GPUs \(llm-train-dc-cluster-queue \(256 GPUs\)\) "
         r"but the organization allots 128; lower the cluster by 128 GPUs",
