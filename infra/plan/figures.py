@@ -16,7 +16,9 @@ class Figure(NamedTuple):
 
 
 def _dec(value: float | Decimal | None, places: str) -> Decimal | None:
-    return None if value is None else Decimal(repr(value) if isinstance(value, float) else value).quantize(Decimal(places))
+    if value is None:
+        return None
+    return Decimal(repr(value) if isinstance(value, float) else value).quantize(Decimal(places))
 
 
 def plan_figures(plan: object) -> dict[str, Figure]:

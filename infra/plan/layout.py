@@ -36,9 +36,8 @@ class Layout(Plain):
     sequence_parallel: bool = True
 
     def describe(self) -> str:
-        return (
-            f"TP={self.tensor} PP={self.pipeline} ZeRO-{self.zero_stage} recompute {self.recompute}"
-            + (" +SP" if self.sequence_parallel and self.tensor > 1 else "")
+        return f"TP={self.tensor} PP={self.pipeline} ZeRO-{self.zero_stage} recompute {self.recompute}" + (
+            " +SP" if self.sequence_parallel and self.tensor > 1 else ""
         )
 
 

@@ -136,4 +136,4 @@ class Organization(SpecModel):
         return self
 
 
-__all__ = ["Account", "OnPremSite", "Ownership", "Organization", "Purpose", "QuotaCode", "Registry"]
+__all__ = ["Account", "OnPremSite", "Organization", "Ownership", "Purpose", "QuotaCode", "Registry"]

@@ -109,10 +109,10 @@ def on_demand_base_exceeds_nodes(spec: TrainingSpec) -> Iterator[Failure]:
 
 
 __all__ = [
-    "layout_does_not_fit",
     "efa_not_enabled",
     "efa_unsupported",
     "interconnect_provider_mismatch",
+    "layout_does_not_fit",
     "model_does_not_fit",
     "on_demand_base_exceeds_nodes",
     "spot_without_checkpointing",

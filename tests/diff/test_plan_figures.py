@@ -33,12 +33,29 @@ def test_training_example_has_run_figures_and_onprem_ownership() -> None:
 def test_comment_shows_the_changed_figure() -> None:
     zero = Decimal(0)
     stack = StackDiffOut(
-        stack="llm-train", status="changed", monthly_before_usd=zero, monthly_after_usd=zero, monthly_delta_usd=zero,
-        monthly_min_before_usd=zero, monthly_max_before_usd=zero, monthly_min_after_usd=zero,
+        stack="llm-train",
+        status="changed",
+        monthly_before_usd=zero,
+        monthly_after_usd=zero,
+        monthly_delta_usd=zero,
+        monthly_min_before_usd=zero,
+        monthly_max_before_usd=zero,
+        monthly_min_after_usd=zero,
         monthly_max_after_usd=zero,
-        figures=[FigureChangeOut(name="training run: cost per run", unit="usd", before=Decimal(1560503),
-                                 after=Decimal(3121005))],
+        figures=[
+            FigureChangeOut(
+                name="training run: cost per run", unit="usd", before=Decimal(1560503), after=Decimal(3121005)
+            )
+        ],
     )
-    report = DiffReport(base="b", head="h", monthly_before_usd=zero, monthly_after_usd=zero, monthly_delta_usd=zero,
-                        monthly_min_after_usd=zero, monthly_max_after_usd=zero, stacks=[stack])
+    report = DiffReport(
+        base="b",
+        head="h",
+        monthly_before_usd=zero,
+        monthly_after_usd=zero,
+        monthly_delta_usd=zero,
+        monthly_min_after_usd=zero,
+        monthly_max_after_usd=zero,
+        stacks=[stack],
+    )
     assert "| training run: cost per run | $1,560,503 | $3,121,005 |" in render_diff_markdown(report)

@@ -18,8 +18,9 @@ def test_zero_paper_figure_1(stage: int, expected_gb: float) -> None:
     # ZeRO, 31.4 GB with P_os, 16.6 GB with P_os+g, 1.9 GB with P_os+g+p. By hand: (2+2+12) x 7.5 = 120;
     # 4 x 7.5 + 12 x 7.5 / 64 = 31.40625; 2 x 7.5 + 14 x 7.5 / 64 = 16.640625; 16 x 7.5 / 64 = 1.875.
     shape = LLAMA70.model_copy(update={"parameters": 7.5e9})
-    parts, dp = layout_bytes(Layout(tensor=1, pipeline=1, zero_stage=stage, recompute="full"), shape,
-                             "bf16", "adamw", 64, GIB80, 0.0)
+    parts, dp = layout_bytes(
+        Layout(tensor=1, pipeline=1, zero_stage=stage, recompute="full"), shape, "bf16", "adamw", 64, GIB80, 0.0
+    )
     assert dp == 64
     assert (parts["weights"] + parts["gradients"] + parts["optimizer"]) / 1e9 == pytest.approx(expected_gb)
 
@@ -38,14 +39,17 @@ def test_korthikanti_table_2_rows() -> None:
     assert activation_bytes_per_layer(s, b, h, a, t, False, "none") == pytest.approx(
         s * b * h * (10 + 24 / t + 5 * a * s / (h * t))
     )
-    assert activation_bytes_per_layer(s, b, h, a, t, True, "none") == pytest.approx(s * b * h / t * (34 + 5 * a * s / h))
+    assert activation_bytes_per_layer(s, b, h, a, t, True, "none") == pytest.approx(
+        s * b * h / t * (34 + 5 * a * s / h)
+    )
     assert activation_bytes_per_layer(s, b, h, a, t, True, "selective") == pytest.approx(s * b * h * 34 / t)
     assert activation_bytes_per_layer(s, b, h, a, 1, False, "full") == 2 * s * b * h
 
 
 def test_llama70b_on_16_p5_with_tp8_fsdp_fits() -> None:
-    mem = layout_memory(Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective"), LLAMA70,
-                        "bf16", "adamw", 128, 8, GIB80, 0.10)
+    mem = layout_memory(
+        Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective"), LLAMA70, "bf16", "adamw", 128, 8, GIB80, 0.10
+    )
     # By hand: DP = 128 / 8 = 16; weights 70e9 / 8 x 2 / 16 = 1.09375e9; activations 80 x 34 sbh / 8.
     assert mem.data_parallel == 16
     assert mem.weights_bytes == 1_093_750_000
@@ -65,7 +69,15 @@ def test_a_layout_that_does_not_fit_proposes_one_that_does() -> None:
 
 
 def test_tensor_parallel_must_stay_in_the_node() -> None:
-    mem = layout_memory(Layout(tensor=16, pipeline=1, zero_stage=3, recompute="selective"), LLAMA70,
-                        "bf16", "adamw", 128, 8, GIB80, 0.10)
+    mem = layout_memory(
+        Layout(tensor=16, pipeline=1, zero_stage=3, recompute="selective"),
+        LLAMA70,
+        "bf16",
+        "adamw",
+        128,
+        8,
+        GIB80,
+        0.10,
+    )
     assert not mem.fits
     assert any("NVLink domain" in p for p in mem.problems)

@@ -12,10 +12,19 @@ from infra.plan.tokens import cost_per_million_tokens
 
 def test_monthly_cost_of_ownership_and_break_even_by_hand() -> None:
     plan = ownership_plan(
-        nodes=2, capex_per_node=Decimal(100_000), life_years=5, nameplate_it_kw=20.0, draw_fraction=1.0, pue=1.5,
-        usd_per_kwh=Decimal("0.10"), colocation_usd_per_kw_month=Decimal(100),
-        support_usd_per_node_year=Decimal(12_000), aws_instance_type="p5.48xlarge", aws_region="us-east-1",
-        rent_hourly_per_node={"on-demand": Decimal(50), "spot": Decimal(4)}, sources=[],
+        nodes=2,
+        capex_per_node=Decimal(100_000),
+        life_years=5,
+        nameplate_it_kw=20.0,
+        draw_fraction=1.0,
+        pue=1.5,
+        usd_per_kwh=Decimal("0.10"),
+        colocation_usd_per_kw_month=Decimal(100),
+        support_usd_per_node_year=Decimal(12_000),
+        aws_instance_type="p5.48xlarge",
+        aws_region="us-east-1",
+        rent_hourly_per_node={"on-demand": Decimal(50), "spot": Decimal(4)},
+        sources=[],
     )
     # Straight-line amortization: 200,000 / 60 months. Power: 20 kW x 1.5 PUE x 730 h x $0.10 = 2,190.
     # Colocation on nameplate IT kW: 20 x 100. Support: 2 x 12,000 / 12. Running: 2,190 + 2,000 + 2,000.

@@ -11,10 +11,24 @@ from infra.plan.runtime import RunInputs, plan_run, run_point
 
 def inputs(**over: object) -> RunInputs:
     base: dict[str, object] = dict(
-        tokens=1e12, active_parameters=70e9, flops=6 * 70e9 * 1e12, precision="bf16", peak_tflops=989,
-        peak_source="nvidia-h100-datasheet", mfu=0.45, mfu_source="test", scaling_per_doubling=0.93,
-        scaling_source="test", gpus_per_node=8, write_seconds=96.0, interval_minutes=150.0, restart_minutes=30.0,
-        node_mtbf_hours=5000.0, spot_interruption_rate_monthly=0.2, capacity="spot", on_demand_base=4,
+        tokens=1e12,
+        active_parameters=70e9,
+        flops=6 * 70e9 * 1e12,
+        precision="bf16",
+        peak_tflops=989,
+        peak_source="nvidia-h100-datasheet",
+        mfu=0.45,
+        mfu_source="test",
+        scaling_per_doubling=0.93,
+        scaling_source="test",
+        gpus_per_node=8,
+        write_seconds=96.0,
+        interval_minutes=150.0,
+        restart_minutes=30.0,
+        node_mtbf_hours=5000.0,
+        spot_interruption_rate_monthly=0.2,
+        capacity="spot",
+        on_demand_base=4,
     )
     base.update(over)
     return RunInputs.model_validate(base)
@@ -47,8 +61,17 @@ def test_doubling_the_nodes_is_less_than_twice_as_fast() -> None:
 def test_fewest_nodes_that_meet_the_target() -> None:
     # Perfect scaling, no failures, no checkpoint cost: one node needs 10 days, so 3 days needs ceil(10/3) = 4.
     flops = 8 * 1000e12 * 0.5 * 86400 * 10
-    run = inputs(flops=flops, peak_tflops=1000, mfu=0.5, scaling_per_doubling=1.0, write_seconds=0.0,
-                 interval_minutes=60.0, restart_minutes=0.0, node_mtbf_hours=1e15, capacity="on_demand")
+    run = inputs(
+        flops=flops,
+        peak_tflops=1000,
+        mfu=0.5,
+        scaling_per_doubling=1.0,
+        write_seconds=0.0,
+        interval_minutes=60.0,
+        restart_minutes=0.0,
+        node_mtbf_hours=1e15,
+        capacity="on_demand",
+    )
     plan = plan_run(run, 2, 3.0, lambda n: Decimal(1) * n, lambda n: True, 16)
     assert plan.meets_target is not None and plan.meets_target.nodes == 4
     assert plan.meets_target.days == pytest.approx(2.5)
