@@ -12,7 +12,7 @@ from infra.catalog.models import InstanceType
 from infra.plan.capacity import split_capacity
 from infra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
 from infra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
-from infra.plan.layout import Layout, LayoutMemory, Shape, layout_bytes, layout_memory, layout_problems
+from infra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layout_memory
 from infra.plan.memory import MIB, training_memory
 from infra.plan.ownership import OwnershipPlan, ownership_plan
 from infra.plan.racks import RackLayout
@@ -54,41 +54,36 @@ def training_layout(spec: TrainingSpec, info: InstanceType) -> LayoutMemory | No
     shape = _shape(spec)
     if shape is None:
         return None
-    return layout_memory(
-        _layout(spec, info),
-        shape,
-        spec.model.precision,
-        spec.model.optimizer,
-        spec.compute.node_count * info.accelerator_count,
-        info.accelerator_count,
-        info.accelerator_memory_mib * MIB,
-        spec.model.parallelism.reserve_fraction,
+    return layout_memory(_layout(spec, info), shape, _budget(spec, info, spec.compute.node_count))
+
+
+def _budget(spec: TrainingSpec, info: InstanceType, nodes: int) -> Budget:
+    return Budget(
+        precision=spec.model.precision,
+        optimizer=spec.model.optimizer,
+        gpus=nodes * info.accelerator_count,
+        gpus_per_node=info.accelerator_count,
+        gpu_bytes=info.accelerator_memory_mib * MIB,
+        reserve_fraction=spec.model.parallelism.reserve_fraction,
     )
 
 
 def _fits(spec: TrainingSpec, info: InstanceType) -> Callable[[int], bool]:
     """Whether the model fits on n nodes of the type, the way the plan checks the spec's own count."""
     shape, layout = _shape(spec), _layout(spec, info)
-    gpn, gpu_bytes = info.accelerator_count, info.accelerator_memory_mib * MIB
     model = spec.model
 
     def fits(nodes: int) -> bool:
-        gpus = nodes * gpn
         if shape is None:
             return training_memory(
                 model.parameters_billion,
                 model.precision,
                 model.optimizer,
-                gpus,
+                nodes * info.accelerator_count,
                 info.accelerator_memory_mib,
                 model.activation_headroom_fraction,
             ).fits
-        if layout_problems(layout, shape, gpus, gpn):
-            return False
-        parts, _ = layout_bytes(
-            layout, shape, model.precision, model.optimizer, gpus, gpu_bytes, model.parallelism.reserve_fraction
-        )
-        return sum(parts.values()) <= gpu_bytes
+        return fits_on(layout, shape, _budget(spec, info, nodes))
 
     return fits
 

@@ -41,6 +41,17 @@ class Layout(Plain):
         )
 
 
+class Budget(Plain):
+    """What a layout is sized against: the training precision and optimizer, and the cluster's GPUs."""
+
+    precision: str
+    optimizer: str
+    gpus: int
+    gpus_per_node: int
+    gpu_bytes: int
+    reserve_fraction: float
+
+
 class LayoutMemory(Plain):
     """Per-GPU memory of one layout (on the first pipeline stage, which holds the most activations)."""
 
@@ -98,13 +109,11 @@ def layout_problems(layout: Layout, shape: Shape, gpus: int, gpus_per_node: int)
     return out
 
 
-def layout_bytes(
-    layout: Layout, shape: Shape, precision: str, optimizer: str, gpus: int, gpu_bytes: int, reserve_fraction: float
-) -> tuple[dict[str, int], int]:
+def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str, int], int]:
     """Per-GPU bytes by kind, and the data-parallel degree."""
     t, p = layout.tensor, layout.pipeline
-    d = max(1, gpus // (t * p))
-    w, g, o = state_bytes(precision, optimizer)
+    d = max(1, budget.gpus // (t * p))
+    w, g, o = state_bytes(budget.precision, budget.optimizer)
     shard = shape.parameters / (t * p)
     z = layout.zero_stage
     per_layer = activation_bytes_per_layer(
@@ -123,58 +132,40 @@ def layout_bytes(
         # 1F1B: the first stage holds p micro-batches of L/p layers = L layers' activations (Korthikanti 4.2.3).
         "activations": round(shape.layers * per_layer),
         "buffers": round(2 * shape.parameters / shape.layers / t * w) if z >= 3 else 0,
-        "reserve": round(gpu_bytes * reserve_fraction),
+        "reserve": round(budget.gpu_bytes * budget.reserve_fraction),
     }
     return parts, d
 
 
-def _fits(parts: dict[str, int], gpu_bytes: int) -> bool:
-    return sum(parts.values()) <= gpu_bytes
+def fits_on(layout: Layout, shape: Shape, budget: Budget) -> bool:
+    """The layout can run on the cluster and its per-GPU bytes fit a GPU."""
+    if layout_problems(layout, shape, budget.gpus, budget.gpus_per_node):
+        return False
+    parts, _ = layout_bytes(layout, shape, budget)
+    return sum(parts.values()) <= budget.gpu_bytes
 
 
-def propose_layout(
-    layout: Layout,
-    shape: Shape,
-    precision: str,
-    optimizer: str,
-    gpus: int,
-    gpus_per_node: int,
-    gpu_bytes: int,
-    reserve_fraction: float,
-) -> tuple[Layout, int] | None:
+def propose_layout(layout: Layout, shape: Shape, budget: Budget) -> Layout | None:
     """The nearest layout that fits: fewest pipeline stages first, then the least recomputation, the smallest
     tensor-parallel degree and the lowest ZeRO stage at or above the spec's."""
-    pipelines = [p for p in range(1, shape.layers + 1) if shape.layers % p == 0 and gpus % p == 0]
-    tensors = [t for t in range(1, gpus_per_node + 1) if gpus_per_node % t == 0 and t >= layout.tensor]
+    gpn = budget.gpus_per_node
+    pipelines = [p for p in range(1, shape.layers + 1) if shape.layers % p == 0 and budget.gpus % p == 0]
+    tensors = [t for t in range(1, gpn + 1) if gpn % t == 0 and t >= layout.tensor]
     recomputes = RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(layout.recompute) :]
     zeros = range(layout.zero_stage, 4)
     for p, r, t, z in product(pipelines, recomputes, tensors, zeros):
         candidate = Layout(tensor=t, pipeline=p, zero_stage=z, recompute=r, sequence_parallel=True)
-        if layout_problems(candidate, shape, gpus, gpus_per_node):
-            continue
-        parts, _ = layout_bytes(candidate, shape, precision, optimizer, gpus, gpu_bytes, reserve_fraction)
-        if _fits(parts, gpu_bytes):
-            return candidate, sum(parts.values())
+        if fits_on(candidate, shape, budget):
+            return candidate
     return None
 
 
-def layout_memory(
-    layout: Layout,
-    shape: Shape,
-    precision: str,
-    optimizer: str,
-    gpus: int,
-    gpus_per_node: int,
-    gpu_bytes: int,
-    reserve_fraction: float,
-) -> LayoutMemory:
-    problems = layout_problems(layout, shape, gpus, gpus_per_node)
-    parts, d = layout_bytes(layout, shape, precision, optimizer, gpus, gpu_bytes, reserve_fraction)
+def layout_memory(layout: Layout, shape: Shape, budget: Budget) -> LayoutMemory:
+    problems = layout_problems(layout, shape, budget.gpus, budget.gpus_per_node)
+    parts, d = layout_bytes(layout, shape, budget)
     total = sum(parts.values())
-    fits = not problems and total <= gpu_bytes
-    proposal = None
-    if not fits:
-        proposal = propose_layout(layout, shape, precision, optimizer, gpus, gpus_per_node, gpu_bytes, reserve_fraction)
+    fits = not problems and total <= budget.gpu_bytes
+    proposal = None if fits else propose_layout(layout, shape, budget)
     return LayoutMemory(
         layout=layout,
         data_parallel=d,
@@ -185,19 +176,21 @@ def layout_memory(
         buffers_bytes=parts["buffers"],
         reserve_bytes=parts["reserve"],
         total_bytes=total,
-        gpu_bytes=gpu_bytes,
+        gpu_bytes=budget.gpu_bytes,
         fits=fits,
         problems=problems,
-        proposal=proposal[0] if proposal else None,
-        proposal_bytes=proposal[1] if proposal else None,
+        proposal=proposal,
+        proposal_bytes=sum(layout_bytes(proposal, shape, budget)[0].values()) if proposal else None,
     )
 
 
 __all__ = [
+    "Budget",
     "Layout",
     "LayoutMemory",
     "Shape",
     "activation_bytes_per_layer",
+    "fits_on",
     "layout_bytes",
     "layout_memory",
     "layout_problems",

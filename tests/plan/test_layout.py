@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import pytest
 
-from infra.plan.layout import Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
+from infra.plan.layout import Budget, Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
 
 GIB80 = 81920 * 1024**2
+P5X16 = Budget(precision="bf16", optimizer="adamw", gpus=128, gpus_per_node=8, gpu_bytes=GIB80, reserve_fraction=0.10)
 LLAMA70 = Shape(
     parameters=70e9, layers=80, hidden_size=8192, attention_heads=64, sequence_length=4096, micro_batch_size=1
 )
@@ -19,7 +20,9 @@ def test_zero_paper_figure_1(stage: int, expected_gb: float) -> None:
     # 4 x 7.5 + 12 x 7.5 / 64 = 31.40625; 2 x 7.5 + 14 x 7.5 / 64 = 16.640625; 16 x 7.5 / 64 = 1.875.
     shape = LLAMA70.model_copy(update={"parameters": 7.5e9})
     parts, dp = layout_bytes(
-        Layout(tensor=1, pipeline=1, zero_stage=stage, recompute="full"), shape, "bf16", "adamw", 64, GIB80, 0.0
+        Layout(tensor=1, pipeline=1, zero_stage=stage, recompute="full"),
+        shape,
+        P5X16.model_copy(update={"gpus": 64, "reserve_fraction": 0.0}),
     )
     assert dp == 64
     assert (parts["weights"] + parts["gradients"] + parts["optimizer"]) / 1e9 == pytest.approx(expected_gb)
@@ -47,9 +50,7 @@ def test_korthikanti_table_2_rows() -> None:
 
 
 def test_llama70b_on_16_p5_with_tp8_fsdp_fits() -> None:
-    mem = layout_memory(
-        Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective"), LLAMA70, "bf16", "adamw", 128, 8, GIB80, 0.10
-    )
+    mem = layout_memory(Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective"), LLAMA70, P5X16)
     # By hand: DP = 128 / 8 = 16; weights 70e9 / 8 x 2 / 16 = 1.09375e9; activations 80 x 34 sbh / 8.
     assert mem.data_parallel == 16
     assert mem.weights_bytes == 1_093_750_000
@@ -60,11 +61,11 @@ def test_llama70b_on_16_p5_with_tp8_fsdp_fits() -> None:
 def test_a_layout_that_does_not_fit_proposes_one_that_does() -> None:
     # No TP, no ZeRO, no recompute: 140 GB of bf16 weights alone on an 85.9 GB GPU.
     bad = Layout(tensor=1, pipeline=1, zero_stage=0, recompute="none")
-    mem = layout_memory(bad, LLAMA70, "bf16", "adamw", 128, 8, GIB80, 0.10)
+    mem = layout_memory(bad, LLAMA70, P5X16)
     assert mem.weights_bytes == 140_000_000_000
     assert not mem.fits
     assert mem.proposal is not None
-    again = layout_memory(mem.proposal, LLAMA70, "bf16", "adamw", 128, 8, GIB80, 0.10)
+    again = layout_memory(mem.proposal, LLAMA70, P5X16)
     assert again.fits and again.total_bytes == mem.proposal_bytes <= GIB80
 
 
@@ -72,12 +73,7 @@ def test_tensor_parallel_must_stay_in_the_node() -> None:
     mem = layout_memory(
         Layout(tensor=16, pipeline=1, zero_stage=3, recompute="selective"),
         LLAMA70,
-        "bf16",
-        "adamw",
-        128,
-        8,
-        GIB80,
-        0.10,
+        P5X16,
     )
     assert not mem.fits
     assert any("NVLink domain" in p for p in mem.problems)
