@@ -124,10 +124,15 @@ class Architecture(SpecModel):
     """The transformer's shape and the batch, for per-GPU activation memory (Korthikanti et al. 2022)."""
 
     layers: Annotated[int, Field(ge=1, le=1024)]
+    """Transformer layers (L): 80 for Llama-3-70B."""
     hidden_size: Annotated[int, Field(ge=64, le=262_144)]
+    """Model width (h): 8192 for Llama-3-70B."""
     attention_heads: Annotated[int, Field(ge=1, le=1024)]
+    """Attention heads (a); tensor parallelism must divide them."""
     sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 4096
+    """Tokens per training sequence (s)."""
     micro_batch_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Sequences per GPU per forward/backward pass (b)."""
     recompute: Literal["none", "selective", "full"] = "selective"
     """Activation recomputation: selective (attention only, as FlashAttention does) drops the s^2 term; full keeps
     only each layer's input."""
@@ -139,6 +144,7 @@ class Parallelism(SpecModel):
     tensor: Annotated[int, Field(ge=1, le=72)] | None = None
     """Tensor-parallel degree; default: the GPUs of one node (the NVLink domain)."""
     pipeline: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Pipeline stages across nodes; must divide the layers."""
     zero_stage: Literal[0, 1, 2, 3] = 3
     """ZeRO stage over the data-parallel group: 1 shards optimizer states, 2 also gradients, 3 also weights (FSDP)."""
     sequence_parallel: bool = True
