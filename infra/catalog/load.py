@@ -15,6 +15,7 @@ from ruamel.yaml.error import YAMLError
 from infra.catalog.catalog import Catalog
 from infra.catalog.models import (
     Accelerator,
+    AcceleratorPeak,
     AcceleratorPower,
     CoolingLimit,
     Entry,
@@ -66,6 +67,7 @@ def load_catalog() -> Catalog:
         services = _read("services.yaml")
         quotas = _read("quotas.yaml")
         prices = _read("prices.json")
+        accelerators = _read("accelerators.yaml")
         catalog = Catalog(
             sources=sources,
             instance_types=_entries(InstanceType, _read("instances.json")["instance_types"]),
@@ -76,7 +78,7 @@ def load_catalog() -> Catalog:
             quota_codes=_entries(QuotaCode, quotas["codes"]),
             quota_unknowns=_entries(QuotaUnknown, quotas["unknown"]),
             families=_entries(Family, _read("families.yaml")["families"]),
-            accelerator_models=_entries(Accelerator, _read("accelerators.yaml")["accelerators"]),
+            accelerator_models=_entries(Accelerator, accelerators["accelerators"]),
             node_powers=_entries(NodePower, power["node_power"]),
             accelerators=_entries(AcceleratorPower, power["accelerators"]),
             cooling_limits=_entries(CoolingLimit, power["cooling"]),
@@ -84,6 +86,7 @@ def load_catalog() -> Catalog:
             unknown_prices=_entries(UnknownPrice, services["unknown"]),
             fsx_capacity=FsxCapacity.model_validate(services["fsx_capacity"]),
             region_list=RegionList.model_validate(_read("regions.yaml")["regions"]),
+            accelerator_peaks=_entries(AcceleratorPeak, accelerators.get("peaks", [])),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -104,6 +107,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.quota_unknowns,
         *catalog.families,
         *catalog.accelerator_models,
+        *catalog.accelerator_peaks,
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,

@@ -137,6 +137,13 @@ class Accelerator(UndatedEntry):
     """nvidia.com/gpu.product as GPU feature discovery sets it; None for Neuron devices."""
 
 
+class AcceleratorPeak(Entry):
+    """Dense peak tensor throughput of one device per precision (TFLOPS): never the datasheet's sparse figure."""
+
+    name: str
+    dense_tflops: dict[str, float]
+
+
 class UnknownPrice(UndatedEntry):
     """A price the catalog knows it does not know, and why (a current rate no citable source gives)."""
 
@@ -179,6 +186,7 @@ class RegionList(Entry):
 __all__ = [
     "Accelerator",
     "AcceleratorKind",
+    "AcceleratorPeak",
     "AcceleratorPower",
     "CoolingLimit",
     "Entry",

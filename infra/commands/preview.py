@@ -13,6 +13,7 @@ from infra.catalog import load_catalog
 from infra.commands.validate import checked_stacks, to_report
 from infra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from infra.graph import Graph
+from infra.plan.figures import plan_figures
 from infra.policy.config import PolicyConfig
 from infra.report.build.cost import cost_total, with_cost
 from infra.report.build.stack import graph_report, policy_report
@@ -73,7 +74,9 @@ def preview_checked(
             stack = with_cost(graph_report(stack, graph), breakdown)
             run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
             stack = policy_report(stack, run, graph)
-    return stack, Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
+    return stack, Snapshot(
+        stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=plan_figures(checked.plan)
+    )
 
 
 def preview_stacks(

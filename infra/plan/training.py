@@ -7,9 +7,13 @@ from typing import Literal
 from infra.catalog import Catalog
 from infra.plan.capacity import split_capacity
 from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan
+from infra.plan.economics import training_layout, training_ownership, training_run
+from infra.plan.layout import LayoutMemory
 from infra.plan.memory import Plain, TrainingMemory, training_memory
+from infra.plan.ownership import OwnershipPlan
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 from infra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
+from infra.plan.runtime import RunPlan
 from infra.spec import Organization, TrainingSpec
 
 SCRATCH_2_MB_S_PER_TIB = 200
@@ -42,6 +46,14 @@ class TrainingPlan(Plain):
     """On premises: every named node's rack, cooling loop and power domain."""
     site_gpu_allotment: int | None = None
     """On premises: the GPUs the organization grants the site."""
+    layout: LayoutMemory | None = None
+    """Per-GPU memory of the parallel layout (with model.architecture; replaces the flat activation share)."""
+    run: RunPlan | None = None
+    """Days, GPU-hours and cost of the spec's training run (with `run`)."""
+    run_note: str | None = None
+    ownership: OwnershipPlan | None = None
+    """On premises: owning versus renting the same nodes on AWS."""
+    ownership_note: str | None = None
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -136,6 +148,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site = org.onprem_sites.get(spec.site or "")
         allotment = site.gpu_allotment if site else None
 
+    ownership, ownership_note = training_ownership(spec, org, catalog, racks)
+    run, run_note = training_run(spec, catalog, info, checkpoint, ownership)
+
     return TrainingPlan(
         instance_type=info.name,
         nodes=nodes,
@@ -156,6 +171,11 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         quotas=quotas,
         node_placements=placements,
         site_gpu_allotment=allotment,
+        layout=training_layout(spec, info),
+        run=run,
+        run_note=run_note,
+        ownership=ownership,
+        ownership_note=ownership_note,
     )
 
 
