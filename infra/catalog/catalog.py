@@ -9,6 +9,7 @@ from functools import cached_property
 
 from infra.catalog.models import (
     Accelerator,
+    AcceleratorPeak,
     AcceleratorPower,
     CoolingLimit,
     Entry,
@@ -64,6 +65,8 @@ class Catalog:
     """serving.yaml: device-memory bandwidth per accelerator (the serving roofline)."""
     serving_figures: dict[str, Figure] = field(default_factory=dict)
     """serving.yaml cold_start: image size, boot and engine-init figures."""
+    accelerator_peaks: tuple[AcceleratorPeak, ...] = ()
+    """Dense peak TFLOPS per precision (accelerators.yaml `peaks`)."""
 
     # ---- indexes (built once, on first use)
     @cached_property
@@ -179,6 +182,10 @@ class Catalog:
             return None
         found = self.accelerator_model(info.accelerator, info.accelerator_memory_mib)
         return found.k8s_product if found else None
+
+    def accelerator_peak(self, name: str) -> AcceleratorPeak | None:
+        """The dense peak figures of an accelerator; None when no datasheet figure is carried."""
+        return next((p for p in self.accelerator_peaks if p.name == name), None)
 
     # ---- prices
     def on_demand(self, instance_type: str, region: str) -> OnDemandPrice | None:

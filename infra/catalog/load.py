@@ -15,6 +15,7 @@ from ruamel.yaml.error import YAMLError
 from infra.catalog.catalog import Catalog
 from infra.catalog.models import (
     Accelerator,
+    AcceleratorPeak,
     AcceleratorPower,
     CoolingLimit,
     Entry,
@@ -69,6 +70,7 @@ def load_catalog() -> Catalog:
         quotas = _read("quotas.yaml")
         prices = _read("prices.json")
         serving = _read("serving.yaml")
+        accelerators = _read("accelerators.yaml")
         catalog = Catalog(
             sources=sources,
             instance_types=_entries(InstanceType, _read("instances.json")["instance_types"]),
@@ -79,7 +81,7 @@ def load_catalog() -> Catalog:
             quota_codes=_entries(QuotaCode, quotas["codes"]),
             quota_unknowns=_entries(QuotaUnknown, quotas["unknown"]),
             families=_entries(Family, _read("families.yaml")["families"]),
-            accelerator_models=_entries(Accelerator, _read("accelerators.yaml")["accelerators"]),
+            accelerator_models=_entries(Accelerator, accelerators["accelerators"]),
             node_powers=_entries(NodePower, power["node_power"]),
             accelerators=_entries(AcceleratorPower, power["accelerators"]),
             cooling_limits=_entries(CoolingLimit, power["cooling"]),
@@ -89,6 +91,7 @@ def load_catalog() -> Catalog:
             region_list=RegionList.model_validate(_read("regions.yaml")["regions"]),
             memory_bandwidths=_entries(MemoryBandwidth, serving["memory_bandwidth"]),
             serving_figures={k: Figure.model_validate(v) for k, v in serving["cold_start"].items()},
+            accelerator_peaks=_entries(AcceleratorPeak, accelerators.get("peaks", [])),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -109,6 +112,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.quota_unknowns,
         *catalog.families,
         *catalog.accelerator_models,
+        *catalog.accelerator_peaks,
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,

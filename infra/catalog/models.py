@@ -151,6 +151,13 @@ class Figure(UndatedEntry):
     value: float
 
 
+class AcceleratorPeak(Entry):
+    """Dense peak tensor throughput of one device per precision (TFLOPS): never the datasheet's sparse figure."""
+
+    name: str
+    dense_tflops: dict[str, float]
+
+
 class UnknownPrice(UndatedEntry):
     """A price the catalog knows it does not know, and why (a current rate no citable source gives)."""
 
@@ -193,6 +200,7 @@ class RegionList(Entry):
 __all__ = [
     "Accelerator",
     "AcceleratorKind",
+    "AcceleratorPeak",
     "AcceleratorPower",
     "CoolingLimit",
     "Entry",

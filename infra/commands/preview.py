@@ -15,6 +15,7 @@ from infra.catalog import load_catalog
 from infra.commands.validate import checked_stacks, to_report
 from infra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from infra.graph import Graph
+from infra.plan.figures import plan_figures
 from infra.policy.config import PolicyConfig
 from infra.preflight import preflight
 from infra.report.build.cost import cost_total, with_cost
@@ -77,7 +78,9 @@ def preview_checked(
             stack = with_cost(stack, breakdown)
             run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
             stack = policy_report(stack, run, graph)
-    return stack, Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)))
+    return stack, Snapshot(
+        stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=plan_figures(checked.plan)
+    )
 
 
 def preview_stacks(

@@ -8,11 +8,15 @@ from typing import Literal
 from infra.catalog import Catalog
 from infra.plan.capacity import split_capacity
 from infra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
+from infra.plan.economics import training_layout, training_ownership, training_run
 from infra.plan.jobs import PodSize, pod_size, restart_budget
+from infra.plan.layout import LayoutMemory
 from infra.plan.memory import Plain, TrainingMemory, training_memory
+from infra.plan.ownership import OwnershipPlan
 from infra.plan.pcs import block_checkpoint_at, cluster_size
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
 from infra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
+from infra.plan.runtime import RunPlan
 from infra.spec import Organization, TrainingSpec
 
 SCRATCH_2_MB_S_PER_TIB = 200
@@ -62,6 +66,14 @@ class TrainingPlan(Plain):
     """Kubernetes: what each node's training pod requests (from the node's allocatable)."""
     job_max_restarts: int | None = None
     """Kubernetes: the JobSet's restart budget for the interruptions expected over job.run_days."""
+    layout: LayoutMemory | None = None
+    """Per-GPU memory of the parallel layout (with model.architecture; replaces the flat activation share)."""
+    run: RunPlan | None = None
+    """Days, GPU-hours and cost of the spec's training run (with `run`)."""
+    run_note: str | None = None
+    ownership: OwnershipPlan | None = None
+    """On premises: owning versus renting the same nodes on AWS."""
+    ownership_note: str | None = None
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -171,6 +183,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
             nodes, spot, spec.failure.node_mtbf_hours, spec.failure.spot_interruption_rate_monthly
         )
         max_restarts = restart_budget(rate, spec.job.run_days * 24)
+    ownership, ownership_note = training_ownership(spec, org, catalog, racks)
+    run, run_note = training_run(spec, catalog, info, checkpoint, ownership)
 
     return TrainingPlan(
         login_memory_gib=login.memory_gib if login else 0,
@@ -200,6 +214,11 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site_gpu_allotment=allotment,
         job_pod=job_pod,
         job_max_restarts=max_restarts,
+        layout=training_layout(spec, info),
+        run=run,
+        run_note=run_note,
+        ownership=ownership,
+        ownership_note=ownership_note,
     )
 
 

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from decimal import Decimal
+
 from infra.cost.money import UNKNOWN, money, signed_money
 
 
@@ -18,8 +20,17 @@ def percent(fraction: float, places: int = 1) -> str:
     return f"{fraction * 100:.{places}f}%"
 
 
+def figure(unit: str, value: Decimal | None) -> str:
+    """A plan figure in its unit: $1,234 for usd, else the number with its unit; '-' when unknown."""
+    if value is None:
+        return UNKNOWN
+    if unit == "usd":
+        return money(value, 0)
+    return f"{number(float(value), 1)} {unit}"
+
+
 def check(ok: bool) -> str:
     return "yes" if ok else "NO"
 
 
-__all__ = ["UNKNOWN", "check", "gigabytes", "money", "number", "percent", "signed_money"]
+__all__ = ["UNKNOWN", "check", "figure", "gigabytes", "money", "number", "percent", "signed_money"]

@@ -281,6 +281,15 @@ class FindingChangeOut(Model):
     status: Literal["new", "resolved", "unchanged"]
 
 
+class FigureChangeOut(Model):
+    """A plan figure (run days, cost per run, cost of ownership...) that the change moves."""
+
+    name: str
+    unit: Literal["usd", "days", "hours", "months"]
+    before: Decimal | None = None
+    after: Decimal | None = None
+
+
 class StackDiffOut(Model):
     stack: str
     status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
@@ -297,6 +306,8 @@ class StackDiffOut(Model):
     findings: list[FindingChangeOut] = []
     unpriced_after: list[str] = []
     doubtful_after: list[str] = []
+    figures: list[FigureChangeOut] = []
+    """Plan figures that differ between base and head."""
 
 
 class DiffReport(Model):

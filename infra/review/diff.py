@@ -17,6 +17,7 @@ from typing import Any
 from infra.cost import Breakdown
 from infra.graph import SECRET, STACK_TYPE, Graph, Resource
 from infra.graph.readers import Step
+from infra.plan.figures import Figure
 from infra.review.replacements import MAY_REPLACE, REPLACE, Rules
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
@@ -61,6 +62,18 @@ class Snapshot:
     findings: tuple[Finding, ...] = ()
     steps: Mapping[str, Step] = field(default_factory=dict)
     """Pulumi's own verdict per URN (head side read from `pulumi preview --json`)."""
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    """The plan's money figures (plan/figures.py); empty when the side carries no plan."""
+
+
+@dataclass(frozen=True, slots=True)
+class FigureChange:
+    """A plan figure that differs between the sides (None: unknown or absent on that side)."""
+
+    name: str
+    unit: str
+    before: Decimal | None
+    after: Decimal | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,6 +122,7 @@ class StackDiff:
     new_findings: tuple[Finding, ...]
     resolved_findings: tuple[Finding, ...]
     head_findings: tuple[Finding, ...]
+    figures: tuple[FigureChange, ...] = ()
 
     def total(self, side: str, which: str = "monthly") -> Decimal:
         b = self.before if side == "before" else self.after
@@ -231,7 +245,7 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         "head_findings": tuple(head_f.values()),
     }
     if (base is not None and base.graph is None) or (head is not None and head.graph is None):
-        return StackDiff(name, "not-previewed", (), None, None, **findings)
+        return StackDiff(name, "not-previewed", (), None, None, **findings, figures=figure_changes(base, head))
     old, new = index(base.graph if base else None), index(head.graph if head else None)
     before_cost = base.cost if base else None
     after_cost = head.cost if head else None
@@ -258,16 +272,29 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
             action = _action(step, found)
             if action != "same" or before != after:
                 out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
+    figures = figure_changes(base, head)
     status = (
         "added"
         if base is None
         else "removed"
         if head is None
         else "changed"
-        if out or base_f.keys() != head_f.keys()
+        if out or base_f.keys() != head_f.keys() or figures
         else "unchanged"
     )
-    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings)
+    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings, figures=figures)
+
+
+def figure_changes(base: Snapshot | None, head: Snapshot | None) -> tuple[FigureChange, ...]:
+    """Plan figures whose value differs between the sides, in the head's order."""
+    old = base.figures if base else {}
+    new = head.figures if head else {}
+    out = []
+    for name in [*new, *(n for n in old if n not in new)]:
+        o, n = old.get(name), new.get(name)
+        if (o.value if o else None) != (n.value if n else None):
+            out.append(FigureChange(name, (n or o).unit, o.value if o else None, n.value if n else None))  # type: ignore[union-attr]
+    return tuple(out)
 
 
 def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules: Rules) -> Diff:
@@ -281,6 +308,7 @@ __all__ = [
     "PULUMI",
     "Change",
     "Diff",
+    "FigureChange",
     "Finding",
     "ResourceDiff",
     "Snapshot",
@@ -288,6 +316,7 @@ __all__ = [
     "changes",
     "diff_sides",
     "diff_stack",
+    "figure_changes",
     "index",
     "walk",
 ]

@@ -25,6 +25,7 @@ from infra.errors import InputError, format_path
 from infra.graph import Graph, Resource
 from infra.graph.readers import PulumiPreview, read_events, read_export, read_preview, stack_of
 from infra.plan import AnyPlan, parse_plan
+from infra.plan.figures import plan_figures
 from infra.review.diff import Finding, Snapshot
 from infra.spec import shown
 
@@ -223,8 +224,11 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
         graph = None
         if s.resources is not None:
             graph = Graph.of(s.stack, _project(s.resources), (_resource(r) for r in s.resources))
-        cost = price(graph, catalog, usage, parse_plan(s.plan)) if graph is not None else None
-        stacks[s.stack] = Snapshot(s.stack, graph, cost, findings_of(s.stack, s.model_dump()))
+        plan = parse_plan(s.plan)
+        cost = price(graph, catalog, usage, plan) if graph is not None else None
+        stacks[s.stack] = Snapshot(
+            s.stack, graph, cost, findings_of(s.stack, s.model_dump()), figures=plan_figures(plan)
+        )
     notes = tuple(f"{p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
     return Side(label, GPUINFRA, stacks, notes)
 

@@ -75,11 +75,34 @@ class Registry(SpecModel):
         return self.bucket if region == self.region else f"{self.bucket}-{region}"
 
 
+class Ownership(SpecModel):
+    """What owning the site's nodes costs, to compare with renting the same cluster on AWS."""
+
+    capex_per_node_usd: Annotated[Decimal, Field(gt=0, strict=False)]
+    """Purchase price of one node with its share of network and storage (your quote)."""
+    life_years: Annotated[float, Field(gt=0, le=15)]
+    """Straight-line amortization period of the capital cost."""
+    power_usd_per_kwh: Annotated[Decimal, Field(ge=0, strict=False)]
+    """Electricity price at the site, applied to facility kW (IT x PUE)."""
+    colocation_usd_per_kw_month: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    """Colocation space-and-power fee per contracted IT kW a month; 0 in one's own building."""
+    support_usd_per_node_year: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    """Hardware and software support contracts per node a year."""
+    power_draw_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """Average draw as a share of nameplate power; 1.0 (nameplate) unless measured."""
+    aws_equivalent: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]*$")] | None = None
+    """The EC2 type that is the same node on AWS (p5.48xlarge for a DGX H100), to price the rented cluster."""
+    aws_region: Region = "us-east-1"
+    """Region the rented comparison is priced in."""
+
+
 class OnPremSite(SpecModel):
     """A site with its own GPU racks, reached through a Kubernetes cluster."""
 
     gpu_allotment: Annotated[int, Field(ge=0, le=10_000_000)]
     """GPUs the organization grants this site's training queues in total."""
+    ownership: Ownership | None = None
+    """Capital and running costs of the site's nodes, for owning-versus-renting."""
 
 
 class Organization(SpecModel):
@@ -123,4 +146,4 @@ class Organization(SpecModel):
         return self
 
 
-__all__ = ["Account", "OnPremSite", "Organization", "Purpose", "QuotaCode", "Registry"]
+__all__ = ["Account", "OnPremSite", "Organization", "Ownership", "Purpose", "QuotaCode", "Registry"]

@@ -147,6 +147,40 @@ class Checkpointing(SpecModel):
     """Aggregate write bandwidth; default: the Lustre file system's throughput."""
 
 
+class Architecture(SpecModel):
+    """The transformer's shape and the batch, for per-GPU activation memory (Korthikanti et al. 2022)."""
+
+    layers: Annotated[int, Field(ge=1, le=1024)]
+    """Transformer layers (L): 80 for Llama-3-70B."""
+    hidden_size: Annotated[int, Field(ge=64, le=262_144)]
+    """Model width (h): 8192 for Llama-3-70B."""
+    attention_heads: Annotated[int, Field(ge=1, le=1024)]
+    """Attention heads (a); tensor parallelism must divide them."""
+    sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 4096
+    """Tokens per training sequence (s)."""
+    micro_batch_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Sequences per GPU per forward/backward pass (b)."""
+    recompute: Literal["none", "selective", "full"] = "selective"
+    """Activation recomputation: selective (attention only, as FlashAttention does) drops the s^2 term; full keeps
+    only each layer's input."""
+
+
+class Parallelism(SpecModel):
+    """How the model is split: tensor parallel inside the NVLink domain, pipeline and data parallel across nodes."""
+
+    tensor: Annotated[int, Field(ge=1, le=72)] | None = None
+    """Tensor-parallel degree; default: the GPUs of one node (the NVLink domain)."""
+    pipeline: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Pipeline stages across nodes; must divide the layers."""
+    zero_stage: Literal[0, 1, 2, 3] = 3
+    """ZeRO stage over the data-parallel group: 1 shards optimizer states, 2 also gradients, 3 also weights (FSDP)."""
+    sequence_parallel: bool = True
+    """Shard the layer-norm and dropout activations over the tensor-parallel group (Megatron-LM --sequence-parallel)."""
+    reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
+    """GPU memory kept for the CUDA context, NCCL buffers and allocator fragmentation (an assumption: no
+    published figure holds for every stack; measure with torch.cuda.max_memory_reserved and set it)."""
+
+
 class TrainedModel(SpecModel):
     """The model being trained, to check it fits in GPU memory."""
 
@@ -155,7 +189,33 @@ class TrainedModel(SpecModel):
     precision: TrainingPrecision = "bf16"
     optimizer: Optimizer = "adamw"
     activation_headroom_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.25
-    """Share of GPU memory kept free for activations and buffers."""
+    """Share of GPU memory kept free for activations and buffers; used only without `architecture` (with it,
+    activations are computed per layer)."""
+    active_parameters_billion: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    """Mixture of experts: parameters active per token (compute is 6 x active x tokens); default: all of them."""
+    architecture: Architecture | None = None
+    parallelism: Parallelism = Parallelism()
+
+    @model_validator(mode="after")
+    def _active_within_total(self) -> TrainedModel:
+        if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
+            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
+        return self
+
+
+class TrainingRun(SpecModel):
+    """One training run the cluster is for: how many tokens, by when, and the efficiency assumptions."""
+
+    tokens_billion: Annotated[float, Field(gt=0, le=1_000_000)]
+    """Tokens to train on (e.g. 15,600 for Llama 3 405B)."""
+    target_days: Annotated[float, Field(gt=0, le=3650)] | None = None
+    """Wall-clock days the run must finish in; the planner names the node count that meets it."""
+    mfu: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Model FLOPs utilization within one node (NVLink domain); default per precision, see plan/runtime.py."""
+    scaling_per_doubling: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Share of per-GPU throughput kept each time the node count doubles; default per fabric (plan/runtime.py)."""
+    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] = 30.0
+    """Time lost per interruption besides rework: requeue, replace the node, NCCL init, load the checkpoint."""
 
 
 class Racks(SpecModel):
@@ -318,6 +378,8 @@ class TrainingSpec(SpecModel):
     job: TrainingJob | None = None
     """What the Kubernetes job template runs (required with scheduler kubernetes)."""
     failure: Failure = Failure()
+    run: TrainingRun | None = None
+    """A training run to plan wall-clock days, GPU-hours and cost for."""
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
@@ -372,6 +434,7 @@ class TrainingSpec(SpecModel):
 
 __all__ = [
     "ApiAccess",
+    "Architecture",
     "Capacity",
     "Checkpointing",
     "Compute",
@@ -381,11 +444,13 @@ __all__ = [
     "NodeLocation",
     "OnPremNodes",
     "Optimizer",
+    "Parallelism",
     "Racks",
     "Scheduler",
     "SiteLustre",
     "TrainedModel",
     "TrainingJob",
     "TrainingPrecision",
+    "TrainingRun",
     "TrainingSpec",
 ]

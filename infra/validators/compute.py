@@ -50,7 +50,7 @@ def interconnect_provider_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
 def model_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
     """Weights, gradients and optimizer state, sharded over every GPU, exceed GPU memory."""
     mem = plan.memory
-    if not mem.fits:
+    if plan.layout is None and not mem.fits:
         need_gpus = -(-mem.total_bytes // mem.usable_bytes_per_gpu)
         yield Failure(
             f"{spec.model.parameters_billion:g}B parameters x {mem.bytes_per_parameter} B = "
@@ -60,6 +60,29 @@ def model_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failu
             f"use at least {-(-need_gpus // plan.gpus_per_node)} nodes, a larger-memory type, "
             "or lower activation_headroom_fraction",
         )
+
+
+@rule(Level.ERROR)
+def layout_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """The parallel layout cannot run, or its per-GPU weights, gradients, optimizer states and activations exceed
+    GPU memory; the hint proposes the nearest layout that fits."""
+    mem = plan.layout
+    if mem is None or mem.fits:
+        return
+    if mem.proposal is not None:
+        hint = (
+            f"use {mem.proposal.describe()} ({mem.proposal_bytes / GB if mem.proposal_bytes else 0:,.1f} GB per GPU): "
+            "set model.parallelism.tensor/pipeline/zero_stage and model.architecture.recompute"
+        )
+    else:
+        hint = "no layout of this cluster fits: add nodes, shorten the sequence or use a larger-memory type"
+    what = "; ".join(mem.problems) or (
+        f"{mem.layout.describe()} needs {mem.total_bytes / GB:,.1f} GB per GPU (weights {mem.weights_bytes / GB:,.1f}, "
+        f"gradients {mem.gradients_bytes / GB:,.1f}, optimizer {mem.optimizer_bytes / GB:,.1f}, activations "
+        f"{mem.activations_bytes / GB:,.1f}, buffers and reserve {(mem.buffers_bytes + mem.reserve_bytes) / GB:,.1f}) "
+        f"but a GPU has {mem.gpu_bytes / GB:,.1f} GB"
+    )
+    yield Failure(what, ("model", "parallelism"), hint)
 
 
 @rule(Level.ERROR)
@@ -89,6 +112,7 @@ __all__ = [
     "efa_not_enabled",
     "efa_unsupported",
     "interconnect_provider_mismatch",
+    "layout_does_not_fit",
     "model_does_not_fit",
     "on_demand_base_exceeds_nodes",
     "spot_without_checkpointing",

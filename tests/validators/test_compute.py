@@ -68,10 +68,32 @@ CASES = [
     Case(
         "model-does-not-fit",
         "llm-train",
-        {"model.parameters_billion": 700, "compute.node_count": 2},
+        {"model.parameters_billion": 700, "compute.node_count": 2, "model.architecture": None},
         message=r"11,200 GB of training state; 700.0 GB per GPU over 16 GPUs",
     ),
-    Case("model-does-not-fit", "llm-train", {"model.parameters_billion": 405}, fires=False),
+    Case(
+        "model-does-not-fit",
+        "llm-train",
+        {"model.parameters_billion": 405, "model.architecture": None},
+        fires=False,
+    ),
+    # With model.architecture the layout rule decides instead of the flat activation share.
+    Case("model-does-not-fit", "llm-train", {"model.parameters_billion": 700, "compute.node_count": 2}, fires=False),
+    Case(
+        "layout-does-not-fit",
+        "llm-train",
+        {"model.parallelism": {"tensor": 1, "zero_stage": 0}, "model.architecture.recompute": "none"},
+        # 70B x 2 B of bf16 weights on every GPU already exceeds the H100's 85.9 GB.
+        message=r"TP=1 PP=1 ZeRO-0 recompute none needs [\d,.]+ GB per GPU \(weights 140\.0,",
+    ),
+    Case(
+        "layout-does-not-fit",
+        "llm-train",
+        {"model.parallelism.tensor": 16},
+        message="tensor parallel 16 must divide the 8 GPUs of a node",
+    ),
+    Case("layout-does-not-fit", "llm-train", fires=False),
+    Case("layout-does-not-fit", "llm-train-onprem", fires=False),
     Case("spot-without-checkpointing", "llm-train", {"checkpointing": None}),
     Case(
         "spot-without-checkpointing",

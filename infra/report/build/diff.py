@@ -9,7 +9,7 @@ from decimal import Decimal
 from infra.catalog import Catalog
 from infra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
 from infra.report.build.cost import describe
-from infra.report.model import DiffReport, FindingChangeOut, InputProblem, PropertyChangeOut, ResourceChangeOut, StackDiffOut
+from infra.report.model import DiffReport, FigureChangeOut, FindingChangeOut, InputProblem, PropertyChangeOut, ResourceChangeOut, StackDiffOut
 
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 
@@ -74,6 +74,7 @@ def stack_out(s: StackDiff) -> StackDiffOut:
         findings=findings_out(s),
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
+        figures=[FigureChangeOut(name=f.name, unit=f.unit, before=f.before, after=f.after) for f in s.figures],  # type: ignore[arg-type]
     )
 
 

@@ -13,6 +13,7 @@ from infra.load import Inputs
 from infra.plan import InferencePlan, RegistryPlan, TrainingPlan
 from infra.validators import Finding
 from infra.report.format import check, gigabytes, money, number, percent
+from infra.report.build.economics import economics_sections
 from infra.report.model import PreflightOut, FindingOut, PolicyOut, PolicyReportOut, PolicyViolationOut, Section, StackReport
 from infra.report.build.resources import by_component, key_settings, resources_out
 
@@ -145,6 +146,7 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
         )
     elif plan.checkpoint_note:
         sections.append(Section(title="Checkpointing", notes=[plan.checkpoint_note]))
+    sections.extend(economics_sections(plan))
     sections.append(quota_section(plan.quotas))
     return sections
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from infra.report.format import money, signed_money
+from infra.report.format import figure, money, signed_money
 from infra.report.model import CatalogReport, CostReport, DiffReport, Report
 from infra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent
 from infra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
@@ -77,6 +77,7 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         marker=MARKER,
         money=money,
         signed=signed_money,
+        figure=figure,
         percent=percent,
         pair=pair,
         effect=effect_text,

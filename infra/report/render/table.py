@@ -10,7 +10,7 @@ from functools import singledispatch
 from rich.console import Console
 from rich.table import Table
 
-from infra.report.format import money, signed_money
+from infra.report.format import figure, money, signed_money
 from infra.report.model import (
     CatalogReport,
     CostReport,
@@ -94,6 +94,7 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
     for f in s.findings:
         if f.status != "unchanged" or f.level in ("error", "mandatory"):
             out.append(f"  {f.status:9} {f.level:9} {f.rule} {f.where}: {f.message}")
+    out += [f"  plan {g.name}: {figure(g.unit, g.before)} -> {figure(g.unit, g.after)}" for g in s.figures]
     for r in s.resources:
         out += _diff_resource(r)
     out += [f"  unpriced: {u}" for u in s.unpriced_after[:10]]

@@ -1,0 +1,155 @@
+"""How long a training run takes and what it costs, at the spec's node count and at the counts around it.
+
+wall-clock = compute / goodput, where compute = 6 N D / (GPUs x dense peak x MFU x scaling efficiency) and
+goodput = 1 - C/T - T/2M - R/M: the first-order checkpoint loss of plan/checkpoint.py (writing C every T,
+redoing T/2 on average per interruption) plus the restart time R lost per interruption (Daly 2006, "A higher
+order estimate of the optimum checkpoint interval for restart dumps", counts R the same way), with M the
+cluster's mean time between interruptions at that node count.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from infra.plan.checkpoint import mean_time_between_interruptions
+from infra.plan.flops import cluster_flops_per_second, scaling_efficiency
+from infra.plan.memory import Plain
+
+HOURS_PER_DAY = 24.0
+
+
+class RunInputs(Plain):
+    """Everything a run estimate is computed from, each with where it came from."""
+
+    tokens: float
+    active_parameters: float
+    flops: float
+    precision: str
+    peak_tflops: float
+    peak_source: str
+    mfu: float
+    mfu_source: str
+    scaling_per_doubling: float
+    scaling_source: str
+    gpus_per_node: int
+    write_seconds: float | None
+    """C: blocking time of one checkpoint write; None without checkpointing."""
+    interval_minutes: float | None
+    restart_minutes: float
+    node_mtbf_hours: float
+    spot_interruption_rate_monthly: float
+    capacity: str
+    on_demand_base: int
+    price_sources: list[str] = []
+
+
+class RunPoint(Plain):
+    """The run on one node count."""
+
+    nodes: int
+    gpus: int
+    scaling_efficiency: float
+    compute_days: float
+    """Days of pure compute, before checkpoints and restarts."""
+    goodput: float | None
+    """Share of wall-clock time that advances training; None without checkpointing (an interruption loses the
+    run), or when interruptions come faster than the interval lets work survive."""
+    days: float | None
+    gpu_hours: float | None
+    hourly_usd: Decimal | None
+    cost_usd: Decimal | None
+
+
+class RunPlan(Plain):
+    inputs: RunInputs
+    target_days: float | None
+    at_spec: RunPoint
+    half: RunPoint | None
+    """Half the nodes (when that fits), to show what the other half buys."""
+    doubled: RunPoint
+    cheapest: RunPoint | None
+    """The node count with the lowest cost per run (None when no price is known)."""
+    meets_target: RunPoint | None
+    """The fewest nodes that finish within target_days (None when none do, or no target)."""
+    notes: list[str] = []
+
+
+def spot_nodes(inputs: RunInputs, nodes: int) -> int:
+    return nodes - min(inputs.on_demand_base, nodes) if inputs.capacity == "spot" else 0
+
+
+def goodput(inputs: RunInputs, nodes: int) -> float | None:
+    if inputs.write_seconds is None or inputs.interval_minutes is None:
+        return None
+    mtbi_h = mean_time_between_interruptions(
+        nodes, spot_nodes(inputs, nodes), inputs.node_mtbf_hours, inputs.spot_interruption_rate_monthly
+    )
+    c_h = inputs.write_seconds / 3600.0
+    t_h = inputs.interval_minutes / 60.0
+    r_h = inputs.restart_minutes / 60.0
+    share = 1.0 - c_h / t_h - t_h / (2.0 * mtbi_h) - r_h / mtbi_h
+    return share if share > 0 else None
+
+
+def run_point(inputs: RunInputs, nodes: int, price: Callable[[int], Decimal | None]) -> RunPoint:
+    rate = cluster_flops_per_second(
+        nodes, inputs.gpus_per_node, inputs.peak_tflops, inputs.mfu, inputs.scaling_per_doubling
+    )
+    compute_h = inputs.flops / rate / 3600.0
+    share = goodput(inputs, nodes)
+    wall_h = compute_h / share if share else None
+    hourly = price(nodes)
+    gpus = nodes * inputs.gpus_per_node
+    return RunPoint(
+        nodes=nodes,
+        gpus=gpus,
+        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling),
+        compute_days=compute_h / HOURS_PER_DAY,
+        goodput=share,
+        days=wall_h / HOURS_PER_DAY if wall_h else None,
+        gpu_hours=wall_h * gpus if wall_h else None,
+        hourly_usd=hourly,
+        cost_usd=(hourly * Decimal(repr(wall_h))).quantize(Decimal("1")) if hourly is not None and wall_h else None,
+    )
+
+
+def plan_run(
+    inputs: RunInputs,
+    nodes: int,
+    target_days: float | None,
+    price: Callable[[int], Decimal | None],
+    fits: Callable[[int], bool],
+    max_nodes: int,
+) -> RunPlan:
+    """The run at `nodes`, half and double that, the cheapest node count and the fewest that meet the target.
+    Node counts where the model does not fit (`fits`) are never proposed."""
+    cheapest: RunPoint | None = None
+    meets: RunPoint | None = None
+    for n in range(1, max_nodes + 1):
+        if not fits(n):
+            continue
+        point = run_point(inputs, n, price)
+        if point.cost_usd is not None and (cheapest is None or point.cost_usd < (cheapest.cost_usd or 0)):
+            cheapest = point
+        if meets is None and target_days is not None and point.days is not None and point.days <= target_days:
+            meets = point
+    notes = []
+    if inputs.write_seconds is None:
+        notes.append("no checkpointing: an interruption loses the run, so no wall-clock time is planned")
+    if target_days is not None and meets is None:
+        notes.append(f"no node count up to {max_nodes} finishes within {target_days:g} days")
+    half = nodes // 2
+    return RunPlan(
+        inputs=inputs,
+        target_days=target_days,
+        at_spec=run_point(inputs, nodes, price),
+        half=run_point(inputs, half, price) if half >= 1 and nodes % 2 == 0 and fits(half) else None,
+        doubled=run_point(inputs, nodes * 2, price),
+        cheapest=cheapest,
+        meets_target=meets,
+        notes=notes,
+    )
+
+
+__all__ = ["RunInputs", "RunPlan", "RunPoint", "goodput", "plan_run", "run_point", "spot_nodes"]

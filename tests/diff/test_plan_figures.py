@@ -1,0 +1,61 @@
+"""The pull-request comment shows the plan's money figures where a change moves them."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from helpers import checked
+
+from infra.plan.figures import Figure, plan_figures
+from infra.report.model import DiffReport, FigureChangeOut, StackDiffOut
+from infra.report.render.markdown import render_diff_markdown
+from infra.review.diff import Snapshot, diff_stack, figure_changes
+
+
+def test_only_figures_that_differ_are_compared() -> None:
+    base = Snapshot("s", None, figures={"run: days": Figure("days", Decimal("10.0")), "x": Figure("usd", None)})
+    head = Snapshot("s", None, figures={"run: days": Figure("days", Decimal("20.0")), "x": Figure("usd", None)})
+    (change,) = figure_changes(base, head)
+    assert (change.name, change.unit, change.before, change.after) == ("run: days", "days", Decimal(10), Decimal(20))
+    assert figure_changes(base, base) == ()
+    assert diff_stack(base, head, {}).figures == (change,)  # type: ignore[arg-type]
+
+
+def test_training_example_has_run_figures_and_onprem_ownership() -> None:
+    train = plan_figures(checked("llm-train").plan)
+    assert train["training run: cost per run"].unit == "usd"
+    assert train["training run: cost per run"].value is not None
+    onprem = plan_figures(checked("llm-train-onprem").plan)
+    assert onprem["ownership: break-even month vs AWS on-demand"].value is not None
+    assert plan_figures(checked("chat-serve").plan) == {}
+
+
+def test_comment_shows_the_changed_figure() -> None:
+    zero = Decimal(0)
+    stack = StackDiffOut(
+        stack="llm-train",
+        status="changed",
+        monthly_before_usd=zero,
+        monthly_after_usd=zero,
+        monthly_delta_usd=zero,
+        monthly_min_before_usd=zero,
+        monthly_max_before_usd=zero,
+        monthly_min_after_usd=zero,
+        monthly_max_after_usd=zero,
+        figures=[
+            FigureChangeOut(
+                name="training run: cost per run", unit="usd", before=Decimal(1560503), after=Decimal(3121005)
+            )
+        ],
+    )
+    report = DiffReport(
+        base="b",
+        head="h",
+        monthly_before_usd=zero,
+        monthly_after_usd=zero,
+        monthly_delta_usd=zero,
+        monthly_min_after_usd=zero,
+        monthly_max_after_usd=zero,
+        stacks=[stack],
+    )
+    assert "| training run: cost per run | $1,560,503 | $3,121,005 |" in render_diff_markdown(report)
