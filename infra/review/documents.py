@@ -96,9 +96,9 @@ def load_document(path: Path) -> Document:
         except RecursionError:
             raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
         except ValueError:
-            line = getattr(first, "lineno", None)
+            where: int | None = getattr(first, "lineno", None)
             reason = getattr(first, "msg", "not JSON")
-            raise InputError.single(f"not JSON: {reason}", file=path, line=line, hint=DOCUMENT_HINT) from None
+            raise InputError.single(f"not JSON: {reason}", file=path, line=where, hint=DOCUMENT_HINT) from None
         if lines and all(isinstance(e, dict) and "sequence" in e for e in lines):
             return Document(path, EVENTS, lines)
         raise InputError.single("not JSON", file=path, hint=DOCUMENT_HINT) from None
