@@ -17,6 +17,7 @@ from infra.plan import AnyPlan
 from infra.policy.pack import pack_config, police_stack
 from infra.pulumi.preview import preview_graph
 from infra.report.render.json import render_json
+from infra.validators import Level
 from infra.validators.checked import Checked, check_stack
 
 
@@ -31,6 +32,9 @@ class Prepared:
     @classmethod
     def of(cls, path: Path) -> Prepared:
         checked = check_stack(path)
+        if checked.blocked:  # a refused stack previews in milliseconds: timing it would measure nothing
+            refused = "; ".join(f"{f.rule}: {f.message}" for f in checked.findings if f.level >= Level.ERROR)
+            raise SystemExit(f"bench: {path.name} is refused by the validators ({refused})")
         return cls(path, checked, preview_graph(checked.inputs, checked.plan))
 
     @property

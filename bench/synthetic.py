@@ -83,6 +83,16 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
     spec["compute"]["node_count"] = nodes
     if not onprem:
         spec["compute"]["capacity"]["on_demand_base"] = max(1, nodes // 4)
+    else:  # the site's inventory for `nodes` systems, laid out as the example's: 4 per rack, 2 racks a loop
+        spec["onprem"]["inventory"] = [
+            {
+                "node": f"dgx-{i:04d}",
+                "rack": f"r{i // 4:03d}",
+                "cooling_loop": f"loop-{i // 8:03d}",
+                "power_domain": f"pdu-r{i // 4:03d}",
+            }
+            for i in range(nodes)
+        ]
     path = _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
     # Checkpoint at the planner's optimum for this size: validators refuse spot intervals past the bound.
     from infra.validators.checked import check_stack

@@ -1,17 +1,21 @@
 """The plan's money figures a review compares: run days, GPU-hours and cost per run, the monthly cost of
-ownership and its break-even month. A pull request that changes one shows it in the comment's cost section."""
+ownership and its break-even month, a serving region's cost per million tokens. A pull request that changes one
+shows it in the comment's cost section."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 from typing import NamedTuple
 
+from infra.plan.inference import InferencePlan
 from infra.plan.training import TrainingPlan
+
+PER_MILLION_TOKENS = "usd per 1M tokens"
 
 
 class Figure(NamedTuple):
     unit: str
-    """usd, days, hours or months."""
+    """usd, days, hours, months or PER_MILLION_TOKENS."""
     value: Decimal | None
 
 
@@ -23,6 +27,14 @@ def _dec(value: float | Decimal | None, places: str) -> Decimal | None:
 
 def plan_figures(plan: object) -> dict[str, Figure]:
     """Named figures of a plan (empty for plans without money questions)."""
+    if isinstance(plan, InferencePlan):
+        regions = plan.economics.regions if plan.economics else []
+        return {
+            f"serving {r.region}: cost per 1M tokens": Figure(
+                PER_MILLION_TOKENS, _dec(r.usd_per_million_tokens, "0.001")
+            )
+            for r in regions
+        }
     if not isinstance(plan, TrainingPlan):
         return {}
     out: dict[str, Figure] = {}
@@ -42,4 +54,4 @@ def plan_figures(plan: object) -> dict[str, Figure]:
     return out
 
 
-__all__ = ["Figure", "plan_figures"]
+__all__ = ["PER_MILLION_TOKENS", "Figure", "plan_figures"]

@@ -7,10 +7,11 @@ from typing import Any, Literal
 
 from infra.catalog import Catalog
 from infra.plan.coldstart import cold_start
-from infra.plan.memory import Plain, ServingMemory, serving_memory, usable_accelerator_bytes
+from infra.plan.memory import Plain, ServingMemory, serving_memory
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
-from infra.plan.roofline import ReplicaBound, replica_bound
+from infra.plan.roofline import ReplicaBound
 from infra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
+from infra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from infra.spec import InferenceSpec, Organization
 
 
@@ -20,6 +21,8 @@ class InferencePlan(Plain):
     choice: InstanceChoice
     regions: list[RegionPlan]
     quotas: list[QuotaNeed]
+    economics: ServingEconomics | None = None
+    """Tokens/s per replica, concurrency and cost per million tokens per region; what quantizing changes."""
 
 
 DEFAULT_DRAIN_SECONDS = 300
@@ -62,19 +65,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
 
     def bound(instance_type: str | None) -> ReplicaBound | None:
         info = catalog.instance(instance_type) if instance_type else None
-        per_device = catalog.memory_bandwidth_gb_s(info.name) if info else None
-        if info is None or per_device is None:
-            return None
-        usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, m.gpu_memory_utilization)
-        return replica_bound(
-            per_device * max(1, info.accelerator_count),
-            memory.weights_bytes,
-            memory.kv_bytes_per_token,
-            m.max_concurrent_sequences,
-            usable - memory.weights_bytes,
-            shape.input_tokens,
-            shape.output_tokens,
-        )
+        return replica_roofline(info, memory, spec, catalog) if info else None
 
     def region_extra(region: str, instance_type: str | None) -> dict[str, Any]:
         info = catalog.instance(instance_type) if instance_type else None
@@ -136,7 +127,8 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
             ]
     account = org.accounts.get(spec.account)
     quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []
-    return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas)
+    economics = serving_economics(spec, memory, {rp.region: rp.instance_type for rp in regions}, catalog)
+    return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas, economics=economics)
 
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "MAX_DRAIN_SECONDS", "InferencePlan", "default_zones", "plan_inference"]

@@ -26,6 +26,8 @@ def figure(unit: str, value: Decimal | None) -> str:
         return UNKNOWN
     if unit == "usd":
         return money(value, 0)
+    if unit.startswith("usd "):  # a unit price, e.g. "usd per 1M tokens": cents matter
+        return f"{money(value, 3)} {unit[4:]}"
     return f"{number(float(value), 1)} {unit}"
 
 

@@ -27,7 +27,11 @@ def test_training_example_has_run_figures_and_onprem_ownership() -> None:
     assert train["training run: cost per run"].value is not None
     onprem = plan_figures(checked("llm-train-onprem").plan)
     assert onprem["ownership: break-even month vs AWS on-demand"].value is not None
-    assert plan_figures(checked("chat-serve").plan) == {}
+    serve = plan_figures(checked("chat-serve").plan)  # one cost per million tokens per region
+    assert sorted(serve) == [
+        f"serving {r}: cost per 1M tokens" for r in ("ap-northeast-1", "eu-central-1", "us-east-1", "us-west-2")
+    ]
+    assert plan_figures(checked("model-registry").plan) == {}
 
 
 def test_comment_shows_the_changed_figure() -> None:

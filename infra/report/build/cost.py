@@ -7,8 +7,9 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from infra.cost import Breakdown, Line, ResourceCost
+from infra.report.model import CostGroupOut, CostLineOut, CostOut, CostTotalOut, ResourceCostOut, StackReport
 from infra.report.sections import cost_section
-from infra.report.model import CostGroupOut, CostLineOut, CostOut, CostTotalOut, ResourceCostOut, Section, StackReport
+
 
 def line_out(line: Line) -> CostLineOut:
     return CostLineOut(

@@ -7,9 +7,17 @@ from collections.abc import Iterable
 from decimal import Decimal
 
 from infra.catalog import Catalog
-from infra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
 from infra.report.build.cost import describe
-from infra.report.model import DiffReport, FigureChangeOut, FindingChangeOut, InputProblem, PropertyChangeOut, ResourceChangeOut, StackDiffOut
+from infra.report.model import (
+    DiffReport,
+    FigureChangeOut,
+    FindingChangeOut,
+    InputProblem,
+    PropertyChangeOut,
+    ResourceChangeOut,
+    StackDiffOut,
+)
+from infra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
 
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 

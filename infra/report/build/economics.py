@@ -1,5 +1,6 @@
-"""Report sections for the training plan's money questions: the parallel layout's per-GPU memory, the run's
-days, GPU-hours and cost, and owning versus renting. Each figure's row says which inputs it came from."""
+"""Report sections for the plan's money questions: the parallel layout's per-GPU memory, the run's days,
+GPU-hours and cost, owning versus renting, and a serving fleet's tokens/s and cost per million tokens. Each
+figure's row says which inputs it came from."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from infra.plan import TrainingPlan
 from infra.plan.layout import LayoutMemory
 from infra.plan.ownership import OwnershipPlan
 from infra.plan.runtime import RunPlan, RunPoint
+from infra.plan.tokens import ServingEconomics
 from infra.report.format import UNKNOWN, check, gigabytes, money, number, percent
 from infra.report.model import Section
 
@@ -135,4 +137,62 @@ def ownership_section(own: OwnershipPlan) -> Section:
     )
 
 
-__all__ = ["economics_sections", "layout_section", "ownership_section", "run_section"]
+def _rate(value: float | None) -> str:
+    return UNKNOWN if value is None else number(value, 0)
+
+
+def serving_sections(econ: ServingEconomics) -> list[Section]:
+    """Per region: the planned token rate, the roofline, concurrency and cost per million output tokens; then
+    what each weight precision changes on one region's instance."""
+    out = [
+        Section(
+            title="Serving economics (per replica, on-demand)",
+            columns=["region", "instance", "tokens/s", "bound tokens/s", "concurrency", "$/h", "$ per 1M tokens"],
+            rows=[
+                [
+                    r.region,
+                    r.instance_type,
+                    _rate(r.tokens_per_s),
+                    _rate(r.bound_tokens_per_s),
+                    UNKNOWN if r.concurrency is None else str(r.concurrency),
+                    money(r.usd_per_hour, 4),
+                    money(r.usd_per_million_tokens, 3),
+                ]
+                for r in econ.regions
+            ],
+            notes=[
+                f"tokens/s = throughput_rps_per_replica x {econ.output_tokens} output tokens (the measured capacity "
+                "the fleet is sized at); bound = memory-bandwidth roofline (plan/roofline.py); $ per 1M output "
+                "tokens = $/h / (tokens/s x 3600) x 1e6 at the region's on-demand price"
+            ],
+        )
+    ]
+    if econ.quantization:
+        out.append(
+            Section(
+                title=f"Quantization on {econ.quantization_instance} in {econ.quantization_region}",
+                columns=["weights", "size", "needed", "fits", "concurrency", "bound tokens/s", "tokens/s", "$ per 1M"],
+                rows=[
+                    [
+                        p.precision,
+                        gigabytes(p.weights_bytes),
+                        gigabytes(p.needed_bytes),
+                        check(p.fits),
+                        UNKNOWN if p.concurrency is None else str(p.concurrency),
+                        _rate(p.bound_tokens_per_s),
+                        _rate(p.tokens_per_s),
+                        money(p.usd_per_million_tokens, 3),
+                    ]
+                    for p in econ.quantization
+                ],
+                notes=[
+                    "needed = weights + KV cache at max_concurrent_sequences x context length; tokens/s = the "
+                    "planned rate x this precision's bound / the spec's bound (decode reads fewer bytes per step): "
+                    "an estimate a benchmark at that precision replaces"
+                ],
+            )
+        )
+    return out
+
+
+__all__ = ["economics_sections", "layout_section", "ownership_section", "run_section", "serving_sections"]

@@ -6,10 +6,9 @@ from __future__ import annotations
 from collections import Counter
 from typing import Any
 
-from infra.graph import Graph, Resource, views
+from infra.graph import Graph, Resource, tokens, views
 from infra.report.format import number
 from infra.report.model import ResourceOut, Section
-from infra.graph import tokens
 
 ROUTE53_RECORD = tokens.ROUTE53_RECORD
 

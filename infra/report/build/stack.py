@@ -8,14 +8,22 @@ from typing import TYPE_CHECKING
 
 from infra.errors import format_path
 from infra.graph import Graph
-from infra.preflight import PreflightFinding
 from infra.load import Inputs
 from infra.plan import InferencePlan, RegistryPlan, TrainingPlan
-from infra.validators import Finding
-from infra.report.format import check, gigabytes, money, number, percent
-from infra.report.build.economics import economics_sections
-from infra.report.model import PreflightOut, FindingOut, PolicyOut, PolicyReportOut, PolicyViolationOut, Section, StackReport
+from infra.preflight import PreflightFinding
+from infra.report.build.economics import economics_sections, serving_sections
 from infra.report.build.resources import by_component, key_settings, resources_out
+from infra.report.format import check, gigabytes, money, number, percent
+from infra.report.model import (
+    FindingOut,
+    PolicyOut,
+    PolicyReportOut,
+    PolicyViolationOut,
+    PreflightOut,
+    Section,
+    StackReport,
+)
+from infra.validators import Finding
 
 if TYPE_CHECKING:
     from infra.policy.pack import PolicyRun
@@ -209,6 +217,7 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
                 for r in plan.regions
             ],
         ),
+        *(serving_sections(plan.economics) if plan.economics else []),
         quota_section(plan.quotas),
     ]
 
