@@ -113,11 +113,10 @@ def scenario(kind: str, size: int, folder: Path) -> Path:
 
 def grown_fleet(path: Path) -> Path:
     """A fleet stack next to `path` whose first region may scale two replicas further: a small, real change."""
-    head = path.with_name(path.stem + "-head.yaml")
-    head.write_text(path.read_text().replace("max_replicas: 12", "max_replicas: 14", 1))
-    if head.read_text() == path.read_text():
-        raise ValueError(f"{path}: no 'max_replicas: 12' to grow")
-    return head
+    data = _load(path)
+    first = data["config"]["gpuinfra:inference"]["regions"][0]
+    first["max_replicas"] += 2
+    return _dump(data, path.with_name(path.stem + "-head.yaml"))
 
 
 def scaled(graph: Graph, copies: int) -> Graph:

@@ -155,7 +155,9 @@ def _embedded(resource: Resource, configmap: dict[str, Any], version: str, sourc
         if not isinstance(text, str) or "apiVersion:" not in text or not judgeable(text):
             continue
         try:
-            docs = [d for d in YAML(typ="safe", pure=True).load_all(text) if isinstance(d, dict)]
+            # libyaml's YAML 1.1 reading (ruamel's C loader): what Kubernetes' own sigs.k8s.io/yaml (go-yaml,
+            # YAML 1.1) sees, and about 10x faster than the pure-Python parser on the job template.
+            docs = [d for d in YAML(typ="safe").load_all(text) if isinstance(d, dict)]
         except YAMLError as exc:
             message = f"data[{key!r}] is not valid YAML: {exc}"
             findings.append(PreflightFinding.at(resource, "PF-K8S-EMBEDDED", f"data.{key}", text, message, "YAML 1.2"))

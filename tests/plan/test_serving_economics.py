@@ -10,7 +10,9 @@ $0.8048/h and g6e.xlarge ap-northeast-1 $2.699/h from ec2instances.info's 2026-0
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
+from pathlib import Path
 
 import pytest
 from helpers import checked
@@ -132,3 +134,31 @@ def test_the_report_shows_both_tables_and_the_figure_reads_in_cents(plan: Infere
     assert [row[0] for row in quantized.rows] == ["bf16", "fp8", "int8", "int4"]
     assert quantized.rows[0][3] == "NO" and quantized.rows[0][-1] == "-"  # unknown, never $0
     assert figure(PER_MILLION_TOKENS, Decimal("0.596")) == "$0.596 per 1M tokens"
+
+
+def test_a_pull_request_that_halves_the_rate_shows_the_cost_per_million_tokens_doubling(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two previews as JSON documents, then `gpuinfra diff`: the figure change survives the documents."""
+    from bad_inputs import run_cli
+    from helpers import write_stack
+
+    docs = []
+    for label, rps in (("base", 1.5), ("head", 0.75)):
+        folder = tmp_path / label
+        folder.mkdir()
+        stack = write_stack(folder, "chat-serve", spec={"throughput_rps_per_replica": rps})
+        code, out, err = run_cli(capsys, monkeypatch, "preview", str(stack), "--format", "json")
+        assert code == 0, err
+        (folder / "preview.json").write_text(out)
+        docs.append(str(folder / "preview.json"))
+    code, out, err = run_cli(capsys, monkeypatch, "diff", *docs, "--format", "json")
+    assert code == 0, err
+    (stack,) = json.loads(out)["stacks"]
+    figures = {f["name"]: f for f in stack["figures"]}
+    east = figures["serving us-east-1: cost per 1M tokens"]
+    assert (east["unit"], Decimal(east["before"]), Decimal(east["after"])) == (
+        PER_MILLION_TOKENS,
+        Decimal("0.596"),  # 0.8048 / (375 x 3600) x 1e6
+        Decimal("1.192"),  # 0.8048 / (187.5 x 3600) x 1e6
+    )

@@ -42,7 +42,9 @@ CLUSTER_SLURM_SETTINGS = {
     "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
     "HealthCheckNodeState": "ANY",
 }
-"""Cluster-level Slurm settings (AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters")."""
+"""Cluster-level Slurm settings (AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters": its allow-list
+names SelectTypeParameters, TaskProlog and the three HealthCheck* settings since the expanded custom settings
+of 2025-10-06; a name outside it is a ValidationException at CreateCluster)."""
 PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
 WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
 """Slurm fills lower weights first: on-demand (and the block) before spot."""
