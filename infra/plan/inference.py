@@ -127,7 +127,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
             ]
     account = org.accounts.get(spec.account)
     quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []
-    economics = serving_economics(spec, memory, {rp.region: rp.instance_type for rp in regions}, catalog)
+    economics = serving_economics(spec, memory, regions, catalog)
     return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas, economics=economics)
 
 

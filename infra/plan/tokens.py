@@ -15,6 +15,8 @@ from decimal import Decimal
 from infra.catalog import Catalog, InstanceType
 from infra.plan.memory import Plain, ServingMemory, serving_memory, usable_accelerator_bytes
 from infra.plan.roofline import ReplicaBound, replica_bound
+from infra.plan.serving import RegionPlan
+from infra.plan.serving import fits as holds
 from infra.spec import InferenceSpec
 
 SECONDS_PER_HOUR = 3600
@@ -103,25 +105,23 @@ def _alternative(spec: InferenceSpec, precision: str) -> ServingMemory:
 
 
 def serving_economics(
-    spec: InferenceSpec, memory: ServingMemory, instance_types: dict[str, str | None], catalog: Catalog
+    spec: InferenceSpec, memory: ServingMemory, region_plans: list[RegionPlan], catalog: Catalog
 ) -> ServingEconomics:
-    """Per region (region -> instance type), and the quantization table on the first priced region's type."""
+    """Per region (its planned type and roofline), and the quantization table on the first priced region's type."""
     planned = spec.throughput_rps_per_replica * spec.requests.output_tokens
     regions = []
-    for region, name in instance_types.items():
-        info = catalog.instance(name) if name else None
-        if info is None:
+    for rp in region_plans:
+        if rp.instance_type is None:
             continue
-        bound = replica_roofline(info, memory, spec, catalog)
-        price = catalog.on_demand(info.name, region)
+        price = catalog.on_demand(rp.instance_type, rp.region)
         hourly = price.usd_per_hour if price else None
         regions.append(
             RegionTokens(
-                region=region,
-                instance_type=info.name,
+                region=rp.region,
+                instance_type=rp.instance_type,
                 tokens_per_s=planned,
-                bound_tokens_per_s=bound.tokens_per_s if bound else None,
-                concurrency=bound.batch if bound else None,
+                bound_tokens_per_s=rp.bound.tokens_per_s if rp.bound else None,
+                concurrency=rp.bound.batch if rp.bound else None,
                 usd_per_hour=hourly,
                 usd_per_million_tokens=cost_per_million_tokens(planned, hourly) if hourly is not None else None,
             )
@@ -134,10 +134,7 @@ def serving_economics(
     points = []
     for precision in PRECISIONS:
         alt = memory if precision == spec.model.precision else _alternative(spec, precision)
-        usable = usable_accelerator_bytes(
-            info.accelerator_count, info.accelerator_memory_mib, spec.model.gpu_memory_utilization
-        )
-        fits = alt.needed_bytes <= usable
+        fits = holds(info, alt, spec.model.gpu_memory_utilization)[0]  # the fit `auto` uses
         bound = replica_roofline(info, alt, spec, catalog) if fits else None
         if bound is None:
             rate = None
