@@ -9,7 +9,6 @@ from infra.catalog import Catalog
 from infra.plan.coldstart import cold_start
 from infra.plan.memory import Plain, ServingMemory, serving_memory
 from infra.plan.quotas import QuotaNeed, Usage, quota_needs
-from infra.plan.roofline import ReplicaBound
 from infra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
 from infra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from infra.spec import InferenceSpec, Organization
@@ -63,10 +62,6 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     )
     shape = spec.requests
 
-    def bound(instance_type: str | None) -> ReplicaBound | None:
-        info = catalog.instance(instance_type) if instance_type else None
-        return replica_roofline(info, memory, spec, catalog) if info else None
-
     def region_extra(region: str, instance_type: str | None) -> dict[str, Any]:
         info = catalog.instance(instance_type) if instance_type else None
         if info is None:
@@ -74,7 +69,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         cold = cold_start(
             info, memory.weights_bytes, catalog, spec.cold_start.download_gb_s, spec.cold_start.weights_load_seconds
         )
-        replica = bound(instance_type)
+        replica = replica_roofline(info, memory, spec, catalog)
         longest = shape.max_output_tokens or m.context_length_tokens
         drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
         return {
