@@ -16,7 +16,7 @@ from infra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layo
 from infra.plan.memory import MIB, training_memory
 from infra.plan.ownership import OwnershipPlan, ownership_plan
 from infra.plan.racks import RackLayout
-from infra.plan.rates import cluster_hourly, node_rates
+from infra.plan.rates import cluster_hourly, lowest_rate, node_rates
 from infra.plan.runtime import RunInputs, RunPlan, plan_run
 from infra.spec import Organization, TrainingSpec
 
@@ -149,9 +149,11 @@ def training_run(
     capacity = spec.compute.capacity
     price: Callable[[int], Decimal | None]
     price_sources: list[str] = []
+    floor: Decimal | None = None
     if spec.provider == "aws" and spec.region:
         rates = node_rates(catalog, info.name, spec.region)
         price_sources = rates.sources
+        floor = lowest_rate(rates, capacity.type)
 
         def price(nodes: int) -> Decimal | None:
             base = capacity.on_demand_base if capacity.type == "spot" else nodes
@@ -160,6 +162,7 @@ def training_run(
     elif ownership is not None:
         per_node = ownership.total_monthly_usd / ownership.nodes / Decimal(repr(HOURS_PER_MONTH))
         price_sources = ["ownership (organization file)", *ownership.sources]
+        floor = per_node
 
         def price(nodes: int) -> Decimal | None:
             return per_node * nodes
@@ -195,7 +198,7 @@ def training_run(
     )
     nodes = spec.compute.node_count
     max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes), None
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
 __all__ = ["training_layout", "training_ownership", "training_run"]

@@ -53,4 +53,14 @@ def cluster_hourly(rates: NodeRates, capacity: str, on_demand_nodes: int, spot_n
     return rates.on_demand * on_demand_nodes + (rates.spot or Decimal(0)) * spot_nodes
 
 
-__all__ = ["NodeRates", "cluster_hourly", "node_rates"]
+def lowest_rate(rates: NodeRates, capacity: str) -> Decimal | None:
+    """The lowest per-node rate `cluster_hourly` mixes for `capacity`: no cluster of that capacity costs less
+    per node-hour (None when a rate it mixes is unknown)."""
+    if capacity == "capacity_block":
+        return rates.capacity_block
+    if capacity == "spot":
+        return None if rates.on_demand is None or rates.spot is None else min(rates.on_demand, rates.spot)
+    return rates.on_demand
+
+
+__all__ = ["NodeRates", "cluster_hourly", "lowest_rate", "node_rates"]

@@ -130,25 +130,46 @@ def plan_run(
     price: Callable[[int], Decimal | None],
     fits: Callable[[int], bool],
     max_nodes: int,
+    floor_per_node: Decimal | None = None,
 ) -> RunPlan:
     """The run at `nodes`, half and double that, the cheapest node count and the fewest that meet the target.
-    Node counts where the model does not fit (`fits`) are never proposed."""
-    # The sweep prices every count but asks `fits` (the costly memory model) only of a count that would
-    # become the cheapest or the first to meet the target: the same answer as filtering first (1,024 nodes:
-    # 4,096 counts in a few ms instead of ~0.1 s).
+    Node counts where the model does not fit (`fits`) are never proposed.
+
+    `floor_per_node`, when given, is a rate no count's price per node falls below (the lowest rate `price`
+    mixes); with it the sweep stops where no larger count can be cheaper or meet the target, with the same
+    answer as sweeping to `max_nodes` (tests/plan/test_runtime.py compares the two)."""
+    # Why stopping is safe: node-hours n x wall(n) = flops / (GPU rate x efficiency(n) x goodput(n)) never
+    # fall as n grows (efficiency falls each doubling, scaling_per_doubling <= 1; goodput falls as
+    # interruptions come more often), so every larger count costs at least floor x node-hours(n). Goodput at
+    # or below zero stays there for every larger count. Compute hours go as n^-(1 + log2 per_doubling), monotone
+    # in n, so no larger count up to max_nodes runs faster than min(compute(n), compute(max_nodes)) / goodput(n).
+    # The sweep asks `fits` (the costly memory model) only of a count that would become the cheapest or the
+    # first to meet the target: the same answer as filtering first.
     cheapest_n, cheapest_cost, meets_n = None, None, None
+    compute_at_max = _hours(inputs, max_nodes)[0]
+    cheapest_open, meets_open = True, target_days is not None
     for n in range(1, max_nodes + 1):
-        wall_h = _hours(inputs, n)[2]
-        if not wall_h:
-            continue
-        cost = _cost(price(n), wall_h)
-        better = cost is not None and (cheapest_cost is None or cost < cheapest_cost)
-        first = meets_n is None and target_days is not None and wall_h / HOURS_PER_DAY <= target_days
-        if (better or first) and fits(n):
-            if better:
+        compute_h, share, wall_h = _hours(inputs, n)
+        if share is None or wall_h is None:
+            break  # no checkpointing, or goodput gone: the same for every larger count
+        if cheapest_open:
+            cost = _cost(price(n), wall_h)
+            if cost is not None and (cheapest_cost is None or cost < cheapest_cost) and fits(n):
                 cheapest_n, cheapest_cost = n, cost
-            if first:
-                meets_n = n
+            if (
+                floor_per_node is not None
+                and cheapest_cost is not None
+                and floor_per_node * Decimal(repr(wall_h * n)) >= cheapest_cost + 1
+            ):
+                cheapest_open = False
+        if meets_open:
+            assert target_days is not None
+            if wall_h / HOURS_PER_DAY <= target_days and fits(n):
+                meets_n, meets_open = n, False
+            elif min(compute_h, compute_at_max) / share / HOURS_PER_DAY > target_days:
+                meets_open = False  # no count up to max_nodes can finish in time any more
+        if not cheapest_open and not meets_open:
+            break
     cheapest = run_point(inputs, cheapest_n, price) if cheapest_n is not None else None
     meets = run_point(inputs, meets_n, price) if meets_n is not None else None
     notes = []

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
@@ -87,3 +89,56 @@ def test_nodes_where_the_model_does_not_fit_are_never_proposed() -> None:
 def test_without_checkpointing_no_days_are_planned() -> None:
     point = run_point(inputs(write_seconds=None, interval_minutes=None), 16, lambda n: None)
     assert point.days is None and point.cost_usd is None
+
+
+def _swept(
+    run: RunInputs, target: float | None, price: Callable[[int], Decimal | None], fits: Callable[[int], bool], most: int
+) -> tuple[int | None, int | None]:
+    """The cheapest and the first-to-meet node counts by brute force: every count, fitting ones only."""
+    points = [run_point(run, n, price) for n in range(1, most + 1) if fits(n)]
+    priced = [(p.cost_usd, p.nodes) for p in points if p.cost_usd is not None]
+    meets = next((p.nodes for p in points if target is not None and p.days and p.days <= target), None)
+    return (min(priced)[1] if priced else None), meets
+
+
+def test_the_bounded_sweep_finds_what_sweeping_every_count_finds() -> None:
+    # plan_run stops early when given the lowest per-node rate; its answers must be those of a full sweep
+    # (a floor three times too high fails this: it stops before the cheapest count).
+    rng = random.Random(20261203)
+    stopped_early = 0
+    for _ in range(60):
+        capacity = rng.choice(["spot", "on_demand", "capacity_block"])
+        od, spot, base = Decimal(rng.choice([40, 55, 98])), Decimal(rng.choice([12, 30, 39])), rng.choice([0, 2, 8])
+        run = inputs(
+            capacity=capacity,
+            on_demand_base=base,
+            scaling_per_doubling=rng.choice([0.6, 0.9, 0.93, 1.0]),
+            node_mtbf_hours=rng.choice([200.0, 5000.0, 50000.0]),
+            spot_interruption_rate_monthly=rng.choice([0.05, 0.2, 2.0]),
+            interval_minutes=rng.choice([30.0, 150.0]),
+            flops=rng.choice([4.2e22, 4.2e23, 4.2e24]),
+        )
+        asked: list[int] = []
+
+        def price(
+            n: int,
+            capacity: str = capacity,
+            od: Decimal = od,
+            spot: Decimal = spot,
+            base: int = base,
+            asked: list[int] = asked,
+        ) -> Decimal:
+            asked.append(n)
+            return od * n if capacity != "spot" else od * min(base, n) + spot * max(0, n - base)
+
+        least = rng.choice([1, 3, 12])
+
+        def fits(n: int, least: int = least) -> bool:
+            return n >= least
+
+        target, most = rng.choice([None, 5.0, 60.0, 400.0]), rng.choice([64, 256])
+        plan = plan_run(run, 16, target, price, fits, most, min(od, spot) if capacity == "spot" else od)
+        found = (plan.cheapest.nodes if plan.cheapest else None, plan.meets_target.nodes if plan.meets_target else None)
+        stopped_early += max(asked, default=0) < most
+        assert found == _swept(run, target, price, fits, most)
+    assert stopped_early >= 20  # the bound does cut the sweep short, not only agree with it
