@@ -355,3 +355,17 @@ def test_a_misspelt_field_in_the_embedded_job_template_is_caught() -> None:
     )
     hits = [f for f in preflight(graph, load_catalog()) if f.urn == target.urn and f.rule == "PF-K8S-EMBEDDED"]
     assert hits and "backoffLimits" in hits[0].message, hits
+
+
+def test_an_unreadable_embedded_job_template_is_an_error_not_a_skip() -> None:
+    # An unclosed flow sequence: libyaml refuses it, and preflight says so instead of judging nothing.
+    def break_it(inputs: dict[str, Any]) -> None:
+        inputs["data"]["jobset.yaml"] = inputs["data"]["jobset.yaml"].replace("backoffLimit: 0", "backoffLimit: [0")
+
+    base = example_graph("llm-train-eks")
+    graph, target = planted(
+        base, "kubernetes:core/v1:ConfigMap", break_it, _index(base, "kubernetes:core/v1:ConfigMap", "job-template")
+    )
+    hits = [f for f in preflight(graph, load_catalog()) if f.urn == target.urn and f.rule == "PF-K8S-EMBEDDED"]
+    assert [f.path for f in hits] == ["data.jobset.yaml"], hits
+    assert "not valid YAML" in hits[0].message and hits[0].level == "error"
