@@ -48,6 +48,11 @@ GROWTH = 4.5 / 4
 GROWTH_ROUNDS = 9
 COMBINED_10K_SECONDS = 1.0
 FLEET_40_MB = 600
+MOST_RUNS = 40
+TRIO_SECONDS = 6.0
+"""Engine, preview and floor are sampled in turn for at least this long (up to MOST_RUNS rounds): a 0.1 s
+training preview then rests on about 20 rounds, so one slow stretch of a shared machine moves its median
+little (with 3 s and 25, train 16 read 1.25, 1.36 and 1.51 in three runs)."""
 PREFLIGHT_SHARE = 0.15
 """Issue 13: preflight adds at most 15% to the time of preview on the 40-region fleet."""
 
@@ -65,7 +70,7 @@ class Timing:
 
 
 def alternately(
-    fns: tuple[Callable[[], object], ...], runs: int, budget_seconds: float, most: int = 25
+    fns: tuple[Callable[[], object], ...], runs: int, budget_seconds: float, most: int = MOST_RUNS
 ) -> list[Timing]:
     """Median and spread of each of `fns`, timed in turn (a, b, a, b, ...) after one warm-up each, so all
     medians come from the same stretch of machine time: background load that would tilt one of two
@@ -114,7 +119,7 @@ def measure(kind: str, size: int, folder: Path, runs: int) -> Row:
     row.stages["policies"] = timed(stages.policies(prepared), runs)
     row.stages["preflight"] = timed(stages.preflight(prepared), runs)
     row.stages["engine"], row.stages["preview"], row.stages["floor"] = alternately(
-        (stages.engine(prepared), stages.preview(path), lambda: run_floor(prepared.graph)), runs, budget_seconds=3.0
+        (stages.engine(prepared), stages.preview(path), lambda: run_floor(prepared.graph)), runs, TRIO_SECONDS
     )
     with generic_floor():
         row.stages["floor (generic)"] = timed(lambda: run_floor(prepared.graph), runs)
@@ -221,6 +226,12 @@ def growth(rows: list[Row], runs: int) -> list[tuple[str, float, float, float, b
         for large in rows:
             if large.kind == small.kind and 3.5 <= large.resources / small.resources <= 4.5:
                 r_ratio = large.resources / small.resources
+                for row in (small, large):  # a refused stack previews in milliseconds: timing it measures nothing
+                    made = len(json.loads(stages.preview(row.path)())["stacks"][0]["resources"] or [])
+                    if made != row.resources:
+                        raise SystemExit(
+                            f"bench: {row.kind} {row.size} previewed {made} resources, not {row.resources}"
+                        )
                 small_time, large_time = alternately(
                     (stages.preview(small.path), stages.preview(large.path)),
                     max(runs, GROWTH_ROUNDS),
@@ -279,6 +290,7 @@ def main() -> int:
                 f"floor {row.stages['floor']}  ratio {row.ratio:.2f}",
                 flush=True,
             )
+    pairs = growth(rows, runs)  # before the catalog's cold loads below drop the synthetic regions
     largest = max((r for r in rows if r.kind == "fleet"), key=lambda r: r.size)
     largest_onprem = max((r for r in rows if r.kind == "onprem"), key=lambda r: r.size)
     memory = peak_memory(largest) + peak_memory(largest_onprem)
@@ -294,7 +306,7 @@ def main() -> int:
         header,
         runs,
         rows,
-        growth(rows, runs),
+        pairs,
         diff_size,
         diff_time,
         big_resources,
@@ -364,10 +376,11 @@ def report(results: Results, seconds: float) -> str:
         "",
         f"Written by `make bench` on {datetime.date.today().isoformat()} ({seconds / 60:.1f} min)."
         f" Machine: {results.header}.",
-        f"Each figure: median of at least {results.runs} runs after a warm-up (up to 25 while under 1 s in all;"
-        " 3 s for engine, preview and floor together),"
+        f"Each figure: median of at least {results.runs} runs after a warm-up (up to {MOST_RUNS} while under 1 s in"
+        f" all; {TRIO_SECONDS:g} s for engine, preview and floor together),"
         " seconds, (min-max) in brackets; in-process, after imports (one-time import cost is not per preview). The"
-        " engine and the floor both run with the cyclic garbage collector paused (`infra.pulumi.engine.gc_paused`);"
+        " engine and the floor both run with the engine's settings (`infra.pulumi.engine.engine_settings`: the cyclic"
+        " garbage collector paused, no per-registration source stack walk);"
         " engine, preview and floor are sampled in turn, so they (and the ratio) come from the same stretch of"
         " machine time.",
         "",

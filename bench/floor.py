@@ -14,7 +14,7 @@ import pulumi.runtime.settings
 from pulumi.runtime import mocks as pulumi_mocks
 
 from infra.graph import STACK_TYPE, Graph, Resource
-from infra.pulumi.engine import gc_paused
+from infra.pulumi.engine import engine_settings
 from infra.pulumi.engine.mocks import AwsMocks
 
 
@@ -109,7 +109,7 @@ def run_floor(graph: Graph) -> None:
     except RuntimeError:
         asyncio.set_event_loop(asyncio.new_event_loop())
     pulumi.runtime.set_mocks(AwsMocks(), project=graph.project, stack=graph.stack, preview=False)
-    with gc_paused():  # the engine's own run setting: the comparison is code against code
+    with engine_settings():  # the engine's own run settings: the comparison is code against code
         pulumi_mocks.test(replay(graph))()
 
 

@@ -3,6 +3,9 @@ failures as EngineError."""
 
 from __future__ import annotations
 
+import contextlib
+import importlib
+
 import pulumi
 import pulumi_aws as aws
 import pytest
@@ -84,3 +87,38 @@ def test_secrets_are_blinded_in_the_graph() -> None:
 def test_program_refuses_error_findings() -> None:
     with pytest.raises(EngineError, match="spot-without-checkpointing"):
         program_graph(inputs_for("llm-train", {"checkpointing": None}))
+
+
+def test_skipping_source_positions_changes_no_graph() -> None:
+    # The engine skips the SDK's per-registration stack walk (engine/run.py no_source_positions). The walk must
+    # still exist at the pinned pulumi (or the skip silently does nothing), and the graph with it must be the
+    # graph without it.
+    import pulumi.runtime.resource as sdk
+
+    engine_run = importlib.import_module("infra.pulumi.engine.run")  # the module (the package exports run())
+
+    assert callable(getattr(sdk, "_get_stack_trace", None)), "pulumi moved its stack walk: update no_source_positions"
+    walked: list[int] = []
+    original = sdk._get_stack_trace
+
+    def counting() -> object:
+        walked.append(1)
+        return original()
+
+    inputs = inputs_for("llm-train")
+    plan = check(inputs, load_catalog()).plan
+    sdk._get_stack_trace = counting
+    try:
+        skipped = preview_graph(inputs, plan)
+        # Only the root stack, which set_mocks registers before the program runs, is walked; restored after.
+        assert len(walked) == 1 and sdk._get_stack_trace is counting
+        walked.clear()
+        with_positions = engine_run.no_source_positions
+        engine_run.no_source_positions = contextlib.nullcontext  # type: ignore[assignment]
+        try:
+            walked_graph = preview_graph(inputs, plan)
+        finally:
+            engine_run.no_source_positions = with_positions
+    finally:
+        sdk._get_stack_trace = original
+    assert len(walked) == len(skipped.resources) and walked_graph == skipped  # one walk per registration

@@ -2,6 +2,6 @@
 An engine for preview and tests, never a replacement for `pulumi up`."""
 
 from infra.pulumi.engine.mocks import short_hash
-from infra.pulumi.engine.run import EngineError, gc_paused, run
+from infra.pulumi.engine.run import EngineError, engine_settings, run
 
-__all__ = ["EngineError", "gc_paused", "run", "short_hash"]
+__all__ = ["EngineError", "engine_settings", "run", "short_hash"]

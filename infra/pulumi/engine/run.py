@@ -22,9 +22,11 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime
+import pulumi.runtime.resource
 import pulumi.runtime.settings
 from google.protobuf import json_format
 from pulumi.runtime import mocks as pulumi_mocks
+from pulumi.runtime.proto import source_pb2
 
 from infra.errors import GpuinfraError
 from infra.graph import STACK_TYPE, Graph, Resource
@@ -107,7 +109,7 @@ def run(
         handler = loop.get_exception_handler()
         loop.set_exception_handler(_quiet)
         try:
-            with gc_paused():
+            with engine_settings():
                 pulumi_mocks.test(program)()
         except GpuinfraError:
             raise
@@ -158,6 +160,36 @@ def gc_paused() -> Iterator[None]:
             gc.enable()
 
 
+_STACK_TRACE = "_get_stack_trace"
+"""pulumi.runtime.resource's per-registration stack walk (pulumi 3.272; tests/engine/test_engine.py fails if a
+pin move loses it)."""
+
+
+@contextmanager
+def no_source_positions() -> Iterator[None]:
+    """Skip the stack walk the SDK does at every registration: `traceback.extract_stack` (with a source-line
+    lookup and a stat per file) and a file URI per frame, so that `pulumi preview` can show where in the
+    program each resource was made. The recorder reads no such field, so in-process it is pure cost, and it
+    grows with the program's call depth (about a tenth of a training preview). The graph is the same."""
+    module = pulumi.runtime.resource
+    saved = getattr(module, _STACK_TRACE, None)
+    if saved is None:
+        yield
+        return
+    setattr(module, _STACK_TRACE, source_pb2.StackTrace)  # an empty trace: no frames, no source position
+    try:
+        yield
+    finally:
+        setattr(module, _STACK_TRACE, saved)
+
+
+@contextmanager
+def engine_settings() -> Iterator[None]:
+    """How the engine runs a program (bench/floor.py runs its floor the same way, so they compare code)."""
+    with gc_paused(), no_source_positions():
+        yield
+
+
 def _fresh_event_loop() -> None:
     try:
         loop = asyncio.get_event_loop()
@@ -168,4 +200,4 @@ def _fresh_event_loop() -> None:
     asyncio.set_event_loop(asyncio.new_event_loop())
 
 
-__all__ = ["EngineError", "gc_paused", "run"]
+__all__ = ["EngineError", "engine_settings", "gc_paused", "no_source_positions", "run"]
