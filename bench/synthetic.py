@@ -105,10 +105,14 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
 
 
 def scenario(kind: str, size: int, folder: Path) -> Path:
-    """The stack file of one benchmark scenario: `fleet` (regions), `train` or `onprem` (nodes)."""
+    """The stack file of one benchmark scenario: `fleet` (regions), `train` or `onprem` (nodes), in a folder of
+    its own: each scenario writes the organization file its stack reads, so scenarios sharing a folder would
+    preview later against the last one's (a fleet against a training org is refused in milliseconds)."""
+    own = folder / f"{kind}-{size}"
+    own.mkdir(parents=True, exist_ok=True)
     if kind == "fleet":
-        return inference_stack(size, folder)
-    return training_stack(size, folder, onprem=kind == "onprem")
+        return inference_stack(size, own)
+    return training_stack(size, own, onprem=kind == "onprem")
 
 
 def grown_fleet(path: Path) -> Path:

@@ -20,6 +20,7 @@ def environment(package: str) -> Environment:
         trim_blocks=True,
         lstrip_blocks=True,
         autoescape=False,
+        auto_reload=False,  # package data never changes under a running process: no stat per render
     )
 
 
