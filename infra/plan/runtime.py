@@ -148,13 +148,20 @@ def plan_run(
     cheapest_n, cheapest_cost, meets_n = None, None, None
     compute_at_max = _hours(inputs, max_nodes)[0]
     cheapest_open, meets_open = True, target_days is not None
+    fitting: dict[int, bool] = {}
+
+    def fit(n: int) -> bool:  # one memory-model answer per count, though both searches may ask
+        if n not in fitting:
+            fitting[n] = fits(n)
+        return fitting[n]
+
     for n in range(1, max_nodes + 1):
         compute_h, share, wall_h = _hours(inputs, n)
         if share is None or wall_h is None:
             break  # no checkpointing, or goodput gone: the same for every larger count
         if cheapest_open:
             cost = _cost(price(n), wall_h)
-            if cost is not None and (cheapest_cost is None or cost < cheapest_cost) and fits(n):
+            if cost is not None and (cheapest_cost is None or cost < cheapest_cost) and fit(n):
                 cheapest_n, cheapest_cost = n, cost
             if (
                 floor_per_node is not None
@@ -164,7 +171,7 @@ def plan_run(
                 cheapest_open = False
         if meets_open:
             assert target_days is not None
-            if wall_h / HOURS_PER_DAY <= target_days and fits(n):
+            if wall_h / HOURS_PER_DAY <= target_days and fit(n):
                 meets_n, meets_open = n, False
             elif min(compute_h, compute_at_max) / share / HOURS_PER_DAY > target_days:
                 meets_open = False  # no count up to max_nodes can finish in time any more
