@@ -7,7 +7,7 @@ STACKS := $(sort $(wildcard stacks/Pulumi.*.yaml))
 
 .PHONY: preview test lint bench clean
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml setup.py
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)
@@ -22,7 +22,7 @@ test: $(STAMP)
 
 ## Static checks (not part of `make test`).
 lint: $(STAMP)
-	$(BIN)/ruff check infra policies tests bench
+	$(BIN)/ruff check infra templates policies tests bench setup.py
 	$(BIN)/mypy
 
 ## Benchmarks (not part of `make test`); writes bench/RESULTS.md.

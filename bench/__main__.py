@@ -24,20 +24,21 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.diff import diff_command
+from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.policy.pack import pack_config, police_stack
+from gpuinfra.report.render.json import render_diff_json
+from gpuinfra.review.diff import Snapshot, diff_sides
+from gpuinfra.review.replacements import load_rules
+
 import bench.floor as floor_module
 from bench import catalog as catalog_bench
 from bench import stages
 from bench.floor import run_floor
 from bench.rss import MODES
 from bench.synthetic import grown_fleet, inference_stack, scaled, scenario
-from infra.catalog import load_catalog
-from infra.commands.diff import diff_command
-from infra.cost import Breakdown, Usage, assumed_usage, price_graph
-from infra.graph import Graph, Resource
-from infra.policy.pack import pack_config, police_stack
-from infra.report.render.json import render_diff_json
-from infra.review.diff import Snapshot, diff_sides
-from infra.review.replacements import load_rules
 
 HERE = Path(__file__).resolve().parent
 RESULTS = HERE / "RESULTS.md"
@@ -386,8 +387,8 @@ def report(results: Results, seconds: float) -> str:
         f"Each figure: median of at least {results.runs} runs after a warm-up (up to {MOST_RUNS} while under 1 s in"
         f" all; {TRIO_SECONDS:g} s for engine, preview and floor together),"
         " seconds, (min-max) in brackets; in-process, after imports (one-time import cost is not per preview). The"
-        " engine and the floor both run with the engine's settings (`infra.pulumi.engine.engine_settings`: the cyclic"
-        " garbage collector paused, no per-registration source stack walk);"
+        " engine and the floor both run with the engine's settings (`gpuinfra.pulumi.engine.engine_settings`: the"
+        " cyclic garbage collector paused, no per-registration source stack walk);"
         " engine, preview and floor are sampled in turn, so they (and the ratio) come from the same stretch of"
         " machine time. *Preview / floor* (the verdict) is the ratio of the two medians; *per round* is the median"
         " of each round's own ratio, for comparison: on a shared 2-core VM either reads 1.2 to 1.55 for the same"

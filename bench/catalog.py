@@ -9,7 +9,7 @@ import statistics
 import sys
 import time
 
-from infra.catalog import load_catalog
+from gpuinfra.catalog import load_catalog
 
 CATALOG_LOAD_SECONDS = 0.100
 """Issue 18: the catalog loads in under 100 ms (2-core machine)."""

@@ -11,11 +11,10 @@ from typing import Any
 
 import pulumi
 import pulumi.runtime.settings
+from gpuinfra.graph import STACK_TYPE, Graph, Resource
+from gpuinfra.pulumi.engine import engine_settings
+from gpuinfra.pulumi.engine.mocks import AwsMocks
 from pulumi.runtime import mocks as pulumi_mocks
-
-from infra.graph import STACK_TYPE, Graph, Resource
-from infra.pulumi.engine import engine_settings
-from infra.pulumi.engine.mocks import AwsMocks
 
 
 def order(graph: Graph) -> list[Resource]:

@@ -2,7 +2,7 @@
 
 The example stacks' graphs are copied side by side (every URN, name, parent, provider and dependency
 suffixed per copy) until they hold about 10,000 resources, then the whole pack runs over them the way
-`gpuinfra preview` runs it: the graph priced once (infra.cost), the pack handed that cost. The budget is
+`gpuinfra preview` runs it: the graph priced once (gpuinfra.cost), the pack handed that cost. The budget is
 shared with cost and diff: all three under 1 s together.
 """
 
@@ -16,14 +16,14 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
+from gpuinfra.catalog import load_catalog  # noqa: E402
+from gpuinfra.plan import build_plan  # noqa: E402
+from gpuinfra.policy.facts import StackFacts  # noqa: E402
+from gpuinfra.policy.pack import pack_config, police  # noqa: E402
+from gpuinfra.policy.rules.budget import estimate_monthly  # noqa: E402
 from helpers import example_graph, inputs_for  # noqa: E402
 
 from bench.synthetic import scaled  # noqa: E402
-from infra.catalog import load_catalog  # noqa: E402
-from infra.plan import build_plan  # noqa: E402
-from infra.policy.facts import StackFacts  # noqa: E402
-from infra.policy.pack import pack_config, police  # noqa: E402
-from infra.policy.rules.budget import estimate_monthly  # noqa: E402
 
 TARGET = 10_000
 
@@ -51,7 +51,7 @@ def measure(stack: str, repeat: int = 5) -> tuple[int, float, float, int]:
 
 
 def main() -> None:
-    print("| stack | resources | policies | pricing (infra.cost) | violations |")
+    print("| stack | resources | policies | pricing (gpuinfra.cost) | violations |")
     print("|---|---:|---:|---:|---:|")
     for stack in ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry"):
         n, policies, cost, violations = measure(stack)

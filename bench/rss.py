@@ -18,12 +18,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TypeVar
 
+from gpuinfra.commands.diff import diff_command
+from gpuinfra.pulumi.preview import preview_graph
+from gpuinfra.report.render.json import render_diff_json
+from gpuinfra.validators.checked import check_stack
+
 from bench import stages
 from bench.synthetic import grown_fleet, scenario
-from infra.commands.diff import diff_command
-from infra.pulumi.preview import preview_graph
-from infra.report.render.json import render_diff_json
-from infra.validators.checked import check_stack
 
 MODES = ("preview", "stages", "diff")
 T = TypeVar("T")

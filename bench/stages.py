@@ -9,16 +9,16 @@ from dataclasses import dataclass
 from decimal import Decimal
 from pathlib import Path
 
-from infra.catalog import load_catalog
-from infra.commands.preview import preview_stacks
-from infra.cost import Usage, assumed_usage, price_graph
-from infra.graph import Graph
-from infra.plan import AnyPlan
-from infra.policy.pack import pack_config, police_stack
-from infra.pulumi.preview import preview_graph
-from infra.report.render.json import render_json
-from infra.validators import Level
-from infra.validators.checked import Checked, check_stack
+from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.preview import preview_stacks
+from gpuinfra.cost import Usage, assumed_usage, price_graph
+from gpuinfra.graph import Graph
+from gpuinfra.plan import AnyPlan
+from gpuinfra.policy.pack import pack_config, police_stack
+from gpuinfra.pulumi.preview import preview_graph
+from gpuinfra.report.render.json import render_json
+from gpuinfra.validators import Level
+from gpuinfra.validators.checked import Checked, check_stack
 
 
 @dataclass
@@ -66,7 +66,7 @@ def policies(p: Prepared) -> Callable[[], object]:
 
 
 def preflight(p: Prepared) -> Callable[[], object]:
-    from infra.preflight import preflight as judge
+    from gpuinfra.preflight import preflight as judge
 
     catalog = load_catalog()
     return lambda: judge(p.graph, catalog)
@@ -83,8 +83,8 @@ def preflight_cold(p: Prepared, folder: Path) -> float:
     saved.write_bytes(pickle.dumps(p.graph))
     script = (
         "import pickle, sys, time; graph = pickle.loads(open(sys.argv[1], 'rb').read());"
-        " from infra.catalog import load_catalog; catalog = load_catalog(); t = time.perf_counter();"
-        " from infra.preflight import preflight; preflight(graph, catalog); print(time.perf_counter() - t)"
+        " from gpuinfra.catalog import load_catalog; catalog = load_catalog(); t = time.perf_counter();"
+        " from gpuinfra.preflight import preflight; preflight(graph, catalog); print(time.perf_counter() - t)"
     )
     done = subprocess.run([sys.executable, "-c", script, str(saved)], capture_output=True, text=True, check=True)
     return float(done.stdout.strip())

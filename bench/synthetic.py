@@ -10,11 +10,10 @@ import copy
 from pathlib import Path
 from typing import Any
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.models import RegionList
+from gpuinfra.graph import Graph, Resource
 from ruamel.yaml import YAML
-
-from infra.catalog import load_catalog
-from infra.catalog.models import RegionList
-from infra.graph import Graph, Resource
 
 ROOT = Path(__file__).resolve().parent.parent
 SYNTHETIC = [f"zz-{side}-{i}" for side in ("north", "south", "east", "west") for i in range(1, 10)]
@@ -95,7 +94,7 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
         ]
     path = _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
     # Checkpoint at the planner's optimum for this size: validators refuse spot intervals past the bound.
-    from infra.validators.checked import check_stack
+    from gpuinfra.validators.checked import check_stack
 
     checkpoint = check_stack(path).plan.checkpoint  # type: ignore[union-attr]
     if checkpoint is not None:

@@ -1,5 +1,5 @@
-"""The pack directory's entry point (`pulumi preview --policy-pack policies`); the rules are in infra.policy."""
+"""The pack directory's entry point (`pulumi preview --policy-pack policies`); the rules are in gpuinfra.policy."""
 
-from infra.policy.rules import serve
+from gpuinfra.policy.rules import serve
 
 serve()

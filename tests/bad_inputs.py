@@ -227,8 +227,7 @@ def run_cli(capsys: Any, monkeypatch: Any, *args: str) -> tuple[int, str, str]:
     import sys
 
     import pytest
-
-    from infra.cli import main
+    from gpuinfra.cli import main
 
     monkeypatch.setattr(sys, "argv", ["gpuinfra", *args])
     with pytest.raises(SystemExit) as exited:

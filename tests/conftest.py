@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.catalog import Catalog, load_catalog
+from gpuinfra.catalog import Catalog, load_catalog
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

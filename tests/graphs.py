@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 from typing import Any
 
-from infra.graph import Graph, Resource
+from gpuinfra.graph import Graph, Resource
 
 STACK = "s"
 PROJECT = "gpuinfra"

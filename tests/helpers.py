@@ -11,12 +11,11 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.load import Inputs, resolve
+from gpuinfra.spec import SPEC_MODELS, Organization, OrgDocument, YamlDocument, parse_stack, read_yaml
+from gpuinfra.validators.checked import Checked, check
 from ruamel.yaml import YAML
-
-from infra.catalog import load_catalog
-from infra.load import Inputs, resolve
-from infra.spec import SPEC_MODELS, Organization, OrgDocument, YamlDocument, parse_stack, read_yaml
-from infra.validators.checked import Checked, check
 
 ROOT = Path(__file__).resolve().parent.parent
 STACKS = ROOT / "stacks"
@@ -31,7 +30,7 @@ Mutations = Mapping[str, Any]
 def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
     """Run the real console entry point in a subprocess."""
     return subprocess.run(
-        [sys.executable, "-c", "from infra.cli import main; main()", *args],
+        [sys.executable, "-c", "from gpuinfra.cli import main; main()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,
@@ -188,7 +187,7 @@ def run_case(case: Case) -> None:
 # ---- graphs ------------------------------------------------------------------------------------
 from functools import lru_cache  # noqa: E402
 
-from infra.graph import Graph  # noqa: E402
+from gpuinfra.graph import Graph  # noqa: E402
 
 
 def graph_for(
@@ -196,7 +195,7 @@ def graph_for(
 ) -> Graph:
     """Run the example stack (mutated) through the embedded engine: the whole program, as `pulumi up` runs it
     (config -> inputs -> plan -> validators -> components)."""
-    from infra.pulumi.preview import program_graph
+    from gpuinfra.pulumi.preview import program_graph
 
     return program_graph(inputs_for(stack, spec, org, config))
 

@@ -20,10 +20,9 @@ from typing import Any
 
 import grpc
 from google.protobuf import empty_pb2, json_format, struct_pb2
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.policy.pack import PolicyConfig, PolicyMeta
 from pulumi.runtime.proto import analyzer_pb2, analyzer_pb2_grpc
-
-from infra.graph import Graph, Resource
-from infra.policy.pack import PolicyConfig, PolicyMeta
 
 ROOT = Path(__file__).resolve().parent.parent
 PACK_DIR = ROOT / "policies"
@@ -56,7 +55,7 @@ def struct(values: Mapping[str, Any]) -> struct_pb2.Struct:
 def running_pack(stack: str, config: Mapping[str, str], project: str = "gpuinfra") -> Iterator[PackClient]:
     """Start the pack like the engine: venv python, cwd = the pack, stack config in the environment.
 
-    PYTHONPATH names this checkout so the pack imports this worktree's `infra` and `policies` (the shared
+    PYTHONPATH names this checkout so the pack imports this worktree's `gpuinfra` and `policies` (the shared
     virtualenv's editable install points at the main checkout)."""
     env = {
         **os.environ,

@@ -16,13 +16,12 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.plan import build_plan
+from gpuinfra.policy.facts import StackFacts
+from gpuinfra.policy.pack import PolicyRun, Violation, pack_config, police
 from helpers import apply, checked, example_graph, graph_for, inputs_for
-
-from infra.catalog import load_catalog
-from infra.graph import Graph, Resource
-from infra.plan import build_plan
-from infra.policy.facts import StackFacts
-from infra.policy.pack import PolicyRun, Violation, pack_config, police
 
 GraphEdit = tuple[str, str | None, Mapping[str, Any]]
 """(resource type, resource name or None for every resource of the type, dotted-path mutations)."""
@@ -41,9 +40,9 @@ def program_graph(
     validator gate would refuse (program.build without program.load's validation)."""
     if not unchecked:
         return graph_for(stack, spec, org)
-    from infra.pulumi.engine import run
-    from infra.pulumi.preview import PROJECT, engine_config
-    from infra.pulumi.program import build
+    from gpuinfra.pulumi.engine import run
+    from gpuinfra.pulumi.preview import PROJECT, engine_config
+    from gpuinfra.pulumi.program import build
 
     inputs = inputs_for(stack, spec, org)
     plan = build_plan(inputs.spec, inputs.org.org, load_catalog())

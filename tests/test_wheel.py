@@ -22,9 +22,10 @@ def run(*args: str | Path, cwd: Path | None = None) -> subprocess.CompletedProce
 def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     source = tmp_path / "source"
     source.mkdir()
-    for name in ("pyproject.toml", "README.md"):
+    for name in ("pyproject.toml", "setup.py", "README.md"):
         shutil.copy(ROOT / name, source / name)
-    shutil.copytree(ROOT / "infra", source / "infra", ignore=shutil.ignore_patterns("__pycache__"))
+    for folder in ("infra", "templates"):  # the source root and the top-level templates (package-dir mapped)
+        shutil.copytree(ROOT / folder, source / folder, ignore=shutil.ignore_patterns("__pycache__"))
     built = run(
         sys.executable, "-m", "pip", "wheel", "--no-deps", "--no-build-isolation", "-q", "-w", tmp_path / "dist", source
     )
@@ -35,7 +36,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     venv.create(fresh, with_pip=False)
     purelib = Path(sysconfig.get_path("purelib", vars={"base": str(fresh), "platbase": str(fresh)}))
     # The dependencies come from this test's environment, appended after the fresh site-packages; the wheel
-    # itself is unpacked by pip into the fresh one, so `infra` is the wheel's (asserted below).
+    # itself is unpacked by pip into the fresh one, so `gpuinfra` is the wheel's (asserted below).
     (purelib / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
     python = fresh / "bin" / "python"
     installed = run(sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", purelib, wheel)
@@ -45,10 +46,13 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     project.mkdir()
     shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
     shutil.copytree(ROOT / "stacks", project / "stacks")
-    where = run(python, "-c", "import infra; print(infra.__file__)", cwd=project)
-    assert where.stdout.strip().startswith(str(purelib)), where.stdout + where.stderr
+    where = run(python, "-c", "import gpuinfra.templates as t; print(t.__file__)", cwd=project)
+    assert where.stdout.strip().startswith(str(purelib / "gpuinfra" / "templates")), where.stdout + where.stderr
+    assert sorted({p.parent.name for p in (purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
+        "inference", "kubernetes", "report", "training"
+    ]
 
-    cli = ("-c", "from infra.cli import main; main()")
+    cli = ("-c", "from gpuinfra.cli import main; main()")
     preview = run(python, *cli, "preview", *EXAMPLES, "-f", "markdown", cwd=project)
     assert preview.returncode == 0, preview.stderr[-2000:]
     for stack in EXAMPLES:

@@ -1,4 +1,4 @@
-"""Regenerate infra/catalog/data/{instances,prices,spot}.json and regions.yaml from dated public snapshots.
+"""Regenerate infra/gpuinfra/catalog/data/{instances,prices,spot}.json and regions.yaml from dated public snapshots.
 
 Ours; reads only the paths given on the command line (the snapshots are not committed):
 
@@ -9,7 +9,7 @@ Ours; reads only the paths given on the command line (the snapshots are not comm
       --van-od     <tsaol/aws-gpu @77fcd9fe>/data/all_gpu_instances.js \
       --van-spot   <tsaol/aws-gpu @2d0108c7>/data/gpu_instances_raw.json \
       --regions    <botocore 1.44.8>/botocore/data/endpoints.json \
-      --out infra/catalog/data
+      --out infra/gpuinfra/catalog/data
 
 sources.yaml names each snapshot (repository, path, commit, the date it gives). What is derived here and
 why is said next to each rule below; nothing is guessed: a figure the snapshots lack is left out (unknown).

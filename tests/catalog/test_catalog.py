@@ -12,10 +12,9 @@ import datetime
 from decimal import ROUND_HALF_UP, Decimal
 
 import pytest
-
-from infra.catalog import Catalog
-from infra.catalog.load import consistency_problems, entries
-from infra.catalog.models import SpotDefault, SpotDistribution
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.load import consistency_problems, entries
+from gpuinfra.catalog.models import SpotDefault, SpotDistribution
 
 # ---- dates
 
@@ -31,7 +30,7 @@ def test_every_as_of_is_the_date_its_source_gives(catalog: Catalog) -> None:
     """An entry carries exactly the date its source gives (a snapshot's header, a commit's date), and none when
     the source gives none (AWS's quota and pricing pages, the GFD label rule): never the day the file was built.
     free.yaml (read by the pricer) too."""
-    from infra.cost.prices import free_types
+    from gpuinfra.cost.prices import free_types
 
     dated = undated = 0
     for entry in [*entries(catalog), *free_types()]:

@@ -12,16 +12,15 @@ from decimal import Decimal
 from typing import Any
 
 import pytest
+from gpuinfra.catalog import Catalog
+from gpuinfra.cost import price_graph
+from gpuinfra.cost.model import REGION_FALLBACK
+from gpuinfra.plan.memory import ServingMemory
+from gpuinfra.plan.serving import choose_instance
 from helpers import example_graph, graph_for, rules_fired
 
-from infra.catalog import Catalog
-from infra.cost import price_graph
-from infra.cost.model import REGION_FALLBACK
-from infra.plan.memory import ServingMemory
-from infra.plan.serving import choose_instance
-
 COMPUTE = ("Instances", "Capacity block")
-"""Names of the cost lines that price instances (infra/cost/compute.py)."""
+"""Names of the cost lines that price instances (infra/gpuinfra/cost/compute.py)."""
 SMALL = ServingMemory(weights_bytes=10**9, kv_bytes_per_token=0, kv_cache_bytes=0, needed_bytes=10**9)
 """A 1 GB model: every accelerated type holds it."""
 
@@ -144,7 +143,7 @@ def test_an_auto_fleet_in_a_region_without_prices_is_refused(catalog: Catalog) -
 
 def test_the_catalog_command_shows_the_prices_the_pricer_uses(catalog: Catalog) -> None:
     """What `gpuinfra catalog TYPE` prints per region is what chat-serve's compute lines are priced at."""
-    from infra.report.build.catalog import detail_out
+    from gpuinfra.report.build.catalog import detail_out
 
     checked = 0
     for r, line in compute_lines(example_graph("chat-serve"), catalog):

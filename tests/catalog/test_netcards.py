@@ -9,8 +9,7 @@ import os
 from pathlib import Path
 
 import pytest
-
-from infra.catalog import Catalog
+from gpuinfra.catalog import Catalog
 
 NETCARDS = Path(__file__).resolve().parents[2].parent / "shared" / "upstream" / "aws" / "netcards.json"
 

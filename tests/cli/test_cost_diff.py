@@ -8,9 +8,8 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from gpuinfra.report.render.parts import MARKER
 from helpers import ROOT, gpuinfra, write_stack
-
-from infra.report.render.parts import MARKER
 
 
 def preview_json(tmp_path: Path, name: str, spec: dict) -> Path:  # type: ignore[type-arg]

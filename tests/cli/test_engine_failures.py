@@ -12,10 +12,9 @@ from pathlib import Path
 import pulumi
 import pulumi_aws as aws
 import pytest
+from gpuinfra.commands.preview import engine_failure
+from gpuinfra.pulumi.engine import EngineError, run
 from helpers import example_graph
-
-from infra.commands.preview import engine_failure
-from infra.pulumi.engine import EngineError, run
 
 
 class Broken(pulumi.ComponentResource):
@@ -58,7 +57,7 @@ def test_nothing_of_a_failed_run_reaches_stderr_until_the_process_ends() -> None
         "import pytest\n"
         "from test_engine_failures import Broken\n"
         "from helpers import example_graph\n"
-        "from infra.pulumi.engine import EngineError, run\n"
+        "from gpuinfra.pulumi.engine import EngineError, run\n"
         "try:\n"
         "    run(lambda: Broken('cluster'), project='p', stack='s', config={})\n"
         "except EngineError as exc:\n"

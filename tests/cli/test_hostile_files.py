@@ -10,9 +10,8 @@ from pathlib import Path
 
 import pytest
 from bad_inputs import run_cli
+from gpuinfra.spec.yamlfile import MAX_BYTES
 from helpers import STACKS, write_stack
-
-from infra.spec.yamlfile import MAX_BYTES
 
 
 def assert_clean_exit_2(code: int, out: str, err: str, *names: str) -> None:

@@ -14,18 +14,17 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import gpuinfra.commands.preview as preview_module
 import pytest
-
-import infra.commands.preview as preview_module
-from infra.catalog import load_catalog
-from infra.commands.diff import diff_command
-from infra.commands.preview import PreviewRun, preview_run
-from infra.graph import Graph
-from infra.graph.tokens import LAUNCH_TEMPLATE
-from infra.report.build.diff import diff_report
-from infra.report.render import render
-from infra.review.diff import diff_sides
-from infra.review.replacements import load_rules
+from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.diff import diff_command
+from gpuinfra.commands.preview import PreviewRun, preview_run
+from gpuinfra.graph import Graph
+from gpuinfra.graph.tokens import LAUNCH_TEMPLATE
+from gpuinfra.report.build.diff import diff_report
+from gpuinfra.report.render import render
+from gpuinfra.review.diff import diff_sides
+from gpuinfra.review.replacements import load_rules
 
 STACK = "chat-serve"
 RULE = "PF-EC2-IMDS"

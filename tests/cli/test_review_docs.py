@@ -5,11 +5,10 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from gpuinfra.cost import load_usage_file
+from gpuinfra.report.render.parts import MARKER
 from helpers import ROOT
 from ruamel.yaml import YAML
-
-from infra.cost import load_usage_file
-from infra.report.render.parts import MARKER
 
 WORKFLOW = ROOT / ".github" / "workflows" / "gpuinfra-review.yml"
 

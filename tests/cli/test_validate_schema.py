@@ -7,9 +7,8 @@ from pathlib import Path
 
 import jsonschema
 import pytest
+from gpuinfra.spec import read_yaml
 from helpers import STACKS, gpuinfra, write_stack
-
-from infra.spec import read_yaml
 
 
 def test_validate_examples_exit_0() -> None:

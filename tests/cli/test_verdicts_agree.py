@@ -9,15 +9,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pytest
+from gpuinfra.commands.preview import preview_checked
+from gpuinfra.commands.validate import to_report
+from gpuinfra.cost import Usage
+from gpuinfra.policy.pack import pack_config, police_stack
+from gpuinfra.pulumi.preview import preview_graph
+from gpuinfra.report.model import Report
+from gpuinfra.validators.base import Level
 from helpers import checked
-
-from infra.commands.preview import preview_checked
-from infra.commands.validate import to_report
-from infra.cost import Usage
-from infra.policy.pack import pack_config, police_stack
-from infra.pulumi.preview import preview_graph
-from infra.report.model import Report
-from infra.validators.base import Level
 
 LOW_P_QUOTA = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
 """The llm-train example needs 768 on-demand P vCPUs (4 on-demand p5.48xlarge x 192); 512 is short."""

@@ -10,10 +10,8 @@ import email
 from pathlib import Path
 
 import pytest
-from helpers import assert_bash_ok, cloud_config, example_graph, scripts
-
-from infra.graph import tokens
-from infra.pulumi.components.training.bootstrap import (
+from gpuinfra.graph import tokens
+from gpuinfra.pulumi.components.training.bootstrap import (
     LustreMount,
     NodeRole,
     Retention,
@@ -21,8 +19,9 @@ from infra.pulumi.components.training.bootstrap import (
     mime_user_data,
     node_cloud_config,
 )
-from infra.pulumi.components.training.fabric import nccl_environment
-from infra.pulumi.components.training.pcs import CLUSTER_SLURM_SETTINGS
+from gpuinfra.pulumi.components.training.fabric import nccl_environment
+from gpuinfra.pulumi.components.training.pcs import CLUSTER_SLURM_SETTINGS
+from helpers import assert_bash_ok, cloud_config, example_graph, scripts
 
 LUSTRE = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx")
 AT = datetime.datetime(2027, 1, 14, 10, 30, tzinfo=datetime.UTC)

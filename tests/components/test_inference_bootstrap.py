@@ -5,9 +5,8 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from helpers import assert_bash_ok, cloud_config, example_graph, scripts
-
-from infra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 
 
 def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:

@@ -8,9 +8,8 @@ import json
 from collections import defaultdict
 
 import pytest
+from gpuinfra.graph import Graph, Resource
 from helpers import example_data, example_graph, graph_for
-
-from infra.graph import Graph, Resource
 
 SPEC = example_data("chat-serve")["config"]["gpuinfra:inference"]
 REGIONS = [r["region"] for r in SPEC["regions"]]
@@ -130,10 +129,9 @@ def test_one_region_loop_and_a_burst_group_at_zero_scales_on_the_region_signal(g
 
 
 def test_grace_covers_the_cold_start_and_hooks_hold_the_warm_pool(graph: Graph) -> None:
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.plan import InferencePlan
     from helpers import checked
-
-    from infra.catalog import load_catalog
-    from infra.plan import InferencePlan
 
     plan = checked("chat-serve").plan
     assert isinstance(plan, InferencePlan)

@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.graph import Graph
+from gpuinfra.pulumi.components.inference.kubernetes import startup_failure_threshold
 from helpers import example_graph, graph_for
-
-from infra.graph import Graph
-from infra.pulumi.components.inference.kubernetes import startup_failure_threshold
 
 
 @pytest.fixture(scope="module")

@@ -12,12 +12,11 @@ import math
 from typing import Any
 
 import pytest
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.validators.base import Level
 from helpers import ample_quotas, checked, example_graph, graph_for
 from preflight.upstream import UPSTREAM, chart_values, require
 from ruamel.yaml import YAML
-
-from infra.graph import Graph, Resource
-from infra.validators.base import Level
 
 RELEASE = "kubernetes:helm.sh/v3:Release"
 KUEUE = "kubernetes:kueue.x-k8s.io/v1beta2"
@@ -486,7 +485,7 @@ def test_eks_gpu_nodes_use_the_efa_template_in_the_placement_group(eks: Graph) -
 
 # ---- pins ----------------------------------------------------------------------------------------------------
 def test_every_chart_is_installed_at_its_one_pin_and_the_pin_is_an_upstream_release(eks: Graph, onprem: Graph) -> None:
-    from infra.pulumi.components.training.pins import CHARTS
+    from gpuinfra.pulumi.components.training.pins import CHARTS
 
     charts = json.loads(require(UPSTREAM / "k8s/helm/charts.json").read_text())["charts"]
     verified = {(c["chart"], v) for c in charts for v in c["versions"]}
@@ -504,7 +503,7 @@ def test_every_chart_is_installed_at_its_one_pin_and_the_pin_is_an_upstream_rele
 def test_the_readme_pins_table_is_the_pins() -> None:
     from pathlib import Path
 
-    from infra.pulumi.components.training.pins import CHARTS, IMAGES
+    from gpuinfra.pulumi.components.training.pins import CHARTS, IMAGES
 
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
     for pin in [*CHARTS.values(), *IMAGES.values()]:

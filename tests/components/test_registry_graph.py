@@ -6,9 +6,8 @@ from __future__ import annotations
 import json
 
 import pytest
+from gpuinfra.graph import Graph
 from helpers import example_graph, org_data
-
-from infra.graph import Graph
 
 ORG = org_data()
 TRAINING = "arn:aws:iam::111111111111:root"

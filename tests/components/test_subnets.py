@@ -6,10 +6,9 @@ from __future__ import annotations
 import ipaddress
 import itertools
 
+from gpuinfra.pulumi.components.inference.network import subnet_cidrs
 from hypothesis import given
 from hypothesis import strategies as st
-
-from infra.pulumi.components.inference.network import subnet_cidrs
 
 
 def by_subnets(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:

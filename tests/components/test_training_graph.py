@@ -6,10 +6,9 @@ import base64
 import json
 
 import pytest
+from gpuinfra.graph import Graph, Resource, tokens
+from gpuinfra.graph.views import allows_everything
 from helpers import ample_quotas, example_graph, graph_for
-
-from infra.graph import Graph, Resource, tokens
-from infra.graph.views import allows_everything
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"

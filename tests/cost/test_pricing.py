@@ -7,16 +7,15 @@ import math
 from decimal import Decimal
 
 import pytest
+from gpuinfra.catalog import Catalog
+from gpuinfra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
+from gpuinfra.cost.model import NOT_IN_CATALOG, REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED, UNKNOWN_INPUT, USAGE_BASED
+from gpuinfra.graph import UNKNOWN
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.capacity import split_capacity
+from gpuinfra.validators.checked import check
 from graphs import graph, group, provider, res
 from helpers import ample_quotas, example_graph, graph_for
-
-from infra.catalog import Catalog
-from infra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
-from infra.cost.model import NOT_IN_CATALOG, REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED, UNKNOWN_INPUT, USAGE_BASED
-from infra.graph import UNKNOWN
-from infra.plan import TrainingPlan
-from infra.plan.capacity import split_capacity
-from infra.validators.checked import check
 
 PCS_NG = "aws-native:pcs:ComputeNodeGroup"
 
@@ -136,7 +135,7 @@ def test_inference_style_group_without_desired_capacity_is_expected_at_min(catal
 
 
 def test_usage_file_instances_override_the_expected_count(catalog: Catalog) -> None:
-    from infra.cost import ResourceUsage, UsageFile
+    from gpuinfra.cost import ResourceUsage, UsageFile
 
     p = provider()
     lt, asg = group("g", p, "g6.xlarge", 3)
@@ -257,9 +256,8 @@ def test_doubling_nodes_doubles_the_on_demand_compute_line(catalog: Catalog) -> 
 
 
 def check_plan() -> TrainingPlan:
+    from gpuinfra.catalog import load_catalog
     from helpers import inputs_for
-
-    from infra.catalog import load_catalog
 
     plan = check(inputs_for("llm-train"), load_catalog()).plan
     assert isinstance(plan, TrainingPlan) and plan.checkpoint is not None
@@ -291,7 +289,7 @@ def test_inference_fleet_is_priced_per_region_with_the_planned_counts(catalog: C
 
 
 def test_monthly_total_is_the_budget_policys_estimate(catalog: Catalog) -> None:
-    from infra.cost import monthly_total
+    from gpuinfra.cost import monthly_total
 
     g = example_graph("llm-train")
     assert monthly_total(g, catalog) == price_graph(g, catalog).monthly > 0

@@ -6,11 +6,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from gpuinfra.cost import ResourceUsage, Usage, UsageFile, load_usage_file
+from gpuinfra.errors import InputError
 from graphs import graph, provider, res
 from helpers import gpuinfra
-
-from infra.cost import ResourceUsage, Usage, UsageFile, load_usage_file
-from infra.errors import InputError
 
 USAGE = """\
 version: 1
@@ -65,8 +64,8 @@ def test_usage_file_error_exits_2_without_traceback(tmp_path: Path) -> None:
 
 
 def test_priced_usage_line_uses_the_file(tmp_path: Path) -> None:
-    from infra.catalog import load_catalog
-    from infra.cost import price_graph
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.cost import price_graph
 
     path = tmp_path / "usage.yml"
     path.write_text(USAGE)

@@ -5,10 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
-from infra.errors import InputError
-from infra.policy.config import load_config_file, parse_config, reconcile
-from infra.policy.pack import PolicyConfig, PolicyMeta, pack_config
+from gpuinfra.errors import InputError
+from gpuinfra.policy.config import load_config_file, parse_config, reconcile
+from gpuinfra.policy.pack import PolicyConfig, PolicyMeta, pack_config
 
 METAS = [
     PolicyMeta(

@@ -3,14 +3,13 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.graph import UNKNOWN
+from gpuinfra.policy import rules as policies
+from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.policy.runner import run_pack
 from helpers import example_graph
 from policy_helpers import edited, facts_for
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
-
-from infra.graph import UNKNOWN
-from infra.policy import rules as policies
-from infra.policy.pack import pack_config, police
-from infra.policy.runner import run_pack
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 OD_LT = (LT, "llm-train-slurm-pcs-od-lt")

@@ -13,19 +13,18 @@ from pathlib import Path
 
 import pytest
 from google.protobuf import json_format
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import UNKNOWN, Graph
+from gpuinfra.load import load_inputs
+from gpuinfra.plan import build_plan
+from gpuinfra.policy import rules as policies
+from gpuinfra.policy.config import reconcile
+from gpuinfra.policy.facts import StackFacts
+from gpuinfra.policy.pack import PolicyRun, meta_of, pack_config, police
+from gpuinfra.pulumi.preview import engine_config
 from helpers import example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
-
-from infra.catalog import load_catalog
-from infra.graph import UNKNOWN, Graph
-from infra.load import load_inputs
-from infra.plan import build_plan
-from infra.policy import rules as policies
-from infra.policy.config import reconcile
-from infra.policy.facts import StackFacts
-from infra.policy.pack import PolicyRun, meta_of, pack_config, police
-from infra.pulumi.preview import engine_config
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 INSTANCE = "aws:ec2/instance:Instance"

@@ -6,12 +6,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pytest
+from gpuinfra.graph import UNKNOWN
+from gpuinfra.policy.proxy import lazy_unknown_checking_proxy
 from helpers import example_graph
 from pulumi_policy.deserialize import serialize_properties
 from pulumi_policy.proxy import UnknownValueError, unknown_checking_proxy
-
-from infra.graph import UNKNOWN
-from infra.policy.proxy import lazy_unknown_checking_proxy
 
 EXAMPLES = ("llm-train", "chat-serve", "chat-serve-k8s", "model-registry")
 

@@ -6,15 +6,14 @@ from dataclasses import replace
 from decimal import Decimal
 
 import pytest
+from gpuinfra.catalog import Catalog
+from gpuinfra.cost import HOURS_PER_MONTH, price_graph
+from gpuinfra.graph import SECRET, UNKNOWN, Graph
+from gpuinfra.graph.readers import Step
+from gpuinfra.review.diff import Finding, Snapshot, diff_sides, walk
+from gpuinfra.review.replacements import load_rules
 from graphs import graph, group, provider, res
 from helpers import ample_quotas, example_graph, graph_for
-
-from infra.catalog import Catalog
-from infra.cost import HOURS_PER_MONTH, price_graph
-from infra.graph import SECRET, UNKNOWN, Graph
-from infra.graph.readers import Step
-from infra.review.diff import Finding, Snapshot, diff_sides, walk
-from infra.review.replacements import load_rules
 
 NODES = "aws-native:pcs:ComputeNodeGroup::llm-train-slurm-pcs-od"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre"
@@ -155,7 +154,7 @@ def test_a_stack_only_on_one_side_is_added_or_removed(catalog: Catalog) -> None:
 
 
 def test_cost_only_changes_are_reported_even_when_inputs_are_equal(catalog: Catalog) -> None:
-    from infra.cost import ResourceUsage, Usage, UsageFile
+    from gpuinfra.cost import ResourceUsage, Usage, UsageFile
 
     p = provider()
     bucket = res("aws:s3/bucket:Bucket", "b", p)

@@ -4,12 +4,11 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+from gpuinfra.plan.figures import Figure, plan_figures
+from gpuinfra.report.model import DiffReport, FigureChangeOut, StackDiffOut
+from gpuinfra.report.render.markdown import render_diff_markdown
+from gpuinfra.review.diff import Snapshot, diff_stack, figure_changes
 from helpers import checked
-
-from infra.plan.figures import Figure, plan_figures
-from infra.report.model import DiffReport, FigureChangeOut, StackDiffOut
-from infra.report.render.markdown import render_diff_markdown
-from infra.review.diff import Snapshot, diff_stack, figure_changes
 
 
 def test_only_figures_that_differ_are_compared() -> None:

@@ -6,12 +6,11 @@ import json
 from pathlib import Path
 
 import pytest
+from gpuinfra.errors import InputError
+from gpuinfra.graph import SECRET, UNKNOWN
+from gpuinfra.graph.readers import plain, provider_urn, read_events, read_export, read_preview
+from gpuinfra.review.documents import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
 from helpers import ROOT, gpuinfra
-
-from infra.errors import InputError
-from infra.graph import SECRET, UNKNOWN
-from infra.graph.readers import plain, provider_urn, read_events, read_export, read_preview
-from infra.review.documents import EVENTS, EXPORT, GPUINFRA, PREVIEW, load_document
 
 FIXTURES = ROOT / "tests" / "fixtures" / "pulumi"
 """Real Pulumi CLI output, byte-identical to its public sources (SOURCES.md there, with licenses)."""
@@ -122,7 +121,7 @@ def test_export_as_base_and_preview_as_head(tmp_path: Path) -> None:
 
 
 def test_policy_violations_in_a_gpuinfra_report_become_findings() -> None:
-    from infra.review.documents import findings_of
+    from gpuinfra.review.documents import findings_of
 
     report = {
         "findings": [{"rule": "r", "level": "warning", "path": "a.b", "message": "m"}],

@@ -9,13 +9,12 @@ import importlib
 import pulumi
 import pulumi_aws as aws
 import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import SECRET
+from gpuinfra.graph.values import plain
+from gpuinfra.pulumi.engine import EngineError, run
+from gpuinfra.pulumi.preview import preview_graph, program_graph
 from helpers import EXAMPLES, check, example_graph, inputs_for
-
-from infra.catalog import load_catalog
-from infra.graph import SECRET
-from infra.graph.values import plain
-from infra.pulumi.engine import EngineError, run
-from infra.pulumi.preview import preview_graph, program_graph
 
 
 def test_plain_values() -> None:
@@ -95,7 +94,7 @@ def test_skipping_source_positions_changes_no_graph() -> None:
     # graph without it.
     import pulumi.runtime.resource as sdk
 
-    engine_run = importlib.import_module("infra.pulumi.engine.run")  # the module (the package exports run())
+    engine_run = importlib.import_module("gpuinfra.pulumi.engine.run")  # the module (the package exports run())
 
     assert callable(getattr(sdk, "_get_stack_trace", None)), "pulumi moved its stack walk: update no_source_positions"
     walked: list[int] = []

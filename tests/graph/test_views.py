@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.graph.views import Location, location
+from gpuinfra.graph.views import Location, location
 
 
 @pytest.mark.parametrize(

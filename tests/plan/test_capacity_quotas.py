@@ -3,10 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.plan import InferencePlan, TrainingPlan
+from gpuinfra.plan.capacity import on_demand_percentage, split_capacity
 from helpers import checked
-
-from infra.plan import InferencePlan, TrainingPlan
-from infra.plan.capacity import on_demand_percentage, split_capacity
 
 
 @pytest.mark.parametrize(

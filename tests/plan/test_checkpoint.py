@@ -5,8 +5,7 @@ from __future__ import annotations
 import math
 
 import pytest
-
-from infra.plan.checkpoint import checkpoint_plan, mean_time_between_interruptions, waste_fraction
+from gpuinfra.plan.checkpoint import checkpoint_plan, mean_time_between_interruptions, waste_fraction
 
 
 def test_mtbi_sums_node_failures_and_spot_reclaims() -> None:

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.plan.flops import (
+from gpuinfra.plan.flops import (
     DEFAULT_SCALING_PER_DOUBLING,
     cluster_flops_per_second,
     scaling_efficiency,

@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.plan.layout import Budget, Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
+from gpuinfra.plan.layout import Budget, Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
 
 GIB80 = 81920 * 1024**2
 P5X16 = Budget(precision="bf16", optimizer="adamw", gpus=128, gpus_per_node=8, gpu_bytes=GIB80, reserve_fraction=0.10)

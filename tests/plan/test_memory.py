@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 import pytest
-
-from infra.plan.memory import kv_bytes_per_token, serving_memory, training_bytes_per_parameter, training_memory
+from gpuinfra.plan.memory import kv_bytes_per_token, serving_memory, training_bytes_per_parameter, training_memory
 
 
 def test_mixed_precision_adam_is_16_bytes_per_parameter() -> None:

@@ -5,9 +5,8 @@ from __future__ import annotations
 from decimal import Decimal
 
 import pytest
-
-from infra.plan.ownership import break_even_month, ownership_plan
-from infra.plan.tokens import cost_per_million_tokens
+from gpuinfra.plan.ownership import break_even_month, ownership_plan
+from gpuinfra.plan.tokens import cost_per_million_tokens
 
 
 def test_monthly_cost_of_ownership_and_break_even_by_hand() -> None:

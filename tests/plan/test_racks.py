@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from infra.plan.racks import rack_layout
+from gpuinfra.plan.racks import rack_layout
 
 
 def test_dgx_h100_racks_at_44_kw() -> None:

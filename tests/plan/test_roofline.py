@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import pytest
-from helpers import checked
-
-from infra.catalog import load_catalog
-from infra.plan import InferencePlan
-from infra.plan.coldstart import cold_start
-from infra.plan.roofline import (
+from gpuinfra.catalog import load_catalog
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.coldstart import cold_start
+from gpuinfra.plan.roofline import (
     decode_step_bytes,
     decode_tokens_per_s_bound,
     in_flight,
     kv_cache_concurrency,
     replica_bound,
 )
+from helpers import checked
 
 
 def test_decode_bound_of_the_issue() -> None:

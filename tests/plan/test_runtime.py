@@ -7,8 +7,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
-
-from infra.plan.runtime import RunInputs, plan_run, run_point
+from gpuinfra.plan.runtime import RunInputs, plan_run, run_point
 
 
 def inputs(**over: object) -> RunInputs:

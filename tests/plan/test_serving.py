@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.serving import choose_instance, warm_pool_size
 from helpers import checked
-
-from infra.catalog import load_catalog
-from infra.plan import InferencePlan
-from infra.plan.serving import choose_instance, warm_pool_size
 
 
 def plan_of(**spec: object) -> InferencePlan:

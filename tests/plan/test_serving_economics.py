@@ -15,11 +15,10 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.figures import PER_MILLION_TOKENS, plan_figures
+from gpuinfra.plan.tokens import cost_per_million_tokens
 from helpers import checked
-
-from infra.plan import InferencePlan
-from infra.plan.figures import PER_MILLION_TOKENS, plan_figures
-from infra.plan.tokens import cost_per_million_tokens
 
 MIB = 2**20
 KV_PER_TOKEN = 2 * 32 * 8 * 128 * 1
@@ -124,8 +123,8 @@ def test_the_review_compares_each_regions_cost_per_million_tokens(plan: Inferenc
 
 
 def test_the_report_shows_both_tables_and_the_figure_reads_in_cents(plan: InferencePlan) -> None:
-    from infra.report.build.stack import inference_summary
-    from infra.report.format import figure
+    from gpuinfra.report.build.stack import inference_summary
+    from gpuinfra.report.format import figure
 
     sections = {s.title: s for s in inference_summary(plan)}
     regions = sections["Serving economics (per replica, on-demand)"]

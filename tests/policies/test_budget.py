@@ -4,16 +4,15 @@ from __future__ import annotations
 
 from decimal import Decimal
 
+import gpuinfra.policy.rules.budget as budget
 import pytest
+from gpuinfra.commands.preview import monthly_cost, preview_stacks
+from gpuinfra.graph import Graph
+from gpuinfra.policy.facts import StackFacts
+from gpuinfra.policy.pack import pack_config, police, police_stack
 from helpers import STACKS, checked, example_graph
 from policy_helpers import facts_for
 from pulumi_policy import StackValidationArgs, StackValidationPolicy
-
-import infra.policy.rules.budget as budget
-from infra.commands.preview import monthly_cost, preview_stacks
-from infra.graph import Graph
-from infra.policy.facts import StackFacts
-from infra.policy.pack import pack_config, police, police_stack
 
 COVERS = ["budget-within-account"]
 """Passing and failing cases below (the estimator is injected, so they are tests rather than CASES rows)."""

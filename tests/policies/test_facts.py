@@ -6,12 +6,11 @@ from __future__ import annotations
 import json
 
 import pytest
+from gpuinfra.policy import facts, rules
+from gpuinfra.policy.pack import pack_config
+from gpuinfra.policy.runner import run_pack
+from gpuinfra.pulumi.preview import engine_config
 from helpers import ROOT, example_graph, inputs_for
-
-from infra.policy import facts, rules
-from infra.policy.pack import pack_config
-from infra.policy.runner import run_pack
-from infra.pulumi.preview import engine_config
 
 COVERS = ["separation-facts-readable"]
 

@@ -8,15 +8,14 @@ import re
 import sys
 from pathlib import Path
 
+from gpuinfra.policy import rules as policies
+from gpuinfra.policy.rules.declare import ResourceRule
 from helpers import sibling_test_modules
 from policy_helpers import PolicyCase
 from pulumi_policy import EnforcementLevel, StackValidationPolicy
 
-from infra.policy import rules as policies
-from infra.policy.rules.declare import ResourceRule
-
 RULES = Path(policies.__file__).parent
-"""The rule modules (infra/policy/rules/)."""
+"""The rule modules (infra/gpuinfra/policy/rules/)."""
 PACK = Path(__file__).resolve().parents[2] / "policies"
 """The pack directory `pulumi preview --policy-pack` loads."""
 DOMAINS = ("separation", "quota", "budget", "training", "inference", "security")
@@ -68,7 +67,7 @@ def test_main_only_builds_the_pack() -> None:
     imports = [s for s in body if isinstance(s, ast.ImportFrom)]
     docstring, call = statements
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
-    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("infra.policy.rules", ["serve"])]
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gpuinfra.policy.rules", ["serve"])]
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
     assert isinstance(call.value.func, ast.Name) and call.value.func.id == "serve"
 

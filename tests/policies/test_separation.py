@@ -6,11 +6,10 @@ import json
 import re
 
 import pytest
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.policy.pack import pack_config, police
 from helpers import DELETE, example_graph
 from policy_helpers import PolicyCase, facts_for, run_case, with_resources
-
-from infra.graph import Graph, Resource
-from infra.policy.pack import pack_config, police
 
 PROVIDER = "pulumi:providers:aws"
 ASG = "aws:autoscaling/group:Group"

@@ -7,9 +7,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from gpuinfra.graph import Graph, Resource
 from helpers import example_graph
-
-from infra.graph import Graph, Resource
 
 Mutate = Callable[[dict[str, Any]], None]
 

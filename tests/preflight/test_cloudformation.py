@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from infra.catalog import load_catalog
-from infra.graph import Graph
-from infra.preflight import preflight
-from infra.preflight.cloudformation import cfn_type
-from infra.pulumi.engine import run
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph
+from gpuinfra.preflight import preflight
+from gpuinfra.preflight.cloudformation import cfn_type
+from gpuinfra.pulumi.engine import run
 
 
 def _graph(slurm: dict[str, Any], subnet: str = "subnet-0123456789abcdef0") -> Graph:

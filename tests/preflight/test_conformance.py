@@ -8,10 +8,9 @@ from typing import Any
 
 import jsonschema
 import pytest
+from gpuinfra.graph import Graph, Resource
 from helpers import ample_quotas, example_graph, graph_for
 from upstream import CRDS, chart_values, crd_schema, network_cards, unknown_values
-
-from infra.graph import Graph, Resource
 
 GRAPHS = {
     "llm-train-eks": lambda: example_graph("llm-train-eks"),
@@ -82,7 +81,7 @@ def test_an_unknown_helm_value_is_caught() -> None:
 def _per_card(graph: Graph) -> list[tuple[str, int, int, int]]:
     """(template, card, interfaces on it, EC2's maximum for the card)."""
     out = []
-    from infra.preflight.rules.compute import instance_types
+    from gpuinfra.preflight.rules.compute import instance_types
 
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         types = instance_types(graph, lt)
@@ -106,7 +105,7 @@ def test_interfaces_per_network_card_within_ec2_limits(stack: str) -> None:
 
 def test_network_card_counts_of_the_catalog_match_ec2(stack: str = "llm-train") -> None:
     """The catalog's network_cards (which production preflight uses) agree with EC2's per-type data."""
-    from infra.catalog import load_catalog
+    from gpuinfra.catalog import load_catalog
 
     catalog = load_catalog()
     mismatched: dict[str, Any] = {}

@@ -9,11 +9,10 @@ in preflight (a finding that disappears without the generator changing) is caugh
 from __future__ import annotations
 
 import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph
+from gpuinfra.preflight import preflight
 from helpers import ample_quotas, example_graph, graph_for
-
-from infra.catalog import load_catalog
-from infra.graph import Graph
-from infra.preflight import preflight
 
 VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     "llm-train": ("llm-train", {}),
@@ -87,7 +86,7 @@ def test_the_known_generator_findings_are_still_found(variant: str) -> None:
 
 @pytest.mark.parametrize("variant", ["llm-train", "capacity-block", "on-demand"])
 def test_the_slurm_variants_preview_a_pcs_cluster(variant: str) -> None:
-    from infra.graph import tokens
+    from gpuinfra.graph import tokens
 
     graph = _graph(variant)
     assert len(graph.of_type(tokens.PCS_CLUSTER)) == 1 and len(graph.of_type(tokens.PCS_QUEUE)) == 1

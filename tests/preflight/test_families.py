@@ -8,11 +8,10 @@ from __future__ import annotations
 
 import pulumi
 import pytest
+from gpuinfra.catalog import InstanceType, load_catalog
+from gpuinfra.preflight import preflight
+from gpuinfra.pulumi.engine.run import EngineError
 from helpers import ample_quotas, graph_for
-
-from infra.catalog import InstanceType, load_catalog
-from infra.preflight import preflight
-from infra.pulumi.engine.run import EngineError
 
 CATALOG = load_catalog()
 

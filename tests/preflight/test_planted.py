@@ -10,12 +10,11 @@ import json
 from dataclasses import replace
 
 import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph
+from gpuinfra.preflight import AWS, RULES, preflight
 from helpers import graph_for
 from planting import Plant, added, planted, removing, setting
-
-from infra.catalog import load_catalog
-from infra.graph import Graph
-from infra.preflight import AWS, RULES, preflight
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"
@@ -389,7 +388,7 @@ def plant_base(stack: str) -> Graph:
 
 
 def test_a_value_unknown_until_apply_is_not_judged() -> None:
-    from infra.graph import UNKNOWN
+    from gpuinfra.graph import UNKNOWN
 
     graph, target = planted(
         plant_base("llm-train"), "aws:ec2/placementGroup:PlacementGroup", setting("strategy", UNKNOWN)

@@ -7,12 +7,11 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph
+from gpuinfra.preflight import RULES, preflight
 from helpers import example_graph, graph_for
 from planting import planted, removing, setting
-
-from infra.catalog import load_catalog
-from infra.graph import Graph
-from infra.preflight import RULES, preflight
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 ASG = "aws:autoscaling/group:Group"

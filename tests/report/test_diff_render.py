@@ -6,18 +6,17 @@ from __future__ import annotations
 import difflib
 from pathlib import Path
 
+from gpuinfra.catalog import Catalog
+from gpuinfra.cost import price_graph
+from gpuinfra.report.build.diff import diff_report
+from gpuinfra.report.model import PropertyChangeOut
+from gpuinfra.report.render.json import render_diff_json
+from gpuinfra.report.render.markdown import render_diff_markdown
+from gpuinfra.report.render.parts import MARKER, pair
+from gpuinfra.report.render.table import render_diff_table
+from gpuinfra.review.diff import Finding, Snapshot, diff_sides
+from gpuinfra.review.replacements import load_rules
 from graphs import graph, group, provider, res
-
-from infra.catalog import Catalog
-from infra.cost import price_graph
-from infra.report.build.diff import diff_report
-from infra.report.model import PropertyChangeOut
-from infra.report.render.json import render_diff_json
-from infra.report.render.markdown import render_diff_markdown
-from infra.report.render.parts import MARKER, pair
-from infra.report.render.table import render_diff_table
-from infra.review.diff import Finding, Snapshot, diff_sides
-from infra.review.replacements import load_rules
 
 GOLDEN = Path(__file__).parent / "golden"
 

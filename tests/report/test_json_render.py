@@ -7,10 +7,9 @@ from __future__ import annotations
 import json
 
 import pytest
+from gpuinfra.commands.preview import preview_stacks
+from gpuinfra.report.render.json import render_json
 from helpers import STACKS
-
-from infra.commands.preview import preview_stacks
-from infra.report.render.json import render_json
 
 EXAMPLES = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in STACKS.glob("Pulumi.*.yaml"))
 

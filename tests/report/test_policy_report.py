@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
+from gpuinfra.commands.validate import to_report
+from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.report.build.stack import graph_report, policy_report
+from gpuinfra.report.model import Report
+from gpuinfra.report.render.markdown import render_markdown
+from gpuinfra.report.render.table import render_table
 from helpers import checked, example_graph
 from policy_helpers import edited, facts_for
-
-from infra.commands.validate import to_report
-from infra.policy.pack import pack_config, police
-from infra.report.build.stack import graph_report, policy_report
-from infra.report.model import Report
-from infra.report.render.markdown import render_markdown
-from infra.report.render.table import render_table
 
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 OD_LT = (LT, "llm-train-slurm-pcs-od-lt")

@@ -6,20 +6,19 @@ from __future__ import annotations
 import copy
 from typing import Any
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.preview import preview_checked
+from gpuinfra.cost import Usage
+from gpuinfra.errors import InputError
+from gpuinfra.load import resolve
+from gpuinfra.policy.pack import pack_config
+from gpuinfra.report.build.stack import stack_report
+from gpuinfra.spec import Organization, OrgDocument, YamlDocument, parse_stack
+from gpuinfra.spec.yamlfile import parse_yaml
+from gpuinfra.validators.checked import check
 from helpers import STACKS, example_data, org_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-from infra.catalog import load_catalog
-from infra.commands.preview import preview_checked
-from infra.cost import Usage
-from infra.errors import InputError
-from infra.load import resolve
-from infra.policy.pack import pack_config
-from infra.report.build.stack import stack_report
-from infra.spec import Organization, OrgDocument, YamlDocument, parse_stack
-from infra.spec.yamlfile import parse_yaml
-from infra.validators.checked import check
 
 EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
 ORG = org_data()

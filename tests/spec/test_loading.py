@@ -8,11 +8,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpuinfra.errors import InputError
+from gpuinfra.load import load_inputs
+from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec, read_stack
 from helpers import STACKS, write_stack
-
-from infra.errors import InputError
-from infra.load import load_inputs
-from infra.spec import InferenceSpec, RegistrySpec, TrainingSpec, read_stack
 
 
 @pytest.mark.parametrize(

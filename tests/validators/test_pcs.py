@@ -3,9 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.validators.pcs import image_problem
 from helpers import DELETE, Case, run_case
-
-from infra.validators.pcs import image_problem
 
 BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}
 # llm-train: 70B at 16 B/parameter = 1,120 GB = 1,043 GiB per checkpoint; 12,000 GiB of dataset; 48,000 GiB Lustre.

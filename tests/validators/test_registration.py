@@ -3,11 +3,10 @@ somewhere in tests/validators (found by reading the test modules, not a hand-kep
 
 from __future__ import annotations
 
+from gpuinfra.spec import TrainingSpec
+from gpuinfra.validators import RULES, Level
+from gpuinfra.validators.base import Failure, rule
 from helpers import Case, checked, sibling_test_modules
-
-from infra.spec import TrainingSpec
-from infra.validators import RULES, Level
-from infra.validators.base import Failure, rule
 
 
 def all_cases() -> list[Case]:

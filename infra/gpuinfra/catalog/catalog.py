@@ -1,0 +1,251 @@
+"""The loaded catalog and its lookups. Unknown is `None`, never zero."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import cached_property
+
+from gpuinfra.catalog.models import (
+    Accelerator,
+    AcceleratorPeak,
+    AcceleratorPower,
+    CoolingLimit,
+    Entry,
+    Family,
+    Figure,
+    FsxCapacity,
+    InstanceType,
+    MemoryBandwidth,
+    NodePower,
+    OnDemandPrice,
+    Purchase,
+    QuotaCode,
+    QuotaUnknown,
+    RegionList,
+    Role,
+    ServicePrice,
+    Source,
+    SpotDefault,
+    SpotDistribution,
+    UnknownPrice,
+)
+
+
+@dataclass(frozen=True)
+class SpotDiscount:
+    """A spot discount and the catalog entry it came from (a SpotDistribution, or the SpotDefault)."""
+
+    discount: Decimal
+    entry: Entry
+
+
+@dataclass(frozen=True)
+class Catalog:
+    sources: dict[str, Source]
+    instance_types: tuple[InstanceType, ...]
+    on_demand_prices: tuple[OnDemandPrice, ...]
+    offered_in: dict[str, tuple[str, ...]]
+    """Per type, the regions the price snapshot says it is sold in (its own list, apart from its prices)."""
+    spot_default: SpotDefault
+    spot_distributions: tuple[SpotDistribution, ...]
+    quota_codes: tuple[QuotaCode, ...]
+    quota_unknowns: tuple[QuotaUnknown, ...]
+    families: tuple[Family, ...]
+    accelerator_models: tuple[Accelerator, ...]
+    node_powers: tuple[NodePower, ...]
+    accelerators: tuple[AcceleratorPower, ...]
+    cooling_limits: tuple[CoolingLimit, ...]
+    service_prices: tuple[ServicePrice, ...]
+    unknown_prices: tuple[UnknownPrice, ...]
+    fsx_capacity: FsxCapacity
+    region_list: RegionList
+    memory_bandwidths: tuple[MemoryBandwidth, ...] = ()
+    """serving.yaml: device-memory bandwidth per accelerator (the serving roofline)."""
+    serving_figures: dict[str, Figure] = field(default_factory=dict)
+    """serving.yaml cold_start: image size, boot and engine-init figures."""
+    accelerator_peaks: tuple[AcceleratorPeak, ...] = ()
+    """Dense peak TFLOPS per precision (accelerators.yaml `peaks`)."""
+
+    # ---- indexes (built once, on first use)
+    @cached_property
+    def _instances(self) -> dict[str, InstanceType]:
+        return {i.name: i for i in self.instance_types}
+
+    @cached_property
+    def _prices(self) -> dict[tuple[str, str], OnDemandPrice]:
+        return {(p.instance_type, p.region): p for p in self.on_demand_prices}
+
+    @cached_property
+    def _price_regions(self) -> dict[str, tuple[str, ...]]:
+        out: dict[str, list[str]] = {}
+        for p in self.on_demand_prices:
+            out.setdefault(p.instance_type, []).append(p.region)
+        return {k: tuple(sorted(v)) for k, v in out.items()}
+
+    @cached_property
+    def _spot(self) -> dict[tuple[str, str], SpotDistribution]:
+        return {(s.instance_type, s.region): s for s in self.spot_distributions}
+
+    @cached_property
+    def _services(self) -> dict[str, ServicePrice]:
+        return {s.key: s for s in self.service_prices}
+
+    @cached_property
+    def _families(self) -> dict[str, Family]:
+        return {f.family: f for f in self.families}
+
+    @cached_property
+    def _quotas(self) -> dict[tuple[str, Purchase, str], QuotaCode]:
+        return {(f, q.purchase, q.scope): q for q in self.quota_codes for f in q.families}
+
+    @cached_property
+    def regions(self) -> frozenset[str]:
+        return frozenset(self.region_list.codes)
+
+    # ---- instance types
+    def instance(self, name: str) -> InstanceType | None:
+        return self._instances.get(name)
+
+    def instance_names(self) -> list[str]:
+        return sorted(self._instances)
+
+    def find_instances(
+        self,
+        accelerator: str | None = None,
+        min_accelerator_memory_mib: int = 0,
+        efa: bool | None = None,
+        region: str | None = None,
+    ) -> list[InstanceType]:
+        """Types with the named accelerator (case-insensitive), at least that much memory per device, with
+        (or without) EFA, priced on-demand in the region: what `gpuinfra catalog` filters by."""
+        want = accelerator.lower() if accelerator else None
+        return [
+            i
+            for i in self.instance_types
+            if (want is None or (i.accelerator or "").lower() == want)
+            and i.accelerator_memory_mib >= min_accelerator_memory_mib
+            and (efa is None or (i.efa_interfaces > 0) == efa)
+            and (region is None or (i.name, region) in self._prices)
+        ]
+
+    # ---- families: role, serving, training
+    def family(self, name: str) -> Family | None:
+        return self._families.get(name)
+
+    def family_role(self, name: str) -> Role | None:
+        found = self._families.get(name)
+        return found.role if found else None
+
+    def serving_families(self) -> tuple[str, ...]:
+        """Families `instance: auto` may place a model on (replaces plan/serving.py SERVING_FAMILIES)."""
+        return tuple(f.family for f in self.families if f.role == "serving")
+
+    def is_training_class(self, family: str) -> bool:
+        """P and Trn training hardware (replaces plan/serving.py training_class())."""
+        return self.family_role(family) == "training"
+
+    # ---- accelerators
+    def accelerator_model(self, name: str, memory_mib: int) -> Accelerator | None:
+        return next((a for a in self.accelerator_models if a.name == name and a.memory_mib == memory_mib), None)
+
+    def accelerator_names(self) -> tuple[str, ...]:
+        """Every accelerator name a catalog type carries (replaces spec/inference.py GpuName)."""
+        return tuple(sorted({i.accelerator for i in self.instance_types if i.accelerator and i.accelerator_count}))
+
+    def memory_bandwidth_gb_s(self, instance_type: str) -> float | None:
+        """Device-memory bandwidth of one accelerator of this type, GB/s; None when the catalog has no
+        datasheet figure for it (unknown, never assumed)."""
+        info = self.instance(instance_type)
+        if info is None or not info.accelerator:
+            return None
+        found = next(
+            (
+                b
+                for b in self.memory_bandwidths
+                if b.name == info.accelerator and b.memory_mib == info.accelerator_memory_mib
+            ),
+            None,
+        )
+        return found.gb_s if found else None
+
+    def serving_figure(self, key: str) -> Figure:
+        """A cold-start figure of serving.yaml (a missing key is a bug in gpuinfra: KeyError)."""
+        return self.serving_figures[key]
+
+    def gpu_product(self, instance_type: str) -> str | None:
+        """The nvidia.com/gpu.product label GPU feature discovery sets on a node of this type (replaces
+        components/inference/kubernetes.py GPU_PRODUCT); None for non-NVIDIA or fractional GPUs."""
+        info = self.instance(instance_type)
+        if info is None or not info.accelerator or not info.accelerator_count:
+            return None
+        found = self.accelerator_model(info.accelerator, info.accelerator_memory_mib)
+        return found.k8s_product if found else None
+
+    def accelerator_peak(self, name: str) -> AcceleratorPeak | None:
+        """The dense peak figures of an accelerator; None when no datasheet figure is carried."""
+        return next((p for p in self.accelerator_peaks if p.name == name), None)
+
+    # ---- prices
+    def on_demand(self, instance_type: str, region: str) -> OnDemandPrice | None:
+        return self._prices.get((instance_type, region))
+
+    def priced_regions(self, instance_type: str) -> tuple[str, ...]:
+        """Every region the price snapshot lists an on-demand price for this type in."""
+        return self._price_regions.get(instance_type, ())
+
+    def offered_regions(self, instance_type: str) -> tuple[str, ...]:
+        """Regions the price snapshot says the type is sold in (may name one it gives no price for)."""
+        return self.offered_in.get(instance_type, ())
+
+    def spot(self, instance_type: str, region: str) -> SpotDistribution | None:
+        return self._spot.get((instance_type, region))
+
+    def spot_discount(self, instance_type: str, region: str) -> SpotDiscount:
+        """The zone-mean discount for the type in the region, else the catalog's default (an estimate)."""
+        found = self._spot.get((instance_type, region))
+        if found is not None:
+            return SpotDiscount(found.mean, found)
+        return SpotDiscount(self.spot_default.discount, self.spot_default)
+
+    def service(self, key: str) -> ServicePrice | None:
+        return self._services.get(key)
+
+    def unknown_price(self, key: str) -> UnknownPrice | None:
+        """Why a price is unknown, for keys the catalog knows it lacks (the key or its prefix before '/')."""
+        for u in self.unknown_prices:
+            if key == u.key or key.startswith(u.key + "/"):
+                return u
+        return None
+
+    # ---- quotas
+    def quota_code(self, family: str, purchase: Purchase, scope: str = "account") -> QuotaCode | None:
+        return self._quotas.get((family, purchase, scope))
+
+    def quota_unknown(self, family: str, purchase: Purchase) -> QuotaUnknown | None:
+        return next((u for u in self.quota_unknowns if u.family == family and u.purchase == purchase), None)
+
+    def quota_name(self, code: str) -> str | None:
+        return next((q.name for q in self.quota_codes if q.code == code), None)
+
+    # ---- power, storage
+    def node_power(self, instance_type: str) -> NodePower | None:
+        return next((p for p in self.node_powers if p.instance_type == instance_type), None)
+
+    def accelerator_power(self, name: str) -> AcceleratorPower | None:
+        return next((a for a in self.accelerators if a.name == name), None)
+
+    def cooling_limit(self, cooling: str) -> CoolingLimit:
+        return next(c for c in self.cooling_limits if c.cooling == cooling)
+
+    def fsx_capacity_gib(self, requested_gib: int) -> int:
+        """The smallest valid FSx for Lustre SSD capacity at or above `requested_gib`."""
+        for step in self.fsx_capacity.first_steps_gib:
+            if requested_gib <= step:
+                return step
+        inc = self.fsx_capacity.increment_gib
+        return max(self.fsx_capacity.first_steps_gib[-1], math.ceil(requested_gib / inc) * inc)
+
+
+__all__ = ["Catalog", "SpotDiscount"]

@@ -1,0 +1,34 @@
+"""The regions AWS PCS serves, from catalog/data/pcs.yaml (each list with its source and as-of date)."""
+
+from __future__ import annotations
+
+import datetime
+from functools import cache
+
+from pydantic import BaseModel, ConfigDict
+
+from gpuinfra.catalog.load import DATA_DIR, CatalogError
+
+
+class PcsRegions(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    source: str
+    as_of: datetime.date
+    codes: frozenset[str]
+
+
+@cache
+def pcs_regions() -> PcsRegions:
+    from ruamel.yaml import YAML
+
+    from gpuinfra.catalog import load_catalog
+
+    data = YAML(typ="safe", pure=True).load((DATA_DIR / "pcs.yaml").read_text(encoding="utf-8"))
+    regions = PcsRegions.model_validate(data["regions"])
+    if regions.source not in load_catalog().sources:
+        raise CatalogError(f"pcs.yaml cites unknown source {regions.source}")
+    return regions
+
+
+__all__ = ["PcsRegions", "pcs_regions"]

@@ -1,0 +1,124 @@
+"""`gpuinfra preview`: validate and plan each stack, run its program in the embedded engine, judge every
+resource by the providers' own definitions (preflight), then price the graph and run the policy pack over it.
+The report is what people and `diff` read; the snapshots (graph, priced breakdown, findings) are what an
+in-process review compares, with nothing re-read or re-priced."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from pathlib import Path
+
+from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.validate import checked_stacks, to_report
+from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
+from gpuinfra.graph import Graph
+from gpuinfra.plan.figures import plan_figures
+from gpuinfra.policy.config import PolicyConfig
+from gpuinfra.preflight import preflight
+from gpuinfra.report.build.cost import cost_total, with_cost
+from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
+from gpuinfra.report.model import FindingOut, Report, StackReport
+from gpuinfra.review.diff import Snapshot
+from gpuinfra.review.documents import findings_of
+from gpuinfra.validators.checked import Checked
+
+
+@dataclass(frozen=True)
+class PreviewRun:
+    report: Report
+    snapshots: dict[str, Snapshot] = field(default_factory=dict)
+    """Per stack: the graph, its priced breakdown and its findings, as a review's head side."""
+
+
+def preview_run(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> PreviewRun:
+    """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
+    its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
+    from gpuinfra.policy.pack import pack_config
+
+    usage = load_usage_file(usage_file) if usage_file else Usage()
+    policies = pack_config(policy_config)
+    report = Report(command="preview")
+    snapshots: dict[str, Snapshot] = {}
+    for checked in checked_stacks(report, stacks, org, suppress):
+        stack, snapshots[checked.inputs.stack.name] = preview_checked(checked, usage, policies)
+        report.stacks.append(stack)
+    report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
+    return PreviewRun(report, snapshots)
+
+
+def preview_checked(
+    checked: Checked, usage: Usage, policies: Mapping[str, PolicyConfig]
+) -> tuple[StackReport, Snapshot]:
+    """One checked stack through the engine (unless an error finding stands), cost and the policy pack."""
+    from gpuinfra.policy.pack import police_stack
+    from gpuinfra.pulumi.engine import EngineError
+    from gpuinfra.pulumi.preview import preview_graph
+
+    stack = to_report(checked)
+    graph: Graph | None = None
+    breakdown: Breakdown | None = None
+    if not checked.blocked:
+        try:
+            graph = preview_graph(checked.inputs, checked.plan)
+        except EngineError as exc:
+            stack.findings.append(engine_failure(str(exc)))
+        else:
+            catalog = load_catalog()
+            stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog))
+            breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
+            stack = with_cost(stack, breakdown)
+            run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+            stack = policy_report(stack, run, graph)
+    return stack, Snapshot(
+        stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=plan_figures(checked.plan)
+    )
+
+
+def preview_stacks(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> Report:
+    return preview_run(stacks, org, suppress, usage_file, policy_config).report
+
+
+_REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
+
+
+def _findings(stack: StackReport) -> dict[str, object]:
+    """The findings and policy violations of a stack report in the shape a document carries them."""
+    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}, "preflight": True})
+
+
+def monthly_cost(stack: StackReport) -> Decimal | None:
+    """The expected monthly cost preview priced, for the budget policy; None when nothing had a price."""
+    cost = stack.cost
+    if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
+        return None
+    return cost.monthly_usd
+
+
+def engine_failure(message: str) -> FindingOut:
+    """The engine's failure as one finding: one line, no Python reprs, cut to a readable length."""
+    text = "; ".join(line.strip() for line in _REPR.sub("a pending value", message).splitlines() if line.strip())
+    return FindingOut(
+        rule="pulumi-program",
+        level="error",
+        path="",
+        message=text if len(text) <= 600 else text[:597] + "...",
+        hint="the program failed under the embedded engine; run `pulumi preview` for details",
+    )
+
+
+__all__ = ["PreviewRun", "engine_failure", "monthly_cost", "preview_checked", "preview_run", "preview_stacks"]

@@ -1,0 +1,252 @@
+"""Pricing the services around the instances: FSx for Lustre, S3, load balancers, NAT gateways, public IPv4,
+Global Accelerator, EKS control planes, KMS keys, CloudWatch alarms, Route 53, EBS volumes, VPC endpoints."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from gpuinfra.cost.lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown, unknown_input, usage_line
+from gpuinfra.cost.model import USAGE_BASED, Line
+from gpuinfra.graph import Resource, is_known
+
+SCRATCH_2 = "SCRATCH_2"
+DEFAULT_LUSTRE_DEPLOYMENT = "SCRATCH_1"
+"""terraform-provider-aws's default deployment_type."""
+
+
+def price_lustre(resource: Resource, ctx: Ctx) -> list[Line]:
+    """FSx for Lustre: storage capacity (GiB, billed as GB-months) at the rate of its deployment type,
+    throughput tier (MB/s per TiB) and storage type."""
+    inputs = resource.inputs
+    deployment = inputs.get("deploymentType") or DEFAULT_LUSTRE_DEPLOYMENT
+    tier = inputs.get("perUnitStorageThroughput")
+    storage = inputs.get("storageType") or "SSD"
+    capacity = quantity(inputs.get("storageCapacity"))
+    if capacity is None:
+        return [unknown_input("Storage", "GB", "storageCapacity")]
+    if not (is_known(deployment) and is_known(tier) and is_known(storage)):
+        return [unknown_input("Storage", "GB", "deploymentType/perUnitStorageThroughput")]
+    tier_label = "" if deployment == SCRATCH_2 or tier is None else f", {tier} MB/s/TiB"
+    name = f"Storage ({deployment}{tier_label}, {storage})"
+    key = f"fsx_lustre/{deployment}" if deployment == SCRATCH_2 else f"fsx_lustre/{deployment}/{tier}"
+    price = ctx.book.service(key, ctx.where.region) if storage == "SSD" else None
+    if price is None:
+        return [not_in_catalog(name, "GB", f"FSx for Lustre {deployment} {storage} at {tier} MB/s/TiB", capacity)]
+    return [per_month(name, capacity, "GB", price)]
+
+
+def price_bucket(resource: Resource, ctx: Ctx) -> list[Line]:
+    price = ctx.book.service("s3/standard", ctx.where.region)
+    return [usage_line(resource, ctx, "storage_gb", "Storage (Standard)", "GB", price, "S3 Standard storage")]
+
+
+def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:
+    kind = resource.inputs.get("loadBalancerType") or "application"
+    short = {"application": "alb", "network": "nlb"}.get(kind)
+    if short is None:
+        return [not_in_catalog(f"Load balancer ({kind})", "hours", f"a {kind} load balancer")]
+    region = ctx.where.region
+    lines: list[Line] = []
+    hourly = ctx.book.service(f"elb/{short}", region)
+    lines.append(
+        not_in_catalog(f"{kind.title()} load balancer", "load balancers", f"elb/{short}")
+        if hourly is None
+        else per_hour(f"{kind.title()} load balancer", Decimal(1), "load balancers", hourly)
+    )
+    units = "LCU" if short == "alb" else "NLCU"
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "capacity_units",
+            f"Capacity units ({units})",
+            units,
+            ctx.book.service(f"elb/{short}_lcu", region),
+            f"{units}-hours",
+        )
+    )
+    if resource.inputs.get("internal") is not True:
+        zones = resource.inputs.get("subnets") or resource.inputs.get("subnetMappings") or []
+        lines.append(
+            public_ipv4(
+                Decimal(len(zones)) if isinstance(zones, list) and zones else None, ctx, "Public IPv4 (one per zone)"
+            )
+        )
+    return lines
+
+
+def public_ipv4(count: Decimal | None, ctx: Ctx, name: str = "Public IPv4 address") -> Line:
+    price = ctx.book.service("public_ipv4/address", ctx.where.region)
+    if count is None:
+        return unknown_input(name, "addresses", "the subnets")
+    if price is None:
+        return not_in_catalog(name, "addresses", "public IPv4 addresses", count)
+    return per_hour(name, count, "addresses", price)
+
+
+def price_nat_gateway(resource: Resource, ctx: Ctx) -> list[Line]:
+    region = ctx.where.region
+    hourly = ctx.book.service("nat/gateway", region)
+    lines = [
+        not_in_catalog("NAT gateway", "gateways", "nat/gateway")
+        if hourly is None
+        else per_hour("NAT gateway", Decimal(1), "gateways", hourly)
+    ]
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "monthly_data_processed_gb",
+            "Data processed",
+            "GB",
+            ctx.book.service("nat/data_processed", region),
+            "NAT data processing",
+        )
+    )
+    return lines
+
+
+def price_eip(resource: Resource, ctx: Ctx) -> list[Line]:
+    return [public_ipv4(Decimal(1), ctx)]
+
+
+def fixed(key: str, name: str, unit: str):  # type: ignore[no-untyped-def]
+    """A pricer for a resource billed a fixed amount per hour or per month."""
+
+    def price(resource: Resource, ctx: Ctx) -> list[Line]:
+        found = ctx.book.service(key, ctx.where.region)
+        if found is None:
+            return [not_in_catalog(name, unit, key, Decimal(1))]
+        if found.unit == "hour":
+            return [per_hour(name, Decimal(1), unit, found)]
+        return [per_month(name, Decimal(1), unit, found)]
+
+    return price
+
+
+def price_alarm(resource: Resource, ctx: Ctx) -> list[Line]:
+    period = resource.inputs.get("period")
+    high = isinstance(period, int) and period < 60
+    queries = [q for q in resource.inputs.get("metricQueries") or [] if isinstance(q, dict) and q.get("metric")]
+    metrics = Decimal(max(1, len(queries)))
+    key = "cloudwatch/alarm_high_resolution" if high else "cloudwatch/alarm_standard"
+    price = ctx.book.service(key, ctx.where.region)
+    name = f"Alarm metrics ({'high' if high else 'standard'} resolution)"
+    return [
+        not_in_catalog(name, "metrics", key, metrics) if price is None else per_month(name, metrics, "metrics", price)
+    ]
+
+
+def price_record(resource: Resource, ctx: Ctx) -> list[Line] | None:
+    """Alias records answer queries for free; others cost per million queries (usage, not in the catalog).
+    Returns None for a free record."""
+    if resource.inputs.get("aliases"):
+        return None
+    return [
+        unknown(
+            "DNS queries",
+            "queries",
+            USAGE_BASED,
+            "standard and latency queries are billed per million (usage); no catalog price",
+        )
+    ]
+
+
+def price_volume(resource: Resource, ctx: Ctx) -> list[Line]:
+    from gpuinfra.cost.compute import Counts, volume_line
+
+    return [
+        volume_line(
+            "EBS volume", resource.inputs.get("size"), resource.inputs.get("type") or "gp3", Counts(1, 1, 1), ctx
+        )
+    ]
+
+
+def price_vpc_endpoint(resource: Resource, ctx: Ctx) -> list[Line] | None:
+    """Gateway endpoints (S3, DynamoDB) are free; interface endpoints are not in the catalog."""
+    if (resource.inputs.get("vpcEndpointType") or "Gateway") == "Gateway":
+        return None
+    return [not_in_catalog("Interface endpoint", "endpoints", "interface VPC endpoints", Decimal(1))]
+
+
+def price_web_acl(resource: Resource, ctx: Ctx) -> list[Line]:
+    """AWS WAF: a monthly fee per web ACL and per rule (a managed rule group counts as one rule), plus
+    requests inspected (usage)."""
+    region = ctx.where.region
+    lines: list[Line] = []
+    acl = ctx.book.service("waf/web_acl", region)
+    lines.append(
+        not_in_catalog("Web ACL", "web ACLs", "waf/web_acl", Decimal(1))
+        if acl is None
+        else per_month("Web ACL", Decimal(1), "web ACLs", acl)
+    )
+    rules = resource.inputs.get("rules")
+    count = Decimal(len(rules)) if isinstance(rules, list) else None
+    rule_price = ctx.book.service("waf/rule", region)
+    if count is None:
+        lines.append(unknown_input("Rules", "rules", "rules"))
+    elif rule_price is None:
+        lines.append(not_in_catalog("Rules", "rules", "waf/rule", count))
+    else:
+        lines.append(per_month("Rules (managed rule groups count as one)", count, "rules", rule_price))
+    lines.append(
+        usage_line(
+            resource,
+            ctx,
+            "monthly_requests_millions",
+            "Requests",
+            "1M requests",
+            ctx.book.service("waf/requests", region),
+            "WAF requests",
+        )
+    )
+    return lines
+
+
+def price_secret(resource: Resource, ctx: Ctx) -> list[Line]:
+    """Secrets Manager: a monthly fee per secret, plus API calls (usage, per 10,000)."""
+    region = ctx.where.region
+    found = ctx.book.service("secretsmanager/secret", region)
+    return [
+        not_in_catalog("Secret", "secrets", "secretsmanager/secret", Decimal(1))
+        if found is None
+        else per_month("Secret", Decimal(1), "secrets", found),
+        usage_line(
+            resource,
+            ctx,
+            "monthly_api_calls_10k",
+            "API calls",
+            "10k requests",
+            ctx.book.service("secretsmanager/requests", region),
+            "Secrets Manager API calls",
+        ),
+    ]
+
+
+def price_replication(resource: Resource, ctx: Ctx) -> list[Line]:
+    return [
+        unknown(
+            "Replication transfer",
+            "GB",
+            USAGE_BASED,
+            "inter-region transfer of replicated objects is billed per GB (usage); no catalog price",
+        )
+    ]
+
+
+__all__ = [
+    "fixed",
+    "price_alarm",
+    "price_bucket",
+    "price_eip",
+    "price_load_balancer",
+    "price_lustre",
+    "price_nat_gateway",
+    "price_record",
+    "price_replication",
+    "price_secret",
+    "price_volume",
+    "price_vpc_endpoint",
+    "price_web_acl",
+    "public_ipv4",
+]

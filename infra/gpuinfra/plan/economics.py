@@ -1,0 +1,204 @@
+"""The training spec's money questions, wired: the parallel layout's per-GPU memory, the run's days, GPU-hours
+and cost, and owning versus renting for an on-premises site. Each returns its plan, or a note saying which
+input is missing (unknown is never zero)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from decimal import Decimal
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.models import InstanceType
+from gpuinfra.plan.capacity import split_capacity
+from gpuinfra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
+from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
+from gpuinfra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layout_memory
+from gpuinfra.plan.memory import MIB, training_memory
+from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
+from gpuinfra.plan.racks import RackLayout
+from gpuinfra.plan.rates import cluster_hourly, lowest_rate, node_rates
+from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
+from gpuinfra.spec import Organization, TrainingSpec
+
+MAX_SWEEP_NODES = 4096
+
+
+def _shape(spec: TrainingSpec) -> Shape | None:
+    arch = spec.model.architecture
+    if arch is None:
+        return None
+    return Shape(
+        parameters=spec.model.parameters_billion * 1e9,
+        layers=arch.layers,
+        hidden_size=arch.hidden_size,
+        attention_heads=arch.attention_heads,
+        sequence_length=arch.sequence_length,
+        micro_batch_size=arch.micro_batch_size,
+    )
+
+
+def _layout(spec: TrainingSpec, info: InstanceType) -> Layout:
+    par = spec.model.parallelism
+    arch = spec.model.architecture
+    return Layout(
+        tensor=par.tensor or info.accelerator_count,
+        pipeline=par.pipeline,
+        zero_stage=par.zero_stage,
+        recompute=arch.recompute if arch else "selective",
+        sequence_parallel=par.sequence_parallel,
+    )
+
+
+def training_layout(spec: TrainingSpec, info: InstanceType) -> LayoutMemory | None:
+    """Per-GPU memory of the spec's parallel layout; None without `model.architecture` (the flat share applies)."""
+    shape = _shape(spec)
+    if shape is None:
+        return None
+    return layout_memory(_layout(spec, info), shape, _budget(spec, info, spec.compute.node_count))
+
+
+def _budget(spec: TrainingSpec, info: InstanceType, nodes: int) -> Budget:
+    return Budget(
+        precision=spec.model.precision,
+        optimizer=spec.model.optimizer,
+        gpus=nodes * info.accelerator_count,
+        gpus_per_node=info.accelerator_count,
+        gpu_bytes=info.accelerator_memory_mib * MIB,
+        reserve_fraction=spec.model.parallelism.reserve_fraction,
+    )
+
+
+def _fits(spec: TrainingSpec, info: InstanceType) -> Callable[[int], bool]:
+    """Whether the model fits on n nodes of the type, the way the plan checks the spec's own count."""
+    shape, layout = _shape(spec), _layout(spec, info)
+    model = spec.model
+
+    def fits(nodes: int) -> bool:
+        if shape is None:
+            return training_memory(
+                model.parameters_billion,
+                model.precision,
+                model.optimizer,
+                nodes * info.accelerator_count,
+                info.accelerator_memory_mib,
+                model.activation_headroom_fraction,
+            ).fits
+        return fits_on(layout, shape, _budget(spec, info, nodes))
+
+    return fits
+
+
+def training_ownership(
+    spec: TrainingSpec, org: Organization, catalog: Catalog, racks: RackLayout | None
+) -> tuple[OwnershipPlan | None, str | None]:
+    if spec.provider != "onprem":
+        return None, None
+    site = org.onprem_sites.get(spec.site or "")
+    own = site.ownership if site else None
+    if own is None:
+        return None, f"site {spec.site} gives no ownership costs (onprem_sites.{spec.site}.ownership)"
+    if racks is None:
+        return None, "no rack plan (no power figure for the node): power cost unknown"
+    rent: dict[str, Decimal | None] = {}
+    sources: list[str] = []
+    if own.aws_equivalent:
+        rates = node_rates(catalog, own.aws_equivalent, own.aws_region)
+        rent = {"on-demand": rates.on_demand, "spot": rates.spot, "capacity block": rates.capacity_block}
+        sources = rates.sources
+    power = catalog.node_power(spec.compute.instance_type)
+    if power is not None:
+        sources = sorted({*sources, power.source})
+    plan = ownership_plan(
+        spec.compute.node_count,
+        own.capex_per_node_usd,
+        own.life_years,
+        racks.it_kw,
+        own.power_draw_fraction,
+        racks.pue,
+        own.power_usd_per_kwh,
+        own.colocation_usd_per_kw_month,
+        own.support_usd_per_node_year,
+        own.aws_equivalent,
+        own.aws_region,
+        rent,
+        sources,
+    )
+    return plan, None
+
+
+def training_run(
+    spec: TrainingSpec,
+    catalog: Catalog,
+    info: InstanceType,
+    checkpoint: CheckpointPlan | None,
+    ownership: OwnershipPlan | None,
+) -> tuple[RunPlan | None, str | None]:
+    run = spec.run
+    if run is None:
+        return None, None
+    precision = spec.model.precision
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    tflops = peak.dense_tflops.get(precision) if peak else None
+    if peak is None or tflops is None:
+        return None, f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    per_doubling = run.scaling_per_doubling or DEFAULT_SCALING_PER_DOUBLING[spec.interconnect.type]
+    if per_doubling is None:
+        return None, (
+            f"no published scaling figure for interconnect {spec.interconnect.type}: set run.scaling_per_doubling"
+        )
+    capacity = spec.compute.capacity
+    price: Callable[[int], Decimal | None]
+    price_sources: list[str] = []
+    floor: Decimal | None = None
+    if spec.provider == "aws" and spec.region:
+        rates = node_rates(catalog, info.name, spec.region)
+        price_sources = rates.sources
+        floor = lowest_rate(rates, capacity.type)
+
+        def price(nodes: int) -> Decimal | None:
+            base = capacity.on_demand_base if capacity.type == "spot" else nodes
+            return cluster_hourly(rates, capacity.type, *split_capacity(nodes, base, 0))
+
+    elif ownership is not None:
+        per_node = ownership.total_monthly_usd / ownership.nodes / Decimal(repr(HOURS_PER_MONTH))
+        price_sources = ["ownership (organization file)", *ownership.sources]
+        floor = per_node
+
+        def price(nodes: int) -> Decimal | None:
+            return per_node * nodes
+
+    else:
+
+        def price(nodes: int) -> Decimal | None:
+            return None
+
+    active = spec.model.active_parameters_billion or spec.model.parameters_billion
+    inputs = RunInputs(
+        tokens=run.tokens_billion * 1e9,
+        active_parameters=active * 1e9,
+        flops=training_flops(active * 1e9, run.tokens_billion * 1e9),
+        precision=precision,
+        peak_tflops=tflops,
+        peak_source=peak.source,
+        mfu=run.mfu or DEFAULT_MFU[precision],
+        mfu_source="run.mfu" if run.mfu else "default (plan/flops.py DEFAULT_MFU)",
+        scaling_per_doubling=per_doubling,
+        scaling_source="run.scaling_per_doubling"
+        if run.scaling_per_doubling
+        else f"default for {spec.interconnect.type} (plan/flops.py)",
+        gpus_per_node=info.accelerator_count,
+        write_seconds=checkpoint.write_seconds if checkpoint else None,
+        interval_minutes=spec.checkpointing.interval_minutes if spec.checkpointing else None,
+        restart_minutes=run.restart_minutes,
+        node_mtbf_hours=spec.failure.node_mtbf_hours,
+        spot_interruption_rate_monthly=spec.failure.spot_interruption_rate_monthly,
+        capacity=capacity.type if spec.provider == "aws" else "owned",
+        on_demand_base=capacity.on_demand_base,
+        price_sources=price_sources,
+    )
+    nodes = spec.compute.node_count
+    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
+
+
+__all__ = ["training_layout", "training_ownership", "training_run"]

@@ -1,0 +1,57 @@
+"""The plan's money figures a review compares: run days, GPU-hours and cost per run, the monthly cost of
+ownership and its break-even month, a serving region's cost per million tokens. A pull request that changes one
+shows it in the comment's cost section."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import NamedTuple
+
+from gpuinfra.plan.inference import InferencePlan
+from gpuinfra.plan.training import TrainingPlan
+
+PER_MILLION_TOKENS = "usd per 1M tokens"
+
+
+class Figure(NamedTuple):
+    unit: str
+    """usd, days, hours, months or PER_MILLION_TOKENS."""
+    value: Decimal | None
+
+
+def _dec(value: float | Decimal | None, places: str) -> Decimal | None:
+    if value is None:
+        return None
+    return Decimal(repr(value) if isinstance(value, float) else value).quantize(Decimal(places))
+
+
+def plan_figures(plan: object) -> dict[str, Figure]:
+    """Named figures of a plan (empty for plans without money questions)."""
+    if isinstance(plan, InferencePlan):
+        regions = plan.economics.regions if plan.economics else []
+        return {
+            f"serving {r.region}: cost per 1M tokens": Figure(
+                PER_MILLION_TOKENS, _dec(r.usd_per_million_tokens, "0.001")
+            )
+            for r in regions
+        }
+    if not isinstance(plan, TrainingPlan):
+        return {}
+    out: dict[str, Figure] = {}
+    if plan.run is not None:
+        point = plan.run.at_spec
+        out["training run: days"] = Figure("days", _dec(point.days, "0.1"))
+        out["training run: GPU-hours"] = Figure("hours", _dec(point.gpu_hours, "1"))
+        out["training run: cost per run"] = Figure("usd", _dec(point.cost_usd, "1"))
+    if plan.ownership is not None:
+        own = plan.ownership
+        out["ownership: cost a month"] = Figure("usd", own.total_monthly_usd)
+        for rental in own.rentals:
+            month = rental.break_even_month
+            out[f"ownership: break-even month vs AWS {rental.purchase}"] = Figure(
+                "months", None if month is None else Decimal(month)
+            )
+    return out
+
+
+__all__ = ["PER_MILLION_TOKENS", "Figure", "plan_figures"]

@@ -1,0 +1,129 @@
+"""The inference plan: instance choice, per-region replicas, spot split, warm pools, quota needs."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Literal
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.plan.coldstart import cold_start
+from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
+from gpuinfra.plan.quotas import QuotaNeed, Usage, quota_needs
+from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
+from gpuinfra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
+from gpuinfra.spec import InferenceSpec, Organization
+
+
+class InferencePlan(Plain):
+    workload: Literal["inference"] = "inference"
+    memory: ServingMemory
+    choice: InstanceChoice
+    regions: list[RegionPlan]
+    quotas: list[QuotaNeed]
+    economics: ServingEconomics | None = None
+    """Tokens/s per replica, concurrency and cost per million tokens per region; what quantizing changes."""
+
+
+DEFAULT_DRAIN_SECONDS = 300
+"""Drain when the replica's decode rate is unknown (no bandwidth figure): five minutes."""
+MAX_DRAIN_SECONDS = 3600
+"""Target groups allow a deregistration delay of at most 3,600 s (ELB TargetGroupAttribute)."""
+FALLBACK_COLD_START_SECONDS = 600.0
+"""Used only for a region without an instance type, which the validators refuse anyway."""
+
+
+def default_zones(region: str) -> list[str]:
+    return [f"{region}a", f"{region}b"]
+
+
+def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
+    m = spec.model
+    memory = serving_memory(
+        m.parameters_billion,
+        m.precision,
+        m.kv_cache.layers,
+        m.kv_cache.kv_heads,
+        m.kv_cache.head_dim,
+        m.kv_cache.precision,
+        m.context_length_tokens,
+        m.max_concurrent_sequences,
+    )
+    fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
+    choice = choose_instance(
+        spec.instance.type,
+        spec.instance.gpu,
+        memory,
+        m.gpu_memory_utilization,
+        fleet_regions,
+        catalog,
+        spec.server_kind,
+        m.attention_heads,
+        m.kv_cache.kv_heads,
+    )
+    shape = spec.requests
+
+    def region_extra(region: str, instance_type: str | None) -> dict[str, Any]:
+        info = catalog.instance(instance_type) if instance_type else None
+        if info is None:
+            return {}
+        cold = cold_start(
+            info, memory.weights_bytes, catalog, spec.cold_start.download_gb_s, spec.cold_start.weights_load_seconds
+        )
+        replica = replica_roofline(info, memory, spec, catalog)
+        longest = shape.max_output_tokens or m.context_length_tokens
+        drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
+        return {
+            "cold_start": cold,
+            "bound": replica,
+            "drain_seconds": max(30, min(MAX_DRAIN_SECONDS, drain)),
+            "spot_types": spot_types(
+                info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision
+            ),
+        }
+
+    def accelerator(instance_type: str | None) -> tuple[str | None, int]:
+        info = catalog.instance(instance_type) if instance_type else None
+        return (info.accelerator, info.accelerator_count) if info else (None, 0)
+
+    regions = []
+    for r in spec.regions:
+        instance_type = r.instance_type or choice.chosen
+        extra = region_extra(r.region, instance_type)
+        cold = extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS
+        regions.append(
+            region_plan(
+                r.region,
+                instance_type,
+                *accelerator(instance_type),
+                r.availability_zones or default_zones(r.region),
+                r.min_replicas,
+                r.max_replicas,
+                r.peak_rps,
+                spec.throughput_rps_per_replica,
+                spec.spot_burst_share,
+                spec.cold_start.warm_pool,
+                cold,
+                spec.cold_start.demand_ramp_minutes,
+                **extra,
+            )
+        )
+
+    def largest(types: list[str]) -> str | None:
+        infos = [i for i in (catalog.instance(t) for t in types) if i]
+        return max(infos, key=lambda i: i.vcpu).name if infos else None
+
+    usages = []
+    for rp in regions:
+        if rp.instance_type:
+            usages += [
+                Usage(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
+                # The burst group may launch any of its overrides: count the largest, as the policy does.
+                Usage(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
+            ]
+    account = org.accounts.get(spec.account)
+    quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []
+    economics = serving_economics(spec, memory, regions, catalog)
+    return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas, economics=economics)
+
+
+__all__ = ["DEFAULT_DRAIN_SECONDS", "MAX_DRAIN_SECONDS", "InferencePlan", "default_zones", "plan_inference"]

@@ -1,0 +1,172 @@
+"""Serving economics: what a replica produces and what a million tokens cost, per region, and what quantizing
+the weights changes (fit, throughput, cost) on the same instance.
+
+The planned token rate is the spec's measured capacity (throughput_rps_per_replica x output tokens per request):
+the fleet is sized at it, so it is what a token costs. The roofline (plan/roofline.py) gives the ceiling and
+the concurrency; for another weight precision the measured rate is scaled by the ratio of the two ceilings
+(decode is memory-bandwidth bound, so fewer bytes per step is proportionally more steps), a stated estimate
+that a benchmark at that precision replaces. Prices are on-demand, the region's own (never another region's).
+"""
+
+from __future__ import annotations
+
+from decimal import Decimal
+
+from gpuinfra.catalog import Catalog, InstanceType
+from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory, usable_accelerator_bytes
+from gpuinfra.plan.roofline import ReplicaBound, replica_bound
+from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.plan.serving import fits as holds
+from gpuinfra.spec import InferenceSpec
+
+SECONDS_PER_HOUR = 3600
+PRECISIONS = ("bf16", "fp8", "int8", "int4")
+"""Weight precisions the quantization table compares (vLLM serves each: bf16, FP8, INT8 W8A8, INT4 AWQ/GPTQ)."""
+
+
+def cost_per_million_tokens(tokens_per_second: float, hourly_usd: Decimal) -> Decimal | None:
+    """USD per 1,000,000 tokens of a replica that costs `hourly_usd` and produces `tokens_per_second`:
+    hourly / (tokens/s x 3600) x 1e6. None when the replica produces nothing (the cost is unbounded)."""
+    if tokens_per_second <= 0:
+        return None
+    per_hour = Decimal(repr(tokens_per_second)) * SECONDS_PER_HOUR
+    return hourly_usd / per_hour * 1_000_000
+
+
+def replica_roofline(
+    info: InstanceType, memory: ServingMemory, spec: InferenceSpec, catalog: Catalog
+) -> ReplicaBound | None:
+    """The roofline of one replica on every accelerator of `info` (None when the bandwidth is unknown)."""
+    per_device = catalog.memory_bandwidth_gb_s(info.name)
+    if per_device is None:
+        return None
+    m, shape = spec.model, spec.requests
+    usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, m.gpu_memory_utilization)
+    return replica_bound(
+        per_device * max(1, info.accelerator_count),
+        memory.weights_bytes,
+        memory.kv_bytes_per_token,
+        m.max_concurrent_sequences,
+        usable - memory.weights_bytes,
+        shape.input_tokens,
+        shape.output_tokens,
+    )
+
+
+class RegionTokens(Plain):
+    """One region's replica: its token rate, the roofline's, its concurrency and a million tokens' cost."""
+
+    region: str
+    instance_type: str
+    tokens_per_s: float
+    """Planned: throughput_rps_per_replica x output tokens per request."""
+    bound_tokens_per_s: float | None
+    concurrency: int | None
+    """Sequences the replica decodes together (max_concurrent_sequences, lowered to what the KV cache holds)."""
+    usd_per_hour: Decimal | None
+    """On-demand price of one replica's instance in this region; None when the catalog has none."""
+    usd_per_million_tokens: Decimal | None
+
+
+class PrecisionPoint(Plain):
+    """The same model on the same instance with its weights at another precision."""
+
+    precision: str
+    weights_bytes: int
+    needed_bytes: int
+    fits: bool
+    concurrency: int | None
+    bound_tokens_per_s: float | None
+    tokens_per_s: float | None
+    """The planned rate scaled by this precision's ceiling over the spec's (None where it does not fit)."""
+    usd_per_million_tokens: Decimal | None
+
+
+class ServingEconomics(Plain):
+    output_tokens: int
+    regions: list[RegionTokens]
+    quantization_region: str | None = None
+    quantization_instance: str | None = None
+    quantization: list[PrecisionPoint] = []
+
+
+def _alternative(spec: InferenceSpec, precision: str) -> ServingMemory:
+    m = spec.model
+    return serving_memory(
+        m.parameters_billion,
+        precision,
+        m.kv_cache.layers,
+        m.kv_cache.kv_heads,
+        m.kv_cache.head_dim,
+        m.kv_cache.precision,
+        m.context_length_tokens,
+        m.max_concurrent_sequences,
+    )
+
+
+def serving_economics(
+    spec: InferenceSpec, memory: ServingMemory, region_plans: list[RegionPlan], catalog: Catalog
+) -> ServingEconomics:
+    """Per region (its planned type and roofline), and the quantization table on the first priced region's type."""
+    planned = spec.throughput_rps_per_replica * spec.requests.output_tokens
+    regions = []
+    for rp in region_plans:
+        if rp.instance_type is None:
+            continue
+        price = catalog.on_demand(rp.instance_type, rp.region)
+        hourly = price.usd_per_hour if price else None
+        regions.append(
+            RegionTokens(
+                region=rp.region,
+                instance_type=rp.instance_type,
+                tokens_per_s=planned,
+                bound_tokens_per_s=rp.bound.tokens_per_s if rp.bound else None,
+                concurrency=rp.bound.batch if rp.bound else None,
+                usd_per_hour=hourly,
+                usd_per_million_tokens=cost_per_million_tokens(planned, hourly) if hourly is not None else None,
+            )
+        )
+    out = ServingEconomics(output_tokens=spec.requests.output_tokens, regions=regions)
+    base = next((r for r in regions if r.usd_per_hour is not None and r.bound_tokens_per_s), None)
+    info = catalog.instance(base.instance_type) if base else None
+    if base is None or info is None or not base.bound_tokens_per_s:
+        return out
+    points = []
+    for precision in PRECISIONS:
+        alt = memory if precision == spec.model.precision else _alternative(spec, precision)
+        fits = holds(info, alt, spec.model.gpu_memory_utilization)[0]  # the fit `auto` uses
+        bound = replica_roofline(info, alt, spec, catalog) if fits else None
+        if bound is None:
+            rate = None
+        elif precision == spec.model.precision:
+            rate = planned  # the measured figure itself
+        else:
+            rate = planned * bound.tokens_per_s / base.bound_tokens_per_s
+        points.append(
+            PrecisionPoint(
+                precision=precision,
+                weights_bytes=alt.weights_bytes,
+                needed_bytes=alt.needed_bytes,
+                fits=fits,
+                concurrency=bound.batch if bound else None,
+                bound_tokens_per_s=bound.tokens_per_s if bound else None,
+                tokens_per_s=rate,
+                usd_per_million_tokens=(
+                    cost_per_million_tokens(rate, base.usd_per_hour) if rate and base.usd_per_hour else None
+                ),
+            )
+        )
+    return out.model_copy(
+        update={"quantization_region": base.region, "quantization_instance": info.name, "quantization": points}
+    )
+
+
+__all__ = [
+    "PRECISIONS",
+    "PrecisionPoint",
+    "RegionTokens",
+    "ServingEconomics",
+    "cost_per_million_tokens",
+    "replica_roofline",
+    "serving_economics",
+]

@@ -1,0 +1,220 @@
+"""GPU quotas: what the stack can run at its maximum size stays within what each account was granted.
+
+Needs are read from the graph (every Auto Scaling group and EKS node group at maximum size, split
+into on-demand and spot the way the group splits them, plus every instance), counted per account,
+region and quota code with the planner's own functions (`split_capacity`, `quota_needs`), and
+compared with the organization file.
+
+A shortfall the same stack asks AWS to raise (an `aws.servicequotas.ServiceQuota` for that code and
+region, emitted when the account sets `request_quota_increases`) is not a mandatory violation: the
+request is in the change under review, but AWS approves it later and until then the groups cannot
+reach full size. That case is reported by the advisory `quota-increase-requested` instead; a request
+smaller than the need stays mandatory.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from pulumi_policy import StackValidationArgs
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.graph import tokens
+from gpuinfra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpus_over
+from gpuinfra.policy.facts import StackFacts, require
+from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.groups import Group, groups
+from gpuinfra.policy.rules.values import StackView, as_int, get, view
+
+CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
+GPU = "nvidia.com/gpu"
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    need: QuotaNeed
+    users: tuple[tuple[str, str], ...]
+    """(name, URN) of the groups and instances counted against the code."""
+    requested: int | None
+    """The value this stack asks AWS for, if it requests an increase of this code."""
+
+    @property
+    def covered(self) -> bool:
+        return not blocks(self.need, self.requested)
+
+    def describe(self) -> str:
+        need = self.need
+        return (
+            f"{need.account} ({need.account_id}) {need.region} {need.code} ({need.name}): the stack needs "
+            f"{need.vcpus} vCPUs at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
+            "available"
+        )
+
+    @property
+    def urn(self) -> str | None:
+        """The one resource that needs the quota, if only one does (else the stack as a whole)."""
+        return self.users[0][1] if len(self.users) == 1 else None
+
+
+def _group_usages(group: Group, region: str, catalog: Catalog) -> Iterator[Usage]:
+    """A group at maximum size, on-demand and spot apart; per quota code, counted at the widest type the
+    group may launch (any of its types could fill it). Capacity blocks count against no quota."""
+    types = [t for t in group.instance_types if catalog.instance(t) is not None]
+    for purchase, count in (("on_demand", group.on_demand), ("spot", group.spot)):
+        widest: dict[str | None, str] = {}
+        for name in types:
+            info = catalog.instance(name)
+            assert info is not None
+            code = catalog.quota_code(info.family, purchase)  # type: ignore[arg-type]
+            key = code.code if code else None
+            if key not in widest or info.vcpu > catalog.instance(widest[key]).vcpu:  # type: ignore[union-attr]
+                widest[key] = name
+        for name in widest.values():
+            yield Usage(region, name, purchase, count)  # type: ignore[arg-type]
+
+
+def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
+    """Every (account, region, code) whose need at maximum size exceeds the organization's grant."""
+    catalog = facts.catalog
+    usages: dict[str, list[Usage]] = defaultdict(list)
+    users: dict[tuple[str, str, str | None], set[tuple[str, str]]] = defaultdict(set)
+    by_urn = {g.urn: g for g in groups(stack)}
+    for resource in [*(g.resource for g in by_urn.values()), *stack.of_type(tokens.INSTANCE)]:
+        account_id, region = stack.account_of(resource), stack.region_of(resource)
+        if account_id is None or region is None:
+            continue
+        if resource.urn in by_urn:
+            found = list(_group_usages(by_urn[resource.urn], region, catalog))
+        else:
+            spot = get(resource.props, "instanceMarketOptions", "marketType") == "spot"
+            found = [Usage(region, str(get(resource.props, "instanceType")), "spot" if spot else "on_demand", 1)]
+        for usage in found:
+            info = catalog.instance(usage.instance_type)
+            if info is None or usage.count <= 0:
+                continue
+            code = catalog.quota_code(info.family, usage.purchase)
+            usages[account_id].append(usage)
+            users[(account_id, region, code.code if code else None)].add((resource.name, resource.urn))
+    requested = _requests(stack)
+    out = []
+    for account_id, account_usages in sorted(usages.items()):
+        known = facts.account_with_id(account_id)
+        if known is None:
+            continue  # separation-accounts reports accounts the organization does not list
+        name, account = known
+        for need in quota_needs(account_usages, catalog, name, account_id, account.quotas):
+            if need.code is not None and not need.shortfall:
+                continue
+            out.append(
+                Shortfall(
+                    need,
+                    tuple(sorted(users[(account_id, need.region, need.code)])),
+                    requested.get((account_id, need.region, need.code)) if need.code else None,
+                )
+            )
+    return out
+
+
+def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
+    """Quota increases the stack asks for: (account, region, code) -> requested vCPUs."""
+    out: dict[tuple[str, str, str], int] = {}
+    for request in stack.of_type(tokens.SERVICE_QUOTA):
+        account_id, region = stack.account_of(request), stack.region_of(request)
+        if get(request.props, "serviceCode") != "ec2" or account_id is None or region is None:
+            continue
+        key = (account_id, region, str(get(request.props, "quotaCode")))
+        out[key] = max(out.get(key, 0), as_int(get(request.props, "value")))
+    return out
+
+
+def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
+    facts = require(args)
+    stack = view(args)
+    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts))
+
+
+@stack_policy(
+    "quota-within-grant",
+    "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
+    "region and quota code (on-demand and spot counted against their own codes).",
+    MANDATORY,
+)
+def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
+    for short in _shortfalls(args):
+        if short.covered:
+            continue
+        if short.need.code is None:
+            report_violation(
+                f"{short.need.account} ({short.need.account_id}) {short.need.region}: the quota for {short.need.name} "
+                f"({short.need.vcpus} vCPUs at maximum size, {', '.join(n for n, _ in short.users)}) cannot be "
+                f"checked: {short.need.unknown}",
+                short.urn,
+            )
+            continue
+        asked = (
+            f"; the stack's increase request asks for only {short.requested}"
+            if short.requested is not None
+            else ", or set request_quota_increases: true on the account"
+        )
+        report_violation(
+            f"{short.describe()}; request an increase of {short.need.shortfall} vCPUs (to {short.need.vcpus}){asked}",
+            short.urn,
+        )
+
+
+@stack_policy(
+    "quota-increase-requested",
+    "A quota shortfall the stack itself asks AWS to raise (ServiceQuota request): allowed, but the groups "
+    "cannot reach full size until AWS approves it.",
+    ADVISORY,
+)
+def increase_requested(args: StackValidationArgs, report_violation: Report) -> None:
+    for short in _shortfalls(args):
+        if short.covered:
+            report_violation(
+                f"{short.describe()}; the stack requests an increase to {short.requested}, pending AWS "
+                "approval: until then the groups stop short of full size",
+                short.urn,
+            )
+
+
+def queue_gpus(queue_props: Any) -> int:
+    """The GPUs a Kueue ClusterQueue holds: its nominal nvidia.com/gpu quota over every flavor."""
+    return sum(
+        as_int(get(resource, "nominalQuota"))
+        for group in get(queue_props, "spec", "resourceGroups", default=[]) or []
+        for flavor in get(group, "flavors", default=[]) or []
+        for resource in get(flavor, "resources", default=[]) or []
+        if get(resource, "name") == GPU
+    )
+
+
+@stack_policy(
+    "quota-site-gpus",
+    "On premises, the GPUs the stack's Kueue ClusterQueues hold stay within the organization's GPU "
+    "allotment for the site (the on-premises counterpart of an EC2 quota).",
+    MANDATORY,
+)
+def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args, "training")
+    site = getattr(facts.spec, "site", None)
+    if getattr(facts.spec, "provider", "aws") != "onprem" or site is None:
+        args.not_applicable("applies to on-premises clusters; this one runs on AWS (EC2 quotas apply)")
+        return
+    allotment = facts.org.onprem_sites[site].gpu_allotment
+    queues = view(args).of_type(CLUSTER_QUEUE)
+    held = {q.name: queue_gpus(q.props) for q in queues}
+    total = sum(held.values())
+    if site_gpus_over(total, allotment):
+        names = ", ".join(f"{name} ({gpus} GPUs)" for name, gpus in sorted(held.items()))
+        report_violation(
+            f"site {site}: the stack's ClusterQueues hold {total} GPUs ({names}) but the organization allots "
+            f"{allotment}; lower the cluster by {total - allotment} GPUs or raise onprem_sites.{site}.gpu_allotment",
+            queues[0].urn if len(queues) == 1 else None,
+        )
+
+
+__all__ = ["Shortfall", "increase_requested", "queue_gpus", "shortfalls", "site_gpus", "within_grant"]

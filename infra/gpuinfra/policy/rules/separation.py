@@ -1,0 +1,420 @@
+"""Separation: training and inference never share an account, a network path or a grant.
+
+Every resource carries its stack's workload tag and a stack holds one workload; every AWS provider
+assumes a role in an account of the stack's purpose; no VPC peering, transit gateway attachment or
+security-group rule reaches another network; the only cross-account grants are the model registry's
+(training accounts write its upload prefix, inference accounts read its model prefix). And the pack fails
+closed: a gpuinfra stack whose facts cannot be read is one mandatory violation, never silent passes.
+"""
+
+from __future__ import annotations
+
+import ipaddress
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
+
+from gpuinfra.graph import tokens
+from gpuinfra.policy.facts import FactsError, StackFacts, current, require
+from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.values import (
+    account_of_arn,
+    assumed_roles,
+    carries_labels,
+    default_tags,
+    effective_tags,
+    get,
+    listed,
+    own_tags,
+    provider_account_ids,
+    statements,
+    view,
+    workload_label,
+)
+from gpuinfra.spec import with_article
+
+PEERINGS = (
+    tokens.VPC_PEERING,
+    tokens.VPC_PEERING_ACCEPTER,
+)
+TGW_ATTACHMENTS = (
+    tokens.TGW_VPC_ATTACHMENT,
+    tokens.TGW_VPC_ATTACHMENT_ACCEPTER,
+    tokens.TGW_PEERING_ATTACHMENT,
+)
+SG_RULES = (
+    tokens.SG_RULE,
+    tokens.SG_INGRESS_RULE,
+    tokens.SG_EGRESS_RULE,
+)
+REGISTRY_WRITE = frozenset({"s3:PutObject", "s3:AbortMultipartUpload"})
+REGISTRY_READ = frozenset({"s3:GetObject"})
+REGISTRY_LIST = frozenset({"s3:ListBucket"})
+KMS_WRITE = frozenset({"kms:Encrypt", "kms:GenerateDataKey", "kms:GenerateDataKey*", "kms:Decrypt", "kms:DescribeKey"})
+KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
+
+
+# ---- tags and workloads -------------------------------------------------------------------------
+@resource_policy(
+    "separation-workload-tag",
+    "Every AWS resource carries its stack's workload tag (provider default tags, or its own; Auto Scaling "
+    "groups carry it themselves, propagated at launch); every Kubernetes object the "
+    "gpuinfra.io/workload label.",
+    MANDATORY,
+    type_prefix=("aws:", "aws-native:", "kubernetes:"),
+)
+def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None:
+    facts = require(args)
+    if args.resource_type.startswith("kubernetes:"):
+        found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
+        if found != facts.workload:
+            have = f"has {tokens.WORKLOAD_LABEL}={found}" if found else f"has no {tokens.WORKLOAD_LABEL} label"
+            report_violation(
+                f"{args.name} {have} in {facts.workload} stack {facts.stack}; label it "
+                f"{tokens.WORKLOAD_LABEL}: {facts.workload}"
+            )
+        return
+    provider_props = args.provider.props if args.provider is not None else None
+    found = effective_tags(args.resource_type, args.props, provider_props).get(tokens.WORKLOAD_TAG)
+    if found == facts.workload:
+        return
+    where = (
+        (
+            "Auto Scaling groups take no provider default tags: add {key: workload, value: "
+            f"{facts.workload}, propagateAtLaunch: true}}"
+        )
+        if args.resource_type == tokens.ASG
+        else "set it in the provider's default tags"
+    )
+    have = f"has workload={found}" if found else "has no workload tag"
+    report_violation(f"{args.name} {have} in {facts.workload} stack {facts.stack}; {where}")
+
+
+@stack_policy(
+    "separation-facts-readable",
+    "A gpuinfra stack's facts (its spec and organization file) can be read: without them no separation, quota or "
+    "budget policy can judge it, so the pack fails closed.",
+    MANDATORY,
+)
+def facts_readable(args: StackValidationArgs, report_violation: Report) -> None:
+    try:
+        facts = current()
+    except FactsError as exc:
+        report_violation(
+            f"{exc}. Separation, quotas and budget cannot be checked without these facts, so the stack is "
+            "refused: fix the stack's gpuinfra config or its gpuinfra:org path"
+        )
+        return
+    if facts is None:
+        args.not_applicable("not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
+
+
+@stack_policy(
+    "separation-one-workload",
+    "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
+    MANDATORY,
+)
+def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args)
+    stack = view(args)
+    seen: dict[str, list[str]] = {}
+    for resource in stack.resources:
+        values: list[str] = []
+        if resource.resource_type in (tokens.AWS_PROVIDER, tokens.AWS_NATIVE_PROVIDER):
+            values.append(default_tags(resource.props).get(tokens.WORKLOAD_TAG, ""))
+        elif resource.resource_type.startswith(("aws:", "aws-native:")):
+            values.append(own_tags(resource.resource_type, resource.props).get(tokens.WORKLOAD_TAG, ""))
+        elif carries_labels(resource.resource_type):
+            values.append(workload_label(resource.props) or "")
+        elif resource.resource_type.startswith("gpuinfra:"):
+            values.append(resource.resource_type.split(":")[1])
+        for value in values:
+            if value and value != facts.workload:
+                seen.setdefault(value, []).append(resource.name)
+    for workload, where in sorted(seen.items()):
+        report_violation(
+            f"{facts.workload} stack {facts.stack} also holds {workload}: {', '.join(sorted(where)[:5])}"
+            + (f" and {len(where) - 5} more" if len(where) > 5 else "")
+            + f"; move them to {with_article(workload)} stack in {with_article(workload)} account"
+        )
+
+
+# ---- accounts -----------------------------------------------------------------------------------
+@stack_policy(
+    "separation-accounts",
+    "Every AWS provider assumes a role in, and is pinned to, an account of the stack's purpose; no account "
+    "serves both training and inference.",
+    MANDATORY,
+)
+def accounts(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args)
+    for provider in view(args).of_type(tokens.AWS_PROVIDER, tokens.AWS_NATIVE_PROVIDER):
+        for problem in provider_problems(facts, provider.name, provider.props):
+            report_violation(problem, provider.urn)
+
+
+def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) -> list[str]:
+    roles = assumed_roles(props)
+    pinned = provider_account_ids(props) if get(props, "allowedAccountIds") else []
+    if not roles:
+        return [
+            f"provider {name} assumes no role: it deploys with whatever credentials run `pulumi up`; assume the "
+            f"{facts.workload} account's role"
+        ]
+    problems = []
+    if not pinned:
+        problems.append(f"provider {name} is not pinned with allowedAccountIds; pin it to the account it assumes into")
+    for account_id in sorted({account_of_arn(r) for r in roles} | set(pinned)):
+        known = facts.account_with_id(account_id)
+        if known is None:
+            problems.append(
+                f"provider {name} deploys into account {account_id}, which the organization file does not "
+                "list; only accounts with a purpose may be used"
+            )
+        elif not known[1].serves(facts.workload):
+            problems.append(
+                f"provider {name} deploys into {known[0]} ({account_id}), {with_article(known[1].purpose)} account, "
+                f"but {facts.stack} is {with_article(facts.workload)} stack: training and inference never share an "
+                f"account; use {with_article(facts.workload)} account"
+            )
+    if pinned and roles and {account_of_arn(r) for r in roles} != set(pinned):
+        problems.append(
+            f"provider {name} assumes a role in {sorted({account_of_arn(r) for r in roles})} but is pinned "
+            f"to {sorted(pinned)}"
+        )
+    return problems
+
+
+# ---- networks -----------------------------------------------------------------------------------
+@stack_policy(
+    "separation-network",
+    "No VPC peering, transit gateway attachment or security-group rule connects this stack's networks to "
+    "another workload's.",
+    MANDATORY,
+    config={
+        "allowed_transit_gateways": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Transit gateways attachments may use (same workload).",
+        },
+        "allowed_cidrs": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Private ranges outside the stack's VPCs that rules may reach "
+            "(e.g. an on-premises VPN of the same workload).",
+        },
+    },
+)
+def network(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args)
+    if facts.workload == "registry":
+        args.not_applicable("the registry stack has no network")
+    stack = view(args)
+    config = args.get_config()
+    own_account = facts.account.id
+    for peering in stack.of_type(*PEERINGS):
+        peer = str(get(peering.props, "peerOwnerId", default=own_account))
+        known = facts.account_with_id(peer)
+        if peering.resource_type.endswith("Accepter"):
+            report_violation(
+                f"{peering.name} accepts a peering requested from outside this stack; {with_article(facts.workload)} "
+                "network takes no peering it cannot see the other side of",
+                peering.urn,
+            )
+        elif known is None or not known[1].serves(facts.workload):
+            purpose = (
+                f"{with_article(known[1].purpose)} account"
+                if known
+                else "an account the organization file does not list"
+            )
+            report_violation(
+                f"{peering.name} peers with a VPC in {peer} ({purpose}); {facts.workload} networks "
+                f"connect to nothing but {facts.workload} networks",
+                peering.urn,
+            )
+    allowed_tgws = set(config.get("allowed_transit_gateways", []))
+    for attachment in stack.of_type(*TGW_ATTACHMENTS):
+        tgw = get(attachment.props, "transitGatewayId", default=get(attachment.props, "peerTransitGatewayId"))
+        if tgw not in allowed_tgws:
+            report_violation(
+                f"{attachment.name} attaches to transit gateway {tgw}, which may route to another "
+                "workload's networks; list it in allowed_transit_gateways if it only carries "
+                f"{facts.workload} traffic",
+                attachment.urn,
+            )
+    own = _own_networks(stack.of_type(tokens.VPC), stack.of_type(tokens.VPC_CIDR_ASSOCIATION)) + _networks(
+        config.get("allowed_cidrs", [])
+    )
+    for group in stack.of_type(tokens.SECURITY_GROUP):
+        for direction in ("ingress", "egress"):
+            for rule in get(group.props, direction, default=[]):
+                for problem in _rule_problems(rule, own, facts):
+                    report_violation(f"{group.name} {direction}: {problem}", group.urn)
+    for rule in stack.of_type(*SG_RULES):
+        for problem in _rule_problems(rule.props, own, facts):
+            report_violation(f"{rule.name}: {problem}", rule.urn)
+
+
+def _networks(cidrs: Any) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    out = []
+    for cidr in listed(cidrs):
+        try:
+            out.append(ipaddress.ip_network(str(cidr), strict=False))
+        except ValueError:
+            continue
+    return out
+
+
+def _own_networks(vpcs: list[PolicyResource], extra: list[PolicyResource]) -> list[Any]:
+    return _networks(
+        [get(v.props, "cidrBlock") for v in vpcs if get(v.props, "cidrBlock")]
+        + [get(a.props, "cidrBlock") for a in extra if get(a.props, "cidrBlock")]
+    )
+
+
+def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -> list[str]:
+    problems = []
+    for cidr in _networks(
+        listed(get(rule, "cidrBlocks"))
+        + listed(get(rule, "cidrIpv4"))
+        + listed(get(rule, "ipv6CidrBlocks"))
+        + listed(get(rule, "cidrIpv6"))
+    ):
+        if (
+            cidr.is_private
+            and cidr.prefixlen > 0
+            and not any(cidr.version == n.version and cidr.subnet_of(n) for n in own)
+        ):  # type: ignore[arg-type]
+            problems.append(
+                f"{cidr} is a private range outside this stack's VPCs; it may be another workload's "
+                "network (list it in allowed_cidrs if it is this workload's)"
+            )
+    for ref in (
+        listed(get(rule, "securityGroups"))
+        + listed(get(rule, "sourceSecurityGroupId"))
+        + listed(get(rule, "referencedSecurityGroupId"))
+    ):
+        account = str(ref).split("/")[0] if "/" in str(ref) else ""
+        known = facts.account_with_id(account) if account else None
+        if account and account != facts.account.id and (known is None or not known[1].serves(facts.workload)):
+            problems.append(
+                f"refers to security group {ref} in account {account}, not {with_article(facts.workload)} account"
+            )
+    return problems
+
+
+# ---- grants -------------------------------------------------------------------------------------
+@stack_policy(
+    "separation-cross-account-grants",
+    "The only cross-account grants are the model registry's: training accounts write its upload prefix, "
+    "inference accounts read its model prefix.",
+    MANDATORY,
+)
+def cross_account_grants(args: StackValidationArgs, report_violation: Report) -> None:
+    facts = require(args)
+    stack = view(args)
+    for resource in stack.of_type(tokens.BUCKET_POLICY, tokens.KMS_KEY, tokens.IAM_ROLE):
+        field = "assumeRolePolicy" if resource.resource_type == tokens.IAM_ROLE else "policy"
+        for statement in statements(get(resource.props, field)):
+            for problem in grant_problems(facts, resource, statement):
+                report_violation(f"{resource.name}: {problem}", resource.urn)
+    for replication in stack.of_type(tokens.BUCKET_REPLICATION):
+        for rule in get(replication.props, "rules", default=[]):
+            account = get(rule, "destination", "account")
+            if account and str(account) != facts.account.id:
+                report_violation(
+                    f"{replication.name}: replicates to account {account}; registry replicas stay in the "
+                    "registry account",
+                    replication.urn,
+                )
+
+
+def _principal_accounts(statement: Mapping[str, Any]) -> list[str]:
+    """Accounts an Allow statement grants to ('*' for anyone); service principals are not accounts."""
+    principal = statement.get("Principal")
+    if principal == "*":
+        return ["*"]
+    if not isinstance(principal, Mapping):
+        return []
+    out = []
+    for value in listed(principal.get("AWS")):
+        text = str(value)
+        out.append("*" if text == "*" else (text if text.isdigit() else account_of_arn(text)))
+    return [a for a in out if a]
+
+
+def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any]) -> list[str]:
+    """Why `statement` is a cross-account grant other than the registry's ([] when it is fine)."""
+    if statement.get("Effect") != "Allow":
+        return []
+    own = facts.account.id
+    problems = []
+    for account in _principal_accounts(statement):
+        if account == own:
+            continue
+        if account == "*":
+            problems.append(f"statement {statement.get('Sid') or '(no Sid)'} grants to anyone (Principal *)")
+            continue
+        known = facts.account_with_id(account)
+        if known is not None and registry_grant_allowed(facts, resource, statement, known[1].purpose):
+            continue
+        who = f"{known[0]} ({account}, {known[1].purpose})" if known else f"account {account}"
+        problems.append(
+            f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
+            f"{', '.join(sorted(str(a) for a in listed(statement.get('Action'))))}; only the registry may "
+            "grant other accounts, and only its upload (write) and model (read) prefixes"
+        )
+    return problems
+
+
+def registry_grant_allowed(
+    facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any], purpose: str
+) -> bool:
+    """The registry's grants: a training account may put objects under the upload prefix, an inference account
+    may get objects under the model prefix and list it, on the registry bucket or a replica; each may use the
+    registry key to match."""
+    registry = facts.org.registry
+    if facts.workload != "registry" or registry is None or purpose not in ("training", "inference"):
+        return False
+    actions = {str(a) for a in listed(statement.get("Action"))}
+    if resource.resource_type == tokens.KMS_KEY:
+        return actions <= (KMS_WRITE if purpose == "training" else KMS_READ)
+    if resource.resource_type != tokens.BUCKET_POLICY:
+        return False
+    buckets = {registry.bucket, *(registry.replica_bucket(r) for r in registry.replica_regions)}
+    resources = [str(r) for r in listed(statement.get("Resource"))]
+    if purpose == "training":
+        prefix = registry.upload_prefix
+        return (
+            actions <= REGISTRY_WRITE
+            and bool(resources)
+            and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
+        )
+    prefix = registry.model_prefix
+    if actions <= REGISTRY_READ:
+        return bool(resources) and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
+    if actions <= REGISTRY_LIST:
+        condition = statement.get("Condition") or {}
+        prefixes = [str(p) for op in condition.values() if isinstance(op, Mapping) for p in listed(op.get("s3:prefix"))]
+        return (
+            bool(resources)
+            and all(any(r == f"arn:aws:s3:::{b}" for b in buckets) for r in resources)
+            and bool(prefixes)
+            and all(p.startswith(prefix) for p in prefixes)
+        )
+    return False
+
+
+__all__ = [
+    "accounts",
+    "cross_account_grants",
+    "grant_problems",
+    "network",
+    "one_workload",
+    "provider_problems",
+    "registry_grant_allowed",
+    "workload_tag",
+]

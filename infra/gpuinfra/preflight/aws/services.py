@@ -1,0 +1,114 @@
+"""EKS, CloudWatch, Service Quotas and WAF -> their API requests, following terraform-provider-aws
+internal/service/eks (cluster.go `expandVPCConfigRequestForCreate`, `expandLogging`, `expandEncryptionConfig`;
+node_group.go), internal/service/cloudwatch (metric_alarm.go `expandPutMetricAlarmInput`),
+internal/service/servicequotas (service_quota.go) and internal/service/wafv2 (web_acl.go)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gpuinfra.graph import Resource
+from gpuinfra.preflight.translate import AUTONAME, DROP, Call, F, one, tag_list
+
+EKS = "eks"
+
+
+def cluster(r: Resource) -> list[Call]:
+    i = r.inputs
+    call = Call(EKS, "CreateCluster").put("name", i.get("name", AUTONAME), "name")
+    if "enabledClusterLogTypes" in i:
+        logging = {"clusterLogging": [{"types": i["enabledClusterLogTypes"], "enabled": True}]}
+        call.put("logging", logging, "enabledClusterLogTypes")
+    if "encryptionConfig" in i:
+        call.put("encryptionConfig", [one(i["encryptionConfig"])], "encryptionConfig")
+        call.paths[".encryptionConfig[0]"] = "encryptionConfig"
+    spec = {
+        "name": DROP,
+        "enabledClusterLogTypes": DROP,
+        "encryptionConfig": DROP,
+        "vpcConfig": F("resourcesVpcConfig"),
+        "defaultAddonsToRemoves": DROP,
+        "forceUpdateVersion": DROP,
+        "tags": F(fields={}),
+        "tagsAll": DROP,
+    }
+    return [call.fill(i, spec)]
+
+
+def node_group(r: Resource) -> list[Call]:
+    i = r.inputs
+    call = Call(EKS, "CreateNodegroup").put("nodegroupName", i.get("nodeGroupName", AUTONAME), "nodeGroupName")
+    call.put("clientRequestToken", AUTONAME)
+    spec = {
+        "nodeGroupName": DROP,
+        "nodeGroupNamePrefix": DROP,
+        "subnetIds": "subnets",
+        "nodeRoleArn": "nodeRole",
+        "forceUpdateVersion": DROP,
+        "tagsAll": DROP,
+    }
+    return [call.fill(i, spec)]
+
+
+def metric_stat(metric: Any) -> Any:
+    """A metric query's flat `metric` block -> MetricStat {Metric {Namespace, MetricName, Dimensions}, Period,
+    Stat, Unit}, as terraform-provider-aws's expandMetricAlarmMetricsMetric builds it."""
+    if not isinstance(metric, dict):
+        return metric
+    inner: dict[str, Any] = {"Namespace": metric.get("namespace"), "MetricName": metric.get("metricName")}
+    dimensions = metric.get("dimensions")
+    if isinstance(dimensions, dict):
+        inner["Dimensions"] = [{"Name": k, "Value": v} for k, v in dimensions.items()]
+    out = {"Metric": {k: v for k, v in inner.items() if v is not None}, "Period": metric.get("period")}
+    out |= {"Stat": metric.get("stat"), "Unit": metric.get("unit")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def metric_alarm(r: Resource) -> list[Call]:
+    i = r.inputs
+    call = Call("cloudwatch", "PutMetricAlarm").put("AlarmName", i.get("name", AUTONAME), "name")
+    if isinstance(i.get("dimensions"), dict):
+        call.put("Dimensions", [{"Name": k, "Value": v} for k, v in i["dimensions"].items()], "dimensions")
+    spec: dict[str, Any] = {
+        "name": DROP,
+        "dimensions": DROP,
+        "okActions": "OKActions",
+        "evaluateLowSampleCountPercentiles": "EvaluateLowSampleCountPercentile",
+        "metricQueries": F("Metrics", fields={"metric": F("MetricStat", convert=metric_stat)}),
+        "tags": F(convert=tag_list()),
+        "tagsAll": DROP,
+    }
+    return [call.fill(i, spec)]
+
+
+def service_quota(r: Resource) -> list[Call]:
+    spec = {"value": "DesiredValue"}
+    return [Call("service-quotas", "RequestServiceQuotaIncrease").fill(r.inputs, spec)]
+
+
+def web_acl(r: Resource) -> list[Call]:
+    i = r.inputs
+    call = Call("wafv2", "CreateWebACL").put("Name", i.get("name", AUTONAME), "name")
+    spec = {
+        "name": DROP,
+        "namePrefix": DROP,
+        "rules": F("Rules"),
+        "ruleJson": DROP,
+        "tags": F(convert=tag_list()),
+        "tagsAll": DROP,
+        "customResponseBodies": F(
+            convert=lambda v: (
+                {b["key"]: {"ContentType": b.get("contentType"), "Content": b.get("content")} for b in v}
+                if isinstance(v, list)
+                else v
+            )
+        ),
+    }
+    return [call.fill(i, spec)]
+
+
+def web_acl_association(r: Resource) -> list[Call]:
+    return [Call("wafv2", "AssociateWebACL").fill(r.inputs, {"webAclArn": "WebACLArn"})]
+
+
+__all__ = ["cluster", "metric_alarm", "node_group", "service_quota", "web_acl", "web_acl_association"]

@@ -1,0 +1,229 @@
+"""A region's entry point: an ALB with an HTTPS listener and an HTTP->HTTPS redirect (or an NLB with a
+TLS listener), the target group whose health check is the server's health path, and for an ALB an AWS
+WAF web ACL (a rate-based rule per client IP and AWS managed rule groups) associated with it.
+
+The HTTPS listener forwards only the OpenAI API (/v1/*) and the health path; everything else (vLLM's
+/metrics among it) gets a 404 from the load balancer."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.pulumi.components.base import child
+from gpuinfra.spec.inference import Waf
+
+TYPE = "gpuinfra:inference:Endpoint"
+TLS_POLICY = "ELBSecurityPolicy-TLS13-1-2-2021-06"
+
+
+@dataclass(frozen=True)
+class EndpointArgs:
+    kind: str
+    """alb or nlb."""
+    vpc_id: pulumi.Input[str]
+    public_subnet_ids: Sequence[pulumi.Input[str]]
+    security_group_id: pulumi.Input[str]
+    certificate_arn: str | None
+    server_port: int
+    health_check_path: str
+    healthy_threshold: int
+    unhealthy_threshold: int
+    interval_seconds: int
+    internal: bool = False
+    deregistration_seconds: int = 300
+    """Longest generation in flight when a replica leaves (plan: max output tokens at the decode rate)."""
+    waf: Waf | None = None
+    tags: dict[str, str] | None = None
+
+
+COMMON_RULE_SET = "AWSManagedRulesCommonRuleSet"
+BODY_SIZE_RULE = "SizeRestrictions_BODY"
+"""The common rule set blocks request bodies over 8 KB; prompts are larger, so this rule only counts."""
+
+
+def _visibility(metric: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
+    return aws.wafv2.WebAclVisibilityConfigArgs(
+        cloudwatch_metrics_enabled=True, metric_name=metric, sampled_requests_enabled=True
+    )
+
+
+def _rule_visibility(metric: str) -> aws.wafv2.WebAclRuleVisibilityConfigArgs:
+    return aws.wafv2.WebAclRuleVisibilityConfigArgs(
+        cloudwatch_metrics_enabled=True, metric_name=metric, sampled_requests_enabled=True
+    )
+
+
+def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
+    """Rate limit per client IP first (priority 0), then the managed rule groups in the spec's order."""
+    rules = [
+        aws.wafv2.WebAclRuleArgs(
+            name="rate-per-ip",
+            priority=0,
+            action=aws.wafv2.WebAclRuleActionArgs(block=aws.wafv2.WebAclRuleActionBlockArgs()),
+            statement=aws.wafv2.WebAclRuleStatementArgs(
+                rate_based_statement=aws.wafv2.WebAclRuleStatementRateBasedStatementArgs(
+                    limit=waf.rate_limit_per_ip, aggregate_key_type="IP", evaluation_window_sec=300
+                )
+            ),
+            visibility_config=_rule_visibility("rate-per-ip"),
+        )
+    ]
+    for i, group in enumerate(waf.managed_rule_groups, start=1):
+        overrides = (
+            [
+                aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideArgs(
+                    name=BODY_SIZE_RULE,
+                    action_to_use=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseArgs(
+                        count=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseCountArgs()
+                    ),
+                )
+            ]
+            if group == COMMON_RULE_SET
+            else None
+        )
+        rules.append(
+            aws.wafv2.WebAclRuleArgs(
+                name=group,
+                priority=i,
+                override_action=aws.wafv2.WebAclRuleOverrideActionArgs(
+                    none=aws.wafv2.WebAclRuleOverrideActionNoneArgs()
+                ),
+                statement=aws.wafv2.WebAclRuleStatementArgs(
+                    managed_rule_group_statement=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementArgs(
+                        name=group, vendor_name="AWS", rule_action_overrides=overrides
+                    )
+                ),
+                visibility_config=_rule_visibility(group),
+            )
+        )
+    return rules
+
+
+class RegionalEndpoint(pulumi.ComponentResource):
+    load_balancer: aws.lb.LoadBalancer
+    target_group: aws.lb.TargetGroup
+
+    def __init__(
+        self,
+        name: str,
+        args: EndpointArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        alb = args.kind == "alb"
+        self.load_balancer = aws.lb.LoadBalancer(
+            f"{name}-lb",
+            load_balancer_type="application" if alb else "network",
+            internal=args.internal,
+            subnets=list(args.public_subnet_ids),
+            security_groups=[args.security_group_id],
+            drop_invalid_header_fields=True if alb else None,
+            idle_timeout=300 if alb else None,  # long generations stream for minutes
+            opts=o,
+        )
+        self.target_group = aws.lb.TargetGroup(
+            f"{name}-tg",
+            vpc_id=args.vpc_id,
+            port=args.server_port,
+            protocol="HTTP" if alb else "TCP",
+            target_type="instance",
+            # In-flight generations finish before a leaving replica is cut (scale-in, refresh, drain hook).
+            deregistration_delay=args.deregistration_seconds,
+            # Cold starts are absorbed by the group's health-check grace period; once serving, a replica
+            # leaves rotation after `unhealthy_threshold` failed checks.
+            health_check=aws.lb.TargetGroupHealthCheckArgs(
+                enabled=True,
+                protocol="HTTP",
+                path=args.health_check_path,
+                matcher="200" if alb else None,
+                port="traffic-port",
+                healthy_threshold=args.healthy_threshold,
+                unhealthy_threshold=args.unhealthy_threshold,
+                interval=args.interval_seconds,
+                timeout=min(10, args.interval_seconds - 1),
+            ),
+            load_balancing_algorithm_type="least_outstanding_requests" if alb else None,
+            opts=o,
+        )
+        forward = [aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=self.target_group.arn)]
+        not_found = [
+            aws.lb.ListenerDefaultActionArgs(
+                type="fixed-response",
+                fixed_response=aws.lb.ListenerDefaultActionFixedResponseArgs(
+                    content_type="text/plain", message_body="not found", status_code="404"
+                ),
+            )
+        ]
+        self.https_listener = aws.lb.Listener(
+            f"{name}-https",
+            load_balancer_arn=self.load_balancer.arn,
+            port=443,
+            protocol="HTTPS" if alb else "TLS",
+            ssl_policy=TLS_POLICY,
+            certificate_arn=args.certificate_arn,
+            default_actions=not_found if alb else forward,
+            opts=o,
+        )
+        if alb:
+            aws.lb.ListenerRule(
+                f"{name}-api",
+                listener_arn=self.https_listener.arn,
+                priority=10,
+                conditions=[
+                    aws.lb.ListenerRuleConditionArgs(
+                        path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
+                            values=["/v1/*", args.health_check_path]
+                        )
+                    )
+                ],
+                actions=[aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=self.target_group.arn)],
+                opts=o,
+            )
+        if alb and args.waf is not None:
+            acl = aws.wafv2.WebAcl(
+                f"{name}-waf",
+                scope="REGIONAL",
+                description="Rate limit per client IP and AWS managed rules in front of the model API",
+                default_action=aws.wafv2.WebAclDefaultActionArgs(allow=aws.wafv2.WebAclDefaultActionAllowArgs()),
+                rules=web_acl_rules(args.waf),
+                visibility_config=_visibility(f"{name}-waf"),
+                tags=args.tags,
+                opts=o,
+            )
+            aws.wafv2.WebAclAssociation(
+                f"{name}-waf-association", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=o
+            )
+        if alb:
+            aws.lb.Listener(
+                f"{name}-http",
+                load_balancer_arn=self.load_balancer.arn,
+                port=80,
+                protocol="HTTP",
+                default_actions=[
+                    aws.lb.ListenerDefaultActionArgs(
+                        type="redirect",
+                        redirect=aws.lb.ListenerDefaultActionRedirectArgs(
+                            port="443", protocol="HTTPS", status_code="HTTP_301"
+                        ),
+                    )
+                ],
+                opts=o,
+            )
+        self.register_outputs({"dns_name": self.load_balancer.dns_name, "target_group_arn": self.target_group.arn})
+
+
+__all__ = [
+    "BODY_SIZE_RULE",
+    "COMMON_RULE_SET",
+    "TLS_POLICY",
+    "TYPE",
+    "EndpointArgs",
+    "RegionalEndpoint",
+    "web_acl_rules",
+]

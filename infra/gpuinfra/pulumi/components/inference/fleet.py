@@ -1,0 +1,83 @@
+"""InferenceFleet: every region of the fleet plus the global routing in front of them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+
+from gpuinfra.plan import InferencePlan
+from gpuinfra.pulumi.components.inference.region import InferenceRegion, RegionArgs
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.spec import InferenceSpec, Registry
+
+TYPE = "gpuinfra:inference:Fleet"
+
+
+@dataclass(frozen=True)
+class FleetArgs:
+    spec: InferenceSpec
+    plan: InferencePlan
+    registry: Registry
+    registry_account_id: str
+    account_id: str
+    tags: dict[str, str]
+
+
+class InferenceFleet(pulumi.ComponentResource):
+    regions: dict[str, InferenceRegion]
+
+    def __init__(
+        self,
+        name: str,
+        args: FleetArgs,
+        providers: Mapping[str, pulumi.ProviderResource],
+        routing_provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        here = pulumi.ResourceOptions(parent=self)
+        spec = args.spec
+        self.regions = {}
+        for fleet_region, region_plan in zip(spec.regions, args.plan.regions, strict=True):
+            self.regions[region_plan.region] = InferenceRegion(
+                f"{name}-{region_plan.region}",
+                RegionArgs(
+                    spec=spec,
+                    fleet_region=fleet_region,
+                    region_plan=region_plan,
+                    plan=args.plan,
+                    registry=args.registry,
+                    registry_account_id=args.registry_account_id,
+                    account_id=args.account_id,
+                    tags=args.tags,
+                ),
+                providers[region_plan.region],
+                here,
+            )
+        routing = spec.global_routing
+        GlobalRouting(
+            f"{name}-routing",
+            RoutingArgs(
+                kind=routing.type,
+                domain_name=routing.domain_name,
+                hosted_zone_id=routing.hosted_zone_id,
+                health_check_path=spec.load_balancer.health_check_path,
+                targets=[
+                    RegionalTarget(
+                        region,
+                        r.endpoint.load_balancer.dns_name,
+                        r.endpoint.load_balancer.zone_id,
+                        r.endpoint.load_balancer.arn,
+                    )
+                    for region, r in self.regions.items()
+                ],
+            ),
+            routing_provider,
+            here,
+        )
+        self.register_outputs({"regions": list(self.regions), "domain_name": routing.domain_name})
+
+
+__all__ = ["TYPE", "FleetArgs", "InferenceFleet"]

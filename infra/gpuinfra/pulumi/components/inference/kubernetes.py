@@ -1,0 +1,489 @@
+"""Serving on existing Kubernetes clusters, one per region: a Deployment requesting GPUs on nodes of the
+right product, probes sized by the cold start, a graceful preStop, a Service, a PodDisruptionBudget, and
+queue-depth autoscaling (an autoscaling/v2 HPA on an external metric, or a KEDA ScaledObject)."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.graph import tokens
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
+
+FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
+REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
+GPU_RESOURCE = "nvidia.com/gpu"
+# Values of nvidia.com/gpu.product that GPU feature discovery sets, by catalog accelerator.
+GPU_PRODUCT = {
+    "L4": "NVIDIA-L4",
+    "L40S": "NVIDIA-L40S",
+    "A10G": "NVIDIA-A10G",
+    "T4": "Tesla-T4",
+    "H100": "NVIDIA-H100-80GB-HBM3",
+    "A100": "NVIDIA-A100-SXM4-80GB",
+    "H200": "NVIDIA-H200",
+}
+PRESTOP_SECONDS = 30
+"""Time for the load balancer to stop sending new requests before the server gets SIGTERM."""
+
+
+@dataclass(frozen=True)
+class KubernetesFleetArgs:
+    spec: InferenceSpec
+    plan: InferencePlan
+    registry: Registry
+    tags: dict[str, str]
+    catalog: Catalog
+
+
+def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 10) -> int:
+    """Probe failures tolerated while weights load: the cold start plus a minute of slack."""
+    return math.ceil((cold_start_seconds + 60) / period_seconds)
+
+
+def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
+    return {
+        "app.kubernetes.io/name": spec.name,
+        "app.kubernetes.io/managed-by": "gpuinfra",
+        tokens.WORKLOAD_LABEL: stack_tags["workload"],
+        "gpuinfra.io/stack": stack_tags["gpuinfra:stack"],
+    }
+
+
+RUN_AS = 1000
+"""Non-root UID the containers run as (restricted Pod Security Standard)."""
+CACHE_DIR = "/cache"
+"""Writable home and caches (HF, torch.compile, vLLM) for a non-root user on a read-only image."""
+
+
+def restricted_context() -> dict[str, Any]:
+    """Container security context of the restricted Pod Security Standard (Kubernetes docs, Pod Security
+    Standards: non-root, no privilege escalation, all capabilities dropped, RuntimeDefault seccomp)."""
+    return {
+        "run_as_non_root": True,
+        "run_as_user": RUN_AS,
+        "allow_privilege_escalation": False,
+        "capabilities": {"drop": ["ALL"]},
+        "seccomp_profile": {"type": "RuntimeDefault"},
+    }
+
+
+def pod_requests(vcpu: int, memory_gib: int) -> dict[str, str]:
+    """CPU and memory a server pod requests from its node: the instance less one vCPU and a quarter of its
+    memory for the kubelet's reserve, eviction threshold and DaemonSets (one GPU pod per node), so the
+    pod is Guaranteed-sized rather than BestEffort and first to be evicted."""
+    return {"cpu": str(max(1, vcpu - 1)), "memory": f"{max(1, memory_gib * 3 // 4)}Gi"}
+
+
+def image_ref(image: str, digest: str | None) -> str:
+    if digest is None:
+        return image
+    repository = image.rsplit(":", 1)[0] if ":" in image.rsplit("/", 1)[-1] else image
+    return f"{repository}@{digest}"
+
+
+def deployment_spec(
+    spec: InferenceSpec,
+    rp: RegionPlan,
+    bucket: str,
+    model_prefix: str,
+    gpu_product: str,
+    pod_labels: dict[str, str],
+    node: tuple[int, int] = (4, 16),
+) -> dict[str, Any]:
+    """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
+    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
+    model, lb = spec.model, spec.load_balancer
+    kube = spec.kubernetes
+    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}}
+    gpus = max(1, rp.accelerators_per_instance)
+    weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
+    requests = pod_requests(*node)
+    cache_env = [
+        {"name": "HOME", "value": CACHE_DIR},
+        {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
+        {"name": "VLLM_CACHE_ROOT", "value": f"{CACHE_DIR}/vllm"},
+    ]
+    api_key = (
+        [{"name": "VLLM_API_KEY", "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
+        if kube and kube.api_key_secret and spec.access.auth == "api_key"
+        else []
+    )
+    return {
+        "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
+        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": 1, "max_unavailable": 0}},
+        "template": {
+            "metadata": {"labels": pod_labels},
+            "spec": {
+                "service_account_name": spec.name,
+                "security_context": {
+                    "run_as_non_root": True,
+                    "fs_group": RUN_AS,
+                    "seccomp_profile": {"type": "RuntimeDefault"},
+                },
+                "node_selector": {"nvidia.com/gpu.product": gpu_product},
+                "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+                "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
+                # Spread replicas over zones: losing one zone loses at most its share of the region.
+                "topology_spread_constraints": [
+                    {
+                        "max_skew": 1,
+                        "topology_key": "topology.kubernetes.io/zone",
+                        "when_unsatisfiable": "ScheduleAnyway",
+                        "label_selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
+                    }
+                ],
+                "init_containers": [
+                    {
+                        "name": "weights",
+                        "image": "public.ecr.aws/aws-cli/aws-cli:2.22.0",
+                        "args": ["s3", "sync", weights, "/weights", "--only-show-errors", "--region", rp.region],
+                        "env": cache_env,
+                        "security_context": restricted_context(),
+                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
+                        "volume_mounts": [
+                            {"name": "weights", "mount_path": "/weights"},
+                            {"name": "cache", "mount_path": CACHE_DIR},
+                        ],
+                    }
+                ],
+                "containers": [
+                    {
+                        "name": "server",
+                        "image": image_ref(spec.server_image, spec.server_image_digest),
+                        "env": cache_env + api_key,
+                        "security_context": restricted_context(),
+                        "args": [
+                            "--model",
+                            "/weights",
+                            "--served-model-name",
+                            model.name,
+                            "--max-model-len",
+                            str(model.context_length_tokens),
+                            "--max-num-seqs",
+                            str(model.max_concurrent_sequences),
+                            "--gpu-memory-utilization",
+                            str(model.gpu_memory_utilization),
+                            "--tensor-parallel-size",
+                            str(gpus),
+                            "--port",
+                            str(lb.server_port),
+                            *spec.server_args,
+                        ],
+                        "ports": [{"name": "http", "container_port": lb.server_port}],
+                        "resources": {
+                            "limits": {GPU_RESOURCE: str(gpus), "memory": requests["memory"]},
+                            "requests": {GPU_RESOURCE: str(gpus), **requests},
+                        },
+                        "volume_mounts": [
+                            {"name": "weights", "mount_path": "/weights", "read_only": True},
+                            {"name": "shm", "mount_path": "/dev/shm"},
+                            {"name": "cache", "mount_path": CACHE_DIR},
+                        ],
+                        # Weights arrive in the init container; the probe budget covers the whole modelled cold start.
+                        "startup_probe": {
+                            **probe,
+                            "period_seconds": 10,
+                            "failure_threshold": startup_failure_threshold(rp.cold_start_seconds),
+                        },
+                        "readiness_probe": {
+                            **probe,
+                            "period_seconds": lb.health_check_interval_seconds,
+                            "failure_threshold": lb.unhealthy_threshold,
+                        },
+                        "liveness_probe": {**probe, "period_seconds": 30, "failure_threshold": 5},
+                        "lifecycle": {"pre_stop": {"exec": {"command": ["sleep", str(PRESTOP_SECONDS)]}}},
+                    }
+                ],
+                "volumes": [
+                    {"name": "weights", "empty_dir": {}},
+                    {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
+                    {"name": "cache", "empty_dir": {}},
+                ],
+            },
+        },
+    }
+
+
+EXTERNAL_METRIC = "vllm_requests_in_flight"
+"""External metric the HPA reads: the cluster's prometheus-adapter must expose it (README, Kubernetes
+serving: an external rule summing vllm:num_requests_waiting and vllm:num_requests_running by the labels
+of the selector). The spec requires the adapter to be named (kubernetes.external_metrics_adapter)."""
+
+
+def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
+    a = spec.autoscaling
+    assert spec.kubernetes is not None
+    return {
+        "scale_target_ref": {"api_version": "apps/v1", "kind": "Deployment", "name": spec.name},
+        "min_replicas": rp.min_replicas,
+        "max_replicas": rp.max_replicas,
+        "metrics": [
+            {
+                "type": "External",
+                "external": {
+                    "metric": {
+                        "name": EXTERNAL_METRIC,
+                        "selector": {"match_labels": {METRIC_LABEL: spec.name, "namespace": spec.kubernetes.namespace}},
+                    },
+                    "target": {"type": "AverageValue", "average_value": f"{a.target_queue_depth_per_replica:g}"},
+                },
+            }
+        ],
+        "behavior": {
+            "scale_up": {
+                "stabilization_window_seconds": 0,
+                "policies": [{"type": "Pods", "value": 4, "period_seconds": a.scale_out_cooldown_seconds}],
+            },
+            "scale_down": {
+                "stabilization_window_seconds": a.scale_in_cooldown_seconds,
+                "policies": [{"type": "Pods", "value": 1, "period_seconds": 60}],
+            },
+        },
+    }
+
+
+POD_LABEL = "app.kubernetes.io/name"
+METRIC_LABEL = "app_kubernetes_io_name"
+"""The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
+
+
+def load_query(waiting_metric: str, namespace: str, name: str) -> str:
+    """Requests in flight (waiting + running) over the fleet's pods, with the labels the PodMonitor gives
+    every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
+    selector = f'{{namespace="{namespace}",{METRIC_LABEL}="{name}"}}'
+    return f"sum({waiting_metric}{selector}) + sum(vllm:num_requests_running{selector})"
+
+
+def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
+    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on the http port."""
+    return {
+        "selector": {"matchLabels": {POD_LABEL: spec.name}},
+        "podTargetLabels": [POD_LABEL],
+        "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
+    }
+
+
+def network_policy_spec(spec: InferenceSpec) -> dict[str, Any]:
+    """Server pods take traffic on their server port only, and reach DNS and HTTPS (registry, images) only."""
+    port = spec.load_balancer.server_port
+    return {
+        "pod_selector": {"match_labels": {POD_LABEL: spec.name}},
+        "policy_types": ["Ingress", "Egress"],
+        "ingress": [{"ports": [{"protocol": "TCP", "port": port}]}],
+        "egress": [
+            {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+            {"ports": [{"protocol": "TCP", "port": 443}]},
+        ],
+    }
+
+
+def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> dict[str, Any]:
+    """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated)."""
+    a, kube = spec.autoscaling, spec.kubernetes
+    assert kube is not None
+    query = load_query(kube.queue_metric, namespace, spec.name)
+    return {
+        "scaleTargetRef": {"name": spec.name},
+        "minReplicaCount": rp.min_replicas,
+        "maxReplicaCount": rp.max_replicas,
+        "pollingInterval": 15,
+        "cooldownPeriod": a.scale_in_cooldown_seconds,
+        "advanced": {
+            "horizontalPodAutoscalerConfig": {
+                "behavior": {
+                    "scaleDown": {
+                        "stabilizationWindowSeconds": a.scale_in_cooldown_seconds,
+                        "policies": [{"type": "Pods", "value": 1, "periodSeconds": 60}],
+                    }
+                }
+            }
+        },
+        "triggers": [
+            {
+                "type": "prometheus",
+                "metadata": {
+                    "serverAddress": kube.prometheus_url,
+                    "query": query,
+                    "threshold": f"{a.target_queue_depth_per_replica:g}",
+                },
+            }
+        ],
+    }
+
+
+class KubernetesRegion(pulumi.ComponentResource):
+    service: k8s.core.v1.Service
+
+    def __init__(
+        self,
+        name: str,
+        spec: InferenceSpec,
+        fleet_region: FleetRegion,
+        rp: RegionPlan,
+        registry: Registry,
+        gpu_product: str,
+        stack_tags: dict[str, str],
+        provider: k8s.Provider,
+        node: tuple[int, int],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(REGION_TYPE, name, None, opts)
+        kube = spec.kubernetes
+        assert kube is not None
+        o = pulumi.ResourceOptions(parent=self, provider=provider)
+        ns_name = kube.namespace
+        pod_labels = labels(spec, stack_tags)
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name, "labels": pod_labels}, opts=o)
+        meta = {"name": spec.name, "namespace": namespace.metadata["name"], "labels": pod_labels}
+        annotations = (
+            {"eks.amazonaws.com/role-arn": kube.service_account_role_arn} if kube.service_account_role_arn else {}
+        )
+        k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={**meta, "annotations": annotations}, opts=o)
+        deployment = k8s.apps.v1.Deployment(
+            f"{name}-server",
+            metadata=meta,
+            spec=deployment_spec(
+                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, gpu_product, pod_labels, node
+            ),
+            opts=o,
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-metrics",
+            api_version="monitoring.coreos.com/v1",
+            kind="PodMonitor",
+            metadata={**meta, "labels": {**pod_labels, "release": kube.prometheus_release}},
+            spec=pod_monitor_spec(spec),
+            opts=o,
+        )
+        k8s.networking.v1.NetworkPolicy(f"{name}-netpol", metadata=meta, spec=network_policy_spec(spec), opts=o)
+        service_annotations = {
+            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
+            "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
+            "service.beta.kubernetes.io/aws-load-balancer-scheme": spec.access.scheme,
+            # The path is used only with an HTTP(S) health check (AWS Load Balancer Controller, Service
+            # annotations: healthcheck-protocol defaults to TCP).
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
+            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
+        }
+        if fleet_region.certificate_arn:
+            service_annotations |= {
+                "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": fleet_region.certificate_arn,
+                "service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
+            }
+        self.service = k8s.core.v1.Service(
+            f"{name}-service",
+            metadata={**meta, "annotations": service_annotations},
+            spec={
+                "type": "LoadBalancer",
+                "selector": {"app.kubernetes.io/name": spec.name},
+                "ports": [{"name": "https", "port": 443, "target_port": "http", "protocol": "TCP"}],
+            },
+            opts=o,
+        )
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            metadata=meta,
+            spec={"max_unavailable": 1, "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}},
+            opts=o,
+        )
+        depends = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[deployment]))
+        if kube.autoscaler == "keda":
+            k8s.apiextensions.CustomResource(
+                f"{name}-scaler",
+                api_version="keda.sh/v1alpha1",
+                kind="ScaledObject",
+                metadata=meta,
+                spec=scaled_object_spec(spec, rp, ns_name),
+                opts=depends,
+            )
+        else:
+            k8s.autoscaling.v2.HorizontalPodAutoscaler(
+                f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=depends
+            )
+        self.register_outputs({"service": self.service.metadata["name"]})
+
+    @property
+    def hostname(self) -> pulumi.Output[str]:
+        return self.service.status.apply(
+            lambda status: (
+                str(status.load_balancer.ingress[0].hostname or "")
+                if status and status.load_balancer and status.load_balancer.ingress
+                else ""
+            )
+        )
+
+
+class KubernetesFleet(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: KubernetesFleetArgs,
+        routing_provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(FLEET_TYPE, name, None, opts)
+        spec, plan = args.spec, args.plan
+        kube = spec.kubernetes
+        assert kube is not None
+        here = pulumi.ResourceOptions(parent=self)
+        regions: dict[str, KubernetesRegion] = {}
+        for fleet_region, rp in zip(spec.regions, plan.regions, strict=True):
+            key = kube.kubeconfig_keys[rp.region]
+            namespace, _, short = key.rpartition(":")
+            provider = k8s.Provider(
+                f"k8s-{rp.region}",
+                kubeconfig=pulumi.Config(namespace or None).require_secret(short),
+                enable_server_side_apply=True,
+                opts=here,
+            )
+            gpu = kube.gpu_product_label or GPU_PRODUCT.get(rp.accelerator or "", "")
+            info = args.catalog.instance(rp.instance_type) if rp.instance_type else None
+            node = (info.vcpu, info.memory_gib) if info else (4, 16)
+            regions[rp.region] = KubernetesRegion(
+                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, gpu, args.tags, provider, node, here
+            )
+        routing = spec.global_routing
+        GlobalRouting(
+            f"{name}-routing",
+            RoutingArgs(
+                kind="route53_latency",
+                domain_name=routing.domain_name,
+                hosted_zone_id=routing.hosted_zone_id,
+                health_check_path=spec.load_balancer.health_check_path,
+                targets=[RegionalTarget(region, r.hostname, None, None) for region, r in regions.items()],
+            ),
+            routing_provider,
+            here,
+        )
+        self.register_outputs({"regions": sorted(regions)})
+
+
+__all__ = [
+    "EXTERNAL_METRIC",
+    "FLEET_TYPE",
+    "GPU_PRODUCT",
+    "REGION_TYPE",
+    "KubernetesFleet",
+    "KubernetesFleetArgs",
+    "KubernetesRegion",
+    "deployment_spec",
+    "hpa_spec",
+    "image_ref",
+    "load_query",
+    "network_policy_spec",
+    "pod_monitor_spec",
+    "pod_requests",
+    "restricted_context",
+    "scaled_object_spec",
+    "startup_failure_threshold",
+]

@@ -1,0 +1,162 @@
+"""One serving region on EC2: network, load balancer, replicas."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.capacity import split_capacity
+from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
+from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
+from gpuinfra.pulumi.components.inference.replicas import ReplicasArgs, ScheduleArgs, ServingReplicas
+from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
+
+TYPE = "gpuinfra:inference:Region"
+DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+
+
+@dataclass(frozen=True)
+class RegionArgs:
+    spec: InferenceSpec
+    fleet_region: FleetRegion
+    region_plan: RegionPlan
+    plan: InferencePlan
+    registry: Registry
+    registry_account_id: str
+    account_id: str
+    tags: dict[str, str]
+
+
+def api_key_secret(fleet: str, region: str) -> str:
+    """Name of the region's API-key secret in Secrets Manager."""
+    return f"{fleet}/{region}/api-key"
+
+
+def root_volume_gib(weights_bytes: int) -> int:
+    """OS and image plus the weights cache (kept on EBS so it survives a warm-pool stop)."""
+    return max(100, math.ceil(weights_bytes / 2**30 * 1.2) + 60)
+
+
+class InferenceRegion(pulumi.ComponentResource):
+    endpoint: RegionalEndpoint
+    replicas: ServingReplicas
+
+    def __init__(
+        self, name: str, args: RegionArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        spec, rp, fr = args.spec, args.region_plan, args.fleet_region
+        assert rp.instance_type is not None, "validators stop a fleet without an instance type"
+        here = pulumi.ResourceOptions(parent=self)
+        lb = spec.load_balancer
+        internal = spec.access.scheme == "internal"
+        network = InferenceNetwork(
+            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port, internal), provider, here
+        )
+        self.endpoint = RegionalEndpoint(
+            f"{name}-endpoint",
+            EndpointArgs(
+                kind=lb.type,
+                vpc_id=network.vpc.id,
+                public_subnet_ids=[s.id for s in (network.private_subnets if internal else network.public_subnets)],
+                security_group_id=network.lb_security_group.id,
+                certificate_arn=fr.certificate_arn,
+                server_port=lb.server_port,
+                health_check_path=lb.health_check_path,
+                healthy_threshold=lb.healthy_threshold,
+                unhealthy_threshold=lb.unhealthy_threshold,
+                interval_seconds=lb.health_check_interval_seconds,
+                internal=internal,
+                deregistration_seconds=rp.drain_seconds,
+                waf=spec.access.waf if lb.type == "alb" else None,
+                tags=args.tags,
+            ),
+            provider,
+            here,
+        )
+        bucket = args.registry.replica_bucket(rp.region)
+        model = spec.model
+        api_key = api_key_secret(spec.name, rp.region) if spec.access.auth == "api_key" else None
+        if api_key:
+            # The value is set out of band (aws secretsmanager put-secret-value): it never enters the stack.
+            aws.secretsmanager.Secret(
+                f"{name}-api-key",
+                name=api_key,
+                description=f"API key the {spec.name} servers in {rp.region} require on /v1 (vLLM --api-key)",
+                recovery_window_in_days=7,
+                tags=args.tags,
+                opts=pulumi.ResourceOptions(parent=self, provider=provider),
+            )
+        accelerators = max(1, rp.accelerators_per_instance)
+        user_data = replica_cloud_init(
+            ServerConfig(
+                fleet=spec.name,
+                region=rp.region,
+                instance_type=rp.instance_type,
+                bucket=bucket,
+                model_prefix=args.registry.model_prefix,
+                weights_prefix=model.weights_prefix,
+                image=spec.server_image,
+                model_name=model.name,
+                server_port=lb.server_port,
+                context_length=model.context_length_tokens,
+                max_sequences=model.max_concurrent_sequences,
+                gpu_memory_utilization=model.gpu_memory_utilization,
+                tensor_parallel=accelerators,
+                health_path=lb.health_check_path,
+                drain_seconds=rp.drain_seconds,
+                image_digest=spec.server_image_digest,
+                server_kind=spec.server_kind,
+                accelerators=accelerators,
+                server_args=tuple(spec.server_args),
+                api_key_secret=api_key,
+            )
+        )
+        expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
+        auto = spec.autoscaling
+        self.replicas = ServingReplicas(
+            f"{name}-replicas",
+            ReplicasArgs(
+                fleet=spec.name,
+                region=rp.region,
+                instance_type=rp.instance_type,
+                image_id=DEFAULT_IMAGE,
+                root_volume_gib=root_volume_gib(args.plan.memory.weights_bytes),
+                min_replicas=rp.min_replicas,
+                max_on_demand=rp.max_on_demand,
+                max_spot=rp.max_spot,
+                expected_on_demand=expected_od,
+                expected_spot=expected_spot,
+                warm_pool=rp.warm_pool,
+                cold_start_seconds=rp.cold_start_seconds,
+                drain_seconds=rp.drain_seconds,
+                spot_types=rp.spot_types,
+                account_id=args.account_id,
+                api_key_secret=api_key,
+                private_subnet_ids=[s.id for s in network.private_subnets],
+                security_group_id=network.replica_security_group.id,
+                target_group_arn=self.endpoint.target_group.arn,
+                registry_bucket=bucket,
+                model_prefix=args.registry.model_prefix,
+                registry_account_id=args.registry_account_id,
+                user_data=user_data,
+                target_queue_depth=auto.target_queue_depth_per_replica,
+                scale_out_cooldown_seconds=auto.scale_out_cooldown_seconds,
+                scale_in_cooldown_seconds=auto.scale_in_cooldown_seconds,
+                schedules=[ScheduleArgs(s.name, s.recurrence, s.min_replicas, s.max_replicas) for s in auto.schedules],
+                predictive=auto.predictive,
+                tags=args.tags,
+            ),
+            provider,
+            here,
+        )
+        self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
+
+
+__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]

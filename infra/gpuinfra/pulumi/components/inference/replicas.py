@@ -1,0 +1,343 @@
+"""Serving replicas in one region: the on-demand base group (min replicas, warm pool, instance refresh),
+the spot burst group above it (several instance types), lifecycle hooks, and one region control loop.
+
+Why two groups: EC2 Auto Scaling rejects a warm pool on a group with a mixed instances policy or spot
+(PutWarmPool API reference). The base keeps the warm pool; the burst group holds only the spot share
+above the base. Both sit behind one target group; scaling.py drives both from one region-level signal.
+
+Lifecycle hooks are created with the groups (initial lifecycle hooks), so no instance ever launches
+without them: the launch hook keeps a warm-pool instance running until image and weights are on its
+root volume (EC2 Auto Scaling user guide, warm pool instance lifecycle: without a hook the instance is
+stopped as soon as it launches, before user data has run), and keeps a new replica out of service until
+its server is healthy; the terminating hook lets it finish its generations.
+"""
+
+from __future__ import annotations
+
+import base64
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
+from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.base import child, group_tags
+from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
+from gpuinfra.pulumi.components.inference.scaling import GROUP_METRICS, LoopArgs, region_loop
+from gpuinfra.pulumi.components.profiles import instance_identity
+
+TYPE = "gpuinfra:inference:Replicas"
+
+
+@dataclass(frozen=True)
+class ScheduleArgs:
+    name: str
+    recurrence: str
+    min_replicas: int
+    max_replicas: int | None
+
+
+@dataclass(frozen=True)
+class ReplicasArgs:
+    fleet: str
+    region: str
+    instance_type: str
+    image_id: str
+    root_volume_gib: int
+    min_replicas: int
+    max_on_demand: int
+    max_spot: int
+    expected_on_demand: int
+    expected_spot: int
+    warm_pool: int
+    cold_start_seconds: float
+    drain_seconds: int
+    spot_types: Sequence[str]
+    account_id: str
+    api_key_secret: str | None
+    private_subnet_ids: Sequence[pulumi.Input[str]]
+    security_group_id: pulumi.Input[str]
+    target_group_arn: pulumi.Input[str]
+    registry_bucket: str
+    model_prefix: str
+    registry_account_id: str
+    user_data: str
+    target_queue_depth: float
+    scale_out_cooldown_seconds: int
+    scale_in_cooldown_seconds: int
+    schedules: Sequence[ScheduleArgs]
+    predictive: bool
+    tags: dict[str, str]
+
+
+def group_names(fleet: str, region: str) -> tuple[str, str]:
+    return f"{fleet}-{region}-base", f"{fleet}-{region}-burst"
+
+
+HOOK_MARGIN_SECONDS = 300
+"""Lifecycle hook heartbeat beyond the modelled cold start (or drain) before the default result applies."""
+MAX_HEARTBEAT_SECONDS = 7200
+"""HeartbeatTimeout's maximum (PutLifecycleHook API reference)."""
+
+
+def launch_heartbeat(cold_start_seconds: float) -> int:
+    return min(MAX_HEARTBEAT_SECONDS, int(cold_start_seconds) + HOOK_MARGIN_SECONDS)
+
+
+def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
+    """Launch: ABANDON when the instance never becomes ready (the group replaces it). Terminating: CONTINUE
+    after the drain budget, so a hung drain does not block scale-in forever."""
+    return [
+        aws.autoscaling.GroupInitialLifecycleHookArgs(
+            name=LAUNCH_HOOK,
+            lifecycle_transition="autoscaling:EC2_INSTANCE_LAUNCHING",
+            heartbeat_timeout=launch_heartbeat(args.cold_start_seconds),
+            default_result="ABANDON",
+        ),
+        aws.autoscaling.GroupInitialLifecycleHookArgs(
+            name=TERMINATE_HOOK,
+            lifecycle_transition="autoscaling:EC2_INSTANCE_TERMINATING",
+            heartbeat_timeout=min(MAX_HEARTBEAT_SECONDS, args.drain_seconds + 120),
+            default_result="CONTINUE",
+        ),
+    ]
+
+
+def replica_policy(args: ReplicasArgs) -> str:
+    """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
+    registry key through S3 only, the one metric namespace the server publishes, completing the lifecycle
+    actions of the fleet's two groups, and reading the region's API key."""
+    base, burst = group_names(args.fleet, args.region)
+    groups = [
+        f"arn:aws:autoscaling:{args.region}:{args.account_id}:autoScalingGroup:*:autoScalingGroupName/{g}"
+        for g in (base, burst)
+    ]
+    extra: list[dict[str, Any]] = [
+        {
+            "Sid": "LifecycleHooks",
+            "Effect": "Allow",
+            "Action": ["autoscaling:CompleteLifecycleAction"],
+            "Resource": groups,
+        }
+    ]
+    if args.api_key_secret:
+        extra.append(
+            {
+                "Sid": "ApiKey",
+                "Effect": "Allow",
+                "Action": ["secretsmanager:GetSecretValue"],
+                # Secrets Manager appends six random characters to a secret's name in its ARN.
+                "Resource": [
+                    f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"
+                ],
+            }
+        )
+    return iam.document(
+        *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
+        iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
+        {
+            "Sid": "QueueMetric",
+            "Effect": "Allow",
+            "Action": ["cloudwatch:PutMetricData"],
+            "Resource": ["*"],
+            "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+        },
+        *extra,
+    )
+
+
+def scale_in_periods(cooldown_seconds: int) -> int:
+    """Minutes of low queue depth before one replica is removed."""
+    return max(3, math.ceil(cooldown_seconds / 60))
+
+
+class ServingReplicas(pulumi.ComponentResource):
+    base: aws.autoscaling.Group
+    burst: aws.autoscaling.Group | None
+
+    def __init__(
+        self,
+        name: str,
+        args: ReplicasArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        profile = instance_identity(name, f"{args.fleet} replicas in {args.region}", replica_policy(args), o).profile
+        template = aws.ec2.LaunchTemplate(
+            f"{name}-lt",
+            image_id=args.image_id,
+            instance_type=args.instance_type,
+            update_default_version=True,
+            vpc_security_group_ids=[args.security_group_id],
+            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled",
+                http_tokens="required",
+                http_put_response_hop_limit=2,
+                instance_metadata_tags="enabled",
+            ),
+            block_device_mappings=[
+                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                    device_name="/dev/sda1",
+                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                        volume_size=args.root_volume_gib,
+                        volume_type="gp3",
+                        throughput=ROOT_VOLUME_THROUGHPUT_MIB_S,
+                        encrypted="true",
+                        delete_on_termination="true",
+                    ),
+                )
+            ],
+            user_data=base64.b64encode(args.user_data.encode()).decode(),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            opts=o,
+        )
+        base_name, burst_name = group_names(args.fleet, args.region)
+        common: dict[str, Any] = {
+            "vpc_zone_identifiers": list(args.private_subnet_ids),
+            "target_group_arns": [args.target_group_arn],
+            "health_check_type": "ELB",
+            # Grace >= the modelled cold start (the launch hook also keeps an instance out of service, and
+            # so out of health checks, until its server answers).
+            "health_check_grace_period": int(args.cold_start_seconds) + 60,
+            "default_instance_warmup": int(args.cold_start_seconds),
+            "wait_for_capacity_timeout": "0",
+            "initial_lifecycle_hooks": lifecycle_hooks(args),
+            "enabled_metrics": GROUP_METRICS,
+            "metrics_granularity": "1Minute",
+        }
+        self.base = aws.autoscaling.Group(
+            f"{name}-base",
+            name=base_name,
+            min_size=args.min_replicas,
+            max_size=args.max_on_demand,
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+                min_size=args.warm_pool,
+                pool_state="Stopped",
+                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
+            )
+            if args.warm_pool
+            else None,
+            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
+                strategy="Rolling",
+                # Launch before terminate: keep 100% healthy and go up to 200% while replacing, so a
+                # 2-instance group never drops to one (InstanceRefresh preferences, MaxHealthyPercentage).
+                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+                    min_healthy_percentage=100,
+                    max_healthy_percentage=200,
+                    instance_warmup=str(int(args.cold_start_seconds)),
+                    skip_matching=True,
+                ),
+            ),
+            tags=group_tags(args.tags, args.expected_on_demand),
+            **common,
+            opts=o,
+        )
+        self.burst = None
+        if args.max_spot > 0:
+            self.burst = aws.autoscaling.Group(
+                f"{name}-burst",
+                name=burst_name,
+                min_size=0,
+                max_size=args.max_spot,
+                capacity_rebalance=True,
+                mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
+                    instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                        on_demand_base_capacity=0,
+                        on_demand_percentage_above_base_capacity=0,
+                        spot_allocation_strategy="price-capacity-optimized",
+                    ),
+                    launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                        launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                            launch_template_id=template.id, version="$Latest"
+                        ),
+                        overrides=[
+                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
+                            for t in args.spot_types or [args.instance_type]
+                        ],
+                    ),
+                ),
+                tags=group_tags(args.tags, args.expected_spot),
+                **common,
+                opts=o,
+            )
+        region_loop(
+            LoopArgs(
+                name=name,
+                fleet=args.fleet,
+                base_group=base_name,
+                burst_group=burst_name if self.burst is not None else None,
+                target_per_replica=args.target_queue_depth,
+                warmup_seconds=int(args.cold_start_seconds),
+                scale_in_periods=scale_in_periods(args.scale_in_cooldown_seconds),
+            ),
+            self.base,
+            self.burst,
+            o,
+        )
+        for schedule in args.schedules:
+            aws.autoscaling.Schedule(
+                f"{name}-{schedule.name}",
+                scheduled_action_name=schedule.name,
+                autoscaling_group_name=self.base.name,
+                recurrence=schedule.recurrence,
+                time_zone="Etc/UTC",
+                min_size=min(schedule.min_replicas, args.max_on_demand),
+                max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
+                opts=o,
+            )
+        if args.predictive:
+            self._predictive(name, base_name, args, o)
+        self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
+
+    @staticmethod
+    def _predictive(name: str, group_name: str, args: ReplicasArgs, o: pulumi.ResourceOptions) -> None:
+        """Forecast the daily peak/trough cycle of the region's load and scale the base ahead of it."""
+
+        def query(query_id: str, stat: str) -> dict[str, Any]:
+            metric = {
+                "metric_name": METRIC_NAME,
+                "namespace": METRIC_NAMESPACE,
+                "dimensions": [{"name": "Fleet", "value": args.fleet}],
+            }
+            return {"metric_data_queries": [{"id": query_id, "metric_stat": {"metric": metric, "stat": stat}}]}
+
+        configuration: dict[str, Any] = {
+            "mode": "ForecastAndScale",
+            "scheduling_buffer_time": str(int(args.cold_start_seconds)),
+            "metric_specification": {
+                "target_value": args.target_queue_depth,
+                "customized_scaling_metric_specification": query("queue_per_replica", "Average"),
+                "customized_load_metric_specification": query("queue_total", "Sum"),
+            },
+        }
+        aws.autoscaling.Policy(
+            f"{name}-predictive",
+            autoscaling_group_name=group_name,
+            policy_type="PredictiveScaling",
+            predictive_scaling_configuration=configuration,
+            opts=o,
+        )
+
+
+__all__ = [
+    "TYPE",
+    "ReplicasArgs",
+    "ScheduleArgs",
+    "ServingReplicas",
+    "group_names",
+    "launch_heartbeat",
+    "lifecycle_hooks",
+    "replica_policy",
+    "scale_in_periods",
+]

@@ -1,0 +1,124 @@
+"""Global routing: Route 53 latency records with a health check per region, or one Global
+Accelerator with an endpoint group per region."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.pulumi.components.base import child
+
+TYPE = "gpuinfra:inference:GlobalRouting"
+GLOBAL_ACCELERATOR_REGION = "us-west-2"
+"""Global Accelerator's API lives in us-west-2 only, whatever regions the endpoints are in."""
+
+
+@dataclass(frozen=True)
+class RegionalTarget:
+    region: str
+    dns_name: pulumi.Input[str]
+    zone_id: pulumi.Input[str] | None
+    """The load balancer's hosted zone (alias records); None for a plain CNAME target."""
+    load_balancer_arn: pulumi.Input[str] | None
+
+
+@dataclass(frozen=True)
+class RoutingArgs:
+    kind: str
+    """route53_latency or global_accelerator."""
+    domain_name: str
+    hosted_zone_id: str | None
+    health_check_path: str
+    targets: Sequence[RegionalTarget]
+
+
+class GlobalRouting(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: RoutingArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        """`provider` is any provider of the fleet's account for Route 53 (a global API), or one in
+        us-west-2 for Global Accelerator."""
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        if args.kind == "route53_latency":
+            self._route53(name, args, o)
+        else:
+            self._accelerator(name, args, o)
+        self.register_outputs({"domain_name": args.domain_name})
+
+    @staticmethod
+    def _route53(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> None:
+        for target in args.targets:
+            check = aws.route53.HealthCheck(
+                f"{name}-{target.region}-health",
+                type="HTTPS",
+                fqdn=target.dns_name,
+                port=443,
+                resource_path=args.health_check_path,
+                request_interval=30,
+                failure_threshold=3,
+                measure_latency=True,
+                opts=o,
+            )
+            common: dict[str, Any] = {
+                "zone_id": args.hosted_zone_id,
+                "name": args.domain_name,
+                "set_identifier": target.region,
+                "latency_routing_policies": [aws.route53.RecordLatencyRoutingPolicyArgs(region=target.region)],
+                "health_check_id": check.id,
+            }
+            if target.zone_id is not None:
+                aws.route53.Record(
+                    f"{name}-{target.region}",
+                    type="A",
+                    aliases=[
+                        aws.route53.RecordAliasArgs(
+                            name=target.dns_name, zone_id=target.zone_id, evaluate_target_health=True
+                        )
+                    ],
+                    **common,
+                    opts=o,
+                )
+            else:
+                aws.route53.Record(
+                    f"{name}-{target.region}", type="CNAME", ttl=60, records=[target.dns_name], **common, opts=o
+                )
+
+    @staticmethod
+    def _accelerator(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> None:
+        accelerator = aws.globalaccelerator.Accelerator(f"{name}-ga", ip_address_type="IPV4", enabled=True, opts=o)
+        listener = aws.globalaccelerator.Listener(
+            f"{name}-ga-443",
+            accelerator_arn=accelerator.arn,
+            protocol="TCP",
+            client_affinity="NONE",
+            port_ranges=[aws.globalaccelerator.ListenerPortRangeArgs(from_port=443, to_port=443)],
+            opts=o,
+        )
+        for target in args.targets:
+            aws.globalaccelerator.EndpointGroup(
+                f"{name}-ga-{target.region}",
+                listener_arn=listener.arn,
+                endpoint_group_region=target.region,
+                health_check_protocol="HTTPS",
+                health_check_port=443,
+                health_check_path=args.health_check_path,
+                traffic_dial_percentage=100,
+                endpoint_configurations=[
+                    aws.globalaccelerator.EndpointGroupEndpointConfigurationArgs(
+                        endpoint_id=target.load_balancer_arn, weight=100, client_ip_preservation_enabled=True
+                    )
+                ],
+                opts=o,
+            )
+
+
+__all__ = ["GLOBAL_ACCELERATOR_REGION", "TYPE", "GlobalRouting", "RegionalTarget", "RoutingArgs"]

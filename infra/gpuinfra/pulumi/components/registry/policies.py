@@ -1,0 +1,152 @@
+"""The registry's resource policies as pure functions: who may write, who may read, and replication."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from gpuinfra.plan.registry import Grant
+from gpuinfra.pulumi.components import iam
+
+Statement = dict[str, Any]
+
+
+def _root(account_id: str) -> str:
+    return f"arn:aws:iam::{account_id}:root"
+
+
+def deny_insecure_transport(bucket: str) -> Statement:
+    return {
+        "Sid": "DenyInsecureTransport",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:*",
+        "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+
+
+def read_statements(bucket: str, readers: Sequence[Grant]) -> list[Statement]:
+    """Inference accounts: GetObject on the model prefix and ListBucket of it, nothing more."""
+    if not readers:
+        return []
+    principals = sorted(_root(g.account_id) for g in readers)
+    prefix = readers[0].prefix
+    return [
+        {
+            "Sid": "InferenceReadModels",
+            "Effect": "Allow",
+            "Principal": {"AWS": principals},
+            "Action": ["s3:GetObject"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
+        {
+            "Sid": "InferenceListModels",
+            "Effect": "Allow",
+            "Principal": {"AWS": principals},
+            "Action": ["s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{bucket}"],
+            "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+        },
+    ]
+
+
+def write_statements(bucket: str, writers: Sequence[Grant]) -> list[Statement]:
+    """Training accounts: PutObject on the upload prefix only (BucketOwnerEnforced makes the registry
+    account own every object, so no ACL condition is needed)."""
+    if not writers:
+        return []
+    principals = sorted(_root(g.account_id) for g in writers)
+    return [
+        {
+            "Sid": "TrainingUpload",
+            "Effect": "Allow",
+            "Principal": {"AWS": principals},
+            "Action": ["s3:PutObject"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{writers[0].prefix}*"],
+        }
+    ]
+
+
+def bucket_policy(bucket: str, writers: Sequence[Grant], readers: Sequence[Grant]) -> str:
+    return iam.document(
+        *write_statements(bucket, writers), *read_statements(bucket, readers), deny_insecure_transport(bucket)
+    )
+
+
+def key_policy(owner_account_id: str, region: str, writers: Sequence[Grant], readers: Sequence[Grant]) -> str:
+    """The bucket key: the owner administers it; other accounts may only use it through S3 here."""
+    statements: list[Statement] = [
+        {
+            "Sid": "Owner",
+            "Effect": "Allow",
+            "Principal": {"AWS": _root(owner_account_id)},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+    ]
+    via_s3 = {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}}
+    if writers:
+        statements.append(
+            {
+                "Sid": "TrainingEncrypt",
+                "Effect": "Allow",
+                "Principal": {"AWS": sorted(_root(g.account_id) for g in writers)},
+                "Action": ["kms:GenerateDataKey", "kms:Encrypt"],
+                "Resource": "*",
+                "Condition": via_s3,
+            }
+        )
+    if readers:
+        statements.append(
+            {
+                "Sid": "InferenceDecrypt",
+                "Effect": "Allow",
+                "Principal": {"AWS": sorted(_root(g.account_id) for g in readers)},
+                "Action": ["kms:Decrypt"],
+                "Resource": "*",
+                "Condition": via_s3,
+            }
+        )
+    return iam.document(*statements)
+
+
+def replication_policy(source: str, source_key_arn: str, destinations: Sequence[tuple[str, str]]) -> str:
+    """What S3 replication needs: read versions of the source, write replicas, the keys on both ends."""
+    return iam.document(
+        {
+            "Sid": "SourceBucket",
+            "Effect": "Allow",
+            "Action": ["s3:GetReplicationConfiguration", "s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{source}"],
+        },
+        {
+            "Sid": "SourceObjects",
+            "Effect": "Allow",
+            "Action": ["s3:GetObjectVersionForReplication", "s3:GetObjectVersionAcl", "s3:GetObjectVersionTagging"],
+            "Resource": [f"arn:aws:s3:::{source}/*"],
+        },
+        {
+            "Sid": "Replicas",
+            "Effect": "Allow",
+            "Action": ["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
+            "Resource": sorted(f"arn:aws:s3:::{bucket}/*" for bucket, _ in destinations),
+        },
+        {"Sid": "SourceKey", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": [source_key_arn]},
+        {
+            "Sid": "ReplicaKeys",
+            "Effect": "Allow",
+            "Action": ["kms:Encrypt"],
+            "Resource": sorted(key for _, key in destinations),
+        },
+    )
+
+
+__all__ = [
+    "bucket_policy",
+    "deny_insecure_transport",
+    "key_policy",
+    "read_statements",
+    "replication_policy",
+    "write_statements",
+]

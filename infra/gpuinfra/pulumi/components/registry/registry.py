@@ -1,0 +1,168 @@
+"""ModelRegistry: the weights bucket in the registry account, a replica in every inference region,
+and the replication that carries released models (the model prefix) to them."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.plan import RegistryPlan
+from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.buckets import harden
+from gpuinfra.pulumi.components.registry.policies import bucket_policy, key_policy, replication_policy
+
+TYPE = "gpuinfra:registry:ModelRegistry"
+BUCKET_TYPE = "gpuinfra:registry:Bucket"
+
+
+@dataclass(frozen=True)
+class RegistryArgs:
+    plan: RegistryPlan
+    account_id: str
+    model_prefix: str
+    noncurrent_version_expiration_days: int
+    kms_deletion_window_days: int
+
+
+class RegistryBucket(pulumi.ComponentResource):
+    """One hardened, versioned, KMS-encrypted bucket with its resource policy."""
+
+    bucket: aws.s3.Bucket
+    key: aws.kms.Key
+    versioning: aws.s3.BucketVersioning
+
+    def __init__(
+        self,
+        name: str,
+        bucket_name: str,
+        region: str,
+        args: RegistryArgs,
+        writable: bool,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(BUCKET_TYPE, name, None, opts)
+        o = child(self, provider)
+        plan = args.plan
+        writers = plan.writers if writable else []
+        self.key = aws.kms.Key(
+            f"{name}-key",
+            description=f"model weights {bucket_name}",
+            enable_key_rotation=True,
+            deletion_window_in_days=args.kms_deletion_window_days,
+            policy=key_policy(args.account_id, region, writers, plan.readers),
+            opts=o,
+        )
+        self.bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, opts=o)
+        hardened = harden(name, self.bucket, self.key.arn, o)
+        self.versioning = hardened.versioning
+        aws.s3.BucketOwnershipControls(
+            f"{name}-ownership",
+            bucket=self.bucket.id,
+            rule=aws.s3.BucketOwnershipControlsRuleArgs(object_ownership="BucketOwnerEnforced"),
+            opts=o,
+        )
+        aws.s3.BucketPolicy(
+            f"{name}-policy",
+            bucket=self.bucket.id,
+            policy=bucket_policy(bucket_name, writers, plan.readers),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-lifecycle",
+            bucket=self.bucket.id,
+            rules=[
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="expire-old-versions",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                        noncurrent_days=args.noncurrent_version_expiration_days
+                    ),
+                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=7
+                    ),
+                )
+            ],
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.versioning])),
+        )
+        self.register_outputs({"bucket": self.bucket.bucket, "key_arn": self.key.arn})
+
+
+class ModelRegistry(pulumi.ComponentResource):
+    def __init__(
+        self,
+        name: str,
+        args: RegistryArgs,
+        providers: Mapping[str, pulumi.ProviderResource],
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        here = pulumi.ResourceOptions(parent=self)
+        plan = args.plan
+        home = providers[plan.region]
+        primary = RegistryBucket(f"{name}-primary", plan.bucket, plan.region, args, True, home, here)
+        replicas = {
+            r.region: RegistryBucket(f"{name}-{r.region}", r.bucket, r.region, args, False, providers[r.region], here)
+            for r in plan.replicas
+        }
+        if replicas:
+            o = child(self, home)
+            role = aws.iam.Role(
+                f"{name}-replication",
+                assume_role_policy=iam.assume_role("s3.amazonaws.com"),
+                description="S3 replication of released models to every inference region",
+                opts=o,
+            )
+            destinations = [(r.bucket, replicas[r.region].key.arn) for r in plan.replicas]
+            aws.iam.RolePolicy(
+                f"{name}-replication-access",
+                role=role.id,
+                policy=pulumi.Output.all(primary.key.arn, *[key for _, key in destinations]).apply(
+                    lambda keys: replication_policy(
+                        plan.bucket, keys[0], [(b, k) for (b, _), k in zip(destinations, keys[1:], strict=True)]
+                    )
+                ),
+                opts=o,
+            )
+            aws.s3.BucketReplicationConfig(
+                f"{name}-replication-rules",
+                bucket=primary.bucket.id,
+                role=role.arn,
+                rules=[
+                    aws.s3.BucketReplicationConfigRuleArgs(
+                        id=f"models-to-{r.region}",
+                        status="Enabled",
+                        priority=i,
+                        filter=aws.s3.BucketReplicationConfigRuleFilterArgs(prefix=args.model_prefix),
+                        delete_marker_replication=aws.s3.BucketReplicationConfigRuleDeleteMarkerReplicationArgs(
+                            status="Enabled"
+                        ),
+                        source_selection_criteria=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaArgs(
+                            sse_kms_encrypted_objects=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaSseKmsEncryptedObjectsArgs(
+                                status="Enabled"
+                            )
+                        ),
+                        destination=aws.s3.BucketReplicationConfigRuleDestinationArgs(
+                            bucket=replicas[r.region].bucket.arn,
+                            storage_class="STANDARD",
+                            encryption_configuration=aws.s3.BucketReplicationConfigRuleDestinationEncryptionConfigurationArgs(
+                                replica_kms_key_id=replicas[r.region].key.arn
+                            ),
+                        ),
+                    )
+                    for i, r in enumerate(plan.replicas)
+                ],
+                opts=pulumi.ResourceOptions.merge(
+                    o,
+                    pulumi.ResourceOptions(depends_on=[primary.versioning, *(b.versioning for b in replicas.values())]),
+                ),
+            )
+        self.register_outputs({"bucket": primary.bucket.bucket, "replicas": sorted(replicas)})
+
+
+__all__ = ["BUCKET_TYPE", "TYPE", "ModelRegistry", "RegistryArgs", "RegistryBucket"]

@@ -1,0 +1,143 @@
+"""Node user data for AWS PCS node groups: pure functions of plain values, so the rendered text can be tested
+(bash -n, YAML, MIME) without Pulumi.
+
+PCS takes user data from the launch template in MIME multi-part form and runs its own part beside ours (AWS PCS
+User Guide, "Using Amazon EC2 launch templates with AWS PCS"); the PCS agent and Slurm come with the AMI, PCS owns
+slurm.conf, so nothing here installs or configures Slurm: it adds the job environment (read by the cluster's
+TaskProlog), the health check (the cluster's HealthCheckProgram), the instance store as scratch, Lustre, the
+interruption watcher and, on the login node, the checkpoint pruner.
+"""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass
+from email.mime.multipart import MIMEMultipart
+from email.mime.text import MIMEText
+
+from gpuinfra.pulumi.templates import render
+
+JOB_ENV = "/etc/gpuinfra/job-env.sh"
+TASK_PROLOG = "/opt/gpuinfra/task-prolog"
+HEALTH_CHECK = "/opt/gpuinfra/health-check"
+SCRATCH_PATH = "/scratch"
+WATCH_POLL_SECONDS = 5
+
+
+@dataclass(frozen=True)
+class LustreMount:
+    dns_name: str
+    mount_name: str
+    mount_path: str
+
+
+@dataclass(frozen=True)
+class Retention:
+    """Checkpoint retention the login node's pruner applies."""
+
+    checkpoint_dir: str
+    bucket: str
+    prefix: str
+    keep_last: int
+    milestone_marker: str
+    retention_days: int
+
+
+@dataclass(frozen=True)
+class NodeRole:
+    """What one node group's nodes are and do."""
+
+    role: str
+    """compute or login."""
+    instance_type: str
+    gpus: int = 0
+    efa: int = 0
+    instance_store_gb: int = 0
+    spot: bool = False
+    block_checkpoint_at: datetime.datetime | None = None
+    retention: Retention | None = None
+
+
+def job_environment(env: dict[str, str]) -> str:
+    """`export NAME=value` lines, unquoted: Slurm takes a TaskProlog's `export` lines literally."""
+    return "".join(f"export {key}={value}\n" for key, value in sorted(env.items()))
+
+
+def health_check(cluster: str, node: NodeRole) -> str:
+    return render(
+        "training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa
+    )
+
+
+def interruption_watcher(cluster: str, node: NodeRole) -> str:
+    at = node.block_checkpoint_at
+    return render(
+        "training/interruption-watcher.sh.j2",
+        cluster=cluster,
+        spot=node.spot,
+        block_checkpoint_at=at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else None,
+        block_checkpoint_epoch=int(at.timestamp()) if at else None,
+        poll_seconds=WATCH_POLL_SECONDS,
+    )
+
+
+def mount_scratch(node: NodeRole) -> str:
+    return render(
+        "training/mount-scratch.sh.j2",
+        instance_type=node.instance_type,
+        instance_store_gb=node.instance_store_gb,
+        scratch_path=SCRATCH_PATH,
+    )
+
+
+def prune_checkpoints(cluster: str, retention: Retention) -> str:
+    return render("training/prune-checkpoints.sh.j2", cluster=cluster, **retention.__dict__)
+
+
+def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None) -> str:
+    """The cloud-config part of a node's user data."""
+    compute = node.role == "compute"
+    watcher = compute and (node.spot or node.block_checkpoint_at is not None)
+    units = [
+        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
+        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
+    ]
+    return render(
+        "training/node-cloud-config.yaml.j2",
+        cluster=cluster,
+        role=node.role,
+        instance_type=node.instance_type,
+        job_env=job_environment(env),
+        health_check=health_check(cluster, node) if compute else "",
+        scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
+        watcher=interruption_watcher(cluster, node) if watcher else "",
+        pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
+        lustre=lustre,
+        units=units,
+    )
+
+
+def mime_user_data(cloud_config: str) -> str:
+    """User data as MIME multi-part, the form PCS (like EKS) merges its own part into."""
+    message = MIMEMultipart(boundary="==GPUINFRA==")
+    message.attach(MIMEText(cloud_config, "cloud-config"))
+    return message.as_string()
+
+
+__all__ = [
+    "HEALTH_CHECK",
+    "JOB_ENV",
+    "SCRATCH_PATH",
+    "TASK_PROLOG",
+    "LustreMount",
+    "NodeRole",
+    "Retention",
+    "health_check",
+    "interruption_watcher",
+    "job_environment",
+    "mime_user_data",
+    "mount_scratch",
+    "node_cloud_config",
+    "prune_checkpoints",
+]

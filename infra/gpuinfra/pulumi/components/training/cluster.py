@@ -1,0 +1,253 @@
+"""TrainingCluster on AWS: network and storage, then either Slurm (an AWS PCS cluster: node groups per capacity
+type, a queue, a login group) or Kubernetes (EKS node groups plus Kueue, device plugins and the job template)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+
+from gpuinfra.graph import tokens
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.training import EKS_SYSTEM_NODES
+from gpuinfra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
+from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
+from gpuinfra.pulumi.components.training.fabric import nccl_environment
+from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
+from gpuinfra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
+from gpuinfra.pulumi.components.training.slurm_pcs import SlurmOnPcs
+from gpuinfra.pulumi.components.training.storage import (
+    CHECKPOINT_PATH,
+    DATASET_PATH,
+    LustreArgs,
+    StorageArgs,
+    TrainingStorage,
+    split_s3,
+)
+from gpuinfra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
+from gpuinfra.spec import Account, Registry, TrainingSpec
+
+TYPE = "gpuinfra:training:Cluster"
+
+
+@dataclass(frozen=True)
+class ClusterArgs:
+    spec: TrainingSpec
+    plan: TrainingPlan
+    account: Account
+    registry: Registry | None
+    registry_account_id: str | None
+    tags: dict[str, str]
+
+
+def other_zone(zone: str) -> str:
+    """A second zone of the same region (EKS control-plane subnets must span two)."""
+    return zone[:-1] + ("b" if zone[-1] == "a" else "a")
+
+
+def checkpoint_uri(spec: TrainingSpec) -> str:
+    """Where checkpoints land in S3: the Lustre export path, else a bucket named for the cluster."""
+    if spec.lustre is not None:
+        return spec.lustre.export_path
+    return f"s3://{spec.name}-checkpoints/checkpoints/"
+
+
+def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dict[str, str]:
+    """What the trainer reads: the fabric's NCCL settings and where and how often to checkpoint."""
+    env = nccl_environment(spec.interconnect.type, spec.interconnect.hcas, spec.interconnect.gpudirect_rdma)
+    ckpt = spec.checkpointing
+    if ckpt is not None:
+        env["GPUINFRA_CHECKPOINT_DIR"] = (
+            f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
+        )
+        interval = plan.checkpoint.interval_minutes if plan.checkpoint else ckpt.interval_minutes
+        env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
+        env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
+        env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = ckpt.milestone_marker
+    if plan.block_checkpoint_at is not None:
+        env["GPUINFRA_CAPACITY_BLOCK_CHECKPOINT_AT"] = plan.block_checkpoint_at.strftime("%Y-%m-%dT%H:%M:%SZ")
+    env["GPUINFRA_DATASET_DIR"] = f"{mount_path}{DATASET_PATH}"
+    return env
+
+
+def workload_labels(tags: dict[str, str]) -> dict[str, str]:
+    """The Kubernetes form of the workload tag, on every object."""
+    return {
+        tokens.WORKLOAD_LABEL: tags["workload"],
+        "gpuinfra.io/stack": tags["gpuinfra:stack"],
+        "app.kubernetes.io/managed-by": "gpuinfra",
+    }
+
+
+class TrainingCluster(pulumi.ComponentResource):
+    network: TrainingNetwork
+    storage: TrainingStorage
+    scheduler: SlurmOnPcs | None
+    eks: EksTrainingCluster | None
+
+    def __init__(
+        self,
+        name: str,
+        args: ClusterArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+        native: pulumi.ProviderResource | None = None,
+    ) -> None:
+        """`native` is the pulumi-aws-native provider of the same account and region (Slurm: the PCS cluster)."""
+        super().__init__(TYPE, name, None, opts)
+        spec, plan = args.spec, args.plan
+        assert spec.region and spec.availability_zone, "aws clusters have a region and zone (validated)"
+        here = pulumi.ResourceOptions(parent=self)
+        kubernetes = spec.scheduler.type == "kubernetes"
+        self.network = TrainingNetwork(
+            f"{name}-net",
+            NetworkArgs(
+                spec.region,
+                spec.availability_zone,
+                control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
+            ),
+            provider,
+            here,
+        )
+        ckpt_bucket, ckpt_prefix = split_s3(checkpoint_uri(spec))
+        lustre = spec.lustre
+        self.storage = TrainingStorage(
+            f"{name}-storage",
+            StorageArgs(
+                checkpoint_bucket=ckpt_bucket,
+                checkpoint_prefix=ckpt_prefix,
+                retention_days=spec.checkpointing.retention_days if spec.checkpointing else 14,
+                account_id=args.account.id,
+                lustre=LustreArgs(
+                    lustre.deployment_type,
+                    plan.lustre_capacity_gib or lustre.storage_capacity_gib,
+                    lustre.throughput_mb_s_per_tib,
+                    lustre.import_path,
+                    lustre.export_path,
+                )
+                if lustre
+                else None,
+                subnet_id=self.network.private_subnet.id,
+                security_group_id=self.network.security_group.id,
+                kms_alias=f"alias/gpuinfra/{spec.name}",
+            ),
+            provider,
+            here,
+        )
+        compute = self._compute_args(args)
+        self.scheduler = self.eks = None
+        if kubernetes:
+            self._kubernetes(name, args, compute, provider, here)
+        else:
+            assert native is not None, "Slurm on AWS is an AWS PCS cluster: it needs the aws-native provider"
+            self.scheduler = SlurmOnPcs(
+                f"{name}-slurm",
+                spec,
+                plan,
+                compute,
+                self.network,
+                self.storage,
+                training_env(spec, plan, spec.lustre.mount_path if spec.lustre else "/fsx"),
+                provider,
+                native,
+                here,
+            )
+        self.register_outputs(
+            {
+                "vpc_id": self.network.vpc.id,
+                "checkpoint_bucket": self.storage.bucket.bucket,
+                "lustre_dns_name": self.storage.lustre.dns_name if self.storage.lustre else None,
+            }
+        )
+
+    def _compute_args(self, args: ClusterArgs) -> ComputeArgs:
+        spec, plan, registry = args.spec, args.plan, args.registry
+        assert spec.region is not None
+        return ComputeArgs(
+            cluster=spec.name,
+            region=spec.region,
+            account_id=args.account.id,
+            instance_type=plan.instance_type,
+            image_id=spec.compute.image_id,
+            node_count=plan.nodes,
+            efa_interfaces=plan.efa_interfaces_per_node,
+            capacity=CapacityArgs(
+                spec.compute.capacity.type,
+                spec.compute.capacity.on_demand_base,
+                spec.compute.capacity.capacity_reservation_id,
+            ),
+            root_volume_gib=spec.compute.root_volume_gib,
+            subnet_id=self.network.private_subnet.id,
+            security_group_id=self.network.security_group.id,
+            kms_key_arn=self.storage.key.arn,
+            user_data="",
+            dataset_uri=spec.lustre.import_path if spec.lustre else None,
+            checkpoint_uri=checkpoint_uri(spec),
+            registry_upload=(registry.bucket, registry.upload_prefix, args.registry_account_id or "", registry.region)
+            if registry
+            else None,
+            tags=args.tags,
+        )
+
+    def _kubernetes(
+        self,
+        name: str,
+        args: ClusterArgs,
+        compute: ComputeArgs,
+        provider: pulumi.ProviderResource,
+        here: pulumi.ResourceOptions,
+    ) -> None:
+        spec, plan = args.spec, args.plan
+        control_plane = self.network.control_plane_subnet
+        assert control_plane is not None
+        self.eks = EksTrainingCluster(
+            f"{name}-eks",
+            EksArgs(
+                compute=compute,
+                kubernetes_version=spec.scheduler.kubernetes_version,
+                control_plane_subnet_id=control_plane.id,
+                on_demand_nodes=plan.on_demand_nodes,
+                spot_nodes=plan.spot_nodes,
+                system_instance_type=EKS_SYSTEM_NODES[0],
+                system_nodes=EKS_SYSTEM_NODES[1],
+                deploy_role_arn=args.account.role_arn,
+                gpu_labels=eks_gpu_labels(spec),
+                public_access_cidrs=spec.scheduler.api_access.public_cidrs,
+                trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
+            ),
+            provider,
+            here,
+        )
+        fs = self.storage.lustre
+        assert fs is not None and spec.lustre is not None, "a Kubernetes job needs the shared file system (validated)"
+        TrainingWorkloads(
+            f"{name}-k8s",
+            eks_workload_args(
+                spec,
+                plan,
+                LustreVolume(
+                    capacity_gib=plan.lustre_capacity_gib or 0,
+                    mount_path=spec.lustre.mount_path,
+                    csi={
+                        "driver": "fsx.csi.aws.com",
+                        "volume_handle": fs.id,
+                        "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
+                    },
+                ),
+                workload_labels(args.tags),
+                training_env(spec, plan, spec.lustre.mount_path),
+            ),
+            self.eks.kubernetes,
+            here,
+        )
+
+
+__all__ = [
+    "TYPE",
+    "ClusterArgs",
+    "TrainingCluster",
+    "checkpoint_uri",
+    "other_zone",
+    "training_env",
+    "workload_labels",
+]

@@ -1,0 +1,328 @@
+"""EKS for `scheduler: kubernetes` on AWS: the control plane (private, or public only to the spec's CIDRs), a
+small system node group, GPU node groups (one per capacity type) on a launch template with every EFA interface,
+in the placement group, and the trainer's IAM role bound to its ServiceAccount by EKS Pod Identity: pods get
+no credentials from the nodes (IMDS hop limit 1, and the node role holds no data grants)."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_kubernetes as k8s
+
+from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.base import SSM_CORE, child
+from gpuinfra.pulumi.components.training.compute import ComputeArgs, TrainingCompute, node_policy
+
+TYPE = "gpuinfra:training:Eks"
+WORKER_POLICIES = {
+    "worker": "arn:aws:iam::aws:policy/AmazonEKSWorkerNodePolicy",
+    "cni": "arn:aws:iam::aws:policy/AmazonEKS_CNI_Policy",
+    "ecr": "arn:aws:iam::aws:policy/AmazonEC2ContainerRegistryReadOnly",
+    "ssm": SSM_CORE,
+}
+CAPACITY_LABEL = "eks.amazonaws.com/capacityType"
+GPU_AMI = "AL2023_x86_64_NVIDIA"
+SYSTEM_AMI = "AL2023_x86_64_STANDARD"
+ROOT_DEVICE = "/dev/xvda"
+IMDS_HOP_LIMIT = 1
+"""No pod needs the instance's credentials or metadata: the trainer uses Pod Identity; the node daemons that read
+IMDS (VPC CNI, Pod Identity agent) run on the host network, one hop away; the FSx CSI controller is given its
+region and its node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397)."""
+POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+TOPOLOGY_LEVELS = (
+    "topology.k8s.aws/network-node-layer-1",
+    "topology.k8s.aws/network-node-layer-2",
+    "topology.k8s.aws/network-node-layer-3",
+)
+"""EKS labels nodes with their place in the EC2 network hierarchy (EKS user guide, ml-workload-topology)."""
+TOPOLOGY_TYPES = frozenset(
+    {
+        "hpc6a.48xlarge",
+        "hpc6id.32xlarge",
+        "hpc7a.12xlarge",
+        "hpc7a.24xlarge",
+        "hpc7a.48xlarge",
+        "hpc7a.96xlarge",
+        "hpc7g.4xlarge",
+        "hpc7g.8xlarge",
+        "hpc7g.16xlarge",
+        "p3dn.24xlarge",
+        "p4d.24xlarge",
+        "p4de.24xlarge",
+        "p5.48xlarge",
+        "trn1.2xlarge",
+        "trn1.32xlarge",
+        "trn1n.32xlarge",
+    }
+)
+"""Types whose instance topology EC2 describes (EC2 API Reference, DescribeInstanceTopology, "Supported instance
+types"; the user guide's newer list is a superset), so EKS can label their network layers."""
+
+
+@dataclass(frozen=True)
+class EksArgs:
+    compute: ComputeArgs
+    """The same placement, EFA, encryption and access decisions as the Slurm cluster's compute."""
+    kubernetes_version: str
+    control_plane_subnet_id: pulumi.Input[str]
+    on_demand_nodes: int
+    spot_nodes: int
+    system_instance_type: str
+    system_nodes: int
+    deploy_role_arn: str
+    gpu_labels: dict[str, str] = field(default_factory=dict)
+    """Labels of every GPU node: the flavor's and the device plugins' node selection."""
+    public_access_cidrs: Sequence[str] = ()
+    """Empty: a private API endpoint only."""
+    trainer: tuple[str, str] | None = None
+    """(namespace, ServiceAccount) that gets the dataset, checkpoint and registry-upload grants."""
+
+
+def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
+    """(suffix, EKS capacityType, size) for each GPU node group the capacity spec asks for."""
+    if capacity_type == "capacity_block":
+        return [("block", "CAPACITY_BLOCK", on_demand)]
+    groups = [("ondemand", "ON_DEMAND", on_demand)] if on_demand else []
+    if spot:
+        groups.append(("spot", "SPOT", spot))
+    return groups
+
+
+def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
+    """A kubeconfig that gets tokens with `aws eks get-token` as the deploy role."""
+    return json.dumps(
+        {
+            "apiVersion": "v1",
+            "kind": "Config",
+            "current-context": cluster,
+            "clusters": [{"name": cluster, "cluster": {"server": endpoint, "certificate-authority-data": ca_data}}],
+            "contexts": [{"name": cluster, "context": {"cluster": cluster, "user": cluster}}],
+            "users": [
+                {
+                    "name": cluster,
+                    "user": {
+                        "exec": {
+                            "apiVersion": "client.authentication.k8s.io/v1beta1",
+                            "command": "aws",
+                            "args": [
+                                "eks",
+                                "get-token",
+                                "--cluster-name",
+                                cluster,
+                                "--region",
+                                region,
+                                "--role-arn",
+                                role_arn,
+                            ],
+                        }
+                    },
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+class EksTrainingCluster(pulumi.ComponentResource):
+    cluster: aws.eks.Cluster
+    placement_group: aws.ec2.PlacementGroup
+    kubernetes: k8s.Provider
+
+    def __init__(
+        self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        c = args.compute
+        cluster_role = aws.iam.Role(
+            f"{name}-cluster-role",
+            assume_role_policy=iam.assume_role("eks.amazonaws.com"),
+            description=f"{c.cluster} EKS control plane",
+            opts=o,
+        )
+        aws.iam.RolePolicyAttachment(
+            f"{name}-cluster-policy",
+            role=cluster_role.name,
+            policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
+            opts=o,
+        )
+        self.cluster = aws.eks.Cluster(
+            f"{name}-cluster",
+            name=c.cluster,
+            role_arn=cluster_role.arn,
+            version=args.kubernetes_version,
+            vpc_config=aws.eks.ClusterVpcConfigArgs(
+                subnet_ids=[c.subnet_id, args.control_plane_subnet_id],
+                endpoint_private_access=True,
+                endpoint_public_access=bool(args.public_access_cidrs),
+                public_access_cidrs=list(args.public_access_cidrs) or None,
+            ),
+            access_config=aws.eks.ClusterAccessConfigArgs(
+                authentication_mode="API", bootstrap_cluster_creator_admin_permissions=True
+            ),
+            encryption_config=aws.eks.ClusterEncryptionConfigArgs(
+                resources=["secrets"], provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=c.kms_key_arn)
+            ),
+            enabled_cluster_log_types=["api", "audit", "authenticator"],
+            opts=o,
+        )
+        node_role = aws.iam.Role(
+            f"{name}-node-role",
+            assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
+            description=f"{c.cluster} EKS nodes",
+            opts=o,
+        )
+        attachments = [
+            aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
+            for short, arn in WORKER_POLICIES.items()
+        ]
+        if args.trainer is not None:
+            self._pod_identity(name, args, args.trainer, o)
+        after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
+        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
+        cluster_sg = self.cluster.vpc_config.cluster_security_group_id
+        system_lt = aws.ec2.LaunchTemplate(
+            f"{name}-system-lt",
+            update_default_version=True,
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
+            ),
+            block_device_mappings=[_encrypted_root(100, c.kms_key_arn)],
+            tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
+            opts=o,
+        )
+        aws.eks.NodeGroup(
+            f"{name}-system",
+            cluster_name=self.cluster.name,
+            node_role_arn=node_role.arn,
+            subnet_ids=[c.subnet_id],
+            instance_types=[args.system_instance_type],
+            ami_type=SYSTEM_AMI,
+            capacity_type="ON_DEMAND",
+            scaling_config=aws.eks.NodeGroupScalingConfigArgs(
+                desired_size=args.system_nodes, min_size=args.system_nodes, max_size=args.system_nodes
+            ),
+            launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=system_lt.id, version=_version(system_lt)),
+            labels={"gpuinfra.io/pool": "system"},
+            opts=after_roles,
+        )
+        gpu_lt = aws.ec2.LaunchTemplate(
+            f"{name}-gpu-lt",
+            instance_type=c.instance_type,
+            update_default_version=True,
+            network_interfaces=[
+                aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                    **spec, security_groups=[c.security_group_id, cluster_sg], delete_on_termination="true"
+                )
+                for spec in TrainingCompute.interface_specs(c.efa_interfaces)
+            ],
+            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
+            ),
+            block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
+            placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
+            tag_specifications=[
+                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
+                for kind in ("instance", "volume", "network-interface")
+            ],
+            **TrainingCompute.market_options(c),
+            opts=o,
+        )
+        for suffix, capacity, size in gpu_node_groups(args.on_demand_nodes, args.spot_nodes, c.capacity.type):
+            aws.eks.NodeGroup(
+                f"{name}-gpu-{suffix}",
+                cluster_name=self.cluster.name,
+                node_role_arn=node_role.arn,
+                subnet_ids=[c.subnet_id],
+                ami_type=GPU_AMI,
+                capacity_type=capacity,
+                scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=size, min_size=size, max_size=size),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
+                labels=dict(args.gpu_labels),
+                taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
+                opts=after_roles,
+            )
+        config = pulumi.Output.all(
+            self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
+        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
+        self.kubernetes = k8s.Provider(
+            f"{name}-k8s",
+            kubeconfig=config.apply(pulumi.Output.secret),
+            enable_server_side_apply=True,
+            opts=pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
+
+    def _pod_identity(self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions) -> None:
+        """The trainer's role: read the dataset, write checkpoints and the registry's upload prefix, use the
+        cluster key; bound to its ServiceAccount through the Pod Identity agent (EKS user guide, pod-identities)."""
+        c = args.compute
+        agent = aws.eks.Addon(
+            f"{name}-pod-identity-agent",
+            cluster_name=self.cluster.name,
+            addon_name="eks-pod-identity-agent",
+            opts=o,
+        )
+        role = aws.iam.Role(
+            f"{name}-trainer-role",
+            assume_role_policy=iam.document(
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ),
+            description=f"{c.cluster} training pods (EKS Pod Identity)",
+            opts=o,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-trainer-access",
+            role=role.id,
+            policy=pulumi.Output.from_input(c.kms_key_arn).apply(lambda k: node_policy(c, k)),
+            opts=o,
+        )
+        namespace, service_account = trainer
+        aws.eks.PodIdentityAssociation(
+            f"{name}-trainer-identity",
+            cluster_name=self.cluster.name,
+            namespace=namespace,
+            service_account=service_account,
+            role_arn=role.arn,
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[agent])),
+        )
+
+
+def _encrypted_root(size_gib: int, kms_key_arn: pulumi.Input[str]) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+        device_name=ROOT_DEVICE,
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=size_gib,
+            volume_type="gp3",
+            encrypted="true",
+            kms_key_id=kms_key_arn,
+            delete_on_termination="true",
+        ),
+    )
+
+
+def _version(template: aws.ec2.LaunchTemplate) -> pulumi.Output[Any]:
+    return template.latest_version.apply(str)
+
+
+__all__ = [
+    "CAPACITY_LABEL",
+    "IMDS_HOP_LIMIT",
+    "TOPOLOGY_LEVELS",
+    "TOPOLOGY_TYPES",
+    "TYPE",
+    "EksArgs",
+    "EksTrainingCluster",
+    "gpu_node_groups",
+    "kubeconfig",
+]

@@ -1,0 +1,497 @@
+"""What a Kubernetes training cluster needs on top of its nodes: device plugins, Kueue (one GPU flavor for the
+fabric domain, a ClusterQueue holding exactly the job's GPUs, fabric devices, CPU and memory, the team's
+LocalQueue, a Topology for topology-aware placement), the Lustre volume, inventory labels on named nodes, and
+a JobSet template that requests what the nodes offer.
+
+Shared by EKS (AWS) and on-premises clusters; everything goes through the explicit provider given. Versions of
+every chart and image are in `pins.py`.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.training.pins import CHARTS, image
+from gpuinfra.pulumi.templates import render
+
+TYPE = "gpuinfra:training:Kubernetes"
+KUEUE_API = "kueue.x-k8s.io/v1beta2"
+"""Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
+KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
+GPU = "nvidia.com/gpu"
+EFA = "vpc.amazonaws.com/efa"
+RDMA = "rdma/ib"
+POOL_LABEL = "gpuinfra.io/pool"
+DOMAIN_LABEL = "gpuinfra.io/fabric-domain"
+RACK_LABEL = "gpuinfra.io/rack"
+COOLING_LABEL = "gpuinfra.io/cooling-loop"
+POWER_LABEL = "gpuinfra.io/power-domain"
+SITE_LABEL = "gpuinfra.io/site"
+CAPACITY_JOB_LABEL = "gpuinfra.io/capacity"
+HOST_LABEL = "kubernetes.io/hostname"
+GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
+PODS_READY_TIMEOUT = "30m"
+"""waitForPodsReady: time for every pod of an admitted JobSet to run. A fresh node pulls a ~20 GB trainer image
+and a spot replacement takes minutes to join; past this the workload is evicted and requeued whole."""
+
+
+@dataclass(frozen=True)
+class Flavor:
+    """The one Kueue ResourceFlavor of a fabric domain: the nodes one tightly coupled job may span."""
+
+    name: str
+    node_labels: dict[str, str]
+    topology: str | None = None
+
+
+@dataclass(frozen=True)
+class Topology:
+    """A Kueue Topology: node labels from the broadest level to the host, and the level a job prefers."""
+
+    name: str
+    levels: tuple[str, ...]
+    preferred: str
+
+
+@dataclass(frozen=True)
+class LustreVolume:
+    """FSx for Lustre through its CSI driver (a static PV, as in the driver's static-provisioning example)."""
+
+    capacity_gib: int
+    mount_path: str
+    csi: Mapping[str, Any]
+    """{"driver", "volume_handle", "volume_attributes"}; values may be Outputs."""
+
+
+@dataclass(frozen=True)
+class SiteMount:
+    """The site's Lustre, mounted by every node's Lustre client at `path`. The pod checks the mount before the
+    trainer starts: a missing client mount leaves an empty directory, and checkpoints would go to the root disk."""
+
+    path: str
+    fs_name: str
+
+
+@dataclass(frozen=True)
+class NodeLabels:
+    node: str
+    labels: dict[str, str]
+
+
+@dataclass(frozen=True)
+class JobArgs:
+    image: str
+    script: str
+    """Absolute path of the training script (under the shared file system's mount)."""
+    args: Sequence[str]
+    pod: PodSize
+    max_restarts: int
+    spot: bool
+
+
+@dataclass(frozen=True)
+class WorkloadArgs:
+    cluster: str
+    namespace: str
+    queue: str
+    """The team's LocalQueue."""
+    platform: str
+    """eks or onprem."""
+    fabric: str
+    """efa, infiniband or none."""
+    nodes: int
+    gpus_per_node: int
+    fabric_per_node: int
+    flavor: Flavor
+    job: JobArgs
+    env: dict[str, str]
+    labels: dict[str, str]
+    mount_path: str
+    lustre: LustreVolume | None = None
+    site_mount: SiteMount | None = None
+    topology: Topology | None = None
+    node_labels: Sequence[NodeLabels] = ()
+    cohort: str | None = None
+    """Kueue cohort of the teams sharing a site (on premises)."""
+    gpu_node_selector: dict[str, str] = field(default_factory=dict)
+    """Labels every GPU node of the cluster carries: where node-level add-ons (RDMA plugin) run."""
+    rail_netdevs: Sequence[str] = ()
+    """InfiniBand compute-rail interfaces the RDMA plugin may hand out."""
+    service_account: str | None = None
+    """The trainer's ServiceAccount (EKS: bound to an IAM role by Pod Identity)."""
+    cluster_queue: str = ""
+    region: str | None = None
+    """AWS region: given to add-ons that would otherwise ask the instance metadata service."""
+
+
+def fabric_resource(fabric: str) -> str | None:
+    return {"efa": EFA, "infiniband": RDMA}.get(fabric)
+
+
+def pod_devices(args: WorkloadArgs) -> dict[str, int]:
+    devices = {GPU: args.gpus_per_node}
+    fabric = fabric_resource(args.fabric)
+    if fabric:
+        devices[fabric] = args.fabric_per_node
+    return devices
+
+
+def pod_requests(args: WorkloadArgs) -> dict[str, str | int]:
+    """Everything one training pod requests (= its limits: Guaranteed QoS)."""
+    return {
+        "cpu": str(args.job.pod.cpu_millicores // 1000),
+        "memory": f"{args.job.pod.memory_mib}Mi",
+        **pod_devices(args),
+    }
+
+
+def queue_name(args: WorkloadArgs) -> str:
+    return args.cluster_queue or args.cluster
+
+
+def cluster_queue_spec(args: WorkloadArgs) -> dict[str, Any]:
+    """Nominal quota = the job's GPUs, fabric devices, CPU and memory, in the one flavor of its fabric domain
+    (Kueue fits a pod set into one flavor: kueue docs, concepts/cluster_queue, "Flavors and borrowing
+    semantics"; a resource the queue does not cover makes a workload inadmissible)."""
+    n = args.nodes
+    per_pod = pod_requests(args)
+    quotas: list[dict[str, Any]] = [
+        {"name": "cpu", "nominalQuota": str(int(str(per_pod["cpu"])) * n)},
+        {"name": "memory", "nominalQuota": f"{args.job.pod.memory_mib * n}Mi"},
+        *({"name": name, "nominalQuota": count * n} for name, count in pod_devices(args).items()),
+    ]
+    spec: dict[str, Any] = {
+        "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": args.namespace}},
+        "queueingStrategy": "BestEffortFIFO",
+        "preemption": {
+            "withinClusterQueue": "LowerPriority",
+            "reclaimWithinCohort": "Any" if args.cohort else "Never",
+            "borrowWithinCohort": {"policy": "Never"},
+        },
+        "resourceGroups": [
+            {
+                "coveredResources": [q["name"] for q in quotas],
+                "flavors": [{"name": args.flavor.name, "resources": quotas}],
+            }
+        ],
+    }
+    if args.cohort:
+        spec["cohortName"] = args.cohort
+    return spec
+
+
+def kueue_config(frameworks: Sequence[str] = ("batch/job", "jobset.x-k8s.io/jobset")) -> str:
+    """Kueue's Configuration (chart value managerConfig.controllerManagerConfigYaml, which replaces the chart's
+    file whole): the chart's own server settings (ports its Deployment and Services use), the integrations the
+    stacks submit, and waitForPodsReady for all-or-nothing starts (requeue on a partial start)."""
+    config = {
+        "apiVersion": KUEUE_CONFIG_API,
+        "kind": "Configuration",
+        "health": {"healthProbeBindAddress": ":8081"},
+        "metrics": {"bindAddress": ":8443"},
+        "webhook": {"port": 9443},
+        "leaderElection": {"leaderElect": True, "resourceName": "c1f6bfd2.kueue.x-k8s.io"},
+        "integrations": {"frameworks": list(frameworks)},
+        "waitForPodsReady": {
+            "timeout": PODS_READY_TIMEOUT,
+            "recoveryTimeout": PODS_READY_TIMEOUT,
+            "blockAdmission": False,
+            "requeuingStrategy": {"timestamp": "Eviction", "backoffBaseSeconds": 60, "backoffMaxSeconds": 3600},
+        },
+    }
+    return json.dumps(config, indent=2, sort_keys=True) + "\n"
+
+
+def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
+    """Helm values per chart, each a key of the chart's values.yaml at the pin."""
+    return {
+        "kueue": {
+            # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
+            "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
+            "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
+        },
+        # EKS user guide (ml-eks-k8s-device-plugin): install with gfd.enabled=true; GFD brings NFD, whose worker
+        # must tolerate the GPU taint with any value (the chart's own toleration expects value "present").
+        "nvidia-device-plugin": {
+            "gfd": {"enabled": True},
+            "nfd": {"worker": {"tolerations": [GPU_TOLERATION]}},
+            "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
+        },
+        "aws-efa-k8s-device-plugin": {"tolerations": [GPU_TOLERATION]},
+        # The controller looks its region up in IMDS unless told (values.yaml controller.region); pods reach no
+        # IMDS at hop limit 1. The node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397).
+        **({"aws-fsx-csi-driver": {"controller": {"region": args.region}}} if args.region else {}),
+    }
+
+
+def job_template(args: WorkloadArgs, claim: str | None) -> str:
+    return render(
+        "kubernetes/jobset.yaml.j2",
+        cluster=args.cluster,
+        namespace=args.namespace,
+        queue=args.queue,
+        nodes=args.nodes,
+        gpus_per_node=args.gpus_per_node,
+        resources=pod_requests(args),
+        env=args.env,
+        image=args.job.image,
+        script=args.job.script,
+        script_args=list(args.job.args),
+        mount_path=args.mount_path,
+        claim=claim,
+        site_mount=args.site_mount,
+        shm=f"{args.job.pod.shm_mib}Mi",
+        topology_level=args.topology.preferred if args.topology else None,
+        ipc_lock=args.fabric in ("infiniband", "efa"),
+        max_restarts=args.job.max_restarts,
+        capacity="spot" if args.job.spot else "on-demand",
+        capacity_label=CAPACITY_JOB_LABEL,
+        service_account=args.service_account,
+        gpu_toleration=GPU_TOLERATION,
+    )
+
+
+def rdma_config(netdevs: Sequence[str], resource: str = RDMA) -> str:
+    """k8s-rdma-shared-dev-plugin config: one shared resource over the compute rails only (ifNames selector,
+    ANDed with the InfiniBand link type), so storage and in-band ports never reach a training pod."""
+    selectors: dict[str, list[str]] = {"linkTypes": ["infiniband"]}
+    if netdevs:
+        selectors["ifNames"] = list(netdevs)
+    return json.dumps(
+        {
+            "periodicUpdateInterval": 300,
+            "configList": [
+                {
+                    "resourceName": resource.split("/", 1)[1],
+                    "resourcePrefix": resource.split("/", 1)[0],
+                    "rdmaHcaMax": 64,
+                    "selectors": selectors,
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+class TrainingWorkloads(pulumi.ComponentResource):
+    def __init__(
+        self, name: str, args: WorkloadArgs, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = pulumi.ResourceOptions(parent=self, provider=provider)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata={"name": args.namespace, "labels": args.labels}, opts=o
+        )
+        charts = self._addons(name, args, o)
+        crds = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
+        if args.topology:
+            k8s.apiextensions.CustomResource(
+                f"{name}-topology",
+                api_version=KUEUE_API,
+                kind="Topology",
+                metadata={"name": args.topology.name, "labels": args.labels},
+                spec={"levels": [{"nodeLabel": level} for level in args.topology.levels]},
+                opts=crds,
+            )
+        flavor_spec: dict[str, Any] = {"nodeLabels": args.flavor.node_labels, "tolerations": [GPU_TOLERATION]}
+        if args.flavor.topology:
+            flavor_spec["topologyName"] = args.flavor.topology
+        k8s.apiextensions.CustomResource(
+            f"{name}-flavor",
+            api_version=KUEUE_API,
+            kind="ResourceFlavor",
+            metadata={"name": args.flavor.name, "labels": args.labels},
+            spec=flavor_spec,
+            opts=crds,
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-cluster-queue",
+            api_version=KUEUE_API,
+            kind="ClusterQueue",
+            metadata={"name": queue_name(args), "labels": args.labels},
+            spec=cluster_queue_spec(args),
+            opts=crds,
+        )
+        k8s.apiextensions.CustomResource(
+            f"{name}-local-queue",
+            api_version=KUEUE_API,
+            kind="LocalQueue",
+            metadata={"name": args.queue, "namespace": namespace.metadata["name"], "labels": args.labels},
+            spec={"clusterQueue": queue_name(args)},
+            opts=crds,
+        )
+        for node in args.node_labels:
+            k8s.core.v1.NodePatch(
+                f"{name}-node-{node.node}", metadata={"name": node.node, "labels": node.labels}, opts=o
+            )
+        if args.service_account:
+            k8s.core.v1.ServiceAccount(
+                f"{name}-trainer-sa",
+                metadata={"name": args.service_account, "namespace": namespace.metadata["name"], "labels": args.labels},
+                opts=o,
+            )
+        claim = None
+        if args.lustre is not None:
+            claim = f"{args.cluster}-lustre"
+            self._lustre(name, args, args.lustre, claim, namespace, o)
+        k8s.core.v1.ConfigMap(
+            f"{name}-job-template",
+            metadata={
+                "name": f"{args.cluster}-job-template",
+                "namespace": namespace.metadata["name"],
+                "labels": args.labels,
+            },
+            data={"jobset.yaml": job_template(args, claim)},
+            opts=o,
+        )
+        self.register_outputs({"namespace": args.namespace, "cluster_queue": queue_name(args)})
+
+    @staticmethod
+    def _addons(name: str, args: WorkloadArgs, o: pulumi.ResourceOptions) -> list[pulumi.Resource]:
+        wanted = ["kueue", "jobset"]
+        if args.platform == "eks":
+            wanted.append("nvidia-device-plugin")
+            if args.fabric == "efa":
+                wanted.append("aws-efa-k8s-device-plugin")
+            if args.lustre is not None:
+                wanted.append("aws-fsx-csi-driver")
+        values = chart_values(args)
+        releases: list[pulumi.Resource] = []
+        for chart in wanted:
+            pin = CHARTS[chart]
+            releases.append(
+                k8s.helm.v3.Release(
+                    f"{name}-{chart}",
+                    name=chart,
+                    chart=pin.source,
+                    version=pin.version,
+                    namespace=pin.namespace,
+                    create_namespace=True,
+                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
+                    values=values.get(chart, {}),
+                    opts=o,
+                )
+            )
+        if args.fabric == "infiniband":
+            releases.append(_rdma_plugin(name, args, o))
+        return releases
+
+    @staticmethod
+    def _lustre(
+        name: str,
+        args: WorkloadArgs,
+        lustre: LustreVolume,
+        claim: str,
+        namespace: k8s.core.v1.Namespace,
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        volume = k8s.core.v1.PersistentVolume(
+            f"{name}-lustre-pv",
+            metadata={"name": claim, "labels": args.labels},
+            spec={
+                "capacity": {"storage": f"{lustre.capacity_gib}Gi"},
+                "access_modes": ["ReadWriteMany"],
+                "persistent_volume_reclaim_policy": "Retain",
+                "storage_class_name": "",
+                "mount_options": ["flock"],
+                "csi": dict(lustre.csi),
+            },
+            opts=o,
+        )
+        k8s.core.v1.PersistentVolumeClaim(
+            f"{name}-lustre-pvc",
+            metadata={"name": claim, "namespace": namespace.metadata["name"], "labels": args.labels},
+            spec={
+                "access_modes": ["ReadWriteMany"],
+                "storage_class_name": "",
+                "volume_name": volume.metadata["name"],
+                "resources": {"requests": {"storage": f"{lustre.capacity_gib}Gi"}},
+            },
+            opts=o,
+        )
+
+
+def _rdma_plugin(name: str, args: WorkloadArgs, o: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
+    """The RDMA shared device plugin as its upstream deployment/k8s/base manifests run it, on the GPU nodes."""
+    config = k8s.core.v1.ConfigMap(
+        f"{name}-rdma-config",
+        metadata={"name": "rdma-devices", "namespace": "kube-system", "labels": args.labels},
+        data={"config.json": rdma_config(args.rail_netdevs)},
+        opts=o,
+    )
+    return k8s.apps.v1.DaemonSet(
+        f"{name}-rdma-device-plugin",
+        metadata={"name": "rdma-shared-dp", "namespace": "kube-system", "labels": args.labels},
+        spec={
+            "selector": {"match_labels": {"name": "rdma-shared-dp"}},
+            "template": {
+                "metadata": {"labels": {"name": "rdma-shared-dp"}},
+                "spec": {
+                    "host_network": True,
+                    "priority_class_name": "system-node-critical",
+                    "node_selector": dict(args.gpu_node_selector),
+                    "tolerations": [GPU_TOLERATION],
+                    "containers": [
+                        {
+                            "name": "rdma-shared-dp",
+                            "image": image("rdma-shared-dev-plugin"),
+                            "security_context": {"privileged": True},
+                            "volume_mounts": [
+                                {"name": "plugins", "mount_path": "/var/lib/kubelet/device-plugins"},
+                                {"name": "plugins-registry", "mount_path": "/var/lib/kubelet/plugins_registry"},
+                                {"name": "config", "mount_path": "/k8s-rdma-shared-dev-plugin"},
+                                {"name": "devs", "mount_path": "/dev/"},
+                            ],
+                        }
+                    ],
+                    "volumes": [
+                        {"name": "plugins", "host_path": {"path": "/var/lib/kubelet/device-plugins"}},
+                        {"name": "plugins-registry", "host_path": {"path": "/var/lib/kubelet/plugins_registry"}},
+                        {
+                            "name": "config",
+                            "config_map": {
+                                "name": config.metadata["name"],
+                                "items": [{"key": "config.json", "path": "config.json"}],
+                            },
+                        },
+                        {"name": "devs", "host_path": {"path": "/dev/"}},
+                    ],
+                },
+            },
+        },
+        opts=o,
+    )
+
+
+__all__ = [
+    "DOMAIN_LABEL",
+    "EFA",
+    "GPU",
+    "KUEUE_API",
+    "POOL_LABEL",
+    "RACK_LABEL",
+    "RDMA",
+    "TYPE",
+    "Flavor",
+    "JobArgs",
+    "LustreVolume",
+    "NodeLabels",
+    "SiteMount",
+    "Topology",
+    "TrainingWorkloads",
+    "WorkloadArgs",
+    "chart_values",
+    "cluster_queue_spec",
+    "fabric_resource",
+    "job_template",
+    "kueue_config",
+    "pod_requests",
+    "rdma_config",
+]

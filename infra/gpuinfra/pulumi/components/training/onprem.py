@@ -1,0 +1,90 @@
+"""On-premises training on an existing Kubernetes cluster: the site inventory's rack, cooling-loop and
+power-domain labels on the named nodes, a Kueue Topology (rack, host) with the fabric domain's flavor bound to
+it in the site's cohort, InfiniBand RDMA devices on the compute rails, and the site's Lustre mount, checked."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_kubernetes as k8s
+
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.pulumi.components.training.cluster import training_env, workload_labels
+from gpuinfra.pulumi.components.training.kubernetes import (
+    COOLING_LABEL,
+    DOMAIN_LABEL,
+    HOST_LABEL,
+    POOL_LABEL,
+    POWER_LABEL,
+    RACK_LABEL,
+    SITE_LABEL,
+    Flavor,
+    NodeLabels,
+    SiteMount,
+    Topology,
+    TrainingWorkloads,
+    WorkloadArgs,
+)
+from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
+from gpuinfra.spec import TrainingSpec
+
+
+def gpu_labels(spec: TrainingSpec) -> dict[str, str]:
+    """What every node of this cluster carries: the pool, the fabric domain (this cluster's systems) and site."""
+    assert spec.site is not None
+    return {POOL_LABEL: "gpu", DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}
+
+
+def inventory_labels(spec: TrainingSpec) -> list[NodeLabels]:
+    """Each node's labels from where the site's inventory says it is (never from its name or order)."""
+    assert spec.onprem is not None
+    common = gpu_labels(spec)
+    return [
+        NodeLabels(
+            n.node,
+            {**common, RACK_LABEL: n.rack, COOLING_LABEL: n.cooling_loop, POWER_LABEL: n.power_domain},
+        )
+        for n in spec.onprem.inventory
+    ]
+
+
+def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str]) -> TrainingWorkloads:
+    assert spec.onprem is not None and spec.site is not None and spec.site_lustre is not None
+    namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
+    provider = k8s.Provider(
+        f"k8s-{spec.site}",
+        kubeconfig=pulumi.Config(namespace or None).require_secret(short),
+        enable_server_side_apply=True,
+    )
+    topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
+    fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
+    site_fs = spec.site_lustre
+    labels = gpu_labels(spec)
+    return TrainingWorkloads(
+        spec.name,
+        WorkloadArgs(
+            cluster=spec.name,
+            cluster_queue=flavor_name(spec),
+            namespace=spec.scheduler.namespace,
+            queue=local_queue(spec),
+            platform="onprem",
+            fabric=spec.interconnect.type,
+            nodes=plan.nodes,
+            gpus_per_node=plan.gpus_per_node,
+            fabric_per_node=fabric_per_node,
+            flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
+            job=job_args(spec, plan, site_fs.mount_path),
+            env=training_env(spec, plan, site_fs.mount_path),
+            labels=workload_labels(tags),
+            mount_path=site_fs.mount_path,
+            site_mount=SiteMount(site_fs.mount_path, site_fs.fs_name),
+            topology=topology,
+            node_labels=inventory_labels(spec),
+            cohort=spec.site,
+            gpu_node_selector=labels,
+            rail_netdevs=tuple(spec.interconnect.netdevs),
+        ),
+        provider,
+    )
+
+
+__all__ = ["gpu_labels", "inventory_labels", "onprem_workloads"]

@@ -1,0 +1,236 @@
+"""Slurm on AWS as an AWS Parallel Computing Service cluster (pulumi-aws-native, Cloud Control): the PCS cluster
+(PCS runs slurmctld and slurmdbd in its own account), one compute node group per capacity type, a queue over
+them, and a small on-demand login node group. PCS owns Slurm's configuration, node names and the instances'
+lifecycle; gpuinfra owns the launch templates (EFA per network card, placement group, IMDSv2, encrypted EBS,
+user data) and the instance profile.
+
+Every property is checked against the CloudFormation schemas AWS::PCS::Cluster, ::ComputeNodeGroup and ::Queue
+(cfn-lint's bundled copies, which preflight validates against) and the AWS PCS User Guide:
+- instance profile: the role needs pcs:RegisterComputeNodeGroupInstance, and its name must start with AWSPCS or
+  its path be /aws-pcs/ ("IAM instance profiles for AWS PCS");
+- launch templates: no instance type or instance profile of their own (the node group's), security groups on
+  every interface, user data in MIME multi-part ("Using Amazon EC2 launch templates with AWS PCS");
+- the security group lets the controller's ENI and the nodes reach each other (slurmctld 6817, slurmd 6818,
+  slurmdbd 6819, srun's ephemeral ports): network.py's group admits all traffic from itself
+  ("Security group requirements and considerations").
+"""
+
+from __future__ import annotations
+
+import base64
+from dataclasses import dataclass, field
+from typing import Any
+
+import pulumi
+import pulumi_aws as aws
+import pulumi_aws_native as aws_native
+
+from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.training.bootstrap import HEALTH_CHECK, TASK_PROLOG
+from gpuinfra.pulumi.components.training.compute import ROOT_DEVICE
+
+TYPE = "gpuinfra:training:Pcs"
+PROFILE_PATH = "/aws-pcs/"
+"""IAM path PCS accepts for node roles and instance profiles."""
+HEALTH_CHECK_INTERVAL_SECONDS = 300
+SCALE_DOWN_IDLE_SECONDS = 600
+"""Dynamic nodes only; the training groups are static (min = max), the login group too."""
+CLUSTER_SLURM_SETTINGS = {
+    "SelectTypeParameters": "CR_Core_Memory",
+    "TaskProlog": TASK_PROLOG,
+    "HealthCheckProgram": HEALTH_CHECK,
+    "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
+    "HealthCheckNodeState": "ANY",
+}
+"""Cluster-level Slurm settings (AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters": its allow-list
+names SelectTypeParameters, TaskProlog and the three HealthCheck* settings since the expanded custom settings
+of 2025-10-06; a name outside it is a ValidationException at CreateCluster)."""
+PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
+WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
+"""Slurm fills lower weights first: on-demand (and the block) before spot."""
+
+
+@dataclass(frozen=True)
+class GroupArgs:
+    """One PCS compute node group and its launch template."""
+
+    suffix: str
+    purchase_option: str
+    instance_type: str
+    count: int
+    memory_gib: int
+    user_data: pulumi.Input[str]
+    efa_cards: tuple[int, ...] = ()
+    placement: bool = True
+    capacity_reservation_id: str | None = None
+
+
+@dataclass(frozen=True)
+class PcsArgs:
+    cluster: str
+    slurm_version: str
+    size: str
+    partition: str
+    subnet_id: pulumi.Input[str]
+    security_group_id: pulumi.Input[str]
+    ami_id: pulumi.Input[str]
+    instance_profile_arn: pulumi.Input[str]
+    placement_group: pulumi.Input[str]
+    root_volume_gib: int
+    compute: list[GroupArgs]
+    login: GroupArgs
+    tags: dict[str, str] = field(default_factory=dict)
+
+
+def interface_layout(efa_cards: tuple[int, ...]) -> list[dict[str, Any]]:
+    """Interfaces per the EC2 User Guide's current layout for EFA types ("Maximize network bandwidth on
+    instances with multiple network cards"): an ENA primary at card 0, device 0; an efa-only interface on every
+    card that carries an EFA (device 1 on card 0, device 0 on the others). Which cards carry one is the
+    catalog's per-card data: p6-b300, for one, has none on card 0."""
+    out: list[dict[str, Any]] = [{"network_card_index": 0, "device_index": 0}]
+    for card in efa_cards:
+        out.append({"network_card_index": card, "device_index": 1 if card == 0 else 0, "interface_type": "efa-only"})
+    return out
+
+
+def real_memory_mb(memory_gib: int) -> int:
+    """RealMemory Slurm schedules: 95% of the instance's memory (ParallelCluster's rule), left for the OS."""
+    return int(memory_gib * 1024 * 0.95)
+
+
+class PcsCluster(pulumi.ComponentResource):
+    cluster: aws_native.pcs.Cluster
+    node_groups: list[aws_native.pcs.ComputeNodeGroup]
+    login: aws_native.pcs.ComputeNodeGroup
+    queue: aws_native.pcs.Queue
+
+    def __init__(
+        self,
+        name: str,
+        args: PcsArgs,
+        provider: pulumi.ProviderResource,
+        native: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o, n = child(self, provider), child(self, native)
+        self.cluster = aws_native.pcs.Cluster(
+            f"{name}-cluster",
+            name=args.cluster,
+            size=args.size,
+            scheduler={"type": "SLURM", "version": args.slurm_version},
+            networking={"subnet_ids": [args.subnet_id], "security_group_ids": [args.security_group_id]},
+            # camelCase on purpose: pulumi-aws-native 1.84's Python SDK types this input with the queue's
+            # SlurmConfigurationPropertiesArgs (a name collision) and would not translate the cluster's own
+            # properties; keys it does not know reach the provider, which takes the CloudFormation schema's.
+            slurm_configuration={
+                "scaleDownIdleTimeInSeconds": SCALE_DOWN_IDLE_SECONDS,
+                "accounting": {"mode": "STANDARD", "defaultPurgeTimeInDays": -1},
+                "slurmCustomSettings": [
+                    {"parameterName": k, "parameterValue": v} for k, v in CLUSTER_SLURM_SETTINGS.items()
+                ],
+            },
+            tags=args.tags,
+            opts=n,
+        )
+        self.node_groups = [self._group(name, args, g, o, n) for g in args.compute]
+        self.login = self._group(name, args, args.login, o, n)
+        self.queue = aws_native.pcs.Queue(
+            f"{name}-queue",
+            name=args.partition,
+            cluster_id=self.cluster.aws_id,
+            compute_node_group_configurations=[{"compute_node_group_id": g.aws_id} for g in self.node_groups],
+            tags=args.tags,
+            opts=n,
+        )
+        self.register_outputs({"cluster_id": self.cluster.aws_id, "queue": args.partition})
+
+    def _group(
+        self, name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions, n: pulumi.ResourceOptions
+    ) -> aws_native.pcs.ComputeNodeGroup:
+        template = launch_template(f"{name}-{group.suffix}-lt", args, group, o)
+        settings = [
+            {"parameter_name": "RealMemory", "parameter_value": str(real_memory_mb(group.memory_gib))},
+            {"parameter_name": "Weight", "parameter_value": str(WEIGHTS[group.purchase_option])},
+        ]
+        return aws_native.pcs.ComputeNodeGroup(
+            f"{name}-{group.suffix}",
+            name=f"{args.cluster}-{group.suffix}",
+            cluster_id=self.cluster.aws_id,
+            ami_id=args.ami_id,
+            custom_launch_template={"template_id": template.id, "version": template.latest_version.apply(str)},
+            iam_instance_profile_arn=args.instance_profile_arn,
+            instance_configs=[{"instance_type": group.instance_type}],
+            purchase_option=group.purchase_option,
+            scaling_configuration={"min_instance_count": group.count, "max_instance_count": group.count},
+            slurm_configuration={"slurm_custom_settings": settings},
+            spot_options={"allocation_strategy": "capacity-optimized"} if group.purchase_option == "SPOT" else None,
+            subnet_ids=[args.subnet_id],
+            tags=args.tags,
+            opts=n,
+        )
+
+
+def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+    """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
+    volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
+    name whichever service role PCS launches with."""
+    block = group.capacity_reservation_id is not None
+    return aws.ec2.LaunchTemplate(
+        name,
+        update_default_version=True,
+        network_interfaces=[
+            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+                **spec,
+                security_groups=[args.security_group_id],
+                delete_on_termination="true",
+                associate_public_ip_address="false",
+            )
+            for spec in interface_layout(group.efa_cards)
+        ],
+        placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group) if group.placement else None,
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+        ),
+        block_device_mappings=[
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name=ROOT_DEVICE,
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=args.root_volume_gib,
+                    volume_type="gp3",
+                    encrypted="true",
+                    delete_on_termination="true",
+                ),
+            )
+        ],
+        instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        if block
+        else None,
+        capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        )
+        if block
+        else None,
+        user_data=pulumi.Output.from_input(group.user_data).apply(lambda t: base64.b64encode(t.encode()).decode()),
+        tag_specifications=[
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+            for kind in ("instance", "volume", "network-interface")
+        ],
+        opts=o,
+    )
+
+
+__all__ = [
+    "CLUSTER_SLURM_SETTINGS",
+    "PROFILE_PATH",
+    "PURCHASE_OPTIONS",
+    "TYPE",
+    "GroupArgs",
+    "PcsArgs",
+    "PcsCluster",
+    "interface_layout",
+    "launch_template",
+    "real_memory_mb",
+]

@@ -1,0 +1,189 @@
+"""Slurm on AWS from the spec and plan: the node identity, the placement group, the pinned image, each node
+group's user data, and the AWS PCS cluster (pcs.py) built from them."""
+
+from __future__ import annotations
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.training import LOGIN_NODES
+from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.profiles import instance_identity
+from gpuinfra.pulumi.components.training.bootstrap import (
+    LustreMount,
+    NodeRole,
+    Retention,
+    mime_user_data,
+    node_cloud_config,
+)
+from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
+from gpuinfra.pulumi.components.training.network import TrainingNetwork
+from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
+from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
+from gpuinfra.spec import TrainingSpec
+
+TYPE = "gpuinfra:training:Slurm"
+SSM_IMAGE = "resolve:ssm:"
+
+
+def ssm_image(image_id: str) -> tuple[str, int] | None:
+    """(parameter name, version) of `resolve:ssm:<name>:<version>`; None for an AMI id."""
+    if not image_id.startswith(SSM_IMAGE):
+        return None
+    name, _, version = image_id.removeprefix(SSM_IMAGE).rpartition(":")
+    return name, int(version)
+
+
+def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
+    """The training node policy, plus what PCS nodes need: register with the cluster (AWS PCS User Guide, "IAM
+    instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance) and tag superseded checkpoints for
+    expiry (the login node's pruner)."""
+    bucket, prefix = split_s3(args.checkpoint_uri)
+    doc: list[iam.Statement] = [
+        *node_statements(args, kms_key_arn),
+        {
+            "Sid": "RegisterWithPcs",
+            "Effect": "Allow",
+            "Action": ["pcs:RegisterComputeNodeGroupInstance"],
+            "Resource": ["*"],
+        },
+        {
+            "Sid": "MarkSupersededCheckpoints",
+            "Effect": "Allow",
+            "Action": ["s3:PutObjectTagging"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+        },
+    ]
+    return iam.document(*doc)
+
+
+class SlurmOnPcs(pulumi.ComponentResource):
+    pcs: PcsCluster
+    placement_group: aws.ec2.PlacementGroup
+
+    def __init__(
+        self,
+        name: str,
+        spec: TrainingSpec,
+        plan: TrainingPlan,
+        compute: ComputeArgs,
+        network: TrainingNetwork,
+        storage: TrainingStorage,
+        env: dict[str, str],
+        provider: pulumi.ProviderResource,
+        native: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
+        identity = instance_identity(
+            name,
+            f"{spec.name} AWS PCS nodes",
+            pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_node_policy(compute, k)),
+            o,
+            path=PROFILE_PATH,
+        )
+        fs, lustre = storage.lustre, spec.lustre
+        mount = (
+            pulumi.Output.all(fs.dns_name, fs.mount_name).apply(lambda v: LustreMount(v[0], v[1], lustre.mount_path))
+            if fs is not None and lustre is not None
+            else pulumi.Output.from_input(None)
+        )
+        ckpt = spec.checkpointing
+        bucket, prefix = split_s3(compute.checkpoint_uri)
+        retention = (
+            Retention(
+                f"{lustre.mount_path}{CHECKPOINT_PATH}",
+                bucket,
+                prefix,
+                ckpt.keep_last,
+                ckpt.milestone_marker,
+                ckpt.retention_days,
+            )
+            if ckpt is not None and ckpt.target == "lustre" and lustre is not None
+            else None
+        )
+
+        def user_data(node: NodeRole) -> pulumi.Output[str]:
+            return mount.apply(lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m)))
+
+        capacity = spec.compute.capacity
+        counts = (
+            [("block", "capacity_block", plan.nodes)]
+            if capacity.type == "capacity_block"
+            else [("od", "on_demand", plan.on_demand_nodes), ("spot", "spot", plan.spot_nodes)]
+        )
+        groups = [
+            GroupArgs(
+                suffix=suffix,
+                purchase_option=PURCHASE_OPTIONS[kind],
+                instance_type=plan.instance_type,
+                count=count,
+                memory_gib=plan.memory_gib_per_node,
+                user_data=user_data(
+                    NodeRole(
+                        "compute",
+                        plan.instance_type,
+                        gpus=plan.gpus_per_node,
+                        efa=len(plan.efa_cards),
+                        instance_store_gb=plan.instance_store_gb,
+                        spot=kind == "spot",
+                        block_checkpoint_at=plan.block_checkpoint_at,
+                    )
+                ),
+                efa_cards=tuple(plan.efa_cards),
+                capacity_reservation_id=capacity.capacity_reservation_id if kind == "capacity_block" else None,
+            )
+            for suffix, kind, count in counts
+            if count > 0
+        ]
+        login_type = spec.scheduler.login_instance_type
+        login = GroupArgs(
+            suffix="login",
+            purchase_option="ONDEMAND",
+            instance_type=login_type,
+            count=LOGIN_NODES,
+            memory_gib=plan.login_memory_gib,
+            user_data=user_data(NodeRole("login", login_type, retention=retention)),
+            placement=False,
+        )
+        self.pcs = PcsCluster(
+            f"{name}-pcs",
+            PcsArgs(
+                cluster=spec.name,
+                slurm_version=spec.scheduler.slurm_version,
+                size=plan.pcs_size or "LARGE",
+                partition=spec.scheduler.partition,
+                subnet_id=network.private_subnet.id,
+                security_group_id=network.security_group.id,
+                ami_id=self._image(spec.compute.image_id, o),
+                instance_profile_arn=identity.profile.arn,
+                placement_group=self.placement_group.name,
+                root_volume_gib=spec.compute.root_volume_gib,
+                compute=groups,
+                login=login,
+                tags=compute.tags,
+            ),
+            provider,
+            native,
+            pulumi.ResourceOptions(parent=self),
+        )
+        self.register_outputs({"placement_group": self.placement_group.name})
+
+    @staticmethod
+    def _image(image_id: str, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
+        """The AMI id: as given, or the pinned version of an SSM parameter, read at preview (so the diff shows the
+        AMI that will launch, and a new version shows as a node group change)."""
+        ssm = ssm_image(image_id)
+        if ssm is None:
+            return image_id
+        parameter = aws.ssm.get_parameter_output(
+            name=f"{ssm[0]}:{ssm[1]}", opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent)
+        )
+        return parameter.value
+
+
+__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "ssm_image"]

@@ -1,0 +1,222 @@
+"""Training storage: a KMS key, FSx for Lustre linked to S3 (dataset in, checkpoints out), and the
+checkpoint bucket (versioned, encrypted, private, superseded checkpoints expired after the retention).
+
+Keys are chosen so every principal that uses one is in its policy:
+- the cluster key (Lustre, and the EBS volumes of EKS node groups) names the account (IAM policies then grant
+  its roles) and the EC2 Auto Scaling service-linked role, which launches EKS managed node groups' instances
+  (EC2 Auto Scaling User Guide, "Required AWS KMS key policy for use with encrypted volumes"); the role must
+  exist before the key policy names it (`aws iam create-service-linked-role --aws-service-name
+  autoscaling.amazonaws.com` once per account, or any earlier Auto Scaling use);
+- the checkpoint bucket is encrypted with S3-managed keys (SSE-S3): a customer key would have to name FSx's
+  per-file-system role AWSServiceRoleForFSxS3Access_<fs-id> for the export to work (FSx for Lustre User Guide,
+  "Working with server-side encrypted Amazon S3 buckets"), which only exists after the file system does, and
+  buys nothing here: the bucket is private to the account.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.buckets import harden
+
+TYPE = "gpuinfra:training:Storage"
+DATASET_PATH = "/datasets"
+CHECKPOINT_PATH = "/checkpoints"
+SUPERSEDED_TAG = "gpuinfra-superseded"
+"""The pruner tags a checkpoint's objects with it once the checkpoint is neither among the last kept nor a
+milestone; only tagged objects ever expire."""
+EXPORT_EVENTS = ["NEW", "CHANGED"]
+"""Checkpoints flow to S3 on creation and change, never on deletion: pruning Lustre must not delete S3 copies
+(FSx for Lustre User Guide, automatic export: DELETED exports deletions)."""
+ASG_SERVICE_ROLE = "arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
+
+
+def key_policy(account_id: str) -> str:
+    """The cluster key's policy: the account administers it (IAM policies grant its roles), and the Auto Scaling
+    service-linked role may use it and create grants for the volumes it attaches (the two statements the EC2 Auto
+    Scaling User Guide gives)."""
+    role = ASG_SERVICE_ROLE.format(account=account_id)
+    return iam.document(
+        {
+            "Sid": "AccountAdministers",
+            "Effect": "Allow",
+            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+            "Action": "kms:*",
+            "Resource": "*",
+        },
+        {
+            "Sid": "AutoScalingUsesKey",
+            "Effect": "Allow",
+            "Principal": {"AWS": role},
+            "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
+            "Resource": "*",
+        },
+        {
+            "Sid": "AutoScalingAttachesVolumes",
+            "Effect": "Allow",
+            "Principal": {"AWS": role},
+            "Action": "kms:CreateGrant",
+            "Resource": "*",
+            "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
+        },
+    )
+
+
+@dataclass(frozen=True)
+class LustreArgs:
+    deployment_type: str
+    storage_capacity_gib: int
+    """Already rounded to a valid FSx increment by the planner."""
+    throughput_mb_s_per_tib: int | None
+    import_path: str
+    export_path: str
+
+
+@dataclass(frozen=True)
+class StorageArgs:
+    checkpoint_bucket: str
+    checkpoint_prefix: str
+    retention_days: int
+    """Days a superseded (tagged) checkpoint object stays."""
+    account_id: str
+    lustre: LustreArgs | None
+    subnet_id: pulumi.Input[str]
+    security_group_id: pulumi.Input[str]
+    kms_alias: str
+
+
+def split_s3(uri: str) -> tuple[str, str]:
+    """s3://bucket/prefix/ -> (bucket, prefix/)."""
+    bucket, _, prefix = uri.removeprefix("s3://").partition("/")
+    return bucket, prefix
+
+
+class TrainingStorage(pulumi.ComponentResource):
+    key: aws.kms.Key
+    bucket: aws.s3.Bucket
+    lustre: aws.fsx.LustreFileSystem | None
+
+    def __init__(
+        self,
+        name: str,
+        args: StorageArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+    ) -> None:
+        super().__init__(TYPE, name, None, opts)
+        o = child(self, provider)
+        self.key = aws.kms.Key(
+            f"{name}-key",
+            description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=key_policy(args.account_id),
+            opts=o,
+        )
+        aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
+        self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
+        hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-checkpoints-retention",
+            bucket=self.bucket.id,
+            rules=[
+                # Only objects the pruner tagged superseded expire: never the last kept checkpoints of a run,
+                # never a milestone, whatever their age (S3 User Guide, lifecycle filters on prefix and tag).
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="superseded-checkpoints",
+                    status="Enabled",
+                    # The tag alone: only the pruner sets it, and only under the checkpoint prefix.
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
+                        tag=aws.s3.BucketLifecycleConfigurationRuleFilterTagArgs(key=SUPERSEDED_TAG, value="true")
+                    ),
+                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
+                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                        noncurrent_days=1
+                    ),
+                ),
+                # Overwritten objects (a checkpoint re-exported) keep their previous version for a week.
+                aws.s3.BucketLifecycleConfigurationRuleArgs(
+                    id="checkpoint-versions",
+                    status="Enabled",
+                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
+                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                        noncurrent_days=7
+                    ),
+                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                        days_after_initiation=2
+                    ),
+                ),
+            ],
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
+        )
+        self.lustre = self._lustre(name, args, o) if args.lustre else None
+        self.register_outputs(
+            {
+                "checkpoint_bucket": self.bucket.bucket,
+                "kms_key_arn": self.key.arn,
+                "lustre_dns_name": self.lustre.dns_name if self.lustre else None,
+            }
+        )
+
+    def _lustre(self, name: str, args: StorageArgs, o: pulumi.ResourceOptions) -> aws.fsx.LustreFileSystem:
+        spec = args.lustre
+        assert spec is not None
+        persistent = spec.deployment_type.startswith("PERSISTENT")
+        fs = aws.fsx.LustreFileSystem(
+            f"{name}-lustre",
+            deployment_type=spec.deployment_type,
+            storage_capacity=spec.storage_capacity_gib,
+            per_unit_storage_throughput=spec.throughput_mb_s_per_tib if persistent else None,
+            storage_type="SSD",
+            subnet_ids=args.subnet_id,
+            security_group_ids=[args.security_group_id],
+            file_system_type_version="2.15",
+            data_compression_type="LZ4",
+            # Customer-managed KMS applies to PERSISTENT; SCRATCH is encrypted with an FSx-managed key.
+            kms_key_id=self.key.arn if persistent else None,
+            opts=o,
+        )
+        aws.fsx.DataRepositoryAssociation(
+            f"{name}-dataset",
+            file_system_id=fs.id,
+            data_repository_path=spec.import_path.rstrip("/"),
+            file_system_path=DATASET_PATH,
+            batch_import_meta_data_on_create=True,
+            s3=aws.fsx.DataRepositoryAssociationS3Args(
+                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                    events=["NEW", "CHANGED", "DELETED"]
+                )
+            ),
+            opts=o,
+        )
+        aws.fsx.DataRepositoryAssociation(
+            f"{name}-checkpoint-export",
+            file_system_id=fs.id,
+            data_repository_path=spec.export_path.rstrip("/"),
+            file_system_path=CHECKPOINT_PATH,
+            s3=aws.fsx.DataRepositoryAssociationS3Args(
+                auto_export_policy=aws.fsx.DataRepositoryAssociationS3AutoExportPolicyArgs(events=EXPORT_EVENTS)
+            ),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.bucket])),
+        )
+        return fs
+
+
+__all__ = [
+    "ASG_SERVICE_ROLE",
+    "CHECKPOINT_PATH",
+    "DATASET_PATH",
+    "EXPORT_EVENTS",
+    "SUPERSEDED_TAG",
+    "TYPE",
+    "LustreArgs",
+    "StorageArgs",
+    "TrainingStorage",
+    "key_policy",
+    "split_s3",
+]

@@ -1,0 +1,136 @@
+"""Deterministic stand-ins for what providers return after a create: ids, ARNs, DNS names, autonamed names.
+
+Only the outputs the program reads back are faked (per type below), so the recorded inputs stay exactly what
+the program asked for. Nothing here talks to a cloud.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+import pulumi
+from pulumi.runtime import mocks as pulumi_mocks
+
+from gpuinfra.graph import tokens
+
+
+def short_hash(*parts: str, length: int = 8) -> str:
+    """Stable across runs and processes (unlike hash())."""
+    return hashlib.sha1("\x00".join(parts).encode()).hexdigest()[:length]
+
+
+# Output properties the program reads back, per resource type (besides id and arn).
+_ARN_SERVICE = {
+    tokens.BUCKET: "s3",
+    tokens.IAM_ROLE: "iam",
+    tokens.IAM_INSTANCE_PROFILE: "iam",
+}
+
+
+SSM_GET_PARAMETER = "aws:ssm/getParameter:getParameter"
+"""A pinned image read from its SSM parameter version: a stand-in AMI id, stable per name and version."""
+
+
+class AwsMocks(pulumi_mocks.Mocks):
+    """Deterministic stand-ins for what providers would return: ids, ARNs, autonamed names."""
+
+    def __init__(self) -> None:
+        self._providers: dict[str, tuple[str, str]] = {}
+
+    def call(self, args: pulumi_mocks.MockCallArgs) -> Any:
+        if args.token == SSM_GET_PARAMETER:
+            name = str(dict(args.args).get("name", ""))
+            return {"name": name, "type": "String", "value": f"ami-0{short_hash(name, length=16)}"}
+        return {}
+
+    def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
+        typ, name, inputs = args.typ, args.name, dict(args.inputs)
+        digest = short_hash(typ, name, length=17)
+        if typ.startswith("pulumi:providers:"):
+            account = json.loads(inputs.get("allowedAccountIds", '["000000000000"]') or "[]") or ["000000000000"]
+            self._providers[f"{pulumi.get_stack()}::{name}"] = (inputs.get("region", "us-east-1"), account[0])
+            return f"{name}-{digest[:8]}", inputs
+        region, account = self._provider_context(args.provider)
+        physical = f"{name}-{digest[:7]}"
+        state = dict(inputs)
+        state.setdefault("name", physical)
+        module = typ.split(":")[1].split("/")[0] if ":" in typ else "x"
+        resource_id = _resource_id(typ, physical, digest)
+        if typ == tokens.BUCKET:
+            bucket = state.setdefault("bucket", physical)
+            state.setdefault("arn", f"arn:aws:s3:::{bucket}")
+            resource_id = bucket
+        elif typ == tokens.LUSTRE:
+            state.setdefault("dnsName", f"{resource_id}.fsx.{region}.amazonaws.com")
+            state.setdefault("mountName", digest[:8])
+        elif typ == tokens.LOAD_BALANCER:
+            state.setdefault("dnsName", f"{physical}-{digest[:10]}.{region}.elb.amazonaws.com")
+            state.setdefault("zoneId", "Z35SXDOTRQ7X7K")
+            state.setdefault("arnSuffix", f"app/{physical}/{digest[:16]}")
+        elif typ == tokens.TARGET_GROUP:
+            state.setdefault("arnSuffix", f"targetgroup/{physical}/{digest[:16]}")
+        elif typ == tokens.GA_ACCELERATOR:
+            state.setdefault("dnsName", f"{digest[:16]}.awsglobalaccelerator.com")
+        elif typ == tokens.LAUNCH_TEMPLATE:
+            state.setdefault("latestVersion", 1)
+        elif typ == tokens.IAM_INSTANCE_PROFILE:
+            path = state.get("path") or "/"
+            state.setdefault("arn", f"arn:aws:iam::{account}:instance-profile{path}{physical}")
+        elif typ.startswith("aws-native:"):
+            state.setdefault("awsId", f"pcs_{digest[:10]}")
+        elif typ == tokens.KMS_KEY:
+            state.setdefault("keyId", resource_id)
+        elif typ == tokens.K8S_SERVICE and (state.get("spec") or {}).get("type") == "LoadBalancer":
+            state.setdefault(
+                "status", {"loadBalancer": {"ingress": [{"hostname": f"{digest[:24]}.elb.amazonaws.com"}]}}
+            )
+        elif typ == tokens.EKS_CLUSTER:
+            state.setdefault("endpoint", f"https://{digest[:16].upper()}.gr7.{region}.eks.amazonaws.com")
+            state.setdefault("certificateAuthority", {"data": "LS0tLS1CRUdJTi0tLS0t"})
+            vpc_config = dict(state.get("vpcConfig") or {})
+            vpc_config.setdefault("clusterSecurityGroupId", f"sg-0{digest[:16]}")
+            state["vpcConfig"] = vpc_config
+        service = _ARN_SERVICE.get(typ, module)
+        arn_region = "" if service in ("iam", "s3") else region  # global services have no region in ARNs
+        state.setdefault(
+            "arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}"
+        )
+        return resource_id, state
+
+    def _provider_context(self, provider_ref: str | None) -> tuple[str, str]:
+        if provider_ref:
+            urn = provider_ref.rsplit("::", 1)[0]
+            key = f"{pulumi.get_stack()}::{urn.rsplit('::', 1)[-1]}"
+            if key in self._providers:
+                return self._providers[key]
+        return "us-east-1", "000000000000"
+
+
+_ID_PREFIX = {
+    "vpc": "vpc",
+    "subnet": "subnet",
+    "securityGroup": "sg",
+    "launchTemplate": "lt",
+    "internetGateway": "igw",
+    "natGateway": "nat",
+    "eip": "eipalloc",
+    "routeTable": "rtb",
+    "vpcEndpoint": "vpce",
+    "lustreFileSystem": "fs",
+    "instance": "i",
+    "placementGroup": "pg",
+    "key": "key",
+    "dataRepositoryAssociation": "dra",
+}
+
+
+def _resource_id(typ: str, physical: str, digest: str) -> str:
+    kind = typ.rsplit(":", 1)[-1]
+    kind = kind[0].lower() + kind[1:]
+    prefix = _ID_PREFIX.get(kind)
+    return f"{prefix}-0{digest[:16]}" if prefix else physical
+
+
+__all__ = ["AwsMocks", "short_hash"]

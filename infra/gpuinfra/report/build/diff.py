@@ -1,0 +1,114 @@
+"""Build the diff report from a computed Diff: the only place that knows both infra/diff and the report's
+shape. Matching and deltas are already done (infra/gpuinfra/diff.py); this only copies them into the model."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from decimal import Decimal
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.report.build.cost import describe
+from gpuinfra.report.model import (
+    DiffReport,
+    FigureChangeOut,
+    FindingChangeOut,
+    InputProblem,
+    PropertyChangeOut,
+    ResourceChangeOut,
+    StackDiffOut,
+)
+from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
+
+PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
+
+
+def change_out(c: Change, catalog: Catalog) -> PropertyChangeOut:
+    source = catalog.sources.get(c.reason or "")
+    return PropertyChangeOut(
+        path=c.path,
+        before=None if c.before is MISSING else c.before,
+        after=None if c.after is MISSING else c.after,
+        absent_before=c.before is MISSING,
+        absent_after=c.after is MISSING,
+        effect=c.effect,  # type: ignore[arg-type]
+        reason=c.reason,
+        reason_url=source.url if source else (PULUMI_URL if c.reason == PULUMI else None),
+    )
+
+
+def resource_out(r: ResourceDiff, catalog: Catalog) -> ResourceChangeOut:
+    return ResourceChangeOut(
+        type=r.type,
+        name=r.name,
+        action=r.action,
+        component=r.component,  # type: ignore[arg-type]
+        changes=[change_out(c, catalog) for c in r.changes],
+        monthly_before_usd=r.before,
+        monthly_after_usd=r.after,
+        monthly_delta_usd=r.delta,
+    )
+
+
+def findings_out(s: StackDiff) -> list[FindingChangeOut]:
+    def out(f: Finding, status: str) -> FindingChangeOut:
+        return FindingChangeOut(
+            stack=f.stack, source=f.source, rule=f.rule, level=f.level, where=f.where, message=f.message, status=status
+        )  # type: ignore[arg-type]
+
+    new = {f.key for f in s.new_findings}
+    rows = [out(f, "new" if f.key in new else "unchanged") for f in s.head_findings]
+    rows += [out(f, "resolved") for f in s.resolved_findings]
+    order = {"error": 0, "mandatory": 0, "warning": 1, "advisory": 1}
+    return sorted(rows, key=lambda f: (order.get(f.level, 2), f.status != "new", f.rule, f.where))
+
+
+def _delta_order(r: ResourceDiff) -> tuple[int, Decimal, str, str]:
+    action = {"replace": 0, "delete": 1, "create": 2, "update": 3, "same": 4}[r.action]
+    return (action, -abs(r.delta or Decimal(0)), r.type, r.name)
+
+
+def stack_out(s: StackDiff) -> StackDiffOut:
+    return StackDiffOut(
+        stack=s.stack,
+        status=s.status,
+        counts=s.counts(),  # type: ignore[arg-type]
+        monthly_before_usd=s.total("before"),
+        monthly_after_usd=s.total("after"),
+        monthly_delta_usd=s.delta,
+        monthly_min_before_usd=s.total("before", "monthly_min"),
+        monthly_max_before_usd=s.total("before", "monthly_max"),
+        monthly_min_after_usd=s.total("after", "monthly_min"),
+        monthly_max_after_usd=s.total("after", "monthly_max"),
+        findings=findings_out(s),
+        unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
+        doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
+        figures=[FigureChangeOut(name=f.name, unit=f.unit, before=f.before, after=f.after) for f in s.figures],  # type: ignore[arg-type]
+    )
+
+
+def diff_report(
+    diff: Diff, base: str, head: str, catalog: Catalog, notes: Iterable[str] = (), problems: Iterable[InputProblem] = ()
+) -> DiffReport:
+    stacks = []
+    for s in diff.stacks:
+        out = stack_out(s)
+        out.resources = [resource_out(r, catalog) for r in sorted(s.resources, key=_delta_order)]
+        stacks.append(out)
+    dates = [d for s in diff.stacks for b in (s.before, s.after) if b is not None for d in (b.as_of() or ())]
+    return DiffReport(
+        base=base,
+        head=head,
+        monthly_before_usd=diff.total("before"),
+        monthly_after_usd=diff.total("after"),
+        monthly_delta_usd=diff.delta,
+        monthly_min_after_usd=diff.total("after", "monthly_min"),
+        monthly_max_after_usd=diff.total("after", "monthly_max"),
+        prices_as_of=min(dates) if dates else None,
+        prices_as_of_newest=max(dates) if dates else None,
+        stacks=stacks,
+        notes=list(notes),
+        problems=list(problems),
+    )
+
+
+__all__ = ["diff_report", "stack_out"]

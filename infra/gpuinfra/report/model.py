@@ -1,0 +1,483 @@
+"""The report model: what every renderer (table, Markdown, JSON) formats. Versioned; `diff` reads it.
+
+Renderers import only this module. Unknown money is None, never zero.
+"""
+
+from __future__ import annotations
+
+import datetime
+from decimal import Decimal
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict
+
+REPORT_VERSION: Literal[1] = 1
+
+
+class Model(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+
+class FindingOut(Model):
+    rule: str
+    level: Literal["info", "warning", "error"]
+    path: str
+    message: str
+    hint: str | None = None
+    file: str | None = None
+    line: int | None = None
+
+
+class Section(Model):
+    """A titled table or list of facts for people: the plan, summarized."""
+
+    title: str
+    columns: list[str] = []
+    rows: list[list[str]] = []
+    notes: list[str] = []
+
+
+class ResourceOut(Model):
+    """One registration of the resource graph."""
+
+    urn: str
+    type: str
+    name: str
+    parent: str | None = None
+    provider: str | None = None
+    custom: bool = True
+    dependencies: list[str] = []
+    inputs: dict[str, Any] = {}
+
+
+class PolicyViolationOut(Model):
+    """A policy's verdict on one resource (or on the stack as a whole: resource None)."""
+
+    policy: str
+    level: Literal["advisory", "mandatory"]
+    resource: str | None = None
+    """URN of the resource in violation; None for the stack."""
+    resource_name: str | None = None
+    message: str
+    description: str = ""
+
+
+class PolicyOut(Model):
+    """How one policy of the pack fared on the stack."""
+
+    name: str
+    kind: Literal["resource", "stack"]
+    level: Literal["advisory", "mandatory", "remediate", "disabled"]
+    status: Literal["passed", "failed", "not-applicable", "disabled"]
+    violations: int = 0
+    reason: str | None = None
+    """Why the policy did not apply, when it did not."""
+
+
+class PolicyReportOut(Model):
+    """The policy pack's run over the stack's graph (preview only)."""
+
+    pack: str
+    policies: list[PolicyOut] = []
+    violations: list[PolicyViolationOut] = []
+
+
+class Money(Model):
+    """Hourly and monthly cost in USD, the month expected and at the fewest and most instances. None = unknown."""
+
+    hourly_usd: Decimal | None = None
+    monthly_usd: Decimal | None = None
+    monthly_min_usd: Decimal | None = None
+    monthly_max_usd: Decimal | None = None
+
+
+class CostLineOut(Money):
+    """One priced dimension of a resource (Infracost's cost component)."""
+
+    name: str
+    quantity: Decimal | None = None
+    unit: str
+    unit_price_usd: Decimal | None = None
+    price_unit: str = ""
+    flags: list[str] = []
+    """unconfirmed, region-fallback, spot-estimate, usage-based, assumed-usage, unknown-input, not-in-catalog."""
+    sources: list[str] = []
+    """Catalog source ids (infra/gpuinfra/catalog/data/sources.yaml)."""
+    note: str | None = None
+
+
+class ResourceCostOut(Money):
+    urn: str
+    type: str
+    name: str
+    component: str
+    region: str | None = None
+    account: str | None = None
+    lines: list[CostLineOut] = []
+
+
+class CostGroupOut(Model):
+    """Monthly cost summed over a component, region or account."""
+
+    key: str
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+
+
+class CostOut(Model):
+    """The priced graph of one stack. Totals sum the known lines; unknown lines are listed in `unpriced`."""
+
+    currency: Literal["USD"] = "USD"
+    monthly_usd: Decimal
+    """Expected: Auto Scaling groups at their desired (else minimum) size."""
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    hourly_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    """Oldest catalog date behind the priced lines."""
+    prices_as_of_newest: datetime.date | None = None
+    resources: list[ResourceCostOut] = []
+    """Resources with cost lines (free resources are only counted)."""
+    free_resources: int = 0
+    by_component: list[CostGroupOut] = []
+    by_region: list[CostGroupOut] = []
+    by_account: list[CostGroupOut] = []
+    unpriced: list[str] = []
+    doubtful: list[str] = []
+    usage_file: str | None = None
+
+
+class PreflightOut(Model):
+    """What AWS or Kubernetes would refuse or ignore, judged by their own definitions (infra/preflight)."""
+
+    rule: str
+    level: Literal["error", "info"]
+    urn: str
+    name: str
+    type: str
+    path: str
+    """Property path in the resource's Pulumi inputs; empty for the resource as a whole."""
+    value: str
+    message: str
+    source: str
+
+
+class StackReport(Model):
+    stack: str
+    file: str
+    workload: Literal["training", "inference", "registry"]
+    account: str
+    account_id: str | None = None
+    findings: list[FindingOut] = []
+    plan: dict[str, Any] = {}
+    summary: list[Section] = []
+    resources: list[ResourceOut] | None = None
+    """The resource graph (preview only)."""
+    cost: CostOut | None = None
+    """The graph priced from the catalog (preview only)."""
+    policy: PolicyReportOut | None = None
+    """The policy pack's verdicts on the graph (preview only)."""
+    preflight: list[PreflightOut] | None = None
+    """Preflight findings on the graph (preview only): errors first."""
+
+
+class InputProblem(Model):
+    """A stack that could not be read (exit 2)."""
+
+    stack: str
+    messages: list[str]
+
+
+class CostTotalOut(Model):
+    """Monthly cost over every stack of a report."""
+
+    monthly_usd: Decimal
+    monthly_min_usd: Decimal
+    monthly_max_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    unpriced: int = 0
+
+
+class Report(Model):
+    version: Literal[1] = REPORT_VERSION
+    command: str
+    stacks: list[StackReport] = []
+    problems: list[InputProblem] = []
+    cost: CostTotalOut | None = None
+    """Sum of the stacks' costs (preview only)."""
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 2
+        if any(f.level == "error" for s in self.stacks for f in s.findings):
+            return 1
+        mandatory = (v for s in self.stacks if s.policy for v in s.policy.violations if v.level == "mandatory")
+        refused = (f for s in self.stacks for f in s.preflight or () if f.level == "error")
+        return 1 if any(mandatory) or any(refused) else 0
+
+
+class StackCostOut(Model):
+    """One stack priced by `gpuinfra cost` (from a stack file or a JSON document)."""
+
+    stack: str
+    source: str
+    """gpuinfra preview, pulumi preview --json, pulumi stack export or pulumi engine events."""
+    cost: CostOut | None = None
+    """None when the stack has no graph (an error finding stopped the preview)."""
+    notes: list[str] = []
+
+
+class CostReport(Model):
+    version: Literal[1] = 1
+    command: Literal["cost"] = "cost"
+    stacks: list[StackCostOut] = []
+    total: CostTotalOut | None = None
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        if self.problems:
+            return 2
+        return 1 if any(s.cost is None for s in self.stacks) else 0
+
+
+class PropertyChangeOut(Model):
+    path: str
+    before: Any = None
+    after: Any = None
+    absent_before: bool = False
+    absent_after: bool = False
+    effect: Literal["update", "replace", "refresh", "may-replace", "unknown"]
+    """refresh: in place, but the group replaces its running instances."""
+    reason: str | None = None
+    """Catalog source id of the rule (replacements.yaml), or 'pulumi' for Pulumi's replaceReasons."""
+    reason_url: str | None = None
+
+
+class ResourceChangeOut(Model):
+    type: str
+    name: str
+    action: Literal["create", "delete", "update", "replace", "same"]
+    """same: inputs equal, only the cost moved (e.g. spec-derived usage)."""
+    component: str = ""
+    changes: list[PropertyChangeOut] = []
+    monthly_before_usd: Decimal | None = None
+    monthly_after_usd: Decimal | None = None
+    monthly_delta_usd: Decimal | None = None
+
+
+class FindingChangeOut(Model):
+    """A validator finding, policy result or Pulumi diagnostic, compared by (stack, rule, where, message)."""
+
+    stack: str
+    source: str
+    rule: str
+    level: str
+    where: str
+    message: str
+    status: Literal["new", "resolved", "unchanged"]
+
+
+class FigureChangeOut(Model):
+    """A plan figure (run days, cost per run, cost of ownership...) that the change moves."""
+
+    name: str
+    unit: Literal["usd", "days", "hours", "months", "usd per 1M tokens"]
+    before: Decimal | None = None
+    after: Decimal | None = None
+
+
+class StackDiffOut(Model):
+    stack: str
+    status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
+    """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
+    counts: dict[str, int] = {}
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_before_usd: Decimal
+    monthly_max_before_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    resources: list[ResourceChangeOut] = []
+    findings: list[FindingChangeOut] = []
+    unpriced_after: list[str] = []
+    doubtful_after: list[str] = []
+    figures: list[FigureChangeOut] = []
+    """Plan figures that differ between base and head."""
+
+
+class DiffReport(Model):
+    version: Literal[1] = 1
+    command: Literal["diff"] = "diff"
+    base: str
+    head: str
+    monthly_before_usd: Decimal
+    monthly_after_usd: Decimal
+    monthly_delta_usd: Decimal
+    monthly_min_after_usd: Decimal
+    monthly_max_after_usd: Decimal
+    prices_as_of: datetime.date | None = None
+    prices_as_of_newest: datetime.date | None = None
+    stacks: list[StackDiffOut] = []
+    notes: list[str] = []
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        """2 when an input cannot be read; 1 when the head side has an error finding or a mandatory policy
+        violation; else 0."""
+        if self.problems:
+            return 2
+        blocking = {"error", "mandatory"}
+        return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
+
+
+class CatalogSourceOut(Model):
+    """A source the catalog cites (sources.yaml): its title, URL and the date it gives (None: it gives none)."""
+
+    id: str
+    title: str
+    url: str
+    date: datetime.date | None = None
+
+
+class CatalogTypeOut(Model):
+    """One instance type as the planner sees it: hardware, network cards, what it is for."""
+
+    name: str
+    family: str
+    role: str | None = None
+    """serving, training or other (families.yaml)."""
+    vcpu: int
+    memory_gib: int
+    accelerator: str | None = None
+    accelerator_kind: str | None = None
+    accelerator_count: int
+    accelerator_memory_mib: int
+    """Per device."""
+    gpu_product: str | None = None
+    """nvidia.com/gpu.product as GPU feature discovery sets it."""
+    instance_store_gb: int
+    network_baseline_gbps: float
+    network_burst_gbps: float | None = None
+    network_cards: int
+    max_interfaces: int
+    efa_interfaces: int
+    efa_cards: list[int] = []
+    capacity_blocks: bool = False
+    regions_priced: int = 0
+    """Regions with an on-demand price."""
+    on_demand_min_usd: Decimal | None = None
+    """Cheapest on-demand hourly price over those regions; None when it has none."""
+    source: str
+    as_of: datetime.date | None = None
+
+
+class CatalogSpotOut(Model):
+    """Spot over one region's zones, as discounts off on-demand (every one > 0), and the snapshot's date."""
+
+    mean_discount: Decimal
+    low_discount: Decimal | None = None
+    """The dearest zone; None when some zone had no spot offer."""
+    high_discount: Decimal
+    """The cheapest zone."""
+    mean_usd: Decimal
+    """On-demand x (1 - mean discount)."""
+    source: str
+    as_of: datetime.date | None = None
+
+
+class CatalogPriceOut(Model):
+    """A type's price in one region: on-demand and the spot distribution; None is unknown, never zero."""
+
+    region: str
+    on_demand_usd: Decimal | None = None
+    on_demand_source: str | None = None
+    on_demand_as_of: datetime.date | None = None
+    spot: CatalogSpotOut | None = None
+    capacity_block_usd: Decimal | None = None
+    capacity_block_note: str | None = None
+    """Why the Capacity Block rate is unknown (when the family is sold as Capacity Blocks)."""
+
+
+class CatalogQuotaOut(Model):
+    """The EC2 quota (vCPUs per account and region) that counts a purchase option of the family, or why none is
+    known."""
+
+    purchase: str
+    scope: str = "account"
+    code: str | None = None
+    name: str | None = None
+    source: str
+    reason: str | None = None
+
+
+class CatalogDetailOut(Model):
+    type: CatalogTypeOut
+    prices: list[CatalogPriceOut] = []
+    quotas: list[CatalogQuotaOut] = []
+    spot_default_discount: Decimal
+    """What a region without a spot row is priced at (flagged spot-estimate)."""
+
+
+class CatalogRegionOut(Model):
+    region: str
+    types_priced: int
+    """Catalog types with an on-demand price in the region."""
+
+
+class CatalogReport(Model):
+    """`gpuinfra catalog`: what the planner and the pricer read, listed or for one type."""
+
+    version: Literal[1] = 1
+    command: Literal["catalog"] = "catalog"
+    filters: dict[str, str] = {}
+    types: list[CatalogTypeOut] = []
+    regions: list[CatalogRegionOut] = []
+    detail: CatalogDetailOut | None = None
+    sources: list[CatalogSourceOut] = []
+    """Every source the listed figures cite."""
+    problems: list[InputProblem] = []
+
+    @property
+    def exit_code(self) -> int:
+        return 2 if self.problems else 0
+
+
+__all__ = [
+    "REPORT_VERSION",
+    "CatalogDetailOut",
+    "CatalogPriceOut",
+    "CatalogQuotaOut",
+    "CatalogRegionOut",
+    "CatalogReport",
+    "CatalogSourceOut",
+    "CatalogSpotOut",
+    "CatalogTypeOut",
+    "CostGroupOut",
+    "CostLineOut",
+    "CostOut",
+    "CostReport",
+    "CostTotalOut",
+    "DiffReport",
+    "FindingChangeOut",
+    "FindingOut",
+    "InputProblem",
+    "Money",
+    "PolicyOut",
+    "PolicyReportOut",
+    "PolicyViolationOut",
+    "PropertyChangeOut",
+    "Report",
+    "ResourceChangeOut",
+    "ResourceCostOut",
+    "ResourceOut",
+    "Section",
+    "StackCostOut",
+    "StackDiffOut",
+    "StackReport",
+]

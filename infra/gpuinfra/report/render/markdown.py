@@ -1,0 +1,102 @@
+"""The Markdown renderer (the pull-request comment): `render(report) -> str` for a preview or validate report, a
+cost report and a diff report, each written as a Jinja2 template (templates/report/)."""
+
+from __future__ import annotations
+
+from functools import singledispatch
+
+from gpuinfra.report.format import figure, money, signed_money
+from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
+from gpuinfra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent
+from gpuinfra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
+from gpuinfra.report.templates import render as template
+
+
+@singledispatch
+def render(report: object) -> str:
+    raise TypeError(f"no Markdown renderer for {type(report).__name__}")
+
+
+@render.register
+def render_markdown(report: Report) -> str:
+    return template("report.md.j2", report=report)
+
+
+@render.register
+def render_cost_markdown(report: CostReport) -> str:
+    return template(
+        "cost.md.j2", report=report, blocks=cost_blocks(report), money=money, total=total_text, as_of=as_of_text
+    )
+
+
+@render.register
+def render_catalog_markdown(report: CatalogReport) -> str:
+    return template("catalog.md.j2", report=report, blocks=catalog_blocks(report))
+
+
+COMMENT_LIMIT = 65_536
+"""GitHub refuses an issue or pull-request comment body longer than this (characters); Infracost caps its
+comment the same way (internal/output/markdown.go, MaxMessageChars)."""
+COMMENT_BUDGET = COMMENT_LIMIT - 1_024
+"""What the comment may use: room left for the workflow's own lines around it."""
+
+
+@render.register
+def render_diff_markdown(report: DiffReport) -> str:
+    """The pull-request comment. Past the budget it keeps the totals, every finding and the resource changes
+    with the largest cost effect first (the report's order), as many as fit, and says what it left out."""
+    rows = [len(s.resources) for s in report.stacks]
+    full = _diff_markdown(report, rows, listed=max([0, *(len(s.unpriced_after) for s in report.stacks)]))
+    if len(full) <= COMMENT_BUDGET:
+        return full
+    total = sum(rows)
+    low, high = 0, total
+    while low < high:  # the most resource rows that fit
+        middle = (low + high + 1) // 2
+        if len(_diff_markdown(report, _spread(rows, middle), listed=10)) <= COMMENT_BUDGET:
+            low = middle
+        else:
+            high = middle - 1
+    return _diff_markdown(report, _spread(rows, low), listed=10)
+
+
+def _spread(rows: list[int], keep: int) -> list[int]:
+    """`keep` rows over the stacks in report order (each stack's first rows are its largest changes)."""
+    out = []
+    for n in rows:
+        out.append(min(n, keep))
+        keep -= out[-1]
+    return out
+
+
+def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
+    kept = {id(s): s.resources[:n] for s, n in zip(report.stacks, rows, strict=True)}
+    return template(
+        "diff.md.j2",
+        report=report,
+        marker=MARKER,
+        money=money,
+        signed=signed_money,
+        figure=figure,
+        percent=percent,
+        pair=pair,
+        effect=effect_text,
+        icon=icon,
+        mark=MARK,
+        as_of=as_of_text,
+        unpriced=sum(len(s.unpriced_after) for s in report.stacks),
+        shown=lambda s: kept[id(s)],
+        listed=listed,
+        limit=COMMENT_LIMIT,
+    )
+
+
+__all__ = [
+    "COMMENT_BUDGET",
+    "COMMENT_LIMIT",
+    "render",
+    "render_catalog_markdown",
+    "render_cost_markdown",
+    "render_diff_markdown",
+    "render_markdown",
+]

@@ -1,0 +1,97 @@
+"""Pieces of text the diff renderers share (terminal and Markdown): markers, a change's before and after cut
+to a table cell, effects and icons, the headline. They only format: every number comes from the report."""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+from decimal import Decimal
+from typing import Any
+
+from gpuinfra.report.format import money, signed_money
+from gpuinfra.report.model import DiffReport, FindingChangeOut, PropertyChangeOut
+
+MARKER = "<!-- gpuinfra-diff -->"
+"""First line of the pull-request comment; the workflow finds and updates its own comment by it."""
+MARK = {"create": "+", "delete": "-", "update": "~", "replace": "-/+", "same": "="}
+ICON = {"error": "❌", "mandatory": "❌", "warning": "⚠️", "advisory": "⚠️", "info": "ℹ️"}
+MAX_VALUE = 60
+
+
+def short(value: Any, absent: bool = False, limit: int = MAX_VALUE) -> str:
+    """A property value on one line: JSON, cut to `limit` characters."""
+    if absent:
+        return "(absent)"
+    text = value if isinstance(value, str) else json.dumps(value, sort_keys=True, default=str)
+    text = text.replace("\n", "\\n")
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _text(value: object) -> str | None:
+    """A string property as text; base64 (launch template user data) decoded when it is text."""
+    if not isinstance(value, str):
+        return None
+    if len(value) > MAX_VALUE and "\n" not in value:
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return value
+        return decoded if decoded.isprintable() or "\n" in decoded else value
+    return value
+
+
+def pair(c: PropertyChangeOut) -> tuple[str, str]:
+    """Before and after of one change, short enough for a table cell. Long texts (user data, policies) show
+    the first line that differs, with its line number."""
+    before, after = _text(c.before), _text(c.after)
+    if (
+        c.absent_before
+        or c.absent_after
+        or before is None
+        or after is None
+        or (len(before) <= MAX_VALUE and len(after) <= MAX_VALUE)
+    ):
+        return short(c.before, c.absent_before), short(c.after, c.absent_after)
+    old, new = before.splitlines() or [""], after.splitlines() or [""]
+    line = next(
+        (
+            i
+            for i in range(max(len(old), len(new)))
+            if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
+        ),
+        0,
+    )
+    pick = lambda lines: lines[line].strip() if line < len(lines) else "(no line)"  # noqa: E731
+    where = f"line {line + 1}: " if len(old) > 1 or len(new) > 1 else ""
+    return where + short(pick(old)), where + short(pick(new))
+
+
+def percent(delta: Decimal, before: Decimal) -> str:
+    if before == 0:
+        return "new" if delta else "0%"
+    return f"{delta / before * 100:+.1f}%"
+
+
+def effect_text(c: PropertyChangeOut) -> str:
+    return {
+        "replace": "replaces",
+        "may-replace": "may replace (new value unknown)",
+        "refresh": "rolls instances (instance refresh)",
+        "unknown": "known after apply",
+    }.get(c.effect, "update")
+
+
+def icon(f: FindingChangeOut) -> str:
+    return "✅" if f.status == "resolved" else ICON.get(f.level, "•")
+
+
+def headline(report: DiffReport) -> str:
+    return (
+        f"monthly cost {signed_money(report.monthly_delta_usd)} "
+        f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
+        f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}"
+    )
+
+
+__all__ = ["ICON", "MARK", "MARKER", "MAX_VALUE", "effect_text", "headline", "icon", "pair", "percent", "short"]

@@ -1,0 +1,322 @@
+"""Compare two sides of a review (base and head): resources added, removed and changed property by property,
+whether a change updates in place or replaces, the cost change per resource, per stack and in total, and the
+findings (validator findings, policy results, Pulumi diagnostics) that appear or go away.
+
+Pure functions over plain data. Resources match by type and logical name (URNs differ between the embedded
+engine and the real one); findings by (stack, rule, where, message). One dict per stack and side, so the
+work is linear in the graph; property diffs run only on resources whose inputs differ.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any
+
+from gpuinfra.cost import Breakdown
+from gpuinfra.graph import SECRET, STACK_TYPE, Graph, Resource
+from gpuinfra.graph.readers import Step
+from gpuinfra.plan.figures import Figure
+from gpuinfra.review.replacements import MAY_REPLACE, REPLACE, Rules
+
+MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
+"""An absent property (distinct from null)."""
+BLOCKING = frozenset({"error", "mandatory"})
+PULUMI = "pulumi"
+"""Reason of a replacement Pulumi itself reported (replaceReasons)."""
+IGNORED = frozenset({"__defaults"})
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """Anything a reviewer must read: a validator finding, a policy result, a Pulumi diagnostic."""
+
+    stack: str
+    source: str
+    """validator, policy, preflight or pulumi."""
+    rule: str
+    level: str
+    """error, warning, info (validators, preflight); mandatory, advisory (policies)."""
+    where: str
+    """Resource name or spec path."""
+    message: str
+
+    @property
+    def key(self) -> tuple[str, str, str, str]:
+        return (self.stack, self.rule, self.where, self.message)
+
+    @property
+    def blocking(self) -> bool:
+        return self.level in BLOCKING
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """One stack on one side of the review."""
+
+    stack: str
+    graph: Graph | None
+    """None when the stack was not previewed (it has an error, or could not be read)."""
+    cost: Breakdown | None = None
+    findings: tuple[Finding, ...] = ()
+    steps: Mapping[str, Step] = field(default_factory=dict)
+    """Pulumi's own verdict per URN (head side read from `pulumi preview --json`)."""
+    figures: Mapping[str, Figure] = field(default_factory=dict)
+    """The plan's money figures (plan/figures.py); empty when the side carries no plan."""
+
+
+@dataclass(frozen=True, slots=True)
+class FigureChange:
+    """A plan figure that differs between the sides (None: unknown or absent on that side)."""
+
+    name: str
+    unit: str
+    before: Decimal | None
+    after: Decimal | None
+
+
+@dataclass(frozen=True, slots=True)
+class Change:
+    path: str
+    before: Any
+    after: Any
+    effect: str
+    """update, replace, refresh, may-replace or unknown."""
+    reason: str | None = None
+    """Source id of the rule that says so, or 'pulumi'."""
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceDiff:
+    stack: str
+    type: str
+    name: str
+    action: str
+    """create, delete, update, replace, or same (inputs equal; only its cost moved, e.g. by usage)."""
+    component: str = ""
+    changes: tuple[Change, ...] = ()
+    before: Decimal | None = None
+    after: Decimal | None = None
+
+    @property
+    def delta(self) -> Decimal | None:
+        before = Decimal(0) if self.action == "create" else self.before
+        after = Decimal(0) if self.action == "delete" else self.after
+        return None if before is None or after is None else after - before
+
+    @property
+    def replaces(self) -> tuple[Change, ...]:
+        return tuple(c for c in self.changes if c.effect in (REPLACE, MAY_REPLACE))
+
+
+@dataclass(frozen=True)
+class StackDiff:
+    stack: str
+    status: str
+    """changed, unchanged, added (only in head), removed (only in base), or not-previewed (a side has no graph:
+    an error finding stopped its preview; resources and cost are not compared)."""
+    resources: tuple[ResourceDiff, ...]
+    before: Breakdown | None
+    after: Breakdown | None
+    new_findings: tuple[Finding, ...]
+    resolved_findings: tuple[Finding, ...]
+    head_findings: tuple[Finding, ...]
+    figures: tuple[FigureChange, ...] = ()
+
+    def total(self, side: str, which: str = "monthly") -> Decimal:
+        b = self.before if side == "before" else self.after
+        return getattr(b, which) if b is not None else Decimal(0)
+
+    @property
+    def delta(self) -> Decimal:
+        return self.total("after") - self.total("before")
+
+    def counts(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for r in self.resources:
+            out[r.action] = out.get(r.action, 0) + 1
+        return out
+
+
+@dataclass(frozen=True)
+class Diff:
+    stacks: tuple[StackDiff, ...]
+
+    def total(self, side: str, which: str = "monthly") -> Decimal:
+        return sum((s.total(side, which) for s in self.stacks), Decimal(0))
+
+    @property
+    def delta(self) -> Decimal:
+        return self.total("after") - self.total("before")
+
+    @property
+    def blocking(self) -> list[Finding]:
+        """Head-side error findings and mandatory policy violations: the check fails on these."""
+        return [f for s in self.stacks for f in s.head_findings if f.blocking]
+
+    @property
+    def exit_code(self) -> int:
+        return 1 if self.blocking else 0
+
+
+def relevant(r: Resource) -> bool:
+    """Resources a reviewer compares: custom resources and providers (components and the stack have no state)."""
+    return r.custom and r.type != STACK_TYPE
+
+
+def index(graph: Graph | None) -> dict[str, Resource]:
+    """Resources by type::name; on a clash (same type and name under different parents) by URN tail."""
+    out: dict[str, Resource] = {}
+    clashes: list[Resource] = []
+    for r in graph.resources if graph else ():
+        if not relevant(r):
+            continue
+        if r.key in out:
+            clashes += [out.pop(r.key), r]
+        else:
+            out[r.key] = r
+    for r in clashes:
+        out[r.urn.split("::", 2)[-1]] = r
+    return out
+
+
+def _keyed(items: list[Any]) -> dict[str, Any] | None:
+    """A list of {key, value...} entries (tags) by key, so an inserted tag does not shift the others."""
+    if not all(isinstance(i, dict) and isinstance(i.get("key"), str) for i in items):
+        return None
+    keyed = {i["key"]: i for i in items}
+    return keyed if len(keyed) == len(items) else None
+
+
+def walk(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, Any]]:
+    """Leaf paths where two input trees differ: 'a.b[2].c', tags by key: 'tags[team].value'."""
+    if before == after:
+        return
+    if isinstance(before, list) and isinstance(after, list) and before and after:
+        old, new = _keyed(before), _keyed(after)
+        if old is not None and new is not None:
+            for key in sorted(old.keys() | new.keys()):
+                yield from walk(old.get(key, MISSING), new.get(key, MISSING), f"{path}[{key}]")
+            return
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(before.keys() | after.keys()):
+            if key not in IGNORED:
+                yield from walk(before.get(key, MISSING), after.get(key, MISSING), f"{path}.{key}" if path else key)
+    elif isinstance(before, list) and isinstance(after, list):
+        for i in range(max(len(before), len(after))):
+            yield from walk(
+                before[i] if i < len(before) else MISSING, after[i] if i < len(after) else MISSING, f"{path}[{i}]"
+            )
+    elif not (before == SECRET and after == SECRET):
+        yield path, before, after
+
+
+def changes(old: Resource, new: Resource, rules: Rules, step: Step | None = None) -> tuple[Change, ...]:
+    """Property changes of a resource, each with its effect (Pulumi's replaceReasons win when present)."""
+    pulumi_replaces = set(step.replace_reasons) if step else set()
+    detailed = step.detailed if step else {}
+    out = []
+    for path, before, after in walk(old.inputs, new.inputs):
+        top = path.split(".", 1)[0].split("[", 1)[0]
+        if top in pulumi_replaces or detailed.get(path, "").endswith("-replace"):
+            out.append(Change(path, before, after, REPLACE, PULUMI))
+            continue
+        effect, reason = rules.effect(new.type, path, before, after, new.inputs)
+        out.append(Change(path, before, after, effect, reason))
+    return tuple(out)
+
+
+def _action(step: Step | None, found: tuple[Change, ...]) -> str:
+    if step is not None and step.op in ("create", "delete", "update", "replace", "same"):
+        return step.op
+    if any(c.effect == REPLACE for c in found):
+        return "replace"
+    return "update" if found else "same"
+
+
+def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> StackDiff:
+    name = (head or base).stack  # type: ignore[union-attr]
+    base_f = {f.key: f for f in (base.findings if base else ())}
+    head_f = {f.key: f for f in (head.findings if head else ())}
+    findings = {
+        "new_findings": tuple(f for k, f in head_f.items() if k not in base_f),
+        "resolved_findings": tuple(f for k, f in base_f.items() if k not in head_f),
+        "head_findings": tuple(head_f.values()),
+    }
+    if (base is not None and base.graph is None) or (head is not None and head.graph is None):
+        return StackDiff(name, "not-previewed", (), None, None, **findings, figures=figure_changes(base, head))
+    old, new = index(base.graph if base else None), index(head.graph if head else None)
+    before_cost = base.cost if base else None
+    after_cost = head.cost if head else None
+    steps = head.steps if head else {}
+    out: list[ResourceDiff] = []
+
+    def cost(b: Breakdown | None, key: str) -> tuple[Decimal | None, str]:
+        found = b.get(key) if b else None
+        return (found.monthly, found.component) if found else (None, "")
+
+    for key in sorted(old.keys() | new.keys()):
+        o, n = old.get(key), new.get(key)
+        step = steps.get(n.urn if n else o.urn if o else "")  # type: ignore[union-attr]
+        before, comp_b = cost(before_cost, key)
+        after, comp_a = cost(after_cost, key)
+        r = n or o
+        assert r is not None
+        if o is None:
+            out.append(ResourceDiff(name, r.type, r.name, "create", comp_a, (), None, after))
+        elif n is None:
+            out.append(ResourceDiff(name, r.type, r.name, "delete", comp_b, (), before, None))
+        else:
+            found = changes(o, n, rules, step) if o.inputs != n.inputs else ()
+            action = _action(step, found)
+            if action != "same" or before != after:
+                out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
+    figures = figure_changes(base, head)
+    status = (
+        "added"
+        if base is None
+        else "removed"
+        if head is None
+        else "changed"
+        if out or base_f.keys() != head_f.keys() or figures
+        else "unchanged"
+    )
+    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings, figures=figures)
+
+
+def figure_changes(base: Snapshot | None, head: Snapshot | None) -> tuple[FigureChange, ...]:
+    """Plan figures whose value differs between the sides, in the head's order."""
+    old = base.figures if base else {}
+    new = head.figures if head else {}
+    out = []
+    for name in [*new, *(n for n in old if n not in new)]:
+        o, n = old.get(name), new.get(name)
+        if (o.value if o else None) != (n.value if n else None):
+            out.append(FigureChange(name, (n or o).unit, o.value if o else None, n.value if n else None))  # type: ignore[union-attr]
+    return tuple(out)
+
+
+def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules: Rules) -> Diff:
+    """Every stack of either side, by name."""
+    return Diff(tuple(diff_stack(base.get(s), head.get(s), rules) for s in sorted(base.keys() | head.keys())))
+
+
+__all__ = [
+    "BLOCKING",
+    "MISSING",
+    "PULUMI",
+    "Change",
+    "Diff",
+    "FigureChange",
+    "Finding",
+    "ResourceDiff",
+    "Snapshot",
+    "StackDiff",
+    "changes",
+    "diff_sides",
+    "diff_stack",
+    "figure_changes",
+    "index",
+    "walk",
+]

@@ -1,0 +1,380 @@
+"""Inputs of `gpuinfra cost` and `gpuinfra diff`: a document's kind is read from its shape, then each stack
+becomes a priced Snapshot (graph, cost, findings, Pulumi steps).
+
+Kinds: a `gpuinfra preview --format json` report; a `pulumi preview --json` digest (old and new states, so one
+file is a whole review); a `pulumi stack export` (what is deployed: a base side); an engine event log.
+Both sides are priced with the current catalog and the same usage, so a delta shows what the change costs,
+not how prices moved.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any, Literal, TypeVar
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
+from gpuinfra.errors import InputError, format_path
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.graph.readers import PulumiPreview, read_events, read_export, read_preview, stack_of
+from gpuinfra.plan import AnyPlan, parse_plan
+from gpuinfra.plan.figures import plan_figures
+from gpuinfra.review.diff import Finding, Snapshot
+from gpuinfra.spec import shown
+
+GPUINFRA = "gpuinfra preview"
+PREVIEW = "pulumi preview --json"
+EXPORT = "pulumi stack export"
+EVENTS = "pulumi engine events"
+
+
+@dataclass(frozen=True)
+class Side:
+    label: str
+    kind: str
+    stacks: dict[str, Snapshot]
+    notes: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class Document:
+    path: Path
+    kind: str
+    data: Any = field(repr=False)
+
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""A review runner reads what a pull request produced: bounded, like stack files."""
+DOCUMENT_HINT = (
+    "give a JSON document: `gpuinfra preview --format json`, `pulumi preview --json` or `pulumi stack export`"
+)
+MAX_JSON_DEPTH = 200
+"""Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
+READ_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
+"""What a reader raises on a document of the right kind but the wrong shape."""
+
+
+def load_document(path: Path) -> Document:
+    """Read a JSON document (or JSON-lines event log) and tell its kind from its shape."""
+    try:
+        info = path.stat()
+        if not S_ISREG(info.st_mode):
+            raise InputError.single("not a regular file", file=path, hint="give the path of a JSON document")
+        if info.st_size > MAX_DOCUMENT_BYTES:
+            raise InputError.single(
+                f"{info.st_size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit", file=path, hint=DOCUMENT_HINT
+            )
+        text = path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError.single(
+            f"not UTF-8 text (byte {exc.start})", file=path, line=line, hint=DOCUMENT_HINT
+        ) from None
+    except (OSError, RuntimeError) as exc:
+        raise InputError.single(
+            f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path, hint=DOCUMENT_HINT
+        ) from None
+    too_deep = _nesting_over(text, MAX_JSON_DEPTH)
+    if too_deep is not None:
+        raise InputError.single(
+            f"JSON nested deeper than {MAX_JSON_DEPTH} levels", file=path, line=too_deep, hint=DOCUMENT_HINT
+        )
+    try:
+        data = json.loads(text)
+    except RecursionError:
+        raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
+    except ValueError as first:
+        try:
+            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
+        except RecursionError:
+            raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
+        except ValueError:
+            where: int | None = getattr(first, "lineno", None)
+            reason = getattr(first, "msg", "not JSON")
+            raise InputError.single(f"not JSON: {reason}", file=path, line=where, hint=DOCUMENT_HINT) from None
+        if lines and all(isinstance(e, dict) and "sequence" in e for e in lines):
+            return Document(path, EVENTS, lines)
+        raise InputError.single("not JSON", file=path, hint=DOCUMENT_HINT) from None
+    if isinstance(data, dict):
+        if "stacks" in data and "command" in data:
+            return Document(path, GPUINFRA, gpuinfra_report(data, path))
+        if "steps" in data or "changeSummary" in data:
+            return Document(path, PREVIEW, data)
+        if "deployment" in data:
+            return Document(path, EXPORT, data)
+    keys = ", ".join(sorted(data)[:8]) if isinstance(data, dict) else type(data).__name__
+    raise InputError.single(
+        f"not a gpuinfra preview, pulumi preview --json, pulumi stack export or engine event log (top level: {keys})",
+        file=path,
+        hint="produce one with `gpuinfra preview --format json` or `pulumi preview --json`",
+    )
+
+
+_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
+
+
+def _nesting_over(text: str, limit: int) -> int | None:
+    """The line where brackets (outside strings) first nest past `limit`, or None: checked before parsing, so
+    a hostile document neither recurses the parser nor is held in memory as a deep tree."""
+    depth, line = 0, 1
+    for match in _TOKENS.finditer(text):
+        token = match.group()
+        if token in "[{":
+            depth += 1
+            if depth > limit:
+                return line
+        elif token in "]}":
+            depth -= 1
+        elif token == "\n":
+            line += 1
+        else:
+            line += token.count("\n")
+    return None
+
+
+class _Shape(BaseModel):
+    """The parts of a gpuinfra report `diff` and `cost` read; fields they do not read are ignored, so a report
+    of another gpuinfra version with added fields still reads."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class ResourceDoc(_Shape):
+    urn: str
+    type: str
+    name: str
+    parent: str | None = None
+    provider: str | None = None
+    custom: bool = True
+    dependencies: list[str] = []
+    inputs: dict[str, Any] = {}
+
+
+class StackDoc(_Shape):
+    stack: str
+    resources: list[ResourceDoc] | None = None
+    findings: list[dict[str, Any]] = []
+    policy: dict[str, Any] | None = None
+    preflight: list[dict[str, Any]] | None = None
+    plan: dict[str, Any] | None = None
+
+
+class ProblemDoc(_Shape):
+    stack: str
+    messages: list[str] = []
+
+
+class ReportDoc(_Shape):
+    version: Literal[1]
+    command: str
+    stacks: list[StackDoc]
+    problems: list[ProblemDoc] = []
+
+
+def gpuinfra_report(data: dict[str, Any], path: Path) -> ReportDoc:
+    """A gpuinfra report checked against the shape `diff` and `cost` read; a `validate` report has no
+    resources to compare, so it is refused rather than compared as empty."""
+    if data.get("version") != 1:
+        raise InputError.single(
+            f"gpuinfra report version {shown(data.get('version'))} is not supported (expected 1)",
+            file=path,
+            hint="make the document with this gpuinfra's `preview --format json`",
+        )
+    try:
+        report = ReportDoc.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = format_path(tuple(first["loc"]))
+        raise InputError.single(
+            f"not a well-formed gpuinfra report: {where}: {first['msg']}",
+            file=path,
+            hint="make the document with `gpuinfra preview --format json`",
+        ) from None
+    if report.command != "preview":
+        raise InputError.single(
+            f"a gpuinfra {shown(report.command)} report has no resources to compare or price",
+            file=path,
+            hint="make the document with `gpuinfra preview --format json`",
+        )
+    return report
+
+
+def price(
+    graph: Graph,
+    catalog: Catalog,
+    usage: Usage,
+    plan: AnyPlan | None = None,
+    default_region: str | None = None,
+) -> Breakdown:
+    return price_graph(graph, catalog, usage.with_assumed(assumed_usage(plan, graph)), default_region)
+
+
+def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
+    """Each stack of a gpuinfra report: its graph, repriced; its findings and policy results."""
+    report: ReportDoc = doc.data
+    stacks: dict[str, Snapshot] = {}
+    for s in report.stacks:
+        graph = None
+        if s.resources is not None:
+            graph = Graph.of(s.stack, _project(s.resources), (_resource(r) for r in s.resources))
+        plan = parse_plan(s.plan)
+        cost = price(graph, catalog, usage, plan) if graph is not None else None
+        stacks[s.stack] = Snapshot(
+            s.stack, graph, cost, findings_of(s.stack, s.model_dump()), figures=plan_figures(plan)
+        )
+    notes = tuple(f"{p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
+    return Side(label, GPUINFRA, stacks, notes)
+
+
+def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
+    """Validator findings, the policy pack's violations when the report carries them (`policy.violations`:
+    policy, level mandatory/advisory, resource URN and name, message) and preflight findings (error blocks)."""
+    out = [
+        Finding(
+            stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""), str(f.get("message"))
+        )
+        for f in report.get("findings") or []
+    ]
+    for v in (report.get("policy") or {}).get("violations") or []:
+        if isinstance(v, dict):
+            where = v.get("resource_name") or str(v.get("resource") or "").rsplit("::", 1)[-1]
+            out.append(
+                Finding(
+                    stack,
+                    "policy",
+                    str(v.get("policy")),
+                    str(v.get("level") or "advisory"),
+                    str(where or ""),
+                    str(v.get("message")),
+                )
+            )
+    for f in report.get("preflight") or []:
+        if isinstance(f, dict):
+            where = f"{f.get('name')}.{f.get('path')}" if f.get("path") else str(f.get("name"))
+            out.append(
+                Finding(stack, "preflight", str(f.get("rule")), str(f.get("level")), where, str(f.get("message")))
+            )
+    return tuple(out)
+
+
+def _resource(r: ResourceDoc) -> Resource:
+    return Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, tuple(r.dependencies), r.inputs)
+
+
+def _project(resources: list[ResourceDoc]) -> str:
+    return resources[0].urn.split("::")[1] if resources and resources[0].urn.count("::") >= 1 else ""
+
+
+def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
+    """Base (old states) and head (new states, with Pulumi's steps) of a pulumi preview or event log."""
+    return readable(doc, lambda: _pulumi_sides(doc, catalog, usage))
+
+
+def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
+    preview: PulumiPreview = (
+        read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(doc.data, str(doc.path))
+    )
+    region = preview.config.get("aws:region")
+    diagnostics = _diagnostics(preview)
+    notes = (
+        ()
+        if preview.complete
+        else (
+            f"{doc.path.name}: `same` steps were left out (run `pulumi preview --json --show-sames`); totals cover the "
+            "changed resources only, deltas are exact",
+        )
+    )
+    names = sorted(preview.old.keys() | preview.new.keys())
+    base = {
+        n: Snapshot(
+            n,
+            preview.old.get(n) or Graph.of(n, "", ()),
+            price(preview.old[n], catalog, usage, None, region) if n in preview.old else None,
+        )
+        for n in names
+    }
+    steps_by_stack: dict[str, dict[str, Any]] = {}
+    for urn, step in preview.steps.items():
+        steps_by_stack.setdefault(stack_of(urn), {})[urn] = step
+    head = {
+        n: Snapshot(
+            n,
+            preview.new.get(n) or Graph.of(n, "", ()),
+            price(preview.new[n], catalog, usage, None, region) if n in preview.new else None,
+            diagnostics.get(n, ()),
+            steps_by_stack.get(n, {}),
+        )
+        for n in names
+    }
+    return Side("base", doc.kind, base, notes), Side("head", doc.kind, head, notes)
+
+
+def _diagnostics(preview: PulumiPreview) -> dict[str, tuple[Finding, ...]]:
+    out: dict[str, list[Finding]] = {}
+    for d in preview.diagnostics:
+        severity = str(d.get("severity", ""))
+        if severity not in ("error", "warning"):
+            continue
+        urn = str(d.get("urn") or "")
+        stack = stack_of(urn) if urn else next(iter(preview.new or preview.old), "")
+        out.setdefault(stack, []).append(
+            Finding(stack, "pulumi", "diagnostic", severity, urn.rsplit("::", 1)[-1], str(d.get("message", "")).strip())
+        )
+    return {k: tuple(v) for k, v in out.items()}
+
+
+def export_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
+    graphs = read_export(doc.data, str(doc.path))
+    return Side(label, EXPORT, {n: Snapshot(n, g, price(g, catalog, usage)) for n, g in graphs.items()})
+
+
+def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
+    """One side from one document; a pulumi preview used as one side contributes its new states."""
+    if doc.kind == GPUINFRA:
+        return gpuinfra_side(doc, label, catalog, usage)
+    if doc.kind == EXPORT:
+        return readable(doc, lambda: export_side(doc, label, catalog, usage))
+    head = pulumi_sides(doc, catalog, usage)[1]
+    return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
+
+
+T = TypeVar("T")
+
+
+def readable(doc: Document, read: Callable[[], T]) -> T:
+    """`read()`, with a document of the right kind but the wrong shape reported as an input error naming the
+    file (the readers follow Pulumi's format: shared/fixtures/pulumi/FORMAT.md)."""
+    try:
+        return read()
+    except InputError as exc:  # the readers name what is missing; say what to give instead
+        raise InputError([replace(p, hint=p.hint or DOCUMENT_HINT) for p in exc.problems]) from None
+    except READ_ERRORS as exc:
+        raise InputError.single(
+            f"not a well-formed {doc.kind} document: {type(exc).__name__}: {shown(str(exc))}",
+            file=doc.path,
+            hint="give the file exactly as the Pulumi CLI wrote it",
+        ) from None
+
+
+__all__ = [
+    "EVENTS",
+    "EXPORT",
+    "GPUINFRA",
+    "PREVIEW",
+    "Document",
+    "Side",
+    "findings_of",
+    "gpuinfra_side",
+    "load_document",
+    "price",
+    "pulumi_sides",
+    "readable",
+    "side",
+]

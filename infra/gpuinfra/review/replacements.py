@@ -1,0 +1,81 @@
+"""Which property changes replace a resource instead of updating it, from catalog/data/replacements.yaml
+(terraform-provider-aws ForceNew, cited per type). The diff asks `effect(type, path, before, after, inputs)`.
+
+Like ParallelCluster's per-field update policy: a reviewer learns before `pulumi up` that a change deletes and
+recreates the file system, or rolls every instance of a group.
+"""
+
+from __future__ import annotations
+
+import datetime
+from functools import lru_cache
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict
+
+from gpuinfra.catalog.load import DATA_DIR, CatalogError
+from gpuinfra.graph import UNKNOWN
+
+UPDATE = "update"
+REPLACE = "replace"
+REFRESH = "refresh"
+"""In place, but the group replaces its running instances (instance refresh)."""
+MAY_REPLACE = "may-replace"
+"""A replacing property whose new value is unknown until apply."""
+UNKNOWN_EFFECT = "unknown"
+
+
+class Rule(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    types: list[str]
+    source: str
+    as_of: datetime.date
+    replace: list[str] = []
+    replace_if_decreased: list[str] = []
+    replace_when: dict[str, str] = {}
+    refresh: list[str] = []
+
+
+def _under(path: str, prop: str) -> bool:
+    return path == prop or path.startswith((prop + ".", prop + "["))
+
+
+class Rules:
+    def __init__(self, rules: list[Rule]) -> None:
+        self.by_type = {t: rule for rule in rules for t in rule.types}
+
+    def effect(self, type_: str, path: str, before: Any, after: Any, inputs: dict[str, Any]) -> tuple[str, str | None]:
+        """(effect, source id) of changing `path` from `before` to `after` on a resource of `type_`."""
+        rule = self.by_type.get(type_)
+        unknown = after == UNKNOWN
+        if rule is None:
+            return (UNKNOWN_EFFECT if unknown else UPDATE), None
+        if any(_under(path, p) for p in rule.replace):
+            return (MAY_REPLACE if unknown else REPLACE), rule.source
+        for prop in rule.replace_if_decreased:
+            if _under(path, prop) and isinstance(before, int | float) and isinstance(after, int | float):
+                return (REPLACE if after < before else UPDATE), rule.source
+        for prop, flag in rule.replace_when.items():
+            if _under(path, prop) and inputs.get(flag) is True:
+                return REPLACE, rule.source
+        if any(_under(path, p) for p in rule.refresh):
+            return REFRESH, rule.source
+        return (UNKNOWN_EFFECT if unknown else UPDATE), None
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> Rules:
+    from ruamel.yaml import YAML
+
+    from gpuinfra.catalog import load_catalog
+
+    rows = YAML(typ="safe", pure=True).load((DATA_DIR / "replacements.yaml").read_text(encoding="utf-8"))["rules"]
+    rules = [Rule.model_validate(row) for row in rows]
+    unknown = sorted({r.source for r in rules} - set(load_catalog().sources))
+    if unknown:
+        raise CatalogError(f"replacements.yaml cites unknown sources: {', '.join(unknown)}")
+    return Rules(rules)
+
+
+__all__ = ["MAY_REPLACE", "REFRESH", "REPLACE", "UNKNOWN_EFFECT", "UPDATE", "Rule", "Rules", "load_rules"]

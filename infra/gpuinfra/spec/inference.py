@@ -1,0 +1,301 @@
+"""The inference fleet spec (``gpuinfra:inference``): latency-bound, independent replicas near users."""
+
+from __future__ import annotations
+
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from gpuinfra.spec.base import (
+    AccountName,
+    InstanceTypeName,
+    Invalid,
+    K8sName,
+    Name,
+    Region,
+    RuleId,
+    SpecModel,
+    Tags,
+    VpcCidr,
+    Zone,
+    updates,
+    zone_problem,
+)
+
+ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]
+
+
+class KvCache(SpecModel):
+    """Shape of the attention key/value cache, which grows with every token in flight."""
+
+    layers: Annotated[int, Field(ge=1, le=1024)]
+    kv_heads: Annotated[int, Field(ge=1, le=1024)]
+    head_dim: Annotated[int, Field(ge=1, le=4096)]
+    precision: ServingPrecision | None = None
+    """Cache element precision; default: the serving precision (int8/int4 weights keep an fp16 cache)."""
+
+
+class ServedModel(SpecModel):
+    """The model being served."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    precision: ServingPrecision = "bf16"
+    context_length_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    kv_cache: KvCache
+    max_concurrent_sequences: Annotated[int, Field(ge=1, le=4096)] = 8
+    """Sequences one replica serves at once, each at full context length."""
+    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    """Path of the weights under the registry's model prefix, e.g. llama-3.1-8b/v3/."""
+    gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
+    """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
+    attention_heads: Annotated[int, Field(ge=1, le=4096)] | None = None
+    """Query attention heads (config.json num_attention_heads): tensor parallelism must divide them."""
+
+
+class RequestShape(SpecModel):
+    """The requests the fleet serves: what the throughput bound and the latency check are computed for."""
+
+    input_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Mean prompt length."""
+    output_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Mean generated tokens per request."""
+    latency_target_seconds: Annotated[float, Field(gt=0)]
+    """End-to-end time a request may take at peak load (prompt and the whole answer)."""
+    max_output_tokens: Annotated[int, Field(ge=1, le=10_000_000)] | None = None
+    """Longest answer a client may ask for; sizes the drain on scale-in (default: the context length)."""
+
+
+class FleetRegion(SpecModel):
+    """One region of the fleet: its replica bounds and the demand it serves."""
+
+    region: Region = Field(json_schema_extra=updates("replace"))
+    min_replicas: Annotated[int, Field(ge=1, le=10_000)]
+    """Always-on replicas; bought on-demand."""
+    max_replicas: Annotated[int, Field(ge=1, le=10_000)]
+    peak_rps: Annotated[float, Field(ge=0)]
+    """Requests per second this region must absorb at its daily peak."""
+    availability_zones: list[Zone] = []
+    """Zones for replicas (two or more); default: the region's a and b zones."""
+    instance_type: InstanceTypeName | None = None
+    """Override the fleet's instance type here (e.g. where L40S is scarce)."""
+    certificate_arn: (
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None
+    ) = None
+    """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
+    vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+
+    @model_validator(mode="after")
+    def _bounds_and_zones(self) -> FleetRegion:
+        if self.min_replicas > self.max_replicas:
+            raise Invalid(
+                f"min_replicas {self.min_replicas} > max_replicas {self.max_replicas}: the group cannot exist",
+                ("min_replicas",),
+                f"lower min_replicas or raise max_replicas to at least {self.min_replicas}",
+            )
+        for i, zone in enumerate(self.availability_zones):
+            wrong = zone_problem(zone, self.region)
+            if wrong:
+                raise Invalid(wrong, ("availability_zones", i), f"use zones of {self.region}, e.g. {self.region}a")
+        return self
+
+
+class Instance(SpecModel):
+    """Which accelerator serves: a type, a GPU to pick the cheapest type of, or auto."""
+
+    type: Literal["auto"] | InstanceTypeName = "auto"
+    """An instance type, or auto: the cheapest catalog type whose memory holds weights and cache."""
+    gpu: GpuName | None = None
+    """Restrict auto to types with this accelerator."""
+
+
+class Autoscaling(SpecModel):
+    """Scaling on the region's requests in flight (waiting + running), the signal that tracks latency for
+    batched generation."""
+
+    target_queue_depth_per_replica: Annotated[float, Field(gt=0)]
+    """Requests in flight (vLLM waiting + running) per in-service replica the region's control loop holds;
+    keep it below max_concurrent_sequences, so replicas are added before requests queue."""
+    scale_out_cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
+    scale_in_cooldown_seconds: Annotated[int, Field(ge=0, le=86_400)] = 600
+    """Slower than scale-out, so a dip does not drop replicas that take minutes to come back."""
+    schedules: list[Schedule] = []
+    predictive: bool = False
+    """Add predictive scaling on the same metric (forecast from the daily ~10x peak/trough cycle)."""
+
+
+class Schedule(SpecModel):
+    """A scheduled capacity change, e.g. raise the floor before the daily peak."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
+    recurrence: Annotated[str, StringConstraints(pattern=r"^\S+ \S+ \S+ \S+ \S+$")]
+    """Cron expression in UTC."""
+    min_replicas: Annotated[int, Field(ge=0, le=10_000)]
+    max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
+
+    @model_validator(mode="after")
+    def _min_within_max(self) -> Schedule:
+        if self.max_replicas is not None and self.min_replicas > self.max_replicas:
+            raise Invalid(
+                f"min_replicas {self.min_replicas} > max_replicas {self.max_replicas}: the scheduled action "
+                "would be refused",
+                ("min_replicas",),
+                f"lower min_replicas or raise max_replicas to at least {self.min_replicas}",
+            )
+        return self
+
+
+class LoadBalancer(SpecModel):
+    """The regional entry point."""
+
+    type: Literal["alb", "nlb"] = Field("alb", json_schema_extra=updates("replace"))
+    health_check_path: Annotated[str, StringConstraints(pattern=r"^/[\w./-]*$")] = "/health"
+    """Answers 200 only when the weights are loaded."""
+    server_port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    healthy_threshold: Annotated[int, Field(ge=2, le=10)] = 2
+    unhealthy_threshold: Annotated[int, Field(ge=2, le=10)] = 3
+    health_check_interval_seconds: Annotated[int, Field(ge=5, le=300)] = 15
+
+
+class GlobalRouting(SpecModel):
+    """How users reach the nearest healthy region."""
+
+    type: Literal["route53_latency", "global_accelerator"]
+    domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
+    hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
+    """Route 53 hosted zone of domain_name (route53_latency)."""
+
+    @model_validator(mode="after")
+    def _zone_for_route53(self) -> GlobalRouting:
+        if self.type == "route53_latency" and self.hosted_zone_id is None:
+            raise ValueError("route53_latency needs hosted_zone_id")
+        return self
+
+
+class ColdStart(SpecModel):
+    """Boot, image pull, weights and engine start are what make scaling out slow."""
+
+    weights_load_seconds: Annotated[float, Field(gt=0)] | None = None
+    """Measured launch to healthy (p99 of your own scale-outs); replaces the modelled cold start."""
+    download_gb_s: Annotated[float, Field(gt=0)] | None = None
+    """Registry-replica download rate; default: the instance type's baseline network bandwidth."""
+    warm_pool: Literal["auto", "off"] | Annotated[int, Field(ge=0)] = "auto"
+    """Pre-initialized stopped instances; auto sizes it from the cold start and the demand ramp."""
+    demand_ramp_minutes: Annotated[float, Field(gt=0)] = 60.0
+    """Time demand takes to climb from trough to peak (about 10x)."""
+
+
+class Waf(SpecModel):
+    """The AWS WAF web ACL in front of each regional load balancer."""
+
+    rate_limit_per_ip: Annotated[int, Field(ge=10, le=2_000_000_000)] = 600
+    """Requests one client IP may send in 5 minutes before it is blocked (WAF rate-based rule)."""
+    managed_rule_groups: list[Annotated[str, StringConstraints(pattern=r"^AWSManagedRules[A-Za-z0-9]+$")]] = [
+        "AWSManagedRulesAmazonIpReputationList",
+        "AWSManagedRulesKnownBadInputsRuleSet",
+        "AWSManagedRulesCommonRuleSet",
+    ]
+    """AWS managed rule groups (vendor AWS). The common rule set's 8 KB body limit is set to count:
+    prompts are larger than that."""
+
+
+class Access(SpecModel):
+    """Who may reach the fleet: the internet behind authentication and a WAF, or only the VPC."""
+
+    scheme: Literal["internet-facing", "internal"] = Field("internet-facing", json_schema_extra=updates("replace"))
+    """internal: the load balancers get private addresses only (reach them over peering or PrivateLink)."""
+    auth: Literal["api_key", "none"] = "api_key"
+    """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
+    waf: Waf | None = Waf()
+    """None: no web ACL (refused for internet-facing fleets)."""
+
+
+class KubernetesPlatform(SpecModel):
+    """Serving on existing Kubernetes clusters, one per region."""
+
+    kubeconfig_keys: dict[Region, Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]]
+    """Per region, the Pulumi config key holding that cluster's kubeconfig (a secret)."""
+    autoscaler: Literal["hpa", "keda"] = "hpa"
+    namespace: K8sName = "inference"
+    gpu_product_label: str | None = None
+    """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
+    queue_metric: str = "vllm:num_requests_waiting"
+    """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
+    prometheus_url: str = "http://prometheus.monitoring:9090"
+    """Where KEDA reads the queue metric (autoscaler keda)."""
+    prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "prometheus"
+    """The kube-prometheus-stack release whose Prometheus selects PodMonitors by label release=<this>."""
+    external_metrics_adapter: Literal["prometheus-adapter"] | None = None
+    """autoscaler hpa: the external-metrics API server the cluster runs (required: HPA has none built in)."""
+    api_key_secret: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")] | None = None
+    """Kubernetes Secret (key api-key) holding the server's API key (auth api_key)."""
+    service_account_role_arn: (
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None
+    ) = None
+    """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
+
+
+class InferenceSpec(SpecModel):
+    """A geo-distributed inference fleet."""
+
+    name: Name
+    account: AccountName
+    """Account (purpose: inference) from the organization file."""
+    platform: Literal["ec2", "kubernetes"] = "ec2"
+    model: ServedModel
+    instance: Instance = Instance()
+    regions: Annotated[list[FleetRegion], Field(min_length=1)]
+    requests: RequestShape
+    throughput_rps_per_replica: Annotated[float, Field(gt=0)]
+    """Requests per second one replica sustains at the latency target: a measured benchmark
+    (vllm bench serve); the planner refuses a figure above its memory-bandwidth bound."""
+    autoscaling: Autoscaling
+    spot_burst_share: Annotated[float, Field(ge=0, le=1)] = 0.0
+    """Share of capacity above the on-demand base (min replicas) that may run on spot."""
+    load_balancer: LoadBalancer = LoadBalancer()
+    global_routing: GlobalRouting
+    cold_start: ColdStart = ColdStart()
+    kubernetes: KubernetesPlatform | None = None
+    server_image: str = "vllm/vllm-openai:v0.11.0"
+    """Container image of the model server (ec2 runs it with Docker)."""
+    server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
+    """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
+    server_kind: Literal["cuda", "neuron"] = "cuda"
+    """cuda: vLLM's CUDA image, NVIDIA GPUs only. neuron: a Neuron build of vLLM (server_image must be
+    one) on Inferentia/Trainium, with its flags in server_args."""
+    server_args: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = []
+    """Extra server flags, appended to the ones gpuinfra sets."""
+    access: Access = Access()
+    tags: Tags = {}
+    suppress: list[RuleId] = []
+
+    @model_validator(mode="after")
+    def _platform_fields(self) -> InferenceSpec:
+        if self.platform == "kubernetes" and self.kubernetes is None:
+            raise ValueError("platform kubernetes needs the kubernetes section (kubeconfig_keys per region)")
+        if self.platform == "ec2" and self.kubernetes is not None:
+            raise ValueError("the kubernetes section only applies to platform kubernetes")
+        return self
+
+
+Autoscaling.model_rebuild()
+
+__all__ = [
+    "Access",
+    "Autoscaling",
+    "ColdStart",
+    "FleetRegion",
+    "GlobalRouting",
+    "GpuName",
+    "InferenceSpec",
+    "Instance",
+    "KubernetesPlatform",
+    "KvCache",
+    "LoadBalancer",
+    "RequestShape",
+    "Schedule",
+    "ServedModel",
+    "ServingPrecision",
+    "Waf",
+]

@@ -1,0 +1,149 @@
+"""The organization file (``stacks/org.yaml``): accounts, their quotas and budgets, the registry."""
+
+from __future__ import annotations
+
+from decimal import Decimal
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, model_validator
+
+from gpuinfra.spec.base import AccountName, BucketName, Invalid, Region, SpecModel, Tags
+
+Purpose = Literal["training", "inference", "registry"]
+QuotaCode = Annotated[
+    str,
+    StringConstraints(pattern=r"^L-[0-9A-F]{8}$"),
+    Field(description="Service Quotas code, e.g. L-417A185B (Running On-Demand P instances)."),
+]
+
+
+MAX_QUOTA = 100_000_000
+"""Largest quota value read (vCPUs): four orders of magnitude above any EC2 grant, far below what overflows."""
+
+
+class Account(SpecModel):
+    """An AWS account gpuinfra deploys into, by assuming `role_arn`."""
+
+    id: Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
+    """The 12-digit AWS account id; providers pin it with allowed_account_ids."""
+    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")]
+    """IAM role the deployment assumes in this account."""
+    purpose: Purpose
+    """What the account is for. Training and inference never share an account."""
+    monthly_budget_usd: Annotated[Decimal, Field(ge=0, strict=False)]
+    """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
+    quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
+    """Granted EC2 quotas in vCPUs, per region and quota code."""
+    request_quota_increases: bool = False
+    """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
+
+    def serves(self, workload: str) -> bool:
+        """An account serves exactly its purpose, never two (the validator and the separation policies ask this)."""
+        return self.purpose == workload
+
+    @model_validator(mode="after")
+    def _role_in_account(self) -> Account:
+        role_account = self.role_arn.split(":")[4]
+        if role_account != self.id:
+            raise Invalid(
+                f"role_arn is in account {role_account} but id is {self.id}; "
+                "the deployment role must live in the account it deploys to",
+                ("role_arn",),
+                f"use a role of account {self.id}, or correct id",
+            )
+        return self
+
+
+class Registry(SpecModel):
+    """Where trained weights go and where inference regions read them from."""
+
+    account: AccountName
+    """Account (purpose: registry) that owns the weights bucket."""
+    bucket: BucketName
+    """Name of the primary weights bucket; replicas are named `<bucket>-<region>`."""
+    region: Region
+    """Home region of the primary bucket."""
+    replica_regions: list[Region] = []
+    """Regions that receive a replica, so cold starts read weights locally."""
+    upload_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "uploads/"
+    """Prefix training accounts may write to."""
+    model_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "models/"
+    """Prefix of released models; inference accounts may read it and it is what replicates."""
+
+    def replica_bucket(self, region: str) -> str:
+        """The bucket an inference region reads: the primary in its home region, else the replica."""
+        return self.bucket if region == self.region else f"{self.bucket}-{region}"
+
+
+class Ownership(SpecModel):
+    """What owning the site's nodes costs, to compare with renting the same cluster on AWS."""
+
+    capex_per_node_usd: Annotated[Decimal, Field(gt=0, strict=False)]
+    """Purchase price of one node with its share of network and storage (your quote)."""
+    life_years: Annotated[float, Field(gt=0, le=15)]
+    """Straight-line amortization period of the capital cost."""
+    power_usd_per_kwh: Annotated[Decimal, Field(ge=0, strict=False)]
+    """Electricity price at the site, applied to facility kW (IT x PUE)."""
+    colocation_usd_per_kw_month: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    """Colocation space-and-power fee per contracted IT kW a month; 0 in one's own building."""
+    support_usd_per_node_year: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    """Hardware and software support contracts per node a year."""
+    power_draw_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
+    """Average draw as a share of nameplate power; 1.0 (nameplate) unless measured."""
+    aws_equivalent: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]*$")] | None = None
+    """The EC2 type that is the same node on AWS (p5.48xlarge for a DGX H100), to price the rented cluster."""
+    aws_region: Region = "us-east-1"
+    """Region the rented comparison is priced in."""
+
+
+class OnPremSite(SpecModel):
+    """A site with its own GPU racks, reached through a Kubernetes cluster."""
+
+    gpu_allotment: Annotated[int, Field(ge=0, le=10_000_000)]
+    """GPUs the organization grants this site's training queues in total."""
+    ownership: Ownership | None = None
+    """Capital and running costs of the site's nodes, for owning-versus-renting."""
+
+
+class Organization(SpecModel):
+    """The organization file: accounts with their purpose, quotas and budget."""
+
+    name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
+    """Short organization name, used as a prefix and in tags."""
+    accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
+    registry: Registry | None = None
+    default_tags: Tags = {}
+    """Tags every provider applies to every resource, besides gpuinfra's own."""
+    onprem_sites: dict[AccountName, OnPremSite] = {}
+    """On-premises sites, by name; training specs with provider: onprem name one."""
+
+    @model_validator(mode="after")
+    def _distinct_ids(self) -> Organization:
+        seen: dict[str, str] = {}
+        for name, account in self.accounts.items():
+            if account.id in seen:
+                raise Invalid(
+                    f"accounts {seen[account.id]!r} and {name!r} share id {account.id}",
+                    ("accounts", name, "id"),
+                    "each purpose needs its own account: give each its own id",
+                )
+            seen[account.id] = name
+        if self.registry is not None:
+            owner = self.accounts.get(self.registry.account)
+            if owner is None:
+                raise Invalid(
+                    f"the registry's account {self.registry.account!r} is not one of the accounts "
+                    f"({', '.join(sorted(self.accounts))})",
+                    ("registry", "account"),
+                    "add the account under accounts, or name one of them",
+                )
+            if owner.purpose != "registry":
+                raise Invalid(
+                    f"the registry's account {self.registry.account!r} has purpose {owner.purpose!r}",
+                    ("registry", "account"),
+                    "the weights bucket lives in an account of purpose registry: name one",
+                )
+        return self
+
+
+__all__ = ["Account", "OnPremSite", "Organization", "Ownership", "Purpose", "QuotaCode", "Registry"]

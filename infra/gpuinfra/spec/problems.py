@@ -1,0 +1,214 @@
+"""Turn Pydantic validation errors into Problems that say where, what, and what to change."""
+
+from __future__ import annotations
+
+import difflib
+import functools
+import json
+import types
+import typing
+from collections.abc import Iterable
+from dataclasses import replace
+from typing import Any
+
+from pydantic import BaseModel, StringConstraints, ValidationError
+from pydantic.fields import FieldInfo
+
+from gpuinfra.errors import FieldPath, Problem
+from gpuinfra.spec import base
+from gpuinfra.spec.base import Invalid
+from gpuinfra.spec.yamlfile import YamlDocument
+
+
+def did_you_mean(word: str, choices: Iterable[str]) -> str | None:
+    """A hint naming the closest choices, or None when nothing is close."""
+    close = difflib.get_close_matches(str(word), sorted(choices), n=3, cutoff=0.6)
+    if not close:
+        return None
+    return "did you mean " + " or ".join(repr(c) for c in close) + "?"
+
+
+def with_article(word: str) -> str:
+    """'a training', 'an inference': the article messages need."""
+    return f"an {word}" if word[:1] in "aeiou" else f"a {word}"
+
+
+def validation_problems(
+    error: ValidationError, model: type[BaseModel], doc: YamlDocument, prefix: FieldPath = ()
+) -> list[Problem]:
+    """One Problem per Pydantic error, located in `doc` under `prefix`."""
+    problems = []
+    for err in error.errors(include_url=False):
+        loc = tuple(p for p in err["loc"] if not _is_union_tag(p))
+        path = (*prefix, *loc)
+        problems.append(_problem(err, loc, model, doc, path))
+    return problems
+
+
+MAX_SHOWN = 60
+"""Characters of an offending value a message shows (a 100,000-character value is not echoed)."""
+KIND_HINTS = {
+    "int_type": "write a whole number, without quotes",
+    "int_from_float": "write a whole number",
+    "float_type": "write a number, without quotes",
+    "bool_type": "write true or false, without quotes",
+    "string_type": "write text (quote it if YAML reads it as a number, a date or a boolean)",
+    "finite_number": "write a finite number (not .inf or .nan)",
+    "list_type": "write a list (- item per line)",
+    "dict_type": "write a mapping (key: value per line)",
+    "model_type": "write a mapping (key: value per line)",
+    "greater_than": "use a larger value",
+    "greater_than_equal": "use a larger value",
+    "less_than": "use a smaller value",
+    "less_than_equal": "use a smaller value",
+    "string_too_long": "shorten it",
+    "string_too_short": "write a longer value",
+    "too_long": "remove entries",
+    "too_short": "add entries",
+    "string_pattern_mismatch": "write a value of the form the field describes",
+    "literal_error": "use one of the values listed",
+    "enum": "use one of the values listed",
+    "union_tag_invalid": "use one of the values listed",
+    "int_parsing": "write a whole number, without quotes",
+    "float_parsing": "write a number, without quotes",
+    "decimal_type": "write a number, without quotes",
+    "decimal_parsing": "write a number",
+    "value_error": "change the value as the message says",
+}
+GENERIC_HINT = "see `gpuinfra schema` for the fields, their types and limits"
+
+
+def shown(value: Any, limit: int = MAX_SHOWN) -> str:
+    """A value as the user wrote it (JSON-like, never a Python repr), cut to `limit` characters."""
+    try:
+        text = json.dumps(value, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
+        text = str(type(value).__name__)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument, path: FieldPath) -> Problem:
+    """The problem at `path`: the message, the field's own description (never a raw regex) and a hint. A
+    cross-field check (`Invalid`) names the field it is about and its own hint."""
+    raised = (err.get("ctx") or {}).get("error")
+    if isinstance(raised, Invalid):
+        loc, path = (*loc, *raised.at), (*path, *raised.at)
+    message, hint = _message(err, loc, model)
+    if isinstance(raised, Invalid) and raised.hint:
+        hint = raised.hint
+    info = field_info_at(model, loc)
+    about = info.description if info is not None and info.description else None
+    hint = hint or KIND_HINTS.get(err["type"]) or GENERIC_HINT
+    problem = doc.problem(message, path, hint=hint)
+    return replace(problem, about=about) if about else problem
+
+
+def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str | None]:
+    kind = err["type"]
+    given = err.get("input")
+    if kind == "extra_forbidden":
+        name = str(loc[-1]) if loc else "?"
+        fields = field_names_at(model, loc[:-1])
+        hint = did_you_mean(name, fields) or (f"allowed fields: {', '.join(sorted(fields))}" if fields else None)
+        return f"unknown field {name!r}", hint
+    if kind == "missing":
+        return "required field is missing", (f"add {loc[-1]!s}:" if loc else None)
+    if kind in ("value_error", "assertion_error"):
+        return str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "), None
+    message = str(err["msg"])
+    if kind == "literal_error" and isinstance(given, str):
+        expected = err.get("ctx", {}).get("expected", "")
+        options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
+        return f"{message}, got {shown(given)}", did_you_mean(given, options)
+    if kind == "string_pattern_mismatch":
+        info = field_info_at(model, loc)
+        form = _forms().get(err["ctx"]["pattern"])
+        if form is None and (info is None or not info.description):
+            form = f"the form {err['ctx']['pattern']}"
+        return f"{shown(given)} does not have the expected form", (f"expected: {form}" if form else None)
+    if kind in ("string_too_long", "too_long") and given is not None:
+        return f"{message}, got {len(given):,}", None
+    if not isinstance(given, dict | list):
+        message += f", got {shown(given)}"
+    return message, None
+
+
+@functools.cache
+def _forms() -> dict[str, str]:
+    """Pattern -> the human description of the shared constrained types (spec/base.py), so a pattern error on a
+    field with its own docstring still says what form is expected."""
+    forms = {}
+    for value in vars(base).values():
+        if typing.get_origin(value) is not typing.Annotated:
+            continue
+        meta = typing.get_args(value)[1:]
+        pattern = next((m.pattern for m in meta if isinstance(m, StringConstraints) and m.pattern), None)
+        described = next((m.description for m in meta if isinstance(m, FieldInfo) and m.description), None)
+        if isinstance(pattern, str) and described:
+            forms[pattern] = described
+    return forms
+
+
+def field_info_at(model: type[BaseModel], loc: FieldPath) -> Any:
+    """The FieldInfo at `loc` (following nested models, lists and dicts), for its description; None if none."""
+    current: Any = model
+    info = None
+    for part in loc:
+        if _is_model(current) and isinstance(part, str):
+            info = current.model_fields.get(part)
+            if info is None:
+                return None
+            current = _unwrap(info.annotation)
+        else:
+            current = _element_type(current)
+    return info
+
+
+def _is_union_tag(part: Any) -> bool:
+    """Pydantic inserts the union member's name into loc (e.g. 'int', 'literal['auto']')."""
+    return isinstance(part, str) and (
+        part.startswith(("literal[", "function-")) or part in {"int", "str", "float", "constrained-int"}
+    )
+
+
+def field_names_at(model: type[BaseModel], loc: FieldPath) -> list[str]:
+    """Field names of the model found by following `loc` through nested models, lists and dicts."""
+    current: Any = model
+    for part in loc:
+        if _is_model(current) and isinstance(part, str):
+            field = current.model_fields.get(part)
+            if field is None:
+                return []
+            current = _unwrap(field.annotation)
+        else:
+            current = _element_type(current)
+    return list(current.model_fields) if _is_model(current) else []
+
+
+def _is_model(tp: Any) -> bool:
+    return isinstance(tp, type) and issubclass(tp, BaseModel)
+
+
+def _unwrap(tp: Any) -> Any:
+    """Strip Optional/Annotated to the model or container type underneath."""
+    origin = typing.get_origin(tp)
+    if origin is typing.Annotated:
+        return _unwrap(typing.get_args(tp)[0])
+    if origin in (typing.Union, types.UnionType):
+        members = [_unwrap(a) for a in typing.get_args(tp) if a is not type(None)]
+        models = [m for m in members if _is_model(m) or typing.get_origin(m) in (list, dict)]
+        return models[0] if models else members[0]
+    return tp
+
+
+def _element_type(tp: Any) -> Any:
+    origin = typing.get_origin(tp)
+    args = typing.get_args(tp)
+    if origin is list and args:
+        return _unwrap(args[0])
+    if origin is dict and len(args) == 2:
+        return _unwrap(args[1])
+    return tp
+
+
+__all__ = ["did_you_mean", "field_info_at", "field_names_at", "shown", "validation_problems", "with_article"]

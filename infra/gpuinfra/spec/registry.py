@@ -1,0 +1,25 @@
+"""The model registry spec (``gpuinfra:registry``): the bucket that carries weights to inference."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from pydantic import Field
+
+from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, Tags
+
+
+class RegistrySpec(SpecModel):
+    """The registry stack. Bucket, regions and prefixes come from the organization's registry entry."""
+
+    name: Name
+    account: AccountName
+    """Account (purpose: registry); must be the organization registry's account."""
+    noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)] = 90
+    """How long overwritten or deleted weight versions are kept."""
+    kms_deletion_window_days: Annotated[int, Field(ge=7, le=30)] = 30
+    tags: Tags = {}
+    suppress: list[RuleId] = []
+
+
+__all__ = ["RegistrySpec"]

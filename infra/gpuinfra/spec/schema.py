@@ -1,0 +1,50 @@
+"""JSON Schema of stack files and the organization file, for editors (yaml-language-server)."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+from pydantic import BaseModel
+from pydantic.json_schema import models_json_schema
+
+from gpuinfra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, Organization
+
+SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
+
+
+def stack_schema() -> dict[str, Any]:
+    """A Pulumi stack file whose config holds exactly one gpuinfra spec."""
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [(m, "validation") for m in SPEC_MODELS.values()]
+    refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
+    spec_keys = {f"{NAMESPACE}:{w}": refs[(m, "validation")] for w, m in SPEC_MODELS.items()}
+    return {
+        "$schema": SCHEMA_DRAFT,
+        "title": "gpuinfra stack file (stacks/Pulumi.<stack>.yaml)",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {
+            "config": {
+                "type": "object",
+                "description": "Pulumi stack config; the spec lives under exactly one gpuinfra key.",
+                "properties": {
+                    **spec_keys,
+                    ORG_KEY: {"type": "string", "description": "Path of the organization file."},
+                },
+                "oneOf": [{"required": [key]} for key in spec_keys],
+            },
+            "secretsprovider": {"type": "string"},
+            "encryptedkey": {"type": "string"},
+            "encryptionsalt": {"type": "string"},
+            "environment": {},
+        },
+        "required": ["config"],
+        "$defs": top.get("$defs", {}),
+    }
+
+
+def org_schema() -> dict[str, Any]:
+    schema = Organization.model_json_schema(ref_template="#/$defs/{model}")
+    return {"$schema": SCHEMA_DRAFT, "title": "gpuinfra organization file (stacks/org.yaml)", **schema}
+
+
+__all__ = ["org_schema", "stack_schema"]

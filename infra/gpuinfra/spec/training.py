@@ -1,0 +1,456 @@
+"""The training cluster spec (``gpuinfra:training``): throughput-bound, tightly coupled, checkpointed."""
+
+from __future__ import annotations
+
+import datetime
+import ipaddress
+import re
+from typing import Annotated, Literal
+
+from pydantic import Field, StringConstraints, ValidationInfo, field_validator, model_validator
+
+from gpuinfra.spec.base import (
+    NODE_NAME_PATTERN,
+    AccountName,
+    InstanceTypeName,
+    Invalid,
+    K8sName,
+    Name,
+    NodeName,
+    Region,
+    RuleId,
+    S3Uri,
+    SpecModel,
+    Tags,
+    Zone,
+    updates,
+    zone_problem,
+)
+
+TrainingPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
+Optimizer = Literal["adam", "adamw", "sgd_momentum", "adafactor"]
+
+
+class Capacity(SpecModel):
+    """How nodes are bought: on-demand, spot above an on-demand base, or a capacity block."""
+
+    type: Literal["on_demand", "spot", "capacity_block"] = Field("on_demand", json_schema_extra=updates("replace"))
+    on_demand_base: Annotated[int, Field(ge=0)] = 0
+    """With type spot: this many nodes are always on-demand; the rest are spot."""
+    capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
+    """With type capacity_block: the purchased Capacity Block reservation (cr-...)."""
+    block_end: Annotated[datetime.datetime, Field(strict=False)] | None = None
+    """With type capacity_block: when the block ends (UTC, ISO 8601, e.g. 2027-01-14T11:30:00Z). EC2 starts
+    terminating the block's instances 30 minutes before; the nodes checkpoint and drain ahead of that."""
+
+    @model_validator(mode="after")
+    def _block_needs_reservation(self) -> Capacity:
+        if self.type == "capacity_block" and self.capacity_reservation_id is None:
+            raise ValueError("capacity_block needs capacity_reservation_id (the cr-... of the purchased block)")
+        if self.type == "capacity_block" and self.block_end is None:
+            raise ValueError("capacity_block needs block_end (when the purchased block ends, UTC)")
+        if self.type != "capacity_block" and (self.capacity_reservation_id is not None or self.block_end is not None):
+            raise ValueError("capacity_reservation_id and block_end only apply to type capacity_block")
+        if self.type != "spot" and self.on_demand_base:
+            raise ValueError("on_demand_base only applies to type spot (every node is on-demand otherwise)")
+        return self
+
+
+class Compute(SpecModel):
+    """The accelerator nodes."""
+
+    instance_type: InstanceTypeName = Field(json_schema_extra=updates("drain"))
+    node_count: Annotated[int, Field(ge=1, le=4096)]
+    """Nodes in the cluster at full size."""
+    capacity: Capacity = Capacity()
+    image_id: str = (
+        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+    )
+    """The node image: an AMI id (ami-...), or an SSM parameter at an explicit version,
+    `resolve:ssm:<name>:<version>`. Slurm (AWS PCS) nodes need an AMI with the PCS agent and Slurm installed (AWS's
+    PCS sample AMIs, or one built from them); a `latest` image is refused for them (image-not-pinned)."""
+    root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
+
+
+class Interconnect(SpecModel):
+    """The GPU-to-GPU fabric between nodes."""
+
+    type: Literal["efa", "infiniband", "none"] = Field(json_schema_extra=updates("drain"))
+    """efa on AWS; infiniband for on-premises racks."""
+    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:\d+)?$")]] = []
+    """The compute rails' InfiniBand HCAs NCCL may use (NCCL_IB_HCA, matched exactly), e.g. mlx5_0; not the
+    storage or in-band ports. Empty lets NCCL choose."""
+    netdevs: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]] = []
+    """The compute rails' network interfaces (`ibdev2netdev`), e.g. ibp24s0: the only ones the RDMA device
+    plugin hands to training pods (its ifNames selector)."""
+    gpudirect_rdma: bool = True
+    """Let the HCAs read and write GPU memory directly (GPUDirect RDMA)."""
+
+
+class Lustre(SpecModel):
+    """FSx for Lustre, linked to S3 for the dataset and the checkpoints."""
+
+    deployment_type: Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(json_schema_extra=updates("replace"))
+    storage_capacity_gib: Annotated[int, Field(ge=1200, le=2_000_000)]
+    """Requested capacity; rounded up to the next valid FSx increment."""
+    throughput_mb_s_per_tib: Literal[50, 100, 125, 200, 250, 500, 1000] | None = None
+    """Per-unit throughput tier (PERSISTENT only; SCRATCH_2 has a fixed 200 MB/s/TiB baseline)."""
+    import_path: S3Uri
+    """Dataset location, imported lazily into the file system."""
+    export_path: S3Uri
+    """Checkpoint location; the stack creates this bucket and exports checkpoints to it."""
+    mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/fsx"
+    dataset_gib: Annotated[float, Field(gt=0)] | None = None
+    """How much of the dataset lives on Lustre at once (imported lazily from import_path); sizes the file
+    system with the checkpoints it keeps (lustre-too-small)."""
+
+    @model_validator(mode="after")
+    def _tier_fits_type(self) -> Lustre:
+        tiers = {"PERSISTENT_1": (50, 100, 200), "PERSISTENT_2": (125, 250, 500, 1000)}
+        if self.deployment_type == "SCRATCH_2":
+            if self.throughput_mb_s_per_tib is not None:
+                raise ValueError("SCRATCH_2 has a fixed throughput; remove throughput_mb_s_per_tib")
+        elif self.throughput_mb_s_per_tib not in tiers[self.deployment_type]:
+            allowed = ", ".join(map(str, tiers[self.deployment_type]))
+            raise ValueError(f"{self.deployment_type} needs throughput_mb_s_per_tib in {{{allowed}}}")
+        return self
+
+
+class SiteLustre(SpecModel):
+    """An existing on-premises Lustre file system, mounted as a static volume."""
+
+    mgs_nids: Annotated[str, StringConstraints(min_length=3)]
+    """Management server NIDs, e.g. 10.10.0.1@o2ib."""
+    fs_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,8}$")]
+    capacity_tib: Annotated[float, Field(gt=0)]
+    write_bandwidth_gb_s: Annotated[float, Field(gt=0)]
+    """Aggregate write bandwidth the checkpoint interval is computed from."""
+    mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/lustre"
+
+
+class Checkpointing(SpecModel):
+    """Where and how often training state is saved."""
+
+    target: Literal["lustre", "s3"] = "lustre"
+    """Write to Lustre (exported to S3) or straight to the checkpoint bucket."""
+    interval_minutes: Annotated[float, Field(gt=0, le=1440)]
+    retention_days: Annotated[int, Field(ge=1, le=3650)] = 14
+    """Days a superseded checkpoint stays in the bucket after the pruner marks it; never applied by age alone,
+    so a paused run's last good checkpoint is never deleted."""
+    keep_last: Annotated[int, Field(ge=1, le=1000)] = 3
+    """Checkpoints of each run kept on Lustre and in the bucket: the newest N (plus milestones)."""
+    milestone_marker: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9._-]{1,64}$")] = "MILESTONE"
+    """A checkpoint directory holding a file of this name is a milestone: never pruned, never expired."""
+    size_gib: Annotated[float, Field(gt=0)] | None = None
+    """Size of one checkpoint; default: full training state (weights and optimizer)."""
+    write_bandwidth_gb_s: Annotated[float, Field(gt=0)] | None = None
+    """Aggregate write bandwidth; default: the Lustre file system's throughput."""
+
+
+class Architecture(SpecModel):
+    """The transformer's shape and the batch, for per-GPU activation memory (Korthikanti et al. 2022)."""
+
+    layers: Annotated[int, Field(ge=1, le=1024)]
+    """Transformer layers (L): 80 for Llama-3-70B."""
+    hidden_size: Annotated[int, Field(ge=64, le=262_144)]
+    """Model width (h): 8192 for Llama-3-70B."""
+    attention_heads: Annotated[int, Field(ge=1, le=1024)]
+    """Attention heads (a); tensor parallelism must divide them."""
+    sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 4096
+    """Tokens per training sequence (s)."""
+    micro_batch_size: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Sequences per GPU per forward/backward pass (b)."""
+    recompute: Literal["none", "selective", "full"] = "selective"
+    """Activation recomputation: selective (attention only, as FlashAttention does) drops the s^2 term; full keeps
+    only each layer's input."""
+
+
+class Parallelism(SpecModel):
+    """How the model is split: tensor parallel inside the NVLink domain, pipeline and data parallel across nodes."""
+
+    tensor: Annotated[int, Field(ge=1, le=72)] | None = None
+    """Tensor-parallel degree; default: the GPUs of one node (the NVLink domain)."""
+    pipeline: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Pipeline stages across nodes; must divide the layers."""
+    zero_stage: Literal[0, 1, 2, 3] = 3
+    """ZeRO stage over the data-parallel group: 1 shards optimizer states, 2 also gradients, 3 also weights (FSDP)."""
+    sequence_parallel: bool = True
+    """Shard the layer-norm and dropout activations over the tensor-parallel group (Megatron-LM --sequence-parallel)."""
+    reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
+    """GPU memory kept for the CUDA context, NCCL buffers and allocator fragmentation (an assumption: no
+    published figure holds for every stack; measure with torch.cuda.max_memory_reserved and set it)."""
+
+
+class TrainedModel(SpecModel):
+    """The model being trained, to check it fits in GPU memory."""
+
+    name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    precision: TrainingPrecision = "bf16"
+    optimizer: Optimizer = "adamw"
+    activation_headroom_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.25
+    """Share of GPU memory kept free for activations and buffers; used only without `architecture` (with it,
+    activations are computed per layer)."""
+    active_parameters_billion: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    """Mixture of experts: parameters active per token (compute is 6 x active x tokens); default: all of them."""
+    architecture: Architecture | None = None
+    parallelism: Parallelism = Parallelism()
+
+    @model_validator(mode="after")
+    def _active_within_total(self) -> TrainedModel:
+        if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
+            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
+        return self
+
+
+class TrainingRun(SpecModel):
+    """One training run the cluster is for: how many tokens, by when, and the efficiency assumptions."""
+
+    tokens_billion: Annotated[float, Field(gt=0, le=1_000_000)]
+    """Tokens to train on (e.g. 15,600 for Llama 3 405B)."""
+    target_days: Annotated[float, Field(gt=0, le=3650)] | None = None
+    """Wall-clock days the run must finish in; the planner names the node count that meets it."""
+    mfu: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Model FLOPs utilization within one node (NVLink domain); default per precision, see plan/runtime.py."""
+    scaling_per_doubling: Annotated[float, Field(gt=0, le=1)] | None = None
+    """Share of per-GPU throughput kept each time the node count doubles; default per fabric (plan/runtime.py)."""
+    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] = 30.0
+    """Time lost per interruption besides rework: requeue, replace the node, NCCL init, load the checkpoint."""
+
+
+class Racks(SpecModel):
+    """Physical racks: their power budget and cooling."""
+
+    power_budget_kw: Annotated[float, Field(gt=0, le=500)]
+    cooling: Literal["air", "direct_liquid", "immersion"]
+    pue: Annotated[float, Field(ge=1.0, le=3.0)] = 1.3
+    """Power usage effectiveness of the facility (total facility power / IT power)."""
+    max_nodes_per_rack: Annotated[int, Field(ge=1, le=64)] | None = None
+
+
+class TrainingJob(SpecModel):
+    """The training job the Kubernetes job template runs (scheduler kubernetes)."""
+
+    image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.:/_-]*(:[A-Za-z0-9_.-]+|@sha256:[0-9a-f]{64})$")]
+    """The trainer image, pinned by tag or digest. On AWS it must carry libfabric and aws-ofi-nccl (an
+    EFA-ready image, e.g. an AWS Deep Learning Container or one built on the EFA installer)."""
+    script: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_][A-Za-z0-9_.-]*(/[A-Za-z0-9_][A-Za-z0-9_.-]*)*$")]
+    """The training script, relative to the shared file system's mount (code must be where every node sees it)."""
+    args: list[Annotated[str, StringConstraints(max_length=1024)]] = []
+    """Arguments after the script."""
+    run_days: Annotated[float, Field(gt=0, le=365)] = 30
+    """Expected wall-clock length of the run: sizes the JobSet's restart budget from the expected interruptions."""
+    spot: bool = False
+    """The job may run on spot nodes (it checkpoints and resumes): it gets the spot flavor and queue."""
+
+
+class ApiAccess(SpecModel):
+    """Who reaches the EKS API server: always the VPC; from outside only the listed CIDRs."""
+
+    public_cidrs: list[Annotated[str, StringConstraints(min_length=9, max_length=43)]] = []
+    """Empty: the endpoint is private (deploy from inside the VPC). Never 0.0.0.0/0."""
+
+    @model_validator(mode="after")
+    def _cidrs(self) -> ApiAccess:
+        for cidr in self.public_cidrs:
+            try:
+                net = ipaddress.ip_network(cidr, strict=True)
+            except ValueError as e:
+                raise ValueError(f"public_cidrs: {cidr} is not a CIDR block ({e})") from None
+            if net.prefixlen == 0:
+                raise ValueError(f"public_cidrs: {cidr} opens the cluster API to the whole internet")
+        return self
+
+
+class Scheduler(SpecModel):
+    """What places jobs on nodes."""
+
+    type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
+    partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
+    """Slurm partition, or the team's Kueue LocalQueue name."""
+    namespace: K8sName = "training"
+    """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
+    slurm_version: Literal["24.11", "25.05"] = Field("25.05", json_schema_extra=updates("in_place"))
+    """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
+    login_instance_type: InstanceTypeName = "m7i.2xlarge"
+    """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
+    """EKS version (scheduler kubernetes on AWS)."""
+    api_access: ApiAccess = ApiAccess()
+    """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
+
+
+LocationName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")]
+"""A rack, cooling-loop or power-domain name as the site's inventory spells it (a Kubernetes label value)."""
+
+
+class NodeLocation(SpecModel):
+    """Where one system is, as the site's inventory (DCIM, e.g. a NetBox export) records it."""
+
+    node: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
+    """The Kubernetes node name."""
+    rack: LocationName
+    cooling_loop: LocationName
+    power_domain: LocationName
+    """The PDU or power feed the system draws from."""
+
+
+class OnPremNodes(SpecModel):
+    """The existing Kubernetes cluster and nodes of an on-premises site."""
+
+    kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
+    """Pulumi config key holding the cluster's kubeconfig (a secret)."""
+    node_names: Annotated[list[NodeName], Field(max_length=4096)] = []
+    """Kubernetes node names, in rack order; or give node_name_pattern."""
+    node_name_pattern: (
+        Annotated[str, StringConstraints(max_length=200, pattern=r"^[a-z0-9.-]*\{index(:0?[1-9]?d)?\}[a-z0-9.-]*$")]
+        | None
+    ) = Field(
+        None,
+        description="Node names from an index: lower-case letters, digits, dashes and dots around one {index} or "
+        "{index:0Nd} (N at most 9), e.g. dgx-{index:03d} -> dgx-000, dgx-001, ...",
+    )
+    racks_per_cooling_loop: Annotated[int, Field(ge=1)] = 2
+    racks_per_power_domain: Annotated[int, Field(ge=1)] = 1
+    inventory: list[NodeLocation] = []
+    """Every node's rack, cooling loop and power domain from the site's inventory: the labels Kubernetes
+    places by. Node names and the planner's rack order are a power plan, not where the systems are."""
+
+    @model_validator(mode="after")
+    def _names(self) -> OnPremNodes:
+        given = [bool(self.node_names), bool(self.node_name_pattern), bool(self.inventory)]
+        if sum(given) != 1:
+            raise ValueError("give exactly one of inventory, node_names or node_name_pattern")
+        if self.node_name_pattern is not None:
+            for name in self.names(1):  # the pattern's own form bounds the rest: digits only grow the index
+                if not re.fullmatch(NODE_NAME_PATTERN, name) or len(name) > 63:
+                    raise Invalid(
+                        f"the pattern gives node names such as {name!r}, which Kubernetes refuses",
+                        ("node_name_pattern",),
+                        "pad with zeros ({index:03d}, not {index:3d}); lower-case letters, digits, dashes and dots, "
+                        "starting and ending with a letter or digit, at most 63 characters",
+                    )
+        return self
+
+    def names(self, count: int) -> list[str]:
+        if self.inventory:
+            return [n.node for n in self.inventory]
+        if self.node_names:
+            return list(self.node_names)
+        assert self.node_name_pattern is not None
+        return [self.node_name_pattern.format(index=i) for i in range(count)]
+
+
+class Failure(SpecModel):
+    """Failure assumptions that size the checkpoint interval."""
+
+    node_mtbf_hours: Annotated[float, Field(gt=0)] = 5000.0
+    """Mean time between failures of one node (hardware, driver, network)."""
+    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] = 0.05
+    """Share of spot nodes interrupted per month (Spot Instance Advisor buckets: <5%, 5-10%, ...)."""
+
+
+class TrainingSpec(SpecModel):
+    """A training cluster: accelerators, fabric, file system, checkpointing, racks, scheduler."""
+
+    name: Name
+    account: AccountName
+    """Account (purpose: training) from the organization file."""
+    provider: Literal["aws", "onprem"] = "aws"
+    region: Region | None = Field(None, json_schema_extra=updates("replace"))
+    """AWS region (provider aws)."""
+    availability_zone: Zone | None = Field(None, json_schema_extra=updates("replace"))
+    """The one zone the cluster lives in: EFA traffic cannot cross zones."""
+    site: AccountName | None = None
+    """On-premises site from the organization file (provider onprem)."""
+    onprem: OnPremNodes | None = None
+    """The site's cluster and node names (provider onprem)."""
+    compute: Compute
+    interconnect: Interconnect
+    lustre: Lustre | None = None
+    site_lustre: SiteLustre | None = None
+    checkpointing: Checkpointing | None = None
+    model: TrainedModel
+    racks: Racks | None = None
+    """On premises only: on EC2 the customer has no racks; locality is the placement group and EC2's instance
+    topology."""
+    scheduler: Scheduler
+    job: TrainingJob | None = None
+    """What the Kubernetes job template runs (required with scheduler kubernetes)."""
+    failure: Failure = Failure()
+    run: TrainingRun | None = None
+    """A training run to plan wall-clock days, GPU-hours and cost for."""
+    tags: Tags = {}
+    suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
+
+    @field_validator("racks", mode="after")
+    @classmethod
+    def _racks_on_premises(cls, value: Racks | None, info: ValidationInfo) -> Racks | None:
+        if value is not None and info.data.get("provider", "aws") == "aws":
+            raise ValueError(
+                "racks are for provider onprem: on AWS the customer has no racks, power or cooling to plan; "
+                "remove racks (locality on EC2 is the cluster placement group and EC2's instance topology)"
+            )
+        return value
+
+    @model_validator(mode="after")
+    def _provider_fields(self) -> TrainingSpec:
+        if self.provider == "aws":
+            missing = [f for f in ("region", "availability_zone") if getattr(self, f) is None]
+            if missing:
+                raise ValueError(f"provider aws needs {' and '.join(missing)}")
+            if self.site is not None or self.site_lustre is not None or self.onprem is not None:
+                raise ValueError("site, site_lustre and onprem are for provider onprem; use lustre on aws")
+            wrong = self.availability_zone and self.region and zone_problem(self.availability_zone, self.region)
+            if wrong:
+                raise Invalid(wrong, ("availability_zone",), f"use a zone of {self.region}, e.g. {self.region}a")
+            if self.scheduler.api_access.public_cidrs and self.scheduler.type != "kubernetes":
+                raise ValueError("scheduler.api_access is the EKS endpoint's; it applies to scheduler kubernetes")
+        else:
+            if self.scheduler.api_access.public_cidrs:
+                raise ValueError("scheduler.api_access is the EKS endpoint's; on premises the cluster exists already")
+            if self.site is None or self.onprem is None:
+                raise ValueError(
+                    "provider onprem needs site (an onprem_sites entry of the organization file) "
+                    "and onprem (kubeconfig_key and the node names)"
+                )
+            if self.scheduler.type != "kubernetes":
+                raise ValueError(
+                    "on premises gpuinfra schedules with Kubernetes (Kueue): set scheduler.type kubernetes"
+                )
+            if self.lustre is not None:
+                raise ValueError("lustre is FSx for Lustre on aws; on premises use site_lustre")
+            if self.racks is None:
+                raise ValueError("provider onprem needs racks (power_budget_kw, cooling) to lay the nodes out")
+        if self.scheduler.type == "kubernetes" and self.job is None:
+            raise ValueError("scheduler kubernetes needs job (image, script under the shared file system, run_days)")
+        if self.job is not None and self.lustre is None and self.site_lustre is None:
+            raise ValueError("job.script lives on the shared file system: give lustre (aws) or site_lustre (onprem)")
+        if self.scheduler.type != "kubernetes" and self.job is not None:
+            raise ValueError("job is the Kubernetes job template's; Slurm jobs are submitted with sbatch")
+        return self
+
+
+__all__ = [
+    "ApiAccess",
+    "Architecture",
+    "Capacity",
+    "Checkpointing",
+    "Compute",
+    "Failure",
+    "Interconnect",
+    "Lustre",
+    "NodeLocation",
+    "OnPremNodes",
+    "Optimizer",
+    "Parallelism",
+    "Racks",
+    "Scheduler",
+    "SiteLustre",
+    "TrainedModel",
+    "TrainingJob",
+    "TrainingPrecision",
+    "TrainingRun",
+    "TrainingSpec",
+]

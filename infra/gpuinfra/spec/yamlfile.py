@@ -1,0 +1,251 @@
+"""Read YAML into plain Python values while remembering the line of every key and item.
+
+Bounded, because a pull request's stack file is untrusted input to the review runner: only regular files
+(a FIFO would block the reader forever), at most MAX_BYTES, at most MAX_VALUES values after alias expansion
+(a 300-byte "billion laughs" file otherwise expands to gigabytes) and MAX_DEPTH levels of nesting. Each limit
+is an input error (exit 2) that names it."""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from stat import S_ISREG
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import (
+    CommentedKeyMap,
+    CommentedKeySeq,
+    CommentedMap,
+    CommentedSeq,
+    CommentedSet,
+    TaggedScalar,
+)
+from ruamel.yaml.composer import MaxDepthExceededError
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scalarbool import ScalarBoolean
+
+from gpuinfra.errors import FieldPath, InputError, Problem
+
+MAX_BYTES = 4 * 1024 * 1024
+MAX_VALUES = 200_000
+MAX_DEPTH = 64
+
+
+@dataclass(frozen=True)
+class YamlDocument:
+    """A parsed YAML file: its data as plain dicts/lists/scalars and a field-path -> line index."""
+
+    path: Path
+    data: Any
+    lines: dict[FieldPath, int] = field(default_factory=dict)
+
+    def line_of(self, path: FieldPath) -> int | None:
+        """Line of the deepest known prefix of `path` (1-based), so errors land near their field."""
+        for end in range(len(path), -1, -1):
+            line = self.lines.get(tuple(path[:end]))
+            if line is not None:
+                return line
+        return None
+
+    def problem(self, message: str, path: FieldPath = (), hint: str | None = None) -> Problem:
+        return Problem(message, file=self.path, line=self.line_of(path), path=path, hint=hint)
+
+
+def read_yaml(path: Path, what: str = "file") -> YamlDocument:
+    """Parse `path`; a missing file or a syntax error becomes an InputError naming file and line.
+
+    Parsed documents are cached by path, size and modification time: the CLI and the Pulumi program it
+    runs in-process read the same organization file, and round-trip parsing is the slowest step of a
+    small preview. Callers must not mutate `data` (copy it first)."""
+    try:
+        stat = path.stat()
+        resolved = path.resolve()
+    except FileNotFoundError:
+        raise InputError.single(
+            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
+        ) from None
+    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise InputError.single(
+            f"cannot read {what}: {reason}", file=path, hint="give the path of a readable YAML file"
+        ) from None
+    if not S_ISREG(stat.st_mode):
+        raise InputError.single(f"{what} is not a regular file", file=path, hint="give the path of a YAML file")
+    if stat.st_size > MAX_BYTES:
+        raise InputError.single(
+            f"{what} is {stat.st_size:,} bytes, over the {MAX_BYTES:,}-byte limit", file=path, hint="split it up"
+        )
+    return _read_cached(resolved, stat.st_size, stat.st_mtime_ns, path, what)
+
+
+@lru_cache(maxsize=64)
+def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
+    try:
+        text = path.read_text(encoding="utf-8")
+    except UnicodeDecodeError as exc:
+        line = path.read_bytes()[: exc.start].count(b"\n") + 1
+        raise InputError.single(
+            f"{what} is not UTF-8 text (byte {exc.start})", file=path, line=line, hint="save the file as UTF-8"
+        ) from None
+    except OSError as exc:
+        raise InputError.single(
+            f"cannot read {what}: {exc.strerror or exc}", file=path, hint="give the path of a readable YAML file"
+        ) from None
+    return parse_yaml(text, path)
+
+
+def parse_yaml(text: str, path: Path) -> YamlDocument:
+    yaml = YAML(typ="rt", pure=True)
+    yaml.max_depth = MAX_DEPTH  # the composer refuses deeper nesting at its line, before recursing into it
+    try:
+        raw = yaml.load(text)
+    except MaxDepthExceededError as exc:
+        mark = exc.problem_mark
+        raise InputError.single(
+            f"YAML nested deeper than {MAX_DEPTH} levels",
+            file=path,
+            line=mark.line + 1 if mark is not None else None,
+            hint="a stack or organization file needs a handful of levels: flatten the structure",
+        ) from None
+    except MarkedYAMLError as exc:
+        mark = exc.problem_mark or exc.context_mark
+        line = mark.line + 1 if mark is not None else None
+        reason = exc.problem or exc.context or "invalid YAML"
+        raise InputError.single(
+            f"YAML syntax error: {reason}", file=path, line=line, hint="fix the YAML at that line"
+        ) from None
+    except ReaderError as exc:  # a character YAML does not allow (control characters, NUL)
+        line = text.count("\n", 0, max(exc.position, 0)) + 1
+        raise InputError.single(
+            f"YAML cannot hold character {exc.character!r} ({exc.reason})",
+            file=path,
+            line=line,
+            hint="remove it: a YAML file is printable UTF-8 text",
+        ) from None
+    except YAMLError as exc:
+        raise InputError.single(f"YAML error: {str(exc)[:200]}", file=path, line=1, hint="fix the YAML") from None
+    except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        # ruamel's constructor fails outside its error type on some valid YAML it cannot build, e.g. a mapping
+        # used as a mapping key ("unhashable type"): refuse it as input, the way a syntax error is
+        raise InputError.single(
+            f"YAML that cannot be read as plain data ({type(exc).__name__}: {str(exc)[:80]})",
+            file=path,
+            line=1,
+            hint="write plain mappings with text keys, lists and scalars (no ? complex keys or tags)",
+        ) from None
+    except RecursionError:
+        raise InputError.single(
+            "YAML nested deeper than the parser can follow",
+            file=path,
+            line=1,
+            hint=f"gpuinfra reads at most {MAX_DEPTH} levels: flatten the structure",
+        ) from None
+    lines: dict[FieldPath, int] = {(): 1}
+    budget = _Budget(path)
+    data = _plain(raw, (), lines, budget)
+    return YamlDocument(path=path, data=data, lines=lines)
+
+
+@dataclass
+class _Budget:
+    """Values left to convert: aliases are expanded by the conversion, so this bounds what they expand to."""
+
+    path: Path
+    left: int = MAX_VALUES
+
+    def spend(self, path: FieldPath, lines: dict[FieldPath, int]) -> None:
+        self.left -= 1
+        line = next((lines[path[:n]] for n in range(len(path), -1, -1) if path[:n] in lines), None)
+        if self.left < 0:
+            raise InputError.single(
+                f"the YAML expands to more than {MAX_VALUES:,} values (through anchors and aliases?)",
+                file=self.path,
+                line=line,
+                hint="write the values out, or use fewer aliases",
+            )
+        if len(path) > MAX_DEPTH:
+            raise InputError.single(
+                f"YAML nested deeper than {MAX_DEPTH} levels (through aliases?)",
+                file=self.path,
+                line=line,
+                hint="flatten the structure",
+            )
+
+
+def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Budget) -> Any:
+    """Convert ruamel's round-trip nodes to plain values, recording each child's line."""
+    budget.spend(path, lines)
+    if isinstance(node, CommentedMap):
+        out: dict[Any, Any] = {}
+        for key, value in node.items():
+            if not isinstance(key, int | str) or isinstance(key, bool):
+                line = lines.get(path)
+                with contextlib.suppress(KeyError, TypeError):
+                    line = node.lc.key(key)[0] + 1
+                raise InputError.single(
+                    f"a mapping key here is {_kind(key)}, not a name",
+                    file=budget.path,
+                    line=line,
+                    path=path,
+                    hint="write keys as plain text (quote them if YAML reads them as something else)",
+                )
+            name = key
+            child = (*path, name)
+            with contextlib.suppress(KeyError, TypeError):
+                lines[child] = node.lc.key(key)[0] + 1
+            out[name] = _plain(value, child, lines, budget)
+        return out
+    if isinstance(node, CommentedSeq):
+        items = []
+        for index, value in enumerate(node):
+            child = (*path, index)
+            with contextlib.suppress(KeyError, TypeError, IndexError):
+                lines[child] = node.lc.item(index)[0] + 1
+            items.append(_plain(value, child, lines, budget))
+        return items
+    if isinstance(node, bool) or node is None:
+        return node
+    if isinstance(node, ScalarBoolean):  # an anchored boolean: an int subclass in ruamel
+        return bool(node)
+    if isinstance(node, int):
+        return int(node)
+    if isinstance(node, float):
+        return float(node)
+    if isinstance(node, str):
+        return str(node)
+    if isinstance(node, datetime.date):
+        return node.isoformat()
+    raise InputError.single(
+        f"unsupported YAML here: {_kind(node)}",
+        file=budget.path,
+        line=lines.get(path),
+        path=path,
+        hint="write a plain value, list or mapping (remove the ! tag)",
+    )
+
+
+def _kind(value: Any) -> str:
+    """What an unsupported YAML value is, in YAML's words (never a Python repr)."""
+    if isinstance(value, TaggedScalar):
+        return f"a value tagged {value.tag.value}" if value.tag and value.tag.value else "a tagged value"
+    if isinstance(value, set | CommentedSet):
+        return "a set (!!set)"
+    if isinstance(value, bytes):
+        return "binary data (!!binary)"
+    if isinstance(value, CommentedKeySeq | CommentedKeyMap | list | dict):
+        return "a list or mapping"
+    if isinstance(value, bool) or value is None:
+        return "a boolean or null"
+    if isinstance(value, datetime.date):
+        return "a date"
+    if isinstance(value, float):
+        return "a number"
+    return "a value of an unsupported kind"
+
+
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "read_yaml"]

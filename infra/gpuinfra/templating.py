@@ -1,0 +1,40 @@
+"""One Jinja2 environment over the project's top-level `templates/` folder, read as package data
+(`gpuinfra.templates`, mapped onto `templates/` by setuptools' package-dir in pyproject.toml), so an installed
+wheel renders exactly what the source tree does. Folders: `training/`, `inference/`, `kubernetes/` (node
+bootstrap, Slurm, Kubernetes objects) and `report/` (the Markdown reports)."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from typing import Any
+
+from jinja2 import Environment, PackageLoader, StrictUndefined
+
+TEMPLATES_PACKAGE = "gpuinfra.templates"
+
+
+@lru_cache(maxsize=1)
+def environment() -> Environment:
+    """Strict: a missing variable is an error, not an empty string in a rendered script."""
+    return Environment(
+        loader=PackageLoader(TEMPLATES_PACKAGE, "."),
+        undefined=StrictUndefined,
+        keep_trailing_newline=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        autoescape=False,
+        auto_reload=False,  # package data never changes under a running process: no stat per render
+    )
+
+
+def renderer(folder: str = "") -> Any:
+    """`render(name, **context) -> str` over the templates in `folder` ("" for names that carry their folder)."""
+    prefix = f"{folder}/" if folder else ""
+
+    def render(name: str, **context: Any) -> str:
+        return environment().get_template(prefix + name).render(**context)
+
+    return render
+
+
+__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer"]

@@ -1,0 +1,58 @@
+"""Accounts: each stack deploys into an account of its own purpose, within its granted quotas."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan.quotas import blocks, requested_by_program
+from gpuinfra.spec import Account, Organization, WorkloadSpec, with_article
+from gpuinfra.validators.base import Failure, Level, rule
+
+
+def purpose_of(spec: WorkloadSpec) -> str:
+    return type(spec).__name__.removesuffix("Spec").lower()
+
+
+@rule(Level.ERROR)
+def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: Organization) -> Iterator[Failure]:
+    """Training, inference and the registry each live in accounts of their own purpose."""
+    wanted = purpose_of(spec)
+    if account is not None and not account.serves(wanted):
+        matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
+        yield Failure(
+            f"account {spec.account!r} has purpose {account.purpose!r}, but this is {with_article(wanted)} stack",
+            ("account",),
+            f"use {with_article(wanted)} account"
+            + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
+        )
+
+
+@rule(Level.ERROR)
+def quota_short(
+    spec: WorkloadSpec, plan: TrainingPlan | InferencePlan | RegistryPlan, org: Organization
+) -> Iterator[Failure]:
+    """The stack at full size needs more vCPUs than the organization file says were granted, and it does not ask
+    AWS for the increase (the verdict the policy quota-within-grant shares: plan.quotas.blocks)."""
+    account = org.accounts.get(spec.account)
+    asks = account is not None and account.request_quota_increases
+    for need in getattr(plan, "quotas", []):
+        if need.code is None and need.vcpus > 0:
+            yield Failure(
+                f"{need.account} {need.region}: the quota for {need.name} ({need.vcpus} vCPUs at full size) cannot "
+                f"be checked: {need.unknown}",
+                ("account",),
+                "use a purchase option or instance family whose quota the catalog names, or add the code with its "
+                "source to the catalog's quotas.yaml",
+            )
+        elif blocks(need, requested_by_program(need, asks)):
+            yield Failure(
+                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size, "
+                f"granted {need.granted or 0}",
+                ("account",),
+                f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true on "
+                f"{need.account} in the organization file, and the stack asks AWS for it)",
+            )
+
+
+__all__ = ["account_purpose_mismatch", "purpose_of", "quota_short"]

@@ -1,0 +1,101 @@
+"""Findings, levels and the rule registry.
+
+A rule is a generator function registered with `@rule(level)`. Its id is its name in kebab-case,
+its workload is the type annotation of its `spec` parameter, and it receives only the arguments it
+names (spec, plan, org, account, catalog, config) so it can be tested without building anything.
+It yields `Failure(message, path, hint)`; the runner turns those into `Finding`s with id and level.
+"""
+
+from __future__ import annotations
+
+import inspect
+import typing
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from enum import IntEnum
+from typing import Any
+
+from gpuinfra.errors import FieldPath, format_path
+
+
+class Level(IntEnum):
+    """Same numbers as `logging`, so levels compare and sort naturally."""
+
+    INFO = 20
+    WARNING = 30
+    ERROR = 40
+
+    def __str__(self) -> str:
+        return self.name.lower()
+
+
+@dataclass(frozen=True)
+class Failure:
+    """What a rule reports: what is wrong, where (path inside the spec) and what to change."""
+
+    message: str
+    path: FieldPath = ()
+    hint: str | None = None
+
+
+@dataclass(frozen=True, order=True)
+class Finding:
+    """A rule's verdict on one place of the spec."""
+
+    rule: str
+    level: Level
+    path: FieldPath
+    message: str
+    hint: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "rule": self.rule,
+            "level": str(self.level),
+            "path": format_path(self.path),
+            "message": self.message,
+            "hint": self.hint,
+        }
+
+
+Rule = Callable[..., Iterator[Failure]]
+
+
+@dataclass(frozen=True)
+class RegisteredRule:
+    id: str
+    level: Level
+    spec_type: type
+    fn: Rule
+    params: tuple[str, ...]
+
+    @property
+    def doc(self) -> str:
+        return (inspect.getdoc(self.fn) or "").split("\n")[0]
+
+
+RULES: dict[str, RegisteredRule] = {}
+
+
+def rule_id(fn: Callable[..., Any]) -> str:
+    return fn.__name__.strip("_").replace("_", "-")
+
+
+def rule(level: Level) -> Callable[[Rule], Rule]:
+    """Register a validator; its id is derived from its name, its workload from `spec`'s type."""
+
+    def register(fn: Rule) -> Rule:
+        hints = typing.get_type_hints(fn)
+        spec_type = hints.get("spec")
+        if spec_type is None:
+            raise TypeError(f"rule {fn.__name__} must take a typed `spec` parameter")
+        rid = rule_id(fn)
+        if rid in RULES:
+            raise TypeError(f"duplicate rule id {rid}")
+        RULES[rid] = RegisteredRule(rid, level, spec_type, fn, tuple(inspect.signature(fn).parameters))
+        return fn
+
+    return register
+
+
+__all__ = ["RULES", "Failure", "Finding", "Level", "RegisteredRule", "Rule", "rule", "rule_id"]

@@ -1,0 +1,119 @@
+"""Training compute: EFA where the hardware has it, memory fit, spot only with safe checkpointing."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.spec import TrainingSpec
+from gpuinfra.validators.base import Failure, Level, rule
+
+GB = 1e9
+
+
+@rule(Level.ERROR)
+def efa_not_enabled(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
+    """An EFA-capable instance type trains without EFA: collectives fall back to TCP."""
+    info = catalog.instance(spec.compute.instance_type)
+    if spec.provider == "aws" and info and info.efa_interfaces > 0 and spec.interconnect.type != "efa":
+        yield Failure(
+            f"{info.name} has {info.efa_interfaces} EFA interface(s) but interconnect is {spec.interconnect.type!r}",
+            ("interconnect", "type"),
+            "set interconnect.type: efa",
+        )
+
+
+@rule(Level.ERROR)
+def efa_unsupported(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
+    """EFA is asked for on an instance type that has no EFA interface."""
+    info = catalog.instance(spec.compute.instance_type)
+    if spec.interconnect.type == "efa" and info and info.efa_interfaces == 0:
+        capable = sorted(i.name for i in catalog.instance_types if i.efa_interfaces > 1 and i.accelerator)
+        yield Failure(
+            f"{info.name} has no EFA interface",
+            ("compute", "instance_type"),
+            f"pick an EFA type such as {', '.join(capable[:4])}, or set interconnect.type: none",
+        )
+
+
+@rule(Level.ERROR)
+def interconnect_provider_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
+    """InfiniBand is for on-premises racks; EFA only exists on AWS."""
+    if spec.provider == "aws" and spec.interconnect.type == "infiniband":
+        yield Failure("InfiniBand is not available on AWS", ("interconnect", "type"), "use efa on aws")
+    if spec.provider == "onprem" and spec.interconnect.type == "efa":
+        yield Failure("EFA only exists on AWS", ("interconnect", "type"), "use infiniband on premises")
+
+
+@rule(Level.ERROR)
+def model_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """Weights, gradients and optimizer state, sharded over every GPU, exceed GPU memory."""
+    mem = plan.memory
+    if plan.layout is None and not mem.fits:
+        need_gpus = -(-mem.total_bytes // mem.usable_bytes_per_gpu)
+        yield Failure(
+            f"{spec.model.parameters_billion:g}B parameters x {mem.bytes_per_parameter} B = "
+            f"{mem.total_bytes / GB:,.0f} GB of training state; {mem.per_gpu_bytes / GB:,.1f} GB per GPU over "
+            f"{mem.gpus} GPUs, but only {mem.usable_bytes_per_gpu / GB:,.1f} GB per GPU is usable",
+            ("model", "parameters_billion"),
+            f"use at least {-(-need_gpus // plan.gpus_per_node)} nodes, a larger-memory type, "
+            "or lower activation_headroom_fraction",
+        )
+
+
+@rule(Level.ERROR)
+def layout_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """The parallel layout cannot run, or its per-GPU weights, gradients, optimizer states and activations exceed
+    GPU memory; the hint proposes the nearest layout that fits."""
+    mem = plan.layout
+    if mem is None or mem.fits:
+        return
+    if mem.proposal is not None:
+        hint = (
+            f"use {mem.proposal.describe()} ({mem.proposal_bytes / GB if mem.proposal_bytes else 0:,.1f} GB per GPU): "
+            "set model.parallelism.tensor/pipeline/zero_stage and model.architecture.recompute"
+        )
+    else:
+        hint = "no layout of this cluster fits: add nodes, shorten the sequence or use a larger-memory type"
+    what = "; ".join(mem.problems) or (
+        f"{mem.layout.describe()} needs {mem.total_bytes / GB:,.1f} GB per GPU (weights {mem.weights_bytes / GB:,.1f}, "
+        f"gradients {mem.gradients_bytes / GB:,.1f}, optimizer {mem.optimizer_bytes / GB:,.1f}, activations "
+        f"{mem.activations_bytes / GB:,.1f}, buffers and reserve {(mem.buffers_bytes + mem.reserve_bytes) / GB:,.1f}) "
+        f"but a GPU has {mem.gpu_bytes / GB:,.1f} GB"
+    )
+    yield Failure(what, ("model", "parallelism"), hint)
+
+
+@rule(Level.ERROR)
+def spot_without_checkpointing(spec: TrainingSpec) -> Iterator[Failure]:
+    """Spot nodes are reclaimed with two minutes' notice; without checkpoints the work is lost."""
+    if spec.compute.capacity.type == "spot" and spec.checkpointing is None:
+        yield Failure(
+            "spot capacity without checkpointing",
+            ("compute", "capacity", "type"),
+            "add checkpointing (target, interval_minutes) or use capacity type on_demand",
+        )
+
+
+@rule(Level.ERROR)
+def on_demand_base_exceeds_nodes(spec: TrainingSpec) -> Iterator[Failure]:
+    """The on-demand base cannot be larger than the cluster."""
+    cap = spec.compute.capacity
+    if cap.on_demand_base > spec.compute.node_count:
+        yield Failure(
+            f"on_demand_base {cap.on_demand_base} exceeds node_count {spec.compute.node_count}",
+            ("compute", "capacity", "on_demand_base"),
+            f"set on_demand_base to at most {spec.compute.node_count}",
+        )
+
+
+__all__ = [
+    "efa_not_enabled",
+    "efa_unsupported",
+    "interconnect_provider_mismatch",
+    "layout_does_not_fit",
+    "model_does_not_fit",
+    "on_demand_base_exceeds_nodes",
+    "spot_without_checkpointing",
+]

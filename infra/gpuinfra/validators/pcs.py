@@ -1,0 +1,139 @@
+"""Slurm on AWS (AWS PCS): pinned node images, a region PCS serves, a cluster size PCS offers, a Capacity Block
+that has not ended, and a Lustre file system that holds the dataset share, the kept checkpoints and headroom."""
+
+from __future__ import annotations
+
+import datetime
+import re
+from collections.abc import Iterator
+
+from gpuinfra.catalog.pcs import pcs_regions
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.pcs import LUSTRE_HEADROOM, PCS_SIZES, lustre_need_gib
+from gpuinfra.plan.training import LOGIN_NODES
+from gpuinfra.spec import TrainingSpec
+from gpuinfra.validators.base import Failure, Level, rule
+
+AMI = re.compile(r"^ami-[0-9a-f]{8,17}$")
+SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)$")
+GB_PER_GIB = 1024**3 / 1e9
+
+
+def _pcs(spec: TrainingSpec) -> bool:
+    return spec.provider == "aws" and spec.scheduler.type == "slurm"
+
+
+def image_problem(image_id: str) -> str | None:
+    """Why an image is not pinned (None when it is): an AMI id, or an SSM parameter at an explicit version."""
+    if AMI.match(image_id) or SSM_VERSIONED.match(image_id):
+        return ("latest" in image_id.lower() and f"{image_id} names a `latest` parameter") or None
+    if image_id.startswith("resolve:ssm:"):
+        return f"{image_id} resolves the parameter's current value at every launch"
+    return f"{image_id} is neither an AMI id nor resolve:ssm:<parameter>:<version>"
+
+
+@rule(Level.ERROR)
+def image_not_pinned(spec: TrainingSpec) -> Iterator[Failure]:
+    """Training nodes boot one pinned image: a node replaced mid-run must bring the driver, NCCL and EFA stack
+    its peers have (an error for AWS PCS node groups; a warning here for EKS, whose owner decides)."""
+    if spec.provider != "aws":
+        return
+    problem = image_problem(spec.compute.image_id)
+    if problem and _pcs(spec):
+        yield Failure(
+            f"compute.image_id is not pinned: {problem}",
+            ("compute", "image_id"),
+            "set an AMI id with the PCS agent and Slurm (e.g. from `aws ec2 describe-images --owners amazon "
+            "--filters 'Name=name,Values=aws-pcs-sample_ami-*'`), or resolve:ssm:<parameter>:<version>",
+        )
+
+
+@rule(Level.WARNING)
+def image_not_pinned_on_eks(spec: TrainingSpec) -> Iterator[Failure]:
+    """EKS training nodes on an unpinned image: a replacement may bring another driver or NCCL than its peers."""
+    if spec.provider == "aws" and spec.scheduler.type == "kubernetes":
+        problem = image_problem(spec.compute.image_id)
+        if problem:
+            yield Failure(
+                f"compute.image_id is not pinned: {problem}",
+                ("compute", "image_id"),
+                "pin an AMI id or resolve:ssm:<parameter>:<version>",
+            )
+
+
+@rule(Level.ERROR)
+def pcs_region_unsupported(spec: TrainingSpec) -> Iterator[Failure]:
+    """AWS PCS runs in the regions its endpoints table lists (catalog data pcs.yaml, cited)."""
+    regions = pcs_regions()
+    if _pcs(spec) and spec.region and spec.region not in regions.codes:
+        yield Failure(
+            f"AWS PCS has no endpoint in {spec.region} (per {regions.source}, as of {regions.as_of})",
+            ("region",),
+            f"use one of {', '.join(sorted(regions.codes))}, or scheduler.type kubernetes",
+        )
+
+
+@rule(Level.ERROR)
+def pcs_cluster_too_large(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """The largest AWS PCS cluster manages 2,048 compute nodes (login nodes included)."""
+    most = PCS_SIZES[-1][1]
+    if _pcs(spec) and plan.pcs_size is None:
+        yield Failure(
+            f"{plan.nodes} nodes and {LOGIN_NODES} login node exceed the {most} nodes of a LARGE AWS PCS cluster",
+            ("compute", "node_count"),
+            f"set node_count to at most {most - LOGIN_NODES}, or split the work over clusters",
+        )
+
+
+@rule(Level.ERROR)
+def capacity_block_over(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """A Capacity Block whose last checkpoint time has passed gives the cluster no time to run."""
+    at = plan.block_checkpoint_at
+    if at is not None and at <= datetime.datetime.now(datetime.UTC):
+        yield Failure(
+            f"the capacity block's nodes must checkpoint and drain at {at:%Y-%m-%d %H:%M} UTC, which has passed",
+            ("compute", "capacity", "block_end"),
+            "buy a new block (capacity_reservation_id and block_end) or use on_demand",
+        )
+
+
+@rule(Level.ERROR)
+def lustre_too_small(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """Lustre must hold the dataset share, the kept checkpoints plus the one being written, and headroom:
+    nothing else prunes it."""
+    lustre, ckpt, capacity = spec.lustre, spec.checkpointing, plan.lustre_capacity_gib
+    if lustre is None or ckpt is None or ckpt.target != "lustre" or capacity is None:
+        return
+    checkpoint_gib = ckpt.size_gib or plan.memory.total_bytes / 1024**3
+    need = lustre_need_gib(lustre.dataset_gib or 0.0, checkpoint_gib, ckpt.keep_last)
+    if need > capacity:
+        dataset = f"{lustre.dataset_gib:,.0f} GiB of dataset, " if lustre.dataset_gib else ""
+        yield Failure(
+            f"Lustre needs {need:,.0f} GiB ({dataset}{ckpt.keep_last} + 1 checkpoints of {checkpoint_gib:,.0f} GiB, "
+            f"{LUSTRE_HEADROOM:.0%} headroom) but has {capacity:,} GiB",
+            ("lustre", "storage_capacity_gib"),
+            f"set storage_capacity_gib to at least {need:,.0f}, or lower checkpointing.keep_last",
+        )
+
+
+@rule(Level.WARNING)
+def lustre_dataset_share_unknown(spec: TrainingSpec) -> Iterator[Failure]:
+    """Without the dataset share, Lustre is sized for checkpoints alone."""
+    if spec.provider == "aws" and spec.lustre is not None and spec.lustre.dataset_gib is None:
+        yield Failure(
+            "lustre.dataset_gib is not set: the file system is checked for checkpoints and headroom only",
+            ("lustre", "dataset_gib"),
+            "set lustre.dataset_gib to the part of the dataset held on Lustre at once",
+        )
+
+
+__all__ = [
+    "capacity_block_over",
+    "image_not_pinned",
+    "image_not_pinned_on_eks",
+    "image_problem",
+    "lustre_dataset_share_unknown",
+    "lustre_too_small",
+    "pcs_cluster_too_large",
+    "pcs_region_unsupported",
+]

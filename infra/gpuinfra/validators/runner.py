@@ -1,0 +1,56 @@
+"""Run every rule that applies to a spec and collect all findings (never just the first)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from typing import Any
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.spec import Organization, WorkloadSpec
+from gpuinfra.validators.base import RULES, Finding, Level, RegisteredRule
+
+
+def rules_for(spec: WorkloadSpec) -> list[RegisteredRule]:
+    return [r for r in RULES.values() if isinstance(spec, r.spec_type)]
+
+
+def validate(
+    spec: WorkloadSpec,
+    plan: Any,
+    org: Organization,
+    catalog: Catalog,
+    config: dict[str, Any] | None = None,
+    suppress: Iterable[str] = (),
+) -> list[Finding]:
+    """All findings, sorted by level (errors first) then path; suppressed warnings dropped."""
+    available: dict[str, Any] = {
+        "spec": spec,
+        "plan": plan,
+        "org": org,
+        "account": org.accounts.get(spec.account),
+        "catalog": catalog,
+        "config": config or {},
+    }
+    findings: list[Finding] = []
+    for registered in rules_for(spec):
+        kwargs = {name: available[name] for name in registered.params}
+        try:
+            findings.extend(
+                Finding(registered.id, registered.level, f.path, f.message, f.hint) for f in registered.fn(**kwargs)
+            )
+        except Exception as exc:  # a crashing rule is a finding, not a traceback
+            findings.append(
+                Finding(
+                    registered.id,
+                    Level.ERROR,
+                    (),
+                    f"validator crashed: {type(exc).__name__}: {exc}",
+                    "this is a gpuinfra bug; suppressing is not possible for errors",
+                )
+            )
+    silenced = set(suppress) | set(getattr(spec, "suppress", []))
+    kept = [f for f in findings if not (f.rule in silenced and f.level < Level.ERROR)]
+    return sorted(kept, key=lambda f: (-f.level, f.path.__repr__(), f.rule))
+
+
+__all__ = ["rules_for", "validate"]

@@ -1,0 +1,380 @@
+"""Serving: replica bounds, memory fit per region, certificates, weights near every region."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.catalog import Catalog, InstanceType
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.serving import (
+    HOST_RAM_SHARE,
+    RegionPlan,
+    fits,
+    host_ram_fits,
+    server_runs_on,
+    tensor_parallel_problem,
+    training_class,
+)
+from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
+from gpuinfra.validators.base import Failure, Level, rule
+
+GB = 1e9
+
+
+@rule(Level.ERROR)
+def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """instance auto found no usable catalog type; the message gives the real reason (no type holds the
+    model, or the ones that do lack a price in a region, host RAM, a valid tensor-parallel size, or the
+    server cannot drive their accelerators)."""
+    if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
+        need = (
+            f"{plan.memory.needed_bytes / GB:,.1f} GB (weights {plan.memory.weights_bytes / GB:,.1f} GB + "
+            f"KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+        )
+        holds = plan.choice.reason == "no instance holds the model"
+        yield Failure(
+            (
+                f"no instance holds {need}"
+                if holds
+                else f"instance auto found no usable type for {need}: {plan.choice.reason}"
+            )
+            + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
+            ("instance",),
+            "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
+            if holds
+            else "name an instance type per region (regions[].instance_type), or change the filter or the model",
+        )
+
+
+@rule(Level.ERROR)
+def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """A region's instance type cannot hold the weights plus the KV cache for the target concurrency."""
+    for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
+        info = catalog.instance(rp.instance_type) if rp.instance_type else None
+        if info is None:
+            continue
+        ok, usable = fits(info, plan.memory, spec.model.gpu_memory_utilization)
+        if not ok:
+            path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
+            yield Failure(
+                f"{info.name} offers {usable / GB:,.1f} GB but the model needs {plan.memory.needed_bytes / GB:,.1f} GB "
+                f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
+                f"in {region.region}",
+                path,
+                "pick a type with more accelerator memory, or lower max_concurrent_sequences",
+            )
+
+
+def _instances(
+    spec: InferenceSpec, plan: InferencePlan, catalog: Catalog
+) -> Iterator[tuple[int, FleetRegion, RegionPlan, InstanceType, tuple[str | int, ...]]]:
+    """(index, region spec, region plan, instance info, spec path of its type) for regions with a known type."""
+    for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
+        info = catalog.instance(rp.instance_type) if rp.instance_type else None
+        if info is not None:
+            path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
+            yield i, region, rp, info, path
+
+
+@rule(Level.ERROR)
+def server_cannot_drive_accelerator(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """vLLM's CUDA image runs on NVIDIA GPUs only; Inferentia/Trainium need a Neuron build (server_kind neuron)."""
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        if not server_runs_on(spec.server_kind, info):
+            hint = (
+                "set server_kind: neuron with a Neuron build of vLLM as server_image and its flags in server_args, "
+                "or pick an NVIDIA type"
+                if info.accelerator_kind in ("inferentia", "trainium")
+                else "pick an Inferentia/Trainium type for the neuron server, or set server_kind: cuda"
+            )
+            yield Failure(
+                f"{info.name} in {region.region} has {info.accelerator} ({info.accelerator_kind}); the "
+                f"{spec.server_kind} server cannot run on it",
+                path,
+                hint,
+            )
+
+
+@rule(Level.ERROR)
+def neuron_server_without_flags(spec: InferenceSpec) -> Iterator[Failure]:
+    """A Neuron server is a different build with its own flags: refuse the CUDA image or empty flags."""
+    if spec.server_kind != "neuron":
+        return
+    if spec.server_image.startswith("vllm/vllm-openai"):
+        yield Failure(
+            f"server_kind neuron with {spec.server_image}, vLLM's CUDA image",
+            ("server_image",),
+            "use a Neuron build of vLLM (AWS Neuron Deep Learning Container) as server_image",
+        )
+    if not spec.server_args:
+        yield Failure(
+            "server_kind neuron without server_args",
+            ("server_args",),
+            "give the Neuron flags the build needs (e.g. --device neuron and the compiled sequence length)",
+        )
+
+
+@rule(Level.ERROR)
+def invalid_tensor_parallel(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The server shards the model over every accelerator of the instance: heads must divide over them."""
+    m = spec.model
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        problem = tensor_parallel_problem(info.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
+        if problem:
+            yield Failure(
+                f"{info.name} in {region.region}: --tensor-parallel-size {info.accelerator_count}: {problem}",
+                path,
+                "pick a type whose accelerator count divides the model's heads (1, 2, 4 or 8 for most models)",
+            )
+
+
+@rule(Level.ERROR)
+def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The server reads the weights through host memory: they must fit with room for the rest."""
+    for _, region, _, info, path in _instances(spec, plan, catalog):
+        if not host_ram_fits(info, plan.memory.weights_bytes):
+            yield Failure(
+                f"{info.name} in {region.region} has {info.memory_gib} GiB of host RAM for "
+                f"{plan.memory.weights_bytes / GB:,.1f} GB of weights (at most {HOST_RAM_SHARE:.0%} of RAM): the "
+                "server would be killed for memory while loading",
+                path,
+                "pick a larger size of the family (more RAM) or quantize the weights",
+            )
+
+
+@rule(Level.ERROR)
+def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """A replica cannot serve more requests/s than memory bandwidth allows: bandwidth / (weights + batch x KV)
+    decode steps per second, times the batch, over the output tokens per request (plan/roofline.py)."""
+    claimed = spec.throughput_rps_per_replica
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is None:
+            continue
+        if claimed > b.requests_per_s:
+            yield Failure(
+                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do: "
+                f"{b.bandwidth_gb_s:,.0f} GB/s over {plan.memory.weights_bytes / GB:,.1f} GB of weights + "
+                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step is at "
+                f"most {b.steps_per_s:,.1f} steps/s, {b.tokens_per_s:,.0f} tokens/s at batch {b.batch}, "
+                f"{b.requests_per_s:,.2f} requests/s at {shape.output_tokens} output tokens",
+                ("throughput_rps_per_replica",),
+                f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
+                "max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+            return
+
+
+@rule(Level.ERROR)
+def latency_target_unreachable(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """At full batch the answer alone takes output_tokens / steps-per-second: above the target, no replica
+    count helps."""
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is not None and b.generation_seconds > shape.latency_target_seconds:
+            yield Failure(
+                f"{info.name} in {region.region}: {shape.output_tokens} output tokens at {b.steps_per_s:,.1f} "
+                f"steps/s (batch {b.batch}) take {b.generation_seconds:,.1f} s, above latency_target_seconds "
+                f"{shape.latency_target_seconds:g}",
+                ("requests", "latency_target_seconds"),
+                "lower max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+
+
+@rule(Level.ERROR)
+def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]:
+    """An OpenAI-compatible API on the internet needs authentication and a WAF (rate limits, managed rules)."""
+    access = spec.access
+    if access.scheme != "internet-facing":
+        return
+    if access.auth == "none":
+        yield Failure(
+            "an internet-facing fleet without authentication: anyone may use (and pay for) the model",
+            ("access", "auth"),
+            "set access.auth: api_key, or access.scheme: internal",
+        )
+    if access.waf is None:
+        yield Failure(
+            "an internet-facing fleet without a WAF web ACL (no rate limit, no managed rules)",
+            ("access", "waf"),
+            "remove access.waf: null (the default web ACL), or set access.scheme: internal",
+        )
+    elif spec.platform == "ec2" and spec.load_balancer.type == "nlb":
+        yield Failure(
+            "AWS WAF attaches to Application Load Balancers, not Network Load Balancers",
+            ("load_balancer", "type"),
+            "use load_balancer.type: alb for an internet-facing fleet",
+        )
+    elif spec.platform == "kubernetes":
+        yield Failure(
+            "AWS WAF attaches to Application Load Balancers; the Kubernetes fleet's Service is a Network Load "
+            "Balancer, so an internet-facing one would have no web ACL",
+            ("access", "scheme"),
+            "set access.scheme: internal (reach it over the VPC), or front it with your own ALB Ingress and WAF",
+        )
+    if (
+        spec.platform == "kubernetes"
+        and access.auth == "api_key"
+        and spec.kubernetes
+        and not spec.kubernetes.api_key_secret
+    ):
+        yield Failure(
+            "auth api_key on kubernetes needs the Secret holding the key",
+            ("kubernetes", "api_key_secret"),
+            "name a Secret (key api-key) in the fleet's namespace",
+        )
+
+
+@rule(Level.ERROR)
+def hpa_without_adapter(spec: InferenceSpec) -> Iterator[Failure]:
+    """An autoscaling/v2 HPA on an External metric needs an external-metrics API server in the cluster."""
+    kube = spec.kubernetes
+    if kube is not None and kube.autoscaler == "hpa" and kube.external_metrics_adapter is None:
+        yield Failure(
+            "autoscaler hpa tracks an External metric, but Kubernetes has no external-metrics API by itself",
+            ("kubernetes", "external_metrics_adapter"),
+            "set external_metrics_adapter: prometheus-adapter (installed in the cluster), or use autoscaler: keda",
+        )
+
+
+@rule(Level.WARNING)
+def scaling_target_above_batch(spec: InferenceSpec) -> Iterator[Failure]:
+    """A target above max_concurrent_sequences scales only once requests already queue on every replica."""
+    target = spec.autoscaling.target_queue_depth_per_replica
+    seqs = spec.model.max_concurrent_sequences
+    if target > seqs:
+        yield Failure(
+            f"target_queue_depth_per_replica {target:g} is above max_concurrent_sequences {seqs}: replicas are "
+            "added only after requests queue",
+            ("autoscaling", "target_queue_depth_per_replica"),
+            f"hold fewer requests in flight than {seqs} per replica (e.g. {max(1, round(seqs * 0.75))})",
+        )
+
+
+@rule(Level.WARNING)
+def demand_exceeds_max(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """Peak demand needs more replicas than max_replicas allows: latency will suffer at peak."""
+    for i, rp in enumerate(plan.regions):
+        if rp.demand_replicas > rp.max_replicas:
+            yield Failure(
+                f"{rp.region}: peak needs {rp.demand_replicas} replicas but max_replicas is {rp.max_replicas}",
+                ("regions", i, "max_replicas"),
+                f"raise max_replicas to {rp.demand_replicas}",
+            )
+
+
+@rule(Level.ERROR)
+def region_without_weights_replica(spec: InferenceSpec, org: Organization) -> Iterator[Failure]:
+    """Cold start reads weights locally: every region needs a registry replica (or the home bucket)."""
+    registry = org.registry
+    if registry is None:
+        return
+    local = {registry.region, *registry.replica_regions}
+    for i, region in enumerate(spec.regions):
+        if region.region not in local:
+            yield Failure(
+                f"no registry replica in {region.region}: cold starts would pull weights across regions",
+                ("regions", i, "region"),
+                f"add {region.region} to registry.replica_regions in the organization file",
+            )
+
+
+@rule(Level.ERROR)
+def endpoint_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
+    """Every regional endpoint terminates TLS (an ALB's HTTPS listener, an NLB's TLS listener, or the
+    Kubernetes Service's aws-load-balancer-ssl-cert annotation), so each region needs an ACM certificate of
+    that region: what the policy security-https-listeners demands of the same resources."""
+    listener = {"alb": "HTTPS listener", "nlb": "TLS listener"}[spec.load_balancer.type]
+    where = listener if spec.platform == "ec2" else "load balancer Service (aws-load-balancer-ssl-cert)"
+    for i, region in enumerate(spec.regions):
+        if region.certificate_arn is None:
+            yield Failure(
+                f"{region.region} has no certificate_arn for the {where}",
+                ("regions", i, "certificate_arn"),
+                "add the ACM certificate ARN of this region",
+            )
+        elif region.certificate_arn.split(":")[3] != region.region:
+            yield Failure(
+                f"certificate_arn is in {region.certificate_arn.split(':')[3]}, not {region.region}",
+                ("regions", i, "certificate_arn"),
+                "ACM certificates are regional: use one from this region",
+            )
+
+
+@rule(Level.WARNING)
+def scale_in_faster_than_scale_out(spec: InferenceSpec) -> Iterator[Failure]:
+    """Scaling in faster than out drops replicas that take minutes to come back."""
+    a = spec.autoscaling
+    if a.scale_in_cooldown_seconds < a.scale_out_cooldown_seconds:
+        yield Failure(
+            f"scale_in_cooldown_seconds {a.scale_in_cooldown_seconds} < scale_out_cooldown_seconds "
+            f"{a.scale_out_cooldown_seconds}",
+            ("autoscaling", "scale_in_cooldown_seconds"),
+            "make scale-in slower than scale-out",
+        )
+
+
+@rule(Level.WARNING)
+def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """P and Trn instances are for training; serving on them is rarely cost-efficient."""
+    for i, rp in enumerate(plan.regions):
+        info = catalog.instance(rp.instance_type) if rp.instance_type else None
+        if info and training_class(info.family):
+            path = ("regions", i, "instance_type") if spec.regions[i].instance_type else ("instance", "type")
+            yield Failure(f"{info.name} is a training-class instance", path, "serve on L4, L40S or Inferentia2")
+
+
+@rule(Level.ERROR)
+def accelerator_needs_load_balancers(spec: InferenceSpec) -> Iterator[Failure]:
+    """Global Accelerator points at load balancer ARNs, which gpuinfra owns only on platform ec2."""
+    if spec.platform == "kubernetes" and spec.global_routing.type == "global_accelerator":
+        yield Failure(
+            "global_accelerator needs the fleet's own load balancers (platform ec2)",
+            ("global_routing", "type"),
+            "use route53_latency on kubernetes",
+        )
+
+
+@rule(Level.ERROR)
+def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
+    """On Kubernetes every region needs its cluster's kubeconfig, and only fleet regions may have one."""
+    if spec.kubernetes is None:
+        return
+    regions = {r.region for r in spec.regions}
+    for i, region in enumerate(spec.regions):
+        if region.region not in spec.kubernetes.kubeconfig_keys:
+            yield Failure(
+                f"no kubeconfig key for {region.region}",
+                ("regions", i, "region"),
+                f"add kubernetes.kubeconfig_keys.{region.region}",
+            )
+    for name in spec.kubernetes.kubeconfig_keys:
+        if name not in regions:
+            yield Failure(
+                f"kubeconfig for {name}, which is not a fleet region",
+                ("kubernetes", "kubeconfig_keys", name),
+                "remove it or add the region",
+            )
+
+
+__all__ = [
+    "accelerator_needs_load_balancers",
+    "demand_exceeds_max",
+    "host_ram_too_small",
+    "hpa_without_adapter",
+    "internet_facing_without_protection",
+    "invalid_tensor_parallel",
+    "kubeconfig_per_region",
+    "latency_target_unreachable",
+    "model_does_not_fit_instance",
+    "neuron_server_without_flags",
+    "no_instance_fits",
+    "region_without_weights_replica",
+    "scale_in_faster_than_scale_out",
+    "scaling_target_above_batch",
+    "server_cannot_drive_accelerator",
+    "throughput_above_bound",
+    "training_class_instance",
+]

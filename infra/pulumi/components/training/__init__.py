@@ -1,5 +1,0 @@
-"""The training cluster on AWS: network, storage, compute and the Slurm scheduler."""
-
-from infra.pulumi.components.training.cluster import ClusterArgs, TrainingCluster
-
-__all__ = ["ClusterArgs", "TrainingCluster"]
