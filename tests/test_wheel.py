@@ -5,7 +5,6 @@ so nothing finds its templates, catalog or stacks through the source tree's layo
 from __future__ import annotations
 
 import shutil
-import site
 import subprocess
 import sys
 import sysconfig
@@ -37,7 +36,8 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     purelib = Path(sysconfig.get_path("purelib", vars={"base": str(fresh), "platbase": str(fresh)}))
     # The dependencies come from this test's environment, appended after the fresh site-packages; the wheel
     # itself is unpacked by pip into the fresh one, so `gpuinfra` is the wheel's (asserted below).
-    (purelib / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    deps = [p for p in sys.path if p.endswith("site-packages")]  # a venv may reach its deps through a .pth
+    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
     python = fresh / "bin" / "python"
     installed = run(sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", purelib, wheel)
     assert installed.returncode == 0, installed.stderr

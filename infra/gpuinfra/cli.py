@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -54,27 +55,42 @@ PolicyConfigOpt = Annotated[
 ]
 
 
-def _emit(text: str, out: Path | None) -> None:
-    """The report on stdout, or into `out`; a path that cannot be written is an input error (exit 2)."""
+def _emit(text: str, out: Path | None, inputs: tuple[Path | str | None, ...] = ()) -> None:
+    """The report on stdout, or into `out` (atomically; never a FIFO, a device or one of the run's inputs)."""
     if out is None:
         sys.stdout.write(text)
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
-        reason = f"{blocked} is not a directory" if blocked else exc.strerror or type(exc).__name__
-        raise InputError.single(
-            f"cannot write the report: {reason}", file=out, hint="give --out a file path in a writable directory"
-        ) from None
+    from gpuinfra.spec.files import write_output
+
+    write_output(out, text, _input_files(inputs))
 
 
-def _finish(report: AnyReport, fmt: Format, out: Path | None) -> NoReturn:
+def _input_files(given: tuple[Path | str | None, ...]) -> list[Path]:
+    """The files a run reads that `--out` must not overwrite: every argument that names a file, each named
+    stack's file and the organization file beside it."""
+    from gpuinfra.load import ORG_FILE_NAME, stack_path
+
+    found: list[Path] = []
+    for item in given:
+        if item is None:
+            continue
+        path = Path(item)
+        found.append(path)
+        if isinstance(item, str) and not path.exists():
+            try:
+                path = stack_path(item)
+            except (InputError, OSError):  # not a stack name either: nothing more it could overwrite
+                continue
+            found.append(path)
+        found.append(path.parent / ORG_FILE_NAME)
+    return found
+
+
+def _finish(report: AnyReport, fmt: Format, out: Path | None, *inputs: Path | str | None) -> NoReturn:
     """Problems on stderr, the report on stdout (or --out), and the report's exit code."""
     for problem in report.problems:
         sys.stderr.write(f"{problem.stack}: cannot be read\n" + "".join(f"  {m}\n" for m in problem.messages))
-    _emit(FORMATS[fmt.value](report), out)
+    _emit(FORMATS[fmt.value](report), out, inputs)
     raise typer.Exit(report.exit_code)
 
 
@@ -90,7 +106,7 @@ def validate(
     from gpuinfra.commands.validate import validate_stacks
 
     report = validate_stacks(stacks, org, suppress or [])
-    _finish(report, fmt, out)
+    _finish(report, fmt, out, *stacks, org)
 
 
 @app.command()
@@ -108,7 +124,7 @@ def preview(
     from gpuinfra.commands.preview import preview_stacks
 
     report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
-    _finish(report, fmt, out)
+    _finish(report, fmt, out, *stacks, org, usage_file, policy_config)
 
 
 @app.command()
@@ -132,7 +148,7 @@ def cost(
     if suppress is None:
         suppress = []
     report = cost_command(inputs, org, usage_file, suppress)
-    _finish(report, fmt, out)
+    _finish(report, fmt, out, *inputs, org, usage_file)
 
 
 @app.command()
@@ -162,7 +178,7 @@ def diff(
     from gpuinfra.commands.diff import diff_command
 
     report = diff_command(list(args or []), base_ref, org, usage_file)
-    _finish(report, fmt, out)
+    _finish(report, fmt, out, *(args or []), org, usage_file)
 
 
 @app.command()
@@ -200,9 +216,20 @@ def schema(
     _emit(schema_text(kind.value), out)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so `finally` blocks and context managers remove what the run made
+    (temporary folders, the base side's git worktree, a half-written --out); a BaseException, so no
+    `except Exception` on the way swallows it."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
 def main() -> None:
     """Console entry point: input errors exit 2 with a message, never a traceback; a failure of gpuinfra's own
-    (a bug) exits 3 with one line naming it."""
+    (a bug) exits 3 with one line naming it; SIGINT and SIGTERM clean up and exit 130 and 143 (128 + signal)."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except InputError as exc:
@@ -212,7 +239,9 @@ def main() -> None:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(128 + signal.SIGINT)
+    except Terminated:
+        sys.exit(128 + signal.SIGTERM)
     except Exception as exc:  # a bug in gpuinfra: say so plainly instead of a traceback
         sys.stderr.write(f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug\n")
         sys.exit(3)

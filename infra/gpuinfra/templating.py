@@ -6,18 +6,30 @@ bootstrap, Slurm, Kubernetes objects) and `report/` (the Markdown reports)."""
 from __future__ import annotations
 
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 TEMPLATES_PACKAGE = "gpuinfra.templates"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def templates_folder() -> Path:
+    """The templates that belong to this code: the wheel's gpuinfra/templates/, or in a source checkout the
+    top-level templates/ beside infra/ (found from this file, not through an import, so a checkout run with
+    PYTHONPATH=infra, as `diff --base-ref` runs the base, never renders another checkout's templates)."""
+    for folder in (_PACKAGE / "templates", _PACKAGE.parent.parent / "templates"):
+        if (folder / "__init__.py").is_file():
+            return folder
+    raise RuntimeError(f"gpuinfra's templates are missing beside {_PACKAGE}: reinstall gpuinfra")
 
 
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
     return Environment(
-        loader=PackageLoader(TEMPLATES_PACKAGE, "."),
+        loader=FileSystemLoader(templates_folder()),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -37,4 +49,4 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer"]
+__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "templates_folder"]

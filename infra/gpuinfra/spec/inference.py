@@ -81,7 +81,8 @@ class FleetRegion(SpecModel):
     instance_type: InstanceTypeName | None = None
     """Override the fleet's instance type here (e.g. where L40S is scarce)."""
     certificate_arn: (
-        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9_-]+$")]
+        | None
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
     vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
@@ -129,7 +130,7 @@ class Schedule(SpecModel):
     """A scheduled capacity change, e.g. raise the floor before the daily peak."""
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
-    recurrence: Annotated[str, StringConstraints(pattern=r"^\S+ \S+ \S+ \S+ \S+$")]
+    recurrence: Annotated[str, StringConstraints(pattern=r"^[!-~]+ [!-~]+ [!-~]+ [!-~]+ [!-~]+$")]
     """Cron expression in UTC."""
     min_replicas: Annotated[int, Field(ge=0, le=10_000)]
     max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -150,7 +151,7 @@ class LoadBalancer(SpecModel):
     """The regional entry point."""
 
     type: Literal["alb", "nlb"] = Field("alb", json_schema_extra=updates("replace"))
-    health_check_path: Annotated[str, StringConstraints(pattern=r"^/[\w./-]*$")] = "/health"
+    health_check_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] = "/health"
     """Answers 200 only when the weights are loaded."""
     server_port: Annotated[int, Field(ge=1, le=65535)] = 8000
     healthy_threshold: Annotated[int, Field(ge=2, le=10)] = 2
@@ -231,7 +232,7 @@ class KubernetesPlatform(SpecModel):
     api_key_secret: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")] | None = None
     """Kubernetes Secret (key api-key) holding the server's API key (auth api_key)."""
     service_account_role_arn: (
-        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$")] | None
     ) = None
     """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 

@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from gpuinfra.spec.base import AccountName, BucketName, Invalid, Region, SpecModel, Tags
+from gpuinfra.spec.base import AccountName, BucketName, Invalid, Money, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
 QuotaCode = Annotated[
@@ -24,13 +24,13 @@ MAX_QUOTA = 100_000_000
 class Account(SpecModel):
     """An AWS account gpuinfra deploys into, by assuming `role_arn`."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
+    id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]
     """The 12-digit AWS account id; providers pin it with allowed_account_ids."""
-    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")]
+    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$")]
     """IAM role the deployment assumes in this account."""
     purpose: Purpose
     """What the account is for. Training and inference never share an account."""
-    monthly_budget_usd: Annotated[Decimal, Field(ge=0, strict=False)]
+    monthly_budget_usd: Annotated[Money, Field(ge=0)]
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
     quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
@@ -78,15 +78,15 @@ class Registry(SpecModel):
 class Ownership(SpecModel):
     """What owning the site's nodes costs, to compare with renting the same cluster on AWS."""
 
-    capex_per_node_usd: Annotated[Decimal, Field(gt=0, strict=False)]
+    capex_per_node_usd: Annotated[Money, Field(gt=0)]
     """Purchase price of one node with its share of network and storage (your quote)."""
     life_years: Annotated[float, Field(gt=0, le=15)]
     """Straight-line amortization period of the capital cost."""
-    power_usd_per_kwh: Annotated[Decimal, Field(ge=0, strict=False)]
+    power_usd_per_kwh: Annotated[Money, Field(ge=0)]
     """Electricity price at the site, applied to facility kW (IT x PUE)."""
-    colocation_usd_per_kw_month: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    colocation_usd_per_kw_month: Annotated[Money, Field(ge=0)] = Decimal(0)
     """Colocation space-and-power fee per contracted IT kW a month; 0 in one's own building."""
-    support_usd_per_node_year: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    support_usd_per_node_year: Annotated[Money, Field(ge=0)] = Decimal(0)
     """Hardware and software support contracts per node a year."""
     power_draw_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
     """Average draw as a share of nameplate power; 1.0 (nameplate) unless measured."""

@@ -77,7 +77,7 @@ class Interconnect(SpecModel):
 
     type: Literal["efa", "infiniband", "none"] = Field(json_schema_extra=updates("drain"))
     """efa on AWS; infiniband for on-premises racks."""
-    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:\d+)?$")]] = []
+    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:[0-9]+)?$")]] = []
     """The compute rails' InfiniBand HCAs NCCL may use (NCCL_IB_HCA, matched exactly), e.g. mlx5_0; not the
     storage or in-band ports. Empty lets NCCL choose."""
     netdevs: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]] = []
@@ -274,7 +274,7 @@ class Scheduler(SpecModel):
     """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
     login_instance_type: InstanceTypeName = "m7i.2xlarge"
     """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
-    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """EKS version (scheduler kubernetes on AWS)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
