@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from enum import StrEnum
 from pathlib import Path
@@ -18,6 +19,23 @@ app = typer.Typer(
     help="Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them.",
     pretty_exceptions_enable=False,
 )
+
+
+def _show_version(value: bool) -> None:
+    if value:
+        from gpuinfra import __version__
+
+        sys.stdout.write(f"gpuinfra {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them."""
 
 
 Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
@@ -188,6 +206,35 @@ def catalog(
 
     report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)
     _finish(report, fmt, out)
+
+
+@app.command()
+def init(
+    workload: Annotated[
+        str,
+        typer.Argument(
+            metavar="WORKLOAD", help="training-pcs, training-eks, training-onprem, inference-ec2 or inference-k8s."
+        ),
+    ],
+    name: Annotated[str, typer.Argument(help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name.")],
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
+    ] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file of that name.")] = False,
+) -> None:
+    """Write a new stack (and, where missing, the organization file, the editor schemas and the Pulumi project)
+    whose every value validates; values marked `yours:` are examples to replace.
+
+    Examples: gpuinfra init training-pcs my-train; gpuinfra init inference-ec2 chat --dir ~/infra
+    """
+    from gpuinfra.commands.init import init_stack
+
+    result = init_stack(workload, name, directory, force)
+    for path in result.written:
+        sys.stdout.write(f"wrote {os.path.relpath(path)}\n")
+    for path in result.kept:
+        sys.stdout.write(f"kept  {os.path.relpath(path)} (exists)\n")
+    sys.stdout.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
 
 
 @app.command()
