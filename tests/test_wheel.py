@@ -49,7 +49,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     where = run(python, "-c", "import gpuinfra.templates as t; print(t.__file__)", cwd=project)
     assert where.stdout.strip().startswith(str(purelib / "gpuinfra" / "templates")), where.stdout + where.stderr
     assert sorted({p.parent.name for p in (purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
-        "inference", "kubernetes", "report", "training"
+        "inference", "init", "kubernetes", "report", "training"
     ]
 
     cli = ("-c", "from gpuinfra.cli import main; main()")
@@ -58,3 +58,12 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     for stack in EXAMPLES:
         assert f"## {stack}" in preview.stdout, stack
     assert "pulumi-program" not in preview.stdout and "TemplateNotFound" not in preview.stdout
+
+    # pipx-style: an empty directory, no source tree and no project; init makes one, preview runs it.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    made = run(python, *cli, "init", "inference-ec2", "my-chat", cwd=empty)
+    assert made.returncode == 0, made.stderr
+    mine = run(python, *cli, "preview", "my-chat", cwd=empty)
+    assert mine.returncode == 0, mine.stdout[-2000:] + mine.stderr[-2000:]
+    assert run(python, *cli, "--version", cwd=empty).stdout.startswith(f"gpuinfra {wheel.name.split('-')[1]}\n")

@@ -2,26 +2,52 @@
 
 from __future__ import annotations
 
+import os
+import shutil
 import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from gpuinfra.errors import GpuinfraError, InputError
-from gpuinfra.report.render import FORMATS, AnyReport
+from gpuinfra.report.formats import format_names
+
+if TYPE_CHECKING:  # the renderers load the report model and the stages: imported when a command runs
+    from gpuinfra.report.render import AnyReport
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
+    rich_markup_mode=None,  # click's plain help: rendering it with rich imports markdown-it, pygments...: 3x slower
     no_args_is_help=True,
     help="Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them.",
     pretty_exceptions_enable=False,
 )
 
 
-Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
+def _show_version(value: bool) -> None:
+    if value:
+        from gpuinfra import __version__
+
+        sys.stdout.write(f"gpuinfra {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them."""
+
+
+Format = StrEnum("Format", {name: name for name in format_names()})  # type: ignore[misc]
 """One per renderer module in infra/gpuinfra/report/render/: a new format needs no edit here."""
 
 
@@ -31,14 +57,20 @@ class SchemaKind(StrEnum):
 
 
 StacksArg = Annotated[
-    list[str],
-    typer.Argument(help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths."),
+    list[str] | None,
+    typer.Argument(
+        metavar="STACK",
+        autocompletion=lambda incomplete: _stack_names(incomplete),
+        help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths "
+        "(default: every stack of the project)."
+    ),
 ]
 OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (default: org.yaml beside the stack).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
 SuppressOpt = Annotated[
-    list[str] | None, typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")
+    list[str] | None,
+    typer.Option("--suppress", metavar="RULE", help="Rule id of a warning to silence (repeatable)."),
 ]
 UsageOpt = Annotated[
     Path | None,
@@ -53,6 +85,37 @@ PolicyConfigOpt = Annotated[
         help="Policy pack config (levels, settings): JSON as for pulumi preview --policy-pack-config.",
     ),
 ]
+
+
+def _stack_names(incomplete: str) -> list[str]:
+    """Shell completion of STACK: the project's stack names."""
+    from gpuinfra.load import project_dir, stack_names
+
+    project = project_dir()
+    return [name for name in stack_names(project) if name.startswith(incomplete)] if project else []
+
+
+def _count(items: list[str], noun: str = "stack") -> str:
+    return f"{len(items)} {noun}{'s' if len(items) != 1 else ''}"
+
+
+@contextmanager
+def _working(message: str, after_seconds: float = 1.0) -> Iterator[None]:
+    """A spinner on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
+    logs or captured output); the report itself still goes to stdout."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    status = Console(stderr=True).status(f"{message}...")
+    timer = threading.Timer(after_seconds, status.start)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        status.stop()
 
 
 def _emit(text: str, out: Path | None, inputs: tuple[Path | str | None, ...] = ()) -> None:
@@ -88,6 +151,11 @@ def _input_files(given: tuple[Path | str | None, ...]) -> list[Path]:
 
 def _finish(report: AnyReport, fmt: Format, out: Path | None, *inputs: Path | str | None) -> NoReturn:
     """Problems on stderr, the report on stdout (or --out), and the report's exit code."""
+    from gpuinfra.report.render import FORMATS
+    from gpuinfra.report.render.table import WIDTH
+
+    if fmt.value == "table" and out is None and sys.stdout.isatty():  # a person reads it: their terminal's width
+        WIDTH.set(max(80, shutil.get_terminal_size().columns))
     for problem in report.problems:
         sys.stderr.write(f"{problem.stack}: cannot be read\n" + "".join(f"  {m}\n" for m in problem.messages))
     _emit(FORMATS[fmt.value](report), out, inputs)
@@ -96,22 +164,32 @@ def _finish(report: AnyReport, fmt: Format, out: Path | None, *inputs: Path | st
 
 @app.command()
 def validate(
-    stacks: StacksArg,
+    stacks: StacksArg = None,
     org: OrgOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
-    """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas)."""
+    """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas).
+
+    \b
+    Examples:
+      gpuinfra validate                          every stack of the project
+      gpuinfra validate llm-train chat-serve
+      gpuinfra validate stacks/Pulumi.llm-train.yaml --format json
+    """
+    from gpuinfra.commands.stacks import stacks_or_every
     from gpuinfra.commands.validate import validate_stacks
 
-    report = validate_stacks(stacks, org, suppress or [])
-    _finish(report, fmt, out, *stacks, org)
+    names = stacks_or_every(stacks)
+    with _working(f"validating {_count(names)}"):
+        report = validate_stacks(names, org, suppress or [])
+    _finish(report, fmt, out, *names, org)
 
 
 @app.command()
 def preview(
-    stacks: StacksArg,
+    stacks: StacksArg = None,
     org: OrgOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
@@ -120,11 +198,22 @@ def preview(
     policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
-    they cost, and the policy pack's verdicts."""
-    from gpuinfra.commands.preview import preview_stacks
+    they cost, and the policy pack's verdicts.
 
-    report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
-    _finish(report, fmt, out, *stacks, org, usage_file, policy_config)
+    \b
+    Examples:
+      gpuinfra preview                           every stack of the project
+      gpuinfra preview llm-train
+      gpuinfra preview llm-train --format json --out out/llm-train.json
+      gpuinfra preview chat-serve --policy-config policy.json --format markdown
+    """
+    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.commands.stacks import stacks_or_every
+
+    names = stacks_or_every(stacks)
+    with _working(f"previewing {_count(names)}"):
+        report = preview_stacks(names, org, suppress or [], usage_file, policy_config)
+    _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
 @app.command()
@@ -142,12 +231,20 @@ def cost(
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
-    """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account."""
+    """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account.
+
+    \b
+    Examples:
+      gpuinfra cost llm-train chat-serve
+      gpuinfra cost llm-train --usage-file usage.yml --format json
+      gpuinfra cost preview.json                 a pulumi preview --json document
+    """
     from gpuinfra.commands.cost import cost_command
 
     if suppress is None:
         suppress = []
-    report = cost_command(inputs, org, usage_file, suppress)
+    with _working(f"pricing {_count(inputs, 'input')}"):
+        report = cost_command(inputs, org, usage_file, suppress)
     _finish(report, fmt, out, *inputs, org, usage_file)
 
 
@@ -174,10 +271,18 @@ def diff(
     out: OutOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
-    appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation."""
+    appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation.
+
+    \b
+    Examples:
+      gpuinfra diff --base-ref main              every stack: main's code and stacks against the working tree
+      gpuinfra diff --base-ref origin/main llm-train --format markdown --out review.md
+      gpuinfra diff base.json head.json          two gpuinfra preview --format json documents
+    """
     from gpuinfra.commands.diff import diff_command
 
-    report = diff_command(list(args or []), base_ref, org, usage_file)
+    with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
+        report = diff_command(list(args or []), base_ref, org, usage_file)
     _finish(report, fmt, out, *(args or []), org, usage_file)
 
 
@@ -199,7 +304,14 @@ def catalog(
     out: OutOpt = None,
 ) -> None:
     """What the planner and the pricer read: instance types (hardware, network cards, EFA), regions, and one
-    type's on-demand and spot prices by region with their dates, and its quota codes."""
+    type's on-demand and spot prices by region with their dates, and its quota codes.
+
+    \b
+    Examples:
+      gpuinfra catalog --accelerator H100
+      gpuinfra catalog --min-memory-gib 90 --efa
+      gpuinfra catalog p5.48xlarge --format json
+    """
     from gpuinfra.commands.catalog import catalog_command
 
     report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)
@@ -207,10 +319,48 @@ def catalog(
 
 
 @app.command()
+def init(
+    workload: Annotated[
+        str,
+        typer.Argument(
+            metavar="WORKLOAD", help="training-pcs, training-eks, training-onprem, inference-ec2 or inference-k8s."
+        ),
+    ],
+    name: Annotated[str, typer.Argument(help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name.")],
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
+    ] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file of that name.")] = False,
+) -> None:
+    """Write a new stack (and, where missing, the organization file, the editor schemas and the Pulumi project)
+    whose every value validates; values marked `yours:` are examples to replace.
+
+    \b
+    Examples:
+      gpuinfra init training-pcs my-train        Slurm as an AWS PCS cluster
+      gpuinfra init inference-ec2 chat --dir ~/infra
+    """
+    from gpuinfra.commands.init import init_stack
+
+    result = init_stack(workload, name, directory, force)
+    for path in result.written:
+        sys.stdout.write(f"wrote {os.path.relpath(path)}\n")
+    for path in result.kept:
+        sys.stdout.write(f"kept  {os.path.relpath(path)} (exists)\n")
+    sys.stdout.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
+
+
+@app.command()
 def schema(
     kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
 ) -> None:
-    """Write the JSON Schema of stack files (or the organization file) for editors."""
+    """Write the JSON Schema of stack files (or the organization file) for editors.
+
+    \b
+    Examples:
+      gpuinfra schema stack --out schemas/stack.schema.json
+      gpuinfra schema org --out schemas/org.schema.json
+    """
     from gpuinfra.commands.schema import schema_text
 
     _emit(schema_text(kind.value), out)

@@ -30,8 +30,11 @@ class KvCache(SpecModel):
     """Shape of the attention key/value cache, which grows with every token in flight."""
 
     layers: Annotated[int, Field(ge=1, le=1024)]
+    """Transformer layers, each holding a KV cache (num_hidden_layers in the model's config.json)."""
     kv_heads: Annotated[int, Field(ge=1, le=1024)]
+    """Key/value heads per layer (num_key_value_heads; fewer than the attention heads with grouped-query attention)."""
     head_dim: Annotated[int, Field(ge=1, le=4096)]
+    """Dimension of one attention head (head_dim, else hidden_size / num_attention_heads)."""
     precision: ServingPrecision | None = None
     """Cache element precision; default: the serving precision (int8/int4 weights keep an fp16 cache)."""
 
@@ -40,9 +43,13 @@ class ServedModel(SpecModel):
     """The model being served."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """A name for the model, e.g. llama-3.1-8b-instruct."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    """Parameters, in billions: with the precision, the weights' size in memory."""
     precision: ServingPrecision = "bf16"
+    """Precision of the served weights: bytes per parameter, and the memory the roofline reads per decode step."""
     context_length_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Longest context (prompt plus output) a sequence may use, in tokens: sizes its KV cache."""
     kv_cache: KvCache
     max_concurrent_sequences: Annotated[int, Field(ge=1, le=4096)] = 8
     """Sequences one replica serves at once, each at full context length."""
@@ -74,6 +81,7 @@ class FleetRegion(SpecModel):
     min_replicas: Annotated[int, Field(ge=1, le=10_000)]
     """Always-on replicas; bought on-demand."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)]
+    """Most replicas the region may scale out to."""
     peak_rps: Annotated[float, Field(ge=0)]
     """Requests per second this region must absorb at its daily peak."""
     availability_zones: list[Zone] = []
@@ -119,6 +127,7 @@ class Autoscaling(SpecModel):
     """Requests in flight (vLLM waiting + running) per in-service replica the region's control loop holds;
     keep it below max_concurrent_sequences, so replicas are added before requests queue."""
     scale_out_cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
+    """Seconds after a scale-out before the next one."""
     scale_in_cooldown_seconds: Annotated[int, Field(ge=0, le=86_400)] = 600
     """Slower than scale-out, so a dip does not drop replicas that take minutes to come back."""
     schedules: list[Schedule] = []
@@ -130,10 +139,13 @@ class Schedule(SpecModel):
     """A scheduled capacity change, e.g. raise the floor before the daily peak."""
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
+    """Name of the scheduled action."""
     recurrence: Annotated[str, StringConstraints(pattern=r"^[!-~]+ [!-~]+ [!-~]+ [!-~]+ [!-~]+$")]
     """Cron expression in UTC."""
     min_replicas: Annotated[int, Field(ge=0, le=10_000)]
+    """Replica floor from the recurrence on."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Replica ceiling from the recurrence on; default: the region's max_replicas."""
 
     @model_validator(mode="after")
     def _min_within_max(self) -> Schedule:
@@ -151,19 +163,27 @@ class LoadBalancer(SpecModel):
     """The regional entry point."""
 
     type: Literal["alb", "nlb"] = Field("alb", json_schema_extra=updates("replace"))
+    """alb (HTTPS, a WAF web ACL possible) or nlb (TLS; takes no WAF). Changing it replaces the load balancer."""
     health_check_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] = "/health"
     """Answers 200 only when the weights are loaded."""
     server_port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    """Port the model server listens on; target group and health checks use it."""
     healthy_threshold: Annotated[int, Field(ge=2, le=10)] = 2
+    """Consecutive passing health checks before a replica takes traffic."""
     unhealthy_threshold: Annotated[int, Field(ge=2, le=10)] = 3
+    """Consecutive failing health checks before a replica is taken out."""
     health_check_interval_seconds: Annotated[int, Field(ge=5, le=300)] = 15
+    """Seconds between health checks."""
 
 
 class GlobalRouting(SpecModel):
     """How users reach the nearest healthy region."""
 
     type: Literal["route53_latency", "global_accelerator"]
+    """route53_latency (latency records, a health check per region) or global_accelerator (one accelerator, an
+    endpoint group per region)."""
     domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
+    """The fleet's DNS name, under the hosted zone."""
     hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
     """Route 53 hosted zone of domain_name (route53_latency)."""
 
@@ -218,6 +238,8 @@ class KubernetesPlatform(SpecModel):
     kubeconfig_keys: dict[Region, Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]]
     """Per region, the Pulumi config key holding that cluster's kubeconfig (a secret)."""
     autoscaler: Literal["hpa", "keda"] = "hpa"
+    """keda (a ScaledObject on the Prometheus query) or hpa (autoscaling/v2 on an external metric: needs an
+    external-metrics adapter)."""
     namespace: K8sName = "inference"
     gpu_product_label: str | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
@@ -244,6 +266,7 @@ class InferenceSpec(SpecModel):
     account: AccountName
     """Account (purpose: inference) from the organization file."""
     platform: Literal["ec2", "kubernetes"] = "ec2"
+    """ec2: Auto Scaling groups behind a load balancer per region; kubernetes: Deployments on existing clusters."""
     model: ServedModel
     instance: Instance = Instance()
     regions: Annotated[list[FleetRegion], Field(min_length=1)]
@@ -270,6 +293,7 @@ class InferenceSpec(SpecModel):
     access: Access = Access()
     tags: Tags = {}
     suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
 
     @model_validator(mode="after")
     def _platform_fields(self) -> InferenceSpec:

@@ -111,6 +111,7 @@ class Organization(SpecModel):
     name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
     """Short organization name, used as a prefix and in tags."""
     accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
+    """Every account gpuinfra may deploy into, by name: id, role, purpose, budget, quotas."""
     registry: Registry | None = None
     default_tags: Tags = {}
     """Tags every provider applies to every resource, besides gpuinfra's own."""

@@ -18,8 +18,10 @@ class RegistrySpec(SpecModel):
     noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)] = 90
     """How long overwritten or deleted weight versions are kept."""
     kms_deletion_window_days: Annotated[int, Field(ge=7, le=30)] = 30
+    """Days a deleted KMS key waits before AWS deletes it (7 to 30: KMS ScheduleKeyDeletion's PendingWindowInDays)."""
     tags: Tags = {}
     suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
 
 
 __all__ = ["RegistrySpec"]

@@ -32,10 +32,14 @@ def stack_schema() -> dict[str, Any]:
                 },
                 "oneOf": [{"required": [key]} for key in spec_keys],
             },
-            "secretsprovider": {"type": "string"},
-            "encryptedkey": {"type": "string"},
-            "encryptionsalt": {"type": "string"},
-            "environment": {},
+            # Pulumi's own stack-file keys (pulumi/pulumi sdk/go/common/workspace/project.go, ProjectStack).
+            "secretsprovider": {"type": "string", "description": "Pulumi: the stack's secrets provider URL."},
+            "encryptedkey": {"type": "string", "description": "Pulumi: the data key, encrypted by a cloud KMS."},
+            "encryptionsalt": {
+                "type": "string",
+                "description": "Pulumi: the passphrase secrets provider's salt; written by Pulumi, never by hand.",
+            },
+            "environment": {"description": "Pulumi ESC environments the stack imports."},
         },
         "required": ["config"],
         "$defs": top.get("$defs", {}),

@@ -26,6 +26,7 @@ from gpuinfra.pulumi.components.training.storage import (
 )
 from gpuinfra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
 from gpuinfra.spec import Account, Registry, TrainingSpec
+from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
 
 TYPE = "gpuinfra:training:Cluster"
 
@@ -168,7 +169,7 @@ class TrainingCluster(pulumi.ComponentResource):
             region=spec.region,
             account_id=args.account.id,
             instance_type=plan.instance_type,
-            image_id=spec.compute.image_id,
+            image_id=spec.compute.image_id or DEFAULT_EKS_NODE_IMAGE,  # PCS requires one (image-not-pinned)
             node_count=plan.nodes,
             efa_interfaces=plan.efa_interfaces_per_node,
             capacity=CapacityArgs(

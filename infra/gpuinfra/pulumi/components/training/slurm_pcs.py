@@ -174,9 +174,11 @@ class SlurmOnPcs(pulumi.ComponentResource):
         self.register_outputs({"placement_group": self.placement_group.name})
 
     @staticmethod
-    def _image(image_id: str, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
+    def _image(image_id: str | None, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
         """The AMI id: as given, or the pinned version of an SSM parameter, read at preview (so the diff shows the
         AMI that will launch, and a new version shows as a node group change)."""
+        if image_id is None:  # the image-not-pinned rule refuses the spec before any resource exists
+            raise ValueError("compute.image_id is required for AWS PCS nodes")
         ssm = ssm_image(image_id)
         if ssm is None:
             return image_id
