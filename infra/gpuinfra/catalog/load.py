@@ -17,7 +17,9 @@ from gpuinfra.catalog.models import (
     Accelerator,
     AcceleratorPeak,
     AcceleratorPower,
+    AcceleratorSet,
     CoolingLimit,
+    Device,
     Entry,
     Family,
     Figure,
@@ -92,6 +94,8 @@ def load_catalog() -> Catalog:
             memory_bandwidths=_entries(MemoryBandwidth, serving["memory_bandwidth"]),
             serving_figures={k: Figure.model_validate(v) for k, v in serving["cold_start"].items()},
             accelerator_peaks=_entries(AcceleratorPeak, accelerators.get("peaks", [])),
+            devices=_entries(Device, accelerators["devices"]),
+            fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -113,6 +117,8 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.families,
         *catalog.accelerator_models,
         *catalog.accelerator_peaks,
+        *catalog.devices,
+        *([catalog.fp8_weights] if catalog.fp8_weights else []),
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,
@@ -183,6 +189,8 @@ def _instance_problems(catalog: Catalog, info: InstanceType) -> Iterable[str]:
                 f"{info.name}: efa_cards {list(info.efa_cards)} do not match "
                 f"{info.efa_interfaces} EFA on {len(info.cards)} cards"
             )
+    if info.accelerator_count and info.accelerator_kind and catalog.device(info.name) is None:
+        yield f"{info.name}: no device row for {info.accelerator_kind} in accelerators.yaml"
     if info.accelerator_kind == "gpu" and info.accelerator_count and catalog.gpu_product(info.name) is None:
         yield (
             f"{info.name}: {info.accelerator} ({info.accelerator_memory_mib} MiB) has no "

@@ -137,6 +137,22 @@ class Accelerator(UndatedEntry):
     """nvidia.com/gpu.product as GPU feature discovery sets it; None for Neuron devices."""
 
 
+class Device(UndatedEntry):
+    """How Kubernetes sees one kind of accelerator: the extended resource its device plugin advertises, and the
+    node label a pod selects its node by (its value: the accelerator's product label, or the instance type)."""
+
+    kind: AcceleratorKind
+    k8s_resource: str
+    node_label: str
+    node_value: Literal["product", "instance_type"]
+
+
+class AcceleratorSet(UndatedEntry):
+    """A set of accelerator names that share a capability (e.g. FP8 weights in vLLM)."""
+
+    names: list[str]
+
+
 class MemoryBandwidth(UndatedEntry):
     """Peak device-memory bandwidth of one accelerator (datasheet): what bounds LLM decode (plan/roofline.py)."""
 
@@ -202,7 +218,9 @@ __all__ = [
     "AcceleratorKind",
     "AcceleratorPeak",
     "AcceleratorPower",
+    "AcceleratorSet",
     "CoolingLimit",
+    "Device",
     "Entry",
     "Family",
     "Figure",

@@ -31,6 +31,9 @@ class TrainingPlan(Plain):
     instance_type: str
     nodes: int
     gpus_per_node: int
+    device_resource: str | None = None
+    """The extended resource a Kubernetes pod requests the accelerators as (catalog: nvidia.com/gpu,
+    aws.amazon.com/neuron); None for a type without whole accelerators."""
     vcpus_per_node: int
     memory_gib_per_node: int
     gpus: int
@@ -194,6 +197,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         instance_type=info.name,
         nodes=nodes,
         gpus_per_node=info.accelerator_count,
+        device_resource=catalog.k8s_resource(info.name),
         vcpus_per_node=info.vcpu,
         memory_gib_per_node=info.memory_gib,
         gpus=gpus,
