@@ -141,7 +141,17 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
         {
             f"{e.source} as_of {e.as_of}"
             for e in entries(catalog)
-            if e.source in catalog.sources and e.as_of != catalog.sources[e.source].date
+            if e.source in catalog.sources
+            and catalog.sources[e.source].dated == "source"
+            and e.as_of != catalog.sources[e.source].date
+        },
+    )
+    yield from _listed(
+        "entries of a source dated per row without an as_of",
+        {
+            f"{e.source}"
+            for e in entries(catalog)
+            if e.source in catalog.sources and catalog.sources[e.source].dated == "row" and e.as_of is None
         },
     )
     names = {i.name for i in catalog.instance_types}

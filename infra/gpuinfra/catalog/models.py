@@ -37,6 +37,9 @@ class Source(BaseModel):
     date: datetime.date | None = None
     """The date the source itself gives (commit, 'generated at', 'last updated'); None when it gives none."""
     date_basis: str | None = None
+    dated: Literal["source", "row"] = "source"
+    """source: every entry is as of the source's date; row: the source is a set of files each with its own
+    publication date (AWS's per-Region price lists), so every entry carries its own, never None."""
 
 
 class InstanceType(Entry):
