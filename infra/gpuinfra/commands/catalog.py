@@ -71,7 +71,7 @@ def catalog_command(
             efa=efa,
             region=region,
         )
-        report.types = [type_out(catalog, i) for i in found]
+        report.types = [type_out(catalog, i, region) for i in found]
     report.sources = sources_out(catalog, cited(catalog, report))
     return report
 

@@ -373,6 +373,10 @@ class CatalogTypeOut(Model):
     """Regions with an on-demand price."""
     on_demand_min_usd: Decimal | None = None
     """Cheapest on-demand hourly price over those regions; None when it has none."""
+    region: str | None = None
+    """The region asked for (`gpuinfra catalog --region R`), whose own price follows."""
+    region_on_demand_usd: Decimal | None = None
+    region_on_demand_as_of: datetime.date | None = None
     source: str
     as_of: datetime.date | None = None
 

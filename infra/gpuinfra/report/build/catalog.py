@@ -22,9 +22,11 @@ CAPACITY_BLOCK_KEY = "ec2_capacity_block"
 """services.yaml key prefix of Capacity Block rates: ec2_capacity_block/<type>/<region>."""
 
 
-def type_out(catalog: Catalog, info: InstanceType) -> CatalogTypeOut:
+def type_out(catalog: Catalog, info: InstanceType, region: str | None = None) -> CatalogTypeOut:
+    """The type's row; with `region`, that region's own on-demand price beside the cheapest of all regions."""
     family = catalog.family(info.family)
     prices = [p for r in catalog.priced_regions(info.name) if (p := catalog.on_demand(info.name, r))]
+    here = catalog.on_demand(info.name, region) if region else None
     return CatalogTypeOut(
         name=info.name,
         family=info.family,
@@ -46,6 +48,9 @@ def type_out(catalog: Catalog, info: InstanceType) -> CatalogTypeOut:
         capacity_blocks=bool(family and family.capacity_blocks),
         regions_priced=len(prices),
         on_demand_min_usd=min((p.usd_per_hour for p in prices), default=None),
+        region=region,
+        region_on_demand_usd=here.usd_per_hour if here else None,
+        region_on_demand_as_of=here.as_of if here else None,
         source=info.source,
         as_of=info.as_of,
     )
