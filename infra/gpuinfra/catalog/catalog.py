@@ -29,6 +29,7 @@ from gpuinfra.catalog.models import (
     Role,
     ServicePrice,
     Source,
+    SpotAdvice,
     SpotDefault,
     SpotDistribution,
     UnknownPrice,
@@ -73,6 +74,8 @@ class Catalog:
     """How Kubernetes requests and selects each kind of accelerator (accelerators.yaml `devices`)."""
     fp8_weights: AcceleratorSet | None = None
     """Accelerators vLLM serves FP8 weights on (accelerators.yaml `fp8_weights`)."""
+    spot_advice: tuple[SpotAdvice, ...] = ()
+    """The Spot Instance Advisor's interruption band per (type, Region) (spot_advice.json)."""
 
     # ---- indexes (built once, on first use)
     @cached_property
@@ -232,6 +235,10 @@ class Catalog:
 
     def spot(self, instance_type: str, region: str) -> SpotDistribution | None:
         return self._spot.get((instance_type, region))
+
+    def interruption(self, instance_type: str, region: str | None) -> SpotAdvice | None:
+        """The advisor's interruption band for the type in the Region; None when the catalog holds none."""
+        return next((a for a in self.spot_advice if a.instance_type == instance_type and a.region == region), None)
 
     def spot_discount(self, instance_type: str, region: str) -> SpotDiscount:
         """The zone-mean discount for the type in the region, else the catalog's default (an estimate)."""

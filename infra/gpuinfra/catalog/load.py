@@ -33,6 +33,7 @@ from gpuinfra.catalog.models import (
     RegionList,
     ServicePrice,
     Source,
+    SpotAdvice,
     SpotDefault,
     SpotDistribution,
     UnknownPrice,
@@ -96,6 +97,7 @@ def load_catalog() -> Catalog:
             accelerator_peaks=_entries(AcceleratorPeak, accelerators.get("peaks", [])),
             devices=_entries(Device, accelerators["devices"]),
             fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
+            spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -112,6 +114,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.on_demand_prices,
         catalog.spot_default,
         *catalog.spot_distributions,
+        *catalog.spot_advice,
         *catalog.quota_codes,
         *catalog.quota_unknowns,
         *catalog.families,

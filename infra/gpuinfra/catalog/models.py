@@ -106,6 +106,19 @@ class SpotDistribution(Entry):
     high: Decimal
 
 
+class SpotAdvice(Entry):
+    """The Spot Instance Advisor's band of interruption frequency over the trailing month for a (type, Region), and
+    its savings over on-demand, as of the advisor data's Last-Modified date."""
+
+    instance_type: str
+    region: str
+    band: str
+    """The advisor's label: "<5%", "5-10%", "10-15%", "15-20%", ">20%"."""
+    band_max_percent: int
+    """The band's upper bound, percent of spot capacity reclaimed per month (the file's `max`)."""
+    savings_percent: int
+
+
 class SpotDefault(Entry):
     discount: Decimal
 
@@ -239,6 +252,7 @@ __all__ = [
     "Role",
     "ServicePrice",
     "Source",
+    "SpotAdvice",
     "SpotDefault",
     "SpotDistribution",
     "UndatedEntry",

@@ -87,6 +87,11 @@ def refresh_command(from_dir: Path | None, out: Path | None) -> str:
         f"oldest publication date: {result.oldest or 'none'}",
         f"wrote {result.rows} on-demand rows: {', '.join(str(p) for p in result.files)}",
     ]
+    lines.append(
+        f"spot advice: {result.advice_rows} rows as of {result.advice_as_of}"
+        if result.advice_as_of
+        else "spot advice: no Spot Instance Advisor data read (spot_advice.json unchanged)"
+    )
     if result.regions_missing:
         lines.append(f"catalog Regions the Region index does not list: {', '.join(result.regions_missing)}")
     if result.unpriced_types:

@@ -406,6 +406,10 @@ class CatalogPriceOut(Model):
     capacity_block_usd: Decimal | None = None
     capacity_block_note: str | None = None
     """Why the Capacity Block rate is unknown (when the family is sold as Capacity Blocks)."""
+    interruption_band: str | None = None
+    """The Spot Instance Advisor's interruption-frequency band ("<5%" ... ">20%"); None when the catalog has none."""
+    interruption_as_of: datetime.date | None = None
+    interruption_source: str | None = None
 
 
 class CatalogQuotaOut(Model):

@@ -170,6 +170,8 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
         "spot: the mean over the region's zones and the range from the dearest zone ('-': a zone without a spot "
         "offer) to the cheapest; the dataset gives min, mean and max, not a median",
         f"spot in a region without a row: {_discount(d.spot_default_discount)} off (an estimate, flagged so)",
+        "spot interruption: the Spot Instance Advisor's band of capacity reclaimed over the trailing month, with "
+        "the advisor data's date ('-': none in the catalog; `gpuinfra catalog refresh` reads it)",
     ]
     for p in d.prices:
         s = p.spot
@@ -183,6 +185,7 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
                 if s
                 else "-",
                 str(s.as_of) if s else "-",
+                f"{p.interruption_band} ({p.interruption_as_of})" if p.interruption_band else "-",
                 money(p.capacity_block_usd, 4) if t.capacity_blocks else "",
             ]
         )
@@ -201,6 +204,7 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
             "spot (mean)",
             "spot discount mean (range over zones)",
             "as of",
+            "spot interruption",
             "capacity block",
         ],
         rows=rows,

@@ -59,6 +59,7 @@ def type_out(catalog: Catalog, info: InstanceType, region: str | None = None) ->
 def price_out(catalog: Catalog, info: InstanceType, region: str, capacity_blocks: bool) -> CatalogPriceOut:
     od = catalog.on_demand(info.name, region)
     spot = catalog.spot(info.name, region)
+    advice = catalog.interruption(info.name, region)
     spot_out = None
     if spot is not None and od is not None:
         spot_out = CatalogSpotOut(
@@ -84,6 +85,9 @@ def price_out(catalog: Catalog, info: InstanceType, region: str, capacity_blocks
         spot=spot_out,
         capacity_block_usd=block_usd,
         capacity_block_note=block_note,
+        interruption_band=advice.band if advice else None,
+        interruption_as_of=advice.as_of if advice else None,
+        interruption_source=advice.source if advice else None,
     )
 
 
@@ -139,7 +143,7 @@ def cited(catalog: Catalog, report: CatalogReport) -> set[str]:
         info = catalog.instance(report.detail.type.name)
         ids |= {report.detail.type.source, *(info.cites if info else ())}
         for p in report.detail.prices:
-            ids |= {s for s in (p.on_demand_source, p.spot.source if p.spot else None) if s}
+            ids |= {s for s in (p.on_demand_source, p.spot.source if p.spot else None, p.interruption_source) if s}
             if p.capacity_block_note is not None:
                 unknown = catalog.unknown_price(CAPACITY_BLOCK_KEY)
                 ids |= {unknown.source} if unknown else set()
