@@ -289,7 +289,11 @@ def diff(
 @app.command()
 def catalog(
     instance_type: Annotated[
-        str | None, typer.Argument(metavar="[TYPE]", help="Show this instance type: prices by region, quota codes.")
+        str | None,
+        typer.Argument(
+            metavar="[TYPE|refresh]",
+            help="Show this instance type: prices by region, quota codes. `refresh`: rebuild the price files.",
+        ),
     ] = None,
     accelerator: Annotated[
         str | None, typer.Option("--accelerator", help="Only types with this accelerator (H100, L4, Trainium...).")
@@ -302,9 +306,15 @@ def catalog(
     regions: Annotated[bool, typer.Option("--regions", help="List the regions, with types priced in each.")] = False,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option("--from", help="refresh: read recorded excerpts laid out like AWS's hosts (default: AWS)."),
+    ] = None,
 ) -> None:
     """What the planner and the pricer read: instance types (hardware, network cards, EFA), regions, and one
-    type's on-demand and spot prices by region with their dates, and its quota codes.
+    type's on-demand and spot prices by region with their dates, and its quota codes. `gpuinfra catalog refresh
+    [--from DIR] [--out DIR]` rebuilds the data files from AWS's public Price List (--out: the directory to write,
+    default the bundled catalog's).
 
     \b
     Examples:
@@ -312,7 +322,11 @@ def catalog(
       gpuinfra catalog --min-memory-gib 90 --efa
       gpuinfra catalog p5.48xlarge --format json
     """
-    from gpuinfra.commands.catalog import catalog_command
+    from gpuinfra.commands.catalog import catalog_command, refresh_command
+
+    if instance_type == "refresh":
+        sys.stdout.write(refresh_command(from_dir, out))
+        raise typer.Exit(0)
 
     report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)
     _finish(report, fmt, out)

@@ -211,6 +211,14 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
     elif isinstance(spec, InferenceSpec):
         if spec.instance.type != "auto":
             yield from instance(("instance", "type"), spec.instance.type)
+        gpu = spec.instance.gpu
+        if gpu is not None and gpu not in catalog.accelerator_names():
+            yield at(
+                ("instance", "gpu"),
+                f"unknown accelerator {_quoted(gpu)}",
+                did_you_mean(gpu, catalog.accelerator_names())
+                or f"name one of the catalog's: {', '.join(catalog.accelerator_names())}",
+            )
         for i, fleet_region in enumerate(spec.regions):
             yield from region(("regions", i, "region"), fleet_region.region)
             if fleet_region.instance_type:

@@ -12,8 +12,6 @@ from gpuinfra.plan.coldstart import ColdStart
 from gpuinfra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
 from gpuinfra.plan.roofline import ReplicaBound
 
-# Families meant for serving; auto never picks training-class P or Trn instances.
-SERVING_FAMILIES = ("g4dn", "g5", "g6", "g6e", "inf2")
 PEAK_TO_TROUGH = 10.0
 """Daily traffic varies about 10x between peak and trough."""
 HOST_RAM_SHARE = 0.75
@@ -43,12 +41,6 @@ class InstanceChoice(Plain):
     needed_bytes: int
     candidates: list[Candidate]
     reason: str
-
-
-def training_class(family: str) -> bool:
-    """P (p4d, p5, p6-b200, ...) and Trn families are training hardware; serving on them is rarely
-    cost-efficient (the serving validator and the inference policy both ask this)."""
-    return family.startswith("trn") or (len(family) > 1 and family[0] == "p" and family[1].isdigit())
 
 
 def fits(info: InstanceType, memory: ServingMemory, utilization: float) -> tuple[bool, int]:
@@ -116,7 +108,7 @@ def choose_instance(
     """`auto`: the cheapest serving type the server can drive whose accelerators hold weights plus KV cache,
     whose host RAM holds the weights, whose accelerator count is a valid tensor-parallel size, priced in
     every region; an explicit type is kept (validators say if it does not fit)."""
-    families = catalog.serving_families() or SERVING_FAMILIES
+    families = catalog.serving_families()
     pool = [
         i
         for i in catalog.instance_types
@@ -276,8 +268,6 @@ def region_plan(
 MAX_SPOT_TYPES = 4
 """Instance types in the burst group's overrides: enough for price-capacity-optimized to choose among.
 Sizes up to twice the chosen type's vCPUs only, so the spot quota the group may use stays bounded."""
-FP8_ACCELERATORS = frozenset({"L4", "L40S", "H100", "H200", "B200", "B300", "RTX-PRO-6000", "RTX-PRO-4500"})
-"""FP8 weights need compute capability 8.9 or later (Ada, Hopper, Blackwell): vLLM docs, Quantization, FP8 W8A8."""
 
 
 def spot_types(
@@ -294,7 +284,7 @@ def spot_types(
     host memory, and read memory at least as fast (so a replica never serves less than planned)."""
     floor = catalog.memory_bandwidth_gb_s(chosen.name)
     fp8 = precision == "fp8"
-    families = catalog.serving_families() or SERVING_FAMILIES
+    families = catalog.serving_families()
     others = []
     for info in catalog.instance_types:
         if info.name == chosen.name or info.family not in families or not info.is_accelerated:
@@ -307,7 +297,7 @@ def spot_types(
             or not server_runs_on(server_kind, info)
             or not fits(info, memory, utilization)[0]
             or not host_ram_fits(info, memory.weights_bytes)
-            or (fp8 and info.accelerator not in FP8_ACCELERATORS)
+            or (fp8 and not catalog.serves_fp8(info.accelerator))
             or info.vcpu > 2 * chosen.vcpu
             or floor is None
             or bandwidth is None
@@ -319,12 +309,10 @@ def spot_types(
 
 
 __all__ = [
-    "FP8_ACCELERATORS",
     "HOST_RAM_SHARE",
     "MAX_SPOT_TYPES",
     "PEAK_TO_TROUGH",
     "SERVER_KINDS",
-    "SERVING_FAMILIES",
     "Candidate",
     "InstanceChoice",
     "RegionPlan",
@@ -336,6 +324,5 @@ __all__ = [
     "server_runs_on",
     "spot_types",
     "tensor_parallel_problem",
-    "training_class",
     "warm_pool_size",
 ]

@@ -373,6 +373,10 @@ class CatalogTypeOut(Model):
     """Regions with an on-demand price."""
     on_demand_min_usd: Decimal | None = None
     """Cheapest on-demand hourly price over those regions; None when it has none."""
+    region: str | None = None
+    """The region asked for (`gpuinfra catalog --region R`), whose own price follows."""
+    region_on_demand_usd: Decimal | None = None
+    region_on_demand_as_of: datetime.date | None = None
     source: str
     as_of: datetime.date | None = None
 
@@ -402,6 +406,10 @@ class CatalogPriceOut(Model):
     capacity_block_usd: Decimal | None = None
     capacity_block_note: str | None = None
     """Why the Capacity Block rate is unknown (when the family is sold as Capacity Blocks)."""
+    interruption_band: str | None = None
+    """The Spot Instance Advisor's interruption-frequency band ("<5%" ... ">20%"); None when the catalog has none."""
+    interruption_as_of: datetime.date | None = None
+    interruption_source: str | None = None
 
 
 class CatalogQuotaOut(Model):

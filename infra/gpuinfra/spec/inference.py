@@ -23,7 +23,12 @@ from gpuinfra.spec.base import (
 )
 
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]
+AcceleratorName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9-]*$"),
+    Field(description="An accelerator name of the catalog (`gpuinfra catalog` lists them), e.g. L40S, RTX-PRO-6000."),
+]
+"""Checked against the catalog when the stack is loaded (load.reference_problems): the names are catalog data."""
 
 
 class KvCache(SpecModel):
@@ -115,7 +120,7 @@ class Instance(SpecModel):
 
     type: Literal["auto"] | InstanceTypeName = "auto"
     """An instance type, or auto: the cheapest catalog type whose memory holds weights and cache."""
-    gpu: GpuName | None = None
+    gpu: AcceleratorName | None = None
     """Restrict auto to types with this accelerator."""
 
 
@@ -307,12 +312,12 @@ class InferenceSpec(SpecModel):
 Autoscaling.model_rebuild()
 
 __all__ = [
+    "AcceleratorName",
     "Access",
     "Autoscaling",
     "ColdStart",
     "FleetRegion",
     "GlobalRouting",
-    "GpuName",
     "InferenceSpec",
     "Instance",
     "KubernetesPlatform",

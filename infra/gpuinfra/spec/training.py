@@ -372,8 +372,9 @@ class Failure(SpecModel):
 
     node_mtbf_hours: Annotated[float, Field(gt=0)] = 5000.0
     """Mean time between failures of one node (hardware, driver, network)."""
-    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] = 0.05
-    """Share of spot nodes interrupted per month (Spot Instance Advisor buckets: <5%, 5-10%, ...)."""
+    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of spot nodes interrupted per month; default: the upper bound of the Spot Instance Advisor's band for
+    the type and region in the catalog (`gpuinfra catalog TYPE`), else 0.05."""
 
 
 class TrainingSpec(SpecModel):

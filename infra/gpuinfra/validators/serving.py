@@ -13,7 +13,6 @@ from gpuinfra.plan.serving import (
     host_ram_fits,
     server_runs_on,
     tensor_parallel_problem,
-    training_class,
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
 from gpuinfra.validators.base import Failure, Level, rule
@@ -318,12 +317,13 @@ def scale_in_faster_than_scale_out(spec: InferenceSpec) -> Iterator[Failure]:
 
 @rule(Level.WARNING)
 def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """P and Trn instances are for training; serving on them is rarely cost-efficient."""
+    """Training hardware (the catalog's families.yaml role) serves rarely cost-efficiently."""
     for i, rp in enumerate(plan.regions):
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
-        if info and training_class(info.family):
+        if info and catalog.is_training_class(info.family):
             path = ("regions", i, "instance_type") if spec.regions[i].instance_type else ("instance", "type")
-            yield Failure(f"{info.name} is a training-class instance", path, "serve on L4, L40S or Inferentia2")
+            hint = f"serve on a serving family: {', '.join(catalog.serving_families())}"
+            yield Failure(f"{info.name} is a training-class instance", path, hint)
 
 
 @rule(Level.ERROR)

@@ -129,6 +129,8 @@ class WorkloadArgs:
     cluster_queue: str = ""
     region: str | None = None
     """AWS region: given to add-ons that would otherwise ask the instance metadata service."""
+    device_resource: str = ""
+    """The extended resource the accelerators are requested as (the plan's, from the catalog)."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -136,7 +138,8 @@ def fabric_resource(fabric: str) -> str | None:
 
 
 def pod_devices(args: WorkloadArgs) -> dict[str, int]:
-    devices = {GPU: args.gpus_per_node}
+    assert args.device_resource, "the training plan names the accelerators' resource (catalog devices)"
+    devices = {args.device_resource: args.gpus_per_node}
     fabric = fabric_resource(args.fabric)
     if fabric:
         devices[fabric] = args.fabric_per_node

@@ -70,6 +70,7 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
             fabric=spec.interconnect.type,
             nodes=plan.nodes,
             gpus_per_node=plan.gpus_per_node,
+            device_resource=plan.device_resource or "",
             fabric_per_node=fabric_per_node,
             flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
             job=job_args(spec, plan, site_fs.mount_path),

@@ -78,6 +78,7 @@ def eks_workload_args(
         fabric=spec.interconnect.type,
         nodes=plan.nodes,
         gpus_per_node=plan.gpus_per_node,
+        device_resource=plan.device_resource or "",
         fabric_per_node=plan.efa_interfaces_per_node,
         flavor=Flavor(
             flavor_name(spec),
