@@ -14,6 +14,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 import pytest
 from gpuinfra.catalog import load_catalog
@@ -555,6 +556,12 @@ def test_set_meets_the_bar() -> None:
     assert len(within) / len(ratios) >= MIN_SHARE_WITHIN, sorted(set(ratios) - set(within))
     beyond = {i: r for i, r in ratios.items() if abs(r - 1) > NEVER_BEYOND}
     assert not beyond
+
+
+def test_docs_show_this_table() -> None:
+    """docs/planner.md shows the table as the planner computes it now (regenerate it with this file's __main__)."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "planner.md").read_text()
+    assert table() in docs
 
 
 def table() -> str:

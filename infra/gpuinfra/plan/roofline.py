@@ -82,6 +82,12 @@ class ReplicaBound(Plain):
     requests_per_s: float
     generation_seconds: float
     """Time to decode one request's output at that step rate (the latency floor at full batch)."""
+    bandwidth_tokens_per_s: float | None = None
+    """The calibrated ceiling's decode-only bound (None: the plain bandwidth roofline)."""
+    compute_tokens_per_s: float | None = None
+    """The calibrated ceiling's compute-only bound (None: no dense peak known, or the plain roofline)."""
+    physical_tokens_per_s: float | None = None
+    """The same ceiling at 100% of the datasheet bandwidth and peak: what no server can exceed."""
 
 
 def replica_bound(
@@ -147,15 +153,16 @@ class ReplicaCeiling(Plain):
     brings (continuous batching time-shares them)."""
     bandwidth_tokens_per_s: float
     """Decode alone at the measured share of the memory bandwidth."""
-    compute_tokens_per_s: float
-    """Prefill and decode FLOPs alone at the measured share of the dense peak."""
+    compute_tokens_per_s: float | None
+    """Prefill and decode FLOPs alone at the measured share of the dense peak (None: no peak known, so the
+    ceiling is the bandwidth bound alone)."""
     tokens_per_s: float
     """The ceiling: batch / step_seconds, never above either bound."""
 
 
 def replica_ceiling(
     bandwidth_gb_s: float,
-    peak_tflops: float,
+    peak_tflops: float | None,
     memory_bytes: float,
     utilization: float,
     gpus: int,
@@ -164,24 +171,47 @@ def replica_ceiling(
     max_num_seqs: int,
     input_tokens: int,
     output_tokens: int,
+    bandwidth_efficiency: float = DECODE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float = PREFILL_COMPUTE_EFFICIENCY,
 ) -> ReplicaCeiling:
-    """The output-token ceiling of one replica (bandwidth, peak and memory summed over its GPUs)."""
+    """The output-token ceiling of one replica (bandwidth, peak and memory summed over its GPUs); at efficiencies
+    of 1.0 the physical bound no server exceeds."""
     context = mean_context_tokens(input_tokens, output_tokens)
     kv_memory = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus)
     batch = max(1, min(max_num_seqs, kv_cache_concurrency(kv_memory, memory.kv_bytes_per_token, context)))
-    flops_per_s = peak_tflops * 1e12 * PREFILL_COMPUTE_EFFICIENCY
     read_s = decode_step_bytes(memory.weights_bytes, batch, memory.kv_bytes_per_token, context) / (
-        bandwidth_gb_s * 1e9 * DECODE_BANDWIDTH_EFFICIENCY
+        bandwidth_gb_s * 1e9 * bandwidth_efficiency
     )
-    decode_flops_s = 2 * active_parameters * batch / flops_per_s
-    prefill_s = 2 * active_parameters * batch * input_tokens / output_tokens / flops_per_s
+    decode_flops_s, prefill_s = 0.0, 0.0
+    if peak_tflops:
+        flops_per_s = peak_tflops * 1e12 * compute_efficiency
+        decode_flops_s = 2 * active_parameters * batch / flops_per_s
+        prefill_s = 2 * active_parameters * batch * input_tokens / output_tokens / flops_per_s
     step = max(read_s, decode_flops_s) + prefill_s
     return ReplicaCeiling(
         batch=batch,
         step_seconds=step,
         bandwidth_tokens_per_s=batch / read_s,
-        compute_tokens_per_s=batch / (decode_flops_s + prefill_s),
+        compute_tokens_per_s=batch / (decode_flops_s + prefill_s) if peak_tflops else None,
         tokens_per_s=batch / step,
+    )
+
+
+def ceiling_bound(
+    ceiling: ReplicaCeiling, bandwidth_gb_s: float, output_tokens: int, physical: ReplicaCeiling | None = None
+) -> ReplicaBound:
+    """The ceiling in the plan's ReplicaBound shape (steps/s, requests/s, time to generate one answer)."""
+    steps = 1.0 / ceiling.step_seconds
+    return ReplicaBound(
+        bandwidth_gb_s=bandwidth_gb_s,
+        batch=ceiling.batch,
+        steps_per_s=steps,
+        tokens_per_s=ceiling.tokens_per_s,
+        requests_per_s=requests_per_s_bound(ceiling.tokens_per_s, output_tokens),
+        generation_seconds=output_tokens / steps,
+        bandwidth_tokens_per_s=ceiling.bandwidth_tokens_per_s,
+        compute_tokens_per_s=ceiling.compute_tokens_per_s,
+        physical_tokens_per_s=physical.tokens_per_s if physical else None,
     )
 
 
@@ -191,6 +221,7 @@ __all__ = [
     "PREFILL_COMPUTE_EFFICIENCY",
     "ReplicaBound",
     "ReplicaCeiling",
+    "ceiling_bound",
     "decode_step_bytes",
     "decode_steps_per_s_bound",
     "decode_tokens_per_s_bound",
