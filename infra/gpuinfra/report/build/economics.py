@@ -97,6 +97,14 @@ def run_section(run: RunPlan) -> Section:
     ]
     if speed is not None:
         notes.append(f"doubling the nodes is {speed:.2f}x as fast, not 2x")
+    moved = [p for p in run.restart_sensitivity if p.goodput is not None and p.days is not None]
+    if moved:
+        notes.append(
+            "goodput by restart time R at the spec's nodes: "
+            + ", ".join(
+                f"{number(p.restart_minutes, 0)} min {percent(p.goodput)} ({p.days or 0:.1f} days)" for p in moved
+            )
+        )
     notes += run.notes
     return Section(
         title="Training run",
