@@ -20,7 +20,7 @@ import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.flops import DEFAULT_MFU, scaling_efficiency, scaling_per_doubling
 from gpuinfra.plan.layout import Budget, Layout, Shape, fits_on
-from gpuinfra.plan.memory import MIB, kv_bytes_per_token, serving_memory, training_bytes_per_parameter
+from gpuinfra.plan.memory import MIB, ServingMemory, kv_bytes_per_token, serving_memory, training_bytes_per_parameter
 from gpuinfra.plan.roofline import kv_memory_bytes, replica_ceiling, serving_admits
 
 CATALOG = load_catalog()
@@ -125,6 +125,13 @@ def bandwidth_gb_s(name: str) -> float:
     return max(r.gb_s for r in rows)
 
 
+def model_memory(model: Model, precision: str, kv_precision: str, context: int) -> ServingMemory:
+    """Weights and one `context`-token sequence's KV cache (what vLLM's admission rule asks for)."""
+    return serving_memory(
+        model.parameters_billion, precision, model.layers, model.kv_heads, model.head_dim, kv_precision, context
+    )
+
+
 def serving_tokens_per_s(
     model: Model,
     precision: str,
@@ -137,16 +144,7 @@ def serving_tokens_per_s(
     utilization: float = 0.90,
 ) -> float:
     """The planner's output-token ceiling of one replica for a benchmark's request shape."""
-    memory = serving_memory(
-        model.parameters_billion,
-        precision,
-        model.layers,
-        model.kv_heads,
-        model.head_dim,
-        kv_precision,
-        input_tokens + output_tokens,
-        1,
-    )
+    memory = model_memory(model, precision, kv_precision, input_tokens + output_tokens)
     ceiling = replica_ceiling(
         bandwidth_gb_s=bandwidth_gb_s(accelerator) * count,
         peak_tflops=peak(accelerator, "fp8" if precision == "fp8" else "bf16") * count,
@@ -163,16 +161,7 @@ def serving_tokens_per_s(
 
 
 def admits(model: Model, precision: str, kv_precision: str, memory_mib: int, count: int, max_model_len: int) -> float:
-    memory = serving_memory(
-        model.parameters_billion,
-        precision,
-        model.layers,
-        model.kv_heads,
-        model.head_dim,
-        kv_precision,
-        max_model_len,
-        1,
-    )
+    memory = model_memory(model, precision, kv_precision, max_model_len)
     return float(serving_admits(memory, count * memory_mib * MIB, 0.90, count))
 
 
