@@ -45,8 +45,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         m.kv_cache.kv_heads,
         m.kv_cache.head_dim,
         m.kv_cache.precision,
-        m.context_length_tokens,
-        m.max_concurrent_sequences,
+        m.context_length_tokens,  # one maximum-length sequence: vLLM's admission rule (plan/roofline.py)
     )
     fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
     choice = choose_instance(
@@ -59,6 +58,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         spec.server_kind,
         m.attention_heads,
         m.kv_cache.kv_heads,
+        m.precision,
     )
     shape = spec.requests
 

@@ -10,7 +10,7 @@ from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan.capacity import on_demand_percentage, split_capacity
 from gpuinfra.plan.coldstart import ColdStart
 from gpuinfra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
-from gpuinfra.plan.roofline import ReplicaBound
+from gpuinfra.plan.roofline import ACTIVATION_WORKSPACE_BYTES, ReplicaBound
 
 PEAK_TO_TROUGH = 10.0
 """Daily traffic varies about 10x between peak and trough."""
@@ -44,7 +44,11 @@ class InstanceChoice(Plain):
 
 
 def fits(info: InstanceType, memory: ServingMemory, utilization: float) -> tuple[bool, int]:
+    """vLLM's admission rule: weights plus one maximum-length sequence's KV cache (`memory`) fit what the server
+    may use after each GPU's activation workspace (plan/roofline.py serving_admits). Returns the fit and that
+    usable size."""
     usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, utilization)
+    usable -= max(1, info.accelerator_count) * ACTIVATION_WORKSPACE_BYTES
     return memory.needed_bytes <= usable, usable
 
 
@@ -79,9 +83,12 @@ def _rejection(
     attention_heads: int | None,
     kv_heads: int,
     unpriced: list[str],
+    precision: str = "bf16",
 ) -> str | None:
     if not server_runs_on(server_kind, info):
         return f"{info.accelerator} ({info.accelerator_kind}) cannot run the {server_kind} server"
+    if precision == "fp8" and server_kind == "cuda" and info.accelerator not in FP8_ACCELERATORS:
+        return f"{info.accelerator} cannot run fp8 weights (compute capability 8.9 or later)"
     if not ok:
         return "accelerator memory too small"
     if not host_ram_fits(info, memory.weights_bytes):
@@ -104,8 +111,10 @@ def choose_instance(
     server_kind: str = "cuda",
     attention_heads: int | None = None,
     kv_heads: int = 1,
+    precision: str = "bf16",
 ) -> InstanceChoice:
-    """`auto`: the cheapest serving type the server can drive whose accelerators hold weights plus KV cache,
+    """`auto`: the cheapest serving type the server can drive (fp8 weights: Ada, Hopper or Blackwell) whose
+    accelerators admit the model (weights plus one maximum-length sequence, vLLM's rule),
     whose host RAM holds the weights, whose accelerator count is a valid tensor-parallel size, priced in
     every region; an explicit type is kept (validators say if it does not fit)."""
     families = catalog.serving_families()
@@ -130,7 +139,7 @@ def choose_instance(
                 usable_bytes=usable,
                 fits=ok,
                 usd_per_hour_total=total,
-                rejected=_rejection(info, ok, memory, server_kind, attention_heads, kv_heads, unpriced),
+                rejected=_rejection(info, ok, memory, server_kind, attention_heads, kv_heads, unpriced, precision),
             )
         )
     candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))

@@ -28,7 +28,8 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
     if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
         need = (
             f"{plan.memory.needed_bytes / GB:,.1f} GB (weights {plan.memory.weights_bytes / GB:,.1f} GB + "
-            f"KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+            f"KV cache of one {spec.model.context_length_tokens:,}-token sequence "
+            f"{plan.memory.kv_cache_bytes / GB:,.1f} GB)"
         )
         holds = plan.choice.reason == "no instance holds the model"
         yield Failure(
@@ -39,7 +40,7 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
             )
             + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
-            "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
+            "lower context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
             if holds
             else "name an instance type per region (regions[].instance_type), or change the filter or the model",
         )
@@ -47,7 +48,8 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
 
 @rule(Level.ERROR)
 def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """A region's instance type cannot hold the weights plus the KV cache for the target concurrency."""
+    """A region's instance type cannot hold the weights plus one maximum-length sequence's KV cache after each
+    GPU's activation workspace: vLLM refuses to start (plan/roofline.py serving_admits)."""
     for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
         if info is None:
@@ -57,10 +59,11 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
             path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
             yield Failure(
                 f"{info.name} offers {usable / GB:,.1f} GB but the model needs {plan.memory.needed_bytes / GB:,.1f} GB "
-                f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
-                f"in {region.region}",
+                f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV of one "
+                f"{spec.model.context_length_tokens:,}-token sequence {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
+                f"in {region.region}: vLLM would refuse to start",
                 path,
-                "pick a type with more accelerator memory, or lower max_concurrent_sequences",
+                "pick a type with more accelerator memory, lower context_length_tokens, or quantize",
             )
 
 
@@ -143,24 +146,52 @@ def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalo
 
 @rule(Level.ERROR)
 def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """A replica cannot serve more requests/s than memory bandwidth allows: bandwidth / (weights + batch x KV)
-    decode steps per second, times the batch, over the output tokens per request (plan/roofline.py)."""
+    """A replica cannot serve more than its physical ceiling: decode steps at the full datasheet bandwidth
+    (weights + batch x KV a step), time-shared with prefill at the full dense peak (plan/roofline.py)."""
     claimed = spec.throughput_rps_per_replica
     shape = spec.requests
     for _, region, rp, info, _ in _instances(spec, plan, catalog):
         b = rp.bound
         if b is None:
             continue
-        if claimed > b.requests_per_s:
+        physical = (b.physical_tokens_per_s or b.tokens_per_s) / shape.output_tokens
+        if claimed > physical:
             yield Failure(
-                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do: "
+                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do at all: "
                 f"{b.bandwidth_gb_s:,.0f} GB/s over {plan.memory.weights_bytes / GB:,.1f} GB of weights + "
-                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step is at "
-                f"most {b.steps_per_s:,.1f} steps/s, {b.tokens_per_s:,.0f} tokens/s at batch {b.batch}, "
-                f"{b.requests_per_s:,.2f} requests/s at {shape.output_tokens} output tokens",
+                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step, with "
+                f"prefill of {shape.input_tokens} tokens a request at the dense peak, is at most "
+                f"{physical:,.2f} requests/s at {shape.output_tokens} output tokens (published servers reach "
+                f"{b.requests_per_s:,.2f}, docs/planner.md)",
                 ("throughput_rps_per_replica",),
                 f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
                 "max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+            return
+
+
+CEILING_WARNING_SHARE = 0.8
+"""A claim above 80% of the calibrated ceiling is warned about: published servers reach the ceiling within about
+15% (tests/plan/test_calibration.py), so such a figure needs its benchmark."""
+
+
+@rule(Level.WARNING)
+def throughput_near_ceiling(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The claimed rate is above 80% of what published servers reach on this hardware (the calibrated ceiling)."""
+    claimed = spec.throughput_rps_per_replica
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is None or b.physical_tokens_per_s is None:
+            continue
+        if CEILING_WARNING_SHARE * b.requests_per_s < claimed <= b.physical_tokens_per_s / shape.output_tokens:
+            yield Failure(
+                f"throughput_rps_per_replica {claimed:g} is {claimed / b.requests_per_s:.0%} of the calibrated "
+                f"ceiling of {info.name} in {region.region} ({b.requests_per_s:,.2f} requests/s, "
+                f"{b.tokens_per_s:,.0f} tokens/s at batch {b.batch}): published servers reach "
+                "the calibrated ceiling within about 15%, not more (docs/planner.md)",
+                ("throughput_rps_per_replica",),
+                "keep the figure only with its benchmark (vllm bench serve at the spec's request shape)",
             )
             return
 
