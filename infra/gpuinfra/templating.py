@@ -5,6 +5,7 @@ bootstrap, Slurm, Kubernetes objects) and `report/` (the Markdown reports)."""
 
 from __future__ import annotations
 
+import shlex
 from functools import lru_cache
 from typing import Any
 
@@ -13,10 +14,18 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 TEMPLATES_PACKAGE = "gpuinfra.templates"
 
 
+def shell_quote(value: Any) -> str:
+    """The `sh` filter: one shell word whatever the value holds (`$(...)`, backticks, `;`, newlines, quotes):
+    `shlex.quote`, POSIX single quotes, which bash reads literally ("Enclosing characters in single quotes
+    preserves the literal value of each character within the quotes", Bash Reference Manual 3.1.2.2).
+    Every spec value that is not restricted by its schema's pattern goes through it in a shell template."""
+    return shlex.quote(str(value))
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
-    return Environment(
+    env = Environment(
         loader=PackageLoader(TEMPLATES_PACKAGE, "."),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -25,6 +34,8 @@ def environment() -> Environment:
         autoescape=False,
         auto_reload=False,  # package data never changes under a running process: no stat per render
     )
+    env.filters["sh"] = shell_quote
+    return env
 
 
 def renderer(folder: str = "") -> Any:
@@ -37,4 +48,4 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer"]
+__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "shell_quote"]
