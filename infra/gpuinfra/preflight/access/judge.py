@@ -12,7 +12,7 @@ from gpuinfra.graph.views import account_of_arn
 from gpuinfra.preflight.access.decide import Decision, Policies, Principal, Request, evaluate
 from gpuinfra.preflight.access.statements import parse
 from gpuinfra.preflight.access.world import Role, World, read_world
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import Level, PreflightFinding
 
 RULE = "PF-ACCESS-FLOW"
 SOURCES = (
@@ -135,12 +135,11 @@ def _anchor(flow: Flow, world: World, graph: Graph) -> Resource:
 def flow_findings(flows: Iterable[Flow], graph: Graph, peers: Iterable[Graph] = ()) -> list[PreflightFinding]:
     """Findings for the flows of `graph`'s stack: an error per denied flow, an info per flow that cannot be
     judged (its policies are not all in sight), nothing for an allowed one."""
-    graphs = [graph, *peers]
-    world = read_world(graphs)
+    world = read_world([graph, *peers])
     findings = []
-    for j in judge_flows(flows, graphs):
-        flow, d = j.flow, j.decision
-        if d.outcome == "allow":
+    for flow in flows:
+        d = judge(flow, world)
+        if d is None or d.outcome == "allow":
             continue
         what = f"flow {flow.name!r} ({flow.principal} {flow.action} {flow.resource})"
         if d.outcome == "deny":
@@ -149,7 +148,7 @@ def flow_findings(flows: Iterable[Flow], graph: Graph, peers: Iterable[Graph] = 
         else:
             message = f"cannot judge {what}: {d.reason}"
         source = f"{SOURCES}; {BUCKET_KEYS}" + (f"; {flow.source}" if flow.source else "")
-        level = "error" if d.outcome == "deny" else "info"
+        level: Level = "error" if d.outcome == "deny" else "info"
         findings.append(PreflightFinding.at(_anchor(flow, world, graph), RULE, "", flow.name, message, source, level))
     return findings
 
