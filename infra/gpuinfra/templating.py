@@ -5,6 +5,7 @@ bootstrap, Slurm, Kubernetes objects) and `report/` (the Markdown reports)."""
 
 from __future__ import annotations
 
+import shlex
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -25,10 +26,18 @@ def templates_folder() -> Path:
     raise RuntimeError(f"gpuinfra's templates are missing beside {_PACKAGE}: reinstall gpuinfra")
 
 
+def shell_quote(value: Any) -> str:
+    """The `sh` filter: one shell word whatever the value holds (`$(...)`, backticks, `;`, newlines, quotes):
+    `shlex.quote`, POSIX single quotes, which bash reads literally ("Enclosing characters in single quotes
+    preserves the literal value of each character within the quotes", Bash Reference Manual 3.1.2.2).
+    Every spec value that is not restricted by its schema's pattern goes through it in a shell template."""
+    return shlex.quote(str(value))
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
-    return Environment(
+    env = Environment(
         loader=FileSystemLoader(templates_folder()),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
@@ -37,6 +46,8 @@ def environment() -> Environment:
         autoescape=False,
         auto_reload=False,  # package data never changes under a running process: no stat per render
     )
+    env.filters["sh"] = shell_quote
+    return env
 
 
 def renderer(folder: str = "") -> Any:
@@ -49,4 +60,4 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "templates_folder"]
+__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "shell_quote", "templates_folder"]

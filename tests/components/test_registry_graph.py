@@ -32,7 +32,10 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     statements = {s["Sid"]: s for s in policy_of(graph, "acme-model-registry")}
     assert set(statements) == {"TrainingUpload", "InferenceReadModels", "InferenceListModels", "DenyInsecureTransport"}
     upload = statements["TrainingUpload"]
-    assert upload["Principal"] == {"AWS": [TRAINING]} and upload["Action"] == ["s3:PutObject"]
+    # multipart uploads: PutObject covers Create/UploadPart/Complete; Abort is its own action (S3 UG "Multipart
+    # upload API and permissions")
+    assert upload["Principal"] == {"AWS": [TRAINING]}
+    assert upload["Action"] == ["s3:PutObject", "s3:AbortMultipartUpload"]
     assert upload["Resource"] == ["arn:aws:s3:::acme-model-registry/uploads/*"]
     read = statements["InferenceReadModels"]
     assert read["Principal"] == {"AWS": [INFERENCE]} and read["Action"] == ["s3:GetObject"]

@@ -17,7 +17,8 @@ from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, pric
 from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.policy.config import PolicyConfig
-from gpuinfra.preflight import preflight
+from gpuinfra.preflight import PreflightFinding, preflight
+from gpuinfra.preflight.access.judge import flow_findings
 from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, Report, StackReport
@@ -73,7 +74,9 @@ def preview_checked(
             stack.findings.append(engine_failure(str(exc)))
         else:
             catalog = load_catalog()
-            stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog))
+            stack = preflight_report(
+                graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph)
+            )
             breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
             stack = with_cost(stack, breakdown)
             run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
@@ -81,6 +84,15 @@ def preview_checked(
     return stack, Snapshot(
         stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=plan_figures(checked.plan)
     )
+
+
+def flows_judged(checked: Checked, graph: Graph) -> list[PreflightFinding]:
+    """The stack's declared data flows judged by its own graph's policies and its peers' (the registry's)."""
+    from gpuinfra.pulumi.components.flows import declared_flows
+    from gpuinfra.pulumi.peers import peer_graphs
+
+    flows = declared_flows(checked.inputs, checked.plan)
+    return flow_findings(flows, graph, peer_graphs(checked.inputs)) if flows else []
 
 
 def preview_stacks(

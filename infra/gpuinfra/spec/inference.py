@@ -29,6 +29,15 @@ AcceleratorName = Annotated[
     Field(description="An accelerator name of the catalog (`gpuinfra catalog` lists them), e.g. L40S, RTX-PRO-6000."),
 ]
 """Checked against the catalog when the stack is loaded (load.reference_problems): the names are catalog data."""
+_LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
+_DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?"
+_PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
+IMAGE_REFERENCE = (
+    rf"^(?:{_DOMAIN}/)?{_PATH}(?:/{_PATH})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
+)
+"""A Docker image reference, per the grammar of distribution/reference (reference.go): it reaches a root shell
+script, so nothing else is accepted."""
+ImageReference = Annotated[str, StringConstraints(max_length=255, pattern=IMAGE_REFERENCE)]
 
 
 class KvCache(SpecModel):
@@ -286,8 +295,9 @@ class InferenceSpec(SpecModel):
     global_routing: GlobalRouting
     cold_start: ColdStart = ColdStart()
     kubernetes: KubernetesPlatform | None = None
-    server_image: str = "vllm/vllm-openai:v0.11.0"
-    """Container image of the model server (ec2 runs it with Docker)."""
+    server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
+    """Container image of the model server (ec2 runs it with Docker): a Docker image reference
+    ([registry[:port]/]path[:tag])."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"

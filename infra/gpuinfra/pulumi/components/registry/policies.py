@@ -52,8 +52,10 @@ def read_statements(bucket: str, readers: Sequence[Grant]) -> list[Statement]:
 
 
 def write_statements(bucket: str, writers: Sequence[Grant]) -> list[Statement]:
-    """Training accounts: PutObject on the upload prefix only (BucketOwnerEnforced makes the registry
-    account own every object, so no ACL condition is needed)."""
+    """Training accounts: PutObject (which also authorizes CreateMultipartUpload, UploadPart and
+    CompleteMultipartUpload) and AbortMultipartUpload on the upload prefix only, per S3 UG "Multipart upload API
+    and permissions" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/mpuoverview.html#mpuAndPermissions).
+    BucketOwnerEnforced makes the registry account own every object, so no ACL condition is needed."""
     if not writers:
         return []
     principals = sorted(_root(g.account_id) for g in writers)
@@ -62,7 +64,7 @@ def write_statements(bucket: str, writers: Sequence[Grant]) -> list[Statement]:
             "Sid": "TrainingUpload",
             "Effect": "Allow",
             "Principal": {"AWS": principals},
-            "Action": ["s3:PutObject"],
+            "Action": ["s3:PutObject", "s3:AbortMultipartUpload"],
             "Resource": [f"arn:aws:s3:::{bucket}/{writers[0].prefix}*"],
         }
     ]
@@ -75,7 +77,12 @@ def bucket_policy(bucket: str, writers: Sequence[Grant], readers: Sequence[Grant
 
 
 def key_policy(owner_account_id: str, region: str, writers: Sequence[Grant], readers: Sequence[Grant]) -> str:
-    """The bucket key: the owner administers it; other accounts may only use it through S3 here."""
+    """The bucket key: the owner administers it; other accounts may only use it through S3 here.
+
+    Training accounts get kms:Decrypt as well as GenerateDataKey/Encrypt: "To perform a multipart upload with
+    encryption using an AWS KMS key, the requester must have permission to the kms:Decrypt and
+    kms:GenerateDataKey actions on the key" (S3 UG, "Multipart upload API and permissions"), and across accounts
+    the key policy must allow it (KMS DG, "Allowing users in other accounts to use a KMS key")."""
     statements: list[Statement] = [
         {
             "Sid": "Owner",
@@ -92,7 +99,7 @@ def key_policy(owner_account_id: str, region: str, writers: Sequence[Grant], rea
                 "Sid": "TrainingEncrypt",
                 "Effect": "Allow",
                 "Principal": {"AWS": sorted(_root(g.account_id) for g in writers)},
-                "Action": ["kms:GenerateDataKey", "kms:Encrypt"],
+                "Action": ["kms:GenerateDataKey", "kms:Encrypt", "kms:Decrypt"],
                 "Resource": "*",
                 "Condition": via_s3,
             }
@@ -111,8 +118,28 @@ def key_policy(owner_account_id: str, region: str, writers: Sequence[Grant], rea
     return iam.document(*statements)
 
 
-def replication_policy(source: str, source_key_arn: str, destinations: Sequence[tuple[str, str]]) -> str:
-    """What S3 replication needs: read versions of the source, write replicas, the keys on both ends."""
+def replica_key_statement(bucket: str, key_arn: str, region: str) -> Statement:
+    """The replication role on one replica key: kms:Encrypt to write the replica and, because the replica bucket
+    uses an S3 Bucket Key, kms:Decrypt too ("the AWS KMS key policy for the KMS key used to encrypt the object
+    replica must include kms:Decrypt permissions for the calling principal", S3 UG "Replicating objects created
+    with server-side encryption", https://docs.aws.amazon.com/AmazonS3/latest/userguide/replication-config-for-kms-objects.html).
+    Only through S3 in the replica's region and only for that bucket: with a Bucket Key the encryption context
+    is the bucket ARN (S3 UG "Reducing the cost of SSE-KMS with Amazon S3 Bucket Keys")."""
+    return {
+        "Sid": f"ReplicaKey{''.join(part.capitalize() for part in region.split('-'))}",
+        "Effect": "Allow",
+        "Action": ["kms:Encrypt", "kms:Decrypt"],
+        "Resource": [key_arn],
+        "Condition": {
+            "StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"},
+            "StringLike": {"kms:EncryptionContext:aws:s3:arn": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]},
+        },
+    }
+
+
+def replication_policy(source: str, source_key_arn: str, destinations: Sequence[tuple[str, str, str]]) -> str:
+    """What S3 replication needs: read versions of the source, write replicas, the keys on both ends.
+    `destinations`: (bucket, key ARN, region) of each replica."""
     return iam.document(
         {
             "Sid": "SourceBucket",
@@ -130,15 +157,10 @@ def replication_policy(source: str, source_key_arn: str, destinations: Sequence[
             "Sid": "Replicas",
             "Effect": "Allow",
             "Action": ["s3:ReplicateObject", "s3:ReplicateDelete", "s3:ReplicateTags"],
-            "Resource": sorted(f"arn:aws:s3:::{bucket}/*" for bucket, _ in destinations),
+            "Resource": sorted(f"arn:aws:s3:::{bucket}/*" for bucket, _, _ in destinations),
         },
         {"Sid": "SourceKey", "Effect": "Allow", "Action": ["kms:Decrypt"], "Resource": [source_key_arn]},
-        {
-            "Sid": "ReplicaKeys",
-            "Effect": "Allow",
-            "Action": ["kms:Encrypt"],
-            "Resource": sorted(key for _, key in destinations),
-        },
+        *(replica_key_statement(bucket, key, region) for bucket, key, region in sorted(destinations)),
     )
 
 
@@ -147,6 +169,7 @@ __all__ = [
     "deny_insecure_transport",
     "key_policy",
     "read_statements",
+    "replica_key_statement",
     "replication_policy",
     "write_statements",
 ]

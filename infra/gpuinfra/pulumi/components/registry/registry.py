@@ -118,13 +118,15 @@ class ModelRegistry(pulumi.ComponentResource):
                 description="S3 replication of released models to every inference region",
                 opts=o,
             )
-            destinations = [(r.bucket, replicas[r.region].key.arn) for r in plan.replicas]
+            destinations = [(r.bucket, replicas[r.region].key.arn, r.region) for r in plan.replicas]
             aws.iam.RolePolicy(
                 f"{name}-replication-access",
                 role=role.id,
-                policy=pulumi.Output.all(primary.key.arn, *[key for _, key in destinations]).apply(
+                policy=pulumi.Output.all(primary.key.arn, *[key for _, key, _ in destinations]).apply(
                     lambda keys: replication_policy(
-                        plan.bucket, keys[0], [(b, k) for (b, _), k in zip(destinations, keys[1:], strict=True)]
+                        plan.bucket,
+                        keys[0],
+                        [(b, k, r) for (b, _, r), k in zip(destinations, keys[1:], strict=True)],
                     )
                 ),
                 opts=o,

@@ -1,0 +1,114 @@
+"""Policy documents as statements that know where they come from, and whether one applies to a request.
+
+IAM User Guide, "IAM JSON policy element reference"
+(https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_elements.html): Effect, Principal,
+Action/NotAction, Resource/NotResource and Condition; a statement applies when each element it has matches.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from gpuinfra.preflight.access.conditions import Context, condition_matches
+from gpuinfra.preflight.access.match import action_matches, resource_matches
+
+
+class UnreadablePolicy(ValueError):
+    """A document that is not a policy (or is not known yet): what it would decide is unknown."""
+
+
+def _listed(value: Any) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    return tuple(str(v) for v in (value if isinstance(value, list) else [value]))
+
+
+@dataclass(frozen=True)
+class Principals:
+    """A Principal element: `"*"` (everyone), AWS principals (ARNs or bare account ids) and service principals."""
+
+    everyone: bool = False
+    aws: tuple[str, ...] = ()
+    services: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: Any) -> Principals:
+        if value == "*":
+            return cls(everyone=True)
+        if not isinstance(value, Mapping):
+            raise UnreadablePolicy(f"Principal {value!r} is neither '*' nor an object")
+        aws = _listed(value.get("AWS"))
+        return cls(everyone="*" in aws, aws=aws, services=_listed(value.get("Service")))
+
+
+@dataclass(frozen=True)
+class Statement:
+    """One statement, with the policy it belongs to (`origin`: resource name and policy kind)."""
+
+    origin: str
+    sid: str
+    effect: str
+    actions: tuple[str, ...]
+    not_actions: tuple[str, ...] = ()
+    resources: tuple[str, ...] = ()
+    not_resources: tuple[str, ...] = ()
+    principals: Principals | None = None
+    condition: Mapping[str, Any] = field(default_factory=dict)
+
+    @property
+    def label(self) -> str:
+        return f"{self.origin} statement {self.sid!r}" if self.sid else f"{self.origin} (unnamed statement)"
+
+    def covers_action(self, action: str) -> bool:
+        if self.not_actions:
+            return not any(action_matches(a, action) for a in self.not_actions)
+        return any(action_matches(a, action) for a in self.actions)
+
+    def covers_resource(self, arn: str) -> bool:
+        """A key policy's or other resource policy's statement may omit Resource: it then means the resource."""
+        if self.not_resources:
+            return not any(resource_matches(r, arn) for r in self.not_resources)
+        return not self.resources or any(resource_matches(r, arn) for r in self.resources)
+
+    def applies(self, action: str, arn: str, context: Context) -> bool:
+        """Action, resource and condition match (the principal is matched by the evaluator, which knows accounts)."""
+        return self.covers_action(action) and self.covers_resource(arn) and condition_matches(self.condition, context)
+
+
+def parse(document: Any, origin: str) -> tuple[Statement, ...]:
+    """The statements of a policy document (a JSON string or an object)."""
+    if isinstance(document, str):
+        try:
+            document = json.loads(document)
+        except ValueError as exc:
+            raise UnreadablePolicy(f"{origin}: not JSON ({exc})") from exc
+    if not isinstance(document, Mapping):
+        raise UnreadablePolicy(f"{origin}: not a policy document")
+    raw = document.get("Statement")
+    items: Sequence[Any] = raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
+    out = []
+    for n, s in enumerate(items):
+        if not isinstance(s, Mapping) or s.get("Effect") not in ("Allow", "Deny"):
+            raise UnreadablePolicy(f"{origin}: Statement[{n}] is not a statement")
+        if "NotPrincipal" in s:
+            raise UnreadablePolicy(f"{origin}: Statement[{n}] uses NotPrincipal, which is not evaluated offline")
+        out.append(
+            Statement(
+                origin=origin,
+                sid=str(s.get("Sid", "")),
+                effect=str(s["Effect"]),
+                actions=_listed(s.get("Action")),
+                not_actions=_listed(s.get("NotAction")),
+                resources=_listed(s.get("Resource")),
+                not_resources=_listed(s.get("NotResource")),
+                principals=Principals.of(s["Principal"]) if "Principal" in s else None,
+                condition=dict(s.get("Condition") or {}),
+            )
+        )
+    return tuple(out)
+
+
+__all__ = ["Principals", "Statement", "UnreadablePolicy", "parse"]

@@ -1,0 +1,203 @@
+"""The data flows each stack depends on, declared where the roles and buckets are named: what preflight's
+access stage judges (gpuinfra.preflight.access) against the identity, bucket and key policies together.
+
+Each flow cites the page that says the operation needs the action:
+- MULTIPART: S3 UG "Multipart upload API and permissions": CreateMultipartUpload, UploadPart and
+  CompleteMultipartUpload need s3:PutObject; "To perform a multipart upload with encryption using an AWS KMS
+  key, the requester must have permission to the kms:Decrypt and kms:GenerateDataKey actions on the key."
+- REPLICATION_KMS: S3 UG "Replicating objects created with server-side encryption (SSE-C, SSE-S3, SSE-KMS,
+  DSSE-KMS)": the replication role needs kms:Decrypt on the source key and kms:Encrypt on the replica key;
+  with S3 Bucket Keys "the AWS KMS key policy for the KMS key used to encrypt the object replica must include
+  kms:Decrypt permissions for the calling principal".
+- REPLICATION: S3 UG "Setting up permissions for live replication" (s3:GetObjectVersionForReplication on the
+  source, s3:ReplicateObject on the destination; "Granting permissions when the source and destination buckets
+  are owned by different AWS accounts": then the destination bucket policy must allow the role as well).
+- SSE_KMS: S3 UG "Using server-side encryption with AWS KMS keys": reading an SSE-KMS object needs kms:Decrypt.
+"""
+
+from __future__ import annotations
+
+from gpuinfra.graph.flows import Flow
+from gpuinfra.load import Inputs
+from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec
+
+S3_UG = "https://docs.aws.amazon.com/AmazonS3/latest/userguide"
+MULTIPART = f"{S3_UG}/mpuoverview.html#mpuAndPermissions"
+REPLICATION_KMS = f"{S3_UG}/replication-config-for-kms-objects.html"
+REPLICATION = f"{S3_UG}/setting-repl-config-perm-overview.html"
+SSE_KMS = f"{S3_UG}/UsingKMSEncryption.html"
+SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
+HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
+METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
+PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+SAMPLE_OBJECT = "example/model.safetensors"
+"""A representative object under a prefix: policies grant prefixes, requests name objects."""
+
+
+def registry_flows(stack: str, name: str, plan: RegistryPlan, model_prefix: str) -> list[Flow]:
+    """S3 replication of released models to every replica region, as the replication role."""
+    role = f"{name}-replication"
+    source = f"arn:aws:s3:::{plan.bucket}/{model_prefix}{SAMPLE_OBJECT}"
+    flows = []
+    for r in plan.replicas:
+        replica = f"arn:aws:s3:::{r.bucket}/{model_prefix}{SAMPLE_OBJECT}"
+        to = f"replicate to {r.region}"
+        flows += [
+            Flow(
+                f"{to}: read the source version",
+                stack,
+                role,
+                "s3:GetObjectVersionForReplication",
+                source,
+                source=REPLICATION,
+            ),
+            Flow(f"{to}: decrypt the source", stack, role, "kms:Decrypt", source, key_of=True, source=REPLICATION_KMS),
+            Flow(f"{to}: write the replica", stack, role, "s3:ReplicateObject", replica, source=REPLICATION),
+            Flow(
+                f"{to}: encrypt the replica", stack, role, "kms:Encrypt", replica, key_of=True, source=REPLICATION_KMS
+            ),
+            Flow(
+                f"{to}: Bucket Key replica needs Decrypt",
+                stack,
+                role,
+                "kms:Decrypt",
+                replica,
+                key_of=True,
+                source=REPLICATION_KMS,
+            ),
+        ]
+    return flows
+
+
+def training_role(spec: TrainingSpec) -> str:
+    """The role training nodes (Slurm on AWS PCS) or trainer pods (EKS Pod Identity) act as."""
+    return f"{spec.name}-eks-trainer-role" if spec.scheduler.type == "kubernetes" else f"{spec.name}-slurm-role"
+
+
+def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
+    """Checkpoint writes, weight uploads to the registry (multipart, SSE-KMS), node registration with PCS."""
+    from gpuinfra.pulumi.components.training.cluster import checkpoint_uri
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec)
+    if spec.provider == "onprem":
+        return []
+    stack, role = inputs.stack.name, training_role(spec)
+    ckpt = checkpoint_uri(spec).removeprefix("s3://")
+    ckpt_object = f"arn:aws:s3:::{ckpt.rstrip('/')}/step-000100/{SAMPLE_OBJECT}"
+    flows = [
+        Flow("write checkpoints (multipart)", stack, role, "s3:PutObject", ckpt_object, source=MULTIPART),
+        Flow(
+            "write checkpoints: data key",
+            stack,
+            role,
+            "kms:GenerateDataKey",
+            ckpt_object,
+            key_of=True,
+            source=MULTIPART,
+        ),
+        Flow(
+            "write checkpoints: multipart Decrypt",
+            stack,
+            role,
+            "kms:Decrypt",
+            ckpt_object,
+            key_of=True,
+            source=MULTIPART,
+        ),
+    ]
+    registry = inputs.org.org.registry
+    if registry is not None:
+        upload = f"arn:aws:s3:::{registry.bucket}/{registry.upload_prefix}{SAMPLE_OBJECT}"
+        flows += [
+            Flow("upload weights to the registry (multipart)", stack, role, "s3:PutObject", upload, source=MULTIPART),
+            Flow("abort a failed weight upload", stack, role, "s3:AbortMultipartUpload", upload, source=MULTIPART),
+            Flow("upload weights: data key", stack, role, "kms:GenerateDataKey", upload, key_of=True, source=MULTIPART),
+            Flow(
+                "upload weights: multipart Decrypt", stack, role, "kms:Decrypt", upload, key_of=True, source=MULTIPART
+            ),
+        ]
+    if spec.scheduler.type == "slurm":
+        flows.append(
+            Flow("register nodes with AWS PCS", stack, role, "pcs:RegisterComputeNodeGroupInstance", "*", source=PCS)
+        )
+    return flows
+
+
+def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
+    """Per region: read the weights (and their key), read the API key, complete lifecycle hooks, publish the
+    scaling metric. Kubernetes fleets run no AWS role of their own here: nothing to declare."""
+    from gpuinfra.pulumi.components.inference.bootstrap import METRIC_NAMESPACE
+    from gpuinfra.pulumi.components.inference.region import api_key_secret
+    from gpuinfra.pulumi.components.inference.replicas import group_names
+
+    spec = inputs.spec
+    assert isinstance(spec, InferenceSpec)
+    registry = inputs.org.org.registry
+    if spec.platform == "kubernetes" or registry is None:
+        return []
+    stack, account = inputs.stack.name, inputs.account.id
+    flows = []
+    for rp in plan.regions:
+        region = rp.region
+        role = f"{spec.name}-{region}-replicas-role"
+        bucket = registry.replica_bucket(region)
+        weights = f"arn:aws:s3:::{bucket}/{registry.model_prefix}{SAMPLE_OBJECT}"
+        at = f"{region}:"
+        flows += [
+            Flow(f"{at} read weights", stack, role, "s3:GetObject", weights, source=SSE_KMS),
+            Flow(
+                f"{at} list weights",
+                stack,
+                role,
+                "s3:ListBucket",
+                f"arn:aws:s3:::{bucket}",
+                context={"s3:prefix": f"{registry.model_prefix}{SAMPLE_OBJECT}"},
+                source=SSE_KMS,
+            ),
+            Flow(f"{at} decrypt weights", stack, role, "kms:Decrypt", weights, key_of=True, source=SSE_KMS),
+            Flow(
+                f"{at} publish the scaling metric",
+                stack,
+                role,
+                "cloudwatch:PutMetricData",
+                "*",
+                context={"cloudwatch:namespace": METRIC_NAMESPACE},
+                source=METRICS,
+            ),
+        ]
+        for group in group_names(spec.name, region):
+            arn = f"arn:aws:autoscaling:{region}:{account}:autoScalingGroup:0-0:autoScalingGroupName/{group}"
+            flows.append(
+                Flow(
+                    f"{at} complete lifecycle hooks of {group}",
+                    stack,
+                    role,
+                    "autoscaling:CompleteLifecycleAction",
+                    arn,
+                    source=HOOKS,
+                )
+            )
+        if spec.access.auth == "api_key":
+            secret = f"arn:aws:secretsmanager:{region}:{account}:secret:{api_key_secret(spec.name, region)}-AbCdEf"
+            flows.append(
+                Flow(f"{at} read the API key", stack, role, "secretsmanager:GetSecretValue", secret, source=SECRETS)
+            )
+    return flows
+
+
+def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan) -> list[Flow]:
+    """The flows the stack depends on (an empty list for a workload that declares none)."""
+    spec = inputs.spec
+    if isinstance(spec, TrainingSpec) and isinstance(plan, TrainingPlan):
+        return training_flows(inputs, plan)
+    if isinstance(spec, InferenceSpec) and isinstance(plan, InferencePlan):
+        return inference_flows(inputs, plan)
+    if isinstance(spec, RegistrySpec) and isinstance(plan, RegistryPlan):
+        registry = inputs.org.org.registry
+        return registry_flows(inputs.stack.name, spec.name, plan, registry.model_prefix) if registry else []
+    return []
+
+
+__all__ = ["declared_flows", "inference_flows", "registry_flows", "training_flows"]

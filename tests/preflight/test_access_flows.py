@@ -1,0 +1,162 @@
+"""The data flows every example depends on, judged by the identity, bucket and key policies together: all
+allowed as built; the registry's policies before the fix (expert-inference review, findings 1 and 2) deny the
+two registry flows AWS denied at runtime; preview exits 1 on a denied flow."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from typing import Any
+
+import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.graph import Graph
+from gpuinfra.graph.flows import Flow
+from gpuinfra.plan import build_plan
+from gpuinfra.preflight.access.judge import RULE, flow_findings, judge_flows
+from gpuinfra.pulumi.components.flows import declared_flows
+from helpers import example_graph, inputs_for
+
+REGISTRY = "model-registry"
+FLOWING = ["llm-train", "llm-train-eks", "chat-serve", REGISTRY]
+
+
+def flows_of(stack: str) -> list[Flow]:
+    inputs = inputs_for(stack)
+    return declared_flows(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()))
+
+
+def graphs_for(stack: str, registry: Graph | None = None) -> list[Graph]:
+    reg = registry or example_graph(REGISTRY)
+    return [reg] if stack == REGISTRY else [example_graph(stack), reg]
+
+
+def test_on_premises_training_declares_no_aws_flows() -> None:
+    assert flows_of("llm-train-onprem") == []
+
+
+@pytest.mark.parametrize("stack", FLOWING)
+def test_every_declared_flow_of_the_examples_is_allowed(stack: str) -> None:
+    flows = flows_of(stack)
+    assert flows, f"{stack} declares no flows"
+    judged = judge_flows(flows, graphs_for(stack))
+    refused = [(j.flow.name, j.decision.reason) for j in judged if j.decision.outcome != "allow"]
+    assert not refused
+    # the KMS flows were asked (not skipped for want of a key): the registry buckets are SSE-KMS with Bucket Keys
+    assert any(j.flow.key_of for j in judged)
+
+
+def test_the_flows_name_the_review_s_operations() -> None:
+    """Training uploads (multipart: PutObject, AbortMultipartUpload, GenerateDataKey, Decrypt); replication
+    (GetObjectVersionForReplication, Decrypt source, ReplicateObject, Encrypt + Decrypt replica); replicas read
+    weights, the key, the API key, complete hooks, publish the metric."""
+    actions = {stack: {(f.action, f.key_of) for f in flows_of(stack)} for stack in FLOWING}
+    assert {
+        ("s3:PutObject", False),
+        ("s3:AbortMultipartUpload", False),
+        ("kms:Decrypt", True),
+        ("kms:GenerateDataKey", True),
+    } <= actions["llm-train"]
+    assert {
+        ("s3:GetObjectVersionForReplication", False),
+        ("s3:ReplicateObject", False),
+        ("kms:Encrypt", True),
+        ("kms:Decrypt", True),
+    } <= actions[REGISTRY]
+    assert {
+        ("s3:GetObject", False),
+        ("kms:Decrypt", True),
+        ("secretsmanager:GetSecretValue", False),
+        ("autoscaling:CompleteLifecycleAction", False),
+        ("cloudwatch:PutMetricData", False),
+    } <= actions["chat-serve"]
+
+
+# ---- the registry's policies before the fix ---------------------------------------------------------------
+def _doc(*statements: dict[str, Any]) -> str:
+    return json.dumps({"Version": "2012-10-17", "Statement": list(statements)})
+
+
+def _old_replication_policy(current: str) -> str:
+    """The replication role's policy as it was: `ReplicaKeys` allowed only kms:Encrypt on the replica keys."""
+    statements = json.loads(current)["Statement"]
+    keep = [s for s in statements if not s["Sid"].startswith("ReplicaKey")]
+    replica_keys = sorted(r for s in statements if s["Sid"].startswith("ReplicaKey") for r in s["Resource"])
+    return _doc(*keep, {"Sid": "ReplicaKeys", "Effect": "Allow", "Action": ["kms:Encrypt"], "Resource": replica_keys})
+
+
+def _old_key_policy(current: str) -> str:
+    """The primary key's policy as it was: the training account got GenerateDataKey and Encrypt, no Decrypt."""
+    statements = json.loads(current)["Statement"]
+    for s in statements:
+        if s["Sid"] == "TrainingEncrypt":
+            s["Action"] = ["kms:GenerateDataKey", "kms:Encrypt"]
+    return _doc(*statements)
+
+
+def old_registry() -> Graph:
+    graph = example_graph(REGISTRY)
+    out = []
+    for r in graph.resources:
+        if r.name == f"{REGISTRY}-replication-access":
+            r = dataclasses.replace(r, inputs={**r.inputs, "policy": _old_replication_policy(r.inputs["policy"])})
+        elif r.name == f"{REGISTRY}-primary-key":
+            r = dataclasses.replace(r, inputs={**r.inputs, "policy": _old_key_policy(r.inputs["policy"])})
+        out.append(r)
+    return Graph.of(graph.stack, graph.project, out)
+
+
+def test_the_old_registry_policies_deny_replication_and_weight_uploads() -> None:
+    old = old_registry()
+    replication = judge_flows(flows_of(REGISTRY), [old])
+    denied = {j.flow.name: j.decision for j in replication if j.decision.outcome == "deny"}
+    regions = {"us-west-2", "eu-central-1", "ap-northeast-1"}
+    assert set(denied) == {f"replicate to {r}: Bucket Key replica needs Decrypt" for r in regions}
+    for decision in denied.values():
+        assert "identity policies of arn:aws:iam::333333333333:role/model-registry-replication" in decision.missing
+        assert "kms:Decrypt" in decision.missing
+    upload = judge_flows(flows_of("llm-train"), [example_graph("llm-train"), old])
+    denied = {j.flow.name: j.decision for j in upload if j.decision.outcome == "deny"}
+    assert set(denied) == {"upload weights: multipart Decrypt"}
+    missing = denied["upload weights: multipart Decrypt"].missing
+    assert missing.startswith("key policy of model-registry-primary-key") and "kms:Decrypt" in missing
+    assert "arn:aws:iam::111111111111:root" in missing  # the account the fix must name
+    # and the fixed policies allow both (the example graph is the fixed one)
+    fixed = judge_flows(flows_of(REGISTRY), [example_graph(REGISTRY)]) + judge_flows(
+        flows_of("llm-train"), graphs_for("llm-train")
+    )
+    assert all(j.decision.outcome == "allow" for j in fixed)
+
+
+def test_a_denied_flow_is_a_preflight_error_naming_the_missing_statement() -> None:
+    findings = flow_findings(flows_of("llm-train"), example_graph("llm-train"), [old_registry()])
+    errors = [f for f in findings if f.level == "error"]
+    assert [f.rule for f in errors] == [RULE]
+    assert errors[0].name == "llm-train-slurm-role"
+    assert "add a statement to key policy of model-registry-primary-key" in errors[0].message
+
+
+def test_a_flow_whose_peer_is_not_in_sight_is_unknown_not_allowed() -> None:
+    findings = flow_findings(flows_of("llm-train"), example_graph("llm-train"), [])
+    assert findings and {f.level for f in findings} == {"info"}
+    assert any("acme-model-registry is in none of the graphs" in f.message for f in findings)
+
+
+def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The registry program itself builds the old key policy: preview of the training stack judges its upload
+    flows against it and fails."""
+    from gpuinfra.commands.preview import preview_run
+    from gpuinfra.pulumi import peers
+    from gpuinfra.pulumi.components.registry import registry
+
+    original = registry.key_policy
+    monkeypatch.setattr(registry, "key_policy", lambda *a: _old_key_policy(original(*a)))
+    peers._registry_graph.cache_clear()
+    try:
+        report = preview_run(["llm-train"]).report
+    finally:
+        peers._registry_graph.cache_clear()
+    stack = report.stacks[0]
+    flagged = [f for f in stack.preflight or () if f.rule == RULE]
+    assert report.exit_code == 1
+    assert [f.level for f in flagged] == ["error"] and "kms:Decrypt" in flagged[0].message
