@@ -123,20 +123,23 @@ def test_violations_unknowns_and_config_match(training_pack: PackClient) -> None
     )
 
 
-def test_facts_from_another_organization_reach_the_pack(tmp_path: Path) -> None:
-    """A lower P quota in the stack's organization file: the pack reads it through the stack's config."""
+def test_facts_from_the_pinned_organization_reach_the_pack(tmp_path: Path) -> None:
+    """A lower P quota in the organization file the pack's config pins: the pack reads it (recorded at Configure),
+    not the project's stacks/org.yaml, and the stack's config has no say."""
     org = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
     inputs = load_inputs(write_stack(tmp_path, "llm-train", org=org))
     config, _ = engine_config(inputs)
-    assert json.loads(json.dumps(config))["gpuinfra:org"] == str((tmp_path / "org.yaml").resolve())
+    assert "gpuinfra:org" not in config
     graph = program_graph("llm-train", org=org, unchecked=True)  # past quota-short, the validators' gate
     facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()), load_catalog())
+    pin = {"separation-trusted-organization": {"organization_file": str(tmp_path / "org.yaml")}}
     with running_pack("llm-train", config) as pack:
-        policy_config = reconcile(pack.metas())
+        policy_config = reconcile(pack.metas(), given=pin)
         diagnostics, not_applicable = over_grpc(pack, graph, policy_config)
     assert (diagnostics, not_applicable) == in_process(graph, facts, policy_config)
     (quota,) = [d for d in diagnostics if d.policy == "quota-within-grant"]
     assert quota.level == "mandatory" and "L-417A185B" in quota.message and "768 vCPUs" in quota.message
+    assert not [d for d in diagnostics if d.policy.startswith("separation-")]
 
 
 OTHER_EXAMPLES = {
