@@ -7,6 +7,7 @@ Analyze for every resource and AnalyzeStack, with protobuf messages built from t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -22,7 +23,7 @@ from gpuinfra.policy.config import reconcile
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.policy.pack import PolicyRun, meta_of, pack_config, police
 from gpuinfra.pulumi.preview import engine_config
-from helpers import example_graph, inputs_for, write_stack
+from helpers import STACKS, example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
 
@@ -132,6 +133,7 @@ def test_facts_from_the_pinned_organization_reach_the_pack(tmp_path: Path) -> No
     assert "gpuinfra:org" not in config
     graph = program_graph("llm-train", org=org, unchecked=True)  # past quota-short, the validators' gate
     facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()), load_catalog())
+    facts = dataclasses.replace(facts, stack_file=STACKS / "Pulumi.llm-train.yaml")  # where the pack finds it
     pin = {"separation-trusted-organization": {"organization_file": str(tmp_path / "org.yaml")}}
     with running_pack("llm-train", config) as pack:
         policy_config = reconcile(pack.metas(), given=pin)

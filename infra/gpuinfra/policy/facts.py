@@ -54,10 +54,21 @@ class StackFacts:
     catalog: Catalog = field(repr=False)
     org_file: Path | None = None
     """Where the organization facts were read (the trusted file the host chose)."""
+    stack_file: Path | None = None
+    """The stack's file: its directory holds the repository's other stacks (account-wide totals)."""
 
     @classmethod
     def of(cls, inputs: Inputs, plan: PlanT, catalog: Catalog) -> StackFacts:
-        return cls(inputs.stack.name, inputs.workload, inputs.spec, plan, inputs.org.org, catalog, inputs.org.path)
+        return cls(
+            inputs.stack.name,
+            inputs.workload,
+            inputs.spec,
+            plan,
+            inputs.org.org,
+            catalog,
+            inputs.org.path,
+            inputs.stack.path,
+        )
 
     @property
     def account_name(self) -> str:

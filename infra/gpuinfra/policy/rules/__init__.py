@@ -19,7 +19,7 @@ from gpuinfra.policy.rules.declare import REGISTRY
 
 PACK_NAME = "gpuinfra"
 DESCRIPTION = "gpuinfra guardrails: training/inference separation, GPU quotas, budgets and safe defaults"
-_NOT_DOMAINS = {"declare", "groups", "values"}
+_NOT_DOMAINS = {"declare", "groups", "ledger", "values"}
 """Helpers of the domain modules."""
 
 for _module in pkgutil.iter_modules(__path__):
