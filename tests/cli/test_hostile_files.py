@@ -51,12 +51,12 @@ def test_a_stack_in_another_encoding_names_its_line(tmp_path: Path, cli) -> None
     assert_clean_exit_2(*cli("validate", str(latin)), "Pulumi.latin.yaml:3", "not UTF-8")
 
 
-def test_an_org_path_in_the_stack_is_honoured(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    """`gpuinfra:org` is read as the program and the pack read it: a path pointing nowhere fails the CLI too."""
+def test_an_org_path_in_the_stack_is_refused(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A stack cannot choose its organization file (tests/policies/test_trusted_org.py has the attack)."""
     stack = write_stack(tmp_path, "llm-train")
     text = stack.read_text().replace("config:\n", "config:\n  gpuinfra:org: elsewhere/org.yaml\n", 1)
     stack.write_text(text)
-    assert_clean_exit_2(*cli("validate", str(stack)), "elsewhere/org.yaml", "organization file not found")
+    assert_clean_exit_2(*cli("validate", str(stack)), "elsewhere/org.yaml", "names its own organization file")
 
 
 @pytest.mark.parametrize("command", ["validate", "schema"])

@@ -105,6 +105,19 @@ class OnPremSite(SpecModel):
     """Capital and running costs of the site's nodes, for owning-versus-renting."""
 
 
+class KubernetesCluster(SpecModel):
+    """A Kubernetes cluster stacks may deploy into, registered with what it is for: a stack reaches it only
+    through the kubeconfig key named here, and only a stack of its purpose may."""
+
+    purpose: Literal["training", "inference"]
+    kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
+    """The Pulumi config key that holds this cluster's kubeconfig (a secret) in the stacks that use it."""
+    account: AccountName | None = None
+    """The AWS account the cluster runs in (EKS); None on premises."""
+    server: Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")] | None = None
+    """The API server's URL: a kubeconfig the policy pack can read must point here."""
+
+
 class Organization(SpecModel):
     """The organization file: accounts with their purpose, quotas and budget."""
 
@@ -117,6 +130,8 @@ class Organization(SpecModel):
     """Tags every provider applies to every resource, besides gpuinfra's own."""
     onprem_sites: dict[AccountName, OnPremSite] = {}
     """On-premises sites, by name; training specs with provider: onprem name one."""
+    clusters: dict[AccountName, KubernetesCluster] = {}
+    """Kubernetes clusters, by name, with their purpose: a stack may use only its own purpose's."""
 
     @model_validator(mode="after")
     def _distinct_ids(self) -> Organization:
@@ -144,7 +159,25 @@ class Organization(SpecModel):
                     ("registry", "account"),
                     "the weights bucket lives in an account of purpose registry: name one",
                 )
+        for name, cluster in self.clusters.items():
+            account = self.accounts.get(cluster.account) if cluster.account else None
+            if cluster.account and (account is None or not account.serves(cluster.purpose)):
+                raise Invalid(
+                    f"cluster {name!r} ({cluster.purpose}) runs in account {cluster.account!r}, which is not "
+                    f"{'listed' if account is None else 'an account of that purpose'}",
+                    ("clusters", name, "account"),
+                    "a cluster runs in an account of its own purpose",
+                )
         return self
 
 
-__all__ = ["Account", "OnPremSite", "Organization", "Ownership", "Purpose", "QuotaCode", "Registry"]
+__all__ = [
+    "Account",
+    "KubernetesCluster",
+    "OnPremSite",
+    "Organization",
+    "Ownership",
+    "Purpose",
+    "QuotaCode",
+    "Registry",
+]

@@ -28,7 +28,11 @@ def stack_schema() -> dict[str, Any]:
                 "description": "Pulumi stack config; the spec lives under exactly one gpuinfra key.",
                 "properties": {
                     **spec_keys,
-                    ORG_KEY: {"type": "string", "description": "Path of the organization file."},
+                    ORG_KEY: {
+                        "type": "string",
+                        "description": "Only the trusted organization file (normally omitted): a stack naming "
+                        "another is refused.",
+                    },
                 },
                 "oneOf": [{"required": [key]} for key in spec_keys],
             },
