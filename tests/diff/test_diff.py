@@ -75,7 +75,7 @@ def test_changing_the_lustre_deployment_type_is_a_replacement_with_a_cited_reaso
     fs = by_name(d, "llm-train-storage-lustre")
     assert fs.action == "replace"
     reasons = {c.path: (c.effect, c.reason) for c in fs.changes}
-    assert reasons["deploymentType"] == ("replace", "tfaws-fsx-lustre")
+    assert reasons["deploymentType"] == ("replace", "tfaws-pinned")
     p1, p2 = catalog.service("fsx_lustre/PERSISTENT_1/200"), catalog.service("fsx_lustre/PERSISTENT_2/250")
     assert p1 is not None and p2 is not None
     assert fs.delta == 48000 * (p1.usd - p2.usd)
