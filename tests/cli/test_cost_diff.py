@@ -47,7 +47,7 @@ def test_diff_two_previews(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith(MARKER)
-    assert "**replace** (deploymentType, perUnitStorageThroughput)" in text
+    assert "**replace** (deploymentType)" in text  # the throughput tier updates in place (tfaws: no ForceNew)
     assert text.index("monthly cost") < text.index("### Policy") < text.index("<details>")
 
 

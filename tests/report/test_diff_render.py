@@ -70,7 +70,7 @@ def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None
     assert "| ❌ | s | `no-public-buckets` | mandatory" in text
     assert "| ⚠️ | s | `tags-present` | advisory" in text
     assert "| ✅ | s | `quota-short`" in text
-    assert "**replace** (deploymentType, perUnitStorageThroughput)" in text
+    assert "**replace** (deploymentType)" in text  # throughput updates in place (tfaws: no ForceNew)
     assert "<details><summary>Property changes" in text
     check_golden("diff.md", text, update_goldens)
 
