@@ -65,8 +65,9 @@ def check_golden(name: str, text: str, update: bool) -> None:
 
 def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:
     text = render_diff_markdown(sample(catalog))
-    assert text.startswith(MARKER + "\n## gpuinfra: monthly cost +")
-    assert text.index("monthly cost") < text.index("### Policy and validation") < text.index("### `s`")
+    assert text.startswith(MARKER + "\n## gpuinfra: ⚠️ destroys stored data (1); monthly cost +")
+    assert "- ⚠️ **replace** `fs` (`LustreFileSystem`, stack `s`): loses 2,400 GiB" in text
+    assert text.index("destroys stored data") < text.index("### Policy and validation") < text.index("### `s`")
     assert "| ❌ | s | `no-public-buckets` | mandatory" in text
     assert "| ⚠️ | s | `tags-present` | advisory" in text
     assert "| ✅ | s | `quota-short`" in text

@@ -48,6 +48,8 @@ class ResourceOut(Model):
     custom: bool = True
     dependencies: list[str] = []
     inputs: dict[str, Any] = {}
+    protect: bool = False
+    retain_on_delete: bool = False
 
 
 class PolicyViolationOut(Model):
@@ -310,6 +312,18 @@ class StackDiffOut(Model):
     """Plan figures that differ between base and head."""
 
 
+class DataLossOut(Model):
+    """A replacement or deletion of a resource that holds data, and what it loses (review/stateful.py)."""
+
+    stack: str
+    type: str
+    name: str
+    action: Literal["replace", "delete"]
+    lost: str
+    protected: bool
+    """Pulumi `protect` is on the deployed resource: `pulumi up` stops at this step instead of destroying it."""
+
+
 class DiffReport(Model):
     version: Literal[1] = 1
     command: Literal["diff"] = "diff"
@@ -322,6 +336,8 @@ class DiffReport(Model):
     monthly_max_after_usd: Decimal
     prices_as_of: datetime.date | None = None
     prices_as_of_newest: datetime.date | None = None
+    losses: list[DataLossOut] = []
+    """Stateful data a head would destroy: the headline names these first."""
     stacks: list[StackDiffOut] = []
     notes: list[str] = []
     problems: list[InputProblem] = []

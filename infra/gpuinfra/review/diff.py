@@ -19,6 +19,7 @@ from gpuinfra.graph import SECRET, STACK_TYPE, Graph, Resource
 from gpuinfra.graph.readers import Step
 from gpuinfra.plan.figures import Figure
 from gpuinfra.review.replacements import MAY_REPLACE, REPLACE, Rules
+from gpuinfra.review.stateful import DataLoss, data_loss
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
 """An absent property (distinct from null)."""
@@ -123,6 +124,8 @@ class StackDiff:
     resolved_findings: tuple[Finding, ...]
     head_findings: tuple[Finding, ...]
     figures: tuple[FigureChange, ...] = ()
+    losses: tuple[DataLoss, ...] = ()
+    """Replacements and deletions of resources that hold data (review/stateful.py)."""
 
     def total(self, side: str, which: str = "monthly") -> Decimal:
         b = self.before if side == "before" else self.after
@@ -158,6 +161,10 @@ class Diff:
     @property
     def exit_code(self) -> int:
         return 1 if self.blocking else 0
+
+    @property
+    def losses(self) -> list[DataLoss]:
+        return [loss for s in self.stacks for loss in s.losses]
 
 
 def relevant(r: Resource) -> bool:
@@ -251,6 +258,7 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
     after_cost = head.cost if head else None
     steps = head.steps if head else {}
     out: list[ResourceDiff] = []
+    losses: list[DataLoss] = []
 
     def cost(b: Breakdown | None, key: str) -> tuple[Decimal | None, str]:
         found = b.get(key) if b else None
@@ -265,13 +273,18 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         assert r is not None
         if o is None:
             out.append(ResourceDiff(name, r.type, r.name, "create", comp_a, (), None, after))
-        elif n is None:
-            out.append(ResourceDiff(name, r.type, r.name, "delete", comp_b, (), before, None))
+            continue
+        if n is None:
+            action = "delete"
+            out.append(ResourceDiff(name, r.type, r.name, action, comp_b, (), before, None))
         else:
             found = changes(o, n, rules, step) if o.inputs != n.inputs else ()
             action = _action(step, found)
             if action != "same" or before != after:
                 out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
+        loss = data_loss(name, action, r.type, r.name, o.inputs, o.protect)
+        if loss is not None:
+            losses.append(loss)
     figures = figure_changes(base, head)
     status = (
         "added"
@@ -282,7 +295,9 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         if out or base_f.keys() != head_f.keys() or figures
         else "unchanged"
     )
-    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings, figures=figures)
+    return StackDiff(
+        name, status, tuple(out), before_cost, after_cost, **findings, figures=figures, losses=tuple(losses)
+    )
 
 
 def figure_changes(base: Snapshot | None, head: Snapshot | None) -> tuple[FigureChange, ...]:

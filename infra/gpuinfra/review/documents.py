@@ -155,6 +155,8 @@ class ResourceDoc(_Shape):
     custom: bool = True
     dependencies: list[str] = []
     inputs: dict[str, Any] = {}
+    protect: bool = False
+    retain_on_delete: bool = False
 
 
 class StackDoc(_Shape):
@@ -265,7 +267,18 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
 
 
 def _resource(r: ResourceDoc) -> Resource:
-    return Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, tuple(r.dependencies), r.inputs)
+    return Resource(
+        r.urn,
+        r.type,
+        r.name,
+        r.parent,
+        r.provider,
+        r.custom,
+        tuple(r.dependencies),
+        r.inputs,
+        r.protect,
+        r.retain_on_delete,
+    )
 
 
 def _project(resources: list[ResourceDoc]) -> str:

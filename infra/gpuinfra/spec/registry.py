@@ -20,6 +20,9 @@ class RegistrySpec(SpecModel):
     kms_deletion_window_days: Annotated[int, Field(ge=7, le=30)] = 30
     tags: Tags = {}
     suppress: list[RuleId] = []
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the model buckets and their KMS keys, so a replacement or deletion
+    stops `pulumi up` instead of destroying weights. Set false only for scratch stacks."""
 
 
 __all__ = ["RegistrySpec"]

@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.report.format import money, signed_money
-from gpuinfra.report.model import DiffReport, FindingChangeOut, PropertyChangeOut
+from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut
 
 MARKER = "<!-- gpuinfra-diff -->"
 """First line of the pull-request comment; the workflow finds and updates its own comment by it."""
@@ -86,6 +86,16 @@ def icon(f: FindingChangeOut) -> str:
     return "✅" if f.status == "resolved" else ICON.get(f.level, "•")
 
 
+def loss_text(loss: DataLossOut) -> str:
+    """One stateful replacement or deletion: what it is, what it loses, whether protection stops it."""
+    guard = (
+        "protected: `pulumi up` stops at this step until the protection is lifted"
+        if loss.protected
+        else "NOT protected: `pulumi up` destroys it"
+    )
+    return f"{loss.action} {loss.name} ({loss.type.rsplit(':', 1)[-1]}, stack {loss.stack}) loses {loss.lost}; {guard}"
+
+
 def headline(report: DiffReport) -> str:
     return (
         f"monthly cost {signed_money(report.monthly_delta_usd)} "
@@ -94,4 +104,16 @@ def headline(report: DiffReport) -> str:
     )
 
 
-__all__ = ["ICON", "MARK", "MARKER", "MAX_VALUE", "effect_text", "headline", "icon", "pair", "percent", "short"]
+__all__ = [
+    "ICON",
+    "MARK",
+    "MARKER",
+    "MAX_VALUE",
+    "effect_text",
+    "headline",
+    "icon",
+    "loss_text",
+    "pair",
+    "percent",
+    "short",
+]
