@@ -7,7 +7,7 @@ from functools import singledispatch
 
 from gpuinfra.report.format import figure, money, signed_money
 from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
-from gpuinfra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent
+from gpuinfra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent, verdict
 from gpuinfra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
 from gpuinfra.report.templates import render as template
 
@@ -88,6 +88,7 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         shown=lambda s: kept[id(s)],
         listed=listed,
         limit=COMMENT_LIMIT,
+        verdict=verdict(report),
     )
 
 

@@ -67,7 +67,9 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
     return where + short(pick(old)), where + short(pick(new))
 
 
-def percent(delta: Decimal, before: Decimal) -> str:
+def percent(delta: Decimal | None, before: Decimal | None) -> str:
+    if delta is None or before is None:
+        return "unknown"
     if before == 0:
         return "new" if delta else "0%"
     return f"{delta / before * 100:+.1f}%"
@@ -96,8 +98,21 @@ def loss_text(loss: DataLossOut) -> str:
     return f"{loss.action} {loss.name} ({loss.type.rsplit(':', 1)[-1]}, stack {loss.stack}) loses {loss.lost}; {guard}"
 
 
+def verdict(report: DiffReport) -> list[str]:
+    """What a reviewer must know before the money, worst first: an unreadable head, blocking findings, stored
+    data destroyed. Empty when none."""
+    out = []
+    if report.problems:
+        out.append(f"❌ head cannot be read ({', '.join(p.stack for p in report.problems)})")
+    if report.blocking:
+        out.append(f"❌ {len(report.blocking)} blocking")
+    if report.losses:
+        out.append(f"⚠️ destroys stored data ({len(report.losses)})")
+    return out
+
+
 def headline(report: DiffReport) -> str:
-    return (
+    return "".join(f"{v}; " for v in verdict(report)) + (
         f"monthly cost {signed_money(report.monthly_delta_usd)} "
         f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
         f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}"
@@ -116,4 +131,5 @@ __all__ = [
     "pair",
     "percent",
     "short",
+    "verdict",
 ]
