@@ -68,9 +68,9 @@ def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None
     assert text.startswith(MARKER + "\n## gpuinfra: ❌ 1 blocking; ⚠️ destroys stored data (1); monthly cost +")
     assert "- ⚠️ **replace** `fs` (`LustreFileSystem`, stack `s`): loses 2,400 GiB" in text
     assert text.index("destroys stored data") < text.index("### Policy and validation") < text.index("### `s`")
-    assert "| ❌ | s | `no-public-buckets` | mandatory" in text
-    assert "| ⚠️ | s | `tags-present` | advisory" in text
-    assert "| ✅ | s | `quota-short`" in text
+    assert "| ❌ | `s` | `no-public-buckets` | mandatory" in text
+    assert "| ⚠️ | `s` | `tags-present` | advisory" in text
+    assert "| ✅ | `s` | `quota-short`" in text
     assert "**replace** (deploymentType)" in text  # throughput updates in place (tfaws: no ForceNew)
     assert "<details><summary>Property changes" in text
     check_golden("diff.md", text, update_goldens)

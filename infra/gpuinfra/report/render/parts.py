@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.report.format import money, signed_money
-from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut
+from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut, ResourceChangeOut
 
 MARKER = "<!-- gpuinfra-diff -->"
 """First line of the pull-request comment; the workflow finds and updates its own comment by it."""
@@ -67,6 +67,62 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
     return where + short(pick(old)), where + short(pick(new))
 
 
+_ESCAPED = frozenset("\\`*_[]#+-|~")
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "@": "@&#8203;"}
+
+
+def inert(value: object) -> str:
+    """Free text (a message, a stack or property name, a note) made inert for GitHub Markdown, on one line:
+    HTML as text, Markdown punctuation backslash-escaped (CommonMark: any ASCII punctuation may be), `@name`
+    and `#123` broken with a zero-width space so they neither mention nor link (as Dependabot's comments do)."""
+    out = []
+    for ch in str(value).replace("\r", " ").replace("\n", " "):
+        if ch in _ENTITIES:
+            out.append(_ENTITIES[ch])
+        elif ch == "#":
+            out.append("\\#&#8203;")
+        elif ch in _ESCAPED:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+ACTIONS = (("create", "to add"), ("update", "to change"), ("replace", "to replace"), ("delete", "to delete"))
+
+
+def counts(report: DiffReport) -> str:
+    """'2 to add, 1 to change, 1 to replace, 0 to delete' over every stack (as `pulumi preview` sums its
+    steps); empty when nothing changes."""
+    total = {a: sum(s.counts.get(a, 0) for s in report.stacks) for a, _ in ACTIONS}
+    return ", ".join(f"{total[a]} {label}" for a, label in ACTIONS) if any(total.values()) else ""
+
+
+def free(r: ResourceChangeOut) -> bool:
+    """A row folded into a count: added or changed at exactly $0.00/month (unknown is not zero; a replacement
+    or deletion is always shown)."""
+    return r.action in ("create", "update", "same") and r.monthly_delta_usd is not None and r.monthly_delta_usd == 0
+
+
+def fold(rows: list[ResourceChangeOut]) -> tuple[list[ResourceChangeOut], list[ResourceChangeOut]]:
+    """(rows shown, rows folded)."""
+    return [r for r in rows if not free(r)], [r for r in rows if free(r)]
+
+
+def tally(rows: list[ResourceChangeOut]) -> str:
+    """'40 to add, 2 to change' of folded rows."""
+    labels = dict(ACTIONS) | {"same": "cost only"}
+    found: dict[str, int] = {}
+    for r in rows:
+        found[labels[r.action]] = found.get(labels[r.action], 0) + 1
+    return ", ".join(f"{n} {label}" for label, n in found.items())
+
+
+def nothing(report: DiffReport) -> bool:
+    """No stack changed, nothing unreadable, nothing destroyed: the comment says 'No changes'."""
+    return not report.problems and not report.losses and all(s.status == "unchanged" for s in report.stacks)
+
+
 def percent(delta: Decimal | None, before: Decimal | None) -> str:
     if delta is None or before is None:
         return "unknown"
@@ -120,16 +176,23 @@ def headline(report: DiffReport) -> str:
 
 
 __all__ = [
+    "ACTIONS",
     "ICON",
     "MARK",
     "MARKER",
     "MAX_VALUE",
+    "counts",
     "effect_text",
+    "fold",
+    "free",
     "headline",
     "icon",
+    "inert",
     "loss_text",
+    "nothing",
     "pair",
     "percent",
     "short",
+    "tally",
     "verdict",
 ]
