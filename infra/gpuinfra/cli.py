@@ -269,9 +269,12 @@ def diff(
     usage_file: UsageOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
+    suppress: SuppressOpt = None,
+    policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
-    appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation.
+    appear or go away, judged with --policy-config and --suppress as `preview` judges them. Exit 2 when the head
+    cannot be read, 1 when it has an error finding or a mandatory policy violation.
 
     \b
     Examples:
@@ -282,8 +285,8 @@ def diff(
     from gpuinfra.commands.diff import diff_command
 
     with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
-        report = diff_command(list(args or []), base_ref, org, usage_file)
-    _finish(report, fmt, out, *(args or []), org, usage_file)
+        report = diff_command(list(args or []), base_ref, org, usage_file, suppress or [], policy_config)
+    _finish(report, fmt, out, *(args or []), org, usage_file, policy_config)
 
 
 @app.command()

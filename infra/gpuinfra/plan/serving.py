@@ -83,11 +83,11 @@ def _rejection(
     attention_heads: int | None,
     kv_heads: int,
     unpriced: list[str],
-    precision: str = "bf16",
+    fp8_unserved: bool = False,
 ) -> str | None:
     if not server_runs_on(server_kind, info):
         return f"{info.accelerator} ({info.accelerator_kind}) cannot run the {server_kind} server"
-    if precision == "fp8" and server_kind == "cuda" and info.accelerator not in FP8_ACCELERATORS:
+    if fp8_unserved:
         return f"{info.accelerator} cannot run fp8 weights (compute capability 8.9 or later)"
     if not ok:
         return "accelerator memory too small"
@@ -139,7 +139,16 @@ def choose_instance(
                 usable_bytes=usable,
                 fits=ok,
                 usd_per_hour_total=total,
-                rejected=_rejection(info, ok, memory, server_kind, attention_heads, kv_heads, unpriced, precision),
+                rejected=_rejection(
+                    info,
+                    ok,
+                    memory,
+                    server_kind,
+                    attention_heads,
+                    kv_heads,
+                    unpriced,
+                    precision == "fp8" and server_kind == "cuda" and not catalog.serves_fp8(info.accelerator),
+                ),
             )
         )
     candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))

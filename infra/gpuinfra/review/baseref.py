@@ -58,8 +58,11 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
-def base_preview(ref: str, stacks: list[str], out: Path, cwd: Path | None = None) -> tuple[str, list[str]]:
-    """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`.
+def base_preview(
+    ref: str, stacks: list[str], out: Path, cwd: Path | None = None, flags: list[str] | None = None
+) -> tuple[str, list[str]]:
+    """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`, with the same
+    `preview` flags as the head (--suppress, --policy-config, --usage-file).
     Returns a label for the base side and notes (stacks the base does not have)."""
     cwd = cwd or Path.cwd()
     root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
@@ -74,7 +77,7 @@ def base_preview(ref: str, stacks: list[str], out: Path, cwd: Path | None = None
         source, entry = base_code(tree, ref)
         env = {**os.environ, "PYTHONPATH": str(source)}
         done = subprocess.run(
-            [sys.executable, "-c", entry, "preview", *wanted, "--format", "json", "--out", str(out)],
+            [sys.executable, "-c", entry, "preview", *wanted, "--format", "json", "--out", str(out), *(flags or [])],
             cwd=tree,
             env=env,
             capture_output=True,

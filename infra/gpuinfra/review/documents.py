@@ -39,6 +39,8 @@ class Side:
     kind: str
     stacks: dict[str, Snapshot]
     notes: tuple[str, ...] = ()
+    unreadable: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Stacks the side names but could not read (stack -> why): present, with no graph and unknown money."""
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,8 @@ class ResourceDoc(_Shape):
     custom: bool = True
     dependencies: list[str] = []
     inputs: dict[str, Any] = {}
+    protect: bool = False
+    retain_on_delete: bool = False
 
 
 class StackDoc(_Shape):
@@ -180,8 +184,11 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
         stacks[s.stack] = Snapshot(
             s.stack, graph, cost, findings_of(s.stack, s.model_dump()), figures=plan_figures(plan)
         )
-    notes = tuple(f"{p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
-    return Side(label, GPUINFRA, stacks, notes)
+    unreadable = {p.stack: tuple(p.messages) for p in report.problems}
+    for name in unreadable:
+        stacks.setdefault(name, Snapshot(name, None))
+    notes = tuple(f"{label} {p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
+    return Side(label, GPUINFRA, stacks, notes, unreadable)
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
@@ -216,7 +223,18 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
 
 
 def _resource(r: ResourceDoc) -> Resource:
-    return Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, tuple(r.dependencies), r.inputs)
+    return Resource(
+        r.urn,
+        r.type,
+        r.name,
+        r.parent,
+        r.provider,
+        r.custom,
+        tuple(r.dependencies),
+        r.inputs,
+        r.protect,
+        r.retain_on_delete,
+    )
 
 
 def _project(resources: list[ResourceDoc]) -> str:
@@ -247,7 +265,7 @@ def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, 
         n: Snapshot(
             n,
             preview.old.get(n) or Graph.of(n, "", ()),
-            price(preview.old[n], catalog, usage, None, region) if n in preview.old else None,
+            price(preview.old.get(n) or Graph.of(n, "", ()), catalog, usage, None, region),
         )
         for n in names
     }
@@ -258,7 +276,7 @@ def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, 
         n: Snapshot(
             n,
             preview.new.get(n) or Graph.of(n, "", ()),
-            price(preview.new[n], catalog, usage, None, region) if n in preview.new else None,
+            price(preview.new.get(n) or Graph.of(n, "", ()), catalog, usage, None, region),
             diagnostics.get(n, ()),
             steps_by_stack.get(n, {}),
         )

@@ -22,6 +22,9 @@ class RegistrySpec(SpecModel):
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the model buckets and their KMS keys, so a replacement or deletion
+    stops `pulumi up` instead of destroying weights. Set false only for scratch stacks."""
 
 
 __all__ = ["RegistrySpec"]

@@ -412,6 +412,9 @@ class TrainingSpec(SpecModel):
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the Lustre file system, the checkpoint bucket and the KMS key, so a
+    replacement or deletion stops `pulumi up` instead of destroying data. Set false only for scratch stacks."""
 
     @field_validator("racks", mode="after")
     @classmethod

@@ -9,6 +9,7 @@ from decimal import Decimal
 from gpuinfra.catalog import Catalog, staleness
 from gpuinfra.report.build.cost import describe
 from gpuinfra.report.model import (
+    DataLossOut,
     DiffReport,
     FigureChangeOut,
     FindingChangeOut,
@@ -107,6 +108,10 @@ def diff_report(
         monthly_max_after_usd=diff.total("after", "monthly_max"),
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
+        losses=[
+            DataLossOut(stack=x.stack, type=x.type, name=x.name, action=x.action, lost=x.lost, protected=x.protected)  # type: ignore[arg-type]
+            for x in diff.losses
+        ],
         stacks=stacks,
         notes=[*notes, *([f"⚠️ {stale}: {staleness.HINT}"] if stale else [])],
         problems=list(problems),

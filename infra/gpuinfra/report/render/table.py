@@ -25,7 +25,7 @@ from gpuinfra.report.model import (
     StackDiffOut,
     StackReport,
 )
-from gpuinfra.report.render.parts import MARK, effect_text, headline, pair
+from gpuinfra.report.render.parts import MARK, effect_text, headline, loss_text, pair
 from gpuinfra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
 
 WIDTH: ContextVar[int] = ContextVar("table_width", default=140)
@@ -79,6 +79,7 @@ def render_catalog_table(report: CatalogReport) -> str:
 def render_diff_table(report: DiffReport) -> str:
     out = [
         f"gpuinfra diff  base: {report.base}  head: {report.head}",
+        *(f"STATEFUL DATA: {loss_text(loss)}" for loss in report.losses),
         headline(report),
         f"  head range {money(report.monthly_min_after_usd)} to {money(report.monthly_max_after_usd)}; "
         f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}",

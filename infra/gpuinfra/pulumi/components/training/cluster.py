@@ -131,6 +131,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 subnet_id=self.network.private_subnet.id,
                 security_group_id=self.network.security_group.id,
                 kms_alias=f"alias/gpuinfra/{spec.name}",
+                protect=spec.protect_data,
             ),
             provider,
             here,

@@ -21,7 +21,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components import iam
-from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
 
 TYPE = "gpuinfra:training:Storage"
@@ -88,6 +88,8 @@ class StorageArgs:
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     kms_alias: str
+    protect: bool = True
+    """Pulumi protect and retainOnDelete on the key, the checkpoint bucket and the file system."""
 
 
 def split_s3(uri: str) -> tuple[str, str]:
@@ -116,10 +118,12 @@ class TrainingStorage(pulumi.ComponentResource):
             enable_key_rotation=True,
             deletion_window_in_days=30,
             policy=key_policy(args.account_id),
-            opts=o,
+            opts=stateful(o, args.protect),
         )
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
-        self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
+        self.bucket = aws.s3.Bucket(
+            f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=stateful(o, args.protect)
+        )
         hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-checkpoints-retention",
@@ -179,7 +183,7 @@ class TrainingStorage(pulumi.ComponentResource):
             data_compression_type="LZ4",
             # Customer-managed KMS applies to PERSISTENT; SCRATCH is encrypted with an FSx-managed key.
             kms_key_id=self.key.arn if persistent else None,
-            opts=o,
+            opts=stateful(o, args.protect),
         )
         aws.fsx.DataRepositoryAssociation(
             f"{name}-dataset",
