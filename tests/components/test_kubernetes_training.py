@@ -417,7 +417,11 @@ def test_eks_job_runs_the_specs_efa_ready_image_with_the_fabrics_devices(eks: Gr
         "nvidia.com/gpu": 8,
         "vpc.amazonaws.com/efa": 32,
     }
-    assert env_of(container)["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/checkpoints"
+    # one directory per run: the JobSet's name under the root, expanded by the kubelet (EnvVar.value's $(VAR))
+    assert env_of(container)["GPUINFRA_CHECKPOINT_ROOT"] == "/fsx/checkpoints"
+    assert env_of(container)["GPUINFRA_CHECKPOINT_DIR"] == "$(GPUINFRA_CHECKPOINT_ROOT)/$(JOBSET_NAME)"
+    names = [e["name"] for e in container["env"]]
+    assert names.index("JOBSET_NAME") < names.index("GPUINFRA_CHECKPOINT_ROOT") < names.index("GPUINFRA_CHECKPOINT_DIR")
     assert "FI_PROVIDER" not in env_of(container)  # aws-ofi-nccl doc/efa-env-var.md: only for plugin <= 1.5.0
 
 

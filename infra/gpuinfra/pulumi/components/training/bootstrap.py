@@ -22,6 +22,8 @@ TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
+CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
+"""The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,31 @@ def job_environment(env: dict[str, str]) -> str:
     return "".join(f"export {key}={value}\n" for key, value in sorted(env.items()))
 
 
-def health_check(cluster: str, node: NodeRole) -> str:
+def slurm_bin(slurm_version: str) -> str:
+    """Where AWS PCS keeps Slurm's commands (AWS PCS User Guide, "Install SPANK plugins on AWS PCS": the installer
+    keeps Slurm in /opt/aws/pcs/scheduler/slurm-<version>): only login shells get it on PATH (/etc/profile.d), so
+    scripts that slurmd or systemd run call Slurm by this path."""
+    return f"/opt/aws/pcs/scheduler/slurm-{slurm_version}/bin"
+
+
+def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: str | None = None) -> str:
     return render(
-        "training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa
+        "training/health-check.sh.j2",
+        cluster=cluster,
+        instance_type=node.instance_type,
+        gpus=node.gpus,
+        efa=node.efa,
+        slurm_version=slurm_version,
+        slurm_bin=slurm_bin(slurm_version),
+        lustre_path=lustre_path,
     )
 
 
-def interruption_watcher(cluster: str, node: NodeRole) -> str:
+def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
+    return render("training/task-prolog.sh.j2", cluster=cluster, job_env=JOB_ENV, checkpoint_root=checkpoint_root)
+
+
+def interruption_watcher(cluster: str, node: NodeRole, slurm_version: str) -> str:
     at = node.block_checkpoint_at
     return render(
         "training/interruption-watcher.sh.j2",
@@ -78,6 +98,7 @@ def interruption_watcher(cluster: str, node: NodeRole) -> str:
         block_checkpoint_at=at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else None,
         block_checkpoint_epoch=int(at.timestamp()) if at else None,
         poll_seconds=WATCH_POLL_SECONDS,
+        slurm_bin=slurm_bin(slurm_version),
     )
 
 
@@ -94,8 +115,10 @@ def prune_checkpoints(cluster: str, retention: Retention) -> str:
     return render("training/prune-checkpoints.sh.j2", cluster=cluster, **retention.__dict__)
 
 
-def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None) -> str:
-    """The cloud-config part of a node's user data."""
+def node_cloud_config(
+    cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None, slurm_version: str
+) -> str:
+    """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
     units = [
@@ -109,9 +132,12 @@ def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre:
         role=node.role,
         instance_type=node.instance_type,
         job_env=job_environment(env),
-        health_check=health_check(cluster, node) if compute else "",
+        task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
+        health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
+        if compute
+        else "",
         scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
-        watcher=interruption_watcher(cluster, node) if watcher else "",
+        watcher=interruption_watcher(cluster, node, slurm_version) if watcher else "",
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
         lustre=lustre,
         units=units,
@@ -126,6 +152,7 @@ def mime_user_data(cloud_config: str) -> str:
 
 
 __all__ = [
+    "CHECKPOINT_ROOT_VAR",
     "HEALTH_CHECK",
     "JOB_ENV",
     "SCRATCH_PATH",
@@ -140,4 +167,6 @@ __all__ = [
     "mount_scratch",
     "node_cloud_config",
     "prune_checkpoints",
+    "slurm_bin",
+    "task_prolog",
 ]

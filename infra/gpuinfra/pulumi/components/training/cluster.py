@@ -10,6 +10,7 @@ import pulumi
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
+from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR
 from gpuinfra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
 from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
@@ -57,9 +58,7 @@ def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dic
     env = nccl_environment(spec.interconnect.type, spec.interconnect.hcas, spec.interconnect.gpudirect_rdma)
     ckpt = spec.checkpointing
     if ckpt is not None:
-        env["GPUINFRA_CHECKPOINT_DIR"] = (
-            f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
-        )
+        env[CHECKPOINT_ROOT_VAR] = f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
         interval = plan.checkpoint.interval_minutes if plan.checkpoint else ckpt.interval_minutes
         env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
         env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)

@@ -108,7 +108,9 @@ class SlurmOnPcs(pulumi.ComponentResource):
         )
 
         def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return mount.apply(lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m)))
+            return mount.apply(
+                lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m, spec.scheduler.slurm_version))
+            )
 
         capacity = spec.compute.capacity
         counts = (
