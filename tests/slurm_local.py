@@ -80,6 +80,20 @@ exec "$@"
 """
 
 
+def _fields(line: str) -> dict[str, str]:
+    """`scontrol -o show ...` output (Key=value, values may hold spaces) as a dict."""
+    fields: dict[str, str] = {}
+    key = ""
+    for token in line.split():
+        name, eq, value = token.partition("=")
+        if eq and name.isalnum():
+            key = name
+            fields[key] = value
+        elif key:
+            fields[key] += " " + token
+    return fields
+
+
 class SlurmCluster:
     """One slurmctld, one slurmd (node `pcsnode1`, partition `train`) and their munged, all under `root`."""
 
@@ -208,18 +222,33 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
             timeout=timeout,
         )
 
+    def spawn_in_namespace(self, argv: list[str], env: dict[str, str], log: str) -> subprocess.Popen[bytes]:
+        """Start `argv` (a daemon) with exactly `env` in slurmd's view of the node; stopped with the cluster."""
+        out = (self.root / "log" / log).open("wb")
+        proc = subprocess.Popen(
+            [
+                "unshare",
+                "--mount",
+                str(self.root / "ns.sh"),
+                "/usr/bin/env",
+                "-i",
+                *[f"{k}={v}" for k, v in env.items()],
+                *argv,
+            ],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+        )
+        self.procs.insert(0, proc)
+        return proc
+
+    def job(self, job_id: str) -> dict[str, str]:
+        """`scontrol show job` as a dict (JobState, Restarts, Reason, ...)."""
+        return _fields(self.run("scontrol", "-o", "show", "job", job_id).stdout)
+
     def node(self) -> dict[str, str]:
         """`scontrol show node` as a dict (State, Reason, ...)."""
-        out = self.run("scontrol", "-o", "show", "node", NODE).stdout
-        fields: dict[str, str] = {}
-        key = ""
-        for token in out.split():
-            if "=" in token:
-                key, _, value = token.partition("=")
-                fields[key] = value
-            elif key:
-                fields[key] += " " + token
-        return fields
+        return _fields(self.run("scontrol", "-o", "show", "node", NODE).stdout)
 
     def wait_for(self, ready: object, what: str, seconds: float = 30) -> None:
         deadline = time.monotonic() + seconds

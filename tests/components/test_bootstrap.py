@@ -96,7 +96,8 @@ def test_watchers_checkpoint_and_drain() -> None:
     spot = files(cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", spot=True), {}, None, SLURM)))
     watcher = spot["/opt/gpuinfra/interruption-watcher"]
     assert "X-aws-ec2-metadata-token" in watcher and "/latest/meta-data/spot/instance-action" in watcher
-    assert "scancel --signal=USR1 --full" in watcher and "state=drain" in watcher
+    # torchrun forwards TERM/INT/HUP/QUIT, not USR1 (test_interruption_watcher.py runs the watcher for real)
+    assert '"$slurm/scancel" --signal=TERM "$job"' in watcher and "--signal=USR1" not in watcher
     block = files(
         cloud_config(
             node_cloud_config("c", NodeRole("compute", "p5.48xlarge", block_checkpoint_at=AT), {}, None, SLURM)

@@ -11,6 +11,7 @@ interruption watcher and, on the login node, the checkpoint pruner.
 from __future__ import annotations
 
 import datetime
+import math
 from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
@@ -22,6 +23,22 @@ TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
+IMDS = "http://169.254.169.254"
+CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
+"""Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
+CHECKPOINT_SIGNAL = "TERM"
+"""What the watcher sends job steps after the checkpoint-now window: torchrun forwards SIGTERM, SIGINT, SIGHUP and
+SIGQUIT to its workers (pytorch torch/distributed/elastic/multiprocessing/api.py, TORCHELASTIC_SIGNALS_TO_HANDLE),
+and the kubelet sends SIGTERM to a pod's containers when EKS drains a node: one signal on every substrate."""
+SPOT_NOTICE_SECONDS = 120
+"""EC2 User Guide, "Spot Instance interruption notices": two minutes before EC2 stops or terminates the instance."""
+TERM_SECONDS = 30
+"""torchrun's agent kills its workers 30 s after forwarding a signal (PContext.close, timeout=30)."""
+REQUEUE_MARGIN_SECONDS = 15
+REBALANCE_HOLD_SECONDS = 1800
+"""How long a rebalance recommendation keeps the node drained when no interruption notice follows. A choice, not a
+figure from AWS: EC2 gives no time bound between a recommendation and an interruption (EC2 User Guide, "EC2
+instance rebalance recommendations"); 30 minutes covers the usual case and returns the node to the gang after."""
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -58,6 +75,9 @@ class NodeRole:
     spot: bool = False
     block_checkpoint_at: datetime.datetime | None = None
     retention: Retention | None = None
+    checkpoint_write_seconds: float | None = None
+    """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
+    rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -89,7 +109,23 @@ def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
     return render("training/task-prolog.sh.j2", cluster=cluster, job_env=JOB_ENV, checkpoint_root=checkpoint_root)
 
 
-def interruption_watcher(cluster: str, node: NodeRole, slurm_version: str) -> str:
+def save_seconds(write_seconds: float | None) -> int:
+    """Seconds a trainer gets, after the checkpoint-now file appears, before its steps are signalled: the planner's
+    checkpoint write time, within the spot notice less torchrun's 30 s shutdown and the requeue."""
+    budget = SPOT_NOTICE_SECONDS - TERM_SECONDS - REQUEUE_MARGIN_SECONDS
+    return budget if write_seconds is None else max(1, min(budget, math.ceil(write_seconds)))
+
+
+def interruption_watcher(
+    cluster: str,
+    node: NodeRole,
+    slurm_version: str,
+    imds: str = IMDS,
+    now_file: str = CHECKPOINT_NOW_FILE,
+    poll_seconds: int = WATCH_POLL_SECONDS,
+) -> str:
+    """The watcher; `imds`, `now_file` and `poll_seconds` are only ever changed by tests (a fake IMDS, a scratch
+    directory, a quicker poll)."""
     at = node.block_checkpoint_at
     return render(
         "training/interruption-watcher.sh.j2",
@@ -97,8 +133,14 @@ def interruption_watcher(cluster: str, node: NodeRole, slurm_version: str) -> st
         spot=node.spot,
         block_checkpoint_at=at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else None,
         block_checkpoint_epoch=int(at.timestamp()) if at else None,
-        poll_seconds=WATCH_POLL_SECONDS,
+        poll_seconds=poll_seconds,
+        slurm_version=slurm_version,
         slurm_bin=slurm_bin(slurm_version),
+        imds=imds,
+        now_file=now_file,
+        save_seconds=save_seconds(node.checkpoint_write_seconds),
+        term_seconds=TERM_SECONDS,
+        rebalance_hold_seconds=node.rebalance_hold_seconds,
     )
 
 
@@ -152,7 +194,9 @@ def mime_user_data(cloud_config: str) -> str:
 
 
 __all__ = [
+    "CHECKPOINT_NOW_FILE",
     "CHECKPOINT_ROOT_VAR",
+    "CHECKPOINT_SIGNAL",
     "HEALTH_CHECK",
     "JOB_ENV",
     "SCRATCH_PATH",
@@ -167,6 +211,7 @@ __all__ = [
     "mount_scratch",
     "node_cloud_config",
     "prune_checkpoints",
+    "save_seconds",
     "slurm_bin",
     "task_prolog",
 ]

@@ -12,6 +12,7 @@ from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
+    CHECKPOINT_NOW_FILE,
     LustreMount,
     NodeRole,
     Retention,
@@ -107,6 +108,9 @@ class SlurmOnPcs(pulumi.ComponentResource):
             else None
         )
 
+        # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
+        env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
+
         def user_data(node: NodeRole) -> pulumi.Output[str]:
             return mount.apply(
                 lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m, spec.scheduler.slurm_version))
@@ -134,6 +138,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                         instance_store_gb=plan.instance_store_gb,
                         spot=kind == "spot",
                         block_checkpoint_at=plan.block_checkpoint_at,
+                        checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
                     )
                 ),
                 efa_cards=tuple(plan.efa_cards),
