@@ -106,30 +106,6 @@ def test_watchers_checkpoint_and_drain() -> None:
     assert f"-ge {int(AT.timestamp())} ]" in block["/opt/gpuinfra/interruption-watcher"]
 
 
-def test_pruner_keeps_the_last_n_and_milestones(tmp_path: Path) -> None:
-    """Run the rendered pruner on a directory tree: the newest 3 and the milestone stay, the rest go."""
-    import os
-    import subprocess
-
-    root = tmp_path / "checkpoints"
-    run = root / "run-a"
-    for step in range(6):
-        d = run / f"step-{step}"
-        d.mkdir(parents=True)
-        os.utime(d, (1000 + step, 1000 + step))
-    (run / "step-0" / "MILESTONE").write_text("")
-    os.utime(run / "step-0", (1000, 1000))
-    retention = Retention(str(root), "acme-ckpt", "checkpoints/", 3, "MILESTONE", 14)
-    config = cloud_config(
-        node_cloud_config("c", NodeRole("login", "m7i.2xlarge", retention=retention), {}, None, SLURM)
-    )
-    script = tmp_path / "prune.sh"
-    script.write_text(files(config)["/opt/gpuinfra/prune-checkpoints"].replace("logger ", "true "))
-    env = {**os.environ, "PATH": "/usr/bin:/bin"}  # no aws CLI: Lustre only
-    subprocess.run(["bash", str(script)], check=True, env=env)
-    assert sorted(p.name for p in run.iterdir()) == ["step-0", "step-3", "step-4", "step-5"]
-
-
 def test_the_graph_carries_the_rendered_user_data() -> None:
     graph = example_graph("llm-train")
     templates = {r.name: r for r in graph.of_type(tokens.LAUNCH_TEMPLATE)}

@@ -26,6 +26,9 @@ WATCH_POLL_SECONDS = 5
 IMDS = "http://169.254.169.254"
 CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
 """Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
+COMPLETE_MARKER = "COMPLETE"
+"""The file a trainer writes into a checkpoint directory once every rank has finished writing it; the pruner counts
+(and prunes) only checkpoints that hold it."""
 CHECKPOINT_SIGNAL = "TERM"
 """What the watcher sends job steps after the checkpoint-now window: torchrun forwards SIGTERM, SIGINT, SIGHUP and
 SIGQUIT to its workers (pytorch torch/distributed/elastic/multiprocessing/api.py, TORCHELASTIC_SIGNALS_TO_HANDLE),
@@ -52,14 +55,16 @@ class LustreMount:
 
 @dataclass(frozen=True)
 class Retention:
-    """Checkpoint retention the login node's pruner applies."""
+    """Checkpoint retention the pruner applies (PCS login node, Kubernetes CronJob)."""
 
     checkpoint_dir: str
-    bucket: str
+    bucket: str | None
+    """The bucket Lustre exports checkpoints to, whose copies are tagged for expiry; None: no S3 copies."""
     prefix: str
     keep_last: int
     milestone_marker: str
     retention_days: int
+    complete_marker: str = COMPLETE_MARKER
 
 
 @dataclass(frozen=True)
@@ -197,6 +202,7 @@ __all__ = [
     "CHECKPOINT_NOW_FILE",
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
+    "COMPLETE_MARKER",
     "HEALTH_CHECK",
     "JOB_ENV",
     "SCRATCH_PATH",

@@ -10,7 +10,11 @@ import pulumi
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
-from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL
+from gpuinfra.pulumi.components.training.bootstrap import (
+    CHECKPOINT_ROOT_VAR,
+    CHECKPOINT_SIGNAL,
+    COMPLETE_MARKER,
+)
 from gpuinfra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
 from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
@@ -63,6 +67,7 @@ def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dic
         env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
         env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
         env["GPUINFRA_CHECKPOINT_SIGNAL"] = CHECKPOINT_SIGNAL
+        env["GPUINFRA_CHECKPOINT_COMPLETE_MARKER"] = COMPLETE_MARKER
         env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = ckpt.milestone_marker
     if plan.block_checkpoint_at is not None:
         env["GPUINFRA_CAPACITY_BLOCK_CHECKPOINT_AT"] = plan.block_checkpoint_at.strftime("%Y-%m-%dT%H:%M:%SZ")
