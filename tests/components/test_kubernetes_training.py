@@ -458,8 +458,16 @@ def test_pods_get_credentials_from_pod_identity_not_the_nodes(eks: Graph) -> Non
     resources = {r for s in json.loads(policy.inputs["policy"])["Statement"] for r in s["Resource"]}
     assert "arn:aws:s3:::acme-llm-train-eks-checkpoints/checkpoints/*" in resources
     assert "arn:aws:s3:::acme-datasets/pretrain/v7/*" in resources
-    association = eks.one("aws:eks/podIdentityAssociation:PodIdentityAssociation").inputs
-    account = eks.one("kubernetes:core/v1:ServiceAccount").inputs["metadata"]
+    (association,) = [
+        a.inputs
+        for a in eks.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if a.name.endswith("-trainer-identity")
+    ]
+    (account,) = [
+        sa.inputs["metadata"]
+        for sa in eks.of_type("kubernetes:core/v1:ServiceAccount")
+        if sa.name.endswith("-trainer-sa")
+    ]
     assert (association["namespace"], association["serviceAccount"]) == (account["namespace"], account["name"])
     assert pod(job_template(eks))["spec"]["serviceAccountName"] == account["name"]
     assert eks.one("aws:eks/addon:Addon").inputs["addonName"] == "eks-pod-identity-agent"

@@ -20,6 +20,7 @@ from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
 from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from gpuinfra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
+from gpuinfra.pulumi.components.training.pruner import pruner_service_account
 from gpuinfra.pulumi.components.training.slurm_pcs import SlurmOnPcs
 from gpuinfra.pulumi.components.training.storage import (
     CHECKPOINT_PATH,
@@ -219,6 +220,9 @@ class TrainingCluster(pulumi.ComponentResource):
                 gpu_labels=eks_gpu_labels(spec),
                 public_access_cidrs=spec.scheduler.api_access.public_cidrs,
                 trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
+                pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
+                if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
+                else None,
             ),
             provider,
             here,

@@ -18,7 +18,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.training.bootstrap import Retention
 from gpuinfra.pulumi.components.training.pins import CHARTS, image
+from gpuinfra.pulumi.components.training.pruner import create_pruner
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
@@ -129,6 +131,8 @@ class WorkloadArgs:
     cluster_queue: str = ""
     region: str | None = None
     """AWS region: given to add-ons that would otherwise ask the instance metadata service."""
+    retention: Retention | None = None
+    """Checkpoint retention the pruner CronJob applies (pruner.py); None: no pruner."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -341,6 +345,24 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.lustre is not None:
             claim = f"{args.cluster}-lustre"
             self._lustre(name, args, args.lustre, claim, namespace, o)
+        if args.retention is not None:
+            site = args.site_mount
+            volume = (
+                {"persistentVolumeClaim": {"claimName": claim}}
+                if claim is not None
+                else {"hostPath": {"path": site.path if site else args.mount_path, "type": "Directory"}}
+            )
+            create_pruner(
+                name,
+                args.cluster,
+                args.retention,
+                args.job.image,
+                args.mount_path,
+                volume,
+                namespace.metadata["name"],
+                args.labels,
+                o,
+            )
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
             metadata={

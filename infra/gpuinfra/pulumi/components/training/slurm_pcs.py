@@ -15,13 +15,13 @@ from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     LustreMount,
     NodeRole,
-    Retention,
     mime_user_data,
     node_cloud_config,
 )
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
+from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
 
@@ -93,18 +93,9 @@ class SlurmOnPcs(pulumi.ComponentResource):
             if fs is not None and lustre is not None
             else pulumi.Output.from_input(None)
         )
-        ckpt = spec.checkpointing
-        bucket, prefix = split_s3(compute.checkpoint_uri)
         retention = (
-            Retention(
-                f"{lustre.mount_path}{CHECKPOINT_PATH}",
-                bucket,
-                prefix,
-                ckpt.keep_last,
-                ckpt.milestone_marker,
-                ckpt.retention_days,
-            )
-            if ckpt is not None and ckpt.target == "lustre" and lustre is not None
+            retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
+            if lustre is not None
             else None
         )
 
