@@ -23,7 +23,8 @@ TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
-IMDS = "http://169.254.169.254"
+IMDS_ADDRESS = "169.254.169.254"
+IMDS = f"http://{IMDS_ADDRESS}"
 CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
 """Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
 COMPLETE_MARKER = "COMPLETE"
@@ -110,6 +111,11 @@ def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: 
     )
 
 
+def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
+    """The boot script that closes IMDS to every user but root; `address` is only changed by tests."""
+    return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
+
+
 def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
     return render("training/task-prolog.sh.j2", cluster=cluster, job_env=JOB_ENV, checkpoint_root=checkpoint_root)
 
@@ -169,6 +175,7 @@ def node_cloud_config(
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
     units = [
+        "gpuinfra-imds-guard.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
@@ -180,6 +187,7 @@ def node_cloud_config(
         instance_type=node.instance_type,
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
+        imds_guard=imds_guard(cluster),
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
@@ -211,6 +219,7 @@ __all__ = [
     "NodeRole",
     "Retention",
     "health_check",
+    "imds_guard",
     "interruption_watcher",
     "job_environment",
     "mime_user_data",

@@ -190,7 +190,12 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
         ],
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group) if group.placement else None,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+            # Hop limit 1: a container behind a bridge (one more hop) gets no IMDS answer (EC2 User Guide,
+            # "Instance metadata options": the PUT response hop limit); jobs on the host itself are closed out by
+            # the imds-guard unit's iptables rule (bootstrap.py).
+            http_endpoint="enabled",
+            http_tokens="required",
+            http_put_response_hop_limit=1,
         ),
         block_device_mappings=[
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
