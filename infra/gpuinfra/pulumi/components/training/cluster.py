@@ -136,6 +136,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 subnet_id=self.network.private_subnet.id,
                 security_group_id=self.network.security_group.id,
                 kms_alias=f"alias/gpuinfra/{spec.name}",
+                auto_scaling_volumes=kubernetes,
             ),
             provider,
             here,

@@ -60,6 +60,18 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     return iam.document(*doc)
 
 
+def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    """The pinned image's root device, read from the image (DescribeImages' RootDeviceName) at preview: a launch
+    template mapping another name adds an empty volume and leaves the root at the image's size and encryption
+    (aws/aws-parallelcluster v3.11.1 cli/src/pcluster/templates/queues_stack.py maps the image's device_name; the
+    PCS sample AMIs boot from /dev/xvda, not /dev/sda1)."""
+    image = aws.ec2.get_ami_output(
+        filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami_id])],
+        opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent),
+    )
+    return image.root_device_name
+
+
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
     placement_group: aws.ec2.PlacementGroup
@@ -148,6 +160,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
             user_data=user_data(NodeRole("login", login_type, retention=retention)),
             placement=False,
         )
+        ami = self._image(spec.compute.image_id, o)
         self.pcs = PcsCluster(
             f"{name}-pcs",
             PcsArgs(
@@ -157,7 +170,8 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 partition=spec.scheduler.partition,
                 subnet_id=network.private_subnet.id,
                 security_group_id=network.security_group.id,
-                ami_id=self._image(spec.compute.image_id, o),
+                ami_id=ami,
+                root_device_name=root_device_name(ami, o),
                 instance_profile_arn=identity.profile.arn,
                 placement_group=self.placement_group.name,
                 root_volume_gib=spec.compute.root_volume_gib,
@@ -184,4 +198,4 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "ssm_image"]
+__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "root_device_name", "ssm_image"]
