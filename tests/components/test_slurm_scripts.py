@@ -113,3 +113,14 @@ def test_what_the_user_sets_wins_over_the_prolog_defaults(prolog_cluster: tuple[
     assert env["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/ckpt/llama_70b-try2"
     own = _task_env(cluster, env={"GPUINFRA_CHECKPOINT_DIR": "/fsx/mine"})
     assert own["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/mine"
+
+
+def test_the_health_check_drains_a_node_whose_lustre_mount_is_missing(tmp_path: Path) -> None:
+    """A plain directory where Lustre should be (no client, so no mount): checkpoints would go to the root disk."""
+    mount = tmp_path / "fsx"
+    mount.mkdir()
+    text = health_check("llm-train", NodeRole("compute", "m7i.2xlarge"), VERSION, lustre_path=str(mount))
+    script = _script(tmp_path / "health-check", text)
+    with slurm_cluster(tmp_path / "slurm", VERSION, _health_conf(script)) as cluster:
+        cluster.wait_for(lambda: "DRAIN" in cluster.node().get("State", ""), "the node to drain")
+        assert cluster.node()["Reason"].startswith(f"gpuinfra health: {mount} is not Lustre")

@@ -116,6 +116,10 @@ def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
     return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
 
 
+def lustre_client(cluster: str, mount_path: str) -> str:
+    return render("training/lustre-client.sh.j2", cluster=cluster, mount_path=mount_path)
+
+
 def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
     return render("training/task-prolog.sh.j2", cluster=cluster, job_env=JOB_ENV, checkpoint_root=checkpoint_root)
 
@@ -188,6 +192,7 @@ def node_cloud_config(
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
         imds_guard=imds_guard(cluster),
+        lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
@@ -222,6 +227,7 @@ __all__ = [
     "imds_guard",
     "interruption_watcher",
     "job_environment",
+    "lustre_client",
     "mime_user_data",
     "mount_scratch",
     "node_cloud_config",
