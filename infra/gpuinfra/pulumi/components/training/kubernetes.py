@@ -262,6 +262,16 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
     )
 
 
+def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
+    """No voluntary eviction of a running training pod: every worker of the gang must stay (minAvailable = the
+    job's pod count), since evicting one restarts the whole JobSet. A managed node group update then waits for the
+    budget and fails (PodEvictionFailure after 15 minutes) instead of draining a node under the run: updates happen
+    between runs (EKS User Guide, "Understand each phase of node updates": the upgrade phase honours
+    PodDisruptionBudgets unless forced). Spot reclaims are not voluntary evictions and still end the pod with
+    SIGTERM (the checkpoint contract)."""
+    return {"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}}
+
+
 def rdma_config(netdevs: Sequence[str], resource: str = RDMA) -> str:
     """k8s-rdma-shared-dev-plugin config: one shared resource over the compute rails only (ifNames selector,
     ANDed with the InfiniBand link type), so storage and in-band ports never reach a training pod."""
@@ -345,6 +355,16 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.lustre is not None:
             claim = f"{args.cluster}-lustre"
             self._lustre(name, args, args.lustre, claim, namespace, o)
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-training-pdb",
+            metadata={
+                "name": f"{args.cluster}-training",
+                "namespace": namespace.metadata["name"],
+                "labels": args.labels,
+            },
+            spec=disruption_budget(args),
+            opts=o,
+        )
         if args.retention is not None:
             site = args.site_mount
             volume = (
