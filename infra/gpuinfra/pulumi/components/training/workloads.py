@@ -18,6 +18,8 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     Topology,
     WorkloadArgs,
 )
+from gpuinfra.pulumi.components.training.pruner import retention_for
+from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.spec import TrainingSpec
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
@@ -94,6 +96,9 @@ def eks_workload_args(
         gpu_node_selector=gpu_labels,
         service_account=trainer_service_account(spec),
         region=spec.region,
+        retention=retention_for(
+            spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", spec.lustre.export_path if spec.lustre else None
+        ),
     )
 
 
