@@ -52,6 +52,9 @@ class ServedModel(SpecModel):
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
     attention_heads: Annotated[int, Field(ge=1, le=4096)] | None = None
     """Query attention heads (config.json num_attention_heads): tensor parallelism must divide them."""
+    quantization: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{2,32}$")] | None = None
+    """The checkpoint's quantization method as vLLM names it (--quantization: compressed-tensors, awq,
+    gptq, ...); it must match the checkpoint's config.json. Default: fp8 for precision fp8, none otherwise."""
 
 
 class RequestShape(SpecModel):

@@ -15,6 +15,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
@@ -161,23 +162,9 @@ def deployment_spec(
                         "image": image_ref(spec.server_image, spec.server_image_digest),
                         "env": cache_env + api_key,
                         "security_context": restricted_context(),
-                        "args": [
-                            "--model",
-                            "/weights",
-                            "--served-model-name",
-                            model.name,
-                            "--max-model-len",
-                            str(model.context_length_tokens),
-                            "--max-num-seqs",
-                            str(model.max_concurrent_sequences),
-                            "--gpu-memory-utilization",
-                            str(model.gpu_memory_utilization),
-                            "--tensor-parallel-size",
-                            str(gpus),
-                            "--port",
-                            str(lb.server_port),
-                            *spec.server_args,
-                        ],
+                        "args": engine_args(
+                            model, "/weights", gpus, ["--port", str(lb.server_port), *spec.server_args]
+                        ),
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
                             "limits": {GPU_RESOURCE: str(gpus), "memory": requests["memory"]},

@@ -13,8 +13,15 @@ from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
-from gpuinfra.pulumi.components.inference.replicas import ReplicasArgs, ScheduleArgs, ServingReplicas
+from gpuinfra.pulumi.components.inference.replicas import (
+    ReplicasArgs,
+    ScheduleArgs,
+    ServingReplicas,
+    launch_deadline,
+    launch_heartbeat,
+)
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 TYPE = "gpuinfra:inference:Region"
@@ -103,18 +110,16 @@ class InferenceRegion(pulumi.ComponentResource):
                 model_prefix=args.registry.model_prefix,
                 weights_prefix=model.weights_prefix,
                 image=spec.server_image,
-                model_name=model.name,
                 server_port=lb.server_port,
-                context_length=model.context_length_tokens,
+                engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args)),
                 max_sequences=model.max_concurrent_sequences,
-                gpu_memory_utilization=model.gpu_memory_utilization,
-                tensor_parallel=accelerators,
+                launch_heartbeat_seconds=launch_heartbeat(rp.cold_start_seconds),
+                launch_deadline_seconds=launch_deadline(rp.cold_start_seconds),
                 health_path=lb.health_check_path,
                 drain_seconds=rp.drain_seconds,
                 image_digest=spec.server_image_digest,
                 server_kind=spec.server_kind,
                 accelerators=accelerators,
-                server_args=tuple(spec.server_args),
                 api_key_secret=api_key,
             )
         )

@@ -84,8 +84,19 @@ MAX_HEARTBEAT_SECONDS = 7200
 """HeartbeatTimeout's maximum (PutLifecycleHook API reference)."""
 
 
+LAUNCH_DEADLINE_FACTOR = 3
+"""A launch still not healthy after this many planned cold starts (plus the margin) is abandoned by the
+instance itself; until then it records heartbeats, so a load slower than planned is not cut off."""
+
+
 def launch_heartbeat(cold_start_seconds: float) -> int:
+    """The launch hook's timeout: the planned cold start plus HOOK_MARGIN_SECONDS; heartbeats restart it."""
     return min(MAX_HEARTBEAT_SECONDS, int(cold_start_seconds) + HOOK_MARGIN_SECONDS)
+
+
+def launch_deadline(cold_start_seconds: float) -> int:
+    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it."""
+    return LAUNCH_DEADLINE_FACTOR * int(cold_start_seconds) + HOOK_MARGIN_SECONDS
 
 
 def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
@@ -336,6 +347,7 @@ __all__ = [
     "ScheduleArgs",
     "ServingReplicas",
     "group_names",
+    "launch_deadline",
     "launch_heartbeat",
     "lifecycle_hooks",
     "replica_policy",
