@@ -22,6 +22,9 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 
+DEFAULT_SERVING_AMI = (
+    "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+)
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]
 
@@ -88,6 +91,8 @@ class FleetRegion(SpecModel):
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
     vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+    image_id: str | None = None
+    """This region's replica image (AMIs and SSM parameter versions are regional); default: the fleet's."""
 
     @model_validator(mode="after")
     def _bounds_and_zones(self) -> FleetRegion:
@@ -260,6 +265,10 @@ class InferenceSpec(SpecModel):
     global_routing: GlobalRouting
     cold_start: ColdStart = ColdStart()
     kubernetes: KubernetesPlatform | None = None
+    image_id: str = DEFAULT_SERVING_AMI
+    """The replicas' machine image: an AMI id (ami-...) or an SSM parameter at an explicit version,
+    resolve:ssm:<name>:<version>, so a new driver enters only as a rollout (serving-image-not-pinned refuses
+    `latest`). Set per region (regions[].image_id) where ids or versions differ."""
     server_image: str = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None

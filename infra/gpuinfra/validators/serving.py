@@ -17,6 +17,7 @@ from gpuinfra.plan.serving import (
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
 from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.pcs import image_problem
 
 GB = 1e9
 
@@ -359,6 +360,27 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
+
+
+@rule(Level.ERROR)
+def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """EC2 replicas boot one pinned image: `resolve:ssm:.../latest` is resolved at every launch, so a new
+    driver would enter the fleet with the next scale-out, unannounced and unrolled-back (as training refuses)."""
+    if spec.platform != "ec2":
+        return
+    for i, region in enumerate(spec.regions):
+        image = region.image_id or spec.image_id
+        problem = image_problem(image)
+        if problem:
+            path: tuple[str | int, ...] = ("regions", i, "image_id") if region.image_id else ("image_id",)
+            yield Failure(
+                f"the replica image of {region.region} is not pinned: {problem}",
+                path,
+                "set image_id (or regions[].image_id) to an AMI id or resolve:ssm:<parameter>:<version>, e.g. "
+                "`aws ssm get-parameter-history --name <parameter>` for the version to pin",
+            )
+
+
 __all__ = [
     "accelerator_needs_load_balancers",
     "demand_exceeds_max",
@@ -375,6 +397,7 @@ __all__ = [
     "scale_in_faster_than_scale_out",
     "scaling_target_above_batch",
     "server_cannot_drive_accelerator",
+    "serving_image_not_pinned",
     "throughput_above_bound",
     "training_class_instance",
 ]

@@ -25,7 +25,6 @@ from gpuinfra.pulumi.components.inference.replicas import (
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 TYPE = "gpuinfra:inference:Region"
-DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 
 
 @dataclass(frozen=True)
@@ -131,7 +130,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 fleet=spec.name,
                 region=rp.region,
                 instance_type=rp.instance_type,
-                image_id=DEFAULT_IMAGE,
+                image_id=fr.image_id or spec.image_id,
                 root_volume_gib=root_volume_gib(args.plan.memory.weights_bytes),
                 min_replicas=rp.min_replicas,
                 max_on_demand=rp.max_on_demand,
@@ -164,4 +163,4 @@ class InferenceRegion(pulumi.ComponentResource):
         self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
 
 
-__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]
+__all__ = ["TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]

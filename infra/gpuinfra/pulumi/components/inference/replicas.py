@@ -118,6 +118,26 @@ def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLife
     ]
 
 
+def instance_refresh(cold_start_seconds: float) -> aws.autoscaling.GroupInstanceRefreshArgs:
+    """Roll every instance onto a new launch template version, warm-pool instances included.
+
+    The provider starts a refresh when the group's launch template (id or version) changes, and never for
+    `$Latest` (terraform-provider-aws, r/autoscaling_group, instance_refresh: "A refresh will not start when
+    version = "$Latest" is configured"); a refresh replaces the warm pool's instances after the in-service
+    ones (EC2 Auto Scaling API, InstanceRefreshWarmPoolProgress). Launch before terminate: keep 100% healthy
+    and go up to 200% while replacing, so a 2-instance group never drops to one (RefreshPreferences).
+    """
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+            min_healthy_percentage=100,
+            max_healthy_percentage=200,
+            instance_warmup=str(int(cold_start_seconds)),
+            skip_matching=True,
+        ),
+    )
+
+
 def replica_policy(args: ReplicasArgs) -> str:
     """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
     registry key through S3 only, the one metric namespace the server publishes, completing the lifecycle
@@ -213,6 +233,9 @@ class ServingReplicas(pulumi.ComponentResource):
             opts=o,
         )
         base_name, burst_name = group_names(args.fleet, args.region)
+        # The version the template has after this update (not $Latest): a new version (new user data: model,
+        # image, flags; a new AMI) changes the groups' launch template, and that starts their instance refresh.
+        version = template.latest_version.apply(str)
         common: dict[str, Any] = {
             "vpc_zone_identifiers": list(args.private_subnet_ids),
             "target_group_arns": [args.target_group_arn],
@@ -231,25 +254,19 @@ class ServingReplicas(pulumi.ComponentResource):
             name=base_name,
             min_size=args.min_replicas,
             max_size=args.max_on_demand,
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
             warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+                # The pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances (PutWarmPool API
+                # reference); without the ceiling it holds maxSize - desired. min + planned keeps it at the
+                # planned size at every desired capacity, which is what the cost prices.
                 min_size=args.warm_pool,
+                max_group_prepared_capacity=args.min_replicas + args.warm_pool,
                 pool_state="Stopped",
                 instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
             )
             if args.warm_pool
             else None,
-            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
-                strategy="Rolling",
-                # Launch before terminate: keep 100% healthy and go up to 200% while replacing, so a
-                # 2-instance group never drops to one (InstanceRefresh preferences, MaxHealthyPercentage).
-                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-                    min_healthy_percentage=100,
-                    max_healthy_percentage=200,
-                    instance_warmup=str(int(args.cold_start_seconds)),
-                    skip_matching=True,
-                ),
-            ),
+            instance_refresh=instance_refresh(args.cold_start_seconds),
             tags=group_tags(args.tags, args.expected_on_demand),
             **common,
             opts=o,
@@ -262,6 +279,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 min_size=0,
                 max_size=args.max_spot,
                 capacity_rebalance=True,
+                instance_refresh=instance_refresh(args.cold_start_seconds),
                 mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                     instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
                         on_demand_base_capacity=0,
@@ -270,7 +288,7 @@ class ServingReplicas(pulumi.ComponentResource):
                     ),
                     launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
                         launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                            launch_template_id=template.id, version="$Latest"
+                            launch_template_id=template.id, version=version
                         ),
                         overrides=[
                             aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
@@ -347,6 +365,7 @@ __all__ = [
     "ScheduleArgs",
     "ServingReplicas",
     "group_names",
+    "instance_refresh",
     "launch_deadline",
     "launch_heartbeat",
     "lifecycle_hooks",
