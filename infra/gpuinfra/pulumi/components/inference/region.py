@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_random as random
 
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
@@ -47,6 +48,40 @@ def api_key_secret(fleet: str, region: str) -> str:
 def root_volume_gib(weights_bytes: int) -> int:
     """OS and image plus the weights cache (kept on EBS so it survives a warm-pool stop)."""
     return max(100, math.ceil(weights_bytes / 2**30 * 1.2) + 60)
+
+
+def api_key_value(
+    name: str,
+    secret_name: str,
+    fleet: str,
+    region: str,
+    tags: dict[str, str],
+    provider: pulumi.ProviderResource,
+    parent: pulumi.Resource,
+) -> aws.secretsmanager.SecretVersion:
+    """The region's API key with a value from the first `pulumi up`: a secret created empty fails every
+    GetSecretValue (ResourceNotFoundException for the AWSCURRENT label) until someone sets it. The value is
+    generated (random.RandomPassword, kept in the stack's state as a Pulumi secret); rotate it with
+    `pulumi up --replace <the password's URN>`, then an instance refresh (servers read the key at start)."""
+    o = pulumi.ResourceOptions(parent=parent, provider=provider)
+    secret = aws.secretsmanager.Secret(
+        f"{name}-api-key",
+        name=secret_name,
+        description=f"API key the {fleet} servers in {region} require on /v1 (vLLM --api-key)",
+        recovery_window_in_days=7,
+        tags=tags,
+        opts=o,
+    )
+    generator = random.Provider(f"{name}-random", opts=pulumi.ResourceOptions(parent=parent))
+    value = random.RandomPassword(
+        f"{name}-api-key-value",
+        length=48,
+        special=False,
+        opts=pulumi.ResourceOptions(parent=parent, provider=generator),
+    )
+    return aws.secretsmanager.SecretVersion(
+        f"{name}-api-key-version", secret_id=secret.id, secret_string=value.result, opts=o
+    )
 
 
 class InferenceRegion(pulumi.ComponentResource):
@@ -90,15 +125,7 @@ class InferenceRegion(pulumi.ComponentResource):
         model = spec.model
         api_key = api_key_secret(spec.name, rp.region) if spec.access.auth == "api_key" else None
         if api_key:
-            # The value is set out of band (aws secretsmanager put-secret-value): it never enters the stack.
-            aws.secretsmanager.Secret(
-                f"{name}-api-key",
-                name=api_key,
-                description=f"API key the {spec.name} servers in {rp.region} require on /v1 (vLLM --api-key)",
-                recovery_window_in_days=7,
-                tags=args.tags,
-                opts=pulumi.ResourceOptions(parent=self, provider=provider),
-            )
+            api_key_value(name, api_key, spec.name, rp.region, args.tags, provider, self)
         accelerators = max(1, rp.accelerators_per_instance)
         user_data = replica_cloud_init(
             ServerConfig(
@@ -163,4 +190,4 @@ class InferenceRegion(pulumi.ComponentResource):
         self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
 
 
-__all__ = ["TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]
+__all__ = ["TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "api_key_value", "root_volume_gib"]

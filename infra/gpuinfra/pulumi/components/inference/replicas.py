@@ -210,7 +210,9 @@ class ServingReplicas(pulumi.ComponentResource):
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",
-                http_put_response_hop_limit=2,
+                # 1: only the host reaches IMDS; the vLLM container (Docker bridge, one more hop) needs no
+                # role (EKS Best Practices, "Restrict access to the instance profile assigned to the worker node").
+                http_put_response_hop_limit=1,
                 instance_metadata_tags="enabled",
             ),
             block_device_mappings=[
