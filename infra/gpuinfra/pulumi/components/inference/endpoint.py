@@ -43,6 +43,17 @@ class EndpointArgs:
 COMMON_RULE_SET = "AWSManagedRulesCommonRuleSet"
 BODY_SIZE_RULE = "SizeRestrictions_BODY"
 """The common rule set blocks request bodies over 8 KB; prompts are larger, so this rule only counts."""
+BODY_RULES = (
+    BODY_SIZE_RULE,
+    "CrossSiteScripting_BODY",
+    "GenericLFI_BODY",
+    "GenericRFI_BODY",
+    "EC2MetaDataSSRF_BODY",
+)
+"""The core rule set's rules that inspect the request body (AWS WAF DG, "Core rule set (CRS) managed rule
+group"), all Block by default. A model API's body is a prompt, and prompts routinely hold HTML, `<script>`,
+`../` paths and metadata URLs as text: these rules are set to Count (they still label and log), while the
+CRS keeps blocking on headers, URI and query; auth (the API key) and the rate limit guard the body."""
 
 
 def _visibility(metric: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
@@ -76,11 +87,12 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
         overrides = (
             [
                 aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideArgs(
-                    name=BODY_SIZE_RULE,
+                    name=rule,
                     action_to_use=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseArgs(
                         count=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseCountArgs()
                     ),
                 )
+                for rule in BODY_RULES
             ]
             if group == COMMON_RULE_SET
             else None
@@ -219,6 +231,7 @@ class RegionalEndpoint(pulumi.ComponentResource):
 
 
 __all__ = [
+    "BODY_RULES",
     "BODY_SIZE_RULE",
     "COMMON_RULE_SET",
     "TLS_POLICY",

