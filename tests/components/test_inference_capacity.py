@@ -44,3 +44,24 @@ def test_kubernetes_probes_tolerate_a_loaded_server() -> None:
         assert live["periodSeconds"] * live["failureThreshold"] >= 600
         ready = container["readinessProbe"]
         assert ready["periodSeconds"] * ready["failureThreshold"] < live["periodSeconds"] * live["failureThreshold"]
+
+
+def test_a_pinned_type_stays_pinned_on_spot_and_in_the_quota_plan() -> None:
+    """instance.type g6.xlarge (4 vCPUs, catalog): the burst group launches only g6.xlarge, and the spot quota
+    need is max_spot x 4 vCPUs, not the largest diversified type's."""
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.plan.inference import plan_inference
+    from helpers import inputs_for
+
+    catalog = load_catalog()
+    inputs = inputs_for("chat-serve", {"instance.type": "g6.xlarge"})
+    plan = plan_inference(inputs.spec, inputs.org.org, catalog)  # type: ignore[arg-type]
+    vcpus = catalog.instance("g6.xlarge").vcpu  # type: ignore[union-attr]
+    assert vcpus == 4
+    for rp in plan.regions:
+        if rp.region == "ap-northeast-1":
+            assert rp.spot_types == ["g6e.xlarge"]  # the region's own pin
+            continue
+        assert rp.spot_types == ["g6.xlarge"]
+        spot = next(q for q in plan.quotas if q.region == rp.region and q.purchase == "spot")
+        assert spot.vcpus == rp.max_spot * 4

@@ -154,12 +154,19 @@ def test_grace_covers_the_cold_start_and_hooks_hold_the_warm_pool(graph: Graph) 
     assert load_catalog().serving_figure("engine_init_seconds").value > 0
 
 
-def test_spot_burst_is_diversified(graph: Graph) -> None:
+def test_spot_burst_is_diversified_only_where_the_type_is_auto(graph: Graph) -> None:
+    """instance.type auto: the burst group may use other types that serve as fast; a region that names its
+    type (ap-northeast-1: g6e.xlarge) launches only that type, on spot too."""
+    pinned = {r["region"]: r["instance_type"] for r in SPEC["regions"] if r.get("instance_type")}
     for group in graph.of_type(ASG):
         policy = group.inputs.get("mixedInstancesPolicy")
         if policy:
-            overrides = policy["launchTemplate"]["overrides"]
-            assert len(overrides) >= 2
+            types = [o["instanceType"] for o in policy["launchTemplate"]["overrides"]]
+            region = region_of(graph, group)
+            if region in pinned:
+                assert types == [pinned[region]]
+            else:
+                assert len(types) >= 2
             assert policy["instancesDistribution"]["spotAllocationStrategy"] == "price-capacity-optimized"
 
 
