@@ -65,3 +65,30 @@ def test_a_pinned_type_stays_pinned_on_spot_and_in_the_quota_plan() -> None:
         assert rp.spot_types == ["g6.xlarge"]
         spot = next(q for q in plan.quotas if q.region == rp.region and q.purchase == "spot")
         assert spot.vcpus == rp.max_spot * 4
+
+
+def test_on_demand_overflow_when_spot_is_short() -> None:
+    """Auto Scaling does not substitute on-demand for spot (InstancesDistribution: 0% on-demand above the base
+    is all spot): an on-demand group of the burst's size takes over when the burst group's desired capacity
+    stays above its in-service count, and leaves first on scale-in."""
+    from gpuinfra.pulumi.components.inference.scaling import SPOT_SHORT_PERIODS
+
+    graph = example_graph("chat-serve")
+    groups = {g.inputs["name"]: g for g in graph.of_type("aws:autoscaling/group:Group")}
+    alarms = {a.name: a for a in graph.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+    for region in ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"):
+        burst, overflow = groups[f"chat-serve-{region}-burst"], groups[f"chat-serve-{region}-overflow"]
+        assert "mixedInstancesPolicy" not in overflow.inputs  # on-demand, the template's (pinned) type
+        assert overflow.inputs["minSize"] == 0 and overflow.inputs["maxSize"] == burst.inputs["maxSize"]
+        assert overflow.inputs["instanceRefresh"]["strategy"] == "Rolling"
+        out = alarms[f"chat-serve-{region}-replicas-overflow-out"]
+        assert (
+            out.inputs["evaluationPeriods"] == SPOT_SHORT_PERIODS and out.inputs["treatMissingData"] == "notBreaching"
+        )
+        signal = next(q for q in out.inputs["metricQueries"] if q.get("returnData"))
+        assert "FILL(burstdesired, 0) - FILL(burstinservice, 0) >= 1" in signal["expression"]
+        assert "basedesired >= basemax" in signal["expression"]
+        # Spot is removed only once the overflow group is empty.
+        burst_in = alarms[f"chat-serve-{region}-replicas-burst-in"]
+        signal = next(q for q in burst_in.inputs["metricQueries"] if q.get("returnData"))
+        assert signal["expression"].startswith("IF(FILL(overflowdesired, 0) == 0, ")

@@ -114,9 +114,12 @@ def test_one_region_loop_and_a_burst_group_at_zero_scales_on_the_region_signal(g
         in_service = {
             m["dimensions"]["AutoScalingGroupName"] for m in metrics if m["metricName"] == "GroupInServiceInstances"
         }
-        assert in_service == {f"chat-serve-{region}-base", burst_name}  # combined count of both groups
+        # The combined count of every group (base, spot burst, on-demand overflow).
+        assert in_service == {f"chat-serve-{region}-base", burst_name, f"chat-serve-{region}-overflow"}
         signal = next(q for q in queries if q.get("returnData"))
-        assert signal["expression"].startswith("IF(basedesired >= basemax, load / (FILL(base, 0) + FILL(burst, 0))")
+        assert signal["expression"].startswith(
+            "IF(basedesired >= basemax, load / (FILL(base, 0) + FILL(burst, 0) + FILL(overflow, 0))"
+        )
         assert burst_out.inputs["treatMissingData"] == "notBreaching"
         assert burst_out.inputs["threshold"] == SPEC["autoscaling"]["target_queue_depth_per_replica"]
         # Its action is a step policy on the burst group whose smallest step adds a replica from zero.

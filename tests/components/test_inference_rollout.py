@@ -20,11 +20,11 @@ def graph() -> Graph:
     return example_graph("chat-serve")
 
 
-def test_both_groups_pin_the_template_version_and_refresh(graph: Graph) -> None:
+def test_every_group_pins_the_template_version_and_refreshes(graph: Graph) -> None:
     """A refresh starts only when the group's template version changes, never for $Latest (terraform-provider-
     aws r/autoscaling_group, instance_refresh), so both groups name the template's current version."""
     groups = graph.of_type(ASG)
-    assert {g.name.rsplit("-", 1)[-1] for g in groups} == {"base", "burst"}
+    assert {g.name.rsplit("-", 1)[-1] for g in groups} == {"base", "burst", "overflow"}
     for group in groups:
         spec = (
             group.inputs.get("launchTemplate")

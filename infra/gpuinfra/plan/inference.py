@@ -121,6 +121,8 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 Usage(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
                 # The burst group may launch any of its overrides: count the largest, as the policy does.
                 Usage(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
+                # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).
+                Usage(rp.region, rp.instance_type, "on_demand", rp.max_spot),
             ]
     account = org.accounts.get(spec.account)
     quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []

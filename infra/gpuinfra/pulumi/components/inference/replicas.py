@@ -78,6 +78,11 @@ def group_names(fleet: str, region: str) -> tuple[str, str]:
     return f"{fleet}-{region}-base", f"{fleet}-{region}-burst"
 
 
+def overflow_name(fleet: str, region: str) -> str:
+    """The on-demand group that takes the burst share while spot capacity cannot be had."""
+    return f"{fleet}-{region}-overflow"
+
+
 HOOK_MARGIN_SECONDS = 300
 """Lifecycle hook heartbeat beyond the modelled cold start (or drain) before the default result applies."""
 MAX_HEARTBEAT_SECONDS = 7200
@@ -145,7 +150,7 @@ def replica_policy(args: ReplicasArgs) -> str:
     base, burst = group_names(args.fleet, args.region)
     groups = [
         f"arn:aws:autoscaling:{args.region}:{args.account_id}:autoScalingGroup:*:autoScalingGroupName/{g}"
-        for g in (base, burst)
+        for g in (base, burst, overflow_name(args.fleet, args.region))
     ]
     extra: list[dict[str, Any]] = [
         {
@@ -189,6 +194,7 @@ def scale_in_periods(cooldown_seconds: int) -> int:
 class ServingReplicas(pulumi.ComponentResource):
     base: aws.autoscaling.Group
     burst: aws.autoscaling.Group | None
+    overflow: aws.autoscaling.Group | None
 
     def __init__(
         self,
@@ -302,6 +308,22 @@ class ServingReplicas(pulumi.ComponentResource):
                 **common,
                 opts=o,
             )
+        self.overflow = None
+        if self.burst is not None:
+            # EC2 Auto Scaling never substitutes on-demand for spot it cannot get (InstancesDistribution:
+            # OnDemandPercentageAboveBaseCapacity 0 = all spot above the base). This on-demand group takes the
+            # burst share when the burst group's desired capacity stays above its in-service count (scaling.py).
+            self.overflow = aws.autoscaling.Group(
+                f"{name}-overflow",
+                name=overflow_name(args.fleet, args.region),
+                min_size=0,
+                max_size=args.max_spot,
+                launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
+                instance_refresh=instance_refresh(args.cold_start_seconds),
+                tags=group_tags(args.tags, 0),
+                **common,
+                opts=o,
+            )
         region_loop(
             LoopArgs(
                 name=name,
@@ -311,10 +333,12 @@ class ServingReplicas(pulumi.ComponentResource):
                 target_per_replica=args.target_queue_depth,
                 warmup_seconds=int(args.cold_start_seconds),
                 scale_in_periods=scale_in_periods(args.scale_in_cooldown_seconds),
+                overflow_group=overflow_name(args.fleet, args.region) if self.overflow is not None else None,
             ),
             self.base,
             self.burst,
             o,
+            self.overflow,
         )
         for schedule in args.schedules:
             aws.autoscaling.Schedule(
@@ -371,6 +395,7 @@ __all__ = [
     "launch_deadline",
     "launch_heartbeat",
     "lifecycle_hooks",
+    "overflow_name",
     "replica_policy",
     "scale_in_periods",
 ]
