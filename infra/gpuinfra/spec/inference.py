@@ -213,6 +213,9 @@ class Access(SpecModel):
 
     scheme: Literal["internet-facing", "internal"] = Field("internet-facing", json_schema_extra=updates("replace"))
     """internal: the load balancers get private addresses only (reach them over peering or PrivateLink)."""
+    client_cidrs: list[VpcCidr] = []
+    """internal: the client networks (peered VPCs, Transit Gateway, VPN) the load balancers admit on 443/80,
+    besides the fleet's own VPC."""
     auth: Literal["api_key", "none"] = "api_key"
     """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
     waf: Waf | None = Waf()
@@ -265,6 +268,9 @@ class InferenceSpec(SpecModel):
     global_routing: GlobalRouting
     cold_start: ColdStart = ColdStart()
     kubernetes: KubernetesPlatform | None = None
+    nat_gateways: Literal["per_zone", "single"] = "per_zone"
+    """per_zone: a NAT gateway in every zone, so a zone's loss leaves the others their egress (priced per
+    gateway-hour); single: one, in the first zone (cheaper; the other zones lose egress with it)."""
     image_id: str = DEFAULT_SERVING_AMI
     """The replicas' machine image: an AMI id (ami-...) or an SSM parameter at an explicit version,
     resolve:ssm:<name>:<version>, so a new driver enters only as a rollout (serving-image-not-pinned refuses

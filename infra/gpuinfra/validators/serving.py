@@ -360,8 +360,6 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
-
-
 @rule(Level.ERROR)
 def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
     """EC2 replicas boot one pinned image: `resolve:ssm:.../latest` is resolved at every launch, so a new

@@ -98,7 +98,18 @@ class InferenceRegion(pulumi.ComponentResource):
         lb = spec.load_balancer
         internal = spec.access.scheme == "internal"
         network = InferenceNetwork(
-            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port, internal), provider, here
+            f"{name}-net",
+            NetworkArgs(
+                rp.region,
+                rp.zones,
+                fr.vpc_cidr,
+                lb.server_port,
+                internal,
+                nat_per_zone=spec.nat_gateways == "per_zone",
+                client_cidrs=tuple(spec.access.client_cidrs),
+            ),
+            provider,
+            here,
         )
         self.endpoint = RegionalEndpoint(
             f"{name}-endpoint",
