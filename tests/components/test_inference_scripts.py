@@ -308,3 +308,19 @@ def test_shellcheck_passes_on_the_example_fleets_scripts(tmp_path: Path) -> None
         for body in bodies:
             result = shellcheck(body, tmp_path)
             assert result.returncode == 0, result.stdout
+
+
+def test_prefetch_logs_in_to_ecr_and_pulls_the_cached_digest(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    host = "222222222222.dkr.ecr.us-east-1.amazonaws.com"
+    image = f"{host}/docker-hub/vllm/vllm-openai:v0.11.0"
+    digest = "sha256:" + "ab" * 32
+    server = config(free_port(), image=image, image_registry=host, image_digest=digest)
+    upload_weights(aws_url)
+    fake.install(render_scripts(server))
+    result = fake.run("prefetch", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode == 0, result.stderr
+    login = json.loads((fake.root / "login").read_text())
+    # The password is the one `aws ecr get-login-password` got from (moto's) ECR, fed on stdin.
+    assert login["args"] == ["login", "--username", "AWS", "--password-stdin", host] and login["password"].strip()
+    assert ["pull", "--quiet", f"{host}/docker-hub/vllm/vllm-openai@{digest}"] in fake.log("docker")

@@ -22,6 +22,13 @@ CASES = [
     ),
     Case("serving-image-not-pinned", "chat-serve", {"regions[1].image_id": "ami-0abc1234def567890"}, fires=False),
     Case("serving-image-not-pinned", "chat-serve", fires=False),
+    Case(
+        "server-image-not-pinned",
+        "chat-serve",
+        {"server_image_digest": None},
+        message="vllm/vllm-openai:v0.11.0 is not pinned by digest",
+    ),
+    Case("server-image-not-pinned", "chat-serve", fires=False),
     # 405B parameters in fp8 are 405 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
     Case("no-instance-fits", "chat-serve", {"model.parameters_billion": 405}, message="no instance holds"),
     Case("no-instance-fits", "chat-serve", fires=False),

@@ -277,6 +277,10 @@ class InferenceSpec(SpecModel):
     `latest`). Set per region (regions[].image_id) where ids or versions differ."""
     server_image: str = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker)."""
+    image_source: Literal["ecr_pull_through", "direct"] = "ecr_pull_through"
+    """ecr_pull_through (ec2): replicas pull server_image from ECR in the fleet's account and region, which
+    caches it from its registry on first pull (a pull-through cache rule per region); direct: from the
+    registry itself, through the NAT gateways (Docker Hub limits anonymous pulls per address)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"

@@ -379,6 +379,19 @@ def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
+
+@rule(Level.WARNING)
+def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """A tag can be moved: replicas launched a week apart may run different server builds behind one endpoint."""
+    if spec.server_image_digest is None and "@sha256:" not in spec.server_image:
+        yield Failure(
+            f"server_image {spec.server_image} is not pinned by digest: a moved tag changes the server under a "
+            "running fleet, with no rollout",
+            ("server_image_digest",),
+            f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` shows it)",
+        )
+
+
 __all__ = [
     "accelerator_needs_load_balancers",
     "demand_exceeds_max",
@@ -395,6 +408,7 @@ __all__ = [
     "scale_in_faster_than_scale_out",
     "scaling_target_above_batch",
     "server_cannot_drive_accelerator",
+    "server_image_not_pinned",
     "serving_image_not_pinned",
     "throughput_above_bound",
     "training_class_instance",

@@ -15,6 +15,7 @@ from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.images import cached_image, pull_through_cache
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
 from gpuinfra.pulumi.components.inference.replicas import (
     ReplicasArgs,
@@ -138,6 +139,11 @@ class InferenceRegion(pulumi.ComponentResource):
         if api_key:
             api_key_value(name, api_key, spec.name, rp.region, args.tags, provider, self)
         accelerators = max(1, rp.accelerators_per_instance)
+        cached = cached_image(args.account_id, rp.region, spec.server_image) if spec.image_source != "direct" else None
+        if cached is not None:
+            pull_through_cache(
+                name, spec.name, spec.server_image, args.tags, pulumi.ResourceOptions(parent=self, provider=provider)
+            )
         user_data = replica_cloud_init(
             ServerConfig(
                 fleet=spec.name,
@@ -146,7 +152,8 @@ class InferenceRegion(pulumi.ComponentResource):
                 bucket=bucket,
                 model_prefix=args.registry.model_prefix,
                 weights_prefix=model.weights_prefix,
-                image=spec.server_image,
+                image=cached.image if cached else spec.server_image,
+                image_registry=cached.registry if cached else None,
                 server_port=lb.server_port,
                 engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args)),
                 max_sequences=model.max_concurrent_sequences,
@@ -187,6 +194,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 registry_bucket=bucket,
                 model_prefix=args.registry.model_prefix,
                 registry_account_id=args.registry_account_id,
+                image_prefix=cached.prefix if cached else None,
                 user_data=user_data,
                 target_queue_depth=auto.target_queue_depth_per_replica,
                 scale_out_cooldown_seconds=auto.scale_out_cooldown_seconds,

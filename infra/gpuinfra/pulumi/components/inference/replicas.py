@@ -72,6 +72,8 @@ class ReplicasArgs:
     schedules: Sequence[ScheduleArgs]
     predictive: bool
     tags: dict[str, str]
+    image_prefix: str | None = None
+    """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
 
 
 def group_names(fleet: str, region: str) -> tuple[str, str]:
@@ -160,6 +162,26 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": groups,
         }
     ]
+    if args.image_prefix:
+        repositories = f"arn:aws:ecr:{args.region}:{args.account_id}:repository/{args.image_prefix}/*"
+        extra += [
+            # GetAuthorizationToken has no resource (ECR API reference: Resource "*").
+            {"Sid": "ImageLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
+            {
+                "Sid": "ImagePull",
+                "Effect": "Allow",
+                # Pulling through the cache: the first pull creates the repository and imports the image
+                # (ECR user guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage).
+                "Action": [
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:CreateRepository",
+                    "ecr:BatchImportUpstreamImage",
+                ],
+                "Resource": [repositories],
+            },
+        ]
     if args.api_key_secret:
         extra.append(
             {
