@@ -187,8 +187,9 @@ def test_every_internet_facing_region_has_waf_and_an_api_key(graph: Graph) -> No
         assert "AWSManagedRulesCommonRuleSet" in rules and "AWSManagedRulesKnownBadInputsRuleSet" in rules
         (association,) = associations[region]
         assert lb.urn in graph.dependencies_of(association) or association.inputs["resourceArn"]
-        (secret,) = secrets[region]
-        assert secret.inputs["name"] == f"chat-serve/{region}/api-key"
+        # The API key's secret (the image cache's registry credential is the other one).
+        names = {s.inputs["name"] for s in secrets[region]}
+        assert names == {f"chat-serve/{region}/api-key", "ecr-pullthroughcache/chat-serve-docker-hub"}
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         import base64
 
@@ -222,12 +223,16 @@ def test_replicas_read_only_their_regions_registry_replica(graph: Graph) -> None
 
 
 def test_global_accelerator_variant_has_an_endpoint_group_per_region() -> None:
-    graph = graph_for(
-        "chat-serve", {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}}
-    )
+    routing = {"type": "global_accelerator", "domain_name": "chat.acme.example", "hosted_zone_id": "Z0ACME1234567"}
+    graph = graph_for("chat-serve", {"global_routing": routing})
     groups = graph.of_type("aws:globalaccelerator/endpointGroup:EndpointGroup")
     assert sorted(g.inputs["endpointGroupRegion"] for g in groups) == sorted(REGIONS)
-    assert not graph.of_type("aws:route53/record:Record")
+    # One record: the domain (the certificates' name) as an alias of the accelerator, no latency records.
+    (record,) = graph.of_type("aws:route53/record:Record")
+    assert record.inputs["name"] == "chat.acme.example" and record.inputs["type"] == "A"
+    assert record.inputs["zoneId"] == "Z0ACME1234567"
+    # Route 53 DG, "Routing traffic to an AWS Global Accelerator": the accelerator's alias hosted zone.
+    assert record.inputs["aliases"][0]["zoneId"] == "Z2BJ6XQ5FK7U4H"
     accelerator = graph.one("aws:globalaccelerator/accelerator:Accelerator")
     assert region_of(graph, accelerator) == "us-west-2"  # the Global Accelerator API's home
 

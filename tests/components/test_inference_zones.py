@@ -63,3 +63,41 @@ def test_a_private_fleet_admits_its_client_networks() -> None:
         if group.name.endswith("-net-lb"):
             for rule in group.inputs["ingress"]:
                 assert "10.20.0.0/16" in rule["cidrBlocks"] and "0.0.0.0/0" not in rule["cidrBlocks"]
+
+
+def test_a_private_fleet_fails_over_on_an_alarm_not_an_unreachable_probe() -> None:
+    """Route 53 health checkers are outside the VPC (CreateHealthCheck, "Private Hosted Zones"): a private
+    fleet's checks follow a CloudWatch alarm on its target group's healthy hosts, in the region's account."""
+    graph = graph_for(
+        "chat-serve",
+        {"access.scheme": "internal", "access.client_cidrs": ["10.20.0.0/16"], "access.waf": None},
+    )
+    alarms = {
+        a.inputs["name"] if a.inputs.get("name") else a.name: a
+        for a in graph.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+        if a.name.endswith("-no-healthy-replica")
+    }
+    assert len(alarms) == 4
+    for alarm in alarms.values():
+        assert alarm.inputs["metricName"] == "HealthyHostCount" and alarm.inputs["namespace"] == "AWS/ApplicationELB"
+        assert alarm.inputs["comparisonOperator"] == "LessThanThreshold" and alarm.inputs["threshold"] == 1
+        assert alarm.inputs["treatMissingData"] == "breaching"  # no data: no healthy replica
+        assert set(alarm.inputs["dimensions"]) == {"TargetGroup", "LoadBalancer"}
+    checks = graph.of_type("aws:route53/healthCheck:HealthCheck")
+    assert len(checks) == 4
+    regions = set()
+    for check in checks:
+        assert check.inputs["type"] == "CLOUDWATCH_METRIC" and "fqdn" not in check.inputs
+        assert check.inputs["insufficientDataHealthStatus"] == "Unhealthy"
+        regions.add(check.inputs["cloudwatchAlarmRegion"])
+    assert regions == set(REGIONS)
+
+
+def test_a_public_fleet_keeps_https_checks() -> None:
+    checks = example_graph("chat-serve").of_type("aws:route53/healthCheck:HealthCheck")
+    assert len(checks) == 4 and all(c.inputs["type"] == "HTTPS" for c in checks)
+    assert not [
+        a
+        for a in example_graph("chat-serve").of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
+        if a.name.endswith("-no-healthy-replica")
+    ]

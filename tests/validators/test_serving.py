@@ -7,6 +7,18 @@ from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
 from helpers import Case, run_case
 
 CASES = [
+    Case(
+        "accelerator-without-domain-record",
+        "chat-serve",
+        {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
+        message="no DNS record for chat.acme.example",
+    ),
+    Case(
+        "accelerator-without-domain-record",
+        "chat-serve",
+        {"global_routing.type": "global_accelerator"},  # the example's zone stays: the alias is made
+        fires=False,
+    ),
     # The DLAMI's `latest` parameter is resolved at every launch: a new driver with the next scale-out.
     Case(
         "serving-image-not-pinned",

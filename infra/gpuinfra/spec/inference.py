@@ -172,7 +172,7 @@ class GlobalRouting(SpecModel):
     type: Literal["route53_latency", "global_accelerator"]
     domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
     hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
-    """Route 53 hosted zone of domain_name (route53_latency)."""
+    """Route 53 hosted zone of domain_name: latency records, or the alias of the accelerator."""
 
     @model_validator(mode="after")
     def _zone_for_route53(self) -> GlobalRouting:

@@ -392,8 +392,24 @@ def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
         )
 
 
+
+@rule(Level.WARNING)
+def accelerator_without_domain_record(spec: InferenceSpec) -> Iterator[Failure]:
+    """Clients must reach a Global Accelerator by the name its regions' certificates carry: an alias record
+    in the domain's hosted zone (Route 53 DG, "Routing traffic to an AWS Global Accelerator")."""
+    routing = spec.global_routing
+    if routing.type == "global_accelerator" and routing.hosted_zone_id is None:
+        yield Failure(
+            f"no DNS record for {routing.domain_name}: clients using the accelerator's own name get a certificate "
+            "for another name",
+            ("global_routing", "hosted_zone_id"),
+            f"set hosted_zone_id to the Route 53 zone of {routing.domain_name}; gpuinfra adds the alias record",
+        )
+
+
 __all__ = [
     "accelerator_needs_load_balancers",
+    "accelerator_without_domain_record",
     "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",
