@@ -3,9 +3,44 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
 from helpers import Case, run_case
 
 CASES = [
+    Case(
+        "accelerator-without-domain-record",
+        "chat-serve",
+        {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
+        message="no DNS record for chat.acme.example",
+    ),
+    Case(
+        "accelerator-without-domain-record",
+        "chat-serve",
+        {"global_routing.type": "global_accelerator"},  # the example's zone stays: the alias is made
+        fires=False,
+    ),
+    # The DLAMI's `latest` parameter is resolved at every launch: a new driver with the next scale-out.
+    Case(
+        "serving-image-not-pinned",
+        "chat-serve",
+        {"image_id": DEFAULT_SERVING_AMI},
+        message="replica image of us-east-1 is not pinned: .*latest.* resolves the parameter.s current value",
+    ),
+    Case(
+        "serving-image-not-pinned",
+        "chat-serve",
+        {"regions[1].image_id": "resolve:ssm:/acme/serving/gpu-ami"},
+        message="us-west-2 is not pinned: .* resolves the parameter's current value at every launch",
+    ),
+    Case("serving-image-not-pinned", "chat-serve", {"regions[1].image_id": "ami-0abc1234def567890"}, fires=False),
+    Case("serving-image-not-pinned", "chat-serve", fires=False),
+    Case(
+        "server-image-not-pinned",
+        "chat-serve",
+        {"server_image_digest": None},
+        message="vllm/vllm-openai:v0.11.0 is not pinned by digest",
+    ),
+    Case("server-image-not-pinned", "chat-serve", fires=False),
     # 405B parameters in fp8 are 405 GB: more than the largest serving type holds (g6e.48xlarge, 8 x 48 GB L40S)
     Case("no-instance-fits", "chat-serve", {"model.parameters_billion": 405}, message="no instance holds"),
     Case("no-instance-fits", "chat-serve", fires=False),

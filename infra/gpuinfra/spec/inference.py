@@ -22,6 +22,9 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 
+DEFAULT_SERVING_AMI = (
+    "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+)
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 AcceleratorName = Annotated[
     str,
@@ -73,6 +76,9 @@ class ServedModel(SpecModel):
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
     attention_heads: Annotated[int, Field(ge=1, le=4096)] | None = None
     """Query attention heads (config.json num_attention_heads): tensor parallelism must divide them."""
+    quantization: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{2,32}$")] | None = None
+    """The checkpoint's quantization method as vLLM names it (--quantization: compressed-tensors, awq,
+    gptq, ...); it must match the checkpoint's config.json. Default: fp8 for precision fp8, none otherwise."""
 
 
 class RequestShape(SpecModel):
@@ -108,6 +114,8 @@ class FleetRegion(SpecModel):
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
     vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+    image_id: str | None = None
+    """This region's replica image (AMIs and SSM parameter versions are regional); default: the fleet's."""
 
     @model_validator(mode="after")
     def _bounds_and_zones(self) -> FleetRegion:
@@ -199,7 +207,7 @@ class GlobalRouting(SpecModel):
     domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
     """The fleet's DNS name, under the hosted zone."""
     hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
-    """Route 53 hosted zone of domain_name (route53_latency)."""
+    """Route 53 hosted zone of domain_name: latency records, or the alias of the accelerator."""
 
     @model_validator(mode="after")
     def _zone_for_route53(self) -> GlobalRouting:
@@ -240,6 +248,9 @@ class Access(SpecModel):
 
     scheme: Literal["internet-facing", "internal"] = Field("internet-facing", json_schema_extra=updates("replace"))
     """internal: the load balancers get private addresses only (reach them over peering or PrivateLink)."""
+    client_cidrs: list[VpcCidr] = []
+    """internal: the client networks (peered VPCs, Transit Gateway, VPN) the load balancers admit on 443/80,
+    besides the fleet's own VPC."""
     auth: Literal["api_key", "none"] = "api_key"
     """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
     waf: Waf | None = Waf()
@@ -295,9 +306,20 @@ class InferenceSpec(SpecModel):
     global_routing: GlobalRouting
     cold_start: ColdStart = ColdStart()
     kubernetes: KubernetesPlatform | None = None
+    nat_gateways: Literal["per_zone", "single"] = "per_zone"
+    """per_zone: a NAT gateway in every zone, so a zone's loss leaves the others their egress (priced per
+    gateway-hour); single: one, in the first zone (cheaper; the other zones lose egress with it)."""
+    image_id: str = DEFAULT_SERVING_AMI
+    """The replicas' machine image: an AMI id (ami-...) or an SSM parameter at an explicit version,
+    resolve:ssm:<name>:<version>, so a new driver enters only as a rollout (serving-image-not-pinned refuses
+    `latest`). Set per region (regions[].image_id) where ids or versions differ."""
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker): a Docker image reference
     ([registry[:port]/]path[:tag])."""
+    image_source: Literal["ecr_pull_through", "direct"] = "ecr_pull_through"
+    """ecr_pull_through (ec2): replicas pull server_image from ECR in the fleet's account and region, which
+    caches it from its registry on first pull (a pull-through cache rule per region); direct: from the
+    registry itself, through the NAT gateways (Docker Hub limits anonymous pulls per address)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"

@@ -16,6 +16,7 @@ from gpuinfra.plan.serving import (
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
 from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.pcs import image_problem
 
 GB = 1e9
 
@@ -390,8 +391,56 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
+@rule(Level.ERROR)
+def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """EC2 replicas boot one pinned image: `resolve:ssm:.../latest` is resolved at every launch, so a new
+    driver would enter the fleet with the next scale-out, unannounced and unrolled-back (as training refuses)."""
+    if spec.platform != "ec2":
+        return
+    for i, region in enumerate(spec.regions):
+        image = region.image_id or spec.image_id
+        problem = image_problem(image)
+        if problem:
+            path: tuple[str | int, ...] = ("regions", i, "image_id") if region.image_id else ("image_id",)
+            yield Failure(
+                f"the replica image of {region.region} is not pinned: {problem}",
+                path,
+                "set image_id (or regions[].image_id) to an AMI id or resolve:ssm:<parameter>:<version>, e.g. "
+                "`aws ssm get-parameter-history --name <parameter>` for the version to pin",
+            )
+
+
+
+@rule(Level.WARNING)
+def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """A tag can be moved: replicas launched a week apart may run different server builds behind one endpoint."""
+    if spec.server_image_digest is None and "@sha256:" not in spec.server_image:
+        yield Failure(
+            f"server_image {spec.server_image} is not pinned by digest: a moved tag changes the server under a "
+            "running fleet, with no rollout",
+            ("server_image_digest",),
+            f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` shows it)",
+        )
+
+
+
+@rule(Level.WARNING)
+def accelerator_without_domain_record(spec: InferenceSpec) -> Iterator[Failure]:
+    """Clients must reach a Global Accelerator by the name its regions' certificates carry: an alias record
+    in the domain's hosted zone (Route 53 DG, "Routing traffic to an AWS Global Accelerator")."""
+    routing = spec.global_routing
+    if routing.type == "global_accelerator" and routing.hosted_zone_id is None:
+        yield Failure(
+            f"no DNS record for {routing.domain_name}: clients using the accelerator's own name get a certificate "
+            "for another name",
+            ("global_routing", "hosted_zone_id"),
+            f"set hosted_zone_id to the Route 53 zone of {routing.domain_name}; gpuinfra adds the alias record",
+        )
+
+
 __all__ = [
     "accelerator_needs_load_balancers",
+    "accelerator_without_domain_record",
     "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",
@@ -406,6 +455,8 @@ __all__ = [
     "scale_in_faster_than_scale_out",
     "scaling_target_above_batch",
     "server_cannot_drive_accelerator",
+    "server_image_not_pinned",
+    "serving_image_not_pinned",
     "throughput_above_bound",
     "training_class_instance",
 ]

@@ -15,12 +15,16 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
 PRESTOP_SECONDS = 30
+PROBE_TIMEOUT_SECONDS = 10
+"""/health on a loaded GPU server: well above the 1 s default, below the 15 s readiness period."""
+LIVENESS_TIMEOUT_SECONDS = 30
 """Time for the load balancer to stop sending new requests before the server gets SIGTERM."""
 
 
@@ -114,7 +118,9 @@ def deployment_spec(
     (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
     model, lb = spec.model, spec.load_balancer
     kube = spec.kubernetes
-    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}}
+    # Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is
+    # pulled from the load balancer (readiness) or restarted (liveness) under the load that needs it most.
+    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}, "timeout_seconds": PROBE_TIMEOUT_SECONDS}
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
@@ -173,23 +179,9 @@ def deployment_spec(
                         "image": image_ref(spec.server_image, spec.server_image_digest),
                         "env": cache_env + api_key,
                         "security_context": restricted_context(),
-                        "args": [
-                            "--model",
-                            "/weights",
-                            "--served-model-name",
-                            model.name,
-                            "--max-model-len",
-                            str(model.context_length_tokens),
-                            "--max-num-seqs",
-                            str(model.max_concurrent_sequences),
-                            "--gpu-memory-utilization",
-                            str(model.gpu_memory_utilization),
-                            "--tensor-parallel-size",
-                            str(gpus),
-                            "--port",
-                            str(lb.server_port),
-                            *spec.server_args,
-                        ],
+                        "args": engine_args(
+                            model, "/weights", gpus, ["--port", str(lb.server_port), *spec.server_args]
+                        ),
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
                             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
@@ -211,7 +203,13 @@ def deployment_spec(
                             "period_seconds": lb.health_check_interval_seconds,
                             "failure_threshold": lb.unhealthy_threshold,
                         },
-                        "liveness_probe": {**probe, "period_seconds": 30, "failure_threshold": 5},
+                        # Liveness restarts the pod (weights again, a cold start): only after 10 missed minutes.
+                        "liveness_probe": {
+                            **probe,
+                            "timeout_seconds": LIVENESS_TIMEOUT_SECONDS,
+                            "period_seconds": 60,
+                            "failure_threshold": 10,
+                        },
                         "lifecycle": {"pre_stop": {"exec": {"command": ["sleep", str(PRESTOP_SECONDS)]}}},
                     }
                 ],
