@@ -102,7 +102,7 @@ def run_section(run: RunPlan) -> Section:
         notes.append(
             "goodput by restart time R at the spec's nodes: "
             + ", ".join(
-                f"{number(p.restart_minutes, 0)} min {percent(p.goodput)} ({p.days or 0:.1f} days)" for p in moved
+                f"{number(p.restart_minutes, 0)} min {percent(p.goodput or 0)} ({p.days or 0:.1f} days)" for p in moved
             )
         )
     notes += run.notes
