@@ -7,7 +7,15 @@ STACKS := $(sort $(wildcard stacks/Pulumi.*.yaml))
 
 .PHONY: preview test lint bench clean
 
+# pyproject.toml's requires-python, checked before pip runs (pip's own refusal is pages long), also against a
+# .venv left by another Python, which is rebuilt rather than kept broken.
+SUPPORTED := import sys; sys.exit(not (3, 11) <= sys.version_info[:2] < (3, 14))
+
 $(STAMP): pyproject.toml setup.py
+	@$(PYTHON) -c '$(SUPPORTED)' 2>/dev/null || { echo "gpuinfra needs Python 3.11 to 3.13, but $(PYTHON) is \
+	$$($(PYTHON) -V 2>/dev/null || echo not found): run make PYTHON=python3.12 (or another 3.11-3.13)" >&2; exit 1; }
+	@test ! -x $(BIN)/python || $(BIN)/python -c '$(SUPPORTED)' || { echo "rebuilding $(VENV): it was made by \
+	$$($(BIN)/python -V 2>&1)" >&2; rm -rf $(VENV); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
 	touch $(STAMP)

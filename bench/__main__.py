@@ -35,7 +35,7 @@ from gpuinfra.review.replacements import load_rules
 
 import bench.floor as floor_module
 from bench import catalog as catalog_bench
-from bench import stages
+from bench import cli_help, stages
 from bench.floor import run_floor
 from bench.rss import MODES
 from bench.synthetic import grown_fleet, inference_stack, scaled, scenario
@@ -310,6 +310,7 @@ def main() -> int:
     cold = stages.preflight_cold(stages.Prepared.of(largest.path), folder)
     load = catalog_bench.samples(max(runs, 15))
     catalog_load = Timing(statistics.median(load), min(load), max(load))
+    help_s, help_floor = cli_help.samples(max(runs, 15))
     results = Results(
         header,
         runs,
@@ -322,6 +323,8 @@ def main() -> int:
         memory,
         catalog_load,
         cold,
+        Timing(statistics.median(help_s), min(help_s), max(help_s)),
+        Timing(statistics.median(help_floor), min(help_floor), max(help_floor)),
     )
     misses = results.misses()
     out.write_text(report(results, time.time() - started))
@@ -342,6 +345,8 @@ class Results:
     memory: list[Memory]
     catalog_load: Timing
     preflight_cold: float
+    cli_help: Timing
+    cli_floor: Timing
 
     @property
     def preflight_share(self) -> float:
@@ -373,6 +378,8 @@ class Results:
             out.append(f"fleet {m.size} peak memory {m.peak_mb:.0f} MB")
         if self.catalog_load.median >= catalog_bench.CATALOG_LOAD_SECONDS:
             out.append(f"catalog load {self.catalog_load.median * 1000:.0f} ms")
+        if self.cli_help.median / self.cli_floor.median > cli_help.HELP_OVER_FLOOR:
+            out.append(f"gpuinfra --help {self.cli_help.median / self.cli_floor.median:.2f}x import typer, rich")
         return out
 
 
@@ -479,6 +486,19 @@ def report(results: Results, seconds: float) -> str:
         "",
         f"Cold load of the bundled catalog (parse every data file, validate, cross-check; `python -m bench.catalog`):"
         f" {load} ({mark[load.median < catalog_bench.CATALOG_LOAD_SECONDS]}, < 0.1 s).",
+    ]
+    helped = results.cli_help.median / results.cli_floor.median
+    lines += [
+        "",
+        "## CLI start",
+        "",
+        "| command (whole process) | median s (min-max) |",
+        "|---|---|",
+        f"| `gpuinfra --help` | {results.cli_help} |",
+        f"| `python -c 'import typer, rich'` (the floor) | {results.cli_floor} |",
+        "",
+        f"`gpuinfra --help` / floor: {helped:.2f} ({mark[helped <= cli_help.HELP_OVER_FLOOR]}, <= 2x;"
+        " `python -m bench.cli_help`).",
     ]
     lines += ["", "## Verdict", "", "All targets met." if not misses else "Missed:", ""]
     lines += [f"- {miss}" for miss in misses]

@@ -128,6 +128,38 @@ CORPUS: list[Bad] = [
         path="onprem_sites.dc-east.gpu_allotment",
     ),
     Bad("huge-warm-pool", "chat-serve", {"cold_start.warm_pool": 2**80}, path=INF_SPEC + "cold_start.warm_pool"),
+    # -- issue 32: lax types at the edges ----------------------------------------------------------------
+    Bad("bool-zero-stage", spec={"model.parallelism.zero_stage": False}, path=SPEC + "model.parallelism.zero_stage"),
+    Bad(
+        "arabic-indic-account-id",  # pydantic-core's Rust regex reads \d as any Unicode digit
+        org={"accounts.ml-training.id": "\u0661" * 12},
+        in_org=True,
+        path="accounts.ml-training.id",
+    ),
+    Bad(
+        "fullwidth-digits-in-role-arn",
+        org={"accounts.ml-training.role_arn": "arn:aws:iam::" + "\uff11" * 12 + ":role/gpuinfra-deploy"},
+        in_org=True,
+        path="accounts.ml-training.role_arn",
+    ),
+    Bad(
+        "budget-as-text",
+        org={"accounts.ml-training.monthly_budget_usd": "42"},
+        in_org=True,
+        path="accounts.ml-training.monthly_budget_usd",
+    ),
+    Bad(
+        "budget-as-exponent-text",
+        org={"accounts.ml-training.monthly_budget_usd": "1e3"},
+        in_org=True,
+        path="accounts.ml-training.monthly_budget_usd",
+    ),
+    Bad(
+        "budget-as-bool",
+        org={"accounts.ml-training.monthly_budget_usd": True},
+        in_org=True,
+        path="accounts.ml-training.monthly_budget_usd",
+    ),
     Bad(
         "huge-racks-per-loop",
         "llm-train-onprem",
@@ -219,6 +251,12 @@ CORPUS: list[Bad] = [
     Bad("spec-a-string", text="config:\n  gpuinfra:training: hello\n", path=SPEC.rstrip(".")),
     Bad("duplicate-key", text="config:\n  gpuinfra:training: {}\n  gpuinfra:training: {}\n"),
     Bad("binary-junk", text="config: \x00\x01\x02\n"),
+    # YAML 1.1 reads 1_6 as 16, YAML 1.2's core schema as text (issue 32)
+    Bad(
+        "underscore-number",
+        text="config:\n  gpuinfra:training:\n    name: x\n    compute: {node_count: 1_6}\n",
+        path=SPEC + "compute.node_count",
+    ),
 ]
 
 

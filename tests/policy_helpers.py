@@ -11,6 +11,7 @@ Three ways to get a failing graph, most honest first:
 from __future__ import annotations
 
 import copy
+import dataclasses
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -86,6 +87,22 @@ def with_resources(graph: Graph, *extra: Resource) -> Graph:
     return Graph.of(graph.stack, graph.project, [*graph.resources, *extra])
 
 
+def planted(graph: Graph, kind: str, name: str, inputs: dict[str, Any], depends_on: tuple[str, ...] = ()) -> Graph:
+    """`graph` plus one resource of type `kind`, parented and provided like the graph's VPC or bucket."""
+    anchor = next(r for r in graph.resources if r.type in ("aws:ec2/vpc:Vpc", "aws:s3/bucket:Bucket"))
+    deps = tuple(r.urn for r in graph.resources if r.type in depends_on)
+    extra = Resource(
+        urn=f"{anchor.urn.rsplit('::', 1)[0]}${kind}::{name}",
+        type=kind,
+        name=name,
+        parent=anchor.parent,
+        provider=anchor.provider,
+        dependencies=(anchor.urn, *deps),
+        inputs=inputs,
+    )
+    return with_resources(graph, extra)
+
+
 @dataclass(frozen=True)
 class PolicyCase:
     """One scenario: an example stack, mutated; does `policy` report a violation, with what message?"""
@@ -102,6 +119,8 @@ class PolicyCase:
     """Regex one of the policy's messages must match (when it fires)."""
     level: str | None = None
     label: str = ""
+    alone: bool = False
+    """Judge the stack without the repository's other stacks in its account (no account-wide totals)."""
 
     @property
     def id(self) -> str:
@@ -121,7 +140,10 @@ def run_case(case: PolicyCase) -> list[Violation]:
     if not case.unchecked:
         errors = [f for f in checked(case.stack, case.spec, case.org).findings if str(f.level) == "error"]
         assert not errors, f"the validators refuse this case; mark it unchecked=True: {errors}"
-    run = police(case_graph(case), facts_for(case.stack, case.spec, case.org), pack_config(given=case.config))
+    facts = facts_for(case.stack, case.spec, case.org)
+    if case.alone:
+        facts = dataclasses.replace(facts, stack_file=None)
+    run = police(case_graph(case), facts, pack_config(given=case.config))
     found = [v for v in run.violations if v.policy == case.policy]
     if not case.fires:
         assert not found, f"{case.policy} fired unexpectedly: {[v.message for v in found]}"
@@ -144,6 +166,7 @@ __all__ = [
     "case_graph",
     "edited",
     "facts_for",
+    "planted",
     "program_graph",
     "run_case",
     "run_example",

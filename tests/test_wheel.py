@@ -5,7 +5,6 @@ so nothing finds its templates, catalog or stacks through the source tree's layo
 from __future__ import annotations
 
 import shutil
-import site
 import subprocess
 import sys
 import sysconfig
@@ -37,7 +36,8 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     purelib = Path(sysconfig.get_path("purelib", vars={"base": str(fresh), "platbase": str(fresh)}))
     # The dependencies come from this test's environment, appended after the fresh site-packages; the wheel
     # itself is unpacked by pip into the fresh one, so `gpuinfra` is the wheel's (asserted below).
-    (purelib / "deps.pth").write_text("\n".join(site.getsitepackages()) + "\n")
+    deps = [p for p in sys.path if p.endswith("site-packages")]  # a venv may reach its deps through a .pth
+    (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
     python = fresh / "bin" / "python"
     installed = run(sys.executable, "-m", "pip", "install", "--no-deps", "-q", "--target", purelib, wheel)
     assert installed.returncode == 0, installed.stderr
@@ -49,7 +49,11 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     where = run(python, "-c", "import gpuinfra.templates as t; print(t.__file__)", cwd=project)
     assert where.stdout.strip().startswith(str(purelib / "gpuinfra" / "templates")), where.stdout + where.stderr
     assert sorted({p.parent.name for p in (purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
-        "inference", "kubernetes", "report", "training"
+        "inference",
+        "init",
+        "kubernetes",
+        "report",
+        "training",
     ]
 
     cli = ("-c", "from gpuinfra.cli import main; main()")
@@ -58,3 +62,12 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     for stack in EXAMPLES:
         assert f"## {stack}" in preview.stdout, stack
     assert "pulumi-program" not in preview.stdout and "TemplateNotFound" not in preview.stdout
+
+    # pipx-style: an empty directory, no source tree and no project; init makes one, preview runs it.
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    made = run(python, *cli, "init", "inference-ec2", "my-chat", cwd=empty)
+    assert made.returncode == 0, made.stderr
+    mine = run(python, *cli, "preview", "my-chat", cwd=empty)
+    assert mine.returncode == 0, mine.stdout[-2000:] + mine.stderr[-2000:]
+    assert run(python, *cli, "--version", cwd=empty).stdout.startswith(f"gpuinfra {wheel.name.split('-')[1]}\n")

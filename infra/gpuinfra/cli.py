@@ -2,25 +2,52 @@
 
 from __future__ import annotations
 
+import os
+import shutil
+import signal
 import sys
+import threading
+from collections.abc import Iterator
+from contextlib import contextmanager
 from enum import StrEnum
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import TYPE_CHECKING, Annotated, NoReturn
 
 import typer
 
 from gpuinfra.errors import GpuinfraError, InputError
-from gpuinfra.report.render import FORMATS, AnyReport
+from gpuinfra.report.formats import format_names
+
+if TYPE_CHECKING:  # the renderers load the report model and the stages: imported when a command runs
+    from gpuinfra.report.render import AnyReport
 
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,  # --install-completion / --show-completion for bash, zsh, fish, PowerShell
+    rich_markup_mode=None,  # click's plain help: rendering it with rich imports markdown-it, pygments...: 3x slower
     no_args_is_help=True,
     help="Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them.",
     pretty_exceptions_enable=False,
 )
 
 
-Format = StrEnum("Format", {name: name for name in FORMATS})  # type: ignore[misc]
+def _show_version(value: bool) -> None:
+    if value:
+        from gpuinfra import __version__
+
+        sys.stdout.write(f"gpuinfra {__version__}\n")
+        raise typer.Exit()
+
+
+@app.callback()
+def _root(
+    version: Annotated[
+        bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
+    ] = False,
+) -> None:
+    """Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them."""
+
+
+Format = StrEnum("Format", {name: name for name in format_names()})  # type: ignore[misc]
 """One per renderer module in infra/gpuinfra/report/render/: a new format needs no edit here."""
 
 
@@ -30,14 +57,20 @@ class SchemaKind(StrEnum):
 
 
 StacksArg = Annotated[
-    list[str],
-    typer.Argument(help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths."),
+    list[str] | None,
+    typer.Argument(
+        metavar="STACK",
+        autocompletion=lambda incomplete: _stack_names(incomplete),
+        help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths "
+        "(default: every stack of the project)."
+    ),
 ]
 OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (default: org.yaml beside the stack).")]
 FormatOpt = Annotated[Format, typer.Option("--format", "-f", help="Output format.")]
 OutOpt = Annotated[Path | None, typer.Option("--out", "-o", help="Write the report to this file instead of stdout.")]
 SuppressOpt = Annotated[
-    list[str] | None, typer.Option("--suppress", help="Rule id of a warning to silence (repeatable).")
+    list[str] | None,
+    typer.Option("--suppress", metavar="RULE", help="Rule id of a warning to silence (repeatable)."),
 ]
 UsageOpt = Annotated[
     Path | None,
@@ -54,48 +87,109 @@ PolicyConfigOpt = Annotated[
 ]
 
 
-def _emit(text: str, out: Path | None) -> None:
-    """The report on stdout, or into `out`; a path that cannot be written is an input error (exit 2)."""
+def _stack_names(incomplete: str) -> list[str]:
+    """Shell completion of STACK: the project's stack names."""
+    from gpuinfra.load import project_dir, stack_names
+
+    project = project_dir()
+    return [name for name in stack_names(project) if name.startswith(incomplete)] if project else []
+
+
+def _count(items: list[str], noun: str = "stack") -> str:
+    return f"{len(items)} {noun}{'s' if len(items) != 1 else ''}"
+
+
+@contextmanager
+def _working(message: str, after_seconds: float = 1.0) -> Iterator[None]:
+    """A spinner on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
+    logs or captured output); the report itself still goes to stdout."""
+    if not sys.stderr.isatty():
+        yield
+        return
+    from rich.console import Console
+
+    status = Console(stderr=True).status(f"{message}...")
+    timer = threading.Timer(after_seconds, status.start)
+    timer.start()
+    try:
+        yield
+    finally:
+        timer.cancel()
+        status.stop()
+
+
+def _emit(text: str, out: Path | None, inputs: tuple[Path | str | None, ...] = ()) -> None:
+    """The report on stdout, or into `out` (atomically; never a FIFO, a device or one of the run's inputs)."""
     if out is None:
         sys.stdout.write(text)
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        blocked = next((p for p in out.parents if p.exists() and not p.is_dir()), None)
-        reason = f"{blocked} is not a directory" if blocked else exc.strerror or type(exc).__name__
-        raise InputError.single(
-            f"cannot write the report: {reason}", file=out, hint="give --out a file path in a writable directory"
-        ) from None
+    from gpuinfra.spec.files import write_output
+
+    write_output(out, text, _input_files(inputs))
 
 
-def _finish(report: AnyReport, fmt: Format, out: Path | None) -> NoReturn:
+def _input_files(given: tuple[Path | str | None, ...]) -> list[Path]:
+    """The files a run reads that `--out` must not overwrite: every argument that names a file, each named
+    stack's file and the organization file beside it."""
+    from gpuinfra.load import ORG_FILE_NAME, stack_path
+
+    found: list[Path] = []
+    for item in given:
+        if item is None:
+            continue
+        path = Path(item)
+        found.append(path)
+        if isinstance(item, str) and not path.exists():
+            try:
+                path = stack_path(item)
+            except (InputError, OSError):  # not a stack name either: nothing more it could overwrite
+                continue
+            found.append(path)
+        found.append(path.parent / ORG_FILE_NAME)
+    return found
+
+
+def _finish(report: AnyReport, fmt: Format, out: Path | None, *inputs: Path | str | None) -> NoReturn:
     """Problems on stderr, the report on stdout (or --out), and the report's exit code."""
+    from gpuinfra.report.render import FORMATS
+    from gpuinfra.report.render.table import WIDTH
+
+    if fmt.value == "table" and out is None and sys.stdout.isatty():  # a person reads it: their terminal's width
+        WIDTH.set(max(80, shutil.get_terminal_size().columns))
     for problem in report.problems:
         sys.stderr.write(f"{problem.stack}: cannot be read\n" + "".join(f"  {m}\n" for m in problem.messages))
-    _emit(FORMATS[fmt.value](report), out)
+    _emit(FORMATS[fmt.value](report), out, inputs)
     raise typer.Exit(report.exit_code)
 
 
 @app.command()
 def validate(
-    stacks: StacksArg,
+    stacks: StacksArg = None,
     org: OrgOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
-    """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas)."""
+    """Check stacks and print findings and the plan (memory, racks, power, checkpoints, quotas, replicas).
+
+    \b
+    Examples:
+      gpuinfra validate                          every stack of the project
+      gpuinfra validate llm-train chat-serve
+      gpuinfra validate stacks/Pulumi.llm-train.yaml --format json
+    """
+    from gpuinfra.commands.stacks import stacks_or_every
     from gpuinfra.commands.validate import validate_stacks
 
-    report = validate_stacks(stacks, org, suppress or [])
-    _finish(report, fmt, out)
+    names = stacks_or_every(stacks)
+    with _working(f"validating {_count(names)}"):
+        report = validate_stacks(names, org, suppress or [])
+    _finish(report, fmt, out, *names, org)
 
 
 @app.command()
 def preview(
-    stacks: StacksArg,
+    stacks: StacksArg = None,
     org: OrgOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
@@ -104,11 +198,22 @@ def preview(
     policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
-    they cost, and the policy pack's verdicts."""
-    from gpuinfra.commands.preview import preview_stacks
+    they cost, and the policy pack's verdicts.
 
-    report = preview_stacks(stacks, org, suppress or [], usage_file, policy_config)
-    _finish(report, fmt, out)
+    \b
+    Examples:
+      gpuinfra preview                           every stack of the project
+      gpuinfra preview llm-train
+      gpuinfra preview llm-train --format json --out out/llm-train.json
+      gpuinfra preview chat-serve --policy-config policy.json --format markdown
+    """
+    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.commands.stacks import stacks_or_every
+
+    names = stacks_or_every(stacks)
+    with _working(f"previewing {_count(names)}"):
+        report = preview_stacks(names, org, suppress or [], usage_file, policy_config)
+    _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
 @app.command()
@@ -126,13 +231,21 @@ def cost(
     out: OutOpt = None,
     suppress: SuppressOpt = None,
 ) -> None:
-    """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account."""
+    """Price stacks or Pulumi documents from the catalog: a breakdown by resource, component, region and account.
+
+    \b
+    Examples:
+      gpuinfra cost llm-train chat-serve
+      gpuinfra cost llm-train --usage-file usage.yml --format json
+      gpuinfra cost preview.json                 a pulumi preview --json document
+    """
     from gpuinfra.commands.cost import cost_command
 
     if suppress is None:
         suppress = []
-    report = cost_command(inputs, org, usage_file, suppress)
-    _finish(report, fmt, out)
+    with _working(f"pricing {_count(inputs, 'input')}"):
+        report = cost_command(inputs, org, usage_file, suppress)
+    _finish(report, fmt, out, *inputs, org, usage_file)
 
 
 @app.command()
@@ -156,19 +269,34 @@ def diff(
     usage_file: UsageOpt = None,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
+    suppress: SuppressOpt = None,
+    policy_config: PolicyConfigOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
-    appear or go away. Exit 1 when the head side has an error finding or a mandatory policy violation."""
+    appear or go away, judged with --policy-config and --suppress as `preview` judges them. Exit 2 when the head
+    cannot be read, 1 when it has an error finding or a mandatory policy violation.
+
+    \b
+    Examples:
+      gpuinfra diff --base-ref main              every stack: main's code and stacks against the working tree
+      gpuinfra diff --base-ref origin/main llm-train --format markdown --out review.md
+      gpuinfra diff base.json head.json          two gpuinfra preview --format json documents
+    """
     from gpuinfra.commands.diff import diff_command
 
-    report = diff_command(list(args or []), base_ref, org, usage_file)
-    _finish(report, fmt, out)
+    with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
+        report = diff_command(list(args or []), base_ref, org, usage_file, suppress or [], policy_config)
+    _finish(report, fmt, out, *(args or []), org, usage_file, policy_config)
 
 
 @app.command()
 def catalog(
     instance_type: Annotated[
-        str | None, typer.Argument(metavar="[TYPE]", help="Show this instance type: prices by region, quota codes.")
+        str | None,
+        typer.Argument(
+            metavar="[TYPE|refresh]",
+            help="Show this instance type: prices by region, quota codes. `refresh`: rebuild the price files.",
+        ),
     ] = None,
     accelerator: Annotated[
         str | None, typer.Option("--accelerator", help="Only types with this accelerator (H100, L4, Trainium...).")
@@ -181,28 +309,94 @@ def catalog(
     regions: Annotated[bool, typer.Option("--regions", help="List the regions, with types priced in each.")] = False,
     fmt: FormatOpt = Format["table"],
     out: OutOpt = None,
+    from_dir: Annotated[
+        Path | None,
+        typer.Option("--from", help="refresh: read recorded excerpts laid out like AWS's hosts (default: AWS)."),
+    ] = None,
 ) -> None:
     """What the planner and the pricer read: instance types (hardware, network cards, EFA), regions, and one
-    type's on-demand and spot prices by region with their dates, and its quota codes."""
-    from gpuinfra.commands.catalog import catalog_command
+    type's on-demand and spot prices by region with their dates, and its quota codes. `gpuinfra catalog refresh
+    [--from DIR] [--out DIR]` rebuilds the data files from AWS's public Price List (--out: the directory to write,
+    default the bundled catalog's).
+
+    \b
+    Examples:
+      gpuinfra catalog --accelerator H100
+      gpuinfra catalog --min-memory-gib 90 --efa
+      gpuinfra catalog p5.48xlarge --format json
+    """
+    from gpuinfra.commands.catalog import catalog_command, refresh_command
+
+    if instance_type == "refresh":
+        sys.stdout.write(refresh_command(from_dir, out))
+        raise typer.Exit(0)
 
     report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)
     _finish(report, fmt, out)
 
 
 @app.command()
+def init(
+    workload: Annotated[
+        str,
+        typer.Argument(
+            metavar="WORKLOAD", help="training-pcs, training-eks, training-onprem, inference-ec2 or inference-k8s."
+        ),
+    ],
+    name: Annotated[str, typer.Argument(help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name.")],
+    directory: Annotated[
+        Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
+    ] = Path("."),
+    force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file of that name.")] = False,
+) -> None:
+    """Write a new stack (and, where missing, the organization file, the editor schemas and the Pulumi project)
+    whose every value validates; values marked `yours:` are examples to replace.
+
+    \b
+    Examples:
+      gpuinfra init training-pcs my-train        Slurm as an AWS PCS cluster
+      gpuinfra init inference-ec2 chat --dir ~/infra
+    """
+    from gpuinfra.commands.init import init_stack
+
+    result = init_stack(workload, name, directory, force)
+    for path in result.written:
+        sys.stdout.write(f"wrote {os.path.relpath(path)}\n")
+    for path in result.kept:
+        sys.stdout.write(f"kept  {os.path.relpath(path)} (exists)\n")
+    sys.stdout.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
+
+
+@app.command()
 def schema(
     kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
 ) -> None:
-    """Write the JSON Schema of stack files (or the organization file) for editors."""
+    """Write the JSON Schema of stack files (or the organization file) for editors.
+
+    \b
+    Examples:
+      gpuinfra schema stack --out schemas/stack.schema.json
+      gpuinfra schema org --out schemas/org.schema.json
+    """
     from gpuinfra.commands.schema import schema_text
 
     _emit(schema_text(kind.value), out)
 
 
+class Terminated(BaseException):
+    """SIGTERM, raised where the program is so `finally` blocks and context managers remove what the run made
+    (temporary folders, the base side's git worktree, a half-written --out); a BaseException, so no
+    `except Exception` on the way swallows it."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    raise Terminated(signum)
+
+
 def main() -> None:
     """Console entry point: input errors exit 2 with a message, never a traceback; a failure of gpuinfra's own
-    (a bug) exits 3 with one line naming it."""
+    (a bug) exits 3 with one line naming it; SIGINT and SIGTERM clean up and exit 130 and 143 (128 + signal)."""
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         app()
     except InputError as exc:
@@ -212,7 +406,9 @@ def main() -> None:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
     except KeyboardInterrupt:
-        sys.exit(130)
+        sys.exit(128 + signal.SIGINT)
+    except Terminated:
+        sys.exit(128 + signal.SIGTERM)
     except Exception as exc:  # a bug in gpuinfra: say so plainly instead of a traceback
         sys.stderr.write(f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug\n")
         sys.exit(3)

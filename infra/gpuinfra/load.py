@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -106,14 +107,66 @@ def stack_path(arg: str, start: Path | None = None) -> Path:
         return found
 
 
+_PINNED: list[Path] = []
+"""The organization file the host pinned (the pack's `organization-trusted` config, or the in-process host
+handing its own choice to the program it runs): the innermost `pinned_org` block wins."""
+
+
+@contextmanager
+def pinned_org(path: Path | None) -> Iterator[None]:
+    """Judge every stack read inside this block by `path` (None: keep the default)."""
+    if path is None:
+        yield
+        return
+    _PINNED.append(path)
+    try:
+        yield
+    finally:
+        _PINNED.pop()
+
+
+def trusted_org_path(stack_path: Path, project: Path | None = None) -> Path:
+    """The organization file a stack is judged by, which the stack cannot choose: the host's pinned file, else
+    org.yaml in the project's stack directory (stacks/org.yaml, guarded by the protected branch), else
+    org.yaml beside a stack file that lives outside any project."""
+    if _PINNED:
+        return _PINNED[-1]
+    return (stacks_dir(project) if project is not None else stack_path.parent) / ORG_FILE_NAME
+
+
 def org_path(config: Mapping[str, Any], stack_path: Path, project: Path | None = None) -> Path:
     """The organization file of a stack, as the program and the policy pack find it under `pulumi up`:
-    the stack's `gpuinfra:org` (relative to the project directory), else org.yaml beside the stack file."""
-    given = config.get(ORG_KEY)
-    if isinstance(given, str) and given:
-        path = Path(given)
-        return path if path.is_absolute() else (project or stack_path.parent) / path
-    return stack_path.parent / ORG_FILE_NAME
+    always the trusted one (`trusted_org_path`); a `gpuinfra:org` naming another is refused by `resolve`."""
+    return trusted_org_path(stack_path, project)
+
+
+def named_org_problems(stack: StackDocument, trusted: Path, project: Path | None = None) -> list[Problem]:
+    """A stack that names its own organization file (`gpuinfra:org`) would choose the facts it is judged by
+    (accounts and purposes, quotas, budgets): refused unless it names the trusted file itself."""
+    given = stack.config.get(ORG_KEY)
+    if given is None:
+        return []
+    named = Path(str(given))
+    if not named.is_absolute():
+        named = (project or stack.path.parent) / named
+    if isinstance(given, str) and given and _same_file(named, trusted):
+        return []
+    return [
+        stack.doc.problem(
+            f"the stack names its own organization file ({_quoted(str(given))}); a stack is judged by the "
+            f"trusted organization file {trusted}, which it cannot choose",
+            ("config", ORG_KEY),
+            "remove gpuinfra:org from the stack file; the platform team pins the organization file in the "
+            "policy pack's config (separation-trusted-organization.organization_file) or keeps it at stacks/org.yaml",
+        )
+    ]
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return False
 
 
 def decode_config(config: Mapping[str, Any]) -> dict[str, Any]:
@@ -145,6 +198,10 @@ def inputs_from_config(stack: str, config: Mapping[str, Any], project: Path, cat
 
 
 def resolve(stack: StackDocument, org: OrgDocument, catalog: Catalog) -> Inputs:
+    """The stack against the organization file its host chose; a stack naming another one is refused first."""
+    refused = named_org_problems(stack, org.path, project_dir(stack.path.parent))
+    if refused:
+        raise InputError(refused)
     problems = list(reference_problems(stack, org, catalog))
     if problems:
         raise InputError(problems)
@@ -211,6 +268,14 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
     elif isinstance(spec, InferenceSpec):
         if spec.instance.type != "auto":
             yield from instance(("instance", "type"), spec.instance.type)
+        gpu = spec.instance.gpu
+        if gpu is not None and gpu not in catalog.accelerator_names():
+            yield at(
+                ("instance", "gpu"),
+                f"unknown accelerator {_quoted(gpu)}",
+                did_you_mean(gpu, catalog.accelerator_names())
+                or f"name one of the catalog's: {', '.join(catalog.accelerator_names())}",
+            )
         for i, fleet_region in enumerate(spec.regions):
             yield from region(("regions", i, "region"), fleet_region.region)
             if fleet_region.instance_type:
@@ -261,7 +326,9 @@ __all__ = [
     "decode_config",
     "inputs_from_config",
     "load_inputs",
+    "named_org_problems",
     "org_path",
+    "pinned_org",
     "project_dir",
     "reference_problems",
     "resolve",
@@ -269,4 +336,5 @@ __all__ = [
     "stack_names",
     "stack_path",
     "stacks_dir",
+    "trusted_org_path",
 ]

@@ -7,11 +7,23 @@ from __future__ import annotations
 
 import shlex
 from functools import lru_cache
+from pathlib import Path
 from typing import Any
 
-from jinja2 import Environment, PackageLoader, StrictUndefined
+from jinja2 import Environment, FileSystemLoader, StrictUndefined
 
 TEMPLATES_PACKAGE = "gpuinfra.templates"
+_PACKAGE = Path(__file__).resolve().parent
+
+
+def templates_folder() -> Path:
+    """The templates that belong to this code: the wheel's gpuinfra/templates/, or in a source checkout the
+    top-level templates/ beside infra/ (found from this file, not through an import, so a checkout run with
+    PYTHONPATH=infra, as `diff --base-ref` runs the base, never renders another checkout's templates)."""
+    for folder in (_PACKAGE / "templates", _PACKAGE.parent.parent / "templates"):
+        if (folder / "__init__.py").is_file():
+            return folder
+    raise RuntimeError(f"gpuinfra's templates are missing beside {_PACKAGE}: reinstall gpuinfra")
 
 
 def shell_quote(value: Any) -> str:
@@ -26,7 +38,7 @@ def shell_quote(value: Any) -> str:
 def environment() -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
     env = Environment(
-        loader=PackageLoader(TEMPLATES_PACKAGE, "."),
+        loader=FileSystemLoader(templates_folder()),
         undefined=StrictUndefined,
         keep_trailing_newline=True,
         trim_blocks=True,
@@ -48,4 +60,4 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "shell_quote"]
+__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "shell_quote", "templates_folder"]

@@ -1,26 +1,17 @@
-"""tools/catalog_build.py's rules on small snapshots written here in the sources' own formats (karpenter's
-instance-type reference and generated Go tables, ec2instances.info's JSON, botocore's endpoints.json): what
-it keeps, what it drops, and that the same input gives byte-identical files."""
+"""`gpuinfra catalog refresh`'s snapshot part (once tools/catalog_build.py) on small snapshots written here in the
+sources' own formats (karpenter's instance-type reference and generated Go tables, ec2instances.info's JSON,
+botocore's endpoints.json): what it keeps, what it drops, and that the same input gives byte-identical files."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 from decimal import ROUND_HALF_EVEN, Decimal
 from pathlib import Path
-from types import ModuleType
 from typing import Any
 
 import pytest
-from helpers import ROOT
-
-
-def tool() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("catalog_build", ROOT / "tools" / "catalog_build.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+from gpuinfra.catalog.refresh import snapshots
+from gpuinfra.errors import InputError
 
 
 def kp_section(name: str, family: str, cpu: int, mem_mib: int, net: int, gpu: tuple[str, int, int] | None) -> str:
@@ -47,7 +38,7 @@ def vpc_entry(name: str, per_card: list[int]) -> str:
     )
 
 
-def write_snapshots(folder: Path) -> dict[str, Path]:
+def write_snapshots(folder: Path) -> Path:
     types = "# reference\n" + "".join(
         (
             kp_section("g6.xlarge", "g6", 4, 16384, 2500, ("l4", 1, 22888)),
@@ -59,7 +50,6 @@ def write_snapshots(folder: Path) -> dict[str, Path]:
     vpc = "var Limits = map[string]*VPCLimits{" + "".join(
         vpc_entry(n, [4]) for n in ("g6.xlarge", "g7.2xlarge", "m7i.xlarge", "m7i.2xlarge")
     )
-    price = '"g6.xlarge": 0.804800, "g7.2xlarge": 2.520000, "m7i.xlarge": 0.201600, "m7i.2xlarge": 0.403200,'
     van_od = [
         {
             "name": "g6.xlarge",
@@ -79,42 +69,28 @@ def write_snapshots(folder: Path) -> dict[str, Path]:
         ]
     }
     files = {
-        "--kp-types": ("types.md", types),
-        "--kp-vpc": ("vpc.go", vpc + "\n}\n"),
-        "--kp-price": ("price.go", price),
-        "--van-od": ("od.js", "// Last updated: 2026-01-21\nconst all = " + json.dumps(van_od) + ";\n"),
-        "--van-spot": ("raw.json", json.dumps(raw)),
-        "--regions": ("endpoints.json", json.dumps(endpoints)),
+        "kp-types.md": types,
+        "kp-vpc.go": vpc + "\n}\n",
+        "van-od.js": "// Last updated: 2026-01-21\nconst all = " + json.dumps(van_od) + ";\n",
+        "van-spot.json": json.dumps(raw),
+        "endpoints.json": json.dumps(endpoints),
     }
-    out = {}
-    for flag, (name, text) in files.items():
+    for name, text in files.items():
         (folder / name).write_text(text)
-        out[flag] = folder / name
-    return out
+    assert snapshots.has_snapshots(folder)
+    return folder
 
 
-def build(folder: Path, snaps: dict[str, Path]) -> dict[str, Any]:
+def build(folder: Path, snaps: Path) -> dict[str, Any]:
     folder.mkdir()
-    args = [str(x) for flag, path in snaps.items() for x in (flag, path)] + ["--out", str(folder)]
-    assert tool().main(args) == 0
-    return {n: (folder / n).read_bytes() for n in ("instances.json", "prices.json", "spot.json", "regions.yaml")}
+    snapshots.rebuild(snaps, folder)
+    return {n: (folder / n).read_bytes() for n in ("instances.json", "spot.json", "regions.yaml")}
 
 
 def test_the_generator_keeps_the_snapshots_figures_and_drops_what_is_not_a_discount(tmp_path: Path) -> None:
     snaps = write_snapshots(tmp_path)
     first = build(tmp_path / "a", snaps)
     assert build(tmp_path / "b", snaps) == first  # deterministic: byte-identical files
-    prices = json.loads(first["prices.json"])
-    rows = {(r["instance_type"], r["region"]): (r["usd_per_hour"], r["source"]) for r in prices["on_demand"]}
-    assert rows == {
-        ("g6.xlarge", "eu-west-2"): ("1.0216", "van-od"),
-        ("g6.xlarge", "us-east-1"): ("0.8048", "van-od"),  # GovCloud left out: not a commercial EC2 region
-        ("g7.2xlarge", "us-east-1"): ("2.52", "kp-price"),  # newer than the van snapshot: AWS's us-east-1 list
-        ("m7i.xlarge", "us-east-1"): ("0.2016", "kp-price"),
-        ("m7i.2xlarge", "us-east-1"): ("0.4032", "kp-price"),
-    }
-    assert prices["offered_in"]["g6.xlarge"] == ["eu-west-2", "us-east-1"]
-    assert prices["offered_in"]["g7.2xlarge"] == ["us-east-1"]
     spot = json.loads(first["spot.json"])["distribution"]
     assert [(s["instance_type"], s["region"]) for s in spot] == [("g6.xlarge", "us-east-1")]  # eu-west-2: spot = OD
     q = Decimal("0.0001")
@@ -125,14 +101,25 @@ def test_the_generator_keeps_the_snapshots_figures_and_drops_what_is_not_a_disco
     types = {t["name"]: t for t in json.loads(first["instances.json"])["instance_types"]}
     g6 = types["g6.xlarge"]
     assert (g6["network_baseline_gbps"], g6["network_burst_gbps"], g6["cards"]) == (2.5, 10, [4])
+    assert (g6["accelerator"], g6["accelerator_kind"]) == ("L4", "gpu")  # karpenter's "l4", via accelerators.yaml
+    assert types["g7.2xlarge"]["accelerator"] == "RTX-PRO-4500"
     assert types["g7.2xlarge"]["network_burst_gbps"] is None  # not in the van snapshot: unknown
+    assert [n for n in types if types[n].get("onprem")] == ["dgx-h100.system"]  # hand-written rows kept
     assert b"codes: [eu-west-2, us-east-1]" in first["regions.yaml"]  # FIPS endpoints left out
 
 
+def test_a_spot_row_needs_a_price_the_refresh_wrote(tmp_path: Path) -> None:
+    snaps = write_snapshots(tmp_path)
+    snapshots.rebuild(snaps, tmp_path / "out", priced={("g6.xlarge", "us-east-1")})
+    assert len(json.loads((tmp_path / "out" / "spot.json").read_text())["distribution"]) == 1
+    with pytest.raises(InputError, match="no discount for any"):  # no priced pair: no median to take
+        snapshots.rebuild(snaps, tmp_path / "none", priced={("g6.xlarge", "eu-west-2")})
+
+
 def test_efa_cards_follow_awss_rule_or_refuse_to_guess() -> None:
-    efa_cards = tool().efa_cards
+    efa_cards = snapshots.efa_cards
     assert efa_cards(32, 32) == list(range(32))
     assert efa_cards(16, 17) == list(range(1, 17))  # p6-b300: card 0 carries no EFA
     assert efa_cards(0, 1) == []
-    with pytest.raises(SystemExit, match="no rule says which cards"):
+    with pytest.raises(InputError, match="no rule says which cards"):
         efa_cards(3, 8)

@@ -47,8 +47,8 @@ def test_diff_two_previews(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith(MARKER)
-    assert "**replace** (deploymentType, perUnitStorageThroughput)" in text
-    assert text.index("monthly cost") < text.index("### Policy") < text.index("<details>")
+    assert "**replace** (deploymentType)" in text  # the throughput tier updates in place (tfaws: no ForceNew)
+    assert text.index("monthly cost") < text.index("### `llm-train`") < text.index("<details>")
 
 
 def test_diff_exits_1_when_the_head_has_an_error_finding(tmp_path: Path) -> None:

@@ -51,12 +51,12 @@ def test_a_stack_in_another_encoding_names_its_line(tmp_path: Path, cli) -> None
     assert_clean_exit_2(*cli("validate", str(latin)), "Pulumi.latin.yaml:3", "not UTF-8")
 
 
-def test_an_org_path_in_the_stack_is_honoured(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
-    """`gpuinfra:org` is read as the program and the pack read it: a path pointing nowhere fails the CLI too."""
+def test_an_org_path_in_the_stack_is_refused(tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """A stack cannot choose its organization file (tests/policies/test_trusted_org.py has the attack)."""
     stack = write_stack(tmp_path, "llm-train")
     text = stack.read_text().replace("config:\n", "config:\n  gpuinfra:org: elsewhere/org.yaml\n", 1)
     stack.write_text(text)
-    assert_clean_exit_2(*cli("validate", str(stack)), "elsewhere/org.yaml", "organization file not found")
+    assert_clean_exit_2(*cli("validate", str(stack)), "elsewhere/org.yaml", "names its own organization file")
 
 
 @pytest.mark.parametrize("command", ["validate", "schema"])
@@ -74,8 +74,29 @@ def test_out_under_a_file(tmp_path: Path, cli) -> None:  # type: ignore[no-untyp
 
 
 @pytest.mark.skipif(not Path("/dev/full").exists(), reason="/dev/full is a Linux device")
-def test_out_on_a_full_disk(cli) -> None:  # type: ignore[no-untyped-def]
-    assert_clean_exit_2(*cli("schema", "--out", "/dev/full"), "No space left on device")
+def test_out_to_a_device_is_refused(cli) -> None:  # type: ignore[no-untyped-def]
+    """Issue 32: --out takes only a regular file (or a new one); /dev/full would have failed on write."""
+    assert_clean_exit_2(*cli("schema", "--out", "/dev/full"), "not a regular file")
+
+
+def test_a_failed_write_leaves_no_temporary_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A disk that fills mid-write: one clear error, the old report intact, no temporary file left."""
+    import os as os_module
+
+    from gpuinfra.errors import InputError
+    from gpuinfra.spec.files import write_output
+
+    report = tmp_path / "report.md"
+    report.write_text("old")
+
+    def full(fd: int, *args: object, **kwargs: object) -> object:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(os_module, "fdopen", full)
+    with pytest.raises(InputError, match="No space left on device"):
+        write_output(report, "new")
+    assert report.read_text() == "old"
+    assert [p.name for p in tmp_path.iterdir()] == ["report.md"]
 
 
 @pytest.mark.skipif(os.geteuid() == 0, reason="root writes into read-only directories")

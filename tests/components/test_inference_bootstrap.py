@@ -12,19 +12,18 @@ from helpers import assert_bash_ok, cloud_config, example_graph, scripts
 def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     text = replica_cloud_init(
         ServerConfig(
-            "chat",
-            "eu-central-1",
-            "g6.xlarge",
-            "acme-model-registry-eu-central-1",
-            "models/",
-            "llama/v3/",
-            "vllm/vllm-openai:v0.11.0",
-            "llama",
-            8000,
-            8192,
-            4,
-            0.9,
-            1,
+            fleet="chat",
+            region="eu-central-1",
+            instance_type="g6.xlarge",
+            bucket="acme-model-registry-eu-central-1",
+            model_prefix="models/",
+            weights_prefix="llama/v3/",
+            image="vllm/vllm-openai:v0.11.0",
+            server_port=8000,
+            engine_args=("--model", "/model"),
+            max_sequences=4,
+            launch_heartbeat_seconds=461,
+            launch_deadline_seconds=783,
         )
     )
     config = cloud_config(text)
@@ -41,13 +40,13 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     assert body.index("hashlib.sha256") < body.index('mv "$CACHE/.manifest.new" "$CACHE/.verified"')
     assert 'test -f "$MODEL_DIR/.verified"' in serve and serve.index(".verified") < serve.index("docker run")
     # Warm-pool instances complete the hook after prefetch; in-service ones only after /health.
-    assert lifecycle.index("gpuinfra-prefetch") < lifecycle.index("Warmed:*) complete")
-    assert lifecycle.index("/health") < lifecycle.rindex("complete")
+    assert lifecycle.index("until gpuinfra-prefetch") < lifecycle.index("Warmed:*) hook complete")
+    assert lifecycle.index("/health") < lifecycle.rindex("complete-lifecycle-action")
     assert 'target-lifecycle-state)" = "Terminated"' in drain and "num_requests_(running|waiting)" in drain
-    # No 0 while booting: nothing is published unless /health answers.
-    assert metric.index('/health" || continue') < metric.index("put-metric-data")
+    # No 0 while booting: nothing is published before the launch hook completed into service.
+    assert metric.index('in-service" ] || exit 0') < metric.index("put-metric-data")
     units = " ".join(str(c) for c in config["runcmd"])
-    assert "enable" in units and "gpuinfra-lifecycle.service" in units
+    assert "enable" in units and "gpuinfra-lifecycle.service" in units and "gpuinfra-queue-metric.timer" in units
 
 
 def test_each_regions_template_reads_its_own_replica() -> None:

@@ -417,7 +417,11 @@ def test_eks_job_runs_the_specs_efa_ready_image_with_the_fabrics_devices(eks: Gr
         "nvidia.com/gpu": 8,
         "vpc.amazonaws.com/efa": 32,
     }
-    assert env_of(container)["GPUINFRA_CHECKPOINT_DIR"] == "/fsx/checkpoints"
+    # one directory per run: the JobSet's name under the root, expanded by the kubelet (EnvVar.value's $(VAR))
+    assert env_of(container)["GPUINFRA_CHECKPOINT_ROOT"] == "/fsx/checkpoints"
+    assert env_of(container)["GPUINFRA_CHECKPOINT_DIR"] == "$(GPUINFRA_CHECKPOINT_ROOT)/$(JOBSET_NAME)"
+    names = [e["name"] for e in container["env"]]
+    assert names.index("JOBSET_NAME") < names.index("GPUINFRA_CHECKPOINT_ROOT") < names.index("GPUINFRA_CHECKPOINT_DIR")
     assert "FI_PROVIDER" not in env_of(container)  # aws-ofi-nccl doc/efa-env-var.md: only for plugin <= 1.5.0
 
 
@@ -454,8 +458,16 @@ def test_pods_get_credentials_from_pod_identity_not_the_nodes(eks: Graph) -> Non
     resources = {r for s in json.loads(policy.inputs["policy"])["Statement"] for r in s["Resource"]}
     assert "arn:aws:s3:::acme-llm-train-eks-checkpoints/checkpoints/*" in resources
     assert "arn:aws:s3:::acme-datasets/pretrain/v7/*" in resources
-    association = eks.one("aws:eks/podIdentityAssociation:PodIdentityAssociation").inputs
-    account = eks.one("kubernetes:core/v1:ServiceAccount").inputs["metadata"]
+    (association,) = [
+        a.inputs
+        for a in eks.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+        if a.name.endswith("-trainer-identity")
+    ]
+    (account,) = [
+        sa.inputs["metadata"]
+        for sa in eks.of_type("kubernetes:core/v1:ServiceAccount")
+        if sa.name.endswith("-trainer-sa")
+    ]
     assert (association["namespace"], association["serviceAccount"]) == (account["namespace"], account["name"])
     assert pod(job_template(eks))["spec"]["serviceAccountName"] == account["name"]
     assert eks.one("aws:eks/addon:Addon").inputs["addonName"] == "eks-pod-identity-agent"

@@ -170,15 +170,31 @@ def test_export_carries_new_and_changed_never_deleted(graph: Graph) -> None:
     assert export["s3"]["autoExportPolicy"]["events"] == ["NEW", "CHANGED"]
 
 
-def test_the_key_policy_names_its_account_and_the_auto_scaling_role(graph: Graph) -> None:
+def test_the_pcs_key_policy_names_only_its_account(graph: Graph) -> None:
+    """PCS root volumes use the AWS-managed EBS key; the cluster key encrypts Lustre only, so its policy names no
+    Auto Scaling role (which KMS would refuse in an account that has never used Auto Scaling)."""
     policy = json.loads(graph.one(tokens.KMS_KEY).inputs["policy"])
     principals = {s["Sid"]: s["Principal"]["AWS"] for s in policy["Statement"]}
+    assert principals == {"AccountAdministers": "arn:aws:iam::111111111111:root"}
+    for lt in graph.of_type(tokens.LAUNCH_TEMPLATE):
+        assert all("kmsKeyId" not in m["ebs"] for m in lt.inputs["blockDeviceMappings"]), lt.name
+
+
+def test_the_eks_key_policy_lets_auto_scaling_use_it_for_node_volumes() -> None:
+    eks = example_graph("llm-train-eks")
+    policy = json.loads(eks.one(tokens.KMS_KEY).inputs["policy"])
+    principals = {s["Sid"]: s["Principal"]["AWS"] for s in policy["Statement"]}
     role = "arn:aws:iam::111111111111:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
-    assert principals == {
-        "AccountAdministers": "arn:aws:iam::111111111111:root",
-        "AutoScalingUsesKey": role,
-        "AutoScalingAttachesVolumes": role,
-    }
+    assert principals["AutoScalingUsesKey"] == principals["AutoScalingAttachesVolumes"] == role
+
+
+def test_pcs_launch_templates_map_the_root_device_the_image_reports(graph: Graph) -> None:
+    """One mapping, on the device the AMI lookup returns (the engine's stand-in for DescribeImages answers
+    /dev/xvda, the PCS sample AMIs' root), never the hard-coded /dev/sda1 that added an unused volume."""
+    for lt in graph.of_type(tokens.LAUNCH_TEMPLATE):
+        (mapping,) = lt.inputs["blockDeviceMappings"]
+        assert mapping["deviceName"] == "/dev/xvda", lt.name
+        assert mapping["ebs"]["encrypted"] == "true"
 
 
 def test_instance_profile_is_least_privilege(graph: Graph) -> None:

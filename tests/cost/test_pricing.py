@@ -44,7 +44,7 @@ def test_spot_group_prices_on_demand_base_at_full_price_and_the_rest_at_the_spot
     assert spot_lines["Instances, spot"].quantity == 12
     assert spot_lines["Instances, spot"].monthly == 12 * od.usd_per_hour * (1 - discount) * H
     assert spot_lines["Instances, spot"].hourly == 12 * od.usd_per_hour * (1 - discount)
-    assert spot_lines["EBS /dev/sda1"].monthly == 12 * 512 * svc(catalog, "ebs/gp3")
+    assert spot_lines["EBS /dev/xvda"].monthly == 12 * 512 * svc(catalog, "ebs/gp3")
     # PCS's own charges have no cited figure in the catalog yet: unknown, never zero.
     assert od_lines["PCS node management"].monthly is None
     (controller,) = b.get("aws-native:pcs:Cluster::llm-train-slurm-pcs-cluster").lines

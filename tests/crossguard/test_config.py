@@ -76,4 +76,4 @@ def test_the_packs_own_config_validates() -> None:
         "mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []}
     )
     assert config["inference-no-training-hardware"].level == "advisory"
-    assert config["budget-within-account"] == PolicyConfig("advisory", {"share": 1})
+    assert config["budget-within-account"] == PolicyConfig("mandatory", {"share": 1})  # issue 26: mandatory by default

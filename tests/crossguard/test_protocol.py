@@ -7,6 +7,7 @@ Analyze for every resource and AnalyzeStack, with protobuf messages built from t
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -22,7 +23,7 @@ from gpuinfra.policy.config import reconcile
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.policy.pack import PolicyRun, meta_of, pack_config, police
 from gpuinfra.pulumi.preview import engine_config
-from helpers import example_graph, inputs_for, write_stack
+from helpers import STACKS, example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
 
@@ -123,20 +124,24 @@ def test_violations_unknowns_and_config_match(training_pack: PackClient) -> None
     )
 
 
-def test_facts_from_another_organization_reach_the_pack(tmp_path: Path) -> None:
-    """A lower P quota in the stack's organization file: the pack reads it through the stack's config."""
+def test_facts_from_the_pinned_organization_reach_the_pack(tmp_path: Path) -> None:
+    """A lower P quota in the organization file the pack's config pins: the pack reads it (recorded at Configure),
+    not the project's stacks/org.yaml, and the stack's config has no say."""
     org = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
     inputs = load_inputs(write_stack(tmp_path, "llm-train", org=org))
     config, _ = engine_config(inputs)
-    assert json.loads(json.dumps(config))["gpuinfra:org"] == str((tmp_path / "org.yaml").resolve())
+    assert "gpuinfra:org" not in config
     graph = program_graph("llm-train", org=org, unchecked=True)  # past quota-short, the validators' gate
     facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()), load_catalog())
+    facts = dataclasses.replace(facts, stack_file=STACKS / "Pulumi.llm-train.yaml")  # where the pack finds it
+    pin = {"separation-trusted-organization": {"organization_file": str(tmp_path / "org.yaml")}}
     with running_pack("llm-train", config) as pack:
-        policy_config = reconcile(pack.metas())
+        policy_config = reconcile(pack.metas(), given=pin)
         diagnostics, not_applicable = over_grpc(pack, graph, policy_config)
     assert (diagnostics, not_applicable) == in_process(graph, facts, policy_config)
     (quota,) = [d for d in diagnostics if d.policy == "quota-within-grant"]
     assert quota.level == "mandatory" and "L-417A185B" in quota.message and "768 vCPUs" in quota.message
+    assert not [d for d in diagnostics if d.policy.startswith("separation-")]
 
 
 OTHER_EXAMPLES = {

@@ -6,12 +6,16 @@ import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.coldstart import cold_start
+from gpuinfra.plan.memory import serving_memory
 from gpuinfra.plan.roofline import (
     decode_step_bytes,
     decode_tokens_per_s_bound,
     in_flight,
     kv_cache_concurrency,
+    kv_memory_bytes,
     replica_bound,
+    replica_ceiling,
+    serving_admits,
 )
 from helpers import checked
 
@@ -54,10 +58,40 @@ def test_cold_start_at_baseline_bandwidth() -> None:
     assert measured.total_seconds == 420 and measured.measured
 
 
-def test_the_example_is_realistic_by_its_own_bound() -> None:
+def test_the_example_sits_below_80_percent_of_its_calibrated_ceiling() -> None:
+    # chat-serve claims 1.5 requests/s of 1,000 in / 250 out on one L4 (Llama 3.1 8B FP8, FP8 KV, batch 36).
+    # By hand, the calibrated ceiling (plan/roofline.py): a decode step reads 8e9 + 36 x 65,536 x 1,125 B =
+    # 10.654e9 B at 62% of 300 GB/s = 57.28 ms; its 36 x 2 x 8e9 decode FLOPs at 52% of 242.5 TFLOPS = 4.57 ms
+    # (below the read, so the read counts); prefill of 36 x 1,000/250 tokens a step = 2.304e12 FLOPs = 18.27 ms.
+    # 36 / 75.55 ms = 476.5 tokens/s = 1.906 requests/s: the claim is 79% of it (no warning above 80%). At 24
+    # sequences (the example before calibration) the ceiling was 1.48 requests/s, below the claim.
     plan = checked("chat-serve").plan
     assert isinstance(plan, InferencePlan)
+    us_east = plan.regions[0]
+    assert us_east.bound is not None and us_east.instance_type == "g6.xlarge"
+    assert us_east.bound.batch == 36
+    assert us_east.bound.tokens_per_s == pytest.approx(36 / (0.05728 + 0.01827), rel=0.002)
+    assert 1.5 / us_east.bound.requests_per_s == pytest.approx(0.787, abs=0.002)
+    assert (us_east.bound.physical_tokens_per_s or 0) / 250 > 1.5
     for region in plan.regions:
-        assert region.bound is not None
-        assert region.bound.requests_per_s >= 1.5
         assert region.cold_start_seconds > 150  # minutes-scale, not the old 106 s
+
+
+def test_admission_needs_one_maximum_length_sequence() -> None:
+    # vLLM's rule: KV memory = memory x utilization - weights - 1 GiB workspace a GPU must hold one max-length
+    # sequence. bf16 Llama 3.1 8B (16.06 GB, 131,072 B/token) on one L4 (22,888 MiB = 24.0 GB) at 0.90:
+    # 21.60 - 16.06 - 1.07 = 4.47 GB; an 8,192-token sequence needs 1.07 GB (fits), a 131,072-token one 17.2 GB.
+    l4 = 22888 * 2**20
+    assert serving_admits(serving_memory(8.03, "bf16", 32, 8, 128, None, 8192), l4, 0.90)
+    assert not serving_admits(serving_memory(8.03, "bf16", 32, 8, 128, None, 131072), l4, 0.90)
+    assert kv_memory_bytes(l4, 0.90, 16.06e9, 1) == pytest.approx(l4 * 0.9 - 16.06e9 - 2**30)
+
+
+def test_ceiling_is_never_above_either_bound() -> None:
+    memory = serving_memory(8.03, "fp8", 32, 8, 128, "fp8", 2000)
+    c = replica_ceiling(3350, 1979, 80 * 2**30, 0.9, 1, memory, 8.03e9, 2048, 1000, 1000)
+    assert c.compute_tokens_per_s is not None
+    assert c.tokens_per_s <= min(c.bandwidth_tokens_per_s, c.compute_tokens_per_s)
+    unknown_peak = replica_ceiling(3350, None, 80 * 2**30, 0.9, 1, memory, 8.03e9, 2048, 1000, 1000)
+    assert unknown_peak.compute_tokens_per_s is None
+    assert unknown_peak.tokens_per_s == pytest.approx(unknown_peak.bandwidth_tokens_per_s)

@@ -141,3 +141,15 @@ def test_the_bounded_sweep_finds_what_sweeping_every_count_finds() -> None:
         stopped_early += max(asked, default=0) < most
         assert found == _swept(run, target, price, fits, most)
     assert stopped_early >= 20  # the bound does cut the sweep short, not only agree with it
+
+
+def test_the_plan_shows_goodput_by_restart_time() -> None:
+    # At 16 nodes, M = 1 / (16/5000 + 12 x 0.2/730) hours; goodput = 1 - C/T - T/2M - R/M for R of 5 to 60 min.
+    m = 1 / (16 / 5000 + 12 * 0.2 / 730)
+    plan = plan_run(inputs(), 16, None, lambda n: Decimal(10) * n, lambda n: True, 64)
+    by_r = {p.restart_minutes: p for p in plan.restart_sensitivity}
+    assert sorted(by_r) == [5.0, 15.0, 30.0, 60.0]
+    for minutes, point in by_r.items():
+        assert point.goodput == pytest.approx(1 - (96 / 3600) / 2.5 - 2.5 / (2 * m) - minutes / 60 / m)
+    assert by_r[30.0].days == pytest.approx(plan.at_spec.days)  # the spec's own restart time
+    assert by_r[60.0].days is not None and by_r[5.0].days is not None and by_r[60.0].days > by_r[5.0].days

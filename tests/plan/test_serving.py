@@ -46,6 +46,10 @@ def test_auto_never_picks_a_type_the_cuda_server_cannot_run() -> None:
     for candidate in plan.choice.candidates:
         if candidate.instance_type.startswith(("inf", "trn")):
             assert candidate.rejected
+    # A T4 (g4dn) admits 8 GB of weights now that one sequence, not 24, must fit, but cannot run FP8 weights
+    # (compute capability 7.5; vLLM's FP8 W8A8 needs 8.9: vLLM docs, Quantization, FP8).
+    assert by_type["g4dn.xlarge"].fits
+    assert by_type["g4dn.xlarge"].rejected == "T4 cannot run fp8 weights (compute capability 8.9 or later)"
 
 
 def test_a_neuron_server_is_weighed_on_inferentia_only() -> None:
@@ -76,7 +80,8 @@ def test_auto_never_picks_an_invalid_tensor_parallel_size() -> None:
 
 def test_no_instance_holds_only_when_none_holds() -> None:
     # Two regions where one fitting type has no price: the reason names the price, not "holds".
-    huge = plan_of(**{"model.max_concurrent_sequences": 4096, "model.context_length_tokens": 1_000_000})
+    # One 10M-token sequence's fp8 KV cache is 655 GB: no serving type admits it.
+    huge = plan_of(**{"model.context_length_tokens": 10_000_000})
     assert huge.choice.chosen is None
     assert huge.choice.reason == "no instance holds the model"
     # Types that hold the model but have no price in one region: the reason is the price.
@@ -91,8 +96,9 @@ def test_no_instance_holds_only_when_none_holds() -> None:
 
 
 def test_auto_moves_up_when_the_model_grows() -> None:
-    # 8 GB of fp8 weights + 48 x 8,192 tokens x 64 KiB of fp8 KV = 33.8 GB: more than an L4's 21.6 GB.
-    plan = plan_of(**{"model.max_concurrent_sequences": 48, "instance.gpu": None})
+    # 8 GB of fp8 weights + one 262,144-token sequence x 64 KiB of fp8 KV (17.2 GB) = 25.2 GB: more than an L4
+    # admits (21.6 GB x 0.9... 22,888 MiB x 0.9 - 1 GiB workspace = 20.5 GB).
+    plan = plan_of(**{"model.context_length_tokens": 262_144, "instance.gpu": None})
     assert plan.choice.chosen not in ("g6.xlarge", "inf2.xlarge")
     chosen = next(c for c in plan.choice.candidates if c.instance_type == plan.choice.chosen)
     assert chosen.fits and chosen.usable_bytes >= plan.memory.needed_bytes

@@ -5,7 +5,11 @@ Figures: Llama-3.1-8B's KV cache shape (32 layers, 8 KV heads, head_dim 128: the
 2 x 32 x 8 x 128 x 1 B = 65,536 B per token; NVIDIA L4 300 GB/s and 24 GB (22,888 MiB as the GPU reports it),
 L40S 864 GB/s and 48 GB (45,776 MiB) from the datasheets (catalog serving.yaml); on-demand g6.xlarge us-east-1
 $0.8048/h and g6e.xlarge ap-northeast-1 $2.699/h from ec2instances.info's 2026-01-21 snapshot (sources.yaml
-`van-od`). The decode roofline: steps/s = bandwidth / (weights + batch x KV bytes of the mean context).
+`van-od`). The calibrated ceiling (plan/roofline.py, fitted in tests/plan/test_calibration.py): a decode step
+reads weights + batch x KV bytes of the mean context at 62% of the bandwidth, its 2 x parameters x batch FLOPs
+and the step's share of prefill (batch x input/output tokens x 2 x parameters) run at 52% of the dense peak (fp8
+peak for fp8/int8 weights, bf16 for bf16/int4: L4 242.5/121 TFLOPS, L40S 733/362, the datasheets halved);
+tokens/s = batch / (max(read, decode FLOPs) + prefill).
 """
 
 from __future__ import annotations
@@ -23,12 +27,15 @@ from helpers import checked
 MIB = 2**20
 KV_PER_TOKEN = 2 * 32 * 8 * 128 * 1
 CONTEXT = 1000 + 250 / 2  # input tokens + half the output, the mean a sequence holds while decoding
-BATCH = 24  # max_concurrent_sequences; the KV cache left after the weights holds more (checked below)
+BATCH = 36  # max_concurrent_sequences; the KV cache left after the weights holds more (checked below)
 PLANNED = 1.5 * 250  # throughput_rps_per_replica x output tokens
 
 
-def roofline(bandwidth_gb_s: float, weights: float) -> float:
-    return BATCH * bandwidth_gb_s * 1e9 / (weights + BATCH * KV_PER_TOKEN * CONTEXT)
+def ceiling(bandwidth_gb_s: float, peak_tflops: float, weights: float, kv_per_token: int = KV_PER_TOKEN) -> float:
+    read = (weights + BATCH * kv_per_token * CONTEXT) / (bandwidth_gb_s * 1e9 * 0.62)
+    flops = peak_tflops * 1e12 * 0.52
+    decode, prefill = 2 * 8e9 * BATCH / flops, 2 * 8e9 * BATCH * 1000 / 250 / flops
+    return BATCH / (max(read, decode) + prefill)
 
 
 def per_million(hourly: str, tokens_per_s: float) -> Decimal:
@@ -54,16 +61,17 @@ def test_each_region_shows_tokens_per_second_concurrency_and_cost_per_million(pl
     assert set(rows) == {"us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"}
     l4 = rows["us-east-1"]
     assert l4.instance_type == "g6.xlarge" and l4.tokens_per_s == PLANNED
-    assert l4.bound_tokens_per_s == pytest.approx(roofline(300, 8e9))  # 737 tokens/s, 2.9 requests/s
-    assert l4.bound_tokens_per_s == pytest.approx(737.0, abs=0.1)
-    kv_room = int(22888 * MIB * 0.9) - 8e9
+    # read 57.28 ms (10.65 GB at 186 GB/s), decode FLOPs 4.57 ms, prefill 18.27 ms: 36 / 75.55 ms = 476.5 tokens/s
+    assert l4.bound_tokens_per_s == pytest.approx(ceiling(300, 242.5, 8e9))
+    assert l4.bound_tokens_per_s == pytest.approx(476.5, abs=0.1)
+    kv_room = int(22888 * MIB * 0.9) - 8e9 - 2**30  # less vLLM's activation workspace
     assert kv_room // (KV_PER_TOKEN * CONTEXT) >= BATCH and l4.concurrency == BATCH
     assert l4.usd_per_hour == Decimal("0.8048")
     assert l4.usd_per_million_tokens == per_million("0.8048", PLANNED)  # $0.596
     assert float(l4.usd_per_million_tokens) == pytest.approx(0.5961, abs=1e-4)
     l40s = rows["ap-northeast-1"]
     assert l40s.instance_type == "g6e.xlarge"
-    assert l40s.bound_tokens_per_s == pytest.approx(roofline(864, 8e9))  # 2,123 tokens/s
+    assert l40s.bound_tokens_per_s == pytest.approx(ceiling(864, 733, 8e9))  # 1,388 tokens/s
     assert float(l40s.usd_per_million_tokens or 0) == pytest.approx(2.699 / (375 * 3600) * 1e6)  # $1.999
 
 
@@ -72,26 +80,27 @@ def test_quantization_shows_the_change_in_fit_throughput_and_cost(plan: Inferenc
     assert econ is not None
     assert (econ.quantization_region, econ.quantization_instance) == ("us-east-1", "g6.xlarge")
     points = {p.precision: p for p in econ.quantization}
-    usable = int(22888 * MIB * 0.9)
-    kv_at_full_context = KV_PER_TOKEN * 8192 * 24
-    # bf16 weights (16 GB) plus the fp8 cache at full context (12.9 GB) overflow one L4's 21.6 GB.
-    assert 16e9 + kv_at_full_context > usable and not points["bf16"].fits
+    usable = int(22888 * MIB * 0.9) - 2**30
+    # vLLM admits bf16 weights (16 GB) with one 8,192-token fp8 sequence (0.54 GB) on the L4 (20.5 GB after the
+    # workspace), but g6.xlarge's 16 GiB of host RAM cannot load 16 GB of weights (75% = 12.9 GB): not usable.
+    assert usable > 16e9 + KV_PER_TOKEN * 8192 and 16e9 > 16 * 2**30 * 0.75 and not points["bf16"].fits
     assert points["bf16"].usd_per_million_tokens is None  # does not fit: no price, not zero
     # fp8 is the spec: the planned rate. int8 weights are one byte too: the same fit, rate and cost.
     assert points["fp8"].tokens_per_s == PLANNED
     assert points["int8"].fits and points["int8"].tokens_per_s == pytest.approx(PLANNED)
-    # int4 halves the weights again: the step reads 4 GB + the KV cache, so the rate scales by the byte ratio.
-    ratio = roofline(300, 4e9) / roofline(300, 8e9)
-    assert ratio == pytest.approx((8e9 + BATCH * KV_PER_TOKEN * CONTEXT) / (4e9 + BATCH * KV_PER_TOKEN * CONTEXT))
+    # int4 halves the weights again (the read falls to 35.78 ms) but W4A16 runs its matmuls at the bf16 peak, which
+    # doubles prefill (36.62 ms) and decode FLOPs (9.15 ms): 36 / 72.40 ms = 497.3 tokens/s, only 4% above fp8.
+    ratio = ceiling(300, 121, 4e9) / ceiling(300, 242.5, 8e9)
+    assert ratio == pytest.approx(497.28 / 476.49, abs=1e-3)
     int4 = points["int4"]
-    assert int4.fits and int4.tokens_per_s == pytest.approx(PLANNED * ratio)  # 635 tokens/s
+    assert int4.fits and int4.tokens_per_s == pytest.approx(PLANNED * ratio)  # 391 tokens/s
     assert float(int4.usd_per_million_tokens or 0) == pytest.approx(0.8048 / (PLANNED * ratio * 3600) * 1e6)
     assert float(int4.usd_per_million_tokens or 0) < float(points["fp8"].usd_per_million_tokens or 0)
 
 
 def test_a_bf16_spec_shows_what_int8_weights_save() -> None:
-    """The same fleet at bf16 on L40S: int8 weights halve the bytes each decode step reads, so the same
-    instance serves more tokens an hour and a million cost less by the same ratio."""
+    """The same fleet at bf16 on L40S: int8 weights halve the bytes each decode step reads and run W8A8 at the
+    int8 (= fp8) rate, so the same instance serves more tokens an hour and a million cost less by that ratio."""
     plan = checked(
         "chat-serve",
         spec={
@@ -106,12 +115,13 @@ def test_a_bf16_spec_shows_what_int8_weights_save() -> None:
     points = {p.precision: p for p in plan.economics.quantization}
     assert points["bf16"].fits and points["int8"].fits
     kv = 2 * 32 * 8 * 128 * 2  # bf16 cache: 131,072 B per token
-    batch = points["bf16"].concurrency
-    assert batch == 24
-    step_bf16, step_int8 = 16e9 + 24 * kv * CONTEXT, 8e9 + 24 * kv * CONTEXT
-    assert points["int8"].tokens_per_s == pytest.approx(250 * step_bf16 / step_int8)
+    assert points["bf16"].concurrency == BATCH
+    # bf16: read 39.78 ms + prefill 12.24 ms = 692.1 tokens/s; int8: read 24.84 ms + prefill 6.04 ms = 1,165.5.
+    rate = ceiling(864, 733, 8e9, kv) / ceiling(864, 362, 16e9, kv)
+    assert rate == pytest.approx(1165.48 / 692.07, abs=1e-3)
+    assert points["int8"].tokens_per_s == pytest.approx(250 * rate)
     saving = float(points["bf16"].usd_per_million_tokens or 0) / float(points["int8"].usd_per_million_tokens or 1)
-    assert saving == pytest.approx(step_bf16 / step_int8)  # about 1.8x cheaper per token
+    assert saving == pytest.approx(rate)  # about 1.7x cheaper per token
 
 
 def test_the_review_compares_each_regions_cost_per_million_tokens(plan: InferencePlan) -> None:
@@ -128,7 +138,7 @@ def test_the_report_shows_both_tables_and_the_figure_reads_in_cents(plan: Infere
 
     sections = {s.title: s for s in inference_summary(plan)}
     regions = sections["Serving economics (per replica, on-demand)"]
-    assert ["us-east-1", "g6.xlarge", "375", "737", "24", "$0.8048", "$0.596"] in regions.rows
+    assert ["us-east-1", "g6.xlarge", "375", "476", "36", "$0.8048", "$0.596"] in regions.rows
     quantized = sections["Quantization on g6.xlarge in us-east-1"]
     assert [row[0] for row in quantized.rows] == ["bf16", "fp8", "int8", "int4"]
     assert quantized.rows[0][3] == "NO" and quantized.rows[0][-1] == "-"  # unknown, never $0

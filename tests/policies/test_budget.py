@@ -1,7 +1,9 @@
-"""The budget policy: the stack's monthly estimate against its account's budget, through one interface."""
+"""The budget policy: the stack's maximum monthly cost, with the account's other stacks, against the account's
+budget, through one interface. Account-wide totals over the repository's stacks: test_account_wide.py."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 
 import gpuinfra.policy.rules.budget as budget
@@ -27,32 +29,33 @@ def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config:
         return monthly
 
     monkeypatch.setattr(budget, "ESTIMATE", estimate)
-    run = police(example_graph("llm-train"), facts_for("llm-train"), pack_config(given=config or {}))
+    alone = dataclasses.replace(facts_for("llm-train"), stack_file=None)  # no other stacks: this stack's figure alone
+    run = police(example_graph("llm-train"), alone, pack_config(given=config or {}))
     assert seen == [example_graph("llm-train")], "the estimator is handed the stack's graph"
     return run
 
 
 def test_within_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = budget_run(monkeypatch, Decimal("449999.99"))
+    run = budget_run(monkeypatch, Decimal("899999.99"))  # stacks/org.yaml: ml-training's budget is $900,000
     assert not [v for v in run.violations if v.policy == "budget-within-account"]
 
 
-def test_over_budget_is_advisory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = budget_run(monkeypatch, Decimal("512345.67"))
+def test_over_budget_is_mandatory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
+    run = budget_run(monkeypatch, Decimal("912345.67"))
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
-    assert found.level == "advisory"
+    assert found.level == "mandatory"
     assert found.message == (
-        "llm-train is estimated at $512,346/month, over ml-training's budget of $450,000 by "
-        "$62,346; shrink the stack or raise monthly_budget_usd in the organization file"
+        "llm-train costs up to $912,346/month at maximum size, over ml-training's budget of $900,000 by "
+        "$12,346; shrink the stack (its maximum size) or raise monthly_budget_usd in the organization file"
     )
 
 
 def test_level_and_share_come_from_the_pack_config(monkeypatch: pytest.MonkeyPatch) -> None:
-    config = {"budget-within-account": {"enforcementLevel": "mandatory", "share": 0.5}}
-    run = budget_run(monkeypatch, Decimal("300000"), config)
+    config = {"budget-within-account": {"enforcementLevel": "advisory", "share": 0.5}}
+    run = budget_run(monkeypatch, Decimal("500000"), config)
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
-    assert found.level == "mandatory"
-    assert "over ml-training's budget of $225,000 (50.0% of $450,000) by $75,000" in found.message
+    assert found.level == "advisory"
+    assert "over ml-training's budget of $450,000 (50.0% of $900,000) by $50,000" in found.message
 
 
 def test_unknown_cost_is_not_applicable_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,14 +79,15 @@ def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:
 def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(budget, "ESTIMATE", lambda graph, facts: pytest.fail("priced twice"))
     inputs = checked("llm-train")
-    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("460000"))
+    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("960000"))
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
-    assert "estimated at $460,000/month" in found.message
+    assert "llm-train costs up to $960,000/month" in found.message
 
 
 def test_the_default_estimate_is_what_preview_prices() -> None:
-    """Under the CLI the pack prices the graph itself: the same figure preview shows (no usage file)."""
+    """Under the CLI the pack prices the graph itself: the same maximum preview shows (no usage file)."""
     (stack,) = preview_stacks([str(STACKS / "Pulumi.llm-train.yaml")]).stacks
     graph = example_graph("llm-train")
     assert budget.estimate_monthly(graph, facts_for("llm-train")) == monthly_cost(stack)
+    assert stack.cost is not None and monthly_cost(stack) == stack.cost.monthly_max_usd
     assert monthly_cost(stack) is not None and monthly_cost(stack) < Decimal(450_000)

@@ -17,23 +17,24 @@ COVERS = ["separation-facts-readable"]
 
 def cli_run(monkeypatch: pytest.MonkeyPatch, config: dict[str, str]):  # type: ignore[no-untyped-def]
     """The pack as the CLI runs it: no facts installed in-process, the stack's config in the environment."""
+    graph = example_graph("llm-train")  # first: the engine reads PULUMI_CONFIG too
     monkeypatch.setenv("PULUMI_STACK", "llm-train")
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
     monkeypatch.chdir(ROOT)
     facts._from_environment.cache_clear()
     try:
-        return run_pack(example_graph("llm-train"), rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
+        return run_pack(graph, rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
         facts._from_environment.cache_clear()
 
 
-def test_an_org_path_pointing_nowhere_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_an_org_path_in_the_stack_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
     config, _ = engine_config(inputs_for("llm-train"))
     config["gpuinfra:org"] = "/nonexistent/org.yaml"
     run = cli_run(monkeypatch, config)
     (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
     assert violation.level == "mandatory"
-    assert "organization file not found" in violation.message and "/nonexistent/org.yaml" in violation.message
+    assert "names its own organization file" in violation.message and "/nonexistent/org.yaml" in violation.message
     # the other gpuinfra policies say why they could not judge, rather than passing
     assert "separation-accounts" in {n.policy for n in run.not_applicable}
 

@@ -20,6 +20,7 @@ CASES = [
         "quota-site-gpus",
         "llm-train-onprem",
         org={"onprem_sites.dc-east.gpu_allotment": 128},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         unchecked=True,  # site-gpus-exceed-allotment refuses it first: the policy is the deploy-time backstop
         level="mandatory",
         message=r"^site dc-east: the stack's ClusterQueues hold 256 GPUs \(llm-train-dc-cluster-queue \(256 GPUs\)\) "
@@ -31,6 +32,7 @@ CASES = [
         "quota-within-grant",
         "llm-train",
         org={P_ON_DEMAND: 512},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         unchecked=True,
         level="mandatory",
         message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
@@ -41,6 +43,7 @@ CASES = [
         "quota-within-grant",
         "llm-train",
         org={P5_SPOT: 0},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         unchecked=True,
         label="spot counted on its own code",
         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs .* 0 available",
@@ -49,6 +52,7 @@ CASES = [
         "quota-within-grant",
         "llm-train",
         org={P_ON_DEMAND: 512, REQUEST: True},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         fires=False,
         label="increase requested",
     ),
@@ -57,6 +61,7 @@ CASES = [
         "llm-train",
         spec={"compute.capacity": CAPACITY_BLOCK},
         org={P_ON_DEMAND: 0, P5_SPOT: 0},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         fires=False,
         label="capacity blocks use no quota",
     ),
@@ -74,6 +79,7 @@ CASES = [
         "quota-within-grant",
         "llm-train-eks",
         org={P5_SPOT: 1000},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         unchecked=True,
         label="EKS node groups count too",
         message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs at maximum size "
@@ -84,6 +90,7 @@ CASES = [
         "quota-increase-requested",
         "llm-train",
         org={P_ON_DEMAND: 512, REQUEST: True},
+        alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         level="advisory",
         message="512 available; the stack requests an increase to 768, pending AWS approval",
     ),

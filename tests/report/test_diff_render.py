@@ -65,12 +65,13 @@ def check_golden(name: str, text: str, update: bool) -> None:
 
 def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:
     text = render_diff_markdown(sample(catalog))
-    assert text.startswith(MARKER + "\n## gpuinfra: monthly cost +")
-    assert text.index("monthly cost") < text.index("### Policy and validation") < text.index("### `s`")
-    assert "| ❌ | s | `no-public-buckets` | mandatory" in text
-    assert "| ⚠️ | s | `tags-present` | advisory" in text
-    assert "| ✅ | s | `quota-short`" in text
-    assert "**replace** (deploymentType, perUnitStorageThroughput)" in text
+    assert text.startswith(MARKER + "\n## gpuinfra: ❌ 1 blocking; ⚠️ destroys stored data (1); monthly cost +")
+    assert "- ⚠️ **replace** `fs` (`LustreFileSystem`, stack `s`): loses 2,400 GiB" in text
+    assert text.index("destroys stored data") < text.index("### Policy and validation") < text.index("### `s`")
+    assert "| ❌ | `s` | `no-public-buckets` | mandatory" in text
+    assert "| ⚠️ | `s` | `tags-present` | advisory" in text
+    assert "| ✅ | `s` | `quota-short`" in text
+    assert "**replace** (deploymentType)" in text  # throughput updates in place (tfaws: no ForceNew)
     assert "<details><summary>Property changes" in text
     check_golden("diff.md", text, update_goldens)
 
@@ -98,7 +99,7 @@ def test_a_comment_on_a_thousand_changed_resources_fits_githubs_limit(catalog: C
     d = diff_sides({}, {"s": Snapshot("s", head, price_graph(head, catalog), (finding,))}, load_rules())
     text = render_diff_markdown(diff_report(d, "main", "working tree", catalog))
     assert len(text) <= 65_536
-    assert text.startswith(MARKER + "\n## gpuinfra: monthly cost +")
+    assert text.startswith(MARKER + "\n## gpuinfra: ❌ 1 blocking; monthly cost +")
     assert "`security-open-ingress`" in text  # findings are never cut
     shown = text.count("\n| + | `")  # created rows: the 1,000 gateways and their provider
     assert 0 < shown < 1001

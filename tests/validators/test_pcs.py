@@ -12,8 +12,8 @@ CASES = [
     Case(
         "image-not-pinned",
         "llm-train",
-        {"compute.image_id": DELETE},
-        message=r"not pinned: resolve:ssm:/aws/service/deeplearning/.*/latest/ami-id resolves the parameter.s current",
+        {"compute.image_id": DELETE},  # no default: required for PCS, with where to find an AMI
+        message=r"compute.image_id is required for AWS PCS nodes",
     ),
     Case(
         "image-not-pinned",

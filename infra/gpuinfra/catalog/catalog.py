@@ -11,7 +11,9 @@ from gpuinfra.catalog.models import (
     Accelerator,
     AcceleratorPeak,
     AcceleratorPower,
+    AcceleratorSet,
     CoolingLimit,
+    Device,
     Entry,
     Family,
     Figure,
@@ -27,6 +29,7 @@ from gpuinfra.catalog.models import (
     Role,
     ServicePrice,
     Source,
+    SpotAdvice,
     SpotDefault,
     SpotDistribution,
     UnknownPrice,
@@ -67,6 +70,12 @@ class Catalog:
     """serving.yaml cold_start: image size, boot and engine-init figures."""
     accelerator_peaks: tuple[AcceleratorPeak, ...] = ()
     """Dense peak TFLOPS per precision (accelerators.yaml `peaks`)."""
+    devices: tuple[Device, ...] = ()
+    """How Kubernetes requests and selects each kind of accelerator (accelerators.yaml `devices`)."""
+    fp8_weights: AcceleratorSet | None = None
+    """Accelerators vLLM serves FP8 weights on (accelerators.yaml `fp8_weights`)."""
+    spot_advice: tuple[SpotAdvice, ...] = ()
+    """The Spot Instance Advisor's interruption band per (type, Region) (spot_advice.json)."""
 
     # ---- indexes (built once, on first use)
     @cached_property
@@ -139,11 +148,11 @@ class Catalog:
         return found.role if found else None
 
     def serving_families(self) -> tuple[str, ...]:
-        """Families `instance: auto` may place a model on (replaces plan/serving.py SERVING_FAMILIES)."""
+        """Families `instance: auto` may place a model on (families.yaml role: serving)."""
         return tuple(f.family for f in self.families if f.role == "serving")
 
     def is_training_class(self, family: str) -> bool:
-        """P and Trn training hardware (replaces plan/serving.py training_class())."""
+        """Training hardware (families.yaml role: training): serving on it is rarely cost-efficient."""
         return self.family_role(family) == "training"
 
     # ---- accelerators
@@ -151,7 +160,7 @@ class Catalog:
         return next((a for a in self.accelerator_models if a.name == name and a.memory_mib == memory_mib), None)
 
     def accelerator_names(self) -> tuple[str, ...]:
-        """Every accelerator name a catalog type carries (replaces spec/inference.py GpuName)."""
+        """Every accelerator name a catalog type carries: what `instance.gpu` of an inference spec may name."""
         return tuple(sorted({i.accelerator for i in self.instance_types if i.accelerator and i.accelerator_count}))
 
     def memory_bandwidth_gb_s(self, instance_type: str) -> float | None:
@@ -175,13 +184,38 @@ class Catalog:
         return self.serving_figures[key]
 
     def gpu_product(self, instance_type: str) -> str | None:
-        """The nvidia.com/gpu.product label GPU feature discovery sets on a node of this type (replaces
-        components/inference/kubernetes.py GPU_PRODUCT); None for non-NVIDIA or fractional GPUs."""
+        """The nvidia.com/gpu.product label GPU feature discovery sets on a node of this type; None for
+        non-NVIDIA or fractional GPUs."""
         info = self.instance(instance_type)
         if info is None or not info.accelerator or not info.accelerator_count:
             return None
         found = self.accelerator_model(info.accelerator, info.accelerator_memory_mib)
         return found.k8s_product if found else None
+
+    def device(self, instance_type: str) -> Device | None:
+        """How Kubernetes sees this type's accelerators; None for a type without whole accelerators."""
+        info = self.instance(instance_type)
+        if info is None or not info.accelerator_count or info.accelerator_kind is None:
+            return None
+        return next((d for d in self.devices if d.kind == info.accelerator_kind), None)
+
+    def k8s_resource(self, instance_type: str) -> str | None:
+        """The extended resource a pod requests this type's accelerators as (nvidia.com/gpu, aws.amazon.com/neuron)."""
+        found = self.device(instance_type)
+        return found.k8s_resource if found else None
+
+    def node_selector(self, instance_type: str) -> dict[str, str]:
+        """The node label a pod selects a node of this type by: GPU feature discovery's product label for an
+        NVIDIA GPU, the well-known instance-type label for a Neuron device; empty when neither is known."""
+        found = self.device(instance_type)
+        if found is None:
+            return {}
+        value = self.gpu_product(instance_type) if found.node_value == "product" else instance_type
+        return {found.node_label: value} if value else {}
+
+    def serves_fp8(self, accelerator: str | None) -> bool:
+        """vLLM serves FP8 weights on this accelerator (compute capability 8.9 or later)."""
+        return bool(accelerator) and self.fp8_weights is not None and accelerator in self.fp8_weights.names
 
     def accelerator_peak(self, name: str) -> AcceleratorPeak | None:
         """The dense peak figures of an accelerator; None when no datasheet figure is carried."""
@@ -201,6 +235,10 @@ class Catalog:
 
     def spot(self, instance_type: str, region: str) -> SpotDistribution | None:
         return self._spot.get((instance_type, region))
+
+    def interruption(self, instance_type: str, region: str | None) -> SpotAdvice | None:
+        """The advisor's interruption band for the type in the Region; None when the catalog holds none."""
+        return next((a for a in self.spot_advice if a.instance_type == instance_type and a.region == region), None)
 
     def spot_discount(self, instance_type: str, region: str) -> SpotDiscount:
         """The zone-mean discount for the type in the region, else the catalog's default (an estimate)."""

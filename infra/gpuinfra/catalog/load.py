@@ -17,7 +17,9 @@ from gpuinfra.catalog.models import (
     Accelerator,
     AcceleratorPeak,
     AcceleratorPower,
+    AcceleratorSet,
     CoolingLimit,
+    Device,
     Entry,
     Family,
     Figure,
@@ -31,6 +33,7 @@ from gpuinfra.catalog.models import (
     RegionList,
     ServicePrice,
     Source,
+    SpotAdvice,
     SpotDefault,
     SpotDistribution,
     UnknownPrice,
@@ -92,6 +95,9 @@ def load_catalog() -> Catalog:
             memory_bandwidths=_entries(MemoryBandwidth, serving["memory_bandwidth"]),
             serving_figures={k: Figure.model_validate(v) for k, v in serving["cold_start"].items()},
             accelerator_peaks=_entries(AcceleratorPeak, accelerators.get("peaks", [])),
+            devices=_entries(Device, accelerators["devices"]),
+            fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
+            spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -108,11 +114,14 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.on_demand_prices,
         catalog.spot_default,
         *catalog.spot_distributions,
+        *catalog.spot_advice,
         *catalog.quota_codes,
         *catalog.quota_unknowns,
         *catalog.families,
         *catalog.accelerator_models,
         *catalog.accelerator_peaks,
+        *catalog.devices,
+        *([catalog.fp8_weights] if catalog.fp8_weights else []),
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,
@@ -135,7 +144,17 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
         {
             f"{e.source} as_of {e.as_of}"
             for e in entries(catalog)
-            if e.source in catalog.sources and e.as_of != catalog.sources[e.source].date
+            if e.source in catalog.sources
+            and catalog.sources[e.source].dated == "source"
+            and e.as_of != catalog.sources[e.source].date
+        },
+    )
+    yield from _listed(
+        "entries of a source dated per row without an as_of",
+        {
+            f"{e.source}"
+            for e in entries(catalog)
+            if e.source in catalog.sources and catalog.sources[e.source].dated == "row" and e.as_of is None
         },
     )
     names = {i.name for i in catalog.instance_types}
@@ -183,6 +202,8 @@ def _instance_problems(catalog: Catalog, info: InstanceType) -> Iterable[str]:
                 f"{info.name}: efa_cards {list(info.efa_cards)} do not match "
                 f"{info.efa_interfaces} EFA on {len(info.cards)} cards"
             )
+    if info.accelerator_count and info.accelerator_kind and catalog.device(info.name) is None:
+        yield f"{info.name}: no device row for {info.accelerator_kind} in accelerators.yaml"
     if info.accelerator_kind == "gpu" and info.accelerator_count and catalog.gpu_product(info.name) is None:
         yield (
             f"{info.name}: {info.accelerator} ({info.accelerator_memory_mib} MiB) has no "

@@ -37,6 +37,9 @@ class Source(BaseModel):
     date: datetime.date | None = None
     """The date the source itself gives (commit, 'generated at', 'last updated'); None when it gives none."""
     date_basis: str | None = None
+    dated: Literal["source", "row"] = "source"
+    """source: every entry is as of the source's date; row: the source is a set of files each with its own
+    publication date (AWS's per-Region price lists), so every entry carries its own, never None."""
 
 
 class InstanceType(Entry):
@@ -103,6 +106,19 @@ class SpotDistribution(Entry):
     high: Decimal
 
 
+class SpotAdvice(Entry):
+    """The Spot Instance Advisor's band of interruption frequency over the trailing month for a (type, Region), and
+    its savings over on-demand, as of the advisor data's Last-Modified date."""
+
+    instance_type: str
+    region: str
+    band: str
+    """The advisor's label: "<5%", "5-10%", "10-15%", "15-20%", ">20%"."""
+    band_max_percent: int
+    """The band's upper bound, percent of spot capacity reclaimed per month (the file's `max`)."""
+    savings_percent: int
+
+
 class SpotDefault(Entry):
     discount: Decimal
 
@@ -135,6 +151,22 @@ class Accelerator(UndatedEntry):
     memory_mib: int
     k8s_product: str | None
     """nvidia.com/gpu.product as GPU feature discovery sets it; None for Neuron devices."""
+
+
+class Device(UndatedEntry):
+    """How Kubernetes sees one kind of accelerator: the extended resource its device plugin advertises, and the
+    node label a pod selects its node by (its value: the accelerator's product label, or the instance type)."""
+
+    kind: AcceleratorKind
+    k8s_resource: str
+    node_label: str
+    node_value: Literal["product", "instance_type"]
+
+
+class AcceleratorSet(UndatedEntry):
+    """A set of accelerator names that share a capability (e.g. FP8 weights in vLLM)."""
+
+    names: list[str]
 
 
 class MemoryBandwidth(UndatedEntry):
@@ -202,7 +234,9 @@ __all__ = [
     "AcceleratorKind",
     "AcceleratorPeak",
     "AcceleratorPower",
+    "AcceleratorSet",
     "CoolingLimit",
+    "Device",
     "Entry",
     "Family",
     "Figure",
@@ -218,6 +252,7 @@ __all__ = [
     "Role",
     "ServicePrice",
     "Source",
+    "SpotAdvice",
     "SpotDefault",
     "SpotDistribution",
     "UndatedEntry",

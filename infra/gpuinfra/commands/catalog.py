@@ -3,7 +3,11 @@ per accelerator, EFA, region), or show one type's prices by region and its quota
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.load import DATA_DIR
+from gpuinfra.catalog.refresh import Source, refresh
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.catalog import cited, detail_out, regions_out, sources_out, type_out
 from gpuinfra.report.model import CatalogReport
@@ -67,9 +71,36 @@ def catalog_command(
             efa=efa,
             region=region,
         )
-        report.types = [type_out(catalog, i) for i in found]
+        report.types = [type_out(catalog, i, region) for i in found]
     report.sources = sources_out(catalog, cited(catalog, report))
     return report
 
 
-__all__ = ["catalog_command"]
+def refresh_command(from_dir: Path | None, out: Path | None) -> str:
+    """Rebuild the data files (into `out`, default the bundled catalog's data directory) and say what was read:
+    the Regions and their publication dates, what the price list lacks, and accelerated types not carried."""
+    if out is not None and out.exists() and not out.is_dir():
+        raise InputError.single("--out must be a directory for refresh", file=out, hint="give a directory path")
+    result = refresh(Source(from_dir), out or DATA_DIR, load_catalog())
+    lines = [
+        f"read {len(result.regions_read)} Region price lists ({'recorded: ' + str(from_dir) if from_dir else 'AWS'})",
+        f"oldest publication date: {result.oldest or 'none'}",
+        f"wrote {result.rows} on-demand rows: {', '.join(str(p) for p in result.files)}",
+    ]
+    lines.append(
+        f"spot advice: {result.advice_rows} rows as of {result.advice_as_of}"
+        if result.advice_as_of
+        else "spot advice: no Spot Instance Advisor data read (spot_advice.json unchanged)"
+    )
+    if result.regions_missing:
+        lines.append(f"catalog Regions the Region index does not list: {', '.join(result.regions_missing)}")
+    if result.unpriced_types:
+        few = result.unpriced_types[:8]
+        more = f" and {len(result.unpriced_types) - len(few)} more" if len(result.unpriced_types) > len(few) else ""
+        lines.append(f"catalog types with no price in any Region read: {', '.join(few)}{more}")
+    for name, where in result.new_types.items():
+        lines.append(f"accelerated type not in the catalog: {name} ({len(where)} Regions); add it to instances.json")
+    return "\n".join(lines) + "\n"
+
+
+__all__ = ["catalog_command", "refresh_command"]

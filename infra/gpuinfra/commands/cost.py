@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog import load_catalog, staleness
 from gpuinfra.cost import Usage, load_usage_file
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.cost import cost_out, cost_total
@@ -35,7 +35,7 @@ def cost_command(
         preview = preview_stacks(stacks, org, suppress, usage_file)
         report.problems += preview.problems
         for s in preview.stacks:
-            notes = [f"{f.rule}: {f.message}" for f in s.findings if f.level == "error"]
+            notes = [f"{f.rule}: {f.message}" for f in s.findings if f.level == "error" or f.rule == staleness.RULE]
             report.stacks.append(StackCostOut(stack=s.stack, source="stack file", cost=s.cost, notes=notes))
     for arg in inputs:
         if not is_document(arg):
@@ -51,11 +51,10 @@ def cost_command(
             else side(doc, "head", catalog, usage)
         )
         for name, snap in sorted(one.stacks.items()):
-            report.stacks.append(
-                StackCostOut(
-                    stack=name, source=doc.kind, notes=list(one.notes), cost=cost_out(snap.cost) if snap.cost else None
-                )
-            )
+            cost = cost_out(snap.cost) if snap.cost else None
+            stale = staleness.stale_message(cost.prices_as_of) if cost else None
+            notes = [*one.notes, *([f"{staleness.RULE}: {stale}"] if stale else [])]
+            report.stacks.append(StackCostOut(stack=name, source=doc.kind, notes=notes, cost=cost))
     report.total = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return report
 

@@ -4,6 +4,7 @@ working tree), compared resource by resource and finding by finding, with the mo
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
@@ -14,17 +15,34 @@ from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
 from gpuinfra.review.diff import diff_sides
 from gpuinfra.review.documents import EXPORT, GPUINFRA, Side, load_document, pulumi_sides, side
+from gpuinfra.review.levels import with_levels
 from gpuinfra.review.replacements import load_rules
 
 
-def diff_command(args: list[str], base_ref: str | None, org: Path | None, usage_file: Path | None) -> DiffReport:
-    """Two documents (base, head); one pulumi preview (its old and new states); or --base-ref REF [STACKS]."""
+def diff_command(
+    args: list[str],
+    base_ref: str | None,
+    org: Path | None,
+    usage_file: Path | None,
+    suppress: list[str] | None = None,
+    policy_config: Path | None = None,
+) -> DiffReport:
+    """Two documents (base, head); one pulumi preview (its old and new states); or --base-ref REF [STACKS].
+    Findings are judged with `policy_config` and `suppress` as `preview` judges them; a head stack that cannot be
+    read is a problem of the report (exit 2), never a stack that went away."""
+    from gpuinfra.policy.pack import pack_config
+    from gpuinfra.validators.checked import check_suppress_ids
+
+    suppress = suppress or []
+    check_suppress_ids(suppress)
+    policies = pack_config(policy_config) if policy_config is not None else None
     usage = load_usage_file(usage_file) if usage_file else Usage()
     catalog = load_catalog()
     notes: list[str] = []
     problems: list[InputProblem] = []
     if base_ref is not None:
-        base, head, labels = _from_ref(base_ref, args, org, usage_file, usage, notes, problems)
+        run = RunOptions(org, usage_file, usage, suppress, policy_config)
+        base, head, labels = _from_ref(base_ref, args, run, notes, problems)
     elif len(args) == 2:
         base = side(load_document(Path(args[0])), "base", catalog, usage)
         head = side(load_document(Path(args[1])), "head", catalog, usage)
@@ -44,19 +62,35 @@ def diff_command(args: list[str], base_ref: str | None, org: Path | None, usage_
             hint="gpuinfra diff --base-ref main --format markdown",
         )
     notes += [*base.notes, *(n for n in head.notes if n not in base.notes)]
+    problems += [InputProblem(stack=s, messages=list(m)) for s, m in head.unreadable.items()]
+    base, head = with_levels(base, policies, suppress), with_levels(head, policies, suppress)
     return diff_report(
         diff_sides(base.stacks, head.stacks, load_rules()), labels[0], labels[1], catalog, notes, problems
     )
 
 
+@dataclass(frozen=True)
+class RunOptions:
+    """How `--base-ref` previews each side: the same options on both."""
+
+    org: Path | None
+    usage_file: Path | None
+    usage: Usage
+    suppress: list[str]
+    policy_config: Path | None
+
+    def flags(self) -> list[str]:
+        """The options as `gpuinfra preview` flags, for the base revision's own code."""
+        out = [f for rule in self.suppress for f in ("--suppress", rule)]
+        if self.policy_config is not None:
+            out += ["--policy-config", str(self.policy_config.resolve())]
+        if self.usage_file is not None:
+            out += ["--usage-file", str(self.usage_file.resolve())]
+        return out
+
+
 def _from_ref(
-    ref: str,
-    stacks: list[str],
-    org: Path | None,
-    usage_file: Path | None,
-    usage: Usage,
-    notes: list[str],
-    problems: list[InputProblem],
+    ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
     """Base: REF's own code previews REF's stacks (a subprocess in a worktree, read back as a document). Head:
     the working tree's preview, compared as it is in memory (graphs and priced breakdowns, nothing re-read)."""
@@ -66,10 +100,12 @@ def _from_ref(
     catalog = load_catalog()
     with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out)
+        label, more = base_preview(ref, stacks, out, flags=run.flags())
         notes += more
-        base = side(load_document(out), "base", catalog, usage)
-    head_run = preview_run(stacks or stack_names(project_dir() or Path.cwd()), org, (), usage_file)
+        base = side(load_document(out), "base", catalog, run.usage)
+    head_run = preview_run(
+        stacks or stack_names(project_dir() or Path.cwd()), run.org, run.suppress, run.usage_file, run.policy_config
+    )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
 

@@ -114,11 +114,12 @@ def _findings(stack: StackReport) -> dict[str, object]:
 
 
 def monthly_cost(stack: StackReport) -> Decimal | None:
-    """The expected monthly cost preview priced, for the budget policy; None when nothing had a price."""
+    """The maximum monthly cost preview priced (groups at maximum size), for the budget policy; None when nothing
+    had a price."""
     cost = stack.cost
     if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
         return None
-    return cost.monthly_usd
+    return cost.monthly_max_usd
 
 
 def engine_failure(message: str) -> FindingOut:

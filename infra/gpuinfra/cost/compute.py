@@ -277,11 +277,12 @@ def price_pcs_node_group(resource: Resource, ctx: Ctx) -> list[Line]:
     kind = views.market([], resource.inputs)
     run_hours = hours(resource, ctx)
     lines = instance_lines(types[0], counts, ctx, kind, views.capacity_terms({}, kind), run_hours)
-    fee = ctx.book.service(f"pcs/node_management/{types[0]}", ctx.where.region)
+    key = f"pcs/node_management/{types[0]}"
+    fee = ctx.book.service(key, ctx.where.region)
     name = f"PCS node management ({types[0]})"
     qty = Decimal(counts.expected)
     lines.append(
-        not_in_catalog(name, "instances", f"AWS PCS node management for {types[0]}", qty)
+        not_in_catalog(name, "instances", _why_unknown(ctx, key, f"AWS PCS node management for {types[0]}"), qty)
         if fee is None
         else per_hour(name, qty, "instances", fee, low=Decimal(counts.low), high=Decimal(counts.high), hours=run_hours)
     )
@@ -293,14 +294,20 @@ def price_pcs_cluster(resource: Resource, ctx: Ctx) -> list[Line]:
     size = resource.inputs.get("size")
     if not _known_str(size):
         return [unknown_input("PCS controller", "clusters", "size")]
-    key = f"pcs/controller/{size}"
+    key = f"pcs/controller/{size.lower()}"  # PCS sizes are SMALL, MEDIUM, LARGE; the catalog's keys are lower case
     found = ctx.book.service(key, ctx.where.region)
     name = f"PCS controller ({size})"
     return [
-        not_in_catalog(name, "clusters", key, Decimal(1))
+        not_in_catalog(name, "clusters", _why_unknown(ctx, key, key), Decimal(1))
         if found is None
         else per_hour(name, Decimal(1), "clusters", found)
     ]
+
+
+def _why_unknown(ctx: Ctx, key: str, what: str) -> str:
+    """What the line lacks, with the catalog's stated reason when it knows it lacks the price (services.yaml)."""
+    stated = ctx.book.catalog.unknown_price(key)
+    return f"{what} ({stated.reason})" if stated else what
 
 
 def _known_int(value: Any) -> TypeGuard[int]:

@@ -31,6 +31,10 @@ class Resource:
     custom: bool = True
     dependencies: tuple[str, ...] = ()
     inputs: dict[str, Any] = field(default_factory=dict)
+    protect: bool = False
+    """Pulumi's `protect` option: the engine refuses to delete (or replace) it."""
+    retain_on_delete: bool = False
+    """Pulumi's `retainOnDelete` option: deleting it drops it from the state and leaves it in the cloud."""
 
     @property
     def key(self) -> str:

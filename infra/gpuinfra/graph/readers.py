@@ -89,6 +89,8 @@ def resource(state: dict[str, Any], provider: str | None = None) -> Resource:
         custom=bool(state.get("custom", True)),
         dependencies=tuple(state.get("dependencies") or ()),
         inputs=plain(state.get("inputs") or {}),
+        protect=bool(state.get("protect")),
+        retain_on_delete=bool(state.get("retainOnDelete")),
     )
 
 

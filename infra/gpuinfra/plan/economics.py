@@ -12,6 +12,7 @@ from gpuinfra.catalog.models import InstanceType
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
+from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layout_memory
 from gpuinfra.plan.memory import MIB, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
@@ -191,7 +192,7 @@ def training_run(
         interval_minutes=spec.checkpointing.interval_minutes if spec.checkpointing else None,
         restart_minutes=run.restart_minutes,
         node_mtbf_hours=spec.failure.node_mtbf_hours,
-        spot_interruption_rate_monthly=spec.failure.spot_interruption_rate_monthly,
+        spot_interruption_rate_monthly=spot_interruption(spec, catalog, info.name)[0],
         capacity=capacity.type if spec.provider == "aws" else "owned",
         on_demand_base=capacity.on_demand_base,
         price_sources=price_sources,

@@ -45,8 +45,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         m.kv_cache.kv_heads,
         m.kv_cache.head_dim,
         m.kv_cache.precision,
-        m.context_length_tokens,
-        m.max_concurrent_sequences,
+        m.context_length_tokens,  # one maximum-length sequence: vLLM's admission rule (plan/roofline.py)
     )
     fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
     choice = choose_instance(
@@ -59,10 +58,11 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         spec.server_kind,
         m.attention_heads,
         m.kv_cache.kv_heads,
+        m.precision,
     )
     shape = spec.requests
 
-    def region_extra(region: str, instance_type: str | None) -> dict[str, Any]:
+    def region_extra(region: str, instance_type: str | None, pinned: bool) -> dict[str, Any]:
         info = catalog.instance(instance_type) if instance_type else None
         if info is None:
             return {}
@@ -76,9 +76,11 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
             "cold_start": cold,
             "bound": replica,
             "drain_seconds": max(30, min(MAX_DRAIN_SECONDS, drain)),
-            "spot_types": spot_types(
-                info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision
-            ),
+            # A type the spec names stays that type on spot too (and in the quota plan); only `auto` lets the
+            # burst group diversify over types that serve at least as fast.
+            "spot_types": [info.name]
+            if pinned
+            else spot_types(info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision),
         }
 
     def accelerator(instance_type: str | None) -> tuple[str | None, int]:
@@ -88,7 +90,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     regions = []
     for r in spec.regions:
         instance_type = r.instance_type or choice.chosen
-        extra = region_extra(r.region, instance_type)
+        extra = region_extra(r.region, instance_type, r.instance_type is not None or spec.instance.type != "auto")
         cold = extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS
         regions.append(
             region_plan(
@@ -119,6 +121,8 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 Usage(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
                 # The burst group may launch any of its overrides: count the largest, as the policy does.
                 Usage(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
+                # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).
+                Usage(rp.region, rp.instance_type, "on_demand", rp.max_spot),
             ]
     account = org.accounts.get(spec.account)
     quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []

@@ -102,11 +102,18 @@ def layout_problems(layout: Layout, shape: Shape, gpus: int, gpus_per_node: int)
         out.append(f"tensor parallel {t} must divide the {gpus_per_node} GPUs of a node (the NVLink domain)")
     if shape.attention_heads % t:
         out.append(f"tensor parallel {t} must divide the {shape.attention_heads} attention heads")
-    if shape.layers % p:
-        out.append(f"pipeline parallel {p} must divide the {shape.layers} layers")
+    if shape.layers < p:
+        out.append(f"pipeline parallel {p} needs at least one of the {shape.layers} layers a stage")
     if gpus % (t * p):
         out.append(f"{gpus} GPUs are not a multiple of TP x PP = {t * p}")
     return out
+
+
+def stage_layer_count(layers: int, pipeline: int) -> int:
+    """Layers of the heaviest pipeline stage. Stages may be uneven: Llama 3 405B ran 126 layers on 16 stages ("we
+    reduce one Transformer layer each from the first and the last stages", Llama 3 paper section 3.3.2); Megatron-LM
+    takes --decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers for it."""
+    return -(-layers // pipeline)
 
 
 def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str, int], int]:
@@ -114,7 +121,8 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
     t, p = layout.tensor, layout.pipeline
     d = max(1, budget.gpus // (t * p))
     w, g, o = state_bytes(budget.precision, budget.optimizer)
-    shard = shape.parameters / (t * p)
+    stage_layers = stage_layer_count(shape.layers, p)
+    shard = shape.parameters * stage_layers / shape.layers / t
     z = layout.zero_stage
     per_layer = activation_bytes_per_layer(
         shape.sequence_length,
@@ -129,8 +137,9 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
         "weights": round(shard * w / (d if z >= 3 else 1)),
         "gradients": round(shard * g / (d if z >= 2 else 1)),
         "optimizer": round(shard * o / (d if z >= 1 else 1)),
-        # 1F1B: the first stage holds p micro-batches of L/p layers = L layers' activations (Korthikanti 4.2.3).
-        "activations": round(shape.layers * per_layer),
+        # 1F1B: the first stage holds p micro-batches of its L/p layers = L layers' activations (Korthikanti 4.2.3);
+        # with uneven stages the heaviest stage's ceil(L/p) layers count.
+        "activations": round(p * stage_layers * per_layer),
         "buffers": round(2 * shape.parameters / shape.layers / t * w) if z >= 3 else 0,
         "reserve": round(budget.gpu_bytes * budget.reserve_fraction),
     }
@@ -195,5 +204,6 @@ __all__ = [
     "layout_memory",
     "layout_problems",
     "propose_layout",
+    "stage_layer_count",
     "state_bytes",
 ]

@@ -72,7 +72,8 @@ class ServingMemory(Plain):
     weights_bytes: int
     kv_bytes_per_token: int
     kv_cache_bytes: int
-    """KV cache for every concurrent sequence at full context length."""
+    """KV cache of `concurrent_sequences` sequences at full context length: the plan asks for one, vLLM's
+    admission rule (plan/roofline.py serving_admits); concurrency comes from the mean context instead."""
     needed_bytes: int
 
 
@@ -84,7 +85,7 @@ def serving_memory(
     head_dim: int,
     kv_precision: str | None,
     context_length_tokens: int,
-    concurrent_sequences: int,
+    concurrent_sequences: int = 1,
 ) -> ServingMemory:
     weights = round(parameters_billion * 1e9 * SERVING_BYTES[precision])
     element = SERVING_BYTES[kv_precision] if kv_precision else KV_DEFAULT_BYTES[precision]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import math
 
-from gpuinfra.plan.memory import Plain
+from gpuinfra.plan.memory import Plain, ServingMemory
 
 
 def mean_context_tokens(input_tokens: int, output_tokens: int) -> float:
@@ -82,6 +82,12 @@ class ReplicaBound(Plain):
     requests_per_s: float
     generation_seconds: float
     """Time to decode one request's output at that step rate (the latency floor at full batch)."""
+    bandwidth_tokens_per_s: float | None = None
+    """The calibrated ceiling's decode-only bound (None: the plain bandwidth roofline)."""
+    compute_tokens_per_s: float | None = None
+    """The calibrated ceiling's compute-only bound (None: no dense peak known, or the plain roofline)."""
+    physical_tokens_per_s: float | None = None
+    """The same ceiling at 100% of the datasheet bandwidth and peak: what no server can exceed."""
 
 
 def replica_bound(
@@ -108,14 +114,123 @@ def replica_bound(
     )
 
 
+ACTIVATION_WORKSPACE_BYTES = 2**30
+"""Per GPU, what vLLM's memory profiling takes besides weights and KV cache (activation peak of a
+max-num-batched-tokens forward pass plus non-torch memory): vLLM's own log, Llama 3.1 8B bf16 on H100 at 0.90,
+"model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 1.19GiB"
+(1.31 GiB); Qwen3-8B "non_torch_memory takes 0.06GiB; PyTorch activation peak memory takes 1.40GiB"; on a
+22 GiB GPU "non_torch_memory takes 0.05GiB; PyTorch activation peak memory takes 0.22GiB". 1 GiB is their middle."""
+DECODE_BANDWIDTH_EFFICIENCY = 0.62
+"""Share of the datasheet memory bandwidth a decode step reaches. Fitted to TensorRT-LLM's published throughput
+(docs/source/performance/perf-overview.md) on H100, H200, L40S and A100 together with PREFILL_COMPUTE_EFFICIENCY
+(tests/plan/test_calibration.py, docs/planner.md)."""
+PREFILL_COMPUTE_EFFICIENCY = 0.52
+"""Share of the dense peak (fp8 peak for fp8 weights, bf16 otherwise) prefill and decode matmuls reach; fitted with
+DECODE_BANDWIDTH_EFFICIENCY (the 2,048-in/128-out shapes are prefill-bound and pin it)."""
+
+
+def kv_memory_bytes(memory_bytes: float, utilization: float, weights_bytes: float, gpus: int) -> float:
+    """What vLLM leaves for the KV cache: its share of the replica's memory, less the weights and each GPU's
+    activation workspace (vllm/v1/worker/gpu_worker.py determine_available_memory)."""
+    return memory_bytes * utilization - weights_bytes - gpus * ACTIVATION_WORKSPACE_BYTES
+
+
+def serving_admits(memory: ServingMemory, memory_bytes: float, utilization: float, gpus: int = 1) -> bool:
+    """vLLM's admission rule: the engine starts when the KV memory left holds one maximum-length sequence
+    (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: "To serve at least one request with the models's
+    max seq len ... KV cache is needed, which is larger than the available KV cache memory"). `memory` carries the
+    KV cache of one sequence at the maximum model length (serving_memory with one sequence)."""
+    return memory.kv_cache_bytes <= kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus)
+
+
+class ReplicaCeiling(Plain):
+    """What one replica can sustain for one request shape: decode steps share the GPUs with prefill."""
+
+    batch: int
+    """Sequences in flight: max-num-seqs, lowered to what the KV memory holds at the mean context."""
+    step_seconds: float
+    """One decode step (memory- or compute-bound, the longer) plus the prefill work that step's share of requests
+    brings (continuous batching time-shares them)."""
+    bandwidth_tokens_per_s: float
+    """Decode alone at the measured share of the memory bandwidth."""
+    compute_tokens_per_s: float | None
+    """Prefill and decode FLOPs alone at the measured share of the dense peak (None: no peak known, so the
+    ceiling is the bandwidth bound alone)."""
+    tokens_per_s: float
+    """The ceiling: batch / step_seconds, never above either bound."""
+
+
+def replica_ceiling(
+    bandwidth_gb_s: float,
+    peak_tflops: float | None,
+    memory_bytes: float,
+    utilization: float,
+    gpus: int,
+    memory: ServingMemory,
+    active_parameters: float,
+    max_num_seqs: int,
+    input_tokens: int,
+    output_tokens: int,
+    bandwidth_efficiency: float = DECODE_BANDWIDTH_EFFICIENCY,
+    compute_efficiency: float = PREFILL_COMPUTE_EFFICIENCY,
+) -> ReplicaCeiling:
+    """The output-token ceiling of one replica (bandwidth, peak and memory summed over its GPUs); at efficiencies
+    of 1.0 the physical bound no server exceeds."""
+    context = mean_context_tokens(input_tokens, output_tokens)
+    kv_memory = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus)
+    batch = max(1, min(max_num_seqs, kv_cache_concurrency(kv_memory, memory.kv_bytes_per_token, context)))
+    read_s = decode_step_bytes(memory.weights_bytes, batch, memory.kv_bytes_per_token, context) / (
+        bandwidth_gb_s * 1e9 * bandwidth_efficiency
+    )
+    decode_flops_s, prefill_s = 0.0, 0.0
+    if peak_tflops:
+        flops_per_s = peak_tflops * 1e12 * compute_efficiency
+        decode_flops_s = 2 * active_parameters * batch / flops_per_s
+        prefill_s = 2 * active_parameters * batch * input_tokens / output_tokens / flops_per_s
+    step = max(read_s, decode_flops_s) + prefill_s
+    return ReplicaCeiling(
+        batch=batch,
+        step_seconds=step,
+        bandwidth_tokens_per_s=batch / read_s,
+        compute_tokens_per_s=batch / (decode_flops_s + prefill_s) if peak_tflops else None,
+        tokens_per_s=batch / step,
+    )
+
+
+def ceiling_bound(
+    ceiling: ReplicaCeiling, bandwidth_gb_s: float, output_tokens: int, physical: ReplicaCeiling | None = None
+) -> ReplicaBound:
+    """The ceiling in the plan's ReplicaBound shape (steps/s, requests/s, time to generate one answer)."""
+    steps = 1.0 / ceiling.step_seconds
+    return ReplicaBound(
+        bandwidth_gb_s=bandwidth_gb_s,
+        batch=ceiling.batch,
+        steps_per_s=steps,
+        tokens_per_s=ceiling.tokens_per_s,
+        requests_per_s=requests_per_s_bound(ceiling.tokens_per_s, output_tokens),
+        generation_seconds=output_tokens / steps,
+        bandwidth_tokens_per_s=ceiling.bandwidth_tokens_per_s,
+        compute_tokens_per_s=ceiling.compute_tokens_per_s,
+        physical_tokens_per_s=physical.tokens_per_s if physical else None,
+    )
+
+
 __all__ = [
+    "ACTIVATION_WORKSPACE_BYTES",
+    "DECODE_BANDWIDTH_EFFICIENCY",
+    "PREFILL_COMPUTE_EFFICIENCY",
     "ReplicaBound",
+    "ReplicaCeiling",
+    "ceiling_bound",
     "decode_step_bytes",
     "decode_steps_per_s_bound",
     "decode_tokens_per_s_bound",
     "in_flight",
     "kv_cache_concurrency",
+    "kv_memory_bytes",
     "mean_context_tokens",
     "replica_bound",
+    "replica_ceiling",
     "requests_per_s_bound",
+    "serving_admits",
 ]

@@ -61,6 +61,19 @@ class RunPoint(Plain):
     cost_usd: Decimal | None
 
 
+RESTART_SENSITIVITY_MINUTES = (5.0, 15.0, 30.0, 60.0)
+"""Restart times the plan shows the spec's goodput and days at: the restart time (requeue, node replacement,
+NCCL init, checkpoint load) is an input the user states, and at thousands of GPUs it decides the goodput."""
+
+
+class RestartPoint(Plain):
+    """The run at the spec's node count with another restart time per interruption."""
+
+    restart_minutes: float
+    goodput: float | None
+    days: float | None
+
+
 class RunPlan(Plain):
     inputs: RunInputs
     target_days: float | None
@@ -73,6 +86,8 @@ class RunPlan(Plain):
     meets_target: RunPoint | None
     """The fewest nodes that finish within target_days (None when none do, or no target)."""
     notes: list[str] = []
+    restart_sensitivity: list[RestartPoint] = []
+    """Goodput and days at the spec's node count for each of RESTART_SENSITIVITY_MINUTES."""
 
 
 def spot_nodes(inputs: RunInputs, nodes: int) -> int:
@@ -185,6 +200,12 @@ def plan_run(
     if target_days is not None and meets is None:
         notes.append(f"no node count up to {max_nodes} finishes within {target_days:g} days")
     half = nodes // 2
+    sensitivity = []
+    for minutes in RESTART_SENSITIVITY_MINUTES:
+        _, share, wall_h = _hours(inputs.model_copy(update={"restart_minutes": minutes}), nodes)
+        sensitivity.append(
+            RestartPoint(restart_minutes=minutes, goodput=share, days=wall_h / HOURS_PER_DAY if wall_h else None)
+        )
     return RunPlan(
         inputs=inputs,
         target_days=target_days,
@@ -194,7 +215,18 @@ def plan_run(
         cheapest=cheapest,
         meets_target=meets,
         notes=notes,
+        restart_sensitivity=sensitivity,
     )
 
 
-__all__ = ["RunInputs", "RunPlan", "RunPoint", "goodput", "plan_run", "run_point", "spot_nodes"]
+__all__ = [
+    "RESTART_SENSITIVITY_MINUTES",
+    "RestartPoint",
+    "RunInputs",
+    "RunPlan",
+    "RunPoint",
+    "goodput",
+    "plan_run",
+    "run_point",
+    "spot_nodes",
+]

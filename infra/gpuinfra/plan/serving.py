@@ -10,10 +10,8 @@ from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan.capacity import on_demand_percentage, split_capacity
 from gpuinfra.plan.coldstart import ColdStart
 from gpuinfra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
-from gpuinfra.plan.roofline import ReplicaBound
+from gpuinfra.plan.roofline import ACTIVATION_WORKSPACE_BYTES, ReplicaBound
 
-# Families meant for serving; auto never picks training-class P or Trn instances.
-SERVING_FAMILIES = ("g4dn", "g5", "g6", "g6e", "inf2")
 PEAK_TO_TROUGH = 10.0
 """Daily traffic varies about 10x between peak and trough."""
 HOST_RAM_SHARE = 0.75
@@ -45,14 +43,12 @@ class InstanceChoice(Plain):
     reason: str
 
 
-def training_class(family: str) -> bool:
-    """P (p4d, p5, p6-b200, ...) and Trn families are training hardware; serving on them is rarely
-    cost-efficient (the serving validator and the inference policy both ask this)."""
-    return family.startswith("trn") or (len(family) > 1 and family[0] == "p" and family[1].isdigit())
-
-
 def fits(info: InstanceType, memory: ServingMemory, utilization: float) -> tuple[bool, int]:
+    """vLLM's admission rule: weights plus one maximum-length sequence's KV cache (`memory`) fit what the server
+    may use after each GPU's activation workspace (plan/roofline.py serving_admits). Returns the fit and that
+    usable size."""
     usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, utilization)
+    usable -= max(1, info.accelerator_count) * ACTIVATION_WORKSPACE_BYTES
     return memory.needed_bytes <= usable, usable
 
 
@@ -87,9 +83,12 @@ def _rejection(
     attention_heads: int | None,
     kv_heads: int,
     unpriced: list[str],
+    fp8_unserved: bool = False,
 ) -> str | None:
     if not server_runs_on(server_kind, info):
         return f"{info.accelerator} ({info.accelerator_kind}) cannot run the {server_kind} server"
+    if fp8_unserved:
+        return f"{info.accelerator} cannot run fp8 weights (compute capability 8.9 or later)"
     if not ok:
         return "accelerator memory too small"
     if not host_ram_fits(info, memory.weights_bytes):
@@ -112,11 +111,13 @@ def choose_instance(
     server_kind: str = "cuda",
     attention_heads: int | None = None,
     kv_heads: int = 1,
+    precision: str = "bf16",
 ) -> InstanceChoice:
-    """`auto`: the cheapest serving type the server can drive whose accelerators hold weights plus KV cache,
+    """`auto`: the cheapest serving type the server can drive (fp8 weights: Ada, Hopper or Blackwell) whose
+    accelerators admit the model (weights plus one maximum-length sequence, vLLM's rule),
     whose host RAM holds the weights, whose accelerator count is a valid tensor-parallel size, priced in
     every region; an explicit type is kept (validators say if it does not fit)."""
-    families = catalog.serving_families() or SERVING_FAMILIES
+    families = catalog.serving_families()
     pool = [
         i
         for i in catalog.instance_types
@@ -138,7 +139,16 @@ def choose_instance(
                 usable_bytes=usable,
                 fits=ok,
                 usd_per_hour_total=total,
-                rejected=_rejection(info, ok, memory, server_kind, attention_heads, kv_heads, unpriced),
+                rejected=_rejection(
+                    info,
+                    ok,
+                    memory,
+                    server_kind,
+                    attention_heads,
+                    kv_heads,
+                    unpriced,
+                    precision == "fp8" and server_kind == "cuda" and not catalog.serves_fp8(info.accelerator),
+                ),
             )
         )
     candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))
@@ -276,8 +286,6 @@ def region_plan(
 MAX_SPOT_TYPES = 4
 """Instance types in the burst group's overrides: enough for price-capacity-optimized to choose among.
 Sizes up to twice the chosen type's vCPUs only, so the spot quota the group may use stays bounded."""
-FP8_ACCELERATORS = frozenset({"L4", "L40S", "H100", "H200", "B200", "B300", "RTX-PRO-6000", "RTX-PRO-4500"})
-"""FP8 weights need compute capability 8.9 or later (Ada, Hopper, Blackwell): vLLM docs, Quantization, FP8 W8A8."""
 
 
 def spot_types(
@@ -294,7 +302,7 @@ def spot_types(
     host memory, and read memory at least as fast (so a replica never serves less than planned)."""
     floor = catalog.memory_bandwidth_gb_s(chosen.name)
     fp8 = precision == "fp8"
-    families = catalog.serving_families() or SERVING_FAMILIES
+    families = catalog.serving_families()
     others = []
     for info in catalog.instance_types:
         if info.name == chosen.name or info.family not in families or not info.is_accelerated:
@@ -307,7 +315,7 @@ def spot_types(
             or not server_runs_on(server_kind, info)
             or not fits(info, memory, utilization)[0]
             or not host_ram_fits(info, memory.weights_bytes)
-            or (fp8 and info.accelerator not in FP8_ACCELERATORS)
+            or (fp8 and not catalog.serves_fp8(info.accelerator))
             or info.vcpu > 2 * chosen.vcpu
             or floor is None
             or bandwidth is None
@@ -319,12 +327,10 @@ def spot_types(
 
 
 __all__ = [
-    "FP8_ACCELERATORS",
     "HOST_RAM_SHARE",
     "MAX_SPOT_TYPES",
     "PEAK_TO_TROUGH",
     "SERVER_KINDS",
-    "SERVING_FAMILIES",
     "Candidate",
     "InstanceChoice",
     "RegionPlan",
@@ -336,6 +342,5 @@ __all__ = [
     "server_runs_on",
     "spot_types",
     "tensor_parallel_problem",
-    "training_class",
     "warm_pool_size",
 ]

@@ -2,10 +2,11 @@
 the weights changes (fit, throughput, cost) on the same instance.
 
 The planned token rate is the spec's measured capacity (throughput_rps_per_replica x output tokens per request):
-the fleet is sized at it, so it is what a token costs. The roofline (plan/roofline.py) gives the ceiling and
-the concurrency; for another weight precision the measured rate is scaled by the ratio of the two ceilings
-(decode is memory-bandwidth bound, so fewer bytes per step is proportionally more steps), a stated estimate
-that a benchmark at that precision replaces. Prices are on-demand, the region's own (never another region's).
+the fleet is sized at it, so it is what a token costs. The calibrated ceiling (plan/roofline.py: decode bandwidth
+time-shared with prefill compute, fitted to published benchmarks) gives the concurrency at the mean context; for
+another weight precision the measured rate is scaled by the ratio of the two ceilings (fewer bytes a decode step,
+a faster matmul rate for fp8), a stated estimate that a benchmark at that precision replaces. Prices are
+on-demand, the region's own (never another region's).
 """
 
 from __future__ import annotations
@@ -13,9 +14,9 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpuinfra.catalog import Catalog, InstanceType
-from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory, usable_accelerator_bytes
-from gpuinfra.plan.roofline import ReplicaBound, replica_bound
-from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.plan.memory import MIB, Plain, ServingMemory, serving_memory
+from gpuinfra.plan.roofline import ReplicaBound, ReplicaCeiling, ceiling_bound, replica_ceiling
+from gpuinfra.plan.serving import RegionPlan, host_ram_fits
 from gpuinfra.plan.serving import fits as holds
 from gpuinfra.spec import InferenceSpec
 
@@ -33,24 +34,50 @@ def cost_per_million_tokens(tokens_per_second: float, hourly_usd: Decimal) -> De
     return hourly_usd / per_hour * 1_000_000
 
 
+COMPUTE_PRECISION = {"fp32": "fp32", "fp16": "fp16", "bf16": "bf16", "fp8": "fp8", "int8": "fp8", "int4": "bf16"}
+"""The tensor-core rate a weight precision runs its matmuls at: FP8 W8A8 at the fp8 peak; INT8 W8A8 at the int8
+rate, which Ada and Hopper datasheets print equal to FP8 (an accelerator without an fp8 row falls back to bf16, an
+understatement); INT4 W4A16 (AWQ, GPTQ) dequantizes to 16-bit (vLLM docs, Quantization)."""
+
+
+def compute_peak_tflops(info: InstanceType, precision: str, catalog: Catalog) -> float | None:
+    """Dense peak of one replica (all its accelerators) at the precision its matmuls run in; None when unknown."""
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    if peak is None:
+        return None
+    rate = peak.dense_tflops.get(COMPUTE_PRECISION.get(precision, precision)) or peak.dense_tflops.get("bf16")
+    return rate * max(1, info.accelerator_count) if rate else None
+
+
 def replica_roofline(
-    info: InstanceType, memory: ServingMemory, spec: InferenceSpec, catalog: Catalog
+    info: InstanceType, memory: ServingMemory, spec: InferenceSpec, catalog: Catalog, precision: str | None = None
 ) -> ReplicaBound | None:
-    """The roofline of one replica on every accelerator of `info` (None when the bandwidth is unknown)."""
+    """The calibrated ceiling of one replica on every accelerator of `info` (plan/roofline.py replica_ceiling:
+    decode at the measured share of the bandwidth, time-shared with prefill at the measured share of the dense
+    peak); None when the bandwidth is unknown. `precision` is the weights' (default: the spec's)."""
     per_device = catalog.memory_bandwidth_gb_s(info.name)
     if per_device is None:
         return None
     m, shape = spec.model, spec.requests
-    usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, m.gpu_memory_utilization)
-    return replica_bound(
-        per_device * max(1, info.accelerator_count),
-        memory.weights_bytes,
-        memory.kv_bytes_per_token,
-        m.max_concurrent_sequences,
-        usable - memory.weights_bytes,
-        shape.input_tokens,
-        shape.output_tokens,
-    )
+    count = max(1, info.accelerator_count)
+
+    def ceiling(efficiency: float | None = None) -> ReplicaCeiling:
+        extra = {} if efficiency is None else {"bandwidth_efficiency": efficiency, "compute_efficiency": efficiency}
+        return replica_ceiling(
+            bandwidth_gb_s=per_device * count,
+            peak_tflops=compute_peak_tflops(info, precision or m.precision, catalog),
+            memory_bytes=count * info.accelerator_memory_mib * MIB,
+            utilization=m.gpu_memory_utilization,
+            gpus=count,
+            memory=memory,
+            active_parameters=m.parameters_billion * 1e9,
+            max_num_seqs=m.max_concurrent_sequences,
+            input_tokens=shape.input_tokens,
+            output_tokens=shape.output_tokens,
+            **extra,
+        )
+
+    return ceiling_bound(ceiling(), per_device * count, shape.output_tokens, physical=ceiling(1.0))
 
 
 class RegionTokens(Plain):
@@ -100,7 +127,6 @@ def _alternative(spec: InferenceSpec, precision: str) -> ServingMemory:
         m.kv_cache.head_dim,
         m.kv_cache.precision,
         m.context_length_tokens,
-        m.max_concurrent_sequences,
     )
 
 
@@ -134,8 +160,9 @@ def serving_economics(
     points = []
     for precision in PRECISIONS:
         alt = memory if precision == spec.model.precision else _alternative(spec, precision)
-        fits = holds(info, alt, spec.model.gpu_memory_utilization)[0]  # the fit `auto` uses
-        bound = replica_roofline(info, alt, spec, catalog) if fits else None
+        # the rules `auto` uses: vLLM's admission on the accelerators, and the weights through host RAM
+        fits = holds(info, alt, spec.model.gpu_memory_utilization)[0] and host_ram_fits(info, alt.weights_bytes)
+        bound = replica_roofline(info, alt, spec, catalog, precision) if fits else None
         if bound is None:
             rate = None
         elif precision == spec.model.precision:
@@ -162,10 +189,12 @@ def serving_economics(
 
 
 __all__ = [
+    "COMPUTE_PRECISION",
     "PRECISIONS",
     "PrecisionPoint",
     "RegionTokens",
     "ServingEconomics",
+    "compute_peak_tflops",
     "cost_per_million_tokens",
     "replica_roofline",
     "serving_economics",

@@ -9,6 +9,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
 from gpuinfra.plan.economics import training_layout, training_ownership, training_run
+from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.jobs import PodSize, pod_size, restart_budget
 from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
@@ -31,6 +32,12 @@ class TrainingPlan(Plain):
     instance_type: str
     nodes: int
     gpus_per_node: int
+    spot_interruption_rate_monthly: float = 0.0
+    """The rate the checkpoint interval, restart budget and goodput use (spec, advisor band or default)."""
+    spot_interruption_source: str = ""
+    device_resource: str | None = None
+    """The extended resource a Kubernetes pod requests the accelerators as (catalog: nvidia.com/gpu,
+    aws.amazon.com/neuron); None for a type without whole accelerators."""
     vcpus_per_node: int
     memory_gib_per_node: int
     gpus: int
@@ -121,6 +128,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     elif spec.site_lustre is not None:
         lustre_mb_s = spec.site_lustre.write_bandwidth_gb_s * 1000
 
+    spot_rate, spot_source = spot_interruption(spec, catalog, info.name)
     checkpoint, checkpoint_note = None, None
     ckpt = spec.checkpointing
     if ckpt is None:
@@ -139,7 +147,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
                 nodes,
                 spot,
                 spec.failure.node_mtbf_hours,
-                spec.failure.spot_interruption_rate_monthly,
+                spot_rate,
                 ckpt.interval_minutes,
             )
 
@@ -179,9 +187,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     job_pod, max_restarts = None, None
     if spec.job is not None:
         job_pod = pod_size(info.vcpu, info.memory_gib)
-        rate = 1.0 / mean_time_between_interruptions(
-            nodes, spot, spec.failure.node_mtbf_hours, spec.failure.spot_interruption_rate_monthly
-        )
+        rate = 1.0 / mean_time_between_interruptions(nodes, spot, spec.failure.node_mtbf_hours, spot_rate)
         max_restarts = restart_budget(rate, spec.job.run_days * 24)
     ownership, ownership_note = training_ownership(spec, org, catalog, racks)
     run, run_note = training_run(spec, catalog, info, checkpoint, ownership)
@@ -194,6 +200,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         instance_type=info.name,
         nodes=nodes,
         gpus_per_node=info.accelerator_count,
+        device_resource=catalog.k8s_resource(info.name),
+        spot_interruption_rate_monthly=spot_rate,
+        spot_interruption_source=spot_source,
         vcpus_per_node=info.vcpu,
         memory_gib_per_node=info.memory_gib,
         gpus=gpus,

@@ -74,13 +74,18 @@ def parse_config(data: Any, source: str = "policy config") -> dict[str, PolicyCo
     return out
 
 
+MAX_CONFIG_BYTES = 1024 * 1024
+"""A policy config names a few dozen policies: a megabyte is thousands of times what one needs."""
+CONFIG_HINT = "give a JSON object of policy names, as for `pulumi preview --policy-pack-config`"
+
+
 def load_config_file(path: Path) -> dict[str, PolicyConfig]:
+    """Read the user's config file, bounded like every file gpuinfra reads (gpuinfra.spec.files)."""
+    from gpuinfra.spec.files import loads_json, read_text
+
+    text = read_text(path, "the policy config", MAX_CONFIG_BYTES, CONFIG_HINT)
     try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError([Problem(f"cannot read the policy config: {exc.strerror}", file=path)]) from None
-    try:
-        data = json.loads(text) if text.strip() else {}
+        data = loads_json(text, path, "the policy config", CONFIG_HINT) if text.strip() else {}
     except json.JSONDecodeError as exc:
         raise InputError([Problem(f"the policy config is not JSON: {exc.msg}", file=path, line=exc.lineno)]) from None
     return parse_config(data, str(path))

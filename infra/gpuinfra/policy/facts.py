@@ -1,9 +1,10 @@
 """What the pack knows about the stack besides its resources: the spec, its plan and the organization.
 
 A graph does not say which account is for training, what quota was granted or how often the
-cluster checkpoints. Those facts come from the stack's own config, read by the same function the program
-uses (`gpuinfra.load.inputs_from_config`): the spec under `gpuinfra:<workload>`, the organization file at
-`gpuinfra:org` (default: org.yaml beside the stack files), planned with the same planner.
+cluster checkpoints. The spec comes from the stack's own config, read by the same function the program
+uses (`gpuinfra.load.inputs_from_config`), planned with the same planner; the organization facts come from
+a file the stack cannot choose: the one the pack's config pins (`separation-trusted-organization`), else
+stacks/org.yaml of the project. A stack naming another (`gpuinfra:org`) is refused (FactsError).
 
 - Under the Pulumi CLI the engine starts the pack with the stack's config in `PULUMI_CONFIG` and the
   stack's name in `PULUMI_STACK`; `current()` reads them (once per process).
@@ -26,7 +27,7 @@ from typing import Any, NoReturn
 
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import GpuinfraError, InputError
-from gpuinfra.load import SPEC_KEYS, Inputs, inputs_from_config, project_dir
+from gpuinfra.load import SPEC_KEYS, Inputs, inputs_from_config, pinned_org, project_dir
 from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from gpuinfra.spec import (
     Account,
@@ -51,10 +52,23 @@ class StackFacts:
     plan: PlanT
     org: Organization
     catalog: Catalog = field(repr=False)
+    org_file: Path | None = None
+    """Where the organization facts were read (the trusted file the host chose)."""
+    stack_file: Path | None = None
+    """The stack's file: its directory holds the repository's other stacks (account-wide totals)."""
 
     @classmethod
     def of(cls, inputs: Inputs, plan: PlanT, catalog: Catalog) -> StackFacts:
-        return cls(inputs.stack.name, inputs.workload, inputs.spec, plan, inputs.org.org, catalog)
+        return cls(
+            inputs.stack.name,
+            inputs.workload,
+            inputs.spec,
+            plan,
+            inputs.org.org,
+            catalog,
+            inputs.org.path,
+            inputs.stack.path,
+        )
 
     @property
     def account_name(self) -> str:
@@ -89,14 +103,33 @@ def facts_from_config(stack: str, config: Mapping[str, Any], project: Path | Non
 
 
 @lru_cache(maxsize=4)
-def _from_environment(stack: str, config_json: str) -> StackFacts | None:
+def _from_environment(stack: str, config_json: str, pinned: str = "") -> StackFacts | None:
     try:
         config = json.loads(config_json or "{}")
     except ValueError as exc:
         raise FactsError(f"cannot read PULUMI_CONFIG: not JSON ({str(exc)[:120]})") from None
     if not isinstance(config, dict):
         raise FactsError("cannot read PULUMI_CONFIG: not a JSON object of config keys")
-    return facts_from_config(stack, config)
+    with pinned_org(Path(pinned) if pinned else None):
+        return facts_from_config(stack, config)
+
+
+_PACK_PIN: list[str] = [""]
+"""The organization file the pack's own config pins (`separation-trusted-organization.organization_file`,
+resolved against the project directory), recorded when the engine configures the pack; "" for the default."""
+
+
+def pin_organization(organization_file: str) -> None:
+    """Record the pack config's organization file: every stack the pack judges is read against it."""
+    _PACK_PIN[0] = str(pinned_path(organization_file) or "")
+
+
+def pinned_path(organization_file: str) -> Path | None:
+    """A pinned organization file as a path: relative paths are the project directory's."""
+    if not organization_file:
+        return None
+    path = Path(organization_file)
+    return path if path.is_absolute() else (project_dir() or Path.cwd()) / path
 
 
 _UNSET: Any = object()
@@ -108,7 +141,7 @@ def current() -> StackFacts | None:
     installed = _INSTALLED.get()
     if installed is not _UNSET:
         return installed  # type: ignore[no-any-return]
-    return _from_environment(os.environ.get("PULUMI_STACK", ""), os.environ.get("PULUMI_CONFIG", ""))
+    return _from_environment(os.environ.get("PULUMI_STACK", ""), os.environ.get("PULUMI_CONFIG", ""), _PACK_PIN[0])
 
 
 @contextmanager
@@ -139,4 +172,13 @@ def _not_applicable(args: Any, reason: str) -> NoReturn:
     raise AssertionError("not_applicable returns only by raising")
 
 
-__all__ = ["FactsError", "StackFacts", "current", "facts_from_config", "require", "using"]
+__all__ = [
+    "FactsError",
+    "StackFacts",
+    "current",
+    "facts_from_config",
+    "pin_organization",
+    "pinned_path",
+    "require",
+    "using",
+]

@@ -257,6 +257,11 @@ def _reported(level: EnforcementLevel) -> EnforcementLevel:
     return EnforcementLevel.MANDATORY if level is EnforcementLevel.REMEDIATE else level
 
 
+def stack_resources(graph: Graph) -> list[PolicyResource]:
+    """The graph's resources as a stack policy sees them (parents and dependencies linked)."""
+    return _stack_resources(graph, _Wrapped(graph))
+
+
 def _stack_resources(graph: Graph, wrapped: _Wrapped) -> list[PolicyResource]:
     resources: list[PolicyResource] = [_StackResource(r, wrapped) for r in graph.resources]
     by_urn = {r.urn: r for r in resources}
@@ -317,4 +322,5 @@ __all__ = [
     "Violation",
     "effective_level",
     "run_pack",
+    "stack_resources",
 ]

@@ -5,10 +5,9 @@ from __future__ import annotations
 import json
 
 from gpuinfra.graph import SECRET, Graph
-from gpuinfra.load import Inputs
+from gpuinfra.load import Inputs, pinned_org
 from gpuinfra.plan import Plan
 from gpuinfra.pulumi.engine import run
-from gpuinfra.spec import ORG_KEY
 
 PROJECT = "gpuinfra"
 
@@ -22,7 +21,6 @@ def engine_config(inputs: Inputs) -> tuple[dict[str, str], tuple[str, ...]]:
             config[key] = SECRET
         else:
             config[key] = value if isinstance(value, str) else json.dumps(value)
-    config[ORG_KEY] = str(inputs.org.path.resolve())
     return config, tuple(sorted(inputs.stack.secret_keys))
 
 
@@ -44,7 +42,8 @@ def program_graph(inputs: Inputs) -> Graph:
     from gpuinfra.pulumi.program import main
 
     config, secrets = engine_config(inputs)
-    return run(main, project=PROJECT, stack=inputs.stack.name, config=config, secret_keys=secrets)
+    with pinned_org(inputs.org.path):  # the host's choice of organization file, never the stack's
+        return run(main, project=PROJECT, stack=inputs.stack.name, config=config, secret_keys=secrets)
 
 
 __all__ = ["PROJECT", "engine_config", "preview_graph", "program_graph"]

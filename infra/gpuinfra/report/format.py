@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import html
+import re
 from decimal import Decimal
 
 from gpuinfra.cost.money import UNKNOWN, money, signed_money
@@ -31,8 +33,41 @@ def figure(unit: str, value: Decimal | None) -> str:
     return f"{number(float(value), 1)} {unit}"
 
 
+_MARKDOWN = re.compile(r"([\\`*_\[\]|#~!])")
+"""Characters GitHub Flavored Markdown gives a meaning inline: escapes, code, emphasis, links and images,
+table cells, headings, strikethrough (GFM spec 0.29, "Backslash escapes": any ASCII punctuation may be escaped)."""
+_MENTION = re.compile(r"@(?=[A-Za-z0-9])")
+
+
+def markdown_text(value: object, *, code: bool = False, breaks: bool = False) -> str:
+    """Free text (spec values, messages, names) made inert for the pull-request comment: the one escaping
+    function every Markdown template uses. Raw HTML is escaped (no <details>, <img> or <a> from a spec), Markdown
+    punctuation is backslash-escaped (it renders as itself), and an @mention gets a zero-width space after the
+    @ so GitHub notifies nobody. `code` renders an inline code span instead (backticks cannot close it, pipes
+    cannot split a table cell); `breaks` keeps line breaks as <br> (else a space)."""
+    text = "" if value is None else str(value)
+    newline = "<br>" if breaks and not code else " "
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if code:
+        return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
+    text = html.escape(text, quote=False)
+    text = _MARKDOWN.sub(r"\\\1", text)
+    text = _MENTION.sub("@\u200b", text)
+    return text.replace("\n", newline)
+
+
 def check(ok: bool) -> str:
     return "yes" if ok else "NO"
 
 
-__all__ = ["UNKNOWN", "check", "figure", "gigabytes", "money", "number", "percent", "signed_money"]
+__all__ = [
+    "UNKNOWN",
+    "check",
+    "figure",
+    "gigabytes",
+    "markdown_text",
+    "money",
+    "number",
+    "percent",
+    "signed_money",
+]

@@ -11,6 +11,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
+from gpuinfra.errors import blocks, verdict
+
 REPORT_VERSION: Literal[1] = 1
 
 
@@ -48,6 +50,8 @@ class ResourceOut(Model):
     custom: bool = True
     dependencies: list[str] = []
     inputs: dict[str, Any] = {}
+    protect: bool = False
+    retain_on_delete: bool = False
 
 
 class PolicyViolationOut(Model):
@@ -210,13 +214,13 @@ class Report(Model):
 
     @property
     def exit_code(self) -> int:
-        if self.problems:
-            return 2
-        if any(f.level == "error" for s in self.stacks for f in s.findings):
-            return 1
-        mandatory = (v for s in self.stacks if s.policy for v in s.policy.violations if v.level == "mandatory")
-        refused = (f for s in self.stacks for f in s.preflight or () if f.level == "error")
-        return 1 if any(mandatory) or any(refused) else 0
+        """errors.verdict over validator findings, policy violations and preflight findings."""
+        levels = [
+            *(f.level for s in self.stacks for f in s.findings),
+            *(v.level for s in self.stacks if s.policy for v in s.policy.violations),
+            *(f.level for s in self.stacks for f in s.preflight or ()),
+        ]
+        return verdict(bool(self.problems), levels)
 
 
 class StackCostOut(Model):
@@ -295,13 +299,13 @@ class StackDiffOut(Model):
     status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
     """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
     counts: dict[str, int] = {}
-    monthly_before_usd: Decimal
-    monthly_after_usd: Decimal
-    monthly_delta_usd: Decimal
-    monthly_min_before_usd: Decimal
-    monthly_max_before_usd: Decimal
-    monthly_min_after_usd: Decimal
-    monthly_max_after_usd: Decimal
+    monthly_before_usd: Decimal | None = None
+    monthly_after_usd: Decimal | None = None
+    monthly_delta_usd: Decimal | None = None
+    monthly_min_before_usd: Decimal | None = None
+    monthly_max_before_usd: Decimal | None = None
+    monthly_min_after_usd: Decimal | None = None
+    monthly_max_after_usd: Decimal | None = None
     resources: list[ResourceChangeOut] = []
     findings: list[FindingChangeOut] = []
     unpriced_after: list[str] = []
@@ -310,30 +314,45 @@ class StackDiffOut(Model):
     """Plan figures that differ between base and head."""
 
 
+class DataLossOut(Model):
+    """A replacement or deletion of a resource that holds data, and what it loses (review/stateful.py)."""
+
+    stack: str
+    type: str
+    name: str
+    action: Literal["replace", "delete"]
+    lost: str
+    protected: bool
+    """Pulumi `protect` is on the deployed resource: `pulumi up` stops at this step instead of destroying it."""
+
+
 class DiffReport(Model):
     version: Literal[1] = 1
     command: Literal["diff"] = "diff"
     base: str
     head: str
-    monthly_before_usd: Decimal
-    monthly_after_usd: Decimal
-    monthly_delta_usd: Decimal
-    monthly_min_after_usd: Decimal
-    monthly_max_after_usd: Decimal
+    monthly_before_usd: Decimal | None = None
+    monthly_after_usd: Decimal | None = None
+    monthly_delta_usd: Decimal | None = None
+    monthly_min_after_usd: Decimal | None = None
+    monthly_max_after_usd: Decimal | None = None
     prices_as_of: datetime.date | None = None
     prices_as_of_newest: datetime.date | None = None
+    losses: list[DataLossOut] = []
+    """Stateful data a head would destroy: the headline names these first."""
     stacks: list[StackDiffOut] = []
     notes: list[str] = []
     problems: list[InputProblem] = []
 
     @property
+    def blocking(self) -> list[FindingChangeOut]:
+        """The head side's findings that fail the check (errors.verdict's rule)."""
+        return [f for s in self.stacks for f in s.findings if f.status != "resolved" and blocks(f.level)]
+
+    @property
     def exit_code(self) -> int:
-        """2 when an input cannot be read; 1 when the head side has an error finding or a mandatory policy
-        violation; else 0."""
-        if self.problems:
-            return 2
-        blocking = {"error", "mandatory"}
-        return 1 if any(f.level in blocking and f.status != "resolved" for s in self.stacks for f in s.findings) else 0
+        """2 when the head (or an input) cannot be read; 1 when a head finding blocks; else 0 (errors.verdict)."""
+        return verdict(bool(self.problems), (f.level for f in self.blocking))
 
 
 class CatalogSourceOut(Model):
@@ -373,6 +392,10 @@ class CatalogTypeOut(Model):
     """Regions with an on-demand price."""
     on_demand_min_usd: Decimal | None = None
     """Cheapest on-demand hourly price over those regions; None when it has none."""
+    region: str | None = None
+    """The region asked for (`gpuinfra catalog --region R`), whose own price follows."""
+    region_on_demand_usd: Decimal | None = None
+    region_on_demand_as_of: datetime.date | None = None
     source: str
     as_of: datetime.date | None = None
 
@@ -402,6 +425,10 @@ class CatalogPriceOut(Model):
     capacity_block_usd: Decimal | None = None
     capacity_block_note: str | None = None
     """Why the Capacity Block rate is unknown (when the family is sold as Capacity Blocks)."""
+    interruption_band: str | None = None
+    """The Spot Instance Advisor's interruption-frequency band ("<5%" ... ">20%"); None when the catalog has none."""
+    interruption_as_of: datetime.date | None = None
+    interruption_source: str | None = None
 
 
 class CatalogQuotaOut(Model):

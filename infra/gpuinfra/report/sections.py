@@ -118,10 +118,13 @@ def _discount(value: Decimal | None) -> str:
 
 
 def catalog_types_section(report: CatalogReport) -> Section:
+    """The type list; filtered by region, the price shown is that region's own (with its date), not the cheapest."""
     filters = ", ".join(f"{k} {v}" for k, v in report.filters.items())
+    region = report.filters.get("region")
+    price = [f"{region} $/h", "as of"] if region else ["from $/h"]
     return Section(
         title=f"Instance types: {len(report.types)}" + (f" ({filters})" if filters else ""),
-        columns=["type", "role", "accelerators", "vCPU", "memory GiB", "EFA / cards", "Gbps", "regions", "from $/h"],
+        columns=["type", "role", "accelerators", "vCPU", "memory GiB", "EFA / cards", "Gbps", "regions", *price],
         rows=[
             [
                 t.name,
@@ -132,11 +135,19 @@ def catalog_types_section(report: CatalogReport) -> Section:
                 f"{t.efa_interfaces} / {t.network_cards}",
                 _network(t),
                 str(t.regions_priced),
-                money(t.on_demand_min_usd, 4),
+                *(
+                    [money(t.region_on_demand_usd, 4), str(t.region_on_demand_as_of or "-")]
+                    if region
+                    else [money(t.on_demand_min_usd, 4)]
+                ),
             ]
             for t in report.types
         ],
-        notes=["regions: regions with an on-demand price; from: the cheapest of them (`gpuinfra catalog TYPE`)"],
+        notes=[
+            "regions: regions with an on-demand price; "
+            + (f"{region} $/h: the on-demand price in {region}" if region else "from: the cheapest of them")
+            + " (`gpuinfra catalog TYPE` lists every region)"
+        ],
     )
 
 
@@ -159,6 +170,8 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
         "spot: the mean over the region's zones and the range from the dearest zone ('-': a zone without a spot "
         "offer) to the cheapest; the dataset gives min, mean and max, not a median",
         f"spot in a region without a row: {_discount(d.spot_default_discount)} off (an estimate, flagged so)",
+        "spot interruption: the Spot Instance Advisor's band of capacity reclaimed over the trailing month, with "
+        "the advisor data's date ('-': none in the catalog; `gpuinfra catalog refresh` reads it)",
     ]
     for p in d.prices:
         s = p.spot
@@ -172,6 +185,7 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
                 if s
                 else "-",
                 str(s.as_of) if s else "-",
+                f"{p.interruption_band} ({p.interruption_as_of})" if p.interruption_band else "-",
                 money(p.capacity_block_usd, 4) if t.capacity_blocks else "",
             ]
         )
@@ -190,6 +204,7 @@ def catalog_detail_sections(d: CatalogDetailOut) -> list[Section]:
             "spot (mean)",
             "spot discount mean (range over zones)",
             "as of",
+            "spot interruption",
             "capacity block",
         ],
         rows=rows,

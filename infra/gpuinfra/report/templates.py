@@ -1,7 +1,16 @@
-"""The Markdown report templates: preview, cost and diff (top-level `templates/report/`)."""
+"""The Markdown report templates: preview, cost and diff (top-level `templates/report/`). Every template gets `md`,
+the one escaping function for free text in the pull-request comment (report/format.py `markdown_text`)."""
 
+from typing import Any
+
+from gpuinfra.report.format import markdown_text
 from gpuinfra.templating import renderer
 
-render = renderer("report")
+_render = renderer("report")
+
+
+def render(name: str, **context: Any) -> str:
+    return str(_render(name, md=markdown_text, **context))
+
 
 __all__ = ["render"]

@@ -18,7 +18,27 @@ from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import stack_names
 
 TIMEOUT_S = 900
-ENTRY = "from gpuinfra.cli import main; main()"
+LAYOUTS = (
+    ("infra/gpuinfra/cli.py", "infra", "gpuinfra"),  # the source root infra/, import name gpuinfra
+    ("infra/cli.py", ".", "infra"),  # before the package was renamed: import name infra at the top level
+)
+"""Where a revision keeps its code: (file that marks the layout, folder to put on sys.path, import name)."""
+
+
+def base_code(tree: Path, ref: str) -> tuple[Path, str]:
+    """The folder to import the base's own package from, and the command that runs its CLI; a revision
+    without gpuinfra's code is refused rather than previewed by the installed code."""
+    for marker, root, package in LAYOUTS:
+        if (tree / marker).is_file():
+            return (tree / root).resolve(), f"from {package}.cli import main; main()"
+    raise InputError(
+        [
+            Problem(
+                f"{ref} has no gpuinfra code to preview its stacks with",
+                hint="give --base-ref a revision of this project",
+            )
+        ]
+    )
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -38,22 +58,26 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
-def base_preview(ref: str, stacks: list[str], out: Path, cwd: Path | None = None) -> tuple[str, list[str]]:
-    """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`.
+def base_preview(
+    ref: str, stacks: list[str], out: Path, cwd: Path | None = None, flags: list[str] | None = None
+) -> tuple[str, list[str]]:
+    """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`, with the same
+    `preview` flags as the head (--suppress, --policy-config, --usage-file).
     Returns a label for the base side and notes (stacks the base does not have)."""
     cwd = cwd or Path.cwd()
     root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
     sha = git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
     tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
     tree = tmp / "tree"
-    git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
-    try:
+    try:  # everything after mkdtemp: a signal during `git worktree add` still removes the worktree
+        git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
         have = stack_names(tree)
         wanted = [s for s in stacks if s in have] if stacks else have
         notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
-        env = {**os.environ, "PYTHONPATH": str(tree)}
+        source, entry = base_code(tree, ref)
+        env = {**os.environ, "PYTHONPATH": str(source)}
         done = subprocess.run(
-            [sys.executable, "-c", ENTRY, "preview", *wanted, "--format", "json", "--out", str(out)],
+            [sys.executable, "-c", entry, "preview", *wanted, "--format", "json", "--out", str(out), *(flags or [])],
             cwd=tree,
             env=env,
             capture_output=True,
@@ -72,8 +96,12 @@ def base_preview(ref: str, stacks: list[str], out: Path, cwd: Path | None = None
             )
         return f"{ref} ({sha[:10]})", notes
     finally:
-        subprocess.run(["git", "worktree", "remove", "--force", str(tree)], cwd=root, capture_output=True, timeout=120)
+        # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", "--force", str(tree)], cwd=root, capture_output=True, timeout=120
+        )
         shutil.rmtree(tmp, ignore_errors=True)
+        subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)  # a half-added one
 
 
 __all__ = ["base_preview", "git"]

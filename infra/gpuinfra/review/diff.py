@@ -15,14 +15,16 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.cost import Breakdown
+from gpuinfra.errors import BLOCKING_LEVELS, blocks
 from gpuinfra.graph import SECRET, STACK_TYPE, Graph, Resource
 from gpuinfra.graph.readers import Step
 from gpuinfra.plan.figures import Figure
 from gpuinfra.review.replacements import MAY_REPLACE, REPLACE, Rules
+from gpuinfra.review.stateful import DataLoss, data_loss
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
 """An absent property (distinct from null)."""
-BLOCKING = frozenset({"error", "mandatory"})
+BLOCKING = BLOCKING_LEVELS
 PULUMI = "pulumi"
 """Reason of a replacement Pulumi itself reported (replaceReasons)."""
 IGNORED = frozenset({"__defaults"})
@@ -48,7 +50,7 @@ class Finding:
 
     @property
     def blocking(self) -> bool:
-        return self.level in BLOCKING
+        return blocks(self.level)
 
 
 @dataclass(frozen=True)
@@ -123,14 +125,21 @@ class StackDiff:
     resolved_findings: tuple[Finding, ...]
     head_findings: tuple[Finding, ...]
     figures: tuple[FigureChange, ...] = ()
+    losses: tuple[DataLoss, ...] = ()
+    """Replacements and deletions of resources that hold data (review/stateful.py)."""
 
-    def total(self, side: str, which: str = "monthly") -> Decimal:
+    def total(self, side: str, which: str = "monthly") -> Decimal | None:
+        """The side's cost; zero when the stack is not on that side (added, removed), None (unknown) when it is
+        but was not priced (not previewed, or unreadable)."""
         b = self.before if side == "before" else self.after
-        return getattr(b, which) if b is not None else Decimal(0)
+        if b is not None:
+            return getattr(b, which)  # type: ignore[no-any-return]
+        absent = self.status == ("added" if side == "before" else "removed")
+        return Decimal(0) if absent else None
 
     @property
-    def delta(self) -> Decimal:
-        return self.total("after") - self.total("before")
+    def delta(self) -> Decimal | None:
+        return _minus(self.total("after"), self.total("before"))
 
     def counts(self) -> dict[str, int]:
         out: dict[str, int] = {}
@@ -143,21 +152,27 @@ class StackDiff:
 class Diff:
     stacks: tuple[StackDiff, ...]
 
-    def total(self, side: str, which: str = "monthly") -> Decimal:
-        return sum((s.total(side, which) for s in self.stacks), Decimal(0))
+    def total(self, side: str, which: str = "monthly") -> Decimal | None:
+        """The sum over stacks; unknown when any stack's is."""
+        values = [s.total(side, which) for s in self.stacks]
+        return None if any(v is None for v in values) else sum((v for v in values if v is not None), Decimal(0))
 
     @property
-    def delta(self) -> Decimal:
-        return self.total("after") - self.total("before")
+    def delta(self) -> Decimal | None:
+        return _minus(self.total("after"), self.total("before"))
 
     @property
     def blocking(self) -> list[Finding]:
-        """Head-side error findings and mandatory policy violations: the check fails on these."""
+        """Head-side findings that fail the check (errors.blocks: error findings, mandatory violations)."""
         return [f for s in self.stacks for f in s.head_findings if f.blocking]
 
     @property
-    def exit_code(self) -> int:
-        return 1 if self.blocking else 0
+    def losses(self) -> list[DataLoss]:
+        return [loss for s in self.stacks for loss in s.losses]
+
+
+def _minus(after: Decimal | None, before: Decimal | None) -> Decimal | None:
+    return None if after is None or before is None else after - before
 
 
 def relevant(r: Resource) -> bool:
@@ -251,6 +266,7 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
     after_cost = head.cost if head else None
     steps = head.steps if head else {}
     out: list[ResourceDiff] = []
+    losses: list[DataLoss] = []
 
     def cost(b: Breakdown | None, key: str) -> tuple[Decimal | None, str]:
         found = b.get(key) if b else None
@@ -265,13 +281,18 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         assert r is not None
         if o is None:
             out.append(ResourceDiff(name, r.type, r.name, "create", comp_a, (), None, after))
-        elif n is None:
-            out.append(ResourceDiff(name, r.type, r.name, "delete", comp_b, (), before, None))
+            continue
+        if n is None:
+            action = "delete"
+            out.append(ResourceDiff(name, r.type, r.name, action, comp_b, (), before, None))
         else:
             found = changes(o, n, rules, step) if o.inputs != n.inputs else ()
             action = _action(step, found)
             if action != "same" or before != after:
                 out.append(ResourceDiff(name, r.type, r.name, action, comp_a or comp_b, found, before, after))
+        loss = data_loss(name, action, r.type, r.name, o.inputs, o.protect)
+        if loss is not None:
+            losses.append(loss)
     figures = figure_changes(base, head)
     status = (
         "added"
@@ -282,7 +303,9 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         if out or base_f.keys() != head_f.keys() or figures
         else "unchanged"
     )
-    return StackDiff(name, status, tuple(out), before_cost, after_cost, **findings, figures=figures)
+    return StackDiff(
+        name, status, tuple(out), before_cost, after_cost, **findings, figures=figures, losses=tuple(losses)
+    )
 
 
 def figure_changes(base: Snapshot | None, head: Snapshot | None) -> tuple[FigureChange, ...]:

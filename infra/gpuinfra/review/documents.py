@@ -9,12 +9,9 @@ not how prices moved.
 
 from __future__ import annotations
 
-import json
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from stat import S_ISREG
 from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -28,6 +25,7 @@ from gpuinfra.plan import AnyPlan, parse_plan
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.review.diff import Finding, Snapshot
 from gpuinfra.spec import shown
+from gpuinfra.spec.files import loads_json, read_text
 
 GPUINFRA = "gpuinfra preview"
 PREVIEW = "pulumi preview --json"
@@ -41,6 +39,8 @@ class Side:
     kind: str
     stacks: dict[str, Snapshot]
     notes: tuple[str, ...] = ()
+    unreadable: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    """Stacks the side names but could not read (stack -> why): present, with no graph and unknown money."""
 
 
 @dataclass(frozen=True)
@@ -55,46 +55,21 @@ MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
 DOCUMENT_HINT = (
     "give a JSON document: `gpuinfra preview --format json`, `pulumi preview --json` or `pulumi stack export`"
 )
-MAX_JSON_DEPTH = 200
-"""Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
 READ_ERRORS = (KeyError, IndexError, TypeError, AttributeError, ValueError)
 """What a reader raises on a document of the right kind but the wrong shape."""
 
 
 def load_document(path: Path) -> Document:
-    """Read a JSON document (or JSON-lines event log) and tell its kind from its shape."""
+    """Read a JSON document (or JSON-lines event log), bounded like every file gpuinfra reads
+    (gpuinfra.spec.files), and tell its kind from its shape."""
+    text = read_text(path, "the document", MAX_DOCUMENT_BYTES, DOCUMENT_HINT)
     try:
-        info = path.stat()
-        if not S_ISREG(info.st_mode):
-            raise InputError.single("not a regular file", file=path, hint="give the path of a JSON document")
-        if info.st_size > MAX_DOCUMENT_BYTES:
-            raise InputError.single(
-                f"{info.st_size:,} bytes, over the {MAX_DOCUMENT_BYTES:,}-byte limit", file=path, hint=DOCUMENT_HINT
-            )
-        text = path.read_bytes().decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise InputError.single(
-            f"not UTF-8 text (byte {exc.start})", file=path, line=line, hint=DOCUMENT_HINT
-        ) from None
-    except (OSError, RuntimeError) as exc:
-        raise InputError.single(
-            f"cannot read: {getattr(exc, 'strerror', None) or exc}", file=path, hint=DOCUMENT_HINT
-        ) from None
-    too_deep = _nesting_over(text, MAX_JSON_DEPTH)
-    if too_deep is not None:
-        raise InputError.single(
-            f"JSON nested deeper than {MAX_JSON_DEPTH} levels", file=path, line=too_deep, hint=DOCUMENT_HINT
-        )
-    try:
-        data = json.loads(text)
-    except RecursionError:
-        raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
-    except ValueError as first:
+        data = loads_json(text, path, "the document", DOCUMENT_HINT)
+    except ValueError as first:  # not one JSON value: perhaps an event log, one JSON object per line
         try:
-            lines = [json.loads(line) for line in text.splitlines() if line.strip()]
-        except RecursionError:
-            raise InputError.single("JSON nested too deeply to read", file=path, hint=DOCUMENT_HINT) from None
+            lines = [
+                loads_json(line, path, "the document", DOCUMENT_HINT) for line in text.splitlines() if line.strip()
+            ]
         except ValueError:
             where: int | None = getattr(first, "lineno", None)
             reason = getattr(first, "msg", "not JSON")
@@ -117,28 +92,6 @@ def load_document(path: Path) -> Document:
     )
 
 
-_TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
-
-
-def _nesting_over(text: str, limit: int) -> int | None:
-    """The line where brackets (outside strings) first nest past `limit`, or None: checked before parsing, so
-    a hostile document neither recurses the parser nor is held in memory as a deep tree."""
-    depth, line = 0, 1
-    for match in _TOKENS.finditer(text):
-        token = match.group()
-        if token in "[{":
-            depth += 1
-            if depth > limit:
-                return line
-        elif token in "]}":
-            depth -= 1
-        elif token == "\n":
-            line += 1
-        else:
-            line += token.count("\n")
-    return None
-
-
 class _Shape(BaseModel):
     """The parts of a gpuinfra report `diff` and `cost` read; fields they do not read are ignored, so a report
     of another gpuinfra version with added fields still reads."""
@@ -155,6 +108,8 @@ class ResourceDoc(_Shape):
     custom: bool = True
     dependencies: list[str] = []
     inputs: dict[str, Any] = {}
+    protect: bool = False
+    retain_on_delete: bool = False
 
 
 class StackDoc(_Shape):
@@ -229,8 +184,11 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
         stacks[s.stack] = Snapshot(
             s.stack, graph, cost, findings_of(s.stack, s.model_dump()), figures=plan_figures(plan)
         )
-    notes = tuple(f"{p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
-    return Side(label, GPUINFRA, stacks, notes)
+    unreadable = {p.stack: tuple(p.messages) for p in report.problems}
+    for name in unreadable:
+        stacks.setdefault(name, Snapshot(name, None))
+    notes = tuple(f"{label} {p.stack}: cannot be read ({'; '.join(p.messages)})" for p in report.problems)
+    return Side(label, GPUINFRA, stacks, notes, unreadable)
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
@@ -265,7 +223,18 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
 
 
 def _resource(r: ResourceDoc) -> Resource:
-    return Resource(r.urn, r.type, r.name, r.parent, r.provider, r.custom, tuple(r.dependencies), r.inputs)
+    return Resource(
+        r.urn,
+        r.type,
+        r.name,
+        r.parent,
+        r.provider,
+        r.custom,
+        tuple(r.dependencies),
+        r.inputs,
+        r.protect,
+        r.retain_on_delete,
+    )
 
 
 def _project(resources: list[ResourceDoc]) -> str:
@@ -296,7 +265,7 @@ def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, 
         n: Snapshot(
             n,
             preview.old.get(n) or Graph.of(n, "", ()),
-            price(preview.old[n], catalog, usage, None, region) if n in preview.old else None,
+            price(preview.old.get(n) or Graph.of(n, "", ()), catalog, usage, None, region),
         )
         for n in names
     }
@@ -307,7 +276,7 @@ def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, 
         n: Snapshot(
             n,
             preview.new.get(n) or Graph.of(n, "", ()),
-            price(preview.new[n], catalog, usage, None, region) if n in preview.new else None,
+            price(preview.new.get(n) or Graph.of(n, "", ()), catalog, usage, None, region),
             diagnostics.get(n, ()),
             steps_by_stack.get(n, {}),
         )

@@ -1,5 +1,7 @@
-"""Which property changes replace a resource instead of updating it, from catalog/data/replacements.yaml
-(terraform-provider-aws ForceNew, cited per type). The diff asks `effect(type, path, before, after, inputs)`.
+"""Which property changes replace a resource instead of updating it, from catalog/data/replacements.yaml, which
+tools/replacements_build.py generates from the providers' own definitions at the pinned versions
+(terraform-provider-aws ForceNew for pulumi-aws, CloudFormation createOnlyProperties for pulumi-aws-native).
+The diff asks `effect(type, path, before, after, inputs)`.
 
 Like ParallelCluster's per-field update policy: a reviewer learns before `pulumi up` that a change deletes and
 recreates the file system, or rolls every instance of a group.
@@ -8,6 +10,7 @@ recreates the file system, or rolls every instance of a group.
 from __future__ import annotations
 
 import datetime
+import re
 from functools import lru_cache
 from typing import Any
 
@@ -30,15 +33,27 @@ class Rule(BaseModel):
 
     types: list[str]
     source: str
-    as_of: datetime.date
+    file: str | None = None
+    """The provider source file (terraform) or CloudFormation type the marks were read from."""
+    as_of: datetime.date | None = None
+    carried: bool = False
+    """Carried from an earlier hand-kept table: its source was not in the checkout the tool was given."""
+    lines: dict[str, int] = {}
+    """Property -> line of its ForceNew in `file`."""
     replace: list[str] = []
     replace_if_decreased: list[str] = []
     replace_when: dict[str, str] = {}
     refresh: list[str] = []
 
 
+_INDEX = re.compile(r"\[[^\]]*\]")
+
+
 def _under(path: str, prop: str) -> bool:
-    return path == prop or path.startswith((prop + ".", prop + "["))
+    """`path` is `prop` or inside it; list indices are ignored (`rootBlockDevice[0].kmsKeyId` is under
+    `rootBlockDevice.kmsKeyId`)."""
+    bare = _INDEX.sub("", path)
+    return bare == prop or bare.startswith(prop + ".") or path.startswith(prop + "[")
 
 
 class Rules:
@@ -64,13 +79,18 @@ class Rules:
         return (UNKNOWN_EFFECT if unknown else UPDATE), None
 
 
-@lru_cache(maxsize=1)
-def load_rules() -> Rules:
+def load_table() -> dict[str, Any]:
+    """The generated table as data: `pins` (the provider versions it was generated at) and `rules`."""
     from ruamel.yaml import YAML
 
+    return dict(YAML(typ="safe", pure=True).load((DATA_DIR / "replacements.yaml").read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=1)
+def load_rules() -> Rules:
     from gpuinfra.catalog import load_catalog
 
-    rows = YAML(typ="safe", pure=True).load((DATA_DIR / "replacements.yaml").read_text(encoding="utf-8"))["rules"]
+    rows = load_table()["rules"]
     rules = [Rule.model_validate(row) for row in rows]
     unknown = sorted({r.source for r in rules} - set(load_catalog().sources))
     if unknown:
@@ -78,4 +98,4 @@ def load_rules() -> Rules:
     return Rules(rules)
 
 
-__all__ = ["MAY_REPLACE", "REFRESH", "REPLACE", "UNKNOWN_EFFECT", "UPDATE", "Rule", "Rules", "load_rules"]
+__all__ = ["MAY_REPLACE", "REFRESH", "REPLACE", "UNKNOWN_EFFECT", "UPDATE", "Rule", "Rules", "load_rules", "load_table"]

@@ -9,9 +9,18 @@ from __future__ import annotations
 import ipaddress
 from collections.abc import Sequence
 from decimal import Decimal
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, get_args, get_origin
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, StringConstraints, field_validator
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    StringConstraints,
+    ValidationInfo,
+    field_validator,
+)
 from pydantic.json_schema import JsonDict
 
 UpdatePolicy = Literal["in_place", "replace", "drain"]
@@ -76,10 +85,48 @@ class SpecModel(BaseModel):
         allow_inf_nan=False,
     )
 
+    @field_validator("*", mode="before")
+    @classmethod
+    def _no_boolean_numbers(cls, value: Any, info: ValidationInfo) -> Any:
+        """Strict mode still lets `false` match `Literal[0, ...]` (False == 0 in Python): a YAML boolean is
+        only ever a boolean."""
+        if isinstance(value, bool) and info.field_name is not None:
+            annotation = cls.model_fields[info.field_name].annotation
+            if not _takes_booleans(annotation):
+                raise ValueError(f"{str(value).lower()} is a boolean; this field takes {_kind_of(annotation)}")
+        return value
+
     @field_validator("*", mode="after")
     @classmethod
     def _bounded(cls, value: Any) -> Any:
         return bounded(value)
+
+
+def _takes_booleans(annotation: Any) -> bool:
+    if annotation is bool or annotation is Any:
+        return True
+    if get_origin(annotation) is Literal:
+        return any(isinstance(arg, bool) for arg in get_args(annotation))
+    return any(_takes_booleans(arg) for arg in get_args(annotation))
+
+
+def _kind_of(annotation: Any) -> str:
+    literals = [a for a in get_args(annotation) if get_origin(annotation) is Literal] or [
+        v for arg in get_args(annotation) if get_origin(arg) is Literal for v in get_args(arg)
+    ]
+    return "one of " + ", ".join(map(str, literals)) if literals else "a value of another kind"
+
+
+def number_not_text(value: Any) -> Any:
+    """Money fields are Decimal in lax mode (a YAML 0.1 is a float, and Decimal(0.1) is not 0.1), which would
+    also take the text "42" or "1e3": a number in a spec is written as a number."""
+    if isinstance(value, bool) or not isinstance(value, int | float | Decimal):
+        raise ValueError("write a number here (not text, and not a boolean)")
+    return value
+
+
+Money = Annotated[Decimal, BeforeValidator(number_not_text), Field(strict=False)]
+"""An amount of money: a YAML number read as Decimal."""
 
 
 def updates(policy: UpdatePolicy) -> JsonDict:
@@ -95,12 +142,12 @@ Name = Annotated[
 AccountName = Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
 Region = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d$"),
+    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9]$"),
     Field(description="AWS region code, e.g. us-east-1."),
 ]
 Zone = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-\d[a-f]$"),
+    StringConstraints(pattern=r"^[a-z]{2}(-gov)?-[a-z]+-[0-9][a-f]$"),
     Field(description="AWS availability zone: the region code and a letter a-f, e.g. us-east-1a."),
 ]
 """No region has more than six zones (us-east-1's use1-az1..az6 is the most; "AWS Availability Zones",
@@ -108,7 +155,7 @@ docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.
 Whether the zone exists in the region for the deploying account only AWS can say (names map per account)."""
 S3Uri = Annotated[
     str,
-    StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[^\s]*)?$"),
+    StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[!-~]*)?$"),
     Field(description="s3://bucket/prefix/"),
 ]
 BucketName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")]
@@ -156,7 +203,7 @@ def _network(cidr: str) -> str:
 
 VpcCidr = Annotated[
     str,
-    StringConstraints(pattern=r"^10\.\d{1,3}\.0\.0/16$"),
+    StringConstraints(pattern=r"^10\.[0-9]{1,3}\.0\.0/16$"),
     AfterValidator(_network),
     Field(description="The region's VPC network: a /16 inside 10.0.0.0/8, e.g. 10.64.0.0/16."),
 ]
@@ -196,6 +243,7 @@ __all__ = [
     "InstanceTypeName",
     "Invalid",
     "K8sName",
+    "Money",
     "Name",
     "NodeName",
     "Region",
@@ -207,6 +255,7 @@ __all__ = [
     "VpcCidr",
     "Zone",
     "bounded",
+    "number_not_text",
     "updates",
     "zone_problem",
 ]

@@ -22,12 +22,22 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 
+DEFAULT_SERVING_AMI = (
+    "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+)
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
-GpuName = Literal["L4", "L40S", "A10G", "T4", "Inferentia2", "H100", "A100", "H200"]
+AcceleratorName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9-]*$"),
+    Field(description="An accelerator name of the catalog (`gpuinfra catalog` lists them), e.g. L40S, RTX-PRO-6000."),
+]
+"""Checked against the catalog when the stack is loaded (load.reference_problems): the names are catalog data."""
 _LABEL = r"(?:[a-zA-Z0-9]|[a-zA-Z0-9][a-zA-Z0-9-]*[a-zA-Z0-9])"
 _DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*(?::[0-9]+)?"
 _PATH = r"[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*"
-IMAGE_REFERENCE = rf"^(?:{_DOMAIN}/)?{_PATH}(?:/{_PATH})*(?::[\w][\w.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
+IMAGE_REFERENCE = (
+    rf"^(?:{_DOMAIN}/)?{_PATH}(?:/{_PATH})*(?::[A-Za-z0-9_][A-Za-z0-9_.-]{{0,127}})?(?:@sha256:[0-9a-f]{{64}})?$"
+)
 """A Docker image reference, per the grammar of distribution/reference (reference.go): it reaches a root shell
 script, so nothing else is accepted."""
 ImageReference = Annotated[str, StringConstraints(max_length=255, pattern=IMAGE_REFERENCE)]
@@ -37,8 +47,11 @@ class KvCache(SpecModel):
     """Shape of the attention key/value cache, which grows with every token in flight."""
 
     layers: Annotated[int, Field(ge=1, le=1024)]
+    """Transformer layers, each holding a KV cache (num_hidden_layers in the model's config.json)."""
     kv_heads: Annotated[int, Field(ge=1, le=1024)]
+    """Key/value heads per layer (num_key_value_heads; fewer than the attention heads with grouped-query attention)."""
     head_dim: Annotated[int, Field(ge=1, le=4096)]
+    """Dimension of one attention head (head_dim, else hidden_size / num_attention_heads)."""
     precision: ServingPrecision | None = None
     """Cache element precision; default: the serving precision (int8/int4 weights keep an fp16 cache)."""
 
@@ -47,9 +60,13 @@ class ServedModel(SpecModel):
     """The model being served."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """A name for the model, e.g. llama-3.1-8b-instruct."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    """Parameters, in billions: with the precision, the weights' size in memory."""
     precision: ServingPrecision = "bf16"
+    """Precision of the served weights: bytes per parameter, and the memory the roofline reads per decode step."""
     context_length_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
+    """Longest context (prompt plus output) a sequence may use, in tokens: sizes its KV cache."""
     kv_cache: KvCache
     max_concurrent_sequences: Annotated[int, Field(ge=1, le=4096)] = 8
     """Sequences one replica serves at once, each at full context length."""
@@ -59,6 +76,9 @@ class ServedModel(SpecModel):
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
     attention_heads: Annotated[int, Field(ge=1, le=4096)] | None = None
     """Query attention heads (config.json num_attention_heads): tensor parallelism must divide them."""
+    quantization: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{2,32}$")] | None = None
+    """The checkpoint's quantization method as vLLM names it (--quantization: compressed-tensors, awq,
+    gptq, ...); it must match the checkpoint's config.json. Default: fp8 for precision fp8, none otherwise."""
 
 
 class RequestShape(SpecModel):
@@ -81,6 +101,7 @@ class FleetRegion(SpecModel):
     min_replicas: Annotated[int, Field(ge=1, le=10_000)]
     """Always-on replicas; bought on-demand."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)]
+    """Most replicas the region may scale out to."""
     peak_rps: Annotated[float, Field(ge=0)]
     """Requests per second this region must absorb at its daily peak."""
     availability_zones: list[Zone] = []
@@ -88,10 +109,13 @@ class FleetRegion(SpecModel):
     instance_type: InstanceTypeName | None = None
     """Override the fleet's instance type here (e.g. where L40S is scarce)."""
     certificate_arn: (
-        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:\d{12}:certificate/[\w-]+$")] | None
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9_-]+$")]
+        | None
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
     vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+    image_id: str | None = None
+    """This region's replica image (AMIs and SSM parameter versions are regional); default: the fleet's."""
 
     @model_validator(mode="after")
     def _bounds_and_zones(self) -> FleetRegion:
@@ -113,7 +137,7 @@ class Instance(SpecModel):
 
     type: Literal["auto"] | InstanceTypeName = "auto"
     """An instance type, or auto: the cheapest catalog type whose memory holds weights and cache."""
-    gpu: GpuName | None = None
+    gpu: AcceleratorName | None = None
     """Restrict auto to types with this accelerator."""
 
 
@@ -125,6 +149,7 @@ class Autoscaling(SpecModel):
     """Requests in flight (vLLM waiting + running) per in-service replica the region's control loop holds;
     keep it below max_concurrent_sequences, so replicas are added before requests queue."""
     scale_out_cooldown_seconds: Annotated[int, Field(ge=0, le=3600)] = 60
+    """Seconds after a scale-out before the next one."""
     scale_in_cooldown_seconds: Annotated[int, Field(ge=0, le=86_400)] = 600
     """Slower than scale-out, so a dip does not drop replicas that take minutes to come back."""
     schedules: list[Schedule] = []
@@ -136,10 +161,13 @@ class Schedule(SpecModel):
     """A scheduled capacity change, e.g. raise the floor before the daily peak."""
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
-    recurrence: Annotated[str, StringConstraints(pattern=r"^\S+ \S+ \S+ \S+ \S+$")]
+    """Name of the scheduled action."""
+    recurrence: Annotated[str, StringConstraints(pattern=r"^[!-~]+ [!-~]+ [!-~]+ [!-~]+ [!-~]+$")]
     """Cron expression in UTC."""
     min_replicas: Annotated[int, Field(ge=0, le=10_000)]
+    """Replica floor from the recurrence on."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
+    """Replica ceiling from the recurrence on; default: the region's max_replicas."""
 
     @model_validator(mode="after")
     def _min_within_max(self) -> Schedule:
@@ -157,21 +185,29 @@ class LoadBalancer(SpecModel):
     """The regional entry point."""
 
     type: Literal["alb", "nlb"] = Field("alb", json_schema_extra=updates("replace"))
-    health_check_path: Annotated[str, StringConstraints(pattern=r"^/[\w./-]*$")] = "/health"
+    """alb (HTTPS, a WAF web ACL possible) or nlb (TLS; takes no WAF). Changing it replaces the load balancer."""
+    health_check_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9_./-]*$")] = "/health"
     """Answers 200 only when the weights are loaded."""
     server_port: Annotated[int, Field(ge=1, le=65535)] = 8000
+    """Port the model server listens on; target group and health checks use it."""
     healthy_threshold: Annotated[int, Field(ge=2, le=10)] = 2
+    """Consecutive passing health checks before a replica takes traffic."""
     unhealthy_threshold: Annotated[int, Field(ge=2, le=10)] = 3
+    """Consecutive failing health checks before a replica is taken out."""
     health_check_interval_seconds: Annotated[int, Field(ge=5, le=300)] = 15
+    """Seconds between health checks."""
 
 
 class GlobalRouting(SpecModel):
     """How users reach the nearest healthy region."""
 
     type: Literal["route53_latency", "global_accelerator"]
+    """route53_latency (latency records, a health check per region) or global_accelerator (one accelerator, an
+    endpoint group per region)."""
     domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
+    """The fleet's DNS name, under the hosted zone."""
     hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
-    """Route 53 hosted zone of domain_name (route53_latency)."""
+    """Route 53 hosted zone of domain_name: latency records, or the alias of the accelerator."""
 
     @model_validator(mode="after")
     def _zone_for_route53(self) -> GlobalRouting:
@@ -212,6 +248,9 @@ class Access(SpecModel):
 
     scheme: Literal["internet-facing", "internal"] = Field("internet-facing", json_schema_extra=updates("replace"))
     """internal: the load balancers get private addresses only (reach them over peering or PrivateLink)."""
+    client_cidrs: list[VpcCidr] = []
+    """internal: the client networks (peered VPCs, Transit Gateway, VPN) the load balancers admit on 443/80,
+    besides the fleet's own VPC."""
     auth: Literal["api_key", "none"] = "api_key"
     """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
     waf: Waf | None = Waf()
@@ -224,6 +263,8 @@ class KubernetesPlatform(SpecModel):
     kubeconfig_keys: dict[Region, Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]]
     """Per region, the Pulumi config key holding that cluster's kubeconfig (a secret)."""
     autoscaler: Literal["hpa", "keda"] = "hpa"
+    """keda (a ScaledObject on the Prometheus query) or hpa (autoscaling/v2 on an external metric: needs an
+    external-metrics adapter)."""
     namespace: K8sName = "inference"
     gpu_product_label: str | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
@@ -238,7 +279,7 @@ class KubernetesPlatform(SpecModel):
     api_key_secret: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")] | None = None
     """Kubernetes Secret (key api-key) holding the server's API key (auth api_key)."""
     service_account_role_arn: (
-        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")] | None
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$")] | None
     ) = None
     """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 
@@ -250,6 +291,7 @@ class InferenceSpec(SpecModel):
     account: AccountName
     """Account (purpose: inference) from the organization file."""
     platform: Literal["ec2", "kubernetes"] = "ec2"
+    """ec2: Auto Scaling groups behind a load balancer per region; kubernetes: Deployments on existing clusters."""
     model: ServedModel
     instance: Instance = Instance()
     regions: Annotated[list[FleetRegion], Field(min_length=1)]
@@ -264,9 +306,20 @@ class InferenceSpec(SpecModel):
     global_routing: GlobalRouting
     cold_start: ColdStart = ColdStart()
     kubernetes: KubernetesPlatform | None = None
+    nat_gateways: Literal["per_zone", "single"] = "per_zone"
+    """per_zone: a NAT gateway in every zone, so a zone's loss leaves the others their egress (priced per
+    gateway-hour); single: one, in the first zone (cheaper; the other zones lose egress with it)."""
+    image_id: str = DEFAULT_SERVING_AMI
+    """The replicas' machine image: an AMI id (ami-...) or an SSM parameter at an explicit version,
+    resolve:ssm:<name>:<version>, so a new driver enters only as a rollout (serving-image-not-pinned refuses
+    `latest`). Set per region (regions[].image_id) where ids or versions differ."""
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker): a Docker image reference
     ([registry[:port]/]path[:tag])."""
+    image_source: Literal["ecr_pull_through", "direct"] = "ecr_pull_through"
+    """ecr_pull_through (ec2): replicas pull server_image from ECR in the fleet's account and region, which
+    caches it from its registry on first pull (a pull-through cache rule per region); direct: from the
+    registry itself, through the NAT gateways (Docker Hub limits anonymous pulls per address)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"
@@ -277,6 +330,7 @@ class InferenceSpec(SpecModel):
     access: Access = Access()
     tags: Tags = {}
     suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
 
     @model_validator(mode="after")
     def _platform_fields(self) -> InferenceSpec:
@@ -290,12 +344,12 @@ class InferenceSpec(SpecModel):
 Autoscaling.model_rebuild()
 
 __all__ = [
+    "AcceleratorName",
     "Access",
     "Autoscaling",
     "ColdStart",
     "FleetRegion",
     "GlobalRouting",
-    "GpuName",
     "InferenceSpec",
     "Instance",
     "KubernetesPlatform",

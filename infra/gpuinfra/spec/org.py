@@ -7,7 +7,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from gpuinfra.spec.base import AccountName, BucketName, Invalid, Region, SpecModel, Tags
+from gpuinfra.spec.base import AccountName, BucketName, Invalid, Money, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
 QuotaCode = Annotated[
@@ -24,13 +24,13 @@ MAX_QUOTA = 100_000_000
 class Account(SpecModel):
     """An AWS account gpuinfra deploys into, by assuming `role_arn`."""
 
-    id: Annotated[str, StringConstraints(pattern=r"^\d{12}$")]
+    id: Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]
     """The 12-digit AWS account id; providers pin it with allowed_account_ids."""
-    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::\d{12}:role/[\w+=,.@/-]+$")]
+    role_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:role/[A-Za-z0-9_+=,.@/-]+$")]
     """IAM role the deployment assumes in this account."""
     purpose: Purpose
     """What the account is for. Training and inference never share an account."""
-    monthly_budget_usd: Annotated[Decimal, Field(ge=0, strict=False)]
+    monthly_budget_usd: Annotated[Money, Field(ge=0)]
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
     quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
@@ -78,15 +78,15 @@ class Registry(SpecModel):
 class Ownership(SpecModel):
     """What owning the site's nodes costs, to compare with renting the same cluster on AWS."""
 
-    capex_per_node_usd: Annotated[Decimal, Field(gt=0, strict=False)]
+    capex_per_node_usd: Annotated[Money, Field(gt=0)]
     """Purchase price of one node with its share of network and storage (your quote)."""
     life_years: Annotated[float, Field(gt=0, le=15)]
     """Straight-line amortization period of the capital cost."""
-    power_usd_per_kwh: Annotated[Decimal, Field(ge=0, strict=False)]
+    power_usd_per_kwh: Annotated[Money, Field(ge=0)]
     """Electricity price at the site, applied to facility kW (IT x PUE)."""
-    colocation_usd_per_kw_month: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    colocation_usd_per_kw_month: Annotated[Money, Field(ge=0)] = Decimal(0)
     """Colocation space-and-power fee per contracted IT kW a month; 0 in one's own building."""
-    support_usd_per_node_year: Annotated[Decimal, Field(ge=0, strict=False)] = Decimal(0)
+    support_usd_per_node_year: Annotated[Money, Field(ge=0)] = Decimal(0)
     """Hardware and software support contracts per node a year."""
     power_draw_fraction: Annotated[float, Field(gt=0, le=1)] = 1.0
     """Average draw as a share of nameplate power; 1.0 (nameplate) unless measured."""
@@ -105,17 +105,33 @@ class OnPremSite(SpecModel):
     """Capital and running costs of the site's nodes, for owning-versus-renting."""
 
 
+class KubernetesCluster(SpecModel):
+    """A Kubernetes cluster stacks may deploy into, registered with what it is for: a stack reaches it only
+    through the kubeconfig key named here, and only a stack of its purpose may."""
+
+    purpose: Literal["training", "inference"]
+    kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
+    """The Pulumi config key that holds this cluster's kubeconfig (a secret) in the stacks that use it."""
+    account: AccountName | None = None
+    """The AWS account the cluster runs in (EKS); None on premises."""
+    server: Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")] | None = None
+    """The API server's URL: a kubeconfig the policy pack can read must point here."""
+
+
 class Organization(SpecModel):
     """The organization file: accounts with their purpose, quotas and budget."""
 
     name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
     """Short organization name, used as a prefix and in tags."""
     accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
+    """Every account gpuinfra may deploy into, by name: id, role, purpose, budget, quotas."""
     registry: Registry | None = None
     default_tags: Tags = {}
     """Tags every provider applies to every resource, besides gpuinfra's own."""
     onprem_sites: dict[AccountName, OnPremSite] = {}
     """On-premises sites, by name; training specs with provider: onprem name one."""
+    clusters: dict[AccountName, KubernetesCluster] = {}
+    """Kubernetes clusters, by name, with their purpose: a stack may use only its own purpose's."""
 
     @model_validator(mode="after")
     def _distinct_ids(self) -> Organization:
@@ -143,7 +159,25 @@ class Organization(SpecModel):
                     ("registry", "account"),
                     "the weights bucket lives in an account of purpose registry: name one",
                 )
+        for name, cluster in self.clusters.items():
+            account = self.accounts.get(cluster.account) if cluster.account else None
+            if cluster.account and (account is None or not account.serves(cluster.purpose)):
+                raise Invalid(
+                    f"cluster {name!r} ({cluster.purpose}) runs in account {cluster.account!r}, which is not "
+                    f"{'listed' if account is None else 'an account of that purpose'}",
+                    ("clusters", name, "account"),
+                    "a cluster runs in an account of its own purpose",
+                )
         return self
 
 
-__all__ = ["Account", "OnPremSite", "Organization", "Ownership", "Purpose", "QuotaCode", "Registry"]
+__all__ = [
+    "Account",
+    "KubernetesCluster",
+    "OnPremSite",
+    "Organization",
+    "Ownership",
+    "Purpose",
+    "QuotaCode",
+    "Registry",
+]

@@ -18,8 +18,13 @@ class RegistrySpec(SpecModel):
     noncurrent_version_expiration_days: Annotated[int, Field(ge=1, le=3650)] = 90
     """How long overwritten or deleted weight versions are kept."""
     kms_deletion_window_days: Annotated[int, Field(ge=7, le=30)] = 30
+    """Days a deleted KMS key waits before AWS deletes it (7 to 30: KMS ScheduleKeyDeletion's PendingWindowInDays)."""
     tags: Tags = {}
     suppress: list[RuleId] = []
+    """Rule ids of warnings to silence for this stack."""
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the model buckets and their KMS keys, so a replacement or deletion
+    stops `pulumi up` instead of destroying weights. Set false only for scratch stacks."""
 
 
 __all__ = ["RegistrySpec"]

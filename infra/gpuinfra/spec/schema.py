@@ -28,14 +28,22 @@ def stack_schema() -> dict[str, Any]:
                 "description": "Pulumi stack config; the spec lives under exactly one gpuinfra key.",
                 "properties": {
                     **spec_keys,
-                    ORG_KEY: {"type": "string", "description": "Path of the organization file."},
+                    ORG_KEY: {
+                        "type": "string",
+                        "description": "Only the trusted organization file (normally omitted): a stack naming "
+                        "another is refused.",
+                    },
                 },
                 "oneOf": [{"required": [key]} for key in spec_keys],
             },
-            "secretsprovider": {"type": "string"},
-            "encryptedkey": {"type": "string"},
-            "encryptionsalt": {"type": "string"},
-            "environment": {},
+            # Pulumi's own stack-file keys (pulumi/pulumi sdk/go/common/workspace/project.go, ProjectStack).
+            "secretsprovider": {"type": "string", "description": "Pulumi: the stack's secrets provider URL."},
+            "encryptedkey": {"type": "string", "description": "Pulumi: the data key, encrypted by a cloud KMS."},
+            "encryptionsalt": {
+                "type": "string",
+                "description": "Pulumi: the passphrase secrets provider's salt; written by Pulumi, never by hand.",
+            },
+            "environment": {"description": "Pulumi ESC environments the stack imports."},
         },
         "required": ["config"],
         "$defs": top.get("$defs", {}),

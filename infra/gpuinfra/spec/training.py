@@ -27,6 +27,11 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 
+DEFAULT_EKS_NODE_IMAGE = (
+    "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
+)
+"""What EKS training nodes boot when `compute.image_id` is unset: the AWS Deep Learning AMI (NVIDIA driver, EFA)."""
+
 TrainingPrecision = Literal["fp32", "bf16", "fp16", "fp8"]
 Optimizer = Literal["adam", "adamw", "sgd_momentum", "adafactor"]
 
@@ -35,6 +40,8 @@ class Capacity(SpecModel):
     """How nodes are bought: on-demand, spot above an on-demand base, or a capacity block."""
 
     type: Literal["on_demand", "spot", "capacity_block"] = Field("on_demand", json_schema_extra=updates("replace"))
+    """How the nodes are bought: on_demand, spot (only with checkpointing) or capacity_block (a reservation).
+    Changing it replaces the node groups."""
     on_demand_base: Annotated[int, Field(ge=0)] = 0
     """With type spot: this many nodes are always on-demand; the rest are spot."""
     capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
@@ -63,13 +70,13 @@ class Compute(SpecModel):
     node_count: Annotated[int, Field(ge=1, le=4096)]
     """Nodes in the cluster at full size."""
     capacity: Capacity = Capacity()
-    image_id: str = (
-        "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
-    )
+    image_id: str | None = None
     """The node image: an AMI id (ami-...), or an SSM parameter at an explicit version,
-    `resolve:ssm:<name>:<version>`. Slurm (AWS PCS) nodes need an AMI with the PCS agent and Slurm installed (AWS's
-    PCS sample AMIs, or one built from them); a `latest` image is refused for them (image-not-pinned)."""
+    `resolve:ssm:<name>:<version>`. Required for Slurm (AWS PCS) nodes, which need an AMI with the PCS agent and
+    Slurm installed (AWS's PCS sample AMIs, or one built from them; a `latest` image is refused). On EKS, when
+    unset, the nodes boot the Deep Learning AMI's `latest` parameter (a warning: pin one)."""
     root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
+    """Root EBS volume per node, GiB."""
 
 
 class Interconnect(SpecModel):
@@ -77,7 +84,7 @@ class Interconnect(SpecModel):
 
     type: Literal["efa", "infiniband", "none"] = Field(json_schema_extra=updates("drain"))
     """efa on AWS; infiniband for on-premises racks."""
-    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:\d+)?$")]] = []
+    hcas: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9_]+(:[0-9]+)?$")]] = []
     """The compute rails' InfiniBand HCAs NCCL may use (NCCL_IB_HCA, matched exactly), e.g. mlx5_0; not the
     storage or in-band ports. Empty lets NCCL choose."""
     netdevs: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]{1,15}$")]] = []
@@ -91,6 +98,7 @@ class Lustre(SpecModel):
     """FSx for Lustre, linked to S3 for the dataset and the checkpoints."""
 
     deployment_type: Literal["SCRATCH_2", "PERSISTENT_1", "PERSISTENT_2"] = Field(json_schema_extra=updates("replace"))
+    """FSx for Lustre deployment type; changing it replaces the file system (and its data)."""
     storage_capacity_gib: Annotated[int, Field(ge=1200, le=2_000_000)]
     """Requested capacity; rounded up to the next valid FSx increment."""
     throughput_mb_s_per_tib: Literal[50, 100, 125, 200, 250, 500, 1000] | None = None
@@ -100,6 +108,7 @@ class Lustre(SpecModel):
     export_path: S3Uri
     """Checkpoint location; the stack creates this bucket and exports checkpoints to it."""
     mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/fsx"
+    """Where the nodes mount Lustre."""
     dataset_gib: Annotated[float, Field(gt=0)] | None = None
     """How much of the dataset lives on Lustre at once (imported lazily from import_path); sizes the file
     system with the checkpoints it keeps (lustre-too-small)."""
@@ -122,10 +131,13 @@ class SiteLustre(SpecModel):
     mgs_nids: Annotated[str, StringConstraints(min_length=3)]
     """Management server NIDs, e.g. 10.10.0.1@o2ib."""
     fs_name: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_-]{1,8}$")]
+    """The site Lustre file system's name (its fsname, up to 8 characters)."""
     capacity_tib: Annotated[float, Field(gt=0)]
+    """The site Lustre file system's capacity, TiB."""
     write_bandwidth_gb_s: Annotated[float, Field(gt=0)]
     """Aggregate write bandwidth the checkpoint interval is computed from."""
     mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/lustre"
+    """Where the GPU nodes mount the site's Lustre."""
 
 
 class Checkpointing(SpecModel):
@@ -134,6 +146,7 @@ class Checkpointing(SpecModel):
     target: Literal["lustre", "s3"] = "lustre"
     """Write to Lustre (exported to S3) or straight to the checkpoint bucket."""
     interval_minutes: Annotated[float, Field(gt=0, le=1440)]
+    """Minutes between checkpoints; the plan compares it with the Young/Daly optimum."""
     retention_days: Annotated[int, Field(ge=1, le=3650)] = 14
     """Days a superseded checkpoint stays in the bucket after the pruner marks it; never applied by age alone,
     so a paused run's last good checkpoint is never deleted."""
@@ -185,9 +198,13 @@ class TrainedModel(SpecModel):
     """The model being trained, to check it fits in GPU memory."""
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """A name for the model, e.g. llama-70b-pretrain."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    """Parameters, in billions (all experts for a mixture of experts)."""
     precision: TrainingPrecision = "bf16"
+    """Training precision: the accelerator's dense peak and the default MFU."""
     optimizer: Optimizer = "adamw"
+    """Optimizer: the bytes of optimizer state per parameter (adam/adamw in mixed precision: 16 bytes in all)."""
     activation_headroom_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.25
     """Share of GPU memory kept free for activations and buffers; used only without `architecture` (with it,
     activations are computed per layer)."""
@@ -222,10 +239,13 @@ class Racks(SpecModel):
     """Physical racks: their power budget and cooling."""
 
     power_budget_kw: Annotated[float, Field(gt=0, le=500)]
+    """Power a rack may draw, kW: the plan fits nodes under it."""
     cooling: Literal["air", "direct_liquid", "immersion"]
+    """How the racks are cooled (air, direct_liquid or immersion): caps the power per rack."""
     pue: Annotated[float, Field(ge=1.0, le=3.0)] = 1.3
     """Power usage effectiveness of the facility (total facility power / IT power)."""
     max_nodes_per_rack: Annotated[int, Field(ge=1, le=64)] | None = None
+    """At most this many nodes per rack (space or ports), whatever the power budget allows."""
 
 
 class TrainingJob(SpecModel):
@@ -266,6 +286,8 @@ class Scheduler(SpecModel):
     """What places jobs on nodes."""
 
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
+    """slurm (an AWS PCS cluster on AWS) or kubernetes (EKS on AWS; an existing cluster on premises). Changing it
+    replaces the cluster."""
     partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
     """Slurm partition, or the team's Kueue LocalQueue name."""
     namespace: K8sName = "training"
@@ -274,7 +296,7 @@ class Scheduler(SpecModel):
     """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
     login_instance_type: InstanceTypeName = "m7i.2xlarge"
     """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
-    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.\d{2}$")] = "1.33"
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """EKS version (scheduler kubernetes on AWS)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
@@ -290,7 +312,9 @@ class NodeLocation(SpecModel):
     node: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")]
     """The Kubernetes node name."""
     rack: LocationName
+    """The rack the node is in (from the site's inventory)."""
     cooling_loop: LocationName
+    """The cooling loop that serves the node's rack."""
     power_domain: LocationName
     """The PDU or power feed the system draws from."""
 
@@ -311,7 +335,9 @@ class OnPremNodes(SpecModel):
         "{index:0Nd} (N at most 9), e.g. dgx-{index:03d} -> dgx-000, dgx-001, ...",
     )
     racks_per_cooling_loop: Annotated[int, Field(ge=1)] = 2
+    """Racks that share a cooling loop in the plan's own rack layout (loop = rack index // this)."""
     racks_per_power_domain: Annotated[int, Field(ge=1)] = 1
+    """Racks that share a power domain in the plan's own rack layout (domain = rack index // this)."""
     inventory: list[NodeLocation] = []
     """Every node's rack, cooling loop and power domain from the site's inventory: the labels Kubernetes
     places by. Node names and the planner's rack order are a power plan, not where the systems are."""
@@ -346,8 +372,9 @@ class Failure(SpecModel):
 
     node_mtbf_hours: Annotated[float, Field(gt=0)] = 5000.0
     """Mean time between failures of one node (hardware, driver, network)."""
-    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] = 0.05
-    """Share of spot nodes interrupted per month (Spot Instance Advisor buckets: <5%, 5-10%, ...)."""
+    spot_interruption_rate_monthly: Annotated[float, Field(ge=0, le=1)] | None = None
+    """Share of spot nodes interrupted per month; default: the upper bound of the Spot Instance Advisor's band for
+    the type and region in the catalog (`gpuinfra catalog TYPE`), else 0.05."""
 
 
 class TrainingSpec(SpecModel):
@@ -357,6 +384,8 @@ class TrainingSpec(SpecModel):
     account: AccountName
     """Account (purpose: training) from the organization file."""
     provider: Literal["aws", "onprem"] = "aws"
+    """aws (EC2 in an account of the organization file) or onprem (your racks, behind an existing Kubernetes
+    cluster)."""
     region: Region | None = Field(None, json_schema_extra=updates("replace"))
     """AWS region (provider aws)."""
     availability_zone: Zone | None = Field(None, json_schema_extra=updates("replace"))
@@ -383,6 +412,9 @@ class TrainingSpec(SpecModel):
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the Lustre file system, the checkpoint bucket and the KMS key, so a
+    replacement or deletion stops `pulumi up` instead of destroying data. Set false only for scratch stacks."""
 
     @field_validator("racks", mode="after")
     @classmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import datetime
+import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
@@ -146,7 +147,7 @@ def parse_yaml(text: str, path: Path) -> YamlDocument:
             hint=f"gpuinfra reads at most {MAX_DEPTH} levels: flatten the structure",
         ) from None
     lines: dict[FieldPath, int] = {(): 1}
-    budget = _Budget(path)
+    budget = _Budget(path, text.splitlines())
     data = _plain(raw, (), lines, budget)
     return YamlDocument(path=path, data=data, lines=lines)
 
@@ -156,6 +157,8 @@ class _Budget:
     """Values left to convert: aliases are expanded by the conversion, so this bounds what they expand to."""
 
     path: Path
+    source: list[str] = field(default_factory=list)
+    """The file's lines, to read a number as it was written."""
     left: int = MAX_VALUES
 
     def spend(self, path: FieldPath, lines: dict[FieldPath, int]) -> None:
@@ -198,6 +201,8 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
             child = (*path, name)
             with contextlib.suppress(KeyError, TypeError):
                 lines[child] = node.lc.key(key)[0] + 1
+            with contextlib.suppress(KeyError, TypeError, AttributeError):
+                _written_as_yaml12(value, node.lc.value(key), child, budget)
             out[name] = _plain(value, child, lines, budget)
         return out
     if isinstance(node, CommentedSeq):
@@ -206,6 +211,8 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
             child = (*path, index)
             with contextlib.suppress(KeyError, TypeError, IndexError):
                 lines[child] = node.lc.item(index)[0] + 1
+            with contextlib.suppress(KeyError, TypeError, IndexError, AttributeError):
+                _written_as_yaml12(value, node.lc.item(index), child, budget)
             items.append(_plain(value, child, lines, budget))
         return items
     if isinstance(node, bool) or node is None:
@@ -227,6 +234,28 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
         path=path,
         hint="write a plain value, list or mapping (remove the ! tag)",
     )
+
+
+_PLAIN_TOKEN = re.compile(r"[^\s#,\[\]{}]+")
+
+
+def _written_as_yaml12(value: Any, where: tuple[int, int], path: FieldPath, budget: _Budget) -> None:
+    """Refuse a number written with `_` (`1_6`): ruamel reads it as 16, YAML 1.1's way, while YAML 1.2's core
+    schema (yaml.org/spec/1.2.2, 10.3.2 "Tag Resolution") has no `_` in numbers and reads it as text. Stack
+    files are read by Pulumi's Go YAML reader too: a value two readers see differently is refused."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return
+    line, column = where
+    match = _PLAIN_TOKEN.match(budget.source[line], column) if 0 <= line < len(budget.source) else None
+    if match and "_" in match.group():
+        written = match.group()
+        raise InputError.single(
+            f"the number {written} is written with '_', which YAML 1.2 reads as text",
+            file=budget.path,
+            line=line + 1,
+            path=path,
+            hint=f"write {written.replace('_', '')}",
+        )
 
 
 def _kind(value: Any) -> str:

@@ -13,10 +13,10 @@ from gpuinfra.plan.serving import (
     host_ram_fits,
     server_runs_on,
     tensor_parallel_problem,
-    training_class,
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
 from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.pcs import image_problem
 
 GB = 1e9
 
@@ -29,7 +29,8 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
     if plan.choice.chosen is None and any(r.instance_type is None for r in spec.regions):
         need = (
             f"{plan.memory.needed_bytes / GB:,.1f} GB (weights {plan.memory.weights_bytes / GB:,.1f} GB + "
-            f"KV cache {plan.memory.kv_cache_bytes / GB:,.1f} GB)"
+            f"KV cache of one {spec.model.context_length_tokens:,}-token sequence "
+            f"{plan.memory.kv_cache_bytes / GB:,.1f} GB)"
         )
         holds = plan.choice.reason == "no instance holds the model"
         yield Failure(
@@ -40,7 +41,7 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
             )
             + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
-            "lower max_concurrent_sequences or context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
+            "lower context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
             if holds
             else "name an instance type per region (regions[].instance_type), or change the filter or the model",
         )
@@ -48,7 +49,8 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
 
 @rule(Level.ERROR)
 def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """A region's instance type cannot hold the weights plus the KV cache for the target concurrency."""
+    """A region's instance type cannot hold the weights plus one maximum-length sequence's KV cache after each
+    GPU's activation workspace: vLLM refuses to start (plan/roofline.py serving_admits)."""
     for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
         if info is None:
@@ -58,10 +60,11 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
             path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
             yield Failure(
                 f"{info.name} offers {usable / GB:,.1f} GB but the model needs {plan.memory.needed_bytes / GB:,.1f} GB "
-                f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
-                f"in {region.region}",
+                f"(weights {plan.memory.weights_bytes / GB:,.1f} GB + KV of one "
+                f"{spec.model.context_length_tokens:,}-token sequence {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
+                f"in {region.region}: vLLM would refuse to start",
                 path,
-                "pick a type with more accelerator memory, or lower max_concurrent_sequences",
+                "pick a type with more accelerator memory, lower context_length_tokens, or quantize",
             )
 
 
@@ -144,24 +147,52 @@ def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalo
 
 @rule(Level.ERROR)
 def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """A replica cannot serve more requests/s than memory bandwidth allows: bandwidth / (weights + batch x KV)
-    decode steps per second, times the batch, over the output tokens per request (plan/roofline.py)."""
+    """A replica cannot serve more than its physical ceiling: decode steps at the full datasheet bandwidth
+    (weights + batch x KV a step), time-shared with prefill at the full dense peak (plan/roofline.py)."""
     claimed = spec.throughput_rps_per_replica
     shape = spec.requests
     for _, region, rp, info, _ in _instances(spec, plan, catalog):
         b = rp.bound
         if b is None:
             continue
-        if claimed > b.requests_per_s:
+        physical = (b.physical_tokens_per_s or b.tokens_per_s) / shape.output_tokens
+        if claimed > physical:
             yield Failure(
-                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do: "
+                f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do at all: "
                 f"{b.bandwidth_gb_s:,.0f} GB/s over {plan.memory.weights_bytes / GB:,.1f} GB of weights + "
-                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step is at "
-                f"most {b.steps_per_s:,.1f} steps/s, {b.tokens_per_s:,.0f} tokens/s at batch {b.batch}, "
-                f"{b.requests_per_s:,.2f} requests/s at {shape.output_tokens} output tokens",
+                f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step, with "
+                f"prefill of {shape.input_tokens} tokens a request at the dense peak, is at most "
+                f"{physical:,.2f} requests/s at {shape.output_tokens} output tokens (published servers reach "
+                f"{b.requests_per_s:,.2f}, docs/planner.md)",
                 ("throughput_rps_per_replica",),
                 f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
                 "max_concurrent_sequences, quantize, or use a faster accelerator",
+            )
+            return
+
+
+CEILING_WARNING_SHARE = 0.8
+"""A claim above 80% of the calibrated ceiling is warned about: published servers reach the ceiling within about
+15% (tests/plan/test_calibration.py), so such a figure needs its benchmark."""
+
+
+@rule(Level.WARNING)
+def throughput_near_ceiling(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
+    """The claimed rate is above 80% of what published servers reach on this hardware (the calibrated ceiling)."""
+    claimed = spec.throughput_rps_per_replica
+    shape = spec.requests
+    for _, region, rp, info, _ in _instances(spec, plan, catalog):
+        b = rp.bound
+        if b is None or b.physical_tokens_per_s is None:
+            continue
+        if CEILING_WARNING_SHARE * b.requests_per_s < claimed <= b.physical_tokens_per_s / shape.output_tokens:
+            yield Failure(
+                f"throughput_rps_per_replica {claimed:g} is {claimed / b.requests_per_s:.0%} of the calibrated "
+                f"ceiling of {info.name} in {region.region} ({b.requests_per_s:,.2f} requests/s, "
+                f"{b.tokens_per_s:,.0f} tokens/s at batch {b.batch}): published servers reach "
+                "the calibrated ceiling within about 15%, not more (docs/planner.md)",
+                ("throughput_rps_per_replica",),
+                "keep the figure only with its benchmark (vllm bench serve at the spec's request shape)",
             )
             return
 
@@ -318,12 +349,13 @@ def scale_in_faster_than_scale_out(spec: InferenceSpec) -> Iterator[Failure]:
 
 @rule(Level.WARNING)
 def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
-    """P and Trn instances are for training; serving on them is rarely cost-efficient."""
+    """Training hardware (the catalog's families.yaml role) serves rarely cost-efficiently."""
     for i, rp in enumerate(plan.regions):
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
-        if info and training_class(info.family):
+        if info and catalog.is_training_class(info.family):
             path = ("regions", i, "instance_type") if spec.regions[i].instance_type else ("instance", "type")
-            yield Failure(f"{info.name} is a training-class instance", path, "serve on L4, L40S or Inferentia2")
+            hint = f"serve on a serving family: {', '.join(catalog.serving_families())}"
+            yield Failure(f"{info.name} is a training-class instance", path, hint)
 
 
 @rule(Level.ERROR)
@@ -359,8 +391,56 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
+@rule(Level.ERROR)
+def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """EC2 replicas boot one pinned image: `resolve:ssm:.../latest` is resolved at every launch, so a new
+    driver would enter the fleet with the next scale-out, unannounced and unrolled-back (as training refuses)."""
+    if spec.platform != "ec2":
+        return
+    for i, region in enumerate(spec.regions):
+        image = region.image_id or spec.image_id
+        problem = image_problem(image)
+        if problem:
+            path: tuple[str | int, ...] = ("regions", i, "image_id") if region.image_id else ("image_id",)
+            yield Failure(
+                f"the replica image of {region.region} is not pinned: {problem}",
+                path,
+                "set image_id (or regions[].image_id) to an AMI id or resolve:ssm:<parameter>:<version>, e.g. "
+                "`aws ssm get-parameter-history --name <parameter>` for the version to pin",
+            )
+
+
+
+@rule(Level.WARNING)
+def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
+    """A tag can be moved: replicas launched a week apart may run different server builds behind one endpoint."""
+    if spec.server_image_digest is None and "@sha256:" not in spec.server_image:
+        yield Failure(
+            f"server_image {spec.server_image} is not pinned by digest: a moved tag changes the server under a "
+            "running fleet, with no rollout",
+            ("server_image_digest",),
+            f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` shows it)",
+        )
+
+
+
+@rule(Level.WARNING)
+def accelerator_without_domain_record(spec: InferenceSpec) -> Iterator[Failure]:
+    """Clients must reach a Global Accelerator by the name its regions' certificates carry: an alias record
+    in the domain's hosted zone (Route 53 DG, "Routing traffic to an AWS Global Accelerator")."""
+    routing = spec.global_routing
+    if routing.type == "global_accelerator" and routing.hosted_zone_id is None:
+        yield Failure(
+            f"no DNS record for {routing.domain_name}: clients using the accelerator's own name get a certificate "
+            "for another name",
+            ("global_routing", "hosted_zone_id"),
+            f"set hosted_zone_id to the Route 53 zone of {routing.domain_name}; gpuinfra adds the alias record",
+        )
+
+
 __all__ = [
     "accelerator_needs_load_balancers",
+    "accelerator_without_domain_record",
     "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",
@@ -375,6 +455,8 @@ __all__ = [
     "scale_in_faster_than_scale_out",
     "scaling_target_above_batch",
     "server_cannot_drive_accelerator",
+    "server_image_not_pinned",
+    "serving_image_not_pinned",
     "throughput_above_bound",
     "training_class_instance",
 ]

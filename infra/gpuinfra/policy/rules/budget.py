@@ -1,9 +1,15 @@
-"""Budget: the stack's estimated monthly cost stays within (a share of) its account's monthly budget.
+"""Budget: at maximum size, the stack and the repository's other stacks in its account stay within (a share
+of) the account's monthly budget.
 
-The estimate comes from one function, (graph, facts) -> monthly USD (Decimal) or None when unknown, so
-the policy does not care how cost is computed. `ESTIMATE` is that function: the cost module's
-`monthly_total`, with the usage the plan implies, as `gpuinfra preview` prices the stack (without a
-usage file, which only `gpuinfra` has). In-process, preview hands over the cost it already priced
+A budget is a ceiling, so the stack is judged by its maximum monthly cost (every group at its maximum
+size), not the expected one, and added to what the account's other stacks cost at their maximum
+(ledger.py): two stacks each within the budget alone can exceed it together, and the review of either
+names both. Mandatory by default (a platform team lowers it in the pack's config).
+
+The stack's figure comes from one function, (graph, facts) -> maximum monthly USD (Decimal) or None when
+unknown, so the policy does not care how cost is computed. `ESTIMATE` is that function: the cost module's
+price of the graph, with the usage the plan implies, as `gpuinfra preview` prices the stack (without a
+usage file, which only `gpuinfra` has). In-process, preview hands over the maximum it already priced
 (usage file included) instead of pricing twice. Unknown makes the policy not applicable, never "0".
 """
 
@@ -20,17 +26,19 @@ from gpuinfra.cost.money import money
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.values import plain
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import ADVISORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.ledger import others
 
 MonthlyCost = Callable[[Graph, StackFacts], Decimal | None]
 
 
 def estimate_monthly(graph: Graph, facts: StackFacts) -> Decimal | None:
-    """The cost module's expected monthly cost of `graph`, with the usage the plan implies."""
-    from gpuinfra.cost import Usage, assumed_usage, monthly_total
+    """The cost module's maximum monthly cost of `graph` (groups at maximum size), with the usage the plan
+    implies; None when nothing in it has a price."""
+    from gpuinfra.cost import Usage, assumed_usage, price_graph
 
-    usage = Usage().with_assumed(assumed_usage(facts.plan, graph))
-    return monthly_total(graph, facts.catalog, usage)
+    breakdown = price_graph(graph, facts.catalog, Usage().with_assumed(assumed_usage(facts.plan, graph)))
+    return breakdown.monthly_max if any(r.priced for r in breakdown.resources) else None
 
 
 ESTIMATE: MonthlyCost = estimate_monthly
@@ -71,14 +79,15 @@ def _resource(r: PolicyResource) -> Resource:
 
 @stack_policy(
     "budget-within-account",
-    "The stack's estimated monthly cost stays within its share of the account's monthly budget.",
-    ADVISORY,
+    "At maximum size, the stack's monthly cost plus that of the repository's other stacks in its account stays "
+    "within its share of the account's monthly budget.",
+    MANDATORY,
     config={
         "share": {
             "type": "number",
             "minimum": 0,
             "default": 1,
-            "description": "Share of the account's monthly_budget_usd this stack may use.",
+            "description": "Share of the account's monthly_budget_usd the account's stacks may use together.",
         }
     },
 )
@@ -90,15 +99,27 @@ def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
     if monthly is None:
         args.not_applicable("no cost estimate for this stack")
         return
+    siblings = others(facts)
+    for other in siblings:
+        if other.problem:
+            report_violation(
+                f"the account's budget total cannot be checked: the repository's stack {other.stack} {other.problem}"
+            )
+    held = [(o.stack, o.monthly_max[facts.account.id]) for o in siblings if o.monthly_max.get(facts.account.id)]
     share = Decimal(str(args.get_config().get("share", 1)))
     budget = facts.account.monthly_budget_usd * share
-    if monthly > budget:
-        of = "" if share == 1 else f" ({float(share):.1%} of {money(facts.account.monthly_budget_usd, 0)})"
-        report_violation(
-            f"{facts.stack} is estimated at {money(monthly, 0)}/month, over {facts.account_name}'s "
-            f"budget of {money(budget, 0)}{of} by {money(monthly - budget, 0)}; shrink the stack or raise "
-            "monthly_budget_usd in the organization file"
-        )
+    total = monthly + sum((cost for _, cost in held), Decimal(0))
+    if total <= budget:
+        return
+    of = "" if share == 1 else f" ({float(share):.1%} of {money(facts.account.monthly_budget_usd, 0)})"
+    alone = f"{facts.stack} costs up to {money(monthly, 0)}/month at maximum size"
+    if held:
+        listed = ", ".join(f"{stack} up to {money(cost, 0)}" for stack, cost in held)
+        alone += f"; with the account's other stacks ({listed}) {facts.account_name} costs up to {money(total, 0)}"
+    report_violation(
+        f"{alone}, over {facts.account_name}'s budget of {money(budget, 0)}{of} by {money(total - budget, 0)}; "
+        "shrink the stack (its maximum size) or raise monthly_budget_usd in the organization file"
+    )
 
 
 __all__ = ["ESTIMATE", "NOT_GIVEN", "MonthlyCost", "estimate_monthly", "graph_of", "within_budget"]

@@ -14,7 +14,6 @@ from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidatio
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens, views
 from gpuinfra.plan import InferencePlan
-from gpuinfra.plan.serving import training_class
 from gpuinfra.policy.facts import require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, resource_policy, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, has, listed, num, view
@@ -324,7 +323,8 @@ def no_training_hardware(args: ResourceValidationArgs, report_violation: Report)
             f"{args.name}: {efa} EFA interface(s) or device request(s); replicas do not talk to each "
             "other (allow_efa to permit)"
         )
-    training = sorted({str(t) for t in types if t and training_class(family_of(str(t), facts.catalog))})
+    catalog = facts.catalog
+    training = sorted({str(t) for t in types if t and catalog.is_training_class(family_of(str(t), catalog))})
     if training and not config.get("allow_training_instances", False):
         report_violation(
             f"{args.name}: {', '.join(training)} is training-class hardware; serve on G or Inf types "

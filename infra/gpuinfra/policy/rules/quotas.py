@@ -27,6 +27,7 @@ from gpuinfra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpu
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
+from gpuinfra.policy.rules.ledger import Held, others
 from gpuinfra.policy.rules.values import StackView, as_int, get, view
 
 CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
@@ -36,21 +37,43 @@ GPU = "nvidia.com/gpu"
 @dataclass(frozen=True)
 class Shortfall:
     need: QuotaNeed
+    """The stack's need; `granted` is what the account's other stacks leave of the grant."""
     users: tuple[tuple[str, str], ...]
     """(name, URN) of the groups and instances counted against the code."""
     requested: int | None
     """The value this stack asks AWS for, if it requests an increase of this code."""
+    held: tuple[tuple[str, int], ...] = ()
+    """(stack, vCPUs at maximum size) of the repository's other stacks on this account, region and code."""
+    grant: int | None = None
+    """The whole grant (before the other stacks' share)."""
+
+    @property
+    def account_need(self) -> QuotaNeed:
+        """The account's need on this code: the stack's plus the other stacks', against the whole grant. A
+        quota is the account's, so an increase request must ask for this total (AWS sets the quota's value)."""
+        if not self.held:
+            return self.need
+        total = self.need.vcpus + sum(v for _, v in self.held)
+        return self.need.model_copy(update={"vcpus": total, "granted": self.grant})
 
     @property
     def covered(self) -> bool:
-        return not blocks(self.need, self.requested)
+        return not blocks(self.account_need, self.requested)
 
     def describe(self) -> str:
         need = self.need
-        return (
+        base = (
             f"{need.account} ({need.account_id}) {need.region} {need.code} ({need.name}): the stack needs "
             f"{need.vcpus} vCPUs at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
             "available"
+        )
+        if not self.held:
+            return base
+        holders = ", ".join(f"{stack} ({vcpus})" for stack, vcpus in self.held)
+        total = need.vcpus + sum(v for _, v in self.held)
+        return (
+            f"{base} of the {self.grant or 0} granted: the account's other stacks hold {holders}, so together "
+            f"they need {total}"
         )
 
     @property
@@ -76,11 +99,13 @@ def _group_usages(group: Group, region: str, catalog: Catalog) -> Iterator[Usage
             yield Usage(region, name, purchase, count)  # type: ignore[arg-type]
 
 
-def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
-    """Every (account, region, code) whose need at maximum size exceeds the organization's grant."""
-    catalog = facts.catalog
+Users = dict[tuple[str, str, str | None], set[tuple[str, str]]]
+
+
+def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[Usage]], Users]:
+    """What the stack runs at maximum size, per account id; and who uses each (account, region, code)."""
     usages: dict[str, list[Usage]] = defaultdict(list)
-    users: dict[tuple[str, str, str | None], set[tuple[str, str]]] = defaultdict(set)
+    users: Users = defaultdict(set)
     by_urn = {g.urn: g for g in groups(stack)}
     for resource in [*(g.resource for g in by_urn.values()), *stack.of_type(tokens.INSTANCE)]:
         account_id, region = stack.account_of(resource), stack.region_of(resource)
@@ -98,6 +123,14 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
             code = catalog.quota_code(info.family, usage.purchase)
             usages[account_id].append(usage)
             users[(account_id, region, code.code if code else None)].add((resource.name, resource.urn))
+    return usages, users
+
+
+def shortfalls(stack: StackView, facts: StackFacts, siblings: list[Held] | None = None) -> list[Shortfall]:
+    """Every (account, region, code) whose need at maximum size, with what the repository's other stacks hold
+    there, exceeds the organization's grant."""
+    catalog = facts.catalog
+    usages, users = stack_usages(stack, catalog)
     requested = _requests(stack)
     out = []
     for account_id, account_usages in sorted(usages.items()):
@@ -105,7 +138,14 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
         if known is None:
             continue  # separation-accounts reports accounts the organization does not list
         name, account = known
-        for need in quota_needs(account_usages, catalog, name, account_id, account.quotas):
+        held = _held_by_others(siblings or [], account_id)
+        left = {
+            region: {
+                code: max(0, grant - sum(v for _, v in held.get((region, code), []))) for code, grant in grants.items()
+            }
+            for region, grants in account.quotas.items()
+        }
+        for need in quota_needs(account_usages, catalog, name, account_id, left):
             if need.code is not None and not need.shortfall:
                 continue
             out.append(
@@ -113,8 +153,20 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
                     need,
                     tuple(sorted(users[(account_id, need.region, need.code)])),
                     requested.get((account_id, need.region, need.code)) if need.code else None,
+                    tuple(held.get((need.region, need.code or ""), [])),
+                    account.quotas.get(need.region, {}).get(need.code or ""),
                 )
             )
+    return out
+
+
+def _held_by_others(others: list[Held], account_id: str) -> dict[tuple[str, str], list[tuple[str, int]]]:
+    """(region, code) -> [(stack, vCPUs)] the other stacks hold on `account_id`."""
+    out: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
+    for other in others:
+        for (account, region, code), vcpus in sorted(other.vcpus.items()):
+            if account == account_id and vcpus:
+                out[(region, code)].append((other.stack, vcpus))
     return out
 
 
@@ -133,16 +185,21 @@ def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
 def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
     facts = require(args)
     stack = view(args)
-    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts))
+    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts, others(facts)))
 
 
 @stack_policy(
     "quota-within-grant",
-    "At maximum size the stack's instances fit the EC2 quotas the organization file grants, per account, "
-    "region and quota code (on-demand and spot counted against their own codes).",
+    "At maximum size the stack's instances, with the repository's other stacks in the same account, fit the EC2 "
+    "quotas the organization file grants, per account, region and quota code (on-demand and spot apart).",
     MANDATORY,
 )
 def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
+    for other in others(require(args)):
+        if other.problem:
+            report_violation(
+                f"the account-wide quota totals cannot be checked: the repository's stack {other.stack} {other.problem}"
+            )
     for short in _shortfalls(args):
         if short.covered:
             continue
@@ -160,7 +217,8 @@ def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
             else ", or set request_quota_increases: true on the account"
         )
         report_violation(
-            f"{short.describe()}; request an increase of {short.need.shortfall} vCPUs (to {short.need.vcpus}){asked}",
+            f"{short.describe()}; request an increase of {short.account_need.shortfall} vCPUs "
+            f"(to {short.account_need.vcpus}){asked}",
             short.urn,
         )
 
@@ -217,4 +275,12 @@ def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
         )
 
 
-__all__ = ["Shortfall", "increase_requested", "queue_gpus", "shortfalls", "site_gpus", "within_grant"]
+__all__ = [
+    "Shortfall",
+    "increase_requested",
+    "queue_gpus",
+    "shortfalls",
+    "site_gpus",
+    "stack_usages",
+    "within_grant",
+]

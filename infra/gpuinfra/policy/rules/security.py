@@ -224,7 +224,7 @@ def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
 
 @resource_policy(
     "security-eks-endpoint",
-    "An EKS API endpoint is private, or public only to listed CIDR blocks, never to the whole internet "
+    "An EKS API endpoint is private, or public only to listed CIDR blocks whose union is not the whole internet "
     "(EKS API: endpointPublicAccess defaults to true and publicAccessCidrs to 0.0.0.0/0).",
     MANDATORY,
     types=(tokens.EKS_CLUSTER,),
@@ -235,12 +235,28 @@ def eks_endpoint(args: ResourceValidationArgs, report_violation: Report) -> None
         return
     cidrs = [str(c) for c in listed(get(vpc, "publicAccessCidrs"))]
     world = [c for c in cidrs if _is_world(c)] or (["0.0.0.0/0 (the default)"] if not cidrs else [])
+    if not world and covers_everything(cidrs):
+        world = [f"{' + '.join(cidrs)} (together every IPv4 address)"]
     if world:
         report_violation(
             f"{args.name}: the Kubernetes API endpoint is public to {', '.join(world)}; set "
             "endpointPublicAccess false (deploy from the VPC) or publicAccessCidrs to the deploy runners' "
             "addresses (spec scheduler.api_access.public_cidrs)"
         )
+
+
+def covers_everything(cidrs: list[str]) -> bool:
+    """The blocks together cover the whole IPv4 address space (0.0.0.0/1 + 128.0.0.0/1 is as open as
+    0.0.0.0/0): judged by their union, collapsed with `ipaddress.collapse_addresses`."""
+    networks = []
+    for cidr in cidrs:
+        try:
+            network = ipaddress.ip_network(cidr, strict=False)
+        except ValueError:
+            continue
+        if isinstance(network, ipaddress.IPv4Network):
+            networks.append(network)
+    return list(ipaddress.collapse_addresses(networks)) == [ipaddress.IPv4Network("0.0.0.0/0")]
 
 
 def _annotation(props: Mapping[str, Any], name: str) -> Any:

@@ -18,6 +18,7 @@ from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidatio
 from gpuinfra.graph import tokens
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
 from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.paths import route_problems
 from gpuinfra.policy.rules.values import (
     account_of_arn,
     assumed_roles,
@@ -48,6 +49,19 @@ SG_RULES = (
     tokens.SG_INGRESS_RULE,
     tokens.SG_EGRESS_RULE,
 )
+RESOURCE_POLICIES = (
+    tokens.BUCKET_POLICY,
+    tokens.BUCKET_V2,
+    tokens.KMS_KEY,
+    "aws:kms/keyPolicy:KeyPolicy",
+    tokens.SECRETS_MANAGER_SECRET,
+    "aws:secretsmanager/secretPolicy:SecretPolicy",
+    "aws:sqs/queue:Queue",
+    "aws:sqs/queuePolicy:QueuePolicy",
+    "aws:sns/topicPolicy:TopicPolicy",
+    "aws:ecr/repositoryPolicy:RepositoryPolicy",
+)
+"""Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
 REGISTRY_WRITE = frozenset({"s3:PutObject", "s3:AbortMultipartUpload"})
 REGISTRY_READ = frozenset({"s3:GetObject"})
 REGISTRY_LIST = frozenset({"s3:ListBucket"})
@@ -189,8 +203,8 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
 # ---- networks -----------------------------------------------------------------------------------
 @stack_policy(
     "separation-network",
-    "No VPC peering, transit gateway attachment or security-group rule connects this stack's networks to "
-    "another workload's.",
+    "No VPC peering, transit gateway attachment, route to a peering or transit gateway, or security-group rule "
+    "connects this stack's networks to another workload's.",
     MANDATORY,
     config={
         "allowed_transit_gateways": {
@@ -236,6 +250,8 @@ def network(args: StackValidationArgs, report_violation: Report) -> None:
                 peering.urn,
             )
     allowed_tgws = set(config.get("allowed_transit_gateways", []))
+    for resource, problem in route_problems(stack, allowed_tgws):
+        report_violation(f"{resource.name}: {problem}", resource.urn)
     for attachment in stack.of_type(*TGW_ATTACHMENTS):
         tgw = get(attachment.props, "transitGatewayId", default=get(attachment.props, "peerTransitGatewayId"))
         if tgw not in allowed_tgws:
@@ -309,14 +325,14 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
 # ---- grants -------------------------------------------------------------------------------------
 @stack_policy(
     "separation-cross-account-grants",
-    "The only cross-account grants are the model registry's: training accounts write its upload prefix, "
-    "inference accounts read its model prefix.",
+    "The only cross-account grants (bucket, key, secret, queue, topic and repository policies, trust policies) "
+    "are the model registry's: training accounts write its upload prefix, inference accounts read its model prefix.",
     MANDATORY,
 )
 def cross_account_grants(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
     stack = view(args)
-    for resource in stack.of_type(tokens.BUCKET_POLICY, tokens.KMS_KEY, tokens.IAM_ROLE):
+    for resource in stack.of_type(*RESOURCE_POLICIES, tokens.IAM_ROLE):
         field = "assumeRolePolicy" if resource.resource_type == tokens.IAM_ROLE else "policy"
         for statement in statements(get(resource.props, field)):
             for problem in grant_problems(facts, resource, statement):

@@ -72,6 +72,13 @@ def child(parent: pulumi.Resource, provider: pulumi.ProviderResource | None, **e
     return pulumi.ResourceOptions(parent=parent, provider=provider, **extra)  # type: ignore[arg-type]
 
 
+def stateful(opts: pulumi.ResourceOptions, protect: bool) -> pulumi.ResourceOptions:
+    """Options for a resource that holds data (file system, bucket, key): `protect` makes the engine refuse a
+    deletion or replacement, `retain_on_delete` keeps it in the cloud if it is ever dropped from the program
+    (Pulumi resource options; lifted only for scratch stacks)."""
+    return pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(protect=protect, retain_on_delete=protect))
+
+
 __all__ = [
     "SSM_CORE",
     "STACK_TAG",
@@ -80,4 +87,5 @@ __all__ = [
     "child",
     "group_tags",
     "stack_tags",
+    "stateful",
 ]

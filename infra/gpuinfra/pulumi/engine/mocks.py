@@ -33,6 +33,11 @@ SSM_GET_PARAMETER = "aws:ssm/getParameter:getParameter"
 """A pinned image read from its SSM parameter version: a stand-in AMI id, stable per name and version."""
 
 
+EC2_GET_AMI = "aws:ec2/getAmi:getAmi"
+"""The pinned image's description. A stand-in: the root device of the PCS sample AMIs (Amazon Linux 2 and 2023 boot
+from /dev/xvda); `pulumi preview` with the CLI reads the real one from DescribeImages."""
+
+
 class AwsMocks(pulumi_mocks.Mocks):
     """Deterministic stand-ins for what providers would return: ids, ARNs, autonamed names."""
 
@@ -43,6 +48,10 @@ class AwsMocks(pulumi_mocks.Mocks):
         if args.token == SSM_GET_PARAMETER:
             name = str(dict(args.args).get("name", ""))
             return {"name": name, "type": "String", "value": f"ami-0{short_hash(name, length=16)}"}
+        if args.token == EC2_GET_AMI:
+            filters = dict(args.args).get("filters") or [{}]
+            image = (filters[0].get("values") or ["ami-unknown"])[0]
+            return {"id": image, "imageId": image, "rootDeviceName": "/dev/xvda", "rootDeviceType": "ebs"}
         return {}
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:

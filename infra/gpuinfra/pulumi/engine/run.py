@@ -68,6 +68,8 @@ class _Recorder(pulumi_mocks.MockMonitor):
             custom=bool(request.custom),
             dependencies=tuple(sorted(set(request.dependencies))),
             inputs=inputs,
+            protect=bool(request.protect),
+            retain_on_delete=bool(request.retainOnDelete),
         )
         with self._lock:
             self.records.append(record)

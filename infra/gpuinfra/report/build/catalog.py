@@ -22,9 +22,11 @@ CAPACITY_BLOCK_KEY = "ec2_capacity_block"
 """services.yaml key prefix of Capacity Block rates: ec2_capacity_block/<type>/<region>."""
 
 
-def type_out(catalog: Catalog, info: InstanceType) -> CatalogTypeOut:
+def type_out(catalog: Catalog, info: InstanceType, region: str | None = None) -> CatalogTypeOut:
+    """The type's row; with `region`, that region's own on-demand price beside the cheapest of all regions."""
     family = catalog.family(info.family)
     prices = [p for r in catalog.priced_regions(info.name) if (p := catalog.on_demand(info.name, r))]
+    here = catalog.on_demand(info.name, region) if region else None
     return CatalogTypeOut(
         name=info.name,
         family=info.family,
@@ -46,6 +48,9 @@ def type_out(catalog: Catalog, info: InstanceType) -> CatalogTypeOut:
         capacity_blocks=bool(family and family.capacity_blocks),
         regions_priced=len(prices),
         on_demand_min_usd=min((p.usd_per_hour for p in prices), default=None),
+        region=region,
+        region_on_demand_usd=here.usd_per_hour if here else None,
+        region_on_demand_as_of=here.as_of if here else None,
         source=info.source,
         as_of=info.as_of,
     )
@@ -54,6 +59,7 @@ def type_out(catalog: Catalog, info: InstanceType) -> CatalogTypeOut:
 def price_out(catalog: Catalog, info: InstanceType, region: str, capacity_blocks: bool) -> CatalogPriceOut:
     od = catalog.on_demand(info.name, region)
     spot = catalog.spot(info.name, region)
+    advice = catalog.interruption(info.name, region)
     spot_out = None
     if spot is not None and od is not None:
         spot_out = CatalogSpotOut(
@@ -79,6 +85,9 @@ def price_out(catalog: Catalog, info: InstanceType, region: str, capacity_blocks
         spot=spot_out,
         capacity_block_usd=block_usd,
         capacity_block_note=block_note,
+        interruption_band=advice.band if advice else None,
+        interruption_as_of=advice.as_of if advice else None,
+        interruption_source=advice.source if advice else None,
     )
 
 
@@ -134,7 +143,7 @@ def cited(catalog: Catalog, report: CatalogReport) -> set[str]:
         info = catalog.instance(report.detail.type.name)
         ids |= {report.detail.type.source, *(info.cites if info else ())}
         for p in report.detail.prices:
-            ids |= {s for s in (p.on_demand_source, p.spot.source if p.spot else None) if s}
+            ids |= {s for s in (p.on_demand_source, p.spot.source if p.spot else None, p.interruption_source) if s}
             if p.capacity_block_note is not None:
                 unknown = catalog.unknown_price(CAPACITY_BLOCK_KEY)
                 ids |= {unknown.source} if unknown else set()

@@ -6,8 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
+from gpuinfra.catalog import staleness
 from gpuinfra.cost import Breakdown, Line, ResourceCost
-from gpuinfra.report.model import CostGroupOut, CostLineOut, CostOut, CostTotalOut, ResourceCostOut, StackReport
+from gpuinfra.report.model import (
+    CostGroupOut,
+    CostLineOut,
+    CostOut,
+    CostTotalOut,
+    FindingOut,
+    ResourceCostOut,
+    StackReport,
+)
 from gpuinfra.report.sections import cost_section
 
 
@@ -76,9 +85,21 @@ def cost_out(b: Breakdown) -> CostOut:
     )
 
 
+def stale_finding(cost: CostOut) -> FindingOut | None:
+    """A warning when the oldest price behind the stack's cost is older than the configured limit."""
+    message = staleness.stale_message(cost.prices_as_of)
+    if message is None:
+        return None
+    return FindingOut(rule=staleness.RULE, level="warning", path="", message=message, hint=staleness.HINT)
+
+
 def with_cost(stack: StackReport, b: Breakdown) -> StackReport:
     cost = cost_out(b)
-    return stack.model_copy(update={"cost": cost, "summary": [*stack.summary, cost_section(cost)]})
+    stale = stale_finding(cost)
+    findings = [*stack.findings, stale] if stale else stack.findings
+    return stack.model_copy(
+        update={"cost": cost, "summary": [*stack.summary, cost_section(cost)], "findings": findings}
+    )
 
 
 def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
@@ -98,4 +119,4 @@ def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
     )
 
 
-__all__ = ["cost_out", "cost_total", "with_cost"]
+__all__ = ["cost_out", "cost_total", "stale_finding", "with_cost"]

@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Iterable
 from decimal import Decimal
 
-from gpuinfra.catalog import Catalog
+from gpuinfra.catalog import Catalog, staleness
 from gpuinfra.report.build.cost import describe
 from gpuinfra.report.model import (
+    DataLossOut,
     DiffReport,
     FigureChangeOut,
     FindingChangeOut,
@@ -95,6 +96,8 @@ def diff_report(
         out.resources = [resource_out(r, catalog) for r in sorted(s.resources, key=_delta_order)]
         stacks.append(out)
     dates = [d for s in diff.stacks for b in (s.before, s.after) if b is not None for d in (b.as_of() or ())]
+    head_dates = [d for s in diff.stacks if s.after is not None for d in (s.after.as_of() or ())]
+    stale = staleness.stale_message(min(head_dates) if head_dates else None)
     return DiffReport(
         base=base,
         head=head,
@@ -105,8 +108,12 @@ def diff_report(
         monthly_max_after_usd=diff.total("after", "monthly_max"),
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
+        losses=[
+            DataLossOut(stack=x.stack, type=x.type, name=x.name, action=x.action, lost=x.lost, protected=x.protected)  # type: ignore[arg-type]
+            for x in diff.losses
+        ],
         stacks=stacks,
-        notes=list(notes),
+        notes=[*notes, *([f"⚠️ {stale}: {staleness.HINT}"] if stale else [])],
         problems=list(problems),
     )
 

@@ -84,7 +84,7 @@ def run_section(run: RunPlan) -> Section:
         f"compute 6 x {i.active_parameters / 1e9:g}B active parameters x {i.tokens / 1e9:,.0f}B tokens = "
         f"{i.flops:.3g} FLOPs (Kaplan et al. 2020)",
         f"dense {i.precision} peak {number(i.peak_tflops, 0)} TFLOPS per GPU ({i.peak_source}); MFU "
-        f"{percent(i.mfu, 0)} ({i.mfu_source}); scaling {percent(i.scaling_per_doubling, 0)} kept per doubling "
+        f"{percent(i.mfu, 0)} ({i.mfu_source}); scaling {percent(i.scaling_per_doubling, 1)} kept per doubling "
         f"({i.scaling_source})",
         "goodput = 1 - C/T - T/2M - R/M: "
         + (
@@ -97,6 +97,14 @@ def run_section(run: RunPlan) -> Section:
     ]
     if speed is not None:
         notes.append(f"doubling the nodes is {speed:.2f}x as fast, not 2x")
+    moved = [p for p in run.restart_sensitivity if p.goodput is not None and p.days is not None]
+    if moved:
+        notes.append(
+            "goodput by restart time R at the spec's nodes: "
+            + ", ".join(
+                f"{number(p.restart_minutes, 0)} min {percent(p.goodput)} ({p.days or 0:.1f} days)" for p in moved
+            )
+        )
     notes += run.notes
     return Section(
         title="Training run",
@@ -147,7 +155,7 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
     out = [
         Section(
             title="Serving economics (per replica, on-demand)",
-            columns=["region", "instance", "tokens/s", "bound tokens/s", "concurrency", "$/h", "$ per 1M tokens"],
+            columns=["region", "instance", "tokens/s", "ceiling tokens/s", "concurrency", "$/h", "$ per 1M tokens"],
             rows=[
                 [
                     r.region,
@@ -162,7 +170,9 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
             ],
             notes=[
                 f"tokens/s = throughput_rps_per_replica x {econ.output_tokens} output tokens (the measured capacity "
-                "the fleet is sized at); bound = memory-bandwidth roofline (plan/roofline.py); $ per 1M output "
+                "the fleet is sized at); ceiling = decode at 62% of the memory bandwidth time-shared with "
+                "prefill at 52% of the dense peak, fitted to published benchmarks (plan/roofline.py, "
+                "docs/planner.md); concurrency at the mean context; $ per 1M output "
                 "tokens = $/h / (tokens/s x 3600) x 1e6 at the region's on-demand price"
             ],
         )
@@ -171,7 +181,16 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
         out.append(
             Section(
                 title=f"Quantization on {econ.quantization_instance} in {econ.quantization_region}",
-                columns=["weights", "size", "needed", "fits", "concurrency", "bound tokens/s", "tokens/s", "$ per 1M"],
+                columns=[
+                    "weights",
+                    "size",
+                    "needed",
+                    "fits",
+                    "concurrency",
+                    "ceiling tokens/s",
+                    "tokens/s",
+                    "$ per 1M",
+                ],
                 rows=[
                     [
                         p.precision,
@@ -186,9 +205,11 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
                     for p in econ.quantization
                 ],
                 notes=[
-                    "needed = weights + KV cache at max_concurrent_sequences x context length; tokens/s = the "
-                    "planned rate x this precision's bound / the spec's bound (decode reads fewer bytes per step): "
-                    "an estimate a benchmark at that precision replaces"
+                    "needed = weights + one context-length sequence's KV cache (vLLM's admission rule; each GPU "
+                    "also keeps 1 GiB of activation workspace); fits also needs the weights within 75% of host "
+                    "RAM (loading); tokens/s = the planned rate x this precision's "
+                    "ceiling / the spec's ceiling (fewer bytes a decode step, fp8 matmuls at the fp8 peak): an "
+                    "estimate a benchmark at that precision replaces"
                 ],
             )
         )

@@ -25,6 +25,8 @@ def resources_out(graph: Graph) -> list[ResourceOut]:
             custom=r.custom,
             dependencies=list(r.dependencies),
             inputs=r.inputs,
+            protect=r.protect,
+            retain_on_delete=r.retain_on_delete,
         )
         for r in graph.resources
     ]

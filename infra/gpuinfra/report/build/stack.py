@@ -168,9 +168,10 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
             rows=[
                 ["weights", gigabytes(mem.weights_bytes)],
                 ["KV cache per token", f"{mem.kv_bytes_per_token:,} B"],
-                ["KV cache at target concurrency", gigabytes(mem.kv_cache_bytes)],
+                ["KV cache of one context-length sequence", gigabytes(mem.kv_cache_bytes)],
                 ["needed", gigabytes(mem.needed_bytes)],
             ],
+            notes=["vLLM starts when weights + one maximum-length sequence fit (plan/roofline.py serving_admits)"],
         ),
         Section(
             title=f"Instance: {choice.chosen or 'none fits'} ({choice.requested})",

@@ -10,16 +10,15 @@ import importlib
 import pkgutil
 from collections.abc import Callable
 
+from gpuinfra.report.formats import HELPERS
 from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
 
 AnyReport = Report | CostReport | DiffReport | CatalogReport
-_HELPERS = {"parts"}
-"""Modules that are not a format."""
 
 FORMATS: dict[str, Callable[[AnyReport], str]] = {
     m.name: importlib.import_module(f"{__name__}.{m.name}").render
     for m in sorted(pkgutil.iter_modules(__path__), key=lambda m: m.name)
-    if m.name not in _HELPERS
+    if m.name not in HELPERS
 }
 
 

@@ -7,7 +7,20 @@ from functools import singledispatch
 
 from gpuinfra.report.format import figure, money, signed_money
 from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
-from gpuinfra.report.render.parts import MARK, MARKER, effect_text, icon, pair, percent
+from gpuinfra.report.render.parts import (
+    MARK,
+    MARKER,
+    counts,
+    effect_text,
+    fold,
+    icon,
+    inert,
+    nothing,
+    pair,
+    percent,
+    tally,
+    verdict,
+)
 from gpuinfra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
 from gpuinfra.report.templates import render as template
 
@@ -57,7 +70,21 @@ def render_diff_markdown(report: DiffReport) -> str:
             low = middle
         else:
             high = middle - 1
-    return _diff_markdown(report, _spread(rows, low), listed=10)
+    return _capped(_diff_markdown(report, _spread(rows, low), listed=10))
+
+
+CUT = (
+    "\n\n*The comment was cut at GitHub's {limit:,}-character limit. The full report is the pull request's "
+    "`gpuinfra diff --format json` artifact.*\n"
+)
+
+
+def _capped(text: str) -> str:
+    """The last resort when even the totals and findings do not fit: cut, and say where the rest is."""
+    if len(text) <= COMMENT_BUDGET:
+        return text
+    tail = CUT.format(limit=COMMENT_LIMIT)
+    return text[: COMMENT_BUDGET - len(tail)] + tail
 
 
 def _spread(rows: list[int], keep: int) -> list[int]:
@@ -69,8 +96,9 @@ def _spread(rows: list[int], keep: int) -> list[int]:
     return out
 
 
-def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
+def _diff_markdown(report: DiffReport, rows: list[int], listed: int, pictures: dict[str, str] | None = None) -> str:
     kept = {id(s): s.resources[:n] for s, n in zip(report.stacks, rows, strict=True)}
+    pictures = pictures or {}
     return template(
         "diff.md.j2",
         report=report,
@@ -88,6 +116,13 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         shown=lambda s: kept[id(s)],
         listed=listed,
         limit=COMMENT_LIMIT,
+        verdict=verdict(report),
+        counts=counts(report),
+        nothing=nothing(report),
+        text=inert,
+        fold=fold,
+        tally=tally,
+        pictures=pictures,
     )
 
 

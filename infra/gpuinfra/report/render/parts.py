@@ -10,7 +10,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.report.format import money, signed_money
-from gpuinfra.report.model import DiffReport, FindingChangeOut, PropertyChangeOut
+from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut, ResourceChangeOut
 
 MARKER = "<!-- gpuinfra-diff -->"
 """First line of the pull-request comment; the workflow finds and updates its own comment by it."""
@@ -67,7 +67,65 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
     return where + short(pick(old)), where + short(pick(new))
 
 
-def percent(delta: Decimal, before: Decimal) -> str:
+_ESCAPED = frozenset("\\`*_[]#+-|~")
+_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "@": "@&#8203;"}
+
+
+def inert(value: object) -> str:
+    """Free text (a message, a stack or property name, a note) made inert for GitHub Markdown, on one line:
+    HTML as text, Markdown punctuation backslash-escaped (CommonMark: any ASCII punctuation may be), `@name`
+    and `#123` broken with a zero-width space so they neither mention nor link (as Dependabot's comments do)."""
+    out = []
+    for ch in str(value).replace("\r", " ").replace("\n", " "):
+        if ch in _ENTITIES:
+            out.append(_ENTITIES[ch])
+        elif ch == "#":
+            out.append("\\#&#8203;")
+        elif ch in _ESCAPED:
+            out.append("\\" + ch)
+        else:
+            out.append(ch)
+    return "".join(out)
+
+
+ACTIONS = (("create", "to add"), ("update", "to change"), ("replace", "to replace"), ("delete", "to delete"))
+
+
+def counts(report: DiffReport) -> str:
+    """'2 to add, 1 to change, 1 to replace, 0 to delete' over every stack (as `pulumi preview` sums its
+    steps); empty when nothing changes."""
+    total = {a: sum(s.counts.get(a, 0) for s in report.stacks) for a, _ in ACTIONS}
+    return ", ".join(f"{total[a]} {label}" for a, label in ACTIONS) if any(total.values()) else ""
+
+
+def free(r: ResourceChangeOut) -> bool:
+    """A row folded into a count: added or changed at exactly $0.00/month (unknown is not zero; a replacement
+    or deletion is always shown)."""
+    return r.action in ("create", "update", "same") and r.monthly_delta_usd is not None and r.monthly_delta_usd == 0
+
+
+def fold(rows: list[ResourceChangeOut]) -> tuple[list[ResourceChangeOut], list[ResourceChangeOut]]:
+    """(rows shown, rows folded)."""
+    return [r for r in rows if not free(r)], [r for r in rows if free(r)]
+
+
+def tally(rows: list[ResourceChangeOut]) -> str:
+    """'40 to add, 2 to change' of folded rows."""
+    labels = dict(ACTIONS) | {"same": "cost only"}
+    found: dict[str, int] = {}
+    for r in rows:
+        found[labels[r.action]] = found.get(labels[r.action], 0) + 1
+    return ", ".join(f"{n} {label}" for label, n in found.items())
+
+
+def nothing(report: DiffReport) -> bool:
+    """No stack changed, nothing unreadable, nothing destroyed: the comment says 'No changes'."""
+    return not report.problems and not report.losses and all(s.status == "unchanged" for s in report.stacks)
+
+
+def percent(delta: Decimal | None, before: Decimal | None) -> str:
+    if delta is None or before is None:
+        return "unknown"
     if before == 0:
         return "new" if delta else "0%"
     return f"{delta / before * 100:+.1f}%"
@@ -86,12 +144,55 @@ def icon(f: FindingChangeOut) -> str:
     return "✅" if f.status == "resolved" else ICON.get(f.level, "•")
 
 
+def loss_text(loss: DataLossOut) -> str:
+    """One stateful replacement or deletion: what it is, what it loses, whether protection stops it."""
+    guard = (
+        "protected: `pulumi up` stops at this step until the protection is lifted"
+        if loss.protected
+        else "NOT protected: `pulumi up` destroys it"
+    )
+    return f"{loss.action} {loss.name} ({loss.type.rsplit(':', 1)[-1]}, stack {loss.stack}) loses {loss.lost}; {guard}"
+
+
+def verdict(report: DiffReport) -> list[str]:
+    """What a reviewer must know before the money, worst first: an unreadable head, blocking findings, stored
+    data destroyed. Empty when none."""
+    out = []
+    if report.problems:
+        out.append(f"❌ head cannot be read ({', '.join(p.stack for p in report.problems)})")
+    if report.blocking:
+        out.append(f"❌ {len(report.blocking)} blocking")
+    if report.losses:
+        out.append(f"⚠️ destroys stored data ({len(report.losses)})")
+    return out
+
+
 def headline(report: DiffReport) -> str:
-    return (
+    return "".join(f"{v}; " for v in verdict(report)) + (
         f"monthly cost {signed_money(report.monthly_delta_usd)} "
         f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
         f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}"
     )
 
 
-__all__ = ["ICON", "MARK", "MARKER", "MAX_VALUE", "effect_text", "headline", "icon", "pair", "percent", "short"]
+__all__ = [
+    "ACTIONS",
+    "ICON",
+    "MARK",
+    "MARKER",
+    "MAX_VALUE",
+    "counts",
+    "effect_text",
+    "fold",
+    "free",
+    "headline",
+    "icon",
+    "inert",
+    "loss_text",
+    "nothing",
+    "pair",
+    "percent",
+    "short",
+    "tally",
+    "verdict",
+]

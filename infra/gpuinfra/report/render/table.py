@@ -5,6 +5,7 @@ it: the CLI writes those problems to stderr (the Markdown and JSON documents car
 from __future__ import annotations
 
 import io
+from contextvars import ContextVar
 from functools import singledispatch
 
 from rich.console import Console
@@ -24,8 +25,12 @@ from gpuinfra.report.model import (
     StackDiffOut,
     StackReport,
 )
-from gpuinfra.report.render.parts import MARK, effect_text, headline, pair
+from gpuinfra.report.render.parts import MARK, effect_text, headline, loss_text, pair
 from gpuinfra.report.sections import as_of_text, catalog_blocks, cost_blocks, total_text
+
+WIDTH: ContextVar[int] = ContextVar("table_width", default=140)
+"""Columns the tables fill: 140 for files, pipes and tests (the same input gives the same text); the CLI sets a
+terminal's own width when the report goes to one."""
 
 LEVEL_MARK = {"error": "ERROR", "warning": "warn", "info": "info"}
 POLICY_MARK = {"mandatory": "MANDATORY", "advisory": "advisory"}
@@ -37,9 +42,9 @@ def render(report: object) -> str:
 
 
 @render.register
-def render_table(report: Report, width: int = 140) -> str:
+def render_table(report: Report, width: int | None = None) -> str:
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, color_system=None, highlight=False)
+    console = Console(file=buffer, width=width or WIDTH.get(), force_terminal=False, color_system=None, highlight=False)
     for stack in report.stacks:
         _stack(console, stack)
     if report.cost is not None and len(report.stacks) > 1:
@@ -74,6 +79,7 @@ def render_catalog_table(report: CatalogReport) -> str:
 def render_diff_table(report: DiffReport) -> str:
     out = [
         f"gpuinfra diff  base: {report.base}  head: {report.head}",
+        *(f"STATEFUL DATA: {loss_text(loss)}" for loss in report.losses),
         headline(report),
         f"  head range {money(report.monthly_min_after_usd)} to {money(report.monthly_max_after_usd)}; "
         f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}",
@@ -115,10 +121,10 @@ def _diff_resource(r: ResourceChangeOut) -> list[str]:
     return out
 
 
-def render_sections(blocks: list[tuple[str, list[Section]]], width: int = 140) -> str:
+def render_sections(blocks: list[tuple[str, list[Section]]], width: int | None = None) -> str:
     """Titled groups of sections (e.g. one per stack), for reports that are not a Report (cost, diff)."""
     buffer = io.StringIO()
-    console = Console(file=buffer, width=width, force_terminal=False, color_system=None, highlight=False)
+    console = Console(file=buffer, width=width or WIDTH.get(), force_terminal=False, color_system=None, highlight=False)
     for title, sections in blocks:
         console.rule(title, characters="=")
         for section in sections:
@@ -201,6 +207,7 @@ def _section(console: Console, section: Section) -> None:
 
 
 __all__ = [
+    "WIDTH",
     "policy_tally",
     "render",
     "render_catalog_table",

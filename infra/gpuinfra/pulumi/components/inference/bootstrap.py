@@ -3,6 +3,7 @@ lifecycle hooks, and the region-level load metric."""
 
 from __future__ import annotations
 
+import shlex
 from dataclasses import dataclass
 
 from gpuinfra.pulumi.templates import render
@@ -11,6 +12,8 @@ METRIC_NAMESPACE = "gpuinfra/Inference"
 METRIC_NAME = "RequestsInFlight"
 LAUNCH_HOOK = "launch"
 TERMINATE_HOOK = "drain"
+SCRIPTS = ("prefetch", "serve", "lifecycle", "drain", "queue-metric")
+"""Installed as /usr/local/sbin/gpuinfra-<name> (on systemd's default PATH, so they call each other by name)."""
 
 
 @dataclass(frozen=True)
@@ -22,20 +25,25 @@ class ServerConfig:
     model_prefix: str
     weights_prefix: str
     image: str
-    model_name: str
     server_port: int
-    context_length: int
+    engine_args: tuple[str, ...]
+    """vLLM's arguments after the image (engine.engine_args), one argv word each."""
     max_sequences: int
-    gpu_memory_utilization: float
-    tensor_parallel: int
+    """--max-num-seqs: what a replica whose server stops answering reports as its load (saturated)."""
+    launch_heartbeat_seconds: int
+    """The launch hook's heartbeat timeout: the lifecycle script records a heartbeat three times within it."""
+    launch_deadline_seconds: int
+    """After this long without a healthy server the launch is abandoned (the group replaces the instance)."""
     health_path: str = "/health"
     drain_seconds: int = 300
     image_digest: str | None = None
     server_kind: str = "cuda"
     accelerators: int = 1
-    server_args: tuple[str, ...] = ()
     api_key_secret: str | None = None
     """Secrets Manager secret name of the API key (None: no authentication at the server)."""
+    image_registry: str | None = None
+    """ECR registry host (<account>.dkr.ecr.<region>.amazonaws.com) to log in to before pulling; None: a
+    public registry needing no login."""
 
     @property
     def image_ref(self) -> str:
@@ -52,28 +60,48 @@ class ServerConfig:
             return " ".join(f"--device=/dev/neuron{i}" for i in range(self.accelerators))
         return "--gpus all"
 
+    @property
+    def heartbeat_seconds(self) -> int:
+        """Three heartbeats per hook timeout, so one lost call does not let the hook lapse."""
+        return max(1, self.launch_heartbeat_seconds // 3)
 
-def replica_cloud_init(server: ServerConfig) -> str:
+
+def render_scripts(server: ServerConfig) -> dict[str, str]:
+    """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric)."""
     values = {
         **vars(server),
         "image_ref": server.image_ref,
+        "image_arg": shlex.quote(server.image_ref),
+        "image_login": server.image_registry,
+        "engine_command": shlex.join(server.engine_args),
         "device_flags": server.device_flags,
+        "heartbeat_seconds": server.heartbeat_seconds,
+        "saturated_load": server.max_sequences,
         "namespace": METRIC_NAMESPACE,
         "metric_name": METRIC_NAME,
         "launch_hook": LAUNCH_HOOK,
         "terminate_hook": TERMINATE_HOOK,
     }
-    scripts = {
-        name: render(f"inference/{template}.sh.j2", **values)
-        for name, template in (
-            ("prefetch", "prefetch"),
-            ("serve", "serve"),
-            ("lifecycle", "lifecycle"),
-            ("drain", "drain"),
-            ("queue-metric", "queue-metric"),
-        )
-    }
-    return render("inference/node-cloud-init.yaml.j2", **values, scripts=scripts)
+    return {name: render(f"inference/{name}.sh.j2", **values) for name in SCRIPTS}
 
 
-__all__ = ["LAUNCH_HOOK", "METRIC_NAME", "METRIC_NAMESPACE", "TERMINATE_HOOK", "ServerConfig", "replica_cloud_init"]
+def replica_cloud_init(server: ServerConfig) -> str:
+    return render(
+        "inference/node-cloud-init.yaml.j2",
+        fleet=server.fleet,
+        region=server.region,
+        instance_type=server.instance_type,
+        scripts=render_scripts(server),
+    )
+
+
+__all__ = [
+    "LAUNCH_HOOK",
+    "METRIC_NAME",
+    "METRIC_NAMESPACE",
+    "SCRIPTS",
+    "TERMINATE_HOOK",
+    "ServerConfig",
+    "render_scripts",
+    "replica_cloud_init",
+]

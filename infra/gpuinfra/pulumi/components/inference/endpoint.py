@@ -43,6 +43,17 @@ class EndpointArgs:
 COMMON_RULE_SET = "AWSManagedRulesCommonRuleSet"
 BODY_SIZE_RULE = "SizeRestrictions_BODY"
 """The common rule set blocks request bodies over 8 KB; prompts are larger, so this rule only counts."""
+BODY_RULES = (
+    BODY_SIZE_RULE,
+    "CrossSiteScripting_BODY",
+    "GenericLFI_BODY",
+    "GenericRFI_BODY",
+    "EC2MetaDataSSRF_BODY",
+)
+"""The core rule set's rules that inspect the request body (AWS WAF DG, "Core rule set (CRS) managed rule
+group"), all Block by default. A model API's body is a prompt, and prompts routinely hold HTML, `<script>`,
+`../` paths and metadata URLs as text: these rules are set to Count (they still label and log), while the
+CRS keeps blocking on headers, URI and query; auth (the API key) and the rate limit guard the body."""
 
 
 def _visibility(metric: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
@@ -76,11 +87,12 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
         overrides = (
             [
                 aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideArgs(
-                    name=BODY_SIZE_RULE,
+                    name=rule,
                     action_to_use=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseArgs(
                         count=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseCountArgs()
                     ),
                 )
+                for rule in BODY_RULES
             ]
             if group == COMMON_RULE_SET
             else None
@@ -103,9 +115,34 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
     return rules
 
 
+def healthy_hosts_alarm(
+    name: str, alb: bool, lb: aws.lb.LoadBalancer, tg: aws.lb.TargetGroup, o: pulumi.ResourceOptions
+) -> aws.cloudwatch.MetricAlarm:
+    """ALARM when the target group has no healthy replica for 3 minutes (no data counts as none). A Route 53
+    health check of type CLOUDWATCH_METRIC follows it: Route 53's own checkers are outside the VPC and
+    cannot reach an internal load balancer (Route 53 API reference, CreateHealthCheck, "Private Hosted
+    Zones"; HealthCheckConfig AlarmIdentifier)."""
+    return aws.cloudwatch.MetricAlarm(
+        f"{name}-no-healthy-replica",
+        alarm_description="no healthy replica behind the regional load balancer (drives Route 53 failover)",
+        namespace="AWS/ApplicationELB" if alb else "AWS/NetworkELB",
+        metric_name="HealthyHostCount",
+        dimensions={"TargetGroup": tg.arn_suffix, "LoadBalancer": lb.arn_suffix},
+        statistic="Minimum",
+        period=60,
+        evaluation_periods=3,
+        datapoints_to_alarm=3,
+        threshold=1,
+        comparison_operator="LessThanThreshold",
+        treat_missing_data="breaching",
+        opts=o,
+    )
+
+
 class RegionalEndpoint(pulumi.ComponentResource):
     load_balancer: aws.lb.LoadBalancer
     target_group: aws.lb.TargetGroup
+    health_alarm: aws.cloudwatch.MetricAlarm | None
 
     def __init__(
         self,
@@ -215,15 +252,20 @@ class RegionalEndpoint(pulumi.ComponentResource):
                 ],
                 opts=o,
             )
+        self.health_alarm = (
+            healthy_hosts_alarm(name, alb, self.load_balancer, self.target_group, o) if args.internal else None
+        )
         self.register_outputs({"dns_name": self.load_balancer.dns_name, "target_group_arn": self.target_group.arn})
 
 
 __all__ = [
+    "BODY_RULES",
     "BODY_SIZE_RULE",
     "COMMON_RULE_SET",
     "TLS_POLICY",
     "TYPE",
     "EndpointArgs",
     "RegionalEndpoint",
+    "healthy_hosts_alarm",
     "web_acl_rules",
 ]

@@ -70,6 +70,7 @@ class InferenceFleet(pulumi.ComponentResource):
                         r.endpoint.load_balancer.dns_name,
                         r.endpoint.load_balancer.zone_id,
                         r.endpoint.load_balancer.arn,
+                        r.endpoint.health_alarm.name if r.endpoint.health_alarm else None,
                     )
                     for region, r in self.regions.items()
                 ],

@@ -15,24 +15,39 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
-GPU_RESOURCE = "nvidia.com/gpu"
-# Values of nvidia.com/gpu.product that GPU feature discovery sets, by catalog accelerator.
-GPU_PRODUCT = {
-    "L4": "NVIDIA-L4",
-    "L40S": "NVIDIA-L40S",
-    "A10G": "NVIDIA-A10G",
-    "T4": "Tesla-T4",
-    "H100": "NVIDIA-H100-80GB-HBM3",
-    "A100": "NVIDIA-A100-SXM4-80GB",
-    "H200": "NVIDIA-H200",
-}
 PRESTOP_SECONDS = 30
+PROBE_TIMEOUT_SECONDS = 10
+"""/health on a loaded GPU server: well above the 1 s default, below the 15 s readiness period."""
+LIVENESS_TIMEOUT_SECONDS = 30
 """Time for the load balancer to stop sending new requests before the server gets SIGTERM."""
+
+
+@dataclass(frozen=True)
+class Accelerators:
+    """What a server pod asks Kubernetes for: the accelerators' extended resource and the node label that picks
+    nodes of the planned type, both read from the catalog (accelerators.yaml `devices`)."""
+
+    resource: str
+    node_selector: dict[str, str]
+
+
+def accelerators(catalog: Catalog, instance_type: str, product_label: str | None = None) -> Accelerators:
+    """The catalog's resource and node selector for the type; `product_label` (the spec's gpu_product_label)
+    replaces the product label's value on a GPU node. A type the catalog knows no device for is a bug upstream
+    (the serving validators refuse it before any component runs)."""
+    device = catalog.device(instance_type)
+    assert device is not None, f"{instance_type}: no accelerator device in the catalog"
+    selector = catalog.node_selector(instance_type)
+    if product_label and device.node_value == "product":
+        selector = {device.node_label: product_label}
+    assert selector, f"{instance_type}: the catalog has no node label for its accelerator"
+    return Accelerators(device.k8s_resource, selector)
 
 
 @dataclass(frozen=True)
@@ -95,7 +110,7 @@ def deployment_spec(
     rp: RegionPlan,
     bucket: str,
     model_prefix: str,
-    gpu_product: str,
+    devices: Accelerators,
     pod_labels: dict[str, str],
     node: tuple[int, int] = (4, 16),
 ) -> dict[str, Any]:
@@ -103,7 +118,9 @@ def deployment_spec(
     (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
     model, lb = spec.model, spec.load_balancer
     kube = spec.kubernetes
-    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}}
+    # Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is
+    # pulled from the load balancer (readiness) or restarted (liveness) under the load that needs it most.
+    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}, "timeout_seconds": PROBE_TIMEOUT_SECONDS}
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
@@ -129,8 +146,9 @@ def deployment_spec(
                     "fs_group": RUN_AS,
                     "seccomp_profile": {"type": "RuntimeDefault"},
                 },
-                "node_selector": {"nvidia.com/gpu.product": gpu_product},
-                "tolerations": [{"key": GPU_RESOURCE, "operator": "Exists", "effect": "NoSchedule"}],
+                "node_selector": dict(devices.node_selector),
+                # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
+                "tolerations": [{"key": devices.resource, "operator": "Exists", "effect": "NoSchedule"}],
                 "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
                 # Spread replicas over zones: losing one zone loses at most its share of the region.
                 "topology_spread_constraints": [
@@ -161,27 +179,13 @@ def deployment_spec(
                         "image": image_ref(spec.server_image, spec.server_image_digest),
                         "env": cache_env + api_key,
                         "security_context": restricted_context(),
-                        "args": [
-                            "--model",
-                            "/weights",
-                            "--served-model-name",
-                            model.name,
-                            "--max-model-len",
-                            str(model.context_length_tokens),
-                            "--max-num-seqs",
-                            str(model.max_concurrent_sequences),
-                            "--gpu-memory-utilization",
-                            str(model.gpu_memory_utilization),
-                            "--tensor-parallel-size",
-                            str(gpus),
-                            "--port",
-                            str(lb.server_port),
-                            *spec.server_args,
-                        ],
+                        "args": engine_args(
+                            model, "/weights", gpus, ["--port", str(lb.server_port), *spec.server_args]
+                        ),
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
-                            "limits": {GPU_RESOURCE: str(gpus), "memory": requests["memory"]},
-                            "requests": {GPU_RESOURCE: str(gpus), **requests},
+                            "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
+                            "requests": {devices.resource: str(gpus), **requests},
                         },
                         "volume_mounts": [
                             {"name": "weights", "mount_path": "/weights", "read_only": True},
@@ -199,7 +203,13 @@ def deployment_spec(
                             "period_seconds": lb.health_check_interval_seconds,
                             "failure_threshold": lb.unhealthy_threshold,
                         },
-                        "liveness_probe": {**probe, "period_seconds": 30, "failure_threshold": 5},
+                        # Liveness restarts the pod (weights again, a cold start): only after 10 missed minutes.
+                        "liveness_probe": {
+                            **probe,
+                            "timeout_seconds": LIVENESS_TIMEOUT_SECONDS,
+                            "period_seconds": 60,
+                            "failure_threshold": 10,
+                        },
                         "lifecycle": {"pre_stop": {"exec": {"command": ["sleep", str(PRESTOP_SECONDS)]}}},
                     }
                 ],
@@ -330,7 +340,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         fleet_region: FleetRegion,
         rp: RegionPlan,
         registry: Registry,
-        gpu_product: str,
+        devices: Accelerators,
         stack_tags: dict[str, str],
         provider: k8s.Provider,
         node: tuple[int, int],
@@ -352,7 +362,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-server",
             metadata=meta,
             spec=deployment_spec(
-                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, gpu_product, pod_labels, node
+                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, devices, pod_labels, node
             ),
             opts=o,
         )
@@ -446,11 +456,12 @@ class KubernetesFleet(pulumi.ComponentResource):
                 enable_server_side_apply=True,
                 opts=here,
             )
-            gpu = kube.gpu_product_label or GPU_PRODUCT.get(rp.accelerator or "", "")
-            info = args.catalog.instance(rp.instance_type) if rp.instance_type else None
+            assert rp.instance_type is not None, "the serving validators refuse a region without an instance type"
+            devices = accelerators(args.catalog, rp.instance_type, kube.gpu_product_label)
+            info = args.catalog.instance(rp.instance_type)
             node = (info.vcpu, info.memory_gib) if info else (4, 16)
             regions[rp.region] = KubernetesRegion(
-                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, gpu, args.tags, provider, node, here
+                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, devices, args.tags, provider, node, here
             )
         routing = spec.global_routing
         GlobalRouting(
@@ -471,11 +482,12 @@ class KubernetesFleet(pulumi.ComponentResource):
 __all__ = [
     "EXTERNAL_METRIC",
     "FLEET_TYPE",
-    "GPU_PRODUCT",
     "REGION_TYPE",
+    "Accelerators",
     "KubernetesFleet",
     "KubernetesFleetArgs",
     "KubernetesRegion",
+    "accelerators",
     "deployment_spec",
     "hpa_spec",
     "image_ref",

@@ -1,5 +1,12 @@
 """A serving region's network: private subnets for replicas and public ones for the load balancer
-only, over two or more zones, one NAT for egress, an S3 gateway endpoint for weights."""
+only, over two or more zones; a NAT gateway per zone (or one, by choice), an S3 gateway endpoint for
+weights and image layers, and interface endpoints for every AWS API a replica calls, so losing a zone
+stops neither image pulls, key reads, hook completions nor the scaling metric in the others.
+
+"If you have resources in multiple Availability Zones and they share one NAT gateway, and if the NAT
+gateway's Availability Zone is down, resources in the other Availability Zones lose internet access. To
+improve resiliency, create a NAT gateway in each Availability Zone" (Amazon VPC user guide, NAT gateway
+basics)."""
 
 from __future__ import annotations
 
@@ -10,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
-from gpuinfra.pulumi.components.network import nat_egress, subnet, vpc
+from gpuinfra.pulumi.components.network import subnet, vpc
 
 TYPE = "gpuinfra:inference:Network"
 
@@ -22,7 +29,16 @@ class NetworkArgs:
     cidr: str
     server_port: int
     internal: bool = False
-    """Private-only fleet: the load balancer accepts HTTPS from the VPC (and what is routed to it) only."""
+    """Private-only fleet: the load balancer accepts HTTPS from the VPC and the client networks only."""
+    nat_per_zone: bool = True
+    client_cidrs: tuple[str, ...] = ()
+    """Networks (peered, Transit Gateway, VPN) a private fleet's load balancer admits besides its VPC."""
+
+
+INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "secretsmanager", "monitoring", "autoscaling", "sts", "logs")
+"""AWS APIs replicas call (image auth and manifests, the API key, PutMetricData, lifecycle actions, STS,
+logs), reached over PrivateLink in their own zone: com.amazonaws.<region>.<service> (AWS PrivateLink guide,
+"AWS services that integrate with AWS PrivateLink"). ECR image layers come from S3 (gateway endpoint)."""
 
 
 def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
@@ -35,12 +51,86 @@ def subnet_cidrs(vpc_cidr: str, zones: int) -> tuple[list[str], list[str]]:
     return [str(n) for n in private], [str(n) for n in public]
 
 
+def egress(
+    name: str,
+    network: aws.ec2.Vpc,
+    args: NetworkArgs,
+    public: list[aws.ec2.Subnet],
+    private: list[aws.ec2.Subnet],
+    o: pulumi.ResourceOptions,
+) -> list[aws.ec2.NatGateway]:
+    """An internet gateway; a NAT gateway in each zone's public subnet (or the first zone's only) and a
+    private route table per zone to its own zone's NAT; the S3 gateway endpoint on every private table."""
+    igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=network.id, opts=o)
+    public_rt = aws.ec2.RouteTable(
+        f"{name}-public-rt",
+        vpc_id=network.id,
+        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
+        opts=o,
+    )
+    nats: list[aws.ec2.NatGateway] = []
+    tables = []
+    for zone, pub, priv in zip(args.zones, public, private, strict=True):
+        z = zone[-1]
+        aws.ec2.RouteTableAssociation(f"{name}-public-{z}-rta", subnet_id=pub.id, route_table_id=public_rt.id, opts=o)
+        if args.nat_per_zone or not nats:
+            eip = aws.ec2.Eip(f"{name}-nat-ip-{z}", domain="vpc", opts=o)
+            nats.append(aws.ec2.NatGateway(f"{name}-nat-{z}", subnet_id=pub.id, allocation_id=eip.id, opts=o))
+        table = aws.ec2.RouteTable(
+            f"{name}-private-{z}-rt",
+            vpc_id=network.id,
+            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nats[-1].id)],
+            opts=o,
+        )
+        aws.ec2.RouteTableAssociation(f"{name}-private-{z}-rta", subnet_id=priv.id, route_table_id=table.id, opts=o)
+        tables.append(table)
+    aws.ec2.VpcEndpoint(
+        f"{name}-s3",
+        vpc_id=network.id,
+        service_name=f"com.amazonaws.{args.region}.s3",
+        vpc_endpoint_type="Gateway",
+        route_table_ids=[t.id for t in tables],
+        opts=o,
+    )
+    return nats
+
+
+def endpoints(
+    name: str, network: aws.ec2.Vpc, args: NetworkArgs, private: list[aws.ec2.Subnet], o: pulumi.ResourceOptions
+) -> None:
+    """Interface endpoints with private DNS in every replica subnet (the CLI's and Docker's usual hostnames
+    resolve to them), HTTPS from the VPC only."""
+    group = aws.ec2.SecurityGroup(
+        f"{name}-endpoints",
+        vpc_id=network.id,
+        description="Interface endpoints: HTTPS from the VPC",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                protocol="tcp", from_port=443, to_port=443, cidr_blocks=[args.cidr], description="HTTPS from the VPC"
+            )
+        ],
+        opts=o,
+    )
+    for service in INTERFACE_ENDPOINTS:
+        aws.ec2.VpcEndpoint(
+            f"{name}-{service.replace('.', '-')}",
+            vpc_id=network.id,
+            service_name=f"com.amazonaws.{args.region}.{service}",
+            vpc_endpoint_type="Interface",
+            private_dns_enabled=True,
+            subnet_ids=[s.id for s in private],
+            security_group_ids=[group.id],
+            opts=o,
+        )
+
+
 class InferenceNetwork(pulumi.ComponentResource):
     vpc: aws.ec2.Vpc
     private_subnets: list[aws.ec2.Subnet]
     public_subnets: list[aws.ec2.Subnet]
     lb_security_group: aws.ec2.SecurityGroup
     replica_security_group: aws.ec2.SecurityGroup
+    nat_gateways: list[aws.ec2.NatGateway]
 
     def __init__(
         self,
@@ -61,14 +151,8 @@ class InferenceNetwork(pulumi.ComponentResource):
             subnet(f"{name}-public-{zone[-1]}", self.vpc, cidr, zone, o)
             for zone, cidr in zip(args.zones, public_cidrs, strict=True)
         ]
-        nat_egress(
-            name,
-            self.vpc,
-            args.region,
-            [(f"public-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.public_subnets, strict=True)],
-            [(f"private-{zone[-1]}", subnet) for zone, subnet in zip(args.zones, self.private_subnets, strict=True)],
-            o,
-        )
+        self.nat_gateways = egress(name, self.vpc, args, self.public_subnets, self.private_subnets, o)
+        endpoints(name, self.vpc, args, self.private_subnets, o)
         self.lb_security_group = aws.ec2.SecurityGroup(
             f"{name}-lb",
             vpc_id=self.vpc.id,
@@ -78,7 +162,7 @@ class InferenceNetwork(pulumi.ComponentResource):
                     protocol="tcp",
                     from_port=port,
                     to_port=port,
-                    cidr_blocks=[args.cidr] if args.internal else ["0.0.0.0/0"],
+                    cidr_blocks=[args.cidr, *args.client_cidrs] if args.internal else ["0.0.0.0/0"],
                     description=what,
                 )
                 for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))
@@ -121,4 +205,4 @@ class InferenceNetwork(pulumi.ComponentResource):
         self.register_outputs({"vpc_id": self.vpc.id})
 
 
-__all__ = ["TYPE", "InferenceNetwork", "NetworkArgs", "subnet_cidrs"]
+__all__ = ["INTERFACE_ENDPOINTS", "TYPE", "InferenceNetwork", "NetworkArgs", "egress", "endpoints", "subnet_cidrs"]

@@ -7,18 +7,26 @@ from dataclasses import dataclass
 
 import pulumi
 import pulumi_aws as aws
+import pulumi_random as random
 
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.images import cached_image, pull_through_cache
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
-from gpuinfra.pulumi.components.inference.replicas import ReplicasArgs, ScheduleArgs, ServingReplicas
+from gpuinfra.pulumi.components.inference.replicas import (
+    ReplicasArgs,
+    ScheduleArgs,
+    ServingReplicas,
+    launch_deadline,
+    launch_heartbeat,
+)
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 TYPE = "gpuinfra:inference:Region"
-DEFAULT_IMAGE = "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 
 
 @dataclass(frozen=True)
@@ -43,6 +51,40 @@ def root_volume_gib(weights_bytes: int) -> int:
     return max(100, math.ceil(weights_bytes / 2**30 * 1.2) + 60)
 
 
+def api_key_value(
+    name: str,
+    secret_name: str,
+    fleet: str,
+    region: str,
+    tags: dict[str, str],
+    provider: pulumi.ProviderResource,
+    parent: pulumi.Resource,
+) -> aws.secretsmanager.SecretVersion:
+    """The region's API key with a value from the first `pulumi up`: a secret created empty fails every
+    GetSecretValue (ResourceNotFoundException for the AWSCURRENT label) until someone sets it. The value is
+    generated (random.RandomPassword, kept in the stack's state as a Pulumi secret); rotate it with
+    `pulumi up --replace <the password's URN>`, then an instance refresh (servers read the key at start)."""
+    o = pulumi.ResourceOptions(parent=parent, provider=provider)
+    secret = aws.secretsmanager.Secret(
+        f"{name}-api-key",
+        name=secret_name,
+        description=f"API key the {fleet} servers in {region} require on /v1 (vLLM --api-key)",
+        recovery_window_in_days=7,
+        tags=tags,
+        opts=o,
+    )
+    generator = random.Provider(f"{name}-random", opts=pulumi.ResourceOptions(parent=parent))
+    value = random.RandomPassword(
+        f"{name}-api-key-value",
+        length=48,
+        special=False,
+        opts=pulumi.ResourceOptions(parent=parent, provider=generator),
+    )
+    return aws.secretsmanager.SecretVersion(
+        f"{name}-api-key-version", secret_id=secret.id, secret_string=value.result, opts=o
+    )
+
+
 class InferenceRegion(pulumi.ComponentResource):
     endpoint: RegionalEndpoint
     replicas: ServingReplicas
@@ -57,7 +99,18 @@ class InferenceRegion(pulumi.ComponentResource):
         lb = spec.load_balancer
         internal = spec.access.scheme == "internal"
         network = InferenceNetwork(
-            f"{name}-net", NetworkArgs(rp.region, rp.zones, fr.vpc_cidr, lb.server_port, internal), provider, here
+            f"{name}-net",
+            NetworkArgs(
+                rp.region,
+                rp.zones,
+                fr.vpc_cidr,
+                lb.server_port,
+                internal,
+                nat_per_zone=spec.nat_gateways == "per_zone",
+                client_cidrs=tuple(spec.access.client_cidrs),
+            ),
+            provider,
+            here,
         )
         self.endpoint = RegionalEndpoint(
             f"{name}-endpoint",
@@ -84,16 +137,13 @@ class InferenceRegion(pulumi.ComponentResource):
         model = spec.model
         api_key = api_key_secret(spec.name, rp.region) if spec.access.auth == "api_key" else None
         if api_key:
-            # The value is set out of band (aws secretsmanager put-secret-value): it never enters the stack.
-            aws.secretsmanager.Secret(
-                f"{name}-api-key",
-                name=api_key,
-                description=f"API key the {spec.name} servers in {rp.region} require on /v1 (vLLM --api-key)",
-                recovery_window_in_days=7,
-                tags=args.tags,
-                opts=pulumi.ResourceOptions(parent=self, provider=provider),
-            )
+            api_key_value(name, api_key, spec.name, rp.region, args.tags, provider, self)
         accelerators = max(1, rp.accelerators_per_instance)
+        cached = cached_image(args.account_id, rp.region, spec.server_image) if spec.image_source != "direct" else None
+        if cached is not None:
+            pull_through_cache(
+                name, spec.name, spec.server_image, args.tags, pulumi.ResourceOptions(parent=self, provider=provider)
+            )
         user_data = replica_cloud_init(
             ServerConfig(
                 fleet=spec.name,
@@ -102,19 +152,18 @@ class InferenceRegion(pulumi.ComponentResource):
                 bucket=bucket,
                 model_prefix=args.registry.model_prefix,
                 weights_prefix=model.weights_prefix,
-                image=spec.server_image,
-                model_name=model.name,
+                image=cached.image if cached else spec.server_image,
+                image_registry=cached.registry if cached else None,
                 server_port=lb.server_port,
-                context_length=model.context_length_tokens,
+                engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args)),
                 max_sequences=model.max_concurrent_sequences,
-                gpu_memory_utilization=model.gpu_memory_utilization,
-                tensor_parallel=accelerators,
+                launch_heartbeat_seconds=launch_heartbeat(rp.cold_start_seconds),
+                launch_deadline_seconds=launch_deadline(rp.cold_start_seconds),
                 health_path=lb.health_check_path,
                 drain_seconds=rp.drain_seconds,
                 image_digest=spec.server_image_digest,
                 server_kind=spec.server_kind,
                 accelerators=accelerators,
-                server_args=tuple(spec.server_args),
                 api_key_secret=api_key,
             )
         )
@@ -126,7 +175,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 fleet=spec.name,
                 region=rp.region,
                 instance_type=rp.instance_type,
-                image_id=DEFAULT_IMAGE,
+                image_id=fr.image_id or spec.image_id,
                 root_volume_gib=root_volume_gib(args.plan.memory.weights_bytes),
                 min_replicas=rp.min_replicas,
                 max_on_demand=rp.max_on_demand,
@@ -145,6 +194,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 registry_bucket=bucket,
                 model_prefix=args.registry.model_prefix,
                 registry_account_id=args.registry_account_id,
+                image_prefix=cached.prefix if cached else None,
                 user_data=user_data,
                 target_queue_depth=auto.target_queue_depth_per_replica,
                 scale_out_cooldown_seconds=auto.scale_out_cooldown_seconds,
@@ -159,4 +209,4 @@ class InferenceRegion(pulumi.ComponentResource):
         self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
 
 
-__all__ = ["DEFAULT_IMAGE", "TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "root_volume_gib"]
+__all__ = ["TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "api_key_value", "root_volume_gib"]

@@ -72,10 +72,17 @@ class ReplicasArgs:
     schedules: Sequence[ScheduleArgs]
     predictive: bool
     tags: dict[str, str]
+    image_prefix: str | None = None
+    """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
 
 
 def group_names(fleet: str, region: str) -> tuple[str, str]:
     return f"{fleet}-{region}-base", f"{fleet}-{region}-burst"
+
+
+def overflow_name(fleet: str, region: str) -> str:
+    """The on-demand group that takes the burst share while spot capacity cannot be had."""
+    return f"{fleet}-{region}-overflow"
 
 
 HOOK_MARGIN_SECONDS = 300
@@ -84,8 +91,19 @@ MAX_HEARTBEAT_SECONDS = 7200
 """HeartbeatTimeout's maximum (PutLifecycleHook API reference)."""
 
 
+LAUNCH_DEADLINE_FACTOR = 3
+"""A launch still not healthy after this many planned cold starts (plus the margin) is abandoned by the
+instance itself; until then it records heartbeats, so a load slower than planned is not cut off."""
+
+
 def launch_heartbeat(cold_start_seconds: float) -> int:
+    """The launch hook's timeout: the planned cold start plus HOOK_MARGIN_SECONDS; heartbeats restart it."""
     return min(MAX_HEARTBEAT_SECONDS, int(cold_start_seconds) + HOOK_MARGIN_SECONDS)
+
+
+def launch_deadline(cold_start_seconds: float) -> int:
+    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it."""
+    return LAUNCH_DEADLINE_FACTOR * int(cold_start_seconds) + HOOK_MARGIN_SECONDS
 
 
 def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
@@ -107,6 +125,26 @@ def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLife
     ]
 
 
+def instance_refresh(cold_start_seconds: float) -> aws.autoscaling.GroupInstanceRefreshArgs:
+    """Roll every instance onto a new launch template version, warm-pool instances included.
+
+    The provider starts a refresh when the group's launch template (id or version) changes, and never for
+    `$Latest` (terraform-provider-aws, r/autoscaling_group, instance_refresh: "A refresh will not start when
+    version = "$Latest" is configured"); a refresh replaces the warm pool's instances after the in-service
+    ones (EC2 Auto Scaling API, InstanceRefreshWarmPoolProgress). Launch before terminate: keep 100% healthy
+    and go up to 200% while replacing, so a 2-instance group never drops to one (RefreshPreferences).
+    """
+    return aws.autoscaling.GroupInstanceRefreshArgs(
+        strategy="Rolling",
+        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
+            min_healthy_percentage=100,
+            max_healthy_percentage=200,
+            instance_warmup=str(int(cold_start_seconds)),
+            skip_matching=True,
+        ),
+    )
+
+
 def replica_policy(args: ReplicasArgs) -> str:
     """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
     registry key through S3 only, the one metric namespace the server publishes, completing the lifecycle
@@ -114,7 +152,7 @@ def replica_policy(args: ReplicasArgs) -> str:
     base, burst = group_names(args.fleet, args.region)
     groups = [
         f"arn:aws:autoscaling:{args.region}:{args.account_id}:autoScalingGroup:*:autoScalingGroupName/{g}"
-        for g in (base, burst)
+        for g in (base, burst, overflow_name(args.fleet, args.region))
     ]
     extra: list[dict[str, Any]] = [
         {
@@ -124,6 +162,26 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": groups,
         }
     ]
+    if args.image_prefix:
+        repositories = f"arn:aws:ecr:{args.region}:{args.account_id}:repository/{args.image_prefix}/*"
+        extra += [
+            # GetAuthorizationToken has no resource (ECR API reference: Resource "*").
+            {"Sid": "ImageLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
+            {
+                "Sid": "ImagePull",
+                "Effect": "Allow",
+                # Pulling through the cache: the first pull creates the repository and imports the image
+                # (ECR user guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage).
+                "Action": [
+                    "ecr:BatchGetImage",
+                    "ecr:GetDownloadUrlForLayer",
+                    "ecr:BatchCheckLayerAvailability",
+                    "ecr:CreateRepository",
+                    "ecr:BatchImportUpstreamImage",
+                ],
+                "Resource": [repositories],
+            },
+        ]
     if args.api_key_secret:
         extra.append(
             {
@@ -158,6 +216,7 @@ def scale_in_periods(cooldown_seconds: int) -> int:
 class ServingReplicas(pulumi.ComponentResource):
     base: aws.autoscaling.Group
     burst: aws.autoscaling.Group | None
+    overflow: aws.autoscaling.Group | None
 
     def __init__(
         self,
@@ -179,7 +238,9 @@ class ServingReplicas(pulumi.ComponentResource):
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled",
                 http_tokens="required",
-                http_put_response_hop_limit=2,
+                # 1: only the host reaches IMDS; the vLLM container (Docker bridge, one more hop) needs no
+                # role (EKS Best Practices, "Restrict access to the instance profile assigned to the worker node").
+                http_put_response_hop_limit=1,
                 instance_metadata_tags="enabled",
             ),
             block_device_mappings=[
@@ -202,6 +263,9 @@ class ServingReplicas(pulumi.ComponentResource):
             opts=o,
         )
         base_name, burst_name = group_names(args.fleet, args.region)
+        # The version the template has after this update (not $Latest): a new version (new user data: model,
+        # image, flags; a new AMI) changes the groups' launch template, and that starts their instance refresh.
+        version = template.latest_version.apply(str)
         common: dict[str, Any] = {
             "vpc_zone_identifiers": list(args.private_subnet_ids),
             "target_group_arns": [args.target_group_arn],
@@ -220,25 +284,19 @@ class ServingReplicas(pulumi.ComponentResource):
             name=base_name,
             min_size=args.min_replicas,
             max_size=args.max_on_demand,
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version="$Latest"),
+            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
             warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+                # The pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances (PutWarmPool API
+                # reference); without the ceiling it holds maxSize - desired. min + planned keeps it at the
+                # planned size at every desired capacity, which is what the cost prices.
                 min_size=args.warm_pool,
+                max_group_prepared_capacity=args.min_replicas + args.warm_pool,
                 pool_state="Stopped",
                 instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
             )
             if args.warm_pool
             else None,
-            instance_refresh=aws.autoscaling.GroupInstanceRefreshArgs(
-                strategy="Rolling",
-                # Launch before terminate: keep 100% healthy and go up to 200% while replacing, so a
-                # 2-instance group never drops to one (InstanceRefresh preferences, MaxHealthyPercentage).
-                preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-                    min_healthy_percentage=100,
-                    max_healthy_percentage=200,
-                    instance_warmup=str(int(args.cold_start_seconds)),
-                    skip_matching=True,
-                ),
-            ),
+            instance_refresh=instance_refresh(args.cold_start_seconds),
             tags=group_tags(args.tags, args.expected_on_demand),
             **common,
             opts=o,
@@ -251,6 +309,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 min_size=0,
                 max_size=args.max_spot,
                 capacity_rebalance=True,
+                instance_refresh=instance_refresh(args.cold_start_seconds),
                 mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                     instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
                         on_demand_base_capacity=0,
@@ -259,7 +318,7 @@ class ServingReplicas(pulumi.ComponentResource):
                     ),
                     launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
                         launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                            launch_template_id=template.id, version="$Latest"
+                            launch_template_id=template.id, version=version
                         ),
                         overrides=[
                             aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
@@ -268,6 +327,22 @@ class ServingReplicas(pulumi.ComponentResource):
                     ),
                 ),
                 tags=group_tags(args.tags, args.expected_spot),
+                **common,
+                opts=o,
+            )
+        self.overflow = None
+        if self.burst is not None:
+            # EC2 Auto Scaling never substitutes on-demand for spot it cannot get (InstancesDistribution:
+            # OnDemandPercentageAboveBaseCapacity 0 = all spot above the base). This on-demand group takes the
+            # burst share when the burst group's desired capacity stays above its in-service count (scaling.py).
+            self.overflow = aws.autoscaling.Group(
+                f"{name}-overflow",
+                name=overflow_name(args.fleet, args.region),
+                min_size=0,
+                max_size=args.max_spot,
+                launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
+                instance_refresh=instance_refresh(args.cold_start_seconds),
+                tags=group_tags(args.tags, 0),
                 **common,
                 opts=o,
             )
@@ -280,10 +355,12 @@ class ServingReplicas(pulumi.ComponentResource):
                 target_per_replica=args.target_queue_depth,
                 warmup_seconds=int(args.cold_start_seconds),
                 scale_in_periods=scale_in_periods(args.scale_in_cooldown_seconds),
+                overflow_group=overflow_name(args.fleet, args.region) if self.overflow is not None else None,
             ),
             self.base,
             self.burst,
             o,
+            self.overflow,
         )
         for schedule in args.schedules:
             aws.autoscaling.Schedule(
@@ -336,8 +413,11 @@ __all__ = [
     "ScheduleArgs",
     "ServingReplicas",
     "group_names",
+    "instance_refresh",
+    "launch_deadline",
     "launch_heartbeat",
     "lifecycle_hooks",
+    "overflow_name",
     "replica_policy",
     "scale_in_periods",
 ]

@@ -15,6 +15,8 @@ from gpuinfra.pulumi.components.base import child
 TYPE = "gpuinfra:inference:GlobalRouting"
 GLOBAL_ACCELERATOR_REGION = "us-west-2"
 """Global Accelerator's API lives in us-west-2 only, whatever regions the endpoints are in."""
+GLOBAL_ACCELERATOR_ZONE = "Z2BJ6XQ5FK7U4H"
+"""The hosted zone of every accelerator's DNS name (alias records)."""
 
 
 @dataclass(frozen=True)
@@ -24,6 +26,9 @@ class RegionalTarget:
     zone_id: pulumi.Input[str] | None
     """The load balancer's hosted zone (alias records); None for a plain CNAME target."""
     load_balancer_arn: pulumi.Input[str] | None
+    health_alarm: pulumi.Input[str] | None = None
+    """A CloudWatch alarm (in the target's region) that says the region is unhealthy: for private load
+    balancers, which Route 53's checkers cannot reach."""
 
 
 @dataclass(frozen=True)
@@ -57,16 +62,27 @@ class GlobalRouting(pulumi.ComponentResource):
     @staticmethod
     def _route53(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> None:
         for target in args.targets:
-            check = aws.route53.HealthCheck(
-                f"{name}-{target.region}-health",
-                type="HTTPS",
-                fqdn=target.dns_name,
-                port=443,
-                resource_path=args.health_check_path,
-                request_interval=30,
-                failure_threshold=3,
-                measure_latency=True,
-                opts=o,
+            check = (
+                aws.route53.HealthCheck(
+                    f"{name}-{target.region}-health",
+                    type="CLOUDWATCH_METRIC",
+                    cloudwatch_alarm_name=target.health_alarm,
+                    cloudwatch_alarm_region=target.region,
+                    insufficient_data_health_status="Unhealthy",
+                    opts=o,
+                )
+                if target.health_alarm is not None
+                else aws.route53.HealthCheck(
+                    f"{name}-{target.region}-health",
+                    type="HTTPS",
+                    fqdn=target.dns_name,
+                    port=443,
+                    resource_path=args.health_check_path,
+                    request_interval=30,
+                    failure_threshold=3,
+                    measure_latency=True,
+                    opts=o,
+                )
             )
             common: dict[str, Any] = {
                 "zone_id": args.hosted_zone_id,
@@ -103,6 +119,21 @@ class GlobalRouting(pulumi.ComponentResource):
             port_ranges=[aws.globalaccelerator.ListenerPortRangeArgs(from_port=443, to_port=443)],
             opts=o,
         )
+        if args.hosted_zone_id:
+            # The domain the certificates name, as an alias of the accelerator (Route 53 DG, "Routing traffic
+            # to an AWS Global Accelerator": alias target hosted zone Z2BJ6XQ5FK7U4H).
+            aws.route53.Record(
+                f"{name}-ga-alias",
+                zone_id=args.hosted_zone_id,
+                name=args.domain_name,
+                type="A",
+                aliases=[
+                    aws.route53.RecordAliasArgs(
+                        name=accelerator.dns_name, zone_id=GLOBAL_ACCELERATOR_ZONE, evaluate_target_health=True
+                    )
+                ],
+                opts=o,
+            )
         for target in args.targets:
             aws.globalaccelerator.EndpointGroup(
                 f"{name}-ga-{target.region}",
@@ -121,4 +152,11 @@ class GlobalRouting(pulumi.ComponentResource):
             )
 
 
-__all__ = ["GLOBAL_ACCELERATOR_REGION", "TYPE", "GlobalRouting", "RegionalTarget", "RoutingArgs"]
+__all__ = [
+    "GLOBAL_ACCELERATOR_REGION",
+    "GLOBAL_ACCELERATOR_ZONE",
+    "TYPE",
+    "GlobalRouting",
+    "RegionalTarget",
+    "RoutingArgs",
+]

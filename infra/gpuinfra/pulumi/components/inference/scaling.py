@@ -43,6 +43,7 @@ class LoopArgs:
     target_per_replica: float
     warmup_seconds: int
     scale_in_periods: int
+    overflow_group: str | None = None
 
 
 def _metric(query_id: str, namespace: str, metric: str, dimensions: dict[str, str], stat: str) -> dict[str, Any]:
@@ -73,6 +74,9 @@ def load_per_replica(args: LoopArgs) -> tuple[list[dict[str, Any]], str]:
     if args.burst_group:
         queries.append(_group("burst", args.burst_group, "GroupInServiceInstances"))
         serving += " + FILL(burst, 0)"
+    if args.overflow_group:
+        queries.append(_group("overflow", args.overflow_group, "GroupInServiceInstances"))
+        serving += " + FILL(overflow, 0)"
     # No replica in service (the first boot): the division has no value, which the alarms treat as missing.
     return queries, f"load / ({serving})"
 
@@ -156,11 +160,53 @@ def _alarm(
     )
 
 
+SPOT_SHORT_PERIODS = 10
+"""Minutes the burst group's desired capacity stays above its in-service count (spot not fulfilled, counted
+beyond a cold start's launch time) before the on-demand overflow group takes the share."""
+
+
+def overflow_loop(args: LoopArgs, overflow: aws.autoscaling.Group, o: pulumi.ResourceOptions) -> None:
+    """Out: load above target, the base at its maximum, and spot short (burst desired > in service for
+    SPOT_SHORT_PERIODS minutes). In: below half the target, first of all groups (on-demand above plan is the
+    dearest capacity)."""
+    assert args.burst_group is not None
+    t = args.target_per_replica
+    spot_short = [
+        _group("basedesired", args.base_group, "GroupDesiredCapacity"),
+        _group("basemax", args.base_group, "GroupMaxSize"),
+        _group("burstdesired", args.burst_group, "GroupDesiredCapacity"),
+        _group("burstinservice", args.burst_group, "GroupInServiceInstances"),
+    ]
+    gate = "basedesired >= basemax AND FILL(burstdesired, 0) - FILL(burstinservice, 0) >= 1"
+    _alarm(
+        f"{args.name}-overflow-out",
+        f"{args.fleet}: spot capacity unfulfilled (burst desired above in service for {SPOT_SHORT_PERIODS} "
+        f"minutes) with requests in flight per replica above {t:g}: add on-demand overflow replicas",
+        alarm_queries(args, gate, spot_short),
+        True,
+        t,
+        SPOT_SHORT_PERIODS,
+        _step_out(f"{args.name}-overflow-scale-out", overflow, args, o),
+        o,
+    )
+    _alarm(
+        f"{args.name}-overflow-in",
+        f"{args.fleet}: requests in flight per replica below {t / 2:g}; remove an on-demand overflow replica first",
+        alarm_queries(args),
+        False,
+        t / 2,
+        args.scale_in_periods,
+        _step_in(f"{args.name}-overflow-scale-in", overflow, o),
+        o,
+    )
+
+
 def region_loop(
     args: LoopArgs,
     base: aws.autoscaling.Group,
     burst: aws.autoscaling.Group | None,
     o: pulumi.ResourceOptions,
+    overflow: aws.autoscaling.Group | None = None,
 ) -> None:
     """The alarms and step policies of one region's control loop."""
     t = args.target_per_replica
@@ -191,10 +237,23 @@ def region_loop(
             _step_out(f"{n}-burst-scale-out", burst, args, o),
             o,
         )
+        burst_in = alarm_queries(args)
+        if overflow is not None and args.overflow_group:
+            overflow_loop(args, overflow, o)
+            # Spot goes only once the overflow group is empty (the gate returns t, which is not below t/2).
+            burst_in = alarm_queries(
+                args, None, [_group("overflowdesired", args.overflow_group, "GroupDesiredCapacity")]
+            )
+            burst_in[-1] = aws.cloudwatch.MetricAlarmMetricQueryArgs(
+                id="signal",
+                expression=f"IF(FILL(overflowdesired, 0) == 0, {load_per_replica(args)[1]}, {t:g})",
+                label="requests in flight per replica (the overflow group empty)",
+                return_data=True,
+            )
         _alarm(
             f"{n}-burst-in",
             f"{args.fleet}: requests in flight per replica below {t / 2:g}; remove a spot replica first",
-            alarm_queries(args),
+            burst_in,
             False,
             t / 2,
             args.scale_in_periods,
@@ -225,4 +284,12 @@ def region_loop(
     )
 
 
-__all__ = ["GROUP_METRICS", "LoopArgs", "alarm_queries", "load_per_replica", "region_loop"]
+__all__ = [
+    "GROUP_METRICS",
+    "SPOT_SHORT_PERIODS",
+    "LoopArgs",
+    "alarm_queries",
+    "load_per_replica",
+    "overflow_loop",
+    "region_loop",
+]

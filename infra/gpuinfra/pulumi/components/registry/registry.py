@@ -11,7 +11,7 @@ import pulumi_aws as aws
 
 from gpuinfra.plan import RegistryPlan
 from gpuinfra.pulumi.components import iam
-from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
 from gpuinfra.pulumi.components.registry.policies import bucket_policy, key_policy, replication_policy
 
@@ -26,6 +26,8 @@ class RegistryArgs:
     model_prefix: str
     noncurrent_version_expiration_days: int
     kms_deletion_window_days: int
+    protect: bool = True
+    """Pulumi protect and retainOnDelete on every model bucket and its key."""
 
 
 class RegistryBucket(pulumi.ComponentResource):
@@ -55,9 +57,11 @@ class RegistryBucket(pulumi.ComponentResource):
             enable_key_rotation=True,
             deletion_window_in_days=args.kms_deletion_window_days,
             policy=key_policy(args.account_id, region, writers, plan.readers),
-            opts=o,
+            opts=stateful(o, args.protect),
         )
-        self.bucket = aws.s3.Bucket(f"{name}-bucket", bucket=bucket_name, force_destroy=False, opts=o)
+        self.bucket = aws.s3.Bucket(
+            f"{name}-bucket", bucket=bucket_name, force_destroy=False, opts=stateful(o, args.protect)
+        )
         hardened = harden(name, self.bucket, self.key.arn, o)
         self.versioning = hardened.versioning
         aws.s3.BucketOwnershipControls(

@@ -30,6 +30,7 @@ def build_registry(inputs: Inputs, plan: RegistryPlan) -> None:
             model_prefix=registry.model_prefix,
             noncurrent_version_expiration_days=spec.noncurrent_version_expiration_days,
             kms_deletion_window_days=spec.kms_deletion_window_days,
+            protect=spec.protect_data,
         ),
         providers,
     )

@@ -11,6 +11,7 @@ interruption watcher and, on the login node, the checkpoint pruner.
 from __future__ import annotations
 
 import datetime
+import math
 from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
@@ -22,6 +23,28 @@ TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
+IMDS_ADDRESS = "169.254.169.254"
+IMDS = f"http://{IMDS_ADDRESS}"
+CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
+"""Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
+COMPLETE_MARKER = "COMPLETE"
+"""The file a trainer writes into a checkpoint directory once every rank has finished writing it; the pruner counts
+(and prunes) only checkpoints that hold it."""
+CHECKPOINT_SIGNAL = "TERM"
+"""What the watcher sends job steps after the checkpoint-now window: torchrun forwards SIGTERM, SIGINT, SIGHUP and
+SIGQUIT to its workers (pytorch torch/distributed/elastic/multiprocessing/api.py, TORCHELASTIC_SIGNALS_TO_HANDLE),
+and the kubelet sends SIGTERM to a pod's containers when EKS drains a node: one signal on every substrate."""
+SPOT_NOTICE_SECONDS = 120
+"""EC2 User Guide, "Spot Instance interruption notices": two minutes before EC2 stops or terminates the instance."""
+TERM_SECONDS = 30
+"""torchrun's agent kills its workers 30 s after forwarding a signal (PContext.close, timeout=30)."""
+REQUEUE_MARGIN_SECONDS = 15
+REBALANCE_HOLD_SECONDS = 1800
+"""How long a rebalance recommendation keeps the node drained when no interruption notice follows. A choice, not a
+figure from AWS: EC2 gives no time bound between a recommendation and an interruption (EC2 User Guide, "EC2
+instance rebalance recommendations"); 30 minutes covers the usual case and returns the node to the gang after."""
+CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
+"""The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
 
 @dataclass(frozen=True)
@@ -33,14 +56,16 @@ class LustreMount:
 
 @dataclass(frozen=True)
 class Retention:
-    """Checkpoint retention the login node's pruner applies."""
+    """Checkpoint retention the pruner applies (PCS login node, Kubernetes CronJob)."""
 
     checkpoint_dir: str
-    bucket: str
+    bucket: str | None
+    """The bucket Lustre exports checkpoints to, whose copies are tagged for expiry; None: no S3 copies."""
     prefix: str
     keep_last: int
     milestone_marker: str
     retention_days: int
+    complete_marker: str = COMPLETE_MARKER
 
 
 @dataclass(frozen=True)
@@ -56,6 +81,9 @@ class NodeRole:
     spot: bool = False
     block_checkpoint_at: datetime.datetime | None = None
     retention: Retention | None = None
+    checkpoint_write_seconds: float | None = None
+    """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
+    rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -63,13 +91,56 @@ def job_environment(env: dict[str, str]) -> str:
     return "".join(f"export {key}={value}\n" for key, value in sorted(env.items()))
 
 
-def health_check(cluster: str, node: NodeRole) -> str:
+def slurm_bin(slurm_version: str) -> str:
+    """Where AWS PCS keeps Slurm's commands (AWS PCS User Guide, "Install SPANK plugins on AWS PCS": the installer
+    keeps Slurm in /opt/aws/pcs/scheduler/slurm-<version>): only login shells get it on PATH (/etc/profile.d), so
+    scripts that slurmd or systemd run call Slurm by this path."""
+    return f"/opt/aws/pcs/scheduler/slurm-{slurm_version}/bin"
+
+
+def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: str | None = None) -> str:
     return render(
-        "training/health-check.sh.j2", cluster=cluster, instance_type=node.instance_type, gpus=node.gpus, efa=node.efa
+        "training/health-check.sh.j2",
+        cluster=cluster,
+        instance_type=node.instance_type,
+        gpus=node.gpus,
+        efa=node.efa,
+        slurm_version=slurm_version,
+        slurm_bin=slurm_bin(slurm_version),
+        lustre_path=lustre_path,
     )
 
 
-def interruption_watcher(cluster: str, node: NodeRole) -> str:
+def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
+    """The boot script that closes IMDS to every user but root; `address` is only changed by tests."""
+    return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
+
+
+def lustre_client(cluster: str, mount_path: str) -> str:
+    return render("training/lustre-client.sh.j2", cluster=cluster, mount_path=mount_path)
+
+
+def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
+    return render("training/task-prolog.sh.j2", cluster=cluster, job_env=JOB_ENV, checkpoint_root=checkpoint_root)
+
+
+def save_seconds(write_seconds: float | None) -> int:
+    """Seconds a trainer gets, after the checkpoint-now file appears, before its steps are signalled: the planner's
+    checkpoint write time, within the spot notice less torchrun's 30 s shutdown and the requeue."""
+    budget = SPOT_NOTICE_SECONDS - TERM_SECONDS - REQUEUE_MARGIN_SECONDS
+    return budget if write_seconds is None else max(1, min(budget, math.ceil(write_seconds)))
+
+
+def interruption_watcher(
+    cluster: str,
+    node: NodeRole,
+    slurm_version: str,
+    imds: str = IMDS,
+    now_file: str = CHECKPOINT_NOW_FILE,
+    poll_seconds: int = WATCH_POLL_SECONDS,
+) -> str:
+    """The watcher; `imds`, `now_file` and `poll_seconds` are only ever changed by tests (a fake IMDS, a scratch
+    directory, a quicker poll)."""
     at = node.block_checkpoint_at
     return render(
         "training/interruption-watcher.sh.j2",
@@ -77,7 +148,14 @@ def interruption_watcher(cluster: str, node: NodeRole) -> str:
         spot=node.spot,
         block_checkpoint_at=at.strftime("%Y-%m-%dT%H:%M:%SZ") if at else None,
         block_checkpoint_epoch=int(at.timestamp()) if at else None,
-        poll_seconds=WATCH_POLL_SECONDS,
+        poll_seconds=poll_seconds,
+        slurm_version=slurm_version,
+        slurm_bin=slurm_bin(slurm_version),
+        imds=imds,
+        now_file=now_file,
+        save_seconds=save_seconds(node.checkpoint_write_seconds),
+        term_seconds=TERM_SECONDS,
+        rebalance_hold_seconds=node.rebalance_hold_seconds,
     )
 
 
@@ -94,11 +172,14 @@ def prune_checkpoints(cluster: str, retention: Retention) -> str:
     return render("training/prune-checkpoints.sh.j2", cluster=cluster, **retention.__dict__)
 
 
-def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None) -> str:
-    """The cloud-config part of a node's user data."""
+def node_cloud_config(
+    cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None, slurm_version: str
+) -> str:
+    """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
     units = [
+        "gpuinfra-imds-guard.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
@@ -109,9 +190,14 @@ def node_cloud_config(cluster: str, node: NodeRole, env: dict[str, str], lustre:
         role=node.role,
         instance_type=node.instance_type,
         job_env=job_environment(env),
-        health_check=health_check(cluster, node) if compute else "",
+        task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
+        imds_guard=imds_guard(cluster),
+        lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
+        health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
+        if compute
+        else "",
         scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
-        watcher=interruption_watcher(cluster, node) if watcher else "",
+        watcher=interruption_watcher(cluster, node, slurm_version) if watcher else "",
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
         lustre=lustre,
         units=units,
@@ -126,6 +212,10 @@ def mime_user_data(cloud_config: str) -> str:
 
 
 __all__ = [
+    "CHECKPOINT_NOW_FILE",
+    "CHECKPOINT_ROOT_VAR",
+    "CHECKPOINT_SIGNAL",
+    "COMPLETE_MARKER",
     "HEALTH_CHECK",
     "JOB_ENV",
     "SCRATCH_PATH",
@@ -134,10 +224,15 @@ __all__ = [
     "NodeRole",
     "Retention",
     "health_check",
+    "imds_guard",
     "interruption_watcher",
     "job_environment",
+    "lustre_client",
     "mime_user_data",
     "mount_scratch",
     "node_cloud_config",
     "prune_checkpoints",
+    "save_seconds",
+    "slurm_bin",
+    "task_prolog",
 ]

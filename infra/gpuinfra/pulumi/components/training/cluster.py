@@ -10,11 +10,17 @@ import pulumi
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
+from gpuinfra.pulumi.components.training.bootstrap import (
+    CHECKPOINT_ROOT_VAR,
+    CHECKPOINT_SIGNAL,
+    COMPLETE_MARKER,
+)
 from gpuinfra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
 from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
 from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from gpuinfra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
+from gpuinfra.pulumi.components.training.pruner import pruner_service_account
 from gpuinfra.pulumi.components.training.slurm_pcs import SlurmOnPcs
 from gpuinfra.pulumi.components.training.storage import (
     CHECKPOINT_PATH,
@@ -26,6 +32,7 @@ from gpuinfra.pulumi.components.training.storage import (
 )
 from gpuinfra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
 from gpuinfra.spec import Account, Registry, TrainingSpec
+from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
 
 TYPE = "gpuinfra:training:Cluster"
 
@@ -57,12 +64,12 @@ def training_env(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> dic
     env = nccl_environment(spec.interconnect.type, spec.interconnect.hcas, spec.interconnect.gpudirect_rdma)
     ckpt = spec.checkpointing
     if ckpt is not None:
-        env["GPUINFRA_CHECKPOINT_DIR"] = (
-            f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
-        )
+        env[CHECKPOINT_ROOT_VAR] = f"{mount_path}{CHECKPOINT_PATH}" if ckpt.target == "lustre" else checkpoint_uri(spec)
         interval = plan.checkpoint.interval_minutes if plan.checkpoint else ckpt.interval_minutes
         env["GPUINFRA_CHECKPOINT_INTERVAL_SECONDS"] = str(round(interval * 60))
         env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
+        env["GPUINFRA_CHECKPOINT_SIGNAL"] = CHECKPOINT_SIGNAL
+        env["GPUINFRA_CHECKPOINT_COMPLETE_MARKER"] = COMPLETE_MARKER
         env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = ckpt.milestone_marker
     if plan.block_checkpoint_at is not None:
         env["GPUINFRA_CAPACITY_BLOCK_CHECKPOINT_AT"] = plan.block_checkpoint_at.strftime("%Y-%m-%dT%H:%M:%SZ")
@@ -130,6 +137,8 @@ class TrainingCluster(pulumi.ComponentResource):
                 subnet_id=self.network.private_subnet.id,
                 security_group_id=self.network.security_group.id,
                 kms_alias=f"alias/gpuinfra/{spec.name}",
+                protect=spec.protect_data,
+                auto_scaling_volumes=kubernetes,
             ),
             provider,
             here,
@@ -168,7 +177,7 @@ class TrainingCluster(pulumi.ComponentResource):
             region=spec.region,
             account_id=args.account.id,
             instance_type=plan.instance_type,
-            image_id=spec.compute.image_id,
+            image_id=spec.compute.image_id or DEFAULT_EKS_NODE_IMAGE,  # PCS requires one (image-not-pinned)
             node_count=plan.nodes,
             efa_interfaces=plan.efa_interfaces_per_node,
             capacity=CapacityArgs(
@@ -214,6 +223,9 @@ class TrainingCluster(pulumi.ComponentResource):
                 gpu_labels=eks_gpu_labels(spec),
                 public_access_cidrs=spec.scheduler.api_access.public_cidrs,
                 trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
+                pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
+                if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
+                else None,
             ),
             provider,
             here,

@@ -11,8 +11,6 @@ import pulumi_aws as aws
 
 from gpuinfra.pulumi.components import iam
 
-ROOT_DEVICE = "/dev/sda1"
-
 
 @dataclass(frozen=True)
 class CapacityArgs:
@@ -115,7 +113,6 @@ class TrainingCompute:
 
 
 __all__ = [
-    "ROOT_DEVICE",
     "CapacityArgs",
     "ComputeArgs",
     "TrainingCompute",

@@ -81,6 +81,9 @@ class EksArgs:
     """Empty: a private API endpoint only."""
     trainer: tuple[str, str] | None = None
     """(namespace, ServiceAccount) that gets the dataset, checkpoint and registry-upload grants."""
+    pruner: tuple[str, str, str, str] | None = None
+    """(namespace, ServiceAccount, bucket, prefix) of the checkpoint pruner CronJob (pruner.py): its own role, which
+    may only list the checkpoint prefix and tag its objects."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -182,7 +185,9 @@ class EksTrainingCluster(pulumi.ComponentResource):
             for short, arn in WORKER_POLICIES.items()
         ]
         if args.trainer is not None:
-            self._pod_identity(name, args, args.trainer, o)
+            agent = self._pod_identity(name, args, args.trainer, o)
+            if args.pruner is not None:
+                self._pruner_identity(name, args.pruner, agent, o)
         after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
         cluster_sg = self.cluster.vpc_config.cluster_security_group_id
@@ -259,7 +264,9 @@ class EksTrainingCluster(pulumi.ComponentResource):
         )
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
-    def _pod_identity(self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions) -> None:
+    def _pod_identity(
+        self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions
+    ) -> aws.eks.Addon:
         """The trainer's role: read the dataset, write checkpoints and the registry's upload prefix, use the
         cluster key; bound to its ServiceAccount through the Pod Identity agent (EKS user guide, pod-identities)."""
         c = args.compute
@@ -290,6 +297,54 @@ class EksTrainingCluster(pulumi.ComponentResource):
         namespace, service_account = trainer
         aws.eks.PodIdentityAssociation(
             f"{name}-trainer-identity",
+            cluster_name=self.cluster.name,
+            namespace=namespace,
+            service_account=service_account,
+            role_arn=role.arn,
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[agent])),
+        )
+        return agent
+
+    def _pruner_identity(
+        self, name: str, pruner: tuple[str, str, str, str], agent: aws.eks.Addon, o: pulumi.ResourceOptions
+    ) -> None:
+        """The pruner's own role: list the checkpoint prefix and tag superseded objects, nothing else (it never
+        reads, writes or deletes a checkpoint in S3: the bucket's lifecycle expires what it tags)."""
+        namespace, service_account, bucket, prefix = pruner
+        role = aws.iam.Role(
+            f"{name}-pruner-role",
+            assume_role_policy=iam.document(
+                {
+                    "Effect": "Allow",
+                    "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
+                    "Action": ["sts:AssumeRole", "sts:TagSession"],
+                }
+            ),
+            description=f"{name} checkpoint pruner (EKS Pod Identity)",
+            opts=o,
+        )
+        aws.iam.RolePolicy(
+            f"{name}-pruner-access",
+            role=role.id,
+            policy=iam.document(
+                {
+                    "Sid": "MarkSupersededCheckpoints",
+                    "Effect": "Allow",
+                    "Action": ["s3:PutObjectTagging"],
+                    "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
+                },
+                {
+                    "Sid": "ListCheckpoints",
+                    "Effect": "Allow",
+                    "Action": ["s3:ListBucket"],
+                    "Resource": [f"arn:aws:s3:::{bucket}"],
+                    "Condition": {"StringLike": {"s3:prefix": [f"{prefix}*"]}},
+                },
+            ),
+            opts=o,
+        )
+        aws.eks.PodIdentityAssociation(
+            f"{name}-pruner-identity",
             cluster_name=self.cluster.name,
             namespace=namespace,
             service_account=service_account,

@@ -18,7 +18,9 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.training.bootstrap import Retention
 from gpuinfra.pulumi.components.training.pins import CHARTS, image
+from gpuinfra.pulumi.components.training.pruner import create_pruner
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
@@ -129,6 +131,10 @@ class WorkloadArgs:
     cluster_queue: str = ""
     region: str | None = None
     """AWS region: given to add-ons that would otherwise ask the instance metadata service."""
+    device_resource: str = ""
+    """The extended resource the accelerators are requested as (the plan's, from the catalog)."""
+    retention: Retention | None = None
+    """Checkpoint retention the pruner CronJob applies (pruner.py); None: no pruner."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -136,7 +142,8 @@ def fabric_resource(fabric: str) -> str | None:
 
 
 def pod_devices(args: WorkloadArgs) -> dict[str, int]:
-    devices = {GPU: args.gpus_per_node}
+    assert args.device_resource, "the training plan names the accelerators' resource (catalog devices)"
+    devices = {args.device_resource: args.gpus_per_node}
     fabric = fabric_resource(args.fabric)
     if fabric:
         devices[fabric] = args.fabric_per_node
@@ -258,6 +265,16 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
     )
 
 
+def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
+    """No voluntary eviction of a running training pod: every worker of the gang must stay (minAvailable = the
+    job's pod count), since evicting one restarts the whole JobSet. A managed node group update then waits for the
+    budget and fails (PodEvictionFailure after 15 minutes) instead of draining a node under the run: updates happen
+    between runs (EKS User Guide, "Understand each phase of node updates": the upgrade phase honours
+    PodDisruptionBudgets unless forced). Spot reclaims are not voluntary evictions and still end the pod with
+    SIGTERM (the checkpoint contract)."""
+    return {"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}}
+
+
 def rdma_config(netdevs: Sequence[str], resource: str = RDMA) -> str:
     """k8s-rdma-shared-dev-plugin config: one shared resource over the compute rails only (ifNames selector,
     ANDed with the InfiniBand link type), so storage and in-band ports never reach a training pod."""
@@ -341,6 +358,34 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.lustre is not None:
             claim = f"{args.cluster}-lustre"
             self._lustre(name, args, args.lustre, claim, namespace, o)
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-training-pdb",
+            metadata={
+                "name": f"{args.cluster}-training",
+                "namespace": namespace.metadata["name"],
+                "labels": args.labels,
+            },
+            spec=disruption_budget(args),
+            opts=o,
+        )
+        if args.retention is not None:
+            site = args.site_mount
+            volume = (
+                {"persistentVolumeClaim": {"claimName": claim}}
+                if claim is not None
+                else {"hostPath": {"path": site.path if site else args.mount_path, "type": "Directory"}}
+            )
+            create_pruner(
+                name,
+                args.cluster,
+                args.retention,
+                args.job.image,
+                args.mount_path,
+                volume,
+                namespace.metadata["name"],
+                args.labels,
+                o,
+            )
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
             metadata={

@@ -24,6 +24,8 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     TrainingWorkloads,
     WorkloadArgs,
 )
+from gpuinfra.pulumi.components.training.pruner import retention_for
+from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
 from gpuinfra.spec import TrainingSpec
 
@@ -70,6 +72,7 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
             fabric=spec.interconnect.type,
             nodes=plan.nodes,
             gpus_per_node=plan.gpus_per_node,
+            device_resource=plan.device_resource or "",
             fabric_per_node=fabric_per_node,
             flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
             job=job_args(spec, plan, site_fs.mount_path),
@@ -82,6 +85,7 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
             cohort=spec.site,
             gpu_node_selector=labels,
             rail_netdevs=tuple(spec.interconnect.netdevs),
+            retention=retention_for(spec, f"{site_fs.mount_path}{CHECKPOINT_PATH}", None),
         ),
         provider,
     )

@@ -27,7 +27,6 @@ import pulumi_aws_native as aws_native
 
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.training.bootstrap import HEALTH_CHECK, TASK_PROLOG
-from gpuinfra.pulumi.components.training.compute import ROOT_DEVICE
 
 TYPE = "gpuinfra:training:Pcs"
 PROFILE_PATH = "/aws-pcs/"
@@ -74,6 +73,8 @@ class PcsArgs:
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     ami_id: pulumi.Input[str]
+    root_device_name: pulumi.Input[str]
+    """The AMI's own root device (slurm_pcs.root_device_name)."""
     instance_profile_arn: pulumi.Input[str]
     placement_group: pulumi.Input[str]
     root_volume_gib: int
@@ -190,11 +191,16 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
         ],
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group) if group.placement else None,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-            http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+            # Hop limit 1: a container behind a bridge (one more hop) gets no IMDS answer (EC2 User Guide,
+            # "Instance metadata options": the PUT response hop limit); jobs on the host itself are closed out by
+            # the imds-guard unit's iptables rule (bootstrap.py).
+            http_endpoint="enabled",
+            http_tokens="required",
+            http_put_response_hop_limit=1,
         ),
         block_device_mappings=[
             aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=ROOT_DEVICE,
+                device_name=args.root_device_name,
                 ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
                     volume_size=args.root_volume_gib,
                     volume_type="gp3",

@@ -12,15 +12,16 @@ from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
+    CHECKPOINT_NOW_FILE,
     LustreMount,
     NodeRole,
-    Retention,
     mime_user_data,
     node_cloud_config,
 )
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
+from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
 
@@ -59,6 +60,18 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     return iam.document(*doc)
 
 
+def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pulumi.Output[str]:
+    """The pinned image's root device, read from the image (DescribeImages' RootDeviceName) at preview: a launch
+    template mapping another name adds an empty volume and leaves the root at the image's size and encryption
+    (aws/aws-parallelcluster v3.11.1 cli/src/pcluster/templates/queues_stack.py maps the image's device_name; the
+    PCS sample AMIs boot from /dev/xvda, not /dev/sda1)."""
+    image = aws.ec2.get_ami_output(
+        filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami_id])],
+        opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent),
+    )
+    return image.root_device_name
+
+
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
     placement_group: aws.ec2.PlacementGroup
@@ -92,23 +105,19 @@ class SlurmOnPcs(pulumi.ComponentResource):
             if fs is not None and lustre is not None
             else pulumi.Output.from_input(None)
         )
-        ckpt = spec.checkpointing
-        bucket, prefix = split_s3(compute.checkpoint_uri)
         retention = (
-            Retention(
-                f"{lustre.mount_path}{CHECKPOINT_PATH}",
-                bucket,
-                prefix,
-                ckpt.keep_last,
-                ckpt.milestone_marker,
-                ckpt.retention_days,
-            )
-            if ckpt is not None and ckpt.target == "lustre" and lustre is not None
+            retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
+            if lustre is not None
             else None
         )
 
+        # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
+        env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
+
         def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return mount.apply(lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m)))
+            return mount.apply(
+                lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m, spec.scheduler.slurm_version))
+            )
 
         capacity = spec.compute.capacity
         counts = (
@@ -132,6 +141,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                         instance_store_gb=plan.instance_store_gb,
                         spot=kind == "spot",
                         block_checkpoint_at=plan.block_checkpoint_at,
+                        checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
                     )
                 ),
                 efa_cards=tuple(plan.efa_cards),
@@ -150,6 +160,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
             user_data=user_data(NodeRole("login", login_type, retention=retention)),
             placement=False,
         )
+        ami = self._image(spec.compute.image_id, o)
         self.pcs = PcsCluster(
             f"{name}-pcs",
             PcsArgs(
@@ -159,7 +170,8 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 partition=spec.scheduler.partition,
                 subnet_id=network.private_subnet.id,
                 security_group_id=network.security_group.id,
-                ami_id=self._image(spec.compute.image_id, o),
+                ami_id=ami,
+                root_device_name=root_device_name(ami, o),
                 instance_profile_arn=identity.profile.arn,
                 placement_group=self.placement_group.name,
                 root_volume_gib=spec.compute.root_volume_gib,
@@ -174,9 +186,11 @@ class SlurmOnPcs(pulumi.ComponentResource):
         self.register_outputs({"placement_group": self.placement_group.name})
 
     @staticmethod
-    def _image(image_id: str, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
+    def _image(image_id: str | None, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
         """The AMI id: as given, or the pinned version of an SSM parameter, read at preview (so the diff shows the
         AMI that will launch, and a new version shows as a node group change)."""
+        if image_id is None:  # the image-not-pinned rule refuses the spec before any resource exists
+            raise ValueError("compute.image_id is required for AWS PCS nodes")
         ssm = ssm_image(image_id)
         if ssm is None:
             return image_id
@@ -186,4 +200,4 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "ssm_image"]
+__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "root_device_name", "ssm_image"]

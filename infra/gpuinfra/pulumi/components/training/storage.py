@@ -21,7 +21,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components import iam
-from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
 
 TYPE = "gpuinfra:training:Storage"
@@ -36,19 +36,25 @@ EXPORT_EVENTS = ["NEW", "CHANGED"]
 ASG_SERVICE_ROLE = "arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
 
 
-def key_policy(account_id: str) -> str:
-    """The cluster key's policy: the account administers it (IAM policies grant its roles), and the Auto Scaling
-    service-linked role may use it and create grants for the volumes it attaches (the two statements the EC2 Auto
-    Scaling User Guide gives)."""
+def key_policy(account_id: str, auto_scaling_volumes: bool) -> str:
+    """The cluster key's policy: the account administers it (IAM policies grant its roles); where an Auto Scaling
+    group launches volumes encrypted with the key (EKS managed node groups), its service-linked role may use it and
+    create grants for them (the two statements of the EC2 Auto Scaling User Guide, "Required AWS KMS key policy for
+    use with encrypted volumes"). Only there: KMS refuses a policy naming a principal that does not exist
+    (MalformedPolicyDocumentException), and an account that never used Auto Scaling has no such role. PCS root
+    volumes use the AWS-managed EBS key, so the PCS stack's key (Lustre only) names no Auto Scaling role."""
+    admin: iam.Statement = {
+        "Sid": "AccountAdministers",
+        "Effect": "Allow",
+        "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    if not auto_scaling_volumes:
+        return iam.document(admin)
     role = ASG_SERVICE_ROLE.format(account=account_id)
     return iam.document(
-        {
-            "Sid": "AccountAdministers",
-            "Effect": "Allow",
-            "Principal": {"AWS": f"arn:aws:iam::{account_id}:root"},
-            "Action": "kms:*",
-            "Resource": "*",
-        },
+        admin,
         {
             "Sid": "AutoScalingUsesKey",
             "Effect": "Allow",
@@ -88,6 +94,10 @@ class StorageArgs:
     subnet_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
     kms_alias: str
+    protect: bool = True
+    """Pulumi protect and retainOnDelete on the key, the checkpoint bucket and the file system."""
+    auto_scaling_volumes: bool = False
+    """An Auto Scaling group (EKS node groups) launches volumes encrypted with the cluster key."""
 
 
 def split_s3(uri: str) -> tuple[str, str]:
@@ -115,11 +125,13 @@ class TrainingStorage(pulumi.ComponentResource):
             description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=key_policy(args.account_id),
-            opts=o,
+            policy=key_policy(args.account_id, args.auto_scaling_volumes),
+            opts=stateful(o, args.protect),
         )
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
-        self.bucket = aws.s3.Bucket(f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=o)
+        self.bucket = aws.s3.Bucket(
+            f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=stateful(o, args.protect)
+        )
         hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-checkpoints-retention",
@@ -179,7 +191,7 @@ class TrainingStorage(pulumi.ComponentResource):
             data_compression_type="LZ4",
             # Customer-managed KMS applies to PERSISTENT; SCRATCH is encrypted with an FSx-managed key.
             kms_key_id=self.key.arn if persistent else None,
-            opts=o,
+            opts=stateful(o, args.protect),
         )
         aws.fsx.DataRepositoryAssociation(
             f"{name}-dataset",

@@ -18,6 +18,8 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     Topology,
     WorkloadArgs,
 )
+from gpuinfra.pulumi.components.training.pruner import retention_for
+from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.spec import TrainingSpec
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
@@ -78,6 +80,7 @@ def eks_workload_args(
         fabric=spec.interconnect.type,
         nodes=plan.nodes,
         gpus_per_node=plan.gpus_per_node,
+        device_resource=plan.device_resource or "",
         fabric_per_node=plan.efa_interfaces_per_node,
         flavor=Flavor(
             flavor_name(spec),
@@ -93,6 +96,9 @@ def eks_workload_args(
         gpu_node_selector=gpu_labels,
         service_account=trainer_service_account(spec),
         region=spec.region,
+        retention=retention_for(
+            spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", spec.lustre.export_path if spec.lustre else None
+        ),
     )
 
 

@@ -1,0 +1,131 @@
+"""IAM hygiene beyond "* on *" (security.py): what else hands a principal the keys to the account.
+
+- A service-wide wildcard on a sensitive service (`iam:*`, `kms:*`, `sts:*`, ...) in an identity policy: every
+  present and future action of the service, including those that grant more permissions.
+- `Allow` with `NotAction`: everything except the listed actions, in every service (IAM User Guide, "IAM JSON
+  policy elements: NotAction": "can result in granting more permissions than intended").
+- `iam:PassRole` on `Resource: "*"`: the principal can hand any role, an admin one included, to a service it
+  controls (IAM User Guide, "Grant a user permissions to pass a role to an AWS service").
+- AWS managed policies that are administrator-equivalent (AWS Managed Policy Reference: IAMFullAccess grants
+  `iam:*`, with which a principal attaches AdministratorAccess to itself).
+- Actions no AWS service defines (a typo grants nothing, silently), checked against the IAM action catalog
+  bundled with the `parliament` library (its iam_definition.json, from the AWS Service Authorization
+  Reference); advisory, since the bundled catalog can lag AWS.
+
+Identity policies are judged (inline and managed documents, roles' inline policies, attachments); resource
+policies legitimately give `kms:*` to the account root (the default key policy, AWS KMS Developer Guide,
+"Default key policy"), so only their actions' validity is checked.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from fnmatch import fnmatchcase
+from functools import lru_cache
+from typing import Any
+
+from pulumi_policy import ResourceValidationArgs
+
+from gpuinfra.graph import tokens
+from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, resource_policy
+from gpuinfra.policy.rules.security import IAM_ATTACHMENTS, IAM_POLICY_DOCS
+from gpuinfra.policy.rules.separation import RESOURCE_POLICIES
+from gpuinfra.policy.rules.values import get, listed, statements
+
+SENSITIVE = ("iam", "kms", "sts", "organizations", "secretsmanager", "ssm", "account", "cloudtrail", "s3")
+"""Services whose wildcard hands over identities, keys, secrets, audit trails or all data."""
+ADMIN_EQUIVALENT = frozenset(
+    f"arn:aws:iam::aws:policy/{name}"
+    for name in (
+        "AdministratorAccess",
+        "IAMFullAccess",
+        "AdministratorAccess-Amplify",
+        "AdministratorAccess-AWSElasticBeanstalk",
+        "AWSOrganizationsFullAccess",
+    )
+)
+PASS_ROLE = "iam:passrole"
+
+
+def identity_documents(args: ResourceValidationArgs) -> list[Any]:
+    if args.resource_type == tokens.IAM_ROLE:
+        return [get(p, "policy") for p in get(args.props, "inlinePolicies", default=[])]
+    return [get(args.props, "policy")]
+
+
+@resource_policy(
+    "security-iam-least-privilege",
+    "No identity policy allows a sensitive service's every action (iam:*, kms:*, ...), Allow with NotAction, or "
+    "iam:PassRole on every resource; no administrator-equivalent managed policy is attached.",
+    MANDATORY,
+    types=(*IAM_POLICY_DOCS, tokens.IAM_ROLE, *IAM_ATTACHMENTS),
+)
+def least_privilege(args: ResourceValidationArgs, report_violation: Report) -> None:
+    attached = [get(args.props, "policyArn")] if args.resource_type in IAM_ATTACHMENTS else []
+    attached += listed(get(args.props, "managedPolicyArns")) if args.resource_type == tokens.IAM_ROLE else []
+    for arn in attached:
+        if arn in ADMIN_EQUIVALENT:
+            report_violation(f"{args.name} attaches {arn}, which is administrator-equivalent; attach least privilege")
+    if args.resource_type in IAM_ATTACHMENTS:
+        return
+    for document in identity_documents(args):
+        for statement in statements(document):
+            for problem in statement_problems(statement):
+                report_violation(f"{args.name}: statement {statement.get('Sid') or '(no Sid)'} {problem}")
+
+
+def statement_problems(statement: Mapping[str, Any]) -> Iterator[str]:
+    if statement.get("Effect") != "Allow":
+        return
+    if "NotAction" in statement:
+        yield (
+            f"allows NotAction {sorted(str(a) for a in listed(statement.get('NotAction')))}: every other action of "
+            "every service; list the actions it needs"
+        )
+    actions = [str(a) for a in listed(statement.get("Action"))]
+    wide = sorted({a for a in actions if a == "*" or any(a.lower() == f"{s}:*" for s in SENSITIVE)})
+    if wide:
+        yield f"allows {', '.join(wide)}: every action of a sensitive service; name the actions it needs"
+    resources = [str(r) for r in listed(statement.get("Resource"))]
+    everywhere = "*" in resources or "NotResource" in statement
+    if everywhere and any(fnmatchcase(PASS_ROLE, a.lower()) for a in actions):
+        yield "allows iam:PassRole on every role (Resource *); name the roles it may pass"
+
+
+@lru_cache(maxsize=4096)
+def unknown_action(action: str) -> bool:
+    """No action of the IAM catalog matches `action` (wildcards expanded by parliament's `expand_action`)."""
+    from parliament import UnknownActionException, UnknownPrefixException, expand_action
+
+    if action == "*":
+        return False
+    try:
+        return not expand_action(action)
+    except (UnknownActionException, UnknownPrefixException, ValueError):
+        return True
+
+
+@resource_policy(
+    "security-iam-known-actions",
+    "Every action an IAM, bucket, key or other resource policy names is one AWS defines (a typo grants nothing).",
+    ADVISORY,
+    types=(*IAM_POLICY_DOCS, tokens.IAM_ROLE, *RESOURCE_POLICIES),
+)
+def known_actions(args: ResourceValidationArgs, report_violation: Report) -> None:
+    documents = identity_documents(args) if args.resource_type in (*IAM_POLICY_DOCS, tokens.IAM_ROLE) else []
+    if args.resource_type in RESOURCE_POLICIES:
+        documents = [get(args.props, "policy")]
+    if args.resource_type == tokens.IAM_ROLE:
+        documents.append(get(args.props, "assumeRolePolicy"))
+    for document in documents:
+        for statement in statements(document):
+            for field in ("Action", "NotAction"):
+                unknown = sorted({str(a) for a in listed(statement.get(field)) if unknown_action(str(a))})
+                if unknown:
+                    report_violation(
+                        f"{args.name}: statement {statement.get('Sid') or '(no Sid)'} names {', '.join(unknown)}, "
+                        "which no AWS service defines (IAM action catalog bundled with parliament); check the spelling"
+                    )
+
+
+__all__ = ["ADMIN_EQUIVALENT", "SENSITIVE", "known_actions", "least_privilege", "statement_problems"]

@@ -1,0 +1,117 @@
+"""The account ledger: what the repository's other stacks hold in the same account, for account-wide totals.
+
+Quotas and budgets are granted per account (and quotas per region), not per stack: two fleets in one account
+and region, each within the grant alone, need twice the quota together. So the quota and budget policies add
+to the stack under review what every other stack of the repository (its stack directory, `stacks/`) in the
+same account holds at maximum size: vCPUs per (account, region, quota code) and the maximum monthly cost.
+
+Each other stack is read against the trusted organization file, planned and built in the embedded engine as
+`gpuinfra preview` builds it, and counted with the same functions the policies use on the stack under review;
+results are kept per process, keyed by the files' sizes and modification times. The stack under review is
+never read from its file: its graph is what the change will create. A stack that cannot be read or built is
+a `problem`, never zero.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from decimal import Decimal
+from functools import lru_cache
+from pathlib import Path
+
+from gpuinfra.errors import GpuinfraError, InputError
+from gpuinfra.policy.facts import StackFacts
+from gpuinfra.spec import read_stack
+
+QuotaKey = tuple[str, str, str]
+"""(account id, region, quota code)."""
+
+
+@dataclass(frozen=True)
+class Held:
+    """One other stack of the repository, at maximum size."""
+
+    stack: str
+    vcpus: dict[QuotaKey, int] = field(default_factory=dict)
+    monthly_max: dict[str, Decimal] = field(default_factory=dict)
+    """Account id -> the stack's maximum monthly cost there (USD)."""
+    problem: str | None = None
+    """Why the stack could not be totalled (then it holds an unknown amount, not zero)."""
+
+
+def others(facts: StackFacts) -> list[Held]:
+    """The repository's other AWS stacks in the account of the stack under review."""
+    own = facts.stack_file
+    if own is None or facts.org_file is None:
+        return []
+    out = []
+    for path in sorted(own.parent.glob("Pulumi.*.yaml")):
+        if path.name == own.name or not _same_account(path, facts):
+            continue
+        out.append(_held(path, *_stamp(path), facts.org_file, *_stamp(facts.org_file)))
+    return out
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+def _same_account(path: Path, facts: StackFacts) -> bool:
+    """A cheap first look (the spec alone): AWS stacks naming an account with the same id. A stack file that
+    does not parse is kept, so that `_held` reports it."""
+    try:
+        spec = read_stack(path).spec
+    except GpuinfraError:
+        return True
+    if getattr(spec, "provider", "aws") != "aws":
+        return False  # on premises: no EC2 quota, no AWS bill
+    account = facts.org.accounts.get(spec.account)
+    return account is not None and account.id == facts.account.id
+
+
+@lru_cache(maxsize=64)
+def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Held:
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.cost import Usage, assumed_usage, price_graph
+    from gpuinfra.load import load_inputs
+    from gpuinfra.plan import build_plan
+    from gpuinfra.pulumi.engine import EngineError
+    from gpuinfra.pulumi.preview import preview_graph
+
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    catalog = load_catalog()
+    try:
+        inputs = load_inputs(path, org=org, catalog=catalog)
+        plan = build_plan(inputs.spec, inputs.org.org, catalog)
+        graph = preview_graph(inputs, plan)
+    except InputError as exc:
+        return Held(name, problem=f"cannot be read: {exc.problems[0].render()}")
+    except EngineError as exc:
+        return Held(name, problem=f"cannot be built: {str(exc)[:300]}")
+    breakdown = price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))
+    monthly = {account: totals[2] for account, totals in breakdown.by("account").items() if account.isdigit()}
+    return Held(name, _vcpus(graph, inputs.org.org, catalog), monthly)
+
+
+def _vcpus(graph: object, org: object, catalog: object) -> dict[QuotaKey, int]:
+    from gpuinfra.graph import Graph
+    from gpuinfra.plan.quotas import quota_needs
+    from gpuinfra.policy.rules.quotas import stack_usages
+    from gpuinfra.policy.rules.values import StackView
+    from gpuinfra.policy.runner import stack_resources
+
+    assert isinstance(graph, Graph)
+    usages, _ = stack_usages(StackView(stack_resources(graph)), catalog)  # type: ignore[arg-type]
+    out: dict[QuotaKey, int] = {}
+    for account_id, found in usages.items():
+        for need in quota_needs(found, catalog, "", account_id, {}):  # type: ignore[arg-type]
+            if need.code is not None:
+                out[(account_id, need.region, need.code)] = need.vcpus
+    return out
+
+
+__all__ = ["Held", "QuotaKey", "others"]

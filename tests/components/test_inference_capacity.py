@@ -1,0 +1,94 @@
+"""Capacity and protection as planned: WAF body rules counted on the model API, probe timeouts for a loaded
+GPU server, a pinned instance type that stays pinned, on-demand overflow when spot is short."""
+
+from __future__ import annotations
+
+from helpers import example_graph
+
+CRS_BODY_RULES = {
+    # AWS WAF DG, "Core rule set (CRS) managed rule group": the rules whose inspected component is the body.
+    "SizeRestrictions_BODY",
+    "CrossSiteScripting_BODY",
+    "GenericLFI_BODY",
+    "GenericRFI_BODY",
+    "EC2MetaDataSSRF_BODY",
+}
+
+
+def test_core_rule_set_counts_body_rules_and_blocks_the_rest() -> None:
+    acls = example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl")
+    assert len(acls) == 4
+    for acl in acls:
+        crs = next(r for r in acl.inputs["rules"] if r["name"] == "AWSManagedRulesCommonRuleSet")
+        statement = crs["statement"]["managedRuleGroupStatement"]
+        overrides = {o["name"]: o["actionToUse"] for o in statement["ruleActionOverrides"]}
+        assert set(overrides) == CRS_BODY_RULES
+        assert all(set(action) == {"count"} for action in overrides.values())
+        assert crs["overrideAction"] == {"none": {}}  # the group's other rules keep their Block
+        rate = next(r for r in acl.inputs["rules"] if r["name"] == "rate-per-ip")
+        assert "block" in rate["action"]
+
+
+def test_kubernetes_probes_tolerate_a_loaded_server() -> None:
+    """Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1 Probe)."""
+    deployments = example_graph("chat-serve-k8s").of_type("kubernetes:apps/v1:Deployment")
+    assert deployments
+    for deployment in deployments:
+        container = deployment.inputs["spec"]["template"]["spec"]["containers"][0]
+        for kind in ("startupProbe", "readinessProbe", "livenessProbe"):
+            probe = container[kind]
+            assert probe["timeoutSeconds"] >= 5, kind
+            assert probe["timeoutSeconds"] < probe["periodSeconds"] or kind == "startupProbe", kind
+        live = container["livenessProbe"]
+        # A restart costs a cold start: liveness gives up only after minutes of silence, readiness first.
+        assert live["periodSeconds"] * live["failureThreshold"] >= 600
+        ready = container["readinessProbe"]
+        assert ready["periodSeconds"] * ready["failureThreshold"] < live["periodSeconds"] * live["failureThreshold"]
+
+
+def test_a_pinned_type_stays_pinned_on_spot_and_in_the_quota_plan() -> None:
+    """instance.type g6.xlarge (4 vCPUs, catalog): the burst group launches only g6.xlarge, and the spot quota
+    need is max_spot x 4 vCPUs, not the largest diversified type's."""
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.plan.inference import plan_inference
+    from helpers import inputs_for
+
+    catalog = load_catalog()
+    inputs = inputs_for("chat-serve", {"instance.type": "g6.xlarge"})
+    plan = plan_inference(inputs.spec, inputs.org.org, catalog)  # type: ignore[arg-type]
+    vcpus = catalog.instance("g6.xlarge").vcpu  # type: ignore[union-attr]
+    assert vcpus == 4
+    for rp in plan.regions:
+        if rp.region == "ap-northeast-1":
+            assert rp.spot_types == ["g6e.xlarge"]  # the region's own pin
+            continue
+        assert rp.spot_types == ["g6.xlarge"]
+        spot = next(q for q in plan.quotas if q.region == rp.region and q.purchase == "spot")
+        assert spot.vcpus == rp.max_spot * 4
+
+
+def test_on_demand_overflow_when_spot_is_short() -> None:
+    """Auto Scaling does not substitute on-demand for spot (InstancesDistribution: 0% on-demand above the base
+    is all spot): an on-demand group of the burst's size takes over when the burst group's desired capacity
+    stays above its in-service count, and leaves first on scale-in."""
+    from gpuinfra.pulumi.components.inference.scaling import SPOT_SHORT_PERIODS
+
+    graph = example_graph("chat-serve")
+    groups = {g.inputs["name"]: g for g in graph.of_type("aws:autoscaling/group:Group")}
+    alarms = {a.name: a for a in graph.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+    for region in ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"):
+        burst, overflow = groups[f"chat-serve-{region}-burst"], groups[f"chat-serve-{region}-overflow"]
+        assert "mixedInstancesPolicy" not in overflow.inputs  # on-demand, the template's (pinned) type
+        assert overflow.inputs["minSize"] == 0 and overflow.inputs["maxSize"] == burst.inputs["maxSize"]
+        assert overflow.inputs["instanceRefresh"]["strategy"] == "Rolling"
+        out = alarms[f"chat-serve-{region}-replicas-overflow-out"]
+        assert (
+            out.inputs["evaluationPeriods"] == SPOT_SHORT_PERIODS and out.inputs["treatMissingData"] == "notBreaching"
+        )
+        signal = next(q for q in out.inputs["metricQueries"] if q.get("returnData"))
+        assert "FILL(burstdesired, 0) - FILL(burstinservice, 0) >= 1" in signal["expression"]
+        assert "basedesired >= basemax" in signal["expression"]
+        # Spot is removed only once the overflow group is empty.
+        burst_in = alarms[f"chat-serve-{region}-replicas-burst-in"]
+        signal = next(q for q in burst_in.inputs["metricQueries"] if q.get("returnData"))
+        assert signal["expression"].startswith("IF(FILL(overflowdesired, 0) == 0, ")

@@ -1,0 +1,326 @@
+"""Every script a serving replica runs, executed as its systemd unit runs it (default PATH, no HOME, the
+unit's StateDirectory) against a fake IMDSv2 and AWS on 127.0.0.1 (node_fakes), with the real AWS CLI;
+and shellcheck on every rendered script of the example fleet."""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+import time
+import urllib.error
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import boto3
+import pytest
+from gpuinfra.pulumi.components.inference.bootstrap import (
+    LAUNCH_HOOK,
+    METRIC_NAME,
+    METRIC_NAMESPACE,
+    TERMINATE_HOOK,
+    ServerConfig,
+    render_scripts,
+    replica_cloud_init,
+)
+from helpers import cloud_config, example_graph
+from moto.server import ThreadedMotoServer
+from node_fakes import BUCKET, ENGINE, IMAGE, REGION, SECRET, AutoScaling, Imds, Node, serving, shellcheck
+from node_fakes import server_config as config
+
+WEIGHTS = {"config.json": b'{"model_type": "llama"}', "model-00001.safetensors": bytes(range(256)) * 64}
+
+
+def units(server: ServerConfig) -> dict[str, str]:
+    """Unit files by name, as cloud-init writes them."""
+    files = cloud_config(replica_cloud_init(server))["write_files"]
+    return {f["path"].rsplit("/", 1)[-1]: f["content"] for f in files if f["path"].startswith("/etc/systemd")}
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@pytest.fixture(scope="module")
+def aws_url() -> Iterator[str]:
+    server = ThreadedMotoServer(ip_address="127.0.0.1", port=0, verbose=False)
+    server.start()
+    host, port = server.get_host_and_port()
+    yield f"http://{host}:{port}"
+    server.stop()
+
+
+def client(aws_url: str, service: str) -> Any:
+    return boto3.client(
+        service, region_name=REGION, endpoint_url=aws_url, aws_access_key_id="t", aws_secret_access_key="t"
+    )
+
+
+def upload_weights(aws_url: str, corrupt: bool = False) -> None:
+    s3 = client(aws_url, "s3")
+    s3.create_bucket(Bucket=BUCKET)
+    entries = []
+    for name, data in WEIGHTS.items():
+        s3.put_object(Bucket=BUCKET, Key=f"models/llama/v3/{name}", Body=data)
+        digest = hashlib.sha256(b"x" if corrupt else data).hexdigest()
+        entries.append({"path": name, "size": len(data), "sha256": digest})
+    s3.put_object(Bucket=BUCKET, Key="models/llama/v3/manifest.json", Body=json.dumps({"files": entries}))
+
+
+@pytest.fixture
+def node(tmp_path: Path, aws_url: str) -> Iterator[tuple[Node, Imds, AutoScaling]]:
+    urllib.request.urlopen(urllib.request.Request(f"{aws_url}/moto-api/reset", method="POST")).read()
+    imds, autoscaling = Imds(), AutoScaling()
+    with serving(imds.handler()) as imds_url, serving(autoscaling.handler()) as as_url:
+        fake = Node(tmp_path / "node", imds_url, aws_url, as_url)
+        fake.root.mkdir()
+        yield fake, imds, autoscaling
+        fake.stop_server()
+
+
+def get(url: str, key: str | None = None) -> int:
+    request = urllib.request.Request(url, headers={"Authorization": f"Bearer {key}"} if key else {})
+    try:
+        return int(urllib.request.urlopen(request, timeout=5).status)
+    except urllib.error.HTTPError as error:
+        return int(error.code)
+    except urllib.error.URLError:
+        return 0  # nothing listening (yet)
+
+
+def published(aws_url: str) -> list[float]:
+    cw = client(aws_url, "cloudwatch")
+    now = time.time()
+    stats = cw.get_metric_statistics(
+        Namespace=METRIC_NAMESPACE,
+        MetricName=METRIC_NAME,
+        Dimensions=[{"Name": "Fleet", "Value": "chat"}],
+        StartTime=now - 600,
+        EndTime=now + 600,
+        Period=60,
+        Statistics=["Sum"],
+    )
+    return [p["Sum"] for p in stats["Datapoints"]]
+
+
+# ---- launch: prefetch, serve, hook ------------------------------------------------------------------------
+def test_launch_into_service_serves_with_the_key_and_completes_the_hook(node: Any, aws_url: str) -> None:
+    fake, imds, autoscaling = node
+    port = free_port()
+    server = config(port)
+    upload_weights(aws_url)
+    client(aws_url, "secretsmanager").create_secret(Name=SECRET, SecretString="k-123")
+    fake.install(render_scripts(server))
+    result = fake.run("lifecycle", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode == 0, result.stderr
+    cache = fake.state / "weights/llama/v3"
+    assert (cache / "model-00001.safetensors").read_bytes() == WEIGHTS["model-00001.safetensors"]
+    assert (cache / ".verified").exists() and (fake.state / "in-service").exists()
+    # The real CLI signed its calls with the instance role's credentials, fetched over IMDSv2.
+    assert "GET /latest/meta-data/iam/security-credentials/replica-role" in imds.requests
+    assert autoscaling.of("CompleteLifecycleAction") == [
+        {
+            "LifecycleHookName": LAUNCH_HOOK,
+            "AutoScalingGroupName": imds.group,
+            "InstanceId": imds.instance_id,
+            "LifecycleActionResult": "CONTINUE",
+        }
+    ]
+    docker = fake.log("docker")
+    assert ["pull", "--quiet", IMAGE] in docker
+    run = next(args for args in docker if args[0] == "run")
+    # The engine's arguments arrive as separate words, quoted ones intact, after the image.
+    assert run[run.index(IMAGE) + 1 :] == list(ENGINE)
+    assert ["start", "gpuinfra-serve.service"] in fake.log("systemctl")
+    # vLLM (here its stand-in) got the key from Secrets Manager through the environment, not argv.
+    assert "k-123" not in " ".join(run)
+    assert get(f"http://127.0.0.1:{port}/v1/models") == 401
+    assert get(f"http://127.0.0.1:{port}/v1/models", "k-123") == 200
+
+
+def test_launch_into_the_warm_pool_completes_after_prefetch_without_serving(node: Any, aws_url: str) -> None:
+    fake, imds, autoscaling = node
+    imds.target_state = "Warmed:Stopped"
+    server = config(free_port())
+    upload_weights(aws_url)
+    fake.install(render_scripts(server))
+    result = fake.run("lifecycle", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode == 0, result.stderr
+    assert (fake.state / "weights/llama/v3/.verified").exists()
+    assert fake.log("systemctl") == [] and not (fake.state / "in-service").exists()
+    assert [c["LifecycleActionResult"] for c in autoscaling.of("CompleteLifecycleAction")] == ["CONTINUE"]
+
+
+def test_a_key_without_a_value_is_waited_for_with_heartbeats(node: Any, aws_url: str) -> None:
+    """The first `pulumi up` of a fleet whose key is set later: the server waits, the hook is kept alive."""
+    fake, _, autoscaling = node
+    port = free_port()
+    server = config(port)
+    upload_weights(aws_url)
+    secrets = client(aws_url, "secretsmanager")
+    secrets.create_secret(Name=SECRET)  # no value: GetSecretValue raises ResourceNotFoundException
+    fake.install(render_scripts(server))
+    env = fake.environment(units(server)["gpuinfra-lifecycle.service"])
+    import subprocess
+
+    process = subprocess.Popen([str(fake.sbin / "gpuinfra-lifecycle")], env=env, cwd="/", text=True)
+    try:
+        time.sleep(4)
+        assert process.poll() is None and autoscaling.of("CompleteLifecycleAction") == []
+        secrets.put_secret_value(SecretId=SECRET, SecretString="late-key")
+        assert process.wait(timeout=40) == 0
+    finally:
+        process.kill() if process.poll() is None else None
+    assert len(autoscaling.of("RecordLifecycleActionHeartbeat")) >= 2
+    assert autoscaling.of("CompleteLifecycleAction")[-1]["LifecycleActionResult"] == "CONTINUE"
+    assert get(f"http://127.0.0.1:{port}/v1/models", "late-key") == 200
+
+
+def test_a_launch_past_its_deadline_abandons_itself(node: Any, aws_url: str) -> None:
+    fake, _, autoscaling = node
+    server = config(free_port(), launch_deadline_seconds=3)
+    upload_weights(aws_url)
+    client(aws_url, "secretsmanager").create_secret(Name=SECRET, SecretString="k")
+    (fake.root / "unhealthy").touch()  # the server never answers /health
+    fake.install(render_scripts(server))
+    result = fake.run("lifecycle", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode == 1
+    assert [c["LifecycleActionResult"] for c in autoscaling.of("CompleteLifecycleAction")] == ["ABANDON"]
+
+
+def test_prefetch_refuses_weights_that_differ_from_the_manifest(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    server = config(free_port())
+    upload_weights(aws_url, corrupt=True)
+    fake.install(render_scripts(server))
+    result = fake.run("prefetch", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode != 0 and "sha256 differs from the manifest" in result.stderr
+    assert not (fake.state / "weights/llama/v3/.verified").exists()
+
+
+def test_serve_refuses_unverified_weights(node: Any) -> None:
+    fake, _, _ = node
+    server = config(free_port())
+    fake.install(render_scripts(server))
+    result = fake.run("serve", units(server)["gpuinfra-serve.service"])
+    assert result.returncode == 1 and "weights not verified" in result.stderr
+    assert fake.log("docker") == []
+
+
+# ---- the load metric ----------------------------------------------------------------------------------------
+def start_server(fake: Node, port: int, load: tuple[int, int] = (0, 0)) -> None:
+    import subprocess
+    import sys
+
+    (fake.root / "load").write_text(f"{load[0]} {load[1]}")
+    process = subprocess.Popen([sys.executable, str(fake.root / "fake_server.py"), str(port), str(fake.root)])
+    (fake.root / "server.pid").write_text(str(process.pid))
+    deadline = time.time() + 10
+    while get(f"http://127.0.0.1:{port}/health") != 200:
+        assert time.time() < deadline
+        time.sleep(0.1)
+
+
+def test_metric_is_silent_before_service_and_counts_requests_in_flight(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-queue-metric.service"]
+    start_server(fake, port, load=(3, 4))
+    assert fake.run("queue-metric", unit).returncode == 0
+    assert published(aws_url) == []  # launching (no in-service marker): nothing, not a 0
+    (fake.state / "in-service").touch()
+    result = fake.run("queue-metric", unit)
+    assert result.returncode == 0, result.stderr
+    assert published(aws_url) == [7.0]  # 3 running + 4 waiting
+
+
+def test_an_unreachable_server_reports_saturated(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    server = config(free_port())  # nothing listens there
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    started = time.time()
+    result = fake.run("queue-metric", units(server)["gpuinfra-queue-metric.service"])
+    assert result.returncode == 0, result.stderr
+    assert published(aws_url) == [6.0]  # max_sequences: a full replica
+    assert time.time() - started < 50  # within the unit's TimeoutStartSec
+
+
+def test_the_metric_runs_from_a_minutely_timer_with_a_time_box() -> None:
+    found = units(config(8000))
+    assert "OnCalendar=*-*-* *:*:00" in found["gpuinfra-queue-metric.timer"]
+    service = found["gpuinfra-queue-metric.service"]
+    assert "Type=oneshot" in service and "TimeoutStartSec=50" in service
+
+
+# ---- drain ---------------------------------------------------------------------------------------------------
+def test_drain_waits_for_idle_then_stops_and_continues(node: Any, aws_url: str) -> None:
+    fake, imds, autoscaling = node
+    imds.target_state = "Terminated"
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    start_server(fake, port, load=(0, 0))
+    (fake.state / "in-service").touch()
+    result = fake.run("drain", units(server)["gpuinfra-drain.service"])
+    assert result.returncode == 0, result.stderr
+    assert ["stop", "--time", "30", "model-server"] in fake.log("docker")
+    assert not (fake.state / "in-service").exists()
+    assert autoscaling.of("CompleteLifecycleAction") == [
+        {
+            "LifecycleHookName": TERMINATE_HOOK,
+            "AutoScalingGroupName": imds.group,
+            "InstanceId": imds.instance_id,
+            "LifecycleActionResult": "CONTINUE",
+        }
+    ]
+
+
+# ---- shellcheck ----------------------------------------------------------------------------------------------
+@pytest.mark.parametrize("variant", ["api-key", "no-auth", "ecr"])
+def test_shellcheck_passes_on_every_script(variant: str, tmp_path: Path) -> None:
+    overrides: dict[str, Any] = {
+        "api-key": {},
+        "no-auth": {"api_key_secret": None},
+        "ecr": {"image_registry": "222222222222.dkr.ecr.us-east-1.amazonaws.com"},
+    }[variant]
+    for name, body in render_scripts(config(8000, **overrides)).items():
+        result = shellcheck(body, tmp_path)
+        assert result.returncode == 0, f"{name}:\n{result.stdout}"
+
+
+def test_shellcheck_passes_on_the_example_fleets_scripts(tmp_path: Path) -> None:
+    graph = example_graph("chat-serve")
+    templates = graph.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert templates
+    for lt in templates:
+        files = cloud_config(base64.b64decode(lt.inputs["userData"]).decode())["write_files"]
+        bodies = [f["content"] for f in files if f["path"].startswith("/usr/local/sbin/")]
+        assert len(bodies) == 5
+        for body in bodies:
+            result = shellcheck(body, tmp_path)
+            assert result.returncode == 0, result.stdout
+
+
+def test_prefetch_logs_in_to_ecr_and_pulls_the_cached_digest(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    host = "222222222222.dkr.ecr.us-east-1.amazonaws.com"
+    image = f"{host}/docker-hub/vllm/vllm-openai:v0.11.0"
+    digest = "sha256:" + "ab" * 32
+    server = config(free_port(), image=image, image_registry=host, image_digest=digest)
+    upload_weights(aws_url)
+    fake.install(render_scripts(server))
+    result = fake.run("prefetch", units(server)["gpuinfra-lifecycle.service"])
+    assert result.returncode == 0, result.stderr
+    login = json.loads((fake.root / "login").read_text())
+    # The password is the one `aws ecr get-login-password` got from (moto's) ECR, fed on stdin.
+    assert login["args"] == ["login", "--username", "AWS", "--password-stdin", host] and login["password"].strip()
+    assert ["pull", "--quiet", f"{host}/docker-hub/vllm/vllm-openai@{digest}"] in fake.log("docker")

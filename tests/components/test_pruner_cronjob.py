@@ -1,0 +1,93 @@
+"""EKS and on premises get the same checkpoint pruner as the PCS login node: a CronJob running the very script the
+login node's timer runs (tested on real layouts in test_prune_checkpoints.py), over the same run directories, under
+its own ServiceAccount (on EKS bound to a role that may only list and tag the checkpoint prefix), outside Kueue."""
+
+from __future__ import annotations
+
+import base64
+import email
+import json
+from typing import Any
+
+import pytest
+from gpuinfra.graph import Graph, Resource
+from gpuinfra.pulumi.components.training.kubernetes import GPU_TOLERATION
+from helpers import cloud_config, example_graph
+
+CRONJOB = "kubernetes:batch/v1:CronJob"
+
+
+def _one(graph: Graph, type_: str, suffix: str) -> Resource:
+    (found,) = [r for r in graph.of_type(type_) if r.name.endswith(suffix)]
+    return found
+
+
+def _pod(cronjob: Resource) -> dict[str, Any]:
+    return cronjob.inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+
+
+def _login_pruner() -> str:
+    """The script the PCS stack's login node runs (from its launch template's user data)."""
+    lt = _one(example_graph("llm-train"), "aws:ec2/launchTemplate:LaunchTemplate", "-login-lt")
+    text = base64.b64decode(lt.inputs["userData"]).decode()
+    part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
+    files = {f["path"]: f["content"] for f in cloud_config(part.get_payload())["write_files"]}
+    return files["/opt/gpuinfra/prune-checkpoints"]
+
+
+def _normalized(script: str) -> list[str]:
+    """The script without its cluster name and bucket."""
+    return [line for line in script.splitlines() if not line.startswith(("bucket=", "# Checkpoint retention for"))]
+
+
+@pytest.mark.parametrize(
+    ("stack", "root", "volume"),
+    [
+        ("llm-train-eks", "/fsx/checkpoints", {"persistentVolumeClaim": {"claimName": "llm-train-eks-lustre"}}),
+        ("llm-train-onprem", "/lustre/checkpoints", {"hostPath": {"path": "/lustre", "type": "Directory"}}),
+    ],
+)
+def test_kubernetes_stacks_run_the_pruner_as_a_cronjob_over_the_run_directories(
+    stack: str, root: str, volume: dict[str, Any]
+) -> None:
+    graph = example_graph(stack)
+    cronjob = _one(graph, CRONJOB, "-pruner")
+    spec = cronjob.inputs["spec"]
+    assert spec["concurrencyPolicy"] == "Forbid" and spec["schedule"] == "*/15 * * * *"
+    pod = _pod(cronjob)
+    script = _one(graph, "kubernetes:core/v1:ConfigMap", "-pruner-script").inputs["data"]["prune-checkpoints"]
+    assert f"root={root}\n" in script and "complete=COMPLETE\n" in script
+    # the same code as the login node's (EKS: the same root too, and its own bucket; on premises: no bucket)
+    if stack == "llm-train-eks":
+        assert _normalized(script) == _normalized(_login_pruner())
+    (container,) = pod["containers"]
+    assert container["command"] == ["/bin/bash", "/opt/gpuinfra/prune-checkpoints"]
+    mounts = {m["name"]: m["mountPath"] for m in container["volumeMounts"]}
+    assert mounts["lustre"] == root.rsplit("/", 1)[0]
+    assert {k: v for k, v in pod["volumes"][0].items() if k != "name"} == volume
+    assert GPU_TOLERATION not in pod.get("tolerations", [])  # not on GPU nodes
+    labels = cronjob.inputs["metadata"]["labels"]
+    assert "kueue.x-k8s.io/queue-name" not in labels  # Kueue leaves it alone: never waits behind a run
+    account = _one(graph, "kubernetes:core/v1:ServiceAccount", "-pruner-sa").inputs["metadata"]
+    assert pod["serviceAccountName"] == account["name"] != "trainer"
+
+
+def test_on_premises_has_no_bucket_to_tag() -> None:
+    script = _one(example_graph("llm-train-onprem"), "kubernetes:core/v1:ConfigMap", "-pruner-script")
+    assert "aws s3api" not in script.inputs["data"]["prune-checkpoints"]
+
+
+def test_the_eks_pruner_has_its_own_role_that_can_only_list_and_tag_checkpoints() -> None:
+    graph = example_graph("llm-train-eks")
+    association = _one(graph, "aws:eks/podIdentityAssociation:PodIdentityAssociation", "-pruner-identity").inputs
+    account = _one(graph, "kubernetes:core/v1:ServiceAccount", "-pruner-sa").inputs["metadata"]
+    assert (association["namespace"], association["serviceAccount"]) == (account["namespace"], account["name"])
+    role = _one(graph, "aws:iam/role:Role", "-pruner-role")
+    (policy,) = [p for p in graph.of_type("aws:iam/rolePolicy:RolePolicy") if role.urn in p.dependencies]
+    statements = json.loads(policy.inputs["policy"])["Statement"]
+    assert {a for s in statements for a in s["Action"]} == {"s3:PutObjectTagging", "s3:ListBucket"}
+    bucket = "acme-llm-train-eks-checkpoints"
+    assert {r for s in statements for r in s["Resource"]} == {
+        f"arn:aws:s3:::{bucket}/checkpoints/*",
+        f"arn:aws:s3:::{bucket}",
+    }

@@ -1,0 +1,187 @@
+"""The replacement table is generated from the providers' own definitions (tools/replacements_build.py) at the
+pinned versions: the pins are the installed ones, a dozen marks match the provider source, the generator reads
+terraform's schema shape right, and the marks turn into the verdicts a reviewer reads."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+from gpuinfra.catalog import Catalog
+from gpuinfra.review.diff import Snapshot, diff_sides
+from gpuinfra.review.replacements import REPLACE, UPDATE, load_rules, load_table
+from helpers import graph_for
+
+ROOT = Path(__file__).resolve().parents[2]
+LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem"
+
+
+def _tool():  # type: ignore[no-untyped-def]
+    spec = importlib.util.spec_from_file_location("replacements_build", ROOT / "tools" / "replacements_build.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    sys.modules["replacements_build"] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(
+    ("pin", "dist"),
+    [("pulumi-aws", "pulumi_aws"), ("pulumi-aws-native", "pulumi_aws_native"), ("cfn-lint", "cfn-lint")],
+)
+def test_the_table_was_generated_at_the_installed_pins(pin: str, dist: str) -> None:
+    """Upgrading a provider (or cfn-lint) without rerunning tools/replacements_build.py fails here."""
+    assert load_table()["pins"][pin] == importlib.metadata.version(dist), (
+        f"{pin} moved: rerun `python tools/replacements_build.py --tfaws <checkout> --tfaws-ref <tag>`"
+    )
+
+
+# terraform-provider-aws internal/service/fsx/lustre_file_system.go (aws-sdk-go-v2 version, with
+# metadata_configuration; the version recorded in the table's pins): expected marks typed in from the file.
+LUSTRE_SOURCE = [
+    ("deploymentType", "replace", 106),  # "deployment_type": { ... ForceNew: true (line 106)
+    ("storageType", "replace", 283),  # names.AttrStorageType: { ... ForceNew: true
+    ("subnetIds", "replace", 290),  # names.AttrSubnetIDs: { Required, ForceNew: true
+    ("securityGroupIds", "replace", 266),  # names.AttrSecurityGroupIDs: { ForceNew: true
+    ("kmsKeyId", "replace", 161),  # names.AttrKMSKeyID: { ForceNew: true
+    ("backupId", "replace", 80),
+    ("copyTagsToBackups", "replace", 85),
+    ("importPath", "replace", 144),
+    ("fileSystemTypeVersion", "replace", 132),
+    ("storageCapacity", "replace_if_decreased", 325),  # d.ForceNew("storage_capacity") under n.(int) < o.(int)
+    ("perUnitStorageThroughput", None, 0),  # line 226: Type, Optional, ValidateFunc; no ForceNew
+    ("automaticBackupRetentionDays", None, 0),  # line 71: no ForceNew (updated in place)
+    ("dataCompressionType", None, 0),  # line 97: no ForceNew
+]
+
+
+def test_a_dozen_lustre_marks_match_the_provider_source() -> None:
+    (row,) = [r for r in load_table()["rules"] if LUSTRE in r["types"]]
+    assert row["file"] == "internal/service/fsx/lustre_file_system.go" and row["source"] == "tfaws-pinned"
+    for prop, kind, line in LUSTRE_SOURCE:
+        if kind is None:
+            assert prop not in row["replace"] and prop not in row.get("replace_if_decreased", []), prop
+        else:
+            assert prop in row[kind], prop
+            assert row["lines"][prop] == line, prop
+
+
+def test_pcs_marks_are_the_cloudformation_create_only_properties() -> None:
+    """cfn-lint 1.58.0 schemas: AWS::PCS::Cluster createOnlyProperties /properties/Name, /Networking, /Size;
+    ComputeNodeGroup /Name, /ClusterId, /InstanceConfigs; Queue /Name, /ClusterId."""
+    rows = {t: r for r in load_table()["rules"] for t in r["types"]}
+    assert set(rows["aws-native:pcs:Cluster"]["replace"]) == {"name", "networking", "size"}
+    assert set(rows["aws-native:pcs:ComputeNodeGroup"]["replace"]) == {"name", "clusterId", "instanceConfigs"}
+    assert set(rows["aws-native:pcs:Queue"]["replace"]) == {"name", "clusterId"}
+
+
+def test_the_native_rows_are_what_the_generator_reads_from_the_installed_schemas() -> None:
+    tool = _tool()
+    rows = {t: r for r in load_table()["rules"] for t in r["types"]}
+    for token in tool.NATIVE:
+        assert set(rows[token]["replace"]) == set(tool.native_rule(token).replace), token
+
+
+SYNTHETIC = """package x
+
+// @SDKResource("aws_widget", name="Widget")
+func resourceWidget() *schema.Resource {
+	return &schema.Resource{
+		Schema: map[string]*schema.Schema{
+			"size": {
+				Type:     schema.TypeInt,
+				Optional: true,
+			},
+			names.AttrKMSKeyID: {
+				Type:     schema.TypeString,
+				ForceNew: true,
+			},
+			"config": {
+				Type:     schema.TypeList,
+				MaxItems: 1,
+				Elem: &schema.Resource{
+					Schema: map[string]*schema.Schema{
+						"mode": {
+							Type:     schema.TypeString,
+							ForceNew: true,
+						},
+						"level": {
+							Type: schema.TypeString,
+						},
+					},
+				},
+			},
+			"label": {
+				Type: schema.TypeString,
+			},
+		},
+	}
+}
+
+func widgetCustomizeDiff(_ context.Context, d *schema.ResourceDiff, meta any) error {
+	if d.HasChange("size") {
+		o, n := d.GetChange("size")
+		if n.(int) < o.(int) {
+			if err := d.ForceNew("size"); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+"""
+
+
+def test_the_generator_reads_top_level_nested_and_decreasing_force_new(tmp_path: Path) -> None:
+    """A schema written here in terraform-plugin-sdk's shape: line numbers counted by hand."""
+    tool = _tool()
+    go = tmp_path / "internal" / "service" / "widget" / "widget.go"
+    go.parent.mkdir(parents=True)
+    go.write_text(SYNTHETIC)
+    lines = SYNTHETIC.splitlines()
+    assert dict(tool.force_new(lines, {})) == {"kms_key_id": 13, "config.mode": 22}
+    assert dict(tool.forced_if_decreased(lines, {})) == {"size": 41}
+    tool.TERRAFORM["aws:x/widget:Widget"] = "aws_widget"
+    try:
+        rule = tool.tfaws_rule("aws:x/widget:Widget", tmp_path, {})
+    finally:
+        del tool.TERRAFORM["aws:x/widget:Widget"]
+    assert rule.replace == {"kmsKeyId": 13, "config.mode": 22} and rule.replace_if_decreased == {"size": 41}
+
+
+def _diff(base, head, catalog: Catalog):  # type: ignore[no-untyped-def]
+    return diff_sides({base.stack: Snapshot(base.stack, base)}, {head.stack: Snapshot(head.stack, head)}, load_rules())
+
+
+def _resource(d, name: str):  # type: ignore[no-untyped-def]
+    return next(r for r in d.stacks[0].resources if r.name == name)
+
+
+def test_raising_lustre_throughput_from_250_to_500_is_an_update(catalog: Catalog) -> None:
+    """The example's PERSISTENT_2 file system at 250 MB/s/TiB raised to 500: UpdateFileSystem changes it in place."""
+    base = graph_for("llm-train", {"lustre.throughput_mb_s_per_tib": 250})
+    head = graph_for("llm-train", {"lustre.throughput_mb_s_per_tib": 500})
+    fs = _resource(_diff(base, head, catalog), "llm-train-storage-lustre")
+    assert fs.action == "update"
+    assert [(c.path, c.before, c.after, c.effect) for c in fs.changes] == [
+        ("perUnitStorageThroughput", 250, 500, UPDATE)
+    ]
+
+
+def test_a_create_only_pcs_property_replaces_the_cluster(catalog: Catalog) -> None:
+    """Changing the PCS cluster's networking (create-only) replaces it."""
+    base = graph_for("llm-train")
+    head_graph = graph_for("llm-train")
+    from dataclasses import replace as dc_replace
+
+    cluster = next(r for r in head_graph.resources if r.type == "aws-native:pcs:Cluster")
+    networking = {**cluster.inputs.get("networking", {}), "securityGroupIds": ["sg-0123456789abcdef0"]}
+    moved = dc_replace(cluster, inputs={**cluster.inputs, "networking": networking})
+    head = type(head_graph).of(
+        head_graph.stack, head_graph.project, (moved if r is cluster else r for r in head_graph.resources)
+    )
+    r = _resource(_diff(base, head, catalog), cluster.name)
+    assert r.action == "replace" and {c.effect for c in r.changes} == {REPLACE}

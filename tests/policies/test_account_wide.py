@@ -1,0 +1,84 @@
+"""Account-wide totals: quotas and budgets hold for every stack of the repository in an account together.
+
+stacks/ holds two AWS training stacks in ml-training, us-east-1: llm-train (AWS PCS) and llm-train-eks (EKS),
+each with 4 on-demand and 12 spot p5.48xlarge at maximum size. A p5.48xlarge has 192 vCPUs (AWS, "Amazon EC2 P5
+Instances", https://aws.amazon.com/ec2/instance-types/p5/), so each stack needs 4 x 192 = 768 vCPUs of the
+Running On-Demand P instances quota (L-417A185B): within the old grant of 1152 alone, 1536 together.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+from gpuinfra.catalog import load_catalog
+from gpuinfra.cost import Usage, assumed_usage, price_graph
+from gpuinfra.cost.money import money
+from gpuinfra.load import load_inputs
+from gpuinfra.plan import build_plan
+from gpuinfra.policy.facts import StackFacts
+from gpuinfra.policy.pack import pack_config, police
+from helpers import example_graph, write_stack
+from policy_helpers import facts_for, run_example
+
+P5_VCPUS = 192
+OLD_GRANT = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 1152}
+
+
+def violations(stack: str, org: dict[str, object], policy: str, alone: bool = False) -> list[str]:
+    facts = facts_for(stack, org=org)
+    if alone:
+        facts = dataclasses.replace(facts, stack_file=None)
+    run = police(example_graph(stack), facts, pack_config())
+    return [v.message for v in run.violations if v.policy == policy and v.level == "mandatory"]
+
+
+def test_each_training_stack_fits_the_old_grant_alone() -> None:
+    for stack in ("llm-train", "llm-train-eks"):
+        assert violations(stack, OLD_GRANT, "quota-within-grant", alone=True) == []
+
+
+def test_together_they_exceed_it_and_the_review_of_either_names_both() -> None:
+    need = 4 * P5_VCPUS
+    for stack, other in (("llm-train", "llm-train-eks"), ("llm-train-eks", "llm-train")):
+        (message,) = [m for m in violations(stack, OLD_GRANT, "quota-within-grant") if "L-417A185B" in m]
+        assert f"the stack needs {need} vCPUs" in message, message
+        assert f"{1152 - need} available of the 1152 granted" in message, message
+        assert f"other stacks hold {other} ({need}), so together they need {2 * need}" in message, message
+        assert f"request an increase of {2 * need - 1152} vCPUs" in message, message
+
+
+def maximum(stack: str) -> object:
+    """The cost module's maximum monthly price of an example (the cost module has its own tests)."""
+    facts = facts_for(stack)
+    graph = example_graph(stack)
+    return price_graph(graph, load_catalog(), Usage().with_assumed(assumed_usage(facts.plan, graph))).monthly_max
+
+
+def test_two_stacks_over_the_budget_together_fail_the_review_naming_both() -> None:
+    org = {"accounts.ml-training.monthly_budget_usd": 450_000}
+    own, other = maximum("llm-train"), maximum("llm-train-eks")
+    assert own < 450_000 and other < 450_000 < own + other  # type: ignore[operator]
+    assert violations("llm-train", org, "budget-within-account", alone=True) == []
+    (message,) = violations("llm-train", org, "budget-within-account")
+    assert f"llm-train costs up to {money(own, 0)}/month at maximum size" in message
+    assert f"(llm-train-eks up to {money(other, 0)}) ml-training costs up to {money(own + other, 0)}" in message
+    assert f"by {money(own + other - 450_000, 0)}" in message  # type: ignore[operator]
+
+
+def test_the_unchanged_examples_fit_their_accounts_together() -> None:
+    for stack in ("llm-train", "llm-train-eks", "chat-serve", "chat-serve-k8s", "model-registry"):
+        run = run_example(stack)
+        assert [v for v in run.violations if v.policy in ("quota-within-grant", "budget-within-account")] == []
+
+
+def test_a_stack_that_cannot_be_read_is_not_counted_as_zero(tmp_path: Path) -> None:
+    stack = write_stack(tmp_path, "llm-train")
+    (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  gpuinfra:training:\n    name: [unclosed\n")
+    inputs = load_inputs(stack)
+    catalog = load_catalog()
+    facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
+    run = police(example_graph("llm-train"), facts, pack_config())
+    for policy in ("quota-within-grant", "budget-within-account"):
+        found = [v for v in run.violations if v.policy == policy and "broken" in v.message]
+        assert found and found[0].level == "mandatory" and "cannot be read" in found[0].message, run.violations
