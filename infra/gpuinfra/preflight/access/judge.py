@@ -53,9 +53,11 @@ def _identity(flow: Flow, principal: Principal, role: Role | None) -> Policies:
             tuple(role.boundary) if role.boundary is not None else None,
             identity_unknown=tuple(role.unknown),
         )
-    if SERVICE_LINKED in principal.arn:
+    if SERVICE_LINKED in principal.arn and not flow.action.lower().startswith("kms:"):
         # A service-linked role's permissions are the service's own managed policy: granted by AWS for the
-        # service's documented purpose (flow.source); the resource and key policies are still judged.
+        # service's documented purpose (flow.source); the resource policy is still judged. Not for KMS: a
+        # service-linked role gets a customer key only from the key policy (FSx for Lustre UG, "Working with
+        # server-side encrypted Amazon S3 buckets": add the role to the key policy).
         doc = {"Statement": [{"Effect": "Allow", "Action": flow.action, "Resource": "*"}]}
         return Policies(parse(doc, f"the service-linked role's AWS-managed policy ({flow.source})"))
     return Policies()

@@ -31,6 +31,9 @@ SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+FSX_SLR = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/using-service-linked-roles.html"
+FSX_EXPORTER = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_fs"
+"""FSx for Lustre exports through this service-linked role (one per file system, suffixed with its id)."""
 SAMPLE_OBJECT = "example/model.safetensors"
 """A representative object under a prefix: policies grant prefixes, requests name objects."""
 
@@ -107,6 +110,14 @@ def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
             source=MULTIPART,
         ),
     ]
+    if spec.lustre is not None:
+        exporter = f"arn:aws:iam::{inputs.account.id}:role/{FSX_EXPORTER}"
+        flows += [
+            Flow("FSx exports checkpoints to S3", stack, exporter, "s3:PutObject", ckpt_object, source=FSX_SLR),
+            Flow(
+                "FSx export: data key", stack, exporter, "kms:GenerateDataKey", ckpt_object, key_of=True, source=FSX_SLR
+            ),
+        ]
     registry = inputs.org.org.registry
     if registry is not None:
         upload = f"arn:aws:s3:::{registry.bucket}/{registry.upload_prefix}{SAMPLE_OBJECT}"
@@ -200,4 +211,4 @@ def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | Registry
     return []
 
 
-__all__ = ["declared_flows", "inference_flows", "registry_flows", "training_flows"]
+__all__ = ["FSX_EXPORTER", "declared_flows", "inference_flows", "registry_flows", "training_flows"]
