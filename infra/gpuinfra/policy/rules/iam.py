@@ -10,7 +10,7 @@
   `iam:*`, with which a principal attaches AdministratorAccess to itself).
 - Actions no AWS service defines (a typo grants nothing, silently), checked against the IAM action catalog
   bundled with the `parliament` library (its iam_definition.json, from the AWS Service Authorization
-  Reference); advisory, since the bundled catalog can lag AWS.
+  Reference; read as data: importing parliament needs pkg_resources); advisory, since the bundled catalog can lag AWS.
 
 Identity policies are judged (inline and managed documents, roles' inline policies, attachments); resource
 policies legitimately give `kms:*` to the account root (the default key policy, AWS KMS Developer Guide,
@@ -92,17 +92,43 @@ def statement_problems(statement: Mapping[str, Any]) -> Iterator[str]:
         yield "allows iam:PassRole on every role (Resource *); name the roles it may pass"
 
 
+@lru_cache(maxsize=1)
+def iam_catalog() -> dict[str, tuple[str, ...]]:
+    """Service prefix -> its actions (lower case), from parliament's bundled iam_definition.json. Read as package
+    data, without importing parliament: its __init__ imports pkg_resources, which setuptools 81+ no longer
+    ships, so importing it crashes on a current environment."""
+    import importlib.util
+    import json
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("parliament")
+    if spec is None or not spec.submodule_search_locations:
+        raise RuntimeError("the parliament package (the IAM action catalog) is not installed")
+    folder = Path(next(iter(spec.submodule_search_locations)))
+    services = json.loads((folder / "iam_definition.json").read_text(encoding="utf-8"))
+    catalog: dict[str, tuple[str, ...]] = {}
+    for service in services:
+        prefix = service["prefix"].lower()
+        catalog[prefix] = catalog.get(prefix, ()) + tuple(p["privilege"].lower() for p in service["privileges"])
+    return catalog
+
+
 @lru_cache(maxsize=4096)
 def unknown_action(action: str) -> bool:
-    """No action of the IAM catalog matches `action` (wildcards expanded by parliament's `expand_action`)."""
-    from parliament import UnknownActionException, UnknownPrefixException, expand_action
-
+    """No action of the IAM catalog matches `action`: `service:pattern`, the pattern matched case-insensitively
+    with IAM's wildcards (`*`, `?`), as parliament's expand_action matches it."""
     if action == "*":
         return False
-    try:
-        return not expand_action(action)
-    except (UnknownActionException, UnknownPrefixException, ValueError):
+    prefix, _, pattern = action.lower().partition(":")
+    if not pattern or ":" in pattern:
         return True
+    services = iam_catalog()
+    names = [a for p, actions in services.items() if prefix in (p, "*") for a in actions]
+    if prefix != "*" and prefix not in services:
+        return True
+    if prefix in services and not services[prefix] and pattern == "*":
+        return False  # a service with no actions of its own (parliament: "the action must be *")
+    return not any(fnmatchcase(name, pattern) for name in names)
 
 
 @resource_policy(
