@@ -41,9 +41,12 @@ CLUSTER_SLURM_SETTINGS = {
     "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
     "HealthCheckNodeState": "ANY",
 }
-"""Cluster-level Slurm settings (AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters": its allow-list
-names SelectTypeParameters, TaskProlog and the three HealthCheck* settings since the expanded custom settings
-of 2025-10-06; a name outside it is a ValidationException at CreateCluster)."""
+"""Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster. Not
+settled offline: the botocore 1.44.8 PCS model's SlurmCustomSetting.parameterName defers to the AWS PCS User Guide
+("Configuring custom Slurm settings in AWS PCS"), whose cluster list could not be read here; the older texts
+reachable (AWS SDK for Kotlin SlurmCustomSetting.parameterName, CloudFormation AWS::PCS::Cluster) list only
+Prolog, Epilog, SelectTypeParameters and AccountingStorageEnforce. If TaskProlog or HealthCheck* is refused, the
+first `pulumi up` fails at CreateCluster (before any node launches); docs/training-operations.md says so."""
 PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
 WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
 """Slurm fills lower weights first: on-demand (and the block) before spot."""
