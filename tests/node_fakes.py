@@ -295,7 +295,7 @@ class Node:
             env["STATE_DIRECTORY"] = str(self.state.parent / match.group(1))
         return env
 
-    def run(self, name: str, unit: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    def run(self, name: str, unit: str, timeout: float = 180) -> subprocess.CompletedProcess[str]:
         """Run /usr/local/sbin/gpuinfra-<name> as ExecStart= of `unit` would."""
         return subprocess.run(
             [str(self.sbin / f"gpuinfra-{name}")],

@@ -174,7 +174,7 @@ def test_a_key_without_a_value_is_waited_for_with_heartbeats(node: Any, aws_url:
         time.sleep(4)
         assert process.poll() is None and autoscaling.of("CompleteLifecycleAction") == []
         secrets.put_secret_value(SecretId=SECRET, SecretString="late-key")
-        assert process.wait(timeout=40) == 0
+        assert process.wait(timeout=120) == 0
     finally:
         process.kill() if process.poll() is None else None
     assert len(autoscaling.of("RecordLifecycleActionHeartbeat")) >= 2
