@@ -14,8 +14,8 @@ from helpers import ROOT, STACKS, write_stack
 
 
 def readme_codes() -> dict[int, str]:
-    text = (ROOT / "README.md").read_text()
-    table = text.split("### Exit codes", 1)[1].split("\n## ", 1)[0]
+    text = (ROOT / "docs" / "cli.md").read_text()  # the README's reference, moved into docs/
+    table = text.split("## Exit codes", 1)[1].split("\n## ", 1)[0]
     return {int(m[1]): m[2] for m in re.finditer(r"^\| (\d+) \| (.+) \|$", table, re.M)}
 
 
