@@ -14,7 +14,15 @@ from gpuinfra.load import project_dir, stack_names
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
 from gpuinfra.review.diff import diff_sides
-from gpuinfra.review.documents import EXPORT, GPUINFRA, Side, load_document, pulumi_sides, side
+from gpuinfra.review.documents import (
+    EXPORT,
+    GPUINFRA,
+    Side,
+    load_document,
+    pulumi_sides,
+    side,
+    unstepped_defaults,
+)
 from gpuinfra.review.levels import with_levels
 from gpuinfra.review.replacements import load_rules
 
@@ -61,6 +69,7 @@ def diff_command(
             "diff needs BASE.json HEAD.json, one pulumi preview --json document, or --base-ref REF",
             hint="gpuinfra diff --base-ref main --format markdown",
         )
+    base = unstepped_defaults(base, head)
     notes += [*base.notes, *(n for n in head.notes if n not in base.notes)]
     problems += [InputProblem(stack=s, messages=list(m)) for s, m in head.unreadable.items()]
     base, head = with_levels(base, policies, suppress), with_levels(head, policies, suppress)
