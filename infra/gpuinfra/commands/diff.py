@@ -104,10 +104,10 @@ def _from_ref(
     """Base: REF's own code previews REF's stacks (a subprocess in a worktree, read back as a document). Head:
     the working tree's preview, compared as it is in memory (graphs and priced breakdowns, nothing re-read)."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import base_preview
+    from gpuinfra.review.baseref import base_preview, terminated_as_exit
 
     catalog = load_catalog()
-    with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
+    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
         label, more = base_preview(ref, stacks, out, flags=run.flags())
         notes += more
