@@ -178,3 +178,19 @@ def test_an_export_against_a_preview_shows_no_false_delete_of_the_default_provid
     rows = report["stacks"][0]["resources"]
     assert not [r for r in rows if r["action"] == "delete"], rows
     assert any("default_6_63_0" in n for n in report["notes"])
+
+
+def test_event_lines_are_read_with_pulumis_own_engine_event_type(tmp_path: Path) -> None:
+    """A resourcePreEvent whose step op Pulumi's OpType does not know is refused, naming the line."""
+    from pulumi.automation.events import EngineEvent, OpType
+
+    lines = (FIXTURES / "pulumi-engine-events-webserver-userdata.jsonl").read_text().splitlines()
+    events = [EngineEvent.from_json(json.loads(line)) for line in lines if line.strip()]
+    ops = [e.resource_pre_event.metadata.op for e in events if e.resource_pre_event is not None]
+    assert OpType.REPLACE in ops or OpType.CREATE_REPLACEMENT in ops
+    bad = {"sequence": 99, "timestamp": 1, "resourcePreEvent": {"metadata": {"op": "explode", "urn": "u"}}}
+    broken = tmp_path / "events.jsonl"
+    broken.write_text("\n".join([*lines, json.dumps(bad)]) + "\n")
+    done = gpuinfra("diff", str(broken))
+    assert done.returncode == 2
+    assert "event 99 is not a Pulumi engine event" in done.stderr and "explode" in done.stderr

@@ -296,6 +296,10 @@ def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, S
 
 
 def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
+    if doc.kind == EVENTS:
+        from gpuinfra.pulumi.events import checked_events
+
+        checked_events(doc.data, doc.path)
     preview: PulumiPreview = (
         read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(doc.data, str(doc.path))
     )
