@@ -159,3 +159,38 @@ def test_the_samples_are_byte_identical_to_their_sources() -> None:
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
         section = sources[sources.index(f"{sample.name}") :]
         assert re.search(rf"blob `{blob}`", section.split("## ")[0], flags=re.IGNORECASE), sample.name
+
+
+def test_an_export_against_a_preview_shows_no_false_delete_of_the_default_provider() -> None:
+    """The export lists `default_6_63_0`; `pulumi preview --json` emits no step for default providers: the diff
+    leaves it out (and says so) instead of reporting it deleted."""
+    export = json.loads((FIXTURES / "stratify-sample-export.json").read_text())
+    assert any(r["urn"].endswith("::default_6_63_0") for r in export["deployment"]["resources"])
+    done = gpuinfra(
+        "diff",
+        str(FIXTURES / "stratify-sample-export.json"),
+        str(FIXTURES / "stratify-sample-preview-update.json"),
+        "--format",
+        "json",
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    rows = report["stacks"][0]["resources"]
+    assert not [r for r in rows if r["action"] == "delete"], rows
+    assert any("default_6_63_0" in n for n in report["notes"])
+
+
+def test_event_lines_are_read_with_pulumis_own_engine_event_type(tmp_path: Path) -> None:
+    """A resourcePreEvent whose step op Pulumi's OpType does not know is refused, naming the line."""
+    from pulumi.automation.events import EngineEvent, OpType
+
+    lines = (FIXTURES / "pulumi-engine-events-webserver-userdata.jsonl").read_text().splitlines()
+    events = [EngineEvent.from_json(json.loads(line)) for line in lines if line.strip()]
+    ops = [e.resource_pre_event.metadata.op for e in events if e.resource_pre_event is not None]
+    assert OpType.REPLACE in ops or OpType.CREATE_REPLACEMENT in ops
+    bad = {"sequence": 99, "timestamp": 1, "resourcePreEvent": {"metadata": {"op": "explode", "urn": "u"}}}
+    broken = tmp_path / "events.jsonl"
+    broken.write_text("\n".join([*lines, json.dumps(bad)]) + "\n")
+    done = gpuinfra("diff", str(broken))
+    assert done.returncode == 2
+    assert "event 99 is not a Pulumi engine event" in done.stderr and "explode" in done.stderr

@@ -14,7 +14,15 @@ from gpuinfra.load import project_dir, stack_names
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
 from gpuinfra.review.diff import diff_sides
-from gpuinfra.review.documents import EXPORT, GPUINFRA, Side, load_document, pulumi_sides, side
+from gpuinfra.review.documents import (
+    EXPORT,
+    GPUINFRA,
+    Side,
+    load_document,
+    pulumi_sides,
+    side,
+    unstepped_defaults,
+)
 from gpuinfra.review.levels import with_levels
 from gpuinfra.review.replacements import load_rules
 
@@ -61,6 +69,7 @@ def diff_command(
             "diff needs BASE.json HEAD.json, one pulumi preview --json document, or --base-ref REF",
             hint="gpuinfra diff --base-ref main --format markdown",
         )
+    base = unstepped_defaults(base, head)
     notes += [*base.notes, *(n for n in head.notes if n not in base.notes)]
     problems += [InputProblem(stack=s, messages=list(m)) for s, m in head.unreadable.items()]
     base, head = with_levels(base, policies, suppress), with_levels(head, policies, suppress)
@@ -95,10 +104,10 @@ def _from_ref(
     """Base: REF's own code previews REF's stacks (a subprocess in a worktree, read back as a document). Head:
     the working tree's preview, compared as it is in memory (graphs and priced breakdowns, nothing re-read)."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import base_preview
+    from gpuinfra.review.baseref import base_preview, terminated_as_exit
 
     catalog = load_catalog()
-    with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
+    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
         label, more = base_preview(ref, stacks, out, flags=run.flags())
         notes += more

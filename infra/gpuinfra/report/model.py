@@ -167,6 +167,24 @@ class PreflightOut(Model):
     source: str
 
 
+class PictureNodeOut(Model):
+    """One part of a stack's picture: a node group, a file system, a load balancer..."""
+
+    id: str
+    label: str
+    """What it is (e.g. FSx for Lustre) and its logical name."""
+    group: str
+    """Where it sits: its region (or the stack, when it has none)."""
+    status: Literal["same", "added", "changed", "replaced", "deleted"] = "same"
+
+
+class PictureOut(Model):
+    """What a stack is, at a glance: its main parts by region and what connects them (report/build/picture.py)."""
+
+    nodes: list[PictureNodeOut] = []
+    edges: list[tuple[str, str]] = []
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -184,6 +202,8 @@ class StackReport(Model):
     """The policy pack's verdicts on the graph (preview only)."""
     preflight: list[PreflightOut] | None = None
     """Preflight findings on the graph (preview only): errors first."""
+    picture: PictureOut | None = None
+    """The stack's main parts (preview only)."""
 
 
 class InputProblem(Model):
@@ -311,6 +331,8 @@ class StackDiffOut(Model):
     unpriced_after: list[str] = []
     doubtful_after: list[str] = []
     figures: list[FigureChangeOut] = []
+    picture: PictureOut | None = None
+    """The head's parts (the base's for a removed stack), the changed ones marked."""
     """Plan figures that differ between base and head."""
 
 

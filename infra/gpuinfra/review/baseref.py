@@ -9,36 +9,84 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import stack_names
 
 TIMEOUT_S = 900
-LAYOUTS = (
-    ("infra/gpuinfra/cli.py", "infra", "gpuinfra"),  # the source root infra/, import name gpuinfra
-    ("infra/cli.py", ".", "infra"),  # before the package was renamed: import name infra at the top level
-)
-"""Where a revision keeps its code: (file that marks the layout, folder to put on sys.path, import name)."""
+ENTRY = """
+import importlib, pathlib, sys
+root, name = pathlib.Path(sys.argv.pop(1)).resolve(), sys.argv.pop(1)
+module = importlib.import_module(name)
+where = pathlib.Path(module.__file__).resolve()
+if not where.is_relative_to(root):
+    sys.exit(f"refused: {name} was imported from {where}, not from the base revision at {root}")
+try:
+    templates = importlib.import_module(name + ".templates")
+except ImportError:
+    templates = None
+for folder in getattr(templates, "__path__", []):
+    if not pathlib.Path(folder).resolve().is_relative_to(root):
+        sys.exit(f"refused: {name}.templates comes from {folder}, not from the base revision at {root}")
+importlib.import_module(name + ".cli").main()
+"""
+"""Runs the base revision's own CLI, and refuses when Python would import any other gpuinfra (the installed
+one, the working tree's) for the package or its templates: a base that silently ran the head's code would
+report every change as "unchanged"."""
 
 
 def base_code(tree: Path, ref: str) -> tuple[Path, str]:
-    """The folder to import the base's own package from, and the command that runs its CLI; a revision
-    without gpuinfra's code is refused rather than previewed by the installed code."""
-    for marker, root, package in LAYOUTS:
-        if (tree / marker).is_file():
-            return (tree / root).resolve(), f"from {package}.cli import main; main()"
+    """(the import root, the package name) of REF's own code: `infra/gpuinfra/` (with the top-level
+    `templates/` linked in as `gpuinfra.templates`, as setuptools' package-dir maps it), or the older import
+    name `infra`. Refused when REF has neither."""
+    package = tree / "infra" / "gpuinfra"
+    if (package / "cli.py").is_file():
+        link = package / "templates"
+        if (tree / "templates").is_dir() and not link.exists():
+            link.symlink_to(tree / "templates", target_is_directory=True)
+        return tree / "infra", "gpuinfra"
+    if (tree / "infra" / "cli.py").is_file():
+        return tree, "infra"
     raise InputError(
         [
             Problem(
-                f"{ref} has no gpuinfra code to preview its stacks with",
-                hint="give --base-ref a revision of this project",
+                f"{ref} has no gpuinfra code (neither infra/gpuinfra/cli.py nor infra/cli.py): its stacks cannot "
+                "be previewed by its own code, and previewing them with this code would hide every code change",
+                hint="diff two documents instead: `gpuinfra diff base.json head.json`",
             )
         ]
     )
+
+
+@contextmanager
+def terminated_as_exit() -> Iterator[None]:
+    """SIGTERM (a cancelled CI job) raises SystemExit in the main thread, so `finally` blocks remove the
+    worktree and temporary folders; the previous handler is restored after."""
+    if not threading_main():
+        yield
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        raise SystemExit(128 + signum)
+
+    previous = signal.signal(signal.SIGTERM, stop)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+
+
+def threading_main() -> bool:
+    import threading
+
+    return threading.current_thread() is threading.main_thread()
 
 
 def git(*args: str, cwd: Path) -> str:
@@ -67,41 +115,52 @@ def base_preview(
     cwd = cwd or Path.cwd()
     root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
     sha = git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
-    tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
-    tree = tmp / "tree"
-    try:  # everything after mkdtemp: a signal during `git worktree add` still removes the worktree
-        git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
-        have = stack_names(tree)
-        wanted = [s for s in stacks if s in have] if stacks else have
-        notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
-        source, entry = base_code(tree, ref)
-        env = {**os.environ, "PYTHONPATH": str(source)}
-        done = subprocess.run(
-            [sys.executable, "-c", entry, "preview", *wanted, "--format", "json", "--out", str(out), *(flags or [])],
-            cwd=tree,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=TIMEOUT_S,
-        )
-        if not out.exists():
-            tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
-            raise InputError(
-                [
-                    Problem(
-                        f"the preview of {ref} ({sha[:10]}) failed (exit {done.returncode}): " + " | ".join(tail),
-                        hint="run `gpuinfra preview` at that revision to see why",
-                    )
-                ]
+    with terminated_as_exit():
+        tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
+        tree = tmp / "tree"
+        child: subprocess.Popen[str] | None = None
+        try:
+            git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
+            have = stack_names(tree)
+            wanted = [s for s in stacks if s in have] if stacks else have
+            notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
+            path, name = base_code(tree, ref)
+            env = {**os.environ, "PYTHONPATH": str(path)}
+            command = [sys.executable, "-c", ENTRY, str(tree), name, "preview", *wanted]
+            child = subprocess.Popen(
+                [*command, "--format", "json", "--out", str(out), *(flags or [])],
+                cwd=tree,
+                env=env,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                text=True,
             )
-        return f"{ref} ({sha[:10]})", notes
-    finally:
-        # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
-        subprocess.run(
-            ["git", "worktree", "remove", "--force", "--force", str(tree)], cwd=root, capture_output=True, timeout=120
-        )
-        shutil.rmtree(tmp, ignore_errors=True)
-        subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)  # a half-added one
+            stdout, stderr = child.communicate(timeout=TIMEOUT_S)
+            if not out.exists():
+                tail = (stderr or stdout).strip().splitlines()[-5:]
+                raise InputError(
+                    [
+                        Problem(
+                            f"the preview of {ref} ({sha[:10]}) by its own code failed (exit {child.returncode}): "
+                            + " | ".join(tail),
+                            hint="run `gpuinfra preview` at that revision to see why",
+                        )
+                    ]
+                )
+            return f"{ref} ({sha[:10]})", notes
+        finally:
+            if child is not None and child.poll() is None:
+                child.kill()
+                child.wait()
+            # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
+            subprocess.run(
+                ["git", "worktree", "remove", "--force", "--force", str(tree)],
+                cwd=root,
+                capture_output=True,
+                timeout=120,
+            )
+            subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
-__all__ = ["base_preview", "git"]
+__all__ = ["base_code", "base_preview", "git", "terminated_as_exit"]

@@ -127,6 +127,8 @@ class StackDiff:
     figures: tuple[FigureChange, ...] = ()
     losses: tuple[DataLoss, ...] = ()
     """Replacements and deletions of resources that hold data (review/stateful.py)."""
+    graphs: tuple[Graph | None, Graph | None] = (None, None)
+    """The base's and the head's graphs (for the picture of a changed stack)."""
 
     def total(self, side: str, which: str = "monthly") -> Decimal | None:
         """The side's cost; zero when the stack is not on that side (added, removed), None (unknown) when it is
@@ -304,7 +306,15 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         else "unchanged"
     )
     return StackDiff(
-        name, status, tuple(out), before_cost, after_cost, **findings, figures=figures, losses=tuple(losses)
+        name,
+        status,
+        tuple(out),
+        before_cost,
+        after_cost,
+        **findings,
+        figures=figures,
+        losses=tuple(losses),
+        graphs=(base.graph if base else None, head.graph if head else None),
     )
 
 

@@ -247,6 +247,10 @@ def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, S
 
 
 def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
+    if doc.kind == EVENTS:
+        from gpuinfra.pulumi.events import checked_events
+
+        checked_events(doc.data, doc.path)
     preview: PulumiPreview = (
         read_events(doc.data, str(doc.path)) if doc.kind == EVENTS else read_preview(doc.data, str(doc.path))
     )
@@ -314,6 +318,37 @@ def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
     return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
 
 
+def is_default_provider(r: Resource) -> bool:
+    """A provider the engine made for resources without an explicit one (`default`, `default_6_63_0`)."""
+    return r.is_provider and r.name.split("_", 1)[0] == "default"
+
+
+def unstepped_defaults(base: Side, head: Side) -> Side:
+    """The base without the default providers a `pulumi preview --json` or event log head leaves out: the engine
+    emits no step for a default provider (shared/fixtures/pulumi/FORMAT.md), so their absence from the head is
+    not a deletion. Providers the head does carry are kept, and compared."""
+    if head.kind not in (PREVIEW, EVENTS):
+        return base
+    stacks = dict(base.stacks)
+    dropped: list[str] = []
+    for name, snap in base.stacks.items():
+        kept_keys = {
+            r.key
+            for r in (head.stacks[name].graph.resources if name in head.stacks and head.stacks[name].graph else ())
+        }
+        if snap.graph is None:
+            continue
+        gone = [r for r in snap.graph.resources if is_default_provider(r) and r.key not in kept_keys]
+        if gone:
+            rest = [r for r in snap.graph.resources if r not in gone]
+            stacks[name] = replace(snap, graph=Graph.of(snap.graph.stack, snap.graph.project, rest))
+            dropped += [f"{name}: {r.name}" for r in gone]
+    if not dropped:
+        return base
+    note = f"default providers not compared (pulumi preview emits no step for them): {', '.join(dropped)}"
+    return replace(base, stacks=stacks, notes=(*base.notes, note))
+
+
 T = TypeVar("T")
 
 
@@ -346,4 +381,5 @@ __all__ = [
     "pulumi_sides",
     "readable",
     "side",
+    "unstepped_defaults",
 ]

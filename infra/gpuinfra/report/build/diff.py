@@ -8,12 +8,14 @@ from decimal import Decimal
 
 from gpuinfra.catalog import Catalog, staleness
 from gpuinfra.report.build.cost import describe
+from gpuinfra.report.build.picture import picture
 from gpuinfra.report.model import (
     DataLossOut,
     DiffReport,
     FigureChangeOut,
     FindingChangeOut,
     InputProblem,
+    PictureOut,
     PropertyChangeOut,
     ResourceChangeOut,
     StackDiffOut,
@@ -87,6 +89,15 @@ def stack_out(s: StackDiff) -> StackDiffOut:
     )
 
 
+def stack_picture(s: StackDiff) -> PictureOut | None:
+    """The head's parts with the changed ones marked (the base's, all deleted, for a removed stack)."""
+    base, head = s.graphs
+    if s.status == "unchanged" or (head or base) is None:
+        return None
+    actions = {f"{r.type}::{r.name}": r.action for r in s.resources}
+    return picture(head, actions, base) if head is not None else picture(base, actions)  # type: ignore[arg-type]
+
+
 def diff_report(
     diff: Diff, base: str, head: str, catalog: Catalog, notes: Iterable[str] = (), problems: Iterable[InputProblem] = ()
 ) -> DiffReport:
@@ -94,6 +105,7 @@ def diff_report(
     for s in diff.stacks:
         out = stack_out(s)
         out.resources = [resource_out(r, catalog) for r in sorted(s.resources, key=_delta_order)]
+        out.picture = stack_picture(s)
         stacks.append(out)
     dates = [d for s in diff.stacks for b in (s.before, s.after) if b is not None for d in (b.as_of() or ())]
     head_dates = [d for s in diff.stacks if s.after is not None for d in (s.after.as_of() or ())]

@@ -12,6 +12,7 @@ from gpuinfra.load import Inputs
 from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.preflight import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
+from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings, resources_out
 from gpuinfra.report.format import check, gigabytes, money, number, percent
 from gpuinfra.report.model import (
@@ -256,6 +257,7 @@ def graph_report(stack: StackReport, graph: Graph) -> StackReport:
         update={
             "resources": resources_out(graph),
             "summary": [*stack.summary, *key_settings(graph), by_component(graph)],
+            "picture": picture(graph),
         }
     )
 

@@ -7,6 +7,7 @@ from functools import singledispatch
 
 from gpuinfra.report.format import figure, money, signed_money
 from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
+from gpuinfra.report.render.mermaid import flowchart
 from gpuinfra.report.render.parts import (
     MARK,
     MARKER,
@@ -96,9 +97,9 @@ def _spread(rows: list[int], keep: int) -> list[int]:
     return out
 
 
-def _diff_markdown(report: DiffReport, rows: list[int], listed: int, pictures: dict[str, str] | None = None) -> str:
+def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
     kept = {id(s): s.resources[:n] for s, n in zip(report.stacks, rows, strict=True)}
-    pictures = pictures or {}
+    pictures = {s.stack: flowchart(s.picture) for s in report.stacks if s.picture is not None and s.picture.nodes}
     return template(
         "diff.md.j2",
         report=report,
