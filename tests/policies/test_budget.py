@@ -73,7 +73,14 @@ def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:
     keep = StackValidationPolicy("capture", "keeps its args", validate=lambda args, _: captured.append(args))
     police(graph, facts_for("llm-train"), {}, policies=[keep])
     (args,) = captured
-    assert budget.graph_of(StackValidationArgs(args.resources, {}, {})) == graph
+    # CrossGuard's analyzer protocol carries `protect` but not `retainOnDelete` (pulumi analyzer.proto,
+    # AnalyzerResourceOptions: protect, ignoreChanges, deleteBeforeReplace, additionalSecretOutputs, aliases,
+    # customTimeouts, parent): that one option cannot be rebuilt, everything else must be.
+    rebuilt = budget.graph_of(StackValidationArgs(args.resources, {}, {}))
+    assert any(r.protect for r in graph.resources) and any(r.retain_on_delete for r in graph.resources)
+    assert rebuilt == Graph.of(
+        graph.stack, graph.project, (dataclasses.replace(r, retain_on_delete=False) for r in graph.resources)
+    )
 
 
 def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -124,7 +124,7 @@ class _Wrapped:
 
 
 def _options(resource: Resource) -> PolicyResourceOptions:
-    return PolicyResourceOptions(False, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], resource.parent)
+    return PolicyResourceOptions(resource.protect, [], None, [], PolicyCustomTimeouts(0, 0, 0), [], resource.parent)
 
 
 class _StackResource(PolicyResource):

@@ -74,6 +74,7 @@ def _resource(r: PolicyResource) -> Resource:
         custom=_is_custom(r.resource_type),
         dependencies=tuple(sorted(d.urn for d in r.dependencies)),
         inputs=plain(serialize_properties(r.props)),
+        protect=bool(r.opts.protect),
     )
 
 
