@@ -19,6 +19,9 @@ INFERENCE_ROLE = "arn:aws:iam::222222222222:role/chat-k8s-weights-reader"
 TRAIN_SERVER = "https://train.dc-east.example:6443"
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 
+COVERS = ["separation-kubernetes"]
+"""Failing and passing cases below (test_registration reads this)."""
+
 
 def messages(stack: str, graph: object, facts: StackFacts) -> list[str]:
     run = police(graph, facts, pack_config())  # type: ignore[arg-type]

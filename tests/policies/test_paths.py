@@ -24,6 +24,9 @@ from policy_helpers import edited, facts_for, planted, run_example
 INFERENCE = "222222222222"
 """stacks/org.yaml: ml-inference's id; the stacks below are training's (111111111111) or the registry's."""
 
+COVERS = ["separation-paths"]
+"""Failing and passing cases below (test_registration reads this)."""
+
 
 def found(stack: str, graph: Graph, policy: str, config: dict[str, Any] | None = None) -> list[str]:
     run = police(graph, facts_for(stack), pack_config(given=config or {}))

@@ -160,11 +160,11 @@ class Organization(SpecModel):
                     "the weights bucket lives in an account of purpose registry: name one",
                 )
         for name, cluster in self.clusters.items():
-            account = self.accounts.get(cluster.account) if cluster.account else None
-            if cluster.account and (account is None or not account.serves(cluster.purpose)):
+            home = self.accounts.get(cluster.account) if cluster.account else None
+            if cluster.account and (home is None or not home.serves(cluster.purpose)):
                 raise Invalid(
                     f"cluster {name!r} ({cluster.purpose}) runs in account {cluster.account!r}, which is not "
-                    f"{'listed' if account is None else 'an account of that purpose'}",
+                    f"{'listed' if home is None else 'an account of that purpose'}",
                     ("clusters", name, "account"),
                     "a cluster runs in an account of its own purpose",
                 )

@@ -28,7 +28,8 @@ from ruamel.yaml.error import YAMLError
 from gpuinfra.graph import SECRET, tokens
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
-from gpuinfra.policy.rules.values import account_of_arn, get, listed, view
+from gpuinfra.policy.rules.paths import account_problem
+from gpuinfra.policy.rules.values import get, listed, view
 from gpuinfra.spec import with_article
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
@@ -151,14 +152,7 @@ def _roles(document: Mapping[str, Any]) -> Iterator[str]:
 
 
 def _role_problem(facts: StackFacts, role: Any) -> str | None:
-    account = account_of_arn(str(role))
-    if not account or account == facts.account.id:
-        return None
-    known = facts.account_with_id(account)
-    if known is not None and known[1].serves(facts.workload):
-        return None
-    who = f"{known[0]} ({account}), {with_article(known[1].purpose)} account" if known else f"account {account}"
-    return f"assume role {role} in {who}, outside {facts.stack}'s purpose ({facts.workload})"
+    return account_problem(facts, str(role), f"assume role {role} in")
 
 
 __all__ = ["key_problems", "kubeconfig_problems", "kubernetes"]

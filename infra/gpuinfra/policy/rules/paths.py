@@ -116,7 +116,7 @@ def _tgw_problem(tgw: str) -> str:
     )
 
 
-def _account_problem(facts: StackFacts, principal: str, what: str) -> str | None:
+def account_problem(facts: StackFacts, principal: str, what: str) -> str | None:
     """Why `principal` (an account id or an ARN) is outside the stack's purpose; None when it is within."""
     text = str(principal)
     if text == "*":
@@ -147,7 +147,7 @@ def _ram(stack: StackView, facts: StackFacts) -> Found:
         if get(share.props, "allowExternalPrincipals") is True:
             out.append((share, "allows external principals: the share can reach accounts outside the organization"))
     for association in stack.of_type(RAM_PRINCIPAL):
-        problem = _account_problem(facts, str(get(association.props, "principal", default="")), "shares with")
+        problem = account_problem(facts, str(get(association.props, "principal", default="")), "shares with")
         if problem:
             out.append((association, f"RAM {problem}"))
     return out
@@ -169,11 +169,11 @@ def _endpoints(stack: StackView, facts: StackFacts, allowed: set[str]) -> Found:
             )
     for service in stack.of_type(ENDPOINT_SERVICE):
         for principal in listed(get(service.props, "allowedPrincipals")):
-            problem = _account_problem(facts, str(principal), "allows")
+            problem = account_problem(facts, str(principal), "allows")
             if problem:
                 out.append((service, f"the endpoint service {problem}"))
     for allowed_principal in stack.of_type(ENDPOINT_PRINCIPAL):
-        problem = _account_problem(facts, str(get(allowed_principal.props, "principalArn", default="")), "allows")
+        problem = account_problem(facts, str(get(allowed_principal.props, "principalArn", default="")), "allows")
         if problem:
             out.append((allowed_principal, f"the endpoint service {problem}"))
     return out
@@ -184,7 +184,7 @@ def _kms_grants(stack: StackView, facts: StackFacts) -> Found:
     for grant in stack.of_type(KMS_GRANT):
         for field in ("granteePrincipal", "retiringPrincipal"):
             value = get(grant.props, field)
-            problem = _account_problem(facts, str(value), f"grants ({field}) the key to") if value else None
+            problem = account_problem(facts, str(value), f"grants ({field}) the key to") if value else None
             if problem:
                 out.append((grant, f"KMS {problem}"))
     return out
@@ -207,4 +207,4 @@ def _replication(stack: StackView) -> Found:
     return out
 
 
-__all__ = ["paths", "route_problems"]
+__all__ = ["account_problem", "paths", "route_problems"]
