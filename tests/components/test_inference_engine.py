@@ -68,10 +68,11 @@ def test_the_example_fleets_command_line_carries_its_fp8_plan() -> None:
         serve = next(f["content"] for f in files if f["path"] == "/usr/local/sbin/gpuinfra-serve")
         line = serve[serve.index("exec docker run") :].replace("\\\n", " ")
         words = shlex.split(line.split("\n")[0])
-        after_image = words[words.index("vllm/vllm-openai:v0.11.0") + 1 :]
+        image = next(i for i, w in enumerate(words) if "vllm/vllm-openai" in w)  # from ECR, pinned by digest
+        after_image = words[image + 1 :]
         assert flag(after_image, "--kv-cache-dtype") == "fp8"
         assert flag(after_image, "--quantization") == "fp8"
-        assert flag(after_image, "--max-num-seqs") == "24"
+        assert flag(after_image, "--max-num-seqs") == "36"  # the stack's max_concurrent_sequences
         assert flag(after_image, "--served-model-name") == "llama-3.1-8b-instruct"
 
 
