@@ -52,7 +52,7 @@ CASES = [
         "security-ebs-encrypted",
         "llm-train",
         edits=((LT, None, {"blockDeviceMappings[0].ebs.encrypted": "false"}),),
-        message="block device /dev/sda1 is not encrypted",
+        message="block device /dev/xvda is not encrypted",  # the pinned AMI's root device (engine mock: /dev/xvda)
     ),
     PolicyCase("security-s3-encrypted", "llm-train", fires=False),
     PolicyCase(
