@@ -110,11 +110,12 @@ class KubernetesCluster(SpecModel):
     through the kubeconfig key named here, and only a stack of its purpose may."""
 
     purpose: Literal["training", "inference"]
+    """What the cluster is for: only stacks of this purpose may reach it (the separation policies)."""
     kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
     """The Pulumi config key that holds this cluster's kubeconfig (a secret) in the stacks that use it."""
     account: AccountName | None = None
     """The AWS account the cluster runs in (EKS); None on premises."""
-    server: Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$")] | None = None
+    server: Annotated[str, StringConstraints(pattern=r"^https://[!-~]+$")] | None = None
     """The API server's URL: a kubeconfig the policy pack can read must point here."""
 
 
