@@ -150,8 +150,12 @@ def base_preview(
             return f"{ref} ({sha[:10]})", notes
         finally:
             if child is not None and child.poll() is None:
-                child.kill()
-                child.wait()
+                child.terminate()  # the base's CLI cleans up on SIGTERM too; a hard kill only if it hangs
+                try:
+                    child.wait(timeout=20)
+                except subprocess.TimeoutExpired:
+                    child.kill()
+                    child.wait()
             # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
             subprocess.run(
                 ["git", "worktree", "remove", "--force", "--force", str(tree)],
