@@ -36,26 +36,26 @@ def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config:
 
 
 def test_within_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = budget_run(monkeypatch, Decimal("899999.99"))  # stacks/org.yaml: ml-training's budget is $900,000
+    run = budget_run(monkeypatch, Decimal("999999.99"))  # stacks/org.yaml: ml-training's budget is $1,000,000
     assert not [v for v in run.violations if v.policy == "budget-within-account"]
 
 
 def test_over_budget_is_mandatory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
-    run = budget_run(monkeypatch, Decimal("912345.67"))
+    run = budget_run(monkeypatch, Decimal("1012345.67"))
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
     assert found.level == "mandatory"
     assert found.message == (
-        "llm-train costs up to $912,346/month at maximum size, over ml-training's budget of $900,000 by "
+        "llm-train costs up to $1,012,346/month at maximum size, over ml-training's budget of $1,000,000 by "
         "$12,346; shrink the stack (its maximum size) or raise monthly_budget_usd in the organization file"
     )
 
 
 def test_level_and_share_come_from_the_pack_config(monkeypatch: pytest.MonkeyPatch) -> None:
     config = {"budget-within-account": {"enforcementLevel": "advisory", "share": 0.5}}
-    run = budget_run(monkeypatch, Decimal("500000"), config)
+    run = budget_run(monkeypatch, Decimal("550000"), config)
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
     assert found.level == "advisory"
-    assert "over ml-training's budget of $450,000 (50.0% of $900,000) by $50,000" in found.message
+    assert "over ml-training's budget of $500,000 (50.0% of $1,000,000) by $50,000" in found.message
 
 
 def test_unknown_cost_is_not_applicable_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
