@@ -6,6 +6,7 @@ Python in one line before pip runs."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -92,10 +93,15 @@ def project(tmp_path: Path) -> Path:
     return folder
 
 
+TOP_LEVEL_MAKE = {k: v for k, v in os.environ.items() if k not in ("MAKELEVEL", "MAKEFLAGS", "MFLAGS", "MAKEOVERRIDES")}
+"""The environment of a make run by hand: under `make test` the inner make would otherwise be a sub-make (it
+prints make[1] lines and inherits the outer make's flags)."""
+
+
 def make_stamp(project: Path, python: Path | str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         ["make", "--no-print-directory", ".venv/.installed-stamp", f"PYTHON={python}", "BIN=.venv/bin"],
-        cwd=project, capture_output=True, text=True, timeout=120,
+        cwd=project, capture_output=True, text=True, timeout=120, env=TOP_LEVEL_MAKE,
     )  # fmt: skip
 
 
@@ -119,7 +125,7 @@ def test_make_rebuilds_a_venv_another_python_made(project: Path, tmp_path: Path)
         subprocess.run([str(old), "-m", "venv", "--without-pip", str(project / ".venv")], check=True)
     dry = subprocess.run(
         ["make", "-n", ".venv/.installed-stamp", f"PYTHON={supported_python()}"], cwd=project, capture_output=True,
-        text=True,
+        text=True, env=TOP_LEVEL_MAKE,
     )  # fmt: skip
     assert "rm -rf .venv" in dry.stdout
     # Run the check and rebuild lines only (pip would need the index): make's recipe up to the venv creation.
