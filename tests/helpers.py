@@ -116,6 +116,18 @@ def rules_fired(result: Checked) -> set[str]:
     return {f.rule for f in result.findings}
 
 
+def field_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    """Every path into `node` (mappings and lists), so a fuzzing mutation can land on any field."""
+    out = [prefix] if prefix else []
+    if isinstance(node, dict):
+        for key, value in node.items():
+            out += field_paths(value, (*prefix, key))
+    elif isinstance(node, list):
+        for index, value in enumerate(node):
+            out += field_paths(value, (*prefix, index))
+    return out
+
+
 def write_stack(
     tmp_path: Path, stack: str, spec: Mutations | None = None, org: Mutations | None = None, text: str | None = None
 ) -> Path:
@@ -143,6 +155,7 @@ __all__ = [
     "apply",
     "checked",
     "example_data",
+    "field_paths",
     "inputs_for",
     "org_data",
     "rules_fired",

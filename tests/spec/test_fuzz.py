@@ -16,7 +16,7 @@ from gpuinfra.report.build.stack import stack_report
 from gpuinfra.spec import Organization, OrgDocument, YamlDocument, parse_stack
 from gpuinfra.spec.yamlfile import parse_yaml
 from gpuinfra.validators.checked import check
-from helpers import STACKS, example_data, org_data
+from helpers import STACKS, example_data, field_paths, org_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -38,17 +38,6 @@ values = st.recursive(
 )
 
 
-def paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    out = [prefix] if prefix else []
-    if isinstance(node, dict):
-        for k, v in node.items():
-            out += paths(v, (*prefix, k))
-    elif isinstance(node, list):
-        for i, v in enumerate(node):
-            out += paths(v, (*prefix, i))
-    return out
-
-
 def child(node: Any, key: Any) -> Any:
     """node[key] when that exists (the tree changes under earlier mutations), else None."""
     if isinstance(node, dict):
@@ -62,7 +51,7 @@ def child(node: Any, key: Any) -> Any:
 def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
     name = draw(st.sampled_from(sorted(EXAMPLES)))
     data = copy.deepcopy(EXAMPLES[name])
-    targets = paths(data["config"])
+    targets = field_paths(data["config"])
     for _ in range(draw(st.integers(1, 4))):
         path = draw(st.sampled_from(targets))
         node: Any = data["config"]
@@ -100,7 +89,7 @@ def test_mutated_specs_fail_only_with_input_errors(case: tuple[str, dict[str, An
 def numeric_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
     return [
         p
-        for p in paths(node, prefix)
+        for p in field_paths(node, prefix)
         if isinstance(_at(node, p[len(prefix) :]), int | float) and not isinstance(_at(node, p[len(prefix) :]), bool)
     ]
 

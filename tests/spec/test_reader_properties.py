@@ -17,7 +17,7 @@ from gpuinfra.errors import InputError
 from gpuinfra.policy.pack import pack_config
 from gpuinfra.review.documents import load_document, side
 from gpuinfra.spec import read_org
-from helpers import org_data
+from helpers import field_paths, org_data
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -41,23 +41,11 @@ values = st.recursive(
 )
 
 
-def leaf_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
-    """Every path into `node` (mappings and lists), so a mutation can land on any field."""
-    out = [prefix] if prefix else []
-    if isinstance(node, dict):
-        for key, value in node.items():
-            out += leaf_paths(value, (*prefix, key))
-    elif isinstance(node, list):
-        for index, value in enumerate(node):
-            out += leaf_paths(value, (*prefix, index))
-    return out
-
-
 @st.composite
 def mutated(draw: st.DrawFn, base: Any) -> Any:
     data = copy.deepcopy(base)
     for _ in range(draw(st.integers(1, 3))):
-        path = draw(st.sampled_from(leaf_paths(data)))
+        path = draw(st.sampled_from(field_paths(data)))
         parent = data
         for key in path[:-1]:
             parent = parent[key]
