@@ -256,13 +256,13 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
     name = (head or base).stack  # type: ignore[union-attr]
     base_f = {f.key: f for f in (base.findings if base else ())}
     head_f = {f.key: f for f in (head.findings if head else ())}
-    findings = {
-        "new_findings": tuple(f for k, f in head_f.items() if k not in base_f),
-        "resolved_findings": tuple(f for k, f in base_f.items() if k not in head_f),
-        "head_findings": tuple(head_f.values()),
-    }
+    findings = (
+        tuple(f for k, f in head_f.items() if k not in base_f),  # new
+        tuple(f for k, f in base_f.items() if k not in head_f),  # resolved
+        tuple(head_f.values()),  # head's
+    )
     if (base is not None and base.graph is None) or (head is not None and head.graph is None):
-        return StackDiff(name, "not-previewed", (), None, None, **findings, figures=figure_changes(base, head))
+        return StackDiff(name, "not-previewed", (), None, None, *findings, figures=figure_changes(base, head))
     old, new = index(base.graph if base else None), index(head.graph if head else None)
     before_cost = base.cost if base else None
     after_cost = head.cost if head else None
@@ -311,7 +311,7 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         tuple(out),
         before_cost,
         after_cost,
-        **findings,
+        *findings,
         figures=figures,
         losses=tuple(losses),
         graphs=(base.graph if base else None, head.graph if head else None),

@@ -332,10 +332,9 @@ def unstepped_defaults(base: Side, head: Side) -> Side:
     stacks = dict(base.stacks)
     dropped: list[str] = []
     for name, snap in base.stacks.items():
-        kept_keys = {
-            r.key
-            for r in (head.stacks[name].graph.resources if name in head.stacks and head.stacks[name].graph else ())
-        }
+        head_snap = head.stacks.get(name)
+        head_graph = head_snap.graph if head_snap else None
+        kept_keys = {r.key for r in (head_graph.resources if head_graph else ())}
         if snap.graph is None:
             continue
         gone = [r for r in snap.graph.resources if is_default_provider(r) and r.key not in kept_keys]

@@ -46,14 +46,14 @@ IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
 )
 def kubernetes(args: StackValidationArgs, report_violation: Report) -> None:
     facts = require(args)
-    for problem in key_problems(facts):
-        report_violation(problem)
+    for key_problem in key_problems(facts):
+        report_violation(key_problem)
     stack = view(args)
     own_clusters = stack.of_type(tokens.EKS_CLUSTER)
     for provider in stack.of_type(K8S_PROVIDER):
         created_here = any(d in own_clusters for d in provider.dependencies)
-        for problem in kubeconfig_problems(facts, get(provider.props, "kubeconfig"), created_here):
-            report_violation(f"{provider.name}: {problem}", provider.urn)
+        for kubeconfig_problem in kubeconfig_problems(facts, get(provider.props, "kubeconfig"), created_here):
+            report_violation(f"{provider.name}: {kubeconfig_problem}", provider.urn)
     for account in stack.of_type(SERVICE_ACCOUNT):
         role = get(account.props, "metadata", "annotations", IRSA_ANNOTATION)
         problem = _role_problem(facts, role) if role else None

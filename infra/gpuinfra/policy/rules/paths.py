@@ -98,11 +98,12 @@ def route_problems(stack: StackView, allowed_tgws: set[str]) -> Found:
         tgw = get(route, "transitGatewayId")
         if tgw and tgw not in allowed_tgws:
             out.append((resource, _tgw_problem(str(tgw))))
-    for route in stack.of_type(TGW_ROUTE):
+    for tgw_route in stack.of_type(TGW_ROUTE):
+        target = get(tgw_route.props, "transitGatewayAttachmentId") or "a blackhole"
         out.append(
             (
-                route,
-                f"adds a transit gateway route (to {get(route.props, 'transitGatewayAttachmentId') or 'a blackhole'}) "
+                tgw_route,
+                f"adds a transit gateway route (to {target}) "
                 "in a transit gateway route table, which joins networks beyond this stack",
             )
         )
@@ -167,11 +168,11 @@ def _endpoints(stack: StackView, facts: StackFacts, allowed: set[str]) -> Found:
                     "service; list it in allowed_endpoint_services if it is this workload's",
                 )
             )
-    for service in stack.of_type(ENDPOINT_SERVICE):
-        for principal in listed(get(service.props, "allowedPrincipals")):
+    for endpoint_service in stack.of_type(ENDPOINT_SERVICE):
+        for principal in listed(get(endpoint_service.props, "allowedPrincipals")):
             problem = account_problem(facts, str(principal), "allows")
             if problem:
-                out.append((service, f"the endpoint service {problem}"))
+                out.append((endpoint_service, f"the endpoint service {problem}"))
     for allowed_principal in stack.of_type(ENDPOINT_PRINCIPAL):
         problem = account_problem(facts, str(get(allowed_principal.props, "principalArn", default="")), "allows")
         if problem:

@@ -66,7 +66,8 @@ def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pu
     (aws/aws-parallelcluster v3.11.1 cli/src/pcluster/templates/queues_stack.py maps the image's device_name; the
     PCS sample AMIs boot from /dev/xvda, not /dev/sda1)."""
     image = aws.ec2.get_ami_output(
-        filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami_id])],
+        # The *_output invoke resolves nested Inputs; the Args class's annotation says str only.
+        filters=[aws.ec2.GetAmiFilterArgs(name="image-id", values=[ami_id])],  # type: ignore[list-item]
         opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent),
     )
     return image.root_device_name
