@@ -40,19 +40,14 @@ class Pair:
 
 PAIRS = [
     Pair("quota-short", "quota-within-grant", "llm-train", org=LOW_P_QUOTA),
-    # the same shortfall, asked of AWS by the stack itself (request_quota_increases): neither layer should block.
-    # Known disagreement (issue 26, open): the policy now counts the whole account (llm-train-eks holds 768 more
-    # in ml-training) while the stack's increase request and the validator count only the stack; the request
-    # must ask for the account total. Strict, so it fails loudly once they agree.
-    pytest.param(
-        Pair(
-            "quota-short",
-            "quota-within-grant",
-            "llm-train",
-            org={**LOW_P_QUOTA, "accounts.ml-training.request_quota_increases": True},
-            fires=False,
-        ),
-        marks=pytest.mark.xfail(strict=True, reason="the quota request asks for the stack, the policy the account"),
+    # the same shortfall, asked of AWS by the stack itself (request_quota_increases): neither layer blocks, because
+    # the request asks for the account's total (llm-train 768 + llm-train-eks 768), which the policy counts too.
+    Pair(
+        "quota-short",
+        "quota-within-grant",
+        "llm-train",
+        org={**LOW_P_QUOTA, "accounts.ml-training.request_quota_increases": True},
+        fires=False,
     ),
     Pair("quota-short", "quota-within-grant", "llm-train", fires=False),
     # 32 DGX H100 systems hold 256 GPUs; the site allots 128

@@ -24,7 +24,7 @@ def test_percentage_from_share() -> None:
 def test_training_quota_needs_split_on_demand_and_spot() -> None:
     plan = checked("llm-train").plan
     assert isinstance(plan, TrainingPlan)
-    needs = {(q.code, q.purchase): q.vcpus for q in plan.quotas}
+    needs = {(q.code, q.purchase): q.own for q in plan.quotas}  # the stack's own (tests/plan/test_account_quotas.py)
     assert needs == {
         ("L-417A185B", "on_demand"): 4 * 192,
         ("L-C4BD4855", "spot"): 12 * 192,
@@ -35,7 +35,7 @@ def test_training_quota_needs_split_on_demand_and_spot() -> None:
 def test_inference_quota_needs_per_region() -> None:
     plan = checked("chat-serve").plan
     assert isinstance(plan, InferencePlan)
-    use1 = {q.code: q.vcpus for q in plan.quotas if q.region == "us-east-1"}
+    use1 = {q.code: q.own for q in plan.quotas if q.region == "us-east-1"}
     # max 18, base 2, half the burst of 16 may be spot: 10 on-demand g6.xlarge (4 vCPUs) plus the on-demand
     # overflow group that stands in for the 8 spot ones when spot is short (8 x 4 = 32): 72; 8 spot, counted at
     # the largest of the burst group's overrides (g6.2xlarge / g6e.2xlarge, 8 vCPUs), as the quota policy does.

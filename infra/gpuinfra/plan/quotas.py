@@ -37,10 +37,30 @@ class QuotaNeed(Plain):
     """From the organization file; None when it lists no grant for this code."""
     unknown: str | None = None
     """Why no quota code is known (the catalog's statement), when `code` is None."""
+    held: tuple[tuple[str, int], ...] = ()
+    """(stack, vCPUs at full size) of the repository's other stacks on this account, region and code: counted in
+    `vcpus`, since a quota is the account's (plan/account.py)."""
 
     @property
     def shortfall(self) -> int:
         return max(0, self.vcpus - (self.granted or 0))
+
+    @property
+    def own(self) -> int:
+        """The stack's own vCPUs, without the other stacks' share."""
+        return self.vcpus - sum(v for _, v in self.held)
+
+
+def with_held(needs: Iterable[QuotaNeed], held: dict[tuple[str, str, str], list[tuple[str, int]]]) -> list[QuotaNeed]:
+    """The account's needs: each of the stack's needs plus what the account's other stacks hold on the same
+    (account id, region, code), against the whole grant. An increase request asks for this total, since AWS sets
+    the account's quota value, not a stack's share of it."""
+    out = []
+    for need in needs:
+        others = tuple(held.get((need.account_id, need.region, need.code), [])) if need.code else ()
+        total = need.vcpus + sum(v for _, v in others)
+        out.append(need.model_copy(update={"vcpus": total, "held": others}) if others else need)
+    return out
 
 
 def quota_needs(
@@ -110,4 +130,4 @@ def site_gpus_over(gpus: int, allotment: int | None) -> int:
     return max(gpus - allotment, 0) if allotment is not None else 0
 
 
-__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program", "site_gpus_over"]
+__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program", "site_gpus_over", "with_held"]

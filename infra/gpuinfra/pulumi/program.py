@@ -17,7 +17,8 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs, inputs_from_config, project_dir
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan.account import account_plan
 from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec
 from gpuinfra.validators import Level, validate
 
@@ -35,8 +36,8 @@ def load() -> tuple[Inputs, TrainingPlan | InferencePlan | RegistryPlan]:
     project = project_dir() or Path.cwd()
     catalog = load_catalog()
     inputs = inputs_from_config(pulumi.get_stack(), stack_config(), project, catalog)
-    plan = build_plan(inputs.spec, inputs.org.org, catalog)
-    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config)
+    plan, problems = account_plan(inputs, catalog)
+    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, (), problems)
     errors = [f for f in findings if f.level >= Level.ERROR]
     if errors:
         lines = [f"{f.rule}: {f.message}" + (f" ({f.hint})" if f.hint else "") for f in errors]

@@ -30,12 +30,22 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
 
 @rule(Level.ERROR)
 def quota_short(
-    spec: WorkloadSpec, plan: TrainingPlan | InferencePlan | RegistryPlan, org: Organization
+    spec: WorkloadSpec,
+    plan: TrainingPlan | InferencePlan | RegistryPlan,
+    org: Organization,
+    account_problems: list[str],
 ) -> Iterator[Failure]:
-    """The stack at full size needs more vCPUs than the organization file says were granted, and it does not ask
-    AWS for the increase (the verdict the policy quota-within-grant shares: plan.quotas.blocks)."""
+    """The stack at full size, with the account's other stacks (plan/account.py), needs more vCPUs than the
+    organization file says were granted, and it does not ask AWS for the increase (the verdict the policy
+    quota-within-grant shares: plan.quotas.blocks). A sibling that cannot be counted fails closed."""
     account = org.accounts.get(spec.account)
     asks = account is not None and account.request_quota_increases
+    for problem in account_problems:
+        yield Failure(
+            f"the account-wide quota totals cannot be checked: {problem}",
+            ("account",),
+            "fix that stack file (gpuinfra validate names what to change), or move it out of the stack directory",
+        )
     for need in getattr(plan, "quotas", []):
         if need.code is None and need.vcpus > 0:
             yield Failure(
@@ -46,9 +56,11 @@ def quota_short(
                 "source to the catalog's quotas.yaml",
             )
         elif blocks(need, requested_by_program(need, asks)):
+            others = "".join(f", {stack} {vcpus}" for stack, vcpus in need.held)
+            total = f" (this stack {need.own}{others})" if need.held else ""
             yield Failure(
-                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size, "
-                f"granted {need.granted or 0}",
+                f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size"
+                f"{total}, granted {need.granted or 0}",
                 ("account",),
                 f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true on "
                 f"{need.account} in the organization file, and the stack asks AWS for it)",

@@ -10,7 +10,8 @@ from pathlib import Path
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import Inputs, load_inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan.account import account_plan
 from gpuinfra.spec import did_you_mean
 from gpuinfra.validators.base import RULES, Finding, Level
 from gpuinfra.validators.runner import validate
@@ -32,8 +33,8 @@ class Checked:
 
 def check(inputs: Inputs, catalog: Catalog, suppress: Iterable[str] = ()) -> Checked:
     """Plan and validate already-loaded inputs."""
-    plan = build_plan(inputs.spec, inputs.org.org, catalog)
-    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, suppress)
+    plan, problems = account_plan(inputs, catalog)
+    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, suppress, problems)
     return Checked(inputs, plan, findings)
 
 

@@ -21,6 +21,7 @@ def validate(
     catalog: Catalog,
     config: dict[str, Any] | None = None,
     suppress: Iterable[str] = (),
+    account_problems: Iterable[str] = (),
 ) -> list[Finding]:
     """All findings, sorted by level (errors first) then path; suppressed warnings dropped."""
     available: dict[str, Any] = {
@@ -30,6 +31,7 @@ def validate(
         "account": org.accounts.get(spec.account),
         "catalog": catalog,
         "config": config or {},
+        "account_problems": list(account_problems),
     }
     findings: list[Finding] = []
     for registered in rules_for(spec):

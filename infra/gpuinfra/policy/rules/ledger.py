@@ -1,9 +1,9 @@
-"""The account ledger: what the repository's other stacks hold in the same account, for account-wide totals.
+"""The account ledger: what the repository's other stacks spend in the same account, for account-wide budgets.
 
-Quotas and budgets are granted per account (and quotas per region), not per stack: two fleets in one account
-and region, each within the grant alone, need twice the quota together. So the quota and budget policies add
-to the stack under review what every other stack of the repository (its stack directory, `stacks/`) in the
-same account holds at maximum size: vCPUs per (account, region, quota code) and the maximum monthly cost.
+Budgets are granted per account, not per stack: two stacks each within the budget alone can exceed it
+together. So the budget policy adds to the stack under review the maximum monthly cost of every other stack of
+the repository (its stack directory, `stacks/`) in the same account. (Quotas are totalled from the siblings'
+plans, as `validate` totals them: plan/account.py.)
 
 Each other stack is read against the trusted organization file, planned and built in the embedded engine as
 `gpuinfra preview` builds it, and counted with the same functions the policies use on the stack under review;
@@ -23,16 +23,11 @@ from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.spec import read_stack
 
-QuotaKey = tuple[str, str, str]
-"""(account id, region, quota code)."""
-
-
 @dataclass(frozen=True)
 class Held:
     """One other stack of the repository, at maximum size."""
 
     stack: str
-    vcpus: dict[QuotaKey, int] = field(default_factory=dict)
     monthly_max: dict[str, Decimal] = field(default_factory=dict)
     """Account id -> the stack's maximum monthly cost there (USD)."""
     problem: str | None = None
@@ -94,24 +89,7 @@ def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime
         return Held(name, problem=f"cannot be built: {str(exc)[:300]}")
     breakdown = price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))
     monthly = {account: totals[2] for account, totals in breakdown.by("account").items() if account.isdigit()}
-    return Held(name, _vcpus(graph, inputs.org.org, catalog), monthly)
+    return Held(name, monthly)
 
 
-def _vcpus(graph: object, org: object, catalog: object) -> dict[QuotaKey, int]:
-    from gpuinfra.graph import Graph
-    from gpuinfra.plan.quotas import quota_needs
-    from gpuinfra.policy.rules.quotas import stack_usages
-    from gpuinfra.policy.rules.values import StackView
-    from gpuinfra.policy.runner import stack_resources
-
-    assert isinstance(graph, Graph)
-    usages, _ = stack_usages(StackView(stack_resources(graph)), catalog)  # type: ignore[arg-type]
-    out: dict[QuotaKey, int] = {}
-    for account_id, found in usages.items():
-        for need in quota_needs(found, catalog, "", account_id, {}):  # type: ignore[arg-type]
-            if need.code is not None:
-                out[(account_id, need.region, need.code)] = need.vcpus
-    return out
-
-
-__all__ = ["Held", "QuotaKey", "others"]
+__all__ = ["Held", "others"]

@@ -23,11 +23,11 @@ from pulumi_policy import StackValidationArgs
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens
+from gpuinfra.plan.account import HeldQuotas, held_quotas
 from gpuinfra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
-from gpuinfra.policy.rules.ledger import Held, others
 from gpuinfra.policy.rules.values import StackView, as_int, get, view
 
 CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
@@ -126,9 +126,9 @@ def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[Usa
     return usages, users
 
 
-def shortfalls(stack: StackView, facts: StackFacts, siblings: list[Held] | None = None) -> list[Shortfall]:
+def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
     """Every (account, region, code) whose need at maximum size, with what the repository's other stacks hold
-    there, exceeds the organization's grant."""
+    there (from their plans, as `validate` counts them: plan/account.py), exceeds the organization's grant."""
     catalog = facts.catalog
     usages, users = stack_usages(stack, catalog)
     requested = _requests(stack)
@@ -138,7 +138,7 @@ def shortfalls(stack: StackView, facts: StackFacts, siblings: list[Held] | None 
         if known is None:
             continue  # separation-accounts reports accounts the organization does not list
         name, account = known
-        held = _held_by_others(siblings or [], account_id)
+        held = _held_by_others(facts, account_id)
         left = {
             region: {
                 code: max(0, grant - sum(v for _, v in held.get((region, code), []))) for code, grant in grants.items()
@@ -160,14 +160,16 @@ def shortfalls(stack: StackView, facts: StackFacts, siblings: list[Held] | None 
     return out
 
 
-def _held_by_others(others: list[Held], account_id: str) -> dict[tuple[str, str], list[tuple[str, int]]]:
+def _held_by_others(facts: StackFacts, account_id: str) -> dict[tuple[str, str], list[tuple[str, int]]]:
     """(region, code) -> [(stack, vCPUs)] the other stacks hold on `account_id`."""
-    out: dict[tuple[str, str], list[tuple[str, int]]] = defaultdict(list)
-    for other in others:
-        for (account, region, code), vcpus in sorted(other.vcpus.items()):
-            if account == account_id and vcpus:
-                out[(region, code)].append((other.stack, vcpus))
-    return out
+    held, _ = _siblings(facts, account_id)
+    return {(region, code): users for (_, region, code), users in held.items()}
+
+
+def _siblings(facts: StackFacts, account_id: str) -> tuple[HeldQuotas, list[str]]:
+    if facts.stack_file is None or facts.org_file is None:
+        return {}, []
+    return held_quotas(facts.stack_file, facts.org_file, account_id)
 
 
 def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
@@ -185,7 +187,7 @@ def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
 def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
     facts = require(args)
     stack = view(args)
-    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts, others(facts)))
+    return stack.memo("quota-shortfalls", lambda: shortfalls(stack, facts))
 
 
 @stack_policy(
@@ -195,11 +197,11 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
     MANDATORY,
 )
 def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
-    for other in others(require(args)):
-        if other.problem:
-            report_violation(
-                f"the account-wide quota totals cannot be checked: the repository's stack {other.stack} {other.problem}"
-            )
+    facts = require(args)
+    account = facts.org.accounts.get(facts.spec.account)
+    if account is not None and getattr(facts.spec, "provider", "aws") == "aws":  # as validate counts (account_plan)
+        for problem in _siblings(facts, account.id)[1]:
+            report_violation(f"the account-wide quota totals cannot be checked: {problem}")
     for short in _shortfalls(args):
         if short.covered:
             continue

@@ -243,9 +243,18 @@ def registry_summary(plan: RegistryPlan) -> list[Section]:
 def quota_section(quotas: list) -> Section:  # type: ignore[type-arg]
     return Section(
         title="Quota needs (vCPUs at full size)",
-        columns=["account", "region", "code", "quota", "need", "granted"],
+        # "account need" adds the account's other stacks (plan/account.py): the figure held against the grant.
+        columns=["account", "region", "code", "quota", "need", "account need", "granted"],
         rows=[
-            [q.account, q.region, q.code or "-", q.name, str(q.vcpus), "-" if q.granted is None else str(q.granted)]
+            [
+                q.account,
+                q.region,
+                q.code or "-",
+                q.name,
+                str(q.own),
+                str(q.vcpus),
+                "-" if q.granted is None else str(q.granted),
+            ]
             for q in quotas
         ],
     )

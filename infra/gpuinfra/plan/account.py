@@ -1,0 +1,118 @@
+"""The account's other stacks, planned: quotas are granted per account and region, not per stack.
+
+Two stacks in one account each within the grant alone can need twice it together, so `validate` and the
+program (whose ServiceQuota request sets the account's value) count what the repository's other stacks (the
+stack file's directory) hold in the same account at full size, from their plans. The policy pack counts the
+same from their graphs (policy/rules/ledger.py); the planner and the graph agree on every need, so the two
+verdicts agree. A sibling stack that cannot be read or planned is a `problem`, never zero.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from typing import TYPE_CHECKING, TypeVar
+
+from gpuinfra.errors import GpuinfraError, InputError
+from gpuinfra.plan.quotas import with_held
+
+if TYPE_CHECKING:
+    from gpuinfra.catalog import Catalog
+    from gpuinfra.load import Inputs
+    from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+
+    AnyPlan = TrainingPlan | InferencePlan | RegistryPlan
+
+P = TypeVar("P")
+
+HeldQuotas = dict[tuple[str, str, str], list[tuple[str, int]]]
+"""(account id, region, quota code) -> [(stack, vCPUs at full size)]."""
+
+
+@dataclass(frozen=True)
+class Sibling:
+    stack: str
+    account_id: str | None
+    """None when the stack could not be read (then it may be in any account)."""
+    needs: tuple[tuple[str, str, str, int], ...] = ()
+    """(region, code, vCPUs)."""
+    problem: str | None = None
+
+
+def held_quotas(stack_file: Path, org_file: Path, account_id: str) -> tuple[HeldQuotas, list[str]]:
+    """What the other stacks beside `stack_file` hold on `account_id`, and the ones that could not be counted
+    (each planned against the bundled catalog, as the policy's ledger builds them)."""
+    held: HeldQuotas = defaultdict(list)
+    problems = []
+    for path in sorted(stack_file.parent.glob("Pulumi.*.yaml")):
+        if path.name == stack_file.name:
+            continue
+        sibling = _planned(path, *_stamp(path), org_file, *_stamp(org_file))
+        if sibling.account_id not in (None, account_id):
+            continue
+        if sibling.problem:
+            problems.append(f"the repository's stack {sibling.stack} {sibling.problem}")
+        for region, code, vcpus in sibling.needs:
+            held[(account_id, region, code)].append((sibling.stack, vcpus))
+    return dict(held), problems
+
+
+def _stamp(path: Path) -> tuple[int, int]:
+    try:
+        stat = path.stat()
+    except OSError:
+        return (0, 0)
+    return (stat.st_size, stat.st_mtime_ns)
+
+
+@lru_cache(maxsize=256)
+def _planned(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Sibling:
+    """One sibling's needs at full size, kept per process by the files' sizes and modification times."""
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.load import load_inputs
+    from gpuinfra.plan import build_plan
+
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    catalog = load_catalog()
+    try:
+        inputs = load_inputs(path, org=org, catalog=catalog)
+    except InputError as exc:
+        return Sibling(name, None, problem=f"cannot be read: {exc.problems[0].render()}")
+    if getattr(inputs.spec, "provider", "aws") != "aws":
+        return Sibling(name, "")  # on premises: no EC2 quota
+    account = inputs.org.org.accounts.get(inputs.spec.account)
+    account_id = account.id if account else ""
+    try:
+        plan = build_plan(inputs.spec, inputs.org.org, catalog)
+    except GpuinfraError as exc:
+        return Sibling(name, account_id, problem=f"cannot be planned: {str(exc)[:300]}")
+    needs = tuple((n.region, n.code, n.vcpus) for n in getattr(plan, "quotas", []) if n.code is not None)
+    return Sibling(name, account_id, needs)
+
+
+def account_plan(inputs: Inputs, catalog: Catalog) -> tuple[AnyPlan, list[str]]:
+    """The stack's plan, its quota needs counted with the account's other stacks (what `validate` and the
+    program judge and request), and the siblings that could not be counted."""
+    from gpuinfra.plan import build_plan
+
+    plan = build_plan(inputs.spec, inputs.org.org, catalog)
+    account = inputs.org.org.accounts.get(inputs.spec.account)
+    if getattr(inputs.spec, "provider", "aws") != "aws" or account is None:
+        return plan, []
+    return in_account(plan, inputs.stack.path, inputs.org.path, account.id)
+
+
+def in_account(plan: P, stack_file: Path, org_file: Path, account_id: str | None) -> tuple[P, list[str]]:
+    """The plan with its quota needs counted account-wide, and the siblings that could not be counted."""
+    if account_id is None:
+        return plan, []
+    held, problems = held_quotas(stack_file, org_file, account_id)
+    quotas = getattr(plan, "quotas", None)
+    if quotas and held:
+        plan = plan.model_copy(update={"quotas": with_held(quotas, held)})  # type: ignore[attr-defined]
+    return plan, problems
+
+
+__all__ = ["HeldQuotas", "account_plan", "held_quotas", "in_account"]

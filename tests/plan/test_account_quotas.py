@@ -1,0 +1,64 @@
+"""Quotas are the account's: `validate`, the program's increase request and the policy all count the
+repository's other stacks in the same account and region (plan/account.py), and agree."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+from gpuinfra.catalog import load_catalog
+from gpuinfra.load import load_inputs
+from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.account import account_plan
+from gpuinfra.policy.pack import pack_config, police_stack
+from gpuinfra.pulumi.preview import preview_graph
+from helpers import STACKS, checked, gpuinfra, graph_for
+
+P5_VCPUS = 192  # p5.48xlarge (AWS EC2 accelerated computing instance types page)
+
+
+def test_validate_counts_the_other_stacks_of_the_account() -> None:
+    plan = checked("llm-train").plan
+    assert isinstance(plan, TrainingPlan)
+    od = next(q for q in plan.quotas if q.code == "L-417A185B")
+    # llm-train: 4 on-demand p5.48xlarge; llm-train-eks: on_demand_base 4 of 16. llm-train-onprem is on premises.
+    assert od.own == 4 * P5_VCPUS
+    assert od.held == (("llm-train-eks", 4 * P5_VCPUS),)
+    assert od.vcpus == 8 * P5_VCPUS
+    spot = next(q for q in plan.quotas if q.code == "L-C4BD4855")
+    assert (spot.own, spot.vcpus) == (12 * P5_VCPUS, 24 * P5_VCPUS)  # 12 spot nodes in each stack
+
+
+def test_the_increase_request_asks_for_the_account_total() -> None:
+    """AWS sets the account's quota value: a request for the stack's own 768 would leave llm-train-eks's 768 out."""
+    org = {
+        "accounts.ml-training.quotas.us-east-1.L-417A185B": 512,
+        "accounts.ml-training.request_quota_increases": True,
+    }
+    graph = graph_for("llm-train", org=org)
+    quota = "aws:servicequotas/serviceQuota:ServiceQuota"
+    requests = {r.inputs["quotaCode"]: r.inputs["value"] for r in graph.resources if r.type == quota}
+    assert requests == {"L-417A185B": 8 * P5_VCPUS}
+    result = checked("llm-train", org=org)
+    assert "quota-short" not in {f.rule for f in result.findings}
+
+
+def test_a_sibling_that_cannot_be_read_fails_validate_and_the_policy_alike(tmp_path: Path) -> None:
+    """Fail closed: a stack of the same directory that cannot be read holds an unknown share of the quota."""
+    for name in ("org.yaml", "Pulumi.llm-train.yaml"):
+        shutil.copy(STACKS / name, tmp_path / name)
+    (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  gpuinfra:training: {name: broken\n")
+    result = gpuinfra("validate", str(tmp_path / "Pulumi.llm-train.yaml"), "--format", "json")
+    assert result.returncode == 1, result.stdout + result.stderr
+    stacks = json.loads(result.stdout)["stacks"]
+    messages = [f["message"] for s in stacks for f in s["findings"] if f["level"] == "error"]
+    assert any("quota totals cannot be checked: the repository's stack broken cannot be read" in m for m in messages)
+
+    inputs = load_inputs(tmp_path / "Pulumi.llm-train.yaml")
+    plan, problems = account_plan(inputs, load_catalog())
+    assert problems and "broken" in problems[0]
+    run = police_stack(inputs, plan, preview_graph(inputs, plan), pack_config())
+    assert any(v.policy == "quota-within-grant" and "broken cannot be read" in v.message for v in run.mandatory), [
+        v.message for v in run.violations
+    ]
