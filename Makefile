@@ -5,7 +5,7 @@ BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 STACKS := $(sort $(wildcard stacks/Pulumi.*.yaml))
 
-.PHONY: preview test lint bench clean
+.PHONY: preview test lint bench goldens clean
 
 # pyproject.toml's requires-python, checked before pip runs (pip's own refusal is pages long), also against a
 # .venv left by another Python, which is rebuilt rather than kept broken.
@@ -27,6 +27,10 @@ preview: $(STAMP)
 ## Run the test suite.
 test: $(STAMP)
 	$(BIN)/python -m pytest
+
+## Rewrite the golden renders (user data, JobSet, Markdown) and their MANIFEST.json, deliberately.
+goldens: $(STAMP)
+	$(BIN)/python -m pytest tests/goldens tests/report/test_diff_render.py --update-goldens
 
 ## Static checks (not part of `make test`).
 lint: $(STAMP)

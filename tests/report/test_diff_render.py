@@ -1,11 +1,11 @@
 """The pull-request comment: total change first, then policy results, then a table per stack with the
-property-level changes collapsed. Checked against a golden file (rewrite with --update-goldens)."""
+property-level changes collapsed. Checked against a golden file (rewrite with `make goldens`)."""
 
 from __future__ import annotations
 
-import difflib
 from pathlib import Path
 
+from goldens.store import check_golden as store_check
 from gpuinfra.catalog import Catalog
 from gpuinfra.cost import price_graph
 from gpuinfra.report.build.diff import diff_report
@@ -53,14 +53,7 @@ def sample(catalog: Catalog):  # type: ignore[no-untyped-def]
 
 
 def check_golden(name: str, text: str, update: bool) -> None:
-    path = GOLDEN / name
-    if update:
-        path.write_text(text)
-    assert path.exists(), f"no golden {path}: run pytest --update-goldens"
-    expected = path.read_text()
-    assert text == expected, "".join(
-        difflib.unified_diff(expected.splitlines(True), text.splitlines(True), f"{name} (golden)", f"{name} (now)")
-    )
+    store_check(GOLDEN / name, text, update)
 
 
 def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:
