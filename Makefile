@@ -30,7 +30,7 @@ test: $(STAMP)
 
 ## Rewrite the golden renders (user data, JobSet, Markdown) and their MANIFEST.json, deliberately.
 goldens: $(STAMP)
-	$(BIN)/python -m pytest tests/goldens tests/report/test_diff_render.py --update-goldens
+	$(BIN)/python -m pytest -n 0 tests/goldens tests/report/test_diff_render.py --update-goldens
 
 ## Static checks (not part of `make test`).
 lint: $(STAMP)
