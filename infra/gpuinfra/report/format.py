@@ -33,7 +33,7 @@ def figure(unit: str, value: Decimal | None) -> str:
     return f"{number(float(value), 1)} {unit}"
 
 
-_MARKDOWN = re.compile(r"([\\`*_\[\]|#~!])")
+_MARKDOWN = re.compile(r"([\\`*_\[\]|~!])|^([-+])(?=\s)")
 """Characters GitHub Flavored Markdown gives a meaning inline: escapes, code, emphasis, links and images,
 table cells, headings, strikethrough (GFM spec 0.29, "Backslash escapes": any ASCII punctuation may be escaped)."""
 _MENTION = re.compile(r"@(?=[A-Za-z0-9])")
@@ -51,7 +51,8 @@ def markdown_text(value: object, *, code: bool = False, breaks: bool = False) ->
     if code:
         return "`" + text.replace("`", "'").replace("|", "\\|").replace("\n", " ") + "`"
     text = html.escape(text, quote=False)
-    text = _MARKDOWN.sub(r"\\\1", text)
+    text = _MARKDOWN.sub(lambda m: "\\" + (m.group(1) or m.group(2)), text)  # - and + mark a list item only first
+    text = text.replace("#", "\\#\u200b")  # a heading mark, and #123 would link an issue (as Dependabot breaks it)
     text = _MENTION.sub("@\u200b", text)
     return text.replace("\n", newline)
 

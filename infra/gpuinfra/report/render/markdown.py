@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from functools import singledispatch
 
-from gpuinfra.report.format import figure, money, signed_money
+from gpuinfra.report.format import figure, markdown_text, money, signed_money
 from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
 from gpuinfra.report.render.mermaid import flowchart
 from gpuinfra.report.render.parts import (
@@ -15,7 +15,6 @@ from gpuinfra.report.render.parts import (
     effect_text,
     fold,
     icon,
-    inert,
     nothing,
     pair,
     percent,
@@ -120,7 +119,7 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         verdict=verdict(report),
         counts=counts(report),
         nothing=nothing(report),
-        text=inert,
+        text=markdown_text,
         fold=fold,
         tally=tally,
         pictures=pictures,

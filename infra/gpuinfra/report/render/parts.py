@@ -67,27 +67,6 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
     return where + short(pick(old)), where + short(pick(new))
 
 
-_ESCAPED = frozenset("\\`*_[]#+-|~")
-_ENTITIES = {"<": "&lt;", ">": "&gt;", "&": "&amp;", "@": "@&#8203;"}
-
-
-def inert(value: object) -> str:
-    """Free text (a message, a stack or property name, a note) made inert for GitHub Markdown, on one line:
-    HTML as text, Markdown punctuation backslash-escaped (CommonMark: any ASCII punctuation may be), `@name`
-    and `#123` broken with a zero-width space so they neither mention nor link (as Dependabot's comments do)."""
-    out = []
-    for ch in str(value).replace("\r", " ").replace("\n", " "):
-        if ch in _ENTITIES:
-            out.append(_ENTITIES[ch])
-        elif ch == "#":
-            out.append("\\#&#8203;")
-        elif ch in _ESCAPED:
-            out.append("\\" + ch)
-        else:
-            out.append(ch)
-    return "".join(out)
-
-
 ACTIONS = (("create", "to add"), ("update", "to change"), ("replace", "to replace"), ("delete", "to delete"))
 
 
@@ -187,7 +166,6 @@ __all__ = [
     "free",
     "headline",
     "icon",
-    "inert",
     "loss_text",
     "nothing",
     "pair",
