@@ -13,7 +13,6 @@ import re
 from dataclasses import dataclass, field
 from functools import lru_cache
 from pathlib import Path
-from stat import S_ISREG
 from typing import Any
 
 from ruamel.yaml import YAML
@@ -31,6 +30,7 @@ from ruamel.yaml.reader import ReaderError
 from ruamel.yaml.scalarbool import ScalarBoolean
 
 from gpuinfra.errors import FieldPath, InputError, Problem
+from gpuinfra.spec.files import read_text
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 200_000
@@ -66,38 +66,18 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
     try:
         stat = path.stat()
         resolved = path.resolve()
-    except FileNotFoundError:
-        raise InputError.single(
-            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
-        ) from None
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop
-        reason = getattr(exc, "strerror", None) or str(exc)
-        raise InputError.single(
-            f"cannot read {what}: {reason}", file=path, hint="give the path of a readable YAML file"
-        ) from None
-    if not S_ISREG(stat.st_mode):
-        raise InputError.single(f"{what} is not a regular file", file=path, hint="give the path of a YAML file")
-    if stat.st_size > MAX_BYTES:
-        raise InputError.single(
-            f"{what} is {stat.st_size:,} bytes, over the {MAX_BYTES:,}-byte limit", file=path, hint="split it up"
-        )
+    except (OSError, RuntimeError):  # read_text names what is wrong (missing, a loop, no permission)
+        return parse_yaml(read_text(path, what, MAX_BYTES, HINT), path)
     return _read_cached(resolved, stat.st_size, stat.st_mtime_ns, path, what)
+
+
+HINT = "give the path of a readable YAML file (a regular file, UTF-8, at most 4 MiB; split a larger one up)"
 
 
 @lru_cache(maxsize=64)
 def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except UnicodeDecodeError as exc:
-        line = path.read_bytes()[: exc.start].count(b"\n") + 1
-        raise InputError.single(
-            f"{what} is not UTF-8 text (byte {exc.start})", file=path, line=line, hint="save the file as UTF-8"
-        ) from None
-    except OSError as exc:
-        raise InputError.single(
-            f"cannot read {what}: {exc.strerror or exc}", file=path, hint="give the path of a readable YAML file"
-        ) from None
-    return parse_yaml(text, path)
+    """The bounded read every input file gets (spec/files.read_text), then the parse."""
+    return parse_yaml(read_text(path, what, MAX_BYTES, HINT), path)
 
 
 def parse_yaml(text: str, path: Path) -> YamlDocument:

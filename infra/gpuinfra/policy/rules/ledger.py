@@ -23,6 +23,7 @@ from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.spec import read_stack
 
+
 @dataclass(frozen=True)
 class Held:
     """One other stack of the repository, at maximum size."""
