@@ -57,10 +57,22 @@ class Graph:
     stack: str
     project: str
     resources: tuple[Resource, ...]
+    after_apply: dict[str, str] = field(default_factory=dict, compare=False, repr=False)
+    """Values the embedded engine stood in for (an id, an ARN, an autonamed name, a looked-up AMI) -> what they
+    stand for: `pulumi preview` knows them only after apply (or reads them from the cloud), so a report shows
+    them as such, never as real (pulumi/engine/mocks.py). The graph keeps the stand-ins themselves: they are
+    stable per resource name, which is what a diff of two previews compares."""
 
     @classmethod
-    def of(cls, stack: str, project: str, resources: Iterable[Resource]) -> Graph:
-        return cls(stack, project, tuple(sorted(resources, key=lambda r: r.urn)))
+    def of(
+        cls, stack: str, project: str, resources: Iterable[Resource], after_apply: dict[str, str] | None = None
+    ) -> Graph:
+        return cls(stack, project, tuple(sorted(resources, key=lambda r: r.urn)), dict(after_apply or {}))
+
+    def shown(self, value: object) -> str:
+        """`value` as a report shows it: a stand-in becomes what it stands for."""
+        text = str(value)
+        return self.after_apply.get(text, text)
 
     @cached_property
     def by_urn(self) -> dict[str, Resource]:

@@ -43,11 +43,15 @@ class AwsMocks(pulumi_mocks.Mocks):
 
     def __init__(self) -> None:
         self._providers: dict[str, tuple[str, str]] = {}
+        self.after_apply: dict[str, str] = {}
+        """Every stand-in handed out -> what it stands for (Graph.after_apply)."""
 
     def call(self, args: pulumi_mocks.MockCallArgs) -> Any:
         if args.token == SSM_GET_PARAMETER:
             name = str(dict(args.args).get("name", ""))
-            return {"name": name, "type": "String", "value": f"ami-0{short_hash(name, length=16)}"}
+            value = f"ami-0{short_hash(name, length=16)}"
+            self.after_apply[value] = f"(read at deploy from SSM {name})"
+            return {"name": name, "type": "String", "value": value}
         if args.token == EC2_GET_AMI:
             filters = dict(args.args).get("filters") or [{}]
             image = (filters[0].get("values") or ["ami-unknown"])[0]
@@ -105,6 +109,12 @@ class AwsMocks(pulumi_mocks.Mocks):
         arn_region = "" if service in ("iam", "s3") else region  # global services have no region in ARNs
         state.setdefault(
             "arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}"
+        )
+        given = {v for v in inputs.values() if isinstance(v, str)}  # an id equal to a given name is known
+        self.after_apply.update(
+            (value, f"{name}-<random> (autonamed at apply)" if key == "name" else "(known after apply)")
+            for key, value in [("id", resource_id), *state.items()]
+            if isinstance(value, str) and key not in inputs and value and value not in given
         )
         return resource_id, state
 

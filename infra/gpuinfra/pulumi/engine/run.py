@@ -127,7 +127,7 @@ def run(
         loop.set_exception_handler(handler)
         if errors.messages:
             raise EngineError(f"the Pulumi program reported errors for stack {stack}: " + "; ".join(errors.messages))
-        return Graph.of(stack, project, recorder.records)
+        return Graph.of(stack, project, recorder.records, mocks.after_apply)
 
 
 def _quiet(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:

@@ -83,8 +83,8 @@ def pcs_node_groups(graph: Graph) -> list[Section]:
                 f"{size[0]}/{size[1]}" if size else "?",
                 str(g.inputs.get("purchaseOption") or "ONDEMAND"),
                 str(efa_count(graph, g)),
-                placement[0] if placement else "-",
-                str(g.inputs.get("amiId") or "(launch template)"),
+                graph.shown(placement[0]) if placement else "-",
+                graph.shown(g.inputs.get("amiId") or "(launch template)"),
             ]
         )
     columns = ["node group", "region", "instances", "min/max", "purchase", "EFA per node", "placement group", "AMI"]
@@ -109,7 +109,7 @@ def key_settings(graph: Graph) -> list[Section]:
                 str((g.inputs.get("warmPool") or {}).get("minSize", "-")),
             ]
             if fabric:
-                row += [str(efa[g.urn]), str(g.inputs.get("placementGroup") or "-")]
+                row += [str(efa[g.urn]), graph.shown(g.inputs.get("placementGroup") or "-")]
             rows.append(row)
         sections.append(
             Section(
