@@ -215,3 +215,37 @@ def test_a_service_linked_role_gets_a_customer_key_only_from_the_key_policy() ->
     scoped = {**named, "Condition": {"StringEquals": {"kms:EncryptionContext:aws:s3:arn": "arn:aws:s3:::ckpt"}}}
     (bucket_scoped,) = judge_flows([flow], [_kms_bucket_graph([root, scoped])])
     assert bucket_scoped.decision.outcome == "deny"
+
+
+def test_the_fleet_s_image_pull_through_the_cache_is_a_declared_flow() -> None:
+    """Replicas pull vllm/vllm-openai through their region's ECR pull-through cache (prefix docker-hub): login,
+    BatchGetImage and GetDownloadUrlForLayer (ECR identity-policy examples), and on the first pull
+    CreateRepository and BatchImportUpstreamImage (ECR pull-through cache IAM page). Without the role's
+    ImagePull statement none of them but the login is allowed."""
+    pulls = [f for f in flows_of("chat-serve") if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
+    repo = "arn:aws:ecr:us-east-1:222222222222:repository/docker-hub/vllm/vllm-openai"
+    assert {(f.action, f.resource) for f in pulls} == {
+        ("ecr:GetAuthorizationToken", "*"),
+        *((a, repo) for a in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")),
+        *((a, repo) for a in ("ecr:CreateRepository", "ecr:BatchImportUpstreamImage")),
+    }
+    graph = example_graph("chat-serve")
+    stripped = []
+    for r in graph.resources:
+        if r.name == "chat-serve-us-east-1-replicas-access":
+            doc = json.loads(r.inputs["policy"])
+            doc["Statement"] = [s for s in doc["Statement"] if s.get("Sid") != "ImagePull"]
+            r = dataclasses.replace(r, inputs={**r.inputs, "policy": json.dumps(doc)})
+        stripped.append(r)
+    judged = judge_flows(pulls, [Graph.of(graph.stack, graph.project, stripped), example_graph(REGISTRY)])
+    # The cached repository is created by the first pull, so no graph holds its policy: without the identity
+    # grant the evaluator cannot allow the pull (same account: identity or resource policy, AWS evaluation logic)
+    # and says it cannot decide, rather than allow.
+    assert {j.flow.action: j.decision.outcome for j in judged} == {
+        "ecr:GetAuthorizationToken": "allow",
+        "ecr:BatchGetImage": "unknown",
+        "ecr:GetDownloadUrlForLayer": "unknown",
+        "ecr:CreateRepository": "unknown",
+        "ecr:BatchImportUpstreamImage": "unknown",
+    }
+    assert all("no statement of the identity policies" in j.decision.reason for j in judged[1:])

@@ -31,6 +31,12 @@ SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+ECR_PULL = "https://docs.aws.amazon.com/AmazonECR/latest/userguide/security_iam_id-based-policy-examples.html"
+"""ECR UG, identity-based policy examples ("access images in a repository"): a pull needs ecr:GetAuthorizationToken
+(no resource: "*"), ecr:BatchGetImage and ecr:GetDownloadUrlForLayer on the repository."""
+ECR_CACHE = "https://docs.aws.amazon.com/AmazonECR/latest/userguide/pull-through-cache-iam.html"
+"""ECR UG, "IAM permissions required to sync an upstream registry": the first pull through a cache rule creates
+the repository and imports the image, so the puller needs ecr:CreateRepository and ecr:BatchImportUpstreamImage."""
 FSX_SLR = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/using-service-linked-roles.html"
 FSX_EXPORTER = "aws-service-role/s3.data-source.lustre.fsx.amazonaws.com/AWSServiceRoleForFSxS3Access_fs"
 """FSx for Lustre exports through this service-linked role (one per file system, suffixed with its id)."""
@@ -190,12 +196,48 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
                     source=HOOKS,
                 )
             )
+        flows += _image_pull(inputs, region, role)
         if spec.access.auth == "api_key":
             secret = f"arn:aws:secretsmanager:{region}:{account}:secret:{api_key_secret(spec.name, region)}-AbCdEf"
             flows.append(
                 Flow(f"{at} read the API key", stack, role, "secretsmanager:GetSecretValue", secret, source=SECRETS)
             )
     return flows
+
+
+def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:
+    """The server image through the region's ECR pull-through cache (components/inference/images.py)."""
+    from gpuinfra.pulumi.components.inference.images import cached_image, split_image
+
+    spec = inputs.spec
+    assert isinstance(spec, InferenceSpec)
+    cached = cached_image(inputs.account.id, region, spec.server_image) if spec.image_source != "direct" else None
+    if cached is None:
+        return []
+    name = split_image(spec.server_image)[1].split("@")[0].split(":")[0]
+    repo = f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.prefix}/{name}"
+    stack, at = inputs.stack.name, f"{region}:"
+    return [
+        Flow(f"{at} log in to ECR", stack, role, "ecr:GetAuthorizationToken", "*", source=ECR_PULL),
+        Flow(f"{at} pull the server image", stack, role, "ecr:BatchGetImage", repo, source=ECR_PULL),
+        Flow(f"{at} pull the image's layers", stack, role, "ecr:GetDownloadUrlForLayer", repo, source=ECR_PULL),
+        Flow(
+            f"{at} first pull creates the cached repository",
+            stack,
+            role,
+            "ecr:CreateRepository",
+            repo,
+            source=ECR_CACHE,
+        ),
+        Flow(
+            f"{at} first pull imports the upstream image",
+            stack,
+            role,
+            "ecr:BatchImportUpstreamImage",
+            repo,
+            source=ECR_CACHE,
+        ),
+    ]
 
 
 def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan) -> list[Flow]:
