@@ -81,6 +81,10 @@ def workload_of(stack: str) -> str:
     return next(w for w in SPEC_MODELS if f"gpuinfra:{w}" in config)
 
 
+_ORGS = tempfile.TemporaryDirectory(prefix="gpuinfra-orgs-")
+"""Mutated organization files, removed when the test process exits (the object's finalizer)."""
+
+
 def inputs_for(
     stack: str, spec: Mutations | None = None, org: Mutations | None = None, config: Mutations | None = None
 ) -> Inputs:
@@ -95,7 +99,7 @@ def inputs_for(
     org_values = apply(org_data(), org or {})
     if org:
         # The Pulumi program reads the organization file itself (as under `pulumi up`): write the mutation.
-        org_path = Path(tempfile.mkdtemp(prefix="gpuinfra-org-")) / "org.yaml"
+        org_path = Path(tempfile.mkdtemp(prefix="org-", dir=_ORGS.name)) / "org.yaml"
         with org_path.open("w") as fh:
             YAML().dump(org_values, fh)
     org_doc = OrgDocument(org=Organization.model_validate(org_values), doc=YamlDocument(path=org_path, data={}))
