@@ -528,3 +528,13 @@ def test_the_fsx_controller_is_told_its_region_rather_than_asking_imds(eks: Grap
     defaults = chart_values(fsx["chart"], fsx["version"])
     assert "region" in defaults["controller"]  # the chart's own key
     assert fsx["values"]["controller"]["region"] == "us-east-1"
+
+
+def test_a_type_ec2_describes_no_topology_for_gets_no_topology() -> None:
+    """The catalog's topology.yaml (EC2 API Reference, DescribeInstanceTopology, "Supported instance types")
+    lists p5.48xlarge but not p5en.48xlarge: that cluster runs without a Kueue Topology, never refused."""
+    from helpers import graph_for
+
+    graph = graph_for("llm-train-eks", {"compute.instance_type": "p5en.48xlarge"})
+    assert graph.of_type(TOPOLOGY) == []
+    assert "topologyName" not in graph.of_type(FLAVOR)[0].inputs["spec"]

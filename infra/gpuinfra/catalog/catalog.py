@@ -76,6 +76,12 @@ class Catalog:
     """Accelerators vLLM serves FP8 weights on (accelerators.yaml `fp8_weights`)."""
     spot_advice: tuple[SpotAdvice, ...] = ()
     """The Spot Instance Advisor's interruption band per (type, Region) (spot_advice.json)."""
+    instance_topology: AcceleratorSet | None = None
+    """Instance types whose network topology EC2 describes (topology.yaml; `names` are instance types)."""
+
+    def describes_topology(self, instance_type: str) -> bool:
+        """EC2 describes the type's place in the network, so EKS labels its network layers."""
+        return self.instance_topology is not None and instance_type in self.instance_topology.names
 
     # ---- indexes (built once, on first use)
     @cached_property

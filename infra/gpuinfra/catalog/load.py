@@ -98,6 +98,7 @@ def load_catalog() -> Catalog:
             devices=_entries(Device, accelerators["devices"]),
             fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
             spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
+            instance_topology=AcceleratorSet.model_validate(_read("topology.yaml")["instance_topology"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -122,6 +123,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.accelerator_peaks,
         *catalog.devices,
         *([catalog.fp8_weights] if catalog.fp8_weights else []),
+        *([catalog.instance_topology] if catalog.instance_topology else []),
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,

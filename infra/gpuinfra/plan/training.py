@@ -73,6 +73,9 @@ class TrainingPlan(Plain):
     """Kubernetes: what each node's training pod requests (from the node's allocatable)."""
     job_max_restarts: int | None = None
     """Kubernetes: the JobSet's restart budget for the interruptions expected over job.run_days."""
+    network_topology: bool = False
+    """EC2 describes the type's place in the network (catalog topology.yaml): EKS labels its network layers and
+    Kueue packs a job by them."""
     layout: LayoutMemory | None = None
     """Per-GPU memory of the parallel layout (with model.architecture; replaces the flat activation share)."""
     run: RunPlan | None = None
@@ -223,6 +226,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site_gpu_allotment=allotment,
         job_pod=job_pod,
         job_max_restarts=max_restarts,
+        network_topology=catalog.describes_topology(spec.compute.instance_type),
         layout=training_layout(spec, info),
         run=run,
         run_note=run_note,

@@ -40,28 +40,6 @@ TOPOLOGY_LEVELS = (
     "topology.k8s.aws/network-node-layer-3",
 )
 """EKS labels nodes with their place in the EC2 network hierarchy (EKS user guide, ml-workload-topology)."""
-TOPOLOGY_TYPES = frozenset(
-    {
-        "hpc6a.48xlarge",
-        "hpc6id.32xlarge",
-        "hpc7a.12xlarge",
-        "hpc7a.24xlarge",
-        "hpc7a.48xlarge",
-        "hpc7a.96xlarge",
-        "hpc7g.4xlarge",
-        "hpc7g.8xlarge",
-        "hpc7g.16xlarge",
-        "p3dn.24xlarge",
-        "p4d.24xlarge",
-        "p4de.24xlarge",
-        "p5.48xlarge",
-        "trn1.2xlarge",
-        "trn1.32xlarge",
-        "trn1n.32xlarge",
-    }
-)
-"""Types whose instance topology EC2 describes (EC2 API Reference, DescribeInstanceTopology, "Supported instance
-types"; the user guide's newer list is a superset), so EKS can label their network layers."""
 
 
 @dataclass(frozen=True)
@@ -374,7 +352,6 @@ __all__ = [
     "CAPACITY_LABEL",
     "IMDS_HOP_LIMIT",
     "TOPOLOGY_LEVELS",
-    "TOPOLOGY_TYPES",
     "TYPE",
     "EksArgs",
     "EksTrainingCluster",

@@ -7,7 +7,7 @@ from __future__ import annotations
 import posixpath
 
 from gpuinfra.plan import TrainingPlan
-from gpuinfra.pulumi.components.training.eks import TOPOLOGY_LEVELS, TOPOLOGY_TYPES
+from gpuinfra.pulumi.components.training.eks import TOPOLOGY_LEVELS
 from gpuinfra.pulumi.components.training.kubernetes import (
     DOMAIN_LABEL,
     HOST_LABEL,
@@ -61,7 +61,7 @@ def eks_gpu_labels(spec: TrainingSpec) -> dict[str, str]:
 
 def eks_topology(spec: TrainingSpec, plan: TrainingPlan) -> Topology | None:
     """EC2's network layers, then the host; None for a type EC2 describes no topology for."""
-    if plan.instance_type not in TOPOLOGY_TYPES:
+    if not plan.network_topology:
         return None
     return Topology(f"{spec.name}-network", (*TOPOLOGY_LEVELS, HOST_LABEL), TOPOLOGY_LEVELS[-1])
 
