@@ -538,3 +538,15 @@ def test_a_type_ec2_describes_no_topology_for_gets_no_topology() -> None:
     graph = graph_for("llm-train-eks", {"compute.instance_type": "p5en.48xlarge"})
     assert graph.of_type(TOPOLOGY) == []
     assert "topologyName" not in graph.of_type(FLAVOR)[0].inputs["spec"]
+
+
+def test_charts_wait_for_the_system_nodes_and_have_time_to_become_ready(eks: Graph) -> None:
+    """Expert-training review, finding 10: the releases started before any node could run their pods. Now the
+    cluster's provider depends on the system node group, so every release (which waits for its pods to be ready)
+    starts after it, with 900 s instead of Helm's 300 s default."""
+    (provider,) = [r for r in eks.resources if r.type == "pulumi:providers:kubernetes"]
+    (system,) = [g for g in eks.of_type(NODE_GROUP) if g.name.endswith("-system")]
+    assert system.urn in provider.dependencies
+    releases = eks.of_type(RELEASE)
+    assert releases and all(r.provider == provider.urn for r in releases)
+    assert {r.inputs["timeout"] for r in releases} == {900}

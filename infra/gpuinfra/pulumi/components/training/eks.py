@@ -179,7 +179,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
             opts=o,
         )
-        aws.eks.NodeGroup(
+        system_nodes = aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
             node_role_arn=node_role.arn,
@@ -234,11 +234,14 @@ class EksTrainingCluster(pulumi.ComponentResource):
         config = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
         ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
+        # Everything on the cluster waits for the system nodes: a Helm release waits for its pods to be ready
+        # (pulumi-kubernetes helm/v3 Release: "the provider waits until all resources are in a ready state"),
+        # and they cannot schedule before a node group exists (expert-training review, finding 10).
         self.kubernetes = k8s.Provider(
             f"{name}-k8s",
             kubeconfig=config.apply(pulumi.Output.secret),
             enable_server_side_apply=True,
-            opts=pulumi.ResourceOptions(parent=self),
+            opts=pulumi.ResourceOptions(parent=self, depends_on=[system_nodes]),
         )
         self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 

@@ -28,6 +28,8 @@ KUEUE_API = "kueue.x-k8s.io/v1beta2"
 """Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 GPU = "nvidia.com/gpu"
+RELEASE_TIMEOUT_SECONDS = 900
+"""How long a chart's install may take to become ready (Release `timeout`; Helm's default is 300 s)."""
 EFA = "vpc.amazonaws.com/efa"
 RDMA = "rdma/ib"
 POOL_LABEL = "gpuinfra.io/pool"
@@ -421,6 +423,8 @@ class TrainingWorkloads(pulumi.ComponentResource):
                     create_namespace=True,
                     repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
                     values=values.get(chart, {}),
+                    # Helm's own default is 300 s; a first install pulls images onto fresh nodes.
+                    timeout=RELEASE_TIMEOUT_SECONDS,
                     opts=o,
                 )
             )
