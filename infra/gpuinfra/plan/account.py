@@ -36,7 +36,7 @@ class Sibling:
     stack: str
     account_id: str | None
     """None when the stack could not be read (then it may be in any account)."""
-    needs: tuple[tuple[str, str, str, int], ...] = ()
+    needs: tuple[tuple[str, str, int], ...] = ()
     """(region, code, vCPUs)."""
     problem: str | None = None
 
@@ -46,10 +46,8 @@ def held_quotas(stack_file: Path, org_file: Path, account_id: str) -> tuple[Held
     (each planned against the bundled catalog, as the policy's ledger builds them)."""
     held: HeldQuotas = defaultdict(list)
     problems = []
-    for path in sorted(stack_file.parent.glob("Pulumi.*.yaml")):
-        if path.name == stack_file.name:
-            continue
-        sibling = _planned(path, *_stamp(path), org_file, *_stamp(org_file))
+    for path in sibling_files(stack_file):
+        sibling = _planned(path, *file_stamp(path), org_file, *file_stamp(org_file))
         if sibling.account_id not in (None, account_id):
             continue
         if sibling.problem:
@@ -59,7 +57,13 @@ def held_quotas(stack_file: Path, org_file: Path, account_id: str) -> tuple[Held
     return dict(held), problems
 
 
-def _stamp(path: Path) -> tuple[int, int]:
+def sibling_files(stack_file: Path) -> list[Path]:
+    """The repository's other stack files: those beside `stack_file` (the project's stack directory)."""
+    return [p for p in sorted(stack_file.parent.glob("Pulumi.*.yaml")) if p.name != stack_file.name]
+
+
+def file_stamp(path: Path) -> tuple[int, int]:
+    """(size, modification time): the per-process caches of the siblings' results are keyed by it."""
     try:
         stat = path.stat()
     except OSError:
@@ -88,7 +92,9 @@ def _planned(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mt
         plan = build_plan(inputs.spec, inputs.org.org, catalog)
     except GpuinfraError as exc:
         return Sibling(name, account_id, problem=f"cannot be planned: {str(exc)[:300]}")
-    needs = tuple((n.region, n.code, n.vcpus) for n in getattr(plan, "quotas", []) if n.code is not None)
+    needs: tuple[tuple[str, str, int], ...] = tuple(
+        (n.region, n.code, n.vcpus) for n in getattr(plan, "quotas", []) if n.code is not None
+    )
     return Sibling(name, account_id, needs)
 
 
@@ -115,4 +121,4 @@ def in_account(plan: P, stack_file: Path, org_file: Path, account_id: str | None
     return plan, problems
 
 
-__all__ = ["HeldQuotas", "account_plan", "held_quotas", "in_account"]
+__all__ = ["HeldQuotas", "account_plan", "file_stamp", "held_quotas", "in_account", "sibling_files"]

@@ -20,6 +20,7 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuinfra.errors import GpuinfraError, InputError
+from gpuinfra.plan.account import file_stamp, sibling_files
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.spec import read_stack
 
@@ -40,20 +41,9 @@ def others(facts: StackFacts) -> list[Held]:
     own = facts.stack_file
     if own is None or facts.org_file is None:
         return []
-    out = []
-    for path in sorted(own.parent.glob("Pulumi.*.yaml")):
-        if path.name == own.name or not _same_account(path, facts):
-            continue
-        out.append(_held(path, *_stamp(path), facts.org_file, *_stamp(facts.org_file)))
-    return out
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        stat = path.stat()
-    except OSError:
-        return (0, 0)
-    return (stat.st_size, stat.st_mtime_ns)
+    org = facts.org_file
+    same = [path for path in sibling_files(own) if _same_account(path, facts)]
+    return [_held(path, *file_stamp(path), org, *file_stamp(org)) for path in same]
 
 
 def _same_account(path: Path, facts: StackFacts) -> bool:
