@@ -6,7 +6,7 @@ The planner figure is always computed by the planner's own functions from the se
 GPU count, precision, model shape, request shape); the published figure is the source's, quoted. A case never
 feeds a published result into the planner.
 
-`python tests/plan/test_calibration.py` prints the table docs/planner.md shows.
+`python tests/plan/test_calibration.py` prints the table docs/planning.md shows.
 """
 
 from __future__ import annotations
@@ -504,7 +504,7 @@ KNOWN_GAPS: list[Case] = [
         note="PCIe L40S: tensor-parallel all-reduce without NVLink costs what the roofline does not see",
     ),
 ]
-"""Published points the planner misses by more than the bar allows, shown in docs/planner.md and not counted:
+"""Published points the planner misses by more than the bar allows, shown in docs/planning.md and not counted:
 tensor-parallel serving pays all-reduce traffic per layer that the single-replica roofline does not model (over
 PCIe on L40S far more than over NVLink)."""
 
@@ -548,13 +548,13 @@ def test_set_meets_the_bar() -> None:
 
 
 def test_docs_show_this_table() -> None:
-    """docs/planner.md shows the table as the planner computes it now (regenerate it with this file's __main__)."""
-    docs = (Path(__file__).resolve().parents[2] / "docs" / "planner.md").read_text()
+    """docs/planning.md shows the table as the planner computes it now (regenerate it with this file's __main__)."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "planning.md").read_text()
     assert table() in docs
 
 
 def table() -> str:
-    """The calibration table as docs/planner.md shows it."""
+    """The calibration table as docs/planning.md shows it."""
     lines = ["| case | published | planner | ratio | source |", "|---|---:|---:|---:|---|"]
     for c in [*CASES, *KNOWN_GAPS]:
         got = c.planner()

@@ -17,7 +17,7 @@ Brown et al. 2020 (GPT-3 175B on 300B tokens: 3.14e23 FLOPs, table D.1) and the 
 
 DEFAULT_MFU = {"bf16": 0.48, "fp16": 0.48, "fp32": 0.48, "fp8": 0.25}
 """Model FLOPs utilization inside one NVLink domain (no fabric traffic), as a share of the precision's dense peak.
-Fitted with DEFAULT_SCALING_PER_DOUBLING to the training cases of tests/plan/test_calibration.py (docs/planner.md
+Fitted with DEFAULT_SCALING_PER_DOUBLING to the training cases of tests/plan/test_calibration.py (docs/planning.md
 shows the residuals): bf16 on Llama 3 405B at 8K-16K H100 (430-380 TFLOPS, Llama 3 paper table 4), OPT-175B
 (147 TFLOPS on 992 A100), torchtitan FSDP2 on 64 A100 (51.7% for 70B) and Narayanan et al. 2021 (163 TFLOPS on
 3,072 A100); fp8 against the fp8 peak is lower, since attention, norms and communication do not speed up: Llama 4

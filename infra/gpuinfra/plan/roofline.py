@@ -123,7 +123,7 @@ max-num-batched-tokens forward pass plus non-torch memory): vLLM's own log, Llam
 DECODE_BANDWIDTH_EFFICIENCY = 0.62
 """Share of the datasheet memory bandwidth a decode step reaches. Fitted to TensorRT-LLM's published throughput
 (docs/source/performance/perf-overview.md) on H100, H200, L40S and A100 together with PREFILL_COMPUTE_EFFICIENCY
-(tests/plan/test_calibration.py, docs/planner.md)."""
+(tests/plan/test_calibration.py, docs/planning.md)."""
 PREFILL_COMPUTE_EFFICIENCY = 0.52
 """Share of the dense peak (fp8 peak for fp8 weights, bf16 otherwise) prefill and decode matmuls reach; fitted with
 DECODE_BANDWIDTH_EFFICIENCY (the 2,048-in/128-out shapes are prefill-bound and pin it)."""

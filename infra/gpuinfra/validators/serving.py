@@ -163,7 +163,7 @@ def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Ca
                 f"{b.batch} x KV of {shape.input_tokens + shape.output_tokens / 2:,.0f} tokens per step, with "
                 f"prefill of {shape.input_tokens} tokens a request at the dense peak, is at most "
                 f"{physical:,.2f} requests/s at {shape.output_tokens} output tokens (published servers reach "
-                f"{b.requests_per_s:,.2f}, docs/planner.md)",
+                f"{b.requests_per_s:,.2f}, docs/planning.md)",
                 ("throughput_rps_per_replica",),
                 f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
                 "max_concurrent_sequences, quantize, or use a faster accelerator",
@@ -190,7 +190,7 @@ def throughput_near_ceiling(spec: InferenceSpec, plan: InferencePlan, catalog: C
                 f"throughput_rps_per_replica {claimed:g} is {claimed / b.requests_per_s:.0%} of the calibrated "
                 f"ceiling of {info.name} in {region.region} ({b.requests_per_s:,.2f} requests/s, "
                 f"{b.tokens_per_s:,.0f} tokens/s at batch {b.batch}): published servers reach "
-                "the calibrated ceiling within about 15%, not more (docs/planner.md)",
+                "the calibrated ceiling within about 15%, not more (docs/planning.md)",
                 ("throughput_rps_per_replica",),
                 "keep the figure only with its benchmark (vllm bench serve at the spec's request shape)",
             )

@@ -12,14 +12,14 @@ from gpuinfra.validators.base import Failure, Level, rule
 @rule(Level.WARNING)
 def mfu_above_published(spec: TrainingSpec) -> Iterator[Failure]:
     """run.mfu above the highest MFU any published run of the calibration set reached at that precision: the plan
-    then promises a run nobody has shown (plan/flops.py PUBLISHED_MFU_CEILING, docs/planner.md)."""
+    then promises a run nobody has shown (plan/flops.py PUBLISHED_MFU_CEILING, docs/planning.md)."""
     run = spec.run
     ceiling = PUBLISHED_MFU_CEILING.get(spec.model.precision)
     if run is None or run.mfu is None or ceiling is None or run.mfu <= ceiling:
         return
     yield Failure(
         f"run.mfu {run.mfu:.0%} at {spec.model.precision} is above the {ceiling:.1%} the best published run of "
-        "the planner's calibration set reached (docs/planner.md)",
+        "the planner's calibration set reached (docs/planning.md)",
         ("run", "mfu"),
         "give a measured MFU from a run of this model on this hardware, or drop run.mfu for the calibrated default",
     )
