@@ -28,8 +28,10 @@ BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
 BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
 BUCKET_VERSIONING_V2 = "aws:s3/bucketVersioningV2:BucketVersioningV2"
 CLOUDFRONT_DISTRIBUTION = "aws:cloudfront/distribution:Distribution"
+DEFAULT_SECURITY_GROUP = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 EBS_VOLUME = "aws:ebs/volume:Volume"
 EIP = "aws:ec2/eip:Eip"
+FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 FSX_DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
@@ -57,6 +59,7 @@ KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 LISTENER = "aws:lb/listener:Listener"
 LISTENER_RULE = "aws:lb/listenerRule:ListenerRule"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
@@ -126,11 +129,13 @@ __all__ = [
     "BUCKET_VERSIONING",
     "BUCKET_VERSIONING_V2",
     "CLOUDFRONT_DISTRIBUTION",
+    "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
     "EIP",
     "EKS_CLUSTER",
     "EKS_NODE_GROUP",
     "EXPECTED_CAPACITY_TAG",
+    "FLOW_LOG",
     "FSX_DRA",
     "GA_ACCELERATOR",
     "GA_ENDPOINT_GROUP",
@@ -158,6 +163,7 @@ __all__ = [
     "LISTENER",
     "LISTENER_RULE",
     "LOAD_BALANCER",
+    "LOG_GROUP",
     "LUSTRE",
     "METRIC_ALARM",
     "NAT_GATEWAY",

@@ -108,6 +108,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 internal,
                 nat_per_zone=spec.nat_gateways == "per_zone",
                 client_cidrs=tuple(spec.access.client_cidrs),
+                account_id=args.account_id,
             ),
             provider,
             here,

@@ -1,0 +1,127 @@
+"""Hardened defaults a security review asks of every stack (issue #32): VPC flow logs with a retention, the
+VPC's default security group closed, and TLS-only bucket policies. Each names the control it follows:
+Security Hub EC2.6 / CIS AWS Foundations 3.7 (flow logs), EC2.2 / CIS 5.4 (default security group), S3.5
+(SSL-only requests)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from pulumi_policy import PolicyResource, StackValidationArgs
+
+from gpuinfra.graph import tokens
+from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, view
+
+BUCKETS = (tokens.BUCKET, tokens.BUCKET_V2)
+TRAFFIC_ALL = "ALL"
+
+
+# ---- VPC flow logs -----------------------------------------------------------------------------
+@stack_policy(
+    "security-vpc-flow-logs",
+    "Every VPC has a flow log of ALL traffic, delivered to S3 or to a CloudWatch Logs group with a retention "
+    "(through a delivery role) (Security Hub EC2.6, CIS AWS Foundations 3.7).",
+    MANDATORY,
+)
+def vpc_flow_logs(args: StackValidationArgs, report_violation: Report) -> None:
+    stack = view(args)
+    for vpc in stack.of_type(tokens.VPC):
+        logs = stack.dependents_of(vpc, tokens.FLOW_LOG)
+        if not logs:
+            report_violation(
+                f"VPC {vpc.name} has no flow log; add an aws.ec2.FlowLog (traffic_type ALL) to a log group with a "
+                "retention or to a bucket",
+                vpc.urn,
+            )
+            continue
+        problems = [_flow_log_problems(stack, log) for log in logs]
+        if all(problems):
+            for problem in (p for found in problems for p in found):
+                report_violation(f"VPC {vpc.name}: {problem}", vpc.urn)
+
+
+def _flow_log_problems(stack: StackView, log: PolicyResource) -> list[str]:
+    """What keeps one flow log from recording every flow somewhere that keeps it."""
+    problems = []
+    traffic = get(log.props, "trafficType", default="(not set)")
+    if traffic != TRAFFIC_ALL:
+        problems.append(f"flow log {log.name} records {traffic} traffic only; set traffic_type ALL")
+    kind = get(log.props, "logDestinationType", default="cloud-watch-logs")
+    if kind == "cloud-watch-logs":
+        if not get(log.props, "iamRoleArn"):
+            problems.append(f"flow log {log.name} delivers to CloudWatch Logs without iam_role_arn; nothing is written")
+        groups = stack.dependencies_of(log, tokens.LOG_GROUP)
+        if not groups:
+            problems.append(f"flow log {log.name} names no log group of this stack; deliver to one with a retention")
+        for group in groups:
+            if as_int(get(group.props, "retentionInDays"), 0) <= 0:
+                problems.append(
+                    f"log group {group.name} keeps flow logs forever (no retention_in_days): set a retention"
+                )
+    return problems
+
+
+# ---- default security group --------------------------------------------------------------------
+@stack_policy(
+    "security-default-sg-closed",
+    "Every VPC's default security group is adopted (aws.ec2.DefaultSecurityGroup) with no ingress and no egress "
+    "rules (Security Hub EC2.2, CIS AWS Foundations 5.4).",
+    MANDATORY,
+)
+def default_sg_closed(args: StackValidationArgs, report_violation: Report) -> None:
+    stack = view(args)
+    for vpc in stack.of_type(tokens.VPC):
+        groups = stack.dependents_of(vpc, tokens.DEFAULT_SECURITY_GROUP)
+        if not groups:
+            report_violation(
+                f"VPC {vpc.name}: its default security group keeps EC2's rules (all traffic from itself, all "
+                "egress); adopt it with aws.ec2.DefaultSecurityGroup and no rules",
+                vpc.urn,
+            )
+        for group in groups:
+            open_ = [d for d in ("ingress", "egress") if listed(get(group.props, d))]
+            if open_:
+                report_violation(
+                    f"{group.name}: the default security group of VPC {vpc.name} keeps {' and '.join(open_)} rules; "
+                    "remove them (resources must name their own groups)",
+                    group.urn,
+                )
+
+
+# ---- TLS-only buckets --------------------------------------------------------------------------
+@stack_policy(
+    "security-s3-tls-only",
+    "Every S3 bucket's policy denies requests not made over TLS (Deny s3:* on the bucket and its objects when "
+    "aws:SecureTransport is false; Security Hub S3.5).",
+    MANDATORY,
+)
+def s3_tls_only(args: StackValidationArgs, report_violation: Report) -> None:
+    stack = view(args)
+    for bucket in stack.of_type(*BUCKETS):
+        name = str(get(bucket.props, "bucket", default=bucket.name))
+        policies = stack.dependents_of(bucket, tokens.BUCKET_POLICY)
+        documents = [get(p.props, "policy") for p in policies] + [get(bucket.props, "policy")]
+        if not any(_denies_clear_text(s, name) for d in documents for s in statements(d)):
+            report_violation(
+                f"bucket {bucket.name} accepts requests without TLS: no bucket policy statement denies s3:* on "
+                f"arn:aws:s3:::{name} and arn:aws:s3:::{name}/* when aws:SecureTransport is false",
+                bucket.urn,
+            )
+
+
+def _denies_clear_text(statement: Mapping[str, Any], bucket: str) -> bool:
+    """A Deny of every S3 action, to everyone, on the bucket and its objects, when the request is not TLS."""
+    if statement.get("Effect") != "Deny" or statement.get("Principal") not in ("*", {"AWS": "*"}):
+        return False
+    if not {"s3:*", "*"} & set(listed(statement.get("Action"))):
+        return False
+    resources = set(listed(statement.get("Resource")))
+    if not {f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"} <= resources:
+        return False
+    condition = get(statement, "Condition", "Bool", "aws:SecureTransport")
+    return str(condition).lower() == "false"
+
+
+__all__ = ["default_sg_closed", "s3_tls_only", "vpc_flow_logs"]

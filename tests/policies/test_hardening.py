@@ -1,0 +1,107 @@
+"""Hardened-default policies (issue #32) on the examples' real graphs: each passes on the example and fires on a
+copy with the hardening removed or weakened the way a hand-edited program would."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from helpers import DELETE, example_graph
+from policy_helpers import PolicyCase, facts_for, run_case
+
+from gpuinfra.graph import Graph
+from gpuinfra.policy.pack import pack_config, police
+
+VPC = "aws:ec2/vpc:Vpc"
+FLOW_LOG = "aws:ec2/flowLog:FlowLog"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+DEFAULT_SG = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
+BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+ALL_IN = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
+ALLOW_ONLY = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Effect": "Allow",
+                "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+                "Action": "s3:GetObject",
+                "Resource": "arn:aws:s3:::x/*",
+            }
+        ],
+    }
+)
+EXAMPLES = ["llm-train", "llm-train-eks", "chat-serve", "model-registry"]
+"""The examples that create VPCs or buckets (chat-serve-k8s runs on an existing cluster and creates neither)."""
+HARDENING = ["security-vpc-flow-logs", "security-default-sg-closed", "security-s3-tls-only"]
+
+CASES = [
+    PolicyCase(
+        "security-vpc-flow-logs",
+        "llm-train",
+        edits=((FLOW_LOG, None, {"trafficType": "REJECT"}),),
+        message="VPC llm-train-net-vpc: flow log llm-train-net-flow-log records REJECT traffic only",
+    ),
+    PolicyCase(
+        "security-vpc-flow-logs",
+        "chat-serve",
+        edits=((LOG_GROUP, None, {"retentionInDays": DELETE}),),
+        message="keeps flow logs forever \\(no retention_in_days\\)",
+    ),
+    PolicyCase(
+        "security-vpc-flow-logs",
+        "llm-train",
+        edits=((FLOW_LOG, None, {"iamRoleArn": DELETE}),),
+        message="delivers to CloudWatch Logs without iam_role_arn",
+    ),
+    PolicyCase(
+        "security-default-sg-closed",
+        "llm-train-eks",
+        edits=((DEFAULT_SG, None, {"ingress": [ALL_IN]}),),
+        message="the default security group of VPC llm-train-eks-net-vpc keeps ingress rules",
+    ),
+    PolicyCase(
+        "security-s3-tls-only",
+        "llm-train",
+        edits=((BUCKET_POLICY, None, {"policy": ALLOW_ONLY}),),
+        message="bucket llm-train-storage-checkpoints accepts requests without TLS",
+    ),
+    PolicyCase(
+        "security-s3-tls-only",
+        "model-registry",
+        edits=((BUCKET_POLICY, None, {"policy": ALLOW_ONLY}),),
+        message="accepts requests without TLS",
+    ),
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_weakened_hardening_is_caught(case: PolicyCase) -> None:
+    run_case(case)
+
+
+def _violations(stack: str, graph: Graph) -> dict[str, list[str]]:
+    run = police(graph, facts_for(stack), pack_config())
+    out: dict[str, list[str]] = {name: [] for name in HARDENING}
+    for v in run.violations:
+        if v.policy in out:
+            out[v.policy].append(v.message)
+    return out
+
+
+def _without(graph: Graph, *types: str) -> Graph:
+    return Graph.of(graph.stack, graph.project, [r for r in graph.resources if r.type not in types])
+
+
+@pytest.mark.parametrize("stack", EXAMPLES)
+def test_examples_pass_and_a_copy_without_hardening_fails(stack: str) -> None:
+    graph = example_graph(stack)
+    assert _violations(stack, graph) == {name: [] for name in HARDENING}
+    stripped = _violations(stack, _without(graph, FLOW_LOG, DEFAULT_SG, BUCKET_POLICY))
+    vpcs = [r.name for r in graph.resources if r.type == VPC]
+    buckets = [r.name for r in graph.resources if r.type == "aws:s3/bucket:Bucket"]
+    assert vpcs or buckets, "an example with neither a VPC nor a bucket tests nothing here"
+    assert len(stripped["security-vpc-flow-logs"]) == len(vpcs)
+    assert all("has no flow log" in m for m in stripped["security-vpc-flow-logs"])
+    assert len(stripped["security-default-sg-closed"]) == len(vpcs)
+    assert len(stripped["security-s3-tls-only"]) == len(buckets)
