@@ -6,11 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
-from helpers import DELETE, example_graph
-from policy_helpers import PolicyCase, facts_for, run_case
-
 from gpuinfra.graph import Graph
 from gpuinfra.policy.pack import pack_config, police
+from helpers import DELETE, example_graph
+from policy_helpers import PolicyCase, facts_for, run_case
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
@@ -34,6 +33,8 @@ ALLOW_ONLY = json.dumps(
 EXAMPLES = ["llm-train", "llm-train-eks", "chat-serve", "model-registry"]
 """The examples that create VPCs or buckets (chat-serve-k8s runs on an existing cluster and creates neither)."""
 HARDENING = ["security-vpc-flow-logs", "security-default-sg-closed", "security-s3-tls-only"]
+COVERS = HARDENING
+"""test_examples_pass_and_a_copy_without_hardening_fails judges each on the examples both ways."""
 
 CASES = [
     PolicyCase(
@@ -105,3 +106,29 @@ def test_examples_pass_and_a_copy_without_hardening_fails(stack: str) -> None:
     assert all("has no flow log" in m for m in stripped["security-vpc-flow-logs"])
     assert len(stripped["security-default-sg-closed"]) == len(vpcs)
     assert len(stripped["security-s3-tls-only"]) == len(buckets)
+
+
+@pytest.mark.parametrize("stack", ["llm-train", "chat-serve"])
+def test_flow_log_delivery_follows_the_vpc_guide(stack: str) -> None:
+    """Amazon VPC UG, "Publish flow logs to CloudWatch Logs": the role trusts vpc-flow-logs.amazonaws.com (for
+    this account only, aws:SourceAccount) and may create streams and put events in the group."""
+    graph = example_graph(stack)
+    accounts = {json.loads(p.inputs["allowedAccountIds"])[0] for p in graph.of_type("pulumi:providers:aws")}
+    logs = graph.of_type(FLOW_LOG)
+    assert len(logs) == len(graph.of_type(VPC)) >= 1
+    for log in logs:
+        assert (log.inputs["trafficType"], log.inputs["logDestinationType"]) == ("ALL", "cloud-watch-logs")
+    for group in graph.of_type(LOG_GROUP):
+        assert group.inputs["retentionInDays"] == 365
+    roles = [r for r in graph.of_type("aws:iam/role:Role") if r.name.endswith("-flow-logs")]
+    assert len(roles) == len(logs)
+    for role in roles:
+        (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+        assert trust["Principal"] == {"Service": "vpc-flow-logs.amazonaws.com"}
+        assert trust["Condition"]["StringEquals"]["aws:SourceAccount"] in accounts
+    for policy in (p for p in graph.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-flow-logs")):
+        write = next(s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Sid"] == "FlowLogDelivery")
+        assert {"logs:CreateLogStream", "logs:PutLogEvents"} <= set(write["Action"])
+        assert all(r.startswith("arn:aws:logs:") for r in write["Resource"])
+    for group in graph.of_type(DEFAULT_SG):
+        assert group.inputs.get("ingress", []) == [] and group.inputs.get("egress", []) == []
