@@ -9,13 +9,16 @@ import pytest
 from gpuinfra.graph import Graph
 from gpuinfra.policy.pack import pack_config, police
 from helpers import DELETE, example_graph
-from policy_helpers import PolicyCase, facts_for, run_case
+from policy_helpers import PolicyCase, edited, facts_for, run_case
 
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 DEFAULT_SG = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
+LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
+WEB_ACL = "aws:wafv2/webAcl:WebAcl"
+WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
 ALL_IN = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
 ALLOW_ONLY = json.dumps(
     {
@@ -32,7 +35,7 @@ ALLOW_ONLY = json.dumps(
 )
 EXAMPLES = ["llm-train", "llm-train-eks", "chat-serve", "model-registry"]
 """The examples that create VPCs or buckets (chat-serve-k8s runs on an existing cluster and creates neither)."""
-HARDENING = ["security-vpc-flow-logs", "security-default-sg-closed", "security-s3-tls-only"]
+HARDENING = ["security-vpc-flow-logs", "security-default-sg-closed", "security-s3-tls-only", "security-lb-waf-logging"]
 COVERS = HARDENING
 """test_examples_pass_and_a_copy_without_hardening_fails judges each on the examples both ways."""
 
@@ -68,6 +71,18 @@ CASES = [
         message="bucket llm-train-storage-checkpoints accepts requests without TLS",
     ),
     PolicyCase(
+        "security-lb-waf-logging",
+        "chat-serve",
+        edits=((LOAD_BALANCER, "chat-serve-us-east-1-endpoint-lb", {"accessLogs.enabled": False}),),
+        message="load balancer chat-serve-us-east-1-endpoint-lb keeps no access logs",
+    ),
+    PolicyCase(
+        "security-s3-tls-only",
+        "chat-serve",
+        edits=((BUCKET_POLICY, "chat-serve-us-west-2-endpoint-access-logs-policy", {"policy": ALLOW_ONLY}),),
+        message="bucket chat-serve-us-west-2-endpoint-access-logs accepts requests without TLS",
+    ),
+    PolicyCase(
         "security-s3-tls-only",
         "model-registry",
         edits=((BUCKET_POLICY, None, {"policy": ALLOW_ONLY}),),
@@ -98,7 +113,11 @@ def _without(graph: Graph, *types: str) -> Graph:
 def test_examples_pass_and_a_copy_without_hardening_fails(stack: str) -> None:
     graph = example_graph(stack)
     assert _violations(stack, graph) == {name: [] for name in HARDENING}
-    stripped = _violations(stack, _without(graph, FLOW_LOG, DEFAULT_SG, BUCKET_POLICY))
+    bare = edited(
+        _without(graph, FLOW_LOG, DEFAULT_SG, BUCKET_POLICY, WAF_LOGGING),
+        [(LOAD_BALANCER, None, {"accessLogs": DELETE})],
+    )
+    stripped = _violations(stack, bare)
     vpcs = [r.name for r in graph.resources if r.type == VPC]
     buckets = [r.name for r in graph.resources if r.type == "aws:s3/bucket:Bucket"]
     assert vpcs or buckets, "an example with neither a VPC nor a bucket tests nothing here"
@@ -106,6 +125,8 @@ def test_examples_pass_and_a_copy_without_hardening_fails(stack: str) -> None:
     assert all("has no flow log" in m for m in stripped["security-vpc-flow-logs"])
     assert len(stripped["security-default-sg-closed"]) == len(vpcs)
     assert len(stripped["security-s3-tls-only"]) == len(buckets)
+    balancers, acls = graph.of_type(LOAD_BALANCER), graph.of_type(WEB_ACL)
+    assert len(stripped["security-lb-waf-logging"]) == len(balancers) + len(acls)
 
 
 @pytest.mark.parametrize("stack", ["llm-train", "chat-serve"])
@@ -132,3 +153,33 @@ def test_flow_log_delivery_follows_the_vpc_guide(stack: str) -> None:
         assert all(r.startswith("arn:aws:logs:") for r in write["Resource"])
     for group in graph.of_type(DEFAULT_SG):
         assert group.inputs.get("ingress", []) == [] and group.inputs.get("egress", []) == []
+
+
+def test_alb_log_bucket_grants_the_regions_elb_account_only_its_own_prefix() -> None:
+    """ELB UG step 2: s3:PutObject on <bucket>/<prefix>/AWSLogs/<account>/* to the region's ELB account; us-east-1's
+    is 127311923021 and eu-central-1's 054676820928 (terraform-provider-aws aws_elb_service_account)."""
+    graph = example_graph("chat-serve")
+    expected = {"us-east-1": "127311923021", "eu-central-1": "054676820928"}
+    for region, elb in expected.items():
+        policy = graph.named(BUCKET_POLICY, f"chat-serve-{region}-endpoint-access-logs-policy")
+        grant = next(s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Sid"] == "ElbAccessLogs")
+        assert grant["Principal"] == {"AWS": f"arn:aws:iam::{elb}:root"} and grant["Action"] == "s3:PutObject"
+        assert grant["Resource"].endswith("-lb/lb/AWSLogs/222222222222/*"), grant["Resource"]
+        assert len(grant["Resource"].split(":::")[1].split("/")[0]) <= 63
+
+
+def test_the_elb_grant_is_the_only_cross_account_grant_a_log_bucket_may_carry() -> None:
+    """Widened to the whole bucket, the ELB account's grant is an ordinary cross-account grant again."""
+    policy = "chat-serve-us-east-1-endpoint-access-logs-policy"
+    graph = example_graph("chat-serve")
+    document = json.loads(graph.named(BUCKET_POLICY, policy).inputs["policy"])
+    for statement in document["Statement"]:
+        if statement["Sid"] == "ElbAccessLogs":
+            statement["Resource"] = statement["Resource"].split("/")[0] + "/*"
+    run = police(
+        edited(graph, [(BUCKET_POLICY, policy, {"policy": json.dumps(document)})]),
+        facts_for("chat-serve"),
+        pack_config(),
+    )
+    found = [v.message for v in run.violations if v.policy == "separation-cross-account-grants"]
+    assert found and all("127311923021" in m for m in found), found

@@ -94,6 +94,7 @@ VPC_PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
 VPC_PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"
 WAF_WEB_ACL = "aws:wafv2/webAcl:WebAcl"
 WAF_WEB_ACL_ASSOCIATION = "aws:wafv2/webAclAssociation:WebAclAssociation"
+WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
 
 # Tags and labels the program writes and later stages read back from the graph.
 WORKLOAD_TAG = "workload"
@@ -193,6 +194,7 @@ __all__ = [
     "VPC_ENDPOINT",
     "VPC_PEERING",
     "VPC_PEERING_ACCEPTER",
+    "WAF_LOGGING",
     "WAF_WEB_ACL",
     "WAF_WEB_ACL_ASSOCIATION",
     "WORKLOAD_LABEL",

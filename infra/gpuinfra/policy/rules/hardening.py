@@ -1,7 +1,7 @@
 """Hardened defaults a security review asks of every stack (issue #32): VPC flow logs with a retention, the
-VPC's default security group closed, and TLS-only bucket policies. Each names the control it follows:
-Security Hub EC2.6 / CIS AWS Foundations 3.7 (flow logs), EC2.2 / CIS 5.4 (default security group), S3.5
-(SSL-only requests)."""
+VPC's default security group closed, load balancer and WAF logs, and TLS-only bucket policies. Each names the
+control it follows: Security Hub EC2.6 / CIS AWS Foundations 3.7 (flow logs), EC2.2 / CIS 5.4 (default
+security group), ELB.5 and WAF.11 (logging), S3.5 (SSL-only requests)."""
 
 from __future__ import annotations
 
@@ -12,9 +12,10 @@ from pulumi_policy import PolicyResource, StackValidationArgs
 
 from gpuinfra.graph import tokens
 from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
-from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, view
+from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, truthy, view
 
 BUCKETS = (tokens.BUCKET, tokens.BUCKET_V2)
+LOAD_BALANCERS = (tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER)
 TRAFFIC_ALL = "ALL"
 
 
@@ -90,6 +91,32 @@ def default_sg_closed(args: StackValidationArgs, report_violation: Report) -> No
                 )
 
 
+# ---- load balancer and WAF logs ---------------------------------------------------------------
+@stack_policy(
+    "security-lb-waf-logging",
+    "Every load balancer writes access logs to a bucket (Security Hub ELB.5) and every WAF web ACL has a logging "
+    "configuration (Security Hub WAF.11).",
+    MANDATORY,
+)
+def lb_waf_logging(args: StackValidationArgs, report_violation: Report) -> None:
+    stack = view(args)
+    for balancer in stack.of_type(*LOAD_BALANCERS):
+        logs = get(balancer.props, "accessLogs", default={}) or {}
+        if not (truthy(get(logs, "enabled")) and get(logs, "bucket")):
+            report_violation(
+                f"load balancer {balancer.name} keeps no access logs; set access_logs (enabled, bucket, prefix) to a "
+                "bucket whose policy lets ELB write under AWSLogs/<account>/",
+                balancer.urn,
+            )
+    for acl in stack.of_type(tokens.WAF_WEB_ACL):
+        if not stack.dependents_of(acl, tokens.WAF_LOGGING):
+            report_violation(
+                f"web ACL {acl.name} logs nothing; add an aws.wafv2.WebAclLoggingConfiguration to a log group named "
+                "aws-waf-logs-*",
+                acl.urn,
+            )
+
+
 # ---- TLS-only buckets --------------------------------------------------------------------------
 @stack_policy(
     "security-s3-tls-only",
@@ -124,4 +151,4 @@ def _denies_clear_text(statement: Mapping[str, Any], bucket: str) -> bool:
     return str(condition).lower() == "false"
 
 
-__all__ = ["default_sg_closed", "s3_tls_only", "vpc_flow_logs"]
+__all__ = ["default_sg_closed", "lb_waf_logging", "s3_tls_only", "vpc_flow_logs"]

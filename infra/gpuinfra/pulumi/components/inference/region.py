@@ -13,7 +13,7 @@ from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
-from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint, log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.images import cached_image, pull_through_cache
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
@@ -130,6 +130,9 @@ class InferenceRegion(pulumi.ComponentResource):
                 deregistration_seconds=rp.drain_seconds,
                 waf=spec.access.waf if lb.type == "alb" else None,
                 tags=args.tags,
+                account_id=args.account_id,
+                region=rp.region,
+                log_bucket=log_bucket_name(spec.name, args.account_id, rp.region),
             ),
             provider,
             here,
