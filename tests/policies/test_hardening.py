@@ -19,6 +19,9 @@ BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
 WEB_ACL = "aws:wafv2/webAcl:WebAcl"
 WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
+NAMESPACE = "kubernetes:core/v1:Namespace"
+NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+ENFORCE = "pod-security.kubernetes.io/enforce"
 ALL_IN = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
 ALLOW_ONLY = json.dumps(
     {
@@ -81,6 +84,29 @@ CASES = [
         "chat-serve",
         edits=((BUCKET_POLICY, "chat-serve-us-west-2-endpoint-access-logs-policy", {"policy": ALLOW_ONLY}),),
         message="bucket chat-serve-us-west-2-endpoint-access-logs accepts requests without TLS",
+    ),
+    PolicyCase("security-namespace-isolation", "llm-train-eks", fires=False),
+    PolicyCase("security-namespace-isolation", "chat-serve-k8s", fires=False),
+    PolicyCase(
+        "security-namespace-isolation",
+        "chat-serve-k8s",
+        label="no-default-deny",
+        edits=((NETWORK_POLICY, "chat-k8s-us-east-1-default-deny", {"spec.podSelector": {"matchLabels": {"a": "b"}}}),),
+        message="namespace chat has no default-deny NetworkPolicy",
+    ),
+    PolicyCase(
+        "security-namespace-isolation",
+        "llm-train-eks",
+        label="restricted-with-ipc-lock",
+        edits=((NAMESPACE, None, {"metadata.labels": {ENFORCE: "restricted"}}),),
+        message="its pods fail the restricted level namespace training enforces: .*adds IPC_LOCK",
+    ),
+    PolicyCase(
+        "security-namespace-isolation",
+        "chat-serve-k8s",
+        label="no-label",
+        edits=((NAMESPACE, None, {"metadata.labels": {"gpuinfra.io/workload": "inference"}}),),
+        message="namespace chat has no pod-security.kubernetes.io/enforce label",
     ),
     PolicyCase(
         "security-s3-tls-only",

@@ -52,8 +52,12 @@ IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
 IAM_USER_POLICY_ATTACHMENT = "aws:iam/userPolicyAttachment:UserPolicyAttachment"
 INSTANCE = "aws:ec2/instance:Instance"
 INTERNET_GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+K8S_CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 K8S_CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
+K8S_CRONJOB = "kubernetes:batch/v1:CronJob"
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+K8S_NAMESPACE = "kubernetes:core/v1:Namespace"
+K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
@@ -156,7 +160,11 @@ __all__ = [
     "INSTANCE",
     "INTERNET_GATEWAY",
     "K8S_CONFIG_GROUP",
+    "K8S_CONFIG_MAP",
+    "K8S_CRONJOB",
     "K8S_DEPLOYMENT",
+    "K8S_NAMESPACE",
+    "K8S_NETWORK_POLICY",
     "K8S_SERVICE",
     "KMS_ALIAS",
     "KMS_KEY",

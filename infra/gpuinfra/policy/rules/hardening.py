@@ -8,9 +8,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+import yaml
 from pulumi_policy import PolicyResource, StackValidationArgs
 
-from gpuinfra.graph import tokens
+from gpuinfra.graph import pod_security, tokens
 from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, truthy, view
 
@@ -117,6 +118,88 @@ def lb_waf_logging(args: StackValidationArgs, report_violation: Report) -> None:
             )
 
 
+# ---- Kubernetes namespaces ---------------------------------------------------------------------
+@stack_policy(
+    "security-namespace-isolation",
+    "Every namespace a stack creates has a default-deny NetworkPolicy (all pods, Ingress and Egress, no rules) and "
+    "a Pod Security Admission enforce label, and every pod the stack runs in it meets that level.",
+    MANDATORY,
+)
+def namespace_isolation(args: StackValidationArgs, report_violation: Report) -> None:
+    stack = view(args)
+    policies = stack.of_type(tokens.K8S_NETWORK_POLICY)
+    for namespace in stack.of_type(tokens.K8S_NAMESPACE):
+        name = get(namespace.props, "metadata", "name")
+        if not any(_in(p, namespace) and _denies_all(p.props) for p in policies):
+            report_violation(
+                f"namespace {name} has no default-deny NetworkPolicy (podSelector {{}}, policyTypes Ingress and "
+                "Egress, no rules); add one, then allow what the workload needs",
+                namespace.urn,
+            )
+        enforce = get(namespace.props, "metadata", "labels", f"{pod_security.LABEL}enforce")
+        if enforce not in pod_security.LEVELS:
+            report_violation(
+                f"namespace {name} has no {pod_security.LABEL}enforce label (or {enforce!r} is no level); label it "
+                "with the strictest level its pods meet",
+                namespace.urn,
+            )
+            continue
+        for owner, pod in _pods_in(stack, namespace):
+            problems = pod_security.meets(pod, enforce)
+            if problems:
+                report_violation(
+                    f"{owner.name}: its pods fail the {enforce} level namespace {name} enforces: {'; '.join(problems)}",
+                    owner.urn,
+                )
+
+
+def _in(resource: PolicyResource, namespace: PolicyResource) -> bool:
+    """`resource` lives in `namespace` of the same cluster (one stack may create a namespace of one name in
+    several clusters, one Kubernetes provider each)."""
+    same_cluster = (resource.provider.urn if resource.provider else None) == (
+        namespace.provider.urn if namespace.provider else None
+    )
+    return same_cluster and get(resource.props, "metadata", "namespace") == get(namespace.props, "metadata", "name")
+
+
+def _denies_all(props: Mapping[str, Any]) -> bool:
+    spec = get(props, "spec", default={}) or {}
+    return (
+        not get(spec, "podSelector")
+        and {"Ingress", "Egress"} <= set(listed(get(spec, "policyTypes")))
+        and not get(spec, "ingress")
+        and not get(spec, "egress")
+    )
+
+
+def _pods_in(stack: StackView, namespace: PolicyResource) -> list[tuple[PolicyResource, Mapping[str, Any]]]:
+    """Pod specs the stack runs in `namespace`: Deployments, CronJobs and the JobSets ConfigMaps carry."""
+    out: list[tuple[PolicyResource, Mapping[str, Any]]] = []
+    for resource in stack.of_type(tokens.K8S_DEPLOYMENT, tokens.K8S_CRONJOB, tokens.K8S_CONFIG_MAP):
+        if not _in(resource, namespace):
+            continue
+        if resource.resource_type == tokens.K8S_DEPLOYMENT:
+            out.append((resource, get(resource.props, "spec", "template", "spec", default={})))
+        elif resource.resource_type == tokens.K8S_CRONJOB:
+            out.append((resource, get(resource.props, "spec", "jobTemplate", "spec", "template", "spec", default={})))
+        else:
+            out += [(resource, pod) for pod in _jobset_pods(get(resource.props, "data", default={}) or {})]
+    return out
+
+
+def _jobset_pods(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
+    pods = []
+    for text in data.values():
+        try:
+            document = yaml.safe_load(str(text))
+        except yaml.YAMLError:
+            continue
+        if isinstance(document, dict) and document.get("kind") == "JobSet":
+            for job in get(document, "spec", "replicatedJobs", default=[]) or []:
+                pods.append(get(job, "template", "spec", "template", "spec", default={}) or {})
+    return pods
+
+
 # ---- TLS-only buckets --------------------------------------------------------------------------
 @stack_policy(
     "security-s3-tls-only",
@@ -151,4 +234,4 @@ def _denies_clear_text(statement: Mapping[str, Any], bucket: str) -> bool:
     return str(condition).lower() == "false"
 
 
-__all__ = ["default_sg_closed", "lb_waf_logging", "s3_tls_only", "vpc_flow_logs"]
+__all__ = ["default_sg_closed", "lb_waf_logging", "namespace_isolation", "s3_tls_only", "vpc_flow_logs"]
