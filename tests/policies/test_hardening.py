@@ -209,3 +209,19 @@ def test_the_elb_grant_is_the_only_cross_account_grant_a_log_bucket_may_carry() 
     )
     found = [v.message for v in run.violations if v.policy == "separation-cross-account-grants"]
     assert found and all("127311923021" in m for m in found), found
+
+
+def test_nlb_logs_and_newer_regions_use_the_service_principals() -> None:
+    """NLB access logs are vended logs (delivery.logs.amazonaws.com, PutObject with bucket-owner-full-control and
+    GetBucketAcl); a region missing from the ELB account table (opened since August 2022) gets
+    logdelivery.elasticloadbalancing.amazonaws.com."""
+    from gpuinfra.graph.log_delivery import elb_log_principal
+    from gpuinfra.pulumi.components.inference.access_logs import delivery_statements
+
+    write, acl = delivery_statements("b", "222222222222", "us-east-1", alb=False)
+    assert write["Principal"] == acl["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+    assert write["Resource"] == "arn:aws:s3:::b/lb/AWSLogs/222222222222/*"
+    assert write["Condition"]["StringEquals"]["s3:x-amz-acl"] == "bucket-owner-full-control"
+    assert (acl["Action"], acl["Resource"]) == ("s3:GetBucketAcl", "arn:aws:s3:::b")
+    assert elb_log_principal("ap-southeast-5") == {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}
+    assert elb_log_principal("us-west-2") == {"AWS": "arn:aws:iam::797873946194:root"}
