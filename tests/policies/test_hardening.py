@@ -4,6 +4,7 @@ copy with the hardening removed or weakened the way a hand-edited program would.
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from gpuinfra.graph import Graph
@@ -225,3 +226,33 @@ def test_nlb_logs_and_newer_regions_use_the_service_principals() -> None:
     assert (acl["Action"], acl["Resource"]) == ("s3:GetBucketAcl", "arn:aws:s3:::b")
     assert elb_log_principal("ap-southeast-5") == {"Service": "logdelivery.elasticloadbalancing.amazonaws.com"}
     assert elb_log_principal("us-west-2") == {"AWS": "arn:aws:iam::797873946194:root"}
+
+
+def test_log_retention_is_a_spec_switch() -> None:
+    """`log_retention_days` sets the flow log and WAF log groups' retention and the access-log buckets' expiry."""
+    from helpers import graph_for
+
+    training = graph_for("llm-train", {"log_retention_days": 30})
+    assert {g.inputs["retentionInDays"] for g in training.of_type(LOG_GROUP)} == {30}
+    serving = graph_for("chat-serve", {"log_retention_days": 90})
+    assert {g.inputs["retentionInDays"] for g in serving.of_type(LOG_GROUP)} == {90}
+    lifecycles = [
+        rule["expiration"]["days"]
+        for r in serving.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
+        for rule in r.inputs["rules"]
+        if rule["id"] == "expire-access-logs"
+    ]
+    assert lifecycles == [90] * len(serving.of_type(LOAD_BALANCER))
+
+
+def test_a_retention_cloudwatch_refuses_is_an_input_error(tmp_path: Path) -> None:
+    """45 is not among PutRetentionPolicy's values: exit 2 naming the field, no traceback."""
+    from helpers import ROOT, gpuinfra
+
+    text = (ROOT / "stacks" / "Pulumi.llm-train.yaml").read_text()
+    stack = tmp_path / "Pulumi.llm-train.yaml"
+    stack.write_text(text.replace("  gpuinfra:training:\n", "  gpuinfra:training:\n    log_retention_days: 45\n", 1))
+    (tmp_path / "org.yaml").write_text((ROOT / "stacks" / "org.yaml").read_text())
+    done = gpuinfra("validate", str(stack))
+    assert done.returncode == 2, (done.returncode, done.stderr)
+    assert "log_retention_days" in done.stderr and "Traceback" not in done.stderr

@@ -58,7 +58,13 @@ def delivery_statements(bucket: str, account_id: str, region: str, alb: bool) ->
 
 
 def access_log_bucket(
-    name: str, bucket_name: str, account_id: str, region: str, alb: bool, opts: pulumi.ResourceOptions
+    name: str,
+    bucket_name: str,
+    account_id: str,
+    region: str,
+    alb: bool,
+    opts: pulumi.ResourceOptions,
+    retention_days: int = RETENTION_DAYS,
 ) -> tuple[aws.s3.Bucket, aws.s3.BucketPolicy]:
     """The bucket and its policy (the load balancer waits for the policy: ELB checks it when logging is enabled)."""
     bucket = aws.s3.Bucket(f"{name}-access-logs", bucket=bucket_name, force_destroy=False, opts=opts)
@@ -71,7 +77,7 @@ def access_log_bucket(
                 id="expire-access-logs",
                 status="Enabled",
                 filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=f"{PREFIX}/"),
-                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=RETENTION_DAYS),
+                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=retention_days),
                 noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
                     noncurrent_days=1
                 ),
@@ -90,10 +96,12 @@ def access_log_bucket(
     return bucket, policy
 
 
-def waf_logging(name: str, acl: aws.wafv2.WebAcl, opts: pulumi.ResourceOptions) -> aws.wafv2.WebAclLoggingConfiguration:
-    """The web ACL's logs to a log group kept `RETENTION_DAYS` (ingestion priced on the group, usage based)."""
+def waf_logging(
+    name: str, acl: aws.wafv2.WebAcl, opts: pulumi.ResourceOptions, retention_days: int = RETENTION_DAYS
+) -> aws.wafv2.WebAclLoggingConfiguration:
+    """The web ACL's logs to a log group kept `retention_days` (ingestion priced on the group, usage based)."""
     group = aws.cloudwatch.LogGroup(
-        f"{name}-waf-logs", name=f"aws-waf-logs-{name}", retention_in_days=RETENTION_DAYS, opts=opts
+        f"{name}-waf-logs", name=f"aws-waf-logs-{name}", retention_in_days=retention_days, opts=opts
     )
     return aws.wafv2.WebAclLoggingConfiguration(
         f"{name}-waf-logging", resource_arn=acl.arn, log_destination_configs=[group.arn], opts=opts

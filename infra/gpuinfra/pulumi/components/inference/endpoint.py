@@ -44,6 +44,7 @@ class EndpointArgs:
     """Where the access-log bucket lives and whose logs it takes (the load balancer's account and region)."""
     log_bucket: str = ""
     """The access-log bucket's name (`log_bucket_name`)."""
+    log_retention_days: int = 365
 
 
 def log_bucket_name(fleet: str, account_id: str, region: str) -> str:
@@ -165,7 +166,9 @@ class RegionalEndpoint(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         alb = args.kind == "alb"
-        log_bucket, log_policy = access_log_bucket(name, args.log_bucket, args.account_id, args.region, alb, o)
+        log_bucket, log_policy = access_log_bucket(
+            name, args.log_bucket, args.account_id, args.region, alb, o, args.log_retention_days
+        )
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-lb",
             load_balancer_type="application" if alb else "network",
@@ -249,7 +252,7 @@ class RegionalEndpoint(pulumi.ComponentResource):
             aws.wafv2.WebAclAssociation(
                 f"{name}-waf-association", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=o
             )
-            waf_logging(name, acl, o)
+            waf_logging(name, acl, o, args.log_retention_days)
         if alb:
             aws.lb.Listener(
                 f"{name}-http",
