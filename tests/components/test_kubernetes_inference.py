@@ -90,11 +90,18 @@ def test_the_keda_query_reads_the_labels_the_pod_monitor_produces(graph: Graph) 
 
 
 def test_network_policy_admits_only_the_server_port(graph: Graph) -> None:
-    for policy in graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy"):
+    """Per region: a default deny for the namespace (every pod, both directions, no rule), and the servers'
+    policy, which lets in the server port only."""
+    policies = graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+    deny = [p for p in policies if p.inputs["metadata"]["name"] == "default-deny"]
+    servers = [p for p in policies if p.inputs["metadata"]["name"] != "default-deny"]
+    assert len(deny) == len(servers) == 2
+    for policy in deny:
+        assert policy.inputs["spec"] == {"podSelector": {}, "policyTypes": ["Ingress", "Egress"]}
+    for policy in servers:
         spec = policy.inputs["spec"]
         assert spec["policyTypes"] == ["Ingress", "Egress"]
         assert spec["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8000}]}]
-    assert len(graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")) == 2
 
 
 def test_images_are_pinned_by_digest_when_the_spec_gives_one() -> None:

@@ -75,3 +75,25 @@ def test_priced_usage_line_uses_the_file(tmp_path: Path) -> None:
     processed = next(line for line in lines if line.name == "Data processed")
     rate = load_catalog().service("nat/data_processed")
     assert rate is not None and processed.monthly == 250 * rate.usd
+
+
+def test_flow_log_group_is_priced_from_the_usage_file_and_unknown_without_it(tmp_path: Path) -> None:
+    """CloudWatch Logs: $0.50 per GB ingested, $0.03 per GB-month stored (Infracost's
+    cloudwatch_log_group_test.golden: 1,000 GB ingested $500.00, 500 GB stored $15.00)."""
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.cost import price_graph
+
+    path = tmp_path / "usage.yml"
+    path.write_text(
+        "version: 1\nresource_usage:\n  net-flow-logs:\n    monthly_ingested_gb: 1000\n    storage_gb: 500\n"
+    )
+    p = provider()
+    group = res("aws:cloudwatch/logGroup:LogGroup", "net-flow-logs", p, retentionInDays=365)
+    lines = {
+        line.name: line
+        for line in price_graph(graph(p, group), load_catalog(), load_usage_file(path)).get(group.key).lines
+    }
+    assert lines["Data ingested"].monthly == Decimal("500.00")
+    assert lines["Storage"].monthly == Decimal("15.00")
+    unpriced = {line.name: line for line in price_graph(graph(p, group), load_catalog()).get(group.key).lines}
+    assert unpriced["Data ingested"].monthly is None and unpriced["Storage"].monthly is None

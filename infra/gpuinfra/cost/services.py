@@ -106,6 +106,32 @@ def price_nat_gateway(resource: Resource, ctx: Ctx) -> list[Line]:
     return lines
 
 
+def price_log_group(resource: Resource, ctx: Ctx) -> list[Line]:
+    """CloudWatch Logs: ingestion per GB and storage per GB-month, both usage (unknown without a usage file:
+    no spec says how many flows a VPC carries)."""
+    region = ctx.where.region
+    return [
+        usage_line(
+            resource,
+            ctx,
+            "monthly_ingested_gb",
+            "Data ingested",
+            "GB",
+            ctx.book.service("cloudwatch_logs/ingested", region),
+            "CloudWatch Logs ingestion",
+        ),
+        usage_line(
+            resource,
+            ctx,
+            "storage_gb",
+            "Storage",
+            "GB",
+            ctx.book.service("cloudwatch_logs/stored", region),
+            "CloudWatch Logs storage",
+        ),
+    ]
+
+
 def price_eip(resource: Resource, ctx: Ctx) -> list[Line]:
     return [public_ipv4(Decimal(1), ctx)]
 
@@ -240,6 +266,7 @@ __all__ = [
     "price_bucket",
     "price_eip",
     "price_load_balancer",
+    "price_log_group",
     "price_lustre",
     "price_nat_gateway",
     "price_record",

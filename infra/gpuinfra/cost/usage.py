@@ -43,9 +43,11 @@ class ResourceUsage(BaseModel):
     monthly_hours: Annotated[Decimal, Field(ge=0, le=744)] | None = None
     """Hours a month the instances run or a capacity block is reserved (default 730)."""
     storage_gb: Annotated[Decimal, Field(ge=0)] | None = None
-    """GB stored (S3 bucket)."""
+    """GB stored (S3 bucket, CloudWatch Logs group)."""
     monthly_data_processed_gb: Annotated[Decimal, Field(ge=0)] | None = None
     """GB a NAT gateway processes a month."""
+    monthly_ingested_gb: Annotated[Decimal, Field(ge=0)] | None = None
+    """GB a CloudWatch Logs group ingests a month (the VPC flow log records delivered to it)."""
     capacity_units: Annotated[Decimal, Field(ge=0)] | None = None
     """Average load balancer capacity units (LCU / NLCU) per hour."""
     monthly_requests_millions: Annotated[Decimal, Field(ge=0)] | None = None

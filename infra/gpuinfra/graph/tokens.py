@@ -28,8 +28,10 @@ BUCKET_V2 = "aws:s3/bucketV2:BucketV2"
 BUCKET_VERSIONING = "aws:s3/bucketVersioning:BucketVersioning"
 BUCKET_VERSIONING_V2 = "aws:s3/bucketVersioningV2:BucketVersioningV2"
 CLOUDFRONT_DISTRIBUTION = "aws:cloudfront/distribution:Distribution"
+DEFAULT_SECURITY_GROUP = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 EBS_VOLUME = "aws:ebs/volume:Volume"
 EIP = "aws:ec2/eip:Eip"
+FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
 EKS_NODE_GROUP = "aws:eks/nodeGroup:NodeGroup"
 FSX_DRA = "aws:fsx/dataRepositoryAssociation:DataRepositoryAssociation"
@@ -50,13 +52,18 @@ IAM_USER_POLICY = "aws:iam/userPolicy:UserPolicy"
 IAM_USER_POLICY_ATTACHMENT = "aws:iam/userPolicyAttachment:UserPolicyAttachment"
 INSTANCE = "aws:ec2/instance:Instance"
 INTERNET_GATEWAY = "aws:ec2/internetGateway:InternetGateway"
+K8S_CONFIG_MAP = "kubernetes:core/v1:ConfigMap"
 K8S_CONFIG_GROUP = "kubernetes:yaml/v2:ConfigGroup"
+K8S_CRONJOB = "kubernetes:batch/v1:CronJob"
 K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
+K8S_NAMESPACE = "kubernetes:core/v1:Namespace"
+K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
+LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
 LISTENER = "aws:lb/listener:Listener"
 LISTENER_RULE = "aws:lb/listenerRule:ListenerRule"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
@@ -91,6 +98,7 @@ VPC_PEERING = "aws:ec2/vpcPeeringConnection:VpcPeeringConnection"
 VPC_PEERING_ACCEPTER = "aws:ec2/vpcPeeringConnectionAccepter:VpcPeeringConnectionAccepter"
 WAF_WEB_ACL = "aws:wafv2/webAcl:WebAcl"
 WAF_WEB_ACL_ASSOCIATION = "aws:wafv2/webAclAssociation:WebAclAssociation"
+WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
 
 # Tags and labels the program writes and later stages read back from the graph.
 WORKLOAD_TAG = "workload"
@@ -126,11 +134,13 @@ __all__ = [
     "BUCKET_VERSIONING",
     "BUCKET_VERSIONING_V2",
     "CLOUDFRONT_DISTRIBUTION",
+    "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
     "EIP",
     "EKS_CLUSTER",
     "EKS_NODE_GROUP",
     "EXPECTED_CAPACITY_TAG",
+    "FLOW_LOG",
     "FSX_DRA",
     "GA_ACCELERATOR",
     "GA_ENDPOINT_GROUP",
@@ -150,7 +160,11 @@ __all__ = [
     "INSTANCE",
     "INTERNET_GATEWAY",
     "K8S_CONFIG_GROUP",
+    "K8S_CONFIG_MAP",
+    "K8S_CRONJOB",
     "K8S_DEPLOYMENT",
+    "K8S_NAMESPACE",
+    "K8S_NETWORK_POLICY",
     "K8S_SERVICE",
     "KMS_ALIAS",
     "KMS_KEY",
@@ -158,6 +172,7 @@ __all__ = [
     "LISTENER",
     "LISTENER_RULE",
     "LOAD_BALANCER",
+    "LOG_GROUP",
     "LUSTRE",
     "METRIC_ALARM",
     "NAT_GATEWAY",
@@ -187,6 +202,7 @@ __all__ = [
     "VPC_ENDPOINT",
     "VPC_PEERING",
     "VPC_PEERING_ACCEPTER",
+    "WAF_LOGGING",
     "WAF_WEB_ACL",
     "WAF_WEB_ACL_ASSOCIATION",
     "WORKLOAD_LABEL",

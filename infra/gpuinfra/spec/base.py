@@ -232,6 +232,10 @@ Tags = Annotated[
         "at most 256 (AWS tagging limits; gpuinfra adds up to 10 of its own under the 50 per resource).",
     ),
 ]
+LogRetentionDays = Literal[
+    1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653
+]  # fmt: skip
+"""The retentions CloudWatch Logs accepts (PutRetentionPolicy, retentionInDays)."""
 
 __all__ = [
     "MAX_INTEGER",
@@ -243,6 +247,7 @@ __all__ = [
     "InstanceTypeName",
     "Invalid",
     "K8sName",
+    "LogRetentionDays",
     "Money",
     "Name",
     "NodeName",

@@ -11,6 +11,7 @@ from gpuinfra.spec.base import (
     InstanceTypeName,
     Invalid,
     K8sName,
+    LogRetentionDays,
     Name,
     Region,
     RuleId,
@@ -329,6 +330,8 @@ class InferenceSpec(SpecModel):
     """Extra server flags, appended to the ones gpuinfra sets."""
     access: Access = Access()
     tags: Tags = {}
+    log_retention_days: LogRetentionDays = 365
+    """Days the stack keeps its VPC flow logs and WAF logs (CloudWatch Logs) and load balancer access logs (S3)."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
 

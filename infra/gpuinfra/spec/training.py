@@ -15,6 +15,7 @@ from gpuinfra.spec.base import (
     InstanceTypeName,
     Invalid,
     K8sName,
+    LogRetentionDays,
     Name,
     NodeName,
     Region,
@@ -410,6 +411,8 @@ class TrainingSpec(SpecModel):
     run: TrainingRun | None = None
     """A training run to plan wall-clock days, GPU-hours and cost for."""
     tags: Tags = {}
+    log_retention_days: LogRetentionDays = 365
+    """Days the stack keeps its VPC flow logs and WAF logs (CloudWatch Logs) and load balancer access logs (S3)."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
     protect_data: bool = True

@@ -16,10 +16,12 @@ from typing import Any
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from gpuinfra.graph import tokens
+from gpuinfra.graph.log_delivery import ELB_LOG_ACCOUNTS
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
 from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from gpuinfra.policy.rules.paths import route_problems
 from gpuinfra.policy.rules.values import (
+    StackView,
     account_of_arn,
     assumed_roles,
     carries_labels,
@@ -377,6 +379,8 @@ def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mappi
         known = facts.account_with_id(account)
         if known is not None and registry_grant_allowed(facts, resource, statement, known[1].purpose):
             continue
+        if elb_log_delivery(own, resource, statement, account):
+            continue
         who = f"{known[0]} ({account}, {known[1].purpose})" if known else f"account {account}"
         problems.append(
             f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
@@ -384,6 +388,23 @@ def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mappi
             "grant other accounts, and only its upload (write) and model (read) prefixes"
         )
     return problems
+
+
+def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str, Any], account: str) -> bool:
+    """An access-log bucket's grant to the ELB log-delivery account of its region: s3:PutObject only, and only
+    under `AWSLogs/<this account>/` (ELB user guide, "Enable access logs", step 2; gpuinfra.graph.log_delivery)."""
+    region = StackView.region_of(resource)
+    if resource.resource_type != tokens.BUCKET_POLICY or ELB_LOG_ACCOUNTS.get(region or "") != account:
+        return False
+    resources = [str(r) for r in listed(statement.get("Resource"))]
+    return (
+        {str(a) for a in listed(statement.get("Action"))} == {"s3:PutObject"}
+        and bool(resources)
+        and all(
+            r.startswith("arn:aws:s3:::") and f"/AWSLogs/{own}/" in r and "*" not in r.split("/AWSLogs/")[0]
+            for r in resources
+        )
+    )
 
 
 def registry_grant_allowed(

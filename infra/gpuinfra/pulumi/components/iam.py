@@ -16,6 +16,20 @@ def assume_role(service: str) -> str:
     return document({"Effect": "Allow", "Principal": {"Service": service}, "Action": "sts:AssumeRole"})
 
 
+def deny_insecure_transport(bucket: str) -> Statement:
+    """Refuse every request to the bucket that is not over TLS: Security Hub S3.5 ("S3 general purpose buckets
+    should require requests to use SSL"; the S3 User Guide's example denies s3:* when aws:SecureTransport is
+    false). Deny wins over any Allow in the same or another policy, so it merges with the rest unchanged."""
+    return {
+        "Sid": "DenyInsecureTransport",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:*",
+        "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
+        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
+    }
+
+
 def s3_read(sid: str, bucket: str, prefix: str) -> list[Statement]:
     """Read objects under one prefix and list only that prefix."""
     return [
@@ -76,4 +90,4 @@ def kms_via_s3(sid: str, account_id: str, region: str, decrypt_only: bool = Fals
     }
 
 
-__all__ = ["assume_role", "document", "kms_use", "kms_via_s3", "s3_read", "s3_write"]
+__all__ = ["assume_role", "deny_insecure_transport", "document", "kms_use", "kms_via_s3", "s3_read", "s3_write"]

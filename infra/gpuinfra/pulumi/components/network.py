@@ -1,5 +1,5 @@
-"""Network pieces both workloads use: the VPC, subnets, NAT egress for private subnets and the S3
-gateway endpoint."""
+"""Network pieces both workloads use: the VPC (with flow logs and its default security group closed),
+subnets, NAT egress for private subnets and the S3 gateway endpoint."""
 
 from __future__ import annotations
 
@@ -8,10 +8,27 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.pulumi.components.vpc_logs import RETENTION_DAYS, flow_logs
 
-def vpc(name: str, cidr: str, opts: pulumi.ResourceOptions) -> aws.ec2.Vpc:
-    """A VPC with DNS on: EFA, FSx and the registry's S3 endpoint all resolve by name."""
-    return aws.ec2.Vpc(f"{name}-vpc", cidr_block=cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=opts)
+
+def vpc(
+    name: str, cidr: str, account_id: str | None, opts: pulumi.ResourceOptions, log_retention_days: int = RETENTION_DAYS
+) -> aws.ec2.Vpc:
+    """A VPC with DNS on (EFA, FSx and the registry's S3 endpoint all resolve by name), its flow logs on and
+    its default security group closed."""
+    network = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=opts)
+    flow_logs(name, network, account_id, opts, log_retention_days)
+    close_default_group(name, network, opts)
+    return network
+
+
+def close_default_group(name: str, network: aws.ec2.Vpc, opts: pulumi.ResourceOptions) -> aws.ec2.DefaultSecurityGroup:
+    """Adopt the VPC's default security group and strip its rules: EC2 gives it all traffic from itself and
+    all egress, and anything launched without a group lands in it. CIS AWS Foundations 5.4 and Security Hub
+    EC2.2 ("VPC default security groups should not allow inbound or outbound traffic"); the provider's
+    aws_default_security_group "removes all ingress and egress rules" when none are given (pulumi-aws docs,
+    ec2.DefaultSecurityGroup)."""
+    return aws.ec2.DefaultSecurityGroup(f"{name}-default-sg", vpc_id=network.id, ingress=[], egress=[], opts=opts)
 
 
 def subnet(name: str, network: aws.ec2.Vpc, cidr: str, zone: str, opts: pulumi.ResourceOptions) -> aws.ec2.Subnet:
@@ -64,4 +81,4 @@ def nat_egress(
     return private_rt
 
 
-__all__ = ["nat_egress", "subnet", "vpc"]
+__all__ = ["close_default_group", "nat_egress", "subnet", "vpc"]

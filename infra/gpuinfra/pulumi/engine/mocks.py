@@ -95,6 +95,9 @@ class AwsMocks(pulumi_mocks.Mocks):
             state.setdefault("awsId", f"pcs_{digest[:10]}")
         elif typ == tokens.KMS_KEY:
             state.setdefault("keyId", resource_id)
+        elif typ == tokens.LOG_GROUP:
+            # A log group ARN (arn:aws:logs:region:account:log-group:name); the flow log role adds ":*" for streams.
+            state.setdefault("arn", f"arn:aws:logs:{region}:{account}:log-group:{state['name']}")
         elif typ == tokens.K8S_SERVICE and (state.get("spec") or {}).get("type") == "LoadBalancer":
             state.setdefault(
                 "status", {"loadBalancer": {"ingress": [{"hostname": f"{digest[:24]}.elb.amazonaws.com"}]}}

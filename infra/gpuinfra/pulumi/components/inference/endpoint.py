@@ -14,6 +14,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.inference.access_logs import PREFIX, access_log_bucket, waf_logging
 from gpuinfra.spec.inference import Waf
 
 TYPE = "gpuinfra:inference:Endpoint"
@@ -38,6 +39,17 @@ class EndpointArgs:
     """Longest generation in flight when a replica leaves (plan: max output tokens at the decode rate)."""
     waf: Waf | None = None
     tags: dict[str, str] | None = None
+    account_id: str = ""
+    region: str = ""
+    """Where the access-log bucket lives and whose logs it takes (the load balancer's account and region)."""
+    log_bucket: str = ""
+    """The access-log bucket's name (`log_bucket_name`)."""
+    log_retention_days: int = 365
+
+
+def log_bucket_name(fleet: str, account_id: str, region: str) -> str:
+    """At most 63 characters, the S3 limit: a fleet name (32 at most) + account (12) + region (14) + "lb"."""
+    return f"{fleet}-{account_id}-{region}-lb"
 
 
 COMMON_RULE_SET = "AWSManagedRulesCommonRuleSet"
@@ -154,6 +166,9 @@ class RegionalEndpoint(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         alb = args.kind == "alb"
+        log_bucket, log_policy = access_log_bucket(
+            name, args.log_bucket, args.account_id, args.region, alb, o, args.log_retention_days
+        )
         self.load_balancer = aws.lb.LoadBalancer(
             f"{name}-lb",
             load_balancer_type="application" if alb else "network",
@@ -162,7 +177,8 @@ class RegionalEndpoint(pulumi.ComponentResource):
             security_groups=[args.security_group_id],
             drop_invalid_header_fields=True if alb else None,
             idle_timeout=300 if alb else None,  # long generations stream for minutes
-            opts=o,
+            access_logs=aws.lb.LoadBalancerAccessLogsArgs(bucket=log_bucket.id, prefix=PREFIX, enabled=True),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[log_policy])),
         )
         self.target_group = aws.lb.TargetGroup(
             f"{name}-tg",
@@ -236,6 +252,7 @@ class RegionalEndpoint(pulumi.ComponentResource):
             aws.wafv2.WebAclAssociation(
                 f"{name}-waf-association", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=o
             )
+            waf_logging(name, acl, o, args.log_retention_days)
         if alb:
             aws.lb.Listener(
                 f"{name}-http",
@@ -267,5 +284,6 @@ __all__ = [
     "EndpointArgs",
     "RegionalEndpoint",
     "healthy_hosts_alarm",
+    "log_bucket_name",
     "web_acl_rules",
 ]

@@ -12,7 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.graph import tokens
+from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.engine import engine_args
@@ -352,8 +352,20 @@ class KubernetesRegion(pulumi.ComponentResource):
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         ns_name = kube.namespace
         pod_labels = labels(spec, stack_tags)
-        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name, "labels": pod_labels}, opts=o)
+        server = deployment_spec(
+            spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, devices, pod_labels, node
+        )
+        enforce = pod_security.strictest_for([server["template"]["spec"]])
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata={"name": ns_name, "labels": {**pod_labels, **pod_security.labels(enforce)}}, opts=o
+        )
         meta = {"name": spec.name, "namespace": namespace.metadata["name"], "labels": pod_labels}
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-default-deny",
+            metadata={**meta, "name": "default-deny"},
+            spec={"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
+            opts=o,
+        )
         annotations = (
             {"eks.amazonaws.com/role-arn": kube.service_account_role_arn} if kube.service_account_role_arn else {}
         )
@@ -361,9 +373,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         deployment = k8s.apps.v1.Deployment(
             f"{name}-server",
             metadata=meta,
-            spec=deployment_spec(
-                spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, devices, pod_labels, node
-            ),
+            spec=server,
             opts=o,
         )
         k8s.apiextensions.CustomResource(

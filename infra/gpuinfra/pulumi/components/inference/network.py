@@ -33,6 +33,9 @@ class NetworkArgs:
     nat_per_zone: bool = True
     client_cidrs: tuple[str, ...] = ()
     """Networks (peered, Transit Gateway, VPN) a private fleet's load balancer admits besides its VPC."""
+    account_id: str | None = None
+    log_retention_days: int = 365
+    """The account the VPC lives in: the flow log role trusts the service for it only."""
 
 
 INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "secretsmanager", "monitoring", "autoscaling", "sts", "logs")
@@ -141,7 +144,7 @@ class InferenceNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = vpc(name, args.cidr, o)
+        self.vpc = vpc(name, args.cidr, args.account_id, o, args.log_retention_days)
         private_cidrs, public_cidrs = subnet_cidrs(args.cidr, len(args.zones))
         self.private_subnets = [
             subnet(f"{name}-private-{zone[-1]}", self.vpc, cidr, zone, o)

@@ -13,7 +13,7 @@ from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
-from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint
+from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint, log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.images import cached_image, pull_through_cache
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
@@ -108,6 +108,8 @@ class InferenceRegion(pulumi.ComponentResource):
                 internal,
                 nat_per_zone=spec.nat_gateways == "per_zone",
                 client_cidrs=tuple(spec.access.client_cidrs),
+                account_id=args.account_id,
+                log_retention_days=spec.log_retention_days,
             ),
             provider,
             here,
@@ -129,6 +131,10 @@ class InferenceRegion(pulumi.ComponentResource):
                 deregistration_seconds=rp.drain_seconds,
                 waf=spec.access.waf if lb.type == "alb" else None,
                 tags=args.tags,
+                account_id=args.account_id,
+                region=rp.region,
+                log_bucket=log_bucket_name(spec.name, args.account_id, rp.region),
+                log_retention_days=spec.log_retention_days,
             ),
             provider,
             here,

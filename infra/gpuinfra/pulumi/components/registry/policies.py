@@ -7,23 +7,13 @@ from typing import Any
 
 from gpuinfra.plan.registry import Grant
 from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.iam import deny_insecure_transport
 
 Statement = dict[str, Any]
 
 
 def _root(account_id: str) -> str:
     return f"arn:aws:iam::{account_id}:root"
-
-
-def deny_insecure_transport(bucket: str) -> Statement:
-    return {
-        "Sid": "DenyInsecureTransport",
-        "Effect": "Deny",
-        "Principal": "*",
-        "Action": "s3:*",
-        "Resource": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"],
-        "Condition": {"Bool": {"aws:SecureTransport": "false"}},
-    }
 
 
 def read_statements(bucket: str, readers: Sequence[Grant]) -> list[Statement]:

@@ -112,6 +112,8 @@ class TrainingCluster(pulumi.ComponentResource):
                 spec.region,
                 spec.availability_zone,
                 control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
+                account_id=args.account.id,
+                log_retention_days=spec.log_retention_days,
             ),
             provider,
             here,

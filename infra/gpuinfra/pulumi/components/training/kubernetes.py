@@ -16,11 +16,13 @@ from typing import Any
 
 import pulumi
 import pulumi_kubernetes as k8s
+import yaml
 
+from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
 from gpuinfra.pulumi.components.training.bootstrap import Retention
 from gpuinfra.pulumi.components.training.pins import CHARTS, image
-from gpuinfra.pulumi.components.training.pruner import create_pruner
+from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
@@ -299,15 +301,73 @@ def rdma_config(netdevs: Sequence[str], resource: str = RDMA) -> str:
     )
 
 
+def checkpoint_volume(args: WorkloadArgs, claim: str | None) -> dict[str, Any]:
+    """The shared file system as the pruner mounts it: the Lustre claim, else the site's host path."""
+    site = args.site_mount
+    if claim is not None:
+        return {"persistentVolumeClaim": {"claimName": claim}}
+    return {"hostPath": {"path": site.path if site else args.mount_path, "type": "Directory"}}
+
+
+def training_pods(args: WorkloadArgs, claim: str | None, volume: dict[str, Any]) -> list[dict[str, Any]]:
+    """Every pod spec the namespace will run: the JobSet template's workers and, with retention, the pruner."""
+    jobset = yaml.safe_load(job_template(args, claim))
+    pods = [job["template"]["spec"]["template"]["spec"] for job in jobset["spec"]["replicatedJobs"]]
+    if args.retention is not None:
+        pods.append(
+            cronjob_spec(args.cluster, args.job.image, args.mount_path, volume, "")["jobTemplate"]["spec"]["template"][
+                "spec"
+            ]
+        )
+    return pods
+
+
+def isolate(name: str, namespace: pulumi.Input[str], labels: Mapping[str, str], o: pulumi.ResourceOptions) -> None:
+    """Deny all traffic in the namespace, then allow what a training job needs: every pod to every pod of the
+    namespace on any port (the JobSet's rendezvous through its headless Service, NCCL's bootstrap and socket
+    transport, which pick ports at run time), DNS, and HTTPS out (S3, ECR, AWS APIs). EFA and InfiniBand traffic
+    bypasses the kernel's IP stack and no NetworkPolicy sees it; Lustre is mounted by the node, not the pod.
+    Kubernetes docs, "Network Policies": a policy selecting all pods with both policy types and no rules is the
+    default deny; policies are additive."""
+    meta = {"namespace": namespace, "labels": dict(labels)}
+    k8s.networking.v1.NetworkPolicy(
+        f"{name}-default-deny",
+        metadata={**meta, "name": "default-deny"},
+        spec={"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
+        opts=o,
+    )
+    k8s.networking.v1.NetworkPolicy(
+        f"{name}-training-allow",
+        metadata={**meta, "name": "training"},
+        spec={
+            "pod_selector": {},
+            "policy_types": ["Ingress", "Egress"],
+            "ingress": [{"from": [{"pod_selector": {}}]}],
+            "egress": [
+                {"to": [{"pod_selector": {}}]},
+                {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+                {"ports": [{"protocol": "TCP", "port": 443}]},
+            ],
+        },
+        opts=o,
+    )
+
+
 class TrainingWorkloads(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: WorkloadArgs, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
+        claim = f"{args.cluster}-lustre" if args.lustre is not None else None
+        volume = checkpoint_volume(args, claim)
+        enforce = pod_security.strictest_for(training_pods(args, claim, volume))
         namespace = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": args.namespace, "labels": args.labels}, opts=o
+            f"{name}-ns",
+            metadata={"name": args.namespace, "labels": {**args.labels, **pod_security.labels(enforce)}},
+            opts=o,
         )
+        isolate(name, namespace.metadata["name"], args.labels, o)
         charts = self._addons(name, args, o)
         crds = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
         if args.topology:
@@ -356,9 +416,7 @@ class TrainingWorkloads(pulumi.ComponentResource):
                 metadata={"name": args.service_account, "namespace": namespace.metadata["name"], "labels": args.labels},
                 opts=o,
             )
-        claim = None
-        if args.lustre is not None:
-            claim = f"{args.cluster}-lustre"
+        if args.lustre is not None and claim is not None:
             self._lustre(name, args, args.lustre, claim, namespace, o)
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-training-pdb",
@@ -371,12 +429,6 @@ class TrainingWorkloads(pulumi.ComponentResource):
             opts=o,
         )
         if args.retention is not None:
-            site = args.site_mount
-            volume = (
-                {"persistentVolumeClaim": {"claimName": claim}}
-                if claim is not None
-                else {"hostPath": {"path": site.path if site else args.mount_path, "type": "Directory"}}
-            )
             create_pruner(
                 name,
                 args.cluster,

@@ -26,6 +26,9 @@ class NetworkArgs:
     control_plane_zone: str | None = None
     """EKS wants subnets in two zones for its control plane; the nodes stay in `zone`."""
     control_plane_cidr: str = "10.0.129.0/24"
+    account_id: str | None = None
+    log_retention_days: int = 365
+    """The account the VPC lives in: the flow log role trusts the service for it only."""
 
 
 class TrainingNetwork(pulumi.ComponentResource):
@@ -43,7 +46,7 @@ class TrainingNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = vpc(name, args.cidr, o)
+        self.vpc = vpc(name, args.cidr, args.account_id, o, args.log_retention_days)
         self.private_subnet = subnet(f"{name}-private", self.vpc, args.private_cidr, args.zone, o)
         self.control_plane_subnet = None
         if args.control_plane_zone:

@@ -133,6 +133,12 @@ class TrainingStorage(pulumi.ComponentResource):
             f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=stateful(o, args.protect)
         )
         hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
+        aws.s3.BucketPolicy(
+            f"{name}-checkpoints-policy",
+            bucket=self.bucket.id,
+            policy=iam.document(iam.deny_insecure_transport(args.checkpoint_bucket)),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
+        )
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-checkpoints-retention",
             bucket=self.bucket.id,
