@@ -6,12 +6,13 @@ from collections.abc import Iterator
 
 from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
-from gpuinfra.spec import Account, Organization, WorkloadSpec, with_article
+from gpuinfra.spec import PURPOSE_OF_WORKLOAD, Account, Organization, WorkloadSpec, with_article
 from gpuinfra.validators.base import Failure, Level, rule
 
 
 def purpose_of(spec: WorkloadSpec) -> str:
-    return type(spec).__name__.removesuffix("Spec").lower()
+    workload = type(spec).__name__.removesuffix("Spec").lower()
+    return PURPOSE_OF_WORKLOAD.get(workload, workload)
 
 
 @rule(Level.ERROR)
