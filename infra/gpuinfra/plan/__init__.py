@@ -45,4 +45,12 @@ def parse_plan(data: Any) -> AnyPlan | None:
 
 __all__ = [
     "AnyPlan",
-    "FinetunePlan", "InferencePlan", "Plan", "QuotaNeed", "RegistryPlan", "TrainingPlan", "build_plan", "parse_plan"]
+    "FinetunePlan",
+    "InferencePlan",
+    "Plan",
+    "QuotaNeed",
+    "RegistryPlan",
+    "TrainingPlan",
+    "build_plan",
+    "parse_plan",
+]

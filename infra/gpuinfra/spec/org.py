@@ -176,12 +176,12 @@ class Organization(SpecModel):
 
 
 __all__ = [
+    "PURPOSE_OF_WORKLOAD",
     "Account",
     "KubernetesCluster",
     "OnPremSite",
     "Organization",
     "Ownership",
-    "PURPOSE_OF_WORKLOAD",
     "Purpose",
     "QuotaCode",
     "Registry",

@@ -36,7 +36,8 @@ def finetune_does_not_fit(spec: FinetuneSpec, plan: FinetunePlan) -> Iterator[Fa
     better = plan.cheapest.instance_type if plan.cheapest else None
     yield Failure(
         f"{plan.instance_type} holds {memory.gpu_bytes / GB:.1f} GB a GPU; the run needs {need:.1f} GB "
-        f"(base {memory.base_bytes / GB:.1f} GB over {memory.gpus} GPU(s), activations {memory.activation_bytes / GB:.1f})",
+        f"(base {memory.base_bytes / GB:.1f} GB over {memory.gpus} GPU(s), "
+        f"activations {memory.activation_bytes / GB:.1f})",
         ("instance_type",),
         f"use {better} (the cheapest that fits) or instance_type: auto" if better else "use instance_type: auto",
     )

@@ -35,12 +35,16 @@ def finetune_summary(plan: FinetunePlan) -> list[Section]:
                     ["frozen base", f"{gigabytes(mem.base_bytes)} ({plan.method}), over {mem.gpus} GPU(s)"],
                     ["adapter", f"{mem.adapter_parameters:,} parameters, {gigabytes(mem.adapter_state_bytes)} state"],
                     ["activations", gigabytes(mem.activation_bytes)],
-                    ["per GPU + reserve", f"{gigabytes(mem.per_gpu_bytes + mem.reserve_bytes)} of "
-                     f"{gigabytes(mem.gpu_bytes)}"],
+                    [
+                        "per GPU + reserve",
+                        f"{gigabytes(mem.per_gpu_bytes + mem.reserve_bytes)} of {gigabytes(mem.gpu_bytes)}",
+                    ],
                     ["fits", check(mem.fits)],
                 ],
-                notes=["LoRA (Hu et al. 2021), QLoRA NF4 + double quantization (Dettmers et al. 2023), "
-                       "activations Korthikanti et al. 2022; see docs/finetune.md"],
+                notes=[
+                    "LoRA (Hu et al. 2021), QLoRA NF4 + double quantization (Dettmers et al. 2023), "
+                    "activations Korthikanti et al. 2022; see docs/finetune.md"
+                ],
             )
         )
     chosen = plan.chosen
