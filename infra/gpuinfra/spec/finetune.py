@@ -164,11 +164,16 @@ class FinetuneSpec(SpecModel):
     """Minutes between adapter checkpoints to S3; a spot reclaim loses at most this much."""
     reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
     """GPU memory kept for the CUDA context and allocator fragmentation (as training's parallelism.reserve_fraction)."""
+    root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
+    """Root EBS volume of each instance, GiB: the image, the base's weights (bf16 before QLoRA quantizes them)."""
     max_vcpus: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Ceiling of the compute environment; default: one instance of the chosen type (one run at a time)."""
     tags: Tags = {}
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+    protect_data: bool = True
+    """Pulumi `protect` and `retainOnDelete` on the checkpoint bucket and its KMS key. Set false only for scratch
+    stacks."""
 
     @model_validator(mode="after")
     def _zones(self) -> FinetuneSpec:
