@@ -169,7 +169,9 @@ class BatchQueue(pulumi.ComponentResource):
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
                     device_name=ROOT_DEVICE,
                     ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        encrypted="true", volume_size=args.spec.root_volume_gib, volume_type="gp3",
+                        encrypted="true",
+                        volume_size=args.spec.root_volume_gib,
+                        volume_type="gp3",
                         delete_on_termination="true",
                     ),
                 )
@@ -198,9 +200,7 @@ class BatchQueue(pulumi.ComponentResource):
                     security_group_ids=[group.id],
                     instance_role=instance_profile.arn,
                     ec2_configurations=[
-                        aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(
-                            image_type=ECS_GPU_IMAGE_TYPE
-                        )
+                        aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=ECS_GPU_IMAGE_TYPE)
                     ],
                     launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
                         launch_template_id=template.id, version=template.latest_version.apply(str)
@@ -263,15 +263,18 @@ class BatchQueue(pulumi.ComponentResource):
             f"{name}-public", network, f"{prefix[0]}.{prefix[1]}.255.0/24", args.spec.availability_zones[0], o
         )
         nat_egress(
-            name, network, args.spec.region, [("public", public)], [(f"private-{i}", s) for i, s in enumerate(private)], o
+            name,
+            network,
+            args.spec.region,
+            [("public", public)],
+            [(f"private-{i}", s) for i, s in enumerate(private)],
+            o,
         )
         group = aws.ec2.SecurityGroup(
             f"{name}-jobs",
             vpc_id=network.id,
             description="Batch fine-tuning jobs: no ingress; egress through NAT and the S3 endpoint",
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"])
-            ],
+            egress=[aws.ec2.SecurityGroupEgressArgs(protocol="-1", from_port=0, to_port=0, cidr_blocks=["0.0.0.0/0"])],
             opts=o,
         )
         return private, group
@@ -281,7 +284,9 @@ class BatchQueue(pulumi.ComponentResource):
         """The ECS container instance role Batch instances run under (AWS Batch User Guide, "Amazon ECS instance
         role"); the job's own grants are on the job role, not here."""
         role = aws.iam.Role(f"{name}-instance", assume_role_policy=iam.assume_role("ec2.amazonaws.com"), opts=o)
-        aws.iam.RolePolicyAttachment(f"{name}-instance-ecs", role=role.name, policy_arn=ECS_INSTANCE_ROLE_POLICY, opts=o)
+        aws.iam.RolePolicyAttachment(
+            f"{name}-instance-ecs", role=role.name, policy_arn=ECS_INSTANCE_ROLE_POLICY, opts=o
+        )
         return aws.iam.InstanceProfile(f"{name}-instance", role=role.name, opts=o)
 
 
