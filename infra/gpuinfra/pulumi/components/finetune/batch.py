@@ -13,11 +13,13 @@ import json
 from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
+from typing import Any
 
 import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan import FinetunePlan
+from gpuinfra.plan.lineage import MANIFEST_NAME
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.network import nat_egress, subnet, vpc
@@ -58,7 +60,8 @@ class BatchArgs:
     kms_key_arn: pulumi.Input[str]
     registry: tuple[str, str, str, str, str] | None
     """(bucket, upload prefix, model prefix, account id, region) of the model registry."""
-    spec_sha256: str
+    manifest: dict[str, Any]
+    """The lineage manifest's fixed fields (plan/lineage.py)."""
     cidr: str = "10.40.0.0/16"
 
 
@@ -91,7 +94,9 @@ def job_environment(args: BatchArgs) -> dict[str, str]:
         "GPUINFRA_LORA_ALPHA": f"{spec.lora.alpha:g}",
         "GPUINFRA_LORA_TARGET_MODULES": ",".join(spec.lora.target_modules),
         "GPUINFRA_IMAGE": spec.image,
-        "GPUINFRA_SPEC_SHA256": args.spec_sha256,
+        "GPUINFRA_SPEC_SHA256": args.manifest["spec_sha256"],
+        "GPUINFRA_MANIFEST": json.dumps(args.manifest, sort_keys=True, separators=(",", ":")),
+        "GPUINFRA_MANIFEST_NAME": MANIFEST_NAME,
     }
     if args.registry is not None:
         bucket, upload, model, _, _ = args.registry

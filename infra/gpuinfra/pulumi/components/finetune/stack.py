@@ -2,13 +2,11 @@
 
 from __future__ import annotations
 
-import hashlib
-import json
-
 import pulumi
 
 from gpuinfra.load import Inputs
 from gpuinfra.plan import FinetunePlan
+from gpuinfra.plan.lineage import run_manifest
 from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, BatchQueue
 from gpuinfra.pulumi.components.quotas import request_increases
@@ -24,13 +22,6 @@ class FinetuneStorage(TrainingStorage):
     """Training's checkpoint bucket and key (no Lustre), as a component of the fine-tuning workload."""
 
     component_type = "gpuinfra:finetune:Storage"
-
-
-def spec_sha256(spec: FinetuneSpec) -> str:
-    """The spec's hash as every adapter's manifest records it: SHA-256 of its canonical JSON (sorted keys, no
-    whitespace), so the same configuration always hashes the same, whatever the YAML's layout."""
-    canonical = json.dumps(spec.model_dump(mode="json"), sort_keys=True, separators=(",", ":"))
-    return hashlib.sha256(canonical.encode()).hexdigest()
 
 
 def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
@@ -75,7 +66,7 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
             )
             if registry
             else None,
-            spec_sha256=spec_sha256(spec),
+            manifest=run_manifest(spec, stack),
         ),
         provider,
     )
@@ -86,4 +77,4 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
     return queue
 
 
-__all__ = ["build_finetune", "spec_sha256"]
+__all__ = ["FinetuneStorage", "build_finetune"]
