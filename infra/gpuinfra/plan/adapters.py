@@ -127,6 +127,27 @@ def finetune_memory(
     )
 
 
+LORA_SLOT_BYTES_PER_PARAMETER = 2
+"""vLLM keeps adapter weights in lora_dtype `auto`, the model's 16-bit dtype (vllm/config/lora.py LoRAConfig)."""
+
+
+def served_max_rank(ranks: list[int], allowed: tuple[int, ...]) -> int:
+    """The smallest rank vLLM accepts for --max-lora-rank that covers every adapter."""
+    top = max(ranks)
+    return next(r for r in allowed if r >= top)
+
+
+def lora_slot_bytes(adapters: list[tuple[int, float]], max_rank: int, max_loras: int) -> int:
+    """GPU memory of vLLM's adapter slots: it preallocates `--max-loras` slots, each sized for `--max-lora-rank`
+    (vLLM docs, "LoRA Adapters": max_loras adapters in a batch are held on the GPU; vllm/lora/layers allocate the
+    stacked A/B buffers at max_lora_rank). A slot is the largest adapter, (rank, parameters), scaled to max_rank
+    (LoRA parameters grow linearly in r: Hu et al. 2021, section 4.1)."""
+    if not adapters:
+        return 0
+    slot = max(parameters * max_rank / rank for rank, parameters in adapters)
+    return round(max_loras * slot * LORA_SLOT_BYTES_PER_PARAMETER)
+
+
 def finetune_flops(parameters: float, tokens: float, checkpointing: bool) -> float:
     """4N a token for a frozen base (forward plus activation gradients), 6N with the recomputed forward."""
     per_token = FORWARD_FLOPS + ACTIVATION_BACKWARD_FLOPS + (FORWARD_FLOPS if checkpointing else 0)
@@ -142,4 +163,6 @@ __all__ = [
     "base_bytes",
     "finetune_flops",
     "finetune_memory",
+    "lora_slot_bytes",
+    "served_max_rank",
 ]

@@ -2,7 +2,7 @@
 names the base, the data, the configuration and the image that made it.
 
 The job receives the manifest's fixed fields as GPUINFRA_MANIFEST (JSON); it adds `run` (its AWS Batch job id,
-AWS_BATCH_JOB_ID, or the Kubernetes Job's name) and writes `<adapter uri><run>/manifest.json` with a conditional
+AWS_BATCH_JOB_ID, or the Kubernetes Job's name) and writes `<adapter uri><run>/lineage.json` with a conditional
 create (S3 PutObject with `If-None-Match: *`): the registry's bucket policy refuses any other write of a manifest,
 so a manifest, once written, cannot be overwritten (components/registry/policies.py).
 """
@@ -15,7 +15,8 @@ from typing import Any
 
 from gpuinfra.spec import FinetuneSpec
 
-MANIFEST_NAME = "manifest.json"
+MANIFEST_NAME = "lineage.json"
+"""Not manifest.json: that name is the file list a served prefix is verified against (inference prefetch)."""
 MANIFEST_SCHEMA = "gpuinfra.finetune.manifest/v1"
 
 

@@ -161,7 +161,9 @@ def require(args: Any, workload: str | None = None) -> StackFacts:
     except FactsError as exc:
         _not_applicable(args, str(exc))
     if facts is None:
-        _not_applicable(args, "not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
+        _not_applicable(
+            args, "not a gpuinfra stack: its config holds no gpuinfra:training, :inference, :registry or :finetune"
+        )
     if workload is not None and facts.workload != workload:
         _not_applicable(args, f"applies to {workload} stacks; {facts.stack} is {with_article(facts.workload)} stack")
     return facts
