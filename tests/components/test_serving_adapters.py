@@ -90,3 +90,24 @@ def test_prefetch_fetches_and_serve_mounts_each_adapter(tmp_path: Path) -> None:
 def test_duplicate_adapter_names_are_refused() -> None:
     with pytest.raises(ValueError, match="share a name"):
         spec_with_adapters(adapters=[ADAPTERS[0], ADAPTERS[0]])
+
+
+def test_an_added_adapter_is_a_configuration_roll_not_a_new_fleet(catalog: Any) -> None:
+    from gpuinfra.cost import price_graph
+    from gpuinfra.review.diff import Snapshot, diff_sides
+    from gpuinfra.review.replacements import load_rules
+    from helpers import graph_for
+
+    base = graph_for("chat-serve", {"model.adapters": ADAPTERS[:1]})
+    head = graph_for("chat-serve", {"model.adapters": ADAPTERS})
+
+    def snap(g: Any) -> Snapshot:
+        return Snapshot(g.stack, g, price_graph(g, catalog), (), {})
+
+    d = diff_sides({base.stack: snap(base)}, {head.stack: snap(head)}, load_rules())
+    changed = d.stacks[0].resources
+    assert changed, "the second adapter must change the replicas' configuration"
+    # Nothing added, removed or replaced: the launch templates' user data changes and the groups roll.
+    assert {r.action for r in changed} == {"update"}
+    templates = [r for r in changed if r.type == "aws:ec2/launchTemplate:LaunchTemplate"]
+    assert templates and all(any(c.path == "userData" for c in r.changes) for r in templates)
