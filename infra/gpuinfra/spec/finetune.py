@@ -68,6 +68,7 @@ class BaseModelRef(SpecModel):
     version: DataVersion
     """The base's version as the registry records it (recorded in every adapter's manifest)."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    """Parameters of the base, in billions: the frozen weights' memory and the run's FLOPs."""
     precision: BasePrecision = "bf16"
     """Precision the base is held in for LoRA and computed in for QLoRA (whose stored weights are 4-bit)."""
     architecture: BaseArchitecture
@@ -102,6 +103,7 @@ class Batch(SpecModel):
     """What the activations depend on."""
 
     sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 2048
+    """Tokens per training sequence (s): activations grow with it."""
     micro_batch_size: Annotated[int, Field(ge=1, le=1024)] = 1
     """Sequences per GPU per forward/backward pass."""
     gradient_checkpointing: bool = True
@@ -112,7 +114,9 @@ class VersionedData(SpecModel):
     """An S3 location with the version that pins what a run read."""
 
     uri: S3Uri
+    """The data's S3 prefix, s3://bucket/prefix/."""
     version: DataVersion
+    """The version that pins what a run read: an object version id, a manifest hash or a DVC/lakeFS reference."""
 
 
 class FinetuneRun(SpecModel):
@@ -121,6 +125,7 @@ class FinetuneRun(SpecModel):
     tokens_million_per_epoch: Annotated[float, Field(gt=0, le=10_000_000)]
     """Tokens of the dataset seen in one epoch (after packing), in millions."""
     epochs: Annotated[float, Field(gt=0, le=1000)] = 1
+    """Passes over the dataset: tokens of the run = tokens per epoch x epochs."""
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None
     """Model FLOPs utilisation; default: the planner's calibrated value for the precision (plan/flops.py)."""
 
