@@ -299,6 +299,13 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
         yield from region(("region",), spec.region)
         if spec.instance_type != "auto":
             yield from instance(("instance_type",), spec.instance_type)
+        if spec.kueue is not None and spec.kueue.kubeconfig_key not in stack.config:
+            key = spec.kueue.kubeconfig_key
+            yield at(
+                ("kueue", "kubeconfig_key"),
+                f"config key {key!r} is not set in this stack",
+                f'add it with: pulumi config set --secret {key} "$(cat kubeconfig)"',
+            )
         if org.org.registry is None:
             yield at(
                 ("adapter_prefix",),

@@ -15,6 +15,7 @@ from gpuinfra.spec.base import (
     AccountName,
     InstanceTypeName,
     Invalid,
+    K8sName,
     Name,
     Region,
     RuleId,
@@ -139,6 +140,23 @@ class FinetuneCapacity(SpecModel):
     """With spot: the job queue falls back to an on-demand compute environment when spot has no capacity."""
 
 
+class FinetuneKueue(SpecModel):
+    """Run on the existing training cluster instead of AWS Batch: a Kueue LocalQueue and a Job template."""
+
+    kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
+    """Config key holding the kubeconfig of a cluster the organization file registers with purpose training."""
+    namespace: K8sName = "training"
+    """The namespace the LocalQueue and the job template live in (it must exist)."""
+    cluster_queue: K8sName
+    """The training cluster's Kueue ClusterQueue the LocalQueue submits to (the training stack's, e.g. train)."""
+    queue: K8sName = "finetune"
+    """Name of the LocalQueue this stack creates."""
+    gpu_resource: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+/[a-z0-9.-]+$")] = "nvidia.com/gpu"
+    """The extended resource the job's pod requests its GPUs as (the device plugin's)."""
+    checkpoint_uri: S3Uri
+    """Where the job checkpoints (s3://bucket/prefix/): this variant creates no AWS resources."""
+
+
 class FinetuneSpec(SpecModel):
     """A fine-tuning workload: LoRA/QLoRA runs on an AWS Batch queue in a training account."""
 
@@ -169,6 +187,8 @@ class FinetuneSpec(SpecModel):
     """Minutes between adapter checkpoints to S3; a spot reclaim loses at most this much."""
     reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
     """GPU memory kept for the CUDA context and allocator fragmentation (as training's parallelism.reserve_fraction)."""
+    kueue: FinetuneKueue | None = None
+    """Run on the existing training cluster's Kueue instead of an AWS Batch queue."""
     root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
     """Root EBS volume of each instance, GiB: the image, the base's weights (bf16 before QLoRA quantizes them)."""
     max_vcpus: Annotated[int, Field(ge=1, le=100_000)] | None = None
@@ -196,6 +216,7 @@ __all__ = [
     "BaseModelRef",
     "Batch",
     "FinetuneCapacity",
+    "FinetuneKueue",
     "FinetuneMethod",
     "FinetuneRun",
     "FinetuneSpec",

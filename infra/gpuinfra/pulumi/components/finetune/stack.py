@@ -9,9 +9,11 @@ from gpuinfra.plan import FinetunePlan
 from gpuinfra.plan.lineage import run_manifest
 from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, BatchQueue
+from gpuinfra.pulumi.components.finetune.kueue import kueue_workloads
 from gpuinfra.pulumi.components.quotas import request_increases
+from gpuinfra.pulumi.components.training.cluster import workload_labels
 from gpuinfra.pulumi.components.training.storage import StorageArgs, TrainingStorage
-from gpuinfra.spec import FinetuneSpec
+from gpuinfra.spec import FinetuneSpec, Organization
 
 CHECKPOINT_PREFIX = "checkpoints/"
 CHECKPOINT_RETENTION_DAYS = 14
@@ -24,13 +26,34 @@ class FinetuneStorage(TrainingStorage):
     component_type = "gpuinfra:finetune:Storage"
 
 
-def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
+def _registry(org: Organization) -> tuple[str, str, str, str, str] | None:
+    registry = org.registry
+    if registry is None:
+        return None
+    account_id = org.accounts[registry.account].id
+    return registry.bucket, registry.upload_prefix, registry.model_prefix, account_id, registry.region
+
+
+def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
     spec = inputs.spec
     assert isinstance(spec, FinetuneSpec)
     org = inputs.org.org
     account = inputs.account
     stack = inputs.stack.name
     tags = stack_tags("finetune", stack, "gpuinfra:finetune", spec.name, org.default_tags, spec.tags)
+    if spec.kueue is not None:
+        args = BatchArgs(
+            spec=spec,
+            plan=plan,
+            account_id=account.id,
+            checkpoint_uri=spec.kueue.checkpoint_uri,
+            kms_key_arn="",
+            registry=_registry(org),
+            manifest=run_manifest(spec, stack),
+        )
+        kueue_workloads(args, workload_labels(tags), spec.kueue.kubeconfig_key)
+        pulumi.export("local_queue", spec.kueue.queue)
+        return None
     provider = aws_provider(f"aws-{spec.account}-{spec.region}", account, spec.region, tags, f"gpuinfra-{stack}")
     bucket = f"{spec.name}-checkpoints"
     storage = FinetuneStorage(
@@ -48,7 +71,6 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
         ),
         provider,
     )
-    registry = org.registry
     queue = BatchQueue(
         spec.name,
         BatchArgs(
@@ -57,15 +79,7 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue:
             account_id=account.id,
             checkpoint_uri=f"s3://{bucket}/{CHECKPOINT_PREFIX}",
             kms_key_arn=storage.key.arn,
-            registry=(
-                registry.bucket,
-                registry.upload_prefix,
-                registry.model_prefix,
-                org.accounts[registry.account].id,
-                registry.region,
-            )
-            if registry
-            else None,
+            registry=_registry(org),
             manifest=run_manifest(spec, stack),
         ),
         provider,
