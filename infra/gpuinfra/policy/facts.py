@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.load import SPEC_KEYS, Inputs, inputs_from_config, pinned_org, project_dir
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from gpuinfra.spec import (
     Account,
     Organization,
@@ -37,7 +37,7 @@ from gpuinfra.spec import (
     with_article,
 )
 
-PlanT = TrainingPlan | InferencePlan | RegistryPlan
+PlanT = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
 
 
 class FactsError(GpuinfraError):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
 from gpuinfra.spec import PURPOSE_OF_WORKLOAD, Account, Organization, WorkloadSpec, with_article
 from gpuinfra.validators.base import Failure, Level, rule
@@ -31,7 +31,7 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
 
 @rule(Level.ERROR)
 def quota_short(
-    spec: WorkloadSpec, plan: TrainingPlan | InferencePlan | RegistryPlan, org: Organization
+    spec: WorkloadSpec, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan, org: Organization
 ) -> Iterator[Failure]:
     """The stack at full size needs more vCPUs than the organization file says were granted, and it does not ask
     AWS for the increase (the verdict the policy quota-within-grant shares: plan.quotas.blocks)."""

@@ -10,7 +10,7 @@ from pathlib import Path
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import Inputs, load_inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from gpuinfra.spec import did_you_mean
 from gpuinfra.validators.base import RULES, Finding, Level
 from gpuinfra.validators.runner import validate
@@ -21,7 +21,7 @@ class Checked:
     """A stack after loading, planning and validation."""
 
     inputs: Inputs
-    plan: TrainingPlan | InferencePlan | RegistryPlan
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
     findings: list[Finding]
 
     @property
