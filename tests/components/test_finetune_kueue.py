@@ -3,10 +3,13 @@ Job template (Kueue docs, "Run a Kubernetes Job"), and no AWS resources."""
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+
 import pytest
 import yaml
 from gpuinfra.graph import Graph
-from helpers import example_data, graph_for
+from helpers import ROOT, example_data, gpuinfra, graph_for
 
 KUBE = "gpuinfra:kube-dc-east"
 SECRET = {"secure": "v1:UExBQ0VIT0xERVI=:UExBQ0VIT0xERVItLWt1YmVjb25maWctZGMtZWFzdA=="}
@@ -51,3 +54,18 @@ def test_a_missing_kubeconfig_key_is_an_input_error() -> None:
 
     with pytest.raises(InputError, match="kube-dc-east"):
         graph_for("llm-finetune", {"kueue": KUEUE})
+
+
+def test_the_pack_refuses_an_inference_cluster(tmp_path: Path) -> None:
+    """separation-kubernetes: the kueue key must be a training cluster's (a finetune stack is training's)."""
+    shutil.copytree(ROOT / "stacks", tmp_path / "stacks")
+    shutil.copy(ROOT / "Pulumi.yaml", tmp_path / "Pulumi.yaml")
+    stack = tmp_path / "stacks" / "Pulumi.llm-finetune.yaml"
+    data = yaml.safe_load(stack.read_text())
+    key = "gpuinfra:kube-us-east-1"  # serve-us-east-1: purpose inference (stacks/org.yaml)
+    data["config"][key] = SECRET
+    data["config"]["gpuinfra:finetune"]["kueue"] = {**KUEUE, "kubeconfig_key": key}
+    stack.write_text(yaml.safe_dump(data))
+    result = gpuinfra("preview", "stacks/Pulumi.llm-finetune.yaml", cwd=tmp_path)
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert "separation-kubernetes" in result.stdout and "serve-us-east-1" in result.stdout
