@@ -147,3 +147,19 @@ def test_user_data_is_mime_and_its_script_passes_shellcheck(tmp_path: Path) -> N
     path.write_text(script)
     result = subprocess.run([_shellcheck(), str(path)], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout
+
+
+def test_compute_environments_conform_to_the_batch_api(graph: Graph) -> None:
+    botocore = pytest.importorskip("botocore.session")
+    from botocore.validate import ParamValidator
+
+    shape = botocore.get_session().get_service_model("batch").operation_model("CreateComputeEnvironment").input_shape
+    # pulumi-aws names -> Batch API names (terraform-provider-aws internal/service/batch/compute_environment.go)
+    rename = {"maxVcpus": "maxvCpus", "minVcpus": "minvCpus", "ec2Configurations": "ec2Configuration"}
+    for env in graph.of_type(CE):
+        resources = {rename.get(k, k): v for k, v in env.inputs["computeResources"].items()}
+        params = {"computeEnvironmentName": env.name, "type": env.inputs["type"], "computeResources": resources}
+        report = ParamValidator().validate(params, shape)
+        assert not report.has_errors(), report.generate_report()
+        allowed = shape.members["computeResources"].members["allocationStrategy"].enum
+        assert resources["allocationStrategy"] in allowed
