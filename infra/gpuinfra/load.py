@@ -20,6 +20,7 @@ from gpuinfra.spec import (
     ORG_KEY,
     SPEC_MODELS,
     Account,
+    FinetuneSpec,
     InferenceSpec,
     OrgDocument,
     RegistrySpec,
@@ -294,6 +295,23 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
                         f"config key {key!r} is not set in this stack",
                         f'add it with: pulumi config set --secret {key} "$(cat kubeconfig)"',
                     )
+    elif isinstance(spec, FinetuneSpec):
+        yield from region(("region",), spec.region)
+        if spec.instance_type != "auto":
+            yield from instance(("instance_type",), spec.instance_type)
+        if spec.kueue is not None and spec.kueue.kubeconfig_key not in stack.config:
+            key = spec.kueue.kubeconfig_key
+            yield at(
+                ("kueue", "kubeconfig_key"),
+                f"config key {key!r} is not set in this stack",
+                f'add it with: pulumi config set --secret {key} "$(cat kubeconfig)"',
+            )
+        if org.org.registry is None:
+            yield at(
+                ("adapter_prefix",),
+                "fine-tuning reads the base and writes adapters in the model registry; the organization has none",
+                f"add registry: (account, bucket, region) to {org.path.name}",
+            )
     elif isinstance(spec, RegistrySpec):
         registry = org.org.registry
         if registry is None:

@@ -24,15 +24,28 @@ from typing import Any
 import pytest
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph
-from gpuinfra.spec import InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
 from helpers import example_data, example_graph, graph_for, inputs_for, org_data, workload_of
 from pydantic import BaseModel
 from ruamel.yaml import YAML
 
 MARK = "pwn_q"
 HOSTILE = f"x$({MARK})`{MARK}`;{MARK}\n{MARK} 'q\"y"
-MODELS: dict[str, type[BaseModel]] = {"training": TrainingSpec, "inference": InferenceSpec, "registry": RegistrySpec}
-STACKS = ["chat-serve", "chat-serve-k8s", "llm-train", "llm-train-eks", "llm-train-onprem", "model-registry"]
+MODELS: dict[str, type[BaseModel]] = {
+    "training": TrainingSpec,
+    "inference": InferenceSpec,
+    "registry": RegistrySpec,
+    "finetune": FinetuneSpec,
+}
+STACKS = [
+    "chat-serve",
+    "chat-serve-k8s",
+    "llm-finetune",
+    "llm-train",
+    "llm-train-eks",
+    "llm-train-onprem",
+    "model-registry",
+]
 SHELLS = {"sh", "bash", "/bin/sh", "/bin/bash"}
 
 

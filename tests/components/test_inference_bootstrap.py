@@ -37,7 +37,9 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     # to start without it (no marker after a partial sync).
     body = prefetch[prefetch.index("set -euo pipefail") :]
     assert body.index("manifest.json") < body.index("aws s3 sync") < body.index("hashlib.sha256")
-    assert body.index("hashlib.sha256") < body.index('mv "$CACHE/.manifest.new" "$CACHE/.verified"')
+    assert body.index("hashlib.sha256") < body.index('mv "$cache/.manifest.new" "$cache/.verified"')
+    # The weights go through that one verified fetch (adapters, when listed, through the same function).
+    assert body.index("fetch_verified() {") < body.index('fetch_verified "$SOURCE" "$CACHE"')
     assert 'test -f "$MODEL_DIR/.verified"' in serve and serve.index(".verified") < serve.index("docker run")
     # Warm-pool instances complete the hook after prefetch; in-service ones only after /health.
     assert lifecycle.index("until gpuinfra-prefetch") < lifecycle.index("Warmed:*) hook complete")

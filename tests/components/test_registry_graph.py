@@ -30,7 +30,13 @@ def policy_of(graph: Graph, bucket: str) -> list[dict]:
 
 def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Graph) -> None:
     statements = {s["Sid"]: s for s in policy_of(graph, "acme-model-registry")}
-    assert set(statements) == {"TrainingUpload", "InferenceReadModels", "InferenceListModels", "DenyInsecureTransport"}
+    assert set(statements) == {
+        "TrainingUpload",
+        "InferenceReadModels",
+        "InferenceListModels",
+        "DenyManifestOverwrite",
+        "DenyInsecureTransport",
+    }
     upload = statements["TrainingUpload"]
     # multipart uploads: PutObject covers Create/UploadPart/Complete; Abort is its own action (S3 UG "Multipart
     # upload API and permissions")

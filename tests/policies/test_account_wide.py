@@ -58,16 +58,21 @@ def maximum(stack: str) -> object:
 def test_two_stacks_over_the_budget_together_fail_the_review_naming_both() -> None:
     org = {"accounts.ml-training.monthly_budget_usd": 450_000}
     own, other = maximum("llm-train"), maximum("llm-train-eks")
+    finetune = maximum("llm-finetune")  # the fine-tuning queue shares the training account
     assert own < 450_000 and other < 450_000 < own + other  # type: ignore[operator]
     assert violations("llm-train", org, "budget-within-account", alone=True) == []
     (message,) = violations("llm-train", org, "budget-within-account")
     assert f"llm-train costs up to {money(own, 0)}/month at maximum size" in message
-    assert f"(llm-train-eks up to {money(other, 0)}) ml-training costs up to {money(own + other, 0)}" in message
-    assert f"by {money(own + other - 450_000, 0)}" in message  # type: ignore[operator]
+    total = own + other + finetune  # type: ignore[operator]
+    assert (
+        f"(llm-finetune up to {money(finetune, 0)}, llm-train-eks up to {money(other, 0)}) ml-training costs up to "
+        f"{money(total, 0)}" in message
+    )
+    assert f"by {money(total - 450_000, 0)}" in message
 
 
 def test_the_unchanged_examples_fit_their_accounts_together() -> None:
-    for stack in ("llm-train", "llm-train-eks", "chat-serve", "chat-serve-k8s", "model-registry"):
+    for stack in ("llm-train", "llm-train-eks", "llm-finetune", "chat-serve", "chat-serve-k8s", "model-registry"):
         run = run_example(stack)
         assert [v for v in run.violations if v.policy in ("quota-within-grant", "budget-within-account")] == []
 

@@ -17,6 +17,18 @@ GRAPHS = {
     "llm-train-onprem": lambda: example_graph("llm-train-onprem"),
     "chat-serve-k8s": lambda: example_graph("chat-serve-k8s"),
     "llm-train": lambda: example_graph("llm-train"),
+    "llm-finetune-kueue": lambda: graph_for(
+        "llm-finetune",
+        {
+            "kueue": {
+                "kubeconfig_key": "gpuinfra:kube-dc-east",
+                "cluster_queue": "llm-train-dc",
+                "namespace": "research",
+                "checkpoint_uri": "s3://acme-finetune-checkpoints/checkpoints/",
+            }
+        },
+        config={"gpuinfra:kube-dc-east": {"secure": "v1:UExBQ0VIT0xERVI=:UExBQ0VIT0xERVI="}},
+    ),
     "p4d": lambda: graph_for(
         "llm-train",
         {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16},
@@ -39,7 +51,7 @@ def _crd_errors(r: Resource) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
 
 
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s"])
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s", "llm-finetune-kueue"])
 def test_custom_resources_fit_their_upstream_crd(stack: str) -> None:
     resources = _custom(GRAPHS[stack]())
     assert resources

@@ -8,13 +8,14 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter, ValidationError
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.quotas import QuotaNeed
 from gpuinfra.plan.registry import RegistryPlan, plan_registry
 from gpuinfra.plan.training import TrainingPlan, plan_training
-from gpuinfra.spec import InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
+from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
 
-AnyPlan = TrainingPlan | InferencePlan | RegistryPlan
+AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
 Plan = Annotated[AnyPlan, Field(discriminator="workload")]
 _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
@@ -26,6 +27,8 @@ def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPl
         return plan_inference(spec, org, catalog)
     if isinstance(spec, RegistrySpec):
         return plan_registry(spec, org)
+    if isinstance(spec, FinetuneSpec):
+        return plan_finetune(spec, org, catalog)
     raise TypeError(f"no planner for {type(spec).__name__}")
 
 
@@ -40,4 +43,14 @@ def parse_plan(data: Any) -> AnyPlan | None:
         return None
 
 
-__all__ = ["AnyPlan", "InferencePlan", "Plan", "QuotaNeed", "RegistryPlan", "TrainingPlan", "build_plan", "parse_plan"]
+__all__ = [
+    "AnyPlan",
+    "FinetunePlan",
+    "InferencePlan",
+    "Plan",
+    "QuotaNeed",
+    "RegistryPlan",
+    "TrainingPlan",
+    "build_plan",
+    "parse_plan",
+]

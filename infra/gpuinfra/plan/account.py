@@ -21,9 +21,9 @@ from gpuinfra.plan.quotas import with_held
 if TYPE_CHECKING:
     from gpuinfra.catalog import Catalog
     from gpuinfra.load import Inputs
-    from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+    from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 
-    AnyPlan = TrainingPlan | InferencePlan | RegistryPlan
+    AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
 
 P = TypeVar("P")
 

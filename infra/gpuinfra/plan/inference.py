@@ -6,12 +6,14 @@ import math
 from typing import Any, Literal
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
 from gpuinfra.plan.quotas import QuotaNeed, Usage, quota_needs
 from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
 from gpuinfra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from gpuinfra.spec import InferenceSpec, Organization
+from gpuinfra.spec.inference import LORA_RANKS, ServedModel
 
 
 class InferencePlan(Plain):
@@ -36,6 +38,15 @@ def default_zones(region: str) -> list[str]:
     return [f"{region}a", f"{region}b"]
 
 
+def adapter_memory(model: ServedModel) -> int:
+    """The GPU slots of the model's LoRA adapters (0 without adapters)."""
+    if not model.adapters:
+        return 0
+    rank = served_max_rank([a.rank for a in model.adapters], LORA_RANKS)
+    pairs = [(a.rank, a.parameters_million * 1e6) for a in model.adapters]
+    return lora_slot_bytes(pairs, rank, model.max_loras or len(model.adapters))
+
+
 def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
     m = spec.model
     memory = serving_memory(
@@ -46,6 +57,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         m.kv_cache.head_dim,
         m.kv_cache.precision,
         m.context_length_tokens,  # one maximum-length sequence: vLLM's admission rule (plan/roofline.py)
+        adapter_bytes=adapter_memory(m),
     )
     fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
     choice = choose_instance(

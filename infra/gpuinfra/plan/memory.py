@@ -75,6 +75,8 @@ class ServingMemory(Plain):
     """KV cache of `concurrent_sequences` sequences at full context length: the plan asks for one, vLLM's
     admission rule (plan/roofline.py serving_admits); concurrency comes from the mean context instead."""
     needed_bytes: int
+    adapter_bytes: int = 0
+    """GPU slots of the LoRA adapters one batch may mix (plan/adapters.py lora_slot_bytes)."""
 
 
 def serving_memory(
@@ -86,13 +88,18 @@ def serving_memory(
     kv_precision: str | None,
     context_length_tokens: int,
     concurrent_sequences: int = 1,
+    adapter_bytes: int = 0,
 ) -> ServingMemory:
     weights = round(parameters_billion * 1e9 * SERVING_BYTES[precision])
     element = SERVING_BYTES[kv_precision] if kv_precision else KV_DEFAULT_BYTES[precision]
     per_token = kv_bytes_per_token(layers, kv_heads, head_dim, element)
     kv = per_token * context_length_tokens * concurrent_sequences
     return ServingMemory(
-        weights_bytes=weights, kv_bytes_per_token=per_token, kv_cache_bytes=kv, needed_bytes=weights + kv
+        weights_bytes=weights,
+        kv_bytes_per_token=per_token,
+        kv_cache_bytes=kv,
+        adapter_bytes=adapter_bytes,
+        needed_bytes=weights + kv + adapter_bytes,
     )
 
 

@@ -28,7 +28,7 @@ from typing import Any, NoReturn
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.load import SPEC_KEYS, Inputs, inputs_from_config, pinned_org, project_dir
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
 from gpuinfra.spec import (
     Account,
     Organization,
@@ -37,7 +37,7 @@ from gpuinfra.spec import (
     with_article,
 )
 
-PlanT = TrainingPlan | InferencePlan | RegistryPlan
+PlanT = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
 
 
 class FactsError(GpuinfraError):
@@ -161,7 +161,9 @@ def require(args: Any, workload: str | None = None) -> StackFacts:
     except FactsError as exc:
         _not_applicable(args, str(exc))
     if facts is None:
-        _not_applicable(args, "not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
+        _not_applicable(
+            args, "not a gpuinfra stack: its config holds no gpuinfra:training, :inference, :registry or :finetune"
+        )
     if workload is not None and facts.workload != workload:
         _not_applicable(args, f"applies to {workload} stacks; {facts.stack} is {with_article(facts.workload)} stack")
     return facts

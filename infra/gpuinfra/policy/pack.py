@@ -16,7 +16,7 @@ from pulumi_policy import Policy
 from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.policy.config import PolicyConfig, PolicyMeta, load_config_file, reconcile
 from gpuinfra.policy.facts import StackFacts, using
 from gpuinfra.policy.rules import PACK_NAME, POLICIES
@@ -48,7 +48,7 @@ def pack_config(path: Path | None = None, given: Mapping[str, object] | None = N
 
 def police_stack(
     inputs: Inputs,
-    plan: TrainingPlan | InferencePlan | RegistryPlan,
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan,
     graph: Graph,
     config: Mapping[str, PolicyConfig] | None = None,
     monthly_cost: Any = NOT_PRICED,

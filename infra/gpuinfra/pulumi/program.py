@@ -17,9 +17,9 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs, inputs_from_config, project_dir
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.account import account_plan
-from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 from gpuinfra.validators import Level, validate
 
 
@@ -31,7 +31,7 @@ def stack_config() -> dict[str, Any]:
     return out
 
 
-def load() -> tuple[Inputs, TrainingPlan | InferencePlan | RegistryPlan]:
+def load() -> tuple[Inputs, TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan]:
     """Spec from config -> resolved inputs -> plan; error findings stop the program here."""
     project = project_dir() or Path.cwd()
     catalog = load_catalog()
@@ -45,7 +45,7 @@ def load() -> tuple[Inputs, TrainingPlan | InferencePlan | RegistryPlan]:
     return inputs, plan
 
 
-def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan) -> None:
+def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
     """Create the stack's providers and components."""
     if isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):
         from gpuinfra.pulumi.components.training.stack import build_training
@@ -59,6 +59,10 @@ def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan) -> 
         from gpuinfra.pulumi.components.registry.stack import build_registry
 
         build_registry(inputs, plan)
+    elif isinstance(inputs.spec, FinetuneSpec) and isinstance(plan, FinetunePlan):
+        from gpuinfra.pulumi.components.finetune.stack import build_finetune
+
+        build_finetune(inputs, plan)
 
 
 def main() -> None:

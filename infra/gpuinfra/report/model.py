@@ -188,7 +188,7 @@ class PictureOut(Model):
 class StackReport(Model):
     stack: str
     file: str
-    workload: Literal["training", "inference", "registry"]
+    workload: Literal["training", "inference", "registry", "finetune"]
     account: str
     account_id: str | None = None
     findings: list[FindingOut] = []

@@ -16,8 +16,9 @@ from gpuinfra.spec.documents import (
     read_stack,
     stack_name,
 )
+from gpuinfra.spec.finetune import FinetuneSpec
 from gpuinfra.spec.inference import FleetRegion, InferenceSpec
-from gpuinfra.spec.org import Account, Organization, Registry
+from gpuinfra.spec.org import PURPOSE_OF_WORKLOAD, Account, Organization, Registry
 from gpuinfra.spec.problems import did_you_mean, shown, with_article
 from gpuinfra.spec.registry import RegistrySpec
 from gpuinfra.spec.training import TrainingSpec
@@ -26,8 +27,10 @@ from gpuinfra.spec.yamlfile import YamlDocument, parse_yaml, read_yaml
 __all__ = [
     "NAMESPACE",
     "ORG_KEY",
+    "PURPOSE_OF_WORKLOAD",
     "SPEC_MODELS",
     "Account",
+    "FinetuneSpec",
     "FleetRegion",
     "InferenceSpec",
     "OrgDocument",

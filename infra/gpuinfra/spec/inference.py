@@ -57,6 +57,23 @@ class KvCache(SpecModel):
     """Cache element precision; default: the serving precision (int8/int4 weights keep an fp16 cache)."""
 
 
+LORA_RANKS = (1, 8, 16, 32, 64, 128, 256, 320, 512)
+"""The --max-lora-rank values vLLM accepts (vllm/config/lora.py MaxLoRARanks at the pinned image)."""
+
+
+class ServedAdapter(SpecModel):
+    """A LoRA adapter of the served model, a registry entry (e.g. written by a gpuinfra:finetune run)."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
+    """The name clients ask for in the request's `model` field (vLLM --lora-modules name=path)."""
+    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    """Path of the adapter under the registry's model prefix, with its manifest.json, e.g. adapters/support/v2/."""
+    rank: Annotated[int, Field(ge=1, le=512)]
+    """The adapter's LoRA rank (adapter_config.json `r`): the server's --max-lora-rank covers the largest."""
+    parameters_million: Annotated[float, Field(gt=0, le=100_000)]
+    """Trainable parameters of the adapter, in millions: with the rank, the GPU memory of one adapter slot."""
+
+
 class ServedModel(SpecModel):
     """The model being served."""
 
@@ -80,6 +97,22 @@ class ServedModel(SpecModel):
     quantization: Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{2,32}$")] | None = None
     """The checkpoint's quantization method as vLLM names it (--quantization: compressed-tensors, awq,
     gptq, ...); it must match the checkpoint's config.json. Default: fp8 for precision fp8, none otherwise."""
+    adapters: Annotated[list[ServedAdapter], Field(max_length=256)] = []
+    """LoRA adapters served beside the base from the same replicas (vLLM --enable-lora): adding one rolls the
+    fleet's configuration, it is not a new fleet."""
+    max_loras: Annotated[int, Field(ge=1, le=256)] | None = None
+    """Adapters one batch may mix (vLLM --max-loras: GPU slots); default: every listed adapter."""
+
+    @model_validator(mode="after")
+    def _adapters(self) -> ServedModel:
+        names = [a.name for a in self.adapters]
+        if len(set(names)) != len(names):
+            raise ValueError("adapters: two adapters share a name")
+        if self.name in names:
+            raise ValueError("adapters: an adapter cannot take the served model's name")
+        if self.max_loras is not None and not self.adapters:
+            raise ValueError("max_loras needs adapters")
+        return self
 
 
 class RequestShape(SpecModel):
@@ -347,6 +380,7 @@ class InferenceSpec(SpecModel):
 Autoscaling.model_rebuild()
 
 __all__ = [
+    "LORA_RANKS",
     "AcceleratorName",
     "Access",
     "Autoscaling",
@@ -360,6 +394,7 @@ __all__ = [
     "LoadBalancer",
     "RequestShape",
     "Schedule",
+    "ServedAdapter",
     "ServedModel",
     "ServingPrecision",
     "Waf",

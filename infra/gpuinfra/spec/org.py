@@ -10,6 +10,9 @@ from pydantic import Field, StringConstraints, model_validator
 from gpuinfra.spec.base import AccountName, BucketName, Invalid, Money, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
+PURPOSE_OF_WORKLOAD = {"finetune": "training"}
+"""Workloads that live in another workload's accounts: fine-tuning reads training data and writes to the registry's
+upload prefix, as training does, so it shares training's accounts, quotas and separation."""
 QuotaCode = Annotated[
     str,
     StringConstraints(pattern=r"^L-[0-9A-F]{8}$"),
@@ -39,7 +42,7 @@ class Account(SpecModel):
 
     def serves(self, workload: str) -> bool:
         """An account serves exactly its purpose, never two (the validator and the separation policies ask this)."""
-        return self.purpose == workload
+        return self.purpose == PURPOSE_OF_WORKLOAD.get(workload, workload)
 
     @model_validator(mode="after")
     def _role_in_account(self) -> Account:
@@ -173,6 +176,7 @@ class Organization(SpecModel):
 
 
 __all__ = [
+    "PURPOSE_OF_WORKLOAD",
     "Account",
     "KubernetesCluster",
     "OnPremSite",

@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
-from gpuinfra.spec import Account, Organization, WorkloadSpec, with_article
+from gpuinfra.spec import PURPOSE_OF_WORKLOAD, Account, Organization, WorkloadSpec, with_article
 from gpuinfra.validators.base import Failure, Level, rule
 
 
 def purpose_of(spec: WorkloadSpec) -> str:
-    return type(spec).__name__.removesuffix("Spec").lower()
+    workload = type(spec).__name__.removesuffix("Spec").lower()
+    return PURPOSE_OF_WORKLOAD.get(workload, workload)
 
 
 @rule(Level.ERROR)
@@ -31,7 +32,7 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
 @rule(Level.ERROR)
 def quota_short(
     spec: WorkloadSpec,
-    plan: TrainingPlan | InferencePlan | RegistryPlan,
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan,
     org: Organization,
     account_problems: list[str],
 ) -> Iterator[Failure]:

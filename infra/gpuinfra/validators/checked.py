@@ -10,7 +10,7 @@ from pathlib import Path
 from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import Inputs, load_inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.account import account_plan
 from gpuinfra.spec import did_you_mean
 from gpuinfra.validators.base import RULES, Finding, Level
@@ -22,7 +22,7 @@ class Checked:
     """A stack after loading, planning and validation."""
 
     inputs: Inputs
-    plan: TrainingPlan | InferencePlan | RegistryPlan
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
     findings: list[Finding]
 
     @property

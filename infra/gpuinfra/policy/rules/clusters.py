@@ -30,7 +30,7 @@ from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
 from gpuinfra.policy.rules.paths import account_problem
 from gpuinfra.policy.rules.values import get, listed, view
-from gpuinfra.spec import with_article
+from gpuinfra.spec import PURPOSE_OF_WORKLOAD, with_article
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
@@ -74,6 +74,9 @@ def _used_keys(facts: StackFacts) -> list[tuple[str, str]]:
     onprem = getattr(facts.spec, "onprem", None)
     if onprem is not None:
         out.append(("onprem.kubeconfig_key", onprem.kubeconfig_key))
+    kueue = getattr(facts.spec, "kueue", None)
+    if kueue is not None:
+        out.append(("kueue.kubeconfig_key", kueue.kubeconfig_key))
     return out
 
 
@@ -87,7 +90,7 @@ def key_problems(facts: StackFacts) -> list[str]:
                 f"{where} reads the kubeconfig under {key!r}, which is no cluster the organization file registers; "
                 f"register the cluster under clusters: with purpose {facts.workload} and kubeconfig_key {key}"
             )
-        elif found[1].purpose != facts.workload:
+        elif found[1].purpose != PURPOSE_OF_WORKLOAD.get(facts.workload, facts.workload):
             problems.append(
                 f"{where} reads the kubeconfig of cluster {found[0]} ({key!r}), {with_article(found[1].purpose)} "
                 f"cluster, but {facts.stack} is {with_article(facts.workload)} stack: training and inference never "

@@ -123,7 +123,9 @@ def facts_readable(args: StackValidationArgs, report_violation: Report) -> None:
         )
         return
     if facts is None:
-        args.not_applicable("not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
+        args.not_applicable(
+            "not a gpuinfra stack: its config holds no gpuinfra:training, :inference, :registry or :finetune"
+        )
 
 
 @stack_policy(

@@ -46,7 +46,9 @@ def trusted_organization(args: StackValidationArgs, report_violation: Report) ->
         args.not_applicable("the stack's facts cannot be read: separation-facts-readable refuses it")
         return
     if facts is None:
-        args.not_applicable("not a gpuinfra stack: its config holds no gpuinfra:training, :inference or :registry")
+        args.not_applicable(
+            "not a gpuinfra stack: its config holds no gpuinfra:training, :inference, :registry or :finetune"
+        )
         return
     pinned = pinned_path(str(args.get_config().get(PROPERTY, "") or ""))
     if pinned is None or facts.org_file is None:

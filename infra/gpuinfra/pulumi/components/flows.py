@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from gpuinfra.graph.flows import Flow
 from gpuinfra.load import Inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec
 
 S3_UG = "https://docs.aws.amazon.com/AmazonS3/latest/userguide"
@@ -240,7 +240,7 @@ def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:
     ]
 
 
-def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan) -> list[Flow]:
+def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> list[Flow]:
     """The flows the stack depends on (an empty list for a workload that declares none)."""
     spec = inputs.spec
     if isinstance(spec, TrainingSpec) and isinstance(plan, TrainingPlan):

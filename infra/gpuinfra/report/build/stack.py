@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 from gpuinfra.errors import format_path
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
-from gpuinfra.plan import InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.preflight import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
+from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings, resources_out
 from gpuinfra.report.format import check, gigabytes, money, number, percent
@@ -50,7 +51,7 @@ def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut
 
 
 def stack_report(
-    inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan, findings: list[Finding]
+    inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan, findings: list[Finding]
 ) -> StackReport:
     return StackReport(
         stack=inputs.stack.name,
@@ -64,11 +65,13 @@ def stack_report(
     )
 
 
-def summary(plan: TrainingPlan | InferencePlan | RegistryPlan) -> list[Section]:
+def summary(plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> list[Section]:
     if isinstance(plan, TrainingPlan):
         return training_summary(plan)
     if isinstance(plan, InferencePlan):
         return inference_summary(plan)
+    if isinstance(plan, FinetunePlan):
+        return finetune_summary(plan)
     return registry_summary(plan)
 
 

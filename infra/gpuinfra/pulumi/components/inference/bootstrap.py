@@ -41,6 +41,9 @@ class ServerConfig:
     accelerators: int = 1
     api_key_secret: str | None = None
     """Secrets Manager secret name of the API key (None: no authentication at the server)."""
+    adapters: tuple[tuple[str, str], ...] = ()
+    """LoRA adapters as (name, prefix under the model prefix): fetched and verified like the weights, served from
+    /adapters/<name> (engine.lora_flags)."""
     image_registry: str | None = None
     """ECR registry host (<account>.dkr.ecr.<region>.amazonaws.com) to log in to before pulling; None: a
     public registry needing no login."""

@@ -16,8 +16,9 @@ docs/configuration/engine_args.md, vllm/engine/arg_utils.py, vllm/config/cache.p
 
 from __future__ import annotations
 
+from gpuinfra.plan.adapters import served_max_rank
 from gpuinfra.plan.memory import KV_DEFAULT_BYTES, SERVING_BYTES
-from gpuinfra.spec.inference import ServedModel
+from gpuinfra.spec.inference import LORA_RANKS, ServedModel
 
 DTYPE = {"bf16": "bfloat16", "fp16": "float16", "fp32": "float32"}
 """Spec precision -> vLLM --dtype, for weights served unquantized."""
@@ -42,6 +43,28 @@ def weight_flags(model: ServedModel) -> list[str]:
     return []
 
 
+ADAPTER_DIR = "/adapters"
+"""Where the server container sees the verified adapters (one directory per adapter name)."""
+
+
+def lora_flags(model: ServedModel) -> list[str]:
+    """vLLM's multi-LoRA serving (docs/features/lora.md; vllm/engine/arg_utils.py): --enable-lora, --max-loras
+    adapters a batch may mix, --max-lora-rank (one of LoRAConfig's MaxLoRARanks, covering the largest rank) and
+    --lora-modules name=path for each adapter fetched from the registry."""
+    if not model.adapters:
+        return []
+    rank = served_max_rank([a.rank for a in model.adapters], LORA_RANKS)
+    return [
+        "--enable-lora",
+        "--max-loras",
+        str(model.max_loras or len(model.adapters)),
+        "--max-lora-rank",
+        str(rank),
+        "--lora-modules",
+        *(f"{a.name}={ADAPTER_DIR}/{a.name}" for a in model.adapters),
+    ]
+
+
 def engine_args(
     model: ServedModel, model_dir: str, tensor_parallel: int, extra: list[str] | tuple[str, ...] = ()
 ) -> list[str]:
@@ -62,8 +85,9 @@ def engine_args(
         *weight_flags(model),
         "--kv-cache-dtype",
         kv_cache_dtype(model),
+        *lora_flags(model),
         *extra,
     ]
 
 
-__all__ = ["DTYPE", "engine_args", "kv_cache_dtype", "weight_flags"]
+__all__ = ["ADAPTER_DIR", "DTYPE", "engine_args", "kv_cache_dtype", "lora_flags", "weight_flags"]

@@ -158,6 +158,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 bucket=bucket,
                 model_prefix=args.registry.model_prefix,
                 weights_prefix=model.weights_prefix,
+                adapters=tuple((a.name, a.weights_prefix) for a in model.adapters),
                 image=cached.image if cached else spec.server_image,
                 image_registry=cached.registry if cached else None,
                 server_port=lb.server_port,

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from gpuinfra.plan.lineage import MANIFEST_NAME
 from gpuinfra.plan.registry import Grant
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.iam import deny_insecure_transport
@@ -60,9 +61,32 @@ def write_statements(bucket: str, writers: Sequence[Grant]) -> list[Statement]:
     ]
 
 
+def deny_manifest_overwrite(bucket: str, writers: Sequence[Grant]) -> list[Statement]:
+    """A run's lineage manifest (plan/lineage.py) may only be created, never replaced: every PutObject of a
+    manifest must be a conditional create, `If-None-Match: *`, which S3 refuses (412) when the key exists. The
+    bucket policy enforces it with the s3:if-none-match key, as S3 UG "Enforce conditional writes on Amazon S3
+    buckets" (https://docs.aws.amazon.com/AmazonS3/latest/userguide/conditional-writes-enforce.html) shows: Deny
+    s3:PutObject when the key is Null. Object Lock would need the bucket recreated; this needs nothing."""
+    if not writers:
+        return []
+    return [
+        {
+            "Sid": "DenyManifestOverwrite",
+            "Effect": "Deny",
+            "Principal": "*",
+            "Action": "s3:PutObject",
+            "Resource": [f"arn:aws:s3:::{bucket}/{writers[0].prefix}*/{MANIFEST_NAME}"],
+            "Condition": {"Null": {"s3:if-none-match": "true"}},
+        }
+    ]
+
+
 def bucket_policy(bucket: str, writers: Sequence[Grant], readers: Sequence[Grant]) -> str:
     return iam.document(
-        *write_statements(bucket, writers), *read_statements(bucket, readers), deny_insecure_transport(bucket)
+        *write_statements(bucket, writers),
+        *read_statements(bucket, readers),
+        *deny_manifest_overwrite(bucket, writers),
+        deny_insecure_transport(bucket),
     )
 
 
@@ -157,6 +181,7 @@ def replication_policy(source: str, source_key_arn: str, destinations: Sequence[
 __all__ = [
     "bucket_policy",
     "deny_insecure_transport",
+    "deny_manifest_overwrite",
     "key_policy",
     "read_statements",
     "replica_key_statement",

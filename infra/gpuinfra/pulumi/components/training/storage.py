@@ -107,6 +107,9 @@ def split_s3(uri: str) -> tuple[str, str]:
 
 
 class TrainingStorage(pulumi.ComponentResource):
+    component_type = TYPE
+    """The component's type token; its middle part is the workload the separation policy checks (a fine-tuning
+    stack's storage is its own: components/finetune/stack.py)."""
     key: aws.kms.Key
     bucket: aws.s3.Bucket
     lustre: aws.fsx.LustreFileSystem | None
@@ -118,7 +121,7 @@ class TrainingStorage(pulumi.ComponentResource):
         provider: pulumi.ProviderResource,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        super().__init__(TYPE, name, None, opts)
+        super().__init__(self.component_type, name, None, opts)
         o = child(self, provider)
         self.key = aws.kms.Key(
             f"{name}-key",
