@@ -32,6 +32,8 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     statements = {s["Sid"]: s for s in policy_of(graph, "acme-model-registry")}
     assert set(statements) == {
         "TrainingUpload",
+        "TrainingReadModels",  # a fine-tuning run's base model (read only, models/ only)
+        "TrainingListModels",
         "InferenceReadModels",
         "InferenceListModels",
         "DenyManifestOverwrite",
@@ -47,6 +49,9 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     assert read["Principal"] == {"AWS": [INFERENCE]} and read["Action"] == ["s3:GetObject"]
     assert read["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
     assert statements["InferenceListModels"]["Condition"] == {"StringLike": {"s3:prefix": ["models/*"]}}
+    base = statements["TrainingReadModels"]
+    assert base["Principal"] == {"AWS": [TRAINING]} and base["Action"] == ["s3:GetObject"]
+    assert base["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
     assert statements["DenyInsecureTransport"]["Effect"] == "Deny"
 
 

@@ -92,8 +92,8 @@ CASES = [
         org={P_ON_DEMAND: 512, REQUEST: True},
         alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         level="advisory",
-        # the request asks for the account's total, 768 here and 768 in llm-train-eks (plan/account.py)
-        message="512 available; the stack requests an increase to 1536, pending AWS approval",
+        # the request asks for the account's total: 768 here, 768 in llm-train-eks, 16 in llm-finetune
+        message="512 available; the stack requests an increase to 1552, pending AWS approval",
     ),
 ]
 

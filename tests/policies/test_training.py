@@ -82,8 +82,9 @@ CASES = [
         fires=False,
         label="on-demand",
         spec={"compute.capacity": {"type": "on_demand"}, "checkpointing": None},
-        # 16 on-demand p5.48xlarge (3072 vCPUs) plus llm-train-eks's 4 on-demand (768) in the same account
-        org={"accounts.ml-training.quotas.us-east-1.L-417A185B": 3840},
+        # 16 on-demand p5.48xlarge (3072 vCPUs) plus llm-train-eks's 4 on-demand (768) and llm-finetune's
+        # on-demand p5.4xlarge (16) in the same account
+        org={"accounts.ml-training.quotas.us-east-1.L-417A185B": 3856},
     ),
 ]
 

@@ -18,7 +18,7 @@ from gpuinfra.pulumi.components.flows import FSX_EXPORTER, declared_flows
 from helpers import example_graph, inputs_for
 
 REGISTRY = "model-registry"
-FLOWING = ["llm-train", "llm-train-eks", "chat-serve", REGISTRY]
+FLOWING = ["llm-train", "llm-train-eks", "chat-serve", "llm-finetune", REGISTRY]
 
 
 def flows_of(stack: str) -> list[Flow]:
@@ -249,3 +249,28 @@ def test_the_fleet_s_image_pull_through_the_cache_is_a_declared_flow() -> None:
         "ecr:BatchImportUpstreamImage": "unknown",
     }
     assert all("no statement of the identity policies" in j.decision.reason for j in judged[1:])
+
+
+def test_a_fine_tuning_job_reads_its_base_only_because_the_registry_grants_training_accounts() -> None:
+    """The job role (training account) reads the released base across accounts: both its identity policy and the
+    registry's bucket policy must allow it (AWS policy evaluation logic, cross-account). Without the registry's
+    TrainingReadModels statement the read is denied, as the fine-tuning branch first built it."""
+    flows = [f for f in flows_of("llm-finetune") if f.name == "read the base model"]
+    assert flows and flows[0].principal == "llm-finetune-job"
+    registry = example_graph(REGISTRY)
+    stripped = []
+    for r in registry.resources:
+        if r.name == f"{REGISTRY}-primary-policy":
+            doc = json.loads(r.inputs["policy"])
+            doc["Statement"] = [
+                s
+                for s in doc["Statement"]
+                if not s.get("Sid", "").startswith("Training") or s["Sid"] == "TrainingUpload"
+            ]
+            r = dataclasses.replace(r, inputs={**r.inputs, "policy": json.dumps(doc)})
+        stripped.append(r)
+    old = Graph.of(registry.stack, registry.project, stripped)
+    (judged,) = judge_flows(flows, [example_graph("llm-finetune"), old])
+    assert judged.decision.outcome == "deny", judged.decision.reason
+    (allowed,) = judge_flows(flows, [example_graph("llm-finetune"), registry])
+    assert allowed.decision.outcome == "allow"

@@ -18,9 +18,9 @@ CASES = [
         "quota-short",
         "llm-train",
         org={"accounts.ml-training.quotas.us-east-1.L-C4BD4855": 1000},
-        # 12 spot p5.48xlarge (192 vCPUs) here and 12 in llm-train-eks, the same account and region
-        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 4608 vCPUs at full size \(this stack 2304, "
-        r"llm-train-eks 2304\), granted 1000",
+        # 12 spot p5.48xlarge (192 vCPUs) here and 12 in llm-train-eks, and llm-finetune's spot p5.4xlarge (16)
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\) needs 4624 vCPUs at full size \(this stack 2304, "
+        r"llm-finetune 16, llm-train-eks 2304\), granted 1000",
     ),
     Case("quota-short", "llm-train", fires=False),
     Case(

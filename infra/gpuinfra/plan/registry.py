@@ -28,6 +28,8 @@ class RegistryPlan(Plain):
     """Training accounts: write to the upload prefix."""
     readers: list[Grant]
     """Inference accounts: read the model prefix."""
+    base_readers: list[Grant] = []
+    """Training accounts: read the model prefix too, for a fine-tuning run's base model (plan/finetune.py)."""
 
 
 def plan_registry(spec: RegistrySpec, org: Organization) -> RegistryPlan:
@@ -50,6 +52,11 @@ def plan_registry(spec: RegistrySpec, org: Organization) -> RegistryPlan:
             Grant(account=n, account_id=a.id, prefix=registry.model_prefix)
             for n, a in accounts
             if a.purpose == "inference"
+        ],
+        base_readers=[
+            Grant(account=n, account_id=a.id, prefix=registry.model_prefix)
+            for n, a in accounts
+            if a.purpose == "training"
         ],
     )
 

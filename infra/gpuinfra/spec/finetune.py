@@ -16,6 +16,7 @@ from gpuinfra.spec.base import (
     InstanceTypeName,
     Invalid,
     K8sName,
+    LogRetentionDays,
     Name,
     Region,
     RuleId,
@@ -194,6 +195,8 @@ class FinetuneSpec(SpecModel):
     max_vcpus: Annotated[int, Field(ge=1, le=100_000)] | None = None
     """Ceiling of the compute environment; default: one instance of the chosen type (one run at a time)."""
     tags: Tags = {}
+    log_retention_days: LogRetentionDays = 365
+    """Days the stack keeps its VPC flow logs (CloudWatch Logs)."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
     protect_data: bool = True

@@ -413,8 +413,9 @@ def registry_grant_allowed(
     facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any], purpose: str
 ) -> bool:
     """The registry's grants: a training account may put objects under the upload prefix, an inference account
-    may get objects under the model prefix and list it, on the registry bucket or a replica; each may use the
-    registry key to match."""
+    may get objects under the model prefix and list it, on the registry bucket or a replica; a training account
+    may also read the model prefix of the registry bucket itself (a fine-tuning run's released base: reading
+    shares nothing a run writes); each may use the registry key to match."""
     registry = facts.org.registry
     if facts.workload != "registry" or registry is None or purpose not in ("training", "inference"):
         return False
@@ -425,13 +426,11 @@ def registry_grant_allowed(
         return False
     buckets = {registry.bucket, *(registry.replica_bucket(r) for r in registry.replica_regions)}
     resources = [str(r) for r in listed(statement.get("Resource"))]
-    if purpose == "training":
+    if purpose == "training" and actions <= REGISTRY_WRITE:
         prefix = registry.upload_prefix
-        return (
-            actions <= REGISTRY_WRITE
-            and bool(resources)
-            and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
-        )
+        return bool(resources) and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)
+    if purpose == "training":
+        buckets = {registry.bucket}  # replicas serve inference regions only
     prefix = registry.model_prefix
     if actions <= REGISTRY_READ:
         return bool(resources) and all(any(r == f"arn:aws:s3:::{b}/{prefix}*" for b in buckets) for r in resources)

@@ -20,7 +20,7 @@ from __future__ import annotations
 from gpuinfra.graph.flows import Flow
 from gpuinfra.load import Inputs
 from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.spec import InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 
 S3_UG = "https://docs.aws.amazon.com/AmazonS3/latest/userguide"
 MULTIPART = f"{S3_UG}/mpuoverview.html#mpuAndPermissions"
@@ -240,6 +240,26 @@ def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:
     ]
 
 
+def finetune_flows(inputs: Inputs) -> list[Flow]:
+    """The job reads its base model from the registry (SSE-KMS) and writes its adapter to the upload prefix
+    (multipart, SSE-KMS), as the job role (components/finetune/batch.py)."""
+    spec = inputs.spec
+    assert isinstance(spec, FinetuneSpec)
+    registry = inputs.org.org.registry
+    if registry is None:
+        return []
+    stack, role = inputs.stack.name, f"{spec.name}-job"
+    base = f"arn:aws:s3:::{registry.bucket}/{registry.model_prefix}{spec.base_model.weights_prefix}{SAMPLE_OBJECT}"
+    adapter = f"arn:aws:s3:::{registry.bucket}/{registry.upload_prefix}{spec.adapter_prefix}{SAMPLE_OBJECT}"
+    return [
+        Flow("read the base model", stack, role, "s3:GetObject", base, source=SSE_KMS),
+        Flow("decrypt the base model", stack, role, "kms:Decrypt", base, key_of=True, source=SSE_KMS),
+        Flow("write the adapter (multipart)", stack, role, "s3:PutObject", adapter, source=MULTIPART),
+        Flow("write the adapter: data key", stack, role, "kms:GenerateDataKey", adapter, key_of=True, source=MULTIPART),
+        Flow("write the adapter: Decrypt", stack, role, "kms:Decrypt", adapter, key_of=True, source=MULTIPART),
+    ]
+
+
 def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> list[Flow]:
     """The flows the stack depends on (an empty list for a workload that declares none)."""
     spec = inputs.spec
@@ -247,6 +267,8 @@ def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | Registry
         return training_flows(inputs, plan)
     if isinstance(spec, InferenceSpec) and isinstance(plan, InferencePlan):
         return inference_flows(inputs, plan)
+    if isinstance(spec, FinetuneSpec) and isinstance(plan, FinetunePlan):
+        return finetune_flows(inputs)
     if isinstance(spec, RegistrySpec) and isinstance(plan, RegistryPlan):
         registry = inputs.org.org.registry
         return registry_flows(inputs.stack.name, spec.name, plan, registry.model_prefix) if registry else []

@@ -258,7 +258,7 @@ class BatchQueue(pulumi.ComponentResource):
         name: str, args: BatchArgs, o: pulumi.ResourceOptions
     ) -> tuple[list[aws.ec2.Subnet], aws.ec2.SecurityGroup]:
         """Private subnets, one a zone, egress through one NAT and S3 through the gateway endpoint; no ingress."""
-        network = vpc(name, args.cidr, o)
+        network = vpc(name, args.cidr, args.account_id, o, args.spec.log_retention_days)
         prefix = args.cidr.split(".")[:2]
         private = [
             subnet(f"{name}-private-{zone}", network, f"{prefix[0]}.{prefix[1]}.{16 * i}.0/20", zone, o)

@@ -17,22 +17,24 @@ def _root(account_id: str) -> str:
     return f"arn:aws:iam::{account_id}:root"
 
 
-def read_statements(bucket: str, readers: Sequence[Grant]) -> list[Statement]:
-    """Inference accounts: GetObject on the model prefix and ListBucket of it, nothing more."""
+def read_statements(bucket: str, readers: Sequence[Grant], who: str = "Inference") -> list[Statement]:
+    """Inference accounts (and training accounts, whose fine-tuning runs start from a released base): GetObject
+    on the model prefix and ListBucket of it, nothing more. Their key use is already allowed (kms:Decrypt through
+    S3: InferenceDecrypt, TrainingEncrypt)."""
     if not readers:
         return []
     principals = sorted(_root(g.account_id) for g in readers)
     prefix = readers[0].prefix
     return [
         {
-            "Sid": "InferenceReadModels",
+            "Sid": f"{who}ReadModels",
             "Effect": "Allow",
             "Principal": {"AWS": principals},
             "Action": ["s3:GetObject"],
             "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
         },
         {
-            "Sid": "InferenceListModels",
+            "Sid": f"{who}ListModels",
             "Effect": "Allow",
             "Principal": {"AWS": principals},
             "Action": ["s3:ListBucket"],
@@ -81,10 +83,13 @@ def deny_manifest_overwrite(bucket: str, writers: Sequence[Grant]) -> list[State
     ]
 
 
-def bucket_policy(bucket: str, writers: Sequence[Grant], readers: Sequence[Grant]) -> str:
+def bucket_policy(
+    bucket: str, writers: Sequence[Grant], readers: Sequence[Grant], base_readers: Sequence[Grant] = ()
+) -> str:
     return iam.document(
         *write_statements(bucket, writers),
         *read_statements(bucket, readers),
+        *read_statements(bucket, base_readers, "Training"),
         *deny_manifest_overwrite(bucket, writers),
         deny_insecure_transport(bucket),
     )

@@ -73,7 +73,8 @@ class RegistryBucket(pulumi.ComponentResource):
         aws.s3.BucketPolicy(
             f"{name}-policy",
             bucket=self.bucket.id,
-            policy=bucket_policy(bucket_name, writers, plan.readers),
+            # training accounts read bases from the primary (their region); replicas serve inference only
+            policy=bucket_policy(bucket_name, writers, plan.readers, plan.base_readers if writable else []),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
         )
         aws.s3.BucketLifecycleConfiguration(
