@@ -550,3 +550,12 @@ def test_charts_wait_for_the_system_nodes_and_have_time_to_become_ready(eks: Gra
     releases = eks.of_type(RELEASE)
     assert releases and all(r.provider == provider.urn for r in releases)
     assert {r.inputs["timeout"] for r in releases} == {900}
+
+
+def test_the_vpc_cni_enforces_the_namespace_network_policies(eks: Graph) -> None:
+    """A NetworkPolicy does nothing on EKS until the VPC CNI's network policy agent runs (EKS User Guide, "Limit
+    Pod traffic with Kubernetes network policies": the vpc-cni add-on with enableNetworkPolicy "true")."""
+    (cni,) = [a for a in eks.of_type("aws:eks/addon:Addon") if a.inputs["addonName"] == "vpc-cni"]
+    assert json.loads(cni.inputs["configurationValues"]) == {"enableNetworkPolicy": "true"}
+    assert cni.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
+    assert eks.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")

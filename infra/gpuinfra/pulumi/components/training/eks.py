@@ -152,6 +152,18 @@ class EksTrainingCluster(pulumi.ComponentResource):
             enabled_cluster_log_types=["api", "audit", "authenticator"],
             opts=o,
         )
+        # The namespace's NetworkPolicies (default deny plus what the job needs) are enforced only once the VPC CNI
+        # runs its network policy agent: EKS User Guide, "Limit Pod traffic with Kubernetes network policies"
+        # (the Amazon EKS add-on with configuration value enableNetworkPolicy "true"; OVERWRITE adopts the
+        # self-managed CNI a new cluster starts with).
+        aws.eks.Addon(
+            f"{name}-vpc-cni",
+            cluster_name=self.cluster.name,
+            addon_name="vpc-cni",
+            configuration_values=json.dumps({"enableNetworkPolicy": "true"}),
+            resolve_conflicts_on_create="OVERWRITE",
+            opts=o,
+        )
         node_role = aws.iam.Role(
             f"{name}-node-role",
             assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
