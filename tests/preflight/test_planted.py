@@ -39,6 +39,16 @@ API_PLANTS = [
     Plant(
         "llm-train", "aws:ec2/placementGroup:PlacementGroup", "PF-AWS-API", "strategy", setting("strategy", "clustered")
     ),
+    # CreateFlowLogs.TrafficType: ACCEPT | REJECT | ALL
+    Plant("llm-train", "aws:ec2/flowLog:FlowLog", "PF-AWS-API", "trafficType", setting("trafficType", "EVERYTHING")),
+    # PutRetentionPolicy.retentionInDays: an integer
+    Plant(
+        "llm-train",
+        "aws:cloudwatch/logGroup:LogGroup",
+        "PF-AWS-API",
+        "retentionInDays",
+        setting("retentionInDays", "a year"),
+    ),
     # CreateVpc.InstanceTenancy: default | dedicated | host
     Plant("llm-train", "aws:ec2/vpc:Vpc", "PF-AWS-API", "instanceTenancy", setting("instanceTenancy", "shared")),
     # CreateSubnet.CidrBlock: a string

@@ -53,6 +53,7 @@ AWS: dict[str, AwsApi] = {
         "ec2", "AssociateRouteTable", ec2.route_table_association, TF + "ec2/vpc_route_table_association.go"
     ),
     tokens.VPC_ENDPOINT: AwsApi("ec2", "CreateVpcEndpoint", ec2.vpc_endpoint, TF + "ec2/vpc_endpoint.go"),
+    tokens.FLOW_LOG: AwsApi("ec2", "CreateFlowLogs", ec2.flow_log, TF + "ec2/vpc_flow_log.go"),
     # EC2 Auto Scaling
     tokens.ASG: AwsApi("autoscaling", "CreateAutoScalingGroup", autoscaling.group, TF + "autoscaling/group.go"),
     tokens.ASG_POLICY: AwsApi("autoscaling", "PutScalingPolicy", autoscaling.policy, TF + "autoscaling/policy.go"),
@@ -138,6 +139,7 @@ AWS: dict[str, AwsApi] = {
     tokens.SERVICE_QUOTA: AwsApi(
         "service-quotas", "RequestServiceQuotaIncrease", services.service_quota, TF + "servicequotas/service_quota.go"
     ),
+    tokens.LOG_GROUP: AwsApi("logs", "CreateLogGroup", services.log_group, TF + "logs/group.go"),
     tokens.WAF_WEB_ACL: AwsApi("wafv2", "CreateWebACL", services.web_acl, TF + "wafv2/web_acl.go"),
     tokens.WAF_WEB_ACL_ASSOCIATION: AwsApi(
         "wafv2", "AssociateWebACL", services.web_acl_association, TF + "wafv2/web_acl_association.go"

@@ -271,8 +271,19 @@ def vpc_endpoint(r: Resource) -> list[Call]:
     return [call.put("TagSpecifications", _tag_specs("vpc-endpoint", r.inputs.get("tags")), "tags")]
 
 
+
+def flow_log(r: Resource) -> list[Call]:
+    """CreateFlowLogs as terraform-provider-aws ec2/vpc_flow_log.go sends it: the one VPC as ResourceIds with
+    ResourceType VPC, the role as DeliverLogsPermissionArn."""
+    i = r.inputs
+    call = Call(EC2, "CreateFlowLogs").put("ResourceType", "VPC").put("ResourceIds", [i.get("vpcId")], "vpcId")
+    spec = {**TAGS, "vpcId": DROP, "iamRoleArn": "DeliverLogsPermissionArn"}
+    call.put("TagSpecifications", _tag_specs("vpc-flow-log", i.get("tags")), "tags")
+    return [call.fill(i, spec)]
+
 __all__ = [
     "eip",
+    "flow_log",
     "instance",
     "internet_gateway",
     "launch_template",

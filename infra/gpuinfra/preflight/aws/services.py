@@ -111,4 +111,26 @@ def web_acl_association(r: Resource) -> list[Call]:
     return [Call("wafv2", "AssociateWebACL").fill(r.inputs, {"webAclArn": "WebACLArn"})]
 
 
-__all__ = ["cluster", "metric_alarm", "node_group", "service_quota", "web_acl", "web_acl_association"]
+
+def log_group(r: Resource) -> list[Call]:
+    """CreateLogGroup, then PutRetentionPolicy for the retention (terraform-provider-aws logs/group.go sends it
+    as a second request)."""
+    i = r.inputs
+    name = i.get("name", AUTONAME)
+    create = Call("logs", "CreateLogGroup").put("logGroupName", name, "name")
+    create.fill(i, {"name": DROP, "namePrefix": DROP, "retentionInDays": DROP, "skipDestroy": DROP, "tagsAll": DROP})
+    calls = [create]
+    if i.get("retentionInDays") is not None:
+        retention = Call("logs", "PutRetentionPolicy").put("logGroupName", name, "name")
+        calls.append(retention.put("retentionInDays", i["retentionInDays"], "retentionInDays"))
+    return calls
+
+__all__ = [
+    "cluster",
+    "log_group",
+    "metric_alarm",
+    "node_group",
+    "service_quota",
+    "web_acl",
+    "web_acl_association",
+]
