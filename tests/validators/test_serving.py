@@ -6,7 +6,11 @@ import pytest
 from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
 from helpers import Case, run_case
 
+ADAPTER = {"name": "support", "weights_prefix": "adapters/support/v2/", "rank": 16, "parameters_million": 13.6}
+
 CASES = [
+    Case("adapters-on-kubernetes", "chat-serve-k8s", {"model.adapters": [ADAPTER]}, message="does not fetch adapters"),
+    Case("adapters-on-kubernetes", "chat-serve", {"model.adapters": [ADAPTER]}, fires=False),
     Case(
         "accelerator-without-domain-record",
         "chat-serve",

@@ -80,6 +80,19 @@ def _instances(
 
 
 @rule(Level.ERROR)
+def adapters_on_kubernetes(spec: InferenceSpec) -> Iterator[Failure]:
+    """Served adapters are fetched by the EC2 replicas' prefetch (from the registry, verified like the weights);
+    a Kubernetes fleet's pods have no such fetch yet, so vLLM would start with --lora-modules naming paths that
+    do not exist and refuse to serve."""
+    if spec.platform == "kubernetes" and spec.model.adapters:
+        yield Failure(
+            f"{len(spec.model.adapters)} adapter(s) listed, but a Kubernetes fleet does not fetch adapters yet",
+            ("model", "adapters"),
+            "serve the adapters from an EC2 fleet (platform: ec2), or remove model.adapters",
+        )
+
+
+@rule(Level.ERROR)
 def server_cannot_drive_accelerator(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
     """vLLM's CUDA image runs on NVIDIA GPUs only; Inferentia/Trainium need a Neuron build (server_kind neuron)."""
     for _, region, _, info, path in _instances(spec, plan, catalog):
