@@ -231,5 +231,6 @@ def test_an_unknown_gpu_name_is_an_input_error_at_its_line(tmp_path: Path) -> No
     assert done.returncode == 2, done.stdout + done.stderr
     text = done.stdout + done.stderr
     assert "unknown accelerator 'RTX-PRO-600'" in text and "instance.gpu" in text and "RTX-PRO-6000" in text
-    assert f"{path.name}:21" in text or f"{path}:21" in text  # the `gpu:` line of the example, as written
+    line = 1 + path.read_text().splitlines().index("      gpu: RTX-PRO-600")  # the `gpu:` line, as written
+    assert f"{path.name}:{line}" in text or f"{path}:{line}" in text
     assert "Traceback" not in text

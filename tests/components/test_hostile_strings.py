@@ -14,6 +14,7 @@ import base64
 import binascii
 import email
 import os
+import re
 import subprocess
 import typing
 from collections.abc import Iterator
@@ -289,6 +290,9 @@ def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_
     model_dir = root / "weights" / line.split("/weights/", 1)[1].rstrip('"')
     model_dir.mkdir(parents=True)
     (model_dir / ".verified").write_text("{}")
+    for adapter in re.findall(r"/adapters/([a-z0-9._-]+)/\.verified", script):  # the example's served adapters
+        (root / "adapters" / adapter).mkdir(parents=True)
+        (root / "adapters" / adapter / ".verified").write_text("{}")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
     alarm, argv = tmp_path / "pwned", tmp_path / "docker-argv"

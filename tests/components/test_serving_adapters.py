@@ -50,7 +50,7 @@ def test_adapter_slots_are_counted_in_serving_memory() -> None:
     # Two slots at max rank 16, each the larger adapter scaled to rank 16: support 13.63M (rank 16) vs legal
     # 3.41M x 16/8 = 6.82M; 2 slots x 13,631,488 x 2 bytes (16-bit) = 54,525,952.
     assert plan.memory.adapter_bytes == 2 * 13_631_488 * 2
-    bare = inputs_for("chat-serve")
+    bare = inputs_for("chat-serve", {"model.adapters": []})
     base = build_plan(bare.spec, bare.org.org, load_catalog())
     assert isinstance(base, InferencePlan)
     assert plan.memory.needed_bytes - base.memory.needed_bytes == 54_525_952
