@@ -271,6 +271,14 @@ def diff(
     out: OutOpt = None,
     suppress: SuppressOpt = None,
     policy_config: PolicyConfigOpt = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="With --base-ref: keep the base side's preview here by content (its commit's tree, flags, "
+            "dependency versions) and reuse it while they are unchanged; unsound entries are ignored.",
+        ),
+    ] = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
     appear or go away, judged with --policy-config and --suppress as `preview` judges them. Exit 2 when the head
@@ -285,7 +293,7 @@ def diff(
     from gpuinfra.commands.diff import diff_command
 
     with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
-        report = diff_command(list(args or []), base_ref, org, usage_file, suppress or [], policy_config)
+        report = diff_command(list(args or []), base_ref, org, usage_file, suppress or [], policy_config, cache_dir)
     _finish(report, fmt, out, *(args or []), org, usage_file, policy_config)
 
 
