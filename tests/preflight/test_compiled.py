@@ -18,7 +18,7 @@ LT = "aws:ec2/launchTemplate:LaunchTemplate"
 @pytest.fixture
 def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("GPUINFRA_CACHE_DIR", str(tmp_path))
-    yield tmp_path / "preflight"
+    yield tmp_path / "compiled"
 
 
 def _forget() -> None:

@@ -1,8 +1,9 @@
-"""Preflight's definitions (botocore service models, cfn-lint's CloudFormation schemas) kept on disk in a
-compiled form, so a fresh process reads them in milliseconds instead of importing and parsing their libraries.
+"""Preflight's definitions (botocore service models, cfn-lint's CloudFormation schemas) and the policy ledger's
+totals of the other stacks kept on disk in a compiled form, so a fresh process reads them in milliseconds instead
+of importing and parsing their libraries (or building every other stack of the account in the engine).
 
-One file per entry under the user's cache directory (`$XDG_CACHE_HOME/gpuinfra/preflight`, else
-`~/.cache/gpuinfra/preflight`; `GPUINFRA_CACHE_DIR` overrides), named by a hash of its key, which always holds
+One file per entry under the user's cache directory (`$XDG_CACHE_HOME/gpuinfra/compiled`, else
+`~/.cache/gpuinfra/compiled`; `GPUINFRA_CACHE_DIR` overrides), named by a hash of its key, which always holds
 the library versions it was read from, so an upgrade reads afresh. The content is `marshal` (plain JSON-like
 data: loading it runs no code, unlike pickle), prefixed with the SHA-256 of the content and the key: an entry
 that is truncated, corrupted or written for another key is ignored and rebuilt. Writes go to a temporary file
@@ -29,9 +30,9 @@ def cache_root() -> Path:
     """Where compiled definitions live: GPUINFRA_CACHE_DIR, else the XDG cache directory."""
     explicit = os.environ.get("GPUINFRA_CACHE_DIR")
     if explicit:
-        return Path(explicit) / "preflight"
+        return Path(explicit) / "compiled"
     base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
-    return Path(base) / "gpuinfra" / "preflight"
+    return Path(base) / "gpuinfra" / "compiled"
 
 
 def plain(value: Any) -> Any:

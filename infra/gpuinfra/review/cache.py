@@ -17,12 +17,12 @@ import hashlib
 import itertools
 import json
 import os
-import platform
 import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
-from importlib import metadata
 from pathlib import Path
+
+from gpuinfra.fingerprint import environment
 
 FORMAT = "gpuinfra-base-preview-1"
 
@@ -33,12 +33,6 @@ class Entry:
     notes: list[str]
     document: str
     """The base's `gpuinfra preview --format json` document, as its code wrote it."""
-
-
-def _environment() -> list[str]:
-    """The interpreter and every installed distribution's version: a dependency upgrade is a code change."""
-    found = sorted({f"{d.metadata['Name']}=={d.version}" for d in metadata.distributions() if d.metadata["Name"]})
-    return [platform.python_implementation(), platform.python_version(), *found]
 
 
 def _file_digest(path: str) -> str:
@@ -53,7 +47,7 @@ def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
     pairs = itertools.pairwise(flags)
     files = [_file_digest(value) for name, value in pairs if name in ("--usage-file", "--policy-config")]
     clock = os.environ.get("SOURCE_DATE_EPOCH", "")  # reproducible builds' clock: dates in the document
-    parts = [FORMAT, tree, json.dumps(sorted(stacks)), json.dumps(flags), *files, clock, *_environment()]
+    parts = [FORMAT, tree, json.dumps(sorted(stacks)), json.dumps(flags), *files, clock, *environment()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
