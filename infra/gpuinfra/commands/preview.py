@@ -53,6 +53,7 @@ def preview_run(
     policies = pack_config(policy_config)
     report = Report(command="preview")
     snapshots: dict[str, Snapshot] = {}
+    outcomes: Iterable[Outcome]
     if jobs > 1 and len(stacks) > 1:
         check_suppress_ids(suppress)
         outcomes = _in_workers(stacks, org, suppress, usage_file, policy_config, jobs)

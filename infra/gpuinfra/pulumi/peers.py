@@ -46,7 +46,10 @@ def _from_plain(data: dict[str, Any]) -> Graph | None:
     if data["graph"] is None:
         return None
     stack, project, rows = data["graph"]
-    return Graph(stack, project, tuple(Resource(*row[:6], tuple(row[6]), *row[7:]) for row in rows))
+    resources = (
+        Resource(row[0], row[1], row[2], row[3], row[4], row[5], tuple(row[6]), row[7], row[8], row[9]) for row in rows
+    )
+    return Graph(stack, project, tuple(resources))
 
 
 def _built(stack_file: Path, org_file: Path) -> Graph | None:
