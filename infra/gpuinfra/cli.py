@@ -62,7 +62,7 @@ StacksArg = Annotated[
         metavar="STACK",
         autocompletion=lambda incomplete: _stack_names(incomplete),
         help="Stack names (Pulumi.<name>.yaml in the Pulumi project's stackConfigDir) or stack file paths "
-        "(default: every stack of the project)."
+        "(default: every stack of the project).",
     ),
 ]
 OrgOpt = Annotated[Path | None, typer.Option("--org", help="Organization file (default: org.yaml beside the stack).")]
@@ -76,6 +76,16 @@ UsageOpt = Annotated[
     Path | None,
     typer.Option(
         "--usage-file", help="Usage YAML (stored GB, data processed, instances...) for usage-priced lines; see README."
+    ),
+]
+JobsOpt = Annotated[
+    int | None,
+    typer.Option(
+        "--jobs",
+        "-j",
+        min=1,
+        help="Stacks previewed at once, in worker processes (default: the number of cores). The report and the "
+        "exit code are the same as with --jobs 1.",
     ),
 ]
 PolicyConfigOpt = Annotated[
@@ -93,6 +103,16 @@ def _stack_names(incomplete: str) -> list[str]:
 
     project = project_dir()
     return [name for name in stack_names(project) if name.startswith(incomplete)] if project else []
+
+
+def _jobs(given: int | None) -> int:
+    """--jobs, else the cores this process may run on."""
+    if given is not None:
+        return given
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:  # no sched_getaffinity (macOS, Windows)
+        return max(1, os.cpu_count() or 1)
 
 
 def _count(items: list[str], noun: str = "stack") -> str:
@@ -196,6 +216,7 @@ def preview(
     suppress: SuppressOpt = None,
     usage_file: UsageOpt = None,
     policy_config: PolicyConfigOpt = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
     they cost, and the policy pack's verdicts.
@@ -212,7 +233,7 @@ def preview(
 
     names = stacks_or_every(stacks)
     with _working(f"previewing {_count(names)}"):
-        report = preview_stacks(names, org, suppress or [], usage_file, policy_config)
+        report = preview_stacks(names, org, suppress or [], usage_file, policy_config, _jobs(jobs))
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
@@ -271,6 +292,15 @@ def diff(
     out: OutOpt = None,
     suppress: SuppressOpt = None,
     policy_config: PolicyConfigOpt = None,
+    cache_dir: Annotated[
+        Path | None,
+        typer.Option(
+            "--cache-dir",
+            help="With --base-ref: keep the base side's preview here by content (its commit's tree, flags, "
+            "dependency versions) and reuse it while they are unchanged; unsound entries are ignored.",
+        ),
+    ] = None,
+    jobs: JobsOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
     appear or go away, judged with --policy-config and --suppress as `preview` judges them. Exit 2 when the head
@@ -285,7 +315,9 @@ def diff(
     from gpuinfra.commands.diff import diff_command
 
     with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
-        report = diff_command(list(args or []), base_ref, org, usage_file, suppress or [], policy_config)
+        report = diff_command(
+            list(args or []), base_ref, org, usage_file, suppress or [], policy_config, cache_dir, _jobs(jobs)
+        )
     _finish(report, fmt, out, *(args or []), org, usage_file, policy_config)
 
 

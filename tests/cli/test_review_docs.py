@@ -32,3 +32,14 @@ def test_workflow_runs_the_diff_and_finds_its_comment_by_the_marker() -> None:
     assert f"'{MARKER}'" in script
     assert steps[0]["with"]["fetch-depth"] == 0
     assert workflow["permissions"]["pull-requests"] == "write"
+
+
+def test_workflow_keeps_the_base_preview_in_the_folder_its_cache_step_restores() -> None:
+    workflow = YAML(typ="safe").load(WORKFLOW.read_text())
+    steps = workflow["jobs"]["review"]["steps"]
+    (cached,) = [s for s in steps if str(s.get("uses", "")).startswith("actions/cache@")]
+    (review,) = [s for s in steps if "gpuinfra diff --base-ref" in str(s.get("run", ""))]
+    folder = cached["with"]["path"]
+    assert f"--cache-dir {folder}/" in review["run"]
+    assert review["env"]["GPUINFRA_CACHE_DIR"] == folder
+    assert steps.index(cached) < steps.index(review)

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -144,9 +145,11 @@ def test_a_flow_whose_peer_is_not_in_sight_is_unknown_not_allowed() -> None:
     assert any("acme-model-registry is in none of the graphs" in f.message for f in findings)
 
 
-def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     """The registry program itself builds the old key policy: preview of the training stack judges its upload
-    flows against it and fails."""
+    flows against it and fails. (A fresh cache folder: the registry's graph is kept on disk by the code's
+    content, which a monkeypatch does not change.)"""
+    monkeypatch.setenv("GPUINFRA_CACHE_DIR", str(tmp_path))
     from gpuinfra.commands.preview import preview_run
     from gpuinfra.pulumi import peers
     from gpuinfra.pulumi.components.registry import registry

@@ -34,6 +34,8 @@ def diff_command(
     usage_file: Path | None,
     suppress: list[str] | None = None,
     policy_config: Path | None = None,
+    cache_dir: Path | None = None,
+    jobs: int = 1,
 ) -> DiffReport:
     """Two documents (base, head); one pulumi preview (its old and new states); or --base-ref REF [STACKS].
     Findings are judged with `policy_config` and `suppress` as `preview` judges them; a head stack that cannot be
@@ -49,7 +51,7 @@ def diff_command(
     notes: list[str] = []
     problems: list[InputProblem] = []
     if base_ref is not None:
-        run = RunOptions(org, usage_file, usage, suppress, policy_config)
+        run = RunOptions(org, usage_file, usage, suppress, policy_config, cache_dir, jobs)
         base, head, labels = _from_ref(base_ref, args, run, notes, problems)
     elif len(args) == 2:
         base = side(load_document(Path(args[0])), "base", catalog, usage)
@@ -87,6 +89,10 @@ class RunOptions:
     usage: Usage
     suppress: list[str]
     policy_config: Path | None
+    cache_dir: Path | None = None
+    """Where the base side's previews are kept by content (gpuinfra.review.cache); None: always previewed."""
+    jobs: int = 1
+    """Head stacks previewed at once (the base revision's code runs with its own defaults)."""
 
     def flags(self) -> list[str]:
         """The options as `gpuinfra preview` flags, for the base revision's own code."""
@@ -109,11 +115,16 @@ def _from_ref(
     catalog = load_catalog()
     with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags())
+        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir)
         notes += more
         base = side(load_document(out), "base", catalog, run.usage)
     head_run = preview_run(
-        stacks or stack_names(project_dir() or Path.cwd()), run.org, run.suppress, run.usage_file, run.policy_config
+        stacks or stack_names(project_dir() or Path.cwd()),
+        run.org,
+        run.suppress,
+        run.usage_file,
+        run.policy_config,
+        run.jobs,
     )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")

@@ -21,10 +21,10 @@ from gpuinfra.preflight import PreflightFinding, preflight
 from gpuinfra.preflight.access.judge import flow_findings
 from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
-from gpuinfra.report.model import FindingOut, Report, StackReport
+from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
 from gpuinfra.review.diff import Snapshot
 from gpuinfra.review.documents import findings_of
-from gpuinfra.validators.checked import Checked
+from gpuinfra.validators.checked import Checked, check_suppress_ids
 
 
 @dataclass(frozen=True)
@@ -40,20 +40,74 @@ def preview_run(
     suppress: Iterable[str] = (),
     usage_file: Path | None = None,
     policy_config: Path | None = None,
+    jobs: int = 1,
 ) -> PreviewRun:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
-    its graph (usage from `usage_file` and from the plan) and run the policy pack over it."""
+    its graph (usage from `usage_file` and from the plan) and run the policy pack over it. With `jobs` > 1 the
+    stacks are previewed in that many worker processes (each stack's preview depends only on its files), and
+    the report is assembled in the order given, exactly as a serial run assembles it."""
     from gpuinfra.policy.pack import pack_config
 
+    stacks, suppress = list(stacks), list(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
     policies = pack_config(policy_config)
     report = Report(command="preview")
     snapshots: dict[str, Snapshot] = {}
-    for checked in checked_stacks(report, stacks, org, suppress):
-        stack, snapshots[checked.inputs.stack.name] = preview_checked(checked, usage, policies)
+    outcomes: Iterable[Outcome]
+    if jobs > 1 and len(stacks) > 1:
+        check_suppress_ids(suppress)
+        outcomes = _in_workers(stacks, org, suppress, usage_file, policy_config, jobs)
+    else:
+        outcomes = (
+            (checked.inputs.stack.name, *preview_checked(checked, usage, policies))
+            for checked in checked_stacks(report, stacks, org, suppress)
+        )
+    for outcome in outcomes:
+        if isinstance(outcome, InputProblem):
+            report.problems.append(outcome)
+            continue
+        name, stack, snapshots[name] = outcome
         report.stacks.append(stack)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return PreviewRun(report, snapshots)
+
+
+Outcome = tuple[str, StackReport, Snapshot] | InputProblem
+
+
+def _in_workers(
+    stacks: list[str],
+    org: Path | None,
+    suppress: list[str],
+    usage_file: Path | None,
+    policy_config: Path | None,
+    jobs: int,
+) -> list[Outcome]:
+    """Each stack previewed in a worker process; outcomes in the order of `stacks`. Workers are spawned, never
+    forked: a fork of a process whose Pulumi runtime has run (gRPC and asyncio threads) can deadlock in the
+    child (seen here: a forked worker hung after a serial preview in the same process)."""
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    with ProcessPoolExecutor(min(jobs, len(stacks)), mp_context=multiprocessing.get_context("spawn")) as pool:
+        futures = [pool.submit(_preview_one, arg, org, suppress, usage_file, policy_config) for arg in stacks]
+        return [future.result() for future in futures]
+
+
+def _preview_one(
+    arg: str, org: Path | None, suppress: list[str], usage_file: Path | None, policy_config: Path | None
+) -> Outcome:
+    """One stack, in a worker: what one turn of the serial loop does."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.policy.pack import pack_config
+    from gpuinfra.validators.checked import check_stack
+
+    usage = load_usage_file(usage_file) if usage_file else Usage()
+    try:
+        checked = check_stack(arg, org, suppress)
+    except InputError as exc:
+        return InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems])
+    return (checked.inputs.stack.name, *preview_checked(checked, usage, pack_config(policy_config)))
 
 
 def preview_checked(
@@ -101,8 +155,9 @@ def preview_stacks(
     suppress: Iterable[str] = (),
     usage_file: Path | None = None,
     policy_config: Path | None = None,
+    jobs: int = 1,
 ) -> Report:
-    return preview_run(stacks, org, suppress, usage_file, policy_config).report
+    return preview_run(stacks, org, suppress, usage_file, policy_config, jobs).report
 
 
 _REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")

@@ -8,9 +8,25 @@ graph and the catalog, never the Pulumi SDK.
 
 from __future__ import annotations
 
-from gpuinfra.preflight.check import preflight
-from gpuinfra.preflight.findings import PreflightFinding
-from gpuinfra.preflight.rules import RULES
-from gpuinfra.preflight.table import AWS
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from gpuinfra.preflight.check import preflight
+    from gpuinfra.preflight.findings import PreflightFinding
+    from gpuinfra.preflight.rules import RULES
+    from gpuinfra.preflight.table import AWS
+
+_WHERE = {"preflight": "check", "PreflightFinding": "findings", "RULES": "rules", "AWS": "table"}
+"""Loaded on first use (PEP 562): reading a finding's shape (`validate`'s reports) must not import botocore."""
+
+
+def __getattr__(name: str) -> Any:
+    if name not in _WHERE:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(import_module(f"{__name__}.{_WHERE[name]}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = ["AWS", "RULES", "PreflightFinding", "preflight"]

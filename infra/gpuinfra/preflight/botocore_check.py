@@ -32,7 +32,14 @@ def _session() -> Any:
 
 @cache
 def service_model(service: str) -> ServiceModel:
-    return _session().get_service_model(service)
+    """The service's model, its data kept compiled on disk (parsing ec2's JSON model costs about 0.2 s a process).
+    botocore registers no `service-data-loaded` handler of its own, so the loaded data is the whole model."""
+    import botocore
+
+    from gpuinfra.preflight.compiled import cached
+
+    data = cached(f"botocore-service|{botocore.__version__}|{service}", lambda: _session().get_service_data(service))
+    return ServiceModel(data, service_name=service)
 
 
 @cache

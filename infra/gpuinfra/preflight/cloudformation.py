@@ -21,15 +21,46 @@ PREFIX = "aws-native:"
 
 @cache
 def _types() -> dict[tuple[str, str], str]:
-    """(module, type) lowercased -> the CloudFormation type name, from cfn-lint's provider index."""
+    """(module, type) lowercased -> the CloudFormation type name, from cfn-lint's provider index (kept compiled on
+    disk: importing cfn-lint to read it costs a fresh process about 2 s)."""
+    from gpuinfra.preflight.compiled import cached
+
+    names: dict[str, str] = cached(f"cfn-types|{_schemas_version()}", _read_types)
+    out = {}
+    for key, full in names.items():
+        module, _, name = key.partition("|")
+        out[(module, name)] = full
+    return out
+
+
+def _read_types() -> dict[str, str]:
     from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
     out = {}
     for name in PROVIDER_SCHEMA_MANAGER.get_resource_types("us-east-1"):
         parts = name.split("::")
         if len(parts) == 3 and parts[0] == "AWS":
-            out[(parts[1].lower(), parts[2].lower())] = name
+            out[f"{parts[1].lower()}|{parts[2].lower()}"] = name
     return out
+
+
+@cache
+def _schemas_version() -> str:
+    """What the cached schemas are keyed by: cfn-lint's version and the date stamps of the schemas it reads (the
+    bundled set and the one `cfn-lint --update-specs` downloads into its own cache, whichever it prefers)."""
+    import importlib.util
+    from pathlib import Path
+
+    spec = importlib.util.find_spec("cfnlint")
+    stamps = [_cfnlint_version()]
+    roots = [Path(p) / "data" / "schemas" for p in (spec.submodule_search_locations or [])] if spec else []
+    roots.append(Path.home() / ".cache" / "aws" / "cfn-lint" / "schemas")
+    for root in roots:
+        try:
+            stamps.append((root / "version.json").read_text().strip())
+        except OSError:
+            stamps.append("-")
+    return "|".join(stamps)
 
 
 def cfn_type(token: str) -> str | None:
@@ -40,6 +71,12 @@ def cfn_type(token: str) -> str | None:
 
 @cache
 def _schema(type_name: str) -> dict[str, Any]:
+    from gpuinfra.preflight.compiled import cached
+
+    return cached(f"cfn-schema|{_schemas_version()}|{type_name}", lambda: _read_schema(type_name))
+
+
+def _read_schema(type_name: str) -> dict[str, Any]:
     from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
 
     return dict(PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", type_name).schema)

@@ -6,15 +6,53 @@ from __future__ import annotations
 
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from gpuinfra.errors import InputError
-from gpuinfra.graph import Graph
+from gpuinfra.graph import Graph, Resource
 from gpuinfra.load import Inputs, load_inputs
 from gpuinfra.spec import RegistrySpec
 
 
 @lru_cache(maxsize=8)
 def _registry_graph(stack_file: Path, org_file: Path, mtimes: tuple[float, float]) -> Graph | None:
+    """Per process by the files' modification times; across processes by content (the stack and org files, the
+    code fingerprint with the dependency versions), so a fresh `gpuinfra preview` does not run the registry's
+    program in the engine again."""
+    import hashlib
+
+    from gpuinfra.fingerprint import code_fingerprint
+    from gpuinfra.preflight.compiled import cached
+
+    try:
+        files = hashlib.sha256(stack_file.read_bytes() + b"\0" + org_file.read_bytes()).hexdigest()
+    except OSError:
+        return _built(stack_file, org_file)
+    key = f"registry-graph-1|{code_fingerprint()}|{stack_file.name}|{files}"
+    return _from_plain(cached(key, lambda: _to_plain(_built(stack_file, org_file))))
+
+
+_FIELDS = ("urn", "type", "name", "parent", "provider", "custom", "dependencies", "inputs", "protect")
+
+
+def _to_plain(graph: Graph | None) -> dict[str, Any]:
+    if graph is None:
+        return {"graph": None}
+    rows = [[*(getattr(r, f) for f in _FIELDS), r.retain_on_delete] for r in graph.resources]
+    return {"graph": [graph.stack, graph.project, rows]}
+
+
+def _from_plain(data: dict[str, Any]) -> Graph | None:
+    if data["graph"] is None:
+        return None
+    stack, project, rows = data["graph"]
+    resources = (
+        Resource(row[0], row[1], row[2], row[3], row[4], row[5], tuple(row[6]), row[7], row[8], row[9]) for row in rows
+    )
+    return Graph(stack, project, tuple(resources))
+
+
+def _built(stack_file: Path, org_file: Path) -> Graph | None:
     from gpuinfra.pulumi.engine import EngineError
     from gpuinfra.pulumi.preview import program_graph
 

@@ -107,14 +107,38 @@ def git(*args: str, cwd: Path) -> str:
 
 
 def base_preview(
-    ref: str, stacks: list[str], out: Path, cwd: Path | None = None, flags: list[str] | None = None
+    ref: str,
+    stacks: list[str],
+    out: Path,
+    cwd: Path | None = None,
+    flags: list[str] | None = None,
+    cache_dir: Path | None = None,
 ) -> tuple[str, list[str]]:
     """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`, with the same
-    `preview` flags as the head (--suppress, --policy-config, --usage-file).
+    `preview` flags as the head (--suppress, --policy-config, --usage-file); from `cache_dir` when it holds a
+    sound entry for exactly these inputs (gpuinfra.review.cache), else previewed and stored there.
     Returns a label for the base side and notes (stacks the base does not have)."""
     cwd = cwd or Path.cwd()
     root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
     sha = git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
+    if cache_dir is None:
+        return _previewed(ref, sha, root, stacks, out, flags)
+    from gpuinfra.review import cache
+
+    key = cache.base_key(git("rev-parse", f"{sha}^{{tree}}", cwd=root), stacks, flags or [])
+    found = cache.read(cache_dir, key)
+    if found is not None:
+        out.write_text(found.document)
+        return f"{ref} ({sha[:10]})", found.notes
+    label, notes = _previewed(ref, sha, root, stacks, out, flags)
+    cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
+    return label, notes
+
+
+def _previewed(
+    ref: str, sha: str, root: Path, stacks: list[str], out: Path, flags: list[str] | None
+) -> tuple[str, list[str]]:
+    """REF's own code previews its stacks in a temporary worktree (see base_preview)."""
     with terminated_as_exit():
         tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
         tree = tmp / "tree"

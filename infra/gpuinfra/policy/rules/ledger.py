@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
 from pathlib import Path
+from typing import Any
 
 from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.plan.account import file_stamp, sibling_files
@@ -46,6 +47,41 @@ def others(facts: StackFacts) -> list[Held]:
     return [_held(path, *file_stamp(path), org, *file_stamp(org)) for path in same]
 
 
+def _content_key(path: Path, org: Path) -> str | None:
+    """The content address of one stack's totals: the stack file, the organization file, the code (with the
+    catalog) and the dependency versions, and the clock the catalog's staleness reads. None when a file cannot
+    be read (then the stack is built, and its problem reported)."""
+    import hashlib
+    import os
+
+    from gpuinfra.catalog.staleness import MAX_AGE_ENV
+    from gpuinfra.fingerprint import code_fingerprint
+
+    try:
+        stack, org_text = path.read_bytes(), org.read_bytes()
+    except OSError:
+        return None
+    clock = f"{os.environ.get('SOURCE_DATE_EPOCH', '')}|{os.environ.get(MAX_AGE_ENV, '')}"
+    files = hashlib.sha256(path.name.encode() + b"\0" + stack + b"\0" + org_text).hexdigest()
+    return f"ledger-held-2|{code_fingerprint()}|{files}|{clock}"
+
+
+def _to_plain(held: Held) -> dict[str, object]:
+    return {
+        "stack": held.stack,
+        "monthly_max": {account: str(usd) for account, usd in held.monthly_max.items()},
+        "problem": held.problem,
+    }
+
+
+def _from_plain(data: dict[str, Any]) -> Held:
+    return Held(
+        data["stack"],
+        {account: Decimal(usd) for account, usd in data["monthly_max"].items()},
+        data["problem"],
+    )
+
+
 def _same_account(path: Path, facts: StackFacts) -> bool:
     """A cheap first look (the spec alone): AWS stacks naming an account with the same id. A stack file that
     does not parse is kept, so that `_held` reports it."""
@@ -59,8 +95,20 @@ def _same_account(path: Path, facts: StackFacts) -> bool:
     return account is not None and account.id == facts.account.id
 
 
-@lru_cache(maxsize=64)
+@lru_cache(maxsize=1024)
 def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Held:
+    """Per process by the files' stamps; across processes by content (gpuinfra.preflight.compiled), so a fresh
+    `gpuinfra preview` does not build every other stack of the account in the engine again."""
+    key = _content_key(path, org)
+    if key is None:
+        return _built(path, org)
+    from gpuinfra.preflight.compiled import cached
+
+    return _from_plain(cached(key, lambda: _to_plain(_built(path, org))))
+
+
+def _built(path: Path, org: Path) -> Held:
+    """The stack read, planned, built in the embedded engine and priced, as `gpuinfra preview` does."""
     from gpuinfra.catalog import load_catalog
     from gpuinfra.cost import Usage, assumed_usage, price_graph
     from gpuinfra.load import load_inputs

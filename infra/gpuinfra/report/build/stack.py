@@ -10,7 +10,7 @@ from gpuinfra.errors import format_path
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
 from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.preflight import PreflightFinding
+from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture

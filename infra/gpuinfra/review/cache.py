@@ -1,0 +1,92 @@
+"""The base side of `diff --base-ref`, kept by content (`--cache-dir`): the base revision's preview document is
+a pure function of its inputs, so a review whose base has not changed (every push to a pull request against the
+same main) reuses it instead of previewing every stack again with the base's code.
+
+The key is a SHA-256 over everything that preview reads: the base commit's git *tree* (the content address of
+every file at that revision: the package's code, the templates, the stack files and the organization file, the
+other stacks the policy ledger and the registry's access flows read, the catalog), the stacks asked for, the
+preview flags and the content of the files they name (usage file, policy config), the Python version and the
+installed distributions' versions. An entry carries a SHA-256 over its key and its content and is used only when
+both check out: a truncated, edited or foreign entry is ignored (then overwritten), never trusted. Writes are
+atomic (a temporary file renamed into place), so two reviews sharing a cache cannot read half an entry.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+
+from gpuinfra.fingerprint import environment
+
+FORMAT = "gpuinfra-base-preview-1"
+
+
+@dataclass(frozen=True)
+class Entry:
+    label: str
+    notes: list[str]
+    document: str
+    """The base's `gpuinfra preview --format json` document, as its code wrote it."""
+
+
+def _file_digest(path: str) -> str:
+    try:
+        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
+    """The content address of one base preview: `tree` is `git rev-parse REF^{tree}`."""
+    pairs = itertools.pairwise(flags)
+    files = [_file_digest(value) for name, value in pairs if name in ("--usage-file", "--policy-config")]
+    clock = os.environ.get("SOURCE_DATE_EPOCH", "")  # reproducible builds' clock: dates in the document
+    parts = [FORMAT, tree, json.dumps(sorted(stacks)), json.dumps(flags), *files, clock, *environment()]
+    return hashlib.sha256("\0".join(parts).encode()).hexdigest()
+
+
+def _seal(key: str, payload: bytes) -> str:
+    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
+
+
+def read(cache_dir: Path, key: str) -> Entry | None:
+    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not the expected shape)."""
+    try:
+        blob = (cache_dir / f"{key}.json").read_bytes()
+    except OSError:
+        return None
+    seal, _, payload = blob.partition(b"\n")
+    if seal.decode("ascii", "replace") != _seal(key, payload):
+        return None
+    try:
+        data = json.loads(payload)
+        entry = Entry(str(data["label"]), [str(n) for n in data["notes"]], str(data["document"]))
+    except (ValueError, KeyError, TypeError):
+        return None
+    return entry if data.get("key") == key else None
+
+
+def write(cache_dir: Path, key: str, entry: Entry) -> None:
+    """Store `entry` atomically; a cache that cannot be written is no error (the review is already made)."""
+    payload = json.dumps({"key": key, "label": entry.label, "notes": entry.notes, "document": entry.document}).encode()
+    try:
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_seal(key, payload).encode() + b"\n" + payload)
+            os.replace(tmp, cache_dir / f"{key}.json")
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return
+
+
+__all__ = ["Entry", "base_key", "read", "write"]
