@@ -7,6 +7,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from gpuinfra.plan.account import file_stamp
 from gpuinfra.policy.rules import ledger
 from gpuinfra.preflight import compiled
 
@@ -14,7 +15,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def _held(path: Path, org: Path) -> ledger.Held:
-    return ledger._held(path, *ledger._stamp(path), org, *ledger._stamp(org))
+    return ledger._held(path, *file_stamp(path), org, *file_stamp(org))
 
 
 @pytest.fixture
