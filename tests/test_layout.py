@@ -15,6 +15,7 @@ PACKAGE = ROOT / SOURCE_ROOT / "gpuinfra"
 STAGES = (
     "errors",
     "templating",
+    "store",
     "spec",
     "catalog",
     "load",

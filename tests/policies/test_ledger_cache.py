@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from gpuinfra.plan.account import file_stamp
 from gpuinfra.policy.rules import ledger
-from gpuinfra.preflight import compiled
+from gpuinfra.store import disk as compiled
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -1,4 +1,4 @@
-"""Preflight's compiled definitions on disk (gpuinfra.preflight.compiled): a sound entry is read back as built,
+"""Preflight's compiled definitions on disk (gpuinfra.store.disk): a sound entry is read back as built,
 anything else (absent, corrupted, truncated, another key's) is rebuilt, and the findings never change."""
 
 from __future__ import annotations

@@ -36,7 +36,7 @@ def service_model(service: str) -> ServiceModel:
     botocore registers no `service-data-loaded` handler of its own, so the loaded data is the whole model."""
     import botocore
 
-    from gpuinfra.preflight.compiled import cached
+    from gpuinfra.store.disk import cached
 
     data = cached(f"botocore-service|{botocore.__version__}|{service}", lambda: _session().get_service_data(service))
     return ServiceModel(data, service_name=service)

@@ -23,7 +23,7 @@ PREFIX = "aws-native:"
 def _types() -> dict[tuple[str, str], str]:
     """(module, type) lowercased -> the CloudFormation type name, from cfn-lint's provider index (kept compiled on
     disk: importing cfn-lint to read it costs a fresh process about 2 s)."""
-    from gpuinfra.preflight.compiled import cached
+    from gpuinfra.store.disk import cached
 
     names: dict[str, str] = cached(f"cfn-types|{_schemas_version()}", _read_types)
     out = {}
@@ -71,7 +71,7 @@ def cfn_type(token: str) -> str | None:
 
 @cache
 def _schema(type_name: str) -> dict[str, Any]:
-    from gpuinfra.preflight.compiled import cached
+    from gpuinfra.store.disk import cached
 
     return cached(f"cfn-schema|{_schemas_version()}|{type_name}", lambda: _read_schema(type_name))
 

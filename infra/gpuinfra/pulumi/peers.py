@@ -21,8 +21,8 @@ def _registry_graph(stack_file: Path, org_file: Path, mtimes: tuple[float, float
     program in the engine again."""
     import hashlib
 
-    from gpuinfra.fingerprint import code_fingerprint
-    from gpuinfra.preflight.compiled import cached
+    from gpuinfra.store.disk import cached
+    from gpuinfra.store.fingerprint import code_fingerprint
 
     try:
         files = hashlib.sha256(stack_file.read_bytes() + b"\0" + org_file.read_bytes()).hexdigest()

@@ -22,7 +22,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from gpuinfra.fingerprint import environment
+from gpuinfra.store.fingerprint import environment
 
 FORMAT = "gpuinfra-base-preview-1"
 

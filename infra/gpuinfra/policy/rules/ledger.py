@@ -55,7 +55,7 @@ def _content_key(path: Path, org: Path) -> str | None:
     import os
 
     from gpuinfra.catalog.staleness import MAX_AGE_ENV
-    from gpuinfra.fingerprint import code_fingerprint
+    from gpuinfra.store.fingerprint import code_fingerprint
 
     try:
         stack, org_text = path.read_bytes(), org.read_bytes()
@@ -97,12 +97,12 @@ def _same_account(path: Path, facts: StackFacts) -> bool:
 
 @lru_cache(maxsize=1024)
 def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Held:
-    """Per process by the files' stamps; across processes by content (gpuinfra.preflight.compiled), so a fresh
+    """Per process by the files' stamps; across processes by content (gpuinfra.store.disk), so a fresh
     `gpuinfra preview` does not build every other stack of the account in the engine again."""
     key = _content_key(path, org)
     if key is None:
         return _built(path, org)
-    from gpuinfra.preflight.compiled import cached
+    from gpuinfra.store.disk import cached
 
     return _from_plain(cached(key, lambda: _to_plain(_built(path, org))))
 
