@@ -31,7 +31,6 @@ from gpuinfra.policy.rules.groups import Group, groups
 from gpuinfra.policy.rules.values import StackView, as_int, get, view
 
 CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
-GPU = "nvidia.com/gpu"
 
 
 @dataclass(frozen=True)
@@ -241,14 +240,15 @@ def increase_requested(args: StackValidationArgs, report_violation: Report) -> N
             )
 
 
-def queue_gpus(queue_props: Any) -> int:
-    """The GPUs a Kueue ClusterQueue holds: its nominal nvidia.com/gpu quota over every flavor."""
+def queue_gpus(queue_props: Any, accelerators: frozenset[str]) -> int:
+    """The accelerators a Kueue ClusterQueue holds: its nominal quota of every device plugin's resource the
+    catalog lists (accelerators.yaml `devices`: nvidia.com/gpu, aws.amazon.com/neuron) over every flavor."""
     return sum(
         as_int(get(resource, "nominalQuota"))
         for group in get(queue_props, "spec", "resourceGroups", default=[]) or []
         for flavor in get(group, "flavors", default=[]) or []
         for resource in get(flavor, "resources", default=[]) or []
-        if get(resource, "name") == GPU
+        if get(resource, "name") in accelerators
     )
 
 
@@ -266,7 +266,8 @@ def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
         return
     allotment = facts.org.onprem_sites[site].gpu_allotment
     queues = view(args).of_type(CLUSTER_QUEUE)
-    held = {q.name: queue_gpus(q.props) for q in queues}
+    accelerators = frozenset(d.k8s_resource for d in facts.catalog.devices)
+    held = {q.name: queue_gpus(q.props, accelerators) for q in queues}
     total = sum(held.values())
     if site_gpus_over(total, allotment):
         names = ", ".join(f"{name} ({gpus} GPUs)" for name, gpus in sorted(held.items()))
