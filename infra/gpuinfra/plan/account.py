@@ -110,10 +110,8 @@ def account_plan(inputs: Inputs, catalog: Catalog) -> tuple[AnyPlan, list[str]]:
     return in_account(plan, inputs.stack.path, inputs.org.path, account.id)
 
 
-def in_account(plan: P, stack_file: Path, org_file: Path, account_id: str | None) -> tuple[P, list[str]]:
+def in_account(plan: P, stack_file: Path, org_file: Path, account_id: str) -> tuple[P, list[str]]:
     """The plan with its quota needs counted account-wide, and the siblings that could not be counted."""
-    if account_id is None:
-        return plan, []
     held, problems = held_quotas(stack_file, org_file, account_id)
     quotas = getattr(plan, "quotas", None)
     if quotas and held:
