@@ -12,6 +12,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpuinfra.errors import blocks, verdict
+from gpuinfra.graph.model import Resource
 
 REPORT_VERSION: Literal[1] = 1
 
@@ -37,21 +38,6 @@ class Section(Model):
     columns: list[str] = []
     rows: list[list[str]] = []
     notes: list[str] = []
-
-
-class ResourceOut(Model):
-    """One registration of the resource graph."""
-
-    urn: str
-    type: str
-    name: str
-    parent: str | None = None
-    provider: str | None = None
-    custom: bool = True
-    dependencies: list[str] = []
-    inputs: dict[str, Any] = {}
-    protect: bool = False
-    retain_on_delete: bool = False
 
 
 class PolicyViolationOut(Model):
@@ -194,7 +180,9 @@ class StackReport(Model):
     findings: list[FindingOut] = []
     plan: dict[str, Any] = {}
     summary: list[Section] = []
-    resources: list[ResourceOut] | None = None
+    resources: list[Resource] | None = None
+    """The graph's own records (gpuinfra.graph.Resource), serialized as they are: one record for a resource
+    everywhere, in the engine, the report and the documents `diff` reads back."""
     """The resource graph (preview only)."""
     cost: CostOut | None = None
     """The graph priced from the catalog (preview only)."""
@@ -524,7 +512,6 @@ __all__ = [
     "Report",
     "ResourceChangeOut",
     "ResourceCostOut",
-    "ResourceOut",
     "Section",
     "StackCostOut",
     "StackDiffOut",

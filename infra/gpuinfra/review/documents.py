@@ -99,22 +99,10 @@ class _Shape(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class ResourceDoc(_Shape):
-    urn: str
-    type: str
-    name: str
-    parent: str | None = None
-    provider: str | None = None
-    custom: bool = True
-    dependencies: list[str] = []
-    inputs: dict[str, Any] = {}
-    protect: bool = False
-    retain_on_delete: bool = False
-
-
 class StackDoc(_Shape):
     stack: str
-    resources: list[ResourceDoc] | None = None
+    resources: list[Resource] | None = None
+    """The report's records read back into the graph's own (extra fields of another version ignored)."""
     findings: list[dict[str, Any]] = []
     policy: dict[str, Any] | None = None
     preflight: list[dict[str, Any]] | None = None
@@ -178,7 +166,7 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
     for s in report.stacks:
         graph = None
         if s.resources is not None:
-            graph = Graph.of(s.stack, _project(s.resources), (_resource(r) for r in s.resources))
+            graph = Graph.of(s.stack, _project(s.resources), s.resources)
         plan = parse_plan(s.plan)
         cost = price(graph, catalog, usage, plan) if graph is not None else None
         stacks[s.stack] = Snapshot(
@@ -222,22 +210,7 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
     return tuple(out)
 
 
-def _resource(r: ResourceDoc) -> Resource:
-    return Resource(
-        r.urn,
-        r.type,
-        r.name,
-        r.parent,
-        r.provider,
-        r.custom,
-        tuple(r.dependencies),
-        r.inputs,
-        r.protect,
-        r.retain_on_delete,
-    )
-
-
-def _project(resources: list[ResourceDoc]) -> str:
+def _project(resources: list[Resource]) -> str:
     return resources[0].urn.split("::")[1] if resources and resources[0].urn.count("::") >= 1 else ""
 
 
