@@ -81,6 +81,31 @@ class Money(Model):
     monthly_max_usd: Decimal | None = None
 
 
+class MoneyChange(Model):
+    """One money type for a review, as Infracost's past/current/diff: the month before and after the change (each a
+    Money: expected, autoscaling minimum and maximum; None inside where a side is unknown or absent) and the
+    expected change, unknown when either side is."""
+
+    before: Money = Money()
+    after: Money = Money()
+    delta_usd: Decimal | None = None
+
+
+def money_change(
+    before: Decimal | None,
+    after: Decimal | None,
+    delta: Decimal | None,
+    before_range: tuple[Decimal | None, Decimal | None] = (None, None),
+    after_range: tuple[Decimal | None, Decimal | None] = (None, None),
+) -> MoneyChange:
+    """A MoneyChange from expected totals, the change and (min, max) ranges."""
+    return MoneyChange(
+        before=Money(monthly_usd=before, monthly_min_usd=before_range[0], monthly_max_usd=before_range[1]),
+        after=Money(monthly_usd=after, monthly_min_usd=after_range[0], monthly_max_usd=after_range[1]),
+        delta_usd=delta,
+    )
+
+
 class CostLineOut(Money):
     """One priced dimension of a resource (Infracost's cost component)."""
 
@@ -276,9 +301,7 @@ class ResourceChangeOut(Model):
     """same: inputs equal, only the cost moved (e.g. spec-derived usage)."""
     component: str = ""
     changes: list[PropertyChangeOut] = []
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
 
 
 class FindingChangeOut(Model):
@@ -307,13 +330,7 @@ class StackDiffOut(Model):
     status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
     """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
     counts: dict[str, int] = {}
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
-    monthly_min_before_usd: Decimal | None = None
-    monthly_max_before_usd: Decimal | None = None
-    monthly_min_after_usd: Decimal | None = None
-    monthly_max_after_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
     resources: list[ResourceChangeOut] = []
     findings: list[FindingChangeOut] = []
     unpriced_after: list[str] = []
@@ -341,11 +358,7 @@ class DiffReport(Model):
     command: Literal["diff"] = "diff"
     base: str
     head: str
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
-    monthly_min_after_usd: Decimal | None = None
-    monthly_max_after_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
     prices_as_of: datetime.date | None = None
     prices_as_of_newest: datetime.date | None = None
     losses: list[DataLossOut] = []
@@ -505,6 +518,7 @@ __all__ = [
     "FindingOut",
     "InputProblem",
     "Money",
+    "MoneyChange",
     "PolicyOut",
     "PolicyReportOut",
     "PolicyViolationOut",
@@ -516,4 +530,5 @@ __all__ = [
     "StackCostOut",
     "StackDiffOut",
     "StackReport",
+    "money_change",
 ]
