@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from gpuinfra.errors import blocks, verdict
 from gpuinfra.graph.model import Resource
+from gpuinfra.plan import Plan
 
 REPORT_VERSION: Literal[1] = 1
 
@@ -203,7 +204,8 @@ class StackReport(Model):
     account: str
     account_id: str | None = None
     findings: list[FindingOut] = []
-    plan: dict[str, Any] = {}
+    plan: Plan | None = None
+    """The stack's plan, typed (its `workload` tells which); what `diff` reads back for usage and figures."""
     summary: list[Section] = []
     resources: list[Resource] | None = None
     """The graph's own records (gpuinfra.graph.Resource), serialized as they are: one record for a resource

@@ -60,7 +60,7 @@ def stack_report(
         account=inputs.spec.account,
         account_id=inputs.account.id,
         findings=findings_out(inputs, findings),
-        plan=plan.model_dump(mode="json"),
+        plan=plan,
         summary=summary(plan),
     )
 
