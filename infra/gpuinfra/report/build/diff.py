@@ -21,7 +21,7 @@ from gpuinfra.report.model import (
     StackDiffOut,
     money_change,
 )
-from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
+from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, ResourceDiff, ReviewItem, StackDiff
 
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 
@@ -52,7 +52,7 @@ def resource_out(r: ResourceDiff, catalog: Catalog) -> ResourceChangeOut:
 
 
 def findings_out(s: StackDiff) -> list[FindingChangeOut]:
-    def out(f: Finding, status: str) -> FindingChangeOut:
+    def out(f: ReviewItem, status: str) -> FindingChangeOut:
         return FindingChangeOut(
             stack=f.stack, source=f.source, rule=f.rule, level=f.level, where=f.where, message=f.message, status=status
         )  # type: ignore[arg-type]
