@@ -25,8 +25,8 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.graph.log_delivery import VENDED_LOG_SERVICE
-from gpuinfra.pulumi.components.buckets import harden
-from gpuinfra.pulumi.components.iam import Statement, deny_insecure_transport, document
+from gpuinfra.pulumi.components.buckets import LogBucket, log_bucket
+from gpuinfra.pulumi.components.iam import Statement, document
 from gpuinfra.spec.base import FlowLogDestination
 
 RETENTION_DAYS = 365
@@ -114,29 +114,9 @@ def to_bucket(
 ) -> aws.ec2.FlowLog:
     """A hardened bucket whose objects expire after `retention_days`, its delivery policy, and the flow log."""
     named = bucket_name(name, account_id)
-    bucket = aws.s3.Bucket(f"{name}-flow-logs", bucket=named, force_destroy=False, opts=opts)
-    hardened = harden(f"{name}-flow-logs", bucket, None, opts)
-    aws.s3.BucketLifecycleConfiguration(
-        f"{name}-flow-logs-retention",
-        bucket=bucket.id,
-        rules=[
-            aws.s3.BucketLifecycleConfigurationRuleArgs(
-                id="expire-flow-logs",
-                status="Enabled",
-                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix="AWSLogs/"),
-                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=retention_days),
-                noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                    noncurrent_days=1
-                ),
-            )
-        ],
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
-    )
-    policy = aws.s3.BucketPolicy(
-        f"{name}-flow-logs-policy",
-        bucket=bucket.id,
-        policy=document(*s3_delivery(named, account_id), deny_insecure_transport(named)),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
+    grants = s3_delivery(named, account_id)
+    bucket, policy = log_bucket(
+        LogBucket(f"{name}-flow-logs", named, grants, "AWSLogs/", "expire-flow-logs", retention_days), opts
     )
     return aws.ec2.FlowLog(
         f"{name}-flow-log",
