@@ -15,6 +15,7 @@ from gpuinfra.report.model import (
     FigureChangeOut,
     FindingChangeOut,
     InputProblem,
+    MoneyChange,
     PictureOut,
     PropertyChangeOut,
     ResourceChangeOut,
@@ -69,18 +70,23 @@ def _delta_order(r: ResourceDiff) -> tuple[int, Decimal, str, str]:
     return (action, -abs(r.delta or Decimal(0)), r.type, r.name)
 
 
+def monthly(x: StackDiff | Diff) -> MoneyChange:
+    """A stack's or the whole review's month before and after, with the autoscaling ranges."""
+    return money_change(
+        x.total("before"),
+        x.total("after"),
+        x.delta,
+        (x.total("before", "monthly_min"), x.total("before", "monthly_max")),
+        (x.total("after", "monthly_min"), x.total("after", "monthly_max")),
+    )
+
+
 def stack_out(s: StackDiff) -> StackDiffOut:
     return StackDiffOut(
         stack=s.stack,
         status=s.status,
         counts=s.counts(),  # type: ignore[arg-type]
-        monthly=money_change(
-            s.total("before"),
-            s.total("after"),
-            s.delta,
-            (s.total("before", "monthly_min"), s.total("before", "monthly_max")),
-            (s.total("after", "monthly_min"), s.total("after", "monthly_max")),
-        ),
+        monthly=monthly(s),
         findings=findings_out(s),
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
@@ -112,13 +118,7 @@ def diff_report(
     return DiffReport(
         base=base,
         head=head,
-        monthly=money_change(
-            diff.total("before"),
-            diff.total("after"),
-            diff.delta,
-            (diff.total("before", "monthly_min"), diff.total("before", "monthly_max")),
-            (diff.total("after", "monthly_min"), diff.total("after", "monthly_max")),
-        ),
+        monthly=monthly(diff),
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
         losses=[
