@@ -18,6 +18,13 @@ from gpuinfra.plan.memory import MIB, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
 from gpuinfra.plan.racks import RackLayout
 from gpuinfra.plan.rates import cluster_hourly, lowest_rate, node_rates
+from gpuinfra.plan.restart import (
+    DETECTION_SOURCE,
+    REPLACEMENT_SOURCE,
+    START_SOURCE,
+    WARMUP_SOURCE,
+    RestartParts,
+)
 from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
 from gpuinfra.spec import Organization, TrainingSpec
 
@@ -127,6 +134,22 @@ def training_ownership(
     return plan, None
 
 
+def restart_parts(catalog: Catalog, info: InstanceType, checkpoint: CheckpointPlan | None) -> RestartParts | None:
+    """What one restart is derived from: the checkpoint comes back at the bandwidth it was written at (FSx for
+    Lustre's throughput per TiB is one figure for reads and writes: FSx Lustre user guide, "Performance
+    characteristics of SSD and HDD storage classes"), capped by the nodes' network; None without a checkpoint."""
+    if checkpoint is None:
+        return None
+    return RestartParts(
+        replacement_seconds=catalog.serving_figure("boot_seconds").value,
+        warmup_seconds=catalog.serving_figure("engine_init_seconds").value,
+        checkpoint_gb=checkpoint.size_gb,
+        filesystem_read_gb_s=checkpoint.write_bandwidth_gb_s,
+        node_network_gb_s=info.network_baseline_gbps / 8,
+        sources=[DETECTION_SOURCE, REPLACEMENT_SOURCE, START_SOURCE, WARMUP_SOURCE],
+    )
+
+
 def training_run(
     spec: TrainingSpec,
     catalog: Catalog,
@@ -191,6 +214,7 @@ def training_run(
         write_seconds=checkpoint.write_seconds if checkpoint else None,
         interval_minutes=spec.checkpointing.interval_minutes if spec.checkpointing else None,
         restart_minutes=run.restart_minutes,
+        restart_parts=restart_parts(catalog, info, checkpoint),
         node_mtbf_hours=spec.failure.node_mtbf_hours,
         spot_interruption_rate_monthly=spot_interruption(spec, catalog, info.name)[0],
         capacity=capacity.type if spec.provider == "aws" else "owned",
@@ -202,4 +226,4 @@ def training_run(
     return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
-__all__ = ["training_layout", "training_ownership", "training_run"]
+__all__ = ["restart_parts", "training_layout", "training_ownership", "training_run"]

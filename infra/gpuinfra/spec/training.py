@@ -232,8 +232,9 @@ class TrainingRun(SpecModel):
     """Model FLOPs utilization within one node (NVLink domain); default per precision, see plan/runtime.py."""
     scaling_per_doubling: Annotated[float, Field(gt=0, le=1)] | None = None
     """Share of per-GPU throughput kept each time the node count doubles; default per fabric (plan/runtime.py)."""
-    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] = 30.0
-    """Time lost per interruption besides rework: requeue, replace the node, NCCL init, load the checkpoint."""
+    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] | None = None
+    """Measured time lost per interruption besides rework (detect, replace the node, start, load the checkpoint,
+    warm up); default: derived from the cluster's size and the checkpoint's read bandwidth (plan/restart.py)."""
 
 
 class Racks(SpecModel):
