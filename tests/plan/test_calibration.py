@@ -85,20 +85,25 @@ def training_tflops(accelerator: str, precision: str, gpus: int) -> float:
     return peak(accelerator, precision) * training_mfu(precision, gpus)
 
 
-def llama3_405b_layout_fits() -> float:
+def llama3_405b_layout_fits(sequence_length: int = 8192, gpus: int = 8192, context: int = 1) -> float:
     # Llama 3 405B (Meta model card config): 126 layers, hidden 16,384, 128 heads; table 4: TP 8, PP 16, seq 8,192,
-    # on 8,192 H100 80 GB (bf16, AdamW); micro-batch 1.
+    # on 8,192 H100 80 GB (bf16, AdamW); micro-batch 1. Its 128K stage: CP 16, seq 131,072, on 16,384 GPUs.
     shape = Shape(
-        parameters=405e9, layers=126, hidden_size=16384, attention_heads=128, sequence_length=8192, micro_batch_size=1
+        parameters=405e9,
+        layers=126,
+        hidden_size=16384,
+        attention_heads=128,
+        sequence_length=sequence_length,
+        micro_batch_size=1,
     )
     # The paper does not state its recomputation; selective recomputation's activations (~73 GB on the first stage)
     # would not fit an 80 GB GPU, so the run must have recomputed fully: the case checks uneven stages are accepted.
-    layout = Layout(tensor=8, pipeline=16, zero_stage=1, recompute="full", sequence_parallel=True)
+    layout = Layout(tensor=8, pipeline=16, zero_stage=1, recompute="full", sequence_parallel=True, context=context)
     h100 = next(a for a in CATALOG.accelerator_models if a.name == "H100")
     budget = Budget(
         precision="bf16",
         optimizer="adamw",
-        gpus=8192,
+        gpus=gpus,
         gpus_per_node=8,
         gpu_bytes=h100.memory_mib * MIB,
         reserve_fraction=0.10,
@@ -360,6 +365,16 @@ CASES: list[Case] = [
         "verdict",
         llama3_405b_layout_fits,
         note="126 layers over 16 stages: uneven stages",
+    ),
+    Case(
+        "llama3-405b-128k-cp16-fits",
+        "memory",
+        LLAMA3_TABLE4,
+        "16,384 GPUs | TP 8 | CP 16 | PP 16 | 16M tokens/batch | 380 TFLOPS/GPU (sequence length 131,072)",
+        1.0,
+        "verdict",
+        lambda: llama3_405b_layout_fits(131072, 16384, 16),
+        note="context parallelism divides the activations: without CP the 128K stage would not fit (test_layout)",
     ),
     # -- KV cache and weights -----------------------------------------------------------------------------------
     Case(

@@ -54,6 +54,7 @@ def _layout(spec: TrainingSpec, info: InstanceType) -> Layout:
         zero_stage=par.zero_stage,
         recompute=arch.recompute if arch else "selective",
         sequence_parallel=par.sequence_parallel,
+        context=par.context,
     )
 
 
