@@ -631,20 +631,69 @@ def test_docs_show_this_table() -> None:
     assert table() in docs
 
 
+def _row(c: Case) -> tuple[str, str, str]:
+    got = c.planner()
+    if c.verdict:
+        pub, mine = ("runs" if c.published else "refused"), ("fits" if got else "refused")
+        return pub, mine, "agrees" if bool(got) == bool(c.published) else "DISAGREES"
+    floor = "at least " if c.at_least else ""
+    return f"{floor}{c.published:,.4g} {c.unit}", f"{got:,.4g}", f"{got / c.published:.2f}"
+
+
 def table() -> str:
     """The calibration table as docs/planning.md shows it."""
     lines = ["| case | published | planner | ratio | source |", "|---|---:|---:|---:|---|"]
     for c in [*CASES, *KNOWN_GAPS]:
-        got = c.planner()
-        if c.verdict:
-            pub, mine = ("runs" if c.published else "refused"), ("fits" if got else "refused")
-            ratio = "agrees" if bool(got) == bool(c.published) else "DISAGREES"
-        else:
-            pub, mine, ratio = f"{c.published:,.4g} {c.unit}", f"{got:,.4g}", f"{got / c.published:.2f}"
+        pub, mine, ratio = _row(c)
         gap = " (known gap, not counted)" if c in KNOWN_GAPS else ""
         lines.append(f"| {c.id}{gap} | {pub} | {mine} | {ratio} | {c.source} |")
     return "\n".join(lines)
 
 
+README_ROWS = (
+    "llama3-405b-16k-h100",
+    "megascale-175b-12288",
+    "deepseek-v3-fp8-moe-2048",
+    "llama3-405b-16k-effective-training-time",
+    "llama3-405b-128k-cp16-fits",
+    "h100-llama31-8b-fp8-1k1k",
+    "l40s-llama31-8b-fp8-1k1k",
+    "qwen3-8b-40k-on-24gb-refused",
+    "dgx-b200-14.3kw",
+)
+"""The README's excerpt: the best- and worst-fitting training rows, goodput, a layout, serving, a refusal, power."""
+
+
+def headline() -> str:
+    """The README's one-line summary of the set, as the planner computes it now."""
+    ratios = {c.id: c.ratio() for c in CASES}
+    within = sum(abs(r - 1) <= WITHIN for r in ratios.values())
+    worst = max(CASES, key=lambda c: abs(ratios[c.id] - 1))
+    return (
+        f"{len(CASES)} published measurements; {within} ({within / len(CASES):.0%}) within 15%; the worst, "
+        f"`{worst.id}`, at {ratios[worst.id]:.2f}x; every fit/refuse verdict agrees."
+    )
+
+
+def readme_excerpt() -> str:
+    """The compact table the README shows (case, published, planner, ratio)."""
+    by_id = {c.id: c for c in CASES}
+    lines = ["| case | published | planner | ratio |", "|---|---:|---:|---:|"]
+    lines += ["| {} | {} | {} | {} |".format(i, *_row(by_id[i])) for i in README_ROWS]
+    return "\n".join(lines)
+
+
+def test_readme_shows_the_headline_and_excerpt() -> None:
+    """README.md's planning section shows this set's headline and excerpt as computed now (regenerate with this
+    file's __main__)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert headline() in readme
+    assert readme_excerpt() in readme
+
+
 if __name__ == "__main__":
     print(table())
+    print()
+    print(headline())
+    print()
+    print(readme_excerpt())
