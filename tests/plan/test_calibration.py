@@ -19,6 +19,7 @@ from pathlib import Path
 import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.checkpoint import checkpoint_plan
+from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.flops import DEFAULT_MFU, scaling_efficiency, scaling_per_doubling
 from gpuinfra.plan.layout import Budget, Layout, Shape, fits_on
 from gpuinfra.plan.memory import MIB, ServingMemory, kv_bytes_per_token, serving_memory, training_bytes_per_parameter
@@ -189,7 +190,7 @@ def llama3_goodput() -> float:
     ckpt = checkpoint_plan(size_gb, 2000.0, nodes, 0, node_mtbf_h, 0.0, 1.0)
     parts = RestartParts(
         replacement_seconds=CATALOG.serving_figure("boot_seconds").value,
-        warmup_seconds=CATALOG.serving_figure("engine_init_seconds").value,
+        warmup_seconds=CATALOG.serving_figure("engine_init_cached_seconds").value,
         checkpoint_gb=size_gb,
         filesystem_read_gb_s=2000.0,
         node_network_gb_s=8 * 400 / 8,
@@ -217,6 +218,15 @@ def llama3_goodput() -> float:
     share = goodput(run, nodes)
     assert share is not None
     return share
+
+
+def cold_start_after_image(instance_type: str, weights_bytes: int) -> float:
+    """The planner's cold start of one replica from the weights' download to a healthy engine: boot and image
+    pull left out (a Kubernetes pod on a running node with the image present, as the source measured)."""
+    info = CATALOG.instance(instance_type)
+    assert info is not None
+    cold = cold_start(info, weights_bytes, CATALOG)
+    return cold.weights_download_seconds + cold.weights_read_seconds + cold.engine_init_seconds
 
 
 # ---- the cases ------------------------------------------------------------------------------------------------
@@ -528,6 +538,20 @@ CASES: list[Case] = [
         "verdict",
         lambda: admits(LLAMA31_8B, "bf16", "bf16", round(22.07 * 1024), 1, 131072),
     ),
+    # -- cold start -------------------------------------------------------------------------------------------
+    Case(
+        "l40s-llama31-8b-cold-start",
+        "cold start",
+        "Tensorfuse blog, 'Reducing GPU Cold Start Time when using vLLM' (2025-09-01), first table",
+        "Model download 61 seconds | Weight loading 33 seconds | Dynamo bytecode transformation 10 seconds | Graph "
+        "compilation 42 seconds | Graph capture 54 seconds | Init engine and imports 94 seconds",
+        294,
+        "s",
+        lambda: cold_start_after_image("g6e.xlarge", round(8.03e9 * 2)),
+        tolerance=0.45,
+        note="download and weight read within 16%; the cold engine start the planner takes (86.6 s, vLLM #47456 on a "
+        "fast host) is 43% of the 200 s Tensorfuse measured on a fresh node",
+    ),
     # -- power --------------------------------------------------------------------------------------------------
     Case(
         "dgx-h100-10.2kw",
@@ -659,9 +683,11 @@ README_ROWS = (
     "h100-llama31-8b-fp8-1k1k",
     "l40s-llama31-8b-fp8-1k1k",
     "qwen3-8b-40k-on-24gb-refused",
+    "l40s-llama31-8b-cold-start",
     "dgx-b200-14.3kw",
 )
-"""The README's excerpt: the best- and worst-fitting training rows, goodput, a layout, serving, a refusal, power."""
+"""The README's excerpt: the best- and worst-fitting training rows, goodput, a layout, serving, a refusal, the cold
+start (the worst case), power."""
 
 
 def headline() -> str:

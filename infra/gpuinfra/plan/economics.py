@@ -143,7 +143,7 @@ def restart_parts(catalog: Catalog, info: InstanceType, checkpoint: CheckpointPl
         return None
     return RestartParts(
         replacement_seconds=catalog.serving_figure("boot_seconds").value,
-        warmup_seconds=catalog.serving_figure("engine_init_seconds").value,
+        warmup_seconds=catalog.serving_figure("engine_init_cached_seconds").value,
         checkpoint_gb=checkpoint.size_gb,
         filesystem_read_gb_s=checkpoint.write_bandwidth_gb_s,
         node_network_gb_s=info.network_baseline_gbps / 8,

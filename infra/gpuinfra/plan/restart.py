@@ -32,8 +32,8 @@ also gives 5.0 s at 2,048. That is a tuned stack (non-blocking store, fewer glob
 START_SOURCE = "MegaScale (NSDI 2024): job init 5 s on 2,048 GPUs, ~30 s on >10,000 GPUs (tuned; 1,047 s before)"
 
 WARMUP_SOURCE = (
-    "stand-in: catalog serving.yaml engine_init_seconds (torch.compile and CUDA-graph capture of an 8B model); "
-    "no published training first-step figure was found"
+    "stand-in: catalog serving.yaml engine_init_cached_seconds (an 8B vLLM engine's start with its compile and JIT "
+    "caches on disk, as a restarted trainer finds them on shared storage); no published training first-step figure"
 )
 REPLACEMENT_SOURCE = "catalog serving.yaml boot_seconds: a replacement instance boots (RunInstances to a booted OS)"
 
