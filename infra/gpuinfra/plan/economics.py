@@ -74,6 +74,7 @@ def _budget(spec: TrainingSpec, info: InstanceType, nodes: int) -> Budget:
         gpus_per_node=info.accelerator_count,
         gpu_bytes=info.accelerator_memory_mib * MIB,
         reserve_fraction=spec.model.parallelism.reserve_fraction,
+        nvlink_gpus=info.nvlink_domain_gpus,
     )
 
 
@@ -212,6 +213,7 @@ def training_run(
         if run.scaling_per_doubling
         else f"default for {spec.interconnect.type} (plan/flops.py)",
         gpus_per_node=info.accelerator_count,
+        nodes_per_domain=info.nodes_per_nvlink_domain,
         write_seconds=checkpoint.write_seconds if checkpoint else None,
         interval_minutes=spec.checkpointing.interval_minutes if spec.checkpointing else None,
         restart_minutes=run.restart_minutes,

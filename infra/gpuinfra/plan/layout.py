@@ -59,6 +59,12 @@ class Budget(Plain):
     gpus_per_node: int
     gpu_bytes: int
     reserve_fraction: float
+    nvlink_gpus: int | None = None
+    """GPUs of one NVLink domain when it spans hosts (GB200 NVL72: 72); None: one node's GPUs."""
+
+    @property
+    def domain(self) -> int:
+        return self.nvlink_gpus or self.gpus_per_node
 
 
 class LayoutMemory(Plain):
@@ -104,11 +110,12 @@ def state_bytes(precision: str, optimizer: str) -> tuple[int, int, int]:
     return low, low, total - 2 * low
 
 
-def layout_problems(layout: Layout, shape: Shape, gpus: int, gpus_per_node: int) -> list[str]:
+def layout_problems(layout: Layout, shape: Shape, gpus: int, domain: int) -> list[str]:
+    """Why the layout cannot run; `domain` is the GPUs of one NVLink domain (a node's, or an NVL72 rack's 72)."""
     out = []
     t, p, c = layout.tensor, layout.pipeline, layout.context
-    if t > gpus_per_node or gpus_per_node % t:
-        out.append(f"tensor parallel {t} must divide the {gpus_per_node} GPUs of a node (the NVLink domain)")
+    if t > domain or domain % t:
+        out.append(f"tensor parallel {t} must divide the {domain} GPUs of the NVLink domain")
     if shape.attention_heads % t:
         out.append(f"tensor parallel {t} must divide the {shape.attention_heads} attention heads")
     if shape.layers < p:
@@ -163,7 +170,7 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
 
 def fits_on(layout: Layout, shape: Shape, budget: Budget) -> bool:
     """The layout can run on the cluster and its per-GPU bytes fit a GPU."""
-    if layout_problems(layout, shape, budget.gpus, budget.gpus_per_node):
+    if layout_problems(layout, shape, budget.gpus, budget.domain):
         return False
     parts, _ = layout_bytes(layout, shape, budget)
     return sum(parts.values()) <= budget.gpu_bytes
@@ -172,7 +179,7 @@ def fits_on(layout: Layout, shape: Shape, budget: Budget) -> bool:
 def propose_layout(layout: Layout, shape: Shape, budget: Budget) -> Layout | None:
     """The nearest layout that fits: fewest pipeline stages first, then the least recomputation, the smallest
     tensor-parallel degree and the lowest ZeRO stage at or above the spec's."""
-    gpn = budget.gpus_per_node
+    gpn = budget.domain
     pipelines = [
         p for p in range(1, shape.layers + 1) if shape.layers % p == 0 and budget.gpus % (p * layout.context) == 0
     ]
@@ -189,7 +196,7 @@ def propose_layout(layout: Layout, shape: Shape, budget: Budget) -> Layout | Non
 
 
 def layout_memory(layout: Layout, shape: Shape, budget: Budget) -> LayoutMemory:
-    problems = layout_problems(layout, shape, budget.gpus, budget.gpus_per_node)
+    problems = layout_problems(layout, shape, budget.gpus, budget.domain)
     parts, d = layout_bytes(layout, shape, budget)
     total = sum(parts.values())
     fits = not problems and total <= budget.gpu_bytes

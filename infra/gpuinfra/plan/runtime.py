@@ -35,6 +35,8 @@ class RunInputs(Plain):
     scaling_per_doubling: float
     scaling_source: str
     gpus_per_node: int
+    nodes_per_domain: int = 1
+    """Nodes of one NVLink domain (18 for GB200 NVL72 trays): scaling loses nothing inside it."""
     write_seconds: float | None
     """C: blocking time of one checkpoint write; None without checkpointing."""
     interval_minutes: float | None
@@ -126,7 +128,12 @@ def goodput(inputs: RunInputs, nodes: int) -> float | None:
 def _hours(inputs: RunInputs, nodes: int) -> tuple[float, float | None, float | None]:
     """Compute hours, goodput and wall-clock hours of the run on `nodes` (wall None when goodput is unknown)."""
     rate = cluster_flops_per_second(
-        nodes, inputs.gpus_per_node, inputs.peak_tflops, inputs.mfu, inputs.scaling_per_doubling
+        nodes,
+        inputs.gpus_per_node,
+        inputs.peak_tflops,
+        inputs.mfu,
+        inputs.scaling_per_doubling,
+        inputs.nodes_per_domain,
     )
     compute_h = inputs.flops / rate / 3600.0
     share = goodput(inputs, nodes)
@@ -144,7 +151,7 @@ def run_point(inputs: RunInputs, nodes: int, price: Callable[[int], Decimal | No
     return RunPoint(
         nodes=nodes,
         gpus=gpus,
-        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling),
+        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling, inputs.nodes_per_domain),
         compute_days=compute_h / HOURS_PER_DAY,
         goodput=share,
         days=wall_h / HOURS_PER_DAY if wall_h else None,
