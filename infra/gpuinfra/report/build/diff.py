@@ -19,8 +19,9 @@ from gpuinfra.report.model import (
     PropertyChangeOut,
     ResourceChangeOut,
     StackDiffOut,
+    money_change,
 )
-from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
+from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, ResourceDiff, ReviewItem, StackDiff
 
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 
@@ -46,14 +47,12 @@ def resource_out(r: ResourceDiff, catalog: Catalog) -> ResourceChangeOut:
         action=r.action,
         component=r.component,  # type: ignore[arg-type]
         changes=[change_out(c, catalog) for c in r.changes],
-        monthly_before_usd=r.before,
-        monthly_after_usd=r.after,
-        monthly_delta_usd=r.delta,
+        monthly=money_change(r.before, r.after, r.delta),
     )
 
 
 def findings_out(s: StackDiff) -> list[FindingChangeOut]:
-    def out(f: Finding, status: str) -> FindingChangeOut:
+    def out(f: ReviewItem, status: str) -> FindingChangeOut:
         return FindingChangeOut(
             stack=f.stack, source=f.source, rule=f.rule, level=f.level, where=f.where, message=f.message, status=status
         )  # type: ignore[arg-type]
@@ -75,13 +74,13 @@ def stack_out(s: StackDiff) -> StackDiffOut:
         stack=s.stack,
         status=s.status,
         counts=s.counts(),  # type: ignore[arg-type]
-        monthly_before_usd=s.total("before"),
-        monthly_after_usd=s.total("after"),
-        monthly_delta_usd=s.delta,
-        monthly_min_before_usd=s.total("before", "monthly_min"),
-        monthly_max_before_usd=s.total("before", "monthly_max"),
-        monthly_min_after_usd=s.total("after", "monthly_min"),
-        monthly_max_after_usd=s.total("after", "monthly_max"),
+        monthly=money_change(
+            s.total("before"),
+            s.total("after"),
+            s.delta,
+            (s.total("before", "monthly_min"), s.total("before", "monthly_max")),
+            (s.total("after", "monthly_min"), s.total("after", "monthly_max")),
+        ),
         findings=findings_out(s),
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
@@ -113,11 +112,13 @@ def diff_report(
     return DiffReport(
         base=base,
         head=head,
-        monthly_before_usd=diff.total("before"),
-        monthly_after_usd=diff.total("after"),
-        monthly_delta_usd=diff.delta,
-        monthly_min_after_usd=diff.total("after", "monthly_min"),
-        monthly_max_after_usd=diff.total("after", "monthly_max"),
+        monthly=money_change(
+            diff.total("before"),
+            diff.total("after"),
+            diff.delta,
+            (diff.total("before", "monthly_min"), diff.total("before", "monthly_max")),
+            (diff.total("after", "monthly_min"), diff.total("after", "monthly_max")),
+        ),
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
         losses=[
