@@ -99,3 +99,16 @@ def test_context_parallel_degrees_must_divide_the_cluster_and_the_sequence() -> 
     short = LLAMA70.model_copy(update={"sequence_length": 4100})
     mem = layout_memory(Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective", context=4), short, P5X16)
     assert any("split into 8 chunks" in p for p in mem.problems)
+
+
+def test_the_spec_context_degree_reaches_the_layout_and_its_check() -> None:
+    # llm-train (16 x p5, TP 8) at 32K tokens with CP 2: DP = 128 / 16 = 8; CP 3 does not divide 128 GPUs.
+    from gpuinfra.plan import TrainingPlan
+    from helpers import checked
+
+    long = {"model.architecture.sequence_length": 32768, "model.parallelism.context": 2}
+    plan = checked("llm-train", long).plan
+    assert isinstance(plan, TrainingPlan) and plan.layout is not None
+    assert plan.layout.layout.context == 2 and plan.layout.data_parallel == 8
+    bad = checked("llm-train", {**long, "model.parallelism.context": 3})
+    assert any(f.rule == "layout-does-not-fit" and "TP x PP x CP" in f.message for f in bad.findings)

@@ -118,3 +118,12 @@ def test_ceiling_is_never_above_either_bound() -> None:
     unknown_peak = replica_ceiling(3350, None, 80 * 2**30, 0.9, 1, memory, 8.03e9, 2048, 1000, 1000)
     assert unknown_peak.compute_tokens_per_s is None
     assert unknown_peak.tokens_per_s == pytest.approx(unknown_peak.bandwidth_tokens_per_s)
+
+
+def test_the_spec_compile_cache_flag_reaches_the_cold_start() -> None:
+    # chat-serve on g6.xlarge: 40 + 12.64 x 24 + 8.03 GB at 0.3125 GB/s + 8.03 GB at 0.524 GB/s + engine start.
+    base = checked("chat-serve").plan
+    cached = checked("chat-serve", {"cold_start.compile_cache": True}).plan
+    assert isinstance(base, InferencePlan) and isinstance(cached, InferencePlan)
+    drop = base.regions[0].cold_start_seconds - cached.regions[0].cold_start_seconds
+    assert drop == pytest.approx(86.6 - 28.8)
