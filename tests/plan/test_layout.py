@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.layout import Budget, Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
+from helpers import checked
 
 GIB80 = 81920 * 1024**2
 P5X16 = Budget(precision="bf16", optimizer="adamw", gpus=128, gpus_per_node=8, gpu_bytes=GIB80, reserve_fraction=0.10)
@@ -103,9 +105,6 @@ def test_context_parallel_degrees_must_divide_the_cluster_and_the_sequence() -> 
 
 def test_the_spec_context_degree_reaches_the_layout_and_its_check() -> None:
     # llm-train (16 x p5, TP 8) at 32K tokens with CP 2: DP = 128 / 16 = 8; CP 3 does not divide 128 GPUs.
-    from gpuinfra.plan import TrainingPlan
-    from helpers import checked
-
     long = {"model.architecture.sequence_length": 32768, "model.parallelism.context": 2}
     plan = checked("llm-train", long).plan
     assert isinstance(plan, TrainingPlan) and plan.layout is not None

@@ -7,6 +7,7 @@ from itertools import pairwise
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.plan.checkpoint import checkpoint_plan
 from gpuinfra.plan.economics import restart_parts
 from gpuinfra.plan.restart import RestartParts, restart_time
 from gpuinfra.plan.runtime import RunInputs, goodput, plan_run
@@ -110,8 +111,6 @@ def test_without_a_checkpoint_there_is_nothing_to_restart_from() -> None:
 
 
 def test_node_network_is_the_catalog_baseline() -> None:
-    from gpuinfra.plan.checkpoint import checkpoint_plan
-
     info = CATALOG.instance("p5.48xlarge")
     assert info is not None
     ckpt = checkpoint_plan(1120.0, 11.7, 16, 0, 5000.0, 0.0, 150.0)
