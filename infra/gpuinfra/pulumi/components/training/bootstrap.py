@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 
+from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.templates import render
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
@@ -43,6 +44,13 @@ REBALANCE_HOLD_SECONDS = 1800
 """How long a rebalance recommendation keeps the node drained when no interruption notice follows. A choice, not a
 figure from AWS: EC2 gives no time bound between a recommendation and an interruption (EC2 User Guide, "EC2
 instance rebalance recommendations"); 30 minutes covers the usual case and returns the node to the gang after."""
+NCCL_ACCEPTANCE = "/opt/gpuinfra/nccl-acceptance.sbatch"
+"""The fabric acceptance job on the login node, for the operator to submit before a run."""
+NCCL_MAX_BYTES = "8G"
+"""all_reduce_perf's largest message: large enough for the bus bandwidth to plateau (nccl-tests' README runs 8 B
+to 128 MB on one node; across nodes the plateau comes later)."""
+SRUN_MPI = "pmix"
+"""How srun wires the nccl-tests ranks (Slurm MPI Users Guide: srun --mpi=pmix for an MPI built with PMIx)."""
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -69,6 +77,19 @@ class Retention:
 
 
 @dataclass(frozen=True)
+class Acceptance:
+    """The NCCL acceptance job's shape: the compute nodes it spans and the catalog's network figure."""
+
+    partition: str
+    instance_type: str
+    nodes: int
+    gpus_per_node: int
+    network_gbps: float
+    tasks_per_node: int | None = None
+    """One rank per GPU unless set (tests run it on a one-CPU node without GPUs)."""
+
+
+@dataclass(frozen=True)
 class NodeRole:
     """What one node group's nodes are and do."""
 
@@ -84,6 +105,8 @@ class NodeRole:
     checkpoint_write_seconds: float | None = None
     """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
     rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
+    acceptance: Acceptance | None = None
+    """The login node's NCCL acceptance job."""
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -159,6 +182,28 @@ def interruption_watcher(
     )
 
 
+def nccl_acceptance(cluster: str, job: Acceptance, slurm_version: str) -> str:
+    """The sbatch script that gates a run on the fabric: all_reduce_perf across the compute nodes, its bus
+    bandwidth at the largest size against the floor the catalog's network figure gives (plan/pcs.py)."""
+    return render(
+        "training/nccl-acceptance.sbatch.j2",
+        cluster=cluster,
+        path=NCCL_ACCEPTANCE,
+        partition=job.partition,
+        instance_type=job.instance_type,
+        nodes=job.nodes,
+        tasks_per_node=job.tasks_per_node if job.tasks_per_node is not None else job.gpus_per_node,
+        gpus_per_node=job.gpus_per_node,
+        network_gbps=f"{job.network_gbps:g}",
+        ceiling=f"{busbw_ceiling_gb_s(job.network_gbps):g}",
+        share_percent=f"{ACCEPTANCE_SHARE * 100:g}",
+        floor=f"{acceptance_floor_gb_s(job.network_gbps):g}",
+        max_bytes=NCCL_MAX_BYTES,
+        mpi=SRUN_MPI,
+        slurm_bin=slurm_bin(slurm_version),
+    )
+
+
 def mount_scratch(node: NodeRole) -> str:
     return render(
         "training/mount-scratch.sh.j2",
@@ -199,6 +244,8 @@ def node_cloud_config(
         scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
         watcher=interruption_watcher(cluster, node, slurm_version) if watcher else "",
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
+        acceptance=nccl_acceptance(cluster, node.acceptance, slurm_version) if node.acceptance else "",
+        acceptance_path=NCCL_ACCEPTANCE,
         lustre=lustre,
         units=units,
     )
@@ -218,8 +265,10 @@ __all__ = [
     "COMPLETE_MARKER",
     "HEALTH_CHECK",
     "JOB_ENV",
+    "NCCL_ACCEPTANCE",
     "SCRATCH_PATH",
     "TASK_PROLOG",
+    "Acceptance",
     "LustreMount",
     "NodeRole",
     "Retention",
@@ -230,6 +279,7 @@ __all__ = [
     "lustre_client",
     "mime_user_data",
     "mount_scratch",
+    "nccl_acceptance",
     "node_cloud_config",
     "prune_checkpoints",
     "save_seconds",

@@ -41,12 +41,46 @@ CLUSTER_SLURM_SETTINGS = {
     "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
     "HealthCheckNodeState": "ANY",
 }
-"""Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster. Not
-settled offline: the botocore 1.44.8 PCS model's SlurmCustomSetting.parameterName defers to the AWS PCS User Guide
-("Configuring custom Slurm settings in AWS PCS"), whose cluster list could not be read here; the older texts
-reachable (AWS SDK for Kotlin SlurmCustomSetting.parameterName, CloudFormation AWS::PCS::Cluster) list only
-Prolog, Epilog, SelectTypeParameters and AccountingStorageEnforce. If TaskProlog or HealthCheck* is refused, the
-first `pulumi up` fails at CreateCluster (before any node launches); docs/training-operations.md says so."""
+"""Cluster-level Slurm settings. Every name is on PCS's cluster allow-list below; a name outside it is a
+ValidationException at CreateCluster."""
+PCS_CLUSTER_SETTINGS = frozenset(
+    {
+        "AccountingStorageEnforce", "AccountingStorageTRES", "AccountingStoreFlags", "AuthAltParameters",
+        "CliFilterParameters", "CliFilterPlugins", "CommunicationParameters", "DefMemPerCPU", "Epilog",
+        "EnforcePartLimits", "FairShareDampeningFactor", "FirstJobId", "HealthCheckInterval",
+        "HealthCheckNodeState", "HealthCheckProgram", "JobRequeue", "LaunchParameters", "Licenses", "MetricsType",
+        "MinJobAge", "OverTimeLimit", "PreemptExemptTime", "PreemptMode", "PreemptParameters", "PreemptType",
+        "PriorityCalcPeriod", "PriorityDecayHalfLife", "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge",
+        "PriorityUsageResetPeriod", "PriorityWeightAge", "PriorityWeightAssoc", "PriorityWeightFairshare",
+        "PriorityWeightJobSize", "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightTRES", "Prolog",
+        "PrologFlags", "RequeueExit", "RequeueExitHold", "SchedulerParameters", "SelectTypeParameters",
+        "SrunPortRange", "TaskEpilog", "TaskPluginParam", "TaskProlog", "TrackWCKey", "UnkillableStepProgram",
+        "UnkillableStepTimeout",
+    }
+)
+"""The slurm.conf names PCS accepts on a cluster: AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters"
+(https://docs.aws.amazon.com/pcs/latest/userguide/slurm-custom-settings-cluster.html, the list as of 2026-12). It
+settles the review's finding 9: TaskProlog and HealthCheckProgram/Interval/NodeState are allowed. The older texts
+(CloudFormation AWS::PCS::Cluster SlurmCustomSetting in cfn-lint 1.58, AWS SDK for Kotlin) list only Prolog,
+Epilog, SelectTypeParameters and AccountingStorageEnforce: they predate the allow-list's expansion, and the
+botocore 1.44.8 model defers to the User Guide page. No topology setting (TopologyPlugin, TopologyParam) is on it:
+PCS owns slurm.conf's topology, so the stacks generate no topology.conf."""
+PCS_NODE_GROUP_SETTINGS = frozenset(
+    {"CpuSpecList", "Features", "Gres", "MemSpecLimit", "Parameters", "RealMemory", "Sockets", "Weight"}
+)
+"""The names PCS accepts on a compute node group: AWS PCS User Guide, "Custom Slurm settings for AWS PCS compute
+node groups" (https://docs.aws.amazon.com/pcs/latest/userguide/slurm-custom-settings-cng.html)."""
+INSTANCE_HEALTH_CHECKS_SLURM = "26.05"
+"""PCS's own node health and repair (ComputeNodeGroup instanceHealthChecks: health monitoring with a repair action,
+DCGM deep health checks on start) needs this Slurm version (botocore 1.44.8 PCS model,
+CreateComputeNodeGroupRequest.instanceHealthChecks: "Instance health checks require Slurm version 26.05 or later";
+SchedulerRequest.version lists 24.11 | 25.05 | 25.11 | 26.05). The stacks do not set it, and stay on 25.05, for two
+reasons: the resource they create the node groups with, AWS::PCS::ComputeNodeGroup through Cloud Control
+(pulumi-aws-native 1.84, and the CloudFormation schema cfn-lint 1.58 validates against), has no InstanceHealthChecks
+property, so no version would let the stack set it; and the AMI's Slurm must match the cluster's (the PCS Slurm
+installer keeps one version per AMI). Until the resource type carries it, the HealthCheckProgram (health-check.sh.j2)
+drains a node that lost a GPU, an EFA device, its driver or Lustre; tests/components/test_pcs_settings.py fails as
+soon as the pinned schema gains the property, so it gets wired in then."""
 PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
 WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
 """Slurm fills lower weights first: on-demand (and the block) before spot."""
@@ -233,6 +267,9 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
 
 __all__ = [
     "CLUSTER_SLURM_SETTINGS",
+    "INSTANCE_HEALTH_CHECKS_SLURM",
+    "PCS_CLUSTER_SETTINGS",
+    "PCS_NODE_GROUP_SETTINGS",
     "PROFILE_PATH",
     "PURCHASE_OPTIONS",
     "TYPE",

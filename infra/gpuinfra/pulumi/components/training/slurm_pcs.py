@@ -13,6 +13,7 @@ from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
+    Acceptance,
     LustreMount,
     NodeRole,
     mime_user_data,
@@ -71,6 +72,15 @@ def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pu
         opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent),
     )
     return image.root_device_name
+
+
+def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
+    """The NCCL acceptance job over every compute node; none for a type without GPUs or a network figure."""
+    if not plan.gpus_per_node or plan.network_gbps_per_node is None:
+        return None
+    return Acceptance(
+        spec.scheduler.partition, plan.instance_type, plan.nodes, plan.gpus_per_node, plan.network_gbps_per_node
+    )
 
 
 class SlurmOnPcs(pulumi.ComponentResource):
@@ -158,7 +168,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
             instance_type=login_type,
             count=LOGIN_NODES,
             memory_gib=plan.login_memory_gib,
-            user_data=user_data(NodeRole("login", login_type, retention=retention)),
+            user_data=user_data(NodeRole("login", login_type, retention=retention, acceptance=acceptance(spec, plan))),
             placement=False,
         )
         ami = self._image(spec.compute.image_id, o)
@@ -201,4 +211,4 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "root_device_name", "ssm_image"]
+__all__ = ["TYPE", "SlurmOnPcs", "acceptance", "pcs_node_policy", "root_device_name", "ssm_image"]
