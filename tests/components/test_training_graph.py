@@ -218,10 +218,42 @@ def test_instance_profile_is_least_privilege(graph: Graph) -> None:
 
 
 def test_security_group_is_self_only_and_closed_to_the_internet(graph: Graph) -> None:
-    sg = graph.one("aws:ec2/securityGroup:SecurityGroup").inputs
+    sg = graph.named("aws:ec2/securityGroup:SecurityGroup", "llm-train-net-efa").inputs
     (ingress,) = sg["ingress"]
     assert ingress["self"] is True and not ingress.get("cidrBlocks")
     assert any(e.get("self") for e in sg["egress"])
+    assert [e["fromPort"] for e in sg["egress"] if e.get("cidrBlocks")] == [443]
+
+
+def test_the_pcs_controller_has_its_own_group_with_the_rules_pcs_documents(graph: Graph) -> None:
+    """botocore 1.44.8 PCS model, Networking.securityGroupIds: "Inbound rule 1: Protocol All, Ports All, Source
+    Self; Outbound rule 1: All, All, 0.0.0.0/0; Outbound rule 2: All, All, Self"."""
+    (group,) = graph.dependencies_of(graph.one(tokens.PCS_CLUSTER), "aws:ec2/securityGroup:SecurityGroup")
+    assert group.name == "llm-train-slurm-pcs-sg"
+    rules = {
+        d: sorted((r["protocol"], r["fromPort"], r["toPort"], bool(r.get("self")), tuple(r.get("cidrBlocks") or ()))
+                  for r in group.inputs[d])
+        for d in ("ingress", "egress")
+    }
+    assert rules == {
+        "ingress": [("-1", 0, 0, True, ())],
+        "egress": [("-1", 0, 0, False, ("0.0.0.0/0",)), ("-1", 0, 0, True, ())],
+    }
+
+
+def test_node_primary_interfaces_join_the_controller_group_efa_interfaces_stay_in_the_efa_group(graph: Graph) -> None:
+    (controller,) = graph.one(tokens.PCS_CLUSTER).inputs["networking"]["securityGroupIds"]
+    efa_counts = {}
+    for name, group in groups(graph).items():
+        interfaces = template_of(graph, group).inputs["networkInterfaces"]
+        primary = [i for i in interfaces if i.get("interfaceType") != "efa-only"]
+        efa = [i for i in interfaces if i.get("interfaceType") == "efa-only"]
+        assert len(primary) == 1 and controller in primary[0]["securityGroups"], group.name
+        assert len(primary[0]["securityGroups"]) == 2
+        efa_group = next(g for g in primary[0]["securityGroups"] if g != controller)
+        assert all(i["securityGroups"] == [efa_group] for i in efa), group.name
+        efa_counts[name] = len(efa)
+    assert efa_counts == {"od": 32, "spot": 32, "login": 0}  # p5.48xlarge: an EFA on each of its 32 cards
 
 
 def test_twice_the_nodes_doubles_the_capacity() -> None:

@@ -10,9 +10,11 @@ Every property is checked against the CloudFormation schemas AWS::PCS::Cluster, 
   its path be /aws-pcs/ ("IAM instance profiles for AWS PCS");
 - launch templates: no instance type or instance profile of their own (the node group's), security groups on
   every interface, user data in MIME multi-part ("Using Amazon EC2 launch templates with AWS PCS");
-- the security group lets the controller's ENI and the nodes reach each other (slurmctld 6817, slurmd 6818,
-  slurmdbd 6819, srun's ephemeral ports): network.py's group admits all traffic from itself
-  ("Security group requirements and considerations").
+- the controller's ENI has a group of its own with exactly the rules the PCS API Reference requires of it
+  (Networking.securityGroupIds: inbound all from itself, outbound all to itself and to 0.0.0.0/0), as AWS's
+  recipe does (aws-samples/aws-hpc-recipes recipes/pcs/getting_started/assets/pcs-cluster-sg.yaml); every node's
+  primary interface joins it too, so slurmctld, slurmd, sackd and srun reach each other (6817-6819 and srun's
+  ephemeral ports), while EFA traffic stays in network.py's self-only EFA group on every interface.
 """
 
 from __future__ import annotations
@@ -108,7 +110,9 @@ class PcsArgs:
     size: str
     partition: str
     subnet_id: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
+    """The EFA group (self only), on every node interface."""
     ami_id: pulumi.Input[str]
     root_device_name: pulumi.Input[str]
     """The AMI's own root device (slurm_pcs.root_device_name)."""
@@ -136,8 +140,37 @@ def real_memory_mb(memory_gib: int) -> int:
     return int(memory_gib * 1024 * 0.95)
 
 
+def controller_group(name: str, vpc_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> aws.ec2.SecurityGroup:
+    """The PCS cluster's security group: the three rules the PCS API Reference lists as required for the
+    controller's ENI (Networking.securityGroupIds), nothing more."""
+    return aws.ec2.SecurityGroup(
+        name,
+        vpc_id=vpc_id,
+        description="AWS PCS controller and node primary interfaces: Slurm between them; outbound as PCS requires",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                protocol="-1", from_port=0, to_port=0, self=True, description="Slurm: controller and nodes"
+            )
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="-1", from_port=0, to_port=0, self=True, description="Slurm: controller and nodes"
+            ),
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="-1",
+                from_port=0,
+                to_port=0,
+                cidr_blocks=["0.0.0.0/0"],
+                description="PCS requires all outbound (API Reference, Networking.securityGroupIds)",
+            ),
+        ],
+        opts=o,
+    )
+
+
 class PcsCluster(pulumi.ComponentResource):
     cluster: aws_native.pcs.Cluster
+    controller_group: aws.ec2.SecurityGroup
     node_groups: list[aws_native.pcs.ComputeNodeGroup]
     login: aws_native.pcs.ComputeNodeGroup
     queue: aws_native.pcs.Queue
@@ -152,12 +185,13 @@ class PcsCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o, n = child(self, provider), child(self, native)
+        self.controller_group = controller_group(f"{name}-sg", args.vpc_id, o)
         self.cluster = aws_native.pcs.Cluster(
             f"{name}-cluster",
             name=args.cluster,
             size=args.size,
             scheduler={"type": "SLURM", "version": args.slurm_version},
-            networking={"subnet_ids": [args.subnet_id], "security_group_ids": [args.security_group_id]},
+            networking={"subnet_ids": [args.subnet_id], "security_group_ids": [self.controller_group.id]},
             # camelCase on purpose: pulumi-aws-native 1.84's Python SDK types this input with the queue's
             # SlurmConfigurationPropertiesArgs (a name collision) and would not translate the cluster's own
             # properties; keys it does not know reach the provider, which takes the CloudFormation schema's.
@@ -186,7 +220,7 @@ class PcsCluster(pulumi.ComponentResource):
     def _group(
         self, name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions, n: pulumi.ResourceOptions
     ) -> aws_native.pcs.ComputeNodeGroup:
-        template = launch_template(f"{name}-{group.suffix}-lt", args, group, o)
+        template = launch_template(f"{name}-{group.suffix}-lt", args, group, self.controller_group.id, o)
         settings = [
             {"parameter_name": "RealMemory", "parameter_value": str(real_memory_mb(group.memory_gib))},
             {"parameter_name": "Weight", "parameter_value": str(WEIGHTS[group.purchase_option])},
@@ -209,10 +243,13 @@ class PcsCluster(pulumi.ComponentResource):
         )
 
 
-def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+def launch_template(
+    name: str, args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str], o: pulumi.ResourceOptions
+) -> aws.ec2.LaunchTemplate:
     """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
     volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
-    name whichever service role PCS launches with."""
+    name whichever service role PCS launches with. The primary interface carries the EFA group and the cluster's
+    group (Slurm's traffic); the efa-only interfaces, which have no IP address, the EFA group alone."""
     block = group.capacity_reservation_id is not None
     return aws.ec2.LaunchTemplate(
         name,
@@ -220,7 +257,9 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
         network_interfaces=[
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 **spec,
-                security_groups=[args.security_group_id],
+                security_groups=[args.security_group_id, cluster_group]
+                if spec.get("interface_type") != "efa-only"
+                else [args.security_group_id],
                 delete_on_termination="true",
                 associate_public_ip_address="false",
             )
@@ -276,6 +315,7 @@ __all__ = [
     "GroupArgs",
     "PcsArgs",
     "PcsCluster",
+    "controller_group",
     "interface_layout",
     "launch_template",
     "real_memory_mb",

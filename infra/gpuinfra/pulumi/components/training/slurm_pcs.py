@@ -180,6 +180,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 size=plan.pcs_size or "LARGE",
                 partition=spec.scheduler.partition,
                 subnet_id=network.private_subnet.id,
+                vpc_id=network.vpc.id,
                 security_group_id=network.security_group.id,
                 ami_id=ami,
                 root_device_name=root_device_name(ami, o),
