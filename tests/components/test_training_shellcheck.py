@@ -77,4 +77,5 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/interruption-watcher",
         "/opt/gpuinfra/prune-checkpoints",
         "/opt/gpuinfra/nccl-acceptance.sbatch",
+        "/opt/gpuinfra/job-group",
     } <= paths

@@ -51,6 +51,11 @@ NCCL_MAX_BYTES = "8G"
 to 128 MB on one node; across nodes the plateau comes later)."""
 SRUN_MPI = "pmix"
 """How srun wires the nccl-tests ranks (Slurm MPI Users Guide: srun --mpi=pmix for an MPI built with PMIx)."""
+JOB_GROUP = "gpuinfra-train"
+JOB_GID = 59000
+"""The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
+cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
+gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -139,6 +144,14 @@ def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
     return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
 
 
+def job_group(cluster: str, checkpoint_root: str | None) -> str:
+    """The boot script that creates the job group (every node) and, given the checkpoint root (the login node),
+    makes the root and its run directories group-writable with the setgid bit."""
+    return render(
+        "training/job-group.sh.j2", cluster=cluster, group=JOB_GROUP, gid=JOB_GID, checkpoint_root=checkpoint_root
+    )
+
+
 def lustre_client(cluster: str, mount_path: str) -> str:
     return render("training/lustre-client.sh.j2", cluster=cluster, mount_path=mount_path)
 
@@ -223,8 +236,10 @@ def node_cloud_config(
     """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
+    checkpoint_root = node.retention.checkpoint_dir if node.retention else None
     units = [
         "gpuinfra-imds-guard.service",
+        "gpuinfra-job-group.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
@@ -237,6 +252,8 @@ def node_cloud_config(
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
         imds_guard=imds_guard(cluster),
+        job_group=job_group(cluster, checkpoint_root),
+        checkpoint_root=checkpoint_root,
         lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
@@ -265,6 +282,8 @@ __all__ = [
     "COMPLETE_MARKER",
     "HEALTH_CHECK",
     "JOB_ENV",
+    "JOB_GID",
+    "JOB_GROUP",
     "NCCL_ACCEPTANCE",
     "SCRATCH_PATH",
     "TASK_PROLOG",
@@ -276,6 +295,7 @@ __all__ = [
     "imds_guard",
     "interruption_watcher",
     "job_environment",
+    "job_group",
     "lustre_client",
     "mime_user_data",
     "mount_scratch",
