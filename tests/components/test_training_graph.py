@@ -134,6 +134,14 @@ def test_launch_template_requires_imdsv2_encrypts_ebs_and_uses_the_placement_gro
         assert "Content-Type: multipart/mixed" in text
 
 
+def test_user_data_fits_ec2s_16_kb_with_room_for_pcs_part(graph: Graph) -> None:
+    """EC2 takes 16,384 bytes of user data before base64 (EC2 User Guide, user data); PCS adds its own MIME part to
+    ours at launch (PCS User Guide, launch templates) and documents no size for it: 1 KB is kept free for it (our
+    margin). The scripts travel gzip+base64 (cloud-init write_files encoding gz+b64), which is what makes room."""
+    sizes = {lt.name: len(base64.b64decode(lt.inputs["userData"])) for lt in graph.of_type(tokens.LAUNCH_TEMPLATE)}
+    assert len(sizes) == 3 and all(size <= 16_384 - 1_024 for size in sizes.values()), sizes
+
+
 def test_lustre_matches_the_spec(graph: Graph) -> None:
     fs = graph.one(FSX).inputs
     assert fs["deploymentType"] == "PERSISTENT_2"
