@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 from gpuinfra.graph import Graph, Resource, tokens
@@ -286,3 +287,39 @@ def test_on_demand_and_capacity_block_capacity() -> None:
     assert lt["instanceMarketOptions"]["marketType"] == "capacity-block"
     target = lt["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target["capacityReservationId"] == "cr-0123456789abcdef0"
+
+
+def test_home_is_an_encrypted_efs_with_a_mount_target_per_node_subnet(graph: Graph) -> None:
+    """Amazon EFS User Guide: a mount target serves its Availability Zone's clients, and its security group must
+    admit NFS (TCP 2049) from theirs."""
+    fs = graph.one(tokens.EFS_FILE_SYSTEM)
+    assert fs.inputs["encrypted"] is True and fs.inputs["throughputMode"] == "bursting"
+    (target,) = graph.of_type(tokens.EFS_MOUNT_TARGET)
+    node_subnets = {s for g in groups(graph).values() for s in g.inputs["subnetIds"]}
+    assert {target.inputs["subnetId"]} == node_subnets
+    (sg,) = graph.dependencies_of(target, "aws:ec2/securityGroup:SecurityGroup")
+    (rule,) = sg.inputs["ingress"]
+    assert (rule["protocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 2049, 2049)
+    assert not rule.get("cidrBlocks") and not sg.inputs.get("egress")
+    efa = graph.named("aws:ec2/securityGroup:SecurityGroup", "llm-train-net-efa")
+    assert efa in graph.dependencies_of(sg, "aws:ec2/securityGroup:SecurityGroup")  # the nodes' group, on every NIC
+
+
+def test_every_node_mounts_home_from_efs_with_the_recommended_options(graph: Graph) -> None:
+    """Amazon EFS User Guide, "Mounting EFS file systems using NFS": nfsvers=4.1, rsize and wsize 1 MiB, hard,
+    timeo=600, retrans=2, noresvport; the DNS name is file-system-id.efs.region.amazonaws.com."""
+    import email
+
+    from helpers import cloud_config
+
+    for name, group in groups(graph).items():
+        lt = template_of(graph, group)
+        text = base64.b64decode(lt.inputs["userData"]).decode()
+        part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
+        home = next(m for m in cloud_config(part.get_payload())["mounts"] if m[1] == "/home")
+        assert re.fullmatch(r"fs-[0-9a-f]+\.efs\.us-east-1\.amazonaws\.com:/", home[0]), name
+        assert home[2] == "nfs4"
+        assert set(home[3].split(",")) >= {
+            "nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600", "retrans=2", "noresvport", "_netdev"
+        }
+        assert graph.one(tokens.EFS_MOUNT_TARGET) in graph.dependencies_of(lt, tokens.EFS_MOUNT_TARGET), name

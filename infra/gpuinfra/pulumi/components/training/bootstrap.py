@@ -68,6 +68,15 @@ class LustreMount:
 
 
 @dataclass(frozen=True)
+class HomeMount:
+    """The shared /home (EFS) every node mounts."""
+
+    dns_name: str
+    path: str
+    options: str
+
+
+@dataclass(frozen=True)
 class Retention:
     """Checkpoint retention the pruner applies (PCS login node, Kubernetes CronJob)."""
 
@@ -231,7 +240,12 @@ def prune_checkpoints(cluster: str, retention: Retention) -> str:
 
 
 def node_cloud_config(
-    cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None, slurm_version: str
+    cluster: str,
+    node: NodeRole,
+    env: dict[str, str],
+    lustre: LustreMount | None,
+    slurm_version: str,
+    home: HomeMount | None = None,
 ) -> str:
     """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
     compute = node.role == "compute"
@@ -264,6 +278,7 @@ def node_cloud_config(
         acceptance=nccl_acceptance(cluster, node.acceptance, slurm_version) if node.acceptance else "",
         acceptance_path=NCCL_ACCEPTANCE,
         lustre=lustre,
+        home=home,
         units=units,
     )
 
@@ -288,6 +303,7 @@ __all__ = [
     "SCRATCH_PATH",
     "TASK_PROLOG",
     "Acceptance",
+    "HomeMount",
     "LustreMount",
     "NodeRole",
     "Retention",

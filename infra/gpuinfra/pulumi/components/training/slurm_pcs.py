@@ -14,12 +14,14 @@ from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     Acceptance,
+    HomeMount,
     LustreMount,
     NodeRole,
     mime_user_data,
     node_cloud_config,
 )
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
+from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pruner import retention_for
@@ -86,6 +88,7 @@ def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
     placement_group: aws.ec2.PlacementGroup
+    home: SharedHome
 
     def __init__(
         self,
@@ -125,9 +128,26 @@ class SlurmOnPcs(pulumi.ComponentResource):
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
         env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
 
+        self.home = SharedHome(
+            f"{name}-home",
+            network.vpc.id,
+            [network.private_subnet.id],
+            network.security_group.id,
+            compute.tags,
+            provider,
+            pulumi.ResourceOptions(parent=self),
+        )
+        # The mount targets' ids ride along so every launch template waits for them: the file system's DNS name
+        # resolves only once a mount target exists in the node's zone (Amazon EFS User Guide, mount targets).
+        home = pulumi.Output.all(self.home.file_system.dns_name, *[t.id for t in self.home.mount_targets]).apply(
+            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
+        )
+
         def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return mount.apply(
-                lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m, spec.scheduler.slurm_version))
+            return pulumi.Output.all(mount, home).apply(
+                lambda v: mime_user_data(
+                    node_cloud_config(spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1])
+                )
             )
 
         capacity = spec.compute.capacity
