@@ -87,7 +87,7 @@ def test_the_unit_runs_it_at_boot_after_the_mount_and_before_every_prune() -> No
     unit = files["/etc/systemd/system/gpuinfra-job-group.service"]
     assert "Type=oneshot" in unit and "ExecStart=/opt/gpuinfra/job-group" in unit
     assert "RequiresMountsFor=/fsx/checkpoints" in unit
-    assert "ExecStartPre=/opt/gpuinfra/job-group" in files["/etc/systemd/system/gpuinfra-prune-checkpoints.service"]
+    assert "ExecStartPre=-/opt/gpuinfra/job-group" in files["/etc/systemd/system/gpuinfra-prune-checkpoints.service"]
     assert ["systemctl", "enable", "--now", "gpuinfra-job-group.service"] in config["runcmd"]
     assert "root=/fsx/checkpoints" in files["/opt/gpuinfra/job-group"]
     compute = cloud_config(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", gpus=8), {}, None, "25.05"))
