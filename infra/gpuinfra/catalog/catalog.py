@@ -25,6 +25,7 @@ from gpuinfra.catalog.models import (
     Purchase,
     QuotaCode,
     QuotaUnknown,
+    RegionAccounts,
     RegionList,
     Role,
     ServicePrice,
@@ -78,6 +79,13 @@ class Catalog:
     """The Spot Instance Advisor's interruption band per (type, Region) (spot_advice.json)."""
     instance_topology: AcceleratorSet | None = None
     """Instance types whose network topology EC2 describes (topology.yaml; `names` are instance types)."""
+
+    elb_log_accounts: RegionAccounts | None = None
+    """The account ELB delivers ALB access logs as, per region (log_delivery.yaml)."""
+
+    def elb_log_account(self, region: str) -> str | None:
+        """ELB's log-delivery account in `region`; None for regions opened since August 2022 (service principal)."""
+        return self.elb_log_accounts.accounts.get(region) if self.elb_log_accounts else None
 
     def describes_topology(self, instance_type: str) -> bool:
         """EC2 describes the type's place in the network, so EKS labels its network layers."""

@@ -30,6 +30,7 @@ from gpuinfra.catalog.models import (
     OnDemandPrice,
     QuotaCode,
     QuotaUnknown,
+    RegionAccounts,
     RegionList,
     ServicePrice,
     Source,
@@ -99,6 +100,7 @@ def load_catalog() -> Catalog:
             fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
             spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
             instance_topology=AcceleratorSet.model_validate(_read("topology.yaml")["instance_topology"]),
+            elb_log_accounts=RegionAccounts.model_validate(_read("log_delivery.yaml")["elb_log_accounts"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -124,6 +126,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.devices,
         *([catalog.fp8_weights] if catalog.fp8_weights else []),
         *([catalog.instance_topology] if catalog.instance_topology else []),
+        *([catalog.elb_log_accounts] if catalog.elb_log_accounts else []),
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,

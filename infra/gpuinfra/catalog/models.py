@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime
 from decimal import Decimal
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, StringConstraints
 
 Purchase = Literal["on_demand", "spot", "capacity_block"]
 Role = Literal["serving", "training", "other"]
@@ -169,6 +169,12 @@ class AcceleratorSet(UndatedEntry):
     names: list[str]
 
 
+class RegionAccounts(UndatedEntry):
+    """An AWS-owned account per region that a service acts as (ELB access-log delivery)."""
+
+    accounts: dict[str, Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]]
+
+
 class MemoryBandwidth(UndatedEntry):
     """Peak device-memory bandwidth of one accelerator (datasheet): what bounds LLM decode (plan/roofline.py)."""
 
@@ -248,6 +254,7 @@ __all__ = [
     "Purchase",
     "QuotaCode",
     "QuotaUnknown",
+    "RegionAccounts",
     "RegionList",
     "Role",
     "ServicePrice",

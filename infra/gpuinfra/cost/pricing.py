@@ -20,6 +20,7 @@ from gpuinfra.cost.services import (
     price_bucket,
     price_efs,
     price_eip,
+    price_flow_log,
     price_load_balancer,
     price_log_group,
     price_lustre,
@@ -51,6 +52,7 @@ PRICERS: dict[str, Pricer] = {
     tokens.ALB_LOAD_BALANCER: price_load_balancer,
     tokens.NAT_GATEWAY: price_nat_gateway,
     tokens.LOG_GROUP: price_log_group,
+    tokens.FLOW_LOG: price_flow_log,
     tokens.EIP: price_eip,
     tokens.GA_ACCELERATOR: fixed("global_accelerator/fixed", "Accelerator (fixed fee)", "accelerators"),
     tokens.EKS_CLUSTER: fixed("eks/cluster", "EKS control plane", "clusters"),
@@ -67,6 +69,7 @@ PRICERS: dict[str, Pricer] = {
 FREE_IN_CONFIGURATION = {
     tokens.ROUTE53_RECORD: "alias record: queries to AWS resources are free",
     tokens.VPC_ENDPOINT: "gateway endpoint: no additional charge",
+    tokens.FLOW_LOG: "delivery to CloudWatch Logs is priced on the log group (ingestion and storage)",
 }
 
 

@@ -116,6 +116,24 @@ def price_nat_gateway(resource: Resource, ctx: Ctx) -> list[Line]:
     return lines
 
 
+def price_flow_log(resource: Resource, ctx: Ctx) -> list[Line] | None:
+    """Flow logs to S3: vended-log delivery per GB (usage: `monthly_ingested_gb`); to CloudWatch Logs the log
+    group carries ingestion and storage, so the flow log itself is free in that configuration."""
+    if resource.inputs.get("logDestinationType") != "s3":
+        return None
+    return [
+        usage_line(
+            resource,
+            ctx,
+            "monthly_ingested_gb",
+            "Vended logs delivered to S3",
+            "GB",
+            ctx.book.service("cloudwatch_logs/vended_to_s3", ctx.where.region),
+            "CloudWatch vended logs delivery to S3",
+        )
+    ]
+
+
 def price_log_group(resource: Resource, ctx: Ctx) -> list[Line]:
     """CloudWatch Logs: ingestion per GB and storage per GB-month, both usage (unknown without a usage file:
     no spec says how many flows a VPC carries)."""
@@ -276,6 +294,7 @@ __all__ = [
     "price_bucket",
     "price_efs",
     "price_eip",
+    "price_flow_log",
     "price_load_balancer",
     "price_log_group",
     "price_lustre",

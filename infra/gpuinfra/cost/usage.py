@@ -21,6 +21,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph, Resource, tokens
 from gpuinfra.plan import AnyPlan, TrainingPlan
+from gpuinfra.plan.checkpoint import SUPERSEDED_TAG
 from gpuinfra.spec.problems import validation_problems
 from gpuinfra.spec.yamlfile import read_yaml
 
@@ -47,7 +48,7 @@ class ResourceUsage(BaseModel):
     monthly_data_processed_gb: Annotated[Decimal, Field(ge=0)] | None = None
     """GB a NAT gateway processes a month."""
     monthly_ingested_gb: Annotated[Decimal, Field(ge=0)] | None = None
-    """GB a CloudWatch Logs group ingests a month (the VPC flow log records delivered to it)."""
+    """GB of logs delivered a month: what a CloudWatch Logs group ingests, or what a VPC flow log delivers to S3."""
     capacity_units: Annotated[Decimal, Field(ge=0)] | None = None
     """Average load balancer capacity units (LCU / NLCU) per hour."""
     monthly_requests_millions: Annotated[Decimal, Field(ge=0)] | None = None
@@ -109,8 +110,9 @@ def load_usage_file(path: Path) -> Usage:
 
 
 def assumed_usage(plan: AnyPlan | None, graph: Graph) -> dict[str, tuple[ResourceUsage, str]]:
-    """Usage the plan implies. Training with checkpoints: a bucket whose lifecycle expires objects after N days
-    holds every checkpoint written in N days (one per interval), each of the planned checkpoint size."""
+    """Usage the plan implies. Training with checkpoints: the checkpoint bucket (its lifecycle expires the copies the
+    pruner tags superseded after N days) holds every checkpoint written in N days (one per interval), each of the
+    planned checkpoint size. Other buckets with a lifecycle (flow logs) are usage priced as any bucket."""
     checkpoint = plan.checkpoint if isinstance(plan, TrainingPlan) else None
     if checkpoint is None or not checkpoint.size_gb or not checkpoint.interval_minutes:
         return {}
@@ -132,12 +134,13 @@ def assumed_usage(plan: AnyPlan | None, graph: Graph) -> dict[str, tuple[Resourc
 
 
 def _expiry_days(graph: Graph) -> dict[str, int]:
-    """Bucket name -> the longest enabled expiration (days) of its lifecycle rules."""
+    """Checkpoint bucket name -> the longest enabled expiration (days) of its rules on superseded checkpoints."""
     out: dict[str, int] = {}
     for config in graph.of_type(*LIFECYCLE_TYPES):
         for rule in config.inputs.get("rules") or []:
             days = (rule.get("expiration") or {}).get("days")
-            if rule.get("status") == "Enabled" and isinstance(days, int):
+            tag = ((rule.get("filter") or {}).get("tag") or {}).get("key")
+            if rule.get("status") == "Enabled" and isinstance(days, int) and tag == SUPERSEDED_TAG:
                 name = str(config.inputs.get("bucket"))
                 out[name] = max(out.get(name, 0), days)
     return out

@@ -11,6 +11,9 @@ import math
 from gpuinfra.plan.memory import Plain
 
 HOURS_PER_MONTH = 730.0
+SUPERSEDED_TAG = "gpuinfra-superseded"
+"""The S3 tag the checkpoint pruner sets (value "true") on the copies of a checkpoint it removed: the checkpoint
+bucket's lifecycle expires only those, and the cost model finds the checkpoint bucket by that rule."""
 
 
 class CheckpointPlan(Plain):

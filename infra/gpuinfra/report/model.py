@@ -12,6 +12,8 @@ from typing import Any, Literal
 from pydantic import BaseModel, ConfigDict
 
 from gpuinfra.errors import blocks, verdict
+from gpuinfra.graph.model import Resource
+from gpuinfra.plan import Plan
 
 REPORT_VERSION: Literal[1] = 1
 
@@ -37,21 +39,6 @@ class Section(Model):
     columns: list[str] = []
     rows: list[list[str]] = []
     notes: list[str] = []
-
-
-class ResourceOut(Model):
-    """One registration of the resource graph."""
-
-    urn: str
-    type: str
-    name: str
-    parent: str | None = None
-    provider: str | None = None
-    custom: bool = True
-    dependencies: list[str] = []
-    inputs: dict[str, Any] = {}
-    protect: bool = False
-    retain_on_delete: bool = False
 
 
 class PolicyViolationOut(Model):
@@ -93,6 +80,31 @@ class Money(Model):
     monthly_usd: Decimal | None = None
     monthly_min_usd: Decimal | None = None
     monthly_max_usd: Decimal | None = None
+
+
+class MoneyChange(Model):
+    """One money type for a review, as Infracost's past/current/diff: the month before and after the change (each a
+    Money: expected, autoscaling minimum and maximum; None inside where a side is unknown or absent) and the
+    expected change, unknown when either side is."""
+
+    before: Money = Money()
+    after: Money = Money()
+    delta_usd: Decimal | None = None
+
+
+def money_change(
+    before: Decimal | None,
+    after: Decimal | None,
+    delta: Decimal | None,
+    before_range: tuple[Decimal | None, Decimal | None] = (None, None),
+    after_range: tuple[Decimal | None, Decimal | None] = (None, None),
+) -> MoneyChange:
+    """A MoneyChange from expected totals, the change and (min, max) ranges."""
+    return MoneyChange(
+        before=Money(monthly_usd=before, monthly_min_usd=before_range[0], monthly_max_usd=before_range[1]),
+        after=Money(monthly_usd=after, monthly_min_usd=after_range[0], monthly_max_usd=after_range[1]),
+        delta_usd=delta,
+    )
 
 
 class CostLineOut(Money):
@@ -192,9 +204,12 @@ class StackReport(Model):
     account: str
     account_id: str | None = None
     findings: list[FindingOut] = []
-    plan: dict[str, Any] = {}
+    plan: Plan | None = None
+    """The stack's plan, typed (its `workload` tells which); what `diff` reads back for usage and figures."""
     summary: list[Section] = []
-    resources: list[ResourceOut] | None = None
+    resources: list[Resource] | None = None
+    """The graph's own records (gpuinfra.graph.Resource), serialized as they are: one record for a resource
+    everywhere, in the engine, the report and the documents `diff` reads back."""
     """The resource graph (preview only)."""
     cost: CostOut | None = None
     """The graph priced from the catalog (preview only)."""
@@ -288,9 +303,7 @@ class ResourceChangeOut(Model):
     """same: inputs equal, only the cost moved (e.g. spec-derived usage)."""
     component: str = ""
     changes: list[PropertyChangeOut] = []
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
 
 
 class FindingChangeOut(Model):
@@ -319,13 +332,7 @@ class StackDiffOut(Model):
     status: Literal["changed", "unchanged", "added", "removed", "not-previewed"]
     """not-previewed: a side has no graph (an error finding stopped its preview); its cost is left out."""
     counts: dict[str, int] = {}
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
-    monthly_min_before_usd: Decimal | None = None
-    monthly_max_before_usd: Decimal | None = None
-    monthly_min_after_usd: Decimal | None = None
-    monthly_max_after_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
     resources: list[ResourceChangeOut] = []
     findings: list[FindingChangeOut] = []
     unpriced_after: list[str] = []
@@ -353,11 +360,7 @@ class DiffReport(Model):
     command: Literal["diff"] = "diff"
     base: str
     head: str
-    monthly_before_usd: Decimal | None = None
-    monthly_after_usd: Decimal | None = None
-    monthly_delta_usd: Decimal | None = None
-    monthly_min_after_usd: Decimal | None = None
-    monthly_max_after_usd: Decimal | None = None
+    monthly: MoneyChange = MoneyChange()
     prices_as_of: datetime.date | None = None
     prices_as_of_newest: datetime.date | None = None
     losses: list[DataLossOut] = []
@@ -517,6 +520,7 @@ __all__ = [
     "FindingOut",
     "InputProblem",
     "Money",
+    "MoneyChange",
     "PolicyOut",
     "PolicyReportOut",
     "PolicyViolationOut",
@@ -524,9 +528,9 @@ __all__ = [
     "Report",
     "ResourceChangeOut",
     "ResourceCostOut",
-    "ResourceOut",
     "Section",
     "StackCostOut",
     "StackDiffOut",
     "StackReport",
+    "money_change",
 ]

@@ -31,7 +31,7 @@ IGNORED = frozenset({"__defaults"})
 
 
 @dataclass(frozen=True, slots=True)
-class Finding:
+class ReviewItem:
     """Anything a reviewer must read: a validator finding, a policy result, a Pulumi diagnostic."""
 
     stack: str
@@ -61,7 +61,7 @@ class Snapshot:
     graph: Graph | None
     """None when the stack was not previewed (it has an error, or could not be read)."""
     cost: Breakdown | None = None
-    findings: tuple[Finding, ...] = ()
+    findings: tuple[ReviewItem, ...] = ()
     steps: Mapping[str, Step] = field(default_factory=dict)
     """Pulumi's own verdict per URN (head side read from `pulumi preview --json`)."""
     figures: Mapping[str, Figure] = field(default_factory=dict)
@@ -121,9 +121,9 @@ class StackDiff:
     resources: tuple[ResourceDiff, ...]
     before: Breakdown | None
     after: Breakdown | None
-    new_findings: tuple[Finding, ...]
-    resolved_findings: tuple[Finding, ...]
-    head_findings: tuple[Finding, ...]
+    new_findings: tuple[ReviewItem, ...]
+    resolved_findings: tuple[ReviewItem, ...]
+    head_findings: tuple[ReviewItem, ...]
     figures: tuple[FigureChange, ...] = ()
     losses: tuple[DataLoss, ...] = ()
     """Replacements and deletions of resources that hold data (review/stateful.py)."""
@@ -162,11 +162,6 @@ class Diff:
     @property
     def delta(self) -> Decimal | None:
         return _minus(self.total("after"), self.total("before"))
-
-    @property
-    def blocking(self) -> list[Finding]:
-        """Head-side findings that fail the check (errors.blocks: error findings, mandatory violations)."""
-        return [f for s in self.stacks for f in s.head_findings if f.blocking]
 
     @property
     def losses(self) -> list[DataLoss]:
@@ -342,8 +337,8 @@ __all__ = [
     "Change",
     "Diff",
     "FigureChange",
-    "Finding",
     "ResourceDiff",
+    "ReviewItem",
     "Snapshot",
     "StackDiff",
     "changes",

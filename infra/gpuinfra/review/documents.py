@@ -23,7 +23,7 @@ from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.readers import PulumiPreview, read_events, read_export, read_preview, stack_of
 from gpuinfra.plan import AnyPlan, parse_plan
 from gpuinfra.plan.figures import plan_figures
-from gpuinfra.review.diff import Finding, Snapshot
+from gpuinfra.review.diff import ReviewItem, Snapshot
 from gpuinfra.spec import shown
 from gpuinfra.spec.files import loads_json, read_text
 
@@ -99,22 +99,10 @@ class _Shape(BaseModel):
     model_config = ConfigDict(extra="ignore")
 
 
-class ResourceDoc(_Shape):
-    urn: str
-    type: str
-    name: str
-    parent: str | None = None
-    provider: str | None = None
-    custom: bool = True
-    dependencies: list[str] = []
-    inputs: dict[str, Any] = {}
-    protect: bool = False
-    retain_on_delete: bool = False
-
-
 class StackDoc(_Shape):
     stack: str
-    resources: list[ResourceDoc] | None = None
+    resources: list[Resource] | None = None
+    """The report's records read back into the graph's own (extra fields of another version ignored)."""
     findings: list[dict[str, Any]] = []
     policy: dict[str, Any] | None = None
     preflight: list[dict[str, Any]] | None = None
@@ -178,7 +166,7 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
     for s in report.stacks:
         graph = None
         if s.resources is not None:
-            graph = Graph.of(s.stack, _project(s.resources), (_resource(r) for r in s.resources))
+            graph = Graph.of(s.stack, _project(s.resources), s.resources)
         plan = parse_plan(s.plan)
         cost = price(graph, catalog, usage, plan) if graph is not None else None
         stacks[s.stack] = Snapshot(
@@ -191,11 +179,11 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
     return Side(label, GPUINFRA, stacks, notes, unreadable)
 
 
-def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
+def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[ReviewItem, ...]:
     """Validator findings, the policy pack's violations when the report carries them (`policy.violations`:
     policy, level mandatory/advisory, resource URN and name, message) and preflight findings (error blocks)."""
     out = [
-        Finding(
+        ReviewItem(
             stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""), str(f.get("message"))
         )
         for f in report.get("findings") or []
@@ -204,7 +192,7 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
         if isinstance(v, dict):
             where = v.get("resource_name") or str(v.get("resource") or "").rsplit("::", 1)[-1]
             out.append(
-                Finding(
+                ReviewItem(
                     stack,
                     "policy",
                     str(v.get("policy")),
@@ -217,27 +205,12 @@ def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[Finding, ...]:
         if isinstance(f, dict):
             where = f"{f.get('name')}.{f.get('path')}" if f.get("path") else str(f.get("name"))
             out.append(
-                Finding(stack, "preflight", str(f.get("rule")), str(f.get("level")), where, str(f.get("message")))
+                ReviewItem(stack, "preflight", str(f.get("rule")), str(f.get("level")), where, str(f.get("message")))
             )
     return tuple(out)
 
 
-def _resource(r: ResourceDoc) -> Resource:
-    return Resource(
-        r.urn,
-        r.type,
-        r.name,
-        r.parent,
-        r.provider,
-        r.custom,
-        tuple(r.dependencies),
-        r.inputs,
-        r.protect,
-        r.retain_on_delete,
-    )
-
-
-def _project(resources: list[ResourceDoc]) -> str:
+def _project(resources: list[Resource]) -> str:
     return resources[0].urn.split("::")[1] if resources and resources[0].urn.count("::") >= 1 else ""
 
 
@@ -289,8 +262,8 @@ def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, 
     return Side("base", doc.kind, base, notes), Side("head", doc.kind, head, notes)
 
 
-def _diagnostics(preview: PulumiPreview) -> dict[str, tuple[Finding, ...]]:
-    out: dict[str, list[Finding]] = {}
+def _diagnostics(preview: PulumiPreview) -> dict[str, tuple[ReviewItem, ...]]:
+    out: dict[str, list[ReviewItem]] = {}
     for d in preview.diagnostics:
         severity = str(d.get("severity", ""))
         if severity not in ("error", "warning"):
@@ -298,7 +271,9 @@ def _diagnostics(preview: PulumiPreview) -> dict[str, tuple[Finding, ...]]:
         urn = str(d.get("urn") or "")
         stack = stack_of(urn) if urn else next(iter(preview.new or preview.old), "")
         out.setdefault(stack, []).append(
-            Finding(stack, "pulumi", "diagnostic", severity, urn.rsplit("::", 1)[-1], str(d.get("message", "")).strip())
+            ReviewItem(
+                stack, "pulumi", "diagnostic", severity, urn.rsplit("::", 1)[-1], str(d.get("message", "")).strip()
+            )
         )
     return {k: tuple(v) for k, v in out.items()}
 

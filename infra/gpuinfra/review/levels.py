@@ -12,13 +12,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import replace
 
 from gpuinfra.policy.config import PolicyConfig
-from gpuinfra.review.diff import Finding
+from gpuinfra.review.diff import ReviewItem
 from gpuinfra.review.documents import Side
 
 NOT_BLOCKING = {"remediate": "advisory"}
 
 
-def judged(finding: Finding, policies: Mapping[str, PolicyConfig] | None, suppress: frozenset[str]) -> Finding | None:
+def judged(
+    finding: ReviewItem, policies: Mapping[str, PolicyConfig] | None, suppress: frozenset[str]
+) -> ReviewItem | None:
     """The finding at the level the configuration gives it, or None when the configuration drops it."""
     if finding.source == "validator" and finding.rule in suppress and finding.level != "error":
         return None

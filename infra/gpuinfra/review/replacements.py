@@ -28,7 +28,7 @@ MAY_REPLACE = "may-replace"
 UNKNOWN_EFFECT = "unknown"
 
 
-class Rule(BaseModel):
+class ReplacementRule(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
     types: list[str]
@@ -57,7 +57,7 @@ def _under(path: str, prop: str) -> bool:
 
 
 class Rules:
-    def __init__(self, rules: list[Rule]) -> None:
+    def __init__(self, rules: list[ReplacementRule]) -> None:
         self.by_type = {t: rule for rule in rules for t in rule.types}
 
     def effect(self, type_: str, path: str, before: Any, after: Any, inputs: dict[str, Any]) -> tuple[str, str | None]:
@@ -91,11 +91,21 @@ def load_rules() -> Rules:
     from gpuinfra.catalog import load_catalog
 
     rows = load_table()["rules"]
-    rules = [Rule.model_validate(row) for row in rows]
+    rules = [ReplacementRule.model_validate(row) for row in rows]
     unknown = sorted({r.source for r in rules} - set(load_catalog().sources))
     if unknown:
         raise CatalogError(f"replacements.yaml cites unknown sources: {', '.join(unknown)}")
     return Rules(rules)
 
 
-__all__ = ["MAY_REPLACE", "REFRESH", "REPLACE", "UNKNOWN_EFFECT", "UPDATE", "Rule", "Rules", "load_rules", "load_table"]
+__all__ = [
+    "MAY_REPLACE",
+    "REFRESH",
+    "REPLACE",
+    "UNKNOWN_EFFECT",
+    "UPDATE",
+    "ReplacementRule",
+    "Rules",
+    "load_rules",
+    "load_table",
+]

@@ -236,6 +236,8 @@ LogRetentionDays = Literal[
     1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653
 ]  # fmt: skip
 """The retentions CloudWatch Logs accepts (PutRetentionPolicy, retentionInDays)."""
+FlowLogDestination = Literal["s3", "cloud-watch-logs"]
+"""Where VPC flow logs go (EC2 CreateFlowLogs LogDestinationType; kinesis-data-firehose is not offered)."""
 
 __all__ = [
     "MAX_INTEGER",
@@ -244,6 +246,7 @@ __all__ = [
     "NODE_NAME_PATTERN",
     "AccountName",
     "BucketName",
+    "FlowLogDestination",
     "InstanceTypeName",
     "Invalid",
     "K8sName",

@@ -13,6 +13,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from gpuinfra.spec.base import (
     AccountName,
+    FlowLogDestination,
     InstanceTypeName,
     Invalid,
     K8sName,
@@ -196,7 +197,11 @@ class FinetuneSpec(SpecModel):
     """Ceiling of the compute environment; default: one instance of the chosen type (one run at a time)."""
     tags: Tags = {}
     log_retention_days: LogRetentionDays = 365
-    """Days the stack keeps its VPC flow logs (CloudWatch Logs)."""
+    """Days the stack keeps its VPC flow logs (see `flow_logs`)."""
+    flow_logs: FlowLogDestination = "s3"
+    """Where the VPC flow logs go: a bucket of the stack's own whose objects expire after `log_retention_days`
+    (the default: vended-log delivery to S3 costs half of CloudWatch Logs ingestion), or `cloud-watch-logs`, a
+    log group with that retention, to query with Logs Insights."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
     protect_data: bool = True

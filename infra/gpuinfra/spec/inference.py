@@ -8,6 +8,7 @@ from pydantic import Field, StringConstraints, model_validator
 
 from gpuinfra.spec.base import (
     AccountName,
+    FlowLogDestination,
     InstanceTypeName,
     Invalid,
     K8sName,
@@ -364,7 +365,12 @@ class InferenceSpec(SpecModel):
     access: Access = Access()
     tags: Tags = {}
     log_retention_days: LogRetentionDays = 365
-    """Days the stack keeps its VPC flow logs and WAF logs (CloudWatch Logs) and load balancer access logs (S3)."""
+    """Days the stack keeps its VPC flow logs (see `flow_logs`), WAF logs (CloudWatch Logs) and load balancer access
+    logs (S3). One of the retentions CloudWatch Logs accepts, so either flow-log destination takes it."""
+    flow_logs: FlowLogDestination = "s3"
+    """Where the VPC flow logs go: a bucket of the stack's own whose objects expire after `log_retention_days`
+    (the default: vended-log delivery to S3 costs half of CloudWatch Logs ingestion), or `cloud-watch-logs`, a
+    log group with that retention, to query with Logs Insights."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
 

@@ -62,7 +62,25 @@ def _flow_log_problems(stack: StackView, log: PolicyResource) -> list[str]:
                 problems.append(
                     f"log group {group.name} keeps flow logs forever (no retention_in_days): set a retention"
                 )
+    elif kind == "s3":
+        buckets = stack.dependencies_of(log, *BUCKETS)
+        if not buckets:
+            problems.append(f"flow log {log.name} names no bucket of this stack; deliver to one with a retention")
+        for bucket in buckets:
+            if not _expires_objects(stack, bucket):
+                problems.append(
+                    f"bucket {bucket.name} keeps flow logs forever: add a lifecycle rule that expires them"
+                )
     return problems
+
+
+def _expires_objects(stack: StackView, bucket: PolicyResource) -> bool:
+    """An enabled lifecycle rule with an expiration in days (S3 PutBucketLifecycleConfiguration Expiration.Days)."""
+    configs = stack.dependents_of(bucket, tokens.BUCKET_LIFECYCLE, tokens.BUCKET_LIFECYCLE_V2)
+    rules = [rule for config in configs for rule in listed(get(config.props, "rules"))]
+    return any(
+        get(rule, "status") == "Enabled" and as_int(get(rule, "expiration", "days"), 0) > 0 for rule in rules
+    )
 
 
 # ---- default security group --------------------------------------------------------------------

@@ -16,7 +16,7 @@ from typing import Any
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from gpuinfra.graph import tokens
-from gpuinfra.graph.log_delivery import ELB_LOG_ACCOUNTS
+from gpuinfra.graph.log_delivery import elb_log_account
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
 from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
 from gpuinfra.policy.rules.paths import route_problems
@@ -396,7 +396,7 @@ def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str,
     """An access-log bucket's grant to the ELB log-delivery account of its region: s3:PutObject only, and only
     under `AWSLogs/<this account>/` (ELB user guide, "Enable access logs", step 2; gpuinfra.graph.log_delivery)."""
     region = StackView.region_of(resource)
-    if resource.resource_type != tokens.BUCKET_POLICY or ELB_LOG_ACCOUNTS.get(region or "") != account:
+    if resource.resource_type != tokens.BUCKET_POLICY or (elb_log_account(region) if region else None) != account:
         return False
     resources = [str(r) for r in listed(statement.get("Resource"))]
     return (

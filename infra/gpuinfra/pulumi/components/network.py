@@ -8,16 +8,20 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpuinfra.pulumi.components.vpc_logs import RETENTION_DAYS, flow_logs
+from gpuinfra.pulumi.components.vpc_logs import DEFAULT_SETTINGS, FlowLogSettings, flow_logs
 
 
 def vpc(
-    name: str, cidr: str, account_id: str | None, opts: pulumi.ResourceOptions, log_retention_days: int = RETENTION_DAYS
+    name: str,
+    cidr: str,
+    account_id: str | None,
+    opts: pulumi.ResourceOptions,
+    logs: FlowLogSettings = DEFAULT_SETTINGS,
 ) -> aws.ec2.Vpc:
     """A VPC with DNS on (EFA, FSx and the registry's S3 endpoint all resolve by name), its flow logs on and
     its default security group closed."""
     network = aws.ec2.Vpc(f"{name}-vpc", cidr_block=cidr, enable_dns_hostnames=True, enable_dns_support=True, opts=opts)
-    flow_logs(name, network, account_id, opts, log_retention_days)
+    flow_logs(name, network, account_id, opts, logs)
     close_default_group(name, network, opts)
     return network
 

@@ -15,12 +15,14 @@ from gpuinfra.report.model import (
     FigureChangeOut,
     FindingChangeOut,
     InputProblem,
+    MoneyChange,
     PictureOut,
     PropertyChangeOut,
     ResourceChangeOut,
     StackDiffOut,
+    money_change,
 )
-from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, Finding, ResourceDiff, StackDiff
+from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, ResourceDiff, ReviewItem, StackDiff
 
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 
@@ -46,14 +48,12 @@ def resource_out(r: ResourceDiff, catalog: Catalog) -> ResourceChangeOut:
         action=r.action,
         component=r.component,  # type: ignore[arg-type]
         changes=[change_out(c, catalog) for c in r.changes],
-        monthly_before_usd=r.before,
-        monthly_after_usd=r.after,
-        monthly_delta_usd=r.delta,
+        monthly=money_change(r.before, r.after, r.delta),
     )
 
 
 def findings_out(s: StackDiff) -> list[FindingChangeOut]:
-    def out(f: Finding, status: str) -> FindingChangeOut:
+    def out(f: ReviewItem, status: str) -> FindingChangeOut:
         return FindingChangeOut(
             stack=f.stack, source=f.source, rule=f.rule, level=f.level, where=f.where, message=f.message, status=status
         )  # type: ignore[arg-type]
@@ -70,18 +70,23 @@ def _delta_order(r: ResourceDiff) -> tuple[int, Decimal, str, str]:
     return (action, -abs(r.delta or Decimal(0)), r.type, r.name)
 
 
+def monthly(x: StackDiff | Diff) -> MoneyChange:
+    """A stack's or the whole review's month before and after, with the autoscaling ranges."""
+    return money_change(
+        x.total("before"),
+        x.total("after"),
+        x.delta,
+        (x.total("before", "monthly_min"), x.total("before", "monthly_max")),
+        (x.total("after", "monthly_min"), x.total("after", "monthly_max")),
+    )
+
+
 def stack_out(s: StackDiff) -> StackDiffOut:
     return StackDiffOut(
         stack=s.stack,
         status=s.status,
         counts=s.counts(),  # type: ignore[arg-type]
-        monthly_before_usd=s.total("before"),
-        monthly_after_usd=s.total("after"),
-        monthly_delta_usd=s.delta,
-        monthly_min_before_usd=s.total("before", "monthly_min"),
-        monthly_max_before_usd=s.total("before", "monthly_max"),
-        monthly_min_after_usd=s.total("after", "monthly_min"),
-        monthly_max_after_usd=s.total("after", "monthly_max"),
+        monthly=monthly(s),
         findings=findings_out(s),
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
@@ -113,11 +118,7 @@ def diff_report(
     return DiffReport(
         base=base,
         head=head,
-        monthly_before_usd=diff.total("before"),
-        monthly_after_usd=diff.total("after"),
-        monthly_delta_usd=diff.delta,
-        monthly_min_after_usd=diff.total("after", "monthly_min"),
-        monthly_max_after_usd=diff.total("after", "monthly_max"),
+        monthly=monthly(diff),
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
         losses=[

@@ -8,28 +8,9 @@ from typing import Any
 
 from gpuinfra.graph import Graph, Resource, tokens, views
 from gpuinfra.report.format import number
-from gpuinfra.report.model import ResourceOut, Section
+from gpuinfra.report.model import Section
 
 ROUTE53_RECORD = tokens.ROUTE53_RECORD
-
-
-def resources_out(graph: Graph) -> list[ResourceOut]:
-    """The graph's resources as report records (the engine's values are plain JSON: no re-validation)."""
-    return [
-        ResourceOut.model_construct(
-            urn=r.urn,
-            type=r.type,
-            name=r.name,
-            parent=r.parent,
-            provider=r.provider,
-            custom=r.custom,
-            dependencies=list(r.dependencies),
-            inputs=r.inputs,
-            protect=r.protect,
-            retain_on_delete=r.retain_on_delete,
-        )
-        for r in graph.resources
-    ]
 
 
 def component_label(graph: Graph, resource: Resource) -> str:
@@ -188,4 +169,4 @@ def region_of(graph: Graph, resource: Resource) -> str:
     return views.location(provider.inputs if provider else None).region or "-"
 
 
-__all__ = ["by_component", "capacity_mix", "efa_count", "key_settings", "region_of", "resources_out"]
+__all__ = ["by_component", "capacity_mix", "efa_count", "key_settings", "region_of"]

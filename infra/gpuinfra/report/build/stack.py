@@ -14,7 +14,7 @@ from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
-from gpuinfra.report.build.resources import by_component, key_settings, resources_out
+from gpuinfra.report.build.resources import by_component, key_settings
 from gpuinfra.report.format import check, gigabytes, money, number, percent
 from gpuinfra.report.model import (
     FindingOut,
@@ -60,7 +60,7 @@ def stack_report(
         account=inputs.spec.account,
         account_id=inputs.account.id,
         findings=findings_out(inputs, findings),
-        plan=plan.model_dump(mode="json"),
+        plan=plan,
         summary=summary(plan),
     )
 
@@ -267,7 +267,7 @@ def graph_report(stack: StackReport, graph: Graph) -> StackReport:
     """The stack report with the resource graph and the sections read from it."""
     return stack.model_copy(
         update={
-            "resources": resources_out(graph),
+            "resources": list(graph.resources),
             "summary": [*stack.summary, *key_settings(graph), by_component(graph)],
             "picture": picture(graph),
         }

@@ -3,14 +3,16 @@ the stable, versioned, byte-deterministic document `diff` reads; cost and diff r
 
 from __future__ import annotations
 
+from dataclasses import fields
 from functools import singledispatch
 from typing import Any
 
 import orjson
 
-from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report, ResourceOut
+from gpuinfra.graph.model import Resource
+from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
 
-RESOURCE_FIELDS = tuple(ResourceOut.model_fields)
+RESOURCE_FIELDS = tuple(f.name for f in fields(Resource))
 
 
 def dumps(data: Any) -> str:
@@ -48,7 +50,7 @@ def render_diff_json(report: DiffReport) -> str:
     return dumps(report.model_dump(mode="json"))
 
 
-def _plain(resource: ResourceOut) -> dict[str, Any]:
+def _plain(resource: Resource) -> dict[str, Any]:
     return {name: getattr(resource, name) for name in RESOURCE_FIELDS}
 
 

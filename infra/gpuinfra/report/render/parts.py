@@ -82,7 +82,7 @@ def counts(report: DiffReport) -> str:
 def free(r: ResourceChangeOut) -> bool:
     """A row folded into a count: added or changed at exactly $0.00/month (unknown is not zero; a replacement
     or deletion is always shown)."""
-    return r.action in ("create", "update", "same") and r.monthly_delta_usd is not None and r.monthly_delta_usd == 0
+    return r.action in ("create", "update", "same") and r.monthly.delta_usd is not None and r.monthly.delta_usd == 0
 
 
 def fold(rows: list[ResourceChangeOut]) -> tuple[list[ResourceChangeOut], list[ResourceChangeOut]]:
@@ -150,9 +150,9 @@ def verdict(report: DiffReport) -> list[str]:
 
 def headline(report: DiffReport) -> str:
     return "".join(f"{v}; " for v in verdict(report)) + (
-        f"monthly cost {signed_money(report.monthly_delta_usd)} "
-        f"({percent(report.monthly_delta_usd, report.monthly_before_usd)}): "
-        f"{money(report.monthly_before_usd)} -> {money(report.monthly_after_usd)}"
+        f"monthly cost {signed_money(report.monthly.delta_usd)} "
+        f"({percent(report.monthly.delta_usd, report.monthly.before.monthly_usd)}): "
+        f"{money(report.monthly.before.monthly_usd)} -> {money(report.monthly.after.monthly_usd)}"
     )
 
 

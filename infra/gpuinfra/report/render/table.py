@@ -81,7 +81,7 @@ def render_diff_table(report: DiffReport) -> str:
         f"gpuinfra diff  base: {report.base}  head: {report.head}",
         *(f"STATEFUL DATA: {loss_text(loss)}" for loss in report.losses),
         headline(report),
-        f"  head range {money(report.monthly_min_after_usd)} to {money(report.monthly_max_after_usd)}; "
+        f"  head range {money(report.monthly.after.monthly_min_usd)} to {money(report.monthly.after.monthly_max_usd)}; "
         f"{as_of_text(report.prices_as_of, report.prices_as_of_newest)}",
     ]
     out += [f"  note: {n}" for n in report.notes]
@@ -94,8 +94,9 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
     counts = ", ".join(f"{n} {a}" for a, n in sorted(s.counts.items()))
     out = [
         "",
-        f"== {s.stack} ({s.status}) {signed_money(s.monthly_delta_usd)}/month: "
-        f"{money(s.monthly_before_usd)} -> {money(s.monthly_after_usd)}" + (f"  [{counts}]" if counts else ""),
+        f"== {s.stack} ({s.status}) {signed_money(s.monthly.delta_usd)}/month: "
+        f"{money(s.monthly.before.monthly_usd)} -> {money(s.monthly.after.monthly_usd)}"
+        + (f"  [{counts}]" if counts else ""),
     ]
     for f in s.findings:
         if f.status != "unchanged" or f.level in ("error", "mandatory"):
@@ -109,9 +110,9 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
 
 def _diff_resource(r: ResourceChangeOut) -> list[str]:
     cost = ""
-    if r.monthly_delta_usd is not None and r.monthly_delta_usd != 0:
-        cost = f"  {signed_money(r.monthly_delta_usd)}/month"
-    elif r.monthly_delta_usd is None and r.action != "delete" and r.monthly_after_usd is None:
+    if r.monthly.delta_usd is not None and r.monthly.delta_usd != 0:
+        cost = f"  {signed_money(r.monthly.delta_usd)}/month"
+    elif r.monthly.delta_usd is None and r.action != "delete" and r.monthly.after.monthly_usd is None:
         cost = "  cost unknown"
     out = [f"{MARK[r.action]:>4} {r.type} {r.name} ({r.action}){cost}"]
     for c in r.changes:

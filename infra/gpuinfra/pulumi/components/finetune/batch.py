@@ -24,6 +24,7 @@ from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.network import nat_egress, subnet, vpc
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
+from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FinetuneSpec
 from gpuinfra.templating import renderer
 
@@ -258,7 +259,8 @@ class BatchQueue(pulumi.ComponentResource):
         name: str, args: BatchArgs, o: pulumi.ResourceOptions
     ) -> tuple[list[aws.ec2.Subnet], aws.ec2.SecurityGroup]:
         """Private subnets, one a zone, egress through one NAT and S3 through the gateway endpoint; no ingress."""
-        network = vpc(name, args.cidr, args.account_id, o, args.spec.log_retention_days)
+        logs = FlowLogSettings(args.spec.flow_logs, args.spec.log_retention_days)
+        network = vpc(name, args.cidr, args.account_id, o, logs)
         prefix = args.cidr.split(".")[:2]
         private = [
             subnet(f"{name}-private-{zone}", network, f"{prefix[0]}.{prefix[1]}.{16 * i}.0/20", zone, o)

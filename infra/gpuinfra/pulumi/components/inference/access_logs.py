@@ -16,8 +16,8 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.graph.log_delivery import VENDED_LOG_SERVICE, elb_log_principal
-from gpuinfra.pulumi.components.buckets import harden
-from gpuinfra.pulumi.components.iam import Statement, deny_insecure_transport, document
+from gpuinfra.pulumi.components.buckets import LogBucket, log_bucket
+from gpuinfra.pulumi.components.iam import Statement
 
 PREFIX = "lb"
 RETENTION_DAYS = 365
@@ -67,33 +67,10 @@ def access_log_bucket(
     retention_days: int = RETENTION_DAYS,
 ) -> tuple[aws.s3.Bucket, aws.s3.BucketPolicy]:
     """The bucket and its policy (the load balancer waits for the policy: ELB checks it when logging is enabled)."""
-    bucket = aws.s3.Bucket(f"{name}-access-logs", bucket=bucket_name, force_destroy=False, opts=opts)
-    hardened = harden(f"{name}-access-logs", bucket, None, opts)
-    aws.s3.BucketLifecycleConfiguration(
-        f"{name}-access-logs-retention",
-        bucket=bucket.id,
-        rules=[
-            aws.s3.BucketLifecycleConfigurationRuleArgs(
-                id="expire-access-logs",
-                status="Enabled",
-                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=f"{PREFIX}/"),
-                expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=retention_days),
-                noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                    noncurrent_days=1
-                ),
-            )
-        ],
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
+    grants = delivery_statements(bucket_name, account_id, region, alb)
+    return log_bucket(
+        LogBucket(f"{name}-access-logs", bucket_name, grants, f"{PREFIX}/", "expire-access-logs", retention_days), opts
     )
-    policy = aws.s3.BucketPolicy(
-        f"{name}-access-logs-policy",
-        bucket=bucket.id,
-        policy=document(
-            *delivery_statements(bucket_name, account_id, region, alb), deny_insecure_transport(bucket_name)
-        ),
-        opts=pulumi.ResourceOptions.merge(opts, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
-    )
-    return bucket, policy
 
 
 def waf_logging(

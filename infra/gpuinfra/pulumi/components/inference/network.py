@@ -18,6 +18,7 @@ import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.network import subnet, vpc
+from gpuinfra.pulumi.components.vpc_logs import DEFAULT_SETTINGS, FlowLogSettings
 
 TYPE = "gpuinfra:inference:Network"
 
@@ -34,8 +35,8 @@ class NetworkArgs:
     client_cidrs: tuple[str, ...] = ()
     """Networks (peered, Transit Gateway, VPN) a private fleet's load balancer admits besides its VPC."""
     account_id: str | None = None
-    log_retention_days: int = 365
     """The account the VPC lives in: the flow log role trusts the service for it only."""
+    flow_logs: FlowLogSettings = DEFAULT_SETTINGS
 
 
 INTERFACE_ENDPOINTS = ("ecr.api", "ecr.dkr", "secretsmanager", "monitoring", "autoscaling", "sts", "logs")
@@ -144,7 +145,7 @@ class InferenceNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = vpc(name, args.cidr, args.account_id, o, args.log_retention_days)
+        self.vpc = vpc(name, args.cidr, args.account_id, o, args.flow_logs)
         private_cidrs, public_cidrs = subnet_cidrs(args.cidr, len(args.zones))
         self.private_subnets = [
             subnet(f"{name}-private-{zone[-1]}", self.vpc, cidr, zone, o)

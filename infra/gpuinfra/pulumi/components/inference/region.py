@@ -24,6 +24,7 @@ from gpuinfra.pulumi.components.inference.replicas import (
     launch_deadline,
     launch_heartbeat,
 )
+from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 TYPE = "gpuinfra:inference:Region"
@@ -109,7 +110,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 nat_per_zone=spec.nat_gateways == "per_zone",
                 client_cidrs=tuple(spec.access.client_cidrs),
                 account_id=args.account_id,
-                log_retention_days=spec.log_retention_days,
+                flow_logs=FlowLogSettings(spec.flow_logs, spec.log_retention_days),
             ),
             provider,
             here,

@@ -31,6 +31,7 @@ from gpuinfra.pulumi.components.training.storage import (
     split_s3,
 )
 from gpuinfra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
+from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import Account, Registry, TrainingSpec
 from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
 
@@ -113,7 +114,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 spec.availability_zone,
                 control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
                 account_id=args.account.id,
-                log_retention_days=spec.log_retention_days,
+                flow_logs=FlowLogSettings(spec.flow_logs, spec.log_retention_days),
             ),
             provider,
             here,

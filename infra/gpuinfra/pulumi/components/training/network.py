@@ -10,6 +10,7 @@ import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.network import nat_egress, subnet, vpc
+from gpuinfra.pulumi.components.vpc_logs import DEFAULT_SETTINGS, FlowLogSettings
 
 TYPE = "gpuinfra:training:Network"
 
@@ -27,8 +28,8 @@ class NetworkArgs:
     """EKS wants subnets in two zones for its control plane; the nodes stay in `zone`."""
     control_plane_cidr: str = "10.0.129.0/24"
     account_id: str | None = None
-    log_retention_days: int = 365
     """The account the VPC lives in: the flow log role trusts the service for it only."""
+    flow_logs: FlowLogSettings = DEFAULT_SETTINGS
 
 
 class TrainingNetwork(pulumi.ComponentResource):
@@ -46,7 +47,7 @@ class TrainingNetwork(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        self.vpc = vpc(name, args.cidr, args.account_id, o, args.log_retention_days)
+        self.vpc = vpc(name, args.cidr, args.account_id, o, args.flow_logs)
         self.private_subnet = subnet(f"{name}-private", self.vpc, args.private_cidr, args.zone, o)
         self.control_plane_subnet = None
         if args.control_plane_zone:

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.plan.checkpoint import SUPERSEDED_TAG
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
@@ -27,7 +28,6 @@ from gpuinfra.pulumi.components.buckets import harden
 TYPE = "gpuinfra:training:Storage"
 DATASET_PATH = "/datasets"
 CHECKPOINT_PATH = "/checkpoints"
-SUPERSEDED_TAG = "gpuinfra-superseded"
 """The pruner tags a checkpoint's objects with it once the checkpoint is neither among the last kept nor a
 milestone; only tagged objects ever expire."""
 EXPORT_EVENTS = ["NEW", "CHANGED"]
