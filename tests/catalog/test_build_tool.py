@@ -104,7 +104,7 @@ def test_the_generator_keeps_the_snapshots_figures_and_drops_what_is_not_a_disco
     assert (g6["accelerator"], g6["accelerator_kind"]) == ("L4", "gpu")  # karpenter's "l4", via accelerators.yaml
     assert types["g7.2xlarge"]["accelerator"] == "RTX-PRO-4500"
     assert types["g7.2xlarge"]["network_burst_gbps"] is None  # not in the van snapshot: unknown
-    assert [n for n in types if types[n].get("onprem")] == ["dgx-h100.system"]  # hand-written rows kept
+    assert [n for n in types if types[n].get("onprem")] == ["dgx-h100.system", "gb200-nvl72.tray"]  # kept as written
     assert b"codes: [eu-west-2, us-east-1]" in first["regions.yaml"]  # FIPS endpoints left out
 
 

@@ -18,10 +18,15 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.plan.checkpoint import checkpoint_plan
+from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.flops import DEFAULT_MFU, scaling_efficiency, scaling_per_doubling
 from gpuinfra.plan.layout import Budget, Layout, Shape, fits_on
 from gpuinfra.plan.memory import MIB, ServingMemory, kv_bytes_per_token, serving_memory, training_bytes_per_parameter
+from gpuinfra.plan.racks import rack_layout
+from gpuinfra.plan.restart import RestartParts
 from gpuinfra.plan.roofline import kv_memory_bytes, replica_ceiling, serving_admits
+from gpuinfra.plan.runtime import RunInputs, goodput
 
 CATALOG = load_catalog()
 GIB = 2**30
@@ -44,6 +49,8 @@ class Case:
     planner: Callable[[], float]
     tolerance: float = WITHIN
     note: str = ""
+    at_least: bool = False
+    """The source gives a floor ("higher than 90%"): below it the planner is on the wrong side, whatever the ratio."""
 
     @property
     def verdict(self) -> bool:
@@ -53,6 +60,8 @@ class Case:
         got = self.planner()
         if self.verdict:
             return 1.0 if bool(got) == bool(self.published) else math.inf
+        if self.at_least and got < self.published:
+            return math.inf
         return got / self.published
 
 
@@ -78,20 +87,25 @@ def training_tflops(accelerator: str, precision: str, gpus: int) -> float:
     return peak(accelerator, precision) * training_mfu(precision, gpus)
 
 
-def llama3_405b_layout_fits() -> float:
+def llama3_405b_layout_fits(sequence_length: int = 8192, gpus: int = 8192, context: int = 1) -> float:
     # Llama 3 405B (Meta model card config): 126 layers, hidden 16,384, 128 heads; table 4: TP 8, PP 16, seq 8,192,
-    # on 8,192 H100 80 GB (bf16, AdamW); micro-batch 1.
+    # on 8,192 H100 80 GB (bf16, AdamW); micro-batch 1. Its 128K stage: CP 16, seq 131,072, on 16,384 GPUs.
     shape = Shape(
-        parameters=405e9, layers=126, hidden_size=16384, attention_heads=128, sequence_length=8192, micro_batch_size=1
+        parameters=405e9,
+        layers=126,
+        hidden_size=16384,
+        attention_heads=128,
+        sequence_length=sequence_length,
+        micro_batch_size=1,
     )
     # The paper does not state its recomputation; selective recomputation's activations (~73 GB on the first stage)
     # would not fit an 80 GB GPU, so the run must have recomputed fully: the case checks uneven stages are accepted.
-    layout = Layout(tensor=8, pipeline=16, zero_stage=1, recompute="full", sequence_parallel=True)
+    layout = Layout(tensor=8, pipeline=16, zero_stage=1, recompute="full", sequence_parallel=True, context=context)
     h100 = next(a for a in CATALOG.accelerator_models if a.name == "H100")
     budget = Budget(
         precision="bf16",
         optimizer="adamw",
-        gpus=8192,
+        gpus=gpus,
         gpus_per_node=8,
         gpu_bytes=h100.memory_mib * MIB,
         reserve_fraction=0.10,
@@ -163,6 +177,57 @@ def serving_tokens_per_s(
 def admits(model: Model, precision: str, kv_precision: str, memory_mib: int, count: int, max_model_len: int) -> float:
     memory = model_memory(model, precision, kv_precision, max_model_len)
     return float(serving_admits(memory, count * memory_mib * MIB, 0.90, count))
+
+
+def llama3_goodput() -> float:
+    """The planner's goodput of Llama 3 405B's pre-training on 16,384 H100 (2,048 nodes), from the setup the paper
+    gives: 419 unexpected interruptions in a 54-day snapshot (so a node MTBF of 54 x 24 x 2,048 / 419 hours), a
+    405B bf16 AdamW checkpoint (16 bytes a parameter) on Tectonic's 2 TB/s sustained, eight 400 Gb/s RoCE NICs a
+    node; checkpoints at the Young/Daly interval; restart from plan/restart.py's parts. The result (the effective
+    training time) is never an input."""
+    nodes, gpus_per_node = 2048, 8
+    node_mtbf_h = 54 * 24 * nodes / 419
+    size_gb = 405e9 * training_bytes_per_parameter("bf16", "adamw") / 1e9
+    ckpt = checkpoint_plan(size_gb, 2000.0, nodes, 0, node_mtbf_h, 0.0, 1.0)
+    parts = RestartParts(
+        replacement_seconds=CATALOG.serving_figure("boot_seconds").value,
+        warmup_seconds=CATALOG.serving_figure("engine_init_cached_seconds").value,
+        checkpoint_gb=size_gb,
+        filesystem_read_gb_s=2000.0,
+        node_network_gb_s=8 * 400 / 8,
+    )
+    run = RunInputs(
+        tokens=15.6e12,
+        active_parameters=405e9,
+        flops=6 * 405e9 * 15.6e12,
+        precision="bf16",
+        peak_tflops=peak("H100", "bf16"),
+        peak_source="catalog",
+        mfu=DEFAULT_MFU["bf16"],
+        mfu_source="default",
+        scaling_per_doubling=0.985,
+        scaling_source="default",
+        gpus_per_node=gpus_per_node,
+        write_seconds=ckpt.write_seconds,
+        interval_minutes=ckpt.daly_interval_minutes,
+        restart_parts=parts,
+        node_mtbf_hours=node_mtbf_h,
+        spot_interruption_rate_monthly=0.0,
+        capacity="owned",
+        on_demand_base=0,
+    )
+    share = goodput(run, nodes)
+    assert share is not None
+    return share
+
+
+def cold_start_after_image(instance_type: str, weights_bytes: int) -> float:
+    """The planner's cold start of one replica from the weights' download to a healthy engine: boot and image
+    pull left out (a Kubernetes pod on a running node with the image present, as the source measured)."""
+    info = CATALOG.instance(instance_type)
+    assert info is not None
+    cold = cold_start(info, weights_bytes, CATALOG)
+    return cold.weights_download_seconds + cold.weights_read_seconds + cold.engine_init_seconds
 
 
 # ---- the cases ------------------------------------------------------------------------------------------------
@@ -278,6 +343,20 @@ CASES: list[Case] = [
         tolerance=0.30,
         note="A100 at small scale reaches more of its peak than H100 does",
     ),
+    # -- goodput at scale ---------------------------------------------------------------------------------------
+    Case(
+        "llama3-405b-16k-effective-training-time",
+        "goodput",
+        "Llama 3 paper (Grattafiori et al. 2024), section 3.3.4 and table 5; as reported by DatacenterDynamics "
+        "('Meta report details hundreds of GPU and HBM3 related interruptions to Llama 3 training run')",
+        "During a 54-day snapshot period of pre-training, we experienced a total of 466 job interruptions ... 419 "
+        "were unexpected ... we achieved higher than 90% effective training time",
+        0.90,
+        "share of time",
+        llama3_goodput,
+        at_least=True,
+        note="a floor: the planner must reach it; the flat 30-minute restart it replaced gave 81%",
+    ),
     # -- training memory and layouts ---------------------------------------------------------------------------
     Case(
         "zero-16-bytes-per-parameter",
@@ -297,6 +376,16 @@ CASES: list[Case] = [
         "verdict",
         llama3_405b_layout_fits,
         note="126 layers over 16 stages: uneven stages",
+    ),
+    Case(
+        "llama3-405b-128k-cp16-fits",
+        "memory",
+        LLAMA3_TABLE4,
+        "16,384 GPUs | TP 8 | CP 16 | PP 16 | 16M tokens/batch | 380 TFLOPS/GPU (sequence length 131,072)",
+        1.0,
+        "verdict",
+        lambda: llama3_405b_layout_fits(131072, 16384, 16),
+        note="context parallelism divides the activations: without CP the 128K stage would not fit (test_layout)",
     ),
     # -- KV cache and weights -----------------------------------------------------------------------------------
     Case(
@@ -450,6 +539,20 @@ CASES: list[Case] = [
         "verdict",
         lambda: admits(LLAMA31_8B, "bf16", "bf16", round(22.07 * 1024), 1, 131072),
     ),
+    # -- cold start -------------------------------------------------------------------------------------------
+    Case(
+        "l40s-llama31-8b-cold-start",
+        "cold start",
+        "Tensorfuse blog, 'Reducing GPU Cold Start Time when using vLLM' (2025-09-01), first table",
+        "Model download 61 seconds | Weight loading 33 seconds | Dynamo bytecode transformation 10 seconds | Graph "
+        "compilation 42 seconds | Graph capture 54 seconds | Init engine and imports 94 seconds",
+        294,
+        "s",
+        lambda: cold_start_after_image("g6e.xlarge", round(8.03e9 * 2)),
+        tolerance=0.45,
+        note="download and weight read within 16%; the cold engine start the planner takes (86.6 s, vLLM #47456 on a "
+        "fast host) is 43% of the 200 s Tensorfuse measured on a fresh node",
+    ),
     # -- power --------------------------------------------------------------------------------------------------
     Case(
         "dgx-h100-10.2kw",
@@ -476,8 +579,8 @@ CASES: list[Case] = [
         "The GB200 NVL72 consumes 120 kilowatts and delivers 1.4 exaflops of AI compute in a single rack",
         1.0,
         "verdict",
-        lambda: float(CATALOG.cooling_limit("direct_liquid").max_kw_per_rack >= 120),
-        note="a rack published runs use must not exceed the planner's direct-liquid cap",
+        lambda: float(nvl72_rack_fits()),
+        note="the planner's rack plan of one NVL72 (18 gb200-nvl72.tray nodes) within its direct-liquid cap",
     ),
 ]
 
@@ -507,6 +610,13 @@ KNOWN_GAPS: list[Case] = [
 """Published points the planner misses by more than the bar allows, shown in docs/planning.md and not counted:
 tensor-parallel serving pays all-reduce traffic per layer that the single-replica roofline does not model (over
 PCIe on L40S far more than over NVLink)."""
+
+
+def nvl72_rack_fits() -> bool:
+    """One GB200 NVL72 rack as the planner lays it out: 18 catalog compute trays in one direct-liquid rack."""
+    cap = CATALOG.cooling_limit("direct_liquid").max_kw_per_rack
+    layout = rack_layout(18, _node_kw("gb200-nvl72.tray"), cap, "direct_liquid", cap, 1.15, 18)
+    return len(layout.racks) == 1 and layout.within_cooling
 
 
 def _node_kw(instance_type: str) -> float:
@@ -553,20 +663,71 @@ def test_docs_show_this_table() -> None:
     assert table() in docs
 
 
+def _row(c: Case) -> tuple[str, str, str]:
+    got = c.planner()
+    if c.verdict:
+        pub, mine = ("runs" if c.published else "refused"), ("fits" if got else "refused")
+        return pub, mine, "agrees" if bool(got) == bool(c.published) else "DISAGREES"
+    floor = "at least " if c.at_least else ""
+    return f"{floor}{c.published:,.4g} {c.unit}", f"{got:,.4g}", f"{got / c.published:.2f}"
+
+
 def table() -> str:
     """The calibration table as docs/planning.md shows it."""
     lines = ["| case | published | planner | ratio | source |", "|---|---:|---:|---:|---|"]
     for c in [*CASES, *KNOWN_GAPS]:
-        got = c.planner()
-        if c.verdict:
-            pub, mine = ("runs" if c.published else "refused"), ("fits" if got else "refused")
-            ratio = "agrees" if bool(got) == bool(c.published) else "DISAGREES"
-        else:
-            pub, mine, ratio = f"{c.published:,.4g} {c.unit}", f"{got:,.4g}", f"{got / c.published:.2f}"
+        pub, mine, ratio = _row(c)
         gap = " (known gap, not counted)" if c in KNOWN_GAPS else ""
         lines.append(f"| {c.id}{gap} | {pub} | {mine} | {ratio} | {c.source} |")
     return "\n".join(lines)
 
 
+README_ROWS = (
+    "llama3-405b-16k-h100",
+    "megascale-175b-12288",
+    "deepseek-v3-fp8-moe-2048",
+    "llama3-405b-16k-effective-training-time",
+    "llama3-405b-128k-cp16-fits",
+    "h100-llama31-8b-fp8-1k1k",
+    "l40s-llama31-8b-fp8-1k1k",
+    "qwen3-8b-40k-on-24gb-refused",
+    "l40s-llama31-8b-cold-start",
+    "dgx-b200-14.3kw",
+)
+"""The README's excerpt: the best- and worst-fitting training rows, goodput, a layout, serving, a refusal, the cold
+start (the worst case), power."""
+
+
+def headline() -> str:
+    """The README's one-line summary of the set, as the planner computes it now."""
+    ratios = {c.id: c.ratio() for c in CASES}
+    within = sum(abs(r - 1) <= WITHIN for r in ratios.values())
+    worst = max(CASES, key=lambda c: abs(ratios[c.id] - 1))
+    return (
+        f"{len(CASES)} published measurements; {within} ({within / len(CASES):.0%}) within 15%; the worst, "
+        f"`{worst.id}`, at {ratios[worst.id]:.2f}x; every fit/refuse verdict agrees."
+    )
+
+
+def readme_excerpt() -> str:
+    """The compact table the README shows (case, published, planner, ratio)."""
+    by_id = {c.id: c for c in CASES}
+    lines = ["| case | published | planner | ratio |", "|---|---:|---:|---:|"]
+    lines += ["| {} | {} | {} | {} |".format(i, *_row(by_id[i])) for i in README_ROWS]
+    return "\n".join(lines)
+
+
+def test_readme_shows_the_headline_and_excerpt() -> None:
+    """README.md's planning section shows this set's headline and excerpt as computed now (regenerate with this
+    file's __main__)."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    assert headline() in readme
+    assert readme_excerpt() in readme
+
+
 if __name__ == "__main__":
     print(table())
+    print()
+    print(headline())
+    print()
+    print(readme_excerpt())

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import pytest
+from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.layout import Budget, Layout, Shape, activation_bytes_per_layer, layout_bytes, layout_memory
+from helpers import checked
 
 GIB80 = 81920 * 1024**2
 P5X16 = Budget(precision="bf16", optimizer="adamw", gpus=128, gpus_per_node=8, gpu_bytes=GIB80, reserve_fraction=0.10)
@@ -76,3 +78,36 @@ def test_tensor_parallel_must_stay_in_the_node() -> None:
     )
     assert not mem.fits
     assert any("NVLink domain" in p for p in mem.problems)
+
+
+def test_context_parallel_divides_activations_and_shards_states_with_dp() -> None:
+    # Llama 70B at 32K tokens on 128 GPUs, TP 8, CP 4: DP = 128 / (8 x 4) = 4. Each GPU holds 32,768 / 4 = 8,192
+    # tokens of each layer (selective + SP: 34 sbh / t per layer); ZeRO-3 shards the weights over DP x CP = 16.
+    long = LLAMA70.model_copy(update={"sequence_length": 32768})
+    cp4 = Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective", context=4)
+    parts, dp = layout_bytes(cp4, long, P5X16)
+    assert dp == 4
+    assert parts["activations"] == round(80 * 34 * 8192 * 8192 / 8)
+    assert parts["weights"] == round(70e9 / 8 * 2 / 16)
+    without, _ = layout_bytes(cp4.model_copy(update={"context": 1}), long, P5X16)
+    assert without["activations"] == pytest.approx(4 * parts["activations"], rel=1e-9)
+    assert "CP=4" in cp4.describe()
+
+
+def test_context_parallel_degrees_must_divide_the_cluster_and_the_sequence() -> None:
+    long = LLAMA70.model_copy(update={"sequence_length": 32768})
+    odd = layout_memory(Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective", context=3), long, P5X16)
+    assert any("TP x PP x CP = 24" in p for p in odd.problems)
+    short = LLAMA70.model_copy(update={"sequence_length": 4100})
+    mem = layout_memory(Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective", context=4), short, P5X16)
+    assert any("split into 8 chunks" in p for p in mem.problems)
+
+
+def test_the_spec_context_degree_reaches_the_layout_and_its_check() -> None:
+    # llm-train (16 x p5, TP 8) at 32K tokens with CP 2: DP = 128 / 16 = 8; CP 3 does not divide 128 GPUs.
+    long = {"model.architecture.sequence_length": 32768, "model.parallelism.context": 2}
+    plan = checked("llm-train", long).plan
+    assert isinstance(plan, TrainingPlan) and plan.layout is not None
+    assert plan.layout.layout.context == 2 and plan.layout.data_parallel == 8
+    bad = checked("llm-train", {**long, "model.parallelism.context": 3})
+    assert any(f.rule == "layout-does-not-fit" and "TP x PP x CP" in f.message for f in bad.findings)

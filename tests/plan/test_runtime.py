@@ -7,7 +7,16 @@ from collections.abc import Callable
 from decimal import Decimal
 
 import pytest
+from gpuinfra.plan.restart import RestartParts
 from gpuinfra.plan.runtime import RunInputs, plan_run, run_point
+
+DERIVED = RestartParts(
+    replacement_seconds=40.0,
+    warmup_seconds=40.0,
+    checkpoint_gb=1120.0,
+    filesystem_read_gb_s=100.0,
+    node_network_gb_s=12.5,
+)
 
 
 def inputs(**over: object) -> RunInputs:
@@ -116,6 +125,9 @@ def test_the_bounded_sweep_finds_what_sweeping_every_count_finds() -> None:
             spot_interruption_rate_monthly=rng.choice([0.05, 0.2, 2.0]),
             interval_minutes=rng.choice([30.0, 150.0]),
             flops=rng.choice([4.2e22, 4.2e23, 4.2e24]),
+            # a derived restart (plan/restart.py) must keep the early stop safe too: its read time falls with the
+            # nodes while their network is the cap
+            **rng.choice([{}, {"restart_minutes": None, "restart_parts": DERIVED}]),
         )
         asked: list[int] = []
 

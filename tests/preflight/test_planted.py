@@ -69,6 +69,22 @@ API_PLANTS = [
         "ingress[0].protocol",
         setting("ingress[0].protocol", 6),
     ),
+    # The default group's inline rules go through the same AuthorizeSecurityGroupIngress (IpProtocol: a string)
+    Plant(
+        "llm-train",
+        "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup",
+        "PF-AWS-API",
+        "ingress[0].protocol",
+        setting("ingress", [{"protocol": 6, "fromPort": 443, "toPort": 443, "self": True}]),
+    ),
+    # DescribeSecurityGroups Filter.Values: strings (the VPC id)
+    Plant(
+        "llm-train",
+        "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup",
+        "PF-AWS-API",
+        "vpcId",
+        setting("vpcId", 42),
+    ),
     # AttachInternetGateway.VpcId: a string
     Plant("llm-train", "aws:ec2/internetGateway:InternetGateway", "PF-AWS-API", "vpcId", setting("vpcId", 12)),
     # AllocateAddress.Domain: vpc | standard

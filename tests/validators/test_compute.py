@@ -90,7 +90,7 @@ CASES = [
         "layout-does-not-fit",
         "llm-train",
         {"model.parallelism.tensor": 16},
-        message="tensor parallel 16 must divide the 8 GPUs of a node",
+        message="tensor parallel 16 must divide the 8 GPUs of the NVLink domain",
     ),
     Case("layout-does-not-fit", "llm-train", fires=False),
     Case("layout-does-not-fit", "llm-train-onprem", fires=False),

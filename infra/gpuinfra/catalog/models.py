@@ -69,6 +69,18 @@ class InstanceType(Entry):
     """A system bought for one's own racks (no EC2 price, quota or EFA)."""
     ib_hcas: int = 0
     """InfiniBand adapters for the GPU fabric (on-premises systems)."""
+    nvlink_domain_gpus: int | None = None
+    """GPUs of one NVLink domain when it spans several hosts (a GB200 NVL72 rack: 72 over 18 trays); None: the
+    host's own accelerators are the domain."""
+
+    @property
+    def nvlink_gpus(self) -> int:
+        """GPUs that talk over NVLink, not the fabric: tensor parallelism fits inside, scaling loses nothing."""
+        return self.nvlink_domain_gpus or self.accelerator_count
+
+    @property
+    def nodes_per_nvlink_domain(self) -> int:
+        return max(1, self.nvlink_gpus // self.accelerator_count) if self.accelerator_count else 1
 
     @property
     def network_cards(self) -> int:

@@ -1,10 +1,13 @@
 """A replica's cold start, stage by stage: what a scale-out waits before the new replica serves.
 
-Stages of a fresh launch: boot, server image pull, weights from the region's registry replica (both at the
-instance's *baseline* network bandwidth, capped by the root volume's throughput, which both are written
-to), the server reading the weights from the root volume, and vLLM's engine start (torch.compile and
-CUDA-graph capture). A warm-pool instance resumed from Stopped has image and weights on its root volume
-already: it pays boot, the weights read and the engine start. Figures come from the catalog
+Stages of a fresh launch: boot, server image pull, weights from the region's registry replica (at the
+instance's *baseline* network bandwidth, capped by the root volume's throughput, which they are written to),
+the server reading the weights from the root volume, and vLLM's engine start (torch.compile, JIT kernels and
+CUDA-graph capture). The image pull is the slower of its bandwidth bound and the measured seconds per GB:
+pulling a multi-GB image is bound by decompressing and writing its layers, not by the network (catalog
+image_pull_seconds_per_gb). The engine starts cold unless the spec says its compile caches ship with the image
+or volume (cold_start.compile_cache). A warm-pool instance resumed from Stopped has image and weights on its
+root volume already: it pays boot, the weights read and the engine start. Figures come from the catalog
 (serving.yaml, with sources); a measured value in the spec replaces the model.
 """
 
@@ -24,6 +27,9 @@ class ColdStart(Plain):
     weights_download_seconds: float
     weights_read_seconds: float
     engine_init_seconds: float
+    engine_cached_seconds: float = 0.0
+    """The engine start with compile caches on disk: what cold_start.compile_cache would make of it."""
+    compile_cache: bool = False
     total_seconds: float
     """Fresh launch to healthy (or the measured value)."""
     resume_seconds: float
@@ -42,15 +48,18 @@ def cold_start(
     catalog: Catalog,
     download_gb_s: float | None = None,
     measured_seconds: float | None = None,
+    compile_cache: bool = False,
 ) -> ColdStart:
     """The modelled cold start of `info` for `weights_bytes` of weights (or the measured one)."""
     network = info.network_baseline_gbps / 8
     rate = min(download_gb_s or network, volume_gb_s())
     boot = catalog.serving_figure("boot_seconds").value
-    image = catalog.serving_figure("server_image_gb").value / rate
+    image_gb = catalog.serving_figure("server_image_gb").value
+    image = image_gb * max(catalog.serving_figure("image_pull_seconds_per_gb").value, 1 / rate)
     download = weights_bytes / GB / rate
     read = weights_bytes / GB / volume_gb_s()
-    engine = catalog.serving_figure("engine_init_seconds").value
+    cached = catalog.serving_figure("engine_init_cached_seconds").value
+    engine = cached if compile_cache else catalog.serving_figure("engine_init_seconds").value
     modelled = boot + image + download + read + engine
     resume = boot + read + engine
     return ColdStart(
@@ -59,6 +68,8 @@ def cold_start(
         weights_download_seconds=download,
         weights_read_seconds=read,
         engine_init_seconds=engine,
+        engine_cached_seconds=cached,
+        compile_cache=compile_cache,
         total_seconds=measured_seconds if measured_seconds is not None else modelled,
         resume_seconds=min(resume, measured_seconds) if measured_seconds is not None else resume,
         measured=measured_seconds is not None,

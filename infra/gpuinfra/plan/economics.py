@@ -18,6 +18,13 @@ from gpuinfra.plan.memory import MIB, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
 from gpuinfra.plan.racks import RackLayout
 from gpuinfra.plan.rates import cluster_hourly, lowest_rate, node_rates
+from gpuinfra.plan.restart import (
+    DETECTION_SOURCE,
+    REPLACEMENT_SOURCE,
+    START_SOURCE,
+    WARMUP_SOURCE,
+    RestartParts,
+)
 from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
 from gpuinfra.spec import Organization, TrainingSpec
 
@@ -47,6 +54,7 @@ def _layout(spec: TrainingSpec, info: InstanceType) -> Layout:
         zero_stage=par.zero_stage,
         recompute=arch.recompute if arch else "selective",
         sequence_parallel=par.sequence_parallel,
+        context=par.context,
     )
 
 
@@ -66,6 +74,7 @@ def _budget(spec: TrainingSpec, info: InstanceType, nodes: int) -> Budget:
         gpus_per_node=info.accelerator_count,
         gpu_bytes=info.accelerator_memory_mib * MIB,
         reserve_fraction=spec.model.parallelism.reserve_fraction,
+        nvlink_gpus=info.nvlink_domain_gpus,
     )
 
 
@@ -125,6 +134,22 @@ def training_ownership(
         sources,
     )
     return plan, None
+
+
+def restart_parts(catalog: Catalog, info: InstanceType, checkpoint: CheckpointPlan | None) -> RestartParts | None:
+    """What one restart is derived from: the checkpoint comes back at the bandwidth it was written at (FSx for
+    Lustre's throughput per TiB is one figure for reads and writes: FSx Lustre user guide, "Performance
+    characteristics of SSD and HDD storage classes"), capped by the nodes' network; None without a checkpoint."""
+    if checkpoint is None:
+        return None
+    return RestartParts(
+        replacement_seconds=catalog.serving_figure("boot_seconds").value,
+        warmup_seconds=catalog.serving_figure("engine_init_cached_seconds").value,
+        checkpoint_gb=checkpoint.size_gb,
+        filesystem_read_gb_s=checkpoint.write_bandwidth_gb_s,
+        node_network_gb_s=info.network_baseline_gbps / 8,
+        sources=[DETECTION_SOURCE, REPLACEMENT_SOURCE, START_SOURCE, WARMUP_SOURCE],
+    )
 
 
 def training_run(
@@ -188,9 +213,11 @@ def training_run(
         if run.scaling_per_doubling
         else f"default for {spec.interconnect.type} (plan/flops.py)",
         gpus_per_node=info.accelerator_count,
+        nodes_per_domain=info.nodes_per_nvlink_domain,
         write_seconds=checkpoint.write_seconds if checkpoint else None,
         interval_minutes=spec.checkpointing.interval_minutes if spec.checkpointing else None,
         restart_minutes=run.restart_minutes,
+        restart_parts=restart_parts(catalog, info, checkpoint),
         node_mtbf_hours=spec.failure.node_mtbf_hours,
         spot_interruption_rate_monthly=spot_interruption(spec, catalog, info.name)[0],
         capacity=capacity.type if spec.provider == "aws" else "owned",
@@ -202,4 +229,4 @@ def training_run(
     return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
-__all__ = ["training_layout", "training_ownership", "training_run"]
+__all__ = ["restart_parts", "training_layout", "training_ownership", "training_run"]

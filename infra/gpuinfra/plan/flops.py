@@ -51,16 +51,20 @@ def training_flops(active_parameters: float, tokens: float) -> float:
     return FLOPS_PER_PARAMETER_TOKEN * active_parameters * tokens
 
 
-def scaling_efficiency(nodes: int, per_doubling: float) -> float:
-    """Per-GPU throughput relative to one node: `per_doubling` to the power of the doublings, log2(nodes)."""
-    return per_doubling ** math.log2(nodes) if nodes > 1 else 1.0
+def scaling_efficiency(nodes: int, per_doubling: float, nodes_per_domain: int = 1) -> float:
+    """Per-GPU throughput relative to one NVLink domain: `per_doubling` to the power of the doublings of domains,
+    log2(nodes / nodes_per_domain). A domain is one node, or several (a GB200 NVL72 rack's 18 trays are one
+    72-GPU NVLink domain: no fabric traffic, no loss, inside it)."""
+    domains = nodes / nodes_per_domain
+    return per_doubling ** math.log2(domains) if domains > 1 else 1.0
 
 
 def cluster_flops_per_second(
-    nodes: int, gpus_per_node: int, peak_tflops: float, mfu: float, per_doubling: float
+    nodes: int, gpus_per_node: int, peak_tflops: float, mfu: float, per_doubling: float, nodes_per_domain: int = 1
 ) -> float:
     """Model FLOPs a cluster delivers each second: GPUs x dense peak x MFU x scaling efficiency."""
-    return nodes * gpus_per_node * peak_tflops * 1e12 * mfu * scaling_efficiency(nodes, per_doubling)
+    efficiency = scaling_efficiency(nodes, per_doubling, nodes_per_domain)
+    return nodes * gpus_per_node * peak_tflops * 1e12 * mfu * efficiency
 
 
 def speedup(nodes: int, doubled: int, per_doubling: float) -> float:

@@ -79,7 +79,12 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         if info is None:
             return {}
         cold = cold_start(
-            info, memory.weights_bytes, catalog, spec.cold_start.download_gb_s, spec.cold_start.weights_load_seconds
+            info,
+            memory.weights_bytes,
+            catalog,
+            spec.cold_start.download_gb_s,
+            spec.cold_start.weights_load_seconds,
+            spec.cold_start.compile_cache,
         )
         replica = replica_roofline(info, memory, spec, catalog)
         longest = shape.max_output_tokens or m.context_length_tokens

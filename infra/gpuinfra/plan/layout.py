@@ -1,11 +1,17 @@
-"""Parallelism and per-GPU memory: tensor parallel inside the NVLink domain, pipeline and data parallel across
-nodes, ZeRO over the data-parallel group; weights, gradients, optimizer states and activations per GPU.
+"""Parallelism and per-GPU memory: tensor parallel inside the NVLink domain, pipeline, context and data parallel
+across nodes, ZeRO over the data-parallel group; weights, gradients, optimizer states and activations per GPU.
 
 States: Rajbhandari et al. 2020, "ZeRO: Memory Optimizations Toward Training Trillion Parameter Models",
 section 3.1 ((2 + 2 + K) bytes a parameter; stage 1 shards the K bytes of optimizer state over the data-parallel
 group, stage 2 the gradients too, stage 3 the weights too). Activations: Korthikanti et al. 2022, "Reducing
 Activation Recomputation in Large Transformer Models", table 2 (16-bit activations of one layer, in bytes).
 Embedding and output-layer activations are left out (small beside L layers at long sequences).
+
+Context parallelism (CP) splits every layer's activations along the sequence: "CP divides the activations of all
+layers" (NeMo Framework user guide, Context Parallelism), so a GPU holds s/CP tokens of each layer's activations.
+CP ranks hold the same weights; the optimizer shards over data-parallel x context-parallel ranks (Megatron-core's
+distributed optimizer uses the data-parallel group with context parallel; torchtitan shards FSDP over dp_shard x cp).
+Llama 3 405B trained its 128K-token stage with CP 16 (Llama 3 paper, table 4).
 """
 
 from __future__ import annotations
@@ -34,9 +40,12 @@ class Layout(Plain):
     zero_stage: int
     recompute: str
     sequence_parallel: bool = True
+    context: int = 1
+    """Context-parallel degree: ranks that split each sequence (Megatron-LM --context-parallel-size)."""
 
     def describe(self) -> str:
-        return f"TP={self.tensor} PP={self.pipeline} ZeRO-{self.zero_stage} recompute {self.recompute}" + (
+        cp = f" CP={self.context}" if self.context > 1 else ""
+        return f"TP={self.tensor}{cp} PP={self.pipeline} ZeRO-{self.zero_stage} recompute {self.recompute}" + (
             " +SP" if self.sequence_parallel and self.tensor > 1 else ""
         )
 
@@ -50,6 +59,12 @@ class Budget(Plain):
     gpus_per_node: int
     gpu_bytes: int
     reserve_fraction: float
+    nvlink_gpus: int | None = None
+    """GPUs of one NVLink domain when it spans hosts (GB200 NVL72: 72); None: one node's GPUs."""
+
+    @property
+    def domain(self) -> int:
+        return self.nvlink_gpus or self.gpus_per_node
 
 
 class LayoutMemory(Plain):
@@ -95,17 +110,23 @@ def state_bytes(precision: str, optimizer: str) -> tuple[int, int, int]:
     return low, low, total - 2 * low
 
 
-def layout_problems(layout: Layout, shape: Shape, gpus: int, gpus_per_node: int) -> list[str]:
+def layout_problems(layout: Layout, shape: Shape, gpus: int, domain: int) -> list[str]:
+    """Why the layout cannot run; `domain` is the GPUs of one NVLink domain (a node's, or an NVL72 rack's 72)."""
     out = []
-    t, p = layout.tensor, layout.pipeline
-    if t > gpus_per_node or gpus_per_node % t:
-        out.append(f"tensor parallel {t} must divide the {gpus_per_node} GPUs of a node (the NVLink domain)")
+    t, p, c = layout.tensor, layout.pipeline, layout.context
+    if t > domain or domain % t:
+        out.append(f"tensor parallel {t} must divide the {domain} GPUs of the NVLink domain")
     if shape.attention_heads % t:
         out.append(f"tensor parallel {t} must divide the {shape.attention_heads} attention heads")
     if shape.layers < p:
         out.append(f"pipeline parallel {p} needs at least one of the {shape.layers} layers a stage")
-    if gpus % (t * p):
-        out.append(f"{gpus} GPUs are not a multiple of TP x PP = {t * p}")
+    if gpus % (t * p * c):
+        out.append(f"{gpus} GPUs are not a multiple of TP x PP x CP = {t * p * c}")
+    if c > 1 and shape.sequence_length % (2 * c):
+        # Megatron-LM cuts each sequence into 2 x CP chunks to balance causal attention (get_batch_on_this_cp_rank)
+        out.append(
+            f"context parallel {c} needs the sequence length {shape.sequence_length} to split into {2 * c} chunks"
+        )
     return out
 
 
@@ -118,14 +139,15 @@ def stage_layer_count(layers: int, pipeline: int) -> int:
 
 def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str, int], int]:
     """Per-GPU bytes by kind, and the data-parallel degree."""
-    t, p = layout.tensor, layout.pipeline
-    d = max(1, budget.gpus // (t * p))
+    t, p, c = layout.tensor, layout.pipeline, layout.context
+    d = max(1, budget.gpus // (t * p * c))
+    shards = d * c  # ZeRO shards states over the data-parallel x context-parallel ranks
     w, g, o = state_bytes(budget.precision, budget.optimizer)
     stage_layers = stage_layer_count(shape.layers, p)
     shard = shape.parameters * stage_layers / shape.layers / t
     z = layout.zero_stage
     per_layer = activation_bytes_per_layer(
-        shape.sequence_length,
+        shape.sequence_length // c,
         shape.micro_batch_size,
         shape.hidden_size,
         shape.attention_heads,
@@ -134,9 +156,9 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
         layout.recompute,
     )
     parts = {
-        "weights": round(shard * w / (d if z >= 3 else 1)),
-        "gradients": round(shard * g / (d if z >= 2 else 1)),
-        "optimizer": round(shard * o / (d if z >= 1 else 1)),
+        "weights": round(shard * w / (shards if z >= 3 else 1)),
+        "gradients": round(shard * g / (shards if z >= 2 else 1)),
+        "optimizer": round(shard * o / (shards if z >= 1 else 1)),
         # 1F1B: the first stage holds p micro-batches of its L/p layers = L layers' activations (Korthikanti 4.2.3);
         # with uneven stages the heaviest stage's ceil(L/p) layers count.
         "activations": round(p * stage_layers * per_layer),
@@ -148,7 +170,7 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
 
 def fits_on(layout: Layout, shape: Shape, budget: Budget) -> bool:
     """The layout can run on the cluster and its per-GPU bytes fit a GPU."""
-    if layout_problems(layout, shape, budget.gpus, budget.gpus_per_node):
+    if layout_problems(layout, shape, budget.gpus, budget.domain):
         return False
     parts, _ = layout_bytes(layout, shape, budget)
     return sum(parts.values()) <= budget.gpu_bytes
@@ -157,20 +179,24 @@ def fits_on(layout: Layout, shape: Shape, budget: Budget) -> bool:
 def propose_layout(layout: Layout, shape: Shape, budget: Budget) -> Layout | None:
     """The nearest layout that fits: fewest pipeline stages first, then the least recomputation, the smallest
     tensor-parallel degree and the lowest ZeRO stage at or above the spec's."""
-    gpn = budget.gpus_per_node
-    pipelines = [p for p in range(1, shape.layers + 1) if shape.layers % p == 0 and budget.gpus % p == 0]
+    gpn = budget.domain
+    pipelines = [
+        p for p in range(1, shape.layers + 1) if shape.layers % p == 0 and budget.gpus % (p * layout.context) == 0
+    ]
     tensors = [t for t in range(1, gpn + 1) if gpn % t == 0 and t >= layout.tensor]
     recomputes = RECOMPUTE_ORDER[RECOMPUTE_ORDER.index(layout.recompute) :]
     zeros = range(layout.zero_stage, 4)
     for p, r, t, z in product(pipelines, recomputes, tensors, zeros):
-        candidate = Layout(tensor=t, pipeline=p, zero_stage=z, recompute=r, sequence_parallel=True)
+        candidate = Layout(
+            tensor=t, pipeline=p, zero_stage=z, recompute=r, sequence_parallel=True, context=layout.context
+        )
         if fits_on(candidate, shape, budget):
             return candidate
     return None
 
 
 def layout_memory(layout: Layout, shape: Shape, budget: Budget) -> LayoutMemory:
-    problems = layout_problems(layout, shape, budget.gpus, budget.gpus_per_node)
+    problems = layout_problems(layout, shape, budget.gpus, budget.domain)
     parts, d = layout_bytes(layout, shape, budget)
     total = sum(parts.values())
     fits = not problems and total <= budget.gpu_bytes

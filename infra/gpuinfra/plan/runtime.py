@@ -4,7 +4,8 @@ wall-clock = compute / goodput, where compute = 6 N D / (GPUs x dense peak x MFU
 goodput = 1 - C/T - T/2M - R/M: the first-order checkpoint loss of plan/checkpoint.py (writing C every T,
 redoing T/2 on average per interruption) plus the restart time R lost per interruption (Daly 2006, "A higher
 order estimate of the optimum checkpoint interval for restart dumps", counts R the same way), with M the
-cluster's mean time between interruptions at that node count.
+cluster's mean time between interruptions at that node count. R comes from its parts at that node count
+(plan/restart.py: detection, replacement, process start, checkpoint read, warm-up) unless the spec measured it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from decimal import Decimal
 from gpuinfra.plan.checkpoint import mean_time_between_interruptions
 from gpuinfra.plan.flops import cluster_flops_per_second, scaling_efficiency
 from gpuinfra.plan.memory import Plain
+from gpuinfra.plan.restart import RestartParts, RestartTime, measured_restart, restart_time
 
 HOURS_PER_DAY = 24.0
 
@@ -33,10 +35,14 @@ class RunInputs(Plain):
     scaling_per_doubling: float
     scaling_source: str
     gpus_per_node: int
+    nodes_per_domain: int = 1
+    """Nodes of one NVLink domain (18 for GB200 NVL72 trays): scaling loses nothing inside it."""
     write_seconds: float | None
     """C: blocking time of one checkpoint write; None without checkpointing."""
     interval_minutes: float | None
-    restart_minutes: float
+    restart_minutes: float | None = None
+    """R measured by the user (run.restart_minutes); None derives it from `restart_parts` at each node count."""
+    restart_parts: RestartParts | None = None
     node_mtbf_hours: float
     spot_interruption_rate_monthly: float
     capacity: str
@@ -62,8 +68,8 @@ class RunPoint(Plain):
 
 
 RESTART_SENSITIVITY_MINUTES = (5.0, 15.0, 30.0, 60.0)
-"""Restart times the plan shows the spec's goodput and days at: the restart time (requeue, node replacement,
-NCCL init, checkpoint load) is an input the user states, and at thousands of GPUs it decides the goodput."""
+"""Restart times the plan shows the spec's goodput and days at besides the derived one: at thousands of GPUs the
+restart time decides the goodput, so the plan shows how far it moves."""
 
 
 class RestartPoint(Plain):
@@ -88,21 +94,33 @@ class RunPlan(Plain):
     notes: list[str] = []
     restart_sensitivity: list[RestartPoint] = []
     """Goodput and days at the spec's node count for each of RESTART_SENSITIVITY_MINUTES."""
+    restart: RestartTime | None = None
+    """The restart per interruption at the spec's node count, part by part (None: no checkpointing to restart from)."""
 
 
 def spot_nodes(inputs: RunInputs, nodes: int) -> int:
     return nodes - min(inputs.on_demand_base, nodes) if inputs.capacity == "spot" else 0
 
 
+def restart_at(inputs: RunInputs, nodes: int) -> RestartTime | None:
+    """R on `nodes`: the measured figure, else the derived one; None when neither is known."""
+    if inputs.restart_minutes is not None:
+        return measured_restart(inputs.restart_minutes, nodes)
+    if inputs.restart_parts is None:
+        return None
+    return restart_time(inputs.restart_parts, nodes, inputs.gpus_per_node)
+
+
 def goodput(inputs: RunInputs, nodes: int) -> float | None:
-    if inputs.write_seconds is None or inputs.interval_minutes is None:
+    restart = restart_at(inputs, nodes)
+    if inputs.write_seconds is None or inputs.interval_minutes is None or restart is None:
         return None
     mtbi_h = mean_time_between_interruptions(
         nodes, spot_nodes(inputs, nodes), inputs.node_mtbf_hours, inputs.spot_interruption_rate_monthly
     )
     c_h = inputs.write_seconds / 3600.0
     t_h = inputs.interval_minutes / 60.0
-    r_h = inputs.restart_minutes / 60.0
+    r_h = restart.total_seconds / 3600.0
     share = 1.0 - c_h / t_h - t_h / (2.0 * mtbi_h) - r_h / mtbi_h
     return share if share > 0 else None
 
@@ -110,7 +128,12 @@ def goodput(inputs: RunInputs, nodes: int) -> float | None:
 def _hours(inputs: RunInputs, nodes: int) -> tuple[float, float | None, float | None]:
     """Compute hours, goodput and wall-clock hours of the run on `nodes` (wall None when goodput is unknown)."""
     rate = cluster_flops_per_second(
-        nodes, inputs.gpus_per_node, inputs.peak_tflops, inputs.mfu, inputs.scaling_per_doubling
+        nodes,
+        inputs.gpus_per_node,
+        inputs.peak_tflops,
+        inputs.mfu,
+        inputs.scaling_per_doubling,
+        inputs.nodes_per_domain,
     )
     compute_h = inputs.flops / rate / 3600.0
     share = goodput(inputs, nodes)
@@ -128,7 +151,7 @@ def run_point(inputs: RunInputs, nodes: int, price: Callable[[int], Decimal | No
     return RunPoint(
         nodes=nodes,
         gpus=gpus,
-        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling),
+        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling, inputs.nodes_per_domain),
         compute_days=compute_h / HOURS_PER_DAY,
         goodput=share,
         days=wall_h / HOURS_PER_DAY if wall_h else None,
@@ -155,9 +178,10 @@ def plan_run(
     answer as sweeping to `max_nodes` (tests/plan/test_runtime.py compares the two)."""
     # Why stopping is safe: node-hours n x wall(n) = flops / (GPU rate x efficiency(n) x goodput(n)) never
     # fall as n grows (efficiency falls each doubling, scaling_per_doubling <= 1; goodput falls as
-    # interruptions come more often), so every larger count costs at least floor x node-hours(n). Goodput at
-    # or below zero stays there for every larger count. Compute hours go as n^-(1 + log2 per_doubling), monotone
-    # in n, so no larger count up to max_nodes runs faster than min(compute(n), compute(max_nodes)) / goodput(n).
+    # interruptions come more often, and R x nodes never falls: plan/restart.py), so every larger count costs at
+    # least floor x node-hours(n). Goodput at or below zero stays there for every larger count. Compute hours go
+    # as n^-(1 + log2 per_doubling), monotone in n, so no larger count up to max_nodes runs faster than
+    # min(compute(n), compute(max_nodes)) / goodput(n).
     # The sweep asks `fits` (the costly memory model) only of a count that would become the cheapest or the
     # first to meet the target: the same answer as filtering first.
     cheapest_n, cheapest_cost, meets_n = None, None, None
@@ -216,6 +240,7 @@ def plan_run(
         meets_target=meets,
         notes=notes,
         restart_sensitivity=sensitivity,
+        restart=restart_at(inputs, nodes),
     )
 
 
@@ -227,6 +252,7 @@ __all__ = [
     "RunPoint",
     "goodput",
     "plan_run",
+    "restart_at",
     "run_point",
     "spot_nodes",
 ]

@@ -42,6 +42,9 @@ AWS: dict[str, AwsApi] = {
     tokens.VPC: AwsApi("ec2", "CreateVpc", ec2.vpc, TF + "ec2/vpc_.go"),
     tokens.SUBNET: AwsApi("ec2", "CreateSubnet", ec2.subnet, TF + "ec2/vpc_subnet.go"),
     tokens.SECURITY_GROUP: AwsApi("ec2", "CreateSecurityGroup", ec2.security_group, TF + "ec2/vpc_security_group.go"),
+    tokens.DEFAULT_SECURITY_GROUP: AwsApi(
+        "ec2", "DescribeSecurityGroups", ec2.default_security_group, TF + "ec2/vpc_default_security_group.go"
+    ),
     tokens.INTERNET_GATEWAY: AwsApi(
         "ec2", "CreateInternetGateway", ec2.internet_gateway, TF + "ec2/vpc_internet_gateway.go"
     ),

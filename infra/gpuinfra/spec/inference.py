@@ -258,6 +258,9 @@ class ColdStart(SpecModel):
     """Measured launch to healthy (p99 of your own scale-outs); replaces the modelled cold start."""
     download_gb_s: Annotated[float, Field(gt=0)] | None = None
     """Registry-replica download rate; default: the instance type's baseline network bandwidth."""
+    compile_cache: bool = False
+    """The server image or volume already holds vLLM's compile caches (torch.compile, JIT kernels) for this model
+    and GPU, so the engine starts warm (catalog engine_init_cached_seconds); the stack does not build them."""
     warm_pool: Literal["auto", "off"] | Annotated[int, Field(ge=0)] = "auto"
     """Pre-initialized stopped instances; auto sizes it from the cold start and the demand ramp."""
     demand_ramp_minutes: Annotated[float, Field(gt=0)] = 60.0

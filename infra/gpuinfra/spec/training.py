@@ -191,6 +191,9 @@ class Parallelism(SpecModel):
     """ZeRO stage over the data-parallel group: 1 shards optimizer states, 2 also gradients, 3 also weights (FSDP)."""
     sequence_parallel: bool = True
     """Shard the layer-norm and dropout activations over the tensor-parallel group (Megatron-LM --sequence-parallel)."""
+    context: Annotated[int, Field(ge=1, le=1024)] = 1
+    """Context-parallel degree: split each sequence's activations over this many GPUs (Megatron-LM
+    --context-parallel-size); for long sequences (Llama 3 405B used 16 at 128K tokens)."""
     reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
     """GPU memory kept for the CUDA context, NCCL buffers and allocator fragmentation (an assumption: no
     published figure holds for every stack; measure with torch.cuda.max_memory_reserved and set it)."""
@@ -233,8 +236,9 @@ class TrainingRun(SpecModel):
     """Model FLOPs utilization within one node (NVLink domain); default per precision, see plan/runtime.py."""
     scaling_per_doubling: Annotated[float, Field(gt=0, le=1)] | None = None
     """Share of per-GPU throughput kept each time the node count doubles; default per fabric (plan/runtime.py)."""
-    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] = 30.0
-    """Time lost per interruption besides rework: requeue, replace the node, NCCL init, load the checkpoint."""
+    restart_minutes: Annotated[float, Field(ge=0, le=10_080)] | None = None
+    """Measured time lost per interruption besides rework (detect, replace the node, start, load the checkpoint,
+    warm up); default: derived from the cluster's size and the checkpoint's read bandwidth (plan/restart.py)."""
 
 
 class Racks(SpecModel):

@@ -180,7 +180,29 @@ def security_group(r: Resource) -> list[Call]:
             "revokeRulesOnDelete",
         }
     )
-    calls = [create]
+    return [create, *_rule_calls(i)]
+
+
+def default_security_group(r: Resource) -> list[Call]:
+    """aws_default_security_group adopts the VPC's default group (terraform-provider-aws
+    ec2/vpc_default_security_group.go: DescribeSecurityGroups by vpc-id and group-name "default"), revokes the rules
+    it finds, authorizes the ones given (none, in gpuinfra: a closed group) and tags it with CreateTags."""
+    i = r.inputs
+    find = Call(EC2, "DescribeSecurityGroups").put(
+        "Filters",
+        [{"Name": "vpc-id", "Values": [i.get("vpcId")]}, {"Name": "group-name", "Values": ["default"]}],
+    )
+    find.paths[".Filters[0].Values[0]"] = "vpcId"
+    find.gaps.extend(k for k in i if k not in {"vpcId", "tags", "tagsAll", "ingress", "egress", "revokeRulesOnDelete"})
+    calls = [find, *_rule_calls(i)]
+    if isinstance(i.get("tags"), dict) and i["tags"]:
+        calls.append(Call(EC2, "CreateTags").put("Resources", [AUTONAME]).put("Tags", tag_list()(i["tags"]), "tags"))
+    return calls
+
+
+def _rule_calls(i: dict[str, Any]) -> list[Call]:
+    """AuthorizeSecurityGroupIngress/Egress for a group's inline rules (terraform-provider-aws expandIPPerms)."""
+    calls = []
     for key, op in (("ingress", "AuthorizeSecurityGroupIngress"), ("egress", "AuthorizeSecurityGroupEgress")):
         rules = i.get(key) or []
         if not rules:
@@ -208,6 +230,7 @@ def security_group(r: Resource) -> list[Call]:
                 }
             )
         calls.append(call)
+
     return calls
 
 
@@ -271,7 +294,6 @@ def vpc_endpoint(r: Resource) -> list[Call]:
     return [call.put("TagSpecifications", _tag_specs("vpc-endpoint", r.inputs.get("tags")), "tags")]
 
 
-
 def flow_log(r: Resource) -> list[Call]:
     """CreateFlowLogs as terraform-provider-aws ec2/vpc_flow_log.go sends it: the one VPC as ResourceIds with
     ResourceType VPC, the role as DeliverLogsPermissionArn."""
@@ -281,7 +303,9 @@ def flow_log(r: Resource) -> list[Call]:
     call.put("TagSpecifications", _tag_specs("vpc-flow-log", i.get("tags")), "tags")
     return [call.fill(i, spec)]
 
+
 __all__ = [
+    "default_security_group",
     "eip",
     "flow_log",
     "instance",

@@ -7,6 +7,7 @@ from __future__ import annotations
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.ownership import OwnershipPlan
+from gpuinfra.plan.restart import RestartTime
 from gpuinfra.plan.runtime import RunPlan, RunPoint
 from gpuinfra.plan.tokens import ServingEconomics
 from gpuinfra.report.format import UNKNOWN, check, gigabytes, money, number, percent
@@ -89,14 +90,16 @@ def run_section(run: RunPlan) -> Section:
         "goodput = 1 - C/T - T/2M - R/M: "
         + (
             f"C {number(i.write_seconds, 0)} s, T {number(i.interval_minutes or 0, 0)} min, "
-            f"R {number(i.restart_minutes, 0)} min; at spec {percent(run.at_spec.goodput)}"
-            if i.write_seconds is not None and run.at_spec.goodput is not None
+            f"R {number(run.restart.total_seconds / 60, 1)} min; at spec {percent(run.at_spec.goodput)}"
+            if i.write_seconds is not None and run.at_spec.goodput is not None and run.restart is not None
             else "unknown"
         ),
         f"priced at capacity {i.capacity} ({', '.join(i.price_sources) or 'no price source'})",
     ]
     if speed is not None:
         notes.append(f"doubling the nodes is {speed:.2f}x as fast, not 2x")
+    if run.restart is not None:
+        notes.append(restart_note(run.restart))
     moved = [p for p in run.restart_sensitivity if p.goodput is not None and p.days is not None]
     if moved:
         notes.append(
@@ -111,6 +114,19 @@ def run_section(run: RunPlan) -> Section:
         columns=["case", "nodes", "GPUs", "scaling", "days", "GPU-hours", "$/h", "cost per run"],
         rows=rows,
         notes=notes,
+    )
+
+
+def restart_note(r: RestartTime) -> str:
+    """R part by part at the spec's nodes (plan/restart.py), or the measured figure the spec gives."""
+    if r.measured:
+        return f"restart R {number(r.total_seconds / 60, 1)} min per interruption (run.restart_minutes, measured)"
+    return (
+        f"restart R {number(r.total_seconds / 60, 1)} min per interruption at {r.nodes} nodes = detection "
+        f"{number(r.detection_seconds, 0)} s + replacement {number(r.replacement_seconds, 0)} s + process start "
+        f"{number(r.process_start_seconds, 1)} s + checkpoint read {number(r.checkpoint_read_seconds, 0)} s (at "
+        f"{number(r.read_gb_s, 1)} GB/s) + warm-up {number(r.warmup_seconds, 0)} s (plan/restart.py; set "
+        "run.restart_minutes to a measured figure)"
     )
 
 
