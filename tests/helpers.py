@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import base64
 import copy
 import re
 import subprocess
@@ -225,11 +226,19 @@ def example_graph(stack: str) -> Graph:
 
 # ---- rendered bootstrap ------------------------------------------------------------------------
 def cloud_config(text: str) -> dict[str, Any]:
+    """The cloud-config, with each write_files entry's content as cloud-init writes it: `gz+b64` entries are
+    base64-decoded then gunzipped (cloud-init cc_write_files, extract_contents), and lose their encoding key."""
+    import gzip
+
     from ruamel.yaml import YAML
 
     assert text.startswith("#cloud-config\n")
     data = YAML(typ="safe", pure=True).load(text)
     assert isinstance(data, dict) and data["write_files"]
+    for entry in data["write_files"]:
+        if entry.get("encoding") in ("gz+b64", "gzip+base64", "gz+base64", "gzip+b64"):
+            del entry["encoding"]
+            entry["content"] = gzip.decompress(base64.b64decode(entry["content"])).decode()
     return data
 
 

@@ -20,11 +20,13 @@ fails, so the tests of the generated Slurm scripts cannot silently stop running.
 
 from __future__ import annotations
 
+import fcntl
 import os
 import shutil
 import signal
 import socket
 import subprocess
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -38,6 +40,29 @@ PARTITION = "train"
 SYSTEMD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """systemd's default PATH for services (systemd.exec(5), "Environment variables in spawned processes")."""
 REQUIRED = ("munged", "slurmctld", "slurmd", "unshare", "mount")
+
+
+FARM_USERS = Path(tempfile.gettempdir()) / "gpuinfra-slurm-farm"
+"""One marker per live cluster using the PCS-path copies, and the directories the first one created: pytest-xdist
+runs test files in parallel processes, and a cluster must not remove the copies another cluster still runs."""
+
+
+@contextmanager
+def _farm_lock() -> Iterator[None]:
+    FARM_USERS.mkdir(exist_ok=True)
+    with (FARM_USERS / "lock").open("w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        yield
+
+
+def _alive(marker: Path) -> bool:
+    try:
+        os.kill(int(marker.name.split("-")[1]), 0)
+    except (ProcessLookupError, ValueError, IndexError):
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def pcs_bin(version: str) -> Path:
@@ -104,8 +129,7 @@ class SlurmCluster:
         self.conf = root / "etc" / "slurm.conf"
         self.extra = slurm_conf_extra
         self.procs: list[subprocess.Popen[bytes]] = []
-        self.created: Path | None = None
-        """The topmost directory the PCS farm created, removed at the end."""
+        self.marker: Path | None = None
 
     # ---- setup ---------------------------------------------------------------------------------------------
     def start(self) -> None:
@@ -124,14 +148,30 @@ class SlurmCluster:
 
     def _pcs_farm(self) -> None:
         """Copies, not symlinks: inside slurmd's namespace the /usr/bin originals are gone."""
-        if not self.bin.exists():
-            top = next(p for p in [*reversed(self.bin.parents), self.bin] if not p.exists())
-            self.bin.mkdir(parents=True)
-            self.created = top
-        for tool in SLURM_CLIENTS:
-            target = self.bin / tool
-            if not target.exists():
-                shutil.copy2(str(shutil.which(tool)), target)
+        with _farm_lock():
+            self.marker = FARM_USERS / f"user-{os.getpid()}-{id(self)}"
+            self.marker.touch()
+            if not self.bin.exists():
+                top = next(p for p in [*reversed(self.bin.parents), self.bin] if not p.exists())
+                self.bin.mkdir(parents=True)
+                (FARM_USERS / f"top-{abs(hash(str(top)))}").write_text(str(top))
+            for tool in SLURM_CLIENTS:
+                target = self.bin / tool
+                if not target.exists():
+                    shutil.copy2(str(shutil.which(tool)), target)
+
+    def _release_farm(self) -> None:
+        """Remove the PCS-path copies once no live cluster uses them."""
+        with _farm_lock():
+            if self.marker is not None:
+                self.marker.unlink(missing_ok=True)
+            for stale in [m for m in FARM_USERS.glob("user-*") if not _alive(m)]:
+                stale.unlink()
+            if any(FARM_USERS.glob("user-*")):
+                return
+            for record in FARM_USERS.glob("top-*"):
+                shutil.rmtree(record.read_text(), ignore_errors=True)
+                record.unlink()
 
     def _munge(self) -> None:
         key = self.root / "munge" / "munge.key"
@@ -279,8 +319,8 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
             except subprocess.TimeoutExpired:
                 os.killpg(proc.pid, signal.SIGKILL)
                 proc.wait(timeout=5)
-        if self.created is not None:
-            shutil.rmtree(self.created, ignore_errors=True)
+        if self.marker is not None:
+            self._release_farm()
 
 
 @contextmanager

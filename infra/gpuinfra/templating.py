@@ -5,6 +5,9 @@ bootstrap, Slurm, Kubernetes objects) and `report/` (the Markdown reports)."""
 
 from __future__ import annotations
 
+import base64
+import gzip
+import re
 import shlex
 from functools import lru_cache
 from pathlib import Path
@@ -34,6 +37,30 @@ def shell_quote(value: Any) -> str:
     return shlex.quote(str(value))
 
 
+def packed(text: Any) -> str:
+    """The `packed` filter: gzip then base64, for a cloud-init write_files entry with `encoding: gz+b64` (cloud-init
+    cc_write_files: decoded with base64, then gunzipped, before it is written). mtime 0: the same text always packs
+    to the same bytes, so an unchanged script is no diff."""
+    return base64.b64encode(gzip.compress(str(text).encode(), compresslevel=9, mtime=0)).decode()
+
+
+PACKED_ENTRY = re.compile(r"^( *)encoding: gz\+b64\n +content: ([A-Za-z0-9+/=]+)$", re.M)
+
+
+def unpacked(cloud_config: str) -> str:
+    """`packed`'s inverse over a whole cloud-config (or the MIME around it), for people reading it (the diff's user
+    data, the golden files): each gz+b64 write_files content shown as the text cloud-init writes, under a note."""
+
+    def one(match: re.Match[str]) -> str:
+        indent = match.group(1)
+        text = gzip.decompress(base64.b64decode(match.group(2))).decode()
+        body = "".join(f"{indent}  {line}\n" if line else "\n" for line in text.splitlines())
+        note = f"{indent}# encoding: gz+b64 in the user data; unpacked here as cloud-init writes it\n"
+        return f"{note}{indent}content: |\n{body}"
+
+    return PACKED_ENTRY.sub(one, cloud_config)
+
+
 @lru_cache(maxsize=1)
 def environment() -> Environment:
     """Strict: a missing variable is an error, not an empty string in a rendered script."""
@@ -47,6 +74,7 @@ def environment() -> Environment:
         auto_reload=False,  # package data never changes under a running process: no stat per render
     )
     env.filters["sh"] = shell_quote
+    env.filters["packed"] = packed
     return env
 
 
@@ -60,4 +88,4 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "renderer", "shell_quote", "templates_folder"]
+__all__ = ["TEMPLATES_PACKAGE", "environment", "packed", "renderer", "shell_quote", "templates_folder", "unpacked"]

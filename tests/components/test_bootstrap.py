@@ -112,3 +112,20 @@ def test_the_graph_carries_the_rendered_user_data() -> None:
     text = base64.b64decode(templates["llm-train-slurm-pcs-spot-lt"].inputs["userData"]).decode()
     part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
     assert "/opt/gpuinfra/interruption-watcher" in part.get_payload()
+
+
+def test_scripts_travel_packed_and_the_diff_reads_them_unpacked() -> None:
+    """gz+b64 write_files (cloud-init cc_write_files decodes base64, then gunzips): the PR diff's first differing
+    line of a launch template's user data is the script line that changed, not the packed blob."""
+    from gpuinfra.report.model import PropertyChangeOut
+    from gpuinfra.report.render.parts import pair
+
+    before, after = (
+        mime_user_data(node_cloud_config("c", NodeRole("compute", "p5.48xlarge", gpus=n, efa=32), {}, LUSTRE, SLURM))
+        for n in (8, 4)
+    )
+    assert "encoding: gz+b64" in before and "GPUs visible" not in before  # the health check travels packed
+    b64 = [base64.b64encode(t.encode()).decode() for t in (before, after)]
+    old, new = pair(PropertyChangeOut(path="userData", before=b64[0], after=b64[1], effect="update"))
+    assert old.endswith('[ "$found" -eq 8 ] || fail "$found of 8 GPUs visible"'), old
+    assert new.endswith('[ "$found" -eq 4 ] || fail "$found of 4 GPUs visible"'), new

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import json
+import re
 
 import pytest
 from gpuinfra.graph import Graph, Resource, tokens
@@ -134,6 +135,14 @@ def test_launch_template_requires_imdsv2_encrypts_ebs_and_uses_the_placement_gro
         assert "Content-Type: multipart/mixed" in text
 
 
+def test_user_data_fits_ec2s_16_kb_with_room_for_pcs_part(graph: Graph) -> None:
+    """EC2 takes 16,384 bytes of user data before base64 (EC2 User Guide, user data); PCS adds its own MIME part to
+    ours at launch (PCS User Guide, launch templates) and documents no size for it: 1 KB is kept free for it (our
+    margin). The scripts travel gzip+base64 (cloud-init write_files encoding gz+b64), which is what makes room."""
+    sizes = {lt.name: len(base64.b64decode(lt.inputs["userData"])) for lt in graph.of_type(tokens.LAUNCH_TEMPLATE)}
+    assert len(sizes) == 3 and all(size <= 16_384 - 1_024 for size in sizes.values()), sizes
+
+
 def test_lustre_matches_the_spec(graph: Graph) -> None:
     fs = graph.one(FSX).inputs
     assert fs["deploymentType"] == "PERSISTENT_2"
@@ -218,10 +227,42 @@ def test_instance_profile_is_least_privilege(graph: Graph) -> None:
 
 
 def test_security_group_is_self_only_and_closed_to_the_internet(graph: Graph) -> None:
-    sg = graph.one("aws:ec2/securityGroup:SecurityGroup").inputs
+    sg = graph.named("aws:ec2/securityGroup:SecurityGroup", "llm-train-net-efa").inputs
     (ingress,) = sg["ingress"]
     assert ingress["self"] is True and not ingress.get("cidrBlocks")
     assert any(e.get("self") for e in sg["egress"])
+    assert [e["fromPort"] for e in sg["egress"] if e.get("cidrBlocks")] == [443]
+
+
+def test_the_pcs_controller_has_its_own_group_with_the_rules_pcs_documents(graph: Graph) -> None:
+    """botocore 1.44.8 PCS model, Networking.securityGroupIds: "Inbound rule 1: Protocol All, Ports All, Source
+    Self; Outbound rule 1: All, All, 0.0.0.0/0; Outbound rule 2: All, All, Self"."""
+    (group,) = graph.dependencies_of(graph.one(tokens.PCS_CLUSTER), "aws:ec2/securityGroup:SecurityGroup")
+    assert group.name == "llm-train-slurm-pcs-sg"
+    rules = {
+        d: sorted((r["protocol"], r["fromPort"], r["toPort"], bool(r.get("self")), tuple(r.get("cidrBlocks") or ()))
+                  for r in group.inputs[d])
+        for d in ("ingress", "egress")
+    }
+    assert rules == {
+        "ingress": [("-1", 0, 0, True, ())],
+        "egress": [("-1", 0, 0, False, ("0.0.0.0/0",)), ("-1", 0, 0, True, ())],
+    }
+
+
+def test_node_primary_interfaces_join_the_controller_group_efa_interfaces_stay_in_the_efa_group(graph: Graph) -> None:
+    (controller,) = graph.one(tokens.PCS_CLUSTER).inputs["networking"]["securityGroupIds"]
+    efa_counts = {}
+    for name, group in groups(graph).items():
+        interfaces = template_of(graph, group).inputs["networkInterfaces"]
+        primary = [i for i in interfaces if i.get("interfaceType") != "efa-only"]
+        efa = [i for i in interfaces if i.get("interfaceType") == "efa-only"]
+        assert len(primary) == 1 and controller in primary[0]["securityGroups"], group.name
+        assert len(primary[0]["securityGroups"]) == 2
+        efa_group = next(g for g in primary[0]["securityGroups"] if g != controller)
+        assert all(i["securityGroups"] == [efa_group] for i in efa), group.name
+        efa_counts[name] = len(efa)
+    assert efa_counts == {"od": 32, "spot": 32, "login": 0}  # p5.48xlarge: an EFA on each of its 32 cards
 
 
 def test_twice_the_nodes_doubles_the_capacity() -> None:
@@ -246,3 +287,39 @@ def test_on_demand_and_capacity_block_capacity() -> None:
     assert lt["instanceMarketOptions"]["marketType"] == "capacity-block"
     target = lt["capacityReservationSpecification"]["capacityReservationTarget"]
     assert target["capacityReservationId"] == "cr-0123456789abcdef0"
+
+
+def test_home_is_an_encrypted_efs_with_a_mount_target_per_node_subnet(graph: Graph) -> None:
+    """Amazon EFS User Guide: a mount target serves its Availability Zone's clients, and its security group must
+    admit NFS (TCP 2049) from theirs."""
+    fs = graph.one(tokens.EFS_FILE_SYSTEM)
+    assert fs.inputs["encrypted"] is True and fs.inputs["throughputMode"] == "bursting"
+    (target,) = graph.of_type(tokens.EFS_MOUNT_TARGET)
+    node_subnets = {s for g in groups(graph).values() for s in g.inputs["subnetIds"]}
+    assert {target.inputs["subnetId"]} == node_subnets
+    (sg,) = graph.dependencies_of(target, "aws:ec2/securityGroup:SecurityGroup")
+    (rule,) = sg.inputs["ingress"]
+    assert (rule["protocol"], rule["fromPort"], rule["toPort"]) == ("tcp", 2049, 2049)
+    assert not rule.get("cidrBlocks") and not sg.inputs.get("egress")
+    efa = graph.named("aws:ec2/securityGroup:SecurityGroup", "llm-train-net-efa")
+    assert efa in graph.dependencies_of(sg, "aws:ec2/securityGroup:SecurityGroup")  # the nodes' group, on every NIC
+
+
+def test_every_node_mounts_home_from_efs_with_the_recommended_options(graph: Graph) -> None:
+    """Amazon EFS User Guide, "Mounting EFS file systems using NFS": nfsvers=4.1, rsize and wsize 1 MiB, hard,
+    timeo=600, retrans=2, noresvport; the DNS name is file-system-id.efs.region.amazonaws.com."""
+    import email
+
+    from helpers import cloud_config
+
+    for name, group in groups(graph).items():
+        lt = template_of(graph, group)
+        text = base64.b64decode(lt.inputs["userData"]).decode()
+        part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
+        home = next(m for m in cloud_config(part.get_payload())["mounts"] if m[1] == "/home")
+        assert re.fullmatch(r"fs-[0-9a-f]+\.efs\.us-east-1\.amazonaws\.com:/", home[0]), name
+        assert home[2] == "nfs4"
+        assert set(home[3].split(",")) >= {
+            "nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600", "retrans=2", "noresvport", "_netdev"
+        }
+        assert graph.one(tokens.EFS_MOUNT_TARGET) in graph.dependencies_of(lt, tokens.EFS_MOUNT_TARGET), name

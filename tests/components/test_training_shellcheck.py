@@ -12,7 +12,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from gpuinfra.pulumi.components.training.bootstrap import LustreMount, NodeRole, Retention, node_cloud_config
+from gpuinfra.pulumi.components.training.bootstrap import (
+    Acceptance,
+    LustreMount,
+    NodeRole,
+    Retention,
+    node_cloud_config,
+)
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
 from helpers import cloud_config
 
@@ -25,7 +31,9 @@ ROLES = {
         "compute", "p5.48xlarge", gpus=8, efa=32, instance_store_gb=30400, block_checkpoint_at=AT
     ),
     "on-demand": NodeRole("compute", "p4d.24xlarge", gpus=8, efa=4, instance_store_gb=8000),
-    "login": NodeRole("login", "m7i.2xlarge", retention=RETENTION),
+    "login": NodeRole(
+        "login", "m7i.2xlarge", retention=RETENTION, acceptance=Acceptance("train", "p5.48xlarge", 16, 8, 3200.0)
+    ),
 }
 
 
@@ -68,4 +76,6 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/mount-scratch",
         "/opt/gpuinfra/interruption-watcher",
         "/opt/gpuinfra/prune-checkpoints",
+        "/opt/gpuinfra/nccl-acceptance.sbatch",
+        "/opt/gpuinfra/job-group",
     } <= paths

@@ -327,3 +327,15 @@ def test_the_fleets_web_acls_and_api_keys_are_priced(catalog: Catalog) -> None:
     assert secret["API calls"].monthly is None  # usage: unknown, never zero
     association = b.get("aws:wafv2/webAclAssociation:WebAclAssociation::chat-serve-us-east-1-endpoint-waf-association")
     assert association.free
+
+
+def test_shared_home_is_priced_per_gb_stored_from_usage(catalog: Catalog) -> None:
+    """EFS Standard at $0.30 per GB-month (Infracost's golden: 230 GB, $69.00); how much /home holds is usage."""
+    from gpuinfra.cost import ResourceUsage, UsageFile
+
+    home = "aws:efs/fileSystem:FileSystem::llm-train-slurm-home-fs"
+    (line,) = price_graph(example_graph("llm-train"), catalog).get(home).lines
+    assert line.monthly is None and USAGE_BASED in line.flags and "0.3 USD per GB-month" in (line.note or "")
+    usage = Usage(UsageFile(resource_usage={"llm-train-slurm-home-fs": ResourceUsage(storage_gb=Decimal(230))}))
+    (line,) = price_graph(example_graph("llm-train"), catalog, usage).get(home).lines
+    assert line.monthly == Decimal("69.00")

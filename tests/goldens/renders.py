@@ -7,6 +7,7 @@ import base64
 from collections.abc import Callable
 
 from gpuinfra.graph import Graph
+from gpuinfra.templating import unpacked
 from helpers import example_graph
 
 
@@ -16,11 +17,12 @@ def _one(graph: Graph, kind: str, name: str) -> dict:  # type: ignore[type-arg]
 
 
 def user_data(stack: str, template: str) -> Callable[[], str]:
-    """A launch template's user data, decoded (EC2 takes it base64-encoded)."""
+    """A launch template's user data, decoded (EC2 takes it base64-encoded), with write_files entries packed as
+    gz+b64 shown unpacked, so a script's change reads as a text diff."""
 
     def render() -> str:
         inputs = _one(example_graph(stack), "aws:ec2/launchTemplate:LaunchTemplate", template)
-        return base64.b64decode(inputs["userData"]).decode()
+        return unpacked(base64.b64decode(inputs["userData"]).decode())
 
     return render
 

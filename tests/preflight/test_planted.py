@@ -206,6 +206,22 @@ API_PLANTS = [
         "fileSystemPath",
         setting("fileSystemPath", "/" + "d" * 4096),
     ),
+    # EFS CreateFileSystem.PerformanceMode: generalPurpose | maxIO
+    Plant(
+        "llm-train",
+        "aws:efs/fileSystem:FileSystem",
+        "PF-AWS-API",
+        "performanceMode",
+        setting("performanceMode", "fast"),
+    ),
+    # EFS CreateMountTarget.SecurityGroups: at most 100 (SecurityGroups, max 100 items)
+    Plant(
+        "llm-train",
+        "aws:efs/mountTarget:MountTarget",
+        "PF-AWS-API",
+        "securityGroups",
+        setting("securityGroups", [f"sg-{n:017x}" for n in range(101)]),
+    ),
     # CreateBucket.ObjectLockEnabledForBucket: a boolean
     Plant("llm-train", "aws:s3/bucket:Bucket", "PF-AWS-API", "objectLockEnabled", setting("objectLockEnabled", "yes")),
     Plant(

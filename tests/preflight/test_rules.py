@@ -4,6 +4,7 @@ Expected limits come from the documents each rule cites (repeated in the case's 
 
 from __future__ import annotations
 
+import base64
 from typing import Any
 
 import pytest
@@ -20,6 +21,9 @@ GA_NLB = {
     "load_balancer.type": "nlb",
     "access": {"scheme": "internal", "auth": "api_key", "waf": None},  # WAF takes no NLB: a private fleet
 }
+
+
+LT_TYPE = "aws:ec2/launchTemplate:LaunchTemplate"
 
 
 def _index(graph: Graph, type_: str, name_part: str) -> int:
@@ -97,6 +101,16 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
         "PF-EC2-IMDS",
         "replicas-lt",
         "metadataOptions.httpPutResponseHopLimit",
+    ),
+    # EC2 user data: 16 KB before base64
+    (
+        "llm-train",
+        LT_TYPE,
+        "login",
+        setting("userData", base64.b64encode(b"#!/bin/bash\n" + b"#" * 16_400).decode()),
+        "PF-EC2-USERDATA",
+        "login-lt",
+        "userData",
     ),
     # CreateSecurityGroup: ASCII letters, digits and ._-:/()#,@[]+=&;{}!$* only
     (

@@ -40,6 +40,16 @@ def price_bucket(resource: Resource, ctx: Ctx) -> list[Line]:
     return [usage_line(resource, ctx, "storage_gb", "Storage (Standard)", "GB", price, "S3 Standard storage")]
 
 
+def price_efs(resource: Resource, ctx: Ctx) -> list[Line]:
+    """EFS: the GB stored, from usage (a file system grows with what is written), at the Standard rate; throughput
+    is bursting (no charge of its own) for the file systems gpuinfra creates."""
+    mode = resource.inputs.get("throughputMode") or "bursting"
+    if mode != "bursting":
+        return [not_in_catalog(f"Throughput ({mode})", "MBps", f"EFS {mode} throughput")]
+    price = ctx.book.service("efs/standard", ctx.where.region)
+    return [usage_line(resource, ctx, "storage_gb", "Storage (Standard)", "GB", price, "EFS Standard storage")]
+
+
 def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:
     kind = resource.inputs.get("loadBalancerType") or "application"
     short = {"application": "alb", "network": "nlb"}.get(kind)
@@ -282,6 +292,7 @@ __all__ = [
     "fixed",
     "price_alarm",
     "price_bucket",
+    "price_efs",
     "price_eip",
     "price_flow_log",
     "price_load_balancer",

@@ -59,6 +59,8 @@ K8S_DEPLOYMENT = "kubernetes:apps/v1:Deployment"
 K8S_NAMESPACE = "kubernetes:core/v1:Namespace"
 K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
+EFS_FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
+EFS_MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
@@ -136,6 +138,8 @@ __all__ = [
     "CLOUDFRONT_DISTRIBUTION",
     "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
+    "EFS_FILE_SYSTEM",
+    "EFS_MOUNT_TARGET",
     "EIP",
     "EKS_CLUSTER",
     "EKS_NODE_GROUP",

@@ -73,6 +73,8 @@ class TrainingPlan(Plain):
     """Kubernetes: what each node's training pod requests (from the node's allocatable)."""
     job_max_restarts: int | None = None
     """Kubernetes: the JobSet's restart budget for the interruptions expected over job.run_days."""
+    network_gbps_per_node: float | None = None
+    """The instance type's network rate (catalog): the NCCL acceptance job's bus-bandwidth floor is sized from it."""
     network_topology: bool = False
     """EC2 describes the type's place in the network (catalog topology.yaml): EKS labels its network layers and
     Kueue packs a job by them."""
@@ -226,6 +228,7 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         site_gpu_allotment=allotment,
         job_pod=job_pod,
         job_max_restarts=max_restarts,
+        network_gbps_per_node=info.network_gbps,
         network_topology=catalog.describes_topology(spec.compute.instance_type),
         layout=training_layout(spec, info),
         run=run,

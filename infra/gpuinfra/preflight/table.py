@@ -95,6 +95,8 @@ AWS: dict[str, AwsApi] = {
         storage.data_repository_association,
         TF + "fsx/data_repository_association.go",
     ),
+    tokens.EFS_FILE_SYSTEM: AwsApi("efs", "CreateFileSystem", storage.efs_file_system, TF + "efs/file_system.go"),
+    tokens.EFS_MOUNT_TARGET: AwsApi("efs", "CreateMountTarget", storage.efs_mount_target, TF + "efs/mount_target.go"),
     tokens.BUCKET: AwsApi("s3", "CreateBucket", storage.bucket, TF + "s3/bucket.go"),
     tokens.BUCKET_V2: AwsApi("s3", "CreateBucket", storage.bucket, TF + "s3/bucket.go"),
     tokens.BUCKET_VERSIONING: AwsApi(

@@ -1,5 +1,6 @@
-"""FSx for Lustre and S3 -> FSx and S3 API requests, following terraform-provider-aws internal/service/fsx
-(lustre_file_system.go `resourceLustreFileSystemCreate`, data_repository_association.go) and
+"""FSx for Lustre, EFS and S3 -> FSx, EFS and S3 API requests, following terraform-provider-aws
+internal/service/fsx (lustre_file_system.go `resourceLustreFileSystemCreate`, data_repository_association.go),
+internal/service/efs (file_system.go `resourceFileSystemCreate`, mount_target.go `resourceMountTargetCreate`) and
 internal/service/s3 (bucket.go, bucket_versioning.go, bucket_lifecycle_configuration.go `expandLifecycleRules`,
 bucket_replication_configuration.go `expandReplicationRules`, ...)."""
 
@@ -52,6 +53,26 @@ def lustre_file_system(r: Resource) -> list[Call]:
 def data_repository_association(r: Resource) -> list[Call]:
     spec = {"deleteDataInFilesystem": DROP, "tags": F(convert=tag_list()), "tagsAll": DROP}
     return [Call("fsx", "CreateDataRepositoryAssociation").put("ClientRequestToken", AUTONAME).fill(r.inputs, spec)]
+
+
+def efs_file_system(r: Resource) -> list[Call]:
+    """CreateFileSystem: the provider sends a generated CreationToken; lifecycle policies and protection are
+    later requests (PutLifecycleConfiguration, UpdateFileSystemProtection) the stacks do not use."""
+    spec = {
+        "creationToken": DROP,
+        "tags": F(convert=tag_list()),
+        "tagsAll": DROP,
+        "lifecyclePolicies": DROP,
+        "protection": DROP,
+        "region": DROP,
+        "name": DROP,
+    }
+    return [Call("efs", "CreateFileSystem").put("CreationToken", AUTONAME).fill(r.inputs, spec)]
+
+
+def efs_mount_target(r: Resource) -> list[Call]:
+    spec = {"securityGroups": F(convert=listed), "region": DROP, "name": DROP}
+    return [Call("efs", "CreateMountTarget").fill(r.inputs, spec)]
 
 
 S3 = "s3"

@@ -3,6 +3,8 @@ the Terraform provider's `resolve:ssm:` limitation, security group text, routes,
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
 from collections.abc import Iterator
 from typing import Any
@@ -221,4 +223,29 @@ def placement_groups(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
             yield Violation(r, "spreadLevel", r.inputs["spreadLevel"], f"spreadLevel with strategy {strategy}")
 
 
-__all__ = ["instance_types"]
+USER_DATA_LIMIT = 16 * 1024
+"""Bytes of user data before base64 (Amazon EC2 User Guide, "Run commands when you launch an EC2 instance with
+user data input": "User data is limited to 16 KB, in raw form, before it is base64-encoded")."""
+
+
+@rule(
+    "PF-EC2-USERDATA",
+    "user data is at most 16 KB (16,384 bytes) in raw form, before base64 encoding",
+    "Amazon EC2 User Guide, user data (https://docs.aws.amazon.com/AWSEC2/latest/UserGuide/user-data.html); "
+    "Amazon EC2 API Reference, RequestLaunchTemplateData.UserData",
+)
+def user_data_size(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
+    for r in graph.of_type(LT):
+        encoded = r.inputs.get("userData")
+        if not isinstance(encoded, str):
+            continue
+        try:
+            size = len(base64.b64decode(encoded, validate=True))
+        except (binascii.Error, ValueError):
+            yield Violation(r, "userData", f"{len(encoded)} characters", "userData is not base64")
+            continue
+        if size > USER_DATA_LIMIT:
+            yield Violation(r, "userData", f"{size:,} bytes", f"{size:,} bytes of user data, over {USER_DATA_LIMIT:,}")
+
+
+__all__ = ["USER_DATA_LIMIT", "instance_types"]

@@ -78,6 +78,9 @@ class AwsMocks(pulumi_mocks.Mocks):
         elif typ == tokens.LUSTRE:
             state.setdefault("dnsName", f"{resource_id}.fsx.{region}.amazonaws.com")
             state.setdefault("mountName", digest[:8])
+        elif typ == tokens.EFS_FILE_SYSTEM:
+            # file-system-id.efs.aws-region.amazonaws.com (Amazon EFS User Guide, "Mounting with a DNS name").
+            state.setdefault("dnsName", f"{resource_id}.efs.{region}.amazonaws.com")
         elif typ == tokens.LOAD_BALANCER:
             state.setdefault("dnsName", f"{physical}-{digest[:10]}.{region}.elb.amazonaws.com")
             state.setdefault("zoneId", "Z35SXDOTRQ7X7K")
@@ -141,6 +144,8 @@ _ID_PREFIX = {
     "routeTable": "rtb",
     "vpcEndpoint": "vpce",
     "lustreFileSystem": "fs",
+    "fileSystem": "fs",
+    "mountTarget": "fsmt",
     "instance": "i",
     "placementGroup": "pg",
     "key": "key",

@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuinfra.report.format import money, signed_money
 from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut, ResourceChangeOut
+from gpuinfra.report.templates import unpacked
 
 MARKER = "<!-- gpuinfra-diff -->"
 """First line of the pull-request comment; the workflow finds and updates its own comment by it."""
@@ -29,7 +30,8 @@ def short(value: Any, absent: bool = False, limit: int = MAX_VALUE) -> str:
 
 
 def _text(value: object) -> str | None:
-    """A string property as text; base64 (launch template user data) decoded when it is text."""
+    """A string property as text; base64 (launch template user data) decoded when it is text, with its gz+b64
+    scripts unpacked (templating.unpacked), so the first differing line is a script's, not a packed blob's."""
     if not isinstance(value, str):
         return None
     if len(value) > MAX_VALUE and "\n" not in value:
@@ -37,7 +39,7 @@ def _text(value: object) -> str | None:
             decoded = base64.b64decode(value, validate=True).decode("utf-8")
         except (binascii.Error, UnicodeDecodeError, ValueError):
             return value
-        return decoded if decoded.isprintable() or "\n" in decoded else value
+        return unpacked(decoded) if decoded.isprintable() or "\n" in decoded else value
     return value
 
 

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 
+from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.templates import render
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
@@ -43,6 +44,18 @@ REBALANCE_HOLD_SECONDS = 1800
 """How long a rebalance recommendation keeps the node drained when no interruption notice follows. A choice, not a
 figure from AWS: EC2 gives no time bound between a recommendation and an interruption (EC2 User Guide, "EC2
 instance rebalance recommendations"); 30 minutes covers the usual case and returns the node to the gang after."""
+NCCL_ACCEPTANCE = "/opt/gpuinfra/nccl-acceptance.sbatch"
+"""The fabric acceptance job on the login node, for the operator to submit before a run."""
+NCCL_MAX_BYTES = "8G"
+"""all_reduce_perf's largest message: large enough for the bus bandwidth to plateau (nccl-tests' README runs 8 B
+to 128 MB on one node; across nodes the plateau comes later)."""
+SRUN_MPI = "pmix"
+"""How srun wires the nccl-tests ranks (Slurm MPI Users Guide: srun --mpi=pmix for an MPI built with PMIx)."""
+JOB_GROUP = "gpuinfra-train"
+JOB_GID = 59000
+"""The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
+cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
+gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -52,6 +65,15 @@ class LustreMount:
     dns_name: str
     mount_name: str
     mount_path: str
+
+
+@dataclass(frozen=True)
+class HomeMount:
+    """The shared /home (EFS) every node mounts."""
+
+    dns_name: str
+    path: str
+    options: str
 
 
 @dataclass(frozen=True)
@@ -66,6 +88,19 @@ class Retention:
     milestone_marker: str
     retention_days: int
     complete_marker: str = COMPLETE_MARKER
+
+
+@dataclass(frozen=True)
+class Acceptance:
+    """The NCCL acceptance job's shape: the compute nodes it spans and the catalog's network figure."""
+
+    partition: str
+    instance_type: str
+    nodes: int
+    gpus_per_node: int
+    network_gbps: float
+    tasks_per_node: int | None = None
+    """One rank per GPU unless set (tests run it on a one-CPU node without GPUs)."""
 
 
 @dataclass(frozen=True)
@@ -84,6 +119,8 @@ class NodeRole:
     checkpoint_write_seconds: float | None = None
     """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
     rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
+    acceptance: Acceptance | None = None
+    """The login node's NCCL acceptance job."""
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -114,6 +151,14 @@ def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: 
 def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
     """The boot script that closes IMDS to every user but root; `address` is only changed by tests."""
     return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
+
+
+def job_group(cluster: str, checkpoint_root: str | None) -> str:
+    """The boot script that creates the job group (every node) and, given the checkpoint root (the login node),
+    makes the root and its run directories group-writable with the setgid bit."""
+    return render(
+        "training/job-group.sh.j2", cluster=cluster, group=JOB_GROUP, gid=JOB_GID, checkpoint_root=checkpoint_root
+    )
 
 
 def lustre_client(cluster: str, mount_path: str) -> str:
@@ -159,6 +204,28 @@ def interruption_watcher(
     )
 
 
+def nccl_acceptance(cluster: str, job: Acceptance, slurm_version: str) -> str:
+    """The sbatch script that gates a run on the fabric: all_reduce_perf across the compute nodes, its bus
+    bandwidth at the largest size against the floor the catalog's network figure gives (plan/pcs.py)."""
+    return render(
+        "training/nccl-acceptance.sbatch.j2",
+        cluster=cluster,
+        path=NCCL_ACCEPTANCE,
+        partition=job.partition,
+        instance_type=job.instance_type,
+        nodes=job.nodes,
+        tasks_per_node=job.tasks_per_node if job.tasks_per_node is not None else job.gpus_per_node,
+        gpus_per_node=job.gpus_per_node,
+        network_gbps=f"{job.network_gbps:g}",
+        ceiling=f"{busbw_ceiling_gb_s(job.network_gbps):g}",
+        share_percent=f"{ACCEPTANCE_SHARE * 100:g}",
+        floor=f"{acceptance_floor_gb_s(job.network_gbps):g}",
+        max_bytes=NCCL_MAX_BYTES,
+        mpi=SRUN_MPI,
+        slurm_bin=slurm_bin(slurm_version),
+    )
+
+
 def mount_scratch(node: NodeRole) -> str:
     return render(
         "training/mount-scratch.sh.j2",
@@ -173,13 +240,20 @@ def prune_checkpoints(cluster: str, retention: Retention) -> str:
 
 
 def node_cloud_config(
-    cluster: str, node: NodeRole, env: dict[str, str], lustre: LustreMount | None, slurm_version: str
+    cluster: str,
+    node: NodeRole,
+    env: dict[str, str],
+    lustre: LustreMount | None,
+    slurm_version: str,
+    home: HomeMount | None = None,
 ) -> str:
     """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
+    checkpoint_root = node.retention.checkpoint_dir if node.retention else None
     units = [
         "gpuinfra-imds-guard.service",
+        "gpuinfra-job-group.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
@@ -192,6 +266,8 @@ def node_cloud_config(
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
         imds_guard=imds_guard(cluster),
+        job_group=job_group(cluster, checkpoint_root),
+        checkpoint_root=checkpoint_root,
         lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
@@ -199,7 +275,10 @@ def node_cloud_config(
         scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
         watcher=interruption_watcher(cluster, node, slurm_version) if watcher else "",
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
+        acceptance=nccl_acceptance(cluster, node.acceptance, slurm_version) if node.acceptance else "",
+        acceptance_path=NCCL_ACCEPTANCE,
         lustre=lustre,
+        home=home,
         units=units,
     )
 
@@ -218,8 +297,13 @@ __all__ = [
     "COMPLETE_MARKER",
     "HEALTH_CHECK",
     "JOB_ENV",
+    "JOB_GID",
+    "JOB_GROUP",
+    "NCCL_ACCEPTANCE",
     "SCRATCH_PATH",
     "TASK_PROLOG",
+    "Acceptance",
+    "HomeMount",
     "LustreMount",
     "NodeRole",
     "Retention",
@@ -227,9 +311,11 @@ __all__ = [
     "imds_guard",
     "interruption_watcher",
     "job_environment",
+    "job_group",
     "lustre_client",
     "mime_user_data",
     "mount_scratch",
+    "nccl_acceptance",
     "node_cloud_config",
     "prune_checkpoints",
     "save_seconds",

@@ -10,9 +10,11 @@ Every property is checked against the CloudFormation schemas AWS::PCS::Cluster, 
   its path be /aws-pcs/ ("IAM instance profiles for AWS PCS");
 - launch templates: no instance type or instance profile of their own (the node group's), security groups on
   every interface, user data in MIME multi-part ("Using Amazon EC2 launch templates with AWS PCS");
-- the security group lets the controller's ENI and the nodes reach each other (slurmctld 6817, slurmd 6818,
-  slurmdbd 6819, srun's ephemeral ports): network.py's group admits all traffic from itself
-  ("Security group requirements and considerations").
+- the controller's ENI has a group of its own with exactly the rules the PCS API Reference requires of it
+  (Networking.securityGroupIds: inbound all from itself, outbound all to itself and to 0.0.0.0/0), as AWS's
+  recipe does (aws-samples/aws-hpc-recipes recipes/pcs/getting_started/assets/pcs-cluster-sg.yaml); every node's
+  primary interface joins it too, so slurmctld, slurmd, sackd and srun reach each other (6817-6819 and srun's
+  ephemeral ports), while EFA traffic stays in network.py's self-only EFA group on every interface.
 """
 
 from __future__ import annotations
@@ -41,12 +43,46 @@ CLUSTER_SLURM_SETTINGS = {
     "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
     "HealthCheckNodeState": "ANY",
 }
-"""Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster. Not
-settled offline: the botocore 1.44.8 PCS model's SlurmCustomSetting.parameterName defers to the AWS PCS User Guide
-("Configuring custom Slurm settings in AWS PCS"), whose cluster list could not be read here; the older texts
-reachable (AWS SDK for Kotlin SlurmCustomSetting.parameterName, CloudFormation AWS::PCS::Cluster) list only
-Prolog, Epilog, SelectTypeParameters and AccountingStorageEnforce. If TaskProlog or HealthCheck* is refused, the
-first `pulumi up` fails at CreateCluster (before any node launches); docs/training-operations.md says so."""
+"""Cluster-level Slurm settings. Every name is on PCS's cluster allow-list below; a name outside it is a
+ValidationException at CreateCluster."""
+PCS_CLUSTER_SETTINGS = frozenset(
+    {
+        "AccountingStorageEnforce", "AccountingStorageTRES", "AccountingStoreFlags", "AuthAltParameters",
+        "CliFilterParameters", "CliFilterPlugins", "CommunicationParameters", "DefMemPerCPU", "Epilog",
+        "EnforcePartLimits", "FairShareDampeningFactor", "FirstJobId", "HealthCheckInterval",
+        "HealthCheckNodeState", "HealthCheckProgram", "JobRequeue", "LaunchParameters", "Licenses", "MetricsType",
+        "MinJobAge", "OverTimeLimit", "PreemptExemptTime", "PreemptMode", "PreemptParameters", "PreemptType",
+        "PriorityCalcPeriod", "PriorityDecayHalfLife", "PriorityFavorSmall", "PriorityFlags", "PriorityMaxAge",
+        "PriorityUsageResetPeriod", "PriorityWeightAge", "PriorityWeightAssoc", "PriorityWeightFairshare",
+        "PriorityWeightJobSize", "PriorityWeightPartition", "PriorityWeightQOS", "PriorityWeightTRES", "Prolog",
+        "PrologFlags", "RequeueExit", "RequeueExitHold", "SchedulerParameters", "SelectTypeParameters",
+        "SrunPortRange", "TaskEpilog", "TaskPluginParam", "TaskProlog", "TrackWCKey", "UnkillableStepProgram",
+        "UnkillableStepTimeout",
+    }
+)
+"""The slurm.conf names PCS accepts on a cluster: AWS PCS User Guide, "Custom Slurm settings for AWS PCS clusters"
+(https://docs.aws.amazon.com/pcs/latest/userguide/slurm-custom-settings-cluster.html, the list as of 2026-12). It
+settles the review's finding 9: TaskProlog and HealthCheckProgram/Interval/NodeState are allowed. The older texts
+(CloudFormation AWS::PCS::Cluster SlurmCustomSetting in cfn-lint 1.58, AWS SDK for Kotlin) list only Prolog,
+Epilog, SelectTypeParameters and AccountingStorageEnforce: they predate the allow-list's expansion, and the
+botocore 1.44.8 model defers to the User Guide page. No topology setting (TopologyPlugin, TopologyParam) is on it:
+PCS owns slurm.conf's topology, so the stacks generate no topology.conf."""
+PCS_NODE_GROUP_SETTINGS = frozenset(
+    {"CpuSpecList", "Features", "Gres", "MemSpecLimit", "Parameters", "RealMemory", "Sockets", "Weight"}
+)
+"""The names PCS accepts on a compute node group: AWS PCS User Guide, "Custom Slurm settings for AWS PCS compute
+node groups" (https://docs.aws.amazon.com/pcs/latest/userguide/slurm-custom-settings-cng.html)."""
+INSTANCE_HEALTH_CHECKS_SLURM = "26.05"
+"""PCS's own node health and repair (ComputeNodeGroup instanceHealthChecks: health monitoring with a repair action,
+DCGM deep health checks on start) needs this Slurm version (botocore 1.44.8 PCS model,
+CreateComputeNodeGroupRequest.instanceHealthChecks: "Instance health checks require Slurm version 26.05 or later";
+SchedulerRequest.version lists 24.11 | 25.05 | 25.11 | 26.05). The stacks do not set it, and stay on 25.05, for two
+reasons: the resource they create the node groups with, AWS::PCS::ComputeNodeGroup through Cloud Control
+(pulumi-aws-native 1.84, and the CloudFormation schema cfn-lint 1.58 validates against), has no InstanceHealthChecks
+property, so no version would let the stack set it; and the AMI's Slurm must match the cluster's (the PCS Slurm
+installer keeps one version per AMI). Until the resource type carries it, the HealthCheckProgram (health-check.sh.j2)
+drains a node that lost a GPU, an EFA device, its driver or Lustre; tests/components/test_pcs_settings.py fails as
+soon as the pinned schema gains the property, so it gets wired in then."""
 PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
 WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
 """Slurm fills lower weights first: on-demand (and the block) before spot."""
@@ -74,7 +110,9 @@ class PcsArgs:
     size: str
     partition: str
     subnet_id: pulumi.Input[str]
+    vpc_id: pulumi.Input[str]
     security_group_id: pulumi.Input[str]
+    """The EFA group (self only), on every node interface."""
     ami_id: pulumi.Input[str]
     root_device_name: pulumi.Input[str]
     """The AMI's own root device (slurm_pcs.root_device_name)."""
@@ -102,8 +140,37 @@ def real_memory_mb(memory_gib: int) -> int:
     return int(memory_gib * 1024 * 0.95)
 
 
+def controller_group(name: str, vpc_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> aws.ec2.SecurityGroup:
+    """The PCS cluster's security group: the three rules the PCS API Reference lists as required for the
+    controller's ENI (Networking.securityGroupIds), nothing more."""
+    return aws.ec2.SecurityGroup(
+        name,
+        vpc_id=vpc_id,
+        description="AWS PCS controller and node primary interfaces: Slurm between them; outbound as PCS requires",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                protocol="-1", from_port=0, to_port=0, self=True, description="Slurm: controller and nodes"
+            )
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="-1", from_port=0, to_port=0, self=True, description="Slurm: controller and nodes"
+            ),
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="-1",
+                from_port=0,
+                to_port=0,
+                cidr_blocks=["0.0.0.0/0"],
+                description="PCS requires all outbound (API Reference, Networking.securityGroupIds)",
+            ),
+        ],
+        opts=o,
+    )
+
+
 class PcsCluster(pulumi.ComponentResource):
     cluster: aws_native.pcs.Cluster
+    controller_group: aws.ec2.SecurityGroup
     node_groups: list[aws_native.pcs.ComputeNodeGroup]
     login: aws_native.pcs.ComputeNodeGroup
     queue: aws_native.pcs.Queue
@@ -118,12 +185,13 @@ class PcsCluster(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o, n = child(self, provider), child(self, native)
+        self.controller_group = controller_group(f"{name}-sg", args.vpc_id, o)
         self.cluster = aws_native.pcs.Cluster(
             f"{name}-cluster",
             name=args.cluster,
             size=args.size,
             scheduler={"type": "SLURM", "version": args.slurm_version},
-            networking={"subnet_ids": [args.subnet_id], "security_group_ids": [args.security_group_id]},
+            networking={"subnet_ids": [args.subnet_id], "security_group_ids": [self.controller_group.id]},
             # camelCase on purpose: pulumi-aws-native 1.84's Python SDK types this input with the queue's
             # SlurmConfigurationPropertiesArgs (a name collision) and would not translate the cluster's own
             # properties; keys it does not know reach the provider, which takes the CloudFormation schema's.
@@ -152,7 +220,7 @@ class PcsCluster(pulumi.ComponentResource):
     def _group(
         self, name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions, n: pulumi.ResourceOptions
     ) -> aws_native.pcs.ComputeNodeGroup:
-        template = launch_template(f"{name}-{group.suffix}-lt", args, group, o)
+        template = launch_template(f"{name}-{group.suffix}-lt", args, group, self.controller_group.id, o)
         settings = [
             {"parameter_name": "RealMemory", "parameter_value": str(real_memory_mb(group.memory_gib))},
             {"parameter_name": "Weight", "parameter_value": str(WEIGHTS[group.purchase_option])},
@@ -175,10 +243,13 @@ class PcsCluster(pulumi.ComponentResource):
         )
 
 
-def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+def launch_template(
+    name: str, args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str], o: pulumi.ResourceOptions
+) -> aws.ec2.LaunchTemplate:
     """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
     volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
-    name whichever service role PCS launches with."""
+    name whichever service role PCS launches with. The primary interface carries the EFA group and the cluster's
+    group (Slurm's traffic); the efa-only interfaces, which have no IP address, the EFA group alone."""
     block = group.capacity_reservation_id is not None
     return aws.ec2.LaunchTemplate(
         name,
@@ -186,7 +257,9 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
         network_interfaces=[
             aws.ec2.LaunchTemplateNetworkInterfaceArgs(
                 **spec,
-                security_groups=[args.security_group_id],
+                security_groups=[args.security_group_id, cluster_group]
+                if spec.get("interface_type") != "efa-only"
+                else [args.security_group_id],
                 delete_on_termination="true",
                 associate_public_ip_address="false",
             )
@@ -233,12 +306,16 @@ def launch_template(name: str, args: PcsArgs, group: GroupArgs, o: pulumi.Resour
 
 __all__ = [
     "CLUSTER_SLURM_SETTINGS",
+    "INSTANCE_HEALTH_CHECKS_SLURM",
+    "PCS_CLUSTER_SETTINGS",
+    "PCS_NODE_GROUP_SETTINGS",
     "PROFILE_PATH",
     "PURCHASE_OPTIONS",
     "TYPE",
     "GroupArgs",
     "PcsArgs",
     "PcsCluster",
+    "controller_group",
     "interface_layout",
     "launch_template",
     "real_memory_mb",

@@ -13,12 +13,15 @@ from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
+    Acceptance,
+    HomeMount,
     LustreMount,
     NodeRole,
     mime_user_data,
     node_cloud_config,
 )
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
+from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pruner import retention_for
@@ -73,9 +76,19 @@ def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pu
     return image.root_device_name
 
 
+def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
+    """The NCCL acceptance job over every compute node; none for a type without GPUs or a network figure."""
+    if not plan.gpus_per_node or plan.network_gbps_per_node is None:
+        return None
+    return Acceptance(
+        spec.scheduler.partition, plan.instance_type, plan.nodes, plan.gpus_per_node, plan.network_gbps_per_node
+    )
+
+
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
     placement_group: aws.ec2.PlacementGroup
+    home: SharedHome
 
     def __init__(
         self,
@@ -115,9 +128,26 @@ class SlurmOnPcs(pulumi.ComponentResource):
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
         env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
 
+        self.home = SharedHome(
+            f"{name}-home",
+            network.vpc.id,
+            [network.private_subnet.id],
+            network.security_group.id,
+            compute.tags,
+            provider,
+            pulumi.ResourceOptions(parent=self),
+        )
+        # The mount targets' ids ride along so every launch template waits for them: the file system's DNS name
+        # resolves only once a mount target exists in the node's zone (Amazon EFS User Guide, mount targets).
+        home = pulumi.Output.all(self.home.file_system.dns_name, *[t.id for t in self.home.mount_targets]).apply(
+            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
+        )
+
         def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return mount.apply(
-                lambda m: mime_user_data(node_cloud_config(spec.name, node, env, m, spec.scheduler.slurm_version))
+            return pulumi.Output.all(mount, home).apply(
+                lambda v: mime_user_data(
+                    node_cloud_config(spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1])
+                )
             )
 
         capacity = spec.compute.capacity
@@ -158,7 +188,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
             instance_type=login_type,
             count=LOGIN_NODES,
             memory_gib=plan.login_memory_gib,
-            user_data=user_data(NodeRole("login", login_type, retention=retention)),
+            user_data=user_data(NodeRole("login", login_type, retention=retention, acceptance=acceptance(spec, plan))),
             placement=False,
         )
         ami = self._image(spec.compute.image_id, o)
@@ -170,6 +200,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 size=plan.pcs_size or "LARGE",
                 partition=spec.scheduler.partition,
                 subnet_id=network.private_subnet.id,
+                vpc_id=network.vpc.id,
                 security_group_id=network.security_group.id,
                 ami_id=ami,
                 root_device_name=root_device_name(ami, o),
@@ -201,4 +232,4 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "pcs_node_policy", "root_device_name", "ssm_image"]
+__all__ = ["TYPE", "SlurmOnPcs", "acceptance", "pcs_node_policy", "root_device_name", "ssm_image"]
