@@ -127,9 +127,16 @@ def test_hpa_variant_scales_on_an_external_queue_metric() -> None:
 
 
 def test_routing_points_latency_records_at_the_services(graph: Graph) -> None:
+    """Alias records to each Service's NLB (read back by the name the Service gives it): test_kubernetes_failover."""
     records = graph.of_type("aws:route53/record:Record")
     assert sorted(r.inputs["setIdentifier"] for r in records) == ["eu-central-1", "us-east-1"]
-    assert all(r.inputs["type"] == "CNAME" and r.inputs["records"][0].endswith(".elb.amazonaws.com") for r in records)
+    for record in records:
+        region = record.inputs["setIdentifier"]
+        assert record.inputs["type"] == "A"
+        assert record.inputs["aliases"][0]["name"].endswith(f".elb.{region}.amazonaws.com")
+        assert [d.name for d in graph.dependencies_of(record, "kubernetes:core/v1:Service")] == [
+            f"chat-k8s-{region}-service"
+        ]
 
 
 def test_startup_threshold_grows_with_the_cold_start() -> None:

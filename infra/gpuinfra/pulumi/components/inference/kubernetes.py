@@ -5,6 +5,7 @@ queue-depth autoscaling (an autoscaling/v2 HPA on an external metric, or a KEDA 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -17,6 +18,11 @@ from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.pulumi.components.inference.service_lb import (
+    ServiceLoadBalancer,
+    service_load_balancer,
+)
+from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
@@ -332,6 +338,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
 
 class KubernetesRegion(pulumi.ComponentResource):
     service: k8s.core.v1.Service
+    load_balancer: ServiceLoadBalancer
 
     def __init__(
         self,
@@ -343,9 +350,11 @@ class KubernetesRegion(pulumi.ComponentResource):
         devices: Accelerators,
         stack_tags: dict[str, str],
         provider: k8s.Provider,
+        aws_provider: pulumi.ProviderResource,
         node: tuple[int, int],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB."""
         super().__init__(REGION_TYPE, name, None, opts)
         kube = spec.kubernetes
         assert kube is not None
@@ -394,6 +403,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
+            **findable_by_stack(spec.name),
         }
         if fleet_region.certificate_arn:
             service_annotations |= {
@@ -430,17 +440,10 @@ class KubernetesRegion(pulumi.ComponentResource):
             k8s.autoscaling.v2.HorizontalPodAutoscaler(
                 f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=depends
             )
-        self.register_outputs({"service": self.service.metadata["name"]})
-
-    @property
-    def hostname(self) -> pulumi.Output[str]:
-        return self.service.status.apply(
-            lambda status: (
-                str(status.load_balancer.ingress[0].hostname or "")
-                if status and status.load_balancer and status.load_balancer.ingress
-                else ""
-            )
+        self.load_balancer = service_load_balancer(
+            name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
         )
+        self.register_outputs({"service": self.service.metadata["name"]})
 
 
 class KubernetesFleet(pulumi.ComponentResource):
@@ -448,9 +451,11 @@ class KubernetesFleet(pulumi.ComponentResource):
         self,
         name: str,
         args: KubernetesFleetArgs,
-        routing_provider: pulumi.ProviderResource,
+        aws_providers: Mapping[str, pulumi.ProviderResource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`aws_providers`: the fleet's account per region (the load balancers, their alarms; Route 53 through
+        the first region's)."""
         super().__init__(FLEET_TYPE, name, None, opts)
         spec, plan = args.spec, args.plan
         kube = spec.kubernetes
@@ -471,7 +476,17 @@ class KubernetesFleet(pulumi.ComponentResource):
             info = args.catalog.instance(rp.instance_type)
             node = (info.vcpu, info.memory_gib) if info else (4, 16)
             regions[rp.region] = KubernetesRegion(
-                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, devices, args.tags, provider, node, here
+                f"{name}-{rp.region}",
+                spec,
+                fleet_region,
+                rp,
+                args.registry,
+                devices,
+                args.tags,
+                provider,
+                aws_providers[rp.region],
+                node,
+                here,
             )
         routing = spec.global_routing
         GlobalRouting(
@@ -481,9 +496,18 @@ class KubernetesFleet(pulumi.ComponentResource):
                 domain_name=routing.domain_name,
                 hosted_zone_id=routing.hosted_zone_id,
                 health_check_path=spec.load_balancer.health_check_path,
-                targets=[RegionalTarget(region, r.hostname, None, None) for region, r in regions.items()],
+                targets=[
+                    RegionalTarget(
+                        region,
+                        r.load_balancer.dns_name,
+                        r.load_balancer.zone_id,
+                        r.load_balancer.arn,
+                        r.load_balancer.health_alarm.name if r.load_balancer.health_alarm else None,
+                    )
+                    for region, r in regions.items()
+                ],
             ),
-            routing_provider,
+            aws_providers[plan.regions[0].region],
             here,
         )
         self.register_outputs({"regions": sorted(regions)})
