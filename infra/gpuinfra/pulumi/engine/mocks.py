@@ -116,7 +116,12 @@ class AwsMocks(pulumi_mocks.Mocks):
         elif typ == tokens.GA_ACCELERATOR:
             state.setdefault("dnsName", f"{digest[:16]}.awsglobalaccelerator.com")
         elif typ == tokens.LAUNCH_TEMPLATE:
-            state.setdefault("latestVersion", 1)
+            # Every change of a template is a new version, and a group pinned to its latest version rolls
+            # (instance refresh): the stand-in version follows the template's content, so a diff of two
+            # previews shows that roll on every group that pins it.
+            version = 1 + int(short_hash(json.dumps(inputs, sort_keys=True, default=str), length=8), 16) % 999_999
+            state.setdefault("latestVersion", version)
+            self.after_apply[str(version)] = "(the template's version after apply: a new one when the template changes)"
         elif typ == tokens.IAM_INSTANCE_PROFILE:
             path = state.get("path") or "/"
             state.setdefault("arn", f"arn:aws:iam::{account}:instance-profile{path}{physical}")
