@@ -196,7 +196,9 @@ def replica_policy(args: ReplicasArgs) -> str:
         )
     return iam.document(
         *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
-        iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
+        iam.kms_via_s3(
+            "WeightsKey", args.registry_account_id, args.region, decrypt_only=True, bucket=args.registry_bucket
+        ),
         {
             "Sid": "QueueMetric",
             "Effect": "Allow",
