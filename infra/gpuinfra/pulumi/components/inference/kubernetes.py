@@ -17,6 +17,7 @@ from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
@@ -27,11 +28,19 @@ from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
-PRESTOP_SECONDS = 30
 PROBE_TIMEOUT_SECONDS = 10
 """/health on a loaded GPU server: well above the 1 s default, below the 15 s readiness period."""
 LIVENESS_TIMEOUT_SECONDS = 30
-"""Time for the load balancer to stop sending new requests before the server gets SIGTERM."""
+"""A liveness check may wait longer still: a miss restarts the pod (weights again, a cold start)."""
+CACHE_GIB = 10
+"""Scratch for HF, torch.compile and vLLM caches (the `cache` emptyDir)."""
+WEIGHTS_SLACK = 1.1
+"""Room on the weights volume above the planned weights (tokenizer, configs, the manifest)."""
+
+
+def weights_volume_gib(weights_bytes: int) -> int:
+    """The weights emptyDir's size limit: the planned weights with slack, in whole GiB."""
+    return math.ceil(weights_bytes * WEIGHTS_SLACK / 2**30)
 
 
 @dataclass(frozen=True)
@@ -119,6 +128,7 @@ def deployment_spec(
     devices: Accelerators,
     pod_labels: dict[str, str],
     node: tuple[int, int] = (4, 16),
+    weights_bytes: int = 16 * 10**9,
 ) -> dict[str, Any]:
     """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
     (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
@@ -130,6 +140,10 @@ def deployment_spec(
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
+    weights_gib = weights_volume_gib(weights_bytes)
+    # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
+    # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
+    disk = f"{weights_gib + CACHE_GIB}Gi"
     cache_env = [
         {"name": "HOME", "value": CACHE_DIR},
         {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
@@ -155,7 +169,7 @@ def deployment_spec(
                 "node_selector": dict(devices.node_selector),
                 # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
                 "tolerations": [{"key": devices.resource, "operator": "Exists", "effect": "NoSchedule"}],
-                "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
+                "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
                 # Spread replicas over zones: losing one zone loses at most its share of the region.
                 "topology_spread_constraints": [
                     {
@@ -191,7 +205,7 @@ def deployment_spec(
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
                             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
-                            "requests": {devices.resource: str(gpus), **requests},
+                            "requests": {devices.resource: str(gpus), **requests, "ephemeral-storage": disk},
                         },
                         "volume_mounts": [
                             {"name": "weights", "mount_path": "/weights", "read_only": True},
@@ -216,13 +230,16 @@ def deployment_spec(
                             "period_seconds": 60,
                             "failure_threshold": 10,
                         },
-                        "lifecycle": {"pre_stop": {"exec": {"command": ["sleep", str(PRESTOP_SECONDS)]}}},
+                        # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
+                        "lifecycle": {
+                            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}
+                        },
                     }
                 ],
                 "volumes": [
-                    {"name": "weights", "empty_dir": {}},
+                    {"name": "weights", "empty_dir": {"size_limit": f"{weights_gib}Gi"}},
                     {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
-                    {"name": "cache", "empty_dir": {}},
+                    {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
                 ],
             },
         },
@@ -352,6 +369,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         provider: k8s.Provider,
         aws_provider: pulumi.ProviderResource,
         node: tuple[int, int],
+        weights_bytes: int,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`aws_provider`: the fleet's account in this region, where the controller creates the NLB."""
@@ -362,7 +380,14 @@ class KubernetesRegion(pulumi.ComponentResource):
         ns_name = kube.namespace
         pod_labels = labels(spec, stack_tags)
         server = deployment_spec(
-            spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, devices, pod_labels, node
+            spec,
+            rp,
+            registry.replica_bucket(rp.region),
+            registry.model_prefix,
+            devices,
+            pod_labels,
+            node,
+            weights_bytes,
         )
         enforce = pod_security.strictest_for([server["template"]["spec"]])
         namespace = k8s.core.v1.Namespace(
@@ -403,6 +428,11 @@ class KubernetesRegion(pulumi.ComponentResource):
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
+            # A leaving pod's connections stay open while it drains (NLB deregistration delay, 0-3600 s; AWS
+            # Load Balancer Controller annotations, target-group-attributes).
+            "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes": (
+                f"deregistration_delay.timeout_seconds={min(3600, rp.drain_seconds)}"
+            ),
             **findable_by_stack(spec.name),
         }
         if fleet_region.certificate_arn:
@@ -486,6 +516,7 @@ class KubernetesFleet(pulumi.ComponentResource):
                 provider,
                 aws_providers[rp.region],
                 node,
+                args.plan.memory.weights_bytes,
                 here,
             )
         routing = spec.global_routing
