@@ -62,6 +62,9 @@ def test_warm_pool_is_the_planned_size_and_priced_as_built(graph: Graph) -> None
         pool = group.inputs["warmPool"]
         # PutWarmPool: the pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances.
         assert pool["minSize"] == warm and pool["maxGroupPreparedCapacity"] == minimum + warm
+        # Scale-in terminates (and drains, drain.sh waits for target state Terminated) rather than returning an
+        # instance to the pool past its planned size (review #37).
+        assert pool["instanceReusePolicy"] == {"reuseOnScaleIn": False}
         for desired in range(minimum, group.inputs["maxSize"] + 1):
             assert max(pool["minSize"], pool["maxGroupPreparedCapacity"] - desired) == warm
         cost = next((r for r in costs.resources if r.name == group.name), None)
