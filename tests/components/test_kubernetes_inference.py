@@ -144,3 +144,13 @@ def test_routing_points_latency_records_at_the_services(graph: Graph) -> None:
 def test_startup_threshold_grows_with_the_cold_start() -> None:
     assert startup_failure_threshold(106) == 17
     assert startup_failure_threshold(600) == 66
+
+
+def test_the_namespace_asks_for_the_load_balancer_readiness_gate(graph: Graph) -> None:
+    """AWS Load Balancer Controller docs, "Pod readiness gate": the controller injects the gate into pods of a
+    namespace labelled elbv2.k8s.aws/pod-readiness-gate-inject=enabled, for ip targets only."""
+    for namespace in graph.of_type("kubernetes:core/v1:Namespace"):
+        assert namespace.inputs["metadata"]["labels"]["elbv2.k8s.aws/pod-readiness-gate-inject"] == "enabled"
+    for service in graph.of_type("kubernetes:core/v1:Service"):
+        annotations = service.inputs["metadata"]["annotations"]
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] == "ip"

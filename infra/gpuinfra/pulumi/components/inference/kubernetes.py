@@ -32,6 +32,7 @@ PROBE_TIMEOUT_SECONDS = 10
 """/health on a loaded GPU server: well above the 1 s default, below the 15 s readiness period."""
 LIVENESS_TIMEOUT_SECONDS = 30
 """A liveness check may wait longer still: a miss restarts the pod (weights again, a cold start)."""
+READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"
 CACHE_GIB = 10
 """Scratch for HF, torch.compile and vLLM caches (the `cache` emptyDir)."""
 WEIGHTS_SLACK = 1.1
@@ -390,9 +391,12 @@ class KubernetesRegion(pulumi.ComponentResource):
             weights_bytes,
         )
         enforce = pod_security.strictest_for([server["template"]["spec"]])
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": ns_name, "labels": {**pod_labels, **pod_security.labels(enforce)}}, opts=o
-        )
+        # Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only
+        # once the new one is healthy in the NLB's target group (AWS Load Balancer Controller docs, "Pod readiness
+        # gate": label the namespace; ip targets only). The Deployment does not wait for the Service (Pulumi waits
+        # for a Service's endpoints), so the first pods may start without it: they take no traffic yet.
+        namespace_labels = {**pod_labels, **pod_security.labels(enforce), READINESS_GATE_LABEL: "enabled"}
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name, "labels": namespace_labels}, opts=o)
         meta = {"name": spec.name, "namespace": namespace.metadata["name"], "labels": pod_labels}
         k8s.networking.v1.NetworkPolicy(
             f"{name}-default-deny",
