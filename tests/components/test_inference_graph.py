@@ -222,6 +222,14 @@ def test_replicas_read_only_their_regions_registry_replica(graph: Graph) -> None
         assert s3_actions == {"s3:GetObject", "s3:ListBucket"}
         objects = next(s for s in statements if s["Action"] == ["s3:GetObject"])
         assert objects["Resource"] == [f"arn:aws:s3:::{bucket}/models/*"]
+        # The key's ARN lives in the registry stack: the role may decrypt only through S3 and only for its own
+        # bucket's objects (the encryption context S3 passes is the bucket ARN with a Bucket Key; review #23).
+        key = next(s for s in statements if s["Sid"] == "WeightsKey")
+        assert key["Action"] == ["kms:Decrypt"]
+        assert key["Condition"]["StringEquals"] == {"kms:ViaService": f"s3.{region}.amazonaws.com"}
+        assert key["Condition"]["StringLike"] == {
+            "kms:EncryptionContext:aws:s3:arn": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]
+        }
 
 
 def test_global_accelerator_variant_has_an_endpoint_group_per_region() -> None:

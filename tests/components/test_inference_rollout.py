@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from decimal import Decimal
 
 import pytest
@@ -61,6 +62,9 @@ def test_warm_pool_is_the_planned_size_and_priced_as_built(graph: Graph) -> None
         pool = group.inputs["warmPool"]
         # PutWarmPool: the pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances.
         assert pool["minSize"] == warm and pool["maxGroupPreparedCapacity"] == minimum + warm
+        # Scale-in terminates (and drains, drain.sh waits for target state Terminated) rather than returning an
+        # instance to the pool past its planned size (review #37).
+        assert pool["instanceReusePolicy"] == {"reuseOnScaleIn": False}
         for desired in range(minimum, group.inputs["maxSize"] + 1):
             assert max(pool["minSize"], pool["maxGroupPreparedCapacity"] - desired) == warm
         cost = next((r for r in costs.resources if r.name == group.name), None)
@@ -71,3 +75,44 @@ def test_warm_pool_is_the_planned_size_and_priced_as_built(graph: Graph) -> None
         lt = next(t for t in graph.of_type(LT) if graph.provider_of(t) is graph.provider_of(group))
         gib = lt.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"]
         assert lines[0].quantity == Decimal(warm * gib)
+
+
+ROLLING_CHANGES = [
+    {"model.weights_prefix": "llama-3.1-8b-instruct-fp8/v4/"},  # a new model version
+    {"server_image_digest": "sha256:" + "1" * 64},  # a new server image
+    {"image_id": "resolve:ssm:/acme/serving/gpu-ami:8"},  # a new AMI
+]
+
+
+@pytest.mark.parametrize("change", ROLLING_CHANGES, ids=lambda c: next(iter(c)))
+def test_a_model_or_image_change_shows_in_the_diff_as_a_roll_of_every_region(graph: Graph, change: dict) -> None:  # type: ignore[type-arg]
+    """The change is a new launch template version in every region, and every group pinned to it rolls: the
+    diff says `refresh` (the group's launch template is `refresh` in the replacement table, terraform-provider-
+    aws r/autoscaling_group: a refresh starts when launch_template changes)."""
+    from gpuinfra.cost import price_graph
+    from gpuinfra.review.diff import Snapshot, diff_sides
+    from gpuinfra.review.replacements import load_rules
+
+    catalog = load_catalog()
+    head = graph_for("chat-serve", change)
+    sides = [{g.stack: Snapshot(g.stack, g, price_graph(g, catalog), (), {})} for g in (graph, head)]
+    changed = {r.name: r for r in diff_sides(*sides, load_rules()).stacks[0].resources}
+    groups = [g.name for g in graph.of_type(ASG)]
+    assert len(groups) == 12  # base, burst and overflow in four regions
+    for name in groups:
+        effects = {c.effect for c in changed[name].changes}
+        assert effects == {"refresh"}, (name, effects)
+    templates = {t.name for t in graph.of_type(LT)}
+    assert templates <= set(changed) and len(templates) == 4
+
+
+def test_an_unchanged_spec_rolls_nothing(graph: Graph) -> None:
+    again = graph_for("chat-serve", {})
+    versions = {
+        g.name: json.dumps(g.inputs.get("launchTemplate") or g.inputs["mixedInstancesPolicy"])
+        for g in graph.of_type(ASG)
+    }
+    assert versions == {
+        g.name: json.dumps(g.inputs.get("launchTemplate") or g.inputs["mixedInstancesPolicy"])
+        for g in again.of_type(ASG)
+    }

@@ -33,7 +33,8 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
         # The autoscaler owns the replica count: a Deployment with spec.replicas resets it on every apply.
         assert "replicas" not in deployment.inputs["spec"]
         # g6e.xlarge: 4 vCPUs, 32 GiB -> 3 CPUs and 24 GiB requested, memory limited to the request.
-        assert server["resources"]["requests"] == {"nvidia.com/gpu": "1", "cpu": "3", "memory": "24Gi"}
+        requests = {k: v for k, v in server["resources"]["requests"].items() if k != "ephemeral-storage"}
+        assert requests == {"nvidia.com/gpu": "1", "cpu": "3", "memory": "24Gi"}
         assert server["resources"]["limits"]["memory"] == "24Gi"
         for container in [server, *pod["initContainers"]]:
             context = container["securityContext"]
@@ -43,7 +44,8 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
             )
         env = {e["name"]: e for e in server["env"]}
         assert env["VLLM_API_KEY"]["valueFrom"]["secretKeyRef"] == {"name": "chat-k8s-api-key", "key": "api-key"}
-        assert server["lifecycle"]["preStop"]["exec"]["command"] == ["sleep", "30"]
+        # preStop drains in-flight generations before SIGTERM (test_kubernetes_drain runs it).
+        assert server["lifecycle"]["preStop"]["exec"]["command"][:2] == ["python3", "-c"]
         assert pod["terminationGracePeriodSeconds"] > 30
         (init,) = pod["initContainers"]
         assert any(
@@ -127,11 +129,28 @@ def test_hpa_variant_scales_on_an_external_queue_metric() -> None:
 
 
 def test_routing_points_latency_records_at_the_services(graph: Graph) -> None:
+    """Alias records to each Service's NLB (read back by the name the Service gives it): test_kubernetes_failover."""
     records = graph.of_type("aws:route53/record:Record")
     assert sorted(r.inputs["setIdentifier"] for r in records) == ["eu-central-1", "us-east-1"]
-    assert all(r.inputs["type"] == "CNAME" and r.inputs["records"][0].endswith(".elb.amazonaws.com") for r in records)
+    for record in records:
+        region = record.inputs["setIdentifier"]
+        assert record.inputs["type"] == "A"
+        assert record.inputs["aliases"][0]["name"].endswith(f".elb.{region}.amazonaws.com")
+        assert [d.name for d in graph.dependencies_of(record, "kubernetes:core/v1:Service")] == [
+            f"chat-k8s-{region}-service"
+        ]
 
 
 def test_startup_threshold_grows_with_the_cold_start() -> None:
     assert startup_failure_threshold(106) == 17
     assert startup_failure_threshold(600) == 66
+
+
+def test_the_namespace_asks_for_the_load_balancer_readiness_gate(graph: Graph) -> None:
+    """AWS Load Balancer Controller docs, "Pod readiness gate": the controller injects the gate into pods of a
+    namespace labelled elbv2.k8s.aws/pod-readiness-gate-inject=enabled, for ip targets only."""
+    for namespace in graph.of_type("kubernetes:core/v1:Namespace"):
+        assert namespace.inputs["metadata"]["labels"]["elbv2.k8s.aws/pod-readiness-gate-inject"] == "enabled"
+    for service in graph.of_type("kubernetes:core/v1:Service"):
+        annotations = service.inputs["metadata"]["annotations"]
+        assert annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] == "ip"

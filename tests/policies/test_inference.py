@@ -31,7 +31,38 @@ INTERNET_FACING = {
     "service.beta.kubernetes.io/aws-load-balancer-scheme": "internet-facing",
 }
 
+HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
+PROBE_CHECK = {
+    "type": "HTTPS",
+    "fqdn": "internal-lb.example",
+    "port": 443,
+    "resourcePath": "/health",
+    "cloudwatchAlarmName": DELETE,
+    "cloudwatchAlarmRegion": DELETE,
+    "insufficientDataHealthStatus": DELETE,
+}
+"""The check the review found (#7): an HTTPS probe, from Route 53's checkers outside the VPC."""
+PRIVATE_EC2 = {"access.scheme": "internal", "access.client_cidrs": ["10.20.0.0/16"], "access.waf": None}
+
 CASES = [
+    PolicyCase("inference-private-failover", "chat-serve-k8s", fires=False),
+    PolicyCase("inference-private-failover", "chat-serve", label="public fleet, HTTPS checks", fires=False),
+    PolicyCase("inference-private-failover", "chat-serve", label="private fleet", spec=PRIVATE_EC2, fires=False),
+    PolicyCase(
+        "inference-private-failover",
+        "chat-serve-k8s",
+        edits=((HEALTH_CHECK, None, PROBE_CHECK),),
+        message=r"chat-k8s-routing-us-east-1: health check chat-k8s-routing-us-east-1-health \(HTTPS\) probes "
+        "chat-k8s-us-east-1-service, a private endpoint",
+    ),
+    PolicyCase(
+        "inference-private-failover",
+        "chat-serve",
+        label="private fleet probed over HTTPS",
+        spec=PRIVATE_EC2,
+        edits=((HEALTH_CHECK, None, PROBE_CHECK),),
+        message=r"chat-serve-routing-eu-central-1: .* probes chat-serve-eu-central-1-endpoint-lb, a private endpoint",
+    ),
     PolicyCase("inference-protected-endpoint", "chat-serve", fires=False),
     PolicyCase("inference-protected-endpoint", "chat-serve-k8s", fires=False),
     PolicyCase(

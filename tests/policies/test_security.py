@@ -163,3 +163,39 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_security_policies(case: PolicyCase) -> None:
     run_case(case)
+
+
+ACCOUNT_PAB = "aws:s3/accountPublicAccessBlock:AccountPublicAccessBlock"
+ALL_FLAGS = {
+    "blockPublicAcls": True,
+    "blockPublicPolicy": True,
+    "ignorePublicAcls": True,
+    "restrictPublicBuckets": True,
+}
+
+
+@pytest.mark.parametrize(
+    ("account", "covered"),
+    [
+        ("999999999999", False),  # another account's block covers nothing here (review #34, harness 12b)
+        ("111111111111", True),  # llm-train's own account (stacks/org.yaml ml-training)
+        (None, True),  # no accountId: the provider's account, the stack's own
+    ],
+)
+def test_an_account_block_covers_only_its_own_accounts_buckets(account: str | None, covered: bool) -> None:
+    from gpuinfra.graph import Graph
+    from gpuinfra.policy.pack import pack_config, police
+    from helpers import example_graph
+    from policy_helpers import facts_for, planted
+
+    base = example_graph("llm-train")
+    unblocked = Graph.of(base.stack, base.project, [r for r in base.resources if r.type != PAB])
+    graph = planted(unblocked, ACCOUNT_PAB, "account-pab", {**ALL_FLAGS, **({"accountId": account} if account else {})})
+    found = [
+        v.message
+        for v in police(graph, facts_for("llm-train"), pack_config()).violations
+        if v.policy == "security-s3-public-access-blocked"
+    ]
+    assert (found == []) is covered, found
+    if not covered:
+        assert any("has no BucketPublicAccessBlock" in m for m in found)

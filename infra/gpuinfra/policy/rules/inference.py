@@ -264,6 +264,58 @@ def protected_endpoint(args: StackValidationArgs, report_violation: Report) -> N
         )
 
 
+ALARM_CHECKS = ("CLOUDWATCH_METRIC", "CALCULATED", "RECOVERY_CONTROL")
+"""Route 53 health-check types that probe nothing over the network (Route 53 API reference, HealthCheckConfig
+Type): the only kinds that can judge an endpoint inside a VPC."""
+
+
+def _private_endpoints(resources: list[PolicyResource]) -> list[PolicyResource]:
+    """Internal load balancers, and Services whose load balancer the cluster's controller makes internal."""
+    return [
+        r
+        for r in resources
+        if (
+            r.resource_type == tokens.K8S_SERVICE
+            and get(r.props, "spec", "type") == "LoadBalancer"
+            and not views.internet_facing_service(r.props)
+        )
+        or (r.resource_type != tokens.K8S_SERVICE and get(r.props, "internal") is True)
+    ]
+
+
+@stack_policy(
+    "inference-private-failover",
+    "A Route 53 record in front of a private endpoint (an internal load balancer, or a Kubernetes Service's) "
+    "fails over on a CloudWatch-alarm health check: Route 53's health checkers are outside the VPC, so an "
+    "HTTP(S) or TCP check of a private endpoint always fails, and when every record is unhealthy Route 53 "
+    "answers as if all were healthy.",
+    MANDATORY,
+)
+def private_failover(args: StackValidationArgs, report_violation: Report) -> None:
+    require(args, "inference")
+    stack = view(args)
+    endpoints = (tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER, tokens.K8S_SERVICE)
+    checked = [
+        (record, check)
+        for record in stack.of_type(tokens.ROUTE53_RECORD)
+        for check in stack.dependencies_of(record, tokens.ROUTE53_HEALTH_CHECK)
+    ]
+    if not checked:
+        args.not_applicable("no Route 53 record with a health check")
+    for record, check in checked:
+        kind = str(get(check.props, "type", default=""))
+        private = _private_endpoints(
+            stack.dependencies_of(record, *endpoints) + stack.dependencies_of(check, *endpoints)
+        )
+        if private and kind not in ALARM_CHECKS:
+            report_violation(
+                f"{record.name}: health check {check.name} ({kind}) probes {private[0].name}, a private endpoint "
+                "Route 53's checkers cannot reach; use a CLOUDWATCH_METRIC check on an alarm over its target "
+                "group's HealthyHostCount (Route 53 API reference, CreateHealthCheck, Private Hosted Zones)",
+                record.urn,
+            )
+
+
 def _kubernetes_hardware(props: Mapping[str, Any]) -> tuple[bool, list[str]]:
     """(requests EFA devices, instance types selected) of a Deployment's pods."""
     pod = get(props, "spec", "template", "spec", default={})

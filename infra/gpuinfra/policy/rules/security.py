@@ -147,9 +147,16 @@ def fsx_encrypted(args: ResourceValidationArgs, report_violation: Report) -> Non
 )
 def s3_public_access_blocked(args: StackValidationArgs, report_violation: Report) -> None:
     stack = view(args)
-    if any(all(truthy(get(r.props, f)) for f in PAB_FLAGS) for r in stack.of_type(tokens.ACCOUNT_PUBLIC_ACCESS_BLOCK)):
-        return
+    # An account-level block covers the buckets of the account it is set in (its accountId, else its
+    # provider's), no other (S3 UG, "Blocking public access to your Amazon S3 storage").
+    blocked_accounts = {
+        str(get(r.props, "accountId") or stack.account_of(r))
+        for r in stack.of_type(tokens.ACCOUNT_PUBLIC_ACCESS_BLOCK)
+        if all(truthy(get(r.props, f)) for f in PAB_FLAGS)
+    }
     for bucket in stack.of_type(*BUCKETS):
+        if str(stack.account_of(bucket)) in blocked_accounts:
+            continue
         blocks = stack.dependents_of(bucket, tokens.BUCKET_PUBLIC_ACCESS_BLOCK)
         if not blocks:
             report_violation(

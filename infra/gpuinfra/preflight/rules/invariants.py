@@ -98,15 +98,26 @@ TARGETS = (
 )
 
 
+def _load_balancer_services(graph: Graph, record: Resource) -> list[Resource]:
+    """LoadBalancer Services the record depends on: their load balancer is made by the cluster's controller
+    (the AWS Load Balancer Controller for `aws-load-balancer-type: external`) and read back by the stack."""
+    return [
+        s
+        for s in graph.dependencies_of(record, tokens.K8S_SERVICE)
+        if (s.inputs.get("spec") or {}).get("type") == "LoadBalancer"
+    ]
+
+
 @rule(
     "PF-X-TARGET",
-    "every alias record's target and health check, and every Global Accelerator endpoint, is a resource of the graph",
+    "every alias record's target and health check, and every Global Accelerator endpoint, is a resource of the graph "
+    "(or the load balancer of a LoadBalancer Service of the graph)",
     "Amazon Route 53 API Reference, AliasTarget and HealthCheckId; "
     "AWS Global Accelerator API Reference, EndpointConfiguration",
 )
 def targets(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
     for r in graph.of_type(tokens.ROUTE53_RECORD):
-        if r.inputs.get("aliases") and not graph.dependencies_of(r, *TARGETS):
+        if r.inputs.get("aliases") and not (graph.dependencies_of(r, *TARGETS) or _load_balancer_services(graph, r)):
             yield Violation(r, "aliases[0].name", r.inputs["aliases"][0].get("name"), "alias target not in the graph")
         if r.inputs.get("healthCheckId") and not graph.dependencies_of(r, tokens.ROUTE53_HEALTH_CHECK):
             yield Violation(r, "healthCheckId", r.inputs["healthCheckId"], "health check not in the graph")

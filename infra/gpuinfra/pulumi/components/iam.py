@@ -78,15 +78,24 @@ def kms_use(sid: str, key_arn: str, decrypt_only: bool = False) -> Statement:
     return {"Sid": sid, "Effect": "Allow", "Action": actions, "Resource": [key_arn]}
 
 
-def kms_via_s3(sid: str, account_id: str, region: str, decrypt_only: bool = False) -> Statement:
-    """Use another account's bucket key, only through S3 in that region (the key ARN is not known here)."""
+def kms_via_s3(
+    sid: str, account_id: str, region: str, decrypt_only: bool = False, bucket: str | None = None
+) -> Statement:
+    """Use another account's bucket key, only through S3 in that region (the key ARN is not known here), and,
+    given `bucket`, only for that bucket's objects: S3 passes the bucket ARN as the encryption context with an
+    S3 Bucket Key, the object ARN without one (S3 UG, "Encryption context")."""
     actions = ["kms:Decrypt"] if decrypt_only else ["kms:Decrypt", "kms:GenerateDataKey"]
+    condition: dict[str, Any] = {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}}
+    if bucket is not None:
+        condition["StringLike"] = {
+            "kms:EncryptionContext:aws:s3:arn": [f"arn:aws:s3:::{bucket}", f"arn:aws:s3:::{bucket}/*"]
+        }
     return {
         "Sid": sid,
         "Effect": "Allow",
         "Action": actions,
         "Resource": [f"arn:aws:kms:{region}:{account_id}:key/*"],
-        "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
+        "Condition": condition,
     }
 
 

@@ -38,6 +38,12 @@ EC2_GET_AMI = "aws:ec2/getAmi:getAmi"
 from /dev/xvda); `pulumi preview` with the CLI reads the real one from DescribeImages."""
 
 
+LB_GET_LOAD_BALANCER = "aws:lb/getLoadBalancer:getLoadBalancer"
+LB_GET_TARGET_GROUP = "aws:lb/getTargetGroup:getTargetGroup"
+"""A load balancer and target group made outside the stack (the AWS Load Balancer Controller's, for a Kubernetes
+Service), read back at deploy: stand-in ARNs, suffixes and DNS names, stable per name or tags."""
+
+
 class AwsMocks(pulumi_mocks.Mocks):
     """Deterministic stand-ins for what providers would return: ids, ARNs, autonamed names."""
 
@@ -56,7 +62,30 @@ class AwsMocks(pulumi_mocks.Mocks):
             filters = dict(args.args).get("filters") or [{}]
             image = (filters[0].get("values") or ["ami-unknown"])[0]
             return {"id": image, "imageId": image, "rootDeviceName": "/dev/xvda", "rootDeviceType": "ebs"}
+        if args.token in (LB_GET_LOAD_BALANCER, LB_GET_TARGET_GROUP):
+            return self._load_balancer_read(args)
         return {}
+
+    def _load_balancer_read(self, args: pulumi_mocks.MockCallArgs) -> dict[str, Any]:
+        region, account = self._provider_context(args.provider)
+        query = dict(args.args)
+        key = str(query.get("name") or sorted(dict(query.get("tags") or {}).items()))
+        digest = short_hash(args.token, region, key, length=16)
+        elb = f"arn:aws:elasticloadbalancing:{region}:{account}"
+        if args.token == LB_GET_LOAD_BALANCER:
+            name = str(query.get("name"))
+            found = {
+                "arnSuffix": f"net/{name}/{digest}",
+                "dnsName": f"{name}-{digest[:10]}.elb.{region}.amazonaws.com",
+                "zoneId": f"Z{digest[:12].upper()}",
+            }
+            found["arn"] = f"{elb}:loadbalancer/{found['arnSuffix']}"
+        else:
+            found = {"arnSuffix": f"targetgroup/k8s-{digest[:18]}/{digest}"}
+            found["arn"] = f"{elb}:{found['arnSuffix']}"
+        source = f"(read at deploy: {args.token.rsplit(':', 1)[-1]} {key})"
+        self.after_apply.update((value, source) for value in found.values())
+        return {**query, **found, "id": found["arn"]}
 
     def new_resource(self, args: pulumi_mocks.MockResourceArgs) -> tuple[str, dict[str, Any]]:
         typ, name, inputs = args.typ, args.name, dict(args.inputs)
@@ -90,7 +119,12 @@ class AwsMocks(pulumi_mocks.Mocks):
         elif typ == tokens.GA_ACCELERATOR:
             state.setdefault("dnsName", f"{digest[:16]}.awsglobalaccelerator.com")
         elif typ == tokens.LAUNCH_TEMPLATE:
-            state.setdefault("latestVersion", 1)
+            # Every change of a template is a new version, and a group pinned to its latest version rolls
+            # (instance refresh): the stand-in version follows the template's content, so a diff of two
+            # previews shows that roll on every group that pins it.
+            version = 1 + int(short_hash(json.dumps(inputs, sort_keys=True, default=str), length=8), 16) % 999_999
+            state.setdefault("latestVersion", version)
+            self.after_apply[str(version)] = "(the template's version after apply: a new one when the template changes)"
         elif typ == tokens.IAM_INSTANCE_PROFILE:
             path = state.get("path") or "/"
             state.setdefault("arn", f"arn:aws:iam::{account}:instance-profile{path}{physical}")

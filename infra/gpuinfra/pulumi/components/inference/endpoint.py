@@ -128,18 +128,24 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
 
 
 def healthy_hosts_alarm(
-    name: str, alb: bool, lb: aws.lb.LoadBalancer, tg: aws.lb.TargetGroup, o: pulumi.ResourceOptions
+    name: str,
+    alb: bool,
+    load_balancer_suffix: pulumi.Input[str],
+    target_group_suffix: pulumi.Input[str],
+    o: pulumi.ResourceOptions,
 ) -> aws.cloudwatch.MetricAlarm:
     """ALARM when the target group has no healthy replica for 3 minutes (no data counts as none). A Route 53
     health check of type CLOUDWATCH_METRIC follows it: Route 53's own checkers are outside the VPC and
     cannot reach an internal load balancer (Route 53 API reference, CreateHealthCheck, "Private Hosted
-    Zones"; HealthCheckConfig AlarmIdentifier)."""
+    Zones"; HealthCheckConfig AlarmIdentifier). The dimensions are the ARN suffixes (`app/<name>/<id>`,
+    `targetgroup/<name>/<id>`): HealthyHostCount is published per target group and load balancer (ELB user
+    guides, CloudWatch metrics, dimensions)."""
     return aws.cloudwatch.MetricAlarm(
         f"{name}-no-healthy-replica",
         alarm_description="no healthy replica behind the regional load balancer (drives Route 53 failover)",
         namespace="AWS/ApplicationELB" if alb else "AWS/NetworkELB",
         metric_name="HealthyHostCount",
-        dimensions={"TargetGroup": tg.arn_suffix, "LoadBalancer": lb.arn_suffix},
+        dimensions={"TargetGroup": target_group_suffix, "LoadBalancer": load_balancer_suffix},
         statistic="Minimum",
         period=60,
         evaluation_periods=3,
@@ -270,7 +276,9 @@ class RegionalEndpoint(pulumi.ComponentResource):
                 opts=o,
             )
         self.health_alarm = (
-            healthy_hosts_alarm(name, alb, self.load_balancer, self.target_group, o) if args.internal else None
+            healthy_hosts_alarm(name, alb, self.load_balancer.arn_suffix, self.target_group.arn_suffix, o)
+            if args.internal
+            else None
         )
         self.register_outputs({"dns_name": self.load_balancer.dns_name, "target_group_arn": self.target_group.arn})
 

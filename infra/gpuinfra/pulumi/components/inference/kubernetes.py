@@ -5,6 +5,7 @@ queue-depth autoscaling (an autoscaling/v2 HPA on an external metric, or a KEDA 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -16,16 +17,31 @@ from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.pulumi.components.inference.service_lb import (
+    ServiceLoadBalancer,
+    service_load_balancer,
+)
+from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
-PRESTOP_SECONDS = 30
 PROBE_TIMEOUT_SECONDS = 10
 """/health on a loaded GPU server: well above the 1 s default, below the 15 s readiness period."""
 LIVENESS_TIMEOUT_SECONDS = 30
-"""Time for the load balancer to stop sending new requests before the server gets SIGTERM."""
+"""A liveness check may wait longer still: a miss restarts the pod (weights again, a cold start)."""
+READINESS_GATE_LABEL = "elbv2.k8s.aws/pod-readiness-gate-inject"
+CACHE_GIB = 10
+"""Scratch for HF, torch.compile and vLLM caches (the `cache` emptyDir)."""
+WEIGHTS_SLACK = 1.1
+"""Room on the weights volume above the planned weights (tokenizer, configs, the manifest)."""
+
+
+def weights_volume_gib(weights_bytes: int) -> int:
+    """The weights emptyDir's size limit: the planned weights with slack, in whole GiB."""
+    return math.ceil(weights_bytes * WEIGHTS_SLACK / 2**30)
 
 
 @dataclass(frozen=True)
@@ -113,6 +129,7 @@ def deployment_spec(
     devices: Accelerators,
     pod_labels: dict[str, str],
     node: tuple[int, int] = (4, 16),
+    weights_bytes: int = 16 * 10**9,
 ) -> dict[str, Any]:
     """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
     (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
@@ -124,6 +141,10 @@ def deployment_spec(
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
+    weights_gib = weights_volume_gib(weights_bytes)
+    # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
+    # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
+    disk = f"{weights_gib + CACHE_GIB}Gi"
     cache_env = [
         {"name": "HOME", "value": CACHE_DIR},
         {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
@@ -149,7 +170,7 @@ def deployment_spec(
                 "node_selector": dict(devices.node_selector),
                 # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
                 "tolerations": [{"key": devices.resource, "operator": "Exists", "effect": "NoSchedule"}],
-                "termination_grace_period_seconds": PRESTOP_SECONDS + 60,
+                "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
                 # Spread replicas over zones: losing one zone loses at most its share of the region.
                 "topology_spread_constraints": [
                     {
@@ -185,7 +206,7 @@ def deployment_spec(
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
                             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
-                            "requests": {devices.resource: str(gpus), **requests},
+                            "requests": {devices.resource: str(gpus), **requests, "ephemeral-storage": disk},
                         },
                         "volume_mounts": [
                             {"name": "weights", "mount_path": "/weights", "read_only": True},
@@ -210,13 +231,16 @@ def deployment_spec(
                             "period_seconds": 60,
                             "failure_threshold": 10,
                         },
-                        "lifecycle": {"pre_stop": {"exec": {"command": ["sleep", str(PRESTOP_SECONDS)]}}},
+                        # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
+                        "lifecycle": {
+                            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}
+                        },
                     }
                 ],
                 "volumes": [
-                    {"name": "weights", "empty_dir": {}},
+                    {"name": "weights", "empty_dir": {"size_limit": f"{weights_gib}Gi"}},
                     {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
-                    {"name": "cache", "empty_dir": {}},
+                    {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
                 ],
             },
         },
@@ -332,6 +356,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
 
 class KubernetesRegion(pulumi.ComponentResource):
     service: k8s.core.v1.Service
+    load_balancer: ServiceLoadBalancer
 
     def __init__(
         self,
@@ -343,9 +368,12 @@ class KubernetesRegion(pulumi.ComponentResource):
         devices: Accelerators,
         stack_tags: dict[str, str],
         provider: k8s.Provider,
+        aws_provider: pulumi.ProviderResource,
         node: tuple[int, int],
+        weights_bytes: int,
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB."""
         super().__init__(REGION_TYPE, name, None, opts)
         kube = spec.kubernetes
         assert kube is not None
@@ -353,12 +381,22 @@ class KubernetesRegion(pulumi.ComponentResource):
         ns_name = kube.namespace
         pod_labels = labels(spec, stack_tags)
         server = deployment_spec(
-            spec, rp, registry.replica_bucket(rp.region), registry.model_prefix, devices, pod_labels, node
+            spec,
+            rp,
+            registry.replica_bucket(rp.region),
+            registry.model_prefix,
+            devices,
+            pod_labels,
+            node,
+            weights_bytes,
         )
         enforce = pod_security.strictest_for([server["template"]["spec"]])
-        namespace = k8s.core.v1.Namespace(
-            f"{name}-ns", metadata={"name": ns_name, "labels": {**pod_labels, **pod_security.labels(enforce)}}, opts=o
-        )
+        # Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only
+        # once the new one is healthy in the NLB's target group (AWS Load Balancer Controller docs, "Pod readiness
+        # gate": label the namespace; ip targets only). The Deployment does not wait for the Service (Pulumi waits
+        # for a Service's endpoints), so the first pods may start without it: they take no traffic yet.
+        namespace_labels = {**pod_labels, **pod_security.labels(enforce), READINESS_GATE_LABEL: "enabled"}
+        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name, "labels": namespace_labels}, opts=o)
         meta = {"name": spec.name, "namespace": namespace.metadata["name"], "labels": pod_labels}
         k8s.networking.v1.NetworkPolicy(
             f"{name}-default-deny",
@@ -394,6 +432,12 @@ class KubernetesRegion(pulumi.ComponentResource):
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
             "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
+            # A leaving pod's connections stay open while it drains (NLB deregistration delay, 0-3600 s; AWS
+            # Load Balancer Controller annotations, target-group-attributes).
+            "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes": (
+                f"deregistration_delay.timeout_seconds={min(3600, rp.drain_seconds)}"
+            ),
+            **findable_by_stack(spec.name),
         }
         if fleet_region.certificate_arn:
             service_annotations |= {
@@ -430,17 +474,10 @@ class KubernetesRegion(pulumi.ComponentResource):
             k8s.autoscaling.v2.HorizontalPodAutoscaler(
                 f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=depends
             )
-        self.register_outputs({"service": self.service.metadata["name"]})
-
-    @property
-    def hostname(self) -> pulumi.Output[str]:
-        return self.service.status.apply(
-            lambda status: (
-                str(status.load_balancer.ingress[0].hostname or "")
-                if status and status.load_balancer and status.load_balancer.ingress
-                else ""
-            )
+        self.load_balancer = service_load_balancer(
+            name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
         )
+        self.register_outputs({"service": self.service.metadata["name"]})
 
 
 class KubernetesFleet(pulumi.ComponentResource):
@@ -448,9 +485,11 @@ class KubernetesFleet(pulumi.ComponentResource):
         self,
         name: str,
         args: KubernetesFleetArgs,
-        routing_provider: pulumi.ProviderResource,
+        aws_providers: Mapping[str, pulumi.ProviderResource],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
+        """`aws_providers`: the fleet's account per region (the load balancers, their alarms; Route 53 through
+        the first region's)."""
         super().__init__(FLEET_TYPE, name, None, opts)
         spec, plan = args.spec, args.plan
         kube = spec.kubernetes
@@ -471,7 +510,18 @@ class KubernetesFleet(pulumi.ComponentResource):
             info = args.catalog.instance(rp.instance_type)
             node = (info.vcpu, info.memory_gib) if info else (4, 16)
             regions[rp.region] = KubernetesRegion(
-                f"{name}-{rp.region}", spec, fleet_region, rp, args.registry, devices, args.tags, provider, node, here
+                f"{name}-{rp.region}",
+                spec,
+                fleet_region,
+                rp,
+                args.registry,
+                devices,
+                args.tags,
+                provider,
+                aws_providers[rp.region],
+                node,
+                args.plan.memory.weights_bytes,
+                here,
             )
         routing = spec.global_routing
         GlobalRouting(
@@ -481,9 +531,18 @@ class KubernetesFleet(pulumi.ComponentResource):
                 domain_name=routing.domain_name,
                 hosted_zone_id=routing.hosted_zone_id,
                 health_check_path=spec.load_balancer.health_check_path,
-                targets=[RegionalTarget(region, r.hostname, None, None) for region, r in regions.items()],
+                targets=[
+                    RegionalTarget(
+                        region,
+                        r.load_balancer.dns_name,
+                        r.load_balancer.zone_id,
+                        r.load_balancer.arn,
+                        r.load_balancer.health_alarm.name if r.load_balancer.health_alarm else None,
+                    )
+                    for region, r in regions.items()
+                ],
             ),
-            routing_provider,
+            aws_providers[plan.regions[0].region],
             here,
         )
         self.register_outputs({"regions": sorted(regions)})

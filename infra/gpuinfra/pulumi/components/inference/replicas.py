@@ -196,7 +196,9 @@ def replica_policy(args: ReplicasArgs) -> str:
         )
     return iam.document(
         *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
-        iam.kms_via_s3("WeightsKey", args.registry_account_id, args.region, decrypt_only=True),
+        iam.kms_via_s3(
+            "WeightsKey", args.registry_account_id, args.region, decrypt_only=True, bucket=args.registry_bucket
+        ),
         {
             "Sid": "QueueMetric",
             "Effect": "Allow",
@@ -292,7 +294,11 @@ class ServingReplicas(pulumi.ComponentResource):
                 min_size=args.warm_pool,
                 max_group_prepared_capacity=args.min_replicas + args.warm_pool,
                 pool_state="Stopped",
-                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=True),
+                # No reuse on scale-in: a leaving replica takes the terminating hook, so it drains (a return to
+                # the pool would skip the drain, which waits for target state Terminated), and the pool refills
+                # with a fresh launch through the launch hook's Warmed:* path. Returning would also lift the pool
+                # above the planned size the cost prices.
+                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=False),
             )
             if args.warm_pool
             else None,

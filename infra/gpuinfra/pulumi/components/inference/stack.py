@@ -29,16 +29,15 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     def provider(region: str) -> pulumi.ProviderResource:
         return aws_provider(f"aws-{spec.account}-{region}", account, region, tags, session)
 
+    providers = {r.region: provider(r.region) for r in plan.regions}
     if spec.platform == "kubernetes":
         from gpuinfra.pulumi.components.inference.kubernetes import KubernetesFleet, KubernetesFleetArgs
 
-        # Clusters are reached through kubeconfigs; AWS is only needed for Route 53.
-        KubernetesFleet(
-            spec.name, KubernetesFleetArgs(spec, plan, registry, tags, load_catalog()), provider(plan.regions[0].region)
-        )
+        # Clusters are reached through kubeconfigs; AWS reads the controller's load balancers, alarms on them
+        # and routes with Route 53.
+        KubernetesFleet(spec.name, KubernetesFleetArgs(spec, plan, registry, tags, load_catalog()), providers)
         _exports(spec, plan)
         return
-    providers = {r.region: provider(r.region) for r in plan.regions}
     if spec.global_routing.type == "global_accelerator":
         routing_provider = providers.get(GLOBAL_ACCELERATOR_REGION) or provider(GLOBAL_ACCELERATOR_REGION)
     else:

@@ -1,0 +1,89 @@
+"""The load balancer in front of a Kubernetes fleet's region, and the alarm Route 53 fails over on.
+
+The AWS Load Balancer Controller, not this stack, creates the NLB and its target group from the Service
+(`aws-load-balancer-type: external`). The stack names the NLB (`aws-load-balancer-name`) and tags what the
+controller makes for the Service (`aws-load-balancer-additional-resource-tags`: the NLB, its target groups
+and listeners), then reads both back once the Service has its load balancer, and alarms on the target
+group's healthy hosts as the EC2 fleet does (kubernetes-sigs/aws-load-balancer-controller
+docs/guide/service/annotations.md: "aws-load-balancer-name specifies the custom name to use for the load
+balancer. Name longer than 32 characters will be treated as an error"; "If you modify this annotation after
+service creation, there is no effect"; "AWS Resource Tags ... additional-resource-tags specifies additional
+tags to apply to the AWS resources")."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.pulumi.components.inference.endpoint import healthy_hosts_alarm
+
+NAME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-name"
+TAGS_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags"
+ENDPOINT_TAG = "gpuinfra:endpoint"
+"""Tag the controller puts on the Service's NLB and target group: the one target group the stack reads back."""
+NAME_LIMIT = 32
+"""CreateLoadBalancer Name: at most 32 characters, alphanumerics and hyphens, not beginning with "internal-"
+(Elastic Load Balancing API reference)."""
+
+
+def load_balancer_name(fleet: str) -> str:
+    """The NLB's name: the fleet's (already 2-32 lower-case letters, digits and dashes), unless that begins
+    with the prefix ELB reserves for internal load balancers' DNS names."""
+    if fleet.startswith("internal-"):
+        fleet = f"lb-{fleet}"[:NAME_LIMIT].rstrip("-")
+    return fleet
+
+
+def service_annotations(fleet: str) -> dict[str, str]:
+    """Annotations that make the controller's NLB and target group findable by the stack."""
+    name = load_balancer_name(fleet)
+    return {NAME_ANNOTATION: name, TAGS_ANNOTATION: f"{ENDPOINT_TAG}={name}"}
+
+
+@dataclass(frozen=True)
+class ServiceLoadBalancer:
+    dns_name: pulumi.Output[str]
+    zone_id: pulumi.Output[str]
+    arn: pulumi.Output[str]
+    health_alarm: aws.cloudwatch.MetricAlarm | None
+    """Only for an internal NLB: Route 53's checkers cannot reach it."""
+
+
+def service_load_balancer(
+    name: str,
+    fleet: str,
+    service: pulumi.Resource,
+    internal: bool,
+    provider: pulumi.ProviderResource,
+    parent: pulumi.Resource,
+) -> ServiceLoadBalancer:
+    """Read the controller's NLB (by name) and target group (by tag) after the Service exists: Pulumi waits for
+    a LoadBalancer Service until its status has an ingress hostname, which the controller writes once the NLB,
+    target group and listener are deployed. A lookup that finds none, or several, fails the update instead of
+    alarming on the wrong target group (terraform-provider-aws data source aws_lb_target_group: tags "must
+    exactly match", one result)."""
+    lb_name = load_balancer_name(fleet)
+    after = pulumi.InvokeOutputOptions(provider=provider, parent=parent, depends_on=[service])
+    lb = aws.lb.get_load_balancer_output(name=lb_name, opts=after)
+    tg = aws.lb.get_target_group_output(tags={ENDPOINT_TAG: lb_name}, opts=after)
+    alarm = (
+        healthy_hosts_alarm(
+            name, False, lb.arn_suffix, tg.arn_suffix, pulumi.ResourceOptions(parent=parent, provider=provider)
+        )
+        if internal
+        else None
+    )
+    return ServiceLoadBalancer(lb.dns_name, lb.zone_id, lb.arn, alarm)
+
+
+__all__ = [
+    "ENDPOINT_TAG",
+    "NAME_ANNOTATION",
+    "TAGS_ANNOTATION",
+    "ServiceLoadBalancer",
+    "load_balancer_name",
+    "service_annotations",
+    "service_load_balancer",
+]
