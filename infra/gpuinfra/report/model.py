@@ -526,6 +526,7 @@ __all__ = [
     "PolicyViolationOut",
     "PropertyChangeOut",
     "Report",
+    "Resource",
     "ResourceChangeOut",
     "ResourceCostOut",
     "Section",

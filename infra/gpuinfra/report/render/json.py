@@ -9,8 +9,7 @@ from typing import Any
 
 import orjson
 
-from gpuinfra.graph.model import Resource
-from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report
+from gpuinfra.report.model import CatalogReport, CostReport, DiffReport, Report, Resource
 
 RESOURCE_FIELDS = tuple(f.name for f in fields(Resource))
 
