@@ -41,7 +41,7 @@ BROKEN = (
     (LT, "llm-train-slurm-pcs-spot-lt", {"metadataOptions.httpTokens": UNKNOWN}),
     (
         SG,
-        None,
+        "llm-train-net-efa",
         {
             "ingress[0]": {"protocol": "tcp", "fromPort": 22, "toPort": 22, "cidrBlocks": ["0.0.0.0/0"]},
             "egress[1].cidrBlocks": ["10.64.0.0/16"],
