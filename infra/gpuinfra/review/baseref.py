@@ -13,6 +13,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -149,7 +150,9 @@ def _previewed(
             wanted = [s for s in stacks if s in have] if stacks else have
             notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
             path, name = base_code(tree, ref)
-            env = {**os.environ, "PYTHONPATH": str(path)}
+            # No bytecode written into the worktree: a worker of the base's preview still importing while the
+            # tree is removed would otherwise recreate __pycache__ folders under the removal.
+            env = {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
             command = [sys.executable, "-c", ENTRY, str(tree), name, "preview", *wanted]
             child = subprocess.Popen(
                 [*command, "--format", "json", "--out", str(out), *(flags or [])],
@@ -188,7 +191,17 @@ def _previewed(
                 timeout=120,
             )
             subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)
-            shutil.rmtree(tmp, ignore_errors=True)
+            remove_tree(tmp)
 
 
-__all__ = ["base_code", "base_preview", "git", "terminated_as_exit"]
+def remove_tree(path: Path, tries: int = 5) -> None:
+    """rmtree, again while something that outlived the preview (a worker the base's CLI started) still writes
+    into it: a folder emptied under a writer fails with ENOTEMPTY once, then goes."""
+    for attempt in range(tries):
+        shutil.rmtree(path, ignore_errors=True)
+        if not path.exists():
+            return
+        time.sleep(0.2 * (attempt + 1))
+
+
+__all__ = ["base_code", "base_preview", "git", "remove_tree", "terminated_as_exit"]
