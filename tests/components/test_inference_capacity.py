@@ -92,3 +92,50 @@ def test_on_demand_overflow_when_spot_is_short() -> None:
         burst_in = alarms[f"chat-serve-{region}-replicas-burst-in"]
         signal = next(q for q in burst_in.inputs["metricQueries"] if q.get("returnData"))
         assert signal["expression"].startswith("IF(FILL(overflowdesired, 0) == 0, ")
+
+
+def test_a_rate_limit_per_api_key_counts_every_ip_of_one_key() -> None:
+    """access.waf.rate_limit_per_key: a rate-based rule aggregated on the Authorization header (review #26;
+    AWS WAF DG, rate-based rule custom aggregation keys), judged by preflight against botocore's wafv2 model."""
+    import botocore.session
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.preflight import preflight
+    from helpers import graph_for
+
+    graph = graph_for("chat-serve", {"access.waf.rate_limit_per_key": 3000})
+    acls = graph.of_type("aws:wafv2/webAcl:WebAcl")
+    assert len(acls) == 4
+    for acl in acls:
+        rules = {r["name"]: r for r in acl.inputs["rules"]}
+        rate = rules["rate-per-key"]["statement"]["rateBasedStatement"]
+        assert rate["limit"] == 3000 and rate["aggregateKeyType"] == "CUSTOM_KEYS"
+        assert rate["customKeys"] == [
+            {"header": {"name": "authorization", "textTransformations": [{"priority": 0, "type": "NONE"}]}}
+        ]
+        assert "block" in rules["rate-per-key"]["action"]
+        # WAF refuses two rules of one ACL at the same priority.
+        priorities = [r["priority"] for r in acl.inputs["rules"]]
+        assert len(set(priorities)) == len(priorities)
+    wafv2 = botocore.session.get_session().get_service_model("wafv2")
+    assert "CUSTOM_KEYS" in wafv2.shape_for("RateBasedStatementAggregateKeyType").enum
+    assert "NONE" in wafv2.shape_for("TextTransformationType").enum
+    findings = [f for f in preflight(graph, load_catalog()) if f.urn in {a.urn for a in acls}]
+    assert findings == [], [(f.rule, f.path, f.message) for f in findings]
+    # ... and preflight does read the key: a transformation WAF does not know is refused at its path.
+    import copy
+    from dataclasses import replace
+
+    from gpuinfra.graph import Graph
+
+    inputs = copy.deepcopy(acls[0].inputs)
+    inputs["rules"][1]["statement"]["rateBasedStatement"]["customKeys"][0]["header"]["textTransformations"][0][
+        "type"
+    ] = "SHOUT"
+    bad = Graph.of(
+        graph.stack, graph.project, [replace(r, inputs=inputs) if r.urn == acls[0].urn else r for r in graph.resources]
+    )
+    paths = {f.path for f in preflight(bad, load_catalog()) if f.urn == acls[0].urn and f.rule == "PF-AWS-API"}
+    assert paths == {"rules[1].statement.rateBasedStatement.customKeys[0].header.textTransformations[0].type"}
+    # Off by default: the example's ACLs have no per-key rule.
+    for acl in example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl"):
+        assert "rate-per-key" not in {r["name"] for r in acl.inputs["rules"]}

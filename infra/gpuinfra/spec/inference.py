@@ -272,6 +272,9 @@ class Waf(SpecModel):
 
     rate_limit_per_ip: Annotated[int, Field(ge=10, le=2_000_000_000)] = 600
     """Requests one client IP may send in 5 minutes before it is blocked (WAF rate-based rule)."""
+    rate_limit_per_key: Annotated[int, Field(ge=10, le=2_000_000_000)] | None = None
+    """Requests one API key (the Authorization header) may send in 5 minutes before it is blocked, whatever
+    IPs it comes from; None: no per-key limit. Requests without the header are left to the per-IP rule."""
     managed_rule_groups: list[Annotated[str, StringConstraints(pattern=r"^AWSManagedRules[A-Za-z0-9]+$")]] = [
         "AWSManagedRulesAmazonIpReputationList",
         "AWSManagedRulesKnownBadInputsRuleSet",

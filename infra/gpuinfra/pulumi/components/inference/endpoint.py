@@ -80,8 +80,39 @@ def _rule_visibility(metric: str) -> aws.wafv2.WebAclRuleVisibilityConfigArgs:
     )
 
 
+def rate_per_key(limit: int, priority: int) -> aws.wafv2.WebAclRuleArgs:
+    """A rate limit per API key: the aggregation key is the Authorization header (AWS WAF DG, "Rate-based rule
+    aggregation options": custom keys; a request without the key component is not counted by this rule), so
+    one leaked key is limited across every IP, and clients sharing a NAT each keep their own budget."""
+    from pulumi_aws.wafv2 import _inputs as waf_inputs
+
+    header = waf_inputs.WebAclRuleStatementRateBasedStatementCustomKeyHeaderArgs(
+        name="authorization",
+        text_transformations=[
+            waf_inputs.WebAclRuleStatementRateBasedStatementCustomKeyHeaderTextTransformationArgs(
+                priority=0, type="NONE"
+            )
+        ],
+    )
+    return aws.wafv2.WebAclRuleArgs(
+        name="rate-per-key",
+        priority=priority,
+        action=aws.wafv2.WebAclRuleActionArgs(block=aws.wafv2.WebAclRuleActionBlockArgs()),
+        statement=aws.wafv2.WebAclRuleStatementArgs(
+            rate_based_statement=aws.wafv2.WebAclRuleStatementRateBasedStatementArgs(
+                limit=limit,
+                aggregate_key_type="CUSTOM_KEYS",
+                custom_keys=[waf_inputs.WebAclRuleStatementRateBasedStatementCustomKeyArgs(header=header)],
+                evaluation_window_sec=300,
+            )
+        ),
+        visibility_config=_rule_visibility("rate-per-key"),
+    )
+
+
 def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
-    """Rate limit per client IP first (priority 0), then the managed rule groups in the spec's order."""
+    """Rate limit per client IP first (priority 0), per API key next when set, then the managed rule groups in
+    the spec's order."""
     rules = [
         aws.wafv2.WebAclRuleArgs(
             name="rate-per-ip",
@@ -95,7 +126,10 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
             visibility_config=_rule_visibility("rate-per-ip"),
         )
     ]
-    for i, group in enumerate(waf.managed_rule_groups, start=1):
+    if waf.rate_limit_per_key is not None:
+        rules.append(rate_per_key(waf.rate_limit_per_key, priority=1))
+    first = len(rules)
+    for i, group in enumerate(waf.managed_rule_groups, start=first):
         overrides = (
             [
                 aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideArgs(
