@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
@@ -228,6 +229,8 @@ class TrainingCluster(pulumi.ComponentResource):
                 pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
                 if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
                 else None,
+                node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
+                instance_store_gb=plan.instance_store_gb,
             ),
             provider,
             here,

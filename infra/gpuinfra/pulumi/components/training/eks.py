@@ -17,6 +17,8 @@ import pulumi_kubernetes as k8s
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import SSM_CORE, child
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, TrainingCompute, node_policy
+from gpuinfra.pulumi.components.training.kubernetes import GPU_TOLERATION
+from gpuinfra.pulumi.components.training.nodeadm import launch_template_user_data
 
 TYPE = "gpuinfra:training:Eks"
 WORKER_POLICIES = {
@@ -34,6 +36,18 @@ IMDS_HOP_LIMIT = 1
 IMDS (VPC CNI, Pod Identity agent) run on the host network, one hop away; the FSx CSI controller is given its
 region and its node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397)."""
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+SUPPORT_TYPE = "EXTENDED"
+"""The cluster's upgrade policy, set explicitly: EXTENDED keeps the control plane at its version past standard
+support (billed at the extended rate, which the cost report shows) rather than STANDARD's forced upgrade at the end
+of standard support, which may fall under a running job (botocore EKS model, UpgradePolicyRequest.supportType;
+`gpuinfra validate` warns when standard support ends before the run does)."""
+REPAIR_IN_PARALLEL = 1
+"""Node auto repair replaces at most one GPU node at a time: every node of the group carries one gang-scheduled job,
+which restarts from its checkpoint after each replacement anyway (botocore EKS model,
+NodeRepairConfig.maxParallelNodesRepairedCount)."""
+MONITORING_AGENT = "eks-node-monitoring-agent"
+"""The EKS add-on whose NodeConditions (AcceleratedHardwareReady, NetworkingReady, ...) node auto repair acts on
+beyond kubelet readiness (EKS User Guide, "Enable node auto repair and investigate node health issues")."""
 TOPOLOGY_LEVELS = (
     "topology.k8s.aws/network-node-layer-1",
     "topology.k8s.aws/network-node-layer-2",
@@ -62,6 +76,10 @@ class EksArgs:
     pruner: tuple[str, str, str, str] | None = None
     """(namespace, ServiceAccount, bucket, prefix) of the checkpoint pruner CronJob (pruner.py): its own role, which
     may only list the checkpoint prefix and tag its objects."""
+    node_release: str | None = None
+    """The EKS-optimized AL2023 AMI release every node group pins (catalog eks.yaml); None: EKS's latest at creation."""
+    instance_store_gb: int = 0
+    """The GPU type's NVMe instance store (catalog): striped into RAID0 by nodeadm when there is any."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -72,6 +90,13 @@ def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple
     if spot:
         groups.append(("spot", "SPOT", spot))
     return groups
+
+
+def monitoring_agent_config() -> dict[str, Any]:
+    """Add-on configuration: the agent's DCGM server also runs on the tainted GPU nodes (the agent itself tolerates
+    every taint; the DCGM DaemonSet tolerates none by default). Keys: aws/eks-node-monitoring-agent
+    charts/configuration.schema.json (dcgmAgent.tolerations); chart values.yaml (nodeAgent tolerations Exists)."""
+    return {"dcgmAgent": {"tolerations": [GPU_TOLERATION]}}
 
 
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
@@ -150,6 +175,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 resources=["secrets"], provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=c.kms_key_arn)
             ),
             enabled_cluster_log_types=["api", "audit", "authenticator"],
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=SUPPORT_TYPE),
             opts=o,
         )
         # The namespace's NetworkPolicies (default deny plus what the job needs) are enforced only once the VPC CNI
@@ -198,6 +224,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             subnet_ids=[c.subnet_id],
             instance_types=[args.system_instance_type],
             ami_type=SYSTEM_AMI,
+            release_version=args.node_release,
             capacity_type="ON_DEMAND",
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 desired_size=args.system_nodes, min_size=args.system_nodes, max_size=args.system_nodes
@@ -221,6 +248,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             ),
             block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
+            user_data=launch_template_user_data(args.instance_store_gb),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
                 for kind in ("instance", "volume", "network-interface")
@@ -235,14 +263,25 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 node_role_arn=node_role.arn,
                 subnet_ids=[c.subnet_id],
                 ami_type=GPU_AMI,
+                release_version=args.node_release,
                 capacity_type=capacity,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=size, min_size=size, max_size=size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
                 labels=dict(args.gpu_labels),
                 taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
+                node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
+                    enabled=True, max_parallel_nodes_repaired_count=REPAIR_IN_PARALLEL
+                ),
                 opts=after_roles,
             )
+        aws.eks.Addon(
+            f"{name}-node-monitoring-agent",
+            cluster_name=self.cluster.name,
+            addon_name=MONITORING_AGENT,
+            configuration_values=json.dumps(monitoring_agent_config()),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[system_nodes])),
+        )
         config = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
         ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
@@ -372,4 +411,5 @@ __all__ = [
     "EksTrainingCluster",
     "gpu_node_groups",
     "kubeconfig",
+    "monitoring_agent_config",
 ]
