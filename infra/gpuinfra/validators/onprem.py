@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from gpuinfra.catalog import Catalog
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.quotas import site_gpus_over
-from gpuinfra.spec import TrainingSpec
+from gpuinfra.plan.site import site_problems
+from gpuinfra.spec import Organization, TrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
 
@@ -107,11 +108,21 @@ def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterat
         )
 
 
+@rule(Level.ERROR)
+def site_components_missing(spec: TrainingSpec, org: Organization) -> Iterator[Failure]:
+    """Kueue, JobSet and the RDMA device plugin are the site's (one of each in a shared cluster): the stack creates
+    only its queues, node labels and job template, so the site must declare them at versions those objects need
+    (fail closed: nothing declared is nothing there)."""
+    for problem in site_problems(spec, org):
+        yield Failure(f"onprem_sites.{spec.site}.{problem.field}: {problem.message}", ("site",), problem.fix)
+
+
 __all__ = [
     "instance_not_for_provider",
     "inventory_rack_over_budget",
     "node_names_mismatch",
     "onprem_inventory_missing",
+    "site_components_missing",
     "site_gpus_exceed_allotment",
     "spot_job_not_declared",
 ]

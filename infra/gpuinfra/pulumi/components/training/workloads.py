@@ -93,7 +93,6 @@ def eks_workload_args(
         mount_path=lustre.mount_path,
         lustre=lustre,
         topology=topology,
-        gpu_node_selector=gpu_labels,
         service_account=trainer_service_account(spec),
         region=spec.region,
         retention=retention_for(
