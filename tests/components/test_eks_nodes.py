@@ -62,7 +62,16 @@ NODECONFIG_SCHEMA: dict[str, Any] = {
                 },
                 "cluster": {"type": "object"},
                 "containerd": {"type": "object"},
-                "kubelet": {"type": "object"},
+                # KubeletOptions: config (a KubeletConfiguration merged with nodeadm's; values are any JSON, e.g.
+                # shutdownGracePeriod: 30s in nodeadm/doc/examples.md) and flags.
+                "kubelet": {
+                    "type": "object",
+                    "additionalProperties": False,
+                    "properties": {
+                        "config": {"type": "object"},
+                        "flags": {"type": "array", "items": {"type": "string"}},
+                    },
+                },
                 "featureGates": {"type": "object"},
             },
         },
@@ -104,7 +113,14 @@ def test_gpu_nodes_stripe_their_instance_stores_with_a_nodeconfig_nodeadm_accept
     (config,) = nodeadm_configs(lt["userData"])
     jsonschema.validate(config, NODECONFIG_SCHEMA)
     # p5.48xlarge has 8 x 3.84 TB NVMe instance store (EC2 instance types): one RAID0 array.
-    assert config["spec"] == {"instance": {"localStorage": {"strategy": "RAID0"}}}
+    assert config["spec"]["instance"] == {"localStorage": {"strategy": "RAID0"}}
+    # Graceful node shutdown covers the training pod's grace period: a 1,120 GB checkpoint at 11.7 GB/s takes 96 s,
+    # capped at 120 s (spot notice) - 30 s (torchrun's shutdown) - 15 s = 75 s; grace = 75 + 30 + 15 = 120 s; plus
+    # 30 s for critical pods. Field names: KubeletConfiguration shutdownGracePeriod, shutdownGracePeriodCriticalPods
+    # (nodeadm/internal/kubelet/config.go json tags).
+    assert config["spec"]["kubelet"] == {
+        "config": {"shutdownGracePeriod": "150s", "shutdownGracePeriodCriticalPods": "30s"}
+    }
     # The system nodes (m7i, EBS only) get no user data: EKS's own NodeConfig is all they need.
     assert "userData" not in eks.named(LT, "llm-train-eks-eks-system-lt").inputs
 
@@ -126,6 +142,11 @@ def test_an_instance_without_local_disks_gets_no_nodeconfig() -> None:
     from gpuinfra.pulumi.components.training.nodeadm import launch_template_user_data, node_config
 
     assert node_config(0) is None and launch_template_user_data(0) is None
+    assert node_config(0, 45) == {
+        "apiVersion": "node.eks.aws/v1alpha1",
+        "kind": "NodeConfig",
+        "spec": {"kubelet": {"config": {"shutdownGracePeriod": "75s", "shutdownGracePeriodCriticalPods": "30s"}}},
+    }
     assert nodeadm_configs(launch_template_user_data(30400) or "")[0]["kind"] == "NodeConfig"
 
 

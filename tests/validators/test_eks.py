@@ -9,7 +9,7 @@ from __future__ import annotations
 import datetime
 
 import pytest
-from helpers import Case, run_case
+from helpers import DELETE, Case, run_case
 
 TODAY = datetime.datetime.now(datetime.UTC).date()
 STANDARD_1_33_END = datetime.date(2026, 7, 29)
@@ -44,6 +44,19 @@ CASES = [
         message="EKS ended support for Kubernetes 1.31 on 2026-11-26",
     ),
     Case("eks-version-ended", "llm-train-eks", fires=False),
+    Case(
+        "job-code-not-delivered",
+        "llm-train-eks",
+        {"lustre.code_path": DELETE},
+        message="nothing puts /fsx/code/train.py on Lustre",
+    ),
+    Case(
+        "job-code-not-delivered",
+        "llm-train-eks",
+        {"job.script": "train.py"},
+        message="job.script train.py is not under code/",
+    ),
+    Case("job-code-not-delivered", "llm-train-eks", fires=False),
     # EKS only (the date-bound passing case on EKS is below): PCS has no Kubernetes control plane.
     Case("eks-standard-support-ends", "llm-train", fires=False),
 ]

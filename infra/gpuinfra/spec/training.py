@@ -113,6 +113,9 @@ class Lustre(SpecModel):
     dataset_gib: Annotated[float, Field(gt=0)] | None = None
     """How much of the dataset lives on Lustre at once (imported lazily from import_path); sizes the file
     system with the checkpoints it keeps (lustre-too-small)."""
+    code_path: S3Uri | None = None
+    """S3 prefix of the training code, linked at <mount_path>/code: objects put there appear on Lustre (and deleted
+    ones disappear) without a copy step, so job.script can live under code/."""
 
     @model_validator(mode="after")
     def _tier_fits_type(self) -> Lustre:

@@ -124,4 +124,33 @@ def image_ignored_on_eks(spec: TrainingSpec) -> Iterator[Failure]:
         )
 
 
-__all__ = ["eks_node_release_unknown", "eks_standard_support_ends", "eks_version_ended", "image_ignored_on_eks"]
+@rule(Level.WARNING)
+def job_code_not_delivered(spec: TrainingSpec) -> Iterator[Failure]:
+    """The job template runs job.script from Lustre: something must put it there. lustre.code_path links an S3
+    prefix at <mount>/code (a data repository association with automatic import)."""
+    if not _eks(spec) or spec.job is None or spec.lustre is None:
+        return
+    script = f"{spec.lustre.mount_path}/{spec.job.script}"
+    if spec.lustre.code_path is None:
+        yield Failure(
+            f"nothing puts {script} on Lustre: the job's pods would start without their code",
+            ("lustre", "code_path"),
+            "set lustre.code_path to the S3 prefix holding the code (linked at "
+            f"{spec.lustre.mount_path}/code) and keep job.script under code/, or copy the code onto Lustre before "
+            "submitting",
+        )
+    elif not spec.job.script.startswith("code/"):
+        yield Failure(
+            f"job.script {spec.job.script} is not under code/, where lustre.code_path is linked",
+            ("job", "script"),
+            "put the script under code/ (code/train.py runs s3://.../train.py of code_path)",
+        )
+
+
+__all__ = [
+    "eks_node_release_unknown",
+    "eks_standard_support_ends",
+    "eks_version_ended",
+    "image_ignored_on_eks",
+    "job_code_not_delivered",
+]

@@ -80,6 +80,8 @@ class EksArgs:
     """The EKS-optimized AL2023 AMI release every node group pins (catalog eks.yaml); None: EKS's latest at creation."""
     instance_store_gb: int = 0
     """The GPU type's NVMe instance store (catalog): striped into RAID0 by nodeadm when there is any."""
+    pod_grace_seconds: int | None = None
+    """The training pods' terminationGracePeriodSeconds: the GPU nodes' graceful shutdown gives them that long."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -248,7 +250,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             ),
             block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
-            user_data=launch_template_user_data(args.instance_store_gb),
+            user_data=launch_template_user_data(args.instance_store_gb, args.pod_grace_seconds),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
                 for kind in ("instance", "volume", "network-interface")

@@ -20,8 +20,9 @@ import yaml
 
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
-from gpuinfra.pulumi.components.training.bootstrap import Retention
+from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
 from gpuinfra.pulumi.components.training.pins import CHARTS
+from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
 from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
 from gpuinfra.pulumi.templates import render
 
@@ -100,6 +101,9 @@ class JobArgs:
     pod: PodSize
     max_restarts: int
     spot: bool
+    checkpoint_window: int | None = None
+    """Seconds the preStop hook gives the trainer to checkpoint before SIGTERM (pod_stop.py); None: the job does
+    not checkpoint, no hook."""
 
 
 @dataclass(frozen=True)
@@ -261,6 +265,10 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         topology_level=args.topology.preferred if args.topology else None,
         ipc_lock=args.fabric in ("infiniband", "efa"),
         max_restarts=args.job.max_restarts,
+        grace_seconds=grace_seconds(args.job.checkpoint_window),
+        pre_stop=pre_stop(args.job.checkpoint_window) if args.job.checkpoint_window else None,
+        now_file=CHECKPOINT_NOW_FILE,
+        now_dir=NOW_DIR,
         capacity="spot" if args.job.spot else "on-demand",
         capacity_label=CAPACITY_JOB_LABEL,
         service_account=args.service_account,

@@ -22,17 +22,27 @@ MEDIA_TYPE = "application/node.eks.aws"
 BOUNDARY = "==GPUINFRA-NODEADM=="
 LOCAL_STORAGE = "RAID0"
 """One array across every instance store: the fastest layout; a lost disk loses only cache (images, scratch)."""
+CRITICAL_PODS_SHUTDOWN_SECONDS = 30
+"""The part of the shutdown grace period kept for system-node-critical pods (nodeadm's own default share)."""
 
 
-def node_config(instance_store_gb: int) -> dict[str, Any] | None:
-    """The NodeConfig for a node with `instance_store_gb` of NVMe instance store; None when it has none."""
-    if instance_store_gb <= 0:
-        return None
-    return {
-        "apiVersion": API_VERSION,
-        "kind": "NodeConfig",
-        "spec": {"instance": {"localStorage": {"strategy": LOCAL_STORAGE}}},
-    }
+def node_config(instance_store_gb: int, pod_grace_seconds: int | None = None) -> dict[str, Any] | None:
+    """The NodeConfig for a GPU node: RAID0 over its NVMe instance store (if any), and graceful node shutdown long
+    enough for a training pod's checkpoint window and SIGTERM (`pod_grace_seconds`) plus the share the kubelet keeps
+    for critical pods. Graceful shutdown is what stops the pods, through their preStop hook, when EC2 shuts the
+    instance down while their PodDisruptionBudget holds off a drain (nodeadm turns it on by default only from
+    Kubernetes 1.34, at 150 s with 30 s for critical pods: nodeadm/internal/kubelet/config.go). None: nothing."""
+    spec: dict[str, Any] = {}
+    if instance_store_gb > 0:
+        spec["instance"] = {"localStorage": {"strategy": LOCAL_STORAGE}}
+    if pod_grace_seconds:
+        spec["kubelet"] = {
+            "config": {
+                "shutdownGracePeriod": f"{pod_grace_seconds + CRITICAL_PODS_SHUTDOWN_SECONDS}s",
+                "shutdownGracePeriodCriticalPods": f"{CRITICAL_PODS_SHUTDOWN_SECONDS}s",
+            }
+        }
+    return {"apiVersion": API_VERSION, "kind": "NodeConfig", "spec": spec} if spec else None
 
 
 def mime_user_data(config: dict[str, Any]) -> str:
@@ -45,9 +55,9 @@ def mime_user_data(config: dict[str, Any]) -> str:
     return message.as_string()
 
 
-def launch_template_user_data(instance_store_gb: int) -> str | None:
+def launch_template_user_data(instance_store_gb: int, pod_grace_seconds: int | None = None) -> str | None:
     """Base64 user data for the GPU launch template (EC2 takes it encoded), or None: nothing to configure."""
-    config = node_config(instance_store_gb)
+    config = node_config(instance_store_gb, pod_grace_seconds)
     if config is None:
         return None
     return base64.b64encode(mime_user_data(config).encode()).decode()
