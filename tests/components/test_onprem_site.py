@@ -101,3 +101,22 @@ def test_the_documented_rdma_config_hands_out_the_compute_rails_only() -> None:
         "linkTypes": ["infiniband"],
         "ifNames": stack["config"]["gpuinfra:training"]["interconnect"]["netdevs"],
     }
+
+
+def test_pods_are_sized_from_the_allocatable_the_site_declares() -> None:
+    """Review finding 18: a site kubelet's reservations are its own. Declared allocatable 216,000m CPU and
+    1,900,000 MiB, less the room the plan keeps for node daemons (2 cores, 8 GiB: plan/jobs.py, an estimate),
+    in whole cores and GiB: 214 CPUs and floor((1,900,000 - 8,192) / 1,024) x 1,024 = 1,891,328 MiB."""
+    graph = graph_for(
+        "llm-train-onprem",
+        org={"onprem_sites.dc-east.node_allocatable": {"cpu_millicores": 216000, "memory_mib": 1_900_000}},
+    )
+    for pod in jobset_pods(graph):
+        (trainer,) = [c for c in pod["containers"] if c["name"] == "trainer"]
+        assert trainer["resources"]["requests"]["cpu"] == "214"
+        assert trainer["resources"]["requests"]["memory"] == "1891328Mi"
+    (queue,) = graph.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue")
+    quotas = {
+        q["name"]: q["nominalQuota"] for q in queue.inputs["spec"]["resourceGroups"][0]["flavors"][0]["resources"]
+    }
+    assert quotas["cpu"] == str(214 * 32) and quotas["memory"] == f"{1891328 * 32}Mi"

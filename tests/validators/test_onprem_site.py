@@ -53,6 +53,20 @@ CASES = [
         org={f"{SITE}.kueue.version": "0.20.0", f"{SITE}.rdma_shared_device_plugin.version": "v1.10.0"},
         fires=False,
     ),
+    # A DGX H100 has 224 vCPUs and 2,048 GiB (catalog: the NVIDIA DGX H100 user guide).
+    Case("site-allocatable-unknown", "llm-train-onprem", message="sized by the EKS AMI's kubelet reservations"),
+    Case(
+        "site-allocatable-unknown",
+        "llm-train-onprem",
+        org={"onprem_sites.dc-east.node_allocatable": {"cpu_millicores": 224001, "memory_mib": 2_000_000}},
+        message=r"exceeds a dgx-h100\.system's capacity \(224 vCPUs, 2048 GiB\)",
+    ),
+    Case(
+        "site-allocatable-unknown",
+        "llm-train-onprem",
+        org={"onprem_sites.dc-east.node_allocatable": {"cpu_millicores": 216000, "memory_mib": 2_000_000}},
+        fires=False,
+    ),
     # Without InfiniBand no RDMA plugin is needed.
     Case(
         "site-components-missing",

@@ -145,6 +145,17 @@ class SiteComponents(SpecModel):
     """Required for InfiniBand clusters: the RDMA device plugin on the GPU nodes."""
 
 
+class NodeAllocatable(SpecModel):
+    """What the kubelet of the site's smallest GPU node offers pods: its `status.allocatable` (capacity less the
+    site's kube-reserved, system-reserved and eviction threshold), e.g. from
+    `kubectl get node <gpu node> -o jsonpath='{.status.allocatable}'`."""
+
+    cpu_millicores: Annotated[int, Field(gt=0)]
+    """allocatable cpu in millicores (224 -> 224000, 223500m -> 223500)."""
+    memory_mib: Annotated[int, Field(gt=0)]
+    """allocatable memory in MiB (Ki / 1024)."""
+
+
 class OnPremSite(SpecModel):
     """A site with its own GPU racks, reached through a Kubernetes cluster."""
 
@@ -154,6 +165,9 @@ class OnPremSite(SpecModel):
     """Capital and running costs of the site's nodes, for owning-versus-renting."""
     components: SiteComponents | None = None
     """Kueue, JobSet and device plugins the site runs (docs/training.md, "Site prerequisites")."""
+    node_allocatable: NodeAllocatable | None = None
+    """The GPU nodes' allocatable resources: training pods are sized from it; without it, from the EKS AMI's
+    kubelet formula (a site whose kubelet reserves more leaves the pods unschedulable)."""
 
 
 class KubernetesCluster(SpecModel):
@@ -228,6 +242,7 @@ __all__ = [
     "Account",
     "KubernetesCluster",
     "KueueOnSite",
+    "NodeAllocatable",
     "OnPremSite",
     "Organization",
     "Ownership",

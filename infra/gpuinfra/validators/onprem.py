@@ -117,11 +117,40 @@ def site_components_missing(spec: TrainingSpec, org: Organization) -> Iterator[F
         yield Failure(f"onprem_sites.{spec.site}.{problem.field}: {problem.message}", ("site",), problem.fix)
 
 
+@rule(Level.WARNING)
+def site_allocatable_unknown(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Iterator[Failure]:
+    """Training pods fill a node: sized from the EKS AMI's kubelet reservations unless the site gives its GPU nodes'
+    allocatable, and refused if that exceeds the system's capacity (the catalog's)."""
+    site = org.onprem_sites.get(spec.site or "")
+    if spec.provider != "onprem" or site is None or spec.job is None:
+        return
+    info = catalog.instance(spec.compute.instance_type)
+    declared = site.node_allocatable
+    if declared is None:
+        yield Failure(
+            f"training pods are sized by the EKS AMI's kubelet reservations, not site {spec.site}'s: a kubelet that "
+            "reserves more (system-reserved, GPU or network operator daemons) leaves every pod unschedulable",
+            ("site",),
+            f"set onprem_sites.{spec.site}.node_allocatable (cpu_millicores, memory_mib) from the smallest GPU node's "
+            "`kubectl get node <name> -o jsonpath='{.status.allocatable}'`",
+        )
+    elif info is not None and (
+        declared.cpu_millicores > info.vcpu * 1000 or declared.memory_mib > info.memory_gib * 1024
+    ):
+        yield Failure(
+            f"onprem_sites.{spec.site}.node_allocatable ({declared.cpu_millicores}m CPU, {declared.memory_mib} MiB) "
+            f"exceeds a {info.name}'s capacity ({info.vcpu} vCPUs, {info.memory_gib} GiB)",
+            ("site",),
+            "copy status.allocatable of a GPU node (cpu in millicores, memory Ki / 1024)",
+        )
+
+
 __all__ = [
     "instance_not_for_provider",
     "inventory_rack_over_budget",
     "node_names_mismatch",
     "onprem_inventory_missing",
+    "site_allocatable_unknown",
     "site_components_missing",
     "site_gpus_exceed_allotment",
     "spot_job_not_declared",
