@@ -144,8 +144,30 @@ class EksTrainingCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """Control plane, node role and identities, system nodes, GPU nodes with repair, then the provider."""
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
+        self.cluster = self._control_plane(name, args, o)
+        node_role, attachments = self._node_role(name, args, o)
+        if args.trainer is not None:
+            agent = self._pod_identity(name, args, args.trainer, o)
+            if args.pruner is not None:
+                self._pruner_identity(name, args.pruner, agent, o)
+        after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
+        system_nodes = self._system_nodes(name, args, node_role, after_roles, o)
+        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
+        self._gpu_nodes(name, args, node_role, after_roles, o)
+        aws.eks.Addon(
+            f"{name}-node-monitoring-agent",
+            cluster_name=self.cluster.name,
+            addon_name=MONITORING_AGENT,
+            configuration_values=json.dumps(monitoring_agent_config()),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[system_nodes])),
+        )
+        self.kubernetes = self._kubernetes_provider(name, args, system_nodes)
+        self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
+
+    def _control_plane(self, name: str, args: EksArgs, o: pulumi.ResourceOptions) -> aws.eks.Cluster:
         c = args.compute
         cluster_role = aws.iam.Role(
             f"{name}-cluster-role",
@@ -159,7 +181,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             opts=o,
         )
-        self.cluster = aws.eks.Cluster(
+        cluster = aws.eks.Cluster(
             f"{name}-cluster",
             name=c.cluster,
             role_arn=cluster_role.arn,
@@ -186,29 +208,39 @@ class EksTrainingCluster(pulumi.ComponentResource):
         # self-managed CNI a new cluster starts with).
         aws.eks.Addon(
             f"{name}-vpc-cni",
-            cluster_name=self.cluster.name,
+            cluster_name=cluster.name,
             addon_name="vpc-cni",
             configuration_values=json.dumps({"enableNetworkPolicy": "true"}),
             resolve_conflicts_on_create="OVERWRITE",
             opts=o,
         )
+        return cluster
+
+    @staticmethod
+    def _node_role(
+        name: str, args: EksArgs, o: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
         node_role = aws.iam.Role(
             f"{name}-node-role",
             assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-            description=f"{c.cluster} EKS nodes",
+            description=f"{args.compute.cluster} EKS nodes",
             opts=o,
         )
         attachments = [
             aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
             for short, arn in WORKER_POLICIES.items()
         ]
-        if args.trainer is not None:
-            agent = self._pod_identity(name, args, args.trainer, o)
-            if args.pruner is not None:
-                self._pruner_identity(name, args.pruner, agent, o)
-        after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
-        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
-        cluster_sg = self.cluster.vpc_config.cluster_security_group_id
+        return node_role, attachments
+
+    def _system_nodes(
+        self,
+        name: str,
+        args: EksArgs,
+        node_role: aws.iam.Role,
+        after_roles: pulumi.ResourceOptions,
+        o: pulumi.ResourceOptions,
+    ) -> aws.eks.NodeGroup:
+        c = args.compute
         system_lt = aws.ec2.LaunchTemplate(
             f"{name}-system-lt",
             update_default_version=True,
@@ -219,7 +251,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
             opts=o,
         )
-        system_nodes = aws.eks.NodeGroup(
+        return aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
             node_role_arn=node_role.arn,
@@ -235,13 +267,27 @@ class EksTrainingCluster(pulumi.ComponentResource):
             labels={"gpuinfra.io/pool": "system"},
             opts=after_roles,
         )
+
+    def _gpu_nodes(
+        self,
+        name: str,
+        args: EksArgs,
+        node_role: aws.iam.Role,
+        after_roles: pulumi.ResourceOptions,
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        """One launch template (every EFA interface, the placement group, the nodeadm NodeConfig) and a node
+        group per capacity type, pinned to the AMI release, tainted for GPU pods, repaired one node at a time."""
+        c = args.compute
         gpu_lt = aws.ec2.LaunchTemplate(
             f"{name}-gpu-lt",
             instance_type=c.instance_type,
             update_default_version=True,
             network_interfaces=[
                 aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                    **spec, security_groups=[c.security_group_id, cluster_sg], delete_on_termination="true"
+                    **spec,
+                    security_groups=[c.security_group_id, self.cluster.vpc_config.cluster_security_group_id],
+                    delete_on_termination="true",
                 )
                 for spec in TrainingCompute.interface_specs(c.efa_interfaces)
             ],
@@ -277,26 +323,20 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 ),
                 opts=after_roles,
             )
-        aws.eks.Addon(
-            f"{name}-node-monitoring-agent",
-            cluster_name=self.cluster.name,
-            addon_name=MONITORING_AGENT,
-            configuration_values=json.dumps(monitoring_agent_config()),
-            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[system_nodes])),
-        )
+
+    def _kubernetes_provider(self, name: str, args: EksArgs, system_nodes: aws.eks.NodeGroup) -> k8s.Provider:
         config = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
-        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
+        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], args.compute.region, args.deploy_role_arn))
         # Everything on the cluster waits for the system nodes: a Helm release waits for its pods to be ready
         # (pulumi-kubernetes helm/v3 Release: "the provider waits until all resources are in a ready state"),
         # and they cannot schedule before a node group exists (expert-training review, finding 10).
-        self.kubernetes = k8s.Provider(
+        return k8s.Provider(
             f"{name}-k8s",
             kubeconfig=config.apply(pulumi.Output.secret),
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_nodes]),
         )
-        self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
     def _pod_identity(
         self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions
