@@ -42,65 +42,76 @@ def site_problems(spec: TrainingSpec, org: Organization) -> list[SiteProblem]:
         return []
     found = site_components(spec, org)
     if found is None:
+        return [_nothing_declared(spec)]
+    infiniband = spec.interconnect.type == "infiniband"
+    return [*_too_old(found), *_no_jobset_integration(found), *(_rdma_problems(found) if infiniband else [])]
+
+
+def _nothing_declared(spec: TrainingSpec) -> SiteProblem:
+    rdma = (
+        f" and the RDMA shared device plugin (>= v{RDMA_PLUGIN_MINIMUM})"
+        if spec.interconnect.type == "infiniband"
+        else ""
+    )
+    return SiteProblem(
+        "the site declares no cluster-wide components: the stack creates Kueue queues and a JobSet template "
+        "but installs neither Kueue nor JobSet (a shared cluster has one of each)",
+        "components",
+        f"install Kueue (>= {KUEUE_MINIMUM}, integrating {JOBSET_FRAMEWORK}) and JobSet (>= {JOBSET_MINIMUM}){rdma} "
+        f'once for the site (docs/training.md, "Site prerequisites"), then declare them under '
+        f"onprem_sites.{spec.site}.components",
+    )
+
+
+def _too_old(found: SiteComponents) -> list[SiteProblem]:
+    return [
+        SiteProblem(
+            f"the site's {name} {declared} is older than {minimum}, the oldest release the stack's objects are "
+            "verified against",
+            f"components.{name}.version",
+            f"upgrade the site's {name} to {minimum} or newer",
+        )
+        for name, declared, minimum in (
+            ("kueue", found.kueue.version, KUEUE_MINIMUM),
+            ("jobset", found.jobset.version, JOBSET_MINIMUM),
+        )
+        if release_tuple(declared) < release_tuple(minimum)
+    ]
+
+
+def _no_jobset_integration(found: SiteComponents) -> list[SiteProblem]:
+    if JOBSET_FRAMEWORK in found.kueue.frameworks:
+        return []
+    return [
+        SiteProblem(
+            f"the site's Kueue does not integrate JobSets ({JOBSET_FRAMEWORK} is not among its frameworks): the "
+            "job template would start unqueued, outside the cluster queue's quota",
+            "components.kueue.frameworks",
+            f"add {JOBSET_FRAMEWORK} to the site's Kueue Configuration integrations.frameworks",
+        )
+    ]
+
+
+def _rdma_problems(found: SiteComponents) -> list[SiteProblem]:
+    rdma = found.rdma_shared_device_plugin
+    if rdma is None:
         return [
             SiteProblem(
-                "the site declares no cluster-wide components: the stack creates Kueue queues and a JobSet template "
-                "but installs neither Kueue nor JobSet (a shared cluster has one of each)",
-                "components",
-                f"install Kueue (>= {KUEUE_MINIMUM}, integrating {JOBSET_FRAMEWORK}) and JobSet (>= {JOBSET_MINIMUM})"
-                + (
-                    f" and the RDMA shared device plugin (>= v{RDMA_PLUGIN_MINIMUM})"
-                    if spec.interconnect.type == "infiniband"
-                    else ""
-                )
-                + f' once for the site (docs/training.md, "Site prerequisites"), then declare them under '
-                f"onprem_sites.{spec.site}.components",
+                "an InfiniBand cluster needs the site's RDMA shared device plugin on its GPU nodes; none is declared",
+                "components.rdma_shared_device_plugin",
+                "install k8s-rdma-shared-dev-plugin for the site (compute rails only) and declare its version and "
+                "resource",
             )
         ]
-    problems = []
-    for name, declared, minimum in (
-        ("kueue", found.kueue.version, KUEUE_MINIMUM),
-        ("jobset", found.jobset.version, JOBSET_MINIMUM),
-    ):
-        if release_tuple(declared) < release_tuple(minimum):
-            problems.append(
-                SiteProblem(
-                    f"the site's {name} {declared} is older than {minimum}, the oldest release the stack's objects "
-                    "are verified against",
-                    f"components.{name}.version",
-                    f"upgrade the site's {name} to {minimum} or newer",
-                )
-            )
-    if JOBSET_FRAMEWORK not in found.kueue.frameworks:
-        problems.append(
+    if release_tuple(rdma.version) < release_tuple(RDMA_PLUGIN_MINIMUM):
+        return [
             SiteProblem(
-                f"the site's Kueue does not integrate JobSets ({JOBSET_FRAMEWORK} is not among its frameworks): the "
-                "job template would start unqueued, outside the cluster queue's quota",
-                "components.kueue.frameworks",
-                f"add {JOBSET_FRAMEWORK} to the site's Kueue Configuration integrations.frameworks",
+                f"the site's RDMA shared device plugin {rdma.version} is older than {RDMA_PLUGIN_MINIMUM}",
+                "components.rdma_shared_device_plugin.version",
+                f"upgrade it to v{RDMA_PLUGIN_MINIMUM} or newer",
             )
-        )
-    if spec.interconnect.type == "infiniband":
-        rdma = found.rdma_shared_device_plugin
-        if rdma is None:
-            problems.append(
-                SiteProblem(
-                    "an InfiniBand cluster needs the site's RDMA shared device plugin on its GPU nodes; none is "
-                    "declared",
-                    "components.rdma_shared_device_plugin",
-                    "install k8s-rdma-shared-dev-plugin for the site (compute rails only) and declare its version "
-                    "and resource",
-                )
-            )
-        elif release_tuple(rdma.version) < release_tuple(RDMA_PLUGIN_MINIMUM):
-            problems.append(
-                SiteProblem(
-                    f"the site's RDMA shared device plugin {rdma.version} is older than {RDMA_PLUGIN_MINIMUM}",
-                    "components.rdma_shared_device_plugin.version",
-                    f"upgrade it to v{RDMA_PLUGIN_MINIMUM} or newer",
-                )
-            )
-    return problems
+        ]
+    return []
 
 
 def fabric_device(spec: TrainingSpec, org: Organization) -> str | None:
