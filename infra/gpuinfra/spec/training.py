@@ -300,8 +300,9 @@ class Scheduler(SpecModel):
     """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
     login_instance_type: InstanceTypeName = "m7i.2xlarge"
     """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
-    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
-    """EKS version (scheduler kubernetes on AWS)."""
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.35"
+    """EKS version (scheduler kubernetes on AWS); the default is in standard support until 2027-03-27 (catalog
+    eks.yaml: validate warns when standard support ends before the job's run_days are over)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
 
