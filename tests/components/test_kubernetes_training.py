@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -224,36 +225,10 @@ def test_the_efa_plugin_selects_and_tolerates_every_gpu_node(eks: Graph) -> None
             assert tolerates(fixed + efa["values"]["tolerations"], taint)
 
 
-def test_the_rdma_plugin_runs_on_the_gpu_nodes_and_hands_out_only_the_compute_rails(onprem: Graph) -> None:
-    daemonset = onprem.one("kubernetes:apps/v1:DaemonSet").inputs["spec"]["template"]["spec"]
-    selector = daemonset["nodeSelector"]
-    patched = [p.inputs["metadata"]["labels"] for p in onprem.of_type("kubernetes:core/v1:NodePatch")]
-    assert selector and len(patched) == 32
-    assert all(selector.items() <= labels.items() for labels in patched)
-    config = json.loads(
-        onprem.named("kubernetes:core/v1:ConfigMap", "llm-train-dc-rdma-config").inputs["data"]["config.json"]
-    )
-    (resource,) = config["configList"]
-    facts = json.loads(require(UPSTREAM / "k8s/rdma-shared-dev-plugin-v1.5.2/facts.json").read_text())
-    assert set(resource) <= set(facts["UserConfig"]) and set(resource["selectors"]) <= set(facts["Selectors"])
-    # selectors are ANDed: InfiniBand link AND one of the eight compute rails of a DGX H100
-    assert resource["selectors"]["ifNames"] == [
-        "ibp24s0",
-        "ibp64s0",
-        "ibp79s0",
-        "ibp94s0",
-        "ibp154s0",
-        "ibp192s0",
-        "ibp206s0",
-        "ibp220s0",
-    ]
-    assert resource["selectors"]["linkTypes"] == ["infiniband"]
-
-
 # ---- topology-aware scheduling is on, on labels the nodes carry ----------------------------------------------
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
-def test_kueue_config_enables_tas_and_waits_for_pods_ready(stack: str) -> None:
-    kueue = release(example_graph(stack), "kueue").inputs
+def test_kueue_config_enables_tas_and_waits_for_pods_ready() -> None:
+    # EKS only: on premises Kueue is the site's (tests/components/test_onprem_site.py).
+    kueue = release(example_graph("llm-train-eks"), "kueue").inputs
     gates = {g["name"]: g["enabled"] for g in kueue["values"]["controllerManager"]["featureGates"]}
     assert gates == {"TopologyAwareScheduling": True}
     facts = json.loads(require(UPSTREAM / f"k8s/kueue-v{kueue['version']}/facts.json").read_text())
@@ -270,7 +245,12 @@ def test_kueue_config_enables_tas_and_waits_for_pods_ready(stack: str) -> None:
 @pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
 def test_the_kueue_api_emitted_is_served_and_stored_at_the_pin(stack: str) -> None:
     graph = example_graph(stack)
-    version = release(graph, "kueue").inputs["version"]
+    if stack == "llm-train-onprem":  # the site's Kueue, as the organization file declares it
+        version = yaml.load((Path(__file__).parents[2] / "stacks/org.yaml").read_text())["onprem_sites"]["dc-east"][
+            "components"
+        ]["kueue"]["version"]
+    else:
+        version = release(graph, "kueue").inputs["version"]
     for kind, plural in (
         ("Topology", "topologies"),
         ("ResourceFlavor", "resourceflavors"),

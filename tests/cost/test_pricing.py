@@ -301,13 +301,44 @@ def test_monthly_total_is_the_budget_policys_estimate(catalog: Catalog) -> None:
 def test_eks_training_prices_the_control_plane_and_node_groups(catalog: Catalog) -> None:
     b = price_graph(example_graph("llm-train-eks"), catalog)
     (plane,) = next(r for r in b.resources if r.type == "aws:eks/cluster:Cluster").lines
-    assert plane.monthly == svc(catalog, "eks/cluster") * H
+    # Kubernetes 1.33 left EKS standard support on 2026-07-29 and leaves extended support on 2027-07-29 (EKS release
+    # calendar); the upgrade policy is EXTENDED, so in between the control plane bills the extended rate.
+    today = datetime.datetime.now(datetime.UTC).date()
+    extended = datetime.date(2026, 7, 29) <= today < datetime.date(2027, 7, 29)
+    assert plane.monthly == svc(catalog, "eks/cluster_extended" if extended else "eks/cluster") * H
+    assert svc(catalog, "eks/cluster_extended") == Decimal("0.60") and svc(catalog, "eks/cluster") == Decimal("0.10")
     od = catalog.on_demand("p5.48xlarge", "us-east-1")
     assert od is not None
     groups = {r.name: r.lines[0] for r in b.resources if r.type == "aws:eks/nodeGroup:NodeGroup"}
     spot = next(line for line in groups.values() if "spot" in line.name)
     discount = catalog.spot_discount("p5.48xlarge", "us-east-1").discount
     assert spot.monthly == spot.quantity * od.usd_per_hour * (1 - discount) * H  # type: ignore[operator]
+
+
+def test_the_control_plane_rate_follows_the_support_tier_of_the_day(catalog: Catalog) -> None:
+    from gpuinfra.cost.lines import Ctx
+    from gpuinfra.cost.model import Where
+    from gpuinfra.cost.prices import PriceBook
+    from gpuinfra.cost.services import price_eks_cluster
+    from gpuinfra.cost.usage import Usage
+
+    p = provider()
+    ctx = Ctx(graph(p), PriceBook(catalog), Usage(), Where(region="us-east-1", account=None))
+
+    def monthly(version: str, day: datetime.date, policy: str | None = None) -> Decimal | None:
+        inputs = {"version": version, **({"upgradePolicy": {"supportType": policy}} if policy else {})}
+        (line,) = price_eks_cluster(res("aws:eks/cluster:Cluster", "c", p, **inputs), ctx, day)
+        return line.monthly
+
+    standard, extended = Decimal("0.10") * H, Decimal("0.60") * H
+    # 1.33: standard support to 2026-07-29 (billing of extended support starts at the start of that day, UTC).
+    assert monthly("1.33", datetime.date(2026, 7, 28)) == standard
+    assert monthly("1.33", datetime.date(2026, 7, 29)) == extended  # default policy EXTENDED
+    assert monthly("1.33", datetime.date(2026, 7, 29), "STANDARD") == standard  # EKS upgrades it instead
+    (unknown,) = price_eks_cluster(
+        res("aws:eks/cluster:Cluster", "c", p, version="1.99"), ctx, datetime.date(2026, 1, 1)
+    )
+    assert unknown.monthly == standard and unknown.monthly_max == extended
 
 
 def test_on_premises_kubernetes_has_no_cloud_charges(catalog: Catalog) -> None:

@@ -59,6 +59,7 @@ GOLDENS: dict[str, Callable[[], str]] = {
     "user-data-llm-train-od.mime": user_data("llm-train", "llm-train-slurm-pcs-od-lt"),
     "user-data-chat-serve-us-east-1.yaml": user_data("chat-serve", "chat-serve-us-east-1-replicas-lt"),
     "jobset-llm-train-eks.yaml": jobset("llm-train-eks"),
+    "user-data-llm-train-eks-gpu.mime": user_data("llm-train-eks", "llm-train-eks-eks-gpu-lt"),
     "preview-llm-train.md": preview_markdown("llm-train"),
 }
 """Golden file name (under tests/goldens/files/) -> its producer."""

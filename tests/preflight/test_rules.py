@@ -321,11 +321,11 @@ K8S = [
     ("chat-serve-k8s", "kubernetes:core/v1:ServiceAccount", setting("automountToken", True), ""),
     ("chat-serve-k8s", "kubernetes:core/v1:Namespace", setting("spec.finalizer", ["x"]), "spec"),
     ("chat-serve-k8s", "kubernetes:policy/v1:PodDisruptionBudget", setting("spec.minAvailabel", 1), "spec"),
-    (
+    (  # no stack runs a DaemonSet of its own since the on-premises RDMA plugin became the site's: the pruner
         "llm-train-onprem",
-        "kubernetes:apps/v1:DaemonSet",
-        setting("spec.template.spec.hostNetwork", "yes"),
-        "spec.template.spec.hostNetwork",
+        "kubernetes:batch/v1:CronJob",
+        setting("spec.jobTemplate.spec.template.spec.hostNetwork", "yes"),
+        "spec.jobTemplate.spec.template.spec.hostNetwork",
     ),
     (  # on premises the site's Lustre is a checked host mount: the FSx static volume is EKS's
         "llm-train-eks",

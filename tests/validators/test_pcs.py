@@ -23,8 +23,6 @@ CASES = [
     ),
     Case("image-not-pinned", "llm-train", {"compute.image_id": "ami-0123456789abcdef0"}, fires=False),
     Case("image-not-pinned", "llm-train", fires=False),  # resolve:ssm with a version
-    Case("image-not-pinned-on-eks", "llm-train-eks", message="not pinned"),
-    Case("image-not-pinned-on-eks", "llm-train-eks", {"compute.image_id": "ami-0123456789abcdef0"}, fires=False),
     Case(
         "pcs-region-unsupported",
         "llm-train",

@@ -1,10 +1,13 @@
 """Pricing the services around the instances: FSx for Lustre, S3, load balancers, NAT gateways, public IPv4,
-Global Accelerator, EKS control planes, KMS keys, CloudWatch alarms, Route 53, EBS volumes, VPC endpoints."""
+Global Accelerator, EKS control planes (by their version's support tier), KMS keys, CloudWatch alarms, Route 53,
+EBS volumes, VPC endpoints."""
 
 from __future__ import annotations
 
+import datetime
 from decimal import Decimal
 
+from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.cost.lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown, unknown_input, usage_line
 from gpuinfra.cost.model import USAGE_BASED, Line
 from gpuinfra.graph import Resource, is_known
@@ -178,6 +181,47 @@ def fixed(key: str, name: str, unit: str):  # type: ignore[no-untyped-def]
     return price
 
 
+def price_eks_cluster(resource: Resource, ctx: Ctx, day: datetime.date | None = None) -> list[Line]:
+    """An EKS control plane at the rate of its version's support tier on `day` (default today, UTC): standard,
+    or extended when the version is past standard support and the upgrade policy keeps it there (EXTENDED, EKS's
+    default). A version without catalog dates is priced at the standard rate with the extended rate as its
+    upper bound (eks.yaml; EKS User Guide, "Amazon EKS Kubernetes release calendar")."""
+    day = day or datetime.datetime.now(datetime.UTC).date()
+    version = resource.inputs.get("version")
+    policy = (resource.inputs.get("upgradePolicy") or {}).get("supportType") or "EXTENDED"
+    standard = ctx.book.service("eks/cluster", ctx.where.region)
+    extended = ctx.book.service("eks/cluster_extended", ctx.where.region)
+    if standard is None or extended is None:
+        return [not_in_catalog("EKS control plane", "clusters", "eks/cluster, eks/cluster_extended", Decimal(1))]
+    support = eks_versions().support(version) if isinstance(version, str) and is_known(version) else None
+    if support is None:
+        return [
+            per_hour(
+                "EKS control plane",
+                Decimal(1),
+                "clusters",
+                standard,
+                low=Decimal(1),
+                high=extended.usd / standard.usd,
+                note=f"Kubernetes {version}: support dates not in the catalog; extended support would bill "
+                f"${extended.usd}/hour",
+            )
+        ]
+    tier = support.tier(day)
+    if tier == "standard" or policy != "EXTENDED":
+        return [per_hour(f"EKS control plane (standard support, {version})", Decimal(1), "clusters", standard)]
+    return [
+        per_hour(
+            f"EKS control plane (extended support, {version})",
+            Decimal(1),
+            "clusters",
+            extended,
+            note=f"Kubernetes {version} left standard support on {support.standard_end}; "
+            f"extended support ends {support.extended_end}",
+        )
+    ]
+
+
 def price_alarm(resource: Resource, ctx: Ctx) -> list[Line]:
     period = resource.inputs.get("period")
     high = isinstance(period, int) and period < 60
@@ -294,6 +338,7 @@ __all__ = [
     "price_bucket",
     "price_efs",
     "price_eip",
+    "price_eks_cluster",
     "price_flow_log",
     "price_load_balancer",
     "price_log_group",

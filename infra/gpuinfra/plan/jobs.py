@@ -67,6 +67,17 @@ def pod_size(vcpus: int, memory_gib: float, max_pods: int = MAX_PODS_CAP) -> Pod
     return PodSize(cpu_millicores=cpu, memory_mib=memory, shm_mib=min(SHM_MAX_MIB, memory // 4 // 1024 * 1024))
 
 
+def pod_size_from_allocatable(cpu_millicores: int, memory_mib: int) -> PodSize:
+    """What one node's training pod requests when the site gives its nodes' allocatable (status.allocatable, which
+    already excludes kube-reserved, system-reserved and the eviction threshold: Kubernetes, "Reserve Compute
+    Resources for System Daemons"): that less the room for the node's daemons, whole cores and GiB."""
+    cpu = (cpu_millicores - DAEMONSET_MILLICORES) // 1000 * 1000
+    memory = (memory_mib - DAEMONSET_MIB) // 1024 * 1024
+    if cpu <= 0 or memory <= 0:
+        raise ValueError(f"allocatable {cpu_millicores}m CPU, {memory_mib} MiB leaves nothing for a training pod")
+    return PodSize(cpu_millicores=cpu, memory_mib=memory, shm_mib=min(SHM_MAX_MIB, memory // 4 // 1024 * 1024))
+
+
 def restart_budget(interruptions_per_hour: float, run_hours: float, quantile: float = RESTART_QUANTILE) -> int:
     """The smallest k with P(N <= k) >= quantile for N ~ Poisson(rate x run): each interruption restarts
     the whole JobSet once, so a budget below this ends the run early with that probability."""
@@ -94,5 +105,6 @@ __all__ = [
     "kube_reserved_mib",
     "kube_reserved_millicores",
     "pod_size",
+    "pod_size_from_allocatable",
     "restart_budget",
 ]

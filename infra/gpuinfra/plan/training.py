@@ -10,7 +10,7 @@ from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
 from gpuinfra.plan.economics import training_layout, training_ownership, training_run
 from gpuinfra.plan.interruption import spot_interruption
-from gpuinfra.plan.jobs import PodSize, pod_size, restart_budget
+from gpuinfra.plan.jobs import PodSize, pod_size, pod_size_from_allocatable, restart_budget
 from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan
@@ -191,7 +191,12 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     login = catalog.instance(spec.scheduler.login_instance_type) if pcs else None
     job_pod, max_restarts = None, None
     if spec.job is not None:
-        job_pod = pod_size(info.vcpu, info.memory_gib)
+        site_nodes = org.onprem_sites[spec.site].node_allocatable if spec.site in org.onprem_sites else None
+        job_pod = (
+            pod_size_from_allocatable(site_nodes.cpu_millicores, site_nodes.memory_mib)
+            if spec.provider == "onprem" and site_nodes is not None
+            else pod_size(info.vcpu, info.memory_gib)
+        )
         rate = 1.0 / mean_time_between_interruptions(nodes, spot, spec.failure.node_mtbf_hours, spot_rate)
         max_restarts = restart_budget(rate, spec.job.run_days * 24)
     ownership, ownership_note = training_ownership(spec, org, catalog, racks)

@@ -99,6 +99,63 @@ class Ownership(SpecModel):
     """Region the rented comparison is priced in."""
 
 
+ReleaseVersion = Annotated[str, StringConstraints(pattern=r"^v?[0-9]+\.[0-9]+\.[0-9]+$")]
+"""A component's release as its project tags it: 0.19.2 or v1.5.2."""
+
+
+def release_tuple(version: str) -> tuple[int, ...]:
+    """A release as numbers, for comparison (v1.5.2 -> (1, 5, 2))."""
+    return tuple(int(part) for part in version.removeprefix("v").split("."))
+
+
+class KueueOnSite(SpecModel):
+    """The site's Kueue: one cluster-wide controller and Configuration, shared by every team's queues."""
+
+    version: ReleaseVersion
+    """The release the site runs (at least 0.19: the stacks create kueue.x-k8s.io/v1beta2 objects)."""
+    frameworks: list[Annotated[str, StringConstraints(max_length=100)]]
+    """Its Configuration's integrations.frameworks (a JobSet is admitted only with jobset.x-k8s.io/jobset)."""
+
+
+class SiteComponent(SpecModel):
+    """A cluster-wide controller the site installs once (JobSet)."""
+
+    version: ReleaseVersion
+    """The release the site runs (JobSet: at least 0.12)."""
+
+
+class RdmaPluginOnSite(SpecModel):
+    """The site's k8s-rdma-shared-dev-plugin: which HCAs it hands out is the site's configuration."""
+
+    version: ReleaseVersion
+    """The release the site runs (at least v1.5.2)."""
+    resource: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+/[a-z0-9_.-]+$")] = "rdma/ib"
+    """The extended resource it advertises the compute rails as (resourcePrefix/resourceName)."""
+
+
+class SiteComponents(SpecModel):
+    """Cluster-wide components the site installs once for every team (its own Helm releases): training stacks
+    check they are declared at versions the stack's objects need, and never install them."""
+
+    kueue: KueueOnSite
+    """Kueue: its release and the integrations its Configuration enables."""
+    jobset: SiteComponent
+    """The JobSet controller."""
+    rdma_shared_device_plugin: RdmaPluginOnSite | None = None
+    """Required for InfiniBand clusters: the RDMA device plugin on the GPU nodes."""
+
+
+class NodeAllocatable(SpecModel):
+    """What the kubelet of the site's smallest GPU node offers pods: its `status.allocatable` (capacity less the
+    site's kube-reserved, system-reserved and eviction threshold), e.g. from
+    `kubectl get node <gpu node> -o jsonpath='{.status.allocatable}'`."""
+
+    cpu_millicores: Annotated[int, Field(gt=0)]
+    """allocatable cpu in millicores (224 -> 224000, 223500m -> 223500)."""
+    memory_mib: Annotated[int, Field(gt=0)]
+    """allocatable memory in MiB (Ki / 1024)."""
+
+
 class OnPremSite(SpecModel):
     """A site with its own GPU racks, reached through a Kubernetes cluster."""
 
@@ -106,6 +163,11 @@ class OnPremSite(SpecModel):
     """GPUs the organization grants this site's training queues in total."""
     ownership: Ownership | None = None
     """Capital and running costs of the site's nodes, for owning-versus-renting."""
+    components: SiteComponents | None = None
+    """Kueue, JobSet and device plugins the site runs (docs/training.md, "Site prerequisites")."""
+    node_allocatable: NodeAllocatable | None = None
+    """The GPU nodes' allocatable resources: training pods are sized from it; without it, from the EKS AMI's
+    kubelet formula (a site whose kubelet reserves more leaves the pods unschedulable)."""
 
 
 class KubernetesCluster(SpecModel):
@@ -179,10 +241,16 @@ __all__ = [
     "PURPOSE_OF_WORKLOAD",
     "Account",
     "KubernetesCluster",
+    "KueueOnSite",
+    "NodeAllocatable",
     "OnPremSite",
     "Organization",
     "Ownership",
     "Purpose",
     "QuotaCode",
+    "RdmaPluginOnSite",
     "Registry",
+    "SiteComponent",
+    "SiteComponents",
+    "release_tuple",
 ]

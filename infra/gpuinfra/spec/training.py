@@ -114,6 +114,9 @@ class Lustre(SpecModel):
     dataset_gib: Annotated[float, Field(gt=0)] | None = None
     """How much of the dataset lives on Lustre at once (imported lazily from import_path); sizes the file
     system with the checkpoints it keeps (lustre-too-small)."""
+    code_path: S3Uri | None = None
+    """S3 prefix of the training code, linked at <mount_path>/code: objects put there appear on Lustre (and deleted
+    ones disappear) without a copy step, so job.script can live under code/."""
 
     @model_validator(mode="after")
     def _tier_fits_type(self) -> Lustre:
@@ -302,8 +305,9 @@ class Scheduler(SpecModel):
     """Slurm version of the AWS PCS cluster (PCS upgrades the controller in place; node images must match)."""
     login_instance_type: InstanceTypeName = "m7i.2xlarge"
     """The on-demand login node users submit jobs from (scheduler slurm on AWS)."""
-    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
-    """EKS version (scheduler kubernetes on AWS)."""
+    kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.35"
+    """EKS version (scheduler kubernetes on AWS); the default is in standard support until 2027-03-27 (catalog
+    eks.yaml: validate warns when standard support ends before the job's run_days are over)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
 

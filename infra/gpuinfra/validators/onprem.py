@@ -7,7 +7,8 @@ from collections.abc import Iterator
 from gpuinfra.catalog import Catalog
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.quotas import site_gpus_over
-from gpuinfra.spec import TrainingSpec
+from gpuinfra.plan.site import site_problems
+from gpuinfra.spec import Organization, TrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
 
@@ -107,11 +108,50 @@ def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterat
         )
 
 
+@rule(Level.ERROR)
+def site_components_missing(spec: TrainingSpec, org: Organization) -> Iterator[Failure]:
+    """Kueue, JobSet and the RDMA device plugin are the site's (one of each in a shared cluster): the stack creates
+    only its queues, node labels and job template, so the site must declare them at versions those objects need
+    (fail closed: nothing declared is nothing there)."""
+    for problem in site_problems(spec, org):
+        yield Failure(f"onprem_sites.{spec.site}.{problem.field}: {problem.message}", ("site",), problem.fix)
+
+
+@rule(Level.WARNING)
+def site_allocatable_unknown(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Iterator[Failure]:
+    """Training pods fill a node: sized from the EKS AMI's kubelet reservations unless the site gives its GPU nodes'
+    allocatable, and refused if that exceeds the system's capacity (the catalog's)."""
+    site = org.onprem_sites.get(spec.site or "")
+    if spec.provider != "onprem" or site is None or spec.job is None:
+        return
+    info = catalog.instance(spec.compute.instance_type)
+    declared = site.node_allocatable
+    if declared is None:
+        yield Failure(
+            f"training pods are sized by the EKS AMI's kubelet reservations, not site {spec.site}'s: a kubelet that "
+            "reserves more (system-reserved, GPU or network operator daemons) leaves every pod unschedulable",
+            ("site",),
+            f"set onprem_sites.{spec.site}.node_allocatable (cpu_millicores, memory_mib) from the smallest GPU node's "
+            "`kubectl get node <name> -o jsonpath='{.status.allocatable}'`",
+        )
+    elif info is not None and (
+        declared.cpu_millicores > info.vcpu * 1000 or declared.memory_mib > info.memory_gib * 1024
+    ):
+        yield Failure(
+            f"onprem_sites.{spec.site}.node_allocatable ({declared.cpu_millicores}m CPU, {declared.memory_mib} MiB) "
+            f"exceeds a {info.name}'s capacity ({info.vcpu} vCPUs, {info.memory_gib} GiB)",
+            ("site",),
+            "copy status.allocatable of a GPU node (cpu in millicores, memory Ki / 1024)",
+        )
+
+
 __all__ = [
     "instance_not_for_provider",
     "inventory_rack_over_budget",
     "node_names_mismatch",
     "onprem_inventory_missing",
+    "site_allocatable_unknown",
+    "site_components_missing",
     "site_gpus_exceed_allotment",
     "spot_job_not_declared",
 ]

@@ -12,7 +12,6 @@ from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.pcs import LUSTRE_HEADROOM, PCS_SIZES, lustre_need_gib
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.spec import TrainingSpec
-from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
 from gpuinfra.validators.base import Failure, Level, rule
 
 AMI = re.compile(r"^ami-[0-9a-f]{8,17}$")
@@ -36,7 +35,7 @@ def image_problem(image_id: str) -> str | None:
 @rule(Level.ERROR)
 def image_not_pinned(spec: TrainingSpec) -> Iterator[Failure]:
     """Training nodes boot one pinned image: a node replaced mid-run must bring the driver, NCCL and EFA stack
-    its peers have (an error for AWS PCS node groups; a warning here for EKS, whose owner decides)."""
+    its peers have (AWS PCS node groups; EKS node groups pin their AMI release: eks-node-release-unknown)."""
     if spec.provider != "aws" or not _pcs(spec):
         return
     if spec.compute.image_id is None:
@@ -55,19 +54,6 @@ def image_not_pinned(spec: TrainingSpec) -> Iterator[Failure]:
             "set an AMI id with the PCS agent and Slurm (e.g. from `aws ec2 describe-images --owners amazon "
             "--filters 'Name=name,Values=aws-pcs-sample_ami-*'`), or resolve:ssm:<parameter>:<version>",
         )
-
-
-@rule(Level.WARNING)
-def image_not_pinned_on_eks(spec: TrainingSpec) -> Iterator[Failure]:
-    """EKS training nodes on an unpinned image: a replacement may bring another driver or NCCL than its peers."""
-    if spec.provider == "aws" and spec.scheduler.type == "kubernetes":
-        problem = image_problem(spec.compute.image_id or DEFAULT_EKS_NODE_IMAGE)
-        if problem:
-            yield Failure(
-                f"compute.image_id is not pinned: {problem}",
-                ("compute", "image_id"),
-                "pin an AMI id or resolve:ssm:<parameter>:<version>",
-            )
 
 
 @rule(Level.ERROR)
@@ -139,7 +125,6 @@ def lustre_dataset_share_unknown(spec: TrainingSpec) -> Iterator[Failure]:
 __all__ = [
     "capacity_block_over",
     "image_not_pinned",
-    "image_not_pinned_on_eks",
     "image_problem",
     "lustre_dataset_share_unknown",
     "lustre_too_small",

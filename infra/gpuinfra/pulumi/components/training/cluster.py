@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import pulumi
 
+from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
@@ -20,6 +21,7 @@ from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
 from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from gpuinfra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
+from gpuinfra.pulumi.components.training.pod_stop import grace_seconds
 from gpuinfra.pulumi.components.training.pruner import pruner_service_account
 from gpuinfra.pulumi.components.training.slurm_pcs import SlurmOnPcs
 from gpuinfra.pulumi.components.training.storage import (
@@ -30,7 +32,12 @@ from gpuinfra.pulumi.components.training.storage import (
     TrainingStorage,
     split_s3,
 )
-from gpuinfra.pulumi.components.training.workloads import eks_gpu_labels, eks_workload_args, trainer_service_account
+from gpuinfra.pulumi.components.training.workloads import (
+    eks_gpu_labels,
+    eks_workload_args,
+    job_checkpoint_window,
+    trainer_service_account,
+)
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import Account, Registry, TrainingSpec
 from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
@@ -134,6 +141,7 @@ class TrainingCluster(pulumi.ComponentResource):
                     lustre.throughput_mb_s_per_tib,
                     lustre.import_path,
                     lustre.export_path,
+                    lustre.code_path,
                 )
                 if lustre
                 else None,
@@ -229,6 +237,9 @@ class TrainingCluster(pulumi.ComponentResource):
                 pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
                 if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
                 else None,
+                node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
+                instance_store_gb=plan.instance_store_gb,
+                pod_grace_seconds=grace_seconds(job_checkpoint_window(spec, plan)),
             ),
             provider,
             here,

@@ -17,6 +17,8 @@ import pulumi_kubernetes as k8s
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import SSM_CORE, child
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, TrainingCompute, node_policy
+from gpuinfra.pulumi.components.training.kubernetes import GPU_TOLERATION
+from gpuinfra.pulumi.components.training.nodeadm import launch_template_user_data
 
 TYPE = "gpuinfra:training:Eks"
 WORKER_POLICIES = {
@@ -34,6 +36,18 @@ IMDS_HOP_LIMIT = 1
 IMDS (VPC CNI, Pod Identity agent) run on the host network, one hop away; the FSx CSI controller is given its
 region and its node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397)."""
 POD_IDENTITY_PRINCIPAL = "pods.eks.amazonaws.com"
+SUPPORT_TYPE = "EXTENDED"
+"""The cluster's upgrade policy, set explicitly: EXTENDED keeps the control plane at its version past standard
+support (billed at the extended rate, which the cost report shows) rather than STANDARD's forced upgrade at the end
+of standard support, which may fall under a running job (botocore EKS model, UpgradePolicyRequest.supportType;
+`gpuinfra validate` warns when standard support ends before the run does)."""
+REPAIR_IN_PARALLEL = 1
+"""Node auto repair replaces at most one GPU node at a time: every node of the group carries one gang-scheduled job,
+which restarts from its checkpoint after each replacement anyway (botocore EKS model,
+NodeRepairConfig.maxParallelNodesRepairedCount)."""
+MONITORING_AGENT = "eks-node-monitoring-agent"
+"""The EKS add-on whose NodeConditions (AcceleratedHardwareReady, NetworkingReady, ...) node auto repair acts on
+beyond kubelet readiness (EKS User Guide, "Enable node auto repair and investigate node health issues")."""
 TOPOLOGY_LEVELS = (
     "topology.k8s.aws/network-node-layer-1",
     "topology.k8s.aws/network-node-layer-2",
@@ -62,6 +76,12 @@ class EksArgs:
     pruner: tuple[str, str, str, str] | None = None
     """(namespace, ServiceAccount, bucket, prefix) of the checkpoint pruner CronJob (pruner.py): its own role, which
     may only list the checkpoint prefix and tag its objects."""
+    node_release: str | None = None
+    """The EKS-optimized AL2023 AMI release every node group pins (catalog eks.yaml); None: EKS's latest at creation."""
+    instance_store_gb: int = 0
+    """The GPU type's NVMe instance store (catalog): striped into RAID0 by nodeadm when there is any."""
+    pod_grace_seconds: int | None = None
+    """The training pods' terminationGracePeriodSeconds: the GPU nodes' graceful shutdown gives them that long."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -72,6 +92,13 @@ def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple
     if spot:
         groups.append(("spot", "SPOT", spot))
     return groups
+
+
+def monitoring_agent_config() -> dict[str, Any]:
+    """Add-on configuration: the agent's DCGM server also runs on the tainted GPU nodes (the agent itself tolerates
+    every taint; the DCGM DaemonSet tolerates none by default). Keys: aws/eks-node-monitoring-agent
+    charts/configuration.schema.json (dcgmAgent.tolerations); chart values.yaml (nodeAgent tolerations Exists)."""
+    return {"dcgmAgent": {"tolerations": [GPU_TOLERATION]}}
 
 
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
@@ -117,8 +144,30 @@ class EksTrainingCluster(pulumi.ComponentResource):
     def __init__(
         self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
     ) -> None:
+        """Control plane, node role and identities, system nodes, GPU nodes with repair, then the provider."""
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
+        self.cluster = self._control_plane(name, args, o)
+        node_role, attachments = self._node_role(name, args, o)
+        if args.trainer is not None:
+            agent = self._pod_identity(name, args, args.trainer, o)
+            if args.pruner is not None:
+                self._pruner_identity(name, args.pruner, agent, o)
+        after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
+        system_nodes = self._system_nodes(name, args, node_role, after_roles, o)
+        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
+        self._gpu_nodes(name, args, node_role, after_roles, o)
+        aws.eks.Addon(
+            f"{name}-node-monitoring-agent",
+            cluster_name=self.cluster.name,
+            addon_name=MONITORING_AGENT,
+            configuration_values=json.dumps(monitoring_agent_config()),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[system_nodes])),
+        )
+        self.kubernetes = self._kubernetes_provider(name, args, system_nodes)
+        self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
+
+    def _control_plane(self, name: str, args: EksArgs, o: pulumi.ResourceOptions) -> aws.eks.Cluster:
         c = args.compute
         cluster_role = aws.iam.Role(
             f"{name}-cluster-role",
@@ -132,7 +181,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             policy_arn="arn:aws:iam::aws:policy/AmazonEKSClusterPolicy",
             opts=o,
         )
-        self.cluster = aws.eks.Cluster(
+        cluster = aws.eks.Cluster(
             f"{name}-cluster",
             name=c.cluster,
             role_arn=cluster_role.arn,
@@ -150,6 +199,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 resources=["secrets"], provider=aws.eks.ClusterEncryptionConfigProviderArgs(key_arn=c.kms_key_arn)
             ),
             enabled_cluster_log_types=["api", "audit", "authenticator"],
+            upgrade_policy=aws.eks.ClusterUpgradePolicyArgs(support_type=SUPPORT_TYPE),
             opts=o,
         )
         # The namespace's NetworkPolicies (default deny plus what the job needs) are enforced only once the VPC CNI
@@ -158,29 +208,39 @@ class EksTrainingCluster(pulumi.ComponentResource):
         # self-managed CNI a new cluster starts with).
         aws.eks.Addon(
             f"{name}-vpc-cni",
-            cluster_name=self.cluster.name,
+            cluster_name=cluster.name,
             addon_name="vpc-cni",
             configuration_values=json.dumps({"enableNetworkPolicy": "true"}),
             resolve_conflicts_on_create="OVERWRITE",
             opts=o,
         )
+        return cluster
+
+    @staticmethod
+    def _node_role(
+        name: str, args: EksArgs, o: pulumi.ResourceOptions
+    ) -> tuple[aws.iam.Role, list[aws.iam.RolePolicyAttachment]]:
         node_role = aws.iam.Role(
             f"{name}-node-role",
             assume_role_policy=iam.assume_role("ec2.amazonaws.com"),
-            description=f"{c.cluster} EKS nodes",
+            description=f"{args.compute.cluster} EKS nodes",
             opts=o,
         )
         attachments = [
             aws.iam.RolePolicyAttachment(f"{name}-node-{short}", role=node_role.name, policy_arn=arn, opts=o)
             for short, arn in WORKER_POLICIES.items()
         ]
-        if args.trainer is not None:
-            agent = self._pod_identity(name, args, args.trainer, o)
-            if args.pruner is not None:
-                self._pruner_identity(name, args.pruner, agent, o)
-        after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
-        self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
-        cluster_sg = self.cluster.vpc_config.cluster_security_group_id
+        return node_role, attachments
+
+    def _system_nodes(
+        self,
+        name: str,
+        args: EksArgs,
+        node_role: aws.iam.Role,
+        after_roles: pulumi.ResourceOptions,
+        o: pulumi.ResourceOptions,
+    ) -> aws.eks.NodeGroup:
+        c = args.compute
         system_lt = aws.ec2.LaunchTemplate(
             f"{name}-system-lt",
             update_default_version=True,
@@ -191,13 +251,14 @@ class EksTrainingCluster(pulumi.ComponentResource):
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
             opts=o,
         )
-        system_nodes = aws.eks.NodeGroup(
+        return aws.eks.NodeGroup(
             f"{name}-system",
             cluster_name=self.cluster.name,
             node_role_arn=node_role.arn,
             subnet_ids=[c.subnet_id],
             instance_types=[args.system_instance_type],
             ami_type=SYSTEM_AMI,
+            release_version=args.node_release,
             capacity_type="ON_DEMAND",
             scaling_config=aws.eks.NodeGroupScalingConfigArgs(
                 desired_size=args.system_nodes, min_size=args.system_nodes, max_size=args.system_nodes
@@ -206,13 +267,27 @@ class EksTrainingCluster(pulumi.ComponentResource):
             labels={"gpuinfra.io/pool": "system"},
             opts=after_roles,
         )
+
+    def _gpu_nodes(
+        self,
+        name: str,
+        args: EksArgs,
+        node_role: aws.iam.Role,
+        after_roles: pulumi.ResourceOptions,
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        """One launch template (every EFA interface, the placement group, the nodeadm NodeConfig) and a node
+        group per capacity type, pinned to the AMI release, tainted for GPU pods, repaired one node at a time."""
+        c = args.compute
         gpu_lt = aws.ec2.LaunchTemplate(
             f"{name}-gpu-lt",
             instance_type=c.instance_type,
             update_default_version=True,
             network_interfaces=[
                 aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                    **spec, security_groups=[c.security_group_id, cluster_sg], delete_on_termination="true"
+                    **spec,
+                    security_groups=[c.security_group_id, self.cluster.vpc_config.cluster_security_group_id],
+                    delete_on_termination="true",
                 )
                 for spec in TrainingCompute.interface_specs(c.efa_interfaces)
             ],
@@ -221,6 +296,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             ),
             block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
+            user_data=launch_template_user_data(args.instance_store_gb, args.pod_grace_seconds),
             tag_specifications=[
                 aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=c.tags)
                 for kind in ("instance", "volume", "network-interface")
@@ -235,27 +311,32 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 node_role_arn=node_role.arn,
                 subnet_ids=[c.subnet_id],
                 ami_type=GPU_AMI,
+                release_version=args.node_release,
                 capacity_type=capacity,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=size, min_size=size, max_size=size),
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
                 labels=dict(args.gpu_labels),
                 taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
+                node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
+                    enabled=True, max_parallel_nodes_repaired_count=REPAIR_IN_PARALLEL
+                ),
                 opts=after_roles,
             )
+
+    def _kubernetes_provider(self, name: str, args: EksArgs, system_nodes: aws.eks.NodeGroup) -> k8s.Provider:
         config = pulumi.Output.all(
             self.cluster.name, self.cluster.endpoint, self.cluster.certificate_authority.data
-        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], c.region, args.deploy_role_arn))
+        ).apply(lambda v: kubeconfig(v[0], v[1], v[2], args.compute.region, args.deploy_role_arn))
         # Everything on the cluster waits for the system nodes: a Helm release waits for its pods to be ready
         # (pulumi-kubernetes helm/v3 Release: "the provider waits until all resources are in a ready state"),
         # and they cannot schedule before a node group exists (expert-training review, finding 10).
-        self.kubernetes = k8s.Provider(
+        return k8s.Provider(
             f"{name}-k8s",
             kubeconfig=config.apply(pulumi.Output.secret),
             enable_server_side_apply=True,
             opts=pulumi.ResourceOptions(parent=self, depends_on=[system_nodes]),
         )
-        self.register_outputs({"cluster_name": self.cluster.name, "endpoint": self.cluster.endpoint})
 
     def _pod_identity(
         self, name: str, args: EksArgs, trainer: tuple[str, str], o: pulumi.ResourceOptions
@@ -372,4 +453,5 @@ __all__ = [
     "EksTrainingCluster",
     "gpu_node_groups",
     "kubeconfig",
+    "monitoring_agent_config",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -20,8 +20,9 @@ import yaml
 
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
-from gpuinfra.pulumi.components.training.bootstrap import Retention
-from gpuinfra.pulumi.components.training.pins import CHARTS, image
+from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
+from gpuinfra.pulumi.components.training.pins import CHARTS
+from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
 from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
 from gpuinfra.pulumi.templates import render
 
@@ -100,6 +101,9 @@ class JobArgs:
     pod: PodSize
     max_restarts: int
     spot: bool
+    checkpoint_window: int | None = None
+    """Seconds the preStop hook gives the trainer to checkpoint before SIGTERM (pod_stop.py); None: the job does
+    not checkpoint, no hook."""
 
 
 @dataclass(frozen=True)
@@ -126,10 +130,6 @@ class WorkloadArgs:
     node_labels: Sequence[NodeLabels] = ()
     cohort: str | None = None
     """Kueue cohort of the teams sharing a site (on premises)."""
-    gpu_node_selector: dict[str, str] = field(default_factory=dict)
-    """Labels every GPU node of the cluster carries: where node-level add-ons (RDMA plugin) run."""
-    rail_netdevs: Sequence[str] = ()
-    """InfiniBand compute-rail interfaces the RDMA plugin may hand out."""
     service_account: str | None = None
     """The trainer's ServiceAccount (EKS: bound to an IAM role by Pod Identity)."""
     cluster_queue: str = ""
@@ -139,6 +139,9 @@ class WorkloadArgs:
     """The extended resource the accelerators are requested as (the plan's, from the catalog)."""
     retention: Retention | None = None
     """Checkpoint retention the pruner CronJob applies (pruner.py); None: no pruner."""
+    fabric_device: str = ""
+    """The extended resource the fabric is requested as, where the site's device plugin names it (on premises);
+    empty: the platform's (EFA's vpc.amazonaws.com/efa, the RDMA plugin's default rdma/ib)."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -148,7 +151,7 @@ def fabric_resource(fabric: str) -> str | None:
 def pod_devices(args: WorkloadArgs) -> dict[str, int]:
     assert args.device_resource, "the training plan names the accelerators' resource (catalog devices)"
     devices = {args.device_resource: args.gpus_per_node}
-    fabric = fabric_resource(args.fabric)
+    fabric = args.fabric_device or fabric_resource(args.fabric)
     if fabric:
         devices[fabric] = args.fabric_per_node
     return devices
@@ -262,6 +265,10 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         topology_level=args.topology.preferred if args.topology else None,
         ipc_lock=args.fabric in ("infiniband", "efa"),
         max_restarts=args.job.max_restarts,
+        grace_seconds=grace_seconds(args.job.checkpoint_window),
+        pre_stop=pre_stop(args.job.checkpoint_window) if args.job.checkpoint_window else None,
+        now_file=CHECKPOINT_NOW_FILE,
+        now_dir=NOW_DIR,
         capacity="spot" if args.job.spot else "on-demand",
         capacity_label=CAPACITY_JOB_LABEL,
         service_account=args.service_account,
@@ -277,28 +284,6 @@ def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
     PodDisruptionBudgets unless forced). Spot reclaims are not voluntary evictions and still end the pod with
     SIGTERM (the checkpoint contract)."""
     return {"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}}
-
-
-def rdma_config(netdevs: Sequence[str], resource: str = RDMA) -> str:
-    """k8s-rdma-shared-dev-plugin config: one shared resource over the compute rails only (ifNames selector,
-    ANDed with the InfiniBand link type), so storage and in-band ports never reach a training pod."""
-    selectors: dict[str, list[str]] = {"linkTypes": ["infiniband"]}
-    if netdevs:
-        selectors["ifNames"] = list(netdevs)
-    return json.dumps(
-        {
-            "periodicUpdateInterval": 300,
-            "configList": [
-                {
-                    "resourceName": resource.split("/", 1)[1],
-                    "resourcePrefix": resource.split("/", 1)[0],
-                    "rdmaHcaMax": 64,
-                    "selectors": selectors,
-                }
-            ],
-        },
-        sort_keys=True,
-    )
 
 
 def checkpoint_volume(args: WorkloadArgs, claim: str | None) -> dict[str, Any]:
@@ -454,13 +439,17 @@ class TrainingWorkloads(pulumi.ComponentResource):
 
     @staticmethod
     def _addons(name: str, args: WorkloadArgs, o: pulumi.ResourceOptions) -> list[pulumi.Resource]:
-        wanted = ["kueue", "jobset"]
-        if args.platform == "eks":
-            wanted.append("nvidia-device-plugin")
-            if args.fabric == "efa":
-                wanted.append("aws-efa-k8s-device-plugin")
-            if args.lustre is not None:
-                wanted.append("aws-fsx-csi-driver")
+        """The cluster-wide add-ons of a cluster the stack owns (EKS). On premises the cluster is shared: Kueue,
+        JobSet and the device plugins are the site's (declared in the organization file and checked by
+        `site-components-missing`); a stack installing them would fail where they exist ("cannot re-use a name
+        that is still in use") and replace the site's one Kueue Configuration where they do not."""
+        if args.platform != "eks":
+            return []
+        wanted = ["kueue", "jobset", "nvidia-device-plugin"]
+        if args.fabric == "efa":
+            wanted.append("aws-efa-k8s-device-plugin")
+        if args.lustre is not None:
+            wanted.append("aws-fsx-csi-driver")
         values = chart_values(args)
         releases: list[pulumi.Resource] = []
         for chart in wanted:
@@ -480,8 +469,6 @@ class TrainingWorkloads(pulumi.ComponentResource):
                     opts=o,
                 )
             )
-        if args.fabric == "infiniband":
-            releases.append(_rdma_plugin(name, args, o))
         return releases
 
     @staticmethod
@@ -519,58 +506,6 @@ class TrainingWorkloads(pulumi.ComponentResource):
         )
 
 
-def _rdma_plugin(name: str, args: WorkloadArgs, o: pulumi.ResourceOptions) -> k8s.apps.v1.DaemonSet:
-    """The RDMA shared device plugin as its upstream deployment/k8s/base manifests run it, on the GPU nodes."""
-    config = k8s.core.v1.ConfigMap(
-        f"{name}-rdma-config",
-        metadata={"name": "rdma-devices", "namespace": "kube-system", "labels": args.labels},
-        data={"config.json": rdma_config(args.rail_netdevs)},
-        opts=o,
-    )
-    return k8s.apps.v1.DaemonSet(
-        f"{name}-rdma-device-plugin",
-        metadata={"name": "rdma-shared-dp", "namespace": "kube-system", "labels": args.labels},
-        spec={
-            "selector": {"match_labels": {"name": "rdma-shared-dp"}},
-            "template": {
-                "metadata": {"labels": {"name": "rdma-shared-dp"}},
-                "spec": {
-                    "host_network": True,
-                    "priority_class_name": "system-node-critical",
-                    "node_selector": dict(args.gpu_node_selector),
-                    "tolerations": [GPU_TOLERATION],
-                    "containers": [
-                        {
-                            "name": "rdma-shared-dp",
-                            "image": image("rdma-shared-dev-plugin"),
-                            "security_context": {"privileged": True},
-                            "volume_mounts": [
-                                {"name": "plugins", "mount_path": "/var/lib/kubelet/device-plugins"},
-                                {"name": "plugins-registry", "mount_path": "/var/lib/kubelet/plugins_registry"},
-                                {"name": "config", "mount_path": "/k8s-rdma-shared-dev-plugin"},
-                                {"name": "devs", "mount_path": "/dev/"},
-                            ],
-                        }
-                    ],
-                    "volumes": [
-                        {"name": "plugins", "host_path": {"path": "/var/lib/kubelet/device-plugins"}},
-                        {"name": "plugins-registry", "host_path": {"path": "/var/lib/kubelet/plugins_registry"}},
-                        {
-                            "name": "config",
-                            "config_map": {
-                                "name": config.metadata["name"],
-                                "items": [{"key": "config.json", "path": "config.json"}],
-                            },
-                        },
-                        {"name": "devs", "host_path": {"path": "/dev/"}},
-                    ],
-                },
-            },
-        },
-        opts=o,
-    )
-
-
 __all__ = [
     "DOMAIN_LABEL",
     "EFA",
@@ -594,5 +529,4 @@ __all__ = [
     "job_template",
     "kueue_config",
     "pod_requests",
-    "rdma_config",
 ]

@@ -1,6 +1,7 @@
-"""On-premises training on an existing Kubernetes cluster: the site inventory's rack, cooling-loop and
+"""On-premises training on an existing, shared Kubernetes cluster: the site inventory's rack, cooling-loop and
 power-domain labels on the named nodes, a Kueue Topology (rack, host) with the fabric domain's flavor bound to
-it in the site's cohort, InfiniBand RDMA devices on the compute rails, and the site's Lustre mount, checked."""
+it in the site's cohort, the RDMA devices the site's plugin advertises, and the site's Lustre mount, checked.
+Kueue, JobSet and the device plugins are the site's, never installed here."""
 
 from __future__ import annotations
 
@@ -49,7 +50,12 @@ def inventory_labels(spec: TrainingSpec) -> list[NodeLabels]:
     ]
 
 
-def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str]) -> TrainingWorkloads:
+def onprem_workloads(
+    spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str], fabric_device: str = ""
+) -> TrainingWorkloads:
+    """The team's namespaced objects and queues on the site's shared cluster. Kueue, JobSet and the device plugins
+    are the site's (`site-components-missing` checks they are declared); `fabric_device` is the resource the site's
+    RDMA plugin advertises the compute rails as."""
     assert spec.onprem is not None and spec.site is not None and spec.site_lustre is not None
     namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
     provider = k8s.Provider(
@@ -60,7 +66,6 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
     topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
     fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
     site_fs = spec.site_lustre
-    labels = gpu_labels(spec)
     return TrainingWorkloads(
         spec.name,
         WorkloadArgs(
@@ -83,9 +88,8 @@ def onprem_workloads(spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str
             topology=topology,
             node_labels=inventory_labels(spec),
             cohort=spec.site,
-            gpu_node_selector=labels,
-            rail_netdevs=tuple(spec.interconnect.netdevs),
             retention=retention_for(spec, f"{site_fs.mount_path}{CHECKPOINT_PATH}", None),
+            fabric_device=fabric_device,
         ),
         provider,
     )

@@ -91,15 +91,11 @@ IMAGES: dict[str, Pin] = {
             "v1.5.2",
             "2026-12-03",
             None,
-            note="DaemonSet as in its deployment/k8s/base manifests; newest release not checked (no index here)",
+            note="installed by the site (docs/training.md, Site prerequisites), as in its deployment/k8s/base "
+            "manifests; newest release not checked (no index here)",
         ),
     )
 }
 
 
-def image(name: str) -> str:
-    pin = IMAGES[name]
-    return f"{pin.source}:{pin.version}"
-
-
-__all__ = ["CHARTS", "IMAGES", "Pin", "image"]
+__all__ = ["CHARTS", "IMAGES", "Pin"]

@@ -20,9 +20,10 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
     stack = inputs.stack.name
     tags = stack_tags("training", stack, "gpuinfra:cluster", spec.name, org.default_tags, spec.tags)
     if spec.provider == "onprem":
+        from gpuinfra.plan.site import fabric_device
         from gpuinfra.pulumi.components.training.onprem import onprem_workloads
 
-        onprem_workloads(spec, plan, tags)
+        onprem_workloads(spec, plan, tags, fabric_device(spec, org) or "")
         pulumi.export("cluster", spec.name)
         return None
     assert spec.region is not None

@@ -28,8 +28,8 @@ from gpuinfra.pulumi.components.buckets import harden
 TYPE = "gpuinfra:training:Storage"
 DATASET_PATH = "/datasets"
 CHECKPOINT_PATH = "/checkpoints"
-"""The pruner tags a checkpoint's objects with it once the checkpoint is neither among the last kept nor a
-milestone; only tagged objects ever expire."""
+CODE_PATH = "/code"
+"""Where the training code's S3 prefix (lustre.code_path) is linked on Lustre."""
 EXPORT_EVENTS = ["NEW", "CHANGED"]
 """Checkpoints flow to S3 on creation and change, never on deletion: pruning Lustre must not delete S3 copies
 (FSx for Lustre User Guide, automatic export: DELETED exports deletions)."""
@@ -81,6 +81,8 @@ class LustreArgs:
     throughput_mb_s_per_tib: int | None
     import_path: str
     export_path: str
+    code_path: str | None = None
+    """S3 prefix linked at CODE_PATH with automatic import (None: no code link)."""
 
 
 @dataclass(frozen=True)
@@ -225,15 +227,31 @@ class TrainingStorage(pulumi.ComponentResource):
             ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.bucket])),
         )
+        if spec.code_path:
+            # Code delivery: every node sees what is put under the prefix, imported automatically (FSx for Lustre
+            # User Guide, "Automatically import updates from your S3 bucket"; events NEW, CHANGED, DELETED).
+            aws.fsx.DataRepositoryAssociation(
+                f"{name}-code",
+                file_system_id=fs.id,
+                data_repository_path=spec.code_path.rstrip("/"),
+                file_system_path=CODE_PATH,
+                batch_import_meta_data_on_create=True,
+                s3=aws.fsx.DataRepositoryAssociationS3Args(
+                    auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                        events=["NEW", "CHANGED", "DELETED"]
+                    )
+                ),
+                opts=o,
+            )
         return fs
 
 
 __all__ = [
     "ASG_SERVICE_ROLE",
     "CHECKPOINT_PATH",
+    "CODE_PATH",
     "DATASET_PATH",
     "EXPORT_EVENTS",
-    "SUPERSEDED_TAG",
     "TYPE",
     "LustreArgs",
     "StorageArgs",

@@ -18,6 +18,7 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     Topology,
     WorkloadArgs,
 )
+from gpuinfra.pulumi.components.training.pod_stop import checkpoint_window
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.spec import TrainingSpec
@@ -50,7 +51,15 @@ def job_args(spec: TrainingSpec, plan: TrainingPlan, mount_path: str) -> JobArgs
         pod=plan.job_pod,
         max_restarts=plan.job_max_restarts,
         spot=spec.job.spot,
+        checkpoint_window=job_checkpoint_window(spec, plan),
     )
+
+
+def job_checkpoint_window(spec: TrainingSpec, plan: TrainingPlan) -> int | None:
+    """The preStop checkpoint window of the job's pods (None: the job does not checkpoint)."""
+    if spec.checkpointing is None:
+        return None
+    return checkpoint_window(plan.checkpoint.write_seconds if plan.checkpoint else None)
 
 
 def eks_gpu_labels(spec: TrainingSpec) -> dict[str, str]:
@@ -93,7 +102,6 @@ def eks_workload_args(
         mount_path=lustre.mount_path,
         lustre=lustre,
         topology=topology,
-        gpu_node_selector=gpu_labels,
         service_account=trainer_service_account(spec),
         region=spec.region,
         retention=retention_for(
@@ -109,6 +117,7 @@ __all__ = [
     "eks_workload_args",
     "flavor_name",
     "job_args",
+    "job_checkpoint_window",
     "local_queue",
     "trainer_service_account",
 ]
