@@ -26,7 +26,7 @@ from gpuinfra.cost.money import money
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.values import plain
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.ledger import others
 
 MonthlyCost = Callable[[Graph, StackFacts], Decimal | None]
@@ -92,7 +92,7 @@ def _resource(r: PolicyResource) -> Resource:
         }
     },
 )
-def within_budget(args: StackValidationArgs, report_violation: Report) -> None:
+def within_budget(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     monthly = getattr(args, "monthly_cost", NOT_GIVEN)
     if monthly is NOT_GIVEN:

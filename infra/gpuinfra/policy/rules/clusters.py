@@ -27,7 +27,7 @@ from ruamel.yaml.error import YAMLError
 
 from gpuinfra.graph import SECRET, tokens
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.paths import account_problem
 from gpuinfra.policy.rules.values import get, listed, view
 from gpuinfra.spec import PURPOSE_OF_WORKLOAD, with_article
@@ -44,7 +44,7 @@ IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
     "and API server), and its kubeconfigs and pods assume roles only in accounts of its purpose.",
     MANDATORY,
 )
-def kubernetes(args: StackValidationArgs, report_violation: Report) -> None:
+def kubernetes(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     for key_problem in key_problems(facts):
         report_violation(key_problem)

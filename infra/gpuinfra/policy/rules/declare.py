@@ -28,14 +28,14 @@ ADVISORY = EnforcementLevel.ADVISORY
 MANDATORY = EnforcementLevel.MANDATORY
 
 
-class Report(Protocol):
+class ReportViolation(Protocol):
     """pulumi_policy's ReportViolation as it is called: the URN is optional."""
 
     def __call__(self, message: str, urn: str | None = None) -> None: ...
 
 
-ResourceCheck = Callable[[ResourceValidationArgs, Report], None]
-StackCheck = Callable[[StackValidationArgs, Report], None]
+ResourceCheck = Callable[[ResourceValidationArgs, ReportViolation], None]
+StackCheck = Callable[[StackValidationArgs, ReportViolation], None]
 
 REGISTRY: list[Policy] = []
 
@@ -62,7 +62,7 @@ class ResourceRule(ResourceValidationPolicy):
         self.type_prefix = type_prefix
         self.check = check
 
-        def validate(args: ResourceValidationArgs, report_violation: Report) -> None:
+        def validate(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
             if self.applies_to(args.resource_type):
                 check(args, report_violation)
 
@@ -137,4 +137,13 @@ def _register(policy: Policy) -> None:
     REGISTRY.append(policy)
 
 
-__all__ = ["ADVISORY", "MANDATORY", "REGISTRY", "Report", "ResourceRule", "resource_policy", "schema", "stack_policy"]
+__all__ = [
+    "ADVISORY",
+    "MANDATORY",
+    "REGISTRY",
+    "ReportViolation",
+    "ResourceRule",
+    "resource_policy",
+    "schema",
+    "stack_policy",
+]

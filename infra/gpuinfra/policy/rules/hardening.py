@@ -12,7 +12,7 @@ import yaml
 from pulumi_policy import PolicyResource, StackValidationArgs
 
 from gpuinfra.graph import pod_security, tokens
-from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, truthy, view
 
 BUCKETS = (tokens.BUCKET, tokens.BUCKET_V2)
@@ -27,7 +27,7 @@ TRAFFIC_ALL = "ALL"
     "(through a delivery role) (Security Hub EC2.6, CIS AWS Foundations 3.7).",
     MANDATORY,
 )
-def vpc_flow_logs(args: StackValidationArgs, report_violation: Report) -> None:
+def vpc_flow_logs(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for vpc in stack.of_type(tokens.VPC):
         logs = stack.dependents_of(vpc, tokens.FLOW_LOG)
@@ -68,9 +68,7 @@ def _flow_log_problems(stack: StackView, log: PolicyResource) -> list[str]:
             problems.append(f"flow log {log.name} names no bucket of this stack; deliver to one with a retention")
         for bucket in buckets:
             if not _expires_objects(stack, bucket):
-                problems.append(
-                    f"bucket {bucket.name} keeps flow logs forever: add a lifecycle rule that expires them"
-                )
+                problems.append(f"bucket {bucket.name} keeps flow logs forever: add a lifecycle rule that expires them")
     return problems
 
 
@@ -78,9 +76,7 @@ def _expires_objects(stack: StackView, bucket: PolicyResource) -> bool:
     """An enabled lifecycle rule with an expiration in days (S3 PutBucketLifecycleConfiguration Expiration.Days)."""
     configs = stack.dependents_of(bucket, tokens.BUCKET_LIFECYCLE, tokens.BUCKET_LIFECYCLE_V2)
     rules = [rule for config in configs for rule in listed(get(config.props, "rules"))]
-    return any(
-        get(rule, "status") == "Enabled" and as_int(get(rule, "expiration", "days"), 0) > 0 for rule in rules
-    )
+    return any(get(rule, "status") == "Enabled" and as_int(get(rule, "expiration", "days"), 0) > 0 for rule in rules)
 
 
 # ---- default security group --------------------------------------------------------------------
@@ -90,7 +86,7 @@ def _expires_objects(stack: StackView, bucket: PolicyResource) -> bool:
     "rules (Security Hub EC2.2, CIS AWS Foundations 5.4).",
     MANDATORY,
 )
-def default_sg_closed(args: StackValidationArgs, report_violation: Report) -> None:
+def default_sg_closed(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for vpc in stack.of_type(tokens.VPC):
         groups = stack.dependents_of(vpc, tokens.DEFAULT_SECURITY_GROUP)
@@ -117,7 +113,7 @@ def default_sg_closed(args: StackValidationArgs, report_violation: Report) -> No
     "configuration (Security Hub WAF.11).",
     MANDATORY,
 )
-def lb_waf_logging(args: StackValidationArgs, report_violation: Report) -> None:
+def lb_waf_logging(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for balancer in stack.of_type(*LOAD_BALANCERS):
         logs = get(balancer.props, "accessLogs", default={}) or {}
@@ -143,7 +139,7 @@ def lb_waf_logging(args: StackValidationArgs, report_violation: Report) -> None:
     "a Pod Security Admission enforce label, and every pod the stack runs in it meets that level.",
     MANDATORY,
 )
-def namespace_isolation(args: StackValidationArgs, report_violation: Report) -> None:
+def namespace_isolation(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     policies = stack.of_type(tokens.K8S_NETWORK_POLICY)
     for namespace in stack.of_type(tokens.K8S_NAMESPACE):
@@ -225,7 +221,7 @@ def _jobset_pods(data: Mapping[str, Any]) -> list[Mapping[str, Any]]:
     "aws:SecureTransport is false; Security Hub S3.5).",
     MANDATORY,
 )
-def s3_tls_only(args: StackValidationArgs, report_violation: Report) -> None:
+def s3_tls_only(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for bucket in stack.of_type(*BUCKETS):
         name = str(get(bucket.props, "bucket", default=bucket.name))

@@ -27,7 +27,7 @@ from typing import Any
 from pulumi_policy import ResourceValidationArgs
 
 from gpuinfra.graph import tokens
-from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, resource_policy
+from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, resource_policy
 from gpuinfra.policy.rules.security import IAM_ATTACHMENTS, IAM_POLICY_DOCS
 from gpuinfra.policy.rules.separation import RESOURCE_POLICIES
 from gpuinfra.policy.rules.values import get, listed, statements
@@ -60,7 +60,7 @@ def identity_documents(args: ResourceValidationArgs) -> list[Any]:
     MANDATORY,
     types=(*IAM_POLICY_DOCS, tokens.IAM_ROLE, *IAM_ATTACHMENTS),
 )
-def least_privilege(args: ResourceValidationArgs, report_violation: Report) -> None:
+def least_privilege(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     attached = [get(args.props, "policyArn")] if args.resource_type in IAM_ATTACHMENTS else []
     attached += listed(get(args.props, "managedPolicyArns")) if args.resource_type == tokens.IAM_ROLE else []
     for arn in attached:
@@ -137,7 +137,7 @@ def unknown_action(action: str) -> bool:
     ADVISORY,
     types=(*IAM_POLICY_DOCS, tokens.IAM_ROLE, *RESOURCE_POLICIES),
 )
-def known_actions(args: ResourceValidationArgs, report_violation: Report) -> None:
+def known_actions(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     documents = identity_documents(args) if args.resource_type in (*IAM_POLICY_DOCS, tokens.IAM_ROLE) else []
     if args.resource_type in RESOURCE_POLICIES:
         documents = [get(args.props, "policy")]

@@ -15,7 +15,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens, views
 from gpuinfra.plan import InferencePlan
 from gpuinfra.policy.facts import require
-from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, has, listed, num, view
 
 TARGET_GROUPS = (tokens.TARGET_GROUP, tokens.ALB_TARGET_GROUP)
@@ -35,7 +35,7 @@ def on_demand_at(size: int, group: PolicyResource, stack: StackView) -> int:
     "group's floor, puts part of the minimum on spot.",
     MANDATORY,
 )
-def on_demand_base(args: StackValidationArgs, report_violation: Report) -> None:
+def on_demand_base(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "inference")
     stack = view(args)
     groups = stack.of_type(tokens.ASG)
@@ -80,7 +80,7 @@ def on_demand_base(args: StackValidationArgs, report_violation: Report) -> None:
     "load-balanced Service a health-check path (Kubernetes).",
     MANDATORY,
 )
-def health_checks(args: StackValidationArgs, report_violation: Report) -> None:
+def health_checks(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     require(args, "inference")
     stack = view(args)
     for target_group in stack.of_type(*TARGET_GROUPS):
@@ -131,7 +131,7 @@ def health_checks(args: StackValidationArgs, report_violation: Report) -> None:
 @stack_policy(
     "inference-multi-zone", "Every inference region runs its EC2 replicas in two or more availability zones.", MANDATORY
 )
-def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
+def multi_zone(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     require(args, "inference")
     stack = view(args)
     zones: dict[str, set[str]] = defaultdict(set)
@@ -163,7 +163,7 @@ def multi_zone(args: StackValidationArgs, report_violation: Report) -> None:
     ADVISORY,
     types=(tokens.K8S_DEPLOYMENT,),
 )
-def pod_zone_spread(args: ResourceValidationArgs, report_violation: Report) -> None:
+def pod_zone_spread(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     require(args, "inference")
     replicas = get(args.props, "spec", "replicas")
     # No spec.replicas: an autoscaler owns the count (gpuinfra's fleets scale from min_replicas >= 1 up).
@@ -218,7 +218,7 @@ def _listener_authenticates(listener: PolicyResource, stack: StackView) -> bool:
     "balancer; WAF attaches to ALBs only, so an internet-facing NLB or Kubernetes Service is refused.",
     MANDATORY,
 )
-def protected_endpoint(args: StackValidationArgs, report_violation: Report) -> None:
+def protected_endpoint(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     require(args, "inference")
     stack = view(args)
     balancers = stack.of_type(tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER)
@@ -291,7 +291,7 @@ def _private_endpoints(resources: list[PolicyResource]) -> list[PolicyResource]:
     "answers as if all were healthy.",
     MANDATORY,
 )
-def private_failover(args: StackValidationArgs, report_violation: Report) -> None:
+def private_failover(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     require(args, "inference")
     stack = view(args)
     endpoints = (tokens.LOAD_BALANCER, tokens.ALB_LOAD_BALANCER, tokens.K8S_SERVICE)
@@ -348,7 +348,7 @@ def _kubernetes_hardware(props: Mapping[str, Any]) -> tuple[bool, list[str]]:
         },
     },
 )
-def no_training_hardware(args: ResourceValidationArgs, report_violation: Report) -> None:
+def no_training_hardware(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "inference")
     config = args.get_config()
     props = args.props

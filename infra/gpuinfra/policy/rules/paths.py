@@ -27,7 +27,7 @@ from pulumi_policy import PolicyResource, StackValidationArgs
 
 from gpuinfra.graph import tokens
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.values import StackView, account_of_arn, get, listed, view
 from gpuinfra.spec import with_article
 
@@ -60,7 +60,7 @@ PARTNER_ENDPOINT = "com.amazonaws.vpce."
         }
     },
 )
-def paths(args: StackValidationArgs, report_violation: Report) -> None:
+def paths(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     stack = view(args)
     checks = (

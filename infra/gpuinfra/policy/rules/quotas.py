@@ -26,7 +26,7 @@ from gpuinfra.graph import tokens
 from gpuinfra.plan.account import HeldQuotas, held_quotas
 from gpuinfra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
 from gpuinfra.policy.rules.values import StackView, as_int, get, view
 
@@ -195,7 +195,7 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
     "quotas the organization file grants, per account, region and quota code (on-demand and spot apart).",
     MANDATORY,
 )
-def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
+def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     account = facts.org.accounts.get(facts.spec.account)
     if account is not None and getattr(facts.spec, "provider", "aws") == "aws":  # as validate counts (account_plan)
@@ -230,7 +230,7 @@ def within_grant(args: StackValidationArgs, report_violation: Report) -> None:
     "cannot reach full size until AWS approves it.",
     ADVISORY,
 )
-def increase_requested(args: StackValidationArgs, report_violation: Report) -> None:
+def increase_requested(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     for short in _shortfalls(args):
         if short.covered:
             report_violation(
@@ -258,7 +258,7 @@ def queue_gpus(queue_props: Any, accelerators: frozenset[str]) -> int:
     "allotment for the site (the on-premises counterpart of an EC2 quota).",
     MANDATORY,
 )
-def site_gpus(args: StackValidationArgs, report_violation: Report) -> None:
+def site_gpus(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     site = getattr(facts.spec, "site", None)
     if getattr(facts.spec, "provider", "aws") != "onprem" or site is None:

@@ -12,7 +12,7 @@ from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidatio
 
 from gpuinfra.graph import tokens, views
 from gpuinfra.graph.views import allows_everything
-from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, listed, num, statements, truthy, view
 
 BUCKETS = (tokens.BUCKET, tokens.BUCKET_V2)
@@ -48,7 +48,7 @@ LB_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
     MANDATORY,
     types=(tokens.LAUNCH_TEMPLATE, tokens.INSTANCE),
 )
-def imdsv2(args: ResourceValidationArgs, report_violation: Report) -> None:
+def imdsv2(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     options = get(args.props, "metadataOptions", default={})
     if get(options, "httpEndpoint") == "disabled":
         return
@@ -67,7 +67,7 @@ def imdsv2(args: ResourceValidationArgs, report_violation: Report) -> None:
     MANDATORY,
     types=(tokens.LAUNCH_TEMPLATE, tokens.INSTANCE, tokens.EBS_VOLUME),
 )
-def ebs_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
+def ebs_encrypted(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     props = args.props
     if args.resource_type == tokens.EBS_VOLUME:
         if not truthy(get(props, "encrypted")):
@@ -100,7 +100,7 @@ def ebs_encrypted(args: ResourceValidationArgs, report_violation: Report) -> Non
 
 
 @stack_policy("security-s3-encrypted", "Every S3 bucket has default server-side encryption configured.", MANDATORY)
-def s3_encrypted(args: StackValidationArgs, report_violation: Report) -> None:
+def s3_encrypted(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for bucket in stack.of_type(*BUCKETS):
         configs = stack.dependents_of(bucket, *SSE_CONFIGS)
@@ -130,7 +130,7 @@ def s3_encrypted(args: StackValidationArgs, report_violation: Report) -> None:
     MANDATORY,
     types=(tokens.LUSTRE,),
 )
-def fsx_encrypted(args: ResourceValidationArgs, report_violation: Report) -> None:
+def fsx_encrypted(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     deployment = str(get(args.props, "deploymentType", default="SCRATCH_1"))
     if deployment.startswith("PERSISTENT") and not get(args.props, "kmsKeyId"):
         report_violation(
@@ -145,7 +145,7 @@ def fsx_encrypted(args: ResourceValidationArgs, report_violation: Report) -> Non
     "Every S3 bucket blocks public access (all four BucketPublicAccessBlock settings).",
     MANDATORY,
 )
-def s3_public_access_blocked(args: StackValidationArgs, report_violation: Report) -> None:
+def s3_public_access_blocked(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     # An account-level block covers the buckets of the account it is set in (its accountId, else its
     # provider's), no other (S3 UG, "Blocking public access to your Amazon S3 storage").
@@ -206,7 +206,7 @@ def _describe(rule: Mapping[str, Any]) -> str:
     "No ingress from the whole internet (0.0.0.0/0, ::/0) except to a load balancer on 80 or 443.",
     MANDATORY,
 )
-def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
+def open_ingress(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     stack = view(args)
     for group in stack.of_type(tokens.SECURITY_GROUP):
         for rule in get(group.props, "ingress", default=[]):
@@ -236,7 +236,7 @@ def open_ingress(args: StackValidationArgs, report_violation: Report) -> None:
     MANDATORY,
     types=(tokens.EKS_CLUSTER,),
 )
-def eks_endpoint(args: ResourceValidationArgs, report_violation: Report) -> None:
+def eks_endpoint(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     vpc = get(args.props, "vpcConfig", default={}) or {}
     if get(vpc, "endpointPublicAccess") is False:
         return
@@ -275,7 +275,12 @@ def _internet_facing(props: Mapping[str, Any]) -> bool:
 
 
 def _judge_ingress(
-    stack: StackView, group: Any, rule: Mapping[str, Any], where: str, report_violation: Report, urn: str | None = None
+    stack: StackView,
+    group: Any,
+    rule: Mapping[str, Any],
+    where: str,
+    report_violation: ReportViolation,
+    urn: str | None = None,
 ) -> None:
     if not _open_to_world(rule):
         return
@@ -297,7 +302,7 @@ def _judge_ingress(
     MANDATORY,
     types=(*LISTENERS, K8S_SERVICE),
 )
-def https_listeners(args: ResourceValidationArgs, report_violation: Report) -> None:
+def https_listeners(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type == K8S_SERVICE:
         _service_tls(args, report_violation)
         return
@@ -325,7 +330,7 @@ def https_listeners(args: ResourceValidationArgs, report_violation: Report) -> N
     )
 
 
-def _service_tls(args: ResourceValidationArgs, report_violation: Report) -> None:
+def _service_tls(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     """A Kubernetes Service of type LoadBalancer terminates TLS on every port (ssl-cert and ssl-ports annotations)."""
     if get(args.props, "spec", "type") != "LoadBalancer":
         return
@@ -350,7 +355,7 @@ def _service_tls(args: ResourceValidationArgs, report_violation: Report) -> None
     MANDATORY,
     types=(*IAM_POLICY_DOCS, tokens.IAM_ROLE, *IAM_ATTACHMENTS),
 )
-def iam_no_admin(args: ResourceValidationArgs, report_violation: Report) -> None:
+def iam_no_admin(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type in IAM_ATTACHMENTS:
         if get(args.props, "policyArn") == ADMIN_POLICY:
             report_violation(f"{args.name} attaches AdministratorAccess; attach a least-privilege policy instead")

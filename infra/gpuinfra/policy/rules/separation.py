@@ -18,7 +18,7 @@ from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidatio
 from gpuinfra.graph import tokens
 from gpuinfra.graph.log_delivery import elb_log_account
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
-from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.paths import route_problems
 from gpuinfra.policy.rules.values import (
     StackView,
@@ -80,7 +80,7 @@ KMS_READ = frozenset({"kms:Decrypt", "kms:DescribeKey"})
     MANDATORY,
     type_prefix=("aws:", "aws-native:", "kubernetes:"),
 )
-def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None:
+def workload_tag(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     if args.resource_type.startswith("kubernetes:"):
         found = workload_label(args.props) if carries_labels(args.resource_type) else facts.workload
@@ -113,7 +113,7 @@ def workload_tag(args: ResourceValidationArgs, report_violation: Report) -> None
     "budget policy can judge it, so the pack fails closed.",
     MANDATORY,
 )
-def facts_readable(args: StackValidationArgs, report_violation: Report) -> None:
+def facts_readable(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     try:
         facts = current()
     except FactsError as exc:
@@ -133,7 +133,7 @@ def facts_readable(args: StackValidationArgs, report_violation: Report) -> None:
     "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
     MANDATORY,
 )
-def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
+def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     stack = view(args)
     seen: dict[str, list[str]] = {}
@@ -165,7 +165,7 @@ def one_workload(args: StackValidationArgs, report_violation: Report) -> None:
     "serves both training and inference.",
     MANDATORY,
 )
-def accounts(args: StackValidationArgs, report_violation: Report) -> None:
+def accounts(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     for provider in view(args).of_type(tokens.AWS_PROVIDER, tokens.AWS_NATIVE_PROVIDER):
         for problem in provider_problems(facts, provider.name, provider.props):
@@ -226,7 +226,7 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
         },
     },
 )
-def network(args: StackValidationArgs, report_violation: Report) -> None:
+def network(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     if facts.workload == "registry":
         args.not_applicable("the registry stack has no network")
@@ -333,7 +333,7 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
     "are the model registry's: training accounts write its upload prefix, inference accounts read its model prefix.",
     MANDATORY,
 )
-def cross_account_grants(args: StackValidationArgs, report_violation: Report) -> None:
+def cross_account_grants(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     stack = view(args)
     for resource in stack.of_type(*RESOURCE_POLICIES, tokens.IAM_ROLE):

@@ -9,7 +9,7 @@ from gpuinfra.graph import tokens, views
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.checkpoint import interval_within_bound
 from gpuinfra.policy.facts import StackFacts, require
-from gpuinfra.policy.rules.declare import MANDATORY, Report, resource_policy, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
 from gpuinfra.policy.rules.values import StackView, as_int, get, num, view
 from gpuinfra.spec import TrainingSpec
@@ -31,7 +31,7 @@ def gpu_groups(stack: StackView, facts: StackFacts) -> list[Group]:
     "(the catalog's per-card data: p6-b300, for one, has none on card 0).",
     MANDATORY,
 )
-def efa_every_card(args: StackValidationArgs, report_violation: Report) -> None:
+def efa_every_card(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     stack = view(args)
     for group in gpu_groups(stack, facts):
@@ -60,7 +60,7 @@ def efa_every_card(args: StackValidationArgs, report_violation: Report) -> None:
     "Every training node group (Auto Scaling or EKS) launches into a placement group with strategy cluster.",
     MANDATORY,
 )
-def cluster_placement_group(args: StackValidationArgs, report_violation: Report) -> None:
+def cluster_placement_group(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     for group in gpu_groups(view(args), facts):
         if group.max_size <= 1:
@@ -82,7 +82,7 @@ def cluster_placement_group(args: StackValidationArgs, report_violation: Report)
     "A training cluster's nodes and file system live in one availability zone (EFA cannot cross zones).",
     MANDATORY,
 )
-def one_zone(args: StackValidationArgs, report_violation: Report) -> None:
+def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     stack = view(args)
     zones: dict[str, list[str]] = {}
@@ -106,7 +106,7 @@ def one_zone(args: StackValidationArgs, report_violation: Report) -> None:
     MANDATORY,
     types=(tokens.ASG, tokens.EKS_NODE_GROUP, tokens.PCS_NODE_GROUP, tokens.LAUNCH_TEMPLATE),
 )
-def spot_checkpointing(args: ResourceValidationArgs, report_violation: Report) -> None:
+def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     spot = _spot_nodes(args)
     if spot == 0:

@@ -19,7 +19,7 @@ from pathlib import Path
 from pulumi_policy import StackValidationArgs
 
 from gpuinfra.policy.facts import FactsError, current, pinned_path
-from gpuinfra.policy.rules.declare import MANDATORY, Report, stack_policy
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 
 POLICY = "separation-trusted-organization"
 PROPERTY = "organization_file"
@@ -39,7 +39,7 @@ PROPERTY = "organization_file"
         }
     },
 )
-def trusted_organization(args: StackValidationArgs, report_violation: Report) -> None:
+def trusted_organization(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     try:
         facts = current()
     except FactsError:
