@@ -24,6 +24,8 @@ WEB_ACL = "aws:wafv2/webAcl:WebAcl"
 WAF_LOGGING = "aws:wafv2/webAclLoggingConfiguration:WebAclLoggingConfiguration"
 NAMESPACE = "kubernetes:core/v1:Namespace"
 NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
+K8S_SERVICE = "kubernetes:core/v1:Service"
+SSL_CERT = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
 ENFORCE = "pod-security.kubernetes.io/enforce"
 ALL_IN = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
 ALLOW_ONLY = json.dumps(
@@ -39,8 +41,8 @@ ALLOW_ONLY = json.dumps(
         ],
     }
 )
-EXAMPLES = ["llm-train", "llm-train-eks", "chat-serve", "model-registry"]
-"""The examples that create VPCs or buckets (chat-serve-k8s runs on an existing cluster and creates neither)."""
+EXAMPLES = ["llm-train", "llm-train-eks", "chat-serve", "chat-serve-k8s", "model-registry"]
+"""The examples that create VPCs or buckets (chat-serve-k8s creates no VPC, only its NLBs' access-log buckets)."""
 HARDENING = ["security-vpc-flow-logs", "security-default-sg-closed", "security-s3-tls-only", "security-lb-waf-logging"]
 COVERS = HARDENING
 """test_examples_pass_and_a_copy_without_hardening_fails judges each on the examples both ways."""
@@ -105,6 +107,21 @@ CASES = [
         "chat-serve",
         edits=((BUCKET_POLICY, "chat-serve-us-west-2-endpoint-access-logs-policy", {"policy": ALLOW_ONLY}),),
         message="bucket chat-serve-us-west-2-endpoint-access-logs accepts requests without TLS",
+    ),
+    PolicyCase("security-lb-waf-logging", "chat-serve-k8s", fires=False),
+    PolicyCase(
+        "security-lb-waf-logging",
+        "chat-serve-k8s",
+        label="tls-nlb-without-logs",
+        edits=((K8S_SERVICE, "chat-k8s-us-east-1-service", {"metadata.annotations": {SSL_CERT: "arn:aws:acm:x"}}),),
+        message="Service chat-k8s-us-east-1-service gets an NLB with a TLS listener that keeps no access logs",
+    ),
+    PolicyCase(
+        "security-lb-waf-logging",
+        "chat-serve-k8s",
+        label="tcp-nlb-needs-none",
+        fires=False,
+        edits=((K8S_SERVICE, None, {"metadata.annotations": {"a": "b"}}),),
     ),
     PolicyCase("security-namespace-isolation", "llm-train-eks", fires=False),
     PolicyCase("security-namespace-isolation", "chat-serve-k8s", fires=False),
@@ -323,3 +340,29 @@ def test_a_retention_cloudwatch_refuses_is_an_input_error(tmp_path: Path) -> Non
     done = gpuinfra("validate", str(stack))
     assert done.returncode == 2, (done.returncode, done.stderr)
     assert "log_retention_days" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_a_tls_nlb_of_a_kubernetes_fleet_logs_to_its_regions_bucket() -> None:
+    """An NLB writes access logs for TLS listeners only (ELB NLB guide, "Access logs"); the AWS Load Balancer
+    Controller turns them on from the Service's aws-load-balancer-attributes (annotations.md). Each region's
+    bucket grants vended-log delivery (delivery.logs.amazonaws.com) under lb/AWSLogs/<account>/, and the Service
+    waits for that policy (ELB checks it when logging is turned on)."""
+    graph = example_graph("chat-serve-k8s")
+    for region in ("us-east-1", "eu-central-1"):
+        service = graph.named(K8S_SERVICE, f"chat-k8s-{region}-service")
+        attributes = service.inputs["metadata"]["annotations"][
+            "service.beta.kubernetes.io/aws-load-balancer-attributes"
+        ]
+        pairs = dict(p.split("=", 1) for p in attributes.split(","))
+        bucket = f"chat-k8s-222222222222-{region}-lb"
+        assert pairs == {
+            "access_logs.s3.enabled": "true",
+            "access_logs.s3.bucket": bucket,
+            "access_logs.s3.prefix": "lb",
+        }
+        policy = graph.named(BUCKET_POLICY, f"chat-k8s-{region}-access-logs-policy")
+        assert policy.urn in service.dependencies
+        by_sid = {s["Sid"]: s for s in json.loads(policy.inputs["policy"])["Statement"]}
+        write = by_sid["AWSLogDeliveryWrite"]
+        assert write["Principal"] == {"Service": "delivery.logs.amazonaws.com"}
+        assert write["Resource"] == f"arn:aws:s3:::{bucket}/lb/AWSLogs/222222222222/*"

@@ -109,7 +109,8 @@ def default_sg_closed(args: StackValidationArgs, report_violation: ReportViolati
 # ---- load balancer and WAF logs ---------------------------------------------------------------
 @stack_policy(
     "security-lb-waf-logging",
-    "Every load balancer writes access logs to a bucket (Security Hub ELB.5) and every WAF web ACL has a logging "
+    "Every load balancer writes access logs to a bucket (Security Hub ELB.5), a Kubernetes LoadBalancer Service "
+    "with a TLS listener through the AWS Load Balancer Controller's attributes, and every WAF web ACL has a logging "
     "configuration (Security Hub WAF.11).",
     MANDATORY,
 )
@@ -123,6 +124,13 @@ def lb_waf_logging(args: StackValidationArgs, report_violation: ReportViolation)
                 "bucket whose policy lets ELB write under AWSLogs/<account>/",
                 balancer.urn,
             )
+    for service in stack.of_type(tokens.K8S_SERVICE):
+        if _tls_nlb_without_logs(service.props):
+            report_violation(
+                f"Service {service.name} gets an NLB with a TLS listener that keeps no access logs; annotate "
+                f"{ATTRIBUTES}: access_logs.s3.enabled=true,access_logs.s3.bucket=<bucket>,access_logs.s3.prefix=<p>",
+                service.urn,
+            )
     for acl in stack.of_type(tokens.WAF_WEB_ACL):
         if not stack.dependents_of(acl, tokens.WAF_LOGGING):
             report_violation(
@@ -130,6 +138,23 @@ def lb_waf_logging(args: StackValidationArgs, report_violation: ReportViolation)
                 "aws-waf-logs-*",
                 acl.urn,
             )
+
+
+ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"
+SSL_CERT = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
+
+
+def _tls_nlb_without_logs(props: Mapping[str, Any]) -> bool:
+    """A LoadBalancer Service the AWS Load Balancer Controller fronts with a TLS listener (an ssl-cert annotation)
+    and no access_logs.s3.enabled=true with a bucket among its attributes (controller annotations.md; NLBs log only
+    TLS listeners, so a plain TCP Service is not asked)."""
+    if get(props, "spec", "type") != "LoadBalancer":
+        return False
+    annotations = get(props, "metadata", "annotations", default={}) or {}
+    if not annotations.get(SSL_CERT):
+        return False
+    pairs = dict(p.split("=", 1) for p in str(annotations.get(ATTRIBUTES, "")).split(",") if "=" in p)
+    return not (pairs.get("access_logs.s3.enabled", "").strip() == "true" and pairs.get("access_logs.s3.bucket"))
 
 
 # ---- Kubernetes namespaces ---------------------------------------------------------------------

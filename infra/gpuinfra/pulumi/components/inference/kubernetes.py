@@ -16,11 +16,15 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
+from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
+from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
+    access_log_annotations,
     service_load_balancer,
 )
 from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
@@ -73,6 +77,8 @@ class KubernetesFleetArgs:
     registry: Registry
     tags: dict[str, str]
     catalog: Catalog
+    account_id: str
+    """The fleet's account: its NLB access-log buckets live there."""
 
 
 def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 10) -> int:
@@ -369,6 +375,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         stack_tags: dict[str, str],
         provider: k8s.Provider,
         aws_provider: pulumi.ProviderResource,
+        account_id: str,
         node: tuple[int, int],
         weights_bytes: int,
         opts: pulumi.ResourceOptions | None = None,
@@ -439,11 +446,25 @@ class KubernetesRegion(pulumi.ComponentResource):
             ),
             **findable_by_stack(spec.name),
         }
+        service_opts = o
         if fleet_region.certificate_arn:
             service_annotations |= {
                 "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": fleet_region.certificate_arn,
                 "service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
             }
+            bucket = log_bucket_name(spec.name, account_id, rp.region)
+            _, log_policy = access_log_bucket(
+                name,
+                bucket,
+                account_id,
+                rp.region,
+                False,
+                pulumi.ResourceOptions(parent=self, provider=aws_provider),
+                spec.log_retention_days,
+            )
+            service_annotations |= access_log_annotations(bucket, ACCESS_LOG_PREFIX)
+            # ELB checks the bucket policy when logging is turned on: the controller must find it in place.
+            service_opts = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[log_policy]))
         self.service = k8s.core.v1.Service(
             f"{name}-service",
             metadata={**meta, "annotations": service_annotations},
@@ -452,7 +473,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                 "selector": {"app.kubernetes.io/name": spec.name},
                 "ports": [{"name": "https", "port": 443, "target_port": "http", "protocol": "TCP"}],
             },
-            opts=o,
+            opts=service_opts,
         )
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-pdb",
@@ -519,6 +540,7 @@ class KubernetesFleet(pulumi.ComponentResource):
                 args.tags,
                 provider,
                 aws_providers[rp.region],
+                args.account_id,
                 node,
                 args.plan.memory.weights_bytes,
                 here,

@@ -20,6 +20,9 @@ import pulumi_aws as aws
 from gpuinfra.pulumi.components.inference.endpoint import healthy_hosts_alarm
 
 NAME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-name"
+ATTRIBUTES_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-attributes"
+"""Load balancer attributes the controller sets on the NLB, e.g. access logs (annotations.md, "Load Balancer
+Attributes": `access_logs.s3.enabled=true,access_logs.s3.bucket=...,access_logs.s3.prefix=...`)."""
 TAGS_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags"
 ENDPOINT_TAG = "gpuinfra:endpoint"
 """Tag the controller puts on the Service's NLB and target group: the one target group the stack reads back."""
@@ -40,6 +43,14 @@ def service_annotations(fleet: str) -> dict[str, str]:
     """Annotations that make the controller's NLB and target group findable by the stack."""
     name = load_balancer_name(fleet)
     return {NAME_ANNOTATION: name, TAGS_ANNOTATION: f"{ENDPOINT_TAG}={name}"}
+
+
+def access_log_annotations(bucket: str, prefix: str) -> dict[str, str]:
+    """The controller's attributes that turn the NLB's access logs on, into `bucket` under `prefix`. An NLB writes
+    them for TLS listeners only (ELB guide for Network Load Balancers, "Access logs": "Access logs are created
+    only if the load balancer has a TLS listener"), so a fleet without a certificate gets none."""
+    attributes = {"access_logs.s3.enabled": "true", "access_logs.s3.bucket": bucket, "access_logs.s3.prefix": prefix}
+    return {ATTRIBUTES_ANNOTATION: ",".join(f"{k}={v}" for k, v in attributes.items())}
 
 
 @dataclass(frozen=True)
@@ -79,10 +90,12 @@ def service_load_balancer(
 
 
 __all__ = [
+    "ATTRIBUTES_ANNOTATION",
     "ENDPOINT_TAG",
     "NAME_ANNOTATION",
     "TAGS_ANNOTATION",
     "ServiceLoadBalancer",
+    "access_log_annotations",
     "load_balancer_name",
     "service_annotations",
     "service_load_balancer",

@@ -35,7 +35,8 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
 
         # Clusters are reached through kubeconfigs; AWS reads the controller's load balancers, alarms on them
         # and routes with Route 53.
-        KubernetesFleet(spec.name, KubernetesFleetArgs(spec, plan, registry, tags, load_catalog()), providers)
+        fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id)
+        KubernetesFleet(spec.name, fleet, providers)
         _exports(spec, plan)
         return
     if spec.global_routing.type == "global_accelerator":
