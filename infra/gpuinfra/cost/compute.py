@@ -212,7 +212,9 @@ def gp3_performance_lines(name: str, ebs: dict[str, Any], volume_type: Any, coun
         lines.append(
             not_in_catalog(label, unit, f"EBS gp3 {prop}", extra * counts.expected)
             if price is None
-            else per_month(label, extra * counts.expected, unit, price, low=extra * counts.low, high=extra * counts.high)
+            else per_month(
+                label, extra * counts.expected, unit, price, low=extra * counts.low, high=extra * counts.high
+            )
         )
     return lines
 
