@@ -383,7 +383,10 @@ def test_gp3_throughput_and_iops_above_the_baseline_are_priced_per_instance(cata
         p,
         instanceType="g6.xlarge",
         blockDeviceMappings=[
-            {"deviceName": "/dev/sda1", "ebs": {"volumeSize": 100, "volumeType": "gp3", "throughput": 500, "iops": 6000}}
+            {
+                "deviceName": "/dev/sda1",
+                "ebs": {"volumeSize": 100, "volumeType": "gp3", "throughput": 500, "iops": 6000},
+            }
         ],
     )
     asg = res("aws:autoscaling/group:Group", "asg", p, (lt,), minSize=3, maxSize=3, desiredCapacity=3)
@@ -410,9 +413,7 @@ def test_gp3_at_the_baseline_and_other_volume_types_add_no_performance_line(cata
 def test_interface_endpoint_is_priced_per_zone_hour_and_data_processed_is_usage(catalog: Catalog) -> None:
     # Infracost's golden: one subnet 730 h $7.30, two subnets 1,460 h $14.60; data processed $0.01 per GB.
     p = provider()
-    ep = res(
-        "aws:ec2/vpcEndpoint:VpcEndpoint", "ecr-api", p, vpcEndpointType="Interface", subnetIds=[UNKNOWN, UNKNOWN]
-    )
+    ep = res("aws:ec2/vpcEndpoint:VpcEndpoint", "ecr-api", p, vpcEndpointType="Interface", subnetIds=[UNKNOWN, UNKNOWN])
     gateway = res("aws:ec2/vpcEndpoint:VpcEndpoint", "s3", p, vpcEndpointType="Gateway")
     b = price_graph(graph(p, ep, gateway), catalog)
     hours, processed = b.get(ep.key).lines
