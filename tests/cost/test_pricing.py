@@ -425,13 +425,15 @@ def test_interface_endpoint_is_priced_per_zone_hour_and_data_processed_is_usage(
     assert processed.monthly == Decimal("10.00")
 
 
-def test_eks_add_ons_identity_associations_secret_versions_and_random_passwords_are_free(catalog: Catalog) -> None:
+def test_add_ons_identity_associations_secret_versions_cache_rules_and_mount_targets_are_free(catalog: Catalog) -> None:
     p = provider()
     free = [
         res("aws:eks/addon:Addon", "vpc-cni", p, addonName="vpc-cni"),
         res("aws:eks/podIdentityAssociation:PodIdentityAssociation", "trainer", p),
         res("aws:secretsmanager/secretVersion:SecretVersion", "key-version", p),
         res("random:index/randomPassword:RandomPassword", "key-value"),
+        res("aws:ecr/pullThroughCacheRule:PullThroughCacheRule", "image-cache", p),
+        res("aws:efs/mountTarget:MountTarget", "home-mt-0", p),
     ]
     b = price_graph(graph(p, *free), catalog)
     assert all(b.get(r.key).free and b.get(r.key).monthly == 0 for r in free)
