@@ -148,3 +148,17 @@ def test_json_is_byte_identical_run_to_run() -> None:
     first = gpuinfra("catalog", "--efa", "--format", "json").stdout
     assert first == gpuinfra("catalog", "--efa", "--format", "json").stdout
     assert json.loads(first)["types"]  # and not empty
+
+
+def test_region_filter_shows_that_regions_own_price_not_the_cheapest() -> None:
+    # ec2instances.info (2026-01-21): p5.48xlarge is $55.04/h in us-east-1 and us-west-2 (the cheapest) and
+    # $58.8928/h in eu-north-1 (55.04 x 1.07); p5.4xlarge $6.88/h in us-west-2.
+    north = {t["name"]: t for t in run_json("--accelerator", "H100", "--region", "eu-north-1")["types"]}
+    assert Decimal(north["p5.48xlarge"]["region_on_demand_usd"]) == Decimal("58.8928")
+    assert north["p5.48xlarge"]["region"] == "eu-north-1"
+    west = {t["name"]: t for t in run_json("--accelerator", "H100", "--region", "us-west-2")["types"]}
+    assert Decimal(west["p5.48xlarge"]["region_on_demand_usd"]) == Decimal("55.04")
+    assert Decimal(west["p5.4xlarge"]["region_on_demand_usd"]) == Decimal("6.88")
+    done = gpuinfra("catalog", "--accelerator", "H100", "--region", "eu-north-1")
+    assert done.returncode == 0, done.stderr
+    assert "eu-north-1 $/h" in done.stdout and "$58.8928" in done.stdout and "$55.04" not in done.stdout

@@ -8,7 +8,7 @@ from decimal import Decimal
 
 import pytest
 from gpuinfra.catalog import Catalog
-from gpuinfra.cost import HOURS_PER_MONTH, Usage, assumed_usage, price_graph
+from gpuinfra.cost import HOURS_PER_MONTH, ResourceUsage, Usage, UsageFile, assumed_usage, price_graph
 from gpuinfra.cost.model import NOT_IN_CATALOG, REGION_FALLBACK, SPOT_ESTIMATE, UNCONFIRMED, UNKNOWN_INPUT, USAGE_BASED
 from gpuinfra.graph import UNKNOWN
 from gpuinfra.plan import TrainingPlan
@@ -370,3 +370,70 @@ def test_shared_home_is_priced_per_gb_stored_from_usage(catalog: Catalog) -> Non
     usage = Usage(UsageFile(resource_usage={"llm-train-slurm-home-fs": ResourceUsage(storage_gb=Decimal(230))}))
     (line,) = price_graph(example_graph("llm-train"), catalog, usage).get(home).lines
     assert line.monthly == Decimal("69.00")
+
+
+def test_gp3_throughput_and_iops_above_the_baseline_are_priced_per_instance(catalog: Catalog) -> None:
+    # Infracost's golden (us-east-1): 1,000 IOPS above 3,000 cost $5.00, 5 MiB/s above 125 cost $0.20, so
+    # $0.005 per IOPS-month and $0.04 per MiB/s-month. Here 3 instances, each 500 MiB/s and 6,000 IOPS:
+    # throughput 3 x 375 x 0.04 = $45.00, IOPS 3 x 3,000 x 0.005 = $45.00.
+    p = provider()
+    lt = res(
+        "aws:ec2/launchTemplate:LaunchTemplate",
+        "lt",
+        p,
+        instanceType="g6.xlarge",
+        blockDeviceMappings=[
+            {
+                "deviceName": "/dev/sda1",
+                "ebs": {"volumeSize": 100, "volumeType": "gp3", "throughput": 500, "iops": 6000},
+            }
+        ],
+    )
+    asg = res("aws:autoscaling/group:Group", "asg", p, (lt,), minSize=3, maxSize=3, desiredCapacity=3)
+    lines = {line.name.split(" (")[0]: line for line in price_graph(graph(p, lt, asg), catalog).get(asg.key).lines}
+    throughput = lines["EBS /dev/sda1 gp3 throughput above 125 MiB/s"]
+    iops = lines["EBS /dev/sda1 gp3 iops above 3000 IOPS"]
+    assert (throughput.quantity, throughput.monthly) == (Decimal(1125), Decimal("45.00"))
+    assert (iops.quantity, iops.monthly) == (Decimal(9000), Decimal("45.000"))
+    assert lines["EBS /dev/sda1"].monthly == Decimal("24.00")  # 3 x 100 GB x $0.08
+
+
+def test_gp3_at_the_baseline_and_other_volume_types_add_no_performance_line(catalog: Catalog) -> None:
+    p = provider()
+    at_baseline = res("aws:ebs/volume:Volume", "v1", p, size=40, type="gp3", throughput=125, iops=3000)
+    gp2 = res("aws:ebs/volume:Volume", "v2", p, size=10, type="gp2", iops=100)
+    above = res("aws:ebs/volume:Volume", "v3", p, size=40, type="gp3", throughput=130, iops=4000)
+    b = price_graph(graph(p, at_baseline, gp2, above), catalog)
+    assert [line.name for line in b.get(at_baseline.key).lines] == ["EBS volume (gp3, 40 GB x 1)"]
+    assert len(b.get(gp2.key).lines) == 1
+    # Infracost's golden case itself: 40 GB $3.20, 5 MiB/s $0.20, 1,000 IOPS $5.00.
+    assert [line.monthly for line in b.get(above.key).lines] == [Decimal("3.20"), Decimal("0.20"), Decimal("5.000")]
+
+
+def test_interface_endpoint_is_priced_per_zone_hour_and_data_processed_is_usage(catalog: Catalog) -> None:
+    # Infracost's golden: one subnet 730 h $7.30, two subnets 1,460 h $14.60; data processed $0.01 per GB.
+    p = provider()
+    ep = res("aws:ec2/vpcEndpoint:VpcEndpoint", "ecr-api", p, vpcEndpointType="Interface", subnetIds=[UNKNOWN, UNKNOWN])
+    gateway = res("aws:ec2/vpcEndpoint:VpcEndpoint", "s3", p, vpcEndpointType="Gateway")
+    b = price_graph(graph(p, ep, gateway), catalog)
+    hours, processed = b.get(ep.key).lines
+    assert hours.quantity == 2 and hours.monthly == Decimal("14.60")
+    assert processed.monthly is None and USAGE_BASED in processed.flags and "0.01 USD per GB" in (processed.note or "")
+    assert b.get(gateway.key).free
+    used = Usage(UsageFile(resource_usage={"ecr-api": ResourceUsage(monthly_data_processed_gb=Decimal(1000))}))
+    _, processed = price_graph(graph(p, ep), catalog, used).get(ep.key).lines
+    assert processed.monthly == Decimal("10.00")
+
+
+def test_add_ons_identity_associations_secret_versions_cache_rules_and_mount_targets_are_free(catalog: Catalog) -> None:
+    p = provider()
+    free = [
+        res("aws:eks/addon:Addon", "vpc-cni", p, addonName="vpc-cni"),
+        res("aws:eks/podIdentityAssociation:PodIdentityAssociation", "trainer", p),
+        res("aws:secretsmanager/secretVersion:SecretVersion", "key-version", p),
+        res("random:index/randomPassword:RandomPassword", "key-value"),
+        res("aws:ecr/pullThroughCacheRule:PullThroughCacheRule", "image-cache", p),
+        res("aws:efs/mountTarget:MountTarget", "home-mt-0", p),
+    ]
+    b = price_graph(graph(p, *free), catalog)
+    assert all(b.get(r.key).free and b.get(r.key).monthly == 0 for r in free)

@@ -177,15 +177,45 @@ def volume_lines(template: Resource | None, counts: Counts, ctx: Ctx, label: str
     for mapping in template.inputs.get("blockDeviceMappings") or []:
         ebs = mapping.get("ebs") if isinstance(mapping, dict) else None
         if isinstance(ebs, dict):
-            lines.append(
-                volume_line(
-                    f"{label}EBS {mapping.get('deviceName', 'volume')}",
-                    ebs.get("volumeSize"),
-                    ebs.get("volumeType"),
-                    counts,
-                    ctx,
-                )
+            name = f"{label}EBS {mapping.get('deviceName', 'volume')}"
+            lines.append(volume_line(name, ebs.get("volumeSize"), ebs.get("volumeType"), counts, ctx))
+            lines += gp3_performance_lines(name, ebs, ebs.get("volumeType"), counts, ctx)
+    return lines
+
+
+GP3_BASELINE = {"throughput": (Decimal(125), "MiB/s"), "iops": (Decimal(3000), "IOPS")}
+"""What every gp3 volume includes for its storage price (EBS user guide, "General Purpose SSD volumes": 3,000 IOPS
+and 125 MiB/s); only what is provisioned above it is billed (catalog ebs/gp3_throughput, ebs/gp3_iops)."""
+
+
+def gp3_performance_lines(name: str, ebs: dict[str, Any], volume_type: Any, counts: Counts, ctx: Ctx) -> list[Line]:
+    """gp3 throughput and IOPS provisioned above the baseline, per volume times the instance counts. The inputs
+    are `throughput` and `iops` on a launch template's ebs block, an instance's block devices and an EBS volume
+    alike (pulumi-aws)."""
+    if volume_type != "gp3":
+        return []
+    lines = []
+    for prop, (baseline, unit) in GP3_BASELINE.items():
+        value = ebs.get(prop)
+        if value is None:
+            continue  # not set: AWS provisions the baseline, which the storage price includes
+        amount = quantity(value)
+        label = f"{name} gp3 {prop} above {baseline:f} {unit}"
+        if amount is None:
+            lines.append(unknown_input(label, unit, prop))
+            continue
+        extra = max(amount - baseline, Decimal(0))
+        if extra == 0:
+            continue
+        price = ctx.book.service(f"ebs/gp3_{prop}", ctx.where.region)
+        label = f"{label} ({extra:f} x {counts.expected})"
+        lines.append(
+            not_in_catalog(label, unit, f"EBS gp3 {prop}", extra * counts.expected)
+            if price is None
+            else per_month(
+                label, extra * counts.expected, unit, price, low=extra * counts.low, high=extra * counts.high
             )
+        )
     return lines
 
 
@@ -231,19 +261,14 @@ def price_instance(resource: Resource, ctx: Ctx) -> list[Line]:
     kind = views.market([resource.inputs, *([template.inputs] if template else [])])
     lines = instance_lines(itype, one, ctx, kind, views.capacity_terms({}, kind), hours(resource, ctx))
     root = resource.inputs.get("rootBlockDevice")
-    if isinstance(root, dict):
-        lines.append(volume_line("EBS root", root.get("volumeSize"), root.get("volumeType") or "gp3", one, ctx))
+    devices = [("EBS root", root)] if isinstance(root, dict) else []
     for device in resource.inputs.get("ebsBlockDevices") or []:
         if isinstance(device, dict):
-            lines.append(
-                volume_line(
-                    f"EBS {device.get('deviceName', 'volume')}",
-                    device.get("volumeSize"),
-                    device.get("volumeType") or "gp3",
-                    one,
-                    ctx,
-                )
-            )
+            devices.append((f"EBS {device.get('deviceName', 'volume')}", device))
+    for name, device in devices:
+        volume_type = device.get("volumeType") or "gp3"
+        lines.append(volume_line(name, device.get("volumeSize"), volume_type, one, ctx))
+        lines += gp3_performance_lines(name, device, volume_type, one, ctx)
     return lines
 
 
@@ -324,6 +349,7 @@ def _int_or(value: Any, default: int) -> int:
 
 __all__ = [
     "Counts",
+    "gp3_performance_lines",
     "instance_lines",
     "launch_template",
     "price_group",

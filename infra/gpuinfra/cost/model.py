@@ -163,6 +163,8 @@ class Breakdown:
             if r.monthly is None:
                 continue
             key = _dimension(r, dimension)
+            if r.free and key.startswith("(unknown"):
+                continue  # a free resource outside any cloud (a random password) adds no "(unknown region)" row
             acc = out.setdefault(key, [Decimal(0), Decimal(0), Decimal(0)])
             acc[0] += r.monthly
             acc[1] += r.monthly_min or Decimal(0)

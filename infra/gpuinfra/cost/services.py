@@ -251,20 +251,42 @@ def price_record(resource: Resource, ctx: Ctx) -> list[Line] | None:
 
 
 def price_volume(resource: Resource, ctx: Ctx) -> list[Line]:
-    from gpuinfra.cost.compute import Counts, volume_line
+    from gpuinfra.cost.compute import Counts, gp3_performance_lines, volume_line
 
+    volume_type = resource.inputs.get("type") or "gp3"
+    one = Counts(1, 1, 1)
     return [
-        volume_line(
-            "EBS volume", resource.inputs.get("size"), resource.inputs.get("type") or "gp3", Counts(1, 1, 1), ctx
-        )
+        volume_line("EBS volume", resource.inputs.get("size"), volume_type, one, ctx),
+        *gp3_performance_lines("EBS volume", resource.inputs, volume_type, one, ctx),
     ]
 
 
 def price_vpc_endpoint(resource: Resource, ctx: Ctx) -> list[Line] | None:
-    """Gateway endpoints (S3, DynamoDB) are free; interface endpoints are not in the catalog."""
-    if (resource.inputs.get("vpcEndpointType") or "Gateway") == "Gateway":
+    """Gateway endpoints (S3, DynamoDB) are free. An interface endpoint is billed per hour in each Availability
+    Zone it has a network interface in (one per subnet in `subnetIds`), plus the GB it processes (usage)."""
+    kind = resource.inputs.get("vpcEndpointType") or "Gateway"
+    if kind == "Gateway":
         return None
-    return [not_in_catalog("Interface endpoint", "endpoints", "interface VPC endpoints", Decimal(1))]
+    if kind != "Interface":
+        return [not_in_catalog(f"Endpoint ({kind})", "endpoints", f"{kind} VPC endpoints", Decimal(1))]
+    subnets = resource.inputs.get("subnetIds")
+    hourly = ctx.book.service("vpc_endpoint/interface", ctx.where.region)
+    if not isinstance(subnets, list):
+        zones = unknown_input("Interface endpoint", "zones", "subnetIds")
+    elif hourly is None:
+        zones = not_in_catalog("Interface endpoint", "zones", "interface VPC endpoints", Decimal(len(subnets)))
+    else:
+        zones = per_hour(f"Interface endpoint ({len(subnets)} zones)", Decimal(len(subnets)), "zones", hourly)
+    processed = usage_line(
+        resource,
+        ctx,
+        "monthly_data_processed_gb",
+        "Data processed",
+        "GB",
+        ctx.book.service("vpc_endpoint/data_processed", ctx.where.region),
+        "VPC endpoint data processed",
+    )
+    return [zones, processed]
 
 
 def price_web_acl(resource: Resource, ctx: Ctx) -> list[Line]:

@@ -46,7 +46,7 @@ class ResourceUsage(BaseModel):
     storage_gb: Annotated[Decimal, Field(ge=0)] | None = None
     """GB stored (S3 bucket, CloudWatch Logs group)."""
     monthly_data_processed_gb: Annotated[Decimal, Field(ge=0)] | None = None
-    """GB a NAT gateway processes a month."""
+    """GB a NAT gateway or an interface VPC endpoint processes a month."""
     monthly_ingested_gb: Annotated[Decimal, Field(ge=0)] | None = None
     """GB of logs delivered a month: what a CloudWatch Logs group ingests, or what a VPC flow log delivers to S3."""
     capacity_units: Annotated[Decimal, Field(ge=0)] | None = None
