@@ -69,12 +69,16 @@ def test_warm_pool_is_the_planned_size_and_priced_as_built(graph: Graph) -> None
             assert max(pool["minSize"], pool["maxGroupPreparedCapacity"] - desired) == warm
         cost = next((r for r in costs.resources if r.name == group.name), None)
         assert cost is not None
-        lines = [line for line in cost.lines if line.name.startswith("Warm pool")]
+        pooled = [line for line in cost.lines if line.name.startswith("Warm pool")]
+        lines = [line for line in pooled if line.unit == "GB"]
         assert len(lines) == 1 and f"x {warm})" in lines[0].name
-        # Stopped instances cost their root volume only: warm x volume GB at the gp3 rate.
+        # Stopped instances cost their root volume only: warm x volume GB at the gp3 rate, and the volume's
+        # throughput above gp3's 125 MiB/s baseline (billed while the volume exists, running or not).
         lt = next(t for t in graph.of_type(LT) if graph.provider_of(t) is graph.provider_of(group))
-        gib = lt.inputs["blockDeviceMappings"][0]["ebs"]["volumeSize"]
-        assert lines[0].quantity == Decimal(warm * gib)
+        ebs = lt.inputs["blockDeviceMappings"][0]["ebs"]
+        assert lines[0].quantity == Decimal(warm * ebs["volumeSize"])
+        throughput = [line for line in pooled if line.unit != "GB"]
+        assert [line.quantity for line in throughput] == [Decimal(warm * (ebs["throughput"] - 125))]
 
 
 ROLLING_CHANGES = [
