@@ -149,6 +149,11 @@ def test_the_eks_training_cluster_requests_what_the_catalog_says(family: str) ->
     if jobset is not None:
         text = json.dumps(jobset.inputs)
         assert f'"{resource}"' in text
+    # The accelerator nodes are tainted with the catalog's resource, and the queue's flavor tolerates that key.
+    taints = {t["key"] for g in graph.of_type("aws:eks/nodeGroup:NodeGroup") for t in g.inputs.get("taints", [])}
+    assert taints == {resource}
+    (flavor,) = graph.of_type("kubernetes:kueue.x-k8s.io/v1beta2:ResourceFlavor")
+    assert {t["key"] for t in flavor.inputs["spec"]["tolerations"]} == {resource}
 
 
 # ---- no hardware fact in code -----------------------------------------------------------------------------

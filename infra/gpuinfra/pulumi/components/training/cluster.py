@@ -240,6 +240,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
                 instance_store_gb=plan.instance_store_gb,
                 pod_grace_seconds=grace_seconds(job_checkpoint_window(spec, plan)),
+                device_resource=plan.device_resource or "",
             ),
             provider,
             here,

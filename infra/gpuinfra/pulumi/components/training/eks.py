@@ -17,7 +17,7 @@ import pulumi_kubernetes as k8s
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import SSM_CORE, child
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, TrainingCompute, node_policy
-from gpuinfra.pulumi.components.training.kubernetes import GPU_TOLERATION
+from gpuinfra.pulumi.components.training.kubernetes import device_toleration
 from gpuinfra.pulumi.components.training.nodeadm import launch_template_user_data
 
 TYPE = "gpuinfra:training:Eks"
@@ -82,6 +82,8 @@ class EksArgs:
     """The GPU type's NVMe instance store (catalog): striped into RAID0 by nodeadm when there is any."""
     pod_grace_seconds: int | None = None
     """The training pods' terminationGracePeriodSeconds: the GPU nodes' graceful shutdown gives them that long."""
+    device_resource: str = ""
+    """The accelerators' extended resource (the plan's, from the catalog): the GPU nodes' taint key."""
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
@@ -94,11 +96,11 @@ def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple
     return groups
 
 
-def monitoring_agent_config() -> dict[str, Any]:
+def monitoring_agent_config(device_resource: str) -> dict[str, Any]:
     """Add-on configuration: the agent's DCGM server also runs on the tainted GPU nodes (the agent itself tolerates
     every taint; the DCGM DaemonSet tolerates none by default). Keys: aws/eks-node-monitoring-agent
     charts/configuration.schema.json (dcgmAgent.tolerations); chart values.yaml (nodeAgent tolerations Exists)."""
-    return {"dcgmAgent": {"tolerations": [GPU_TOLERATION]}}
+    return {"dcgmAgent": {"tolerations": [device_toleration(device_resource)]}}
 
 
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
@@ -145,6 +147,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
         self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
     ) -> None:
         """Control plane, node role and identities, system nodes, GPU nodes with repair, then the provider."""
+        assert args.device_resource, "the training plan names the accelerators' resource (catalog devices)"
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         self.cluster = self._control_plane(name, args, o)
@@ -161,7 +164,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             f"{name}-node-monitoring-agent",
             cluster_name=self.cluster.name,
             addon_name=MONITORING_AGENT,
-            configuration_values=json.dumps(monitoring_agent_config()),
+            configuration_values=json.dumps(monitoring_agent_config(args.device_resource)),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[system_nodes])),
         )
         self.kubernetes = self._kubernetes_provider(name, args, system_nodes)
@@ -317,7 +320,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
                 labels=dict(args.gpu_labels),
-                taints=[aws.eks.NodeGroupTaintArgs(key="nvidia.com/gpu", value="true", effect="NO_SCHEDULE")],
+                taints=[aws.eks.NodeGroupTaintArgs(key=args.device_resource, value="true", effect="NO_SCHEDULE")],
                 node_repair_config=aws.eks.NodeGroupNodeRepairConfigArgs(
                     enabled=True, max_parallel_nodes_repaired_count=REPAIR_IN_PARALLEL
                 ),

@@ -30,7 +30,6 @@ TYPE = "gpuinfra:training:Kubernetes"
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
 """Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
-GPU = "nvidia.com/gpu"
 RELEASE_TIMEOUT_SECONDS = 900
 """How long a chart's install may take to become ready (Release `timeout`; Helm's default is 300 s)."""
 EFA = "vpc.amazonaws.com/efa"
@@ -43,7 +42,6 @@ POWER_LABEL = "gpuinfra.io/power-domain"
 SITE_LABEL = "gpuinfra.io/site"
 CAPACITY_JOB_LABEL = "gpuinfra.io/capacity"
 HOST_LABEL = "kubernetes.io/hostname"
-GPU_TOLERATION = {"key": GPU, "operator": "Exists", "effect": "NoSchedule"}
 PODS_READY_TIMEOUT = "30m"
 """waitForPodsReady: time for every pod of an admitted JobSet to run. A fresh node pulls a ~20 GB trainer image
 and a spot replacement takes minutes to join; past this the workload is evicted and requeued whole."""
@@ -223,8 +221,16 @@ def kueue_config(frameworks: Sequence[str] = ("batch/job", "jobset.x-k8s.io/jobs
     return json.dumps(config, indent=2, sort_keys=True) + "\n"
 
 
+def device_toleration(resource: str) -> dict[str, str]:
+    """Accelerator nodes are tainted with the extended resource their device plugin advertises as the key (the
+    EKS user guide's GPU node groups: `nvidia.com/gpu`; the resource is the catalog's, `Catalog.k8s_resource`), so
+    only pods that tolerate it, with any value, land there: the job, its device plugins and node agents."""
+    return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+
+
 def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
     """Helm values per chart, each a key of the chart's values.yaml at the pin."""
+    toleration = device_toleration(args.device_resource)
     return {
         "kueue": {
             # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
@@ -235,10 +241,10 @@ def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
         # must tolerate the GPU taint with any value (the chart's own toleration expects value "present").
         "nvidia-device-plugin": {
             "gfd": {"enabled": True},
-            "nfd": {"worker": {"tolerations": [GPU_TOLERATION]}},
-            "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, GPU_TOLERATION],
+            "nfd": {"worker": {"tolerations": [toleration]}},
+            "tolerations": [{"key": "CriticalAddonsOnly", "operator": "Exists"}, toleration],
         },
-        "aws-efa-k8s-device-plugin": {"tolerations": [GPU_TOLERATION]},
+        "aws-efa-k8s-device-plugin": {"tolerations": [toleration]},
         # The controller looks its region up in IMDS unless told (values.yaml controller.region); pods reach no
         # IMDS at hop limit 1. The node plugin falls back to the Kubernetes API (aws-fsx-csi-driver PR #397).
         **({"aws-fsx-csi-driver": {"controller": {"region": args.region}}} if args.region else {}),
@@ -272,7 +278,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         capacity="spot" if args.job.spot else "on-demand",
         capacity_label=CAPACITY_JOB_LABEL,
         service_account=args.service_account,
-        gpu_toleration=GPU_TOLERATION,
+        gpu_toleration=device_toleration(args.device_resource),
     )
 
 
@@ -364,7 +370,8 @@ class TrainingWorkloads(pulumi.ComponentResource):
                 spec={"levels": [{"nodeLabel": level} for level in args.topology.levels]},
                 opts=crds,
             )
-        flavor_spec: dict[str, Any] = {"nodeLabels": args.flavor.node_labels, "tolerations": [GPU_TOLERATION]}
+        toleration = device_toleration(args.device_resource)
+        flavor_spec: dict[str, Any] = {"nodeLabels": args.flavor.node_labels, "tolerations": [toleration]}
         if args.flavor.topology:
             flavor_spec["topologyName"] = args.flavor.topology
         k8s.apiextensions.CustomResource(
@@ -509,7 +516,6 @@ class TrainingWorkloads(pulumi.ComponentResource):
 __all__ = [
     "DOMAIN_LABEL",
     "EFA",
-    "GPU",
     "KUEUE_API",
     "POOL_LABEL",
     "RACK_LABEL",
@@ -525,6 +531,7 @@ __all__ = [
     "WorkloadArgs",
     "chart_values",
     "cluster_queue_spec",
+    "device_toleration",
     "fabric_resource",
     "job_template",
     "kueue_config",
