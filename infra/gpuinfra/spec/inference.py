@@ -27,6 +27,8 @@ from gpuinfra.spec.base import (
 DEFAULT_SERVING_AMI = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 )
+DEFAULT_VPC_SECOND_OCTET = 64
+"""Default VPCs are 10.64.0.0/16, 10.65.0.0/16, ... by region order (regions[].vpc_cidr)."""
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 AcceleratorName = Annotated[
     str,
@@ -151,7 +153,9 @@ class FleetRegion(SpecModel):
         | None
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
-    vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+    vpc_cidr: VpcCidr | None = Field(None, json_schema_extra=updates("replace"))
+    """The region's VPC network; default: 10.(64+i).0.0/16 for the i-th region (10.64, 10.65, ...), so no two
+    regions overlap and they can be peered or joined by a Transit Gateway (VPC peering needs distinct CIDRs)."""
     image_id: str | None = None
     """This region's replica image (AMIs and SSM parameter versions are regional); default: the fleet's."""
 
@@ -387,6 +391,10 @@ class InferenceSpec(SpecModel):
     def throughput_of(self, region: FleetRegion) -> float:
         """The measured requests/s of one replica in `region`: its own figure, else the fleet's."""
         return region.throughput_rps_per_replica or self.throughput_rps_per_replica
+
+    def vpc_cidr_of(self, index: int) -> str:
+        """The VPC network of the index-th region: its own, else 10.(64+index).0.0/16 (distinct per region)."""
+        return self.regions[index].vpc_cidr or f"10.{DEFAULT_VPC_SECOND_OCTET + index}.0.0/16"
 
     def throughput_path(self, index: int) -> tuple[str | int, ...]:
         """Where the figure `throughput_of(regions[index])` is written in the spec."""
