@@ -101,3 +101,19 @@ def test_a_public_fleet_keeps_https_checks() -> None:
         for a in example_graph("chat-serve").of_type("aws:cloudwatch/metricAlarm:MetricAlarm")
         if a.name.endswith("-no-healthy-replica")
     ]
+
+
+def test_each_region_gets_its_own_vpc_network() -> None:
+    """Default VPCs by region order, 10.(64+i).0.0/16, so the regions can be peered (VPC peering refuses
+    overlapping CIDRs); the private /20s are carved from each region's own network."""
+    graph = example_graph("chat-serve")
+    vpcs = per_region(graph, "aws:ec2/vpc:Vpc")
+    assert {region: [v.inputs["cidrBlock"] for v in vpcs[region]] for region in REGIONS} == {
+        "us-east-1": ["10.64.0.0/16"],
+        "us-west-2": ["10.65.0.0/16"],
+        "eu-central-1": ["10.66.0.0/16"],
+        "ap-northeast-1": ["10.67.0.0/16"],
+    }
+    subnets = per_region(graph, "aws:ec2/subnet:Subnet")
+    private = sorted(s.inputs["cidrBlock"] for s in subnets["ap-northeast-1"] if "-private-" in s.name)
+    assert private == ["10.67.0.0/20", "10.67.16.0/20"]

@@ -117,7 +117,7 @@ CASES = [
         "chat-serve",
         edits=((ASG, "chat-serve-ap-northeast-1-replicas-base", SPOT_ABOVE_ONE),),
         message="chat-serve-ap-northeast-1-replicas-morning-floor raises "
-        "chat-serve-ap-northeast-1-replicas-base to minSize 2, of which only 1 on-demand",
+        "chat-serve-ap-northeast-1-replicas-base to minSize 3, of which only 1 on-demand",
     ),
     PolicyCase("inference-on-demand-base", "chat-serve-k8s", fires=False),
     PolicyCase("inference-health-checks", "chat-serve", fires=False),

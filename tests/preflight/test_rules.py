@@ -150,7 +150,7 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     (
         "chat-serve",
         "aws:autoscaling/schedule:Schedule",
-        "",
+        "morning-floor",
         setting("minSize", 9),
         "PF-ASG-SIZE",
         "morning-floor",

@@ -118,7 +118,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 r.min_replicas,
                 r.max_replicas,
                 r.peak_rps,
-                spec.throughput_rps_per_replica,
+                spec.throughput_of(r),
                 spec.spot_burst_share,
                 spec.cold_start.warm_pool,
                 cold,

@@ -1,8 +1,9 @@
 """Serving economics: what a replica produces and what a million tokens cost, per region, and what quantizing
 the weights changes (fit, throughput, cost) on the same instance.
 
-The planned token rate is the spec's measured capacity (throughput_rps_per_replica x output tokens per request):
-the fleet is sized at it, so it is what a token costs. The calibrated ceiling (plan/roofline.py: decode bandwidth
+The planned token rate is the spec's measured capacity (throughput_rps_per_replica x output tokens per request,
+the region's own figure where it gives one: a replica of another accelerator serves at another rate): the region
+is sized at it, so it is what a token costs. The calibrated ceiling (plan/roofline.py: decode bandwidth
 time-shared with prefill compute, fitted to published benchmarks) gives the concurrency at the mean context; for
 another weight precision the measured rate is scaled by the ratio of the two ceilings (fewer bytes a decode step,
 a faster matmul rate for fp8), a stated estimate that a benchmark at that precision replaces. Prices are
@@ -86,7 +87,7 @@ class RegionTokens(Plain):
     region: str
     instance_type: str
     tokens_per_s: float
-    """Planned: throughput_rps_per_replica x output tokens per request."""
+    """Planned: the region's throughput_rps_per_replica (else the fleet's) x output tokens per request."""
     bound_tokens_per_s: float | None
     concurrency: int | None
     """Sequences the replica decodes together (max_concurrent_sequences, lowered to what the KV cache holds)."""
@@ -133,12 +134,13 @@ def _alternative(spec: InferenceSpec, precision: str) -> ServingMemory:
 def serving_economics(
     spec: InferenceSpec, memory: ServingMemory, region_plans: list[RegionPlan], catalog: Catalog
 ) -> ServingEconomics:
-    """Per region (its planned type and roofline), and the quantization table on the first priced region's type."""
-    planned = spec.throughput_rps_per_replica * spec.requests.output_tokens
+    """Per region (its planned type, measured rate and roofline), and the quantization table on the first priced
+    region's type."""
     regions = []
-    for rp in region_plans:
+    for region, rp in zip(spec.regions, region_plans, strict=True):
         if rp.instance_type is None:
             continue
+        planned = spec.throughput_of(region) * spec.requests.output_tokens
         price = catalog.on_demand(rp.instance_type, rp.region)
         hourly = price.usd_per_hour if price else None
         regions.append(
@@ -157,6 +159,7 @@ def serving_economics(
     info = catalog.instance(base.instance_type) if base else None
     if base is None or info is None or not base.bound_tokens_per_s:
         return out
+    planned = base.tokens_per_s  # the measured rate of the region the table is for
     points = []
     for precision in PRECISIONS:
         alt = memory if precision == spec.model.precision else _alternative(spec, precision)

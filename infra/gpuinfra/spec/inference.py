@@ -27,6 +27,8 @@ from gpuinfra.spec.base import (
 DEFAULT_SERVING_AMI = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
 )
+DEFAULT_VPC_SECOND_OCTET = 64
+"""Default VPCs are 10.64.0.0/16, 10.65.0.0/16, ... by region order (regions[].vpc_cidr)."""
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 AcceleratorName = Annotated[
     str,
@@ -143,12 +145,17 @@ class FleetRegion(SpecModel):
     """Zones for replicas (two or more); default: the region's a and b zones."""
     instance_type: InstanceTypeName | None = None
     """Override the fleet's instance type here (e.g. where L40S is scarce)."""
+    throughput_rps_per_replica: Annotated[float, Field(gt=0)] | None = None
+    """Requests per second one replica of this region sustains (vllm bench serve on its instance type);
+    default: the fleet's. Give it where the region's type differs: throughput depends on the accelerator."""
     certificate_arn: (
         Annotated[str, StringConstraints(pattern=r"^arn:aws:acm:[a-z0-9-]+:[0-9]{12}:certificate/[A-Za-z0-9_-]+$")]
         | None
     ) = None
     """ACM certificate for the ALB's HTTPS listener (ACM certificates are regional)."""
-    vpc_cidr: VpcCidr = Field("10.64.0.0/16", json_schema_extra=updates("replace"))
+    vpc_cidr: VpcCidr | None = Field(None, json_schema_extra=updates("replace"))
+    """The region's VPC network; default: 10.(64+i).0.0/16 for the i-th region (10.64, 10.65, ...), so no two
+    regions overlap and they can be peered or joined by a Transit Gateway (VPC peering needs distinct CIDRs)."""
     image_id: str | None = None
     """This region's replica image (AMIs and SSM parameter versions are regional); default: the fleet's."""
 
@@ -339,7 +346,8 @@ class InferenceSpec(SpecModel):
     requests: RequestShape
     throughput_rps_per_replica: Annotated[float, Field(gt=0)]
     """Requests per second one replica sustains at the latency target: a measured benchmark
-    (vllm bench serve); the planner refuses a figure above its memory-bandwidth bound."""
+    (vllm bench serve); the planner refuses a figure above its memory-bandwidth bound. A region on another
+    instance type gives its own (regions[].throughput_rps_per_replica)."""
     autoscaling: Autoscaling
     spot_burst_share: Annotated[float, Field(ge=0, le=1)] = 0.0
     """Share of capacity above the on-demand base (min replicas) that may run on spot."""
@@ -379,6 +387,20 @@ class InferenceSpec(SpecModel):
     log group with that retention, to query with Logs Insights."""
     suppress: list[RuleId] = []
     """Rule ids of warnings to silence for this stack."""
+
+    def throughput_of(self, region: FleetRegion) -> float:
+        """The measured requests/s of one replica in `region`: its own figure, else the fleet's."""
+        return region.throughput_rps_per_replica or self.throughput_rps_per_replica
+
+    def vpc_cidr_of(self, index: int) -> str:
+        """The VPC network of the index-th region: its own, else 10.(64+index).0.0/16 (distinct per region)."""
+        return self.regions[index].vpc_cidr or f"10.{DEFAULT_VPC_SECOND_OCTET + index}.0.0/16"
+
+    def throughput_path(self, index: int) -> tuple[str | int, ...]:
+        """Where the figure `throughput_of(regions[index])` is written in the spec."""
+        if self.regions[index].throughput_rps_per_replica is not None:
+            return ("regions", index, "throughput_rps_per_replica")
+        return ("throughput_rps_per_replica",)
 
     @model_validator(mode="after")
     def _platform_fields(self) -> InferenceSpec:

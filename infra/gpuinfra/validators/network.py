@@ -1,8 +1,9 @@
-"""Network placement: inference spans two or more zones, regions appear once (a zone outside its region is a
-spec error: spec.base.zone_problem)."""
+"""Network placement: inference spans two or more zones, regions appear once, region VPCs and client networks
+are distinct (a zone outside its region is a spec error: spec.base.zone_problem)."""
 
 from __future__ import annotations
 
+import ipaddress
 from collections.abc import Iterator
 
 from gpuinfra.spec import InferenceSpec
@@ -38,3 +39,48 @@ def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 __all__ = ["duplicate_region", "single_zone_region"]
+
+
+PEERING_LIMITS = "https://docs.aws.amazon.com/vpc/latest/peering/vpc-peering-basics.html#vpc-peering-limitations"
+"""VPC peering limitations: a peering connection between VPCs with matching or overlapping IPv4 CIDR blocks
+cannot be created (a Transit Gateway cannot route between them either)."""
+
+
+def _region_networks(spec: InferenceSpec) -> list[ipaddress.IPv4Network | ipaddress.IPv6Network]:
+    return [ipaddress.ip_network(spec.vpc_cidr_of(i)) for i in range(len(spec.regions))]
+
+
+@rule(Level.WARNING)
+def overlapping_region_vpcs(spec: InferenceSpec) -> Iterator[Failure]:
+    """Two regions on overlapping VPC networks can never be peered or joined by a Transit Gateway. A warning,
+    not an error: a fleet deployed on one shared network keeps serving, and moving a VPC replaces it (suppress
+    it there until the move is planned)."""
+    if spec.platform != "ec2":
+        return  # the clusters' VPCs are not the spec's
+    nets = _region_networks(spec)
+    for i, net in enumerate(nets):
+        clash = next((j for j in range(i) if net.overlaps(nets[j])), None)
+        if clash is not None:
+            yield Failure(
+                f"{spec.regions[i].region}'s VPC {net} overlaps {spec.regions[clash].region}'s ({nets[clash]}): "
+                f"overlapping VPCs cannot be peered ({PEERING_LIMITS})",
+                ("regions", i, "vpc_cidr"),
+                "give each region its own /16 (regions[].vpc_cidr), or leave vpc_cidr out for 10.(64+i).0.0/16",
+            )
+
+
+@rule(Level.ERROR)
+def vpc_overlaps_client_network(spec: InferenceSpec) -> Iterator[Failure]:
+    """An internal fleet cannot answer a client network that overlaps its own VPC: the VPC's local route keeps
+    traffic to those addresses inside it."""
+    if spec.platform != "ec2":
+        return
+    for i, net in enumerate(_region_networks(spec)):
+        for client in spec.access.client_cidrs:
+            if net.overlaps(ipaddress.ip_network(client)):
+                yield Failure(
+                    f"{spec.regions[i].region}'s VPC {net} overlaps the client network {client}: the VPC's local "
+                    "route keeps traffic to those addresses inside the VPC, so the clients get no replies",
+                    ("regions", i, "vpc_cidr"),
+                    "move the region's VPC (regions[].vpc_cidr) off the client networks",
+                )

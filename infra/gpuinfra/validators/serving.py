@@ -162,14 +162,15 @@ def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalo
 def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
     """A replica cannot serve more than its physical ceiling: decode steps at the full datasheet bandwidth
     (weights + batch x KV a step), time-shared with prefill at the full dense peak (plan/roofline.py)."""
-    claimed = spec.throughput_rps_per_replica
     shape = spec.requests
-    for _, region, rp, info, _ in _instances(spec, plan, catalog):
-        b = rp.bound
-        if b is None:
+    said: set[tuple[str | int, ...]] = set()
+    for i, region, rp, info, _ in _instances(spec, plan, catalog):
+        b, claimed, where = rp.bound, spec.throughput_of(region), spec.throughput_path(i)
+        if b is None or where in said:
             continue
         physical = (b.physical_tokens_per_s or b.tokens_per_s) / shape.output_tokens
         if claimed > physical:
+            said.add(where)  # the fleet's figure is named once, at its first region that cannot reach it
             yield Failure(
                 f"throughput_rps_per_replica {claimed:g} is above what {info.name} in {region.region} can do at all: "
                 f"{b.bandwidth_gb_s:,.0f} GB/s over {plan.memory.weights_bytes / GB:,.1f} GB of weights + "
@@ -177,11 +178,11 @@ def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Ca
                 f"prefill of {shape.input_tokens} tokens a request at the dense peak, is at most "
                 f"{physical:,.2f} requests/s at {shape.output_tokens} output tokens (published servers reach "
                 f"{b.requests_per_s:,.2f}, docs/planning.md)",
-                ("throughput_rps_per_replica",),
+                where,
                 f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
-                "max_concurrent_sequences, quantize, or use a faster accelerator",
+                "max_concurrent_sequences, quantize, or use a faster accelerator"
+                + ("" if len(where) > 1 else f", or give {region.region} its own regions[].throughput_rps_per_replica"),
             )
-            return
 
 
 CEILING_WARNING_SHARE = 0.8
@@ -192,22 +193,22 @@ CEILING_WARNING_SHARE = 0.8
 @rule(Level.WARNING)
 def throughput_near_ceiling(spec: InferenceSpec, plan: InferencePlan, catalog: Catalog) -> Iterator[Failure]:
     """The claimed rate is above 80% of what published servers reach on this hardware (the calibrated ceiling)."""
-    claimed = spec.throughput_rps_per_replica
     shape = spec.requests
-    for _, region, rp, info, _ in _instances(spec, plan, catalog):
-        b = rp.bound
-        if b is None or b.physical_tokens_per_s is None:
+    said: set[tuple[str | int, ...]] = set()
+    for i, region, rp, info, _ in _instances(spec, plan, catalog):
+        b, claimed, where = rp.bound, spec.throughput_of(region), spec.throughput_path(i)
+        if b is None or b.physical_tokens_per_s is None or where in said:
             continue
         if CEILING_WARNING_SHARE * b.requests_per_s < claimed <= b.physical_tokens_per_s / shape.output_tokens:
+            said.add(where)
             yield Failure(
                 f"throughput_rps_per_replica {claimed:g} is {claimed / b.requests_per_s:.0%} of the calibrated "
                 f"ceiling of {info.name} in {region.region} ({b.requests_per_s:,.2f} requests/s, "
                 f"{b.tokens_per_s:,.0f} tokens/s at batch {b.batch}): published servers reach "
                 "the calibrated ceiling within about 15%, not more (docs/planning.md)",
-                ("throughput_rps_per_replica",),
+                where,
                 "keep the figure only with its benchmark (vllm bench serve at the spec's request shape)",
             )
-            return
 
 
 @rule(Level.ERROR)

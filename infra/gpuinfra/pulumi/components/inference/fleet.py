@@ -40,12 +40,13 @@ class InferenceFleet(pulumi.ComponentResource):
         here = pulumi.ResourceOptions(parent=self)
         spec = args.spec
         self.regions = {}
-        for fleet_region, region_plan in zip(spec.regions, args.plan.regions, strict=True):
+        for i, (fleet_region, region_plan) in enumerate(zip(spec.regions, args.plan.regions, strict=True)):
             self.regions[region_plan.region] = InferenceRegion(
                 f"{name}-{region_plan.region}",
                 RegionArgs(
                     spec=spec,
                     fleet_region=fleet_region,
+                    vpc_cidr=spec.vpc_cidr_of(i),
                     region_plan=region_plan,
                     plan=args.plan,
                     registry=args.registry,

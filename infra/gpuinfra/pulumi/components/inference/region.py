@@ -34,6 +34,8 @@ TYPE = "gpuinfra:inference:Region"
 class RegionArgs:
     spec: InferenceSpec
     fleet_region: FleetRegion
+    vpc_cidr: str
+    """The region's VPC network (InferenceSpec.vpc_cidr_of: its own or its default by region order)."""
     region_plan: RegionPlan
     plan: InferencePlan
     registry: Registry
@@ -104,7 +106,7 @@ class InferenceRegion(pulumi.ComponentResource):
             NetworkArgs(
                 rp.region,
                 rp.zones,
-                fr.vpc_cidr,
+                args.vpc_cidr,
                 lb.server_port,
                 internal,
                 nat_per_zone=spec.nat_gateways == "per_zone",
