@@ -11,7 +11,7 @@ from gpuinfra.catalog.models import InstanceType
 from gpuinfra.plan.adapters import FinetuneMemory, Shape, finetune_flops, finetune_memory
 from gpuinfra.plan.flops import DEFAULT_MFU
 from gpuinfra.plan.memory import MIB, Plain
-from gpuinfra.plan.quotas import QuotaNeed, Usage, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
 from gpuinfra.plan.rates import node_rates
 from gpuinfra.spec import FinetuneSpec, Organization
 
@@ -117,10 +117,10 @@ def _quotas(spec: FinetuneSpec, org: Organization, catalog: Catalog, instance: s
     if instance is None or account is None:
         return []
     spot = spec.capacity.type == "spot"
-    usages = [Usage(spec.region, instance, "spot" if spot else "on_demand", 1)]
+    demands = [InstanceDemand(spec.region, instance, "spot" if spot else "on_demand", 1)]
     if spot and spec.capacity.on_demand_fallback:
-        usages.append(Usage(spec.region, instance, "on_demand", 1))
-    return quota_needs(usages, catalog, spec.account, account.id, account.quotas)
+        demands.append(InstanceDemand(spec.region, instance, "on_demand", 1))
+    return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
 
 
 def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> FinetunePlan:

@@ -9,7 +9,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
-from gpuinfra.plan.quotas import QuotaNeed, Usage, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
 from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
 from gpuinfra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from gpuinfra.spec import InferenceSpec, Organization
@@ -131,18 +131,18 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         infos = [i for i in (catalog.instance(t) for t in types) if i]
         return max(infos, key=lambda i: i.vcpu).name if infos else None
 
-    usages = []
+    demands = []
     for rp in regions:
         if rp.instance_type:
-            usages += [
-                Usage(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
+            demands += [
+                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
                 # The burst group may launch any of its overrides: count the largest, as the policy does.
-                Usage(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
+                InstanceDemand(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
                 # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).
-                Usage(rp.region, rp.instance_type, "on_demand", rp.max_spot),
+                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_spot),
             ]
     account = org.accounts.get(spec.account)
-    quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas) if account else []
+    quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas) if account else []
     economics = serving_economics(spec, memory, regions, catalog)
     return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas, economics=economics)
 

@@ -15,7 +15,7 @@ from gpuinfra.plan.memory import Plain
 
 
 @dataclass(frozen=True)
-class Usage:
+class InstanceDemand:
     """Instances of one type, bought one way, in one region."""
 
     region: str
@@ -64,7 +64,7 @@ def with_held(needs: Iterable[QuotaNeed], held: dict[tuple[str, str, str], list[
 
 
 def quota_needs(
-    usages: Iterable[Usage],
+    demands: Iterable[InstanceDemand],
     catalog: Catalog,
     account: str,
     account_id: str,
@@ -72,7 +72,7 @@ def quota_needs(
 ) -> list[QuotaNeed]:
     totals: dict[tuple[str, str | None, str, Purchase], int] = defaultdict(int)
     reasons: dict[tuple[str, str | None, str, Purchase], str] = {}
-    for use in usages:
+    for use in demands:
         info = catalog.instance(use.instance_type)
         if info is None or use.count <= 0:
             continue
@@ -130,4 +130,12 @@ def site_gpus_over(gpus: int, allotment: int | None) -> int:
     return max(gpus - allotment, 0) if allotment is not None else 0
 
 
-__all__ = ["QuotaNeed", "Usage", "blocks", "quota_needs", "requested_by_program", "site_gpus_over", "with_held"]
+__all__ = [
+    "InstanceDemand",
+    "QuotaNeed",
+    "blocks",
+    "quota_needs",
+    "requested_by_program",
+    "site_gpus_over",
+    "with_held",
+]

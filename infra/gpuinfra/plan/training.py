@@ -15,7 +15,7 @@ from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.pcs import block_checkpoint_at, cluster_size
-from gpuinfra.plan.quotas import QuotaNeed, Usage, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
 from gpuinfra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
 from gpuinfra.plan.runtime import RunPlan
 from gpuinfra.spec import Organization, TrainingSpec
@@ -158,19 +158,19 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
 
     quotas: list[QuotaNeed] = []
     if spec.provider == "aws" and spec.region:
-        usages = []
+        demands = []
         if capacity.type != "capacity_block":
-            usages += [
-                Usage(spec.region, info.name, "on_demand", on_demand),
-                Usage(spec.region, info.name, "spot", spot),
+            demands += [
+                InstanceDemand(spec.region, info.name, "on_demand", on_demand),
+                InstanceDemand(spec.region, info.name, "spot", spot),
             ]
         if spec.scheduler.type == "slurm":
-            usages.append(Usage(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
+            demands.append(InstanceDemand(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
         else:
-            usages.append(Usage(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
+            demands.append(InstanceDemand(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
         account = org.accounts.get(spec.account)
         if account is not None:
-            quotas = quota_needs(usages, catalog, spec.account, account.id, account.quotas)
+            quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas)
 
     placements: list[NodePlacement] = []
     allotment = None

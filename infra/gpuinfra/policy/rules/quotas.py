@@ -24,7 +24,7 @@ from pulumi_policy import StackValidationArgs
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import tokens
 from gpuinfra.plan.account import HeldQuotas, held_quotas
-from gpuinfra.plan.quotas import QuotaNeed, Usage, blocks, quota_needs, site_gpus_over
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, quota_needs, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
@@ -81,7 +81,7 @@ class Shortfall:
         return self.users[0][1] if len(self.users) == 1 else None
 
 
-def _group_usages(group: Group, region: str, catalog: Catalog) -> Iterator[Usage]:
+def _group_demands(group: Group, region: str, catalog: Catalog) -> Iterator[InstanceDemand]:
     """A group at maximum size, on-demand and spot apart; per quota code, counted at the widest type the
     group may launch (any of its types could fill it). Capacity blocks count against no quota."""
     types = [t for t in group.instance_types if catalog.instance(t) is not None]
@@ -95,15 +95,15 @@ def _group_usages(group: Group, region: str, catalog: Catalog) -> Iterator[Usage
             if key not in widest or info.vcpu > catalog.instance(widest[key]).vcpu:  # type: ignore[union-attr]
                 widest[key] = name
         for name in widest.values():
-            yield Usage(region, name, purchase, count)  # type: ignore[arg-type]
+            yield InstanceDemand(region, name, purchase, count)  # type: ignore[arg-type]
 
 
 Users = dict[tuple[str, str, str | None], set[tuple[str, str]]]
 
 
-def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[Usage]], Users]:
+def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[InstanceDemand]], Users]:
     """What the stack runs at maximum size, per account id; and who uses each (account, region, code)."""
-    usages: dict[str, list[Usage]] = defaultdict(list)
+    demands: dict[str, list[InstanceDemand]] = defaultdict(list)
     users: Users = defaultdict(set)
     by_urn = {g.urn: g for g in groups(stack)}
     for resource in [*(g.resource for g in by_urn.values()), *stack.of_type(tokens.INSTANCE)]:
@@ -111,28 +111,30 @@ def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[Usa
         if account_id is None or region is None:
             continue
         if resource.urn in by_urn:
-            found = list(_group_usages(by_urn[resource.urn], region, catalog))
+            found = list(_group_demands(by_urn[resource.urn], region, catalog))
         else:
             spot = get(resource.props, "instanceMarketOptions", "marketType") == "spot"
-            found = [Usage(region, str(get(resource.props, "instanceType")), "spot" if spot else "on_demand", 1)]
-        for usage in found:
-            info = catalog.instance(usage.instance_type)
-            if info is None or usage.count <= 0:
+            found = [
+                InstanceDemand(region, str(get(resource.props, "instanceType")), "spot" if spot else "on_demand", 1)
+            ]
+        for demand in found:
+            info = catalog.instance(demand.instance_type)
+            if info is None or demand.count <= 0:
                 continue
-            code = catalog.quota_code(info.family, usage.purchase)
-            usages[account_id].append(usage)
+            code = catalog.quota_code(info.family, demand.purchase)
+            demands[account_id].append(demand)
             users[(account_id, region, code.code if code else None)].add((resource.name, resource.urn))
-    return usages, users
+    return demands, users
 
 
 def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
     """Every (account, region, code) whose need at maximum size, with what the repository's other stacks hold
     there (from their plans, as `validate` counts them: plan/account.py), exceeds the organization's grant."""
     catalog = facts.catalog
-    usages, users = stack_usages(stack, catalog)
+    demands, users = stack_usages(stack, catalog)
     requested = _requests(stack)
     out = []
-    for account_id, account_usages in sorted(usages.items()):
+    for account_id, account_usages in sorted(demands.items()):
         known = facts.account_with_id(account_id)
         if known is None:
             continue  # separation-accounts reports accounts the organization does not list
