@@ -204,19 +204,7 @@ class TrainingStorage(pulumi.ComponentResource):
             kms_key_id=self.key.arn if persistent else None,
             opts=stateful(o, args.protect),
         )
-        aws.fsx.DataRepositoryAssociation(
-            f"{name}-dataset",
-            file_system_id=fs.id,
-            data_repository_path=spec.import_path.rstrip("/"),
-            file_system_path=DATASET_PATH,
-            batch_import_meta_data_on_create=True,
-            s3=aws.fsx.DataRepositoryAssociationS3Args(
-                auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
-                    events=["NEW", "CHANGED", "DELETED"]
-                )
-            ),
-            opts=o,
-        )
+        imported(f"{name}-dataset", fs, spec.import_path, DATASET_PATH, o)
         aws.fsx.DataRepositoryAssociation(
             f"{name}-checkpoint-export",
             file_system_id=fs.id,
@@ -230,20 +218,28 @@ class TrainingStorage(pulumi.ComponentResource):
         if spec.code_path:
             # Code delivery: every node sees what is put under the prefix, imported automatically (FSx for Lustre
             # User Guide, "Automatically import updates from your S3 bucket"; events NEW, CHANGED, DELETED).
-            aws.fsx.DataRepositoryAssociation(
-                f"{name}-code",
-                file_system_id=fs.id,
-                data_repository_path=spec.code_path.rstrip("/"),
-                file_system_path=CODE_PATH,
-                batch_import_meta_data_on_create=True,
-                s3=aws.fsx.DataRepositoryAssociationS3Args(
-                    auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
-                        events=["NEW", "CHANGED", "DELETED"]
-                    )
-                ),
-                opts=o,
-            )
+            imported(f"{name}-code", fs, spec.code_path, CODE_PATH, o)
         return fs
+
+
+def imported(
+    name: str, fs: aws.fsx.LustreFileSystem, s3_path: str, fs_path: str, opts: pulumi.ResourceOptions
+) -> aws.fsx.DataRepositoryAssociation:
+    """An S3 prefix linked at `fs_path`, its listing imported at creation and every later change imported
+    automatically (FSx for Lustre User Guide, "Automatically import updates from your S3 bucket")."""
+    return aws.fsx.DataRepositoryAssociation(
+        name,
+        file_system_id=fs.id,
+        data_repository_path=s3_path.rstrip("/"),
+        file_system_path=fs_path,
+        batch_import_meta_data_on_create=True,
+        s3=aws.fsx.DataRepositoryAssociationS3Args(
+            auto_import_policy=aws.fsx.DataRepositoryAssociationS3AutoImportPolicyArgs(
+                events=["NEW", "CHANGED", "DELETED"]
+            )
+        ),
+        opts=opts,
+    )
 
 
 __all__ = [
