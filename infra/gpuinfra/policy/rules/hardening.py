@@ -11,7 +11,7 @@ from typing import Any
 import yaml
 from pulumi_policy import PolicyResource, StackValidationArgs
 
-from gpuinfra.graph import pod_security, tokens
+from gpuinfra.graph import pod_security, tokens, views
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.values import StackView, as_int, get, listed, statements, truthy, view
 
@@ -140,8 +140,8 @@ def lb_waf_logging(args: StackValidationArgs, report_violation: ReportViolation)
             )
 
 
-ATTRIBUTES = "service.beta.kubernetes.io/aws-load-balancer-attributes"
-SSL_CERT = "service.beta.kubernetes.io/aws-load-balancer-ssl-cert"
+ATTRIBUTES = views.LB_ANNOTATION + "attributes"
+SSL_CERT = views.LB_ANNOTATION + "ssl-cert"
 
 
 def _tls_nlb_without_logs(props: Mapping[str, Any]) -> bool:

@@ -27,6 +27,7 @@ import pulumi_aws as aws
 from gpuinfra.graph.log_delivery import VENDED_LOG_SERVICE
 from gpuinfra.pulumi.components.buckets import LogBucket, log_bucket
 from gpuinfra.pulumi.components.iam import Statement, document
+from gpuinfra.spec import FinetuneSpec, InferenceSpec, TrainingSpec
 from gpuinfra.spec.base import FlowLogDestination
 
 RETENTION_DAYS = 365
@@ -48,6 +49,11 @@ class FlowLogSettings:
 
     destination: FlowLogDestination = "s3"
     retention_days: int = RETENTION_DAYS
+
+    @classmethod
+    def of(cls, spec: TrainingSpec | InferenceSpec | FinetuneSpec) -> FlowLogSettings:
+        """The settings a workload spec gives."""
+        return cls(spec.flow_logs, spec.log_retention_days)
 
 
 DEFAULT_SETTINGS = FlowLogSettings()

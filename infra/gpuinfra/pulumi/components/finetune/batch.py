@@ -259,8 +259,7 @@ class BatchQueue(pulumi.ComponentResource):
         name: str, args: BatchArgs, o: pulumi.ResourceOptions
     ) -> tuple[list[aws.ec2.Subnet], aws.ec2.SecurityGroup]:
         """Private subnets, one a zone, egress through one NAT and S3 through the gateway endpoint; no ingress."""
-        logs = FlowLogSettings(args.spec.flow_logs, args.spec.log_retention_days)
-        network = vpc(name, args.cidr, args.account_id, o, logs)
+        network = vpc(name, args.cidr, args.account_id, o, FlowLogSettings.of(args.spec))
         prefix = args.cidr.split(".")[:2]
         private = [
             subnet(f"{name}-private-{zone}", network, f"{prefix[0]}.{prefix[1]}.{16 * i}.0/20", zone, o)

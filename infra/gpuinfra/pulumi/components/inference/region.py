@@ -112,7 +112,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 nat_per_zone=spec.nat_gateways == "per_zone",
                 client_cidrs=tuple(spec.access.client_cidrs),
                 account_id=args.account_id,
-                flow_logs=FlowLogSettings(spec.flow_logs, spec.log_retention_days),
+                flow_logs=FlowLogSettings.of(spec),
             ),
             provider,
             here,

@@ -17,10 +17,11 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.graph.views import LB_ANNOTATION
 from gpuinfra.pulumi.components.inference.endpoint import healthy_hosts_alarm
 
 NAME_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-name"
-ATTRIBUTES_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-attributes"
+ATTRIBUTES_ANNOTATION = LB_ANNOTATION + "attributes"
 """Load balancer attributes the controller sets on the NLB, e.g. access logs (annotations.md, "Load Balancer
 Attributes": `access_logs.s3.enabled=true,access_logs.s3.bucket=...,access_logs.s3.prefix=...`)."""
 TAGS_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-additional-resource-tags"

@@ -121,7 +121,7 @@ class TrainingCluster(pulumi.ComponentResource):
                 spec.availability_zone,
                 control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
                 account_id=args.account.id,
-                flow_logs=FlowLogSettings(spec.flow_logs, spec.log_retention_days),
+                flow_logs=FlowLogSettings.of(spec),
             ),
             provider,
             here,
