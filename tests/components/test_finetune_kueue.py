@@ -44,6 +44,10 @@ def test_job_template_is_suspended_queued_and_asks_for_the_gpu(graph: Graph) -> 
     (container,) = job["spec"]["template"]["spec"]["containers"]
     assert container["image"] == SPEC["image"]
     assert container["resources"]["limits"] == {"nvidia.com/gpu": 1}  # p5.4xlarge: 1 H100
+    # The training cluster's GPU nodes carry the device plugin's resource as a NoSchedule taint (EKS user guide,
+    # GPU node groups); without this toleration the admitted pod would stay Pending.
+    tolerations = job["spec"]["template"]["spec"]["tolerations"]
+    assert tolerations == [{"key": "nvidia.com/gpu", "operator": "Exists", "effect": "NoSchedule"}]
     env = {e["name"]: e["value"] for e in container["env"]}
     assert env["GPUINFRA_CHECKPOINT_ROOT"] == KUEUE["checkpoint_uri"]
     assert env["GPUINFRA_CHECKPOINT_SIGNAL"] == "TERM"
@@ -69,3 +73,13 @@ def test_the_pack_refuses_an_inference_cluster(tmp_path: Path) -> None:
     result = gpuinfra("preview", "stacks/Pulumi.llm-finetune.yaml", cwd=tmp_path)
     assert result.returncode == 1, result.stdout + result.stderr
     assert "separation-kubernetes" in result.stdout and "serve-us-east-1" in result.stdout
+
+
+def test_a_named_resource_overrides_the_catalogs() -> None:
+    """A site whose device plugin advertises another name (e.g. a MIG or time-sliced resource) names it."""
+    shared = "nvidia.com/gpu.shared"
+    graph = graph_for("llm-finetune", {"kueue": {**KUEUE, "gpu_resource": shared}}, config={KUBE: SECRET})
+    (config_map,) = graph.of_type("kubernetes:core/v1:ConfigMap")
+    pod = yaml.safe_load(config_map.inputs["data"]["job.yaml"])["spec"]["template"]["spec"]
+    assert pod["containers"][0]["resources"]["limits"] == {shared: 1}
+    assert [t["key"] for t in pod["tolerations"]] == [shared]

@@ -35,6 +35,9 @@ class FinetunePlan(Plain):
     instance_type: str | None
     """The type the job definition runs on (the spec's, else the cheapest that fits); None when nothing fits."""
     gpus: int
+    device_resource: str | None = None
+    """The extended resource a pod requests the type's accelerators as (the catalog's device, `nvidia.com/gpu`
+    for an NVIDIA GPU): what a job on a Kubernetes training cluster asks for and tolerates."""
     vcpus: int
     memory_mib: int
     """Instance memory the job definition may ask for (what Batch can place on the type, less the agent's share)."""
@@ -153,6 +156,7 @@ def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> Fi
         method=spec.method,
         instance_type=chosen.instance_type if chosen else None,
         gpus=info.accelerator_count if info else 0,
+        device_resource=catalog.k8s_resource(info.name) if info else None,
         vcpus=info.vcpu if info else 0,
         memory_mib=int(info.memory_gib * 1024 * (1 - BATCH_AGENT_MEMORY_FRACTION)) if info else 0,
         memory=chosen.memory if chosen else None,

@@ -153,8 +153,9 @@ class FinetuneKueue(SpecModel):
     """The training cluster's Kueue ClusterQueue the LocalQueue submits to (the training stack's, e.g. train)."""
     queue: K8sName = "finetune"
     """Name of the LocalQueue this stack creates."""
-    gpu_resource: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+/[a-z0-9.-]+$")] = "nvidia.com/gpu"
-    """The extended resource the job's pod requests its GPUs as (the device plugin's)."""
+    gpu_resource: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+/[a-z0-9.-]+$")] | None = None
+    """The extended resource the job's pod requests its accelerators as (the device plugin's); unset, the
+    catalog's for the planned instance type (`nvidia.com/gpu`, `aws.amazon.com/neuron`)."""
     checkpoint_uri: S3Uri
     """Where the job checkpoints (s3://bucket/prefix/): this variant creates no AWS resources."""
 

@@ -11,7 +11,7 @@ import yaml
 
 from gpuinfra.plan import FinetunePlan
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, job_environment
-from gpuinfra.pulumi.components.training.kubernetes import KUEUE_API
+from gpuinfra.pulumi.components.training.kubernetes import KUEUE_API, device_toleration
 from gpuinfra.spec import FinetuneSpec
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -20,8 +20,11 @@ QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
 def job_template(spec: FinetuneSpec, plan: FinetunePlan, env: dict[str, str], labels: dict[str, str]) -> str:
     """A batch/v1 Job with generateName (so `kubectl create`, not apply), suspended for Kueue to admit, one pod
     asking for the planned GPUs; the pod's restarts are Kueue's and the Job's (backoffLimit), the checkpoint
-    contract is training's (SIGTERM, then the grace period)."""
+    contract is training's (SIGTERM, then the grace period). The pod tolerates the accelerator taint the
+    training cluster's nodes carry (`device_toleration`), or it would never schedule there."""
     assert spec.kueue is not None
+    resource = spec.kueue.gpu_resource or plan.device_resource
+    assert resource, "a refused or accelerator-less plan builds no workload"
     job = {
         "apiVersion": "batch/v1",
         "kind": "Job",
@@ -38,12 +41,13 @@ def job_template(spec: FinetuneSpec, plan: FinetunePlan, env: dict[str, str], la
                 "spec": {
                     "restartPolicy": "Never",
                     "terminationGracePeriodSeconds": 110,
+                    "tolerations": [device_toleration(resource)],
                     "containers": [
                         {
                             "name": "finetune",
                             "image": spec.image,
                             "env": [{"name": k, "value": v} for k, v in sorted(env.items())],
-                            "resources": {"limits": {spec.kueue.gpu_resource: plan.gpus}},
+                            "resources": {"limits": {resource: plan.gpus}},
                         }
                     ],
                 },
