@@ -90,7 +90,8 @@ class RunOptions:
     suppress: list[str]
     policy_config: Path | None
     cache_dir: Path | None = None
-    """Where the base side's previews are kept by content (gpuinfra.review.cache); None: always previewed."""
+    """Where previews are kept by content: each stack's, on both sides (gpuinfra.review.stack_cache; the base
+    revision's code uses it when it has it), and the base side's whole document (gpuinfra.review.cache)."""
     jobs: int = 1
     """Head stacks previewed at once (the base revision's code runs with its own defaults)."""
 
@@ -125,6 +126,7 @@ def _from_ref(
         run.usage_file,
         run.policy_config,
         run.jobs,
+        run.cache_dir,
     )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")

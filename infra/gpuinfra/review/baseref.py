@@ -131,15 +131,22 @@ def base_preview(
     if found is not None:
         out.write_text(found.document)
         return f"{ref} ({sha[:10]})", found.notes
-    label, notes = _previewed(ref, sha, root, stacks, out, flags)
+    label, notes = _previewed(ref, sha, root, stacks, out, flags, cache_dir)
     cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
     return label, notes
 
 
 def _previewed(
-    ref: str, sha: str, root: Path, stacks: list[str], out: Path, flags: list[str] | None
+    ref: str,
+    sha: str,
+    root: Path,
+    stacks: list[str],
+    out: Path,
+    flags: list[str] | None,
+    cache_dir: Path | None = None,
 ) -> tuple[str, list[str]]:
-    """REF's own code previews its stacks in a temporary worktree (see base_preview)."""
+    """REF's own code previews its stacks in a temporary worktree (see base_preview), with `cache_dir` for
+    its per-stack entries when that code keeps them (`stack_cache_flags`)."""
     with terminated_as_exit():
         tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
         tree = tmp / "tree"
@@ -154,6 +161,7 @@ def _previewed(
             # tree is removed would otherwise recreate __pycache__ folders under the removal.
             env = {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
             command = [sys.executable, "-c", ENTRY, str(tree), name, "preview", *wanted]
+            command += stack_cache_flags(path / name, cache_dir)
             child = subprocess.Popen(
                 [*command, "--format", "json", "--out", str(out), *(flags or [])],
                 cwd=tree,
@@ -194,6 +202,16 @@ def _previewed(
             remove_tree(tmp)
 
 
+def stack_cache_flags(package: Path, cache_dir: Path | None) -> list[str]:
+    """`--cache-dir DIR` for the base revision's own `preview` when its code keeps each stack's preview by
+    content (it has gpuinfra/review/stack_cache.py, which came with that flag); older code takes no such flag.
+    With the code unchanged, base and head compute the same keys, so the base reuses what the head (or an
+    earlier review) stored for every stack whose inputs are unchanged."""
+    if cache_dir is None or not (package / "review" / "stack_cache.py").is_file():
+        return []
+    return ["--cache-dir", str(cache_dir.resolve())]
+
+
 def remove_tree(path: Path, tries: int = 5) -> None:
     """rmtree, again while something that outlived the preview (a worker the base's CLI started) still writes
     into it: a folder emptied under a writer fails with ENOTEMPTY once, then goes."""
@@ -204,4 +222,4 @@ def remove_tree(path: Path, tries: int = 5) -> None:
         time.sleep(0.2 * (attempt + 1))
 
 
-__all__ = ["base_code", "base_preview", "git", "remove_tree", "terminated_as_exit"]
+__all__ = ["base_code", "base_preview", "git", "remove_tree", "stack_cache_flags", "terminated_as_exit"]
