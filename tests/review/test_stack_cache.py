@@ -53,7 +53,7 @@ class Reviews:
 @pytest.fixture(scope="module")
 def reviews(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Reviews]:
     """The base: the examples as they are, previewed to a document. The head: chat-serve's first region capped
-lower (its Auto Scaling groups change)."""
+    lower (its Auto Scaling groups change)."""
     folder = project(tmp_path_factory.mktemp("stack-cache") / "repo")
     with pytest.MonkeyPatch.context() as patch:
         patch.chdir(folder)
@@ -111,7 +111,9 @@ def test_the_review_is_byte_identical_without_cache_cold_warm_and_tampered(
         assert outputs(reviews, preview_run(REVIEWED, cache_dir=cache)) == expected
 
 
-def test_a_foreign_entry_under_a_key_is_ignored(reviews: Reviews, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_foreign_entry_under_a_key_is_ignored(
+    reviews: Reviews, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """A whole, sound entry of another stack copied over this stack's file: its seal covers its own key."""
     monkeypatch.chdir(reviews.folder)
     cache = tmp_path / "cache"
