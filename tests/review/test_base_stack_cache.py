@@ -1,4 +1,4 @@
-"""`diff --base-ref --cache-dir` hands the cache to the base revision's own `preview` only when that code keeps
+"""`diff --base-ref --cache-dir --jobs` hands the cache and the jobs to the base revision's own `preview` only when that code keeps
 per-stack entries (it has gpuinfra/review/stack_cache.py): older code has no such flag and would refuse it. Fake
 revisions in a scratch git repository stand in for real ones (they record the flags they were given)."""
 
@@ -46,12 +46,14 @@ def test_the_base_gets_the_cache_only_when_its_code_keeps_stacks(tmp_path: Path,
     root = repo(tmp_path, keeps_stacks)
     cache = tmp_path / "cache"
     out = tmp_path / "base.json"
-    base_preview("HEAD", ["x"], out, cwd=root, flags=["--suppress", "R1"], cache_dir=cache)
+    base_preview("HEAD", ["x"], out, cwd=root, flags=["--suppress", "R1"], cache_dir=cache, jobs=3)
     argv = json.loads(out.read_text())["argv"]
     assert argv[:2] == ["preview", "x"]
     assert ("--cache-dir" in argv) is keeps_stacks
+    assert ("--jobs" in argv) is keeps_stacks
     if keeps_stacks:
         assert argv[argv.index("--cache-dir") + 1] == str(cache.resolve())
+        assert argv[argv.index("--jobs") + 1] == "3"
     assert argv[-2:] == ["--suppress", "R1"]
 
 

@@ -93,7 +93,7 @@ class RunOptions:
     """Where previews are kept by content: each stack's, on both sides (gpuinfra.review.stack_cache; the base
     revision's code uses it when it has it), and the base side's whole document (gpuinfra.review.cache)."""
     jobs: int = 1
-    """Head stacks previewed at once (the base revision's code runs with its own defaults)."""
+    """Stacks previewed at once, on the head side and by a base revision's code that takes --jobs."""
 
     def flags(self) -> list[str]:
         """The options as `gpuinfra preview` flags, for the base revision's own code."""
@@ -116,7 +116,7 @@ def _from_ref(
     catalog = load_catalog()
     with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir)
+        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
         notes += more
         base = side(load_document(out), "base", catalog, run.usage)
     head_run = preview_run(
