@@ -1,5 +1,5 @@
-"""`diff --base-ref --cache-dir --jobs` hands the cache and the jobs to the base revision's own `preview` only when that code keeps
-per-stack entries (it has gpuinfra/review/stack_cache.py): older code has no such flag and would refuse it. Fake
+"""`diff --base-ref --cache-dir --jobs` hands the cache and the jobs to the base revision's own `preview` only when
+that code keeps per-stack entries (it has gpuinfra/review/stack_cache.py): older code would refuse the flag. Fake
 revisions in a scratch git repository stand in for real ones (they record the flags they were given)."""
 
 from __future__ import annotations

@@ -56,7 +56,7 @@ def preview_run(
     options = Options(org, suppress, usage_file, policy_config)
     if policy_config is not None:
         options.policies()  # a bad config file is refused whether or not any stack is previewed
-    kept = _kept(stacks, options, usage, cache_dir) if cache_dir is not None else {}
+    kept, keys = _kept(stacks, options, usage, cache_dir) if cache_dir is not None else ({}, {})
     missing = [i for i in range(len(stacks)) if i not in kept]
     made = dict(zip(missing, _outcomes([stacks[i] for i in missing], options, usage, jobs), strict=True))
     report = Report(command="preview")
@@ -69,7 +69,7 @@ def preview_run(
         name, stack, snapshots[name] = outcome
         report.stacks.append(stack)
     if cache_dir is not None:
-        _keep(cache_dir, {i: made[i] for i in missing}, options, stacks)
+        _keep(cache_dir, {i: made[i] for i in missing}, keys)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return PreviewRun(report, snapshots)
 
@@ -101,25 +101,29 @@ class Options:
         return self._keys  # type: ignore[return-value]
 
 
-def _kept(stacks: list[str], options: Options, usage: Usage, cache_dir: Path) -> dict[int, Outcome]:
-    """The stacks (by position) whose previews `cache_dir` holds for exactly their inputs."""
+def _kept(
+    stacks: list[str], options: Options, usage: Usage, cache_dir: Path
+) -> tuple[dict[int, Outcome], dict[int, str]]:
+    """The stacks (by position) whose previews `cache_dir` holds for exactly their inputs, and every stack's
+    key, computed before anything is previewed (an entry is stored under the content its preview read)."""
     found: dict[int, Outcome] = {}
+    keys: dict[int, str] = {}
     for i, arg in enumerate(stacks):
         key = options.keys().of(arg)
-        entry = stack_cache.read(cache_dir, key) if key is not None else None
+        if key is None:
+            continue
+        keys[i] = key
+        entry = stack_cache.read(cache_dir, key)
         if entry is not None:
             found[i] = (entry.report.stack, entry.report, entry.snapshot(usage))
-    return found
+    return found, keys
 
 
-def _keep(cache_dir: Path, made: dict[int, Outcome], options: Options, stacks: list[str]) -> None:
+def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> None:
     """Store each stack previewed in this run (a stack that could not be read is not kept: it costs nothing)."""
     for i, outcome in made.items():
-        if isinstance(outcome, InputProblem):
-            continue
-        key = options.keys().of(stacks[i])
-        if key is not None:
-            stack_cache.write(cache_dir, key, stack_cache.entry_of(outcome[1], outcome[2]))
+        if not isinstance(outcome, InputProblem) and i in keys:
+            stack_cache.write(cache_dir, keys[i], stack_cache.entry_of(outcome[1], outcome[2]))
 
 
 def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> list[Outcome]:

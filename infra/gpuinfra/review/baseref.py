@@ -226,4 +226,4 @@ def remove_tree(path: Path, tries: int = 5) -> None:
         time.sleep(0.2 * (attempt + 1))
 
 
-__all__ = ["base_code", "base_preview", "git", "remove_tree", "own_flags", "terminated_as_exit"]
+__all__ = ["base_code", "base_preview", "git", "own_flags", "remove_tree", "terminated_as_exit"]

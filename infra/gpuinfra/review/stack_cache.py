@@ -2,8 +2,8 @@
 repository of two hundred previews one stack, on each side of `diff --base-ref`.
 
 A stack's preview is a pure function of what it reads, and its key is a SHA-256 over exactly that:
-- the stack file (its name, its path as the report shows it, its bytes) and the organization file (bytes, and its
-  path relative to the project);
+- the stack file (its name, its path as the report shows it, its bytes), the organization file (bytes, and its
+  path relative to the project) and the project file (Pulumi.yaml: the project's name is in every URN);
 - the code: `code_fingerprint()` (every file of the installed package, so its templates and the catalog's data,
   and every installed distribution's version): a change to the code invalidates every stack;
 - the run's options: `--suppress`, and the *content* of the usage file and the policy config;
@@ -153,7 +153,7 @@ class Keys:
     def of(self, arg: str) -> str | None:
         """The key of stack `arg` (a name or a path, as `preview` takes it); None when its files cannot be found
         (then it is previewed, and its problem reported, as without a cache)."""
-        from gpuinfra.load import project_dir, stack_path, trusted_org_path
+        from gpuinfra.load import PROJECT_FILE, project_dir, stack_path, trusted_org_path
         from gpuinfra.plan.account import sibling_files
 
         try:
@@ -169,6 +169,7 @@ class Keys:
         account = accounts.get(mine.account) if mine.account is not None else None
         read = [p for p in (self._peer(f) for f in sibling_files(path)) if _reads(p, account, accounts)]
         parts = [self.run, str(arg), str(path), _digest(path.name, own), _shown(org, project), _digest(org_text)]
+        parts.append(_file(project / PROJECT_FILE) if project is not None else "no project")
         parts += [f"{p.name}={p.digest}" for p in sorted(read, key=lambda p: p.name)]
         return _digest(*parts)
 
