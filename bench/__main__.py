@@ -35,7 +35,7 @@ from gpuinfra.review.replacements import load_rules
 
 import bench.floor as floor_module
 from bench import catalog as catalog_bench
-from bench import cli_help, process, stages
+from bench import cli_help, process, repo, stages
 from bench.floor import run_floor
 from bench.rss import MODES
 from bench.synthetic import grown_fleet, inference_stack, scaled, scenario
@@ -312,6 +312,7 @@ def main() -> int:
     catalog_load = Timing(statistics.median(load), min(load), max(load))
     help_s, help_floor = cli_help.samples(max(runs, 15))
     whole = [f for group in process.GROUPS for f in process.rows(list(group()), runs, folder)]
+    repository = None if args.quick else repo.measure(3, folder / "repository")
     results = Results(
         header,
         runs,
@@ -327,6 +328,7 @@ def main() -> int:
         Timing(statistics.median(help_s), min(help_s), max(help_s)),
         Timing(statistics.median(help_floor), min(help_floor), max(help_floor)),
         whole,
+        repository,
     )
     misses = results.misses()
     out.write_text(report(results, time.time() - started))
@@ -351,6 +353,8 @@ class Results:
     cli_floor: Timing
     whole: list[process.Figure]
     """Whole-process commands against the whole-process floor (bench/process.py)."""
+    repository: repo.Figures | None = None
+    """The 200-stack repository reviewed with `diff --base-ref` (bench/repo.py); None with --quick."""
 
     @property
     def preflight_share(self) -> float:
@@ -389,6 +393,7 @@ class Results:
             for f in self.whole
             if f.label.startswith("preview ") and not f.met
         ]
+        out += self.repository.misses() if self.repository is not None else []
         return out
 
 
@@ -509,17 +514,9 @@ def report(results: Results, seconds: float) -> str:
         f"`gpuinfra --help` / floor: {helped:.2f} ({mark[helped <= cli_help.HELP_OVER_FLOOR]}, <= 2x;"
         " `python -m bench.cli_help`).",
     ]
-    lines += [
-        "",
-        "## Whole process",
-        "",
-        "What a user waits for: each command as its own process (interpreter start, imports, first runs), beside"
-        " the whole-process floor, the bare Pulumi program above run as its own process (`python -m bench.process"
-        " floor`, imports included) over the same graphs. Wall and CPU seconds, medians; the target is on wall:"
-        f" `preview` at most {process.PROCESS_OVER_FLOOR}x (issue 31). `diff` reads two preview documents.",
-        "",
-        process.table(results.whole).rstrip(),
-    ]
+    lines += ["", f"## {process.WHOLE_PROCESS}", "", process.whole_process_section(results.whole)]
+    if results.repository is not None:
+        lines += ["", f"## {process.REPOSITORY}", "", results.repository.markdown()]
     lines += ["", "## Verdict", "", "All targets met." if not misses else "Missed:", ""]
     lines += [f"- {miss}" for miss in misses]
     return "\n".join(lines).rstrip() + "\n"

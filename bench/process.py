@@ -1,10 +1,13 @@
-"""`python -m bench.process [STACK...]`: what a user waits for, whole processes (interpreter start, imports,
+"""`python -m bench.process [STACK...] [--write]`: what a user waits for, whole processes (interpreter start, imports,
 first runs), against a whole-process floor: a bare Pulumi program registering the same graph under the same
 mocks (bench/floor.py run as its own process, `python -m bench.process floor GRAPH.pickle`, imports included).
 
 Issue 31: whole-process `preview` of one stack at most 1.5x the floor for the same graph; the examples
 together at most 1.5x the sum of their floors. Samples alternate (command, floor, command, ...) so a busy
 stretch of the shared machine hits both.
+
+`python -m bench.process repo [--write]`: a 200-stack repository reviewed with `diff --base-ref` (bench/repo.py).
+`--write` refreshes only that section of bench/RESULTS.md (the rest is from the last full `make bench`).
 """
 
 from __future__ import annotations
@@ -149,18 +152,75 @@ def table(figures: list[Figure]) -> str:
     return "\n".join(lines) + "\n"
 
 
+WHOLE_PROCESS = "Whole process"
+REPOSITORY = "Repository at scale"
+
+
+def whole_process_section(figures: list[Figure]) -> str:
+    """The body of RESULTS.md's whole-process section (shared with `make bench`)."""
+    return (
+        "What a user waits for: each command as its own process (interpreter start, imports, first runs), beside"
+        " the whole-process floor, the bare Pulumi program above run as its own process (`python -m bench.process"
+        " floor`, imports included) over the same graphs. Wall and CPU seconds, medians; the target is on wall:"
+        f" `preview` at most {PROCESS_OVER_FLOOR}x (issue 31). `diff` reads two preview documents.\n\n"
+        + table(figures).rstrip()
+    )
+
+
+def refresh(results: Path, title: str, body: str, command: str) -> None:
+    """Replace (or add, before the verdict) one `## title` section of RESULTS.md, marked as refreshed alone: the
+    rest of the file, and its verdict, are from the last full `make bench`."""
+    import datetime
+
+    stamp = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    note = f"*Refreshed alone by `{command}` on {stamp}; the verdict below is from the last full `make bench`.*"
+    section = f"## {title}\n\n{body.rstrip()}\n\n{note}\n"
+    text = results.read_text() if results.exists() else "# gpuinfra benchmarks\n"
+    head, found, rest = text.partition(f"\n## {title}\n")
+    if found:
+        after = rest.find("\n## ")
+        text = head + "\n" + section + (rest[after:] if after >= 0 else "")
+    else:
+        at = text.find("\n## Verdict\n")
+        text = text + "\n" + section if at < 0 else text[:at] + "\n" + section + text[at:]
+    results.write_text(text)
+
+
+def repo_main(argv: list[str]) -> int:
+    """`python -m bench.process repo`: the 200-stack repository's review rows (bench/repo.py)."""
+    from bench import repo
+
+    parser = argparse.ArgumentParser(prog="python -m bench.process repo", description=repo.__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=3, help="timed reviews (and single previews), alternating")
+    parser.add_argument("--stacks", type=int, default=repo.STACKS)
+    parser.add_argument("--write", action="store_true", help=f"refresh the '{REPOSITORY}' section of RESULTS.md")
+    args = parser.parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="gpuinfra-bench-repo-") as tmp:
+        figures = repo.measure(args.runs, Path(tmp), args.stacks)
+    sys.stdout.write(figures.markdown() + "\n")
+    if args.write:
+        refresh(ROOT / "bench" / "RESULTS.md", REPOSITORY, figures.markdown(), "python -m bench.process repo --write")
+    return 1 if figures.misses() else 0
+
+
 def main() -> int:
     if sys.argv[1:2] == ["floor"]:
         run_floor_process(Path(sys.argv[2]))
         return 0
+    if sys.argv[1:2] == ["repo"]:
+        return repo_main(sys.argv[2:])
     parser = argparse.ArgumentParser(prog="python -m bench.process", description=__doc__.split("\n\n")[0])
     parser.add_argument("stacks", nargs="*", help="stack names (default: one small stack, then every example)")
     parser.add_argument("--runs", type=int, default=3)
+    parser.add_argument("--write", action="store_true", help=f"refresh the '{WHOLE_PROCESS}' section of RESULTS.md")
     args = parser.parse_args()
     groups = [args.stacks] if args.stacks else [list(group()) for group in GROUPS]
     with tempfile.TemporaryDirectory(prefix="gpuinfra-bench-process-") as tmp:
         figures = [f for group in groups for f in rows(group, args.runs, Path(tmp))]
     sys.stdout.write(table(figures))
+    if args.write:
+        command = "python -m bench.process " + " ".join([*args.stacks, "--write"])
+        refresh(ROOT / "bench" / "RESULTS.md", WHOLE_PROCESS, whole_process_section(figures), command)
     previews = [f for f in figures if f.label.startswith("preview ")]
     return 0 if all(f.met for f in previews) else 1
 

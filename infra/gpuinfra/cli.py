@@ -88,6 +88,15 @@ JobsOpt = Annotated[
         "exit code are the same as with --jobs 1.",
     ),
 ]
+CacheDirOpt = Annotated[
+    Path | None,
+    typer.Option(
+        "--cache-dir",
+        help="Keep each stack's preview here by content (its files, the same-account and registry stacks it reads, "
+        "the code, the dependency versions, the flags) and reuse it while they are unchanged; unsound entries are "
+        "ignored. The output is the same as without it.",
+    ),
+]
 PolicyConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -217,6 +226,7 @@ def preview(
     usage_file: UsageOpt = None,
     policy_config: PolicyConfigOpt = None,
     jobs: JobsOpt = None,
+    cache_dir: CacheDirOpt = None,
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
     they cost, and the policy pack's verdicts.
@@ -233,7 +243,7 @@ def preview(
 
     names = stacks_or_every(stacks)
     with _working(f"previewing {_count(names)}"):
-        report = preview_stacks(names, org, suppress or [], usage_file, policy_config, _jobs(jobs))
+        report = preview_stacks(names, org, suppress or [], usage_file, policy_config, _jobs(jobs), cache_dir)
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
@@ -292,14 +302,7 @@ def diff(
     out: OutOpt = None,
     suppress: SuppressOpt = None,
     policy_config: PolicyConfigOpt = None,
-    cache_dir: Annotated[
-        Path | None,
-        typer.Option(
-            "--cache-dir",
-            help="With --base-ref: keep the base side's preview here by content (its commit's tree, flags, "
-            "dependency versions) and reuse it while they are unchanged; unsound entries are ignored.",
-        ),
-    ] = None,
+    cache_dir: CacheDirOpt = None,
     jobs: JobsOpt = None,
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that

@@ -90,9 +90,10 @@ class RunOptions:
     suppress: list[str]
     policy_config: Path | None
     cache_dir: Path | None = None
-    """Where the base side's previews are kept by content (gpuinfra.review.cache); None: always previewed."""
+    """Where previews are kept by content: each stack's, on both sides (gpuinfra.review.stack_cache; the base
+    revision's code uses it when it has it), and the base side's whole document (gpuinfra.review.cache)."""
     jobs: int = 1
-    """Head stacks previewed at once (the base revision's code runs with its own defaults)."""
+    """Stacks previewed at once, on the head side and by a base revision's code that takes --jobs."""
 
     def flags(self) -> list[str]:
         """The options as `gpuinfra preview` flags, for the base revision's own code."""
@@ -115,7 +116,7 @@ def _from_ref(
     catalog = load_catalog()
     with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir)
+        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
         notes += more
         base = side(load_document(out), "base", catalog, run.usage)
     head_run = preview_run(
@@ -125,6 +126,7 @@ def _from_ref(
         run.usage_file,
         run.policy_config,
         run.jobs,
+        run.cache_dir,
     )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")

@@ -6,13 +6,13 @@ in-process review compares, with nothing re-read or re-priced."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
-from gpuinfra.commands.validate import checked_stacks, to_report
+from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
@@ -22,6 +22,7 @@ from gpuinfra.preflight.access.judge import flow_findings
 from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
+from gpuinfra.review import stack_cache
 from gpuinfra.review.diff import Snapshot
 from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
@@ -41,38 +42,95 @@ def preview_run(
     usage_file: Path | None = None,
     policy_config: Path | None = None,
     jobs: int = 1,
+    cache_dir: Path | None = None,
 ) -> PreviewRun:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan) and run the policy pack over it. With `jobs` > 1 the
-    stacks are previewed in that many worker processes (each stack's preview depends only on its files), and
-    the report is assembled in the order given, exactly as a serial run assembles it."""
-    from gpuinfra.policy.pack import pack_config
-
+    stacks are previewed in that many worker processes (each stack's preview depends only on its files); with
+    `cache_dir`, a stack whose inputs have a sound entry there is read from it (gpuinfra.review.stack_cache) and
+    the others are stored. The report is assembled in the order given, exactly as a serial, uncached run
+    assembles it."""
     stacks, suppress = list(stacks), list(suppress)
+    check_suppress_ids(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
-    policies = pack_config(policy_config)
+    options = Options(org, suppress, usage_file, policy_config)
+    if policy_config is not None:
+        options.policies()  # a bad config file is refused whether or not any stack is previewed
+    kept, keys = _kept(stacks, options, usage, cache_dir) if cache_dir is not None else ({}, {})
+    missing = [i for i in range(len(stacks)) if i not in kept]
+    made = dict(zip(missing, _outcomes([stacks[i] for i in missing], options, usage, jobs), strict=True))
     report = Report(command="preview")
     snapshots: dict[str, Snapshot] = {}
-    outcomes: Iterable[Outcome]
-    if jobs > 1 and len(stacks) > 1:
-        check_suppress_ids(suppress)
-        outcomes = _in_workers(stacks, org, suppress, usage_file, policy_config, jobs)
-    else:
-        outcomes = (
-            (checked.inputs.stack.name, *preview_checked(checked, usage, policies))
-            for checked in checked_stacks(report, stacks, org, suppress)
-        )
-    for outcome in outcomes:
+    for i in range(len(stacks)):
+        outcome = kept[i] if i in kept else made[i]
         if isinstance(outcome, InputProblem):
             report.problems.append(outcome)
             continue
         name, stack, snapshots[name] = outcome
         report.stacks.append(stack)
+    if cache_dir is not None:
+        _keep(cache_dir, {i: made[i] for i in missing}, keys)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return PreviewRun(report, snapshots)
 
 
 Outcome = tuple[str, StackReport, Snapshot] | InputProblem
+
+
+@dataclass
+class Options:
+    """What every stack of one run is previewed with; the policy pack's config is read once, when needed."""
+
+    org: Path | None
+    suppress: list[str]
+    usage_file: Path | None
+    policy_config: Path | None
+    _policies: Mapping[str, PolicyConfig] | None = None
+    _keys: object = None
+
+    def policies(self) -> Mapping[str, PolicyConfig]:
+        from gpuinfra.policy.pack import pack_config
+
+        if self._policies is None:
+            self._policies = pack_config(self.policy_config)
+        return self._policies
+
+    def keys(self) -> stack_cache.Keys:
+        if self._keys is None:
+            self._keys = stack_cache.Keys(self.org, self.suppress, self.usage_file, self.policy_config)
+        return self._keys  # type: ignore[return-value]
+
+
+def _kept(
+    stacks: list[str], options: Options, usage: Usage, cache_dir: Path
+) -> tuple[dict[int, Outcome], dict[int, str]]:
+    """The stacks (by position) whose previews `cache_dir` holds for exactly their inputs, and every stack's
+    key, computed before anything is previewed (an entry is stored under the content its preview read)."""
+    found: dict[int, Outcome] = {}
+    keys: dict[int, str] = {}
+    for i, arg in enumerate(stacks):
+        key = options.keys().of(arg)
+        if key is None:
+            continue
+        keys[i] = key
+        entry = stack_cache.read(cache_dir, key)
+        if entry is not None:
+            found[i] = (entry.report.stack, entry.report, entry.snapshot(usage))
+    return found, keys
+
+
+def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> None:
+    """Store each stack previewed in this run (a stack that could not be read is not kept: it costs nothing)."""
+    for i, outcome in made.items():
+        if not isinstance(outcome, InputProblem) and i in keys:
+            stack_cache.write(cache_dir, keys[i], stack_cache.entry_of(outcome[1], outcome[2]))
+
+
+def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> list[Outcome]:
+    """Each stack previewed, serially or in `jobs` worker processes; outcomes in the order of `stacks`."""
+    if jobs > 1 and len(stacks) > 1:
+        return _in_workers(stacks, options.org, options.suppress, options.usage_file, options.policy_config, jobs)
+    return [_outcome(arg, options.org, options.suppress, usage, options.policies) for arg in stacks]
 
 
 def _in_workers(
@@ -98,16 +156,28 @@ def _preview_one(
     arg: str, org: Path | None, suppress: list[str], usage_file: Path | None, policy_config: Path | None
 ) -> Outcome:
     """One stack, in a worker: what one turn of the serial loop does."""
-    from gpuinfra.errors import InputError
     from gpuinfra.policy.pack import pack_config
-    from gpuinfra.validators.checked import check_stack
 
     usage = load_usage_file(usage_file) if usage_file else Usage()
+    return _outcome(arg, org, suppress, usage, lambda: pack_config(policy_config))
+
+
+def _outcome(
+    arg: str,
+    org: Path | None,
+    suppress: list[str],
+    usage: Usage,
+    policies: Callable[[], Mapping[str, PolicyConfig]],
+) -> Outcome:
+    """One stack checked and previewed; one that cannot be read is a problem of the report (exit 2)."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.validators.checked import check_stack
+
     try:
         checked = check_stack(arg, org, suppress)
     except InputError as exc:
         return InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems])
-    return (checked.inputs.stack.name, *preview_checked(checked, usage, pack_config(policy_config)))
+    return (checked.inputs.stack.name, *preview_checked(checked, usage, policies()))
 
 
 def preview_checked(
@@ -156,8 +226,9 @@ def preview_stacks(
     usage_file: Path | None = None,
     policy_config: Path | None = None,
     jobs: int = 1,
+    cache_dir: Path | None = None,
 ) -> Report:
-    return preview_run(stacks, org, suppress, usage_file, policy_config, jobs).report
+    return preview_run(stacks, org, suppress, usage_file, policy_config, jobs, cache_dir).report
 
 
 _REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")

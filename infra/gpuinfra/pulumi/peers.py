@@ -62,6 +62,21 @@ def _built(stack_file: Path, org_file: Path) -> Graph | None:
         return None
 
 
+def _may_be_registry(path: Path) -> bool:
+    """A first look at the parsed file (parsed once per process, spec/yamlfile.py): a stack whose config holds no
+    registry spec is not one, and is not validated here; in a repository of n stacks, validating every other
+    stack for each stack's preview made previewing them all O(n^2). What cannot be told is looked at whole."""
+    from gpuinfra.spec.documents import NAMESPACE
+    from gpuinfra.spec.yamlfile import read_yaml
+
+    try:
+        data = read_yaml(path, "stack file").data
+    except InputError:
+        return False  # load_inputs would refuse it too
+    config = data.get("config") if isinstance(data, dict) else None
+    return not isinstance(config, dict) or f"{NAMESPACE}:registry" in config
+
+
 def peer_graphs(inputs: Inputs) -> list[Graph]:
     """The registry stacks of the same organization file (not the stack itself), as graphs."""
     registry = inputs.org.org.registry
@@ -70,7 +85,7 @@ def peer_graphs(inputs: Inputs) -> list[Graph]:
     org_file = inputs.org.path.resolve()
     found = []
     for path in sorted(inputs.stack.path.resolve().parent.glob("Pulumi.*.yaml")):
-        if path == inputs.stack.path.resolve():
+        if path == inputs.stack.path.resolve() or not _may_be_registry(path):
             continue
         try:
             peer = load_inputs(path, org_file)

@@ -114,16 +114,18 @@ def base_preview(
     cwd: Path | None = None,
     flags: list[str] | None = None,
     cache_dir: Path | None = None,
+    jobs: int | None = None,
 ) -> tuple[str, list[str]]:
     """Write REF's preview JSON of `stacks` (those REF has; all of REF's when empty) to `out`, with the same
     `preview` flags as the head (--suppress, --policy-config, --usage-file); from `cache_dir` when it holds a
     sound entry for exactly these inputs (gpuinfra.review.cache), else previewed and stored there.
+    `jobs` is handed to REF's code when it has the per-stack cache (`own_flags`).
     Returns a label for the base side and notes (stacks the base does not have)."""
     cwd = cwd or Path.cwd()
     root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
     sha = git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
     if cache_dir is None:
-        return _previewed(ref, sha, root, stacks, out, flags)
+        return _previewed(ref, sha, root, stacks, out, flags, None, jobs)
     from gpuinfra.review import cache
 
     key = cache.base_key(git("rev-parse", f"{sha}^{{tree}}", cwd=root), stacks, flags or [])
@@ -131,15 +133,23 @@ def base_preview(
     if found is not None:
         out.write_text(found.document)
         return f"{ref} ({sha[:10]})", found.notes
-    label, notes = _previewed(ref, sha, root, stacks, out, flags)
+    label, notes = _previewed(ref, sha, root, stacks, out, flags, cache_dir, jobs)
     cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
     return label, notes
 
 
 def _previewed(
-    ref: str, sha: str, root: Path, stacks: list[str], out: Path, flags: list[str] | None
+    ref: str,
+    sha: str,
+    root: Path,
+    stacks: list[str],
+    out: Path,
+    flags: list[str] | None,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
 ) -> tuple[str, list[str]]:
-    """REF's own code previews its stacks in a temporary worktree (see base_preview)."""
+    """REF's own code previews its stacks in a temporary worktree (see base_preview), with `cache_dir` for
+    its per-stack entries and `jobs` when that code takes them (`own_flags`)."""
     with terminated_as_exit():
         tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
         tree = tmp / "tree"
@@ -154,6 +164,7 @@ def _previewed(
             # tree is removed would otherwise recreate __pycache__ folders under the removal.
             env = {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
             command = [sys.executable, "-c", ENTRY, str(tree), name, "preview", *wanted]
+            command += own_flags(path / name, cache_dir, jobs)
             child = subprocess.Popen(
                 [*command, "--format", "json", "--out", str(out), *(flags or [])],
                 cwd=tree,
@@ -194,6 +205,17 @@ def _previewed(
             remove_tree(tmp)
 
 
+def own_flags(package: Path, cache_dir: Path | None, jobs: int | None) -> list[str]:
+    """`--cache-dir DIR` and `--jobs N` for the base revision's own `preview` when its code keeps each stack's
+    preview by content (it has gpuinfra/review/stack_cache.py, which came with that flag, after --jobs); older
+    code takes neither and runs with its defaults. With the code unchanged, base and head compute the same keys,
+    so the base reuses what the head (or an earlier review) stored for every stack whose inputs are unchanged."""
+    if not (package / "review" / "stack_cache.py").is_file():
+        return []
+    jobs_flag = ["--jobs", str(jobs)] if jobs is not None else []
+    return jobs_flag + (["--cache-dir", str(cache_dir.resolve())] if cache_dir is not None else [])
+
+
 def remove_tree(path: Path, tries: int = 5) -> None:
     """rmtree, again while something that outlived the preview (a worker the base's CLI started) still writes
     into it: a folder emptied under a writer fails with ENOTEMPTY once, then goes."""
@@ -204,4 +226,4 @@ def remove_tree(path: Path, tries: int = 5) -> None:
         time.sleep(0.2 * (attempt + 1))
 
 
-__all__ = ["base_code", "base_preview", "git", "remove_tree", "terminated_as_exit"]
+__all__ = ["base_code", "base_preview", "git", "own_flags", "remove_tree", "terminated_as_exit"]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import datetime
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
@@ -62,22 +62,29 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
 
     Parsed documents are cached by path, size and modification time: the CLI and the Pulumi program it
     runs in-process read the same organization file, and round-trip parsing is the slowest step of a
-    small preview. Callers must not mutate `data` (copy it first)."""
+    small preview. The cache holds a repository's every stack file (the quota and budget ledgers and the access
+    flows read each stack's siblings: with fewer entries than files, reading them in turn missed every time).
+    Callers must not mutate `data` (copy it first)."""
     try:
         stat = path.stat()
         resolved = path.resolve()
     except (OSError, RuntimeError):  # read_text names what is wrong (missing, a loop, no permission)
         return parse_yaml(read_text(path, what, MAX_BYTES, HINT), path)
-    return _read_cached(resolved, stat.st_size, stat.st_mtime_ns, path, what)
+    try:
+        doc = _read_cached(resolved, stat.st_size, stat.st_mtime_ns, what)
+    except InputError:  # read again to name the file as this caller names it
+        return parse_yaml(read_text(path, what, MAX_BYTES, HINT), path)
+    return doc if doc.path == path else replace(doc, path=path)
 
 
 HINT = "give the path of a readable YAML file (a regular file, UTF-8, at most 4 MiB; split a larger one up)"
 
 
-@lru_cache(maxsize=64)
-def _read_cached(resolved: Path, size: int, mtime_ns: int, path: Path, what: str) -> YamlDocument:
-    """The bounded read every input file gets (spec/files.read_text), then the parse."""
-    return parse_yaml(read_text(path, what, MAX_BYTES, HINT), path)
+@lru_cache(maxsize=2048)
+def _read_cached(resolved: Path, size: int, mtime_ns: int, what: str) -> YamlDocument:
+    """The bounded read every input file gets (spec/files.read_text), then the parse; one entry per file,
+    however callers name it (relative or resolved)."""
+    return parse_yaml(read_text(resolved, what, MAX_BYTES, HINT), resolved)
 
 
 def parse_yaml(text: str, path: Path) -> YamlDocument:

@@ -1,0 +1,279 @@
+"""Each stack's preview kept by content (`--cache-dir`), so a review costs what changed: one stack edited in a
+repository of two hundred previews one stack, on each side of `diff --base-ref`.
+
+A stack's preview is a pure function of what it reads, and its key is a SHA-256 over exactly that:
+- the stack file (its name, its path as the report shows it, its bytes), the organization file (bytes, and its
+  path relative to the project) and the project file (Pulumi.yaml: the project's name is in every URN);
+- the code: `code_fingerprint()` (every file of the installed package, so its templates and the catalog's data,
+  and every installed distribution's version): a change to the code invalidates every stack;
+- the run's options: `--suppress`, and the *content* of the usage file and the policy config;
+- the clock the catalog's staleness warning reads (SOURCE_DATE_EPOCH or today's date, the age limit);
+- the other stacks the preview reads: those of the same account (the quota and budget ledgers,
+  plan/account.py and policy/rules/ledger.py) and the registry stacks (the access flows, pulumi/peers.py). A
+  stack whose account or kind cannot be told from a quick read is counted in: an entry may be invalidated too
+  often, never reused wrongly.
+
+Keys hold no commit and no absolute path, so the base and the head of a review share the entries of every stack
+whose inputs did not change. An entry is JSON (nothing is executed to read it), sealed with a SHA-256 over the
+format, its key and its content: a truncated, edited or foreign entry is ignored and overwritten. Writes are
+atomic (a temporary file renamed into place).
+"""
+
+from __future__ import annotations
+
+import datetime
+import hashlib
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from gpuinfra.cost import Usage, assumed_usage, price_graph
+from gpuinfra.errors import GpuinfraError
+from gpuinfra.graph import Graph
+from gpuinfra.plan.figures import plan_figures
+from gpuinfra.report.model import StackReport
+from gpuinfra.review.diff import Snapshot
+
+FORMAT = "gpuinfra-stack-preview-1"
+"""Bumped when the key's parts or an entry's layout change."""
+FOLDER = "stacks"
+"""Entries live in `<cache-dir>/stacks/`, beside the whole-base entries of gpuinfra.review.cache."""
+
+
+def _digest(*parts: bytes | str) -> str:
+    digest = hashlib.sha256()
+    for part in parts:
+        digest.update((part.encode() if isinstance(part, str) else part) + b"\0")
+    return digest.hexdigest()
+
+
+def _file(path: Path | None) -> str:
+    if path is None:
+        return "none"
+    try:
+        return hashlib.sha256(path.read_bytes()).hexdigest()
+    except OSError:
+        return "unreadable"
+
+
+def _clock() -> str:
+    """What the staleness warning reads: SOURCE_DATE_EPOCH (else today, UTC) and the age limit."""
+    from gpuinfra.catalog.staleness import MAX_AGE_ENV
+
+    epoch = os.environ.get("SOURCE_DATE_EPOCH") or datetime.datetime.now(datetime.UTC).date().isoformat()
+    return f"{epoch}|{os.environ.get(MAX_AGE_ENV, '')}"
+
+
+def _yaml(data: bytes) -> Any:
+    from ruamel.yaml import YAML
+
+    try:
+        return YAML(typ="safe").load(data)
+    except Exception:  # any reader error: the file is then of unknown account and kind
+        return None
+
+
+@dataclass(frozen=True)
+class Peer:
+    """What a quick read tells of one stack file: its content and, when it can be told, account and kind."""
+
+    name: str
+    digest: str
+    account: str | None
+    """The account *name* the spec gives; None when it cannot be read."""
+    registry: bool | None
+    """Whether it is a registry stack; None when it cannot be told."""
+
+
+def _peer(path: Path) -> Peer:
+    """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
+    from gpuinfra.load import SPEC_KEYS
+
+    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return Peer(name, "unreadable", None, None)
+    digest = _digest(path.name, data)
+    document = _yaml(data)
+    config = document.get("config") if isinstance(document, dict) else None
+    kinds = [k for k in config if k in SPEC_KEYS] if isinstance(config, dict) else []
+    if len(kinds) != 1:
+        return Peer(name, digest, None, None)
+    spec = config[kinds[0]]  # type: ignore[index]
+    if isinstance(spec, str):  # the Pulumi CLI's encoding: the spec as a JSON string
+        try:
+            spec = json.loads(spec)
+        except ValueError:
+            return Peer(name, digest, None, None)
+    account = spec.get("account") if isinstance(spec, dict) else None
+    return Peer(name, digest, account if isinstance(account, str) else None, kinds[0].endswith(":registry"))
+
+
+def _reads(peer: Peer, account: str | None, accounts: dict[str, str]) -> bool:
+    """Whether a stack of account id `account` (None: unknown) may read `peer`: the ledgers read the same
+    account's stacks, the access flows the registry's; whatever cannot be told is counted in."""
+    if account is None or peer.account is None or peer.registry is not False:
+        return True
+    return accounts.get(peer.account) in (None, account)
+
+
+def _shown(org: Path, project: Path | None) -> str:
+    """The organization file's path relative to the project (the same on both sides of a review), else whole."""
+    whole = org.resolve()
+    if project is not None and whole.is_relative_to(project.resolve()):
+        return whole.relative_to(project.resolve()).as_posix()
+    return str(whole)
+
+
+class Keys:
+    """The content address of each stack's preview in one run (see the module's docstring). Files are read once
+    per run: the siblings of two hundred stacks are read two hundred times, not forty thousand."""
+
+    def __init__(
+        self,
+        org: Path | None,
+        suppress: Iterable[str],
+        usage_file: Path | None,
+        policy_config: Path | None,
+    ) -> None:
+        from gpuinfra.store.fingerprint import code_fingerprint
+
+        self.org = org
+        self.run = _digest(
+            FORMAT, code_fingerprint(), json.dumps(list(suppress)), _file(usage_file), _file(policy_config), _clock()
+        )
+        self._peers: dict[Path, Peer] = {}
+        self._accounts: dict[Path, dict[str, str]] = {}
+
+    def of(self, arg: str) -> str | None:
+        """The key of stack `arg` (a name or a path, as `preview` takes it); None when its files cannot be found
+        (then it is previewed, and its problem reported, as without a cache)."""
+        from gpuinfra.load import PROJECT_FILE, project_dir, stack_path, trusted_org_path
+        from gpuinfra.plan.account import sibling_files
+
+        try:
+            path = stack_path(arg)
+            own = path.read_bytes()
+            project = project_dir(path.parent)
+            org = self.org or trusted_org_path(path, project)
+            org_text = org.read_bytes()
+        except (GpuinfraError, OSError):
+            return None
+        accounts = self._account_ids(org, org_text)
+        mine = self._peer(path)
+        account = accounts.get(mine.account) if mine.account is not None else None
+        read = [p for p in (self._peer(f) for f in sibling_files(path)) if _reads(p, account, accounts)]
+        parts = [self.run, str(arg), str(path), _digest(path.name, own), _shown(org, project), _digest(org_text)]
+        parts.append(_file(project / PROJECT_FILE) if project is not None else "no project")
+        parts += [f"{p.name}={p.digest}" for p in sorted(read, key=lambda p: p.name)]
+        return _digest(*parts)
+
+    def _peer(self, path: Path) -> Peer:
+        found = self._peers.get(path.resolve())
+        if found is None:
+            found = self._peers[path.resolve()] = _peer(path)
+        return found
+
+    def _account_ids(self, org: Path, text: bytes) -> dict[str, str]:
+        """Account name -> id from the organization file (empty when it cannot be read: every sibling counts)."""
+        found = self._accounts.get(org.resolve())
+        if found is None:
+            data = _yaml(text)
+            accounts = data.get("accounts") if isinstance(data, dict) else None
+            found = {
+                str(name): str(body["id"])
+                for name, body in (accounts.items() if isinstance(accounts, dict) else ())
+                if isinstance(body, dict) and isinstance(body.get("id"), str | int)
+            }
+            self._accounts[org.resolve()] = found
+        return found
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One stack's preview: its part of the report and what a review's side needs besides (the graph's project
+    and stand-ins, which the report does not carry)."""
+
+    report: StackReport
+    project: str
+    after_apply: dict[str, str]
+
+    def snapshot(self, usage: Usage) -> Snapshot:
+        """The review's Snapshot of this stack, as `preview_checked` makes it: the graph read back, priced again
+        (pricing is pure and takes milliseconds), the findings and the plan's figures."""
+        from gpuinfra.catalog import load_catalog
+        from gpuinfra.commands.preview import _findings
+        from gpuinfra.review.documents import findings_of
+
+        stack = self.report
+        graph = breakdown = None
+        if stack.resources is not None:
+            graph = Graph.of(stack.stack, self.project, stack.resources, self.after_apply)
+            assumed = usage.with_assumed(assumed_usage(stack.plan, graph))
+            breakdown = price_graph(graph, load_catalog(), assumed)
+        figures = plan_figures(stack.plan)
+        return Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=figures)
+
+
+def entry_of(report: StackReport, snapshot: Snapshot) -> Entry:
+    graph = snapshot.graph
+    return Entry(report, graph.project if graph else "", dict(graph.after_apply) if graph else {})
+
+
+def _seal(key: str, payload: bytes) -> str:
+    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
+
+
+def _where(cache_dir: Path, key: str) -> Path:
+    return cache_dir / FOLDER / f"{key}.json"
+
+
+def read(cache_dir: Path, key: str) -> Entry | None:
+    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
+    try:
+        blob = _where(cache_dir, key).read_bytes()
+    except OSError:
+        return None
+    seal, _, payload = blob.partition(b"\n")
+    if seal.decode("ascii", "replace") != _seal(key, payload):
+        return None
+    try:
+        data = json.loads(payload)
+        if data["key"] != key:
+            return None
+        after = {str(k): str(v) for k, v in data["after_apply"].items()}
+        return Entry(StackReport.model_validate(data["report"]), str(data["project"]), after)
+    except (ValueError, KeyError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
+        return None
+
+
+def write(cache_dir: Path, key: str, entry: Entry) -> None:
+    """Store `entry` atomically; a cache that cannot be written is no error (the preview is already made)."""
+    body = {
+        "key": key,
+        "report": entry.report.model_dump(mode="json"),
+        "project": entry.project,
+        "after_apply": entry.after_apply,
+    }
+    payload = json.dumps(body, sort_keys=True).encode()
+    folder = cache_dir / FOLDER
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(_seal(key, payload).encode() + b"\n" + payload)
+            os.replace(tmp, _where(cache_dir, key))
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise
+    except OSError:
+        return
+
+
+__all__ = ["FORMAT", "Entry", "Keys", "entry_of", "read", "write"]
