@@ -203,7 +203,21 @@ def test_the_leader_runs_one_rank_per_gpu_over_every_pod_and_passes_a_fabric_at_
     hosts = (fake / "hostfile").read_text().splitlines()
     assert hosts[0] == f"{os.uname().nodename} slots=8" or hosts[0].endswith(" slots=8")
     assert hosts[1:] == [f"llm-nccl-abcde-nccl-0-{i}.llm-nccl-abcde slots=8" for i in range(1, 16)]
-    assert (tmp_path / "home" / ".ssh" / "authorized_keys").stat().st_mode & 0o777 == 0o600
+    ssh = tmp_path / "home" / ".ssh"
+    assert (ssh / "authorized_keys").read_text() == key_pair(b"seed")["id_ecdsa.pub"]
+    assert all((ssh / f).stat().st_mode & 0o777 == 0o600 for f in ("authorized_keys", "id_ecdsa", "config"))
+    # ssh (and mpirun's ssh to the peers) reads this file: the key, and no prompt for unknown host keys.
+    client = openssh("ssh")
+    effective = subprocess.run(
+        [client, "-G", "-F", str(ssh / "config"), "llm-nccl-abcde-nccl-0-1.llm-nccl-abcde"],
+        env={"HOME": str(tmp_path / "home"), "PATH": "/usr/bin:/bin"},
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.splitlines()
+    assert "stricthostkeychecking false" in effective
+    # ssh expands ~ to the user's passwd home (root's /root in the pod), not $HOME.
+    assert any(line.startswith("identityfile ") and line.endswith("/.ssh/id_ecdsa") for line in effective)
 
 
 def test_a_slow_fabric_fails_with_the_floor_in_the_message(tmp_path: Path, eks: tuple[str, dict[str, Any]]) -> None:
@@ -251,12 +265,18 @@ def test_shellcheck_passes_on_the_rendered_script(stack: tuple[str, Graph], tmp_
     assert result.returncode == 0, result.stdout
 
 
-def test_the_key_pair_is_one_openssh_reads_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
-    keygen = shutil.which("ssh-keygen")
-    if keygen is None:
+def openssh(tool: str) -> str:
+    """An OpenSSH client tool (Debian's openssh-client): required in CI, skipped elsewhere when absent."""
+    found = shutil.which(tool)
+    if found is None:
         if os.environ.get("CI"):
-            pytest.fail("ssh-keygen (openssh-client) is missing")
-        pytest.skip("ssh-keygen not installed")
+            pytest.fail(f"{tool} (openssh-client) is missing")
+        pytest.skip(f"{tool} not installed")
+    return found
+
+
+def test_the_key_pair_is_one_openssh_reads_and_the_same_for_the_same_seed(tmp_path: Path) -> None:
+    keygen = openssh("ssh-keygen")
     pair = key_pair(b"\x01" * 32)
     assert pair == key_pair(b"\x01" * 32) and pair != key_pair(b"\x02" * 32)
     private = tmp_path / "id"
