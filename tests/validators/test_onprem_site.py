@@ -1,6 +1,7 @@
-"""site-components-missing: Kueue, JobSet and the RDMA device plugin are the site's, declared in the organization
-file (onprem_sites.<site>.components); the stack needs Kueue >= 0.19 integrating JobSets (kueue.x-k8s.io/v1beta2
-objects, served by the 0.19.2 CRDs), JobSet >= 0.12 and, on InfiniBand, the RDMA shared device plugin >= v1.5.2."""
+"""site-components-missing: Kueue, JobSet, the RDMA device plugin and the DCGM exporter are the site's, declared in
+the organization file (onprem_sites.<site>.components); the stack needs Kueue >= 0.19 integrating JobSets
+(kueue.x-k8s.io/v1beta2 objects, served by the 0.19.2 CRDs), JobSet >= 0.12, on InfiniBand the RDMA shared device
+plugin >= v1.5.2, and NVIDIA's DCGM exporter for the GPUs' metrics (review finding 21)."""
 
 from __future__ import annotations
 
@@ -44,6 +45,12 @@ CASES = [
         "llm-train-onprem",
         org={f"{SITE}.rdma_shared_device_plugin.version": "v1.4.0"},
         message=r"RDMA shared device plugin v1\.4\.0 is older than 1\.5\.2",
+    ),
+    Case(
+        "site-components-missing",
+        "llm-train-onprem",
+        org={f"{SITE}.dcgm_exporter": DELETE},
+        message=r"components\.dcgm_exporter: the site declares no DCGM exporter",
     ),
     Case("site-components-missing", "llm-train-onprem", fires=False),
     # Newer releases than the minimums pass (compared as numbers: 0.20.0 > 0.19.0, 1.10.0 > 1.5.2).

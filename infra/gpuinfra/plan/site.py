@@ -6,7 +6,9 @@ Minimum versions are the releases whose upstream CRDs and configuration the stac
 (tests/preflight, ../shared/upstream): Kueue 0.19 (`kueue.x-k8s.io/v1beta2` ResourceFlavor, ClusterQueue,
 LocalQueue and Topology, served from 0.19.2's CRDs; topology-aware scheduling beta and on by default since 0.14),
 JobSet 0.12 (`jobset.x-k8s.io/v1alpha2`), and k8s-rdma-shared-dev-plugin 1.5.2 (the `linkTypes` selector the
-documented site configuration uses). An older release may work; it is not verified, so it is refused."""
+documented site configuration uses). An older release may work; it is not verified, so it is refused. The DCGM
+exporter (review finding 21, cluster metrics) is required by presence only: the stack creates nothing that reads its
+metrics, so no release is verified against it."""
 
 from __future__ import annotations
 
@@ -44,7 +46,12 @@ def site_problems(spec: TrainingSpec, org: Organization) -> list[SiteProblem]:
     if found is None:
         return [_nothing_declared(spec)]
     infiniband = spec.interconnect.type == "infiniband"
-    return [*_too_old(found), *_no_jobset_integration(found), *(_rdma_problems(found) if infiniband else [])]
+    return [
+        *_too_old(found),
+        *_no_jobset_integration(found),
+        *(_rdma_problems(found) if infiniband else []),
+        *_metrics_problems(found),
+    ]
 
 
 def _nothing_declared(spec: TrainingSpec) -> SiteProblem:
@@ -57,7 +64,8 @@ def _nothing_declared(spec: TrainingSpec) -> SiteProblem:
         "the site declares no cluster-wide components: the stack creates Kueue queues and a JobSet template "
         "but installs neither Kueue nor JobSet (a shared cluster has one of each)",
         "components",
-        f"install Kueue (>= {KUEUE_MINIMUM}, integrating {JOBSET_FRAMEWORK}) and JobSet (>= {JOBSET_MINIMUM}){rdma} "
+        f"install Kueue (>= {KUEUE_MINIMUM}, integrating {JOBSET_FRAMEWORK}), JobSet (>= {JOBSET_MINIMUM}){rdma} "
+        "and NVIDIA's DCGM exporter "
         f'once for the site (docs/training.md, "Site prerequisites"), then declare them under '
         f"onprem_sites.{spec.site}.components",
     )
@@ -112,6 +120,20 @@ def _rdma_problems(found: SiteComponents) -> list[SiteProblem]:
             )
         ]
     return []
+
+
+def _metrics_problems(found: SiteComponents) -> list[SiteProblem]:
+    if found.dcgm_exporter is not None:
+        return []
+    return [
+        SiteProblem(
+            "the site declares no DCGM exporter: nothing exports the GPUs' metrics (utilization, memory, XID errors, "
+            "NVLink), so a slow or failing GPU in the run goes unseen",
+            "components.dcgm_exporter",
+            "install NVIDIA's dcgm-exporter chart (https://nvidia.github.io/dcgm-exporter/helm-charts, tolerating "
+            "the GPU taint) or the GPU Operator with dcgmExporter enabled, and declare its version",
+        )
+    ]
 
 
 def fabric_device(spec: TrainingSpec, org: Organization) -> str | None:

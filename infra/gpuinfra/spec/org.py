@@ -118,10 +118,10 @@ class KueueOnSite(SpecModel):
 
 
 class SiteComponent(SpecModel):
-    """A cluster-wide controller the site installs once (JobSet)."""
+    """A cluster-wide component the site installs once (JobSet, the DCGM exporter)."""
 
     version: ReleaseVersion
-    """The release the site runs (JobSet: at least 0.12)."""
+    """The release the site runs (JobSet: at least 0.12; the DCGM exporter: its chart's version, e.g. 4.8.2)."""
 
 
 class RdmaPluginOnSite(SpecModel):
@@ -143,6 +143,9 @@ class SiteComponents(SpecModel):
     """The JobSet controller."""
     rdma_shared_device_plugin: RdmaPluginOnSite | None = None
     """Required for InfiniBand clusters: the RDMA device plugin on the GPU nodes."""
+    dcgm_exporter: SiteComponent | None = None
+    """Required: NVIDIA's DCGM exporter on the GPU nodes (its own chart, or the GPU Operator's dcgmExporter), the
+    Prometheus metrics of every GPU (utilization, memory, power, XID errors, NVLink) a run is watched by."""
 
 
 class NodeAllocatable(SpecModel):

@@ -20,6 +20,12 @@ import yaml
 
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.training.acceptance import (
+    acceptance_jobset,
+    acceptance_pod,
+    acceptance_script,
+    create_acceptance,
+)
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
 from gpuinfra.pulumi.components.training.pins import CHARTS
 from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
@@ -140,6 +146,9 @@ class WorkloadArgs:
     fabric_device: str = ""
     """The extended resource the fabric is requested as, where the site's device plugin names it (on premises);
     empty: the platform's (EFA's vpc.amazonaws.com/efa, the RDMA plugin's default rdma/ib)."""
+    instance_type: str = ""
+    network_gbps: float | None = None
+    """The node's network rate (catalog): the NCCL acceptance job's floor; None: no acceptance job."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -282,6 +291,34 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
     )
 
 
+def acceptance_config_map(args: WorkloadArgs) -> str:
+    return f"{args.cluster}-nccl-acceptance"
+
+
+def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
+    """The NCCL acceptance job's script and JobSet (acceptance.py), requesting what a training pod requests; None
+    without GPUs or a network figure to judge the fabric by."""
+    if not args.gpus_per_node or args.network_gbps is None:
+        return None
+    config_map = acceptance_config_map(args)
+    pod = acceptance_pod(
+        pod_requests(args),
+        args.env,
+        args.fabric,
+        device_toleration(args.device_resource),
+        config_map,
+        f"{config_map}-ssh",
+        f"{args.job.pod.shm_mib}Mi",
+        args.fabric in ("infiniband", "efa"),
+        args.topology.preferred if args.topology else None,
+    )
+    jobset = acceptance_jobset(args.cluster, args.namespace, args.queue, args.nodes, pod)
+    script = acceptance_script(
+        args.cluster, args.nodes, args.gpus_per_node, args.instance_type, args.network_gbps, f"configmap/{config_map}"
+    )
+    return script, jobset
+
+
 def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
     """No voluntary eviction of a running training pod: every worker of the gang must stay (minAvailable = the
     job's pod count), since evicting one restarts the whole JobSet. A managed node group update then waits for the
@@ -304,6 +341,9 @@ def training_pods(args: WorkloadArgs, claim: str | None, volume: dict[str, Any])
     """Every pod spec the namespace will run: the JobSet template's workers and, with retention, the pruner."""
     jobset = yaml.safe_load(job_template(args, claim))
     pods = [job["template"]["spec"]["template"]["spec"] for job in jobset["spec"]["replicatedJobs"]]
+    acceptance = nccl_acceptance(args)
+    if acceptance is not None:
+        pods.append(acceptance[1]["spec"]["replicatedJobs"][0]["template"]["spec"]["template"]["spec"])
     if args.retention is not None:
         pods.append(
             cronjob_spec(args.cluster, args.job.image, args.mount_path, volume, "")["jobTemplate"]["spec"]["template"][
@@ -432,6 +472,9 @@ class TrainingWorkloads(pulumi.ComponentResource):
                 args.labels,
                 o,
             )
+        acceptance = nccl_acceptance(args)
+        if acceptance is not None:
+            create_acceptance(name, args.cluster, namespace.metadata["name"], args.labels, *acceptance, o)
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
             metadata={
@@ -535,5 +578,6 @@ __all__ = [
     "fabric_resource",
     "job_template",
     "kueue_config",
+    "nccl_acceptance",
     "pod_requests",
 ]

@@ -24,6 +24,12 @@ LOCAL_STORAGE = "RAID0"
 """One array across every instance store: the fastest layout; a lost disk loses only cache (images, scratch)."""
 CRITICAL_PODS_SHUTDOWN_SECONDS = 30
 """The part of the shutdown grace period kept for system-node-critical pods (nodeadm's own default share)."""
+NODE_SHUTDOWN_SECONDS = 150
+"""The most a GPU node may hold its shutdown for the kubelet: nodeadm's own default from Kubernetes 1.34 (2m30s, 30 s
+of it for critical pods: nodeadm/internal/kubelet/config.go withVersionToggles). EC2 gives a stopping or terminating
+instance "several minutes" before it forces it off (EC2 User Guide, "How Amazon EC2 instance stop and start works"),
+which the EKS AMI maintainers read as 3 minutes, with 30 s left for the rest of the OS; a spot reclaim takes the same
+path once its 120 s notice is over (awslabs/amazon-eks-ami PR #2390 and its review thread)."""
 
 
 def node_config(instance_store_gb: int, pod_grace_seconds: int | None = None) -> dict[str, Any] | None:
@@ -36,9 +42,13 @@ def node_config(instance_store_gb: int, pod_grace_seconds: int | None = None) ->
     if instance_store_gb > 0:
         spec["instance"] = {"localStorage": {"strategy": LOCAL_STORAGE}}
     if pod_grace_seconds:
+        total = pod_grace_seconds + CRITICAL_PODS_SHUTDOWN_SECONDS
+        # The kubelet gives regular pods the first (total - critical) seconds (KubeletConfiguration
+        # shutdownGracePeriodCriticalPods); pod_stop caps the checkpoint window so a pod's grace fits.
+        assert total <= NODE_SHUTDOWN_SECONDS, f"a {pod_grace_seconds} s pod grace overruns the node's shutdown"
         spec["kubelet"] = {
             "config": {
-                "shutdownGracePeriod": f"{pod_grace_seconds + CRITICAL_PODS_SHUTDOWN_SECONDS}s",
+                "shutdownGracePeriod": f"{total}s",
                 "shutdownGracePeriodCriticalPods": f"{CRITICAL_PODS_SHUTDOWN_SECONDS}s",
             }
         }
@@ -63,4 +73,13 @@ def launch_template_user_data(instance_store_gb: int, pod_grace_seconds: int | N
     return base64.b64encode(mime_user_data(config).encode()).decode()
 
 
-__all__ = ["API_VERSION", "LOCAL_STORAGE", "MEDIA_TYPE", "launch_template_user_data", "mime_user_data", "node_config"]
+__all__ = [
+    "API_VERSION",
+    "CRITICAL_PODS_SHUTDOWN_SECONDS",
+    "LOCAL_STORAGE",
+    "MEDIA_TYPE",
+    "NODE_SHUTDOWN_SECONDS",
+    "launch_template_user_data",
+    "mime_user_data",
+    "node_config",
+]

@@ -78,6 +78,8 @@ def onprem_workloads(
             nodes=plan.nodes,
             gpus_per_node=plan.gpus_per_node,
             device_resource=plan.device_resource or "",
+            instance_type=plan.instance_type,
+            network_gbps=plan.network_gbps_per_node,
             fabric_per_node=fabric_per_node,
             flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
             job=job_args(spec, plan, site_fs.mount_path),

@@ -94,6 +94,20 @@ IMAGES: dict[str, Pin] = {
             note="installed by the site (docs/training.md, Site prerequisites), as in its deployment/k8s/base "
             "manifests; newest release not checked (no index here)",
         ),
+        # The NCCL acceptance JobSet's image (acceptance.py): aws-samples/awsome-distributed-training
+        # micro-benchmarks/nccl-tests (nccl-tests.Dockerfile: nccl-tests built with MPI=1 at
+        # /opt/nccl-tests/build, Open MPI at /opt/amazon/openmpi, the EFA installer with aws-ofi-nccl, openssh
+        # with StrictHostKeyChecking off); the tag is the one its buildspec.yaml pushes to public.ecr.aws/hpc-cloud
+        # at commit 7217859f (cuda, efa, ofi, nccl and nccl-tests versions).
+        Pin(
+            "nccl-tests",
+            "public.ecr.aws/hpc-cloud/nccl-tests",
+            "cuda12.8.1-efa1.43.2-ofiv1.16.3-ncclv2.27.7-1-testsv2.16.9",
+            "2026-12-04",
+            None,
+            note="the tag aws-samples/awsome-distributed-training's buildspec.yaml publishes; the registry's "
+            "tag list was not read",
+        ),
     )
 }
 

@@ -90,6 +90,8 @@ def eks_workload_args(
         nodes=plan.nodes,
         gpus_per_node=plan.gpus_per_node,
         device_resource=plan.device_resource or "",
+        instance_type=plan.instance_type,
+        network_gbps=plan.network_gbps_per_node,
         fabric_per_node=plan.efa_interfaces_per_node,
         flavor=Flavor(
             flavor_name(spec),
