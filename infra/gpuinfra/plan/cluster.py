@@ -48,6 +48,18 @@ def cluster_for(org: Organization, kubeconfig_key: str) -> tuple[str, Kubernetes
     return next(((n, c) for n, c in org.clusters.items() if c.kubeconfig_key == kubeconfig_key), None)
 
 
+def region_clusters(spec: InferenceSpec, org: Organization) -> dict[str, ServingClusterComponents]:
+    """Per fleet region, the components its registered cluster declares (regions whose cluster declares none are
+    absent: cluster-components-missing refuses them)."""
+    kube = spec.kubernetes
+    out: dict[str, ServingClusterComponents] = {}
+    for region, key in (kube.kubeconfig_keys if kube else {}).items():
+        found = cluster_for(org, key)
+        if found is not None and found[1].components is not None:
+            out[region] = found[1].components
+    return out
+
+
 def kinds_created(spec: InferenceSpec) -> list[ServedKind]:
     """The custom resource kinds a Kubernetes fleet creates in each cluster."""
     kube = spec.kubernetes
@@ -241,4 +253,5 @@ __all__ = [
     "cluster_for",
     "cluster_problems",
     "kinds_created",
+    "region_clusters",
 ]
