@@ -20,8 +20,18 @@ from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LO
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.nodes import (
+    NODE_CLASS_API,
+    NODE_POOL_API,
+    NodePoolPlan,
+    node_class_name,
+    node_class_spec,
+    node_pool_spec,
+    node_pools,
+)
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.pod_weights import WEIGHTS_DIR, weights_init_containers
+from gpuinfra.pulumi.components.inference.region import root_volume_gib
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
@@ -29,6 +39,7 @@ from gpuinfra.pulumi.components.inference.service_lb import (
     service_load_balancer,
 )
 from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
+from gpuinfra.pulumi.components.training.kubernetes import device_toleration
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 from gpuinfra.spec.org import ServingClusterComponents
 
@@ -181,7 +192,7 @@ def deployment_spec(
                 },
                 "node_selector": dict(devices.node_selector),
                 # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
-                "tolerations": [{"key": devices.resource, "operator": "Exists", "effect": "NoSchedule"}],
+                "tolerations": [device_toleration(devices.resource)],
                 "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
                 # Spread replicas over zones: losing one zone loses at most its share of the region.
                 "topology_spread_constraints": [
@@ -394,6 +405,7 @@ class KubernetesRegion(pulumi.ComponentResource):
         node: tuple[int, int],
         weights_bytes: int,
         cluster: ServingClusterComponents,
+        pools: list[NodePoolPlan],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
         """`aws_provider`: the fleet's account in this region, where the controller creates the NLB; `cluster`: what
@@ -500,6 +512,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             spec={"max_unavailable": 1, "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}},
             opts=o,
         )
+        self._gpu_nodes(name, spec, cluster, devices, pools, root_volume_gib(weights_bytes), stack_tags, pod_labels, o)
         depends = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[deployment]))
         if kube.autoscaler == "keda":
             k8s.apiextensions.CustomResource(
@@ -518,6 +531,50 @@ class KubernetesRegion(pulumi.ComponentResource):
             name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
         )
         self.register_outputs({"service": self.service.metadata["name"]})
+
+    def _gpu_nodes(
+        self,
+        name: str,
+        spec: InferenceSpec,
+        cluster: ServingClusterComponents,
+        devices: Accelerators,
+        pools: list[NodePoolPlan],
+        root_gib: int,
+        tags: dict[str, str],
+        object_labels: dict[str, str],
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        """Karpenter's node class and pools (cluster-scoped objects, named after the fleet and labelled as its other
+        objects)."""
+        karpenter = cluster.karpenter
+        assert karpenter is not None, "cluster-components-missing refuses a cluster without Karpenter"
+        node_class = k8s.apiextensions.CustomResource(
+            f"{name}-node-class",
+            api_version=NODE_CLASS_API,
+            kind="EC2NodeClass",
+            metadata={"name": node_class_name(spec), "labels": object_labels},
+            spec=node_class_spec(karpenter, root_gib, tags),
+            opts=o,
+        )
+        after_class = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[node_class]))
+        taint = device_toleration(devices.resource)
+        for pool in pools:
+            k8s.apiextensions.CustomResource(
+                f"{name}-{pool.name.removeprefix(spec.name + '-')}-nodes",
+                api_version=NODE_POOL_API,
+                kind="NodePool",
+                metadata={"name": pool.name, "labels": object_labels},
+                spec=node_pool_spec(
+                    spec,
+                    pool.purchase,
+                    pool.instance_types,
+                    pool.limits,
+                    taint,
+                    devices.resource,
+                    devices.node_selector,
+                ),
+                opts=after_class,
+            )
 
 
 def cluster_components(args: KubernetesFleetArgs, region: str) -> ServingClusterComponents:
@@ -569,6 +626,7 @@ class KubernetesFleet(pulumi.ComponentResource):
                 node,
                 args.plan.memory.weights_bytes,
                 cluster_components(args, rp.region),
+                node_pools(spec, rp, args.catalog, args.plan.quotas),
                 here,
             )
         routing = spec.global_routing
