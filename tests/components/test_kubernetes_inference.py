@@ -47,11 +47,15 @@ def test_deployment_requests_gpus_on_the_right_nodes_with_probes(graph: Graph) -
         # preStop drains in-flight generations before SIGTERM (test_kubernetes_drain runs it).
         assert server["lifecycle"]["preStop"]["exec"]["command"][:2] == ["python3", "-c"]
         assert pod["terminationGracePeriodSeconds"] > 30
-        (init,) = pod["initContainers"]
+        # Sync, then verify against the manifest (test_kubernetes_weights runs the verify script), in that order.
+        sync, verify = pod["initContainers"]
+        assert [sync["name"], verify["name"]] == ["weights", "verify"]
         assert any(
             a.startswith("s3://acme-model-registry") and a.endswith("/models/llama-3.1-8b-instruct/v3/")
-            for a in init["args"]
+            for a in sync["args"]
         )
+        assert verify["image"] == server["image"] and verify["command"][:2] == ["bash", "-c"]
+        assert {"name": "weights", "mountPath": "/weights", "readOnly": True} in verify["volumeMounts"]
 
 
 def test_service_pdb_and_keda_scaler(graph: Graph) -> None:
@@ -93,7 +97,9 @@ def test_the_keda_query_reads_the_labels_the_pod_monitor_produces(graph: Graph) 
 
 def test_network_policy_admits_only_the_server_port(graph: Graph) -> None:
     """Per region: a default deny for the namespace (every pod, both directions, no rule), and the servers'
-    policy, which lets in the server port only."""
+    policy, which lets in the server port only, from the NLB's subnets (ip targets over TCP: the NLB does not
+    preserve client IPs, pods see its private addresses) and from the monitoring namespace (Prometheus scrapes);
+    not from every pod. Subnets as stacks/org.yaml declares them per cluster."""
     policies = graph.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
     deny = [p for p in policies if p.inputs["metadata"]["name"] == "default-deny"]
     servers = [p for p in policies if p.inputs["metadata"]["name"] != "default-deny"]
@@ -103,7 +109,23 @@ def test_network_policy_admits_only_the_server_port(graph: Graph) -> None:
     for policy in servers:
         spec = policy.inputs["spec"]
         assert spec["policyTypes"] == ["Ingress", "Egress"]
-        assert spec["ingress"] == [{"ports": [{"protocol": "TCP", "port": 8000}]}]
+    subnets = {
+        "us-east-1": ["10.80.96.0/24", "10.80.97.0/24", "10.80.98.0/24"],
+        "eu-central-1": ["10.81.96.0/24", "10.81.97.0/24", "10.81.98.0/24"],
+    }
+    for policy in servers:
+        spec = policy.inputs["spec"]
+        region = next(r for r in subnets if r in policy.name)
+        port = [{"protocol": "TCP", "port": 8000}]
+        assert spec["ingress"] == [
+            {"from": [{"ipBlock": {"cidr": c}} for c in subnets[region]], "ports": port},
+            {
+                "from": [{"namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": "monitoring"}}}],
+                "ports": port,
+            },
+        ]
+        # Every rule names its sources: a rule without `from` admits every source (NetworkPolicy semantics).
+        assert all(rule.get("from") for rule in spec["ingress"])
 
 
 def test_images_are_pinned_by_digest_when_the_spec_gives_one() -> None:

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 from decimal import Decimal
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, model_validator
+from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
-from gpuinfra.spec.base import AccountName, BucketName, Invalid, Money, Region, SpecModel, Tags
+from gpuinfra.spec.base import AccountName, BucketName, Invalid, K8sName, Money, Region, SpecModel, Tags
 
 Purpose = Literal["training", "inference", "registry"]
 PURPOSE_OF_WORKLOAD = {"finetune": "training"}
@@ -173,6 +174,84 @@ class OnPremSite(SpecModel):
     kubelet formula (a site whose kubelet reserves more leaves the pods unschedulable)."""
 
 
+def _ipv4_network(cidr: str) -> str:
+    try:
+        ipaddress.IPv4Network(cidr)
+    except ValueError:
+        raise ValueError(f"{cidr} is not an IPv4 network (a.b.c.d/n with the host bits zero)") from None
+    return cidr
+
+
+SubnetCidr = Annotated[str, StringConstraints(max_length=18), AfterValidator(_ipv4_network)]
+
+
+class LoadBalancerControllerOnCluster(SpecModel):
+    """The cluster's AWS Load Balancer Controller, which turns the fleet's Service into an NLB."""
+
+    version: ReleaseVersion
+    """The release the cluster runs (at least v2.3.0: the first to document the `aws-load-balancer-attributes`
+    annotation the access logs use)."""
+    subnet_cidrs: Annotated[list[SubnetCidr], Field(min_length=1)]
+    """The subnets the controller places NLBs in (tagged kubernetes.io/role/internal-elb or /elb): with ip
+    targets the NLB does not preserve client IPs, so pods see traffic and health checks from these addresses and
+    the NetworkPolicy admits only them."""
+
+
+class PrometheusOperatorOnCluster(SpecModel):
+    """The cluster's Prometheus Operator (kube-prometheus-stack) that scrapes the fleet's PodMonitor."""
+
+    version: ReleaseVersion
+    """The operator's release (at least v0.93.0, whose PodMonitor CRD the stack's object is checked against)."""
+    release: K8sName
+    """The label value its Prometheus selects PodMonitors by (podMonitorSelector `release: <this>`)."""
+    namespace: K8sName = "monitoring"
+    """Where Prometheus runs: the NetworkPolicy admits its scrapes from this namespace."""
+
+
+class WorkloadIdentity(SpecModel):
+    """How pods of the cluster assume IAM roles: the fleet's role must trust this."""
+
+    kind: Literal["irsa", "pod_identity"]
+    """irsa: the role trusts the cluster's OIDC provider for system:serviceaccount:<namespace>:<fleet>;
+    pod_identity: the role trusts pods.eks.amazonaws.com and an EKS Pod Identity association names it."""
+    oidc_provider_arn: (
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:oidc-provider/[!-~]+$")] | None
+    ) = None
+    """irsa: the cluster's IAM OIDC provider (an IAM role can trust only a provider of its own account)."""
+
+
+class KarpenterOnCluster(SpecModel):
+    """The cluster's Karpenter, which launches GPU nodes for pods the existing nodes cannot hold."""
+
+    version: ReleaseVersion
+    """The release the cluster runs (at least 1.14.1: the karpenter.sh/v1 NodePool and karpenter.k8s.aws/v1
+    EC2NodeClass CRDs the stack's objects are checked against)."""
+    node_role: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_+=,.@-]{1,64}$")]
+    """The IAM role name of the nodes Karpenter launches (its EC2NodeClass `role`)."""
+    discovery_tag: K8sName
+    """The value of the `karpenter.sh/discovery` tag on the cluster's node subnets and security groups."""
+
+
+class ServingClusterComponents(SpecModel):
+    """Cluster-wide components an inference cluster runs for every fleet (the cluster's own installs, like an
+    on-premises site's components): serving stacks check they are declared at versions the stack's objects need,
+    and never install them (docs/inference.md, "Cluster prerequisites")."""
+
+    aws_load_balancer_controller: LoadBalancerControllerOnCluster
+    prometheus_operator: PrometheusOperatorOnCluster
+    keda: SiteComponent | None = None
+    """Required by fleets with autoscaler keda (at least 2.17.2: the keda.sh/v1alpha1 ScaledObject CRD checked)."""
+    gpu_feature_discovery: SiteComponent | None = None
+    """The NVIDIA device plugin chart with gfd.enabled (at least 0.17.4): labels nodes nvidia.com/gpu.product."""
+    karpenter: KarpenterOnCluster | None = None
+    """Node autoscaling: without it, pods beyond the existing GPU nodes stay Pending."""
+    workload_identity: WorkloadIdentity | None = None
+    """Required when a fleet names a service_account_role_arn."""
+    secrets: list[Annotated[str, StringConstraints(pattern=r"^[a-z0-9-]+/[a-z0-9.-]+$")]] = []
+    """Secrets the cluster provides, as namespace/name (e.g. synced from Secrets Manager): a fleet's API-key
+    Secret must be one."""
+
+
 class KubernetesCluster(SpecModel):
     """A Kubernetes cluster stacks may deploy into, registered with what it is for: a stack reaches it only
     through the kubeconfig key named here, and only a stack of its purpose may."""
@@ -185,6 +264,8 @@ class KubernetesCluster(SpecModel):
     """The AWS account the cluster runs in (EKS); None on premises."""
     server: Annotated[str, StringConstraints(pattern=r"^https://[!-~]+$")] | None = None
     """The API server's URL: a kubeconfig the policy pack can read must point here."""
+    components: ServingClusterComponents | None = None
+    """Inference clusters: the controllers, operators and Secrets the serving stacks rely on."""
 
 
 class Organization(SpecModel):
@@ -243,17 +324,22 @@ class Organization(SpecModel):
 __all__ = [
     "PURPOSE_OF_WORKLOAD",
     "Account",
+    "KarpenterOnCluster",
     "KubernetesCluster",
     "KueueOnSite",
+    "LoadBalancerControllerOnCluster",
     "NodeAllocatable",
     "OnPremSite",
     "Organization",
     "Ownership",
+    "PrometheusOperatorOnCluster",
     "Purpose",
     "QuotaCode",
     "RdmaPluginOnSite",
     "Registry",
+    "ServingClusterComponents",
     "SiteComponent",
     "SiteComponents",
+    "WorkloadIdentity",
     "release_tuple",
 ]

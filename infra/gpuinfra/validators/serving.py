@@ -6,6 +6,7 @@ from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.cluster import cluster_problems
 from gpuinfra.plan.serving import (
     HOST_RAM_SHARE,
     RegionPlan,
@@ -406,6 +407,22 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
+def cluster_components_missing(
+    spec: InferenceSpec, plan: InferencePlan, org: Organization, catalog: Catalog
+) -> Iterator[Failure]:
+    """The Load Balancer Controller, Prometheus Operator, KEDA, GPU feature discovery, Karpenter, the pods' IAM
+    trust and the API-key Secret are each cluster's (one of each per cluster): the stack creates only objects they
+    act on, so each cluster must declare them at versions those objects need (fail closed: nothing declared is
+    nothing there). The training side's on-premises `site-components-missing` is the same check."""
+    if spec.kubernetes is None:
+        return
+    instance = next((rp.instance_type for rp in plan.regions if rp.instance_type), None)
+    device = catalog.device(instance) if instance else None
+    for problem in cluster_problems(spec, org, device.node_label if device else None):
+        yield Failure(f"{problem.field}: {problem.message}", ("kubernetes", "kubeconfig_keys"), problem.fix)
+
+
+@rule(Level.ERROR)
 def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
     """EC2 replicas boot one pinned image: `resolve:ssm:.../latest` is resolved at every launch, so a new
     driver would enter the fleet with the next scale-out, unannounced and unrolled-back (as training refuses)."""
@@ -424,7 +441,6 @@ def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
             )
 
 
-
 @rule(Level.WARNING)
 def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
     """A tag can be moved: replicas launched a week apart may run different server builds behind one endpoint."""
@@ -435,7 +451,6 @@ def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
             ("server_image_digest",),
             f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` shows it)",
         )
-
 
 
 @rule(Level.WARNING)
@@ -455,6 +470,7 @@ def accelerator_without_domain_record(spec: InferenceSpec) -> Iterator[Failure]:
 __all__ = [
     "accelerator_needs_load_balancers",
     "accelerator_without_domain_record",
+    "cluster_components_missing",
     "demand_exceeds_max",
     "host_ram_too_small",
     "hpa_without_adapter",

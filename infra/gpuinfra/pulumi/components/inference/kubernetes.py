@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
@@ -20,7 +20,18 @@ from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LO
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.nodes import (
+    NODE_CLASS_API,
+    NODE_POOL_API,
+    NodePoolPlan,
+    node_class_name,
+    node_class_spec,
+    node_pool_spec,
+    node_pools,
+)
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
+from gpuinfra.pulumi.components.inference.pod_weights import WEIGHTS_DIR, weights_init_containers
+from gpuinfra.pulumi.components.inference.region import root_volume_gib
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
@@ -28,7 +39,9 @@ from gpuinfra.pulumi.components.inference.service_lb import (
     service_load_balancer,
 )
 from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
+from gpuinfra.pulumi.components.training.kubernetes import device_toleration
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
+from gpuinfra.spec.org import ServingClusterComponents
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
@@ -79,6 +92,9 @@ class KubernetesFleetArgs:
     catalog: Catalog
     account_id: str
     """The fleet's account: its NLB access-log buckets live there."""
+    clusters: Mapping[str, ServingClusterComponents] = field(default_factory=dict)
+    """Per region, what its cluster declares it runs (the organization file; cluster-components-missing refuses a
+    stack whose clusters declare none)."""
 
 
 def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 10) -> int:
@@ -147,6 +163,7 @@ def deployment_spec(
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
+    server_image = image_ref(spec.server_image, spec.server_image_digest)
     weights_gib = weights_volume_gib(weights_bytes)
     # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
@@ -175,7 +192,7 @@ def deployment_spec(
                 },
                 "node_selector": dict(devices.node_selector),
                 # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
-                "tolerations": [{"key": devices.resource, "operator": "Exists", "effect": "NoSchedule"}],
+                "tolerations": [device_toleration(devices.resource)],
                 "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
                 # Spread replicas over zones: losing one zone loses at most its share of the region.
                 "topology_spread_constraints": [
@@ -186,28 +203,24 @@ def deployment_spec(
                         "label_selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
                     }
                 ],
-                "init_containers": [
-                    {
-                        "name": "weights",
-                        "image": "public.ecr.aws/aws-cli/aws-cli:2.22.0",
-                        "args": ["s3", "sync", weights, "/weights", "--only-show-errors", "--region", rp.region],
-                        "env": cache_env,
-                        "security_context": restricted_context(),
-                        "resources": {"requests": {"cpu": "1", "memory": "1Gi"}, "limits": {"memory": "2Gi"}},
-                        "volume_mounts": [
-                            {"name": "weights", "mount_path": "/weights"},
-                            {"name": "cache", "mount_path": CACHE_DIR},
-                        ],
-                    }
-                ],
+                # Weights are synced, then checked against the registry's manifest, before the server starts.
+                "init_containers": weights_init_containers(
+                    spec.name,
+                    weights,
+                    rp.region,
+                    server_image,
+                    cache_env,
+                    restricted_context(),
+                    {"name": "cache", "mount_path": CACHE_DIR},
+                ),
                 "containers": [
                     {
                         "name": "server",
-                        "image": image_ref(spec.server_image, spec.server_image_digest),
+                        "image": server_image,
                         "env": cache_env + api_key,
                         "security_context": restricted_context(),
                         "args": engine_args(
-                            model, "/weights", gpus, ["--port", str(lb.server_port), *spec.server_args]
+                            model, WEIGHTS_DIR, gpus, ["--port", str(lb.server_port), *spec.server_args]
                         ),
                         "ports": [{"name": "http", "container_port": lb.server_port}],
                         "resources": {
@@ -215,7 +228,7 @@ def deployment_spec(
                             "requests": {devices.resource: str(gpus), **requests, "ephemeral-storage": disk},
                         },
                         "volume_mounts": [
-                            {"name": "weights", "mount_path": "/weights", "read_only": True},
+                            {"name": "weights", "mount_path": WEIGHTS_DIR, "read_only": True},
                             {"name": "shm", "mount_path": "/dev/shm"},
                             {"name": "cache", "mount_path": CACHE_DIR},
                         ],
@@ -312,13 +325,26 @@ def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
     }
 
 
-def network_policy_spec(spec: InferenceSpec) -> dict[str, Any]:
-    """Server pods take traffic on their server port only, and reach DNS and HTTPS (registry, images) only."""
-    port = spec.load_balancer.server_port
+def network_policy_spec(spec: InferenceSpec, cluster: ServingClusterComponents) -> dict[str, Any]:
+    """Server pods take traffic on their server port only from the load balancer and the cluster's Prometheus, and
+    reach DNS and HTTPS (registry, images) only. With ip targets and a TCP target group the NLB does not preserve
+    client IPs (Elastic Load Balancing, "Client IP preservation": off by default for ip targets over TCP/TLS), so
+    pods see traffic and health checks from the NLB's private addresses, inside the subnets the controller places
+    it in (`aws_load_balancer_controller.subnet_cidrs`). Other pods are not admitted: with the VPC CNI they have
+    addresses in the VPC, so a VPC-wide block would let them all in."""
+    port = [{"protocol": "TCP", "port": spec.load_balancer.server_port}]
+    monitoring = {"kubernetes.io/metadata.name": cluster.prometheus_operator.namespace}
     return {
         "pod_selector": {"match_labels": {POD_LABEL: spec.name}},
         "policy_types": ["Ingress", "Egress"],
-        "ingress": [{"ports": [{"protocol": "TCP", "port": port}]}],
+        "ingress": [
+            {
+                "from": [{"ip_block": {"cidr": c}} for c in cluster.aws_load_balancer_controller.subnet_cidrs],
+                "ports": port,
+            },
+            # The namespace label the API server sets on every namespace (Kubernetes docs, well-known labels).
+            {"from": [{"namespace_selector": {"match_labels": monitoring}}], "ports": port},
+        ],
         "egress": [
             {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
             {"ports": [{"protocol": "TCP", "port": 443}]},
@@ -378,9 +404,12 @@ class KubernetesRegion(pulumi.ComponentResource):
         account_id: str,
         node: tuple[int, int],
         weights_bytes: int,
+        cluster: ServingClusterComponents,
+        pools: list[NodePoolPlan],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB."""
+        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB; `cluster`: what
+        the region's cluster runs."""
         super().__init__(REGION_TYPE, name, None, opts)
         kube = spec.kubernetes
         assert kube is not None
@@ -429,7 +458,9 @@ class KubernetesRegion(pulumi.ComponentResource):
             spec=pod_monitor_spec(spec),
             opts=o,
         )
-        k8s.networking.v1.NetworkPolicy(f"{name}-netpol", metadata=meta, spec=network_policy_spec(spec), opts=o)
+        k8s.networking.v1.NetworkPolicy(
+            f"{name}-netpol", metadata=meta, spec=network_policy_spec(spec, cluster), opts=o
+        )
         service_annotations = {
             "service.beta.kubernetes.io/aws-load-balancer-type": "external",
             "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
@@ -481,6 +512,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             spec={"max_unavailable": 1, "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}},
             opts=o,
         )
+        self._gpu_nodes(name, spec, cluster, devices, pools, root_volume_gib(weights_bytes), stack_tags, pod_labels, o)
         depends = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[deployment]))
         if kube.autoscaler == "keda":
             k8s.apiextensions.CustomResource(
@@ -499,6 +531,56 @@ class KubernetesRegion(pulumi.ComponentResource):
             name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
         )
         self.register_outputs({"service": self.service.metadata["name"]})
+
+    def _gpu_nodes(
+        self,
+        name: str,
+        spec: InferenceSpec,
+        cluster: ServingClusterComponents,
+        devices: Accelerators,
+        pools: list[NodePoolPlan],
+        root_gib: int,
+        tags: dict[str, str],
+        object_labels: dict[str, str],
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        """Karpenter's node class and pools (cluster-scoped objects, named after the fleet and labelled as its other
+        objects)."""
+        karpenter = cluster.karpenter
+        assert karpenter is not None, "cluster-components-missing refuses a cluster without Karpenter"
+        node_class = k8s.apiextensions.CustomResource(
+            f"{name}-node-class",
+            api_version=NODE_CLASS_API,
+            kind="EC2NodeClass",
+            metadata={"name": node_class_name(spec), "labels": object_labels},
+            spec=node_class_spec(karpenter, root_gib, tags),
+            opts=o,
+        )
+        after_class = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[node_class]))
+        taint = device_toleration(devices.resource)
+        for pool in pools:
+            k8s.apiextensions.CustomResource(
+                f"{name}-{pool.name.removeprefix(spec.name + '-')}-nodes",
+                api_version=NODE_POOL_API,
+                kind="NodePool",
+                metadata={"name": pool.name, "labels": object_labels},
+                spec=node_pool_spec(
+                    spec,
+                    pool.purchase,
+                    pool.instance_types,
+                    pool.limits,
+                    taint,
+                    devices.resource,
+                    devices.node_selector,
+                ),
+                opts=after_class,
+            )
+
+
+def cluster_components(args: KubernetesFleetArgs, region: str) -> ServingClusterComponents:
+    found = args.clusters.get(region)
+    assert found is not None, f"{region}: cluster-components-missing refuses a cluster that declares no components"
+    return found
 
 
 class KubernetesFleet(pulumi.ComponentResource):
@@ -543,6 +625,8 @@ class KubernetesFleet(pulumi.ComponentResource):
                 args.account_id,
                 node,
                 args.plan.memory.weights_bytes,
+                cluster_components(args, rp.region),
+                node_pools(spec, rp, args.catalog, args.plan.quotas),
                 here,
             )
         routing = spec.global_routing

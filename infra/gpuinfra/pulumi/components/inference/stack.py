@@ -31,11 +31,13 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
 
     providers = {r.region: provider(r.region) for r in plan.regions}
     if spec.platform == "kubernetes":
-        from gpuinfra.pulumi.components.inference.kubernetes import KubernetesFleet, KubernetesFleetArgs
-
         # Clusters are reached through kubeconfigs; AWS reads the controller's load balancers, alarms on them
         # and routes with Route 53.
-        fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id)
+        from gpuinfra.plan.cluster import region_clusters
+        from gpuinfra.pulumi.components.inference.kubernetes import KubernetesFleet, KubernetesFleetArgs
+
+        clusters = region_clusters(spec, org)
+        fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id, clusters)
         KubernetesFleet(spec.name, fleet, providers)
         _exports(spec, plan)
         return
