@@ -4,7 +4,7 @@ also holds the package's code (so `diff --base-ref` previews the base with the b
 Layout: the model registry, and 199 stacks in 40 team accounts of 5 stacks each (the last has 4): training
 clusters (Slurm on AWS, 2 to 32 p5.48xlarge) in the even accounts, inference fleets (1 to 4 real regions) in the
 odd ones. Accounts matter to the cost of a review: a stack's quota and budget ledgers read every other stack of
-its account, so a change to one stack previews its account's stacks again (gpuinfra.review.stack_cache).
+its account, so a change to one stack previews its account's stacks again (gpuinfra.commands.stack_cache).
 """
 
 from __future__ import annotations

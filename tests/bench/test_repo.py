@@ -7,7 +7,7 @@ import contextlib
 from pathlib import Path
 
 import pytest
-from gpuinfra.review import stack_cache
+from gpuinfra.commands import stack_cache
 from gpuinfra.validators.checked import check_stack
 
 from bench import process, repo

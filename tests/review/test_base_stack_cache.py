@@ -1,5 +1,5 @@
 """`diff --base-ref --cache-dir --jobs` hands the cache and the jobs to the base revision's own `preview` only when
-that code keeps per-stack entries (it has gpuinfra/review/stack_cache.py): older code would refuse the flag. Fake
+that code keeps per-stack entries (it has gpuinfra/commands/stack_cache.py): older code would refuse the flag. Fake
 revisions in a scratch git repository stand in for real ones (they record the flags they were given)."""
 
 from __future__ import annotations
@@ -33,8 +33,8 @@ def repo(tmp_path: Path, keeps_stacks: bool) -> Path:
     (root / "templates").mkdir()
     (root / "templates" / "README").write_text("base templates\n")
     if keeps_stacks:
-        (package / "review").mkdir()
-        (package / "review" / "stack_cache.py").write_text("")
+        (package / "commands").mkdir()
+        (package / "commands" / "stack_cache.py").write_text("")
     subprocess.run([*GIT, "init", "-q", str(root)], check=True)
     subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
     subprocess.run([*GIT, "commit", "-qm", "base"], cwd=root, check=True)

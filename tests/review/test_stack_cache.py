@@ -1,4 +1,4 @@
-"""`--cache-dir`: each stack's preview kept by the content it reads (gpuinfra.review.stack_cache), never changing
+"""`--cache-dir`: each stack's preview kept by the content it reads (gpuinfra.commands.stack_cache), never changing
 a result. The review built from previews with no cache, a cold cache, a warm one and a tampered entry is the same
 byte for byte; a change to what a stack reads (its same-account siblings, the registry, the code) misses."""
 
@@ -17,7 +17,7 @@ from gpuinfra.commands.preview import PreviewRun, preview_run
 from gpuinfra.cost import Usage
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.render import render
-from gpuinfra.review import stack_cache
+from gpuinfra.commands import stack_cache
 from gpuinfra.review.diff import diff_sides
 from gpuinfra.review.documents import side
 from gpuinfra.review.replacements import load_rules

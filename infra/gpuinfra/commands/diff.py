@@ -90,7 +90,7 @@ class RunOptions:
     suppress: list[str]
     policy_config: Path | None
     cache_dir: Path | None = None
-    """Where previews are kept by content: each stack's, on both sides (gpuinfra.review.stack_cache; the base
+    """Where previews are kept by content: each stack's, on both sides (gpuinfra.commands.stack_cache; the base
     revision's code uses it when it has it), and the base side's whole document (gpuinfra.review.cache)."""
     jobs: int = 1
     """Stacks previewed at once, on the head side and by a base revision's code that takes --jobs."""

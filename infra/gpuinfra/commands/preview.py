@@ -22,7 +22,7 @@ from gpuinfra.preflight.access.judge import flow_findings
 from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
-from gpuinfra.review import stack_cache
+from gpuinfra.commands import stack_cache
 from gpuinfra.review.diff import Snapshot
 from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
@@ -47,7 +47,7 @@ def preview_run(
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan) and run the policy pack over it. With `jobs` > 1 the
     stacks are previewed in that many worker processes (each stack's preview depends only on its files); with
-    `cache_dir`, a stack whose inputs have a sound entry there is read from it (gpuinfra.review.stack_cache) and
+    `cache_dir`, a stack whose inputs have a sound entry there is read from it (gpuinfra.commands.stack_cache) and
     the others are stored. The report is assembled in the order given, exactly as a serial, uncached run
     assembles it."""
     stacks, suppress = list(stacks), list(suppress)

@@ -207,10 +207,10 @@ def _previewed(
 
 def own_flags(package: Path, cache_dir: Path | None, jobs: int | None) -> list[str]:
     """`--cache-dir DIR` and `--jobs N` for the base revision's own `preview` when its code keeps each stack's
-    preview by content (it has gpuinfra/review/stack_cache.py, which came with that flag, after --jobs); older
+    preview by content (it has gpuinfra/commands/stack_cache.py, which came with that flag, after --jobs); older
     code takes neither and runs with its defaults. With the code unchanged, base and head compute the same keys,
     so the base reuses what the head (or an earlier review) stored for every stack whose inputs are unchanged."""
-    if not (package / "review" / "stack_cache.py").is_file():
+    if not (package / "commands" / "stack_cache.py").is_file():
         return []
     jobs_flag = ["--jobs", str(jobs)] if jobs is not None else []
     return jobs_flag + (["--cache-dir", str(cache_dir.resolve())] if cache_dir is not None else [])
