@@ -231,7 +231,8 @@ def create_acceptance(
     k8s.core.v1.Secret(
         f"{name}-nccl-ssh",
         metadata={"name": f"{config_map}-ssh", "namespace": namespace, "labels": labels},
-        string_data=pulumi.Output.secret(seed.hex.apply(secret_data)),
+        # RandomBytes.hex is a secret output, and so is what is derived from it.
+        string_data=seed.hex.apply(secret_data),
         opts=o,
     )
     k8s.core.v1.ConfigMap(
