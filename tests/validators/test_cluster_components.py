@@ -34,11 +34,15 @@ CASES = [
         org={f"{EAST}.prometheus_operator.version": "v0.80.0"},
         message=r"prometheus_operator v0\.80\.0 is older than 0\.93\.0",
     ),
+    # The PodMonitor takes the cluster's release label; a stack that names another one is refused.
+    Case(RULE, STACK, org={f"{EAST}.prometheus_operator.release": "kube-prometheus"}, fires=False),
     Case(
         RULE,
         STACK,
+        spec={"kubernetes.prometheus_release": "prometheus"},
         org={f"{EAST}.prometheus_operator.release": "kube-prometheus"},
-        message=r"selects PodMonitors labelled release=kube-prometheus; the fleet labels its PodMonitor release=prom",
+        message=r"selects PodMonitors labelled release=kube-prometheus; the fleet labels its PodMonitor "
+        r"release=prometheus",
     ),
     Case(
         RULE,

@@ -147,14 +147,15 @@ def _component_problems(
         "aws_load_balancer_controller", found.aws_load_balancer_controller.version, LOAD_BALANCER_CONTROLLER_MINIMUM
     )
     out += _served_kinds(spec, found)
-    if found.prometheus_operator.release != kube.prometheus_release:
+    if kube.prometheus_release is not None and found.prometheus_operator.release != kube.prometheus_release:
         out.append(
             SiteProblem(
                 f"its Prometheus selects PodMonitors labelled release={found.prometheus_operator.release}; the "
                 f"fleet labels its PodMonitor release={kube.prometheus_release}, which is never scraped (no queue "
                 "metric: the autoscaler never scales out)",
                 "prometheus_operator.release",
-                f"set kubernetes.prometheus_release: {found.prometheus_operator.release} in the stack",
+                f"drop kubernetes.prometheus_release from the stack (the cluster's is used), or set it to "
+                f"{found.prometheus_operator.release}",
             )
         )
     if node_label == GPU_PRODUCT_LABEL:

@@ -454,7 +454,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-metrics",
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
-            metadata={**meta, "labels": {**pod_labels, "release": kube.prometheus_release}},
+            metadata={**meta, "labels": {**pod_labels, "release": cluster.prometheus_operator.release}},
             spec=pod_monitor_spec(spec),
             opts=o,
         )
