@@ -186,3 +186,33 @@ def test_the_pod_monitor_takes_each_clusters_release_label() -> None:
         for m in graph.of_type("kubernetes:monitoring.coreos.com/v1:PodMonitor")
     }
     assert releases == {"chat-k8s-us-east-1-metrics": "kps", "chat-k8s-eu-central-1-metrics": "prometheus"}
+
+
+def test_the_role_reaches_the_pods_as_each_cluster_hands_out_roles(graph: Graph) -> None:
+    """IRSA (the example clusters): the service account's role-arn annotation, no association. EKS Pod Identity:
+    an association of cluster, namespace and service account with the role (EKS CreatePodIdentityAssociation), in
+    the fleet's account, and no annotation."""
+    role = "arn:aws:iam::222222222222:role/chat-k8s-weights-reader"
+    for account in graph.of_type("kubernetes:core/v1:ServiceAccount"):
+        assert account.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": role}
+    assert graph.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    east = "clusters.serve-us-east-1.components.workload_identity"
+    pods = graph_for("chat-serve-k8s", org={east: {"kind": "pod_identity", "eks_cluster_name": "serve-use1"}})
+    (association,) = pods.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    inputs = association.inputs
+    assert (inputs["clusterName"], inputs["namespace"], inputs["serviceAccount"], inputs["roleArn"]) == (
+        "serve-use1",
+        "chat",
+        "chat-k8s",
+        role,
+    )
+    provider = pods.provider_of(association)
+    assert provider is not None and provider.inputs["region"] == "us-east-1"
+    assert "222222222222" in provider.inputs["allowedAccountIds"]  # the fleet account (a JSON list in provider inputs)
+    annotations = {
+        a.name: a.inputs["metadata"].get("annotations") for a in pods.of_type("kubernetes:core/v1:ServiceAccount")
+    }
+    assert annotations == {
+        "chat-k8s-us-east-1-sa": {},
+        "chat-k8s-eu-central-1-sa": {"eks.amazonaws.com/role-arn": role},
+    }

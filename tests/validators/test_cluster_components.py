@@ -74,6 +74,15 @@ CASES = [
         org={f"{EAST}.workload_identity.oidc_provider_arn": "arn:aws:iam::999999999999:oidc-provider/oidc.eks.x/id/A"},
         message=r"a role can trust only an OIDC provider of its own account",
     ),
+    Case(
+        RULE,
+        STACK,
+        org={f"{EAST}.workload_identity": {"kind": "pod_identity"}},
+        message=r"no workload_identity\.eks_cluster_name is declared",
+    ),
+    Case(
+        RULE, STACK, org={f"{EAST}.workload_identity": {"kind": "pod_identity", "eks_cluster_name": "s"}}, fires=False
+    ),
     # HPA fleets create no ScaledObject: KEDA is not needed.
     Case(
         RULE,

@@ -222,6 +222,16 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
                 f"declare irsa (its oidc_provider_arn; the role trusts it for {subject}) or pod_identity",
             )
         ]
+    if identity.kind == "pod_identity" and identity.eks_cluster_name is None:
+        return [
+            _absent(
+                "workload_identity.eks_cluster_name",
+                "the stack associates the fleet's service account with its role through EKS Pod Identity, which "
+                "names the cluster",
+                f"declare the EKS cluster's name; the role trusts pods.eks.amazonaws.com (sts:AssumeRole, "
+                f"sts:TagSession) for {subject}",
+            )
+        ]
     if identity.kind == "irsa" and identity.oidc_provider_arn is None:
         return [
             _absent(
