@@ -83,6 +83,13 @@ CASES = [
     Case(
         RULE, STACK, org={f"{EAST}.workload_identity": {"kind": "pod_identity", "eks_cluster_name": "s"}}, fires=False
     ),
+    # An unregistered cluster's components cannot be read: refused, not passed (the clusters policy says so too).
+    Case(
+        RULE,
+        STACK,
+        org={"clusters.serve-us-east-1": DELETE},
+        message=r"us-east-1's kubeconfig key gpuinfra:kube-us-east-1 reaches no cluster registered",
+    ),
     # HPA fleets create no ScaledObject: KEDA is not needed.
     Case(
         RULE,

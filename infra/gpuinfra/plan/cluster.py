@@ -43,8 +43,7 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
 def cluster_for(org: Organization, kubeconfig_key: str) -> tuple[str, KubernetesCluster] | None:
-    """The registered cluster a region's kubeconfig key reaches (None: unregistered, which the clusters policy
-    refuses)."""
+    """The registered cluster a region's kubeconfig key reaches (None: unregistered)."""
     return next(((n, c) for n, c in org.clusters.items() if c.kubeconfig_key == kubeconfig_key), None)
 
 
@@ -77,6 +76,15 @@ def cluster_problems(spec: InferenceSpec, org: Organization, node_label: str | N
     for region, key in kube.kubeconfig_keys.items():
         found = cluster_for(org, key)
         if found is None:
+            out.append(
+                SiteProblem(
+                    f"{region}'s kubeconfig key {key} reaches no cluster registered in the organization file: what "
+                    "it runs cannot be checked (fail closed)",
+                    "clusters",
+                    f"register the cluster under clusters: with purpose inference, kubeconfig_key {key} and its "
+                    "components",
+                )
+            )
             continue
         name, cluster = found
         if cluster.components is None:
