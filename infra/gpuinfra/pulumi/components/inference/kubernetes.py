@@ -332,7 +332,9 @@ def network_policy_spec(spec: InferenceSpec, cluster: ServingClusterComponents) 
     client IPs (Elastic Load Balancing, "Client IP preservation": off by default for ip targets over TCP/TLS), so
     pods see traffic and health checks from the NLB's private addresses, inside the subnets the controller places
     it in (`aws_load_balancer_controller.subnet_cidrs`). Other pods are not admitted: with the VPC CNI they have
-    addresses in the VPC, so a VPC-wide block would let them all in."""
+    addresses in the VPC, so a VPC-wide block would let them all in. The kubelet's probes come from the pod's own
+    node, which a NetworkPolicy cannot block (Kubernetes docs, Network Policies: "What you can't do with network
+    policies": access from the resident node)."""
     port = [{"protocol": "TCP", "port": spec.load_balancer.server_port}]
     monitoring = {"kubernetes.io/metadata.name": cluster.prometheus_operator.namespace}
     return {
