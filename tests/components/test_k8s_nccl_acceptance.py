@@ -133,8 +133,9 @@ def test_the_ssh_key_is_in_a_secret_the_pods_mount(stack: tuple[str, Graph]) -> 
     jobset, _ = acceptance(stack[1])
     pod = job_of(jobset)["template"]["spec"]
     (volume,) = [v for v in pod["volumes"] if "secret" in v]
-    secrets = {s.inputs["metadata"]["name"] for s in stack[1].of_type("kubernetes:core/v1:Secret")}
-    assert volume["secret"]["secretName"] in secrets
+    secrets = {s.inputs["metadata"]["name"]: s.inputs for s in stack[1].of_type("kubernetes:core/v1:Secret")}
+    # The private key never shows in a preview or the state in clear: a Pulumi secret.
+    assert secrets[volume["secret"]["secretName"]]["stringData"] == "[secret]"
 
 
 def test_the_floor_is_sixty_percent_of_the_nodes_network_rate(stack: tuple[str, Graph]) -> None:

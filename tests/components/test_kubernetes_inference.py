@@ -83,7 +83,8 @@ def test_the_keda_query_reads_the_labels_the_pod_monitor_produces(graph: Graph) 
     assert len(monitors) == len(scalers) == 2
     for monitor, scaler in zip(monitors, scalers, strict=True):
         spec = monitor.inputs["spec"]
-        # kube-prometheus-stack's Prometheus selects PodMonitors by the label release=<release>.
+        # kube-prometheus-stack's Prometheus selects PodMonitors by the label release=<release>: the cluster's
+        # declared release (stacks/org.yaml: prometheus).
         assert monitor.inputs["metadata"]["labels"]["release"] == "prometheus"
         assert spec["selector"]["matchLabels"] == {"app.kubernetes.io/name": "chat-k8s"}
         assert spec["podMetricsEndpoints"][0] == {"port": "http", "path": "/metrics", "interval": "15s"}
@@ -176,3 +177,42 @@ def test_the_namespace_asks_for_the_load_balancer_readiness_gate(graph: Graph) -
     for service in graph.of_type("kubernetes:core/v1:Service"):
         annotations = service.inputs["metadata"]["annotations"]
         assert annotations["service.beta.kubernetes.io/aws-load-balancer-nlb-target-type"] == "ip"
+
+
+def test_the_pod_monitor_takes_each_clusters_release_label() -> None:
+    graph = graph_for("chat-serve-k8s", org={"clusters.serve-us-east-1.components.prometheus_operator.release": "kps"})
+    releases = {
+        m.name: m.inputs["metadata"]["labels"]["release"]
+        for m in graph.of_type("kubernetes:monitoring.coreos.com/v1:PodMonitor")
+    }
+    assert releases == {"chat-k8s-us-east-1-metrics": "kps", "chat-k8s-eu-central-1-metrics": "prometheus"}
+
+
+def test_the_role_reaches_the_pods_as_each_cluster_hands_out_roles(graph: Graph) -> None:
+    """IRSA (the example clusters): the service account's role-arn annotation, no association. EKS Pod Identity:
+    an association of cluster, namespace and service account with the role (EKS CreatePodIdentityAssociation), in
+    the fleet's account, and no annotation."""
+    role = "arn:aws:iam::222222222222:role/chat-k8s-weights-reader"
+    for account in graph.of_type("kubernetes:core/v1:ServiceAccount"):
+        assert account.inputs["metadata"]["annotations"] == {"eks.amazonaws.com/role-arn": role}
+    assert graph.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation") == []
+    east = "clusters.serve-us-east-1.components.workload_identity"
+    pods = graph_for("chat-serve-k8s", org={east: {"kind": "pod_identity", "eks_cluster_name": "serve-use1"}})
+    (association,) = pods.of_type("aws:eks/podIdentityAssociation:PodIdentityAssociation")
+    inputs = association.inputs
+    assert (inputs["clusterName"], inputs["namespace"], inputs["serviceAccount"], inputs["roleArn"]) == (
+        "serve-use1",
+        "chat",
+        "chat-k8s",
+        role,
+    )
+    provider = pods.provider_of(association)
+    assert provider is not None and provider.inputs["region"] == "us-east-1"
+    assert "222222222222" in provider.inputs["allowedAccountIds"]  # the fleet account (a JSON list in provider inputs)
+    annotations = {
+        a.name: a.inputs["metadata"].get("annotations") for a in pods.of_type("kubernetes:core/v1:ServiceAccount")
+    }
+    assert annotations == {
+        "chat-k8s-us-east-1-sa": {},
+        "chat-k8s-eu-central-1-sa": {"eks.amazonaws.com/role-arn": role},
+    }

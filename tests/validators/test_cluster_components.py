@@ -34,11 +34,15 @@ CASES = [
         org={f"{EAST}.prometheus_operator.version": "v0.80.0"},
         message=r"prometheus_operator v0\.80\.0 is older than 0\.93\.0",
     ),
+    # The PodMonitor takes the cluster's release label; a stack that names another one is refused.
+    Case(RULE, STACK, org={f"{EAST}.prometheus_operator.release": "kube-prometheus"}, fires=False),
     Case(
         RULE,
         STACK,
+        spec={"kubernetes.prometheus_release": "prometheus"},
         org={f"{EAST}.prometheus_operator.release": "kube-prometheus"},
-        message=r"selects PodMonitors labelled release=kube-prometheus; the fleet labels its PodMonitor release=prom",
+        message=r"selects PodMonitors labelled release=kube-prometheus; the fleet labels its PodMonitor "
+        r"release=prometheus",
     ),
     Case(
         RULE,
@@ -69,6 +73,22 @@ CASES = [
         STACK,
         org={f"{EAST}.workload_identity.oidc_provider_arn": "arn:aws:iam::999999999999:oidc-provider/oidc.eks.x/id/A"},
         message=r"a role can trust only an OIDC provider of its own account",
+    ),
+    Case(
+        RULE,
+        STACK,
+        org={f"{EAST}.workload_identity": {"kind": "pod_identity"}},
+        message=r"no workload_identity\.eks_cluster_name is declared",
+    ),
+    Case(
+        RULE, STACK, org={f"{EAST}.workload_identity": {"kind": "pod_identity", "eks_cluster_name": "s"}}, fires=False
+    ),
+    # An unregistered cluster's components cannot be read: refused, not passed (the clusters policy says so too).
+    Case(
+        RULE,
+        STACK,
+        org={"clusters.serve-us-east-1": DELETE},
+        message=r"us-east-1's kubeconfig key gpuinfra:kube-us-east-1 reaches no cluster registered",
     ),
     # HPA fleets create no ScaledObject: KEDA is not needed.
     Case(

@@ -43,8 +43,7 @@ GPU_PRODUCT_LABEL = "nvidia.com/gpu.product"
 
 
 def cluster_for(org: Organization, kubeconfig_key: str) -> tuple[str, KubernetesCluster] | None:
-    """The registered cluster a region's kubeconfig key reaches (None: unregistered, which the clusters policy
-    refuses)."""
+    """The registered cluster a region's kubeconfig key reaches (None: unregistered)."""
     return next(((n, c) for n, c in org.clusters.items() if c.kubeconfig_key == kubeconfig_key), None)
 
 
@@ -77,6 +76,15 @@ def cluster_problems(spec: InferenceSpec, org: Organization, node_label: str | N
     for region, key in kube.kubeconfig_keys.items():
         found = cluster_for(org, key)
         if found is None:
+            out.append(
+                SiteProblem(
+                    f"{region}'s kubeconfig key {key} reaches no cluster registered in the organization file: what "
+                    "it runs cannot be checked (fail closed)",
+                    "clusters",
+                    f"register the cluster under clusters: with purpose inference, kubeconfig_key {key} and its "
+                    "components",
+                )
+            )
             continue
         name, cluster = found
         if cluster.components is None:
@@ -147,14 +155,15 @@ def _component_problems(
         "aws_load_balancer_controller", found.aws_load_balancer_controller.version, LOAD_BALANCER_CONTROLLER_MINIMUM
     )
     out += _served_kinds(spec, found)
-    if found.prometheus_operator.release != kube.prometheus_release:
+    if kube.prometheus_release is not None and found.prometheus_operator.release != kube.prometheus_release:
         out.append(
             SiteProblem(
                 f"its Prometheus selects PodMonitors labelled release={found.prometheus_operator.release}; the "
                 f"fleet labels its PodMonitor release={kube.prometheus_release}, which is never scraped (no queue "
                 "metric: the autoscaler never scales out)",
                 "prometheus_operator.release",
-                f"set kubernetes.prometheus_release: {found.prometheus_operator.release} in the stack",
+                f"drop kubernetes.prometheus_release from the stack (the cluster's is used), or set it to "
+                f"{found.prometheus_operator.release}",
             )
         )
     if node_label == GPU_PRODUCT_LABEL:
@@ -219,6 +228,16 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
                 "workload_identity",
                 f"the fleet's pods assume {role} to read weights; nothing says how the cluster hands pods roles",
                 f"declare irsa (its oidc_provider_arn; the role trusts it for {subject}) or pod_identity",
+            )
+        ]
+    if identity.kind == "pod_identity" and identity.eks_cluster_name is None:
+        return [
+            _absent(
+                "workload_identity.eks_cluster_name",
+                "the stack associates the fleet's service account with its role through EKS Pod Identity, which "
+                "names the cluster",
+                f"declare the EKS cluster's name; the role trusts pods.eks.amazonaws.com (sts:AssumeRole, "
+                f"sts:TagSession) for {subject}",
             )
         ]
     if identity.kind == "irsa" and identity.oidc_provider_arn is None:

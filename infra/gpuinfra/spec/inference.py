@@ -320,8 +320,10 @@ class KubernetesPlatform(SpecModel):
     """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
     prometheus_url: str = "http://prometheus.monitoring:9090"
     """Where KEDA reads the queue metric (autoscaler keda)."""
-    prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "prometheus"
-    """The kube-prometheus-stack release whose Prometheus selects PodMonitors by label release=<this>."""
+    prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] | None = None
+    """The label value release=<this> the clusters' Prometheus selects PodMonitors by; default: what each cluster
+    declares (organization file, clusters.<name>.components.prometheus_operator.release), which a value here must
+    match."""
     external_metrics_adapter: Literal["prometheus-adapter"] | None = None
     """autoscaler hpa: the external-metrics API server the cluster runs (required: HPA has none built in)."""
     api_key_secret: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$")] | None = None

@@ -218,6 +218,8 @@ class WorkloadIdentity(SpecModel):
         Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:oidc-provider/[!-~]+$")] | None
     ) = None
     """irsa: the cluster's IAM OIDC provider (an IAM role can trust only a provider of its own account)."""
+    eks_cluster_name: Annotated[str, StringConstraints(pattern=r"^[0-9A-Za-z][A-Za-z0-9_-]{0,99}$")] | None = None
+    """pod_identity: the EKS cluster's name, which the stack's Pod Identity association names."""
 
 
 class KarpenterOnCluster(SpecModel):

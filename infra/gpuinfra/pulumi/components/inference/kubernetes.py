@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import pulumi
+import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuinfra.catalog import Catalog
@@ -331,7 +332,9 @@ def network_policy_spec(spec: InferenceSpec, cluster: ServingClusterComponents) 
     client IPs (Elastic Load Balancing, "Client IP preservation": off by default for ip targets over TCP/TLS), so
     pods see traffic and health checks from the NLB's private addresses, inside the subnets the controller places
     it in (`aws_load_balancer_controller.subnet_cidrs`). Other pods are not admitted: with the VPC CNI they have
-    addresses in the VPC, so a VPC-wide block would let them all in."""
+    addresses in the VPC, so a VPC-wide block would let them all in. The kubelet's probes come from the pod's own
+    node, which a NetworkPolicy cannot block (Kubernetes docs, Network Policies: "What you can't do with network
+    policies": access from the resident node)."""
     port = [{"protocol": "TCP", "port": spec.load_balancer.server_port}]
     monitoring = {"kubernetes.io/metadata.name": cluster.prometheus_operator.namespace}
     return {
@@ -440,9 +443,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             spec={"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
             opts=o,
         )
-        annotations = (
-            {"eks.amazonaws.com/role-arn": kube.service_account_role_arn} if kube.service_account_role_arn else {}
-        )
+        annotations = self._workload_identity(name, spec, cluster, stack_tags, aws_provider)
         k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={**meta, "annotations": annotations}, opts=o)
         deployment = k8s.apps.v1.Deployment(
             f"{name}-server",
@@ -454,7 +455,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-metrics",
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
-            metadata={**meta, "labels": {**pod_labels, "release": kube.prometheus_release}},
+            metadata={**meta, "labels": {**pod_labels, "release": cluster.prometheus_operator.release}},
             spec=pod_monitor_spec(spec),
             opts=o,
         )
@@ -531,6 +532,38 @@ class KubernetesRegion(pulumi.ComponentResource):
             name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
         )
         self.register_outputs({"service": self.service.metadata["name"]})
+
+    def _workload_identity(
+        self,
+        name: str,
+        spec: InferenceSpec,
+        cluster: ServingClusterComponents,
+        tags: dict[str, str],
+        aws_provider: pulumi.ProviderResource,
+    ) -> dict[str, str]:
+        """How the server pods get the weights-reading role, as the cluster hands pods roles: IRSA reads the service
+        account's `eks.amazonaws.com/role-arn` annotation (EKS user guide, "IAM roles for service accounts"); EKS
+        Pod Identity needs an association of the cluster, namespace and service account with the role (EKS API
+        CreatePodIdentityAssociation), made here in the fleet's account and region. Returns the annotations."""
+        kube = spec.kubernetes
+        assert kube is not None
+        role = kube.service_account_role_arn
+        identity = cluster.workload_identity
+        if role is None:
+            return {}
+        if identity is not None and identity.kind == "pod_identity":
+            assert identity.eks_cluster_name, "cluster-components-missing refuses pod_identity without the cluster"
+            aws.eks.PodIdentityAssociation(
+                f"{name}-pod-identity",
+                cluster_name=identity.eks_cluster_name,
+                namespace=kube.namespace,
+                service_account=spec.name,
+                role_arn=role,
+                tags=tags,
+                opts=pulumi.ResourceOptions(parent=self, provider=aws_provider),
+            )
+            return {}
+        return {"eks.amazonaws.com/role-arn": role}
 
     def _gpu_nodes(
         self,

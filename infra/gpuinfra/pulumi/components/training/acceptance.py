@@ -79,8 +79,8 @@ def secret_data(seed_hex: str | None) -> dict[str, str]:
 
 def fabric_env(env: Mapping[str, str], fabric: str) -> dict[str, str]:
     """The training pod's fabric settings; on InfiniBand also NCCL_NET=IB: the image carries aws-ofi-nccl for EFA,
-    and NCCL_NET names the transport NCCL must use instead of picking a plugin first (NCCL environment variables,
-    NCCL_NET: "IB" is NCCL's internal InfiniBand/RoCE transport)."""
+    and NCCL_NET "forces NCCL to use a specific network" rather than the plugin it would load first ("Internal
+    network names are "IB" (generic IB verbs) and "Socket"": NCCL User Guide, environment variables, NCCL_NET)."""
     out = {k: v for k, v in env.items() if k.startswith(FABRIC_PREFIXES)}
     if fabric == "infiniband":
         out["NCCL_NET"] = "IB"
@@ -231,7 +231,8 @@ def create_acceptance(
     k8s.core.v1.Secret(
         f"{name}-nccl-ssh",
         metadata={"name": f"{config_map}-ssh", "namespace": namespace, "labels": labels},
-        string_data=pulumi.Output.secret(seed.hex.apply(secret_data)),
+        # RandomBytes.hex is a secret output, and so is what is derived from it.
+        string_data=seed.hex.apply(secret_data),
         opts=o,
     )
     k8s.core.v1.ConfigMap(
