@@ -13,11 +13,11 @@ from pathlib import Path
 import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import preview as preview_module
+from gpuinfra.commands import stack_cache
 from gpuinfra.commands.preview import PreviewRun, preview_run
 from gpuinfra.cost import Usage
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.render import render
-from gpuinfra.commands import stack_cache
 from gpuinfra.review.diff import diff_sides
 from gpuinfra.review.documents import side
 from gpuinfra.review.replacements import load_rules

@@ -12,6 +12,7 @@ from decimal import Decimal
 from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
+from gpuinfra.commands import stack_cache
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from gpuinfra.graph import Graph
@@ -22,7 +23,6 @@ from gpuinfra.preflight.access.judge import flow_findings
 from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
-from gpuinfra.commands import stack_cache
 from gpuinfra.review.diff import Snapshot
 from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
