@@ -120,7 +120,9 @@ def test_a_spot_notice_checkpoints_signals_term_drains_and_requeues(
     # --full) and went on until the requeue
     assert out.read_text().split() == ["checkpoint-now", "term", "batch-continues"]
     assert "DRAIN" in cluster.node()["State"] and cluster.node()["Reason"].startswith("spot interruption notice")
-    assert cluster.job(job)["JobState"] == "PENDING"  # back in the queue; the drained node takes no job
+    # back in the queue (slurmctld counts the restart when it requeues, then passes through COMPLETING while the
+    # step ends, so the state is awaited); the drained node takes no job
+    cluster.wait_for(lambda: cluster.job(job).get("JobState") == "PENDING", "the requeued job to be pending")
     assert state.tokenless == 0  # every read carried the IMDSv2 token
 
 
