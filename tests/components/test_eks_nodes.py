@@ -174,6 +174,20 @@ def test_gpu_node_groups_repair_one_node_at_a_time(eks: Graph, eks_model: Any) -
         assert set(repair) <= members
 
 
+def test_gpu_node_groups_update_without_a_surge_the_quota_cannot_hold(eks: Graph, eks_model: Any) -> None:
+    # The DEFAULT update strategy first launches up to twice the zone count of extra nodes (EKS User Guide,
+    # "Understand each phase of node updates"): 2 more p5.48xlarge (2 x 192 vCPUs) for a one-zone group, beyond
+    # the P5 spot grant of the example org, which is exactly the two stacks' 24 nodes. MINIMAL terminates first
+    # (EKS API Reference, NodegroupUpdateConfig.updateStrategy), so the group never holds more than its size.
+    for group in eks.of_type(NODE_GROUP):
+        if "gpu" not in group.name:
+            continue
+        update = group.inputs["updateConfig"]
+        assert update == {"maxUnavailable": 1, "updateStrategy": "MINIMAL"}, group.name
+        assert update["updateStrategy"] in eks_model.shape_for("NodegroupUpdateStrategies").enum
+        assert set(update) <= set(eks_model.shape_for("NodegroupUpdateConfig").members)
+
+
 def test_the_node_monitoring_agent_runs_its_gpu_checks_on_the_tainted_gpu_nodes(eks: Graph) -> None:
     addons = {a.inputs["addonName"]: a.inputs for a in eks.of_type(ADDON)}
     agent = addons["eks-node-monitoring-agent"]

@@ -45,6 +45,13 @@ REPAIR_IN_PARALLEL = 1
 """Node auto repair replaces at most one GPU node at a time: every node of the group carries one gang-scheduled job,
 which restarts from its checkpoint after each replacement anyway (botocore EKS model,
 NodeRepairConfig.maxParallelNodesRepairedCount)."""
+GPU_UPDATE_STRATEGY = "MINIMAL"
+"""GPU node groups update terminate-first: the DEFAULT strategy launches up to twice the zone count of extra nodes
+before it drains (EKS User Guide, "Understand each phase of node updates", scale-up phase), 2 more p5 for a
+one-zone group, which a quota granted for the group's size refuses (expert-training review, finding 7). MINIMAL
+"terminates the old instances before launching the new instances ... useful ... with hardware accelerators such as
+GPUs" (EKS API Reference, NodegroupUpdateConfig.updateStrategy). Its first step is still a drain, which the
+training PodDisruptionBudget refuses while a run holds the nodes: an update waits for the run, it never restarts it."""
 MONITORING_AGENT = "eks-node-monitoring-agent"
 """The EKS add-on whose NodeConditions (AcceleratedHardwareReady, NetworkingReady, ...) node auto repair acts on
 beyond kubelet readiness (EKS User Guide, "Enable node auto repair and investigate node health issues")."""
@@ -317,7 +324,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 release_version=args.node_release,
                 capacity_type=capacity,
                 scaling_config=aws.eks.NodeGroupScalingConfigArgs(desired_size=size, min_size=size, max_size=size),
-                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1),
+                update_config=aws.eks.NodeGroupUpdateConfigArgs(max_unavailable=1, update_strategy=GPU_UPDATE_STRATEGY),
                 launch_template=aws.eks.NodeGroupLaunchTemplateArgs(id=gpu_lt.id, version=_version(gpu_lt)),
                 labels=dict(args.gpu_labels),
                 taints=[aws.eks.NodeGroupTaintArgs(key=args.device_resource, value="true", effect="NO_SCHEDULE")],
