@@ -110,6 +110,23 @@ def monitoring_agent_config(device_resource: str) -> dict[str, Any]:
     return {"dcgmAgent": {"tolerations": [device_toleration(device_resource)]}}
 
 
+def pod_identity_role(name: str, description: str, o: pulumi.ResourceOptions) -> aws.iam.Role:
+    """A role the EKS Pod Identity agent assumes for a ServiceAccount: it tags the session with the pod's
+    identity, hence sts:TagSession beside sts:AssumeRole (EKS User Guide, pod-id-role)."""
+    return aws.iam.Role(
+        name,
+        assume_role_policy=iam.document(
+            {
+                "Effect": "Allow",
+                "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
+                "Action": ["sts:AssumeRole", "sts:TagSession"],
+            }
+        ),
+        description=description,
+        opts=o,
+    )
+
+
 def kubeconfig(cluster: str, endpoint: str, ca_data: str, region: str, role_arn: str) -> str:
     """A kubeconfig that gets tokens with `aws eks get-token` as the deploy role."""
     return json.dumps(
@@ -360,18 +377,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             addon_name="eks-pod-identity-agent",
             opts=o,
         )
-        role = aws.iam.Role(
-            f"{name}-trainer-role",
-            assume_role_policy=iam.document(
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
-                    "Action": ["sts:AssumeRole", "sts:TagSession"],
-                }
-            ),
-            description=f"{c.cluster} training pods (EKS Pod Identity)",
-            opts=o,
-        )
+        role = pod_identity_role(f"{name}-trainer-role", f"{c.cluster} training pods (EKS Pod Identity)", o)
         aws.iam.RolePolicy(
             f"{name}-trainer-access",
             role=role.id,
@@ -395,18 +401,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
         """The pruner's own role: list the checkpoint prefix and tag superseded objects, nothing else (it never
         reads, writes or deletes a checkpoint in S3: the bucket's lifecycle expires what it tags)."""
         namespace, service_account, bucket, prefix = pruner
-        role = aws.iam.Role(
-            f"{name}-pruner-role",
-            assume_role_policy=iam.document(
-                {
-                    "Effect": "Allow",
-                    "Principal": {"Service": POD_IDENTITY_PRINCIPAL},
-                    "Action": ["sts:AssumeRole", "sts:TagSession"],
-                }
-            ),
-            description=f"{name} checkpoint pruner (EKS Pod Identity)",
-            opts=o,
-        )
+        role = pod_identity_role(f"{name}-pruner-role", f"{name} checkpoint pruner (EKS Pod Identity)", o)
         aws.iam.RolePolicy(
             f"{name}-pruner-access",
             role=role.id,
