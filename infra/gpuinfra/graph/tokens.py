@@ -66,6 +66,10 @@ KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+LOG_DELIVERY = "aws:cloudwatch/logDelivery:LogDelivery"
+LOG_DELIVERY_DESTINATION = "aws:cloudwatch/logDeliveryDestination:LogDeliveryDestination"
+LOG_DELIVERY_SOURCE = "aws:cloudwatch/logDeliverySource:LogDeliverySource"
+LOG_RESOURCE_POLICY = "aws:cloudwatch/logResourcePolicy:LogResourcePolicy"
 LISTENER = "aws:lb/listener:Listener"
 LISTENER_RULE = "aws:lb/listenerRule:ListenerRule"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
@@ -176,7 +180,11 @@ __all__ = [
     "LISTENER",
     "LISTENER_RULE",
     "LOAD_BALANCER",
+    "LOG_DELIVERY",
+    "LOG_DELIVERY_DESTINATION",
+    "LOG_DELIVERY_SOURCE",
     "LOG_GROUP",
+    "LOG_RESOURCE_POLICY",
     "LUSTRE",
     "METRIC_ALARM",
     "NAT_GATEWAY",

@@ -31,6 +31,14 @@ SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+VENDED_TO_CWL = (
+    "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-infrastructure-V2-CloudWatchLogs.html"
+)
+"""CloudWatch Logs UG, "Logs sent to CloudWatch Logs": the destination group's resource policy must let
+delivery.logs.amazonaws.com CreateLogStream and PutLogEvents (aws:SourceAccount, aws:SourceArn conditions)."""
+PCS_STREAM = "AWSLogs/PCS/pcs_0123456789/"
+"""The stream prefix PCS writes under (PCS UG, "Job completion logs in AWS PCS": AWSLogs/PCS/<cluster-id>/jobcomp.log;
+"Scheduler logs in AWS PCS": the same prefix per daemon); the cluster id is an example: PCS assigns it."""
 ECR_PULL = "https://docs.aws.amazon.com/AmazonECR/latest/userguide/security_iam_id-based-policy-examples.html"
 """ECR UG, identity-based policy examples ("access images in a repository"): a pull needs ecr:GetAuthorizationToken
 (no resource: "*"), ecr:BatchGetImage and ecr:GetDownloadUrlForLayer on the repository."""
@@ -139,6 +147,38 @@ def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
         flows.append(
             Flow("register nodes with AWS PCS", stack, role, "pcs:RegisterComputeNodeGroupInstance", "*", source=PCS)
         )
+        flows += _pcs_log_delivery(inputs)
+    return flows
+
+
+def _pcs_log_delivery(inputs: Inputs) -> list[Flow]:
+    """CloudWatch Logs delivers the PCS cluster's scheduler and job completion logs into the stack's log group
+    (components/training/pcs_logs.py), as the vended-log service on behalf of each delivery source."""
+    from gpuinfra.graph.log_delivery import VENDED_LOG_SERVICE
+    from gpuinfra.pulumi.components.training.pcs_logs import DELIVERY_ACTIONS, LOG_TYPES, delivery_name, group_arn
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec) and spec.region is not None
+    region, account = spec.region, inputs.account.id
+    stream = f"{group_arn(region, account, spec.name)}:log-stream:{PCS_STREAM}"
+    flows = []
+    for suffix, log_type in LOG_TYPES.items():
+        context = {
+            "aws:SourceAccount": account,
+            "aws:SourceArn": f"arn:aws:logs:{region}:{account}:delivery-source:{delivery_name(spec.name, suffix)}",
+        }
+        flows += [
+            Flow(
+                f"deliver {log_type} to the log group ({action})",
+                inputs.stack.name,
+                VENDED_LOG_SERVICE,
+                action,
+                f"{stream}{suffix}.log",
+                context=context,
+                source=VENDED_TO_CWL,
+            )
+            for action in DELIVERY_ACTIONS
+        ]
     return flows
 
 

@@ -24,6 +24,7 @@ from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statem
 from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
+from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
@@ -87,6 +88,7 @@ def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
 
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
+    logs: PcsLogs
     placement_group: aws.ec2.PlacementGroup
     home: SharedHome
 
@@ -214,6 +216,12 @@ class SlurmOnPcs(pulumi.ComponentResource):
             provider,
             native,
             pulumi.ResourceOptions(parent=self),
+        )
+        self.logs = pcs_logs(
+            name,
+            PcsLogArgs(spec.name, compute.region, compute.account_id, spec.log_retention_days),
+            self.pcs.cluster.arn,
+            o,
         )
         self.register_outputs({"placement_group": self.placement_group.name})
 
