@@ -89,6 +89,8 @@ API_PLANTS = [
         "fieldDelimiter",
         setting("fieldDelimiter", " | ; | "),
     ),
+    # PutParameter.Tier: Standard | Advanced | Intelligent-Tiering (Systems Manager API Reference)
+    Plant("llm-train", "aws:ssm/parameter:Parameter", "PF-AWS-API", "tier", setting("tier", "Free")),
     # CreateVpc.InstanceTenancy: default | dedicated | host
     Plant("llm-train", "aws:ec2/vpc:Vpc", "PF-AWS-API", "instanceTenancy", setting("instanceTenancy", "shared")),
     # CreateSubnet.CidrBlock: a string

@@ -170,6 +170,15 @@ def price_log_group(resource: Resource, ctx: Ctx) -> list[Line]:
     ]
 
 
+def price_ssm_parameter(resource: Resource, ctx: Ctx) -> list[Line] | None:
+    """Parameter Store: a standard-tier parameter has no charge of its own (AWS Systems Manager pricing, "Parameter
+    Store": standard parameters at no additional charge; Infracost's aws_ssm_parameter prices the advanced tier
+    only); an advanced one is not in the catalog."""
+    if resource.inputs.get("tier", "Standard") == "Standard":
+        return None
+    return [not_in_catalog("Advanced parameter", "parameters", "ssm/advanced_parameter", Decimal(1))]
+
+
 def price_eip(resource: Resource, ctx: Ctx) -> list[Line]:
     return [public_ipv4(Decimal(1), ctx)]
 
@@ -376,6 +385,7 @@ __all__ = [
     "price_record",
     "price_replication",
     "price_secret",
+    "price_ssm_parameter",
     "price_volume",
     "price_vpc_endpoint",
     "price_web_acl",

@@ -81,6 +81,7 @@ PCS_NODE_GROUP = "aws-native:pcs:ComputeNodeGroup"
 PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
+SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
@@ -204,6 +205,7 @@ __all__ = [
     "SG_EGRESS_RULE",
     "SG_INGRESS_RULE",
     "SG_RULE",
+    "SSM_PARAMETER",
     "SUBNET",
     "TARGET_GROUP",
     "TGW_PEERING_ATTACHMENT",

@@ -155,6 +155,7 @@ AWS: dict[str, AwsApi] = {
         "logs", "PutDeliveryDestination", services.delivery_destination, TF + "logs/delivery_destination.go"
     ),
     tokens.LOG_DELIVERY: AwsApi("logs", "CreateDelivery", services.delivery, TF + "logs/delivery.go"),
+    tokens.SSM_PARAMETER: AwsApi("ssm", "PutParameter", services.ssm_parameter, TF + "ssm/parameter.go"),
     tokens.WAF_WEB_ACL: AwsApi("wafv2", "CreateWebACL", services.web_acl, TF + "wafv2/web_acl.go"),
     tokens.WAF_WEB_ACL_ASSOCIATION: AwsApi(
         "wafv2", "AssociateWebACL", services.web_acl_association, TF + "wafv2/web_acl_association.go"

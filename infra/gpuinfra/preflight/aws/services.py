@@ -155,6 +155,27 @@ def log_resource_policy(r: Resource) -> list[Call]:
     return [Call("logs", "PutResourcePolicy").fill(r.inputs, dict(LOGS_OWN))]
 
 
+def ssm_parameter(r: Resource) -> list[Call]:
+    """PutParameter {Name, Type, Value, Tier, Description, DataType, AllowedPattern, KeyId, Tags}
+    (terraform-provider-aws internal/service/ssm/parameter.go resourceParameterCreate: Value from value or
+    insecure_value; Overwrite is not sent on create)."""
+    i = r.inputs
+    call = Call("ssm", "PutParameter").put("Name", i.get("name", AUTONAME), "name")
+    if "insecureValue" in i:
+        call.put("Value", i["insecureValue"], "insecureValue")
+    spec: dict[str, Any] = {
+        **LOGS_OWN,
+        "name": DROP,
+        "insecureValue": DROP,
+        "arn": DROP,
+        "overwrite": DROP,
+        "valueWo": DROP,
+        "valueWoVersion": DROP,
+        "tags": F(convert=tag_list()),
+    }
+    return [call.fill(i, spec)]
+
+
 __all__ = [
     "cluster",
     "delivery",
@@ -165,6 +186,7 @@ __all__ = [
     "metric_alarm",
     "node_group",
     "service_quota",
+    "ssm_parameter",
     "web_acl",
     "web_acl_association",
 ]

@@ -36,6 +36,11 @@ VENDED_TO_CWL = (
 )
 """CloudWatch Logs UG, "Logs sent to CloudWatch Logs": the destination group's resource policy must let
 delivery.logs.amazonaws.com CreateLogStream and PutLogEvents (aws:SourceAccount, aws:SourceArn conditions)."""
+CW_AGENT = (
+    "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/start-CloudWatch-Agent-on-premise-SSM-onprem.html"
+)
+"""CloudWatch UG, "Start the CloudWatch agent using the command line": `-c ssm:<parameter>` makes the agent read its
+configuration from Parameter Store (ssm:GetParameter on it)."""
 PCS_STREAM = "AWSLogs/PCS/pcs_0123456789/"
 """The stream prefix PCS writes under (PCS UG, "Job completion logs in AWS PCS": AWSLogs/PCS/<cluster-id>/jobcomp.log;
 "Scheduler logs in AWS PCS": the same prefix per daemon); the cluster id is an example: PCS assigns it."""
@@ -147,8 +152,23 @@ def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
         flows.append(
             Flow("register nodes with AWS PCS", stack, role, "pcs:RegisterComputeNodeGroupInstance", "*", source=PCS)
         )
-        flows += _pcs_log_delivery(inputs)
+        flows += _pcs_log_delivery(inputs) + _gpu_metrics(inputs, role)
     return flows
+
+
+def _gpu_metrics(inputs: Inputs, role: str) -> list[Flow]:
+    """PCS GPU nodes read the CloudWatch agent's configuration and publish GPU metrics (training/gpu_metrics.py)."""
+    from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE, parameter_name
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec) and spec.region is not None
+    stack, account = inputs.stack.name, inputs.account.id
+    parameter = f"arn:aws:ssm:{spec.region}:{account}:parameter/{parameter_name(spec.name)}"
+    context = {"cloudwatch:namespace": NAMESPACE}
+    return [
+        Flow("read the CloudWatch agent's configuration", stack, role, "ssm:GetParameter", parameter, source=CW_AGENT),
+        Flow("publish GPU metrics", stack, role, "cloudwatch:PutMetricData", "*", context=context, source=METRICS),
+    ]
 
 
 def _pcs_log_delivery(inputs: Inputs) -> list[Flow]:
