@@ -53,7 +53,11 @@ def rendered_scripts() -> dict[str, str]:
     env = {**nccl_environment("efa"), "GPUINFRA_CHECKPOINT_ROOT": "/fsx/checkpoints"}
     out: dict[str, str] = {}
     for role, node in ROLES.items():
-        config = cloud_config(node_cloud_config("llm-train", node, env, LUSTRE, "25.05"))
+        config = cloud_config(
+            node_cloud_config(
+                "llm-train", node, env, LUSTRE, "25.05", gpu_metrics_parameter="AmazonCloudWatch-gpuinfra-llm-train"
+            )
+        )
         for f in config["write_files"]:
             if f["content"].startswith("#!/bin/bash"):
                 out[f"{role}:{f['path']}"] = f["content"]
@@ -78,4 +82,5 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/prune-checkpoints",
         "/opt/gpuinfra/nccl-acceptance.sbatch",
         "/opt/gpuinfra/job-group",
+        "/opt/gpuinfra/gpu-metrics",
     } <= paths

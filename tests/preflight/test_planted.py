@@ -57,6 +57,40 @@ API_PLANTS = [
         "retentionInDays",
         setting("retentionInDays", "a year"),
     ),
+    # PutResourcePolicy.policyDocument: a string of 1 to 5120 characters (CloudWatch Logs API Reference)
+    Plant(
+        "llm-train",
+        "aws:cloudwatch/logResourcePolicy:LogResourcePolicy",
+        "PF-AWS-API",
+        "policyDocument",
+        setting("policyDocument", ""),
+    ),
+    # PutDeliverySource.name: 1 to 60 characters of [\w-] (CloudWatch Logs API Reference)
+    Plant(
+        "llm-train",
+        "aws:cloudwatch/logDeliverySource:LogDeliverySource",
+        "PF-AWS-API",
+        "name",
+        setting("name", "llm-train/pcs/scheduler"),
+    ),
+    # PutDeliveryDestination.outputFormat: json | plain | w3c | raw | parquet
+    Plant(
+        "llm-train",
+        "aws:cloudwatch/logDeliveryDestination:LogDeliveryDestination",
+        "PF-AWS-API",
+        "outputFormat",
+        setting("outputFormat", "yaml"),
+    ),
+    # CreateDelivery.fieldDelimiter: at most 5 characters
+    Plant(
+        "llm-train",
+        "aws:cloudwatch/logDelivery:LogDelivery",
+        "PF-AWS-API",
+        "fieldDelimiter",
+        setting("fieldDelimiter", " | ; | "),
+    ),
+    # PutParameter.Tier: Standard | Advanced | Intelligent-Tiering (Systems Manager API Reference)
+    Plant("llm-train", "aws:ssm/parameter:Parameter", "PF-AWS-API", "tier", setting("tier", "Free")),
     # CreateVpc.InstanceTenancy: default | dedicated | host
     Plant("llm-train", "aws:ec2/vpc:Vpc", "PF-AWS-API", "instanceTenancy", setting("instanceTenancy", "shared")),
     # CreateSubnet.CidrBlock: a string

@@ -29,6 +29,7 @@ from gpuinfra.cost.services import (
     price_record,
     price_replication,
     price_secret,
+    price_ssm_parameter,
     price_volume,
     price_vpc_endpoint,
     price_web_acl,
@@ -66,11 +67,13 @@ PRICERS: dict[str, Pricer] = {
     tokens.BUCKET_REPLICATION: price_replication,
     tokens.WAF_WEB_ACL: price_web_acl,
     tokens.SECRETS_MANAGER_SECRET: price_secret,
+    tokens.SSM_PARAMETER: price_ssm_parameter,
 }
 FREE_IN_CONFIGURATION = {
     tokens.ROUTE53_RECORD: "alias record: queries to AWS resources are free",
     tokens.VPC_ENDPOINT: "gateway endpoint: no additional charge",
     tokens.FLOW_LOG: "delivery to CloudWatch Logs is priced on the log group (ingestion and storage)",
+    tokens.SSM_PARAMETER: "standard-tier parameter: no additional charge",
 }
 
 

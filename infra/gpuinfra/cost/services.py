@@ -10,7 +10,7 @@ from decimal import Decimal
 from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.cost.lines import Ctx, not_in_catalog, per_hour, per_month, quantity, unknown, unknown_input, usage_line
 from gpuinfra.cost.model import USAGE_BASED, Line
-from gpuinfra.graph import Resource, is_known
+from gpuinfra.graph import Resource, is_known, tokens
 
 SCRATCH_2 = "SCRATCH_2"
 DEFAULT_LUSTRE_DEPLOYMENT = "SCRATCH_1"
@@ -137,19 +137,26 @@ def price_flow_log(resource: Resource, ctx: Ctx) -> list[Line] | None:
     ]
 
 
+def vended_destination(resource: Resource, ctx: Ctx) -> bool:
+    """Whether a vended-log delivery destination of the graph names this log group: its data then arrives as
+    vended logs, billed per GB delivered at the vended rate instead of the group's ingestion rate."""
+    return any(resource.urn in d.dependencies for d in ctx.graph.of_type(tokens.LOG_DELIVERY_DESTINATION))
+
+
 def price_log_group(resource: Resource, ctx: Ctx) -> list[Line]:
-    """CloudWatch Logs: ingestion per GB and storage per GB-month, both usage (unknown without a usage file:
-    no spec says how many flows a VPC carries)."""
+    """CloudWatch Logs: ingestion (or, for a vended-log destination, delivery) per GB and storage per GB-month,
+    both usage (unknown without a usage file: no spec says how many flows a VPC carries or how much Slurm logs)."""
     region = ctx.where.region
+    vended = vended_destination(resource, ctx)
     return [
         usage_line(
             resource,
             ctx,
             "monthly_ingested_gb",
-            "Data ingested",
+            "Vended logs delivered" if vended else "Data ingested",
             "GB",
-            ctx.book.service("cloudwatch_logs/ingested", region),
-            "CloudWatch Logs ingestion",
+            ctx.book.service("cloudwatch_logs/vended_to_cwl" if vended else "cloudwatch_logs/ingested", region),
+            "CloudWatch vended logs delivery to CloudWatch Logs" if vended else "CloudWatch Logs ingestion",
         ),
         usage_line(
             resource,
@@ -161,6 +168,15 @@ def price_log_group(resource: Resource, ctx: Ctx) -> list[Line]:
             "CloudWatch Logs storage",
         ),
     ]
+
+
+def price_ssm_parameter(resource: Resource, ctx: Ctx) -> list[Line] | None:
+    """Parameter Store: a standard-tier parameter has no charge of its own (AWS Systems Manager pricing, "Parameter
+    Store": standard parameters at no additional charge; Infracost's aws_ssm_parameter prices the advanced tier
+    only); an advanced one is not in the catalog."""
+    if resource.inputs.get("tier", "Standard") == "Standard":
+        return None
+    return [not_in_catalog("Advanced parameter", "parameters", "ssm/advanced_parameter", Decimal(1))]
 
 
 def price_eip(resource: Resource, ctx: Ctx) -> list[Line]:
@@ -369,6 +385,7 @@ __all__ = [
     "price_record",
     "price_replication",
     "price_secret",
+    "price_ssm_parameter",
     "price_volume",
     "price_vpc_endpoint",
     "price_web_acl",

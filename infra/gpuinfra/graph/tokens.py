@@ -66,6 +66,10 @@ KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
 LAUNCH_TEMPLATE = "aws:ec2/launchTemplate:LaunchTemplate"
 LOG_GROUP = "aws:cloudwatch/logGroup:LogGroup"
+LOG_DELIVERY = "aws:cloudwatch/logDelivery:LogDelivery"
+LOG_DELIVERY_DESTINATION = "aws:cloudwatch/logDeliveryDestination:LogDeliveryDestination"
+LOG_DELIVERY_SOURCE = "aws:cloudwatch/logDeliverySource:LogDeliverySource"
+LOG_RESOURCE_POLICY = "aws:cloudwatch/logResourcePolicy:LogResourcePolicy"
 LISTENER = "aws:lb/listener:Listener"
 LISTENER_RULE = "aws:lb/listenerRule:ListenerRule"
 LOAD_BALANCER = "aws:lb/loadBalancer:LoadBalancer"
@@ -77,6 +81,7 @@ PCS_NODE_GROUP = "aws-native:pcs:ComputeNodeGroup"
 PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
+SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
@@ -176,7 +181,11 @@ __all__ = [
     "LISTENER",
     "LISTENER_RULE",
     "LOAD_BALANCER",
+    "LOG_DELIVERY",
+    "LOG_DELIVERY_DESTINATION",
+    "LOG_DELIVERY_SOURCE",
     "LOG_GROUP",
+    "LOG_RESOURCE_POLICY",
     "LUSTRE",
     "METRIC_ALARM",
     "NAT_GATEWAY",
@@ -196,6 +205,7 @@ __all__ = [
     "SG_EGRESS_RULE",
     "SG_INGRESS_RULE",
     "SG_RULE",
+    "SSM_PARAMETER",
     "SUBNET",
     "TARGET_GROUP",
     "TGW_PEERING_ATTACHMENT",

@@ -145,6 +145,17 @@ AWS: dict[str, AwsApi] = {
         "service-quotas", "RequestServiceQuotaIncrease", services.service_quota, TF + "servicequotas/service_quota.go"
     ),
     tokens.LOG_GROUP: AwsApi("logs", "CreateLogGroup", services.log_group, TF + "logs/group.go"),
+    tokens.LOG_RESOURCE_POLICY: AwsApi(
+        "logs", "PutResourcePolicy", services.log_resource_policy, TF + "logs/resource_policy.go"
+    ),
+    tokens.LOG_DELIVERY_SOURCE: AwsApi(
+        "logs", "PutDeliverySource", services.delivery_source, TF + "logs/delivery_source.go"
+    ),
+    tokens.LOG_DELIVERY_DESTINATION: AwsApi(
+        "logs", "PutDeliveryDestination", services.delivery_destination, TF + "logs/delivery_destination.go"
+    ),
+    tokens.LOG_DELIVERY: AwsApi("logs", "CreateDelivery", services.delivery, TF + "logs/delivery.go"),
+    tokens.SSM_PARAMETER: AwsApi("ssm", "PutParameter", services.ssm_parameter, TF + "ssm/parameter.go"),
     tokens.WAF_WEB_ACL: AwsApi("wafv2", "CreateWebACL", services.web_acl, TF + "wafv2/web_acl.go"),
     tokens.WAF_WEB_ACL_ASSOCIATION: AwsApi(
         "wafv2", "AssociateWebACL", services.web_acl_association, TF + "wafv2/web_acl_association.go"

@@ -23,6 +23,9 @@ SOURCES = (
 BUCKET_KEYS = "https://docs.aws.amazon.com/AmazonS3/latest/userguide/bucket-key.html"
 """"S3 Bucket Keys use the bucket ARN as encryption context" (instead of the object ARN)."""
 SERVICE_LINKED = "/aws-service-role/"
+LOG_GROUP = ":log-group:"
+LOG_STREAM = ":log-stream:"
+"""A CloudWatch Logs ARN: arn:aws:logs:<region>:<account>:log-group:<name>[:log-stream:<stream>]."""
 
 
 @dataclass(frozen=True)
@@ -98,6 +101,17 @@ def _request(flow: Flow, world: World, principal: Principal, base: Policies) -> 
         policies = Policies(base.identity, base.boundary, bucket.policy, origin, identity_unknown=base.identity_unknown)
         return Request(principal, flow.action, flow.resource, bucket.account or "", context), policies
     account = account_of_arn(flow.resource) or principal.account or ""
+    if LOG_GROUP in flow.resource:
+        group = world.log_groups.get(flow.resource.split(LOG_STREAM, 1)[0])
+        if group is None:
+            return f"no resource policy of the log group of {flow.resource} is in the graphs judged"
+        if group.statements is None:
+            return f"the log group policy {group.name} is not readable"
+        origin = f"log group policy {group.name}"
+        policies = Policies(
+            base.identity, base.boundary, group.statements, origin, identity_unknown=base.identity_unknown
+        )
+        return Request(principal, flow.action, flow.resource, account, context), policies
     return Request(principal, flow.action, flow.resource, account, context), base
 
 

@@ -48,11 +48,22 @@ class Bucket:
 
 
 @dataclass
+class LogGroupPolicy:
+    """A CloudWatch Logs resource policy attached to one log group (PutResourcePolicy with resourceArn)."""
+
+    group_arn: str
+    name: str
+    statements: tuple[Statement, ...] | None
+
+
+@dataclass
 class World:
     roles: dict[str, Role] = field(default_factory=dict)
     buckets: dict[str, Bucket] = field(default_factory=dict)
     keys: dict[str, KeyPolicy] = field(default_factory=dict)
     grants: list[Grant] = field(default_factory=list)
+    log_groups: dict[str, LogGroupPolicy] = field(default_factory=dict)
+    """Log-group resource policies by the group's ARN (without a trailing `:*`)."""
     problems: list[str] = field(default_factory=list)
 
 
@@ -155,13 +166,25 @@ def _grants(graph: Graph, world: World) -> None:
         )
 
 
+def _log_groups(graph: Graph, world: World) -> None:
+    """Group-scoped resource policies only: an account-wide one (policyName, no resourceArn) names its groups in
+    its statements' Resource, which a flow's group would have to be matched against; the stacks write none."""
+    for r in graph.of_type(tokens.LOG_RESOURCE_POLICY):
+        arn = text(r.inputs.get("resourceArn"))
+        if arn:
+            arn = arn.removesuffix(":*")
+            origin = f"log group policy {r.name} (stack {graph.stack})"
+            world.log_groups[arn] = LogGroupPolicy(arn, r.name, _statements(r.inputs.get("policyDocument"), origin))
+
+
 def read_world(graphs: Iterable[Graph]) -> World:
     world = World()
     for graph in graphs:
         _roles(graph, world)
         _buckets(graph, world)
         _grants(graph, world)
+        _log_groups(graph, world)
     return world
 
 
-__all__ = ["Bucket", "KeyPolicy", "Role", "World", "read_world"]
+__all__ = ["Bucket", "KeyPolicy", "LogGroupPolicy", "Role", "World", "read_world"]

@@ -111,7 +111,6 @@ def web_acl_association(r: Resource) -> list[Call]:
     return [Call("wafv2", "AssociateWebACL").fill(r.inputs, {"webAclArn": "WebACLArn"})]
 
 
-
 def log_group(r: Resource) -> list[Call]:
     """CreateLogGroup, then PutRetentionPolicy for the retention (terraform-provider-aws logs/group.go sends it
     as a second request)."""
@@ -125,12 +124,69 @@ def log_group(r: Resource) -> list[Call]:
         calls.append(retention.put("retentionInDays", i["retentionInDays"], "retentionInDays"))
     return calls
 
+
+# CloudWatch Logs vended-log delivery (terraform-provider-aws internal/service/logs delivery_source.go,
+# delivery_destination.go, delivery.go, resource_policy.go: AutoFlex copies each input to the member of the same
+# name; `region` and `tagsAll` are the provider's own).
+LOGS_OWN = {"region": DROP, "tagsAll": DROP}
+
+
+def delivery_source(r: Resource) -> list[Call]:
+    """PutDeliverySource {name, resourceArn, logType, tags}."""
+    return [Call("logs", "PutDeliverySource").fill(r.inputs, dict(LOGS_OWN))]
+
+
+def delivery_destination(r: Resource) -> list[Call]:
+    """PutDeliveryDestination {name, deliveryDestinationConfiguration {destinationResourceArn}, outputFormat,
+    deliveryDestinationType, tags}."""
+    spec: dict[str, Any] = {**LOGS_OWN, "deliveryDestinationConfiguration": F(convert=one)}
+    return [Call("logs", "PutDeliveryDestination").fill(r.inputs, spec)]
+
+
+def delivery(r: Resource) -> list[Call]:
+    """CreateDelivery {deliverySourceName, deliveryDestinationArn, recordFields, fieldDelimiter,
+    s3DeliveryConfiguration, tags}."""
+    spec: dict[str, Any] = {**LOGS_OWN, "s3DeliveryConfigurations": F("s3DeliveryConfiguration", convert=one)}
+    return [Call("logs", "CreateDelivery").fill(r.inputs, spec)]
+
+
+def log_resource_policy(r: Resource) -> list[Call]:
+    """PutResourcePolicy {policyName | resourceArn, policyDocument}."""
+    return [Call("logs", "PutResourcePolicy").fill(r.inputs, dict(LOGS_OWN))]
+
+
+def ssm_parameter(r: Resource) -> list[Call]:
+    """PutParameter {Name, Type, Value, Tier, Description, DataType, AllowedPattern, KeyId, Tags}
+    (terraform-provider-aws internal/service/ssm/parameter.go resourceParameterCreate: Value from value or
+    insecure_value; Overwrite is not sent on create)."""
+    i = r.inputs
+    call = Call("ssm", "PutParameter").put("Name", i.get("name", AUTONAME), "name")
+    if "insecureValue" in i:
+        call.put("Value", i["insecureValue"], "insecureValue")
+    spec: dict[str, Any] = {
+        **LOGS_OWN,
+        "name": DROP,
+        "insecureValue": DROP,
+        "arn": DROP,
+        "overwrite": DROP,
+        "valueWo": DROP,
+        "valueWoVersion": DROP,
+        "tags": F(convert=tag_list()),
+    }
+    return [call.fill(i, spec)]
+
+
 __all__ = [
     "cluster",
+    "delivery",
+    "delivery_destination",
+    "delivery_source",
     "log_group",
+    "log_resource_policy",
     "metric_alarm",
     "node_group",
     "service_quota",
+    "ssm_parameter",
     "web_acl",
     "web_acl_association",
 ]

@@ -31,6 +31,19 @@ SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+VENDED_TO_CWL = (
+    "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-infrastructure-V2-CloudWatchLogs.html"
+)
+"""CloudWatch Logs UG, "Logs sent to CloudWatch Logs": the destination group's resource policy must let
+delivery.logs.amazonaws.com CreateLogStream and PutLogEvents (aws:SourceAccount, aws:SourceArn conditions)."""
+CW_AGENT = (
+    "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/start-CloudWatch-Agent-on-premise-SSM-onprem.html"
+)
+"""CloudWatch UG, "Start the CloudWatch agent using the command line": `-c ssm:<parameter>` makes the agent read its
+configuration from Parameter Store (ssm:GetParameter on it)."""
+PCS_STREAM = "AWSLogs/PCS/pcs_0123456789/"
+"""The stream prefix PCS writes under (PCS UG, "Job completion logs in AWS PCS": AWSLogs/PCS/<cluster-id>/jobcomp.log;
+"Scheduler logs in AWS PCS": the same prefix per daemon); the cluster id is an example: PCS assigns it."""
 ECR_PULL = "https://docs.aws.amazon.com/AmazonECR/latest/userguide/security_iam_id-based-policy-examples.html"
 """ECR UG, identity-based policy examples ("access images in a repository"): a pull needs ecr:GetAuthorizationToken
 (no resource: "*"), ecr:BatchGetImage and ecr:GetDownloadUrlForLayer on the repository."""
@@ -139,6 +152,53 @@ def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
         flows.append(
             Flow("register nodes with AWS PCS", stack, role, "pcs:RegisterComputeNodeGroupInstance", "*", source=PCS)
         )
+        flows += _pcs_log_delivery(inputs) + _gpu_metrics(inputs, role)
+    return flows
+
+
+def _gpu_metrics(inputs: Inputs, role: str) -> list[Flow]:
+    """PCS GPU nodes read the CloudWatch agent's configuration and publish GPU metrics (training/gpu_metrics.py)."""
+    from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE, parameter_name
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec) and spec.region is not None
+    stack, account = inputs.stack.name, inputs.account.id
+    parameter = f"arn:aws:ssm:{spec.region}:{account}:parameter/{parameter_name(spec.name)}"
+    context = {"cloudwatch:namespace": NAMESPACE}
+    return [
+        Flow("read the CloudWatch agent's configuration", stack, role, "ssm:GetParameter", parameter, source=CW_AGENT),
+        Flow("publish GPU metrics", stack, role, "cloudwatch:PutMetricData", "*", context=context, source=METRICS),
+    ]
+
+
+def _pcs_log_delivery(inputs: Inputs) -> list[Flow]:
+    """CloudWatch Logs delivers the PCS cluster's scheduler and job completion logs into the stack's log group
+    (components/training/pcs_logs.py), as the vended-log service on behalf of each delivery source."""
+    from gpuinfra.graph.log_delivery import VENDED_LOG_SERVICE
+    from gpuinfra.pulumi.components.training.pcs_logs import DELIVERY_ACTIONS, LOG_TYPES, delivery_name, group_arn
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec) and spec.region is not None
+    region, account = spec.region, inputs.account.id
+    stream = f"{group_arn(region, account, spec.name)}:log-stream:{PCS_STREAM}"
+    flows = []
+    for suffix, log_type in LOG_TYPES.items():
+        context = {
+            "aws:SourceAccount": account,
+            "aws:SourceArn": f"arn:aws:logs:{region}:{account}:delivery-source:{delivery_name(spec.name, suffix)}",
+        }
+        flows += [
+            Flow(
+                f"deliver {log_type} to the log group ({action})",
+                inputs.stack.name,
+                VENDED_LOG_SERVICE,
+                action,
+                f"{stream}{suffix}.log",
+                context=context,
+                source=VENDED_TO_CWL,
+            )
+            for action in DELIVERY_ACTIONS
+        ]
     return flows
 
 

@@ -17,6 +17,8 @@ from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
+from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
+from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
 from gpuinfra.pulumi.templates import render
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
@@ -246,11 +248,14 @@ def node_cloud_config(
     lustre: LustreMount | None,
     slurm_version: str,
     home: HomeMount | None = None,
+    gpu_metrics_parameter: str | None = None,
 ) -> str:
-    """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives)."""
+    """The cloud-config part of a node's user data; `slurm_version` is the PCS cluster's (where Slurm lives);
+    `gpu_metrics_parameter`, the CloudWatch agent's configuration (gpu_metrics.py) GPU nodes start it from."""
     compute = node.role == "compute"
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
     checkpoint_root = node.retention.checkpoint_dir if node.retention else None
+    gpu_metrics = compute and node.gpus > 0 and gpu_metrics_parameter is not None
     units = [
         "gpuinfra-imds-guard.service",
         "gpuinfra-job-group.service",
@@ -277,6 +282,8 @@ def node_cloud_config(
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
         acceptance=nccl_acceptance(cluster, node.acceptance, slurm_version) if node.acceptance else "",
         acceptance_path=NCCL_ACCEPTANCE,
+        gpu_metrics=gpu_metrics_script(cluster, gpu_metrics_parameter) if gpu_metrics_parameter and gpu_metrics else "",
+        gpu_metrics_path=GPU_METRICS,
         lustre=lustre,
         home=home,
         units=units,

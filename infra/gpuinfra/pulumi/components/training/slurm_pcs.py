@@ -11,6 +11,7 @@ from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
+from gpuinfra.pulumi.components.training import gpu_metrics
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     Acceptance,
@@ -24,6 +25,7 @@ from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statem
 from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
+from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
@@ -42,11 +44,12 @@ def ssm_image(image_id: str) -> tuple[str, int] | None:
 
 def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     """The training node policy, plus what PCS nodes need: register with the cluster (AWS PCS User Guide, "IAM
-    instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance) and tag superseded checkpoints for
-    expiry (the login node's pruner)."""
+    instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance), publish GPU metrics into their one
+    namespace (gpu_metrics.py) and tag superseded checkpoints for expiry (the login node's pruner)."""
     bucket, prefix = split_s3(args.checkpoint_uri)
     doc: list[iam.Statement] = [
         *node_statements(args, kms_key_arn),
+        *gpu_metrics.node_statements(args.region, args.account_id, args.cluster),
         {
             "Sid": "RegisterWithPcs",
             "Effect": "Allow",
@@ -87,6 +90,8 @@ def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
 
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
+    logs: PcsLogs
+    agent_config: aws.ssm.Parameter
     placement_group: aws.ec2.PlacementGroup
     home: SharedHome
 
@@ -143,10 +148,15 @@ class SlurmOnPcs(pulumi.ComponentResource):
             lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
         )
 
+        # The agent's configuration exists before any node boots: its name rides along into the user data.
+        self.agent_config = gpu_metrics.agent_parameter(name, spec.name, o)
+
         def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return pulumi.Output.all(mount, home).apply(
+            return pulumi.Output.all(mount, home, self.agent_config.name).apply(
                 lambda v: mime_user_data(
-                    node_cloud_config(spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1])
+                    node_cloud_config(
+                        spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1], gpu_metrics_parameter=v[2]
+                    )
                 )
             )
 
@@ -214,6 +224,12 @@ class SlurmOnPcs(pulumi.ComponentResource):
             provider,
             native,
             pulumi.ResourceOptions(parent=self),
+        )
+        self.logs = pcs_logs(
+            name,
+            PcsLogArgs(spec.name, compute.region, compute.account_id, spec.log_retention_days),
+            self.pcs.cluster.arn,
+            o,
         )
         self.register_outputs({"placement_group": self.placement_group.name})
 
