@@ -54,8 +54,9 @@ def test_spot_group_prices_on_demand_base_at_full_price_and_the_rest_at_the_spot
 def test_lustre_is_priced_by_deployment_type_throughput_tier_and_capacity(catalog: Catalog) -> None:
     b = price_graph(example_graph("llm-train"), catalog)
     (line,) = b.get("aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre").lines
-    assert line.quantity == 48000
-    assert line.monthly == 48000 * svc(catalog, "fsx_lustre/PERSISTENT_2/250") == Decimal("10080.00")
+    # EFA-enabled at 250 MB/s/TiB: 3 steps of 19,200 GiB (the example's 57,600), each GiB at the tier's GB-month rate.
+    assert line.quantity == 57600
+    assert line.monthly == 57600 * svc(catalog, "fsx_lustre/PERSISTENT_2/250") == Decimal("12096.00")
     assert UNCONFIRMED in line.flags  # the 250 MB/s/TiB tier has a single source
 
 
