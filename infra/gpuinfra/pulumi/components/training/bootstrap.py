@@ -56,6 +56,13 @@ JOB_GID = 59000
 """The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
 cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
 gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
+EFA_CLIENT_PACKAGE = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/samples/configure-efa-fsx-lustre-client.zip"
+"""The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip, run
+setup.sh), fetched at boot as the guide does: AWS publishes no versioned copy to pin."""
+EFA_CLIENT_UNIT = "/etc/systemd/system/configure-efa-fsx-lustre-client.service"
+"""The unit setup.sh installs to configure LNet's EFA interfaces at every boot (the same guide page)."""
+EFA_SYSFS = "/sys/class/infiniband"
+"""Where the EFA devices appear (the guide's "View available EFA devices" lists /sys/class/infiniband/*)."""
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -65,6 +72,8 @@ class LustreMount:
     dns_name: str
     mount_name: str
     mount_path: str
+    efa: bool = False
+    """The file system is EFA-enabled: the nodes set themselves up as its EFA clients before mounting."""
 
 
 @dataclass(frozen=True)
@@ -161,8 +170,20 @@ def job_group(cluster: str, checkpoint_root: str | None) -> str:
     )
 
 
-def lustre_client(cluster: str, mount_path: str) -> str:
-    return render("training/lustre-client.sh.j2", cluster=cluster, mount_path=mount_path)
+def lustre_client(
+    cluster: str, mount_path: str, efa: bool = False, package: str = EFA_CLIENT_PACKAGE, sysfs: str = EFA_SYSFS
+) -> str:
+    """The boot script that installs the Lustre client and, for an EFA-enabled file system, sets the node up as its
+    EFA client; `package` and `sysfs` are only changed by tests (a local zip, a fake device directory)."""
+    return render(
+        "training/lustre-client.sh.j2",
+        cluster=cluster,
+        mount_path=mount_path,
+        efa=efa,
+        efa_package=package,
+        efa_unit=EFA_CLIENT_UNIT,
+        efa_sysfs=sysfs,
+    )
 
 
 def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
@@ -268,7 +289,7 @@ def node_cloud_config(
         imds_guard=imds_guard(cluster),
         job_group=job_group(cluster, checkpoint_root),
         checkpoint_root=checkpoint_root,
-        lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
+        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa) if lustre else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
@@ -295,6 +316,9 @@ __all__ = [
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",
+    "EFA_CLIENT_PACKAGE",
+    "EFA_CLIENT_UNIT",
+    "EFA_SYSFS",
     "HEALTH_CHECK",
     "JOB_ENV",
     "JOB_GID",
