@@ -185,7 +185,9 @@ def test_the_bootcmd_entry_runs_the_script(tmp_path: Path) -> None:
     if any(Path("/sys/class/infiniband").glob("*")):
         pytest.skip("this machine has RDMA devices: the EFA setup would go further than this test stands in for")
     lustre = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx", efa=True)
-    config = cloud_config(node_cloud_config("llm-train", NodeRole("compute", "p5.48xlarge"), {}, lustre, "25.05"))
+    config = cloud_config(
+        node_cloud_config("llm-train", NodeRole("compute", "p5.48xlarge", gpus=8, efa=32), {}, lustre, "25.05")
+    )
     (entry,) = config["bootcmd"]
     result, calls = _boot(tmp_path, "al2023", command=entry)
     assert result.returncode == 0, result.stderr

@@ -56,6 +56,8 @@ class TrainingPlan(Plain):
     """Requested capacity rounded up to a valid FSx increment (on an EFA-enabled file system, its tier's step)."""
     lustre_efa: bool = False
     """The FSx file system is EFA-enabled: lustre.efa, or its default (see lustre_efa)."""
+    lustre_preload: bool = False
+    """The dataset is restored into Lustre before the first job: lustre.preload, else whether dataset_gib is set."""
     lustre_throughput_mb_s: float | None
     """Aggregate file-system throughput."""
     quotas: list[QuotaNeed]
@@ -247,6 +249,8 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         checkpoint_note=checkpoint_note,
         lustre_capacity_gib=lustre_gib,
         lustre_efa=efa_fs,
+        lustre_preload=spec.lustre is not None
+        and (spec.lustre.preload if spec.lustre.preload is not None else spec.lustre.dataset_gib is not None),
         lustre_throughput_mb_s=lustre_mb_s,
         quotas=quotas,
         node_placements=placements,

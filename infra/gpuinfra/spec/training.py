@@ -127,6 +127,13 @@ class Lustre(SpecModel):
     capacity a whole number of the tier's EFA steps (FSx for Lustre User Guide, "Working with EFA-enabled file
     systems")."""
 
+    preload: bool | None = None
+    """Restore the whole dataset (everything under import_path) into Lustre before the first job, from the login node
+    (`lfs hsm_restore`; FSx for Lustre User Guide, "Preloading files into your file system"): the data repository
+    association imports only metadata, so without it the first epoch reads each file from S3 on first access.
+    Default (unset): on when dataset_gib is set, the size lustre-too-small checks the file system holds; set false
+    when import_path holds more than fits (FSx loads only as much as the file system has room for)."""
+
     @model_validator(mode="after")
     def _efa_needs_persistent_2(self) -> Lustre:
         if self.efa and self.deployment_type != "PERSISTENT_2":
