@@ -100,6 +100,35 @@ def test_lustre_hdd_is_unknown_not_zero(catalog: Catalog) -> None:
     assert b.monthly == 0 and len(b.unpriced()) == 1
 
 
+@pytest.mark.parametrize("mode", ["AUTOMATIC", "USER_PROVISIONED"])
+def test_lustre_metadata_iops(catalog: Catalog, mode: str) -> None:
+    """AUTOMATIC metadata IOPS come with the storage (no line of their own); user-provisioned ones are a line the
+    catalog says it cannot price: unknown, never zero, never in the total."""
+    p = provider()
+    config = {"mode": mode, **({"iops": 24000} if mode == "USER_PROVISIONED" else {})}
+    fs = res(
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "fs",
+        p,
+        deploymentType="PERSISTENT_2",
+        perUnitStorageThroughput=1000,
+        storageCapacity=4800,
+        storageType="SSD",
+        efaEnabled=True,
+        metadataConfiguration=config,
+    )
+    b = price_graph(graph(p, fs), catalog)
+    storage, *metadata = b.get(fs.key).lines
+    assert storage.monthly == 4800 * svc(catalog, "fsx_lustre/PERSISTENT_2/1000")
+    if mode == "AUTOMATIC":
+        assert metadata == []
+    else:
+        (line,) = metadata
+        assert line.quantity == 24000 and line.monthly is None and NOT_IN_CATALOG in line.flags
+        assert "no citable AWS rate" in (line.note or "")
+        assert b.monthly == storage.monthly
+
+
 def test_on_demand_group_of_n_nodes(catalog: Catalog) -> None:
     p = provider()
     lt, asg = group("g", p, "p5.48xlarge", 10)
