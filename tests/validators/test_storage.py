@@ -34,6 +34,14 @@ CASES = [
         message="g5.4xlarge has no EFA",
     ),
     Case("lustre-efa-without-efa-nodes", "llm-train", {"lustre.efa": True}, fires=False),
+    Case(
+        "lustre-efa-clients-not-set-up",
+        "llm-train-eks",
+        {"lustre.efa": True, "lustre.storage_capacity_gib": 57600},
+        message="EKS nodes are not set up as EFA clients here",
+    ),
+    Case("lustre-efa-clients-not-set-up", "llm-train-eks", fires=False),
+    Case("lustre-efa-clients-not-set-up", "llm-train", fires=False),
     # The default never asks for EFA where it cannot be used, so it never trips the rule.
     Case("lustre-efa-without-efa-nodes", "llm-train", {"interconnect.type": "none"}, fires=False),
     Case(

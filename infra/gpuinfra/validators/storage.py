@@ -65,6 +65,18 @@ def lustre_efa_without_efa_nodes(spec: TrainingSpec, plan: TrainingPlan, catalog
 
 
 @rule(Level.WARNING)
+def lustre_efa_clients_not_set_up(spec: TrainingSpec) -> Iterator[Failure]:
+    """An EFA-enabled file system on EKS: this stack sets up EFA clients only on Slurm (AWS PCS) nodes, so EKS
+    nodes mount it over TCP, while its throughput tier stays fixed and its capacity comes in EFA steps."""
+    if spec.lustre is not None and spec.lustre.efa and spec.scheduler.type == "kubernetes":
+        yield Failure(
+            "lustre.efa is on but EKS nodes are not set up as EFA clients here: they mount over TCP",
+            ("lustre", "efa"),
+            "remove lustre.efa, or set the nodes up with the FSx guide's configure-efa-fsx-lustre-client yourself",
+        )
+
+
+@rule(Level.WARNING)
 def no_parallel_file_system(spec: TrainingSpec) -> Iterator[Failure]:
     """Training reads its dataset through a parallel file system; without one, GPUs wait on S3."""
     if spec.lustre is None and spec.site_lustre is None:
@@ -75,6 +87,7 @@ __all__ = [
     "bucket_of",
     "export_bucket_is_dataset_bucket",
     "lustre_capacity_rounded",
+    "lustre_efa_clients_not_set_up",
     "lustre_efa_without_efa_nodes",
     "no_parallel_file_system",
 ]
