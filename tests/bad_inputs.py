@@ -103,6 +103,11 @@ CORPUS: list[Bad] = [
         {"site_lustre.capacity_tib": 1e300},
         path=SPEC + "site_lustre.capacity_tib",
     ),
+    Bad(
+        "efa-on-scratch-lustre",
+        spec={"lustre.efa": True, "lustre.deployment_type": "SCRATCH_2", "lustre.throughput_mb_s_per_tib": DELETE},
+        path=SPEC + "lustre",
+    ),
     # -- strict integers and booleans; integers past 64 bits -------------------------------------------
     Bad("bool-node-count", spec={"compute.node_count": True}, path=SPEC + "compute.node_count"),
     Bad("string-node-count", spec={"compute.node_count": "16"}, path=SPEC + "compute.node_count"),

@@ -346,6 +346,21 @@ def test_fsx_capacity_rounds_to_valid_increments(catalog: Catalog) -> None:
     assert got == [1200, 1200, 2400, 2400, 4800, 4800, 48000, 50400]
 
 
+def test_efa_fsx_capacity_comes_in_whole_steps_of_its_tier(catalog: Catalog) -> None:
+    """EFA-enabled PERSISTENT_2: one file server's storage per step, 38.4 TiB at 125 MB/s/TiB down to 4.8 TiB at
+    1000 (fsx-efa-capacity); never below one step."""
+    assert catalog.fsx_capacity_gib(1200, 125) == 38400
+    assert catalog.fsx_capacity_gib(48000, 250) == 57600  # 3 x 19,200
+    assert catalog.fsx_capacity_gib(48000, 500) == 48000  # 5 x 9,600
+    assert catalog.fsx_capacity_gib(48001, 1000) == 52800  # 11 x 4,800
+
+
+def test_the_fsx_efa_clients_are_the_guides_named_families(catalog: Catalog) -> None:
+    assert catalog.fsx_efa_client("p5.48xlarge") and catalog.fsx_efa_client("p5en.48xlarge")
+    assert not catalog.fsx_efa_client("p4d.24xlarge")  # EFA, but not named by the guide: the default leaves it off
+    assert not catalog.fsx_efa_client("g5.4xlarge")  # no EFA at all
+
+
 def test_dgx_h100_node_power(catalog: Catalog) -> None:
     assert catalog.node_power("p5.48xlarge").max_kw == 10.2  # type: ignore[union-attr]
     assert catalog.cooling_limit("air").max_kw_per_rack == 30

@@ -27,7 +27,7 @@ def test_preview_json_is_versioned_and_byte_identical(tmp_path: Path) -> None:
 def test_preview_table_shows_key_settings() -> None:
     result = gpuinfra("preview", "llm-train")
     assert result.returncode == 0
-    for text in ("PCS node groups", "p5.48xlarge", "ONDEMAND", "SPOT", "PERSISTENT_2", "48,000 GiB", "Resources ("):
+    for text in ("PCS node groups", "p5.48xlarge", "ONDEMAND", "SPOT", "PERSISTENT_2", "57,600 GiB", "Resources ("):
         assert text in result.stdout
 
 

@@ -1,16 +1,27 @@
 """The Lustre client install at boot, run as cloud-init runs bootcmd (root, systemd's PATH) on the OS each PCS
 sample AMI is (os-release of Amazon Linux 2 and 2023), in a private mount namespace: /etc/os-release swapped for the
-AMI's, the package tools replaced by recorders in /usr/local/bin."""
+AMI's, the package tools replaced by recorders in /usr/local/bin. For an EFA-enabled file system, curl is a stand-in
+that hands over a zip shaped like the FSx guide's configure-efa-fsx-lustre-client package, whose setup.sh records how
+it was run; the EFA devices are a directory of the test's."""
 
 from __future__ import annotations
 
 import os
 import shutil
 import subprocess
+import zipfile
 from pathlib import Path
 
 import pytest
-from gpuinfra.pulumi.components.training.bootstrap import lustre_client
+from gpuinfra.pulumi.components.training.bootstrap import (
+    EFA_CLIENT_PACKAGE,
+    EFA_CLIENT_UNIT,
+    LustreMount,
+    NodeRole,
+    lustre_client,
+    node_cloud_config,
+)
+from helpers import cloud_config
 from slurm_local import SYSTEMD_PATH
 
 BASH = ["/bin/bash"]
@@ -21,7 +32,43 @@ OS_RELEASE = {
 }
 
 
-def _boot(tmp_path: Path, os_name: str, installed: bool = False) -> tuple[subprocess.CompletedProcess[str], str]:
+SETUP_SH = """#!/bin/bash
+echo "setup.sh $* in $(basename "$PWD") as $(id -u)" >> {calls}
+"""
+CURL = """#!/bin/bash
+out=""
+while [ $# -gt 0 ]; do
+  case "$1" in -o) out=$2; shift 2 ;; http*) url=$1; shift ;; *) shift ;; esac
+done
+echo "curl $url" >> {calls}
+cp {package} "$out"
+"""
+
+
+def _efa_stand_ins(tmp_path: Path, tools: Path, calls: Path, devices: int) -> Path:
+    """curl handing over a package like the guide's; `devices` EFA devices in a sysfs-like directory."""
+    package = tmp_path / "package.zip"
+    with zipfile.ZipFile(package, "w") as z:
+        z.writestr("configure-efa-fsx-lustre-client/setup.sh", SETUP_SH.format(calls=calls))
+        z.writestr("configure-efa-fsx-lustre-client/README.md", "stand-in\n")
+    (tools / "curl").write_text(CURL.format(calls=calls, package=package))
+    (tools / "curl").chmod(0o755)
+    sysfs = tmp_path / "infiniband"
+    sysfs.mkdir()
+    for i in range(devices):
+        (sysfs / f"rdmap{i}s0").mkdir()
+    return sysfs
+
+
+def _boot(
+    tmp_path: Path,
+    os_name: str,
+    installed: bool = False,
+    efa: bool = False,
+    devices: int = 0,
+    efa_unit: bool = False,
+    command: list[str] | None = None,
+) -> tuple[subprocess.CompletedProcess[str], str]:
     if os.geteuid() != 0 or shutil.which("unshare") is None:
         (pytest.fail if os.environ.get("CI") else pytest.skip)("needs root and unshare (a private mount namespace)")
     (tmp_path / "os-release").write_text(OS_RELEASE[os_name])
@@ -36,14 +83,21 @@ def _boot(tmp_path: Path, os_name: str, installed: bool = False) -> tuple[subpro
     if installed:
         (upper / "mount.lustre").write_text("#!/bin/sh\n")
         (upper / "mount.lustre").chmod(0o755)
+    sysfs = _efa_stand_ins(tmp_path, tools, calls, devices) if efa else tmp_path / "none"
+    units = tmp_path / "units-upper"
+    units.mkdir()
+    if efa_unit:
+        (units / Path(EFA_CLIENT_UNIT).name).write_text("[Unit]\n")
     script = tmp_path / "lustre-client"
-    script.write_text(lustre_client("llm-train", "/fsx"))
+    script.write_text(lustre_client("llm-train", "/fsx", efa, EFA_CLIENT_PACKAGE, str(sysfs)))
+    command = command or [*BASH, str(script)]
     setup = (
         "mount --make-rprivate / && "
         f"mount --bind {tmp_path / 'os-release'} /etc/os-release && "
         f"mount -t tmpfs t /usr/local/bin && cp {tools}/* /usr/local/bin/ && "
-        f"mkdir -p {tmp_path}/w && "
-        f"mount -t overlay o -o lowerdir=/usr/sbin,upperdir={upper},workdir={tmp_path}/w /usr/sbin"
+        f"mkdir -p {tmp_path}/w {tmp_path}/wu && "
+        f"mount -t overlay o -o lowerdir=/usr/sbin,upperdir={upper},workdir={tmp_path}/w /usr/sbin && "
+        f"mount -t overlay o -o lowerdir=/etc/systemd/system,upperdir={units},workdir={tmp_path}/wu /etc/systemd/system"
         ' && exec "$@"'
     )
     result = subprocess.run(
@@ -57,8 +111,7 @@ def _boot(tmp_path: Path, os_name: str, installed: bool = False) -> tuple[subpro
             "/usr/bin/env",
             "-i",
             f"PATH={SYSTEMD_PATH}",
-            *BASH,
-            str(script),
+            *command,
         ],
         capture_output=True,
         text=True,
@@ -85,3 +138,58 @@ def test_an_installed_client_is_left_alone(tmp_path: Path) -> None:
 def test_an_os_without_a_recipe_fails_loudly(tmp_path: Path) -> None:
     result, calls = _boot(tmp_path, "ubuntu")
     assert result.returncode == 2 and "no install recipe for ubuntu 22.04" in result.stderr and calls == ""
+
+
+def test_an_efa_file_system_sets_the_node_up_with_the_guides_package(tmp_path: Path) -> None:
+    """AL2023 with EFA devices: the client is installed, then the guide's package is fetched and its setup.sh run
+    from its own folder, as root."""
+    result, calls = _boot(tmp_path, "al2023", efa=True, devices=32)
+    assert result.returncode == 0, result.stderr
+    assert calls.splitlines() == [
+        "dnf install -y lustre-client",
+        f"curl {EFA_CLIENT_PACKAGE}",
+        "setup.sh  in configure-efa-fsx-lustre-client as 0",
+    ]
+    assert "EFA client set up (32 EFA devices)" in result.stdout
+
+
+def test_the_efa_setup_runs_once(tmp_path: Path) -> None:
+    """setup.sh installed its unit on an earlier boot, which configures LNet at every boot: nothing fetched again."""
+    result, calls = _boot(tmp_path, "al2023", installed=True, efa=True, devices=32, efa_unit=True)
+    assert result.returncode == 0, result.stderr
+    assert calls == ""
+
+
+@pytest.mark.parametrize(
+    ("os_name", "devices", "why"), [("al2", 32, "not an FSx EFA client OS"), ("al2023", 0, "no EFA device")]
+)
+def test_a_node_that_cannot_be_an_efa_client_mounts_over_tcp(
+    tmp_path: Path, os_name: str, devices: int, why: str
+) -> None:
+    """Amazon Linux 2 (not an EFA client OS) or no EFA device: said on stderr, no download, the boot goes on."""
+    result, calls = _boot(tmp_path, os_name, installed=True, efa=True, devices=devices)
+    assert result.returncode == 0, result.stderr
+    assert why in result.stderr and "/fsx is mounted over TCP" in result.stderr
+    assert "curl" not in calls
+
+
+def test_without_efa_nothing_is_fetched(tmp_path: Path) -> None:
+    result, calls = _boot(tmp_path, "al2023")
+    assert result.returncode == 0 and calls == "dnf install -y lustre-client\n"
+    assert "configure-efa" not in lustre_client("llm-train", "/fsx")
+
+
+def test_the_bootcmd_entry_runs_the_script(tmp_path: Path) -> None:
+    """The user data's bootcmd entry (the script gz+b64, decoded into an argument) as cloud-init runs it: the same
+    install, then the EFA setup, which finds no EFA device on this machine and leaves the node on TCP."""
+    if any(Path("/sys/class/infiniband").glob("*")):
+        pytest.skip("this machine has RDMA devices: the EFA setup would go further than this test stands in for")
+    lustre = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx", efa=True)
+    config = cloud_config(
+        node_cloud_config("llm-train", NodeRole("compute", "p5.48xlarge", gpus=8, efa=32), {}, lustre, "25.05")
+    )
+    (entry,) = config["bootcmd"]
+    result, calls = _boot(tmp_path, "al2023", command=entry)
+    assert result.returncode == 0, result.stderr
+    assert calls == "dnf install -y lustre-client\n"
+    assert "no EFA device in /sys/class/infiniband: /fsx is mounted over TCP" in result.stderr

@@ -146,7 +146,7 @@ def test_user_data_fits_ec2s_16_kb_with_room_for_pcs_part(graph: Graph) -> None:
 def test_lustre_matches_the_spec(graph: Graph) -> None:
     fs = graph.one(FSX).inputs
     assert fs["deploymentType"] == "PERSISTENT_2"
-    assert fs["storageCapacity"] == 48000 and fs["perUnitStorageThroughput"] == 250
+    assert fs["storageCapacity"] == 57600 and fs["perUnitStorageThroughput"] == 250
     assert fs["kmsKeyId"].startswith("arn:aws:kms:")
     paths = {
         d.inputs["fileSystemPath"]: d.inputs["dataRepositoryPath"]
@@ -156,6 +156,35 @@ def test_lustre_matches_the_spec(graph: Graph) -> None:
         "/datasets": "s3://acme-datasets/pretrain/v7",
         "/checkpoints": "s3://acme-llm-train-checkpoints/checkpoints",
     }
+
+
+def test_lustre_is_efa_enabled_for_p5_slurm_nodes(graph: Graph) -> None:
+    """p5 nodes on Slurm: EFA-enabled by default, with the metadata configuration FSx requires for it, and only
+    security groups that let all traffic in and out to themselves (FSx for Lustre User Guide, "Working with
+    EFA-enabled file systems" and "EFA-enabled security groups")."""
+    fs = graph.one(FSX)
+    assert fs.inputs["efaEnabled"] is True
+    assert fs.inputs["metadataConfiguration"] == {"mode": "AUTOMATIC"}
+    assert fs.inputs["fileSystemTypeVersion"] == "2.15"
+    groups_ = [r for r in graph.of_type("aws:ec2/securityGroup:SecurityGroup") if r.urn in fs.dependencies]
+    assert groups_
+    for group in groups_:
+        every = {"protocol": "-1", "fromPort": 0, "toPort": 0, "self": True}
+        assert any(every.items() <= rule.items() for rule in group.inputs["ingress"]), group.inputs["ingress"]
+        assert any(every.items() <= rule.items() for rule in group.inputs["egress"]), group.inputs["egress"]
+
+
+def test_lustre_without_efa_has_neither_argument_and_plain_steps() -> None:
+    """lustre.efa false: no EFA, no metadata configuration (as before), and 2,400 GiB steps (48,000 stays)."""
+    fs = graph_for("llm-train", {"lustre.efa": False, "lustre.storage_capacity_gib": 48000}).one(FSX).inputs
+    assert "efaEnabled" not in fs and "metadataConfiguration" not in fs
+    assert fs["storageCapacity"] == 48000
+
+
+def test_eks_lustre_stays_on_tcp_by_default() -> None:
+    """EKS nodes are not set up as EFA clients by this stack: the default leaves EFA off there."""
+    fs = example_graph("llm-train-eks").one(FSX).inputs
+    assert "efaEnabled" not in fs and "metadataConfiguration" not in fs
 
 
 def test_checkpoint_bucket_is_private_versioned_and_expires_only_superseded(graph: Graph) -> None:
@@ -240,8 +269,10 @@ def test_the_pcs_controller_has_its_own_group_with_the_rules_pcs_documents(graph
     (group,) = graph.dependencies_of(graph.one(tokens.PCS_CLUSTER), "aws:ec2/securityGroup:SecurityGroup")
     assert group.name == "llm-train-slurm-pcs-sg"
     rules = {
-        d: sorted((r["protocol"], r["fromPort"], r["toPort"], bool(r.get("self")), tuple(r.get("cidrBlocks") or ()))
-                  for r in group.inputs[d])
+        d: sorted(
+            (r["protocol"], r["fromPort"], r["toPort"], bool(r.get("self")), tuple(r.get("cidrBlocks") or ()))
+            for r in group.inputs[d]
+        )
         for d in ("ingress", "egress")
     }
     assert rules == {
@@ -320,6 +351,13 @@ def test_every_node_mounts_home_from_efs_with_the_recommended_options(graph: Gra
         assert re.fullmatch(r"fs-[0-9a-f]+\.efs\.us-east-1\.amazonaws\.com:/", home[0]), name
         assert home[2] == "nfs4"
         assert set(home[3].split(",")) >= {
-            "nfsvers=4.1", "rsize=1048576", "wsize=1048576", "hard", "timeo=600", "retrans=2", "noresvport", "_netdev"
+            "nfsvers=4.1",
+            "rsize=1048576",
+            "wsize=1048576",
+            "hard",
+            "timeo=600",
+            "retrans=2",
+            "noresvport",
+            "_netdev",
         }
         assert graph.one(tokens.EFS_MOUNT_TARGET) in graph.dependencies_of(lt, tokens.EFS_MOUNT_TARGET), name

@@ -23,7 +23,8 @@ from gpuinfra.pulumi.components.training.fabric import nccl_environment
 from helpers import cloud_config
 
 AT = datetime.datetime(2027, 1, 14, 10, 30, tzinfo=datetime.UTC)
-LUSTRE = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx")
+# EFA-enabled and preloaded: the EFA client setup (compute nodes) and the dataset preload (login node) too.
+LUSTRE = LustreMount("fs-1.fsx.us-east-1.amazonaws.com", "abcd1234", "/fsx", efa=True, preload=True)
 RETENTION = Retention("/fsx/checkpoints", "acme-ckpt", "checkpoints/", 3, "MILESTONE", 14)
 ROLES = {
     "spot": NodeRole("compute", "p5.48xlarge", gpus=8, efa=32, instance_store_gb=30400, spot=True),
@@ -83,4 +84,6 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/nccl-acceptance.sbatch",
         "/opt/gpuinfra/job-group",
         "/opt/gpuinfra/gpu-metrics",
+        "/opt/gpuinfra/lustre-client",
+        "/opt/gpuinfra/preload-dataset",
     } <= paths

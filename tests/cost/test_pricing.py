@@ -54,8 +54,9 @@ def test_spot_group_prices_on_demand_base_at_full_price_and_the_rest_at_the_spot
 def test_lustre_is_priced_by_deployment_type_throughput_tier_and_capacity(catalog: Catalog) -> None:
     b = price_graph(example_graph("llm-train"), catalog)
     (line,) = b.get("aws:fsx/lustreFileSystem:LustreFileSystem::llm-train-storage-lustre").lines
-    assert line.quantity == 48000
-    assert line.monthly == 48000 * svc(catalog, "fsx_lustre/PERSISTENT_2/250") == Decimal("10080.00")
+    # EFA-enabled at 250 MB/s/TiB: 3 steps of 19,200 GiB (the example's 57,600), each GiB at the tier's GB-month rate.
+    assert line.quantity == 57600
+    assert line.monthly == 57600 * svc(catalog, "fsx_lustre/PERSISTENT_2/250") == Decimal("12096.00")
     assert UNCONFIRMED in line.flags  # the 250 MB/s/TiB tier has a single source
 
 
@@ -97,6 +98,35 @@ def test_lustre_hdd_is_unknown_not_zero(catalog: Catalog) -> None:
     (line,) = b.get(fs.key).lines
     assert line.monthly is None and NOT_IN_CATALOG in line.flags
     assert b.monthly == 0 and len(b.unpriced()) == 1
+
+
+@pytest.mark.parametrize("mode", ["AUTOMATIC", "USER_PROVISIONED"])
+def test_lustre_metadata_iops(catalog: Catalog, mode: str) -> None:
+    """AUTOMATIC metadata IOPS come with the storage (no line of their own); user-provisioned ones are a line the
+    catalog says it cannot price: unknown, never zero, never in the total."""
+    p = provider()
+    config = {"mode": mode, **({"iops": 24000} if mode == "USER_PROVISIONED" else {})}
+    fs = res(
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "fs",
+        p,
+        deploymentType="PERSISTENT_2",
+        perUnitStorageThroughput=1000,
+        storageCapacity=4800,
+        storageType="SSD",
+        efaEnabled=True,
+        metadataConfiguration=config,
+    )
+    b = price_graph(graph(p, fs), catalog)
+    storage, *metadata = b.get(fs.key).lines
+    assert storage.monthly == 4800 * svc(catalog, "fsx_lustre/PERSISTENT_2/1000")
+    if mode == "AUTOMATIC":
+        assert metadata == []
+    else:
+        (line,) = metadata
+        assert line.quantity == 24000 and line.monthly is None and NOT_IN_CATALOG in line.flags
+        assert "no citable AWS rate" in (line.note or "")
+        assert b.monthly == storage.monthly
 
 
 def test_on_demand_group_of_n_nodes(catalog: Catalog) -> None:

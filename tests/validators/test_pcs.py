@@ -7,7 +7,7 @@ from gpuinfra.validators.pcs import image_problem
 from helpers import DELETE, Case, run_case
 
 BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}
-# llm-train: 70B at 16 B/parameter = 1,120 GB = 1,043 GiB per checkpoint; 12,000 GiB of dataset; 48,000 GiB Lustre.
+# llm-train: 70B at 16 B/parameter = 1,120 GB = 1,043 GiB per checkpoint; 12,000 GiB of dataset; 57,600 GiB Lustre.
 CASES = [
     Case(
         "image-not-pinned",
@@ -49,7 +49,7 @@ CASES = [
         {"compute.capacity": {**BLOCK, "block_end": "2099-01-01T00:00:00Z"}},
         fires=False,
     ),
-    # need = (12,000 + 1,043 x (3 + 1)) / 0.8 = 20,215 GiB: fits 48,000; with 33 kept, (12,000 + 1,043 x 34) / 0.8
+    # need = (12,000 + 1,043 x (3 + 1)) / 0.8 = 20,215 GiB: fits 57,600; with 33 kept, (12,000 + 1,043 x 34) / 0.8
     # = 59,330 GiB does not.
     Case(
         "lustre-too-small",

@@ -18,6 +18,7 @@ from gpuinfra.catalog.models import (
     Family,
     Figure,
     FsxCapacity,
+    FsxEfa,
     InstanceType,
     MemoryBandwidth,
     NodePower,
@@ -64,6 +65,7 @@ class Catalog:
     service_prices: tuple[ServicePrice, ...]
     unknown_prices: tuple[UnknownPrice, ...]
     fsx_capacity: FsxCapacity
+    fsx_efa: FsxEfa
     region_list: RegionList
     memory_bandwidths: tuple[MemoryBandwidth, ...] = ()
     """serving.yaml: device-memory bandwidth per accelerator (the serving roofline)."""
@@ -291,13 +293,22 @@ class Catalog:
     def cooling_limit(self, cooling: str) -> CoolingLimit:
         return next(c for c in self.cooling_limits if c.cooling == cooling)
 
-    def fsx_capacity_gib(self, requested_gib: int) -> int:
-        """The smallest valid FSx for Lustre SSD capacity at or above `requested_gib`."""
+    def fsx_capacity_gib(self, requested_gib: int, efa_tier: int | None = None) -> int:
+        """The smallest valid FSx for Lustre SSD capacity at or above `requested_gib`; on an EFA-enabled file
+        system (`efa_tier`: its MB/s/TiB tier) a whole number of that tier's capacity steps."""
+        if efa_tier is not None:
+            step = self.fsx_efa.increment_gib[efa_tier]
+            return max(step, math.ceil(requested_gib / step) * step)
         for step in self.fsx_capacity.first_steps_gib:
             if requested_gib <= step:
                 return step
         inc = self.fsx_capacity.increment_gib
         return max(self.fsx_capacity.first_steps_gib[-1], math.ceil(requested_gib / inc) * inc)
+
+    def fsx_efa_client(self, instance_type: str) -> bool:
+        """The type is one the FSx guide names as an EFA client (its family in fsx_efa.client_families)."""
+        info = self.instance(instance_type)
+        return info is not None and info.efa_interfaces > 0 and info.family in self.fsx_efa.client_families
 
 
 __all__ = ["Catalog", "SpotDiscount"]

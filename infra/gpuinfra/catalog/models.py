@@ -243,6 +243,18 @@ class FsxCapacity(Entry):
     increment_gib: int
 
 
+class FsxEfa(Entry):
+    """EFA-enabled FSx for Lustre (PERSISTENT_2 SSD): the capacity step of each throughput tier (one file server's
+    storage) and the instance families the FSx guide names as EFA clients."""
+
+    increment_gib: dict[int, int]
+    """Throughput tier (MB/s/TiB) -> the capacity step (GiB) an EFA-enabled file system at that tier comes in."""
+    client_families: tuple[str, ...]
+    """Families "Configuring EFA clients" lists by name (8 EFA interfaces each): the default turns EFA on for them."""
+    excluded_families: tuple[str, ...] = ()
+    """EFA families the guide excludes as clients (trn2)."""
+
+
 class RegionList(Entry):
     codes: list[str]
 
@@ -259,6 +271,7 @@ __all__ = [
     "Family",
     "Figure",
     "FsxCapacity",
+    "FsxEfa",
     "InstanceType",
     "MemoryBandwidth",
     "NodePower",

@@ -35,7 +35,20 @@ def price_lustre(resource: Resource, ctx: Ctx) -> list[Line]:
     price = ctx.book.service(key, ctx.where.region) if storage == "SSD" else None
     if price is None:
         return [not_in_catalog(name, "GB", f"FSx for Lustre {deployment} {storage} at {tier} MB/s/TiB", capacity)]
-    return [per_month(name, capacity, "GB", price)]
+    return [per_month(name, capacity, "GB", price), *metadata_iops_lines(inputs.get("metadataConfiguration"), ctx)]
+
+
+def metadata_iops_lines(config: object, ctx: Ctx) -> list[Line]:
+    """Metadata IOPS (PERSISTENT_2). AUTOMATIC (what an EFA-enabled file system gets here) provisions them with the
+    storage capacity (FSx API, CreateFileSystemLustreMetadataConfiguration): the storage line is the charge, like
+    gp3's included baseline. USER_PROVISIONED buys IOPS above that: a line the catalog states it cannot price
+    (fsx_lustre/PERSISTENT_2/metadata_iops), never a guess."""
+    if not isinstance(config, dict) or config.get("mode") != "USER_PROVISIONED":
+        return []
+    key = "fsx_lustre/PERSISTENT_2/metadata_iops"
+    stated = ctx.book.catalog.unknown_price(key)
+    why = f"{key} ({stated.reason})" if stated else f"FSx for Lustre metadata IOPS ({key})"
+    return [not_in_catalog("Metadata IOPS (user-provisioned)", "IOPS", why, quantity(config.get("iops")))]
 
 
 def price_bucket(resource: Resource, ctx: Ctx) -> list[Line]:

@@ -53,7 +53,11 @@ class TrainingPlan(Plain):
     checkpoint: CheckpointPlan | None
     checkpoint_note: str | None = None
     lustre_capacity_gib: int | None
-    """Requested capacity rounded up to a valid FSx increment."""
+    """Requested capacity rounded up to a valid FSx increment (on an EFA-enabled file system, its tier's step)."""
+    lustre_efa: bool = False
+    """The FSx file system is EFA-enabled: lustre.efa, or its default (see lustre_efa)."""
+    lustre_preload: bool = False
+    """The dataset is restored into Lustre before the first job: lustre.preload, else whether dataset_gib is set."""
     lustre_throughput_mb_s: float | None
     """Aggregate file-system throughput."""
     quotas: list[QuotaNeed]
@@ -86,6 +90,21 @@ class TrainingPlan(Plain):
     ownership: OwnershipPlan | None = None
     """On premises: owning versus renting the same nodes on AWS."""
     ownership_note: str | None = None
+
+
+def lustre_efa(spec: TrainingSpec, catalog: Catalog) -> bool:
+    """Whether the FSx file system is EFA-enabled: lustre.efa when set; else on for a PERSISTENT_2 file system
+    whose Slurm nodes are of a family the FSx guide names as an EFA client (the Slurm node user data configures
+    the EFA client; EKS nodes would need their own setup, so they stay on TCP)."""
+    if spec.lustre is None:
+        return False
+    if spec.lustre.efa is not None:
+        return spec.lustre.efa
+    return (
+        spec.lustre.deployment_type == "PERSISTENT_2"
+        and spec.scheduler.type == "slurm"
+        and catalog.fsx_efa_client(spec.compute.instance_type)
+    )
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
@@ -126,8 +145,10 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         )
 
     lustre_gib, lustre_mb_s = None, None
+    efa_fs = lustre_efa(spec, catalog)
     if spec.lustre is not None:
-        lustre_gib = catalog.fsx_capacity_gib(spec.lustre.storage_capacity_gib)
+        efa_tier = spec.lustre.throughput_mb_s_per_tib if efa_fs else None
+        lustre_gib = catalog.fsx_capacity_gib(spec.lustre.storage_capacity_gib, efa_tier)
         per_tib = spec.lustre.throughput_mb_s_per_tib or SCRATCH_2_MB_S_PER_TIB
         lustre_mb_s = lustre_gib / 1024 * per_tib
     elif spec.site_lustre is not None:
@@ -227,6 +248,9 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         checkpoint=checkpoint,
         checkpoint_note=checkpoint_note,
         lustre_capacity_gib=lustre_gib,
+        lustre_efa=efa_fs,
+        lustre_preload=spec.lustre is not None
+        and (spec.lustre.preload if spec.lustre.preload is not None else spec.lustre.dataset_gib is not None),
         lustre_throughput_mb_s=lustre_mb_s,
         quotas=quotas,
         node_placements=placements,
@@ -243,4 +267,4 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
     )
 
 
-__all__ = ["EKS_SYSTEM_NODES", "LOGIN_NODES", "TrainingPlan", "plan_training"]
+__all__ = ["EKS_SYSTEM_NODES", "LOGIN_NODES", "TrainingPlan", "lustre_efa", "plan_training"]

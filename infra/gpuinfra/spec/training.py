@@ -117,6 +117,30 @@ class Lustre(SpecModel):
     code_path: S3Uri | None = None
     """S3 prefix of the training code, linked at <mount_path>/code: objects put there appear on Lustre (and deleted
     ones disappear) without a copy step, so job.script can live under code/."""
+    efa: bool | None = Field(None, json_schema_extra=updates("replace"))
+    """Serve the file system over EFA (and GPUDirect Storage) as well as TCP. Default (unset): on for a
+    PERSISTENT_2 file system mounted by Slurm nodes of a family the FSx guide names as an EFA client (p5, p5e,
+    p5en, p6-b200, p6e-gb200), off otherwise. Why on there: a TCP client reads through one ENA interface, an EFA
+    client through 8 of its EFA interfaces (FSx for Lustre User Guide, "Configuring EFA clients"), and the guide
+    recommends EFA above 10 GB/s of file-system throughput. EFA can only be chosen at creation (changing it replaces
+    the file system), fixes the throughput tier, needs a metadata configuration (AUTOMATIC is set) and makes the
+    capacity a whole number of the tier's EFA steps (FSx for Lustre User Guide, "Working with EFA-enabled file
+    systems")."""
+
+    preload: bool | None = None
+    """Restore the whole dataset (everything under import_path) into Lustre before the first job, from the login node
+    (`lfs hsm_restore`; FSx for Lustre User Guide, "Preloading files into your file system"): the data repository
+    association imports only metadata, so without it the first epoch reads each file from S3 on first access.
+    Default (unset): on when dataset_gib is set, the size lustre-too-small checks the file system holds; set false
+    when import_path holds more than fits (FSx loads only as much as the file system has room for)."""
+
+    @model_validator(mode="after")
+    def _efa_needs_persistent_2(self) -> Lustre:
+        if self.efa and self.deployment_type != "PERSISTENT_2":
+            raise ValueError(
+                f"efa needs deployment_type PERSISTENT_2 (FSx serves EFA only there), not {self.deployment_type}"
+            )
+        return self
 
     @model_validator(mode="after")
     def _tier_fits_type(self) -> Lustre:

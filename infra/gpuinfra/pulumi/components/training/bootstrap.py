@@ -58,6 +58,23 @@ JOB_GID = 59000
 """The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
 cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
 gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
+EFA_CLIENT_PACKAGE = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/samples/configure-efa-fsx-lustre-client.zip"
+"""The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip, run
+setup.sh), fetched at boot as the guide does: AWS publishes no versioned copy to pin."""
+EFA_CLIENT_UNIT = "/etc/systemd/system/configure-efa-fsx-lustre-client.service"
+"""The unit setup.sh installs to configure LNet's EFA interfaces at every boot (the same guide page)."""
+EFA_SYSFS = "/sys/class/infiniband"
+"""Where the EFA devices appear (the guide's "View available EFA devices" lists /sys/class/infiniband/*)."""
+DATASET_DIR = "/datasets"
+"""Where the dataset's data repository association links import_path, below the mount path (storage.DATASET_PATH:
+the storage component imports Pulumi, these pure functions do not)."""
+PRELOAD = "/opt/gpuinfra/preload-dataset"
+PRELOAD_MARKER = "/.gpuinfra/dataset-ready"
+DATASET_READY_VAR = "GPUINFRA_DATASET_READY_FILE"
+"""The job environment's name for the marker the preload writes once the dataset is in Lustre."""
+PRELOAD_PARALLEL = 8
+"""lfs processes at once: the FSx guide's own completion check runs `xargs -n 1 -P 8`."""
+PRELOAD_POLL_SECONDS = 60
 CHECKPOINT_ROOT_VAR = "GPUINFRA_CHECKPOINT_ROOT"
 """The job environment's checkpoint root; the per-run GPUINFRA_CHECKPOINT_DIR below it is set per job."""
 
@@ -67,6 +84,20 @@ class LustreMount:
     dns_name: str
     mount_name: str
     mount_path: str
+    efa: bool = False
+    """The file system is EFA-enabled: the nodes set themselves up as its EFA clients before mounting."""
+    preload: bool = False
+    """The login node restores the dataset into Lustre before the first job (gpuinfra-preload-dataset.service)."""
+
+    @property
+    def dataset(self) -> str:
+        return f"{self.mount_path}{DATASET_DIR}"
+
+    @property
+    def ready_marker(self) -> str:
+        """Written once the dataset is in Lustre; on Lustre, outside any data repository path, so every node sees it
+        and nothing exports it."""
+        return f"{self.mount_path}{PRELOAD_MARKER}"
 
 
 @dataclass(frozen=True)
@@ -163,8 +194,34 @@ def job_group(cluster: str, checkpoint_root: str | None) -> str:
     )
 
 
-def lustre_client(cluster: str, mount_path: str) -> str:
-    return render("training/lustre-client.sh.j2", cluster=cluster, mount_path=mount_path)
+def lustre_client(
+    cluster: str, mount_path: str, efa: bool = False, package: str = EFA_CLIENT_PACKAGE, sysfs: str = EFA_SYSFS
+) -> str:
+    """The boot script that installs the Lustre client and, for an EFA-enabled file system, sets the node up as its
+    EFA client; `package` and `sysfs` are only changed by tests (a local zip, a fake device directory)."""
+    return render(
+        "training/lustre-client.sh.j2",
+        cluster=cluster,
+        mount_path=mount_path,
+        efa=efa,
+        efa_package=package,
+        efa_unit=EFA_CLIENT_UNIT,
+        efa_sysfs=sysfs,
+    )
+
+
+def preload_dataset(
+    cluster: str, lustre: LustreMount, poll_seconds: int = PRELOAD_POLL_SECONDS, dataset: str | None = None
+) -> str:
+    """The login node's restore of the dataset into Lustre; `poll_seconds` and `dataset` are only changed by tests."""
+    return render(
+        "training/preload-dataset.sh.j2",
+        cluster=cluster,
+        dataset=dataset or lustre.dataset,
+        marker=lustre.ready_marker,
+        parallel=PRELOAD_PARALLEL,
+        poll_seconds=poll_seconds,
+    )
 
 
 def task_prolog(cluster: str, checkpoint_root: str | None) -> str:
@@ -256,12 +313,16 @@ def node_cloud_config(
     watcher = compute and (node.spot or node.block_checkpoint_at is not None)
     checkpoint_root = node.retention.checkpoint_dir if node.retention else None
     gpu_metrics = compute and node.gpus > 0 and gpu_metrics_parameter is not None
+    preload = node.role == "login" and lustre is not None and lustre.preload
+    if lustre is not None and lustre.preload:
+        env = {**env, DATASET_READY_VAR: lustre.ready_marker}
     units = [
         "gpuinfra-imds-guard.service",
         "gpuinfra-job-group.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
+        *(["gpuinfra-preload-dataset.service"] if preload else []),
     ]
     return render(
         "training/node-cloud-config.yaml.j2",
@@ -273,13 +334,16 @@ def node_cloud_config(
         imds_guard=imds_guard(cluster),
         job_group=job_group(cluster, checkpoint_root),
         checkpoint_root=checkpoint_root,
-        lustre_client=lustre_client(cluster, lustre.mount_path) if lustre else "",
+        # Only nodes with EFA interfaces set up an EFA client (the login node mounts over TCP).
+        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0) if lustre else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
         scratch=mount_scratch(node) if compute and node.instance_store_gb else "",
         watcher=interruption_watcher(cluster, node, slurm_version) if watcher else "",
         pruner=prune_checkpoints(cluster, node.retention) if node.retention else "",
+        preload=preload_dataset(cluster, lustre) if preload and lustre else "",
+        preload_path=PRELOAD,
         acceptance=nccl_acceptance(cluster, node.acceptance, slurm_version) if node.acceptance else "",
         acceptance_path=NCCL_ACCEPTANCE,
         gpu_metrics=gpu_metrics_script(cluster, gpu_metrics_parameter) if gpu_metrics_parameter and gpu_metrics else "",
@@ -302,11 +366,18 @@ __all__ = [
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",
+    "DATASET_DIR",
+    "DATASET_READY_VAR",
+    "EFA_CLIENT_PACKAGE",
+    "EFA_CLIENT_UNIT",
+    "EFA_SYSFS",
     "HEALTH_CHECK",
     "JOB_ENV",
     "JOB_GID",
     "JOB_GROUP",
     "NCCL_ACCEPTANCE",
+    "PRELOAD",
+    "PRELOAD_MARKER",
     "SCRATCH_PATH",
     "TASK_PROLOG",
     "Acceptance",
@@ -324,6 +395,7 @@ __all__ = [
     "mount_scratch",
     "nccl_acceptance",
     "node_cloud_config",
+    "preload_dataset",
     "prune_checkpoints",
     "save_seconds",
     "slurm_bin",

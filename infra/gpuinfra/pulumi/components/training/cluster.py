@@ -142,6 +142,7 @@ class TrainingCluster(pulumi.ComponentResource):
                     lustre.import_path,
                     lustre.export_path,
                     lustre.code_path,
+                    efa=plan.lustre_efa,
                 )
                 if lustre
                 else None,

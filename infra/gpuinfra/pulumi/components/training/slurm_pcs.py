@@ -120,7 +120,9 @@ class SlurmOnPcs(pulumi.ComponentResource):
         )
         fs, lustre = storage.lustre, spec.lustre
         mount = (
-            pulumi.Output.all(fs.dns_name, fs.mount_name).apply(lambda v: LustreMount(v[0], v[1], lustre.mount_path))
+            pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
+                lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload)
+            )
             if fs is not None and lustre is not None
             else pulumi.Output.from_input(None)
         )

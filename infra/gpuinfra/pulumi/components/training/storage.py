@@ -33,6 +33,9 @@ CODE_PATH = "/code"
 EXPORT_EVENTS = ["NEW", "CHANGED"]
 """Checkpoints flow to S3 on creation and change, never on deletion: pruning Lustre must not delete S3 copies
 (FSx for Lustre User Guide, automatic export: DELETED exports deletions)."""
+METADATA_MODE = "AUTOMATIC"
+"""Metadata IOPS provisioned and scaled by FSx with the storage capacity (an EFA-enabled file system needs a metadata
+configuration; AUTOMATIC keeps the IOPS in step with capacity without a figure of ours)."""
 ASG_SERVICE_ROLE = "arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
 
 
@@ -83,6 +86,8 @@ class LustreArgs:
     export_path: str
     code_path: str | None = None
     """S3 prefix linked at CODE_PATH with automatic import (None: no code link)."""
+    efa: bool = False
+    """EFA-enabled (PERSISTENT_2 only; the plan's lustre_efa)."""
 
 
 @dataclass(frozen=True)
@@ -202,6 +207,7 @@ class TrainingStorage(pulumi.ComponentResource):
             data_compression_type="LZ4",
             # Customer-managed KMS applies to PERSISTENT; SCRATCH is encrypted with an FSx-managed key.
             kms_key_id=self.key.arn if persistent else None,
+            **efa_arguments(spec.efa),
             opts=stateful(o, args.protect),
         )
         imported(f"{name}-dataset", fs, spec.import_path, DATASET_PATH, o)
@@ -220,6 +226,23 @@ class TrainingStorage(pulumi.ComponentResource):
             # User Guide, "Automatically import updates from your S3 bucket"; events NEW, CHANGED, DELETED).
             imported(f"{name}-code", fs, spec.code_path, CODE_PATH, o)
         return fs
+
+
+def efa_arguments(efa: bool) -> dict[str, object]:
+    """What makes the file system EFA-enabled (FSx for Lustre User Guide, "Working with EFA-enabled file systems":
+    PERSISTENT_2 with a metadata configuration specified, an EFA-enabled security group): efa_enabled and an
+    AUTOMATIC metadata configuration, which provisions and scales Metadata IOPS with the storage capacity (FSx API
+    CreateFileSystemLustreMetadataConfiguration; pulumi-aws LustreFileSystem `efa_enabled`, `metadata_configuration`,
+    CloudFormation AWS::FSx::FileSystem LustreConfiguration EfaEnabled, MetadataConfiguration.Mode). The security
+    group is the network's, already EFA-enabled: all traffic in and out to itself (the nodes and the file system
+    share it; EC2 User Guide, "Prepare an EFA-enabled security group"). Without EFA: neither argument, as before
+    (adding a metadata configuration later is refused by FSx, so none is set where it would buy nothing)."""
+    if not efa:
+        return {}
+    return {
+        "efa_enabled": True,
+        "metadata_configuration": aws.fsx.LustreFileSystemMetadataConfigurationArgs(mode=METADATA_MODE),
+    }
 
 
 def imported(
@@ -248,10 +271,12 @@ __all__ = [
     "CODE_PATH",
     "DATASET_PATH",
     "EXPORT_EVENTS",
+    "METADATA_MODE",
     "TYPE",
     "LustreArgs",
     "StorageArgs",
     "TrainingStorage",
+    "efa_arguments",
     "key_policy",
     "split_s3",
 ]
