@@ -10,6 +10,10 @@ from gpuinfra.pulumi.templates import render
 
 METRIC_NAMESPACE = "gpuinfra/Inference"
 METRIC_NAME = "RequestsInFlight"
+TTFT_METRIC = "TimeToFirstToken"
+"""Mean seconds to the first token over the last minute, per replica (vllm:time_to_first_token_seconds)."""
+ITL_METRIC = "InterTokenLatency"
+"""Mean seconds between output tokens over the last minute, per replica (vLLM's inter-token histogram)."""
 LAUNCH_HOOK = "launch"
 TERMINATE_HOOK = "drain"
 SCRIPTS = ("prefetch", "serve", "lifecycle", "drain", "queue-metric")
@@ -99,11 +103,13 @@ def replica_cloud_init(server: ServerConfig) -> str:
 
 
 __all__ = [
+    "ITL_METRIC",
     "LAUNCH_HOOK",
     "METRIC_NAME",
     "METRIC_NAMESPACE",
     "SCRIPTS",
     "TERMINATE_HOOK",
+    "TTFT_METRIC",
     "ServerConfig",
     "render_scripts",
     "replica_cloud_init",
