@@ -61,9 +61,6 @@ def server_config(port: int, **overrides: Any) -> ServerConfig:
     return ServerConfig(**(values | overrides))
 
 
-
-
-
 class _Quiet(BaseHTTPRequestHandler):
     def log_message(self, *args: Any) -> None:  # keep pytest output clean
         pass
@@ -187,6 +184,8 @@ class H(BaseHTTPRequestHandler):
             running, waiting = open(path).read().split() if os.path.exists(path) else ["0", "0"]
             body = (f'vllm:num_requests_running{{model_name="m"}} {running}\n'
                     f'vllm:num_requests_waiting{{model_name="m"}} {waiting}\n')
+            extra = os.path.join(node, "metrics")  # more samples, verbatim (histograms)
+            body += open(extra).read() if os.path.exists(extra) else ""
             code = 200
         elif self.path.startswith("/v1/"):
             ok = key is None or self.headers.get("Authorization") == f"Bearer {key}"

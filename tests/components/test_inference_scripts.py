@@ -17,10 +17,12 @@ from typing import Any
 import boto3
 import pytest
 from gpuinfra.pulumi.components.inference.bootstrap import (
+    ITL_METRIC,
     LAUNCH_HOOK,
     METRIC_NAME,
     METRIC_NAMESPACE,
     TERMINATE_HOOK,
+    TTFT_METRIC,
     ServerConfig,
     render_scripts,
     replica_cloud_init,
@@ -252,6 +254,104 @@ def test_an_unreachable_server_reports_saturated(node: Any, aws_url: str) -> Non
     assert result.returncode == 0, result.stderr
     assert published(aws_url) == [6.0]  # max_sequences: a full replica
     assert time.time() - started < 50  # within the unit's TimeoutStartSec
+
+
+def statistics(aws_url: str, metric: str, stat: str) -> list[float]:
+    """`stat` of `metric` (dimension Fleet=chat) per minute, from moto's CloudWatch."""
+    now = time.time()
+    points = client(aws_url, "cloudwatch").get_metric_statistics(
+        Namespace=METRIC_NAMESPACE,
+        MetricName=metric,
+        Dimensions=[{"Name": "Fleet", "Value": "chat"}],
+        StartTime=now - 600,
+        EndTime=now + 600,
+        Period=60,
+        Statistics=[stat],
+    )["Datapoints"]
+    return [p[stat] for p in points]
+
+
+def histograms(ttft: list[tuple[float, int]], itl: tuple[float, int] | None, tpot: tuple[float, int]) -> str:
+    """vLLM's histogram samples: TTFT per engine (sum, count), the inter-token histogram (absent: None, as
+    before vLLM 0.11), the deprecated time-per-output-token one; a served model name with a space."""
+    lines = []
+    for engine, (total, count) in enumerate(ttft):
+        labels = f'{{engine="{engine}",model_name="llama 8b"}}'
+        lines += [
+            f'vllm:time_to_first_token_seconds_bucket{{engine="{engine}",le="+Inf",model_name="llama 8b"}} {count}.0',
+            f"vllm:time_to_first_token_seconds_count{labels} {count}.0",
+            f"vllm:time_to_first_token_seconds_sum{labels} {total}",
+            f"vllm:time_to_first_token_seconds_created{labels} 1.7e+09",
+        ]
+    if itl:
+        lines += [
+            f'vllm:inter_token_latency_seconds_count{{model_name="llama 8b"}} {itl[1]}.0',
+            f'vllm:inter_token_latency_seconds_sum{{model_name="llama 8b"}} {itl[0]}',
+        ]
+    lines += [
+        f'vllm:time_per_output_token_seconds_count{{model_name="llama 8b"}} {tpot[1]}.0',
+        f'vllm:time_per_output_token_seconds_sum{{model_name="llama 8b"}} {tpot[0]}',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_latency_means_come_from_the_deltas_since_the_last_run(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-queue-metric.service"]
+    start_server(fake, port, load=(1, 0))
+    (fake.state / "in-service").touch()
+
+    def run(metrics: str) -> None:
+        (fake.root / "metrics").write_text(metrics)
+        result = fake.run("queue-metric", unit)
+        assert result.returncode == 0, result.stderr
+
+    # First reading: a baseline only. Two engines: 10 s over 4 first tokens; ITL 2 s over 100 gaps.
+    run(histograms([(6.0, 3), (4.0, 1)], (2.0, 100), (99.0, 1)))
+    assert statistics(aws_url, TTFT_METRIC, "SampleCount") == []
+    # A minute later: TTFT (9 + 7) - 10 = 6 s over (5 + 3) - 4 = 4 tokens = 1.5 s; ITL 3 s / 60 = 0.05 s
+    # (the deprecated histogram, 1 s over 1 more, is not read while the new one is there).
+    run(histograms([(9.0, 5), (7.0, 3)], (5.0, 160), (100.0, 2)))
+    assert statistics(aws_url, TTFT_METRIC, "Average") == [1.5]
+    assert statistics(aws_url, ITL_METRIC, "Average") == [0.05]
+    # No request since: no latency datapoint (not a 0). Then a restarted server (counters lower): none either.
+    run(histograms([(9.0, 5), (7.0, 3)], (5.0, 160), (100.0, 2)))
+    run(histograms([(0.5, 1)], (0.1, 10), (0.1, 10)))
+    assert statistics(aws_url, TTFT_METRIC, "SampleCount") == [1.0]
+    assert statistics(aws_url, ITL_METRIC, "SampleCount") == [1.0]
+    # The requests in flight still went out on every run, in the same call (1 running, 0 waiting); summed over
+    # the minutes, as the runs may straddle a minute boundary.
+    assert sum(statistics(aws_url, METRIC_NAME, "SampleCount")) == 4.0
+    assert set(statistics(aws_url, METRIC_NAME, "Maximum")) == {1.0}
+
+
+def test_an_image_before_vllm_0_11_reads_time_per_output_token(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-queue-metric.service"]
+    start_server(fake, port)
+    (fake.state / "in-service").touch()
+    for tpot in ((2.0, 40), (2.8, 60)):
+        (fake.root / "metrics").write_text(histograms([(1.0, 1)], None, tpot))
+        assert fake.run("queue-metric", unit).returncode == 0
+    assert statistics(aws_url, ITL_METRIC, "Average") == [0.04]  # 0.8 s / 20 gaps
+
+
+def test_a_model_name_with_a_space_does_not_corrupt_the_load(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    start_server(fake, port, load=(3, 4))
+    (fake.root / "metrics").write_text('vllm:num_requests_running{engine="0",model_name="llama 8b"} 2.0\n')
+    (fake.state / "in-service").touch()
+    assert fake.run("queue-metric", units(server)["gpuinfra-queue-metric.service"]).returncode == 0
+    assert published(aws_url) == [9.0]  # 3 + 4 + 2: the value is the sample's last field, not "8b"}"
 
 
 def test_the_metric_runs_from_a_minutely_timer_with_a_time_box() -> None:

@@ -86,6 +86,8 @@ def render_scripts(server: ServerConfig) -> dict[str, str]:
         "saturated_load": server.max_sequences,
         "namespace": METRIC_NAMESPACE,
         "metric_name": METRIC_NAME,
+        "ttft_metric": TTFT_METRIC,
+        "itl_metric": ITL_METRIC,
         "launch_hook": LAUNCH_HOOK,
         "terminate_hook": TERMINATE_HOOK,
     }
