@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -384,6 +385,89 @@ def test_drain_waits_for_idle_then_stops_and_continues(node: Any, aws_url: str) 
     ]
 
 
+# ---- GPU health ----------------------------------------------------------------------------------------------
+XID_79 = "NVRM: Xid (PCI:0000:00:1e): 79, pid=1101, name=python3, GPU has fallen off the bus."
+XID_13 = "NVRM: Xid (PCI:0000:00:1e): 13, pid=1101, name=python3, Graphics Exception: ESR 0x404600=0x80000002"
+
+
+def check_gpus(fake: Node, server: ServerConfig) -> subprocess.CompletedProcess[str]:
+    result = fake.run("gpu-health", units(server)["gpuinfra-gpu-health.service"], timeout=50)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def unhealthy_calls(autoscaling: AutoScaling) -> list[dict[str, str]]:
+    return autoscaling.of("SetInstanceHealth")
+
+
+MARKED = {"InstanceId": "i-0123456789abcdef0", "HealthStatus": "Unhealthy", "ShouldRespectGracePeriod": "false"}
+
+
+def test_healthy_gpus_and_application_xids_leave_the_instance_alone(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000, accelerators=2)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    (fake.root / "gpus").write_text("2")
+    (fake.root / "kernel.log").write_text(f"[  1.0] pci 0000:00:1e.0: enabling device\n{XID_13}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+
+
+def test_a_fatal_xid_marks_the_instance_unhealthy_once(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    (fake.root / "kernel.log").write_text(f"{XID_13}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+    with (fake.root / "kernel.log").open("a") as log:
+        log.write(f"{XID_79}\n")
+    result = check_gpus(fake, server)
+    assert "fatal Xid 79" in result.stderr
+    assert unhealthy_calls(autoscaling) == [MARKED]
+    # The Xid is old news on the next check (the cursor moved past it): no second call.
+    check_gpus(fake, server)
+    assert len(unhealthy_calls(autoscaling)) == 1
+
+
+@pytest.mark.parametrize("fault", ["driver-fails", "gpu-missing"])
+def test_a_failing_or_short_nvidia_smi_marks_the_instance_unhealthy(fault: str, node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000, accelerators=4)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    if fault == "driver-fails":
+        (fake.root / "nvidia-smi-fails").touch()
+    else:
+        (fake.root / "gpus").write_text("3")
+    result = check_gpus(fake, server)
+    assert ("nvidia-smi failed" if fault == "driver-fails" else "nvidia-smi lists 3 of 4 GPU(s)") in result.stderr
+    assert unhealthy_calls(autoscaling) == [MARKED]
+
+
+def test_a_replica_not_in_service_is_not_judged(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000)
+    fake.install(render_scripts(server))
+    (fake.root / "kernel.log").write_text(f"{XID_79}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+
+
+def test_the_gpu_check_runs_from_a_minutely_timer_on_nvidia_only() -> None:
+    found = units(config(8000))
+    assert "OnCalendar=*-*-* *:*:30" in found["gpuinfra-gpu-health.timer"]
+    service = found["gpuinfra-gpu-health.service"]
+    assert "Type=oneshot" in service and "TimeoutStartSec=50" in service
+    enabled = cloud_config(replica_cloud_init(config(8000)))["runcmd"][1]
+    assert "gpuinfra-gpu-health.timer" in enabled
+    neuron = config(8000, server_kind="neuron")
+    assert "gpu-health" not in render_scripts(neuron)
+    assert "gpuinfra-gpu-health.timer" not in units(neuron)
+
+
 # ---- shellcheck ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("variant", ["api-key", "no-auth", "ecr"])
 def test_shellcheck_passes_on_every_script(variant: str, tmp_path: Path) -> None:
@@ -404,7 +488,7 @@ def test_shellcheck_passes_on_the_example_fleets_scripts(tmp_path: Path) -> None
     for lt in templates:
         files = cloud_config(base64.b64decode(lt.inputs["userData"]).decode())["write_files"]
         bodies = [f["content"] for f in files if f["path"].startswith("/usr/local/sbin/")]
-        assert len(bodies) == 5
+        assert len(bodies) == 6  # SCRIPTS and the GPU check
         for body in bodies:
             result = shellcheck(body, tmp_path)
             assert result.returncode == 0, result.stdout

@@ -18,6 +18,14 @@ LAUNCH_HOOK = "launch"
 TERMINATE_HOOK = "drain"
 SCRIPTS = ("prefetch", "serve", "lifecycle", "drain", "queue-metric")
 """Installed as /usr/local/sbin/gpuinfra-<name> (on systemd's default PATH, so they call each other by name)."""
+GPU_HEALTH = "gpu-health"
+"""The NVIDIA GPU check (cuda servers only), installed beside SCRIPTS."""
+FATAL_XIDS = (48, 64, 74, 79, 95, 119, 120)
+"""Xids after which the replica is replaced: double-bit ECC (48), row-remapping failure (64), NVLink error (74),
+GPU fallen off the bus (79), uncontained ECC error (95), GSP RPC timeout and GSP error (119, 120): hardware or
+firmware faults whose remedy in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors, "Resolution Bucket")
+is a GPU reset or worse, which a replica cannot do for itself while serving. Application Xids (13, 31, 43, 45)
+are left to vLLM and the load balancer."""
 
 
 @dataclass(frozen=True)
@@ -74,7 +82,7 @@ class ServerConfig:
 
 
 def render_scripts(server: ServerConfig) -> dict[str, str]:
-    """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric)."""
+    """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric; gpu-health on NVIDIA)."""
     values = {
         **vars(server),
         "image_ref": server.image_ref,
@@ -90,8 +98,10 @@ def render_scripts(server: ServerConfig) -> dict[str, str]:
         "itl_metric": ITL_METRIC,
         "launch_hook": LAUNCH_HOOK,
         "terminate_hook": TERMINATE_HOOK,
+        "fatal_xids": FATAL_XIDS,
     }
-    return {name: render(f"inference/{name}.sh.j2", **values) for name in SCRIPTS}
+    names = (*SCRIPTS, GPU_HEALTH) if server.server_kind == "cuda" else SCRIPTS
+    return {name: render(f"inference/{name}.sh.j2", **values) for name in names}
 
 
 def replica_cloud_init(server: ServerConfig) -> str:
@@ -101,10 +111,13 @@ def replica_cloud_init(server: ServerConfig) -> str:
         region=server.region,
         instance_type=server.instance_type,
         scripts=render_scripts(server),
+        gpu_health=server.server_kind == "cuda",
     )
 
 
 __all__ = [
+    "FATAL_XIDS",
+    "GPU_HEALTH",
     "ITL_METRIC",
     "LAUNCH_HOOK",
     "METRIC_NAME",
