@@ -1,8 +1,9 @@
 """What a serving replica's scripts meet on an instance, on 127.0.0.1: a fake IMDSv2 (instance id, group tag,
 lifecycle target state, instance-role credentials the real AWS CLI fetches), AWS itself (moto's server
 mode for S3, Secrets Manager and CloudWatch; a small stub for the two Auto Scaling lifecycle calls moto
-lacks: CompleteLifecycleAction, RecordLifecycleActionHeartbeat), and stand-ins for the AMI's docker and
-systemctl (no container runtime or init in a test). The `aws` command is the real AWS CLI (PyPI awscli).
+lacks: CompleteLifecycleAction, RecordLifecycleActionHeartbeat; and SetInstanceHealth), and stand-ins for the
+AMI's docker, systemctl, nvidia-smi and journalctl (no container runtime, init or GPU in a test). The `aws`
+command is the real AWS CLI (PyPI awscli).
 
 Scripts run as their unit would: systemd's default PATH, no HOME, STATE_DIRECTORY from StateDirectory=
 (systemd.exec(5), "Environment variables in spawned processes"), plus the endpoint settings the AWS CLI
@@ -59,9 +60,6 @@ def server_config(port: int, **overrides: Any) -> ServerConfig:
         "api_key_secret": SECRET,
     }
     return ServerConfig(**(values | overrides))
-
-
-
 
 
 class _Quiet(BaseHTTPRequestHandler):
@@ -129,7 +127,8 @@ class Imds:
 
 @dataclass
 class AutoScaling:
-    """The Auto Scaling query API's two lifecycle calls (moto has neither), recorded as (action, params)."""
+    """The Auto Scaling query API's two lifecycle calls (moto has neither) and SetInstanceHealth (moto's needs a
+    group of its own with the instance in it), recorded as (action, params)."""
 
     calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
@@ -142,7 +141,7 @@ class AutoScaling:
                 params = {k: v[0] for k, v in parse_qs(body).items()}
                 action = params.pop("Action", "")
                 params.pop("Version", None)
-                if action not in ("CompleteLifecycleAction", "RecordLifecycleActionHeartbeat"):
+                if action not in ("CompleteLifecycleAction", "RecordLifecycleActionHeartbeat", "SetInstanceHealth"):
                     self.reply(400, f"unexpected action {action}")
                     return
                 stub.calls.append((action, params))
@@ -187,6 +186,8 @@ class H(BaseHTTPRequestHandler):
             running, waiting = open(path).read().split() if os.path.exists(path) else ["0", "0"]
             body = (f'vllm:num_requests_running{{model_name="m"}} {running}\n'
                     f'vllm:num_requests_waiting{{model_name="m"}} {waiting}\n')
+            extra = os.path.join(node, "metrics")  # more samples, verbatim (histograms)
+            body += open(extra).read() if os.path.exists(extra) else ""
             code = 200
         elif self.path.startswith("/v1/"):
             ok = key is None or self.headers.get("Authorization") == f"Bearer {key}"
@@ -241,6 +242,36 @@ if args[0] == "start":
 '''
 
 
+FAKE_NVIDIA_SMI = r'''
+"""nvidia-smi --query-gpu=index --format=csv,noheader: one line per GPU in <node>/gpus (default 1); a file
+<node>/nvidia-smi-fails makes it fail as a wedged driver does."""
+import os, sys
+node = os.environ["GPUINFRA_TEST_NODE"]
+if os.path.exists(os.path.join(node, "nvidia-smi-fails")):
+    print("Unable to determine the device handle for GPU0000:00:1E.0: Unknown Error")
+    sys.exit(15)
+count = int(open(os.path.join(node, "gpus")).read()) if os.path.exists(os.path.join(node, "gpus")) else 1
+for i in range(count):
+    print(i)
+'''
+
+FAKE_JOURNALCTL = r'''
+"""journalctl -k -o cat --cursor-file=F: the lines of <node>/kernel.log after the cursor stored in F (a line
+number here), then F holds the new cursor (journalctl(1), --cursor-file)."""
+import os, sys
+node = os.environ["GPUINFRA_TEST_NODE"]
+args = sys.argv[1:]
+assert "-k" in args, args
+cursor = next(a.split("=", 1)[1] for a in args if a.startswith("--cursor-file="))
+log = os.path.join(node, "kernel.log")
+lines = open(log).read().splitlines() if os.path.exists(log) else []
+start = int(open(cursor).read()) if os.path.exists(cursor) else 0
+for line in lines[start:]:
+    print(line)
+open(cursor, "w").write(str(len(lines)))
+'''
+
+
 @dataclass
 class Node:
     """One replica's filesystem in a temporary folder: sbin (the rendered scripts), bin (the AMI's tools),
@@ -262,12 +293,27 @@ class Node:
     def install(self, scripts: dict[str, str]) -> None:
         """The AMI's tools (real aws CLI, fake docker and systemctl), and the scripts as cloud-init writes them."""
         bin_dir = self.root / "usr-local-bin"
-        for tool in ("bash", "curl", "python3", "awk", "cmp"):  # the AMI's base system (.ci/apt-packages.txt)
+        for tool in (
+            "bash",
+            "curl",
+            "python3",
+            "awk",
+            "cmp",
+            "sed",
+            "grep",
+            "timeout",
+        ):  # the AMI's base system (.ci/apt-packages.txt)
             assert shutil.which(tool, path=SYSTEMD_PATH), f"{tool} is not on systemd's default PATH: apt-get install it"
         for folder in (self.sbin, bin_dir, self.state):
             folder.mkdir(parents=True, exist_ok=True)
         (bin_dir / "aws").symlink_to(AWS_CLI)
-        for name, body in (("docker", FAKE_DOCKER), ("systemctl", FAKE_SYSTEMCTL)):
+        fakes = (
+            ("docker", FAKE_DOCKER),
+            ("systemctl", FAKE_SYSTEMCTL),
+            ("nvidia-smi", FAKE_NVIDIA_SMI),
+            ("journalctl", FAKE_JOURNALCTL),
+        )
+        for name, body in fakes:
             (bin_dir / name).write_text(f"#!{sys.executable}\n{body}")
             (bin_dir / name).chmod(0o755)
         (self.root / "fake_server.py").write_text(FAKE_SERVER)

@@ -26,6 +26,7 @@ import pytest
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.templating import unpacked
 from helpers import example_data, example_graph, graph_for, inputs_for, org_data, workload_of
 from pydantic import BaseModel
 from ruamel.yaml import YAML
@@ -126,14 +127,15 @@ def _texts(value: Any) -> Iterator[str]:
 
 
 def _decoded(text: str) -> str:
-    """User data arrives base64-encoded (launch templates) or as MIME multi-part (PCS)."""
+    """User data arrives base64-encoded (launch templates) or as MIME multi-part (PCS); scripts in it may be
+    gzip+base64 (cloud-init write_files encoding gz+b64)."""
     if text.startswith(("#!", "#cloud-config", "Content-Type", "MIME-Version")):
-        return text
+        return unpacked(text)
     try:
         raw = base64.b64decode(text, validate=True).decode()
     except (binascii.Error, UnicodeDecodeError, ValueError):
         return text
-    return raw
+    return unpacked(raw)  # gz+b64 write_files entries as cloud-init writes them
 
 
 def generated(graph: Graph) -> tuple[list[Any], list[str]]:

@@ -6,6 +6,7 @@ import base64
 from pathlib import Path
 
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
+from gpuinfra.templating import unpacked
 from helpers import assert_bash_ok, cloud_config, example_graph, scripts
 
 
@@ -28,10 +29,10 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     )
     config = cloud_config(text)
     found = scripts(config)
-    assert len(found) == 5  # prefetch, serve, lifecycle, drain, queue-metric
+    assert len(found) == 6  # prefetch, serve, lifecycle, drain, queue-metric, gpu-health
     for script in found:
         assert_bash_ok(script, tmp_path)
-    prefetch, serve, lifecycle, drain, metric = found
+    prefetch, serve, lifecycle, drain, metric, _ = found
     assert 'SOURCE="s3://acme-model-registry-eu-central-1/models/llama/v3/"' in prefetch
     # The manifest is fetched first and every file checked before .verified exists; the server refuses
     # to start without it (no marker after a partial sync).
@@ -55,7 +56,7 @@ def test_each_regions_template_reads_its_own_replica() -> None:
     graph = example_graph("chat-serve")
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         region = graph.provider_of(lt).inputs["region"]  # type: ignore[union-attr]
-        text = base64.b64decode(lt.inputs["userData"]).decode()
+        text = unpacked(base64.b64decode(lt.inputs["userData"]).decode())
         bucket = "acme-model-registry" if region == "us-east-1" else f"acme-model-registry-{region}"
         assert f"s3://{bucket}/models/llama-3.1-8b-instruct-fp8/v3/" in text
         assert lt.inputs["metadataOptions"]["httpTokens"] == "required"

@@ -6,6 +6,7 @@ from __future__ import annotations
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.inference import plan_inference
 from gpuinfra.pulumi.components.inference.replicas import HOOK_MARGIN_SECONDS, LAUNCH_DEADLINE_FACTOR
+from gpuinfra.templating import unpacked
 from helpers import example_graph, inputs_for
 
 SECRET = "aws:secretsmanager/secret:Secret"
@@ -40,7 +41,7 @@ def test_launch_hook_timeout_is_the_planned_cold_start_plus_the_margin() -> None
     region = graph.provider_of(lt).inputs["region"]  # type: ignore[union-attr]
     import base64
 
-    text = base64.b64decode(lt.inputs["userData"]).decode()
+    text = unpacked(base64.b64decode(lt.inputs["userData"]).decode())
     timeout = int(cold[region]) + HOOK_MARGIN_SECONDS
     assert f"heartbeat every {timeout // 3} s" in text  # three heartbeats per hook timeout
     assert f"past {LAUNCH_DEADLINE_FACTOR * int(cold[region]) + HOOK_MARGIN_SECONDS} s" in text

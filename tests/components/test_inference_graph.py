@@ -9,6 +9,7 @@ from collections import defaultdict
 
 import pytest
 from gpuinfra.graph import Graph, Resource
+from gpuinfra.templating import unpacked
 from helpers import example_data, example_graph, graph_for
 
 SPEC = example_data("chat-serve")["config"]["gpuinfra:inference"]
@@ -193,7 +194,7 @@ def test_every_internet_facing_region_has_waf_and_an_api_key(graph: Graph) -> No
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         import base64
 
-        text = base64.b64decode(lt.inputs["userData"]).decode()
+        text = unpacked(base64.b64decode(lt.inputs["userData"]).decode())
         assert "secretsmanager get-secret-value" in text and "-e VLLM_API_KEY" in text
 
 

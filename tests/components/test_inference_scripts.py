@@ -7,6 +7,7 @@ from __future__ import annotations
 import base64
 import hashlib
 import json
+import subprocess
 import time
 import urllib.error
 import urllib.request
@@ -17,10 +18,12 @@ from typing import Any
 import boto3
 import pytest
 from gpuinfra.pulumi.components.inference.bootstrap import (
+    ITL_METRIC,
     LAUNCH_HOOK,
     METRIC_NAME,
     METRIC_NAMESPACE,
     TERMINATE_HOOK,
+    TTFT_METRIC,
     ServerConfig,
     render_scripts,
     replica_cloud_init,
@@ -254,6 +257,104 @@ def test_an_unreachable_server_reports_saturated(node: Any, aws_url: str) -> Non
     assert time.time() - started < 50  # within the unit's TimeoutStartSec
 
 
+def statistics(aws_url: str, metric: str, stat: str) -> list[float]:
+    """`stat` of `metric` (dimension Fleet=chat) per minute, from moto's CloudWatch."""
+    now = time.time()
+    points = client(aws_url, "cloudwatch").get_metric_statistics(
+        Namespace=METRIC_NAMESPACE,
+        MetricName=metric,
+        Dimensions=[{"Name": "Fleet", "Value": "chat"}],
+        StartTime=now - 600,
+        EndTime=now + 600,
+        Period=60,
+        Statistics=[stat],
+    )["Datapoints"]
+    return [p[stat] for p in points]
+
+
+def histograms(ttft: list[tuple[float, int]], itl: tuple[float, int] | None, tpot: tuple[float, int]) -> str:
+    """vLLM's histogram samples: TTFT per engine (sum, count), the inter-token histogram (absent: None, as
+    before vLLM 0.11), the deprecated time-per-output-token one; a served model name with a space."""
+    lines = []
+    for engine, (total, count) in enumerate(ttft):
+        labels = f'{{engine="{engine}",model_name="llama 8b"}}'
+        lines += [
+            f'vllm:time_to_first_token_seconds_bucket{{engine="{engine}",le="+Inf",model_name="llama 8b"}} {count}.0',
+            f"vllm:time_to_first_token_seconds_count{labels} {count}.0",
+            f"vllm:time_to_first_token_seconds_sum{labels} {total}",
+            f"vllm:time_to_first_token_seconds_created{labels} 1.7e+09",
+        ]
+    if itl:
+        lines += [
+            f'vllm:inter_token_latency_seconds_count{{model_name="llama 8b"}} {itl[1]}.0',
+            f'vllm:inter_token_latency_seconds_sum{{model_name="llama 8b"}} {itl[0]}',
+        ]
+    lines += [
+        f'vllm:time_per_output_token_seconds_count{{model_name="llama 8b"}} {tpot[1]}.0',
+        f'vllm:time_per_output_token_seconds_sum{{model_name="llama 8b"}} {tpot[0]}',
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def test_latency_means_come_from_the_deltas_since_the_last_run(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-queue-metric.service"]
+    start_server(fake, port, load=(1, 0))
+    (fake.state / "in-service").touch()
+
+    def run(metrics: str) -> None:
+        (fake.root / "metrics").write_text(metrics)
+        result = fake.run("queue-metric", unit)
+        assert result.returncode == 0, result.stderr
+
+    # First reading: a baseline only. Two engines: 10 s over 4 first tokens; ITL 2 s over 100 gaps.
+    run(histograms([(6.0, 3), (4.0, 1)], (2.0, 100), (99.0, 1)))
+    assert statistics(aws_url, TTFT_METRIC, "SampleCount") == []
+    # A minute later: TTFT (9 + 7) - 10 = 6 s over (5 + 3) - 4 = 4 tokens = 1.5 s; ITL 3 s / 60 = 0.05 s
+    # (the deprecated histogram, 1 s over 1 more, is not read while the new one is there).
+    run(histograms([(9.0, 5), (7.0, 3)], (5.0, 160), (100.0, 2)))
+    assert statistics(aws_url, TTFT_METRIC, "Average") == [1.5]
+    assert statistics(aws_url, ITL_METRIC, "Average") == [0.05]
+    # No request since: no latency datapoint (not a 0). Then a restarted server (counters lower): none either.
+    run(histograms([(9.0, 5), (7.0, 3)], (5.0, 160), (100.0, 2)))
+    run(histograms([(0.5, 1)], (0.1, 10), (0.1, 10)))
+    assert statistics(aws_url, TTFT_METRIC, "SampleCount") == [1.0]
+    assert statistics(aws_url, ITL_METRIC, "SampleCount") == [1.0]
+    # The requests in flight still went out on every run, in the same call (1 running, 0 waiting); summed over
+    # the minutes, as the runs may straddle a minute boundary.
+    assert sum(statistics(aws_url, METRIC_NAME, "SampleCount")) == 4.0
+    assert set(statistics(aws_url, METRIC_NAME, "Maximum")) == {1.0}
+
+
+def test_an_image_before_vllm_0_11_reads_time_per_output_token(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-queue-metric.service"]
+    start_server(fake, port)
+    (fake.state / "in-service").touch()
+    for tpot in ((2.0, 40), (2.8, 60)):
+        (fake.root / "metrics").write_text(histograms([(1.0, 1)], None, tpot))
+        assert fake.run("queue-metric", unit).returncode == 0
+    assert statistics(aws_url, ITL_METRIC, "Average") == [0.04]  # 0.8 s / 20 gaps
+
+
+def test_a_model_name_with_a_space_does_not_corrupt_the_load(node: Any, aws_url: str) -> None:
+    fake, _, _ = node
+    port = free_port()
+    server = config(port)
+    fake.install(render_scripts(server))
+    start_server(fake, port, load=(3, 4))
+    (fake.root / "metrics").write_text('vllm:num_requests_running{engine="0",model_name="llama 8b"} 2.0\n')
+    (fake.state / "in-service").touch()
+    assert fake.run("queue-metric", units(server)["gpuinfra-queue-metric.service"]).returncode == 0
+    assert published(aws_url) == [9.0]  # 3 + 4 + 2: the value is the sample's last field, not "8b"}"
+
+
 def test_the_metric_runs_from_a_minutely_timer_with_a_time_box() -> None:
     found = units(config(8000))
     assert "OnCalendar=*-*-* *:*:00" in found["gpuinfra-queue-metric.timer"]
@@ -284,6 +385,89 @@ def test_drain_waits_for_idle_then_stops_and_continues(node: Any, aws_url: str) 
     ]
 
 
+# ---- GPU health ----------------------------------------------------------------------------------------------
+XID_79 = "NVRM: Xid (PCI:0000:00:1e): 79, pid=1101, name=python3, GPU has fallen off the bus."
+XID_13 = "NVRM: Xid (PCI:0000:00:1e): 13, pid=1101, name=python3, Graphics Exception: ESR 0x404600=0x80000002"
+
+
+def check_gpus(fake: Node, server: ServerConfig) -> subprocess.CompletedProcess[str]:
+    result = fake.run("gpu-health", units(server)["gpuinfra-gpu-health.service"], timeout=50)
+    assert result.returncode == 0, result.stderr
+    return result
+
+
+def unhealthy_calls(autoscaling: AutoScaling) -> list[dict[str, str]]:
+    return autoscaling.of("SetInstanceHealth")
+
+
+MARKED = {"InstanceId": "i-0123456789abcdef0", "HealthStatus": "Unhealthy", "ShouldRespectGracePeriod": "false"}
+
+
+def test_healthy_gpus_and_application_xids_leave_the_instance_alone(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000, accelerators=2)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    (fake.root / "gpus").write_text("2")
+    (fake.root / "kernel.log").write_text(f"[  1.0] pci 0000:00:1e.0: enabling device\n{XID_13}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+
+
+def test_a_fatal_xid_marks_the_instance_unhealthy_once(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    (fake.root / "kernel.log").write_text(f"{XID_13}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+    with (fake.root / "kernel.log").open("a") as log:
+        log.write(f"{XID_79}\n")
+    result = check_gpus(fake, server)
+    assert "fatal Xid 79" in result.stderr
+    assert unhealthy_calls(autoscaling) == [MARKED]
+    # The Xid is old news on the next check (the cursor moved past it): no second call.
+    check_gpus(fake, server)
+    assert len(unhealthy_calls(autoscaling)) == 1
+
+
+@pytest.mark.parametrize("fault", ["driver-fails", "gpu-missing"])
+def test_a_failing_or_short_nvidia_smi_marks_the_instance_unhealthy(fault: str, node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000, accelerators=4)
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    if fault == "driver-fails":
+        (fake.root / "nvidia-smi-fails").touch()
+    else:
+        (fake.root / "gpus").write_text("3")
+    result = check_gpus(fake, server)
+    assert ("nvidia-smi failed" if fault == "driver-fails" else "nvidia-smi lists 3 of 4 GPU(s)") in result.stderr
+    assert unhealthy_calls(autoscaling) == [MARKED]
+
+
+def test_a_replica_not_in_service_is_not_judged(node: Any) -> None:
+    fake, _, autoscaling = node
+    server = config(8000)
+    fake.install(render_scripts(server))
+    (fake.root / "kernel.log").write_text(f"{XID_79}\n")
+    check_gpus(fake, server)
+    assert unhealthy_calls(autoscaling) == []
+
+
+def test_the_gpu_check_runs_from_a_minutely_timer_on_nvidia_only() -> None:
+    found = units(config(8000))
+    assert "OnCalendar=*-*-* *:*:30" in found["gpuinfra-gpu-health.timer"]
+    service = found["gpuinfra-gpu-health.service"]
+    assert "Type=oneshot" in service and "TimeoutStartSec=50" in service
+    enabled = cloud_config(replica_cloud_init(config(8000)))["runcmd"][1]
+    assert "gpuinfra-gpu-health.timer" in enabled
+    neuron = config(8000, server_kind="neuron")
+    assert "gpu-health" not in render_scripts(neuron)
+    assert "gpuinfra-gpu-health.timer" not in units(neuron)
+
+
 # ---- shellcheck ----------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("variant", ["api-key", "no-auth", "ecr"])
 def test_shellcheck_passes_on_every_script(variant: str, tmp_path: Path) -> None:
@@ -304,7 +488,7 @@ def test_shellcheck_passes_on_the_example_fleets_scripts(tmp_path: Path) -> None
     for lt in templates:
         files = cloud_config(base64.b64decode(lt.inputs["userData"]).decode())["write_files"]
         bodies = [f["content"] for f in files if f["path"].startswith("/usr/local/sbin/")]
-        assert len(bodies) == 5
+        assert len(bodies) == 6  # SCRIPTS and the GPU check
         for body in bodies:
             result = shellcheck(body, tmp_path)
             assert result.returncode == 0, result.stdout

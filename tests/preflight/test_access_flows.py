@@ -71,8 +71,30 @@ def test_the_flows_name_the_review_s_operations() -> None:
         ("kms:Decrypt", True),
         ("secretsmanager:GetSecretValue", False),
         ("autoscaling:CompleteLifecycleAction", False),
+        ("autoscaling:SetInstanceHealth", False),
         ("cloudwatch:PutMetricData", False),
     } <= actions["chat-serve"]
+
+
+def test_a_replica_may_mark_instances_unhealthy_in_its_own_fleet_s_groups_only() -> None:
+    """The GPU check's SetInstanceHealth: allowed on the region's groups of the fleet (declared flows, above),
+    denied on another fleet's group and on the same fleet's group in another region."""
+    own = [f for f in flows_of("chat-serve") if f.action == "autoscaling:SetInstanceHealth"]
+    assert {f.resource.rsplit("/", 1)[1] for f in own if f.name.startswith("us-east-1:")} == {
+        "chat-serve-us-east-1-base",
+        "chat-serve-us-east-1-burst",
+        "chat-serve-us-east-1-overflow",
+    }
+    sample = next(f for f in own if f.name.startswith("us-east-1:"))
+    others = [
+        dataclasses.replace(sample, name="another fleet", resource=sample.resource.replace("chat-serve-", "batch-")),
+        dataclasses.replace(sample, name="another region", resource=sample.resource.replace("us-east-1", "us-west-2")),
+    ]
+    for judged in judge_flows(others, graphs_for("chat-serve")):
+        # Not allowed by any statement in sight ("unknown" rather than "deny" only because the AWS-managed SSM
+        # policy attached to the role is not in the graphs: it grants no Auto Scaling action).
+        assert judged.decision.outcome != "allow"
+        assert "no statement of the identity policies" in judged.decision.reason
 
 
 # ---- the registry's policies before the fix ---------------------------------------------------------------

@@ -334,6 +334,42 @@ class KubernetesPlatform(SpecModel):
     """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 
 
+SNS_TOPIC_ARN = r"^arn:aws:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$"
+
+
+class Slo(SpecModel):
+    """Per-region service-level alarms (components/inference/slo.py): what paging on a serving region means.
+    The end-to-end target is requests.latency_target_seconds (the load balancer's response time p90 and p99
+    are alarmed against it)."""
+
+    error_rate_percent: Annotated[float, Field(gt=0, le=100)] = 1.0
+    """Share of requests the replicas answer with a 5xx (ALB HTTPCode_Target_5XX_Count / RequestCount) above
+    which the region alarms."""
+    time_to_first_token_seconds: Annotated[float, Field(gt=0, le=3600)] | None = None
+    """Mean time to first token (vLLM's vllm:time_to_first_token_seconds, per minute) above which the region
+    alarms; None: published, not alarmed."""
+    inter_token_latency_seconds: Annotated[float, Field(gt=0, le=60)] | None = None
+    """Mean time between output tokens (vLLM's inter-token latency histogram, per minute) above which the region
+    alarms; None: published, not alarmed."""
+    evaluation_minutes: Annotated[int, Field(ge=1, le=60)] = 5
+    """Consecutive breaching minutes before an alarm fires (a single slow minute is not an incident)."""
+    alarm_topics: dict[Region, Annotated[str, StringConstraints(pattern=SNS_TOPIC_ARN)]] = {}
+    """Per region, the SNS topic (in that region) its alarms notify on ALARM and OK. A region without one gets
+    alarms without actions: their state shows in the console and the API only (docs/inference-operations.md)."""
+
+    @model_validator(mode="after")
+    def _topics_in_their_region(self) -> Slo:
+        for region, arn in self.alarm_topics.items():
+            if arn.split(":")[3] != region:
+                raise Invalid(
+                    f"the alarm topic for {region} is in {arn.split(':')[3]}: a region's alarms notify a topic "
+                    "of their own region",
+                    ("alarm_topics", region),
+                    f"name an SNS topic of {region}",
+                )
+        return self
+
+
 class InferenceSpec(SpecModel):
     """A geo-distributed inference fleet."""
 
@@ -379,6 +415,12 @@ class InferenceSpec(SpecModel):
     server_args: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = []
     """Extra server flags, appended to the ones gpuinfra sets."""
     access: Access = Access()
+    slo: Slo = Slo()
+    """Per-region alarms on errors, latency, unhealthy replicas, time to first token and inter-token latency."""
+    failover: Literal["none", "n_plus_one"] = "none"
+    """n_plus_one: each region's max_replicas is raised (if needed) so it can take its own peak plus the peak of
+    the largest other region, whose traffic latency routing sends to its nearest survivor when it fails; the
+    quota plan counts the raised maximum. none: max_replicas as written."""
     tags: Tags = {}
     log_retention_days: LogRetentionDays = 365
     """Days the stack keeps its VPC flow logs (see `flow_logs`), WAF logs (CloudWatch Logs) and load balancer access
@@ -410,6 +452,10 @@ class InferenceSpec(SpecModel):
             raise ValueError("platform kubernetes needs the kubernetes section (kubeconfig_keys per region)")
         if self.platform == "ec2" and self.kubernetes is not None:
             raise ValueError("the kubernetes section only applies to platform kubernetes")
+        regions = {r.region for r in self.regions}
+        for region in self.slo.alarm_topics:
+            if region not in regions:
+                raise Invalid(f"{region} is not a region of the fleet", ("slo", "alarm_topics", region), "remove it")
         return self
 
 
@@ -433,5 +479,6 @@ __all__ = [
     "ServedAdapter",
     "ServedModel",
     "ServingPrecision",
+    "Slo",
     "Waf",
 ]

@@ -29,6 +29,7 @@ REPLICATION = f"{S3_UG}/setting-repl-config-perm-overview.html"
 SSE_KMS = f"{S3_UG}/UsingKMSEncryption.html"
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
+HEALTH = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/set-up-a-custom-health-check.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
 VENDED_TO_CWL = (
@@ -204,10 +205,11 @@ def _pcs_log_delivery(inputs: Inputs) -> list[Flow]:
 
 def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
     """Per region: read the weights (and their key), read the API key, complete lifecycle hooks, publish the
-    scaling metric. Kubernetes fleets run no AWS role of their own here: nothing to declare."""
+    scaling and latency metrics, mark an instance with a failed GPU Unhealthy (NVIDIA fleets). Kubernetes fleets
+    run no AWS role of their own here: nothing to declare."""
     from gpuinfra.pulumi.components.inference.bootstrap import METRIC_NAMESPACE
     from gpuinfra.pulumi.components.inference.region import api_key_secret
-    from gpuinfra.pulumi.components.inference.replicas import group_names
+    from gpuinfra.pulumi.components.inference.replicas import group_names, overflow_name
 
     spec = inputs.spec
     assert isinstance(spec, InferenceSpec)
@@ -244,7 +246,8 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
                 source=METRICS,
             ),
         ]
-        for group in group_names(spec.name, region):
+        # The overflow group launches from the same template, so its instances make the same calls.
+        for group in (*group_names(spec.name, region), overflow_name(spec.name, region)):
             arn = f"arn:aws:autoscaling:{region}:{account}:autoScalingGroup:0-0:autoScalingGroupName/{group}"
             flows.append(
                 Flow(
@@ -256,6 +259,17 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
                     source=HOOKS,
                 )
             )
+            if spec.server_kind == "cuda":
+                flows.append(
+                    Flow(
+                        f"{at} mark an instance of {group} with a failed GPU Unhealthy",
+                        stack,
+                        role,
+                        "autoscaling:SetInstanceHealth",
+                        arn,
+                        source=HEALTH,
+                    )
+                )
         flows += _image_pull(inputs, region, role)
         if spec.access.auth == "api_key":
             secret = f"arn:aws:secretsmanager:{region}:{account}:secret:{api_key_secret(spec.name, region)}-AbCdEf"

@@ -10,10 +10,22 @@ from gpuinfra.pulumi.templates import render
 
 METRIC_NAMESPACE = "gpuinfra/Inference"
 METRIC_NAME = "RequestsInFlight"
+TTFT_METRIC = "TimeToFirstToken"
+"""Mean seconds to the first token over the last minute, per replica (vllm:time_to_first_token_seconds)."""
+ITL_METRIC = "InterTokenLatency"
+"""Mean seconds between output tokens over the last minute, per replica (vLLM's inter-token histogram)."""
 LAUNCH_HOOK = "launch"
 TERMINATE_HOOK = "drain"
 SCRIPTS = ("prefetch", "serve", "lifecycle", "drain", "queue-metric")
 """Installed as /usr/local/sbin/gpuinfra-<name> (on systemd's default PATH, so they call each other by name)."""
+GPU_HEALTH = "gpu-health"
+"""The NVIDIA GPU check (cuda servers only), installed beside SCRIPTS."""
+FATAL_XIDS = (48, 64, 74, 79, 95, 119, 120)
+"""Xids after which the replica is replaced: double-bit ECC (48), row-remapping failure (64), NVLink error (74),
+GPU fallen off the bus (79), uncontained ECC error (95), GSP RPC timeout and GSP error (119, 120): hardware or
+firmware faults whose remedy in NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors, "Resolution Bucket")
+is a GPU reset or worse, which a replica cannot do for itself while serving. Application Xids (13, 31, 43, 45)
+are left to vLLM and the load balancer."""
 
 
 @dataclass(frozen=True)
@@ -70,7 +82,7 @@ class ServerConfig:
 
 
 def render_scripts(server: ServerConfig) -> dict[str, str]:
-    """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric)."""
+    """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric; gpu-health on NVIDIA)."""
     values = {
         **vars(server),
         "image_ref": server.image_ref,
@@ -82,10 +94,14 @@ def render_scripts(server: ServerConfig) -> dict[str, str]:
         "saturated_load": server.max_sequences,
         "namespace": METRIC_NAMESPACE,
         "metric_name": METRIC_NAME,
+        "ttft_metric": TTFT_METRIC,
+        "itl_metric": ITL_METRIC,
         "launch_hook": LAUNCH_HOOK,
         "terminate_hook": TERMINATE_HOOK,
+        "fatal_xids": FATAL_XIDS,
     }
-    return {name: render(f"inference/{name}.sh.j2", **values) for name in SCRIPTS}
+    names = (*SCRIPTS, GPU_HEALTH) if server.server_kind == "cuda" else SCRIPTS
+    return {name: render(f"inference/{name}.sh.j2", **values) for name in names}
 
 
 def replica_cloud_init(server: ServerConfig) -> str:
@@ -95,15 +111,20 @@ def replica_cloud_init(server: ServerConfig) -> str:
         region=server.region,
         instance_type=server.instance_type,
         scripts=render_scripts(server),
+        gpu_health=server.server_kind == "cuda",
     )
 
 
 __all__ = [
+    "FATAL_XIDS",
+    "GPU_HEALTH",
+    "ITL_METRIC",
     "LAUNCH_HOOK",
     "METRIC_NAME",
     "METRIC_NAMESPACE",
     "SCRIPTS",
     "TERMINATE_HOOK",
+    "TTFT_METRIC",
     "ServerConfig",
     "render_scripts",
     "replica_cloud_init",

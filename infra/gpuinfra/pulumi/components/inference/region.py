@@ -24,6 +24,7 @@ from gpuinfra.pulumi.components.inference.replicas import (
     launch_deadline,
     launch_heartbeat,
 )
+from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
@@ -141,6 +142,23 @@ class InferenceRegion(pulumi.ComponentResource):
             ),
             provider,
             here,
+        )
+        slo = spec.slo
+        slo_alarms(
+            SloArgs(
+                fleet=spec.name,
+                region=rp.region,
+                alb=lb.type == "alb",
+                load_balancer_suffix=self.endpoint.load_balancer.arn_suffix,
+                target_group_suffix=self.endpoint.target_group.arn_suffix,
+                latency_target_seconds=spec.requests.latency_target_seconds,
+                error_rate_percent=slo.error_rate_percent,
+                evaluation_minutes=slo.evaluation_minutes,
+                ttft_seconds=slo.time_to_first_token_seconds,
+                inter_token_seconds=slo.inter_token_latency_seconds,
+                topic_arn=slo.alarm_topics.get(rp.region),
+            ),
+            pulumi.ResourceOptions(parent=self, provider=provider),
         )
         bucket = args.registry.replica_bucket(rp.region)
         model = spec.model

@@ -160,7 +160,16 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Effect": "Allow",
             "Action": ["autoscaling:CompleteLifecycleAction"],
             "Resource": groups,
-        }
+        },
+        {
+            # The GPU check (templates/inference/gpu-health.sh.j2) marks its own instance Unhealthy; only in the
+            # region's groups of this fleet (SetInstanceHealth takes the group ARN as its resource: Service
+            # Authorization Reference, Amazon EC2 Auto Scaling, actions table).
+            "Sid": "GpuHealth",
+            "Effect": "Allow",
+            "Action": ["autoscaling:SetInstanceHealth"],
+            "Resource": groups,
+        },
     ]
     if args.image_prefix:
         repositories = f"arn:aws:ecr:{args.region}:{args.account_id}:repository/{args.image_prefix}/*"
