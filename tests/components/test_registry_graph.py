@@ -37,6 +37,7 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
         "InferenceReadModels",
         "InferenceListModels",
         "DenyManifestOverwrite",
+        "DenyReleaseOverwrite",  # a release's manifest.json: conditional create only (promote.sh)
         "DenyInsecureTransport",
     }
     upload = statements["TrainingUpload"]
@@ -53,6 +54,9 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     assert base["Principal"] == {"AWS": [TRAINING]} and base["Action"] == ["s3:GetObject"]
     assert base["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
     assert statements["DenyInsecureTransport"]["Effect"] == "Deny"
+    release = statements["DenyReleaseOverwrite"]
+    assert release["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*/manifest.json"]
+    assert release["Condition"] == {"Null": {"s3:if-none-match": "true"}} and release["Action"] == "s3:PutObject"
 
 
 @pytest.mark.parametrize("region", ORG["registry"]["replica_regions"])

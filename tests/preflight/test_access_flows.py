@@ -338,11 +338,23 @@ def test_a_promote_policy_that_writes_the_wrong_prefix_or_cannot_lock_is_denied(
         "promote: is the version released (HeadObject)",
         "promote: write the release (multipart)",
         "promote: lock the release",
+        "promote: create the release manifest (If-None-Match)",
     }
     judged = judge_flows(flows, [_with_policy(registry, f"{REGISTRY}-promote-access", no_lock)])
     denied_lock = [j for j in judged if j.decision.outcome == "deny"]
     assert [j.flow.name for j in denied_lock] == ["promote: lock the release"]
     assert "model-registry-promote" in denied_lock[0].decision.missing
+
+
+def test_a_release_manifest_written_without_if_none_match_is_denied_by_the_bucket_policy() -> None:
+    """DenyReleaseOverwrite: the declared manifest write carries If-None-Match and is allowed; the same write
+    without it (what would replace a release) is denied, whatever the promote role allows."""
+    (flow,) = [f for f in flows_of(REGISTRY) if f.name.startswith("promote: create the release manifest")]
+    (allowed,) = judge_flows([flow], [example_graph(REGISTRY)])
+    assert allowed.decision.outcome == "allow"
+    bare = dataclasses.replace(flow, context={})
+    (denied,) = judge_flows([bare], [example_graph(REGISTRY)])
+    assert denied.decision.outcome == "deny"
 
 
 def test_a_bucket_policy_deny_on_the_model_prefix_denies_the_release_whatever_the_role_allows() -> None:

@@ -32,6 +32,8 @@ OBJECT_LOCK = f"{S3_UG}/object-lock-managing.html"
 """S3 UG "Object Lock considerations": PutObjectRetention sets a version's retention (s3:PutObjectRetention);
 replicating from a bucket with Object Lock reads each version's retention and legal hold (s3:GetObjectRetention,
 s3:GetObjectLegalHold)."""
+CONDITIONAL_WRITES = f"{S3_UG}/conditional-writes-enforce.html"
+"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject."""
 HEAD = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html"
 """S3 API reference, HeadObject: "To use HEAD, you must have the s3:GetObject permission"."""
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
@@ -75,6 +77,15 @@ def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
         Flow("promote: release data key", stack, role, "kms:GenerateDataKey", release, key_of=True, source=MULTIPART),
         Flow("promote: release multipart Decrypt", stack, role, "kms:Decrypt", release, key_of=True, source=MULTIPART),
         Flow("promote: lock the release", stack, role, "s3:PutObjectRetention", release, source=OBJECT_LOCK),
+        Flow(
+            "promote: create the release manifest (If-None-Match)",
+            stack,
+            role,
+            "s3:PutObject",
+            f"{bucket}/{plan.model_prefix}example/v1/manifest.json",
+            context={"s3:if-none-match": "*"},
+            source=CONDITIONAL_WRITES,
+        ),
     ]
 
 

@@ -83,14 +83,34 @@ def deny_manifest_overwrite(bucket: str, writers: Sequence[Grant]) -> list[State
     ]
 
 
+def deny_release_overwrite(bucket: str, model_prefix: str) -> Statement:
+    """A release's manifest.json (what makes it visible to the replicas' prefetch) may only be created, never
+    replaced, as the lineage manifest above: every PutObject of it must carry `If-None-Match: *` (the promote
+    script's conditional create). Object Lock keeps the old version; this keeps the key's current one."""
+    return {
+        "Sid": "DenyReleaseOverwrite",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:PutObject",
+        "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}*/manifest.json"],
+        "Condition": {"Null": {"s3:if-none-match": "true"}},
+    }
+
+
 def bucket_policy(
-    bucket: str, writers: Sequence[Grant], readers: Sequence[Grant], base_readers: Sequence[Grant] = ()
+    bucket: str,
+    writers: Sequence[Grant],
+    readers: Sequence[Grant],
+    base_readers: Sequence[Grant] = (),
+    model_prefix: str | None = None,
 ) -> str:
+    """`model_prefix`: the bucket releases are promoted into (the primary), whose release manifests are create-only."""
     return iam.document(
         *write_statements(bucket, writers),
         *read_statements(bucket, readers),
         *read_statements(bucket, base_readers, "Training"),
         *deny_manifest_overwrite(bucket, writers),
+        *([deny_release_overwrite(bucket, model_prefix)] if model_prefix else []),
         deny_insecure_transport(bucket),
     )
 
@@ -242,6 +262,7 @@ __all__ = [
     "bucket_policy",
     "deny_insecure_transport",
     "deny_manifest_overwrite",
+    "deny_release_overwrite",
     "key_policy",
     "promote_policy",
     "promote_trust",

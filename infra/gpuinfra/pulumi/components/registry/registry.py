@@ -121,7 +121,13 @@ class RegistryBucket(pulumi.ComponentResource):
             f"{name}-policy",
             bucket=self.bucket.id,
             # training accounts read bases from the primary (their region); replicas serve inference only
-            policy=bucket_policy(bucket_name, writers, plan.readers, plan.base_readers if writable else []),
+            policy=bucket_policy(
+                bucket_name,
+                writers,
+                plan.readers,
+                plan.base_readers if writable else [],
+                plan.model_prefix if writable else None,
+            ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
         )
         self.object_lock = object_lock(name, self.bucket, None if writable else plan.lock_days, o, self.versioning)
