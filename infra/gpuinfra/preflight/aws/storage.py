@@ -141,7 +141,7 @@ def object_lock(r: Resource) -> list[Call]:
     """bucket_object_lock_configuration.go: ObjectLockConfiguration{ObjectLockEnabled, Rule{DefaultRetention}}."""
     i = r.inputs
     call = Call(S3, "PutObjectLockConfiguration").put("Bucket", i.get("bucket"), "bucket")
-    lock = {k: i[k] for k in ("objectLockEnabled", "rule") if k in i}
+    lock: dict[str, object] = {k: i[k] for k in ("objectLockEnabled", "rule") if k in i}
     call.fill(lock, into="ObjectLockConfiguration")
     return [call.fill(i, {"bucket": DROP, "objectLockEnabled": DROP, "rule": DROP, "region": DROP})]
 
