@@ -120,3 +120,91 @@ def test_an_unchanged_spec_rolls_nothing(graph: Graph) -> None:
         g.name: json.dumps(g.inputs.get("launchTemplate") or g.inputs["mixedInstancesPolicy"])
         for g in again.of_type(ASG)
     }
+
+
+ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+AMI = "ami-0abc1234def567890"
+
+
+def _refresh(group) -> dict:  # type: ignore[no-untyped-def,type-arg]
+    return group.inputs["instanceRefresh"]["preferences"]
+
+
+def _region(graph: Graph, resource) -> str:  # type: ignore[no-untyped-def]
+    return graph.provider_of(resource).inputs["region"]  # type: ignore[union-attr,no-any-return]
+
+
+def test_every_group_rolls_a_canary_first_then_soaks_before_the_rest(graph: Graph) -> None:
+    """Checkpoints [10, 100] (ascending, unique, the last 100: RefreshPreferences.CheckpointPercentages); the
+    soak at the canary is the region's planned cold start plus the alarm's three one-minute periods."""
+    inputs = inputs_for("chat-serve")
+    plan = plan_inference(inputs.spec, inputs.org.org, load_catalog())  # type: ignore[arg-type]
+    cold = {rp.region: rp.cold_start_seconds for rp in plan.regions}
+    for group in graph.of_type(ASG):
+        preferences = _refresh(group)
+        assert preferences["checkpointPercentages"] == [10, 100]
+        assert preferences["checkpointDelay"] == str(int(cold[_region(graph, group)]) + 3 * 60)
+
+
+def test_the_regions_unhealthy_host_alarm_stops_each_of_its_groups_refresh(graph: Graph) -> None:
+    alarms = {_region(graph, a): a for a in graph.of_type(ALARM) if a.name.endswith("-rollout-unhealthy")}
+    assert len(alarms) == 4
+    target_groups = {_region(graph, t): t for t in graph.of_type("aws:lb/targetGroup:TargetGroup")}
+    for region, alarm in alarms.items():
+        i = alarm.inputs
+        assert (i["namespace"], i["metricName"], i["statistic"]) == (
+            "AWS/ApplicationELB",
+            "UnHealthyHostCount",
+            "Maximum",
+        )
+        assert (i["threshold"], i["comparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
+        assert i["dimensions"]["TargetGroup"].startswith(f"targetgroup/{target_groups[region].name}")
+    for group in graph.of_type(ASG):
+        (name,) = _refresh(group)["alarmSpecification"]["alarms"]
+        assert name.startswith(alarms[_region(graph, group)].name + "-")  # the autonamed alarm of its region
+
+
+def test_no_auto_rollback_where_the_image_is_an_ssm_parameter_and_rollback_where_it_is_an_ami() -> None:
+    """RollbackInstanceRefresh: no rollback to a template whose ImageId is a Systems Manager parameter."""
+    g = graph_for("chat-serve", {"regions[3].image_id": AMI})
+    by_region: dict[str, set[object]] = {}
+    for group in g.of_type(ASG):
+        by_region.setdefault(_region(g, group), set()).add(_refresh(group).get("autoRollback"))
+    assert by_region == {"us-east-1": {None}, "us-west-2": {None}, "eu-central-1": {None}, "ap-northeast-1": {True}}
+
+
+def test_the_refresh_requests_fit_the_botocore_model_and_carry_the_desired_configuration() -> None:
+    """The StartInstanceRefresh request each group's provider sends (preflight's translation of
+    terraform-provider-aws group.go), judged by botocore's autoscaling model; with AutoRollback it names the
+    group's template version as DesiredConfiguration, which AWS requires ("The AutoRollback parameter cannot
+    be set to true when the DesiredConfiguration parameter is empty")."""
+    from gpuinfra.preflight.aws.autoscaling import group as translate
+    from gpuinfra.preflight.botocore_check import validate
+
+    g = graph_for("chat-serve", {"regions[3].image_id": AMI})
+    for group in g.of_type(ASG):
+        (refresh,) = [c for c in translate(group) if c.operation == "StartInstanceRefresh"]
+        assert validate("autoscaling", "StartInstanceRefresh", refresh.params) == [], group.name
+        preferences = refresh.params["Preferences"]
+        assert preferences["CheckpointPercentages"] == [10, 100] and isinstance(preferences["CheckpointDelay"], int)
+        if preferences.get("AutoRollback"):
+            desired = refresh.params["DesiredConfiguration"]
+            spec = (
+                desired.get("LaunchTemplate")
+                or desired["MixedInstancesPolicy"]["LaunchTemplate"]["LaunchTemplateSpecification"]
+            )
+            assert spec["Version"].isdigit()
+        else:
+            assert "DesiredConfiguration" not in refresh.params
+
+
+def test_a_checkpoint_delay_past_the_api_maximum_is_refused_by_the_model() -> None:
+    """The validation above can fail: CheckpointDelay's maximum is 172800 s in the botocore model."""
+    from gpuinfra.preflight.botocore_check import validate
+
+    request = {
+        "AutoScalingGroupName": "g",
+        "Preferences": {"CheckpointPercentages": [10, 100], "CheckpointDelay": 172801},
+    }
+    (problem,) = validate("autoscaling", "StartInstanceRefresh", request)
+    assert problem.path == ".Preferences.CheckpointDelay" and "172800" in problem.message

@@ -37,6 +37,7 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
         "InferenceReadModels",
         "InferenceListModels",
         "DenyManifestOverwrite",
+        "DenyReleaseOverwrite",  # a release's manifest.json: conditional create only (promote.sh)
         "DenyInsecureTransport",
     }
     upload = statements["TrainingUpload"]
@@ -53,6 +54,9 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     assert base["Principal"] == {"AWS": [TRAINING]} and base["Action"] == ["s3:GetObject"]
     assert base["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
     assert statements["DenyInsecureTransport"]["Effect"] == "Deny"
+    release = statements["DenyReleaseOverwrite"]
+    assert release["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*/manifest.json"]
+    assert release["Condition"] == {"Null": {"s3:if-none-match": "true"}} and release["Action"] == "s3:PutObject"
 
 
 @pytest.mark.parametrize("region", ORG["registry"]["replica_regions"])
@@ -102,3 +106,67 @@ def test_key_policies_let_other_accounts_use_keys_only_through_s3(graph: Graph) 
             if statement["Sid"] != "Owner":
                 assert statement["Condition"]["StringEquals"]["kms:ViaService"].startswith("s3.")
                 assert "kms:*" not in statement["Action"]
+
+
+LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
+
+
+def test_object_lock_on_every_bucket_governance_default_on_the_replicas_only(graph: Graph) -> None:
+    """Replicas hold only models/ (the replication filter), so their default retention locks exactly the released
+    versions; the primary's uploads/ stay unlocked and the promote script locks each version it releases. 90 days:
+    the registry spec's model_lock_days default."""
+    locks = {lock.inputs["bucket"]: lock for lock in graph.of_type(LOCK)}
+    assert set(locks) == {"acme-model-registry"} | {
+        f"acme-model-registry-{r}" for r in ORG["registry"]["replica_regions"]
+    }
+    for bucket, lock in locks.items():
+        assert lock.inputs["objectLockEnabled"] == "Enabled"
+        if bucket == "acme-model-registry":
+            assert "rule" not in lock.inputs
+        else:
+            assert lock.inputs["rule"] == {"defaultRetention": {"mode": "GOVERNANCE", "days": 90}}
+        # PutObjectLockConfiguration on an existing bucket needs versioning first (S3 UG, configuring Object Lock)
+        deps = {graph.by_urn[u].type for u in lock.dependencies if u in graph.by_urn}
+        assert "aws:s3/bucketVersioning:BucketVersioning" in deps
+    # the buckets themselves are not recreated for it: no ObjectLockEnabledForBucket at CreateBucket
+    assert all("objectLockEnabled" not in b.inputs for b in graph.of_type("aws:s3/bucket:Bucket"))
+
+
+def test_replication_waits_for_object_lock_on_every_destination(graph: Graph) -> None:
+    """Replication from a bucket with Object Lock needs it on the destination (S3 replication failure reason
+    DstBucketObjectLockConfigMissing); the role reads each version's retention and legal hold."""
+    config = graph.one("aws:s3/bucketReplicationConfig:BucketReplicationConfig")
+    waited = {graph.by_urn[u].inputs.get("bucket") for u in config.dependencies if graph.by_urn[u].type == LOCK}
+    assert waited == {f"acme-model-registry-{r}" for r in ORG["registry"]["replica_regions"]}
+    policy = json.loads(
+        graph.named("aws:iam/rolePolicy:RolePolicy", "model-registry-replication-access").inputs["policy"]
+    )
+    source = next(s for s in policy["Statement"] if s["Sid"] == "SourceObjects")
+    assert {"s3:GetObjectRetention", "s3:GetObjectLegalHold"} <= set(source["Action"])
+
+
+def test_the_promote_role_is_assumed_by_the_training_account_and_reads_uploads_writes_models(graph: Graph) -> None:
+    role = next(r for r in graph.of_type("aws:iam/role:Role") if r.name == "model-registry-promote")
+    (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
+    assert trust == {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"AWS": [TRAINING]}}
+    policy = json.loads(
+        next(
+            p for p in graph.of_type("aws:iam/rolePolicy:RolePolicy") if p.name == "model-registry-promote-access"
+        ).inputs["policy"]
+    )
+    by_sid = {s["Sid"]: s for s in policy["Statement"]}
+    assert by_sid["UploadsObjects"]["Action"] == ["s3:GetObject"]
+    assert by_sid["UploadsObjects"]["Resource"] == ["arn:aws:s3:::acme-model-registry/uploads/*"]
+    assert by_sid["ReleaseObjects"]["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
+    actions = {a for s in policy["Statement"] for a in s["Action"]}
+    # never delete, never lift a governance lock
+    assert not {a for a in actions if "Delete" in a or "Bypass" in a}
+
+
+def test_named_promoters_replace_the_training_accounts() -> None:
+    from helpers import graph_for
+
+    release = "arn:aws:iam::111111111111:role/release-managers"
+    g = graph_for("model-registry", org={"registry.promoters": [release]})
+    role = next(r for r in g.of_type("aws:iam/role:Role") if r.name == "model-registry-promote")
+    assert json.loads(role.inputs["assumeRolePolicy"])["Statement"][0]["Principal"] == {"AWS": [release]}

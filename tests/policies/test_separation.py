@@ -16,6 +16,19 @@ ASG = "aws:autoscaling/group:Group"
 SG = "aws:ec2/securityGroup:SecurityGroup"
 ROLE = "aws:iam/role:Role"
 INFERENCE_TAGS = json.dumps({"tags": {"workload": "inference", "gpuinfra:stack": "llm-train"}})
+TRAINING_TRUST = json.dumps(
+    {
+        "Version": "2012-10-17",
+        "Statement": [
+            {
+                "Sid": "TrainingMayAssume",
+                "Effect": "Allow",
+                "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+                "Action": "sts:AssumeRole",
+            }
+        ],
+    }
+)
 CROSS_ACCOUNT_TRUST = json.dumps(
     {
         "Version": "2012-10-17",
@@ -148,6 +161,20 @@ CASES = [
         "model-registry",
         edits=((BUCKET_POLICY, "model-registry-primary-policy", {"policy": TRAINING_READS_EVERYTHING}),),
         message=r"statement TrainingReads grants ml-training \(111111111111, training\) s3:GetObject",
+    ),
+    # The registry's promote role: training accounts may assume it (the example), an inference account may not,
+    # nor may a training account assume another registry role (the replication role).
+    PolicyCase(
+        "separation-cross-account-grants",
+        "model-registry",
+        edits=((ROLE, "model-registry-promote", {"assumeRolePolicy": CROSS_ACCOUNT_TRUST}),),
+        message=r"model-registry-promote: statement InferenceMayAssume grants ml-inference \(222222222222, inference\)",
+    ),
+    PolicyCase(
+        "separation-cross-account-grants",
+        "model-registry",
+        edits=((ROLE, "model-registry-replication", {"assumeRolePolicy": TRAINING_TRUST}),),
+        message=r"model-registry-replication: statement TrainingMayAssume grants ml-training \(111111111111",
     ),
     PolicyCase(
         "separation-cross-account-grants",

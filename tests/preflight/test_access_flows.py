@@ -299,3 +299,96 @@ def test_a_fine_tuning_job_reads_its_base_only_because_the_registry_grants_train
     assert judged.decision.outcome == "deny", judged.decision.reason
     (allowed,) = judge_flows(flows, [example_graph("llm-finetune"), registry])
     assert allowed.decision.outcome == "allow"
+
+
+def _with_policy(graph: Graph, name: str, edit: Any) -> Graph:
+    """`graph` with the policy document of resource `name` changed by `edit` (on its parsed statements)."""
+    out = []
+    for r in graph.resources:
+        if r.name == name:
+            doc = json.loads(r.inputs["policy"])
+            doc["Statement"] = edit(doc["Statement"])
+            r = dataclasses.replace(r, inputs={**r.inputs, "policy": json.dumps(doc)})
+        out.append(r)
+    return Graph.of(graph.stack, graph.project, out)
+
+
+def test_the_promotion_flow_is_declared_and_allowed_by_identity_bucket_and_key_policies() -> None:
+    """Read uploads/ (and its key), write and lock models/: the promote role's own policy allows it; the bucket
+    policy denies none of it (TLS only); the key policy delegates to IAM (same account, the Owner statement)."""
+    flows = [f for f in flows_of(REGISTRY) if f.principal == f"{REGISTRY}-promote"]
+    assert {(f.action, f.key_of) for f in flows} == {
+        ("s3:ListBucket", False),
+        ("s3:GetObject", False),
+        ("kms:Decrypt", True),
+        ("s3:PutObject", False),
+        ("kms:GenerateDataKey", True),
+        ("s3:PutObjectRetention", False),
+    }
+    assert {f.resource.split("/", 1)[-1].split("/")[0] for f in flows if f.action == "s3:GetObject"} == {
+        "uploads",
+        "models",
+    }
+    judged = judge_flows(flows, [example_graph(REGISTRY)])
+    assert len(judged) == len(flows) and all(j.decision.outcome == "allow" for j in judged)
+
+
+def test_a_promote_policy_that_writes_the_wrong_prefix_or_cannot_lock_is_denied() -> None:
+    """Planted: the promote role's write statement on uploads/ instead of models/, then without
+    s3:PutObjectRetention: the release's write (and lock) flows are denied, naming the role's policy."""
+    flows = [f for f in flows_of(REGISTRY) if f.principal == f"{REGISTRY}-promote"]
+
+    def wrong_prefix(statements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for s in statements:
+            if s["Sid"] == "ReleaseObjects":
+                s["Resource"] = [r.replace("/models/", "/uploads/") for r in s["Resource"]]
+        return statements
+
+    def no_lock(statements: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for s in statements:
+            if s["Sid"] == "ReleaseObjects":
+                s["Action"] = [a for a in s["Action"] if a != "s3:PutObjectRetention"]
+        return statements
+
+    registry = example_graph(REGISTRY)
+    denied = {
+        j.flow.name
+        for j in judge_flows(flows, [_with_policy(registry, f"{REGISTRY}-promote-access", wrong_prefix)])
+        if j.decision.outcome == "deny"
+    }
+    assert denied == {
+        "promote: is the version released (HeadObject)",
+        "promote: write the release (multipart)",
+        "promote: lock the release",
+        "promote: create the release manifest (If-None-Match)",
+    }
+    judged = judge_flows(flows, [_with_policy(registry, f"{REGISTRY}-promote-access", no_lock)])
+    denied_lock = [j for j in judged if j.decision.outcome == "deny"]
+    assert [j.flow.name for j in denied_lock] == ["promote: lock the release"]
+    assert "model-registry-promote" in denied_lock[0].decision.missing
+
+
+def test_a_release_manifest_written_without_if_none_match_is_denied_by_the_bucket_policy() -> None:
+    """DenyReleaseOverwrite: the declared manifest write carries If-None-Match and is allowed; the same write
+    without it (what would replace a release) is denied, whatever the promote role allows."""
+    (flow,) = [f for f in flows_of(REGISTRY) if f.name.startswith("promote: create the release manifest")]
+    (allowed,) = judge_flows([flow], [example_graph(REGISTRY)])
+    assert allowed.decision.outcome == "allow"
+    bare = dataclasses.replace(flow, context={})
+    (denied,) = judge_flows([bare], [example_graph(REGISTRY)])
+    assert denied.decision.outcome == "deny"
+
+
+def test_a_bucket_policy_deny_on_the_model_prefix_denies_the_release_whatever_the_role_allows() -> None:
+    """An explicit Deny in the bucket policy wins over the role's Allow (IAM policy evaluation logic)."""
+    flows = [f for f in flows_of(REGISTRY) if f.name == "promote: write the release (multipart)"]
+    deny = {
+        "Sid": "Planted",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:PutObject",
+        "Resource": "arn:aws:s3:::acme-model-registry/models/*",
+    }
+    planted = _with_policy(example_graph(REGISTRY), f"{REGISTRY}-primary-policy", lambda s: [*s, deny])
+    (judged,) = judge_flows(flows, [planted])
+    assert judged.decision.outcome == "deny"

@@ -314,6 +314,22 @@ API_PLANTS = [
         "rule.objectOwnership",
         setting("rule.objectOwnership", "Owner"),
     ),
+    # DefaultRetention.Mode: GOVERNANCE | COMPLIANCE; ObjectLockEnabled: Enabled (PutObjectLockConfiguration)
+    Plant(
+        "model-registry",
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+        "PF-AWS-API",
+        "rule.defaultRetention.mode",
+        setting("rule.defaultRetention.mode", "WEEKLY"),
+    ),
+    Plant(
+        "model-registry",
+        "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration",
+        "PF-AWS-API",
+        "objectLockEnabled",
+        setting("objectLockEnabled", "Yes"),
+        index=1,
+    ),
     # PutBucketPolicy.Policy: a string (a JSON document)
     Plant("model-registry", "aws:s3/bucketPolicy:BucketPolicy", "PF-AWS-API", "policy", setting("policy", 5)),
     # ReplicationRule.Status: Enabled | Disabled

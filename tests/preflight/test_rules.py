@@ -168,6 +168,16 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     ),
     # Warm pools: not with a mixed instances policy
     ("chat-serve", ASG, "base", _mixed, "PF-ASG-WARMPOOL", "base", "warmPool"),
+    # RollbackInstanceRefresh: no rollback to a template whose ImageId is an SSM parameter (the example's image)
+    (
+        "chat-serve",
+        ASG,
+        "base",
+        setting("instanceRefresh.preferences.autoRollback", True),
+        "PF-ASG-ROLLBACK",
+        "base",
+        "instanceRefresh.preferences.autoRollback",
+    ),
     # CreateNodegroup: no diskSize with a launch template
     (
         "llm-train-eks",
@@ -382,3 +392,10 @@ def test_an_unreadable_embedded_job_template_is_an_error_not_a_skip() -> None:
     hits = [f for f in preflight(graph, load_catalog()) if f.urn == target.urn and f.rule == "PF-K8S-EMBEDDED"]
     assert [f.path for f in hits] == ["data.jobset.yaml"], hits
     assert "not valid YAML" in hits[0].message and hits[0].level == "error"
+
+
+def test_auto_rollback_on_a_group_whose_template_image_is_an_ami_passes() -> None:
+    """The stacks set AutoRollback only where AWS supports it: a region pinned to an AMI id rolls back."""
+    pinned = graph_for("chat-serve", {"regions[3].image_id": "ami-0abc1234def567890"})
+    assert any((g.inputs["instanceRefresh"]["preferences"].get("autoRollback") is True) for g in pinned.of_type(ASG))
+    assert not [f for f in preflight(pinned, load_catalog()) if f.rule == "PF-ASG-ROLLBACK"]

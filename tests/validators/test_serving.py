@@ -38,6 +38,28 @@ CASES = [
     ),
     Case("serving-image-not-pinned", "chat-serve", {"regions[1].image_id": "ami-0abc1234def567890"}, fires=False),
     Case("serving-image-not-pinned", "chat-serve", fires=False),
+    # AWS rolls back only to a template whose ImageId is an AMI id (RollbackInstanceRefresh): the example's
+    # fleet-wide SSM parameter blocks it in all four regions, a region pinned to an AMI is left out.
+    Case(
+        "rollout-without-rollback",
+        "chat-serve",
+        message="^us-east-1, us-west-2, eu-central-1, ap-northeast-1: .*cannot roll back: the image "
+        "resolve:ssm:/acme/serving/gpu-ami:7 is a Systems Manager parameter",
+    ),
+    Case(
+        "rollout-without-rollback",
+        "chat-serve",
+        {"regions[0].image_id": "ami-0abc1234def567890"},
+        message="^us-west-2, eu-central-1, ap-northeast-1: ",
+    ),
+    Case(
+        "rollout-without-rollback",
+        "chat-serve",
+        {"image_id": "ami-0abc1234def567890", "regions[2].image_id": "resolve:ssm:/acme/serving/gpu-ami:8"},
+        message="^eu-central-1: .*gpu-ami:8 is a Systems Manager parameter",
+    ),
+    Case("rollout-without-rollback", "chat-serve", {"image_id": "ami-0abc1234def567890"}, fires=False),
+    Case("rollout-without-rollback", "chat-serve-k8s", fires=False),
     Case(
         "server-image-not-pinned",
         "chat-serve",

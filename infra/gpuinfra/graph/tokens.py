@@ -18,6 +18,7 @@ AWS_NATIVE_PROVIDER = "pulumi:providers:aws-native"
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
+BUCKET_OBJECT_LOCK = "aws:s3/bucketObjectLockConfiguration:BucketObjectLockConfiguration"
 BUCKET_OWNERSHIP_CONTROLS = "aws:s3/bucketOwnershipControls:BucketOwnershipControls"
 BUCKET_POLICY = "aws:s3/bucketPolicy:BucketPolicy"
 BUCKET_PUBLIC_ACCESS_BLOCK = "aws:s3/bucketPublicAccessBlock:BucketPublicAccessBlock"
@@ -131,6 +132,7 @@ __all__ = [
     "BUCKET",
     "BUCKET_LIFECYCLE",
     "BUCKET_LIFECYCLE_V2",
+    "BUCKET_OBJECT_LOCK",
     "BUCKET_OWNERSHIP_CONTROLS",
     "BUCKET_POLICY",
     "BUCKET_PUBLIC_ACCESS_BLOCK",

@@ -117,6 +117,9 @@ AWS: dict[str, AwsApi] = {
     tokens.BUCKET_OWNERSHIP_CONTROLS: AwsApi(
         "s3", "PutBucketOwnershipControls", storage.ownership_controls, TF + "s3/bucket_ownership_controls.go"
     ),
+    tokens.BUCKET_OBJECT_LOCK: AwsApi(
+        "s3", "PutObjectLockConfiguration", storage.object_lock, TF + "s3/bucket_object_lock_configuration.go"
+    ),
     tokens.BUCKET_POLICY: AwsApi("s3", "PutBucketPolicy", storage.bucket_policy, TF + "s3/bucket_policy.go"),
     tokens.BUCKET_REPLICATION: AwsApi(
         "s3", "PutBucketReplication", storage.replication, TF + "s3/bucket_replication_configuration.go"

@@ -73,6 +73,11 @@ class Registry(SpecModel):
     """Prefix training accounts may write to."""
     model_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "models/"
     """Prefix of released models; inference accounts may read it and it is what replicates."""
+    promoters: list[
+        Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:(root|role/[A-Za-z0-9_+=,.@/-]+)$")]
+    ] = []
+    """Who may assume the registry's promote role, which copies a verified upload to the model prefix (IAM role
+    ARNs, or an account's root to leave the choice to that account's IAM); default: the training accounts."""
 
     def replica_bucket(self, region: str) -> str:
         """The bucket an inference region reads: the primary in its home region, else the replica."""

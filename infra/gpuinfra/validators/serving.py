@@ -7,6 +7,7 @@ from collections.abc import Iterator
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.cluster import cluster_problems
+from gpuinfra.plan.rollout import rollback_blocker
 from gpuinfra.plan.serving import (
     HOST_RAM_SHARE,
     RegionPlan,
@@ -439,6 +440,41 @@ def serving_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
                 "set image_id (or regions[].image_id) to an AMI id or resolve:ssm:<parameter>:<version>, e.g. "
                 "`aws ssm get-parameter-history --name <parameter>` for the version to pin",
             )
+
+
+@rule(Level.WARNING)
+def rollout_without_rollback(spec: InferenceSpec) -> Iterator[Failure]:
+    """A rollout whose canary alarm fires can stop but not roll back: EC2 Auto Scaling does not roll back to a
+    launch template whose ImageId is a Systems Manager parameter (RollbackInstanceRefresh; plan/rollout.py)."""
+    if spec.platform != "ec2":
+        return
+    fleet_wide = []
+    for i, region in enumerate(spec.regions):
+        image = region.image_id or spec.image_id
+        why = rollback_blocker(image)
+        if why is None:
+            continue
+        if region.image_id is None:
+            fleet_wide.append(region.region)
+            continue
+        yield Failure(
+            f"{region.region}: a rollout stops at its canary when the rollout alarm fires but cannot roll back: {why}",
+            ("regions", i, "image_id"),
+            ROLLBACK_HINT,
+        )
+    if fleet_wide:
+        yield Failure(
+            f"{', '.join(fleet_wide)}: a rollout stops at its canary when the rollout alarm fires but cannot roll "
+            f"back: {rollback_blocker(spec.image_id)}",
+            ("image_id",),
+            ROLLBACK_HINT,
+        )
+
+
+ROLLBACK_HINT = (
+    "pin the AMI id the parameter version resolves to (`aws ssm get-parameter --name <parameter>:<version>` in "
+    "each region, then regions[].image_id: ami-...) so AWS can roll a failed rollout back"
+)
 
 
 @rule(Level.WARNING)

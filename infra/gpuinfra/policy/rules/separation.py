@@ -17,6 +17,7 @@ from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidatio
 
 from gpuinfra.graph import tokens
 from gpuinfra.graph.log_delivery import elb_log_account
+from gpuinfra.plan.registry import PROMOTE_ROLE_SUFFIX
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.paths import route_problems
@@ -330,7 +331,8 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
 @stack_policy(
     "separation-cross-account-grants",
     "The only cross-account grants (bucket, key, secret, queue, topic and repository policies, trust policies) "
-    "are the model registry's: training accounts write its upload prefix, inference accounts read its model prefix.",
+    "are the model registry's: training accounts write its upload prefix and may assume its promote role, "
+    "inference accounts read its model prefix.",
     MANDATORY,
 )
 def cross_account_grants(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -412,14 +414,18 @@ def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str,
 def registry_grant_allowed(
     facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any], purpose: str
 ) -> bool:
-    """The registry's grants: a training account may put objects under the upload prefix, an inference account
-    may get objects under the model prefix and list it, on the registry bucket or a replica; a training account
-    may also read the model prefix of the registry bucket itself (a fine-tuning run's released base: reading
-    shares nothing a run writes); each may use the registry key to match."""
+    """The registry's grants: a training account may put objects under the upload prefix and assume the promote
+    role, an inference account may get objects under the model prefix and list it, on the registry bucket or a
+    replica; a training account may also read the model prefix of the registry bucket itself (a fine-tuning run's
+    released base: reading shares nothing a run writes); each may use the registry key to match."""
     registry = facts.org.registry
     if facts.workload != "registry" or registry is None or purpose not in ("training", "inference"):
         return False
     actions = {str(a) for a in listed(statement.get("Action"))}
+    if resource.resource_type == tokens.IAM_ROLE:
+        # The promote role (templates/registry/promote.sh.j2): a training account may assume it to turn its verified
+        # upload into a release; the role itself reads uploads and writes the model prefix in this account only.
+        return purpose == "training" and actions == {"sts:AssumeRole"} and resource.name.endswith(PROMOTE_ROLE_SUFFIX)
     if resource.resource_type == tokens.KMS_KEY:
         return actions <= (KMS_WRITE if purpose == "training" else KMS_READ)
     if resource.resource_type != tokens.BUCKET_POLICY:

@@ -75,7 +75,20 @@ def group(r: Resource) -> list[Call]:
                 }
             ),
         }
-        calls.append(call.fill(refresh, spec, at="instanceRefresh"))
+        call.fill(refresh, spec, at="instanceRefresh")
+        if (refresh.get("preferences") or {}).get("autoRollback") is True:
+            # group.go expandStartInstanceRefreshInput: with AutoRollback the provider sends the group's launch
+            # template or mixed instances policy as DesiredConfiguration ("The AutoRollback parameter cannot be
+            # set to true when the DesiredConfiguration parameter is empty").
+            desired = {k: create.params[k] for k in ("LaunchTemplate", "MixedInstancesPolicy") if k in create.params}
+            call.put("DesiredConfiguration", desired)
+            for member, source in (
+                ("LaunchTemplate", "launchTemplate"),
+                ("MixedInstancesPolicy", "mixedInstancesPolicy"),
+            ):
+                if member in desired:
+                    call.paths[f".DesiredConfiguration.{member}"] = source
+        calls.append(call)
     return calls
 
 

@@ -137,6 +137,15 @@ def bucket_policy(r: Resource) -> list[Call]:
     return [Call(S3, "PutBucketPolicy").fill(r.inputs, {"policy": F(convert=json_doc)})]
 
 
+def object_lock(r: Resource) -> list[Call]:
+    """bucket_object_lock_configuration.go: ObjectLockConfiguration{ObjectLockEnabled, Rule{DefaultRetention}}."""
+    i = r.inputs
+    call = Call(S3, "PutObjectLockConfiguration").put("Bucket", i.get("bucket"), "bucket")
+    lock: dict[str, object] = {k: i[k] for k in ("objectLockEnabled", "rule") if k in i}
+    call.fill(lock, into="ObjectLockConfiguration")
+    return [call.fill(i, {"bucket": DROP, "objectLockEnabled": DROP, "rule": DROP, "region": DROP})]
+
+
 def replication(r: Resource) -> list[Call]:
     i = r.inputs
     call = Call(S3, "PutBucketReplication").put("Bucket", i.get("bucket"), "bucket")
@@ -165,6 +174,7 @@ __all__ = [
     "data_repository_association",
     "encryption",
     "lustre_file_system",
+    "object_lock",
     "ownership_controls",
     "public_access_block",
     "replication",

@@ -8,12 +8,14 @@ from typing import Any
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import Graph, Resource, tokens
+from gpuinfra.plan.rollout import rollback_blocker
 from gpuinfra.preflight.rules.base import Violation, judgeable_number, rule
 
 ASG = tokens.ASG
 SCHEDULE = tokens.ASG_SCHEDULE
 LT = tokens.LAUNCH_TEMPLATE
 WARM_POOLS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/ec2-auto-scaling-warm-pools.html"
+ROLLBACK = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/instance-refresh-rollback.html"
 
 
 def _order(r: Resource, sizes: list[tuple[str, Any]]) -> Iterator[Violation]:
@@ -107,6 +109,36 @@ def node_groups(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
                 yield Violation(ng, key, ng.inputs[key], f"{key} with a launch template")
         if ng.inputs.get("amiType") and any(lt.inputs.get("imageId") for lt in graph.dependencies_of(ng, LT)):
             yield Violation(ng, "amiType", ng.inputs["amiType"], "amiType with a launch template that names an AMI")
+
+
+def _template_version(group: Resource) -> Any:
+    spec = group.inputs.get("launchTemplate") or (
+        ((group.inputs.get("mixedInstancesPolicy") or {}).get("launchTemplate") or {}).get(
+            "launchTemplateSpecification"
+        )
+        or {}
+    )
+    return spec.get("version")
+
+
+@rule(
+    "PF-ASG-ROLLBACK",
+    "an instance refresh cannot roll back a group whose launch template uses a Systems Manager parameter for "
+    "its ImageId, or whose version is $Latest or $Default",
+    f"Amazon EC2 Auto Scaling API Reference, RollbackInstanceRefresh and RefreshPreferences.AutoRollback; user "
+    f"guide, undo changes with a rollback ({ROLLBACK})",
+)
+def rollback(graph: Graph, catalog: Catalog) -> Iterator[Violation]:
+    for g in graph.of_type(ASG):
+        preferences = (g.inputs.get("instanceRefresh") or {}).get("preferences") or {}
+        if preferences.get("autoRollback") is not True:
+            continue
+        version = _template_version(g)
+        images = [lt.inputs.get("imageId") for lt in graph.dependencies_of(g, LT)]
+        for image in [i for i in images if isinstance(i, str)] or [""]:
+            why = rollback_blocker(image, version if isinstance(version, str) else None)
+            if why:
+                yield Violation(g, "instanceRefresh.preferences.autoRollback", True, f"auto rollback: {why}")
 
 
 __all__ = ["launches_spot"]

@@ -20,6 +20,7 @@ from __future__ import annotations
 from gpuinfra.graph.flows import Flow
 from gpuinfra.load import Inputs
 from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan.registry import promote_role
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 
 S3_UG = "https://docs.aws.amazon.com/AmazonS3/latest/userguide"
@@ -27,6 +28,14 @@ MULTIPART = f"{S3_UG}/mpuoverview.html#mpuAndPermissions"
 REPLICATION_KMS = f"{S3_UG}/replication-config-for-kms-objects.html"
 REPLICATION = f"{S3_UG}/setting-repl-config-perm-overview.html"
 SSE_KMS = f"{S3_UG}/UsingKMSEncryption.html"
+OBJECT_LOCK = f"{S3_UG}/object-lock-managing.html"
+"""S3 UG "Object Lock considerations": PutObjectRetention sets a version's retention (s3:PutObjectRetention);
+replicating from a bucket with Object Lock reads each version's retention and legal hold (s3:GetObjectRetention,
+s3:GetObjectLegalHold)."""
+CONDITIONAL_WRITES = f"{S3_UG}/conditional-writes-enforce.html"
+"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject."""
+HEAD = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html"
+"""S3 API reference, HeadObject: "To use HEAD, you must have the s3:GetObject permission"."""
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 HEALTH = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/set-up-a-custom-health-check.html"
@@ -58,11 +67,48 @@ SAMPLE_OBJECT = "example/model.safetensors"
 """A representative object under a prefix: policies grant prefixes, requests name objects."""
 
 
+def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
+    """The promote role (templates/registry/promote.sh.j2): list and read an upload (SSE-KMS), refuse a released
+    version (HeadObject, ListBucket), write the release (multipart copy, SSE-KMS) and lock each version."""
+    role = promote_role(name)
+    bucket = f"arn:aws:s3:::{plan.bucket}"
+    upload = f"{bucket}/{plan.upload_prefix}{SAMPLE_OBJECT}"
+    release = f"{bucket}/{plan.model_prefix}{SAMPLE_OBJECT}"
+    return [
+        Flow(
+            "promote: list the upload",
+            stack,
+            role,
+            "s3:ListBucket",
+            bucket,
+            context={"s3:prefix": f"{plan.upload_prefix}{SAMPLE_OBJECT}"},
+            source=SSE_KMS,
+        ),
+        Flow("promote: read the upload", stack, role, "s3:GetObject", upload, source=SSE_KMS),
+        Flow("promote: decrypt the upload", stack, role, "kms:Decrypt", upload, key_of=True, source=SSE_KMS),
+        Flow("promote: is the version released (HeadObject)", stack, role, "s3:GetObject", release, source=HEAD),
+        Flow("promote: write the release (multipart)", stack, role, "s3:PutObject", release, source=MULTIPART),
+        Flow("promote: release data key", stack, role, "kms:GenerateDataKey", release, key_of=True, source=MULTIPART),
+        Flow("promote: release multipart Decrypt", stack, role, "kms:Decrypt", release, key_of=True, source=MULTIPART),
+        Flow("promote: lock the release", stack, role, "s3:PutObjectRetention", release, source=OBJECT_LOCK),
+        Flow(
+            "promote: create the release manifest (If-None-Match)",
+            stack,
+            role,
+            "s3:PutObject",
+            f"{bucket}/{plan.model_prefix}example/v1/manifest.json",
+            context={"s3:if-none-match": "*"},
+            source=CONDITIONAL_WRITES,
+        ),
+    ]
+
+
 def registry_flows(stack: str, name: str, plan: RegistryPlan, model_prefix: str) -> list[Flow]:
-    """S3 replication of released models to every replica region, as the replication role."""
+    """S3 replication of released models to every replica region, as the replication role (with the source's
+    Object Lock retention and legal holds), and the promote role's flows."""
     role = f"{name}-replication"
     source = f"arn:aws:s3:::{plan.bucket}/{model_prefix}{SAMPLE_OBJECT}"
-    flows = []
+    flows = promote_flows(stack, name, plan)
     for r in plan.replicas:
         replica = f"arn:aws:s3:::{r.bucket}/{model_prefix}{SAMPLE_OBJECT}"
         to = f"replicate to {r.region}"
@@ -76,6 +122,12 @@ def registry_flows(stack: str, name: str, plan: RegistryPlan, model_prefix: str)
                 source=REPLICATION,
             ),
             Flow(f"{to}: decrypt the source", stack, role, "kms:Decrypt", source, key_of=True, source=REPLICATION_KMS),
+            Flow(
+                f"{to}: read the source's retention", stack, role, "s3:GetObjectRetention", source, source=OBJECT_LOCK
+            ),
+            Flow(
+                f"{to}: read the source's legal hold", stack, role, "s3:GetObjectLegalHold", source, source=OBJECT_LOCK
+            ),
             Flow(f"{to}: write the replica", stack, role, "s3:ReplicateObject", replica, source=REPLICATION),
             Flow(
                 f"{to}: encrypt the replica", stack, role, "kms:Encrypt", replica, key_of=True, source=REPLICATION_KMS
@@ -349,4 +401,4 @@ def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | Registry
     return []
 
 
-__all__ = ["FSX_EXPORTER", "declared_flows", "inference_flows", "registry_flows", "training_flows"]
+__all__ = ["FSX_EXPORTER", "declared_flows", "inference_flows", "promote_flows", "registry_flows", "training_flows"]

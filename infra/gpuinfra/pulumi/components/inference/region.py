@@ -25,6 +25,7 @@ from gpuinfra.pulumi.components.inference.replicas import (
     launch_heartbeat,
 )
 from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
+from gpuinfra.pulumi.components.inference.rollout import rollout_alarms
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
@@ -195,6 +196,13 @@ class InferenceRegion(pulumi.ComponentResource):
                 api_key_secret=api_key,
             )
         )
+        alarms = rollout_alarms(
+            name,
+            lb.type == "alb",
+            self.endpoint.load_balancer.arn_suffix,
+            self.endpoint.target_group.arn_suffix,
+            pulumi.ResourceOptions(parent=self, provider=provider),
+        )
         expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
         auto = spec.autoscaling
         self.replicas = ServingReplicas(
@@ -230,6 +238,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 schedules=[ScheduleArgs(s.name, s.recurrence, s.min_replicas, s.max_replicas) for s in auto.schedules],
                 predictive=auto.predictive,
                 tags=args.tags,
+                rollout_alarms=[a.name for a in alarms],
             ),
             provider,
             here,

@@ -24,9 +24,11 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
+from gpuinfra.plan.rollout import rollback_blocker
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, group_tags
 from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
+from gpuinfra.pulumi.components.inference.rollout import instance_refresh
 from gpuinfra.pulumi.components.inference.scaling import GROUP_METRICS, LoopArgs, region_loop
 from gpuinfra.pulumi.components.profiles import instance_identity
 
@@ -74,6 +76,8 @@ class ReplicasArgs:
     tags: dict[str, str]
     image_prefix: str | None = None
     """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
+    rollout_alarms: Sequence[pulumi.Input[str]] = ()
+    """Names of the alarms that stop an instance refresh of the region's groups (rollout.rollout_alarms)."""
 
 
 def group_names(fleet: str, region: str) -> tuple[str, str]:
@@ -123,26 +127,6 @@ def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLife
             default_result="CONTINUE",
         ),
     ]
-
-
-def instance_refresh(cold_start_seconds: float) -> aws.autoscaling.GroupInstanceRefreshArgs:
-    """Roll every instance onto a new launch template version, warm-pool instances included.
-
-    The provider starts a refresh when the group's launch template (id or version) changes, and never for
-    `$Latest` (terraform-provider-aws, r/autoscaling_group, instance_refresh: "A refresh will not start when
-    version = "$Latest" is configured"); a refresh replaces the warm pool's instances after the in-service
-    ones (EC2 Auto Scaling API, InstanceRefreshWarmPoolProgress). Launch before terminate: keep 100% healthy
-    and go up to 200% while replacing, so a 2-instance group never drops to one (RefreshPreferences).
-    """
-    return aws.autoscaling.GroupInstanceRefreshArgs(
-        strategy="Rolling",
-        preferences=aws.autoscaling.GroupInstanceRefreshPreferencesArgs(
-            min_healthy_percentage=100,
-            max_healthy_percentage=200,
-            instance_warmup=str(int(cold_start_seconds)),
-            skip_matching=True,
-        ),
-    )
 
 
 def replica_policy(args: ReplicasArgs) -> str:
@@ -277,6 +261,10 @@ class ServingReplicas(pulumi.ComponentResource):
         # The version the template has after this update (not $Latest): a new version (new user data: model,
         # image, flags; a new AMI) changes the groups' launch template, and that starts their instance refresh.
         version = template.latest_version.apply(str)
+        # Numbered version always (above), so only the image decides whether AWS can roll a refresh back.
+        refresh = instance_refresh(
+            args.cold_start_seconds, args.rollout_alarms, rollback=rollback_blocker(args.image_id) is None
+        )
         common: dict[str, Any] = {
             "vpc_zone_identifiers": list(args.private_subnet_ids),
             "target_group_arns": [args.target_group_arn],
@@ -311,7 +299,7 @@ class ServingReplicas(pulumi.ComponentResource):
             )
             if args.warm_pool
             else None,
-            instance_refresh=instance_refresh(args.cold_start_seconds),
+            instance_refresh=refresh,
             tags=group_tags(args.tags, args.expected_on_demand),
             **common,
             opts=o,
@@ -324,7 +312,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 min_size=0,
                 max_size=args.max_spot,
                 capacity_rebalance=True,
-                instance_refresh=instance_refresh(args.cold_start_seconds),
+                instance_refresh=refresh,
                 mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
                     instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
                         on_demand_base_capacity=0,
@@ -356,7 +344,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 min_size=0,
                 max_size=args.max_spot,
                 launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
-                instance_refresh=instance_refresh(args.cold_start_seconds),
+                instance_refresh=refresh,
                 tags=group_tags(args.tags, 0),
                 **common,
                 opts=o,
@@ -428,7 +416,6 @@ __all__ = [
     "ScheduleArgs",
     "ServingReplicas",
     "group_names",
-    "instance_refresh",
     "launch_deadline",
     "launch_heartbeat",
     "lifecycle_hooks",

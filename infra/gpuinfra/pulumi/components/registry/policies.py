@@ -83,14 +83,34 @@ def deny_manifest_overwrite(bucket: str, writers: Sequence[Grant]) -> list[State
     ]
 
 
+def deny_release_overwrite(bucket: str, model_prefix: str) -> Statement:
+    """A release's manifest.json (what makes it visible to the replicas' prefetch) may only be created, never
+    replaced, as the lineage manifest above: every PutObject of it must carry `If-None-Match: *` (the promote
+    script's conditional create). Object Lock keeps the old version; this keeps the key's current one."""
+    return {
+        "Sid": "DenyReleaseOverwrite",
+        "Effect": "Deny",
+        "Principal": "*",
+        "Action": "s3:PutObject",
+        "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}*/manifest.json"],
+        "Condition": {"Null": {"s3:if-none-match": "true"}},
+    }
+
+
 def bucket_policy(
-    bucket: str, writers: Sequence[Grant], readers: Sequence[Grant], base_readers: Sequence[Grant] = ()
+    bucket: str,
+    writers: Sequence[Grant],
+    readers: Sequence[Grant],
+    base_readers: Sequence[Grant] = (),
+    model_prefix: str | None = None,
 ) -> str:
+    """`model_prefix`: the bucket releases are promoted into (the primary), whose release manifests are create-only."""
     return iam.document(
         *write_statements(bucket, writers),
         *read_statements(bucket, readers),
         *read_statements(bucket, base_readers, "Training"),
         *deny_manifest_overwrite(bucket, writers),
+        *([deny_release_overwrite(bucket, model_prefix)] if model_prefix else []),
         deny_insecure_transport(bucket),
     )
 
@@ -137,6 +157,53 @@ def key_policy(owner_account_id: str, region: str, writers: Sequence[Grant], rea
     return iam.document(*statements)
 
 
+def promote_trust(principals: Sequence[str]) -> str:
+    """Who may assume the promote role: the organization's named promoters (role ARNs, or an account root, which
+    leaves the choice to that account's IAM: the caller's own identity policy must allow sts:AssumeRole on the
+    role too, IAM UG "Cross account resource access in IAM")."""
+    return iam.document(
+        {"Effect": "Allow", "Principal": {"AWS": sorted(principals)}, "Action": "sts:AssumeRole"},
+    )
+
+
+def promote_policy(bucket: str, upload_prefix: str, model_prefix: str, key_arn: str) -> str:
+    """The promote role (templates/registry/promote.sh.j2): read an upload, write and lock its release.
+
+    - Read uploads: GetObject and ListBucket on the upload prefix.
+    - Write releases: PutObject (which also authorizes the multipart calls of a large copy, S3 UG "Multipart upload
+      API and permissions") and ListBucket on the model prefix (the script refuses a version already released),
+      GetObject there for HeadObject (is the version released already? which version did the copy write?),
+      and s3:PutObjectRetention to lock each released version (S3 UG "Object Lock considerations": setting a
+      retention period needs s3:PutObjectRetention; no s3:BypassGovernanceRetention, so the role cannot shorten
+      or lift a lock it set).
+    - The bucket key: Decrypt to read an upload, GenerateDataKey (and Decrypt, for multipart) to write a release
+      (S3 UG "Using server-side encryption with AWS KMS keys"). Same account as the key, whose policy delegates to
+      IAM (the Owner statement), so this identity policy is enough.
+    Nothing else: no delete, no writing uploads, no other prefix."""
+    return iam.document(
+        *iam.s3_read("Uploads", bucket, upload_prefix),
+        {
+            "Sid": "ReleaseObjects",
+            "Effect": "Allow",
+            "Action": ["s3:PutObject", "s3:AbortMultipartUpload", "s3:PutObjectRetention", "s3:GetObject"],
+            "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}*"],
+        },
+        {
+            "Sid": "ReleaseList",
+            "Effect": "Allow",
+            "Action": ["s3:ListBucket"],
+            "Resource": [f"arn:aws:s3:::{bucket}"],
+            "Condition": {"StringLike": {"s3:prefix": [f"{model_prefix}*"]}},
+        },
+        {
+            "Sid": "BucketKey",
+            "Effect": "Allow",
+            "Action": ["kms:Decrypt", "kms:GenerateDataKey"],
+            "Resource": [key_arn],
+        },
+    )
+
+
 def replica_key_statement(bucket: str, key_arn: str, region: str) -> Statement:
     """The replication role on one replica key: kms:Encrypt to write the replica and, because the replica bucket
     uses an S3 Bucket Key, kms:Decrypt too ("the AWS KMS key policy for the KMS key used to encrypt the object
@@ -169,7 +236,15 @@ def replication_policy(source: str, source_key_arn: str, destinations: Sequence[
         {
             "Sid": "SourceObjects",
             "Effect": "Allow",
-            "Action": ["s3:GetObjectVersionForReplication", "s3:GetObjectVersionAcl", "s3:GetObjectVersionTagging"],
+            # Retention and legal hold: the source has Object Lock, its locks replicate with the objects (S3 UG
+            # "Object Lock considerations", using Object Lock with S3 Replication).
+            "Action": [
+                "s3:GetObjectVersionForReplication",
+                "s3:GetObjectVersionAcl",
+                "s3:GetObjectVersionTagging",
+                "s3:GetObjectRetention",
+                "s3:GetObjectLegalHold",
+            ],
             "Resource": [f"arn:aws:s3:::{source}/*"],
         },
         {
@@ -187,7 +262,10 @@ __all__ = [
     "bucket_policy",
     "deny_insecure_transport",
     "deny_manifest_overwrite",
+    "deny_release_overwrite",
     "key_policy",
+    "promote_policy",
+    "promote_trust",
     "read_statements",
     "replica_key_statement",
     "replication_policy",

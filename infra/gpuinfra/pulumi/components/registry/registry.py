@@ -10,10 +10,18 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan import RegistryPlan
+from gpuinfra.plan.registry import promote_role
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
-from gpuinfra.pulumi.components.registry.policies import bucket_policy, key_policy, replication_policy
+from gpuinfra.pulumi.components.registry.policies import (
+    bucket_policy,
+    key_policy,
+    promote_policy,
+    promote_trust,
+    replication_policy,
+)
+from gpuinfra.pulumi.components.registry.promote import promote_script
 
 TYPE = "gpuinfra:registry:ModelRegistry"
 BUCKET_TYPE = "gpuinfra:registry:Bucket"
@@ -30,12 +38,51 @@ class RegistryArgs:
     """Pulumi protect and retainOnDelete on every model bucket and its key."""
 
 
+def object_lock(
+    name: str,
+    bucket: aws.s3.Bucket,
+    default_days: int | None,
+    o: pulumi.ResourceOptions,
+    versioning: aws.s3.BucketVersioning,
+) -> aws.s3.BucketObjectLockConfiguration:
+    """S3 Object Lock on the bucket, with a governance-mode default retention of `default_days` (None: no default,
+    each writer sets its own).
+
+    Enabled by PutObjectLockConfiguration on the existing, versioned bucket: S3 UG "Configuring S3 Object Lock",
+    "Enable Object Lock on an existing S3 bucket" (versioning first), and pulumi-aws BucketObjectLockConfiguration
+    ("This resource can be used enable Object Lock for new and existing buckets"). Not Bucket.object_lock_enabled:
+    that argument takes effect only at CreateBucket (ObjectLockEnabledForBucket), so setting it on these protected
+    buckets would replace them. Once enabled it cannot be disabled, nor versioning suspended (same guide).
+
+    The replicas hold only the model prefix (replication filters on it), so their default retention locks exactly
+    the released versions, whatever retention a replica arrives with. The primary also holds the upload prefix,
+    which stays unlocked: the promote script locks each version it releases (PutObjectRetention) before it writes
+    the manifest that makes the release visible."""
+    rule = (
+        aws.s3.BucketObjectLockConfigurationRuleArgs(
+            default_retention=aws.s3.BucketObjectLockConfigurationRuleDefaultRetentionArgs(
+                mode="GOVERNANCE", days=default_days
+            )
+        )
+        if default_days is not None
+        else None
+    )
+    return aws.s3.BucketObjectLockConfiguration(
+        f"{name}-object-lock",
+        bucket=bucket.id,
+        object_lock_enabled="Enabled",
+        rule=rule,
+        opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[versioning])),
+    )
+
+
 class RegistryBucket(pulumi.ComponentResource):
     """One hardened, versioned, KMS-encrypted bucket with its resource policy."""
 
     bucket: aws.s3.Bucket
     key: aws.kms.Key
     versioning: aws.s3.BucketVersioning
+    object_lock: aws.s3.BucketObjectLockConfiguration
 
     def __init__(
         self,
@@ -74,9 +121,16 @@ class RegistryBucket(pulumi.ComponentResource):
             f"{name}-policy",
             bucket=self.bucket.id,
             # training accounts read bases from the primary (their region); replicas serve inference only
-            policy=bucket_policy(bucket_name, writers, plan.readers, plan.base_readers if writable else []),
+            policy=bucket_policy(
+                bucket_name,
+                writers,
+                plan.readers,
+                plan.base_readers if writable else [],
+                plan.model_prefix if writable else None,
+            ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
         )
+        self.object_lock = object_lock(name, self.bucket, None if writable else plan.lock_days, o, self.versioning)
         aws.s3.BucketLifecycleConfiguration(
             f"{name}-lifecycle",
             bucket=self.bucket.id,
@@ -98,7 +152,32 @@ class RegistryBucket(pulumi.ComponentResource):
         self.register_outputs({"bucket": self.bucket.bucket, "key_arn": self.key.arn})
 
 
+def promote(
+    name: str, plan: RegistryPlan, primary: RegistryBucket, o: pulumi.ResourceOptions
+) -> tuple[aws.iam.Role, pulumi.Output[str]]:
+    """The promote role (assumed by the organization's promoters) and the script that uses it."""
+    role = aws.iam.Role(
+        promote_role(name),
+        assume_role_policy=promote_trust(plan.promoters),
+        description="promote a verified upload to a locked release of the model registry",
+        max_session_duration=12 * 3600,  # a large model's download, verification and copy (IAM: at most 12 h)
+        opts=o,
+    )
+    aws.iam.RolePolicy(
+        f"{promote_role(name)}-access",
+        role=role.id,
+        policy=primary.key.arn.apply(
+            lambda key: promote_policy(plan.bucket, plan.upload_prefix, plan.model_prefix, key)
+        ),
+        opts=o,
+    )
+    return role, role.arn.apply(lambda arn: promote_script(plan, arn))
+
+
 class ModelRegistry(pulumi.ComponentResource):
+    promote_role: aws.iam.Role
+    promote_script: pulumi.Output[str]
+
     def __init__(
         self,
         name: str,
@@ -115,6 +194,7 @@ class ModelRegistry(pulumi.ComponentResource):
             r.region: RegistryBucket(f"{name}-{r.region}", r.bucket, r.region, args, False, providers[r.region], here)
             for r in plan.replicas
         }
+        self.promote_role, self.promote_script = promote(name, plan, primary, child(self, home))
         if replicas:
             o = child(self, home)
             role = aws.iam.Role(
@@ -164,12 +244,22 @@ class ModelRegistry(pulumi.ComponentResource):
                     )
                     for i, r in enumerate(plan.replicas)
                 ],
+                # A source with Object Lock replicates only to destinations with Object Lock (S3 replication
+                # failure reason DstBucketObjectLockConfigMissing).
                 opts=pulumi.ResourceOptions.merge(
                     o,
-                    pulumi.ResourceOptions(depends_on=[primary.versioning, *(b.versioning for b in replicas.values())]),
+                    pulumi.ResourceOptions(
+                        depends_on=[
+                            primary.versioning,
+                            *(b.versioning for b in replicas.values()),
+                            *(b.object_lock for b in replicas.values()),
+                        ]
+                    ),
                 ),
             )
-        self.register_outputs({"bucket": primary.bucket.bucket, "replicas": sorted(replicas)})
+        self.register_outputs(
+            {"bucket": primary.bucket.bucket, "replicas": sorted(replicas), "promote_role": self.promote_role.arn}
+        )
 
 
 __all__ = ["BUCKET_TYPE", "TYPE", "ModelRegistry", "RegistryArgs", "RegistryBucket"]

@@ -22,7 +22,7 @@ def build_registry(inputs: Inputs, plan: RegistryPlan) -> None:
     tags = stack_tags("registry", stack, "gpuinfra:registry", spec.name, org.default_tags, spec.tags)
     regions = [plan.region, *(r.region for r in plan.replicas)]
     providers = {r: aws_provider(f"aws-{spec.account}-{r}", account, r, tags, f"gpuinfra-{stack}") for r in regions}
-    ModelRegistry(
+    registry_component = ModelRegistry(
         spec.name,
         RegistryArgs(
             plan=plan,
@@ -36,6 +36,9 @@ def build_registry(inputs: Inputs, plan: RegistryPlan) -> None:
     )
     pulumi.export("bucket", plan.bucket)
     pulumi.export("replicas", {r.region: r.bucket for r in plan.replicas})
+    # `pulumi stack output promote_script > promote.sh` (docs/registry.md, "Promoting a model version")
+    pulumi.export("promote_role", registry_component.promote_role.arn)
+    pulumi.export("promote_script", registry_component.promote_script)
 
 
 __all__ = ["build_registry"]
