@@ -3,7 +3,10 @@ working tree), compared resource by resource and finding by finding, with the mo
 
 from __future__ import annotations
 
+import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -17,6 +20,7 @@ from gpuinfra.review.diff import diff_sides
 from gpuinfra.review.documents import (
     EXPORT,
     GPUINFRA,
+    Document,
     Side,
     load_document,
     pulumi_sides,
@@ -108,17 +112,13 @@ class RunOptions:
 def _from_ref(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
-    """Base: REF's own code previews REF's stacks (a subprocess in a worktree, read back as a document). Head:
-    the working tree's preview, compared as it is in memory (graphs and priced breakdowns, nothing re-read)."""
+    """Base: REF's own code previews REF's stacks (`_base_side`). Head: the working tree's preview, compared as
+    it is in memory (graphs and priced breakdowns, nothing re-read)."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import base_preview, terminated_as_exit
+    from gpuinfra.review.baseref import terminated_as_exit
 
-    catalog = load_catalog()
-    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
-        out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
-        notes += more
-        base = side(load_document(out), "base", catalog, run.usage)
+    with terminated_as_exit():
+        base, label = _base_side(ref, stacks, run, notes)
     head_run = preview_run(
         stacks or stack_names(project_dir() or Path.cwd()),
         run.org,
@@ -130,6 +130,76 @@ def _from_ref(
     )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
+
+
+def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -> tuple[Side, str]:
+    """REF's preview read as a document's side. When REF's code is the running code byte for byte
+    (`same_code`), this process previews REF's stacks itself, through the same per-stack cache as the head;
+    otherwise REF's own code runs in a subprocess and writes the document (gpuinfra.review.baseref)."""
+    from gpuinfra.review.baseref import base_commit, base_preview, same_code
+
+    catalog = load_catalog()
+    root, sha = base_commit(ref)
+    if same_code(root, sha):
+        made = _base_in_process(ref, root, sha, stacks, run)
+        if made is not None:
+            document, more = made
+            notes += more
+            return side(document, "base", catalog, run.usage), f"{ref} ({sha[:10]})"
+    with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
+        out = Path(tmp) / "base.json"
+        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
+        notes += more
+        return side(load_document(out), "base", catalog, run.usage), label
+
+
+def _base_in_process(
+    ref: str, root: Path, sha: str, stacks: list[str], run: RunOptions
+) -> tuple[Document, list[str]] | None:
+    """REF checked out and its stacks previewed here, with the options the subprocess would be given (its
+    `preview` flags: no --org; the files named resolved first), inside the checkout as the subprocess runs.
+    The report becomes the document the subprocess would have written (the same JSON encoding, read back
+    in memory). None when none of `stacks` is at REF: the subprocess path decides what that means."""
+    import orjson
+
+    from gpuinfra.commands.preview import preview_run
+    from gpuinfra.report.render import render
+    from gpuinfra.review.baseref import checked_out
+    from gpuinfra.review.documents import gpuinfra_report
+
+    def resolved(path: Path | None) -> Path | None:
+        return path.resolve() if path is not None else None
+
+    with checked_out(root, sha) as tree:
+        have = stack_names(tree)
+        wanted = [s for s in stacks if s in have] if stacks else have
+        if not wanted:
+            return None
+        with _inside(tree):
+            report = preview_run(
+                wanted,
+                None,
+                run.suppress,
+                resolved(run.usage_file),
+                resolved(run.policy_config),
+                run.jobs,
+                resolved(run.cache_dir),
+            ).report
+    notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
+    where = root / f"{ref} ({sha[:10]}).json"
+    data = orjson.loads(render(report, "json"))
+    return Document(where, GPUINFRA, gpuinfra_report(data, where)), notes
+
+
+@contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    """The working directory set to `folder` (stack names and paths are found from it, as in the subprocess)."""
+    before = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 __all__ = ["diff_command"]
