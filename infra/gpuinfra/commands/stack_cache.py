@@ -148,13 +148,14 @@ class Keys:
             FORMAT, code_fingerprint(), json.dumps(list(suppress)), _file(usage_file), _file(policy_config), _clock()
         )
         self._peers: dict[Path, Peer] = {}
+        self._named: dict[Path, Peer] = {}
+        self._folders: dict[Path, list[Path]] = {}
         self._accounts: dict[Path, dict[str, str]] = {}
 
     def of(self, arg: str) -> str | None:
         """The key of stack `arg` (a name or a path, as `preview` takes it); None when its files cannot be found
         (then it is previewed, and its problem reported, as without a cache)."""
         from gpuinfra.load import PROJECT_FILE, project_dir, stack_path, trusted_org_path
-        from gpuinfra.plan.account import sibling_files
 
         try:
             path = stack_path(arg)
@@ -167,17 +168,31 @@ class Keys:
         accounts = self._account_ids(org, org_text)
         mine = self._peer(path)
         account = accounts.get(mine.account) if mine.account is not None else None
-        read = [p for p in (self._peer(f) for f in sibling_files(path)) if _reads(p, account, accounts)]
+        read = [p for p in (self._peer(f) for f in self._siblings(path)) if _reads(p, account, accounts)]
         parts = [self.run, str(arg), str(path), _digest(path.name, own), _shown(org, project), _digest(org_text)]
         parts.append(_file(project / PROJECT_FILE) if project is not None else "no project")
         parts += [f"{p.name}={p.digest}" for p in sorted(read, key=lambda p: p.name)]
         return _digest(*parts)
 
     def _peer(self, path: Path) -> Peer:
-        found = self._peers.get(path.resolve())
+        """Each file read once per run, however it is named (a run's working directory does not change)."""
+        found = self._named.get(path)
         if found is None:
-            found = self._peers[path.resolve()] = _peer(path)
+            whole = path.resolve()
+            found = self._peers.get(whole)
+            if found is None:
+                found = self._peers[whole] = _peer(path)
+            self._named[path] = found
         return found
+
+    def _siblings(self, path: Path) -> list[Path]:
+        """The other stack files beside `path` (plan/account.py's `sibling_files`), listed once per folder."""
+        from gpuinfra.plan.account import sibling_files
+
+        listed = self._folders.get(path.parent)
+        if listed is None:
+            listed = self._folders[path.parent] = sorted([*sibling_files(path), path])
+        return [p for p in listed if p.name != path.name]
 
     def _account_ids(self, org: Path, text: bytes) -> dict[str, str]:
         """Account name -> id from the organization file (empty when it cannot be read: every sibling counts)."""
