@@ -184,6 +184,7 @@ def _base_in_process(
                 resolved(run.policy_config),
                 run.jobs,
                 resolved(run.cache_dir),
+                snapshots=False,
             ).report
     notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
     where = root / f"{ref} ({sha[:10]}).json"

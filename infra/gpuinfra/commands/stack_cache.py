@@ -31,6 +31,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from pydantic import BaseModel, ConfigDict
+
 from gpuinfra.cost import Usage, assumed_usage, price_graph
 from gpuinfra.errors import GpuinfraError
 from gpuinfra.graph import Graph
@@ -89,17 +91,36 @@ class Peer:
     """Whether it is a registry stack; None when it cannot be told."""
 
 
+_LOOKS: dict[str, Peer] = {}
+"""Quick reads by content (the digest covers the file's name and bytes): both sides of a review, and every run
+in one process, look at each unchanged file once."""
+
+
 def _peer(path: Path) -> Peer:
     """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
-    from gpuinfra.load import SPEC_KEYS
-
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     try:
         data = path.read_bytes()
     except OSError:
         return Peer(name, "unreadable", None, None)
     digest = _digest(path.name, data)
-    document = _yaml(data)
+    found = _LOOKS.get(digest)
+    if found is None:
+        found = _LOOKS[digest] = _look(name, digest, data, path)
+    return found
+
+
+def _look(name: str, digest: str, data: bytes, path: Path) -> Peer:
+    """The spec's account and kind, read as `read_yaml` reads the file (its parse kept on disk by content);
+    a file that cannot be read so is of unknown account and kind (then counted in)."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.load import SPEC_KEYS
+    from gpuinfra.spec.yamlfile import plain_data
+
+    try:
+        document = plain_data(data.decode("utf-8"), path)
+    except (InputError, UnicodeDecodeError):
+        document = None
     config = document.get("config") if isinstance(document, dict) else None
     kinds = [k for k in config if k in SPEC_KEYS] if isinstance(config, dict) else []
     if len(kinds) != 1:
@@ -248,6 +269,24 @@ def _where(cache_dir: Path, key: str) -> Path:
     return cache_dir / FOLDER / f"{key}.json"
 
 
+class _Stored(BaseModel):
+    """An entry's payload as `write` lays it out, read in one pass by pydantic's JSON parser (reading the JSON
+    into Python values first, then validating them, took twice as long)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    report: StackReport
+    project: str
+    after_apply: dict[str, str]
+
+
+_READ: dict[tuple[Path, str, bytes], Entry] = {}
+"""Entries read in this process, by folder, key and seal: both sides of a review read the entry of every
+unchanged stack; the second reads the file (its seal checked) but not its content again. Nothing mutates an
+entry's report (preview_run puts it in the report as it is, and renders copies)."""
+
+
 def read(cache_dir: Path, key: str) -> Entry | None:
     """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
     try:
@@ -257,14 +296,18 @@ def read(cache_dir: Path, key: str) -> Entry | None:
     seal, _, payload = blob.partition(b"\n")
     if seal.decode("ascii", "replace") != _seal(key, payload):
         return None
+    memo = (cache_dir.resolve(), key, seal)
+    found = _READ.get(memo)
+    if found is not None:
+        return found
     try:
-        data = json.loads(payload)
-        if data["key"] != key:
-            return None
-        after = {str(k): str(v) for k, v in data["after_apply"].items()}
-        return Entry(StackReport.model_validate(data["report"]), str(data["project"]), after)
-    except (ValueError, KeyError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
+        data = _Stored.model_validate_json(payload)
+    except ValueError:  # pydantic's ValidationError is a ValueError
         return None
+    if data.key != key:
+        return None
+    found = _READ[memo] = Entry(data.report, data.project, data.after_apply)
+    return found
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:

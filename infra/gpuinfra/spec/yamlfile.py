@@ -106,6 +106,12 @@ def _compiled(text: str, path: Path) -> tuple[Any, dict[FieldPath, int]]:
     return found[0], {tuple(k): v for k, v in found[1]}
 
 
+def plain_data(text: str, path: Path) -> Any:
+    """The data of a YAML text as `read_yaml` gives it, kept by content like every file it reads (for a quick
+    look at a file already read as bytes); raises InputError as `parse_yaml` does."""
+    return _compiled(text, path)[0]
+
+
 def _as_stored(doc: YamlDocument) -> tuple[Any, list[tuple[FieldPath, int]]]:
     return doc.data, list(doc.lines.items())
 
@@ -294,4 +300,4 @@ def _kind(value: Any) -> str:
     return "a value of an unsupported kind"
 
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "read_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "plain_data", "read_yaml"]
