@@ -16,11 +16,10 @@ from gpuinfra.errors import InputError
 from gpuinfra.load import project_dir, stack_names
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
-from gpuinfra.review.diff import diff_sides
+from gpuinfra.review.diff import Snapshot, diff_sides
 from gpuinfra.review.documents import (
     EXPORT,
     GPUINFRA,
-    Document,
     Side,
     load_document,
     pulumi_sides,
@@ -143,9 +142,8 @@ def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -
     if same_code(root, sha):
         made = _base_in_process(ref, root, sha, stacks, run)
         if made is not None:
-            document, more = made
-            notes += more
-            return side(document, "base", catalog, run.usage), f"{ref} ({sha[:10]})"
+            notes += made[1]
+            return made[0], f"{ref} ({sha[:10]})"
     with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
         label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
@@ -155,17 +153,14 @@ def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -
 
 def _base_in_process(
     ref: str, root: Path, sha: str, stacks: list[str], run: RunOptions
-) -> tuple[Document, list[str]] | None:
+) -> tuple[Side, list[str]] | None:
     """REF checked out and its stacks previewed here, with the options the subprocess would be given (its
     `preview` flags: no --org; the files named resolved first), inside the checkout as the subprocess runs.
-    The report becomes the document the subprocess would have written (the same JSON encoding, read back
-    in memory). None when none of `stacks` is at REF: the subprocess path decides what that means."""
-    import orjson
-
+    The side is what the subprocess's document reads back as (`as_document`), without writing, reading or
+    pricing it again: an unchanged stack's snapshot is the head's (stack_cache.Entry.snapshot). None when
+    none of `stacks` is at REF: the subprocess path decides what that means."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.report.render import render
     from gpuinfra.review.baseref import checked_out
-    from gpuinfra.review.documents import gpuinfra_report
 
     def resolved(path: Path | None) -> Path | None:
         return path.resolve() if path is not None else None
@@ -176,7 +171,7 @@ def _base_in_process(
         if not wanted:
             return None
         with _inside(tree):
-            report = preview_run(
+            made = preview_run(
                 wanted,
                 None,
                 run.suppress,
@@ -184,12 +179,20 @@ def _base_in_process(
                 resolved(run.policy_config),
                 run.jobs,
                 resolved(run.cache_dir),
-                snapshots=False,
-            ).report
+            )
     notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
-    where = root / f"{ref} ({sha[:10]}).json"
-    data = orjson.loads(render(report, "json"))
-    return Document(where, GPUINFRA, gpuinfra_report(data, where)), notes
+    return as_document(made.report.problems, made.snapshots, "base"), notes
+
+
+def as_document(problems: list[InputProblem], snapshots: dict[str, Snapshot], label: str) -> Side:
+    """A side made in memory as `gpuinfra_side` reads the same preview's document: the previewed stacks in
+    order, then each stack that could not be read (no graph, unknown money) with a note."""
+    stacks = dict(snapshots)
+    unreadable = {p.stack: tuple(p.messages) for p in problems}
+    for name in unreadable:
+        stacks.setdefault(name, Snapshot(name, None))
+    notes = tuple(f"{label} {p.stack}: cannot be read ({'; '.join(p.messages)})" for p in problems)
+    return Side(label, GPUINFRA, stacks, notes, unreadable)
 
 
 @contextmanager

@@ -27,7 +27,7 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -230,6 +230,19 @@ class Keys:
         return found
 
 
+class _ByUsage:
+    """Snapshots by the usage they were priced with (a Usage holds mappings: compared, not hashed)."""
+
+    def __init__(self) -> None:
+        self._made: list[tuple[Usage, Snapshot]] = []
+
+    def get(self, usage: Usage) -> Snapshot | None:
+        return next((made for used, made in self._made if used == usage), None)
+
+    def __setitem__(self, usage: Usage, made: Snapshot) -> None:
+        self._made.append((usage, made))
+
+
 @dataclass(frozen=True)
 class Entry:
     """One stack's preview: its part of the report and what a review's side needs besides (the graph's project
@@ -238,10 +251,18 @@ class Entry:
     report: StackReport
     project: str
     after_apply: dict[str, str]
+    _snapshots: _ByUsage = field(default_factory=lambda: _ByUsage(), compare=False, repr=False)
 
     def snapshot(self, usage: Usage) -> Snapshot:
         """The review's Snapshot of this stack, as `preview_checked` makes it: the graph read back, priced again
-        (pricing is pure and takes milliseconds), the findings and the plan's figures."""
+        (pricing is pure), the findings and the plan's figures. Made once per usage: an entry is read once per
+        process (`read`), and both sides of a review hold every unchanged stack."""
+        made = self._snapshots.get(usage)
+        if made is None:
+            made = self._snapshots[usage] = self._snapshot(usage)
+        return made
+
+    def _snapshot(self, usage: Usage) -> Snapshot:
         from gpuinfra.catalog import load_catalog
         from gpuinfra.commands.preview import _findings
         from gpuinfra.review.documents import findings_of
