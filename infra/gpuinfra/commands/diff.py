@@ -3,7 +3,10 @@ working tree), compared resource by resource and finding by finding, with the mo
 
 from __future__ import annotations
 
+import os
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -13,7 +16,7 @@ from gpuinfra.errors import InputError
 from gpuinfra.load import project_dir, stack_names
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
-from gpuinfra.review.diff import diff_sides
+from gpuinfra.review.diff import Snapshot, diff_sides
 from gpuinfra.review.documents import (
     EXPORT,
     GPUINFRA,
@@ -108,17 +111,13 @@ class RunOptions:
 def _from_ref(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
-    """Base: REF's own code previews REF's stacks (a subprocess in a worktree, read back as a document). Head:
-    the working tree's preview, compared as it is in memory (graphs and priced breakdowns, nothing re-read)."""
+    """Base: REF's own code previews REF's stacks (`_base_side`). Head: the working tree's preview, compared as
+    it is in memory (graphs and priced breakdowns, nothing re-read)."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import base_preview, terminated_as_exit
+    from gpuinfra.review.baseref import terminated_as_exit
 
-    catalog = load_catalog()
-    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
-        out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
-        notes += more
-        base = side(load_document(out), "base", catalog, run.usage)
+    with terminated_as_exit():
+        base, label = _base_side(ref, stacks, run, notes)
     head_run = preview_run(
         stacks or stack_names(project_dir() or Path.cwd()),
         run.org,
@@ -130,6 +129,81 @@ def _from_ref(
     )
     problems += head_run.report.problems
     return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
+
+
+def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -> tuple[Side, str]:
+    """REF's preview read as a document's side. When REF's code is the running code byte for byte
+    (`same_code`), this process previews REF's stacks itself, through the same per-stack cache as the head;
+    otherwise REF's own code runs in a subprocess and writes the document (gpuinfra.review.baseref)."""
+    from gpuinfra.review.baseref import base_commit, base_preview, same_code
+
+    catalog = load_catalog()
+    root, sha = base_commit(ref)
+    if same_code(root, sha):
+        made = _base_in_process(ref, root, sha, stacks, run)
+        if made is not None:
+            notes += made[1]
+            return made[0], f"{ref} ({sha[:10]})"
+    with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
+        out = Path(tmp) / "base.json"
+        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
+        notes += more
+        return side(load_document(out), "base", catalog, run.usage), label
+
+
+def _base_in_process(
+    ref: str, root: Path, sha: str, stacks: list[str], run: RunOptions
+) -> tuple[Side, list[str]] | None:
+    """REF checked out and its stacks previewed here, with the options the subprocess would be given (its
+    `preview` flags: no --org; the files named resolved first), inside the checkout as the subprocess runs.
+    The side is what the subprocess's document reads back as (`as_document`), without writing, reading or
+    pricing it again: an unchanged stack's snapshot is the head's (stack_cache.Entry.snapshot). None when
+    none of `stacks` is at REF: the subprocess path decides what that means."""
+    from gpuinfra.commands.preview import preview_run
+    from gpuinfra.review.baseref import checked_out
+
+    def resolved(path: Path | None) -> Path | None:
+        return path.resolve() if path is not None else None
+
+    with checked_out(root, sha) as tree:
+        have = stack_names(tree)
+        wanted = [s for s in stacks if s in have] if stacks else have
+        if not wanted:
+            return None
+        with _inside(tree):
+            made = preview_run(
+                wanted,
+                None,
+                run.suppress,
+                resolved(run.usage_file),
+                resolved(run.policy_config),
+                run.jobs,
+                resolved(run.cache_dir),
+            )
+    notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
+    return as_document(made.report.problems, made.snapshots, "base"), notes
+
+
+def as_document(problems: list[InputProblem], snapshots: dict[str, Snapshot], label: str) -> Side:
+    """A side made in memory as `gpuinfra_side` reads the same preview's document: the previewed stacks in
+    order, then each stack that could not be read (no graph, unknown money) with a note."""
+    stacks = dict(snapshots)
+    unreadable = {p.stack: tuple(p.messages) for p in problems}
+    for name in unreadable:
+        stacks.setdefault(name, Snapshot(name, None))
+    notes = tuple(f"{label} {p.stack}: cannot be read ({'; '.join(p.messages)})" for p in problems)
+    return Side(label, GPUINFRA, stacks, notes, unreadable)
+
+
+@contextmanager
+def _inside(folder: Path) -> Iterator[None]:
+    """The working directory set to `folder` (stack names and paths are found from it, as in the subprocess)."""
+    before = Path.cwd()
+    os.chdir(folder)
+    try:
+        yield
+    finally:
+        os.chdir(before)
 
 
 __all__ = ["diff_command"]

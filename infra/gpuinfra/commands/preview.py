@@ -43,35 +43,39 @@ def preview_run(
     policy_config: Path | None = None,
     jobs: int = 1,
     cache_dir: Path | None = None,
+    snapshots: bool = True,
 ) -> PreviewRun:
     """Validate, plan and (when no error stands) run each stack's program in the embedded engine, then price
     its graph (usage from `usage_file` and from the plan) and run the policy pack over it. With `jobs` > 1 the
     stacks are previewed in that many worker processes (each stack's preview depends only on its files); with
     `cache_dir`, a stack whose inputs have a sound entry there is read from it (gpuinfra.commands.stack_cache) and
     the others are stored. The report is assembled in the order given, exactly as a serial, uncached run
-    assembles it."""
+    assembles it. `snapshots=False`: the report alone (a stack read from the cache is not made a review's
+    snapshot: its graph rebuilt and priced), for a caller that reads the report as a document."""
     stacks, suppress = list(stacks), list(suppress)
     check_suppress_ids(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
     options = Options(org, suppress, usage_file, policy_config)
     if policy_config is not None:
         options.policies()  # a bad config file is refused whether or not any stack is previewed
-    kept, keys = _kept(stacks, options, usage, cache_dir) if cache_dir is not None else ({}, {})
+    kept, keys = _kept(stacks, options, usage, cache_dir, snapshots) if cache_dir is not None else ({}, {})
     missing = [i for i in range(len(stacks)) if i not in kept]
     made = dict(zip(missing, _outcomes([stacks[i] for i in missing], options, usage, jobs), strict=True))
     report = Report(command="preview")
-    snapshots: dict[str, Snapshot] = {}
+    made_snapshots: dict[str, Snapshot] = {}
     for i in range(len(stacks)):
         outcome = kept[i] if i in kept else made[i]
         if isinstance(outcome, InputProblem):
             report.problems.append(outcome)
             continue
-        name, stack, snapshots[name] = outcome
+        name, stack, snapshot = outcome
         report.stacks.append(stack)
+        if snapshots:
+            made_snapshots[name] = snapshot
     if cache_dir is not None:
         _keep(cache_dir, {i: made[i] for i in missing}, keys)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
-    return PreviewRun(report, snapshots)
+    return PreviewRun(report, made_snapshots)
 
 
 Outcome = tuple[str, StackReport, Snapshot] | InputProblem
@@ -102,7 +106,7 @@ class Options:
 
 
 def _kept(
-    stacks: list[str], options: Options, usage: Usage, cache_dir: Path
+    stacks: list[str], options: Options, usage: Usage, cache_dir: Path, snapshots: bool = True
 ) -> tuple[dict[int, Outcome], dict[int, str]]:
     """The stacks (by position) whose previews `cache_dir` holds for exactly their inputs, and every stack's
     key, computed before anything is previewed (an entry is stored under the content its preview read)."""
@@ -115,7 +119,8 @@ def _kept(
         keys[i] = key
         entry = stack_cache.read(cache_dir, key)
         if entry is not None:
-            found[i] = (entry.report.stack, entry.report, entry.snapshot(usage))
+            snapshot = entry.snapshot(usage) if snapshots else Snapshot(entry.report.stack, None)
+            found[i] = (entry.report.stack, entry.report, snapshot)
     return found, keys
 
 

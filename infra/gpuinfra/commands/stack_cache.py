@@ -27,9 +27,11 @@ import json
 import os
 import tempfile
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from pydantic import BaseModel, ConfigDict
 
 from gpuinfra.cost import Usage, assumed_usage, price_graph
 from gpuinfra.errors import GpuinfraError
@@ -89,17 +91,36 @@ class Peer:
     """Whether it is a registry stack; None when it cannot be told."""
 
 
+_LOOKS: dict[str, Peer] = {}
+"""Quick reads by content (the digest covers the file's name and bytes): both sides of a review, and every run
+in one process, look at each unchanged file once."""
+
+
 def _peer(path: Path) -> Peer:
     """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
-    from gpuinfra.load import SPEC_KEYS
-
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     try:
         data = path.read_bytes()
     except OSError:
         return Peer(name, "unreadable", None, None)
     digest = _digest(path.name, data)
-    document = _yaml(data)
+    found = _LOOKS.get(digest)
+    if found is None:
+        found = _LOOKS[digest] = _look(name, digest, data, path)
+    return found
+
+
+def _look(name: str, digest: str, data: bytes, path: Path) -> Peer:
+    """The spec's account and kind, read as `read_yaml` reads the file (its parse kept on disk by content);
+    a file that cannot be read so is of unknown account and kind (then counted in)."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.load import SPEC_KEYS
+    from gpuinfra.spec.yamlfile import plain_data
+
+    try:
+        document = plain_data(data.decode("utf-8"), path)
+    except (InputError, UnicodeDecodeError):
+        document = None
     config = document.get("config") if isinstance(document, dict) else None
     kinds = [k for k in config if k in SPEC_KEYS] if isinstance(config, dict) else []
     if len(kinds) != 1:
@@ -148,13 +169,14 @@ class Keys:
             FORMAT, code_fingerprint(), json.dumps(list(suppress)), _file(usage_file), _file(policy_config), _clock()
         )
         self._peers: dict[Path, Peer] = {}
+        self._named: dict[Path, Peer] = {}
+        self._folders: dict[Path, list[Path]] = {}
         self._accounts: dict[Path, dict[str, str]] = {}
 
     def of(self, arg: str) -> str | None:
         """The key of stack `arg` (a name or a path, as `preview` takes it); None when its files cannot be found
         (then it is previewed, and its problem reported, as without a cache)."""
         from gpuinfra.load import PROJECT_FILE, project_dir, stack_path, trusted_org_path
-        from gpuinfra.plan.account import sibling_files
 
         try:
             path = stack_path(arg)
@@ -167,17 +189,31 @@ class Keys:
         accounts = self._account_ids(org, org_text)
         mine = self._peer(path)
         account = accounts.get(mine.account) if mine.account is not None else None
-        read = [p for p in (self._peer(f) for f in sibling_files(path)) if _reads(p, account, accounts)]
+        read = [p for p in (self._peer(f) for f in self._siblings(path)) if _reads(p, account, accounts)]
         parts = [self.run, str(arg), str(path), _digest(path.name, own), _shown(org, project), _digest(org_text)]
         parts.append(_file(project / PROJECT_FILE) if project is not None else "no project")
         parts += [f"{p.name}={p.digest}" for p in sorted(read, key=lambda p: p.name)]
         return _digest(*parts)
 
     def _peer(self, path: Path) -> Peer:
-        found = self._peers.get(path.resolve())
+        """Each file read once per run, however it is named (a run's working directory does not change)."""
+        found = self._named.get(path)
         if found is None:
-            found = self._peers[path.resolve()] = _peer(path)
+            whole = path.resolve()
+            found = self._peers.get(whole)
+            if found is None:
+                found = self._peers[whole] = _peer(path)
+            self._named[path] = found
         return found
+
+    def _siblings(self, path: Path) -> list[Path]:
+        """The other stack files beside `path` (plan/account.py's `sibling_files`), listed once per folder."""
+        from gpuinfra.plan.account import sibling_files
+
+        listed = self._folders.get(path.parent)
+        if listed is None:
+            listed = self._folders[path.parent] = sorted([*sibling_files(path), path])
+        return [p for p in listed if p.name != path.name]
 
     def _account_ids(self, org: Path, text: bytes) -> dict[str, str]:
         """Account name -> id from the organization file (empty when it cannot be read: every sibling counts)."""
@@ -194,6 +230,19 @@ class Keys:
         return found
 
 
+class _ByUsage:
+    """Snapshots by the usage they were priced with (a Usage holds mappings: compared, not hashed)."""
+
+    def __init__(self) -> None:
+        self._made: list[tuple[Usage, Snapshot]] = []
+
+    def get(self, usage: Usage) -> Snapshot | None:
+        return next((made for used, made in self._made if used == usage), None)
+
+    def __setitem__(self, usage: Usage, made: Snapshot) -> None:
+        self._made.append((usage, made))
+
+
 @dataclass(frozen=True)
 class Entry:
     """One stack's preview: its part of the report and what a review's side needs besides (the graph's project
@@ -202,10 +251,18 @@ class Entry:
     report: StackReport
     project: str
     after_apply: dict[str, str]
+    _snapshots: _ByUsage = field(default_factory=lambda: _ByUsage(), compare=False, repr=False)
 
     def snapshot(self, usage: Usage) -> Snapshot:
         """The review's Snapshot of this stack, as `preview_checked` makes it: the graph read back, priced again
-        (pricing is pure and takes milliseconds), the findings and the plan's figures."""
+        (pricing is pure), the findings and the plan's figures. Made once per usage: an entry is read once per
+        process (`read`), and both sides of a review hold every unchanged stack."""
+        made = self._snapshots.get(usage)
+        if made is None:
+            made = self._snapshots[usage] = self._snapshot(usage)
+        return made
+
+    def _snapshot(self, usage: Usage) -> Snapshot:
         from gpuinfra.catalog import load_catalog
         from gpuinfra.commands.preview import _findings
         from gpuinfra.review.documents import findings_of
@@ -233,6 +290,24 @@ def _where(cache_dir: Path, key: str) -> Path:
     return cache_dir / FOLDER / f"{key}.json"
 
 
+class _Stored(BaseModel):
+    """An entry's payload as `write` lays it out, read in one pass by pydantic's JSON parser (reading the JSON
+    into Python values first, then validating them, took twice as long)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    key: str
+    report: StackReport
+    project: str
+    after_apply: dict[str, str]
+
+
+_READ: dict[tuple[Path, str, bytes], Entry] = {}
+"""Entries read in this process, by folder, key and seal: both sides of a review read the entry of every
+unchanged stack; the second reads the file (its seal checked) but not its content again. Nothing mutates an
+entry's report (preview_run puts it in the report as it is, and renders copies)."""
+
+
 def read(cache_dir: Path, key: str) -> Entry | None:
     """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
     try:
@@ -242,14 +317,18 @@ def read(cache_dir: Path, key: str) -> Entry | None:
     seal, _, payload = blob.partition(b"\n")
     if seal.decode("ascii", "replace") != _seal(key, payload):
         return None
+    memo = (cache_dir.resolve(), key, seal)
+    found = _READ.get(memo)
+    if found is not None:
+        return found
     try:
-        data = json.loads(payload)
-        if data["key"] != key:
-            return None
-        after = {str(k): str(v) for k, v in data["after_apply"].items()}
-        return Entry(StackReport.model_validate(data["report"]), str(data["project"]), after)
-    except (ValueError, KeyError, TypeError, AttributeError):  # pydantic's ValidationError is a ValueError
+        data = _Stored.model_validate_json(payload)
+    except ValueError:  # pydantic's ValidationError is a ValueError
         return None
+    if data.key != key:
+        return None
+    found = _READ[memo] = Entry(data.report, data.project, data.after_apply)
+    return found
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:

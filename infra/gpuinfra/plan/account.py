@@ -9,6 +9,7 @@ verdicts agree. A sibling stack that cannot be read or planned is a `problem`, n
 
 from __future__ import annotations
 
+import os
 from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
@@ -47,7 +48,7 @@ def held_quotas(stack_file: Path, org_file: Path, account_id: str) -> tuple[Held
     held: HeldQuotas = defaultdict(list)
     problems = []
     for path in sibling_files(stack_file):
-        sibling = _planned(path, *file_stamp(path), org_file, *file_stamp(org_file))
+        sibling = _planned(path, *file_stamp(path), org_file, *file_stamp(org_file), os.getcwd())
         if sibling.account_id not in (None, account_id):
             continue
         if sibling.problem:
@@ -71,9 +72,11 @@ def file_stamp(path: Path) -> tuple[int, int]:
     return (stat.st_size, stat.st_mtime_ns)
 
 
-@lru_cache(maxsize=256)
-def _planned(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Sibling:
-    """One sibling's needs at full size, kept per process by the files' sizes and modification times."""
+@lru_cache(maxsize=4096)
+def _planned(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int, cwd: str) -> Sibling:
+    """One sibling's needs at full size, kept per process by the files' sizes and modification times and the
+    working directory (`path` may be relative: `diff --base-ref` previews a checkout of the base in-process).
+    Room for every stack of two sides of a large repository: read in turn, a smaller LRU missed every time."""
     from gpuinfra.catalog import load_catalog
     from gpuinfra.load import load_inputs
     from gpuinfra.plan import build_plan

@@ -107,6 +107,61 @@ def git(*args: str, cwd: Path) -> str:
     return done.stdout.strip()
 
 
+def base_commit(ref: str, cwd: Path | None = None) -> tuple[Path, str]:
+    """(the repository's top folder, REF's commit id), from `cwd` (the working directory)."""
+    root = Path(git("rev-parse", "--show-toplevel", cwd=cwd or Path.cwd()))
+    return root, git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
+
+
+CODE_FOLDERS = {"infra/gpuinfra/": "gpuinfra/", "templates/": "templates/"}
+"""Where a revision keeps the package and its templates (base_code), and the names the running package gives
+them (gpuinfra.store.fingerprint.package_blobs)."""
+
+
+def same_code(root: Path, sha: str) -> bool:
+    """Whether the commit's code (infra/gpuinfra/ and templates/) is the running package's, file for file and
+    byte for byte: then the base previewed by this process is what the base's own code would make, and the
+    subprocess (and its document, written and read back) can be skipped. Compared by git blob ids
+    (`git ls-tree`, no checkout); anything git stores otherwise than as plain bytes (a symbolic link, a
+    submodule) or a file only one side has counts as different code."""
+    from gpuinfra.store.fingerprint import package_blobs
+
+    listed: dict[str, str] = {}
+    for entry in git("ls-tree", "-r", "-z", "--full-tree", sha, "--", *CODE_FOLDERS, cwd=root).split("\0"):
+        if not entry:
+            continue
+        meta, _, path = entry.partition("\t")
+        mode, kind, blob = meta.split(" ")
+        if "__pycache__" in path.split("/"):
+            continue
+        if kind != "blob" or mode not in ("100644", "100755"):
+            return False
+        prefix = next(p for p in CODE_FOLDERS if path.startswith(p))
+        listed[CODE_FOLDERS[prefix] + path.removeprefix(prefix)] = blob
+    return bool(listed) and listed == package_blobs()
+
+
+@contextmanager
+def checked_out(root: Path, sha: str) -> Iterator[Path]:
+    """The commit checked out into a temporary git worktree, removed after (also on SIGTERM, under
+    `terminated_as_exit`)."""
+    tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
+    tree = tmp / "tree"
+    try:
+        git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
+        yield tree
+    finally:
+        # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
+        subprocess.run(
+            ["git", "worktree", "remove", "--force", "--force", str(tree)],
+            cwd=root,
+            capture_output=True,
+            timeout=120,
+        )
+        subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)
+        remove_tree(tmp)
+
+
 def base_preview(
     ref: str,
     stacks: list[str],
@@ -121,9 +176,7 @@ def base_preview(
     sound entry for exactly these inputs (gpuinfra.review.cache), else previewed and stored there.
     `jobs` is handed to REF's code when it has the per-stack cache (`own_flags`).
     Returns a label for the base side and notes (stacks the base does not have)."""
-    cwd = cwd or Path.cwd()
-    root = Path(git("rev-parse", "--show-toplevel", cwd=cwd))
-    sha = git("rev-parse", "--verify", f"{ref}^{{commit}}", cwd=root)
+    root, sha = base_commit(ref, cwd)
     if cache_dir is None:
         return _previewed(ref, sha, root, stacks, out, flags, None, jobs)
     from gpuinfra.review import cache
@@ -150,12 +203,9 @@ def _previewed(
 ) -> tuple[str, list[str]]:
     """REF's own code previews its stacks in a temporary worktree (see base_preview), with `cache_dir` for
     its per-stack entries and `jobs` when that code takes them (`own_flags`)."""
-    with terminated_as_exit():
-        tmp = Path(tempfile.mkdtemp(prefix="gpuinfra-base-"))
-        tree = tmp / "tree"
+    with terminated_as_exit(), checked_out(root, sha) as tree:
         child: subprocess.Popen[str] | None = None
         try:
-            git("worktree", "add", "--detach", "--quiet", str(tree), sha, cwd=root)
             have = stack_names(tree)
             wanted = [s for s in stacks if s in have] if stacks else have
             notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
@@ -194,15 +244,6 @@ def _previewed(
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
-            # twice forced: `worktree add` locks a tree while it initializes (git-worktree(1), "remove")
-            subprocess.run(
-                ["git", "worktree", "remove", "--force", "--force", str(tree)],
-                cwd=root,
-                capture_output=True,
-                timeout=120,
-            )
-            subprocess.run(["git", "worktree", "prune"], cwd=root, capture_output=True, timeout=120)
-            remove_tree(tmp)
 
 
 def own_flags(package: Path, cache_dir: Path | None, jobs: int | None) -> list[str]:
@@ -226,4 +267,14 @@ def remove_tree(path: Path, tries: int = 5) -> None:
         time.sleep(0.2 * (attempt + 1))
 
 
-__all__ = ["base_code", "base_preview", "git", "own_flags", "remove_tree", "terminated_as_exit"]
+__all__ = [
+    "base_code",
+    "base_commit",
+    "base_preview",
+    "checked_out",
+    "git",
+    "own_flags",
+    "remove_tree",
+    "same_code",
+    "terminated_as_exit",
+]

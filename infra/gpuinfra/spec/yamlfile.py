@@ -83,8 +83,44 @@ HINT = "give the path of a readable YAML file (a regular file, UTF-8, at most 4 
 @lru_cache(maxsize=2048)
 def _read_cached(resolved: Path, size: int, mtime_ns: int, what: str) -> YamlDocument:
     """The bounded read every input file gets (spec/files.read_text), then the parse; one entry per file,
-    however callers name it (relative or resolved)."""
-    return parse_yaml(read_text(resolved, what, MAX_BYTES, HINT), resolved)
+    however callers name it (relative or resolved). Across processes the parse is kept by content
+    (`_compiled`): a stack's preview reads every other stack of its repository (the ledgers, the access flows),
+    and round-trip parsing them again in each fresh process cost 15 ms a file, seconds in a large repository."""
+    text = read_text(resolved, what, MAX_BYTES, HINT)
+    data, lines = _compiled(text, resolved)
+    return YamlDocument(path=resolved, data=data, lines=lines)
+
+
+def _compiled(text: str, path: Path) -> tuple[Any, dict[FieldPath, int]]:
+    """(data, lines) of `text`, from gpuinfra.store.disk when a sound entry exists for exactly this text, this
+    module's code and the parser's version (what a parse depends on); else parsed and stored. A text that does
+    not parse raises here, as `parse_yaml` does, and nothing is stored."""
+    import hashlib
+
+    import ruamel.yaml
+
+    from gpuinfra.store.disk import cached
+
+    key = f"yaml-plain-1|{ruamel.yaml.__version__}|{_own_code()}|{hashlib.sha256(text.encode()).hexdigest()}"
+    found = cached(key, lambda: _as_stored(parse_yaml(text, path)))
+    return found[0], {tuple(k): v for k, v in found[1]}
+
+
+def plain_data(text: str, path: Path) -> Any:
+    """The data of a YAML text as `read_yaml` gives it, kept by content like every file it reads (for a quick
+    look at a file already read as bytes); raises InputError as `parse_yaml` does."""
+    return _compiled(text, path)[0]
+
+
+def _as_stored(doc: YamlDocument) -> tuple[Any, list[tuple[FieldPath, int]]]:
+    return doc.data, list(doc.lines.items())
+
+
+@lru_cache(maxsize=1)
+def _own_code() -> str:
+    import hashlib
+
+    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
 
 
 def parse_yaml(text: str, path: Path) -> YamlDocument:
@@ -264,4 +300,4 @@ def _kind(value: Any) -> str:
     return "a value of an unsupported kind"
 
 
-__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "read_yaml"]
+__all__ = ["MAX_BYTES", "MAX_DEPTH", "MAX_VALUES", "YamlDocument", "parse_yaml", "plain_data", "read_yaml"]

@@ -51,4 +51,16 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-__all__ = ["code_fingerprint", "environment"]
+@cache
+def package_blobs() -> dict[str, str]:
+    """The package's and the templates' files as git names them (`gpuinfra/...`, `templates/...`) -> the git
+    blob id of their content (SHA-1 over `blob <size>\\0<content>`, git-hash-object(1)): what a commit's tree
+    lists for the same files, so a revision's code can be told to be this code without checking it out."""
+    out = {}
+    for name, path in _package_files():
+        data = path.read_bytes()
+        out[name] = hashlib.sha1(b"blob %d\0" % len(data) + data, usedforsecurity=False).hexdigest()
+    return out
+
+
+__all__ = ["code_fingerprint", "environment", "package_blobs"]

@@ -14,6 +14,7 @@ a `problem`, never zero.
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import lru_cache
@@ -44,7 +45,7 @@ def others(facts: StackFacts) -> list[Held]:
         return []
     org = facts.org_file
     same = [path for path in sibling_files(own) if _same_account(path, facts)]
-    return [_held(path, *file_stamp(path), org, *file_stamp(org)) for path in same]
+    return [_held(path, *file_stamp(path), org, *file_stamp(org), os.getcwd()) for path in same]
 
 
 def _content_key(path: Path, org: Path) -> str | None:
@@ -95,9 +96,10 @@ def _same_account(path: Path, facts: StackFacts) -> bool:
     return account is not None and account.id == facts.account.id
 
 
-@lru_cache(maxsize=1024)
-def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int) -> Held:
-    """Per process by the files' stamps; across processes by content (gpuinfra.store.disk), so a fresh
+@lru_cache(maxsize=4096)
+def _held(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int, cwd: str = "") -> Held:
+    """Per process by the files' stamps and the working directory (`path` may be relative: `diff --base-ref`
+    previews a checkout of the base in-process); across processes by content (gpuinfra.store.disk), so a fresh
     `gpuinfra preview` does not build every other stack of the account in the engine again."""
     key = _content_key(path, org)
     if key is None:

@@ -1,0 +1,120 @@
+"""`diff --base-ref` previews the base in this process when the base revision's code is the running code byte for
+byte (`same_code`, by git blob ids): the review is the same, byte for byte, as the one the base's own code makes
+in a subprocess, and the subprocess is still what runs when the code differs (the comparison is what keeps the
+review honest: a change to a component shows up as a change)."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import gpuinfra
+import gpuinfra.templates
+import pytest
+from gpuinfra.commands import diff as diff_module
+from gpuinfra.commands.diff import diff_command
+from gpuinfra.report.render import render
+from gpuinfra.review import baseref
+
+ROOT = Path(__file__).resolve().parents[2]
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+REVIEWED = ["chat-serve", "model-registry"]
+"""chat-serve reads the registry's graph (its weight-read flows) and its account's other stacks."""
+
+
+def commit(root: Path, message: str) -> None:
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-qm", message], cwd=root, check=True)
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The examples and a copy of the running package's files (as bench/repo.py makes its repository), one
+    commit; then chat-serve's first region capped lower in the working tree."""
+    root = tmp_path_factory.mktemp("base-in-process") / "repo"
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
+    for path in (ROOT / "stacks").glob("*.yaml"):
+        shutil.copy(path, root / "stacks" / path.name)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(gpuinfra.__path__[0]), root / "infra" / "gpuinfra", ignore=ignore)
+    shutil.copytree(Path(gpuinfra.templates.__path__[0]), root / "templates", ignore=ignore)
+    subprocess.run([*GIT, "init", "-q", str(root)], check=True)
+    commit(root, "base")
+    serve = root / "stacks" / "Pulumi.chat-serve.yaml"
+    text = serve.read_text()
+    assert "max_replicas: 18" in text
+    serve.write_text(text.replace("max_replicas: 18", "max_replicas: 16", 1))
+    return root
+
+
+def reviewed(cache: Path | None = None) -> tuple[str, str]:
+    report = diff_command(REVIEWED, "HEAD", None, None, cache_dir=cache, jobs=1)
+    return render(report, "json"), render(report, "markdown")
+
+
+def head_sha(root: Path) -> str:
+    return subprocess.run(["git", "rev-parse", "HEAD"], cwd=root, capture_output=True, text=True).stdout.strip()
+
+
+def test_the_same_code_is_told_by_blob_ids_and_a_one_byte_change_is_not(repo: Path, tmp_path: Path) -> None:
+    assert baseref.same_code(repo, head_sha(repo))
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    init = other / "infra" / "gpuinfra" / "__init__.py"
+    init.write_text(init.read_text() + "\n")
+    commit(other, "a code change")
+    assert not baseref.same_code(other, head_sha(other))
+    templates = tmp_path / "templates-changed"
+    shutil.copytree(repo, templates)
+    first = next(p for p in sorted((templates / "templates").rglob("*")) if p.is_file())
+    first.write_bytes(first.read_bytes() + b" ")
+    commit(templates, "a template change")
+    assert not baseref.same_code(templates, head_sha(templates))
+
+
+def test_in_process_base_is_byte_identical_to_the_subprocess(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(repo)
+    with monkeypatch.context() as patch:
+        patch.setattr(baseref, "same_code", lambda root, sha: False)
+        by_subprocess = reviewed()
+    assert "~ Auto Scaling group: chat-serve-us-east-1-replicas" in by_subprocess[1]  # a real change is reviewed
+
+    def no_subprocess(*args: object, **kwargs: object) -> None:
+        raise AssertionError("the base ran in a subprocess although its code is this code")
+
+    monkeypatch.setattr(baseref, "base_preview", no_subprocess)
+    assert reviewed() == by_subprocess
+    cache = tmp_path / "cache"
+    assert reviewed(cache) == by_subprocess  # cold: both sides previewed and stored
+    assert reviewed(cache) == by_subprocess  # warm: both sides read back
+    assert (
+        subprocess.run(["git", "worktree", "list"], cwd=repo, capture_output=True, text=True).stdout.count("\n") == 1
+    )  # the base's checkout removed
+
+
+def test_the_subprocess_runs_when_the_code_differs(repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    subprocess.run(["git", "stash", "-q"], cwd=other, check=True)
+    init = other / "infra" / "gpuinfra" / "__init__.py"
+    init.write_text(init.read_text() + "# the base's code differs\n")
+    commit(other, "a code change")
+    monkeypatch.chdir(other)
+    called: list[list[str]] = []
+
+    def recorded(ref: str, stacks: list[str], out: Path, **kwargs: object) -> tuple[str, list[str]]:
+        called.append(stacks)
+        raise SystemExit(3)
+
+    def no_in_process(*args: object) -> None:
+        raise AssertionError("the base was previewed by this code although its own code differs")
+
+    monkeypatch.setattr(baseref, "base_preview", recorded)
+    monkeypatch.setattr(diff_module, "_base_in_process", no_in_process)
+    with pytest.raises(SystemExit):
+        reviewed()
+    assert called == [REVIEWED]
