@@ -4,8 +4,11 @@ disabled in the template beside the line, with the reason."""
 
 from __future__ import annotations
 
+import base64
 import datetime
+import gzip
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -62,6 +65,10 @@ def rendered_scripts() -> dict[str, str]:
         for f in config["write_files"]:
             if f["content"].startswith("#!/bin/bash"):
                 out[f"{role}:{f['path']}"] = f["content"]
+        for command in config.get("bootcmd", []):
+            packed = re.search(r"echo (\S+) \| base64 -d \| gzip -dc", command[-1])
+            if packed:  # the Lustre client, carried packed in its bootcmd (it runs before write_files)
+                out[f"{role}:bootcmd:lustre-client"] = gzip.decompress(base64.b64decode(packed.group(1))).decode()
     return out
 
 
@@ -84,6 +91,6 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/nccl-acceptance.sbatch",
         "/opt/gpuinfra/job-group",
         "/opt/gpuinfra/gpu-metrics",
-        "/opt/gpuinfra/lustre-client",
+        "bootcmd:lustre-client",
         "/opt/gpuinfra/preload-dataset",
     } <= paths
