@@ -43,22 +43,27 @@ CASES = [
     Case(
         "rollout-without-rollback",
         "chat-serve",
+        {"suppress": []},  # the example suppresses it, with its reason
         message="^us-east-1, us-west-2, eu-central-1, ap-northeast-1: .*cannot roll back: the image "
         "resolve:ssm:/acme/serving/gpu-ami:7 is a Systems Manager parameter",
     ),
     Case(
         "rollout-without-rollback",
         "chat-serve",
-        {"regions[0].image_id": "ami-0abc1234def567890"},
+        {"regions[0].image_id": "ami-0abc1234def567890", "suppress": []},
         message="^us-west-2, eu-central-1, ap-northeast-1: ",
     ),
     Case(
         "rollout-without-rollback",
         "chat-serve",
-        {"image_id": "ami-0abc1234def567890", "regions[2].image_id": "resolve:ssm:/acme/serving/gpu-ami:8"},
+        {
+            "image_id": "ami-0abc1234def567890",
+            "regions[2].image_id": "resolve:ssm:/acme/serving/gpu-ami:8",
+            "suppress": [],
+        },
         message="^eu-central-1: .*gpu-ami:8 is a Systems Manager parameter",
     ),
-    Case("rollout-without-rollback", "chat-serve", {"image_id": "ami-0abc1234def567890"}, fires=False),
+    Case("rollout-without-rollback", "chat-serve", {"image_id": "ami-0abc1234def567890", "suppress": []}, fires=False),
     Case("rollout-without-rollback", "chat-serve-k8s", fires=False),
     Case(
         "server-image-not-pinned",
