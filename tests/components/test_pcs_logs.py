@@ -128,3 +128,15 @@ def test_the_delivered_logs_are_priced_per_gb_on_the_group_and_unknown_without_u
 def test_eks_training_stacks_deliver_no_pcs_logs() -> None:
     g = graph_for("llm-train-eks")
     assert g.of_type(tokens.LOG_DELIVERY_SOURCE, tokens.LOG_DELIVERY, tokens.LOG_RESOURCE_POLICY) == []
+
+
+def test_a_role_writing_a_log_group_is_judged_by_its_identity_policy(graph: Graph) -> None:
+    """Within one account a role needs no resource policy (IAM UG, "Policy evaluation logic"): no group policy is
+    no reason for 'unknown'. The node role has no logs:PutLogEvents, so AWS would deny it (judged without the
+    AWS-managed SSM policy, whose text is not in the graph)."""
+    own = without(graph, tokens.LOG_RESOURCE_POLICY, "aws:iam/rolePolicyAttachment:RolePolicyAttachment")
+    write = Flow(
+        "node writes the group", "llm-train", "llm-train-slurm-role", "logs:PutLogEvents", f"{GROUP_ARN}:log-stream:x"
+    )
+    (judged,) = judge_flows([write], [own])
+    assert judged.decision.outcome == "deny", judged.decision.reason

@@ -101,10 +101,11 @@ def _request(flow: Flow, world: World, principal: Principal, base: Policies) -> 
         policies = Policies(base.identity, base.boundary, bucket.policy, origin, identity_unknown=base.identity_unknown)
         return Request(principal, flow.action, flow.resource, bucket.account or "", context), policies
     account = account_of_arn(flow.resource) or principal.account or ""
-    if LOG_GROUP in flow.resource:
-        group = world.log_groups.get(flow.resource.split(LOG_STREAM, 1)[0])
-        if group is None:
-            return f"no resource policy of the log group of {flow.resource} is in the graphs judged"
+    group = world.log_groups.get(flow.resource.split(LOG_STREAM, 1)[0]) if LOG_GROUP in flow.resource else None
+    if LOG_GROUP in flow.resource and group is None and principal.is_service:
+        # A service is allowed by a resource policy only; an account-wide one (policyName) is not read here.
+        return f"no resource policy of the log group of {flow.resource} is in the graphs judged"
+    if group is not None:
         if group.statements is None:
             return f"the log group policy {group.name} is not readable"
         origin = f"log group policy {group.name}"
