@@ -148,7 +148,7 @@ def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -
         out = Path(tmp) / "base.json"
         label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
         notes += more
-        return side(load_document(out), "base", catalog, run.usage), label
+        return side(load_document(out, own=True), "base", catalog, run.usage), label
 
 
 def _base_in_process(

@@ -14,7 +14,7 @@ from collections import defaultdict
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.plan.quotas import with_held
@@ -76,7 +76,50 @@ def file_stamp(path: Path) -> tuple[int, int]:
 def _planned(path: Path, size: int, mtime: int, org: Path, org_size: int, org_mtime: int, cwd: str) -> Sibling:
     """One sibling's needs at full size, kept per process by the files' sizes and modification times and the
     working directory (`path` may be relative: `diff --base-ref` previews a checkout of the base in-process).
-    Room for every stack of two sides of a large repository: read in turn, a smaller LRU missed every time."""
+    Room for every stack of two sides of a large repository: read in turn, a smaller LRU missed every time.
+    Across processes by content (gpuinfra.store.disk): a fresh `gpuinfra preview` of one stack in a repository
+    of two hundred read and planned the other 199 again (seconds)."""
+    key = _content_key(path, org)
+    if key is None:
+        return _plan_sibling(path, org)
+    from gpuinfra.store.disk import cached
+
+    return _from_plain(cached(key, lambda: _to_plain(_plan_sibling(path, org))))
+
+
+def _content_key(path: Path, org: Path) -> str | None:
+    """What a sibling's plan reads: the two files (their bytes, and their names as messages show them), the code
+    (with the catalog) and the dependency versions, and the clock the catalog's staleness reads. None when a
+    file cannot be read (then it is planned, and its problem reported)."""
+    import hashlib
+
+    from gpuinfra.catalog.staleness import MAX_AGE_ENV
+    from gpuinfra.store.fingerprint import code_fingerprint
+
+    try:
+        files = hashlib.sha256(path.read_bytes() + b"\0" + org.read_bytes()).hexdigest()
+    except OSError:
+        return None
+    clock = f"{os.environ.get('SOURCE_DATE_EPOCH', '')}|{os.environ.get(MAX_AGE_ENV, '')}"
+    return f"sibling-plan-1|{code_fingerprint()}|{path}|{org}|{files}|{clock}"
+
+
+def _to_plain(sibling: Sibling) -> dict[str, object]:
+    return {
+        "stack": sibling.stack,
+        "account_id": sibling.account_id,
+        "needs": [list(need) for need in sibling.needs],
+        "problem": sibling.problem,
+    }
+
+
+def _from_plain(data: dict[str, Any]) -> Sibling:
+    needs = tuple((str(region), str(code), int(vcpus)) for region, code, vcpus in data["needs"])
+    return Sibling(data["stack"], data["account_id"], needs, data["problem"])
+
+
+def _plan_sibling(path: Path, org: Path) -> Sibling:
+    """The sibling read against the organization file and planned against the bundled catalog."""
     from gpuinfra.catalog import load_catalog
     from gpuinfra.load import load_inputs
     from gpuinfra.plan import build_plan
