@@ -117,3 +117,25 @@ def test_an_nlb_region_alarms_on_unhealthy_replicas_only() -> None:
     alarms = slo_alarms(graph)
     assert set(alarms) == {f"chat-serve-{region}-unhealthy-replica" for region in REGIONS}
     assert {a.inputs["namespace"] for a in alarms.values()} == {"AWS/NetworkELB"}
+
+
+def test_the_cost_prices_each_alarm_metric_at_the_catalog_rate(graph: Graph) -> None:
+    """cloudwatch/alarm_standard is $0.10 an alarm metric a month (catalog services.yaml, source cw-alarm-price):
+    the 5xx share watches two metrics ($0.20), the others one ($0.10): $0.50 per ALB region. The
+    region-fallback flag is the catalog's us-east-1 rate applied to the other regions."""
+    from decimal import Decimal
+
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.cost.pricing import price_graph
+
+    priced = {r.name: r for r in price_graph(graph, load_catalog()).resources}
+    monthly = {
+        key: sum((line.monthly or Decimal(0)) for line in priced[f"chat-serve-us-east-1-{key}"].lines)
+        for key in ("5xx-share", "response-time-p90", "response-time-p99", "unhealthy-replica")
+    }
+    assert monthly == {
+        "5xx-share": Decimal("0.20"),
+        "response-time-p90": Decimal("0.10"),
+        "response-time-p99": Decimal("0.10"),
+        "unhealthy-replica": Decimal("0.10"),
+    }

@@ -10,7 +10,14 @@ from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
-from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, region_plan, spot_types
+from gpuinfra.plan.serving import (
+    InstanceChoice,
+    RegionPlan,
+    choose_instance,
+    failover_replicas,
+    region_plan,
+    spot_types,
+)
 from gpuinfra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from gpuinfra.spec import InferenceSpec, Organization
 from gpuinfra.spec.inference import LORA_RANKS, ServedModel
@@ -123,6 +130,11 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 spec.cold_start.warm_pool,
                 cold,
                 spec.cold_start.demand_ramp_minutes,
+                failover=failover_replicas(
+                    r.peak_rps, [o.peak_rps for o in spec.regions if o is not r], spec.throughput_of(r)
+                )
+                if spec.failover == "n_plus_one"
+                else None,
                 **extra,
             )
         )

@@ -216,6 +216,18 @@ def warm_pool_size(
     return max(0, min(needed, burst))
 
 
+def failover_replicas(own_peak_rps: float, other_peaks_rps: list[float], rps_per_replica: float) -> int | None:
+    """Replicas a region needs to serve its own peak plus the peak of the largest other region (failover
+    n_plus_one). Latency routing sends a failed region's clients to the healthy region nearest to them (Route 53
+    DG, "Latency-based routing"; Global Accelerator likewise sends traffic to the closest healthy endpoint group),
+    which for a region's whole user base is one neighbour, not a share of every survivor: each survivor is
+    sized to take the largest region it may be the neighbour of. None: a single region has nothing to fail
+    over to."""
+    if not other_peaks_rps:
+        return None
+    return math.ceil((own_peak_rps + max(other_peaks_rps)) / rps_per_replica - 1e-9)
+
+
 class RegionPlan(Plain):
     region: str
     instance_type: str | None
@@ -241,6 +253,10 @@ class RegionPlan(Plain):
     """Longest generation a replica may be finishing when it leaves (deregistration delay, drain hook)."""
     spot_types: list[str] = []
     """Instance types the spot burst group may launch, cheapest first (price-capacity-optimized picks)."""
+    requested_max_replicas: int | None = None
+    """max_replicas as the spec writes it, when failover raised max_replicas above it (else None)."""
+    failover_replicas: int | None = None
+    """Replicas for the region's own peak plus the largest other region's (failover n_plus_one; else None)."""
 
 
 def region_plan(
@@ -257,8 +273,14 @@ def region_plan(
     warm_pool_setting: str | int,
     cold_start_s: float,
     ramp_minutes: float,
+    failover: int | None = None,
     **extra: Any,
 ) -> RegionPlan:
+    """`failover`: the replicas failover_replicas asks for (None: no failover sizing); max_replicas is raised to
+    it, so the groups' maximum, the spot split and the quota needs all count the failover capacity."""
+    requested_max = max_replicas
+    if failover is not None:
+        max_replicas = max(max_replicas, failover)
     demand = math.ceil(peak_rps / rps_per_replica - 1e-9)
     pct = on_demand_percentage(spot_share)
     od, spot = split_capacity(max_replicas, min_replicas, pct)
@@ -279,6 +301,8 @@ def region_plan(
         max_spot=spot,
         warm_pool=warm_pool_size(warm_pool_setting, peak_rps, rps_per_replica, cold_start_s, ramp_minutes, burst),
         cold_start_seconds=cold_start_s,
+        requested_max_replicas=requested_max if max_replicas > requested_max else None,
+        failover_replicas=failover,
         **extra,
     )
 
@@ -335,6 +359,7 @@ __all__ = [
     "InstanceChoice",
     "RegionPlan",
     "choose_instance",
+    "failover_replicas",
     "fits",
     "host_ram_fits",
     "no_choice_reason",

@@ -192,14 +192,18 @@ API_KEY_MARK = "VLLM_API_KEY"
 
 
 def _user_data(template: Mapping[str, Any]) -> str:
+    """The template's user data as cloud-init writes its files: base64 decoded, and the gz+b64 write_files
+    entries (the replicas' scripts) unpacked."""
     import base64
     import binascii
+
+    from gpuinfra.templating import unpacked
 
     raw = get(template, "userData")
     if not isinstance(raw, str):
         return ""
     try:
-        return base64.b64decode(raw, validate=True).decode(errors="replace")
+        return unpacked(base64.b64decode(raw, validate=True).decode(errors="replace"))
     except (binascii.Error, ValueError):
         return raw
 

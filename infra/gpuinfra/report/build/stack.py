@@ -212,7 +212,9 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
                     r.instance_type or "-",
                     ",".join(z[-1] for z in r.zones),
                     str(r.min_replicas),
-                    str(r.max_replicas),
+                    f"{r.max_replicas} (spec {r.requested_max_replicas})"
+                    if r.requested_max_replicas
+                    else str(r.max_replicas),
                     str(r.demand_replicas),
                     str(r.on_demand_base),
                     str(r.max_spot),
@@ -221,9 +223,20 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
                 ]
                 for r in plan.regions
             ],
+            notes=failover_notes(plan),
         ),
         *(serving_sections(plan.economics) if plan.economics else []),
         quota_section(plan.quotas),
+    ]
+
+
+def failover_notes(plan: InferencePlan) -> list[str]:
+    """What failover n_plus_one sized, per region (nothing without it)."""
+    return [
+        f"{r.region}: failover needs {r.failover_replicas} replicas (its peak plus the largest other region's); "
+        + (f"max raised from {r.requested_max_replicas}" if r.requested_max_replicas else "max already covers it")
+        for r in plan.regions
+        if r.failover_replicas is not None
     ]
 
 
