@@ -86,7 +86,7 @@ def test_changing_the_lustre_deployment_type_is_a_replacement_with_a_cited_reaso
     assert reasons["deploymentType"] == ("replace", "tfaws-pinned")
     p1, p2 = catalog.service("fsx_lustre/PERSISTENT_1/200"), catalog.service("fsx_lustre/PERSISTENT_2/250")
     assert p1 is not None and p2 is not None
-    assert fs.delta == 48000 * (p1.usd - p2.usd)
+    assert fs.delta == 57600 * (p1.usd - p2.usd)  # the example's 57,600 GiB (3 EFA steps), both before and after
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,10 @@ from helpers import DELETE, checked
         ("llm-train-eks", {}, False),  # EKS nodes are not set up as EFA clients by this stack
         ("llm-train", {"compute.instance_type": "p4d.24xlarge"}, False),  # EFA, but not a family the guide names
         ("llm-train", {"lustre.deployment_type": "PERSISTENT_1", "lustre.throughput_mb_s_per_tib": 200}, False),
+        # The guide recommends EFA above 10 GBps: 40,800 GiB x 250 MB/s/TiB = 9,961 MB/s stays on TCP, 43,200 GiB
+        # (10,547 MB/s) is EFA-enabled.
+        ("llm-train", {"lustre.storage_capacity_gib": 40800}, False),
+        ("llm-train", {"lustre.storage_capacity_gib": 43200}, True),
     ],
 )
 def test_efa_default(stack: str, mutation: dict, efa: bool) -> None:

@@ -253,6 +253,8 @@ class FsxEfa(Entry):
     """Families "Configuring EFA clients" lists by name (8 EFA interfaces each): the default turns EFA on for them."""
     excluded_families: tuple[str, ...] = ()
     """EFA families the guide excludes as clients (trn2)."""
+    recommended_above_mb_s: int
+    """File-system throughput above which the FSx guide recommends EFA ("over 10 GBps": 10,000 MB/s)."""
 
 
 class RegionList(Entry):

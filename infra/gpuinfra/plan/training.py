@@ -95,15 +95,21 @@ class TrainingPlan(Plain):
 def lustre_efa(spec: TrainingSpec, catalog: Catalog) -> bool:
     """Whether the FSx file system is EFA-enabled: lustre.efa when set; else on for a PERSISTENT_2 file system
     whose Slurm nodes are of a family the FSx guide names as an EFA client (the Slurm node user data configures
-    the EFA client; EKS nodes would need their own setup, so they stay on TCP)."""
-    if spec.lustre is None:
+    the EFA client; EKS nodes would need their own setup, so they stay on TCP) and whose throughput, at the
+    capacity it would have without EFA, is above the guide's 10 GBps (below it, EFA's coarser capacity steps
+    cost more than the clients gain)."""
+    lustre = spec.lustre
+    if lustre is None:
         return False
-    if spec.lustre.efa is not None:
-        return spec.lustre.efa
+    if lustre.efa is not None:
+        return lustre.efa
+    if lustre.deployment_type != "PERSISTENT_2" or lustre.throughput_mb_s_per_tib is None:
+        return False
+    mb_s = catalog.fsx_capacity_gib(lustre.storage_capacity_gib) / 1024 * lustre.throughput_mb_s_per_tib
     return (
-        spec.lustre.deployment_type == "PERSISTENT_2"
-        and spec.scheduler.type == "slurm"
+        spec.scheduler.type == "slurm"
         and catalog.fsx_efa_client(spec.compute.instance_type)
+        and mb_s > catalog.fsx_efa.recommended_above_mb_s
     )
 
 

@@ -119,10 +119,11 @@ class Lustre(SpecModel):
     ones disappear) without a copy step, so job.script can live under code/."""
     efa: bool | None = Field(None, json_schema_extra=updates("replace"))
     """Serve the file system over EFA (and GPUDirect Storage) as well as TCP. Default (unset): on for a
-    PERSISTENT_2 file system mounted by Slurm nodes of a family the FSx guide names as an EFA client (p5, p5e,
-    p5en, p6-b200, p6e-gb200), off otherwise. Why on there: a TCP client reads through one ENA interface, an EFA
-    client through 8 of its EFA interfaces (FSx for Lustre User Guide, "Configuring EFA clients"), and the guide
-    recommends EFA above 10 GB/s of file-system throughput. EFA can only be chosen at creation (changing it replaces
+    PERSISTENT_2 file system of more than 10 GB/s mounted by Slurm nodes of a family the FSx guide names as an EFA
+    client (p5, p5e, p5en, p6-b200, p6e-gb200), off otherwise. Why: a TCP client reads through one ENA interface,
+    an EFA client through 8 of its EFA interfaces (FSx for Lustre User Guide, "Configuring EFA clients"), and the
+    guide recommends EFA above 10 GBps of file-system throughput; below it EFA's coarser capacity steps cost more
+    than the clients gain. EFA can only be chosen at creation (changing it replaces
     the file system), fixes the throughput tier, needs a metadata configuration (AUTOMATIC is set) and makes the
     capacity a whole number of the tier's EFA steps (FSx for Lustre User Guide, "Working with EFA-enabled file
     systems")."""
