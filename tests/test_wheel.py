@@ -53,6 +53,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
         "inference",
         "init",
         "kubernetes",
+        "registry",
         "report",
         "training",
     ]
