@@ -50,9 +50,18 @@ def test_the_readme_shows_the_two_commands_and_make_has_them() -> None:
 
 def test_the_quickstart_fits_one_screen_and_covers_the_first_hour() -> None:
     assert len(QUICKSTART.strip().splitlines()) <= 45
-    for step in ("pip install", "gpuinfra validate", "gpuinfra preview", "gpuinfra diff", "pulumi login",
-                 "pulumi stack select --create", "--secrets-provider", "pulumi config set --path", "pulumi up",
-                 "role_arn"):
+    for step in (
+        "pip install",
+        "gpuinfra validate",
+        "gpuinfra preview",
+        "gpuinfra diff",
+        "pulumi login",
+        "pulumi stack select --create",
+        "--secrets-provider",
+        "pulumi config set --path",
+        "pulumi up",
+        "role_arn",
+    ):
         assert step in QUICKSTART, step
 
 
@@ -118,9 +127,13 @@ def test_review_command_runs_in_a_clone(line: str, clone: Path) -> None:
 def fresh_copy(dest: Path) -> None:
     """The project as a new user's clone sees it: the files git tracks plus the new ones not ignored (so an
     uncommitted change is tested too), committed as `main` of a repository of its own."""
-    listed = subprocess.run(
-        ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
-    ).stdout.decode().split("\0")
+    listed = (
+        subprocess.run(
+            ["git", "ls-files", "-co", "--exclude-standard", "-z"], cwd=ROOT, capture_output=True, check=True
+        )
+        .stdout.decode()
+        .split("\0")
+    )
     for name in filter(None, listed):
         if (ROOT / name).is_file():
             (dest / name).parent.mkdir(parents=True, exist_ok=True)
@@ -146,8 +159,13 @@ def offline_venv(project: Path, tmp: Path) -> dict[str, str]:
     deps = [p for p in sys.path if p.endswith("site-packages")]  # with the ones our own .pth files added
     (purelib / "deps.pth").write_text("\n".join(deps) + "\n")
     env = {k: v for k, v in os.environ.items() if not k.startswith(("VIRTUAL_ENV", "PYTHON", "PIP_"))}
-    env |= {"PATH": f"{bin_dir}:{env['PATH']}", "PIP_NO_INDEX": "1", "PIP_NO_BUILD_ISOLATION": "0",
-            "PIP_DISABLE_PIP_VERSION_CHECK": "1", "COLUMNS": "120"}
+    env |= {
+        "PATH": f"{bin_dir}:{env['PATH']}",
+        "PIP_NO_INDEX": "1",
+        "PIP_NO_BUILD_ISOLATION": "0",
+        "PIP_DISABLE_PIP_VERSION_CHECK": "1",
+        "COLUMNS": "120",
+    }
     return env
 
 
@@ -163,7 +181,10 @@ def test_the_quickstart_runs_as_written_in_a_fresh_copy(tmp_path: Path) -> None:
     assert result.returncode == 0, f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
     which = subprocess.run(
         [str(project / ".venv/bin/python"), "-c", "import gpuinfra; print(gpuinfra.__file__)"],
-        capture_output=True, text=True, env=env, check=True,
+        capture_output=True,
+        text=True,
+        env=env,
+        check=True,
     )
     assert which.stdout.startswith(str(project / ".venv")), which.stdout  # the installed copy, not the source tree
     assert "llm-train" in result.stdout

@@ -24,8 +24,8 @@ from gpuinfra.pulumi.components.inference.replicas import (
     launch_deadline,
     launch_heartbeat,
 )
-from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
 from gpuinfra.pulumi.components.inference.rollout import rollout_alarms
+from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
