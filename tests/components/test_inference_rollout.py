@@ -136,14 +136,16 @@ def _region(graph: Graph, resource) -> str:  # type: ignore[no-untyped-def]
 
 def test_every_group_rolls_a_canary_first_then_soaks_before_the_rest(graph: Graph) -> None:
     """Checkpoints [10, 100] (ascending, unique, the last 100: RefreshPreferences.CheckpointPercentages); the
-    soak at the canary is the region's planned cold start plus the alarm's three one-minute periods."""
+    soak at the canary is the region's planned cold start plus the longest window of the alarms that stop it: the
+    5xx-share SLO alarm's five one-minute periods (spec default slo.evaluation_minutes: 5; chat-serve sets none),
+    longer than the unhealthy-host rollout alarm's three."""
     inputs = inputs_for("chat-serve")
     plan = plan_inference(inputs.spec, inputs.org.org, load_catalog())  # type: ignore[arg-type]
     cold = {rp.region: rp.cold_start_seconds for rp in plan.regions}
     for group in graph.of_type(ASG):
         preferences = _refresh(group)
         assert preferences["checkpointPercentages"] == [10, 100]
-        assert preferences["checkpointDelay"] == str(int(cold[_region(graph, group)]) + 3 * 60)
+        assert preferences["checkpointDelay"] == str(int(cold[_region(graph, group)]) + 5 * 60)
 
 
 def test_the_regions_unhealthy_host_alarm_stops_each_of_its_groups_refresh(graph: Graph) -> None:
@@ -160,8 +162,12 @@ def test_the_regions_unhealthy_host_alarm_stops_each_of_its_groups_refresh(graph
         assert (i["threshold"], i["comparisonOperator"]) == (1, "GreaterThanOrEqualToThreshold")
         assert i["dimensions"]["TargetGroup"].startswith(f"targetgroup/{target_groups[region].name}")
     for group in graph.of_type(ASG):
-        (name,) = _refresh(group)["alarmSpecification"]["alarms"]
-        assert name.startswith(alarms[_region(graph, group)].name + "-")  # the autonamed alarm of its region
+        region = _region(graph, group)
+        unhealthy, errors = _refresh(group)["alarmSpecification"]["alarms"]
+        assert unhealthy.startswith(alarms[region].name + "-")  # the autonamed alarm of its region
+        # and the region's 5xx-share SLO alarm (named, not autonamed: slo.alarm_name): a canary that passes its
+        # health checks but answers with errors stops the refresh too
+        assert errors == f"chat-serve-{region}-5xx-share"
 
 
 def test_no_auto_rollback_where_the_image_is_an_ssm_parameter_and_rollback_where_it_is_an_ami() -> None:

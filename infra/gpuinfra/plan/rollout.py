@@ -22,17 +22,18 @@ CHECKPOINTS = (CANARY_PERCENT, 100)
 ALARM_PERIOD_SECONDS = 60
 ALARM_PERIODS = 3
 """The rollout alarm's window: three one-minute periods, as the no-healthy-replica alarm (endpoint.py)."""
+ALARM_WINDOW_SECONDS = ALARM_PERIOD_SECONDS * ALARM_PERIODS
 MAX_CHECKPOINT_DELAY_SECONDS = 172800
 """RefreshPreferences.CheckpointDelay's maximum (botocore autoscaling model)."""
 SSM_IMAGE = "resolve:ssm:"
 FLOATING_VERSIONS = ("$Latest", "$Default")
 
 
-def checkpoint_delay(cold_start_seconds: float) -> int:
+def checkpoint_delay(cold_start_seconds: float, alarm_window_seconds: int = ALARM_WINDOW_SECONDS) -> int:
     """The canary's soak before the rest rolls: one planned cold start (a canary that fails its health checks
-    is replaced by the group, and its replacement is seen failing too) plus the alarm's whole window, so the
-    alarm has judged a canary that serves before the refresh moves on."""
-    return min(MAX_CHECKPOINT_DELAY_SECONDS, int(cold_start_seconds) + ALARM_PERIOD_SECONDS * ALARM_PERIODS)
+    is replaced by the group, and its replacement is seen failing too) plus the longest window of the alarms
+    that stop the refresh, so each has judged a canary that serves before the refresh moves on."""
+    return min(MAX_CHECKPOINT_DELAY_SECONDS, int(cold_start_seconds) + alarm_window_seconds)
 
 
 def rollback_blocker(image_id: str, version: str | None = None) -> str | None:
@@ -50,6 +51,7 @@ def rollback_blocker(image_id: str, version: str | None = None) -> str | None:
 __all__ = [
     "ALARM_PERIODS",
     "ALARM_PERIOD_SECONDS",
+    "ALARM_WINDOW_SECONDS",
     "CANARY_PERCENT",
     "CHECKPOINTS",
     "checkpoint_delay",

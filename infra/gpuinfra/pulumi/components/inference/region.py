@@ -11,6 +11,7 @@ import pulumi_random as random
 
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
+from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint, log_bucket_name
@@ -25,7 +26,8 @@ from gpuinfra.pulumi.components.inference.replicas import (
     launch_heartbeat,
 )
 from gpuinfra.pulumi.components.inference.rollout import rollout_alarms
-from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
+from gpuinfra.pulumi.components.inference.slo import PERIOD as SLO_PERIOD
+from gpuinfra.pulumi.components.inference.slo import STOPS_ROLLOUT, SloArgs, slo_alarms
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
 
@@ -145,7 +147,7 @@ class InferenceRegion(pulumi.ComponentResource):
             here,
         )
         slo = spec.slo
-        slo_alarms(
+        service_alarms = slo_alarms(
             SloArgs(
                 fleet=spec.name,
                 region=rp.region,
@@ -196,12 +198,16 @@ class InferenceRegion(pulumi.ComponentResource):
                 api_key_secret=api_key,
             )
         )
-        alarms = rollout_alarms(
-            name,
-            lb.type == "alb",
-            self.endpoint.load_balancer.arn_suffix,
-            self.endpoint.target_group.arn_suffix,
-            pulumi.ResourceOptions(parent=self, provider=provider),
+        stops = [service_alarms[key] for key in STOPS_ROLLOUT if key in service_alarms]
+        alarms = (
+            rollout_alarms(
+                name,
+                lb.type == "alb",
+                self.endpoint.load_balancer.arn_suffix,
+                self.endpoint.target_group.arn_suffix,
+                pulumi.ResourceOptions(parent=self, provider=provider),
+            )
+            + stops
         )
         expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
         auto = spec.autoscaling
@@ -239,6 +245,7 @@ class InferenceRegion(pulumi.ComponentResource):
                 predictive=auto.predictive,
                 tags=args.tags,
                 rollout_alarms=[a.name for a in alarms],
+                rollout_window_seconds=max(ALARM_WINDOW_SECONDS, slo.evaluation_minutes * SLO_PERIOD if stops else 0),
             ),
             provider,
             here,

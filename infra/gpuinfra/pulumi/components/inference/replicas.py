@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
-from gpuinfra.plan.rollout import rollback_blocker
+from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, rollback_blocker
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, group_tags
 from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
@@ -78,6 +78,8 @@ class ReplicasArgs:
     """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
     rollout_alarms: Sequence[pulumi.Input[str]] = ()
     """Names of the alarms that stop an instance refresh of the region's groups (rollout.rollout_alarms)."""
+    rollout_window_seconds: int = ALARM_WINDOW_SECONDS
+    """The longest evaluation window of those alarms: the canary's soak covers it."""
 
 
 def group_names(fleet: str, region: str) -> tuple[str, str]:
@@ -263,7 +265,10 @@ class ServingReplicas(pulumi.ComponentResource):
         version = template.latest_version.apply(str)
         # Numbered version always (above), so only the image decides whether AWS can roll a refresh back.
         refresh = instance_refresh(
-            args.cold_start_seconds, args.rollout_alarms, rollback=rollback_blocker(args.image_id) is None
+            args.cold_start_seconds,
+            args.rollout_alarms,
+            rollback=rollback_blocker(args.image_id) is None,
+            alarm_window_seconds=args.rollout_window_seconds,
         )
         common: dict[str, Any] = {
             "vpc_zone_identifiers": list(args.private_subnet_ids),

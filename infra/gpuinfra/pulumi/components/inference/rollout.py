@@ -20,7 +20,13 @@ from collections.abc import Sequence
 import pulumi
 import pulumi_aws as aws
 
-from gpuinfra.plan.rollout import ALARM_PERIOD_SECONDS, ALARM_PERIODS, CHECKPOINTS, checkpoint_delay
+from gpuinfra.plan.rollout import (
+    ALARM_PERIOD_SECONDS,
+    ALARM_PERIODS,
+    ALARM_WINDOW_SECONDS,
+    CHECKPOINTS,
+    checkpoint_delay,
+)
 
 
 def rollout_alarms(
@@ -58,7 +64,10 @@ def rollout_alarms(
 
 
 def instance_refresh(
-    cold_start_seconds: float, alarm_names: Sequence[pulumi.Input[str]] = (), rollback: bool = False
+    cold_start_seconds: float,
+    alarm_names: Sequence[pulumi.Input[str]] = (),
+    rollback: bool = False,
+    alarm_window_seconds: int = ALARM_WINDOW_SECONDS,
 ) -> aws.autoscaling.GroupInstanceRefreshArgs:
     """Roll every instance onto a new launch template version, warm-pool instances included.
 
@@ -80,7 +89,7 @@ def instance_refresh(
             instance_warmup=str(int(cold_start_seconds)),
             skip_matching=True,
             checkpoint_percentages=list(CHECKPOINTS),
-            checkpoint_delay=str(checkpoint_delay(cold_start_seconds)),
+            checkpoint_delay=str(checkpoint_delay(cold_start_seconds, alarm_window_seconds)),
             alarm_specification=aws.autoscaling.GroupInstanceRefreshPreferencesAlarmSpecificationArgs(
                 alarms=list(alarm_names)
             )

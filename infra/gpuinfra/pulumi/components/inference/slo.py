@@ -181,9 +181,25 @@ def alarm(args: SloArgs, spec: Alarm, o: pulumi.ResourceOptions) -> aws.cloudwat
     )
 
 
-def slo_alarms(args: SloArgs, o: pulumi.ResourceOptions) -> list[aws.cloudwatch.MetricAlarm]:
-    """Every service-level alarm of the region."""
-    return [alarm(args, spec, o) for spec in (*load_balancer_alarms(args), *server_alarms(args))]
+STOPS_ROLLOUT = ("5xx-share",)
+"""The SLO alarms that also stop an instance refresh (rollout.instance_refresh): a canary that passes its health
+checks but answers with errors (a bad model or image version) raises the region's 5xx share; one canary in ten
+answering only 5xx is a share of 10%, far above the 1% default. Latency alarms do not stop a rollout: the
+surge of a refresh itself may slow the region."""
 
 
-__all__ = ["PERIOD", "Alarm", "SloArgs", "alarm_name", "error_share_queries", "load_balancer_alarms", "slo_alarms"]
+def slo_alarms(args: SloArgs, o: pulumi.ResourceOptions) -> dict[str, aws.cloudwatch.MetricAlarm]:
+    """Every service-level alarm of the region, by key."""
+    return {spec.key: alarm(args, spec, o) for spec in (*load_balancer_alarms(args), *server_alarms(args))}
+
+
+__all__ = [
+    "PERIOD",
+    "STOPS_ROLLOUT",
+    "Alarm",
+    "SloArgs",
+    "alarm_name",
+    "error_share_queries",
+    "load_balancer_alarms",
+    "slo_alarms",
+]
