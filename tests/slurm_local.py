@@ -42,6 +42,21 @@ SYSTEMD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 REQUIRED = ("munged", "slurmctld", "slurmd", "unshare", "mount")
 
 
+def run_as_a_service(setup: str, command: list[str], timeout: float) -> subprocess.CompletedProcess[str]:
+    """`command` as systemd starts a service (an empty environment but systemd's default PATH), after `setup`
+    (shell, run as root) has arranged the node in a private mount namespace, so stand-in tools and files mounted
+    over the real ones vanish with the process."""
+    return subprocess.run(
+        [
+            *("unshare", "--mount", "/bin/sh", "-c", f'mount --make-rprivate / && {setup} && exec "$@"', "sh"),
+            *("/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", *command),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 FARM_USERS = Path(tempfile.gettempdir()) / "gpuinfra-slurm-farm"
 """One marker per live cluster using the PCS-path copies, and the directories the first one created: pytest-xdist
 runs test files in parallel processes, and a cluster must not remove the copies another cluster still runs."""

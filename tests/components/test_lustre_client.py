@@ -22,7 +22,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
     node_cloud_config,
 )
 from helpers import cloud_config
-from slurm_local import SYSTEMD_PATH
+from slurm_local import run_as_a_service
 
 BASH = ["/bin/bash"]
 OS_RELEASE = {
@@ -92,31 +92,13 @@ def _boot(
     script.write_text(lustre_client("llm-train", "/fsx", efa, EFA_CLIENT_PACKAGE, str(sysfs)))
     command = command or [*BASH, str(script)]
     setup = (
-        "mount --make-rprivate / && "
         f"mount --bind {tmp_path / 'os-release'} /etc/os-release && "
         f"mount -t tmpfs t /usr/local/bin && cp {tools}/* /usr/local/bin/ && "
         f"mkdir -p {tmp_path}/w {tmp_path}/wu && "
         f"mount -t overlay o -o lowerdir=/usr/sbin,upperdir={upper},workdir={tmp_path}/w /usr/sbin && "
         f"mount -t overlay o -o lowerdir=/etc/systemd/system,upperdir={units},workdir={tmp_path}/wu /etc/systemd/system"
-        ' && exec "$@"'
     )
-    result = subprocess.run(
-        [
-            "unshare",
-            "--mount",
-            "/bin/sh",
-            "-c",
-            setup,
-            "sh",
-            "/usr/bin/env",
-            "-i",
-            f"PATH={SYSTEMD_PATH}",
-            *command,
-        ],
-        capture_output=True,
-        text=True,
-        timeout=30,
-    )
+    result = run_as_a_service(setup, command, timeout=30)
     return result, calls.read_text() if calls.exists() else ""
 
 

@@ -20,7 +20,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
     preload_dataset,
 )
 from helpers import cloud_config
-from slurm_local import SYSTEMD_PATH
+from slurm_local import run_as_a_service
 
 LFS = r"""#!/bin/bash
 # Stand-in lfs: records each call, keeps per-file HSM state in {state}.
@@ -64,25 +64,8 @@ def _run(
     (tools / "lfs").chmod(0o755)
     script = tmp_path / "preload-dataset"
     script.write_text(preload_dataset("llm-train", LustreMount("fs", "m", str(fsx), preload=True), poll_seconds=0))
-    setup = f'mount --make-rprivate / && mount -t tmpfs t /usr/local/bin && cp {tools}/lfs /usr/local/bin/ && exec "$@"'
-    result = subprocess.run(
-        [
-            "unshare",
-            "--mount",
-            "/bin/sh",
-            "-c",
-            setup,
-            "sh",
-            "/usr/bin/env",
-            "-i",
-            f"PATH={SYSTEMD_PATH}",
-            "/bin/bash",
-            str(script),
-        ],
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    setup = f"mount -t tmpfs t /usr/local/bin && cp {tools}/lfs /usr/local/bin/"
+    result = run_as_a_service(setup, ["/bin/bash", str(script)], timeout=60)
     return result, calls.read_text() if calls.exists() else ""
 
 
