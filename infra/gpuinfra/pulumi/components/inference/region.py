@@ -146,23 +146,7 @@ class InferenceRegion(pulumi.ComponentResource):
             provider,
             here,
         )
-        slo = spec.slo
-        service_alarms = slo_alarms(
-            SloArgs(
-                fleet=spec.name,
-                region=rp.region,
-                alb=lb.type == "alb",
-                load_balancer_suffix=self.endpoint.load_balancer.arn_suffix,
-                target_group_suffix=self.endpoint.target_group.arn_suffix,
-                latency_target_seconds=spec.requests.latency_target_seconds,
-                error_rate_percent=slo.error_rate_percent,
-                evaluation_minutes=slo.evaluation_minutes,
-                ttft_seconds=slo.time_to_first_token_seconds,
-                inter_token_seconds=slo.inter_token_latency_seconds,
-                topic_arn=slo.alarm_topics.get(rp.region),
-            ),
-            pulumi.ResourceOptions(parent=self, provider=provider),
-        )
+        rollout_alarm_names, rollout_window = self._alarms(name, spec, rp.region, provider)
         bucket = args.registry.replica_bucket(rp.region)
         model = spec.model
         api_key = api_key_secret(spec.name, rp.region) if spec.access.auth == "api_key" else None
@@ -197,17 +181,6 @@ class InferenceRegion(pulumi.ComponentResource):
                 accelerators=accelerators,
                 api_key_secret=api_key,
             )
-        )
-        stops = [service_alarms[key] for key in STOPS_ROLLOUT if key in service_alarms]
-        alarms = (
-            rollout_alarms(
-                name,
-                lb.type == "alb",
-                self.endpoint.load_balancer.arn_suffix,
-                self.endpoint.target_group.arn_suffix,
-                pulumi.ResourceOptions(parent=self, provider=provider),
-            )
-            + stops
         )
         expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
         auto = spec.autoscaling
@@ -244,13 +217,43 @@ class InferenceRegion(pulumi.ComponentResource):
                 schedules=[ScheduleArgs(s.name, s.recurrence, s.min_replicas, s.max_replicas) for s in auto.schedules],
                 predictive=auto.predictive,
                 tags=args.tags,
-                rollout_alarms=[a.name for a in alarms],
-                rollout_window_seconds=max(ALARM_WINDOW_SECONDS, slo.evaluation_minutes * SLO_PERIOD if stops else 0),
+                rollout_alarms=rollout_alarm_names,
+                rollout_window_seconds=rollout_window,
             ),
             provider,
             here,
         )
         self.register_outputs({"dns_name": self.endpoint.load_balancer.dns_name})
+
+    def _alarms(
+        self, name: str, spec: InferenceSpec, region: str, provider: pulumi.ProviderResource
+    ) -> tuple[list[pulumi.Output[str]], int]:
+        """The region's SLO alarms, and which alarms stop an instance refresh of its groups (the rollout's own and
+        the SLO's STOPS_ROLLOUT) with the longest window among them, which the canary's soak must cover."""
+        o = pulumi.ResourceOptions(parent=self, provider=provider)
+        lb, slo = spec.load_balancer, spec.slo
+        service_alarms = slo_alarms(
+            SloArgs(
+                fleet=spec.name,
+                region=region,
+                alb=lb.type == "alb",
+                load_balancer_suffix=self.endpoint.load_balancer.arn_suffix,
+                target_group_suffix=self.endpoint.target_group.arn_suffix,
+                latency_target_seconds=spec.requests.latency_target_seconds,
+                error_rate_percent=slo.error_rate_percent,
+                evaluation_minutes=slo.evaluation_minutes,
+                ttft_seconds=slo.time_to_first_token_seconds,
+                inter_token_seconds=slo.inter_token_latency_seconds,
+                topic_arn=slo.alarm_topics.get(region),
+            ),
+            o,
+        )
+        stops = [service_alarms[key] for key in STOPS_ROLLOUT if key in service_alarms]
+        own = rollout_alarms(
+            name, lb.type == "alb", self.endpoint.load_balancer.arn_suffix, self.endpoint.target_group.arn_suffix, o
+        )
+        window = max(ALARM_WINDOW_SECONDS, spec.slo.evaluation_minutes * SLO_PERIOD if stops else 0)
+        return [a.name for a in own + stops], window
 
 
 __all__ = ["TYPE", "InferenceRegion", "RegionArgs", "api_key_secret", "api_key_value", "root_volume_gib"]
