@@ -18,6 +18,7 @@ $(STAMP): pyproject.toml setup.py
 	$$($(BIN)/python -V 2>&1)" >&2; rm -rf $(VENV); }
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --disable-pip-version-check -e '.[dev]'
+	$(BIN)/python -m compileall -q infra/gpuinfra  # as a wheel install does, even under PYTHONDONTWRITEBYTECODE
 	touch $(STAMP)
 
 ## Validate, run and report every bundled example stack.

@@ -310,6 +310,7 @@ def main() -> int:
     cold = stages.preflight_cold(stages.Prepared.of(largest.path), folder)
     load = catalog_bench.samples(max(runs, 15))
     catalog_load = Timing(statistics.median(load), min(load), max(load))
+    process.compiled()  # before any whole-process figure: what an installed user runs
     help_s, help_floor = cli_help.samples(max(runs, 15))
     whole = [f for group in process.GROUPS for f in process.rows(list(group()), runs, folder)]
     repository = None if args.quick else repo.measure(3, folder / "repository")

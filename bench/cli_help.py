@@ -23,7 +23,7 @@ def _console_script() -> list[str]:
     if script.is_file():
         return [str(script)]
     found = shutil.which("gpuinfra")
-    return [found] if found else [sys.executable, "-c", "from gpuinfra.cli import main; main()"]
+    return [found] if found else [sys.executable, "-c", "from gpuinfra.cli import run; run()"]
 
 
 def _seconds(command: list[str]) -> float:

@@ -29,9 +29,9 @@ Mutations = Mapping[str, Any]
 
 
 def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run the real console entry point in a subprocess."""
+    """Run the installed script's entry point (`gpuinfra.cli:run`, pyproject.toml) in a subprocess."""
     return subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import main; main()", *args],
+        [sys.executable, "-c", "from gpuinfra.cli import run; run()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

@@ -58,7 +58,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
         "training",
     ]
 
-    cli = ("-c", "from gpuinfra.cli import main; main()")
+    cli = ("-c", "from gpuinfra.cli import run; run()")
     preview = run(python, *cli, "preview", *EXAMPLES, "-f", "markdown", cwd=project)
     assert preview.returncode == 0, preview.stderr[-2000:]
     for stack in EXAMPLES:

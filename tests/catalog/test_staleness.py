@@ -41,7 +41,7 @@ def test_today_and_the_limit_come_from_the_environment(monkeypatch: pytest.Monke
 
 def preview_json(stack: str, **env: str) -> tuple[int, dict]:  # type: ignore[type-arg]
     done = subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import main; main()", "preview", stack, "--format", "json"],
+        [sys.executable, "-c", "from gpuinfra.cli import run; run()", "preview", stack, "--format", "json"],
         cwd=ROOT,
         capture_output=True,
         text=True,

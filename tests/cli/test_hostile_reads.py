@@ -159,7 +159,7 @@ def test_a_signal_mid_review_removes_the_worktree_and_temporary_folders(sig: int
     temp.mkdir()
     env = {**os.environ, "TMPDIR": str(temp)}
     run = subprocess.Popen(
-        [sys.executable, "-c", "from gpuinfra.cli import main; main()", "diff", "--base-ref", "HEAD"],
+        [sys.executable, "-c", "from gpuinfra.cli import run; run()", "diff", "--base-ref", "HEAD"],
         cwd=clone,
         env=env,
         stdout=subprocess.DEVNULL,

@@ -18,7 +18,7 @@ import pytest
 from helpers import EXAMPLES, ROOT, gpuinfra
 
 COMMANDS = ["validate", "preview", "cost", "diff", "catalog", "init", "schema"]
-CLI = [sys.executable, "-c", "from gpuinfra.cli import main; main()"]
+CLI = [sys.executable, "-c", "from gpuinfra.cli import run; run()"]
 
 
 @pytest.mark.parametrize("command", COMMANDS)

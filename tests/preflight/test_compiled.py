@@ -27,6 +27,7 @@ def _forget() -> None:
     for fn in (cloudformation._types, cloudformation._schema, cloudformation._validator, botocore_check.service_model):
         fn.cache_clear()
     botocore_check.operation.cache_clear()
+    botocore_check.shape.cache_clear()
 
 
 def test_an_entry_reads_back_as_built_and_the_builder_runs_once(cache: Path) -> None:

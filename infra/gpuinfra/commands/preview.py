@@ -13,6 +13,7 @@ from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import stack_cache
+from gpuinfra.commands.heap import between_stacks
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from gpuinfra.graph import Graph
@@ -135,7 +136,12 @@ def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> l
     """Each stack previewed, serially or in `jobs` worker processes; outcomes in the order of `stacks`."""
     if jobs > 1 and len(stacks) > 1:
         return _in_workers(stacks, options.org, options.suppress, options.usage_file, options.policy_config, jobs)
-    return [_outcome(arg, options.org, options.suppress, usage, options.policies) for arg in stacks]
+    outcomes: list[Outcome] = []
+    for arg in stacks:
+        if outcomes:
+            between_stacks()
+        outcomes.append(_outcome(arg, options.org, options.suppress, usage, options.policies))
+    return outcomes
 
 
 def _in_workers(

@@ -36,11 +36,12 @@ except ImportError:
 for folder in getattr(templates, "__path__", []):
     if not pathlib.Path(folder).resolve().is_relative_to(root):
         sys.exit(f"refused: {name}.templates comes from {folder}, not from the base revision at {root}")
-importlib.import_module(name + ".cli").main()
+cli = importlib.import_module(name + ".cli")
+getattr(cli, "run", cli.main)()
 """
-"""Runs the base revision's own CLI, and refuses when Python would import any other gpuinfra (the installed
-one, the working tree's) for the package or its templates: a base that silently ran the head's code would
-report every change as "unchanged"."""
+"""Runs the base revision's own CLI (the installed script's entry, `run`, where the base has one; else `main`),
+and refuses when Python would import any other gpuinfra (the installed one, the working tree's) for the package
+or its templates: a base that silently ran the head's code would report every change as "unchanged"."""
 
 
 def base_code(tree: Path, ref: str) -> tuple[Path, str]:

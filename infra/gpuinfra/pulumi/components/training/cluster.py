@@ -4,6 +4,7 @@ type, a queue, a login group) or Kubernetes (EKS node groups plus Kueue, device 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import pulumi
 
@@ -17,9 +18,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
     COMPLETE_MARKER,
 )
 from gpuinfra.pulumi.components.training.compute import CapacityArgs, ComputeArgs
-from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
-from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
 from gpuinfra.pulumi.components.training.network import NetworkArgs, TrainingNetwork
 from gpuinfra.pulumi.components.training.pod_stop import grace_seconds
 from gpuinfra.pulumi.components.training.pruner import pruner_service_account
@@ -32,15 +31,12 @@ from gpuinfra.pulumi.components.training.storage import (
     TrainingStorage,
     split_s3,
 )
-from gpuinfra.pulumi.components.training.workloads import (
-    eks_gpu_labels,
-    eks_workload_args,
-    job_checkpoint_window,
-    trainer_service_account,
-)
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import Account, Registry, TrainingSpec
 from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
+
+if TYPE_CHECKING:  # EKS and its Kubernetes objects (pulumi_aws.eks, pulumi_kubernetes) load only for an EKS cluster
+    from gpuinfra.pulumi.components.training.eks import EksTrainingCluster
 
 TYPE = "gpuinfra:training:Cluster"
 
@@ -98,7 +94,6 @@ class TrainingCluster(pulumi.ComponentResource):
     network: TrainingNetwork
     storage: TrainingStorage
     scheduler: SlurmOnPcs | None
-    eks: EksTrainingCluster | None
 
     def __init__(
         self,
@@ -156,7 +151,8 @@ class TrainingCluster(pulumi.ComponentResource):
             here,
         )
         compute = self._compute_args(args)
-        self.scheduler = self.eks = None
+        self.scheduler = None
+        self.eks: EksTrainingCluster | None = None  # not a class annotation: Pulumi resolves those at registration
         if kubernetes:
             self._kubernetes(name, args, compute, provider, here)
         else:
@@ -218,6 +214,15 @@ class TrainingCluster(pulumi.ComponentResource):
         provider: pulumi.ProviderResource,
         here: pulumi.ResourceOptions,
     ) -> None:
+        from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
+        from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
+        from gpuinfra.pulumi.components.training.workloads import (
+            eks_gpu_labels,
+            eks_workload_args,
+            job_checkpoint_window,
+            trainer_service_account,
+        )
+
         spec, plan = args.spec, args.plan
         control_plane = self.network.control_plane_subnet
         assert control_plane is not None
