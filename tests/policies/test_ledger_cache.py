@@ -26,6 +26,7 @@ def stacks(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     for name in ("org.yaml", "Pulumi.chat-serve.yaml"):
         shutil.copy(ROOT / "stacks" / name, folder / name)
     ledger._held.cache_clear()
+    ledger._SEEDED.clear()  # totals an earlier preview in this process handed over
     yield folder
     ledger._held.cache_clear()
 

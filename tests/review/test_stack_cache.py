@@ -81,7 +81,7 @@ def no_preview(monkeypatch: pytest.MonkeyPatch) -> None:
     def refuse(*args: object) -> None:
         raise AssertionError("previewed a stack the cache holds")
 
-    monkeypatch.setattr(preview_module, "preview_checked", refuse)
+    monkeypatch.setattr(preview_module, "built_stack", refuse)
 
 
 def test_the_review_is_byte_identical_without_cache_cold_warm_and_tampered(

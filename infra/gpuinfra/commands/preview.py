@@ -13,7 +13,8 @@ from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import stack_cache
-from gpuinfra.commands.heap import between_stacks
+from gpuinfra.commands.groups import account_groups
+from gpuinfra.commands.heap import between_stacks, one_shot
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from gpuinfra.graph import Graph
@@ -133,54 +134,85 @@ def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> No
 
 
 def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> list[Outcome]:
-    """Each stack previewed, serially or in `jobs` worker processes; outcomes in the order of `stacks`."""
-    if jobs > 1 and len(stacks) > 1:
-        return _in_workers(stacks, options.org, options.suppress, options.usage_file, options.policy_config, jobs)
-    outcomes: list[Outcome] = []
-    for arg in stacks:
-        if outcomes:
-            between_stacks()
-        outcomes.append(_outcome(arg, options.org, options.suppress, usage, options.policies))
-    return outcomes
+    """Each stack previewed, an account's stacks together (commands/groups.py), serially or in `jobs` worker
+    processes; outcomes in the order of `stacks`."""
+    groups = account_groups(stacks, jobs)
+    named = [[stacks[i] for i in group] for group in groups]
+    if jobs > 1 and len(groups) > 1:
+        made = _in_workers(named, options.org, options.suppress, options.usage_file, options.policy_config, jobs)
+    else:
+        made = []
+        for group in named:
+            if made:
+                between_stacks()
+            made.append(_group(group, options.org, options.suppress, usage, options.policies))
+    at = {
+        i: outcome
+        for group, outcomes in zip(groups, made, strict=True)
+        for i, outcome in zip(group, outcomes, strict=True)
+    }
+    return [at[i] for i in range(len(stacks))]
 
 
 def _in_workers(
-    stacks: list[str],
+    groups: list[list[str]],
     org: Path | None,
     suppress: list[str],
     usage_file: Path | None,
     policy_config: Path | None,
     jobs: int,
-) -> list[Outcome]:
-    """Each stack previewed in a worker process; outcomes in the order of `stacks`. Workers are spawned, never
+) -> list[list[Outcome]]:
+    """Each group previewed in a worker process; outcomes in the order of `groups`. Workers are spawned, never
     forked: a fork of a process whose Pulumi runtime has run (gRPC and asyncio threads) can deadlock in the
-    child (seen here: a forked worker hung after a serial preview in the same process)."""
+    child (seen here: a forked worker hung after a serial preview in the same process). They collect garbage
+    as this process does (gpuinfra.commands.heap)."""
+    import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
-    with ProcessPoolExecutor(min(jobs, len(stacks)), mp_context=multiprocessing.get_context("spawn")) as pool:
-        futures = [pool.submit(_preview_one, arg, org, suppress, usage_file, policy_config) for arg in stacks]
+    context = multiprocessing.get_context("spawn")
+    workers = min(jobs, len(groups))
+    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker, initargs=(gc.isenabled(),)) as pool:
+        futures = [pool.submit(_group_in_worker, g, org, suppress, usage_file, policy_config) for g in groups]
         return [future.result() for future in futures]
 
 
-def _preview_one(
-    arg: str, org: Path | None, suppress: list[str], usage_file: Path | None, policy_config: Path | None
-) -> Outcome:
-    """One stack, in a worker: what one turn of the serial loop does."""
+def _worker(collecting: bool) -> None:
+    """A worker's start: the cyclic collector as in the process that started it."""
+    if not collecting:
+        one_shot()
+
+
+def _group_in_worker(
+    group: list[str], org: Path | None, suppress: list[str], usage_file: Path | None, policy_config: Path | None
+) -> list[Outcome]:
+    """One group, in a worker: what one turn of the serial loop does."""
     from gpuinfra.policy.pack import pack_config
 
     usage = load_usage_file(usage_file) if usage_file else Usage()
-    return _outcome(arg, org, suppress, usage, lambda: pack_config(policy_config))
+    between_stacks()  # what the last group left in this worker
+    return _group(group, org, suppress, usage, lambda: pack_config(policy_config))
 
 
-def _outcome(
-    arg: str,
+def _group(
+    group: list[str],
     org: Path | None,
     suppress: list[str],
     usage: Usage,
     policies: Callable[[], Mapping[str, PolicyConfig]],
-) -> Outcome:
-    """One stack checked and previewed; one that cannot be read is a problem of the report (exit 2)."""
+) -> list[Outcome]:
+    """An account's stacks: each built first (engine, preflight, cost), then each policed, so every budget
+    ledger finds its account's other stacks already built by this run (`ledger.seed`), not built again."""
+    built: list[Built | InputProblem] = []
+    for arg in group:
+        if built:
+            between_stacks()
+        built.append(_built(arg, org, suppress, usage))
+    return [b if isinstance(b, InputProblem) else (b.name, *policed(b, policies())) for b in built]
+
+
+def _built(arg: str, org: Path | None, suppress: list[str], usage: Usage) -> Built | InputProblem:
+    """One stack checked and built; one that cannot be read is a problem of the report (exit 2)."""
     from gpuinfra.errors import InputError
     from gpuinfra.validators.checked import check_stack
 
@@ -188,37 +220,65 @@ def _outcome(
         checked = check_stack(arg, org, suppress)
     except InputError as exc:
         return InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems])
-    return (checked.inputs.stack.name, *preview_checked(checked, usage, policies()))
+    return built_stack(checked, usage)
+
+
+@dataclass(frozen=True)
+class Built:
+    """A checked stack through the engine, preflight and cost: what its policies wait for."""
+
+    checked: Checked
+    report: StackReport
+    graph: Graph | None
+    breakdown: Breakdown | None
+
+    @property
+    def name(self) -> str:
+        return self.checked.inputs.stack.name
 
 
 def preview_checked(
     checked: Checked, usage: Usage, policies: Mapping[str, PolicyConfig]
 ) -> tuple[StackReport, Snapshot]:
     """One checked stack through the engine (unless an error finding stands), cost and the policy pack."""
-    from gpuinfra.policy.pack import police_stack
+    return policed(built_stack(checked, usage), policies)
+
+
+def built_stack(checked: Checked, usage: Usage) -> Built:
+    """The checked stack's graph (unless an error finding stands) judged by preflight and priced; its total kept
+    for its account's ledgers (`ledger.seed`)."""
+    from gpuinfra.policy.rules.ledger import seed
     from gpuinfra.pulumi.engine import EngineError
     from gpuinfra.pulumi.preview import preview_graph
 
     stack = to_report(checked)
-    graph: Graph | None = None
-    breakdown: Breakdown | None = None
-    if not checked.blocked:
-        try:
-            graph = preview_graph(checked.inputs, checked.plan)
-        except EngineError as exc:
-            stack.findings.append(engine_failure(str(exc)))
-        else:
-            catalog = load_catalog()
-            stack = preflight_report(
-                graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph)
-            )
-            breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
-            stack = with_cost(stack, breakdown)
-            run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
-            stack = policy_report(stack, run, graph)
-    return stack, Snapshot(
-        stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=plan_figures(checked.plan)
+    if checked.blocked:
+        return Built(checked, stack, None, None)
+    try:
+        graph = preview_graph(checked.inputs, checked.plan)
+    except EngineError as exc:
+        stack.findings.append(engine_failure(str(exc)))
+        return Built(checked, stack, None, None)
+    catalog = load_catalog()
+    stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph))
+    breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
+    seed(checked.inputs, checked.plan, graph)
+    return Built(checked, with_cost(stack, breakdown), graph, breakdown)
+
+
+def policed(built: Built, policies: Mapping[str, PolicyConfig]) -> tuple[StackReport, Snapshot]:
+    """The policy pack over a built stack (none when nothing was built), and its snapshot for a review."""
+    from gpuinfra.policy.pack import police_stack
+
+    stack, graph, checked = built.report, built.graph, built.checked
+    if graph is not None:
+        run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+        stack = policy_report(stack, run, graph)
+    figures = plan_figures(checked.plan)
+    snapshot = Snapshot(
+        stack.stack, graph, built.breakdown, findings_of(stack.stack, _findings(stack)), figures=figures
     )
+    return stack, snapshot
 
 
 def flows_judged(checked: Checked, graph: Graph) -> list[PreflightFinding]:

@@ -96,7 +96,7 @@ _LOOKS: dict[str, Peer] = {}
 in one process, look at each unchanged file once."""
 
 
-def _peer(path: Path) -> Peer:
+def peer(path: Path) -> Peer:
     """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
     name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
     try:
@@ -202,7 +202,7 @@ class Keys:
             whole = path.resolve()
             found = self._peers.get(whole)
             if found is None:
-                found = self._peers[whole] = _peer(path)
+                found = self._peers[whole] = peer(path)
             self._named[path] = found
         return found
 
@@ -355,4 +355,4 @@ def write(cache_dir: Path, key: str, entry: Entry) -> None:
         return
 
 
-__all__ = ["FORMAT", "Entry", "Keys", "entry_of", "read", "write"]
+__all__ = ["FORMAT", "Entry", "Keys", "Peer", "entry_of", "peer", "read", "write"]
