@@ -5,6 +5,7 @@ review honest: a change to a component shows up as a change)."""
 
 from __future__ import annotations
 
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -86,7 +87,7 @@ def test_in_process_base_is_byte_identical_to_the_subprocess(
     def no_subprocess(*args: object, **kwargs: object) -> None:
         raise AssertionError("the base ran in a subprocess although its code is this code")
 
-    monkeypatch.setattr(baseref, "base_preview", no_subprocess)
+    monkeypatch.setattr(baseref, "base_preview_started", no_subprocess)
     assert reviewed() == by_subprocess
     cache = tmp_path / "cache"
     assert reviewed(cache) == by_subprocess  # cold: both sides previewed and stored
@@ -113,8 +114,46 @@ def test_the_subprocess_runs_when_the_code_differs(repo: Path, tmp_path: Path, m
     def no_in_process(*args: object) -> None:
         raise AssertionError("the base was previewed by this code although its own code differs")
 
-    monkeypatch.setattr(baseref, "base_preview", recorded)
+    monkeypatch.setattr(baseref, "base_preview_started", recorded)
     monkeypatch.setattr(diff_module, "_base_in_process", no_in_process)
     with pytest.raises(SystemExit):
         reviewed()
     assert called == [REVIEWED]
+
+
+def test_with_several_jobs_the_base_runs_beside_the_head_and_the_review_is_the_same(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Code changed, `--jobs 2`: the base's subprocess (one job) is already running when the head's preview
+    (one job) starts, and the review is `--jobs 1`'s byte for byte."""
+    from gpuinfra.commands import preview as preview_module
+
+    other = tmp_path / "other"
+    shutil.copytree(repo, other)
+    subprocess.run(["git", "stash", "-q"], cwd=other, check=True)
+    init = other / "infra" / "gpuinfra" / "__init__.py"
+    text = init.read_text()
+    init.write_text(text + "# the base's code differs\n")
+    commit(other, "a code change")
+    init.write_text(text)  # the working tree runs this code; HEAD's differs by a comment
+    subprocess.run(["git", "stash", "pop", "-q"], cwd=other, check=True)
+    monkeypatch.chdir(other)
+
+    def review(jobs: int) -> tuple[str, str]:
+        report = diff_command(REVIEWED, "HEAD", None, None, jobs=jobs)
+        return render(report, "json"), render(report, "markdown")
+
+    serial = review(1)
+    assert "~ Auto Scaling group: chat-serve-us-east-1-replicas" in serial[1]
+    seen: list[tuple[int, bool]] = []
+    real = preview_module.preview_run
+
+    def head(*args: object, **kwargs: object) -> object:
+        mine = ["pgrep", "-P", str(os.getpid()), "-f", "gpuinfra-base-"]  # this process's child, in the worktree
+        children = subprocess.run(mine, capture_output=True, text=True).stdout.split()
+        seen.append((args[5], bool(children)))  # type: ignore[arg-type]
+        return real(*args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(preview_module, "preview_run", head)
+    assert review(2) == serial
+    assert seen == [(1, True)], "the head previewed with one job while the base's own preview ran"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,30 +112,37 @@ def _from_ref(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
     """Base: REF's own code previews REF's stacks (`_base_side`). Head: the working tree's preview, compared as
-    it is in memory (graphs and priced breakdowns, nothing re-read)."""
+    it is in memory (graphs and priced breakdowns, nothing re-read). With `--jobs N` (N > 1) and REF's code in a
+    subprocess, the two sides run at once, the jobs shared between them: a review whose code changed is two
+    independent previews of every stack, and two processes use two cores with no worker's start-up."""
     from gpuinfra.commands.preview import preview_run
     from gpuinfra.review.baseref import terminated_as_exit
 
-    with terminated_as_exit():
-        base, label = _base_side(ref, stacks, run, notes)
-    head_run = preview_run(
-        stacks or stack_names(project_dir() or Path.cwd()),
-        run.org,
-        run.suppress,
-        run.usage_file,
-        run.policy_config,
-        run.jobs,
-        run.cache_dir,
-    )
+    with terminated_as_exit(), _base_side(ref, stacks, run, notes) as (base, head_jobs):
+        head_run = preview_run(
+            stacks or stack_names(project_dir() or Path.cwd()),
+            run.org,
+            run.suppress,
+            run.usage_file,
+            run.policy_config,
+            head_jobs,
+            run.cache_dir,
+        )
+        base_side, label = base()
     problems += head_run.report.problems
-    return base, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
+    return base_side, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
 
 
-def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -> tuple[Side, str]:
-    """REF's preview read as a document's side. When REF's code is the running code byte for byte
-    (`same_code`), this process previews REF's stacks itself, through the same per-stack cache as the head;
-    otherwise REF's own code runs in a subprocess and writes the document (gpuinfra.review.baseref)."""
-    from gpuinfra.review.baseref import base_commit, base_preview, same_code
+@contextmanager
+def _base_side(
+    ref: str, stacks: list[str], run: RunOptions, notes: list[str]
+) -> Iterator[tuple[Callable[[], tuple[Side, str]], int]]:
+    """REF's preview read as a document's side (the callable waits for it), and the jobs left for the head.
+    When REF's code is the running code byte for byte (`same_code`), this process previews REF's stacks itself,
+    through the same per-stack cache as the head, before the head; otherwise REF's own code runs in a
+    subprocess and writes the document (gpuinfra.review.baseref): before the head with one job, beside it with
+    half of several."""
+    from gpuinfra.review.baseref import base_commit, base_preview_started, same_code
 
     catalog = load_catalog()
     root, sha = base_commit(ref)
@@ -143,12 +150,24 @@ def _base_side(ref: str, stacks: list[str], run: RunOptions, notes: list[str]) -
         made = _base_in_process(ref, root, sha, stacks, run)
         if made is not None:
             notes += made[1]
-            return made[0], f"{ref} ({sha[:10]})"
+            yield (lambda: (made[0], f"{ref} ({sha[:10]})")), run.jobs
+            return
+    beside = run.jobs // 2
     with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
-        label, more = base_preview(ref, stacks, out, flags=run.flags(), cache_dir=run.cache_dir, jobs=run.jobs)
-        notes += more
-        return side(load_document(out, own=True), "base", catalog, run.usage), label
+        flags, jobs = run.flags(), beside or run.jobs
+        with base_preview_started(ref, stacks, out, flags=flags, cache_dir=run.cache_dir, jobs=jobs) as started:
+
+            def read() -> tuple[Side, str]:
+                label, more = started()
+                notes.extend(more)
+                return side(load_document(out, own=True), "base", catalog, run.usage), label
+
+            if beside:
+                yield read, run.jobs - beside
+            else:
+                done = read()
+                yield (lambda: done), run.jobs
 
 
 def _base_in_process(

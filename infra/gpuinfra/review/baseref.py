@@ -14,7 +14,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
@@ -177,22 +177,49 @@ def base_preview(
     sound entry for exactly these inputs (gpuinfra.review.cache), else previewed and stored there.
     `jobs` is handed to REF's code when it has the per-stack cache (`own_flags`).
     Returns a label for the base side and notes (stacks the base does not have)."""
+    with base_preview_started(ref, stacks, out, cwd, flags, cache_dir, jobs) as finished:
+        return finished()
+
+
+@contextmanager
+def base_preview_started(
+    ref: str,
+    stacks: list[str],
+    out: Path,
+    cwd: Path | None = None,
+    flags: list[str] | None = None,
+    cache_dir: Path | None = None,
+    jobs: int | None = None,
+) -> Iterator[Callable[[], tuple[str, list[str]]]]:
+    """`base_preview`, started: REF's own code previews in a subprocess while the caller goes on (`diff
+    --base-ref --jobs N` previews the head meanwhile); the callable waits for it and returns what `base_preview`
+    returns. Leaving the block stops the subprocess if it still runs and removes the worktree."""
     root, sha = base_commit(ref, cwd)
-    if cache_dir is None:
-        return _previewed(ref, sha, root, stacks, out, flags, None, jobs)
-    from gpuinfra.review import cache
+    key = None
+    if cache_dir is not None:
+        from gpuinfra.review import cache
 
-    key = cache.base_key(git("rev-parse", f"{sha}^{{tree}}", cwd=root), stacks, flags or [])
-    found = cache.read(cache_dir, key)
-    if found is not None:
-        out.write_text(found.document)
-        return f"{ref} ({sha[:10]})", found.notes
-    label, notes = _previewed(ref, sha, root, stacks, out, flags, cache_dir, jobs)
-    cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
-    return label, notes
+        key = cache.base_key(git("rev-parse", f"{sha}^{{tree}}", cwd=root), stacks, flags or [])
+        found = cache.read(cache_dir, key)
+        if found is not None:
+            out.write_text(found.document)
+            yield lambda: (f"{ref} ({sha[:10]})", found.notes)
+            return
+    with _running(ref, sha, root, stacks, out, flags, cache_dir, jobs) as waited:
+
+        def finished() -> tuple[str, list[str]]:
+            label, notes = waited()
+            if cache_dir is not None and key is not None:
+                from gpuinfra.review import cache
+
+                cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
+            return label, notes
+
+        yield finished
 
 
-def _previewed(
+@contextmanager
+def _running(
     ref: str,
     sha: str,
     root: Path,
@@ -201,42 +228,46 @@ def _previewed(
     flags: list[str] | None,
     cache_dir: Path | None = None,
     jobs: int | None = None,
-) -> tuple[str, list[str]]:
-    """REF's own code previews its stacks in a temporary worktree (see base_preview), with `cache_dir` for
-    its per-stack entries and `jobs` when that code takes them (`own_flags`)."""
-    with terminated_as_exit(), checked_out(root, sha) as tree:
+) -> Iterator[Callable[[], tuple[str, list[str]]]]:
+    """REF's own code previewing its stacks in a temporary worktree (see base_preview), with `cache_dir` for
+    its per-stack entries and `jobs` when that code takes them (`own_flags`). Its output goes to a file, not a
+    pipe: nobody reads a pipe while the caller works, and a full one would stop the child."""
+    with terminated_as_exit(), checked_out(root, sha) as tree, tempfile.TemporaryFile("w+") as log:
         child: subprocess.Popen[str] | None = None
         try:
             have = stack_names(tree)
             wanted = [s for s in stacks if s in have] if stacks else have
             notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
             path, name = base_code(tree, ref)
-            # No bytecode written into the worktree: a worker of the base's preview still importing while the
-            # tree is removed would otherwise recreate __pycache__ folders under the removal.
-            env = {**os.environ, "PYTHONPATH": str(path), "PYTHONDONTWRITEBYTECODE": "1"}
             command = [sys.executable, "-c", ENTRY, str(tree), name, "preview", *wanted]
             command += own_flags(path / name, cache_dir, jobs)
             child = subprocess.Popen(
                 [*command, "--format", "json", "--out", str(out), *(flags or [])],
                 cwd=tree,
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                env=_base_env(tree, path),
+                stdout=log,
+                stderr=subprocess.STDOUT,
                 text=True,
             )
-            stdout, stderr = child.communicate(timeout=TIMEOUT_S)
-            if not out.exists():
-                tail = (stderr or stdout).strip().splitlines()[-5:]
-                raise InputError(
-                    [
-                        Problem(
-                            f"the preview of {ref} ({sha[:10]}) by its own code failed (exit {child.returncode}): "
-                            + " | ".join(tail),
-                            hint="run `gpuinfra preview` at that revision to see why",
-                        )
-                    ]
-                )
-            return f"{ref} ({sha[:10]})", notes
+
+            def waited() -> tuple[str, list[str]]:
+                assert child is not None
+                child.wait(timeout=TIMEOUT_S)
+                if not out.exists():
+                    log.seek(0)
+                    tail = log.read().strip().splitlines()[-5:]
+                    raise InputError(
+                        [
+                            Problem(
+                                f"the preview of {ref} ({sha[:10]}) by its own code failed (exit {child.returncode}): "
+                                + " | ".join(tail),
+                                hint="run `gpuinfra preview` at that revision to see why",
+                            )
+                        ]
+                    )
+                return f"{ref} ({sha[:10]})", notes
+
+            yield waited
         finally:
             if child is not None and child.poll() is None:
                 child.terminate()  # the base's CLI cleans up on SIGTERM too; a hard kill only if it hangs
@@ -245,6 +276,15 @@ def _previewed(
                 except subprocess.TimeoutExpired:
                     child.kill()
                     child.wait()
+
+
+def _base_env(tree: Path, path: Path) -> dict[str, str]:
+    """The base's code first on the path. Its bytecode goes beside the worktree, not into it
+    (PYTHONPYCACHEPREFIX): compiled once by the base's main process, read by its workers, and never written into
+    a tree being removed by a worker still importing (which recreated __pycache__ folders under the removal)."""
+    env = {**os.environ, "PYTHONPATH": str(path), "PYTHONPYCACHEPREFIX": str(tree.parent / "bytecode")}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
+    return env
 
 
 def own_flags(package: Path, cache_dir: Path | None, jobs: int | None) -> list[str]:
@@ -272,6 +312,7 @@ __all__ = [
     "base_code",
     "base_commit",
     "base_preview",
+    "base_preview_started",
     "checked_out",
     "git",
     "own_flags",
