@@ -3,6 +3,8 @@ a serial run, including a stack that cannot be read (a problem, exit 2) among re
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from pathlib import Path
 
 from gpuinfra.commands.preview import preview_run
@@ -24,3 +26,48 @@ def test_parallel_preview_is_identical_to_serial(tmp_path: Path) -> None:
     assert parallel.snapshots.keys() == serial.snapshots.keys()
     for name, snapshot in serial.snapshots.items():
         assert parallel.snapshots[name].graph == snapshot.graph
+
+
+class _Loud:
+    """Says so when the interpreter's teardown frees it."""
+
+    def __del__(self, write: Callable[[int, bytes], int] = os.write) -> None:
+        write(1, b" torn-down")  # bound early: at teardown, imports may no longer work
+
+
+_KEPT: list[_Loud] = []
+
+
+def _said(text: str) -> int:
+    """A worker's task: `text` left in its stdout's buffer (a pipe, not a terminal: nothing flushes it yet), and
+    an object only the interpreter's teardown would free."""
+    import sys
+
+    sys.stdout.write(text)
+    _KEPT.append(_Loud())
+    return os.getpid()
+
+
+def test_a_worker_ends_without_teardown_with_its_output_flushed() -> None:
+    """Workers leave with `os._exit` once the pool lets them go (`_quick_exit`): what they wrote is flushed first,
+    the interpreter's teardown (about 1 s for a worker that ran the engine) never runs, the pool ends."""
+    import subprocess
+    import sys
+
+    script = (
+        "import multiprocessing\n"
+        "from concurrent.futures import ProcessPoolExecutor\n"
+        "from gpuinfra.commands.preview import _worker\n"
+        "from tests.cli.test_jobs import _said\n"
+        "if __name__ == '__main__':\n"
+        "    context = multiprocessing.get_context('spawn')\n"
+        "    with ProcessPoolExecutor(1, mp_context=context, initializer=_worker, initargs=(True,)) as pool:\n"
+        "        pool.submit(_said, 'said-in-the-worker').result()\n"
+        "    print(' parent-done', multiprocessing.active_children())\n"
+    )
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "said-in-the-worker" in done.stdout  # flushed before os._exit
+    assert "torn-down" not in done.stdout  # no teardown
+    assert done.stdout.rstrip().endswith("parent-done []")  # the worker has exited

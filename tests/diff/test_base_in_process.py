@@ -115,7 +115,7 @@ def test_the_subprocess_runs_when_the_code_differs(repo: Path, tmp_path: Path, m
         raise AssertionError("the base was previewed by this code although its own code differs")
 
     monkeypatch.setattr(baseref, "base_preview_started", recorded)
-    monkeypatch.setattr(diff_module, "_base_in_process", no_in_process)
+    monkeypatch.setattr(diff_module, "_same_code_sides", no_in_process)
     with pytest.raises(SystemExit):
         reviewed()
     assert called == [REVIEWED]
@@ -157,3 +157,52 @@ def test_with_several_jobs_the_base_runs_beside_the_head_and_the_review_is_the_s
     monkeypatch.setattr(preview_module, "preview_run", head)
     assert review(2) == serial
     assert seen == [(1, True)], "the head previewed with one job while the base's own preview ran"
+
+
+SERVING = ["chat-serve", "chat-serve-k8s", "model-registry"]
+"""chat-serve changed: chat-serve-k8s (its account's other stack) is keyed again with it, the registry is not."""
+
+
+def test_with_the_same_code_the_head_s_new_stacks_preview_while_the_base_is_read(
+    repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Same code, `--jobs 2`: the head's stacks that neither the cache nor the base will hold are already in
+    worker processes when the base's preview starts, the base's stacks are never started twice (cold, the
+    registry is left to the base), and the review is `--jobs 1`'s without a cache, byte for byte."""
+    from gpuinfra.commands import preview as preview_module
+
+    monkeypatch.chdir(repo)
+
+    def review(jobs: int, cache: Path | None) -> tuple[str, str]:
+        report = diff_command(SERVING, "HEAD", None, None, cache_dir=cache, jobs=jobs)
+        return render(report, "json"), render(report, "markdown")
+
+    serial = review(1, None)
+    assert "~ Auto Scaling group: chat-serve-us-east-1-replicas" in serial[1]
+    events: list[tuple[str, frozenset[str]]] = []
+    workers, run = preview_module._in_workers, preview_module.preview_run
+
+    def started(groups: list[list[str]], *args: object) -> object:
+        events.append(("workers", frozenset(s for g in groups for s in g)))
+        return workers(groups, *args)  # type: ignore[arg-type]
+
+    def base(stacks: list[str], *args: object, **kwargs: object) -> object:
+        events.append(("base", frozenset(stacks)))
+        return run(stacks, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(preview_module, "_in_workers", started)
+    monkeypatch.setattr(preview_module, "preview_run", base)
+    changed = frozenset(SERVING[:2])
+    cold = tmp_path / "cold"
+    assert review(2, cold) == serial
+    assert events == [("workers", changed), ("base", frozenset(SERVING)), ("workers", frozenset(SERVING))]
+
+    warm = tmp_path / "warm"  # what CI's cache step restores: every stack previewed at the base
+    subprocess.run(["git", "stash", "-q"], cwd=repo, check=True)
+    try:
+        run(SERVING, cache_dir=warm)
+    finally:
+        subprocess.run(["git", "stash", "pop", "-q"], cwd=repo, check=True)
+    events.clear()
+    assert review(2, warm) == serial
+    assert events == [("workers", changed), ("base", frozenset(SERVING))]

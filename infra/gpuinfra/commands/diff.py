@@ -9,6 +9,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.cost import Usage, load_usage_file
@@ -28,6 +29,9 @@ from gpuinfra.review.documents import (
 )
 from gpuinfra.review.levels import with_levels
 from gpuinfra.review.replacements import load_rules
+
+if TYPE_CHECKING:
+    from gpuinfra.commands.preview import PreviewRun
 
 
 def diff_command(
@@ -111,24 +115,29 @@ class RunOptions:
 def _from_ref(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
-    """Base: REF's own code previews REF's stacks (`_base_side`). Head: the working tree's preview, compared as
-    it is in memory (graphs and priced breakdowns, nothing re-read). With `--jobs N` (N > 1) and REF's code in a
-    subprocess, the two sides run at once, the jobs shared between them: a review whose code changed is two
-    independent previews of every stack, and two processes use two cores with no worker's start-up."""
+    """Base: REF's stacks previewed with REF's code: this process's when it is the same byte for byte
+    (`_same_code_sides`), else REF's own code in a subprocess (`_base_side`). Head: the working tree's preview,
+    compared as it is in memory (graphs and priced breakdowns, nothing re-read). With `--jobs N` (N > 1) the two
+    sides run at once: the head's stacks previewing in workers while this process reads the base's from the
+    cache, or, the code changed, the jobs shared with REF's subprocess (two independent previews of every
+    stack: two processes use two cores with no worker's start-up)."""
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import terminated_as_exit
+    from gpuinfra.review.baseref import base_commit, same_code, terminated_as_exit
 
-    with terminated_as_exit(), _base_side(ref, stacks, run, notes) as (base, head_jobs):
-        head_run = preview_run(
-            stacks or stack_names(project_dir() or Path.cwd()),
-            run.org,
-            run.suppress,
-            run.usage_file,
-            run.policy_config,
-            head_jobs,
-            run.cache_dir,
-        )
-        base_side, label = base()
+    with terminated_as_exit():
+        root, sha = base_commit(ref)
+        head_stacks = stacks or stack_names(project_dir() or Path.cwd())
+        made = _same_code_sides(ref, root, sha, stacks, head_stacks, run) if same_code(root, sha) else None
+        if made is not None:
+            base_side, head_run, more = made
+            notes += more
+            label = f"{ref} ({sha[:10]})"
+        else:
+            with _base_side(ref, stacks, run, notes) as (base, head_jobs):
+                head_run = preview_run(
+                    head_stacks, run.org, run.suppress, run.usage_file, run.policy_config, head_jobs, run.cache_dir
+                )
+                base_side, label = base()
     problems += head_run.report.problems
     return base_side, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
 
@@ -137,21 +146,12 @@ def _from_ref(
 def _base_side(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str]
 ) -> Iterator[tuple[Callable[[], tuple[Side, str]], int]]:
-    """REF's preview read as a document's side (the callable waits for it), and the jobs left for the head.
-    When REF's code is the running code byte for byte (`same_code`), this process previews REF's stacks itself,
-    through the same per-stack cache as the head, before the head; otherwise REF's own code runs in a
-    subprocess and writes the document (gpuinfra.review.baseref): before the head with one job, beside it with
-    half of several."""
-    from gpuinfra.review.baseref import base_commit, base_preview_started, same_code
+    """REF's own code previews REF's stacks in a subprocess and writes the document (gpuinfra.review.baseref):
+    before the head with one job, beside it with half of several. Yields the side read back (the callable waits
+    for it) and the jobs left for the head."""
+    from gpuinfra.review.baseref import base_preview_started
 
     catalog = load_catalog()
-    root, sha = base_commit(ref)
-    if same_code(root, sha):
-        made = _base_in_process(ref, root, sha, stacks, run)
-        if made is not None:
-            notes += made[1]
-            yield (lambda: (made[0], f"{ref} ({sha[:10]})")), run.jobs
-            return
     beside = run.jobs // 2
     with tempfile.TemporaryDirectory(prefix="gpuinfra-diff-") as tmp:
         out = Path(tmp) / "base.json"
@@ -170,37 +170,39 @@ def _base_side(
                 yield (lambda: done), run.jobs
 
 
-def _base_in_process(
-    ref: str, root: Path, sha: str, stacks: list[str], run: RunOptions
-) -> tuple[Side, list[str]] | None:
-    """REF checked out and its stacks previewed here, with the options the subprocess would be given (its
-    `preview` flags: no --org; the files named resolved first), inside the checkout as the subprocess runs.
-    The side is what the subprocess's document reads back as (`as_document`), without writing, reading or
-    pricing it again: an unchanged stack's snapshot is the head's (stack_cache.Entry.snapshot). None when
-    none of `stacks` is at REF: the subprocess path decides what that means."""
-    from gpuinfra.commands.preview import preview_run
+def _same_code_sides(
+    ref: str, root: Path, sha: str, stacks: list[str], head_stacks: list[str], run: RunOptions
+) -> tuple[Side, PreviewRun, list[str]] | None:
+    """REF's code is the running code: REF checked out and its stacks previewed here, with the options the
+    subprocess would be given (its `preview` flags: no --org; the files named resolved first), inside the
+    checkout as the subprocess runs, through the same per-stack cache as the head. The head's stacks that
+    neither the cache nor the base will hold start in worker processes first, so they preview while this
+    process reads the base. The base side is what the subprocess's document reads back as (`as_document`),
+    without writing, reading or pricing it again: an unchanged stack's snapshot is the head's
+    (stack_cache.Entry.snapshot). None when none of `stacks` is at REF: the subprocess path decides what that
+    means."""
+    from gpuinfra.commands.preview import cache_keys, preview_run, preview_started
     from gpuinfra.review.baseref import checked_out
 
     def resolved(path: Path | None) -> Path | None:
         return path.resolve() if path is not None else None
 
+    options = (run.suppress, resolved(run.usage_file), resolved(run.policy_config))
     with checked_out(root, sha) as tree:
         have = stack_names(tree)
         wanted = [s for s in stacks if s in have] if stacks else have
         if not wanted:
             return None
+        cache = resolved(run.cache_dir)
         with _inside(tree):
-            made = preview_run(
-                wanted,
-                None,
-                run.suppress,
-                resolved(run.usage_file),
-                resolved(run.policy_config),
-                run.jobs,
-                resolved(run.cache_dir),
-            )
+            later = cache_keys(wanted, None, *options) if cache is not None else set()
+        head = (head_stacks, run.org, run.suppress, run.usage_file, run.policy_config, run.jobs, run.cache_dir)
+        with preview_started(*head, later=later) as finish_head:
+            with _inside(tree):
+                made = preview_run(wanted, None, *options, run.jobs, cache)
+            done = finish_head()
     notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
-    return as_document(made.report.problems, made.snapshots, "base"), notes
+    return as_document(made.report.problems, made.snapshots, "base"), done, notes
 
 
 def as_document(problems: list[InputProblem], snapshots: dict[str, Snapshot], label: str) -> Side:

@@ -6,7 +6,8 @@ in-process review compares, with nothing re-read or re-priced."""
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
@@ -54,18 +55,58 @@ def preview_run(
     the others are stored. The report is assembled in the order given, exactly as a serial, uncached run
     assembles it. `snapshots=False`: the report alone (a stack read from the cache is not made a review's
     snapshot: its graph rebuilt and priced), for a caller that reads the report as a document."""
+    with preview_started(stacks, org, suppress, usage_file, policy_config, jobs, cache_dir, snapshots) as finish:
+        return finish()
+
+
+@contextmanager
+def preview_started(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+    jobs: int = 1,
+    cache_dir: Path | None = None,
+    snapshots: bool = True,
+    later: Collection[str] = (),
+) -> Iterator[Callable[[], PreviewRun]]:
+    """`preview_run` begun, so the caller works while worker processes preview: with `jobs` > 1, the stacks
+    the cache has no entry for start in workers at once (but not those whose key is in `later`: entries the
+    caller is about to store, as a review's base stores the head's unchanged stacks). The callable reads the
+    cache, previews what is still missing and returns what `preview_run` returns, byte for byte."""
     stacks, suppress = list(stacks), list(suppress)
     check_suppress_ids(suppress)
     usage = load_usage_file(usage_file) if usage_file else Usage()
     options = Options(org, suppress, usage_file, policy_config)
     if policy_config is not None:
         options.policies()  # a bad config file is refused whether or not any stack is previewed
-    kept, keys = _kept(stacks, options, usage, cache_dir, snapshots) if cache_dir is not None else ({}, {})
-    missing = [i for i in range(len(stacks)) if i not in kept]
-    made = dict(zip(missing, _outcomes([stacks[i] for i in missing], options, usage, jobs), strict=True))
+    keys = _keys(stacks, options) if cache_dir is not None else {}
+    early = [i for i in range(len(stacks)) if not _may_find(cache_dir, keys.get(i), later)]
+    with _started([stacks[i] for i in early], options, usage, jobs) as started:
+
+        def finish() -> PreviewRun:
+            kept = _kept(stacks, keys, set(early), cache_dir, usage, snapshots) if cache_dir is not None else {}
+            made = dict(zip(early, started(), strict=True))
+            rest = [i for i in range(len(stacks)) if i not in kept and i not in made]
+            made |= zip(rest, _outcomes([stacks[i] for i in rest], options, usage, jobs), strict=True)
+            if cache_dir is not None:
+                _keep(cache_dir, made, keys)
+            return _assembled(len(stacks), kept, made, snapshots)
+
+        yield finish
+
+
+def _may_find(cache_dir: Path | None, key: str | None, later: Collection[str]) -> bool:
+    """Whether a stack's preview may be read rather than made: its entry is there, or about to be."""
+    return cache_dir is not None and key is not None and (key in later or stack_cache.present(cache_dir, key))
+
+
+def _assembled(count: int, kept: dict[int, Outcome], made: dict[int, Outcome], snapshots: bool) -> PreviewRun:
+    """The report in the order given (an unreadable stack a problem of it), and each stack's snapshot."""
     report = Report(command="preview")
     made_snapshots: dict[str, Snapshot] = {}
-    for i in range(len(stacks)):
+    for i in range(count):
         outcome = kept[i] if i in kept else made[i]
         if isinstance(outcome, InputProblem):
             report.problems.append(outcome)
@@ -74,8 +115,6 @@ def preview_run(
         report.stacks.append(stack)
         if snapshots:
             made_snapshots[name] = snapshot
-    if cache_dir is not None:
-        _keep(cache_dir, {i: made[i] for i in missing}, keys)
     report.cost = cost_total(s.cost for s in report.stacks if s.cost is not None)
     return PreviewRun(report, made_snapshots)
 
@@ -107,23 +146,36 @@ class Options:
         return self._keys  # type: ignore[return-value]
 
 
+def cache_keys(
+    stacks: Iterable[str],
+    org: Path | None = None,
+    suppress: Iterable[str] = (),
+    usage_file: Path | None = None,
+    policy_config: Path | None = None,
+) -> set[str]:
+    """The cache keys `preview_run` gives these stacks with these options (in the working directory)."""
+    return set(_keys(list(stacks), Options(org, list(suppress), usage_file, policy_config)).values())
+
+
+def _keys(stacks: list[str], options: Options) -> dict[int, str]:
+    """Every stack's key (by position), computed before anything is previewed: an entry is stored under the
+    content its preview read. A stack whose files cannot be found has none (it is previewed, never kept)."""
+    keys = {i: options.keys().of(arg) for i, arg in enumerate(stacks)}
+    return {i: key for i, key in keys.items() if key is not None}
+
+
 def _kept(
-    stacks: list[str], options: Options, usage: Usage, cache_dir: Path, snapshots: bool = True
-) -> tuple[dict[int, Outcome], dict[int, str]]:
-    """The stacks (by position) whose previews `cache_dir` holds for exactly their inputs, and every stack's
-    key, computed before anything is previewed (an entry is stored under the content its preview read)."""
+    stacks: list[str], keys: dict[int, str], skip: set[int], cache_dir: Path, usage: Usage, snapshots: bool = True
+) -> dict[int, Outcome]:
+    """The stacks (by position, but not those in `skip`) whose previews `cache_dir` holds for exactly their
+    inputs."""
     found: dict[int, Outcome] = {}
-    keys: dict[int, str] = {}
-    for i, arg in enumerate(stacks):
-        key = options.keys().of(arg)
-        if key is None:
-            continue
-        keys[i] = key
-        entry = stack_cache.read(cache_dir, key)
+    for i, key in keys.items():
+        entry = stack_cache.read(cache_dir, key) if i not in skip else None
         if entry is not None:
             snapshot = entry.snapshot(usage) if snapshots else Snapshot(entry.report.stack, None)
             found[i] = (entry.report.stack, entry.report, snapshot)
-    return found, keys
+    return found
 
 
 def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> None:
@@ -136,51 +188,83 @@ def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> No
 def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> list[Outcome]:
     """Each stack previewed, an account's stacks together (commands/groups.py), serially or in `jobs` worker
     processes; outcomes in the order of `stacks`."""
+    with _started(stacks, options, usage, jobs) as started:
+        return started()
+
+
+@contextmanager
+def _started(stacks: list[str], options: Options, usage: Usage, jobs: int) -> Iterator[Callable[[], list[Outcome]]]:
+    """`_outcomes` begun: with `jobs` > 1 and more than one group, the groups already previewing in worker
+    processes when this yields; the callable waits for them (serially, it previews them itself)."""
     groups = account_groups(stacks, jobs)
     named = [[stacks[i] for i in group] for group in groups]
+
+    def in_order(made: list[list[Outcome]]) -> list[Outcome]:
+        at = {i: o for group, outcomes in zip(groups, made, strict=True) for i, o in zip(group, outcomes, strict=True)}
+        return [at[i] for i in range(len(stacks))]
+
     if jobs > 1 and len(groups) > 1:
-        made = _in_workers(named, options.org, options.suppress, options.usage_file, options.policy_config, jobs)
-    else:
-        made = []
+        with _in_workers(named, options, jobs) as waited:
+            yield lambda: in_order(waited())
+        return
+
+    def serially() -> list[Outcome]:
+        made: list[list[Outcome]] = []
         for group in named:
             if made:
                 between_stacks()
             made.append(_group(group, options.org, options.suppress, usage, options.policies))
-    at = {
-        i: outcome
-        for group, outcomes in zip(groups, made, strict=True)
-        for i, outcome in zip(group, outcomes, strict=True)
-    }
-    return [at[i] for i in range(len(stacks))]
+        return in_order(made)
+
+    yield serially
 
 
-def _in_workers(
-    groups: list[list[str]],
-    org: Path | None,
-    suppress: list[str],
-    usage_file: Path | None,
-    policy_config: Path | None,
-    jobs: int,
-) -> list[list[Outcome]]:
-    """Each group previewed in a worker process; outcomes in the order of `groups`. Workers are spawned, never
-    forked: a fork of a process whose Pulumi runtime has run (gRPC and asyncio threads) can deadlock in the
-    child (seen here: a forked worker hung after a serial preview in the same process). They collect garbage
-    as this process does (gpuinfra.commands.heap)."""
+@contextmanager
+def _in_workers(groups: list[list[str]], options: Options, jobs: int) -> Iterator[Callable[[], list[list[Outcome]]]]:
+    """Each group submitted to a worker process; the callable waits for their outcomes, in the order of
+    `groups`. Workers are spawned, never forked: a fork of a process whose Pulumi runtime has run (gRPC and
+    asyncio threads) can deadlock in the child (seen here: a forked worker hung after a serial preview in the
+    same process). They collect garbage as this process does (gpuinfra.commands.heap). When the caller fails
+    before waiting, what has not started is cancelled and nothing waits for the rest."""
     import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
 
     context = multiprocessing.get_context("spawn")
     workers = min(jobs, len(groups))
-    with ProcessPoolExecutor(workers, mp_context=context, initializer=_worker, initargs=(gc.isenabled(),)) as pool:
-        futures = [pool.submit(_group_in_worker, g, org, suppress, usage_file, policy_config) for g in groups]
-        return [future.result() for future in futures]
+    pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker, initargs=(gc.isenabled(),))
+    args = (options.org, options.suppress, options.usage_file, options.policy_config)
+    try:
+        futures = [pool.submit(_group_in_worker, g, *args) for g in groups]
+        yield lambda: [future.result() for future in futures]
+    except BaseException:
+        pool.shutdown(wait=False, cancel_futures=True)
+        raise
+    pool.shutdown()
 
 
 def _worker(collecting: bool) -> None:
-    """A worker's start: the cyclic collector as in the process that started it."""
+    """A worker's start: the cyclic collector as in the process that started it, and a quick end."""
+    import atexit
+
     if not collecting:
         one_shot()
+    atexit.register(_quick_exit)
+
+
+def _quick_exit() -> None:
+    """A worker's end once the pool lets it go: its results are sent and whatever it stored is written, so it
+    leaves as the installed script does (gpuinfra.cli.run), streams flushed and no interpreter teardown. The
+    teardown of a worker that ran the engine (its modules, the frozen heap) took about a second, and the pool's
+    shutdown waits for it. Registered last, so it runs first of the exit functions."""
+    import os
+    import sys
+    from contextlib import suppress
+
+    for stream in (sys.stdout, sys.stderr):
+        with suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(0)
 
 
 def _group_in_worker(

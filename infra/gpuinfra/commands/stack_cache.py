@@ -308,6 +308,11 @@ unchanged stack; the second reads the file (its seal checked) but not its conten
 entry's report (preview_run puts it in the report as it is, and renders copies)."""
 
 
+def present(cache_dir: Path, key: str) -> bool:
+    """Whether an entry for `key` is there (not whether it is sound: `read` tells that)."""
+    return _where(cache_dir, key).is_file()
+
+
 def read(cache_dir: Path, key: str) -> Entry | None:
     """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
     try:
@@ -355,4 +360,4 @@ def write(cache_dir: Path, key: str, entry: Entry) -> None:
         return
 
 
-__all__ = ["FORMAT", "Entry", "Keys", "Peer", "entry_of", "peer", "read", "write"]
+__all__ = ["FORMAT", "Entry", "Keys", "Peer", "entry_of", "peer", "present", "read", "write"]

@@ -11,6 +11,7 @@ import datetime
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from decimal import Decimal
+from functools import cached_property
 
 from gpuinfra.graph.views import Location
 
@@ -126,19 +127,21 @@ class Breakdown:
     def get(self, key: str) -> ResourceCost | None:
         return self._index.get(key)
 
-    @property
+    # Totals are summed once (a frozen breakdown never changes): a review reads each side's three per stack
+    # and again for the whole, over two hundred stacks.
+    @cached_property
     def monthly(self) -> Decimal:
         return _sum(r.monthly for r in self.resources) or Decimal(0)
 
-    @property
+    @cached_property
     def monthly_min(self) -> Decimal:
         return _sum(r.monthly_min for r in self.resources) or Decimal(0)
 
-    @property
+    @cached_property
     def monthly_max(self) -> Decimal:
         return _sum(r.monthly_max for r in self.resources) or Decimal(0)
 
-    @property
+    @cached_property
     def hourly(self) -> Decimal:
         return _sum(r.hourly for r in self.resources) or Decimal(0)
 

@@ -247,17 +247,20 @@ def _action(step: Step | None, found: tuple[Change, ...]) -> str:
     return "update" if found else "same"
 
 
-def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> StackDiff:
-    name = (head or base).stack  # type: ignore[union-attr]
-    base_f = {f.key: f for f in (base.findings if base else ())}
-    head_f = {f.key: f for f in (head.findings if head else ())}
-    findings = (
-        tuple(f for k, f in head_f.items() if k not in base_f),  # new
-        tuple(f for k, f in base_f.items() if k not in head_f),  # resolved
-        tuple(head_f.values()),  # head's
+def _same_priced(base: Snapshot | None, head: Snapshot | None) -> bool:
+    """Both sides hold the very same graph priced the very same (a stack whose inputs did not change, read once
+    from the per-stack cache, gpuinfra.commands.stack_cache) and the head carries no engine steps: every
+    resource is the same at the same cost, so there is nothing to compare."""
+    return (
+        base is not None and head is not None and base.graph is head.graph and base.cost is head.cost and not head.steps
     )
-    if (base is not None and base.graph is None) or (head is not None and head.graph is None):
-        return StackDiff(name, "not-previewed", (), None, None, *findings, figures=figure_changes(base, head))
+
+
+def _resource_diffs(
+    name: str, base: Snapshot | None, head: Snapshot | None, rules: Rules
+) -> tuple[list[ResourceDiff], list[DataLoss]]:
+    """Each resource of either graph compared by key: created, deleted, replaced, updated or, at a changed
+    cost, the same; and the data each replace or delete destroys."""
     old, new = index(base.graph if base else None), index(head.graph if head else None)
     before_cost = base.cost if base else None
     after_cost = head.cost if head else None
@@ -290,6 +293,23 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         loss = data_loss(name, action, r.type, r.name, o.inputs, o.protect)
         if loss is not None:
             losses.append(loss)
+    return out, losses
+
+
+def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> StackDiff:
+    name = (head or base).stack  # type: ignore[union-attr]
+    base_f = {f.key: f for f in (base.findings if base else ())}
+    head_f = {f.key: f for f in (head.findings if head else ())}
+    findings = (
+        tuple(f for k, f in head_f.items() if k not in base_f),  # new
+        tuple(f for k, f in base_f.items() if k not in head_f),  # resolved
+        tuple(head_f.values()),  # head's
+    )
+    if (base is not None and base.graph is None) or (head is not None and head.graph is None):
+        return StackDiff(name, "not-previewed", (), None, None, *findings, figures=figure_changes(base, head))
+    before_cost = base.cost if base else None
+    after_cost = head.cost if head else None
+    out, losses = ([], []) if _same_priced(base, head) else _resource_diffs(name, base, head, rules)
     figures = figure_changes(base, head)
     status = (
         "added"
