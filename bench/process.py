@@ -2,6 +2,8 @@
 first runs), against a whole-process floor: a bare Pulumi program registering the same graph under the same
 mocks (bench/floor.py run as its own process, `python -m bench.process floor GRAPH.pickle`, imports included).
 
+Rows: one small stack, the examples together, and the 40-region fleet (`fleet_rows`: its synthetic regions
+registered by `python -m bench.process regions 40 ...` before the installed script's entry runs).
 Issue 31: whole-process `preview` of one stack at most 1.5x the floor for the same graph; the examples
 together at most 1.5x the sum of their floors. Samples alternate (command, floor, command, ...) so a busy
 stretch of the shared machine hits both.
@@ -116,18 +118,45 @@ def measure(label: str, command: list[str], floor: list[str], runs: int, cwd: Pa
     )
 
 
-def rows(stacks: list[str], runs: int, folder: Path) -> list[Figure]:
+def rows(stacks: list[str], runs: int, folder: Path, cli: list[str] | None = None, label: str = "") -> list[Figure]:
     """validate, preview and diff (two previews of the same stacks) as whole processes, each beside the floor."""
     floor = floor_command(save_graphs(stacks, folder))
-    cli = _console_script()
-    label = " ".join(stacks) if len(stacks) == 1 else f"{len(stacks)} examples"
-    previewed = folder / f"preview-{len(stacks)}.json"
+    cli = cli or _console_script()
+    label = label or (" ".join(stacks) if len(stacks) == 1 else f"{len(stacks)} examples")
+    previewed = folder / f"preview-{len(stacks)}-{label.replace(' ', '-')}.json"
     subprocess.run([*cli, "preview", *stacks, "--format", "json", "--out", str(previewed)], cwd=ROOT)
     return [
         measure(f"validate {label}", [*cli, "validate", *stacks], floor, runs),
         measure(f"preview {label}", [*cli, "preview", *stacks, "--format", "json"], floor, runs),
         measure(f"diff (two documents) {label}", [*cli, "diff", str(previewed), str(previewed)], floor, runs),
     ]
+
+
+FLEET_REGIONS = 40
+
+
+def fleet_rows(runs: int, folder: Path) -> list[Figure]:
+    """The 40-region fleet, whole process. Its regions past the catalog's real ones exist only in a process that
+    registers them (bench/synthetic.py), so the command is `python -m bench.process regions 40 <gpuinfra args>`:
+    the registration, then the installed script's own entry (`gpuinfra.cli:run`). The shim's imports and the
+    catalog's early load are counted against the command, never the floor."""
+    from bench.synthetic import regions, scenario
+
+    regions(FLEET_REGIONS)  # the floor's graph is made in this process, against the same catalog
+    stack = scenario("fleet", FLEET_REGIONS, folder)
+    cli = [sys.executable, "-m", "bench.process", "regions", str(FLEET_REGIONS)]
+    return rows([str(stack)], runs, folder, cli, f"fleet {FLEET_REGIONS} regions")
+
+
+def run_with_regions(count: int, argv: list[str]) -> None:
+    """`python -m bench.process regions N ARGS`: `gpuinfra ARGS` with the synthetic regions registered."""
+    from bench.synthetic import regions
+
+    regions(count)
+    sys.argv = ["gpuinfra", *argv]
+    from gpuinfra.cli import run
+
+    run()
 
 
 def run_floor_process(graphs_file: Path) -> None:
@@ -145,8 +174,7 @@ def _examples() -> list[str]:
 
 
 GROUPS: tuple[Callable[[], list[str]], ...] = (lambda: ["llm-train"], _examples)
-"""One small stack, then the examples together. (The 40-region fleet's synthetic regions exist only in the
-bench's own process: a separate `gpuinfra` process cannot preview it.)"""
+"""One small stack, then the examples together (then the 40-region fleet: `fleet_rows`)."""
 
 
 def table(figures: list[Figure]) -> str:
@@ -220,6 +248,8 @@ def main() -> int:
         return 0
     if sys.argv[1:2] == ["repo"]:
         return repo_main(sys.argv[2:])
+    if sys.argv[1:2] == ["regions"]:
+        run_with_regions(int(sys.argv[2]), sys.argv[3:])
     parser = argparse.ArgumentParser(prog="python -m bench.process", description=__doc__.split("\n\n")[0])
     parser.add_argument("stacks", nargs="*", help="stack names (default: one small stack, then every example)")
     parser.add_argument("--runs", type=int, default=3)
@@ -229,6 +259,8 @@ def main() -> int:
     compiled()
     with tempfile.TemporaryDirectory(prefix="gpuinfra-bench-process-") as tmp:
         figures = [f for group in groups for f in rows(group, args.runs, Path(tmp))]
+        if not args.stacks:
+            figures += fleet_rows(args.runs, Path(tmp))
     sys.stdout.write(table(figures))
     if args.write:
         command = "python -m bench.process " + " ".join([*args.stacks, "--write"])

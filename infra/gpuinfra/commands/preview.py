@@ -254,7 +254,8 @@ def _worker(collecting: bool) -> None:
 
 def _quick_exit() -> None:
     """A worker's end once the pool lets it go: its results are sent and whatever it stored is written, so it
-    leaves as the installed script does (gpuinfra.cli.run), streams flushed and no interpreter teardown. The
+    leaves as the installed script does (gpuinfra.cli.run), streams flushed (multiprocessing flushed them
+    already; again, in case anything wrote since) and no interpreter teardown. The
     teardown of a worker that ran the engine (its modules, the frozen heap) took about a second, and the pool's
     shutdown waits for it. Registered last, so it runs first of the exit functions."""
     import os
