@@ -75,3 +75,21 @@ def test_a_worker_ends_without_teardown_with_its_output_flushed() -> None:
     assert "said-in-the-worker" in done.stdout  # flushed before os._exit
     assert "torn-down" not in done.stdout  # no teardown
     assert done.stdout.rstrip().endswith("parent-done []")  # the worker has exited
+
+
+def test_a_failure_beside_the_workers_stops_them_rather_than_waiting() -> None:
+    """`preview_started` with workers running and the caller failing (the base's preview beside them, SIGTERM):
+    the workers are terminated, none is left running when the error reaches the caller (a worker left behind
+    when the installed script ends with `os._exit` would wait for work forever)."""
+    import multiprocessing
+
+    import pytest
+    from gpuinfra.commands.preview import preview_started
+
+    class BaseFailed(Exception):
+        pass
+
+    with pytest.raises(BaseFailed), preview_started(["llm-train", "chat-serve"], jobs=2):
+        assert len(multiprocessing.active_children()) == 2  # two accounts: two groups, two workers started
+        raise BaseFailed
+    assert multiprocessing.active_children() == []

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from decimal import Decimal
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import stack_cache
@@ -29,6 +30,9 @@ from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
 from gpuinfra.review.diff import Snapshot
 from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
+
+if TYPE_CHECKING:
+    from concurrent.futures import ProcessPoolExecutor
 
 
 @dataclass(frozen=True)
@@ -225,7 +229,9 @@ def _in_workers(groups: list[list[str]], options: Options, jobs: int) -> Iterato
     `groups`. Workers are spawned, never forked: a fork of a process whose Pulumi runtime has run (gRPC and
     asyncio threads) can deadlock in the child (seen here: a forked worker hung after a serial preview in the
     same process). They collect garbage as this process does (gpuinfra.commands.heap). When the caller fails
-    before waiting, what has not started is cancelled and nothing waits for the rest."""
+    before waiting (an error in the base beside them, SIGTERM), the workers are stopped, not waited for: a
+    worker left running when this process ends (`gpuinfra.cli.run` ends with `os._exit`) would wait for work
+    forever (`_stopped`)."""
     import gc
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
@@ -238,9 +244,19 @@ def _in_workers(groups: list[list[str]], options: Options, jobs: int) -> Iterato
         futures = [pool.submit(_group_in_worker, g, *args) for g in groups]
         yield lambda: [future.result() for future in futures]
     except BaseException:
-        pool.shutdown(wait=False, cancel_futures=True)
+        _stopped(pool)
         raise
     pool.shutdown()
+
+
+def _stopped(pool: ProcessPoolExecutor) -> None:
+    """The pool's workers terminated, then the pool shut down (joined: quick, nothing runs). The executor has
+    no public way to do this before Python 3.14's `terminate_workers`; its `_processes` map is what that
+    method terminates."""
+    processes = getattr(pool, "_processes", None) or {}
+    for process in list(processes.values()):
+        process.terminate()
+    pool.shutdown(wait=True, cancel_futures=True)
 
 
 def _worker(collecting: bool) -> None:
