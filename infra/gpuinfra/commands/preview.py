@@ -90,7 +90,7 @@ def preview_started(
     with _started([stacks[i] for i in early], options, usage, jobs) as started:
 
         def finish() -> PreviewRun:
-            kept = _kept(stacks, keys, set(early), cache_dir, usage, snapshots) if cache_dir is not None else {}
+            kept = _kept(keys, set(early), cache_dir, usage, snapshots) if cache_dir is not None else {}
             made = dict(zip(early, started(), strict=True))
             rest = [i for i in range(len(stacks)) if i not in kept and i not in made]
             made |= zip(rest, _outcomes([stacks[i] for i in rest], options, usage, jobs), strict=True)
@@ -169,7 +169,7 @@ def _keys(stacks: list[str], options: Options) -> dict[int, str]:
 
 
 def _kept(
-    stacks: list[str], keys: dict[int, str], skip: set[int], cache_dir: Path, usage: Usage, snapshots: bool = True
+    keys: dict[int, str], skip: set[int], cache_dir: Path, usage: Usage, snapshots: bool = True
 ) -> dict[int, Outcome]:
     """The stacks (by position, but not those in `skip`) whose previews `cache_dir` holds for exactly their
     inputs."""
