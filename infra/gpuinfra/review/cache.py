@@ -17,14 +17,14 @@ import hashlib
 import itertools
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
 from gpuinfra.store.fingerprint import environment
+from gpuinfra.store.sealed import read_sealed, write_sealed
 
-FORMAT = "gpuinfra-base-preview-1"
+FORMAT = "gpuinfra-base-preview-2"
 
 
 @dataclass(frozen=True)
@@ -51,18 +51,15 @@ def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _seal(key: str, payload: bytes) -> str:
-    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+"""The largest base document read back."""
 
 
 def read(cache_dir: Path, key: str) -> Entry | None:
-    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not the expected shape)."""
-    try:
-        blob = (cache_dir / f"{key}.json").read_bytes()
-    except OSError:
-        return None
-    seal, _, payload = blob.partition(b"\n")
-    if seal.decode("ascii", "replace") != _seal(key, payload):
+    """The entry for `key`, or None when absent or not sound (not sealed by this reviewer's key, wrong key, not
+    the expected shape, too large)."""
+    payload = read_sealed(cache_dir / f"{key}.json", FORMAT, key, MAX_ENTRY_BYTES)
+    if payload is None:
         return None
     try:
         data = json.loads(payload)
@@ -73,20 +70,9 @@ def read(cache_dir: Path, key: str) -> Entry | None:
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:
-    """Store `entry` atomically; a cache that cannot be written is no error (the review is already made)."""
+    """Store `entry` sealed and atomically; a cache that cannot be written is no error (the review is made)."""
     payload = json.dumps({"key": key, "label": entry.label, "notes": entry.notes, "document": entry.document}).encode()
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(key, payload).encode() + b"\n" + payload)
-            os.replace(tmp, cache_dir / f"{key}.json")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    write_sealed(cache_dir / f"{key}.json", FORMAT, key, payload)
 
 
 __all__ = ["Entry", "base_key", "read", "write"]
