@@ -87,10 +87,20 @@ CASES = [
     Case(
         "demand-exceeds-max",
         "chat-serve",
-        {"regions[0].peak_rps": 100},
+        # failover none: n_plus_one (the default) would raise the maximum to (100 + 14) / 1.5 = 76.
+        {"regions[0].peak_rps": 100, "failover": "none"},
         message="us-east-1: peak needs 67 replicas but max_replicas is 18",  # 100 / 1.5
     ),
     Case("demand-exceeds-max", "chat-serve", fires=False),
+    Case(
+        "failover-short",
+        "chat-serve",
+        {"failover": "none"},
+        # eu-central-1 takes us-east-1's 24 on its own 12: 36 / 1.5 = 24 replicas, max 10 serves 15.
+        message=r"eu-central-1: with us-east-1 lost at peak it takes 36 requests/s \(24 replicas\) but its maximum "
+        r"of 10 ",
+    ),
+    Case("failover-short", "chat-serve", fires=False),
     Case(
         "region-without-weights-replica",
         "chat-serve",

@@ -417,10 +417,11 @@ class InferenceSpec(SpecModel):
     access: Access = Access()
     slo: Slo = Slo()
     """Per-region alarms on errors, latency, unhealthy replicas, time to first token and inter-token latency."""
-    failover: Literal["none", "n_plus_one"] = "none"
-    """n_plus_one: each region's max_replicas is raised (if needed) so it can take its own peak plus the peak of
-    the largest other region, whose traffic latency routing sends to its nearest survivor when it fails; the
-    quota plan counts the raised maximum. none: max_replicas as written."""
+    failover: Literal["none", "n_plus_one"] = "n_plus_one"
+    """n_plus_one (the default): each region's max_replicas is raised (if needed) so it can take its own peak plus
+    the peak of the largest other region, whose traffic latency routing sends to its nearest survivor when it
+    fails; the quota plan and the cost count the raised maximum. none: max_replicas as written, and the error
+    failover-short says by how much a region would fall short (suppress it to accept that)."""
     tags: Tags = {}
     log_retention_days: LogRetentionDays = 365
     """Days the stack keeps its VPC flow logs (see `flow_logs`), WAF logs (CloudWatch Logs) and load balancer access
