@@ -33,7 +33,8 @@ OBJECT_LOCK = f"{S3_UG}/object-lock-managing.html"
 replicating from a bucket with Object Lock reads each version's retention and legal hold (s3:GetObjectRetention,
 s3:GetObjectLegalHold)."""
 CONDITIONAL_WRITES = f"{S3_UG}/conditional-writes-enforce.html"
-"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject."""
+"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject and
+CompleteMultipartUpload (s3:ObjectCreationOperation true), exempting CreateMultipartUpload and UploadPart."""
 HEAD = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html"
 """S3 API reference, HeadObject: "To use HEAD, you must have the s3:GetObject permission"."""
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
@@ -87,7 +88,25 @@ def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
         Flow("promote: read the upload", stack, role, "s3:GetObject", upload, source=SSE_KMS),
         Flow("promote: decrypt the upload", stack, role, "kms:Decrypt", upload, key_of=True, source=SSE_KMS),
         Flow("promote: is the version released (HeadObject)", stack, role, "s3:GetObject", release, source=HEAD),
-        Flow("promote: write the release (multipart)", stack, role, "s3:PutObject", release, source=MULTIPART),
+        # CreateMultipartUpload and UploadPart: no conditional header, exempt by s3:ObjectCreationOperation false.
+        Flow(
+            "promote: write the release (multipart)",
+            stack,
+            role,
+            "s3:PutObject",
+            release,
+            context={"s3:ObjectCreationOperation": "false"},
+            source=MULTIPART,
+        ),
+        Flow(
+            "promote: create a release shard (If-None-Match)",
+            stack,
+            role,
+            "s3:PutObject",
+            release,
+            context={"s3:if-none-match": "*", "s3:ObjectCreationOperation": "true"},
+            source=CONDITIONAL_WRITES,
+        ),
         Flow("promote: release data key", stack, role, "kms:GenerateDataKey", release, key_of=True, source=MULTIPART),
         Flow("promote: release multipart Decrypt", stack, role, "kms:Decrypt", release, key_of=True, source=MULTIPART),
         Flow("promote: lock the release", stack, role, "s3:PutObjectRetention", release, source=OBJECT_LOCK),
@@ -97,7 +116,7 @@ def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
             role,
             "s3:PutObject",
             f"{bucket}/{plan.model_prefix}example/v1/manifest.json",
-            context={"s3:if-none-match": "*"},
+            context={"s3:if-none-match": "*", "s3:ObjectCreationOperation": "true"},
             source=CONDITIONAL_WRITES,
         ),
     ]

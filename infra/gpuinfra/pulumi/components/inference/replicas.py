@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
-from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, rollback_blocker
+from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, REPLICATION_SLA_SECONDS, rollback_blocker
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, group_tags
 from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
@@ -108,8 +108,11 @@ def launch_heartbeat(cold_start_seconds: float) -> int:
 
 
 def launch_deadline(cold_start_seconds: float) -> int:
-    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it."""
-    return LAUNCH_DEADLINE_FACTOR * int(cold_start_seconds) + HOOK_MARGIN_SECONDS
+    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it: at least a cold
+    start after the 15 minutes Replication Time Control allows a new release to reach a replica region (the
+    prefetch waits for its manifest there)."""
+    cold = int(cold_start_seconds)
+    return max(LAUNCH_DEADLINE_FACTOR * cold, cold + REPLICATION_SLA_SECONDS) + HOOK_MARGIN_SECONDS
 
 
 def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
