@@ -226,11 +226,12 @@ def test_nodes_carry_the_taint_the_pods_tolerate_and_the_labels_they_select(grap
 def test_pools_are_pinned_and_limited_to_the_plan(graph: Graph) -> None:
     """g6e.xlarge: 4 vCPUs, 1 L40S. Failover n_plus_one (the default) sizes each region for its peak plus the
     other's at 2 requests/s a replica: (30 + 14) / 2 = 22 replicas in both, all on demand (the example's
-    spot_burst_share is 0): 88 vCPUs / 22 GPUs each, within the grants (org.yaml)."""
+    spot_burst_share is 0), plus one node of surge room (a rolling update at 22 runs a 23rd pod): 92 vCPUs / 23 GPUs
+    each, within the grants (org.yaml)."""
     pools = {p.name: p.inputs["spec"] for p in graph.of_type("kubernetes:karpenter.sh/v1:NodePool")}
     expected = {
-        "us-east-1": {"cpu": "88", "nvidia.com/gpu": "22"},
-        "eu-central-1": {"cpu": "88", "nvidia.com/gpu": "22"},
+        "us-east-1": {"cpu": "92", "nvidia.com/gpu": "23"},
+        "eu-central-1": {"cpu": "92", "nvidia.com/gpu": "23"},
     }
     for region, limits in expected.items():
         spec = pools[f"chat-k8s-{region}-on-demand-nodes"]
@@ -250,7 +251,8 @@ def test_pools_are_pinned_and_limited_to_the_plan(graph: Graph) -> None:
 
 def test_a_spot_share_adds_a_spot_pool_below_the_on_demand_one() -> None:
     """spot_burst_share 0.5 in us-east-1 (min 2, failover max 22): 20 replicas above the base, 10 on spot, 2 + 10 =
-    12 on demand (48 vCPUs, 12 GPUs) and 10 spot (40, 10). Spot quotas raised so the stack builds."""
+    12 on demand plus the surge node, 13 (52 vCPUs, 13 GPUs), and 10 spot (40, 10). Spot quotas raised so the stack
+    builds."""
     graph = graph_for(
         "chat-serve-k8s",
         {"spot_burst_share": 0.5},
@@ -261,7 +263,7 @@ def test_a_spot_share_adds_a_spot_pool_below_the_on_demand_one() -> None:
     )
     pools = {p.name: p.inputs["spec"] for p in graph.of_type("kubernetes:karpenter.sh/v1:NodePool")}
     on_demand, spot = pools["chat-k8s-us-east-1-on-demand-nodes"], pools["chat-k8s-us-east-1-spot-nodes"]
-    assert on_demand["limits"] == {"cpu": "48", "nvidia.com/gpu": "12"}
+    assert on_demand["limits"] == {"cpu": "52", "nvidia.com/gpu": "13"}
     assert spot["limits"] == {"cpu": "40", "nvidia.com/gpu": "10"}
     spot_types = {r["key"]: r["values"] for r in spot["template"]["spec"]["requirements"]}
     assert spot_types["karpenter.sh/capacity-type"] == ["spot"]

@@ -11,6 +11,7 @@ from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.failover import FailoverRow, FleetLoss, RegionLoad, failover_rows, fleet_losses
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import (
     InstanceChoice,
     RegionPlan,
@@ -148,11 +149,13 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         infos = [i for i in (catalog.instance(t) for t in types) if i]
         return max(infos, key=lambda i: i.vcpu).name if infos else None
 
+    # A Kubernetes rolling update at max_replicas runs KUBERNETES_SURGE pods more, each on its own node.
+    surge = KUBERNETES_SURGE if spec.platform == "kubernetes" else 0
     demands = []
     for rp in regions:
         if rp.instance_type:
             demands += [
-                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
+                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_on_demand + surge),
                 # The burst group may launch any of its overrides: count the largest, as the policy does.
                 InstanceDemand(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
                 # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).

@@ -318,8 +318,10 @@ class KubernetesPlatform(SpecModel):
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
     queue_metric: str = "vllm:num_requests_waiting"
     """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
-    prometheus_url: str = "http://prometheus.monitoring:9090"
-    """Where KEDA reads the queue metric (autoscaler keda)."""
+    prometheus_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")] | None = None
+    """Where KEDA reads the queue metric (autoscaler keda); default: the Prometheus each cluster declares
+    (organization file, clusters.<name>.components.prometheus_operator): the operator's governing Service
+    `prometheus-operated` in its namespace, port 9090, which the Prometheus Operator creates for every Prometheus."""
     prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] | None = None
     """The label value release=<this> the clusters' Prometheus selects PodMonitors by; default: what each cluster
     declares (organization file, clusters.<name>.components.prometheus_operator.release), which a value here must

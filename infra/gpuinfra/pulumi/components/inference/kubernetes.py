@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
@@ -103,6 +104,23 @@ def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 1
     return math.ceil((cold_start_seconds + 60) / period_seconds)
 
 
+COLD_START_MARGIN = 2
+"""The planner's cold start runs short of published ones (its worst calibration case, an L40S cold start, at 0.57x:
+docs/planning.md), so a rollout is given twice the planned figure."""
+SCHEDULING_SECONDS = 300
+"""Karpenter's decision and the EC2 launch before the node's own boot starts (an allowance, not a measurement)."""
+MAX_SURGE = KUBERNETES_SURGE
+
+
+def rollout_timeouts(cold_start_seconds: float, max_replicas: int) -> pulumi.CustomTimeouts:
+    """How long Pulumi waits for the Deployment to become Available (its default is 10 minutes, after which the
+    update is marked failed: Pulumi Kubernetes, apps/v1 Deployment). Create: one pod on a new node (scheduling, then
+    the planned cold start, boot to healthy, with its margin). Update: the rolling update replaces up to
+    max_replicas pods MAX_SURGE at a time, each one a cold start."""
+    one = math.ceil(SCHEDULING_SECONDS + COLD_START_MARGIN * cold_start_seconds)
+    return pulumi.CustomTimeouts(create=f"{one}s", update=f"{one * math.ceil(max_replicas / MAX_SURGE)}s")
+
+
 def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": spec.name,
@@ -181,7 +199,7 @@ def deployment_spec(
     )
     return {
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
-        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": 1, "max_unavailable": 0}},
+        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
         "template": {
             "metadata": {"labels": pod_labels},
             "spec": {
@@ -355,8 +373,32 @@ def network_policy_spec(spec: InferenceSpec, cluster: ServingClusterComponents) 
     }
 
 
-def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> dict[str, Any]:
-    """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated)."""
+PROMETHEUS_SERVICE = "prometheus-operated"
+"""The governing Service the Prometheus Operator creates for every Prometheus it runs, port 9090 named web
+(prometheus-operator, pkg/prometheus: governingServiceName): present whatever the Helm release is called, unlike
+kube-prometheus-stack's own `<release>-kube-prometheus-prometheus`."""
+PROMETHEUS_PORT = 9090
+FALLBACK_FAILURES = 3
+"""Failed Prometheus queries in a row (15 s apart) before KEDA holds the fallback replica count."""
+
+
+def prometheus_address(spec: InferenceSpec, cluster: ServingClusterComponents) -> str:
+    """The spec's prometheus_url, else the Prometheus the cluster declares (organization file)."""
+    kube = spec.kubernetes
+    assert kube is not None
+    if kube.prometheus_url:
+        return kube.prometheus_url
+    namespace = cluster.prometheus_operator.namespace
+    return f"http://{PROMETHEUS_SERVICE}.{namespace}.svc:{PROMETHEUS_PORT}"
+
+
+def scaled_object_spec(
+    spec: InferenceSpec, rp: RegionPlan, namespace: str, cluster: ServingClusterComponents
+) -> dict[str, Any]:
+    """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated). When Prometheus stops
+    answering, KEDA holds `fallback.replicas` (KEDA docs, ScaledObject spec, fallback: for scalers of metric type
+    AverageValue, the prometheus scaler's default): the replicas the region's planned peak needs, not whatever the
+    count was, so an outage of the monitoring stack never scales the fleet in under load."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
     query = load_query(kube.queue_metric, namespace, spec.name)
@@ -364,6 +406,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
         "maxReplicaCount": rp.max_replicas,
+        "fallback": {"failureThreshold": FALLBACK_FAILURES, "replicas": rp.planned_replicas},
         "pollingInterval": 15,
         "cooldownPeriod": a.scale_in_cooldown_seconds,
         "advanced": {
@@ -380,7 +423,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
             {
                 "type": "prometheus",
                 "metadata": {
-                    "serverAddress": kube.prometheus_url,
+                    "serverAddress": prometheus_address(spec, cluster),
                     "query": query,
                     "threshold": f"{a.target_queue_depth_per_replica:g}",
                 },
@@ -449,7 +492,9 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-server",
             metadata=meta,
             spec=server,
-            opts=o,
+            opts=pulumi.ResourceOptions.merge(
+                o, pulumi.ResourceOptions(custom_timeouts=rollout_timeouts(rp.cold_start_seconds, rp.max_replicas))
+            ),
         )
         k8s.apiextensions.CustomResource(
             f"{name}-metrics",
@@ -521,7 +566,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",
                 metadata=meta,
-                spec=scaled_object_spec(spec, rp, ns_name),
+                spec=scaled_object_spec(spec, rp, ns_name, cluster),
                 opts=depends,
             )
         else:
@@ -703,7 +748,9 @@ __all__ = [
     "network_policy_spec",
     "pod_monitor_spec",
     "pod_requests",
+    "prometheus_address",
     "restricted_context",
+    "rollout_timeouts",
     "scaled_object_spec",
     "startup_failure_threshold",
 ]
