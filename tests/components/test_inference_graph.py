@@ -194,7 +194,8 @@ def test_every_internet_facing_region_has_waf_and_an_api_key(graph: Graph) -> No
         assert lb.urn in graph.dependencies_of(association) or association.inputs["resourceArn"]
         # The API key's secret (the image cache's registry credential is the other one).
         names = {s.inputs["name"] for s in secrets[region]}
-        assert names == {f"chat-serve/{region}/api-key", "ecr-pullthroughcache/chat-serve-docker-hub"}
+        # No registry credential: the server image comes from the fleet's own repository (image_source ecr_mirror).
+        assert names == {f"chat-serve/{region}/api-key"}
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         import base64
 

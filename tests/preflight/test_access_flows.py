@@ -247,14 +247,27 @@ def test_the_fleet_s_image_pull_through_the_cache_is_a_declared_flow() -> None:
     BatchGetImage and GetDownloadUrlForLayer (ECR identity-policy examples), and on the first pull
     CreateRepository and BatchImportUpstreamImage (ECR pull-through cache IAM page). Without the role's
     ImagePull statement none of them but the login is allowed."""
-    pulls = [f for f in flows_of("chat-serve") if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
+    from helpers import graph_for
+
+    cache_spec = {"image_source": "ecr_pull_through"}
+    inputs = inputs_for("chat-serve", cache_spec)
+    declared = declared_flows(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()))
+    pulls = [f for f in declared if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
     repo = "arn:aws:ecr:us-east-1:222222222222:repository/docker-hub/vllm/vllm-openai"
     assert {(f.action, f.resource) for f in pulls} == {
         ("ecr:GetAuthorizationToken", "*"),
         *((a, repo) for a in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")),
         *((a, repo) for a in ("ecr:CreateRepository", "ecr:BatchImportUpstreamImage")),
     }
-    graph = example_graph("chat-serve")
+    # The default, the fleet's mirror: the same pulls from its own repository, and no create or import.
+    mirror = [f for f in flows_of("chat-serve") if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
+    own = "arn:aws:ecr:us-east-1:222222222222:repository/chat-serve/vllm-openai"
+    assert {(f.action, f.resource) for f in mirror} == {
+        ("ecr:GetAuthorizationToken", "*"),
+        *((a, own) for a in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")),
+    }
+    assert all(j.decision.outcome == "allow" for j in judge_flows(mirror, [example_graph("chat-serve")]))
+    graph = graph_for("chat-serve", cache_spec)
     stripped = []
     for r in graph.resources:
         if r.name == "chat-serve-us-east-1-replicas-access":

@@ -75,6 +75,9 @@ class ServedAdapter(SpecModel):
     """The adapter's LoRA rank (adapter_config.json `r`): the server's --max-lora-rank covers the largest."""
     parameters_million: Annotated[float, Field(gt=0, le=100_000)]
     """Trainable parameters of the adapter, in millions: with the rank, the GPU memory of one adapter slot."""
+    base_model: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """The model the adapter was trained on (a fine-tuning run's base_model.name): it must be the served model's
+    name (adapter-on-another-base), since a LoRA adapter's matrices fit only the layers of its own base."""
 
 
 class ServedModel(SpecModel):
@@ -205,7 +208,10 @@ class Schedule(SpecModel):
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
     """Name of the scheduled action."""
     recurrence: Annotated[str, StringConstraints(pattern=r"^[!-~]+ [!-~]+ [!-~]+ [!-~]+ [!-~]+$")]
-    """Cron expression in UTC."""
+    """Cron expression, in time_zone."""
+    time_zone: Annotated[str, StringConstraints(pattern=r"^(region|[A-Za-z_]+(/[A-Za-z0-9_+-]+)*)$")] = "region"
+    """region (the default): each region's local time (plan/schedules.py), so a morning floor rises in each
+    region's morning; or an IANA time zone for every region (Etc/UTC for one clock)."""
     min_replicas: Annotated[int, Field(ge=0, le=10_000)]
     """Replica floor from the recurrence on."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -405,10 +411,13 @@ class InferenceSpec(SpecModel):
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker): a Docker image reference
     ([registry[:port]/]path[:tag])."""
-    image_source: Literal["ecr_pull_through", "direct"] = "ecr_pull_through"
-    """ecr_pull_through (ec2): replicas pull server_image from ECR in the fleet's account and region, which
-    caches it from its registry on first pull (a pull-through cache rule per region); direct: from the
-    registry itself, through the NAT gateways (Docker Hub limits anonymous pulls per address)."""
+    image_source: Literal["ecr_mirror", "ecr_pull_through", "direct"] = "ecr_mirror"
+    """ecr_mirror (the default; ec2 and kubernetes): replicas pull server_image by digest from a repository the
+    stack owns in each region (<fleet>/<name>), filled once per digest by the stack's mirror script (output
+    mirror_image_script), with no stored registry credential; needs server_image_digest. ecr_pull_through (ec2):
+    from ECR, which caches the image from its registry on first pull (a pull-through cache rule per region; Docker
+    Hub and GitHub need a credential set by hand in every region). direct: from the registry itself, through the NAT
+    gateways (Docker Hub limits anonymous pulls per address)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"

@@ -351,21 +351,30 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
 
 
 def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:
-    """The server image through the region's ECR pull-through cache (components/inference/images.py)."""
-    from gpuinfra.pulumi.components.inference.images import cached_image, split_image
+    """The server image from the region's ECR: the fleet's mirror, or a pull-through cache, whose first pull also
+    creates the repository and imports the image (components/inference/images.py)."""
+    from gpuinfra.pulumi.components.inference.images import fleet_image, repository_name
 
     spec = inputs.spec
     assert isinstance(spec, InferenceSpec)
-    cached = cached_image(inputs.account.id, region, spec.server_image) if spec.image_source != "direct" else None
+    cached = fleet_image(inputs.account.id, region, spec.name, spec.server_image, spec.image_source)
     if cached is None:
         return []
-    name = split_image(spec.server_image)[1].split("@")[0].split(":")[0]
-    repo = f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.prefix}/{name}"
+    repo = f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.image.split('/', 1)[1]}"
+    if spec.image_source == "ecr_pull_through":
+        repo = (
+            f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.prefix}/{repository_name(spec.server_image)}"
+        )
     stack, at = inputs.stack.name, f"{region}:"
-    return [
+    pulls = [
         Flow(f"{at} log in to ECR", stack, role, "ecr:GetAuthorizationToken", "*", source=ECR_PULL),
         Flow(f"{at} pull the server image", stack, role, "ecr:BatchGetImage", repo, source=ECR_PULL),
         Flow(f"{at} pull the image's layers", stack, role, "ecr:GetDownloadUrlForLayer", repo, source=ECR_PULL),
+    ]
+    if spec.image_source != "ecr_pull_through":
+        return pulls
+    return [
+        *pulls,
         Flow(
             f"{at} first pull creates the cached repository",
             stack,

@@ -22,6 +22,7 @@ from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LO
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
     NODE_POOL_API,
@@ -171,9 +172,11 @@ def deployment_spec(
     pod_labels: dict[str, str],
     node: tuple[int, int] = (4, 16),
     weights_bytes: int = 16 * 10**9,
+    mirror: str | None = None,
 ) -> dict[str, Any]:
     """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
-    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
+    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA). `mirror`: the
+    fleet's ECR repository in the region (image_source ecr_mirror), pulled by the spec's digest."""
     model, lb = spec.model, spec.load_balancer
     kube = spec.kubernetes
     # Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is
@@ -182,7 +185,7 @@ def deployment_spec(
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
-    server_image = image_ref(spec.server_image, spec.server_image_digest)
+    server_image = image_ref(mirror or spec.server_image, spec.server_image_digest)
     weights_gib = weights_volume_gib(weights_bytes)
     # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
@@ -462,6 +465,12 @@ class KubernetesRegion(pulumi.ComponentResource):
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         ns_name = kube.namespace
         pod_labels = labels(spec, stack_tags)
+        mirror = None
+        if spec.image_source == "ecr_mirror":
+            # The nodes pull from the fleet's account, in this region (their role's ECR read access, the cluster's).
+            image_opts = pulumi.ResourceOptions(parent=self, provider=aws_provider)
+            mirror_repository(name, spec.name, spec.server_image, stack_tags, image_opts)
+            mirror = mirrored_image(account_id, rp.region, spec.name, spec.server_image).image
         server = deployment_spec(
             spec,
             rp,
@@ -471,6 +480,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             pod_labels,
             node,
             weights_bytes,
+            mirror,
         )
         enforce = pod_security.strictest_for([server["template"]["spec"]])
         # Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only

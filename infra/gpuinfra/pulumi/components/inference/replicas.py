@@ -41,6 +41,8 @@ class ScheduleArgs:
     recurrence: str
     min_replicas: int
     max_replicas: int | None
+    time_zone: str = "Etc/UTC"
+    """IANA time zone the recurrence runs in (plan/schedules.py: the region's own by default)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,10 @@ class ReplicasArgs:
     predictive: bool
     tags: dict[str, str]
     image_prefix: str | None = None
-    """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
+    """ECR repository prefix the server image comes from: the fleet's mirror or a pull-through cache (None: pulled
+    from its registry directly)."""
+    image_import: bool = False
+    """A pull-through cache: the first pull creates the repository and imports the image."""
     rollout_alarms: Sequence[pulumi.Input[str]] = ()
     """Names of the alarms that stop an instance refresh of the region's groups (rollout.rollout_alarms)."""
     rollout_window_seconds: int = ALARM_WINDOW_SECONDS
@@ -168,14 +173,14 @@ def replica_policy(args: ReplicasArgs) -> str:
             {
                 "Sid": "ImagePull",
                 "Effect": "Allow",
-                # Pulling through the cache: the first pull creates the repository and imports the image
-                # (ECR user guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage).
+                # Pulling through a cache, the first pull creates the repository and imports the image (ECR user
+                # guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage); from the
+                # fleet's mirror it only reads.
                 "Action": [
                     "ecr:BatchGetImage",
                     "ecr:GetDownloadUrlForLayer",
                     "ecr:BatchCheckLayerAvailability",
-                    "ecr:CreateRepository",
-                    "ecr:BatchImportUpstreamImage",
+                    *(["ecr:CreateRepository", "ecr:BatchImportUpstreamImage"] if args.image_import else []),
                 ],
                 "Resource": [repositories],
             },
@@ -379,7 +384,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 scheduled_action_name=schedule.name,
                 autoscaling_group_name=self.base.name,
                 recurrence=schedule.recurrence,
-                time_zone="Etc/UTC",
+                time_zone=schedule.time_zone,
                 min_size=min(schedule.min_replicas, args.max_on_demand),
                 max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
                 opts=o,
