@@ -239,12 +239,13 @@ def preview(
       gpuinfra preview llm-train --format json --out out/llm-train.json
       gpuinfra preview chat-serve --policy-config policy.json --format markdown
     """
-    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.commands.preview import PreviewOptions, preview_stacks
     from gpuinfra.commands.stacks import stacks_or_every
 
     names = stacks_or_every(stacks)
     with _working(f"previewing {_count(names)}"):
-        report = preview_stacks(names, org, suppress or [], usage_file, policy_config, _jobs(jobs), cache_dir)
+        options = PreviewOptions.of(org, suppress or [], usage_file, policy_config)
+        report = preview_stacks(names, options, _jobs(jobs), cache_dir)
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 

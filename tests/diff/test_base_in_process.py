@@ -152,7 +152,7 @@ def test_with_several_jobs_the_base_runs_beside_the_head_and_the_review_is_the_s
     def head(*args: object, **kwargs: object) -> object:
         mine = ["pgrep", "-P", str(os.getpid()), "-f", "gpuinfra-base-"]  # this process's child, in the worktree
         children = subprocess.run(mine, capture_output=True, text=True).stdout.split()
-        seen.append((args[5], bool(children)))  # type: ignore[arg-type]
+        seen.append((args[2], bool(children)))  # type: ignore[arg-type]  # (stacks, options, jobs, ...)
         return real(*args, **kwargs)  # type: ignore[arg-type]
 
     monkeypatch.setattr(preview_module, "preview_run", head)

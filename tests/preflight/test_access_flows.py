@@ -173,16 +173,16 @@ def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch, 
     content, which a monkeypatch does not change.)"""
     monkeypatch.setenv("GPUINFRA_CACHE_DIR", str(tmp_path))
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.pulumi import peers
     from gpuinfra.pulumi.components.registry import registry
+    from gpuinfra.workspace import _workspace
 
     original = registry.key_policy
     monkeypatch.setattr(registry, "key_policy", lambda *a: _old_key_policy(original(*a)))
-    peers._registry_graph.cache_clear()
+    _workspace.cache_clear()
     try:
         report = preview_run(["llm-train"]).report
     finally:
-        peers._registry_graph.cache_clear()
+        _workspace.cache_clear()
     stack = report.stacks[0]
     flagged = [f for f in stack.preflight or () if f.rule == RULE]
     assert report.exit_code == 1
