@@ -16,9 +16,21 @@ from helpers import assert_bash_ok, cloud_config, example_data, inputs_for, scri
 
 ADAPTERS: list[dict[str, Any]] = [
     # Rank 16 on q/k/v/o of Llama-3.1-8B: 32 x 16 x ((4096+4096) x 2 + (4096+1024) x 2) = 13,631,488
-    {"name": "support", "weights_prefix": "adapters/support/v2/", "rank": 16, "parameters_million": 13.631488},
+    {
+        "name": "support",
+        "weights_prefix": "adapters/support/v2/",
+        "rank": 16,
+        "parameters_million": 13.631488,
+        "base_model": "llama-3.1-8b-instruct",
+    },
     # Rank 8 on q/v: 32 x 8 x ((4096+4096) + (4096+1024)) = 3,407,872
-    {"name": "legal", "weights_prefix": "adapters/legal/v1/", "rank": 8, "parameters_million": 3.407872},
+    {
+        "name": "legal",
+        "weights_prefix": "adapters/legal/v1/",
+        "rank": 8,
+        "parameters_million": 3.407872,
+        "base_model": "llama-3.1-8b-instruct",
+    },
 ]
 
 
