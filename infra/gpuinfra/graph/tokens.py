@@ -62,6 +62,7 @@ K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
 EFS_FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
 EFS_MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
@@ -177,6 +178,7 @@ __all__ = [
     "K8S_NAMESPACE",
     "K8S_NETWORK_POLICY",
     "K8S_SERVICE",
+    "KARPENTER_NODE_POOL",
     "KMS_ALIAS",
     "KMS_KEY",
     "LAUNCH_TEMPLATE",

@@ -605,6 +605,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                     taint,
                     devices.resource,
                     devices.node_selector,
+                    region=pool.region,
                 ),
                 opts=after_class,
             )
