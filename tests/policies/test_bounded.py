@@ -9,6 +9,7 @@ from helpers import example_graph
 from policy_helpers import PolicyCase, edited, facts_for, run_case
 
 POOL = "kubernetes:karpenter.sh/v1:NodePool"
+CE = "aws:batch/computeEnvironment:ComputeEnvironment"
 
 CASES = [
     PolicyCase("quota-launches-bounded", "chat-serve-k8s", fires=False),
@@ -40,3 +41,17 @@ def test_quotas_count_nodepools_at_their_limits() -> None:
     found = [v for v in run.violations if v.policy == "quota-within-grant"]
     assert found, [(v.policy, v.message) for v in run.violations]
     assert "the stack needs 400 vCPUs at maximum size (chat-k8s-us-east-1-on-demand-nodes)" in found[0].message
+
+
+def test_quotas_count_batch_compute_environments_at_max_vcpus() -> None:
+    """llm-finetune's on-demand environment raised to 4,000 vCPUs of p5.4xlarge needs 4,000 vCPUs of the P on-demand
+    code (L-417A185B, 2,304 granted): quota-within-grant sees it; it counted no Batch environment before."""
+    graph = edited(
+        example_graph("llm-finetune"),
+        ((CE, "llm-finetune-on-demand", {"computeResources.maxVcpus": 4000}),),
+    )
+    run = police(graph, facts_for("llm-finetune"), pack_config())
+    found = [v for v in run.violations if v.policy == "quota-within-grant"]
+    assert found, [(v.policy, v.message) for v in run.violations]
+    assert "L-417A185B" in found[0].message
+    assert "the stack needs 4000 vCPUs at maximum size (llm-finetune-on-demand)" in found[0].message

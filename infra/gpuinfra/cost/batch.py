@@ -9,7 +9,9 @@ discount. Fargate environments launch no EC2 instances and are left to the jobs'
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
 from decimal import Decimal
+from typing import Any
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.cost.compute import Counts, hours, instance_lines, volume_lines
@@ -21,7 +23,7 @@ SPOT = "SPOT"
 EC2 = "EC2"
 
 
-def batch_bounds(props: dict) -> tuple[list[str], int | None, str | None]:  # type: ignore[type-arg]
+def batch_bounds(props: Mapping[str, Any]) -> tuple[list[str], int | None, str | None]:
     """(instance types the catalog knows, the most instances `maxVcpus` allows, 'spot' or None for on-demand);
     the count is None when it cannot be bounded (no known type, no maxVcpus, Fargate)."""
     resources = props.get("computeResources") or {}

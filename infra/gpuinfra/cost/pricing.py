@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.cost.batch import price_compute_environment
 from gpuinfra.cost.compute import price_group, price_instance, price_node_group, price_pcs_cluster, price_pcs_node_group
 from gpuinfra.cost.lines import Ctx, unknown
 from gpuinfra.cost.locate import Locator
@@ -48,6 +49,7 @@ PRICERS: dict[str, Pricer] = {
     tokens.PCS_NODE_GROUP: price_pcs_node_group,
     tokens.PCS_CLUSTER: price_pcs_cluster,
     tokens.KARPENTER_NODE_POOL: price_node_pool,
+    tokens.BATCH_COMPUTE_ENVIRONMENT: price_compute_environment,
     tokens.LUSTRE: price_lustre,
     tokens.BUCKET: price_bucket,
     tokens.EFS_FILE_SYSTEM: price_efs,

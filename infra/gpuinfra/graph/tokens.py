@@ -15,6 +15,7 @@ ASG_POLICY = "aws:autoscaling/policy:Policy"
 ASG_SCHEDULE = "aws:autoscaling/schedule:Schedule"
 AWS_PROVIDER = "pulumi:providers:aws"
 AWS_NATIVE_PROVIDER = "pulumi:providers:aws-native"
+BATCH_COMPUTE_ENVIRONMENT = "aws:batch/computeEnvironment:ComputeEnvironment"
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
@@ -130,6 +131,7 @@ __all__ = [
     "ASG_SCHEDULE",
     "AWS_NATIVE_PROVIDER",
     "AWS_PROVIDER",
+    "BATCH_COMPUTE_ENVIRONMENT",
     "BUCKET",
     "BUCKET_LIFECYCLE",
     "BUCKET_LIFECYCLE_V2",
