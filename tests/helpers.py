@@ -213,7 +213,7 @@ def graph_for(
 ) -> Graph:
     """Run the example stack (mutated) through the embedded engine: the whole program, as `pulumi up` runs it
     (config -> inputs -> plan -> validators -> components)."""
-    from gpuinfra.pulumi.preview import program_graph
+    from gpuinfra.workspace.program import program_graph
 
     return program_graph(inputs_for(stack, spec, org, config))
 

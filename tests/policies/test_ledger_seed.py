@@ -13,7 +13,7 @@ from gpuinfra.commands.preview import built_stack
 from gpuinfra.cost import Usage
 from gpuinfra.cost.usage import ResourceUsage, UsageFile
 from gpuinfra.policy.rules import ledger
-from gpuinfra.validators.checked import check_stack
+from gpuinfra.workspace.check import check_stack
 from helpers import STACKS
 
 AWS_EXAMPLES = ["chat-serve", "chat-serve-k8s", "llm-finetune", "llm-train", "llm-train-eks", "model-registry"]

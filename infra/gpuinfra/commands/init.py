@@ -48,7 +48,7 @@ stackConfigDir: stacks
 PROGRAM_TEMPLATE = '''\
 """The Pulumi program (Pulumi.yaml `main`): gpuinfra's, from the installed package."""
 
-from gpuinfra.pulumi.program import main
+from gpuinfra.workspace.program import main
 
 main()
 '''

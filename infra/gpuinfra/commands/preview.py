@@ -17,6 +17,7 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import stack_cache
 from gpuinfra.commands.groups import account_groups
 from gpuinfra.commands.heap import between_stacks, one_shot
+from gpuinfra.commands.snapshots import review_items
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
 from gpuinfra.graph import Graph
@@ -28,8 +29,8 @@ from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
 from gpuinfra.review.diff import Snapshot
-from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
+from gpuinfra.workspace import workspace_of
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -303,7 +304,7 @@ def _group(
     policies: Callable[[], Mapping[str, PolicyConfig]],
 ) -> list[Outcome]:
     """An account's stacks: each built first (engine, preflight, cost), then each policed, so every budget
-    ledger finds its account's other stacks already built by this run (`ledger.seed`), not built again."""
+    finds its account's other stacks already built by this run (recorded in their workspace), not built again."""
     built: list[Built | InputProblem] = []
     for arg in group:
         if built:
@@ -315,7 +316,7 @@ def _group(
 def _built(arg: str, org: Path | None, suppress: list[str], usage: Usage) -> Built | InputProblem:
     """One stack checked and built; one that cannot be read is a problem of the report (exit 2)."""
     from gpuinfra.errors import InputError
-    from gpuinfra.validators.checked import check_stack
+    from gpuinfra.workspace.check import check_stack
 
     try:
         checked = check_stack(arg, org, suppress)
@@ -346,9 +347,9 @@ def preview_checked(
 
 
 def built_stack(checked: Checked, usage: Usage) -> Built:
-    """The checked stack's graph (unless an error finding stands) judged by preflight and priced; its total kept
-    for its account's ledgers (`ledger.seed`)."""
-    from gpuinfra.policy.rules.ledger import seed
+    """The checked stack's graph (unless an error finding stands) judged by preflight (its flows with the
+    registry's graphs the workspace built) and priced; its total recorded in its workspace, so the budgets of its
+    account's other stacks read the run's own build."""
     from gpuinfra.pulumi.engine import EngineError
     from gpuinfra.pulumi.preview import preview_graph
 
@@ -361,9 +362,10 @@ def built_stack(checked: Checked, usage: Usage) -> Built:
         stack.findings.append(engine_failure(str(exc)))
         return Built(checked, stack, None, None)
     catalog = load_catalog()
+    workspace = workspace_of(checked.inputs.stack.path, checked.inputs.org.path)
+    workspace.record(checked.inputs.stack.name, checked.plan, graph)
     stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph))
     breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
-    seed(checked.inputs, checked.plan, graph)
     return Built(checked, with_cost(stack, breakdown), graph, breakdown)
 
 
@@ -373,22 +375,24 @@ def policed(built: Built, policies: Mapping[str, PolicyConfig]) -> tuple[StackRe
 
     stack, graph, checked = built.report, built.graph, built.checked
     if graph is not None:
-        run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+        held = workspace_of(checked.inputs.stack.path, checked.inputs.org.path).facts(checked.inputs)
+        run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack), held)
         stack = policy_report(stack, run, graph)
     figures = plan_figures(checked.plan)
-    snapshot = Snapshot(
-        stack.stack, graph, built.breakdown, findings_of(stack.stack, _findings(stack)), figures=figures
-    )
-    return stack, snapshot
+    return stack, Snapshot(stack.stack, graph, built.breakdown, review_items(stack), figures=figures)
 
 
 def flows_judged(checked: Checked, graph: Graph) -> list[PreflightFinding]:
     """The stack's declared data flows judged by its own graph's policies and its peers' (the registry's)."""
     from gpuinfra.pulumi.components.flows import declared_flows
-    from gpuinfra.pulumi.peers import peer_graphs
 
     flows = declared_flows(checked.inputs, checked.plan)
-    return flow_findings(flows, graph, peer_graphs(checked.inputs)) if flows else []
+    if not flows:
+        return []
+    inputs = checked.inputs
+    workspace = workspace_of(inputs.stack.path, inputs.org.path)
+    registries = workspace.registries(inputs.stack.name, inputs.spec, inputs.org.org.registry)
+    return flow_findings(flows, graph, list(registries))
 
 
 def preview_stacks(
@@ -404,11 +408,6 @@ def preview_stacks(
 
 
 _REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
-
-
-def _findings(stack: StackReport) -> dict[str, object]:
-    """The findings and policy violations of a stack report in the shape a document carries them."""
-    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}, "preflight": True})
 
 
 def monthly_cost(stack: StackReport) -> Decimal | None:

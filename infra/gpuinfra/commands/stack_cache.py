@@ -8,8 +8,8 @@ A stack's preview is a pure function of what it reads, and its key is a SHA-256 
   and every installed distribution's version): a change to the code invalidates every stack;
 - the run's options: `--suppress`, and the *content* of the usage file and the policy config;
 - the clock the catalog's staleness warning reads (SOURCE_DATE_EPOCH or today's date, the age limit);
-- the other stacks the preview reads: those of the same account (the quota and budget ledgers,
-  plan/account.py and policy/rules/ledger.py) and the registry stacks (the access flows, pulumi/peers.py). A
+- the other stacks the preview reads: those of the same account (quotas and budgets) and the registry stacks
+  (the access flows), as the workspace folds them (gpuinfra.workspace). A
   stack whose account or kind cannot be told from a quick read is counted in: an entry may be invalidated too
   often, never reused wrongly.
 
@@ -39,6 +39,7 @@ from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.report.model import StackReport
 from gpuinfra.review.diff import Snapshot
+from gpuinfra.workspace.members import read_member, stack_files, stack_name
 
 FORMAT = "gpuinfra-stack-preview-1"
 """Bumped when the key's parts or an entry's layout change."""
@@ -57,8 +58,8 @@ def _file(path: Path | None) -> str:
     if path is None:
         return "none"
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_member(path).data).hexdigest()
+    except GpuinfraError:
         return "unreadable"
 
 
@@ -98,10 +99,10 @@ in one process, look at each unchanged file once."""
 
 def peer(path: Path) -> Peer:
     """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
-    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    name = stack_name(path)
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_member(path).data
+    except GpuinfraError:  # not a regular file, too large: the preview refuses it by name
         return Peer(name, "unreadable", None, None)
     digest = _digest(path.name, data)
     found = _LOOKS.get(digest)
@@ -180,10 +181,10 @@ class Keys:
 
         try:
             path = stack_path(arg)
-            own = path.read_bytes()
+            own = read_member(path).data
             project = project_dir(path.parent)
             org = self.org or trusted_org_path(path, project)
-            org_text = org.read_bytes()
+            org_text = read_member(org).data
         except (GpuinfraError, OSError):
             return None
         accounts = self._account_ids(org, org_text)
@@ -207,12 +208,14 @@ class Keys:
         return found
 
     def _siblings(self, path: Path) -> list[Path]:
-        """The other stack files beside `path` (plan/account.py's `sibling_files`), listed once per folder."""
-        from gpuinfra.plan.account import sibling_files
-
+        """The other stack files beside `path` (the workspace's members), listed once per folder."""
         listed = self._folders.get(path.parent)
         if listed is None:
-            listed = self._folders[path.parent] = sorted([*sibling_files(path), path])
+            try:
+                listed = sorted({*stack_files(path.parent), path})
+            except GpuinfraError:
+                listed = [path]
+            self._folders[path.parent] = listed
         return [p for p in listed if p.name != path.name]
 
     def _account_ids(self, org: Path, text: bytes) -> dict[str, str]:
@@ -264,8 +267,7 @@ class Entry:
 
     def _snapshot(self, usage: Usage) -> Snapshot:
         from gpuinfra.catalog import load_catalog
-        from gpuinfra.commands.preview import _findings
-        from gpuinfra.review.documents import findings_of
+        from gpuinfra.commands.snapshots import review_items
 
         stack = self.report
         graph = breakdown = None
@@ -274,7 +276,7 @@ class Entry:
             assumed = usage.with_assumed(assumed_usage(stack.plan, graph))
             breakdown = price_graph(graph, load_catalog(), assumed)
         figures = plan_figures(stack.plan)
-        return Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=figures)
+        return Snapshot(stack.stack, graph, breakdown, review_items(stack), figures=figures)
 
 
 def entry_of(report: StackReport, snapshot: Snapshot) -> Entry:

@@ -28,6 +28,7 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
 
 FinetuneMethod = Literal["lora", "qlora", "full"]
 BasePrecision = Literal["fp32", "bf16", "fp16"]
@@ -162,6 +163,10 @@ class FinetuneKueue(SpecModel):
 
 class FinetuneSpec(SpecModel):
     """A fine-tuning workload: LoRA/QLoRA runs on an AWS Batch queue in a training account."""
+
+    @property
+    def target(self) -> Target:
+        return Target("aws", self.account, (self.region,))
 
     name: Name
     account: AccountName

@@ -23,6 +23,7 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
 
 DEFAULT_SERVING_AMI = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -372,6 +373,10 @@ class Slo(SpecModel):
 
 class InferenceSpec(SpecModel):
     """A geo-distributed inference fleet."""
+
+    @property
+    def target(self) -> Target:
+        return Target("aws", self.account, tuple(r.region for r in self.regions))
 
     name: Name
     account: AccountName

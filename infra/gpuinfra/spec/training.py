@@ -28,6 +28,7 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
 
 DEFAULT_EKS_NODE_IMAGE = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -414,6 +415,10 @@ class Failure(SpecModel):
 
 class TrainingSpec(SpecModel):
     """A training cluster: accelerators, fabric, file system, checkpointing, racks, scheduler."""
+
+    @property
+    def target(self) -> Target:
+        return Target(self.provider, self.account, (self.region,) if self.region else ())
 
     name: Name
     account: AccountName

@@ -2,8 +2,8 @@
 of) the account's monthly budget.
 
 A budget is a ceiling, so the stack is judged by its maximum monthly cost (every group at its maximum
-size), not the expected one, and added to what the account's other stacks cost at their maximum
-(ledger.py): two stacks each within the budget alone can exceed it together, and the review of either
+size), not the expected one, and added to what the account's other stacks cost at their maximum (folded
+by gpuinfra.workspace): two stacks each within the budget alone can exceed it together, and the review of either
 names both. Mandatory by default (a platform team lowers it in the pack's config).
 
 The stack's figure comes from one function, (graph, facts) -> maximum monthly USD (Decimal) or None when
@@ -27,7 +27,6 @@ from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.values import plain
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
-from gpuinfra.policy.rules.ledger import others
 
 MonthlyCost = Callable[[Graph, StackFacts], Decimal | None]
 
@@ -100,7 +99,7 @@ def within_budget(args: StackValidationArgs, report_violation: ReportViolation) 
     if monthly is None:
         args.not_applicable("no cost estimate for this stack")
         return
-    siblings = others(facts)
+    siblings = facts.held.totals
     for other in siblings:
         if other.problem:
             report_violation(
