@@ -60,8 +60,13 @@ def eu_west(tmp_path_factory: pytest.TempPathFactory) -> Path:
 @pytest.fixture(scope="module")
 def eu_json(eu_west: Path) -> dict:
     result = gpuinfra("preview", str(eu_west), "--format", "json")
-    assert result.returncode == 0, result.stderr  # a warning, not a failure: the stack itself is fine
-    return json.loads(result.stdout)["stacks"][0]
+    # the cost is a warning; what fails is the budget, which a lower bound cannot judge
+    assert result.returncode == 1, result.stderr
+    stack = json.loads(result.stdout)["stacks"][0]
+    (budget,) = [v for v in stack["policy"]["violations"] if v["policy"] == "budget-within-account"]
+    assert budget["level"] == "mandatory" and budget["message"].startswith("cannot judge ml-training's budget")
+    assert "llm-train: aws-native:pcs:ComputeNodeGroup: Instances, on-demand (p5.48xlarge)" in budget["message"]
+    return stack
 
 
 def test_the_json_marks_the_total_partial_and_names_the_lines(eu_json: dict) -> None:
@@ -89,7 +94,7 @@ def test_the_json_marks_the_total_partial_and_names_the_lines(eu_json: dict) -> 
 )
 def test_the_table_and_markdown_headline_say_at_least(eu_west: Path, eu_json: dict, fmt: str, headline: str) -> None:
     result = gpuinfra("preview", str(eu_west), "--format", fmt)
-    assert result.returncode == 0, result.stderr
+    assert result.returncode == 1, result.stderr
     total = money(Decimal(eu_json["cost"]["monthly_usd"]))
     assert f"{headline}{total.removeprefix('$')}/month (partial: a price is unknown)" in result.stdout
     assert "cost-partial" in result.stdout

@@ -167,6 +167,11 @@ class Breakdown:
         """The unpriced lines whose price itself is unknown (Line.price_unknown)."""
         return [(r, line) for r, line in self.lines() if line.price_unknown]
 
+    def unknown_keys(self) -> tuple[str, ...]:
+        """Each line whose price is unknown as '<type>: <line> (<resource>)': what a budget cannot add up, in the
+        form a pack config accepts by prefix (`budget-within-account.accepted_unpriced`)."""
+        return tuple(unknown_key(r, line) for r, line in self.unknown_prices())
+
     @cached_property
     def partial(self) -> bool:
         """The totals leave out a line whose price is unknown: each is at least its figure, not exactly it.
@@ -195,6 +200,23 @@ class Breakdown:
             acc[1] += r.monthly_min or Decimal(0)
             acc[2] += r.monthly_max or Decimal(0)
         return {k: (v[0], v[1], v[2]) for k, v in sorted(out.items())}
+
+
+def unknown_key(r: ResourceCost, line: Line) -> str:
+    return f"{r.type}: {line.name} ({r.name})"
+
+
+class MaxCost(Decimal):
+    """A maximum monthly cost (USD) that also says which lines it leaves out for want of a price (`unknown`,
+    Breakdown.unknown_keys): a Decimal everywhere a figure is read, a lower bound where `unknown` is not empty."""
+
+    unknown: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: Decimal, unknown: tuple[str, ...]) -> MaxCost:
+        out = cls(value)
+        out.unknown = unknown
+        return out
 
 
 def _dimension(r: ResourceCost, dimension: str) -> str:
@@ -229,6 +251,8 @@ __all__ = [
     "USAGE_BASED",
     "Breakdown",
     "Line",
+    "MaxCost",
     "ResourceCost",
     "Where",
+    "unknown_key",
 ]
