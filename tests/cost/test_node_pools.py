@@ -107,3 +107,27 @@ def test_the_tightest_limit_binds_and_no_limit_is_no_bound() -> None:
     assert node_pool(pool({}, ["p5.48xlarge"])).most(p5) is None
     assert "bound no count of p5.48xlarge" in (bound_problem(node_pool(pool({}, ["p5.48xlarge"])), lambda _: p5) or "")
     assert "names no instance types" in (bound_problem(node_pool(pool({"cpu": "64"}, [])), lambda _: p5) or "")
+
+
+def test_an_ec2_fleet_is_priced_at_its_target_capacity(catalog: Catalog) -> None:
+    """600 g6e.xlarge of which 100 on-demand: 100 at the on-demand rate, 500 at the catalog's spot discount."""
+    from policy_helpers import planted
+
+    inputs = {
+        "launchTemplateConfigs": [{"overrides": [{"instanceType": "g6e.xlarge"}]}],
+        "targetCapacitySpecification": {
+            "totalTargetCapacity": 600,
+            "onDemandTargetCapacity": 100,
+            "defaultTargetCapacityType": "spot",
+        },
+    }
+    b = price_graph(planted(example_graph("chat-serve"), "aws:ec2/fleet:Fleet", "burst-fleet", inputs), catalog)
+    lines = {
+        line.name.split(",")[0] + "," + line.name.split(",")[1].split(" (")[0]: line
+        for line in b.get("aws:ec2/fleet:Fleet::burst-fleet").lines
+    }  # type: ignore[union-attr]
+    # planted beside the graph's first VPC: ap-northeast-1, where the catalog's g6e.xlarge row is $2.699/hour
+    od = catalog.on_demand("g6e.xlarge", "ap-northeast-1")
+    assert od is not None and od.usd_per_hour == Decimal("2.699")
+    assert lines["Instances, on-demand"].monthly == Decimal("197027")  # 100 x $2.699 x 730
+    assert lines["Instances, spot"].quantity == 500

@@ -11,6 +11,7 @@ from typing import Any
 from gpuinfra.catalog import Catalog
 from gpuinfra.cost.batch import price_compute_environment
 from gpuinfra.cost.compute import price_group, price_instance, price_node_group, price_pcs_cluster, price_pcs_node_group
+from gpuinfra.cost.fleets import price_fleet
 from gpuinfra.cost.lines import Ctx, unknown
 from gpuinfra.cost.locate import Locator
 from gpuinfra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost, Where
@@ -50,6 +51,8 @@ PRICERS: dict[str, Pricer] = {
     tokens.PCS_CLUSTER: price_pcs_cluster,
     tokens.KARPENTER_NODE_POOL: price_node_pool,
     tokens.BATCH_COMPUTE_ENVIRONMENT: price_compute_environment,
+    tokens.EC2_FLEET: price_fleet,
+    tokens.SPOT_FLEET: price_fleet,
     tokens.LUSTRE: price_lustre,
     tokens.BUCKET: price_bucket,
     tokens.EFS_FILE_SYSTEM: price_efs,

@@ -32,6 +32,7 @@ BUCKET_VERSIONING_V2 = "aws:s3/bucketVersioningV2:BucketVersioningV2"
 CLOUDFRONT_DISTRIBUTION = "aws:cloudfront/distribution:Distribution"
 DEFAULT_SECURITY_GROUP = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 EBS_VOLUME = "aws:ebs/volume:Volume"
+EC2_FLEET = "aws:ec2/fleet:Fleet"
 EIP = "aws:ec2/eip:Eip"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
@@ -85,6 +86,7 @@ PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
+SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
@@ -148,6 +150,7 @@ __all__ = [
     "CLOUDFRONT_DISTRIBUTION",
     "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
+    "EC2_FLEET",
     "EFS_FILE_SYSTEM",
     "EFS_MOUNT_TARGET",
     "EIP",
@@ -211,6 +214,7 @@ __all__ = [
     "SG_EGRESS_RULE",
     "SG_INGRESS_RULE",
     "SG_RULE",
+    "SPOT_FLEET",
     "SSM_PARAMETER",
     "SUBNET",
     "TARGET_GROUP",
