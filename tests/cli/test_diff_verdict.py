@@ -136,3 +136,25 @@ def test_a_base_that_was_not_previewed_leaves_the_head_judged(tmp_path: Path) ->
     done = gpuinfra("diff", str(base), str(head), "--format", "json")
     assert done.returncode == 0, done.stdout
     assert json.loads(done.stdout)["stacks"][0]["not_judged"] is None
+
+
+ENDPOINT = {
+    "urn": "urn:pulumi:s::gpuinfra::aws:sagemaker/endpoint:Endpoint::serve",
+    "type": "aws:sagemaker/endpoint:Endpoint",
+    "name": "serve",
+    "inputs": {"endpointConfigName": "serve-config"},
+}
+
+
+def test_a_review_whose_head_has_an_unknown_price_says_its_totals_are_partial(tmp_path: Path) -> None:
+    """The comment's cost headline and the stack's section say "partial" when a line has no price (the review
+    showed "+$163.84" for four unpriced p5 nodes, with nothing saying the largest line was left out)."""
+    base = document(tmp_path, "base", [stack()])
+    head = document(tmp_path, "head", [{**stack(), "resources": [NAT, ENDPOINT]}])
+    done = gpuinfra("diff", str(base), str(head), "--format", "markdown")
+    assert "⚠️ **Partial**: a price is unknown in `s`, so these totals are lower bounds" in done.stdout, done.stdout
+    assert "(partial: a price is unknown)" in done.stdout
+    report = json.loads(gpuinfra("diff", str(base), str(head), "--format", "json").stdout)
+    assert report["stacks"][0]["partial"] is True
+    quiet = json.loads(gpuinfra("diff", str(base), str(base), "--format", "json").stdout)
+    assert quiet["stacks"][0]["partial"] is False

@@ -351,6 +351,8 @@ class StackDiffOut(Model):
     """Plan figures that differ between base and head."""
     not_judged: str | None = None
     """Why the head was not judged (not previewed): the review cannot pass it. None when it was judged."""
+    partial: bool = False
+    """A side's total leaves out a line whose price is unknown: its totals are lower bounds, its change inexact."""
 
 
 class DataLossOut(Model):
@@ -383,6 +385,11 @@ class DiffReport(Model):
     def blocking(self) -> list[FindingChangeOut]:
         """The head side's findings that fail the check (errors.verdict's rule)."""
         return [f for s in self.stacks for f in s.findings if f.status != "resolved" and blocks(f.level)]
+
+    @property
+    def partial(self) -> list[str]:
+        """Stacks whose totals leave out an unknown price (on either side)."""
+        return [s.stack for s in self.stacks if s.partial]
 
     @property
     def not_judged(self) -> list[StackDiffOut]:

@@ -93,6 +93,7 @@ def stack_out(s: StackDiff) -> StackDiffOut:
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
         figures=[FigureChangeOut(name=f.name, unit=f.unit, before=f.before, after=f.after) for f in s.figures],  # type: ignore[arg-type]
         not_judged=s.not_judged,
+        partial=any(b is not None and b.partial for b in (s.before, s.after)),
     )
 
 

@@ -97,7 +97,8 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
         "",
         f"== {s.stack} ({s.status}) {signed_money(s.monthly.delta_usd)}/month: "
         f"{money(s.monthly.before.monthly_usd)} -> {money(s.monthly.after.monthly_usd)}"
-        + (f"  [{counts}]" if counts else ""),
+        + (f"  [{counts}]" if counts else "")
+        + ("  (partial: a price is unknown)" if s.partial else ""),
     ]
     if s.not_judged:
         out.append(f"  NOT JUDGED: {s.not_judged}; the base's findings below are unknown, not resolved")
