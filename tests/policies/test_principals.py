@@ -110,3 +110,49 @@ CASES = [
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_every_principal_form_is_judged(case: PolicyCase) -> None:
     run_case(case)
+
+
+# Grants carried by other resource types (each also refused by unrecognised-resource until allow-listed; here the
+# grant itself is judged, so listing the type would not let it through).
+CARRIERS = [
+    (
+        "aws:sns/topic:Topic",
+        {
+            "name": "alerts",
+            "policy": document(Principal={"AWS": "arn:aws:iam::222222222222:root"}, Action="sns:Subscribe"),
+        },
+        r"planted: statement Planted grants ml-inference \(222222222222, inference\) sns:Subscribe",
+    ),
+    (
+        "aws:s3control/accessPointPolicy:AccessPointPolicy",
+        {
+            "accessPointArn": "arn:aws:s3:us-east-1:111111111111:accesspoint/ckpt",
+            "policy": document(Principal="*", Action="s3:GetObject", Resource="*"),
+        },
+        r"planted: statement Planted grants to anyone \(Principal \*\)",
+    ),
+    (
+        "aws:lambda/permission:Permission",
+        {"function": "export", "action": "lambda:InvokeFunction", "principal": "222222222222"},
+        r"planted: lets account 222222222222 invoke the function",
+    ),
+    (
+        "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission",
+        {"snapshotId": "snap-0123456789abcdef0", "accountId": "222222222222"},
+        r"planted: shares its snapshot with account 222222222222",
+    ),
+]
+
+
+@pytest.mark.parametrize(("kind", "inputs", "message"), CARRIERS, ids=[c[0].rsplit(":", 1)[1] for c in CARRIERS])
+def test_grants_in_other_carriers_are_judged(kind: str, inputs: dict[str, Any], message: str) -> None:
+    import re
+
+    from gpuinfra.policy.pack import pack_config, police
+    from helpers import example_graph
+    from policy_helpers import facts_for, planted
+
+    run = police(planted(example_graph("llm-train"), kind, "planted", inputs), facts_for("llm-train"), pack_config())
+    found = [v for v in run.violations if v.policy == POLICY]
+    assert any(re.search(message, v.message) for v in found), [v.message for v in run.violations]
+    assert {v.level for v in found} == {"mandatory"}

@@ -63,8 +63,15 @@ RESOURCE_POLICIES = (
     "aws:sqs/queuePolicy:QueuePolicy",
     "aws:sns/topicPolicy:TopicPolicy",
     "aws:ecr/repositoryPolicy:RepositoryPolicy",
+    "aws:ecr/registryPolicy:RegistryPolicy",
+    "aws:sns/topic:Topic",
+    "aws:s3/accessPoint:AccessPoint",
+    "aws:s3control/accessPointPolicy:AccessPointPolicy",
+    "aws:glacier/vault:Vault",
 )
 """Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
+LAMBDA_PERMISSION = "aws:lambda/permission:Permission"
+SNAPSHOT_PERMISSION = "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission"
 REGISTRY_WRITE = frozenset({"s3:PutObject", "s3:AbortMultipartUpload"})
 REGISTRY_READ = frozenset({"s3:GetObject"})
 REGISTRY_LIST = frozenset({"s3:ListBucket"})
@@ -343,6 +350,8 @@ def cross_account_grants(args: StackValidationArgs, report_violation: ReportViol
         for statement in statements(get(resource.props, field)):
             for problem in grant_problems(facts, resource, statement):
                 report_violation(f"{resource.name}: {problem}", resource.urn)
+    for problem, resource in _shares(facts, stack):
+        report_violation(f"{resource.name}: {problem}", resource.urn)
     for replication in stack.of_type(tokens.BUCKET_REPLICATION):
         for rule in get(replication.props, "rules", default=[]):
             account = get(rule, "destination", "account")
@@ -354,7 +363,11 @@ def cross_account_grants(args: StackValidationArgs, report_violation: ReportViol
                 )
 
 
-POLICY_FIELDS = {tokens.IAM_ROLE: "assumeRolePolicy", tokens.LOG_RESOURCE_POLICY: "policyDocument"}
+POLICY_FIELDS = {
+    tokens.IAM_ROLE: "assumeRolePolicy",
+    tokens.LOG_RESOURCE_POLICY: "policyDocument",
+    "aws:cloudwatch/logDestinationPolicy:LogDestinationPolicy": "accessPolicy",
+}
 """Resources whose grant document is not their `policy` field."""
 ANYONE = "*"
 
@@ -408,6 +421,35 @@ def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mappi
             "grant other accounts, and only its upload (write) and model (read) prefixes"
         )
     return problems
+
+
+def _shares(facts: StackFacts, stack: StackView) -> list[tuple[str, PolicyResource]]:
+    """Grants that are not policy documents: a Lambda permission's principal (an account id, '*', or a service
+    whose calls another account may cause unless sourceAccount pins it: Lambda API, AddPermission), and a snapshot's
+    create-volume permission (EC2 API, ModifySnapshotAttribute: the account it shares the snapshot with)."""
+    own = facts.account.id
+    out = []
+    for permission in stack.of_type(LAMBDA_PERMISSION):
+        principal = str(get(permission.props, "principal") or "")
+        source = str(get(permission.props, "sourceAccount") or "")
+        account = (
+            principal if principal.isdigit() else account_of_arn(principal) if principal.startswith("arn:") else ""
+        )
+        if principal == "*":
+            out.append(("lets anyone invoke the function (principal *)", permission))
+        elif account and account != own:
+            out.append(
+                (f"lets account {account} invoke the function; only the registry may grant other accounts", permission)
+            )
+        elif not account and source and source != own:
+            out.append((f"lets {principal} invoke the function on behalf of account {source}", permission))
+    for share in stack.of_type(SNAPSHOT_PERMISSION):
+        account = str(get(share.props, "accountId") or "")
+        if account != own:
+            out.append(
+                (f"shares its snapshot with account {account or '(unknown)'}: its data leaves the account", share)
+            )
+    return out
 
 
 def _anyone(statement: Mapping[str, Any]) -> str:
