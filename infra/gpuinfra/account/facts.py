@@ -24,6 +24,8 @@ class StackTotal:
     """Account id -> the stack's maximum monthly cost there (USD)."""
     problem: str | None = None
     """Why the stack could not be totalled (then it holds an unknown amount, not zero)."""
+    unknown: tuple[str, ...] = ()
+    """Lines its total leaves out for want of a price (cost.Breakdown.unknown_keys): the total is a lower bound."""
 
 
 @dataclass(frozen=True)

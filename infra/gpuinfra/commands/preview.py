@@ -22,6 +22,7 @@ from gpuinfra.commands.options import usage as usage_of
 from gpuinfra.commands.snapshots import review_items
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
+from gpuinfra.cost.model import USAGE_BASED, MaxCost
 from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.policy.config import PolicyConfig
@@ -363,12 +364,19 @@ _REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
 
 
 def monthly_cost(stack: StackReport) -> Decimal | None:
-    """The maximum monthly cost preview priced (groups at maximum size), for the budget policy; None when nothing
+    """The maximum monthly cost preview priced (groups at maximum size), for the budget policy, with the lines it
+    leaves out for want of a price (MaxCost.unknown, as cost.Breakdown.unknown_keys names them); None when nothing
     had a price."""
     cost = stack.cost
     if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
         return None
-    return cost.monthly_max_usd
+    unknown = tuple(
+        f"{r.type}: {line.name} ({r.name})"
+        for r in cost.resources
+        for line in r.lines
+        if line.monthly_usd is None and USAGE_BASED not in line.flags
+    )
+    return MaxCost.of(cost.monthly_max_usd, unknown)
 
 
 def engine_failure(message: str) -> FindingOut:

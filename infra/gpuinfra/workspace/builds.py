@@ -26,14 +26,19 @@ def total_of(stack: str, plan: Any, graph: Graph) -> StackTotal:
 
     breakdown = price_graph(graph, load_catalog(), Usage().with_assumed(assumed_usage(plan, graph)))
     monthly = {account: totals[2] for account, totals in breakdown.by("account").items() if account.isdigit()}
-    return StackTotal(stack, monthly)
+    return StackTotal(stack, monthly, unknown=breakdown.unknown_keys())
 
 
 def built_total(member: Member, org: Path, org_data: bytes, quotas: AccountQuotas) -> StackTotal:
     """The member read, planned with its account's holdings (`quotas`: a Karpenter pool's limits are what the
     grant leaves it) and built in the engine, then priced; kept by every input it is computed from."""
     data = cached(_total_key(member, org_data, quotas), lambda: _plain_total(_build_total(member, org, quotas)))
-    return StackTotal(data["stack"], {a: Decimal(v) for a, v in data["monthly_max"].items()}, data["problem"])
+    return StackTotal(
+        data["stack"],
+        {a: Decimal(v) for a, v in data["monthly_max"].items()},
+        data["problem"],
+        tuple(data.get("unknown", ())),
+    )
 
 
 def store_total(member: Member, org_data: bytes, quotas: AccountQuotas, total: StackTotal) -> StackTotal:
@@ -43,7 +48,7 @@ def store_total(member: Member, org_data: bytes, quotas: AccountQuotas, total: S
 
 
 def _total_key(member: Member, org_data: bytes, quotas: AccountQuotas) -> str:
-    return content_key("stack-total", 1, member.path.name, member.data, org_data, repr(quotas))
+    return content_key("stack-total", 2, member.path.name, member.data, org_data, repr(quotas))
 
 
 def _plain_total(total: StackTotal) -> dict[str, Any]:
@@ -51,6 +56,7 @@ def _plain_total(total: StackTotal) -> dict[str, Any]:
         "stack": total.stack,
         "monthly_max": {account: str(usd) for account, usd in total.monthly_max.items()},
         "problem": total.problem,
+        "unknown": list(total.unknown),
     }
 
 

@@ -660,6 +660,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                     taint,
                     devices.resource,
                     devices.node_selector,
+                    region=pool.region,
                 ),
                 opts=after_class,
             )
