@@ -164,7 +164,8 @@ def generated(graph: Graph) -> tuple[list[Any], list[str]]:
 
 
 def exposed(script: str) -> str:
-    """The text bash would expand: everything outside single quotes, comments and quoted here-documents."""
+    """The text bash would expand: everything outside single quotes (`'...'`, `$'...'`), comments and quoted
+    here-documents."""
     out, i, n, at_word_start = [], 0, len(script), True
     heredoc: str | None = None
     lines = script.split("\n")
@@ -178,6 +179,12 @@ def exposed(script: str) -> str:
                 heredoc = None
             continue
         c = text[i]
+        if text.startswith("$'", i):  # ANSI-C quoting (Bash Reference Manual 3.1.2.4): literal, `\'` escaped
+            j = i + 2
+            while j < n and text[j] != "'":
+                j += 2 if text[j] == "\\" else 1
+            i, at_word_start = j + 1, False
+            continue
         if c == "'":
             close = text.find("'", i + 1)
             i = close + 1 if close >= 0 else n

@@ -79,10 +79,10 @@ def init_stack(workload: str, name: str, directory: Path, force: bool = False) -
             f"stack file {result.stack} exists", file=result.stack, hint="give another name, or --force to replace it"
         )
     org_path = stacks / "org.yaml"
-    write_new(org_path, render("org.yaml.j2", schema_line=schema_line(project, org_path, "org")), result)
+    write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result)
     write_schemas(project, result)
     context = stack_context(workload, name, org_path)
-    text = render(f"{workload}.yaml.j2", schema_line=schema_line(project, result.stack, "stack"), **context)
+    text = render(f"{workload}.yaml.j2", schema_path=schema_path(project, result.stack, "stack"), **context)
     write(result.stack, text, result)
     result.next_steps = next_steps(workload, name, context)
     return result
@@ -117,10 +117,11 @@ def write_schemas(project: Path, result: InitResult) -> None:
         write(folder / f"{kind}.schema.json", json.dumps(data, indent=2, sort_keys=True) + "\n", result)
 
 
-def schema_line(project: Path, file: Path, kind: str) -> str:
-    """The comment YAML editors (the yaml-language-server) read to validate and complete the file."""
+def schema_path(project: Path, file: Path, kind: str) -> str:
+    """The schema's path from `file`, for the comment YAML editors (the yaml-language-server) read to validate and
+    complete the file (`# yaml-language-server: $schema=<path>`, templates/init/)."""
     relative = os.path.relpath(project / "schemas" / f"{kind}.schema.json", file.parent)
-    return f"# yaml-language-server: $schema={Path(relative).as_posix()}"
+    return Path(relative).as_posix()
 
 
 def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:
