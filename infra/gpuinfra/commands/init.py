@@ -101,7 +101,18 @@ def check_arguments(workload: str, name: str) -> None:
 def new_project(directory: Path, result: InitResult) -> Path:
     """No Pulumi.yaml at or above `directory`: make `directory` a project whose program is the installed
     gpuinfra's (Pulumi's Python host runs `main` with runpy, so a two-line file suffices)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    if directory.exists() and not directory.is_dir():
+        raise InputError.single(
+            "--dir names a file, not a folder", file=directory, hint="give a folder (it is made if missing)"
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.single(
+            f"cannot make the project folder: {exc.strerror or type(exc).__name__}",
+            file=directory,
+            hint="give a folder you can write, whose parents are folders",
+        ) from None
     project_name = re.sub(r"[^A-Za-z0-9_.-]", "-", directory.resolve().name) or "gpuinfra"
     write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name), result)
     write_new(directory / "gpuinfra_program.py", PROGRAM_TEMPLATE, result)

@@ -22,7 +22,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuinfra.spec.files import read_bytes_or_none
 from gpuinfra.store.fingerprint import environment
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""review.documents.MAX_DOCUMENT_BYTES (not imported: documents imports the pricing stages, a cache lookup need not)."""
 
 FORMAT = "gpuinfra-base-preview-1"
 
@@ -35,11 +39,15 @@ class Entry:
     """The base's `gpuinfra preview --format json` document, as its code wrote it."""
 
 
+MAX_ENTRY_BYTES = 2 * MAX_DOCUMENT_BYTES
+"""An entry holds one preview document (JSON-escaped inside the entry, so up to about twice its size)."""
+MAX_KEYED_FILE_BYTES = 64 * 1024 * 1024
+"""A usage file or policy configuration hashed into the key: their readers refuse anything past a few MiB."""
+
+
 def _file_digest(path: str) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
+    data = read_bytes_or_none(Path(path), MAX_KEYED_FILE_BYTES)  # a FIFO or /dev/zero named here never hangs
+    return "unreadable" if data is None else hashlib.sha256(data).hexdigest()
 
 
 def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
@@ -57,9 +65,8 @@ def _seal(key: str, payload: bytes) -> str:
 
 def read(cache_dir: Path, key: str) -> Entry | None:
     """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not the expected shape)."""
-    try:
-        blob = (cache_dir / f"{key}.json").read_bytes()
-    except OSError:
+    blob = read_bytes_or_none(cache_dir / f"{key}.json", MAX_ENTRY_BYTES)  # a FIFO, device or huge file: a miss
+    if blob is None:
         return None
     seal, _, payload = blob.partition(b"\n")
     if seal.decode("ascii", "replace") != _seal(key, payload):
