@@ -23,7 +23,7 @@ from gpuinfra.errors import InputError
 
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
-MAX_JSON_NUMBER = 10**30
+MAX_JSON_NUMBER = 1e30
 """Larger numbers are refused as they are parsed, before any becomes a Decimal. gpuinfra's own documents carry
 training FLOP counts (4.2e23 for llm-train-onprem; published frontier runs are near 4e25), nothing larger."""
 
@@ -142,7 +142,7 @@ def _finite_float(text: str) -> float:
     if not math.isfinite(value):
         raise _NumberError(f"the number {text[:40]} is beyond a double's range")
     if abs(value) > MAX_JSON_NUMBER:
-        raise _NumberError(f"the number {text[:40]} is beyond {MAX_JSON_NUMBER:.0e}")
+        raise _NumberError(f"the number {text[:40]} is beyond {MAX_JSON_NUMBER:g}")
     return value
 
 
@@ -152,7 +152,7 @@ def _bounded_int(text: str) -> int:
         raise _NumberError(f"the integer {text[:20]}... has {digits:,} digits")
     value = int(text)
     if abs(value) > MAX_JSON_NUMBER:
-        raise _NumberError(f"the integer {text[:20]} is beyond {MAX_JSON_NUMBER:.0e}")
+        raise _NumberError(f"the integer {text[:20]} is beyond {MAX_JSON_NUMBER:g}")
     return value
 
 
