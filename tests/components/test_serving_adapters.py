@@ -91,10 +91,9 @@ def test_prefetch_fetches_and_serve_mounts_each_adapter(tmp_path: Path) -> None:
         assert_bash_ok(script, tmp_path)
     prefetch, serve = found[0], found[1]
     for adapter in ADAPTERS:
-        source = f'"s3://acme-model-registry-eu-central-1/models/{adapter["weights_prefix"]}"'
-        assert f'fetch_verified {source} "${{STATE_DIRECTORY:-/var/lib/gpuinfra}}/adapters/{adapter["name"]}"' in (
-            prefetch
-        )
+        source = f"s3://acme-model-registry-eu-central-1/models/{adapter['weights_prefix']}"
+        target = f'"${{STATE_DIRECTORY:-/var/lib/gpuinfra}}"/adapters/{adapter["name"]}'
+        assert f"fetch_verified {source} \\\n  {target}\n" in prefetch
         assert f"adapters/{adapter['name']}/.verified" in serve
     assert '/adapters":/adapters:ro' in serve
 

@@ -21,8 +21,12 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuinfra.spec.files import read_bytes_or_none
 from gpuinfra.store.fingerprint import environment
 from gpuinfra.store.sealed import read_sealed, write_sealed
+
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""review.documents.MAX_DOCUMENT_BYTES (not imported: documents imports the pricing stages, a cache lookup need not)."""
 
 FORMAT = "gpuinfra-base-preview-2"
 
@@ -35,11 +39,15 @@ class Entry:
     """The base's `gpuinfra preview --format json` document, as its code wrote it."""
 
 
+MAX_ENTRY_BYTES = 2 * MAX_DOCUMENT_BYTES
+"""An entry holds one preview document (JSON-escaped inside the entry, so up to about twice its size)."""
+MAX_KEYED_FILE_BYTES = 64 * 1024 * 1024
+"""A usage file or policy configuration hashed into the key: their readers refuse anything past a few MiB."""
+
+
 def _file_digest(path: str) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
+    data = read_bytes_or_none(Path(path), MAX_KEYED_FILE_BYTES)  # a FIFO or /dev/zero named here never hangs
+    return "unreadable" if data is None else hashlib.sha256(data).hexdigest()
 
 
 def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
@@ -49,10 +57,6 @@ def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
     clock = os.environ.get("SOURCE_DATE_EPOCH", "")  # reproducible builds' clock: dates in the document
     parts = [FORMAT, tree, json.dumps(sorted(stacks)), json.dumps(flags), *files, clock, *environment()]
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
-
-
-MAX_ENTRY_BYTES = 256 * 1024 * 1024
-"""The largest base document read back."""
 
 
 def read(cache_dir: Path, key: str) -> Entry | None:

@@ -24,6 +24,7 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import K8sLabelValue, KeyPrefix, PromMetricName
 
 DEFAULT_SERVING_AMI = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -70,7 +71,7 @@ class ServedAdapter(SpecModel):
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     """The name clients ask for in the request's `model` field (vLLM --lora-modules name=path)."""
-    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    weights_prefix: KeyPrefix
     """Path of the adapter under the registry's model prefix, with its manifest.json, e.g. adapters/support/v2/."""
     rank: Annotated[int, Field(ge=1, le=512)]
     """The adapter's LoRA rank (adapter_config.json `r`): the server's --max-lora-rank covers the largest."""
@@ -95,7 +96,7 @@ class ServedModel(SpecModel):
     kv_cache: KvCache
     max_concurrent_sequences: Annotated[int, Field(ge=1, le=4096)] = 8
     """Sequences one replica serves at once, each at full context length."""
-    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    weights_prefix: KeyPrefix
     """Path of the weights under the registry's model prefix, e.g. llama-3.1-8b/v3/."""
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
@@ -321,9 +322,9 @@ class KubernetesPlatform(SpecModel):
     """keda (a ScaledObject on the Prometheus query) or hpa (autoscaling/v2 on an external metric: needs an
     external-metrics adapter)."""
     namespace: K8sName = "inference"
-    gpu_product_label: str | None = None
+    gpu_product_label: K8sLabelValue | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
-    queue_metric: str = "vllm:num_requests_waiting"
+    queue_metric: PromMetricName = "vllm:num_requests_waiting"
     """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
     prometheus_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")] | None = None
     """Where KEDA reads the queue metric (autoscaler keda); default: the Prometheus each cluster declares

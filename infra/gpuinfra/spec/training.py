@@ -29,6 +29,7 @@ from gpuinfra.spec.base import (
     zone_problem,
 )
 from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import SlurmValue
 
 DEFAULT_EKS_NODE_IMAGE = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -323,7 +324,7 @@ class Scheduler(SpecModel):
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
     """slurm (an AWS PCS cluster on AWS) or kubernetes (EKS on AWS; an existing cluster on premises). Changing it
     replaces the cluster."""
-    partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
+    partition: SlurmValue = "train"
     """Slurm partition, or the team's Kueue LocalQueue name."""
     namespace: K8sName = "training"
     """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
