@@ -6,7 +6,7 @@ The planner figure is always computed by the planner's own functions from the se
 GPU count, precision, model shape, request shape); the published figure is the source's, quoted. A case never
 feeds a published result into the planner.
 
-`python tests/plan/test_calibration.py` prints the table docs/planning.md shows.
+`PYTHONPATH=tests python tests/plan/test_calibration.py` prints the table docs/planning.md shows.
 """
 
 from __future__ import annotations
@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
+from calibration_runs import RUNS, SOURCES, planned
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.checkpoint import checkpoint_plan
 from gpuinfra.plan.coldstart import cold_start
@@ -49,6 +50,8 @@ class Case:
     planner: Callable[[], float]
     tolerance: float = WITHIN
     note: str = ""
+    url: str = ""
+    date: str = ""
     at_least: bool = False
     """The source gives a floor ("higher than 90%"): below it the planner is on the wrong side, whatever the ratio."""
 
@@ -583,6 +586,31 @@ CASES: list[Case] = [
         note="the planner's rack plan of one NVL72 (18 gb200-nvl72.tray nodes) within its direct-liquid cap",
     ),
 ]
+
+
+RUN_TOLERANCE = 0.35
+"""Each published run alone must be within 35% (one fitted model across 35 runs of several recipes); the set must
+keep MIN_SHARE_WITHIN of all cases within 15%."""
+
+
+def _run_case(run: dict) -> Case:
+    """A published training run of calibration_runs.yaml as a case: tokens/s/GPU from plan/throughput.py."""
+    source = SOURCES[run["source"]]
+    return Case(
+        run["id"],
+        run["group"],
+        source["title"],
+        run["quote"],
+        float(run["published"]),
+        "tokens/s/GPU",
+        lambda: planned(run),
+        tolerance=RUN_TOLERANCE,
+        url=source["url"],
+        date=str(source["date"]),
+    )
+
+
+CASES += [_run_case(r) for r in RUNS]
 
 
 KNOWN_GAPS: list[Case] = [
