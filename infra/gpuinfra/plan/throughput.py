@@ -223,6 +223,21 @@ def step_time(
     )
 
 
+class StepInputs(Plain):
+    """What the run plan needs to price any node count with the step model: the spec's model, its layout and
+    global batch (kept fixed across node counts), the hardware and the precision."""
+
+    shape: ModelShape
+    layout: Parallel
+    hardware: Hardware
+    precision: str
+
+    def tflops_per_gpu(self, gpus: int) -> float:
+        """Model TFLOPS (6 x active parameters) one GPU delivers when the run has `gpus` GPUs."""
+        layout = self.layout.model_copy(update={"gpus": gpus})
+        return step_time(self.shape, layout, self.hardware, self.precision).model_tflops
+
+
 def hardware(
     accelerator: str,
     peak_tflops: dict[str, float],
@@ -248,6 +263,7 @@ __all__ = [
     "Hardware",
     "ModelShape",
     "Parallel",
+    "StepInputs",
     "StepTime",
     "hardware",
     "step_time",
