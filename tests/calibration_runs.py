@@ -37,3 +37,26 @@ def planned(run: dict[str, Any], eff: Efficiency = EFFICIENCY) -> float:
 
 def ratios(eff: Efficiency = EFFICIENCY) -> dict[str, float]:
     return {r["id"]: planned(r, eff) / r["published"] for r in RUNS}
+
+
+GENERATION = {"H100": "Hopper (H100)", "A100": "Ampere (A100 80GB)", "A100-40GB": "Ampere (A100 40GB)"}
+
+
+def residual_table(eff: Efficiency = EFFICIENCY) -> str:
+    """The step model's residuals (planner / published) per hardware generation and precision, as docs/planning.md
+    shows them: runs, median, worst low, worst high, share within 15%."""
+    groups: dict[tuple[str, str], list[float]] = {}
+    for r in RUNS:
+        key = (GENERATION[r["accelerator"]], r["precision"] + (" MoE" if r["group"] == "moe" else ""))
+        groups.setdefault(key, []).append(planned(r, eff) / r["published"])
+    lines = [
+        "| generation | precision | runs | median | lowest | highest | within 15% |",
+        "|---|---|---:|---:|---:|---:|---:|",
+    ]
+    for (gen, prec), values in sorted(groups.items()):
+        ordered = sorted(values)
+        mid = ordered[len(ordered) // 2] if len(ordered) % 2 else sum(ordered[len(ordered) // 2 - 1 :][:2]) / 2
+        within = sum(abs(v - 1) <= 0.15 for v in values)
+        low, high, n = ordered[0], ordered[-1], len(values)
+        lines.append(f"| {gen} | {prec} | {n} | {mid:.2f} | {low:.2f} | {high:.2f} | {within}/{n} |")
+    return "\n".join(lines)

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from calibration_runs import RUNS, SOURCES, planned
+from calibration_runs import RUNS, SOURCES, planned, residual_table
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.checkpoint import checkpoint_plan
 from gpuinfra.plan.coldstart import cold_start
@@ -28,6 +28,7 @@ from gpuinfra.plan.racks import rack_layout
 from gpuinfra.plan.restart import RestartParts
 from gpuinfra.plan.roofline import kv_memory_bytes, replica_ceiling, serving_admits
 from gpuinfra.plan.runtime import RunInputs, goodput
+from gpuinfra.plan.throughput import EFFICIENCY
 
 CATALOG = load_catalog()
 GIB = 2**30
@@ -689,6 +690,30 @@ def test_docs_show_this_table() -> None:
     """docs/planning.md shows the table as the planner computes it now (regenerate it with this file's __main__)."""
     docs = (Path(__file__).resolve().parents[2] / "docs" / "planning.md").read_text()
     assert table() in docs
+
+
+def test_docs_show_the_step_model_residuals() -> None:
+    """docs/planning.md shows the step model's residuals per generation and precision as computed now."""
+    docs = (Path(__file__).resolve().parents[2] / "docs" / "planning.md").read_text()
+    assert residual_table() in docs
+
+
+def moved_groups(**update: object) -> set[str]:
+    """The groups of calibration_runs.yaml whose planner figure moves when one step-model term changes."""
+    changed = EFFICIENCY.model_copy(update=update)
+    return {r["group"] for r in RUNS if abs(planned(r, changed) - planned(r)) > 1e-9 * planned(r)}
+
+
+def test_a_term_moves_the_groups_that_exercise_it() -> None:
+    # The MoE terms move only MoE runs; tensor-parallel time moves no run of the TP=1 groups (MPT's FSDP tables);
+    # fp8's efficiency moves no Ampere run (no fp8 there); the DP overlap moves the FSDP width runs.
+    assert moved_groups(moe_bytes=EFFICIENCY.moe_bytes * 2) == {"moe"}
+    assert moved_groups(expert_gemm=0.5) == {"moe"}
+    tp = moved_groups(tp_exposed=0.5)
+    assert "layout" in tp and not {"width", "a100"} & tp
+    fp8 = moved_groups(gemm={**EFFICIENCY.gemm, "fp8": 0.4})
+    assert {"precision", "layout"} <= fp8 and "a100" not in fp8
+    assert "fixed-batch" in moved_groups(dp_hidden=0.2)
 
 
 def _row(c: Case) -> tuple[str, str, str]:
