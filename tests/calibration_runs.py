@@ -21,18 +21,30 @@ def _hbm(name: str, mib: int) -> float:
     return next(b.gb_s for b in CATALOG.memory_bandwidths if b.name == name and b.memory_mib == mib)
 
 
-def planned(run: dict[str, Any], eff: Efficiency = EFFICIENCY) -> float:
-    """The planner's tokens/s per GPU for the run's setup."""
-    name, mib = MEMORY_MIB[run["accelerator"]]
+def planned_setup(
+    accelerator: str,
+    precision: str,
+    node_gbps: float,
+    shape_row: dict[str, Any],
+    layout_row: dict[str, Any],
+    eff: Efficiency = EFFICIENCY,
+) -> float:
+    """The planner's tokens/s per GPU for one published setup (8-GPU nodes; the catalog's peak and HBM figures)."""
+    name, mib = MEMORY_MIB[accelerator]
     peak = CATALOG.accelerator_peak(name)
     assert peak is not None
-    shape_row = dict(DATA["shapes"][run["shape"]])
+    shape_row = dict(shape_row)
     shape_row.setdefault("active_parameters", shape_row["parameters"])
-    lay = dict(run["layout"])
+    lay = dict(layout_row)
     shape = ModelShape(sequence_length=lay.pop("seq"), **shape_row)
-    layout = Parallel(**lay)
-    hw = hardware(name, dict(peak.dense_tflops), _hbm(name, mib), run["node_gbps"], 8)
-    return step_time(shape, layout, hw, run["precision"], eff).tokens_per_s
+    hw = hardware(name, dict(peak.dense_tflops), _hbm(name, mib), node_gbps, 8)
+    return step_time(shape, Parallel(**lay), hw, precision, eff).tokens_per_s
+
+
+def planned(run: dict[str, Any], eff: Efficiency = EFFICIENCY) -> float:
+    """The planner's tokens/s per GPU for the run's setup."""
+    shape = DATA["shapes"][run["shape"]]
+    return planned_setup(run["accelerator"], run["precision"], run["node_gbps"], shape, run["layout"], eff)
 
 
 def ratios(eff: Efficiency = EFFICIENCY) -> dict[str, float]:
