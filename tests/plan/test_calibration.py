@@ -19,10 +19,12 @@ from pathlib import Path
 import pytest
 from calibration_runs import RUNS, SOURCES, planned, planned_setup, residual_table
 from gpuinfra.catalog import load_catalog
+from gpuinfra.plan.adapters import Shape as AdapterShape
+from gpuinfra.plan.adapters import finetune_memory
 from gpuinfra.plan.checkpoint import checkpoint_plan
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.flops import DEFAULT_MFU, scaling_efficiency, scaling_per_doubling
-from gpuinfra.plan.layout import Budget, Layout, Shape, fits_on
+from gpuinfra.plan.layout import Budget, Layout, Shape, fits_on, layout_bytes
 from gpuinfra.plan.memory import MIB, ServingMemory, kv_bytes_per_token, serving_memory, training_bytes_per_parameter
 from gpuinfra.plan.racks import rack_layout
 from gpuinfra.plan.restart import RestartParts
@@ -105,6 +107,41 @@ def torchtitan_tokens(parameters: float, layers: int, hidden: int, recompute: st
     shape = {"parameters": parameters, "layers": layers, "hidden_size": hidden}
     layout = {"gpus": 64, "global_batch": 64, "seq": 8192, "zero_stage": 3, "recompute": recompute}
     return planned_setup("A100", "bf16", 1600, shape, layout)
+
+
+def bloom_176b_gb() -> float:
+    """Per-GPU GB of BLOOM's layout on the first pipeline stage (plan/layout.py), with fp32 gradient accumulation
+    and the input embedding on that stage."""
+    shape = Shape(
+        parameters=176.247e9,
+        layers=70,
+        hidden_size=14336,
+        attention_heads=112,
+        sequence_length=2048,
+        micro_batch_size=2,
+        vocab_size=250680,
+    )
+    layout = Layout(tensor=4, pipeline=12, zero_stage=1, recompute="full", grad_accumulation="fp32")
+    budget = Budget(
+        precision="bf16",
+        optimizer="adamw",
+        gpus=384,
+        gpus_per_node=8,
+        gpu_bytes=accelerator_memory_mib("A100") * MIB,
+        reserve_fraction=0.10,
+    )
+    return sum(layout_bytes(layout, shape, budget)[0].values()) / 1e9
+
+
+def qlora_65b_fits() -> float:
+    """QLoRA's Guanaco-65B recipe (LLaMA-65B: 80 layers, hidden 8,192, 64 heads, MLP 22,016; 65.2B) on one
+    48 GB GPU (the catalog's L40S), the planner's fine-tuning memory (plan/adapters.py) with a 10% reserve."""
+    modules = ["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
+    shape = AdapterShape(layers=80, hidden_size=8192, attention_heads=64, kv_heads=64, intermediate_size=22016)
+    memory = finetune_memory(
+        shape, 65.2e9, "qlora", "bf16", 64, modules, 16 + 512, 1, True, 1, accelerator_memory_mib("L40S") * MIB, 0.10
+    )
+    return float(memory.fits)
 
 
 def llama3_405b_layout_fits(sequence_length: int = 8192, gpus: int = 8192, context: int = 1) -> float:
@@ -408,6 +445,37 @@ CASES: list[Case] = [
         "verdict",
         lambda: llama3_405b_layout_fits(131072, 16384, 16),
         note="context parallelism divides the activations: without CP the 128K stage would not fit (test_layout)",
+    ),
+    Case(
+        "bloom-176b-per-gpu-memory",
+        "memory",
+        "BigScience, 'BigScience 176B Model' training page (the engineering side); BLOOM paper (arXiv 2211.05100) "
+        "for the shape: 70 layers, hidden 14,336, 112 heads, 250,680-token vocabulary, 2,048-token sequences",
+        "number of GPU used for the training: 384 A100 GPU with 80 Gb of memory each - one copy of the model takes "
+        "48 GPUs (using 60 GB of memory on each GPU)",
+        60,
+        "GB",
+        bloom_176b_gb,
+        tolerance=0.30,
+        url="https://bigscience.notion.site/BigScience-176B-Model-ad073ca07cdf479398d5f95d88e218c4",
+        date="2022-03-11",
+        note="TP 4 x PP 12 (48 GPUs a copy), DP 8 with ZeRO-1, full recompute assumed; fp32 gradients and the "
+        "first stage's embedding bring the plan from 31.5 GB (0.52x) to 45.2; the allocator's cache and "
+        "DeepSpeed's buffers are not modelled",
+    ),
+    Case(
+        "qlora-65b-one-48gb-gpu-fits",
+        "memory",
+        "artidoro/qlora README.md (the QLoRA paper's abstract) and scripts/finetune_guanaco_65b.sh @7f4e95a",
+        "reduces memory usage enough to finetune a 65B parameter model on a single 48GB GPU ... (c) Paged "
+        "Optimizers to manage memory spikes",
+        1.0,
+        "verdict",
+        qlora_65b_fits,
+        url="https://github.com/artidoro/qlora/blob/7f4e95a68dc076bea9b3a413d2b512eca6d004e5/README.md",
+        date="2023-05-23",
+        note="the recipe's --lora_r 64 --lora_modules all --gradient_checkpointing, 16 + 512 tokens, batch 1, on "
+        "the catalog's 48 GB L40S: fits with the paged optimizer's moments off the GPU (refused before: 52 GB)",
     ),
     # -- KV cache and weights -----------------------------------------------------------------------------------
     Case(

@@ -44,6 +44,7 @@ def _shape(spec: TrainingSpec) -> Shape | None:
         attention_heads=arch.attention_heads,
         sequence_length=arch.sequence_length,
         micro_batch_size=arch.micro_batch_size,
+        vocab_size=arch.vocab_size or 0,
     )
 
 
@@ -57,6 +58,7 @@ def _layout(spec: TrainingSpec, info: InstanceType) -> Layout:
         recompute=arch.recompute if arch else "selective",
         sequence_parallel=par.sequence_parallel,
         context=par.context,
+        grad_accumulation=par.grad_accumulation,
     )
 
 
