@@ -213,8 +213,10 @@ def serving_tokens_per_s(
     output_tokens: int,
     max_num_seqs: int = 2048,
     utilization: float = 0.90,
+    engine: str = "tensorrt-llm",
 ) -> float:
-    """The planner's output-token ceiling of one replica for a benchmark's request shape."""
+    """The planner's output-token ceiling of one replica for a benchmark's request shape, under the engine's KV
+    admission rule (the benchmarks of the set are TensorRT-LLM's trtllm-bench)."""
     memory = model_memory(model, precision, kv_precision, input_tokens + output_tokens)
     ceiling = replica_ceiling(
         bandwidth_gb_s=bandwidth_gb_s(accelerator) * count,
@@ -227,6 +229,7 @@ def serving_tokens_per_s(
         max_num_seqs=max_num_seqs,
         input_tokens=input_tokens,
         output_tokens=output_tokens,
+        engine=engine,
     )
     return ceiling.tokens_per_s
 
