@@ -3,6 +3,7 @@ working tree), compared resource by resource and finding by finding, with the mo
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tempfile
 from collections.abc import Callable, Iterator
@@ -129,9 +130,10 @@ def _from_ref(
     from gpuinfra.commands.preview import preview_run
     from gpuinfra.review.baseref import base_commit, same_code, terminated_as_exit
 
-    with terminated_as_exit():
+    with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-org-") as trusted:
         root, sha = base_commit(ref)
         head_stacks = stacks or stack_names(project_dir() or Path.cwd())
+        run = _trusted_organization(run, root, sha, Path(trusted), notes)
         made = _same_code_sides(ref, root, sha, stacks, head_stacks, run) if same_code(root, sha) else None
         if made is not None:
             base_side, head_run, more = made
@@ -143,6 +145,24 @@ def _from_ref(
                 base_side, label = base()
     problems += head_run.report.problems
     return base_side, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
+
+
+def _trusted_organization(run: RunOptions, root: Path, sha: str, folder: Path, notes: list[str]) -> RunOptions:
+    """The head's stacks judged by the base's organization file when the change edits it (and no --org names
+    one): the change to the file is shown as its own part of the review (gpuinfra.review.organization)."""
+    from gpuinfra.load import ORG_FILE_NAME, stacks_dir
+    from gpuinfra.review.organization import organization_change
+
+    project = project_dir()
+    if run.org is not None or project is None:
+        return run
+    change = organization_change(root, sha, stacks_dir(project) / ORG_FILE_NAME)
+    if change is None:
+        return run
+    base = folder / ORG_FILE_NAME
+    base.write_bytes(change.base)
+    notes += change.notes()
+    return dataclasses.replace(run, org=base)
 
 
 @contextmanager
