@@ -114,7 +114,12 @@ def checked(
     suppress: Iterable[str] = (),
     config: Mutations | None = None,
 ) -> Checked:
-    return check(inputs_for(stack, spec, org, config), load_catalog(), suppress)
+    """The stack checked as `validate` checks it: its quota needs counted with the example folder's other stacks."""
+    from gpuinfra.workspace import workspace_of
+
+    inputs = inputs_for(stack, spec, org, config)
+    quotas = workspace_of(inputs.stack.path, inputs.org.path).quotas_of(inputs)
+    return check(inputs, load_catalog(), suppress, quotas)
 
 
 def rules_fired(result: Checked) -> set[str]:

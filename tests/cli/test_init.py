@@ -101,7 +101,7 @@ def test_the_program_init_writes_runs_the_installed_gpuinfra(tmp_path: Path) -> 
     program = (tmp_path / "gpuinfra_program.py").read_text()
     compile(program, "gpuinfra_program.py", "exec")
     assert "from gpuinfra.workspace.program import main" in program
-    from gpuinfra.pulumi import program as real
+    from gpuinfra.workspace import program as real
 
     assert callable(real.main)
     project = load(tmp_path / "Pulumi.yaml")

@@ -70,7 +70,7 @@ def test_main_only_builds_the_pack() -> None:
     imports = [s for s in body if isinstance(s, ast.ImportFrom)]
     docstring, call = statements
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
-    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gpuinfra.policy.rules", ["serve"])]
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gpuinfra.workspace.pack", ["serve"])]
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
     assert isinstance(call.value.func, ast.Name) and call.value.func.id == "serve"
 

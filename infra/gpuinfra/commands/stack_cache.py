@@ -14,9 +14,9 @@ A stack's preview is a pure function of what it reads, and its key is a SHA-256 
   often, never reused wrongly.
 
 Keys hold no commit and no absolute path, so the base and the head of a review share the entries of every stack
-whose inputs did not change. An entry is JSON (nothing is executed to read it), sealed with a SHA-256 over the
-format, its key and its content: a truncated, edited or foreign entry is ignored and overwritten. Writes are
-atomic (a temporary file renamed into place).
+whose inputs did not change. An entry is JSON (nothing is executed to read it), sealed with an HMAC under the
+reviewer's key (gpuinfra.store.sealed): a truncated, edited, foreign or forged entry is ignored and overwritten, so
+a cache hit can make a review faster, never greener. Writes are atomic (a temporary file renamed into place).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import datetime
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,9 +38,10 @@ from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.report.model import StackReport
 from gpuinfra.review.diff import Snapshot
+from gpuinfra.store.sealed import read_sealed, write_sealed
 from gpuinfra.workspace.members import read_member, stack_files, stack_name
 
-FORMAT = "gpuinfra-stack-preview-1"
+FORMAT = "gpuinfra-stack-preview-2"
 """Bumped when the key's parts or an entry's layout change."""
 FOLDER = "stacks"
 """Entries live in `<cache-dir>/stacks/`, beside the whole-base entries of gpuinfra.review.cache."""
@@ -284,10 +284,6 @@ def entry_of(report: StackReport, snapshot: Snapshot) -> Entry:
     return Entry(report, graph.project if graph else "", dict(graph.after_apply) if graph else {})
 
 
-def _seal(key: str, payload: bytes) -> str:
-    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
-
-
 def _where(cache_dir: Path, key: str) -> Path:
     return cache_dir / FOLDER / f"{key}.json"
 
@@ -304,6 +300,8 @@ class _Stored(BaseModel):
     after_apply: dict[str, str]
 
 
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""The largest entry read back (the 40-region fleet's is about 6 MB)."""
 _READ: dict[tuple[Path, str, bytes], Entry] = {}
 """Entries read in this process, by folder, key and seal: both sides of a review read the entry of every
 unchanged stack; the second reads the file (its seal checked) but not its content again. Nothing mutates an
@@ -316,15 +314,12 @@ def present(cache_dir: Path, key: str) -> bool:
 
 
 def read(cache_dir: Path, key: str) -> Entry | None:
-    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
-    try:
-        blob = _where(cache_dir, key).read_bytes()
-    except OSError:
+    """The entry for `key`, or None when absent or not sound (not sealed by this reviewer's key, wrong key, not an
+    entry's shape, too large): a cache can make a review faster, never greener (gpuinfra.store.sealed)."""
+    payload = read_sealed(_where(cache_dir, key), FORMAT, key, MAX_ENTRY_BYTES)
+    if payload is None:
         return None
-    seal, _, payload = blob.partition(b"\n")
-    if seal.decode("ascii", "replace") != _seal(key, payload):
-        return None
-    memo = (cache_dir.resolve(), key, seal)
+    memo = (cache_dir.resolve(), key, hashlib.sha256(payload).digest())
     found = _READ.get(memo)
     if found is not None:
         return found
@@ -339,27 +334,14 @@ def read(cache_dir: Path, key: str) -> Entry | None:
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:
-    """Store `entry` atomically; a cache that cannot be written is no error (the preview is already made)."""
+    """Store `entry` sealed and atomically; a cache that cannot be written is no error (the preview is made)."""
     body = {
         "key": key,
         "report": entry.report.model_dump(mode="json"),
         "project": entry.project,
         "after_apply": entry.after_apply,
     }
-    payload = json.dumps(body, sort_keys=True).encode()
-    folder = cache_dir / FOLDER
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(key, payload).encode() + b"\n" + payload)
-            os.replace(tmp, _where(cache_dir, key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    write_sealed(_where(cache_dir, key), FORMAT, key, json.dumps(body, sort_keys=True).encode())
 
 
 __all__ = ["FORMAT", "Entry", "Keys", "Peer", "entry_of", "peer", "present", "read", "write"]

@@ -330,7 +330,7 @@ class FigureChangeOut(Model):
     """A plan figure (run days, cost per run, cost of ownership...) that the change moves."""
 
     name: str
-    unit: Literal["usd", "days", "hours", "months", "usd per 1M tokens"]
+    unit: Literal["usd", "days", "hours", "months", "usd per 1M tokens", "rps"]
     before: Decimal | None = None
     after: Decimal | None = None
 

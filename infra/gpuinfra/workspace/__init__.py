@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuinfra.account import AccountFacts, StackTotal
+from gpuinfra.clouds import cloud
 from gpuinfra.graph import Graph
 from gpuinfra.plan.account import AccountQuotas
 from gpuinfra.spec import RegistrySpec
@@ -58,7 +59,7 @@ class Workspace:
             spec = member.spec
             if spec is not None:
                 account = accounts.get(spec.account)
-                if spec.target.cloud != "aws" or account is None or account.id != account_id:
+                if not cloud(spec.target.cloud).account_bill or account is None or account.id != account_id:
                     continue
             total = built.get(member.stack) or self._built.get(member.stack)
             out.append(total or built_total(member, self.org, self.org_data, self.quotas(member.stack)))
@@ -88,8 +89,8 @@ class Workspace:
         """Everything the stack is judged against besides its own graph."""
         stack, spec, org = inputs.stack.name, inputs.spec, inputs.org.org
         account = org.accounts.get(spec.account)
-        totals = ()
-        if spec.target.cloud == "aws" and account is not None:
+        totals: tuple[StackTotal, ...] = ()
+        if cloud(spec.target.cloud).account_bill and account is not None:
             totals = self.totals(stack, account.id, org.accounts, built or {})
         return AccountFacts(self.quotas_of(inputs), totals, self.registries(stack, spec, org.registry))
 
@@ -97,7 +98,7 @@ class Workspace:
         """The stack's account holdings, when quotas are counted for it (AWS, an account the organization
         lists): what `validate`, the program and the pack add to its own needs."""
         spec = inputs.spec
-        if spec.target.cloud != "aws" or inputs.org.org.accounts.get(spec.account) is None:
+        if not cloud(spec.target.cloud).account_quotas or inputs.org.org.accounts.get(spec.account) is None:
             return AccountQuotas()
         return self.quotas(inputs.stack.name)
 

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuinfra.account import StackTotal
+from gpuinfra.clouds import cloud
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.plan.account import AccountQuotas
@@ -110,8 +111,11 @@ def _planned(member: Member, org: Path, quotas: AccountQuotas) -> tuple[Any, Any
 
 
 def _counts_quotas(inputs: Any) -> bool:
-    """Quotas are counted account-wide on AWS, for an account the organization lists (as `validate` counts)."""
-    return inputs.spec.target.cloud == "aws" and inputs.org.org.accounts.get(inputs.spec.account) is not None
+    """Quotas are counted account-wide where the cloud grants them per account, for an account the
+    organization lists (as `validate` counts)."""
+    return (
+        cloud(inputs.spec.target.cloud).account_quotas and inputs.org.org.accounts.get(inputs.spec.account) is not None
+    )
 
 
 def _engine(inputs: Any, plan: Any) -> Graph:
@@ -134,7 +138,9 @@ def _graph_from(data: dict[str, Any]) -> Graph | None:
     if data["graph"] is None:
         return None
     stack, project, rows = data["graph"]
-    resources = (Resource(*row[:6], tuple(row[6]), row[7], row[8], row[9]) for row in rows)
+    resources = (
+        Resource(row[0], row[1], row[2], row[3], row[4], row[5], tuple(row[6]), row[7], row[8], row[9]) for row in rows
+    )
     return Graph(stack, project, tuple(resources))
 
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from gpuinfra.clouds import cloud
 from gpuinfra.errors import GpuinfraError, InputError
 from gpuinfra.plan.account import AccountQuotas, Holding, held_by
 from gpuinfra.store.disk import cached
@@ -31,8 +32,8 @@ def _plan(member: Member, org: Path) -> dict[str, Any]:
         inputs = load_inputs(member.path, org=org, catalog=catalog)
     except InputError as exc:
         return {"account_id": None, "needs": [], "problem": f"cannot be read: {exc.problems[0].render()}"}
-    if inputs.spec.target.cloud != "aws":
-        return {"account_id": "", "needs": [], "problem": None}  # on premises: no EC2 quota
+    if not cloud(inputs.spec.target.cloud).account_quotas:
+        return {"account_id": "", "needs": [], "problem": None}  # on premises: no account quota
     account = inputs.org.org.accounts.get(inputs.spec.account)
     account_id = account.id if account else ""
     try:

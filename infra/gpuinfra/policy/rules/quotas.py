@@ -22,6 +22,7 @@ from typing import Any
 from pulumi_policy import StackValidationArgs
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud
 from gpuinfra.graph import tokens
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, quota_needs, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
@@ -193,7 +194,7 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
 def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     account = facts.org.accounts.get(facts.spec.account)
-    if account is not None and facts.spec.target.cloud == "aws":  # as validate counts (plan/account.py)
+    if account is not None and cloud(facts.spec.target.cloud).account_quotas:  # as validate counts
         for problem in facts.held.quotas.problems_for(account.id):
             report_violation(f"the account-wide quota totals cannot be checked: {problem}")
     for short in _shortfalls(args):
@@ -256,7 +257,7 @@ def queue_gpus(queue_props: Any, accelerators: frozenset[str]) -> int:
 def site_gpus(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     site = getattr(facts.spec, "site", None)
-    if facts.spec.target.cloud != "onprem" or site is None:
+    if not cloud(facts.spec.target.cloud).sites or site is None:
         args.not_applicable("applies to on-premises clusters; this one runs on AWS (EC2 quotas apply)")
         return
     allotment = facts.org.onprem_sites[site].gpu_allotment

@@ -23,6 +23,7 @@ from typing import Any
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.plan.quotas import QuotaNeed
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.spec import InferenceSpec
 from gpuinfra.spec.org import KarpenterOnCluster
@@ -161,7 +162,14 @@ def node_pools(spec: InferenceSpec, rp: RegionPlan, catalog: Catalog, quotas: li
             f"{spec.name}-on-demand",
             "on_demand",
             [rp.instance_type],
-            pool_limits(rp, "on_demand", rp.max_on_demand, _largest_vcpus(catalog, [rp.instance_type]), quotas),
+            # Surge room: a rolling update at max_replicas adds KUBERNETES_SURGE pods, each on a node of its own.
+            pool_limits(
+                rp,
+                "on_demand",
+                rp.max_on_demand + KUBERNETES_SURGE,
+                _largest_vcpus(catalog, [rp.instance_type]),
+                quotas,
+            ),
             rp.region,
         )
     ]
