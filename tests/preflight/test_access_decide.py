@@ -239,3 +239,33 @@ def test_a_service_principal_is_judged_by_the_resource_policy_alone() -> None:
     )
     assert evaluate(req("kms:Decrypt", KEY, B, s3), p).outcome == "allow"
     assert evaluate(req("kms:Encrypt", KEY, B, s3), p).outcome == "deny"
+
+
+# NotPrincipal (IAM UG, "AWS JSON policy elements: NotPrincipal"): the statement applies to every principal it does
+# not name; with Deny, "you must also specify the account ARN of the not-denied principal".
+def test_a_not_principal_deny_denies_everyone_it_does_not_exclude() -> None:
+    other = Principal(f"arn:aws:iam::{A}:role/other", A)
+    statement = deny("s3:GetObject", OBJECT, NotPrincipal={"AWS": [ROLE.arn, f"arn:aws:iam::{A}:root"]})
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(statement))
+    assert evaluate(req("s3:GetObject", OBJECT, A), p).outcome == "allow"  # the role and its account: excluded
+    assert evaluate(req("s3:GetObject", OBJECT, A, other), p).outcome == "deny"
+
+
+def test_a_not_principal_naming_only_the_role_does_not_exclude_it() -> None:
+    statement = deny("s3:GetObject", OBJECT, NotPrincipal={"AWS": ROLE.arn})
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(statement))
+    assert evaluate(req("s3:GetObject", OBJECT, A), p).outcome == "deny"
+
+
+def test_a_not_principal_allow_grants_everyone_else() -> None:
+    outsider = Principal(f"arn:aws:iam::{B}:role/reader", B)
+    statement = allow("s3:GetObject", OBJECT, NotPrincipal={"AWS": f"arn:aws:iam::{A}:root"})
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(statement))
+    assert evaluate(req("s3:GetObject", OBJECT, A, outsider), p).outcome == "allow"
+
+
+def test_principal_forms_it_cannot_evaluate_are_unreadable_not_guessed() -> None:
+    from gpuinfra.preflight.access.statements import UnreadablePolicy
+
+    with pytest.raises(UnreadablePolicy, match="a Federated principal is not evaluated offline"):
+        resource_policy(allow("sts:AssumeRoleWithWebIdentity", "*", Principal={"Federated": "accounts.google.com"}))

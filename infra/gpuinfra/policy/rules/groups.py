@@ -84,9 +84,9 @@ def _group(stack: StackView, resource: PolicyResource) -> Group:
         types, size = batch_types, most or 0
         on_demand, spot = (0, size) if batch_market == "spot" else (size, 0)
     elif resource.resource_type in FLEET_TYPES:
-        bounds = fleet(resource.resource_type, props, [lt.props for lt in templates], size_of)
-        types, size = list(bounds.instance_types), bounds.most or 0
-        on_demand, spot = bounds.on_demand, size - bounds.on_demand
+        held = fleet(resource.resource_type, props, [lt.props for lt in templates], size_of)
+        types, size = list(held.instance_types), held.most or 0
+        on_demand, spot = held.on_demand, size - held.on_demand
     elif resource.resource_type == tokens.PCS_NODE_GROUP:
         size = (views.node_group_size(props) or (0, 0))[1]
         on_demand, spot = views.split({}, size, market)

@@ -110,14 +110,27 @@ class Decision:
 
 
 def _principal_match(s: Statement, p: Principal) -> Literal["direct", "account", None]:
-    """How a resource-policy statement names the caller: itself (or everyone), its account, or not at all."""
+    """How a resource-policy statement names the caller: itself (or everyone), its account, or not at all. A
+    NotPrincipal statement names everyone it does not exclude; a role is excluded only when both it and its account
+    are listed (IAM User Guide, "AWS JSON policy elements: NotPrincipal": with Deny, "you must also specify the
+    account ARN of the not-denied principal", else the account's session is not excluded)."""
     if s.principals is None:
         return None
+    if s.principals.negated:
+        return None if _excluded(s.principals.everyone, s.principals.aws, s.principals.services, p) else "direct"
     if s.principals.everyone or p.arn in s.principals.aws or p.arn in s.principals.services:
         return "direct"
     if p.account and (p.root in s.principals.aws or p.account in s.principals.aws):
         return "account"
     return None
+
+
+def _excluded(everyone: bool, aws: tuple[str, ...], services: tuple[str, ...], p: Principal) -> bool:
+    if everyone:
+        return True
+    if p.is_service:
+        return p.arn in services
+    return p.arn in aws and bool(p.account) and (p.root in aws or p.account in aws)
 
 
 def _applying(statements: Iterable[Statement], r: Request, effect: str) -> list[Statement]:

@@ -33,15 +33,20 @@ class Principals:
     everyone: bool = False
     aws: tuple[str, ...] = ()
     services: tuple[str, ...] = ()
+    negated: bool = False
+    """A NotPrincipal element: the statement applies to every principal except those it names."""
 
     @classmethod
-    def of(cls, value: Any) -> Principals:
+    def of(cls, value: Any, negated: bool = False) -> Principals:
         if value == "*":
-            return cls(everyone=True)
+            return cls(everyone=True, negated=negated)
         if not isinstance(value, Mapping):
             raise UnreadablePolicy(f"Principal {value!r} is neither '*' nor an object")
+        unread = sorted(set(value) - {"AWS", "Service"})
+        if unread:  # Federated, CanonicalUser: principals the evaluator has no request for; their outcome is unknown
+            raise UnreadablePolicy(f"a {', '.join(unread)} principal is not evaluated offline")
         aws = _listed(value.get("AWS"))
-        return cls(everyone="*" in aws, aws=aws, services=_listed(value.get("Service")))
+        return cls(everyone="*" in aws, aws=aws, services=_listed(value.get("Service")), negated=negated)
 
 
 @dataclass(frozen=True)
@@ -93,8 +98,16 @@ def parse(document: Any, origin: str) -> tuple[Statement, ...]:
     for n, s in enumerate(items):
         if not isinstance(s, Mapping) or s.get("Effect") not in ("Allow", "Deny"):
             raise UnreadablePolicy(f"{origin}: Statement[{n}] is not a statement")
-        if "NotPrincipal" in s:
-            raise UnreadablePolicy(f"{origin}: Statement[{n}] uses NotPrincipal, which is not evaluated offline")
+        try:
+            principals = (
+                Principals.of(s["Principal"])
+                if "Principal" in s
+                else Principals.of(s["NotPrincipal"], negated=True)
+                if "NotPrincipal" in s
+                else None
+            )
+        except UnreadablePolicy as exc:
+            raise UnreadablePolicy(f"{origin}: Statement[{n}]: {exc}") from None
         out.append(
             Statement(
                 origin=origin,
@@ -104,7 +117,7 @@ def parse(document: Any, origin: str) -> tuple[Statement, ...]:
                 not_actions=_listed(s.get("NotAction")),
                 resources=_listed(s.get("Resource")),
                 not_resources=_listed(s.get("NotResource")),
-                principals=Principals.of(s["Principal"]) if "Principal" in s else None,
+                principals=principals,
                 condition=dict(s.get("Condition") or {}),
             )
         )
