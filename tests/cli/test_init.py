@@ -92,8 +92,14 @@ def test_init_refuses_with_a_reason(args: list[str], message: str, tmp_path: Pat
     assert result.returncode == 2 and message in result.stderr, result.stderr
     assert "Traceback" not in result.stderr
     assert (tmp_path / "stacks" / "Pulumi.llm-train.yaml").read_text() == before
+    # --force replaces only a stack file init wrote: the hand-written example stays, an init-written one goes
     forced = gpuinfra("init", "training-pcs", "llm-train", "--force", cwd=tmp_path)
-    assert forced.returncode == 0 and "wrote stacks/Pulumi.llm-train.yaml" in forced.stdout
+    assert forced.returncode == 2 and "only a stack file `gpuinfra init` wrote" in forced.stderr, forced.stderr
+    assert (tmp_path / "stacks" / "Pulumi.llm-train.yaml").read_text() == before
+    assert gpuinfra("init", "training-pcs", "t9", cwd=tmp_path).returncode == 0
+    forced = gpuinfra("init", "inference-ec2", "t9", "--force", cwd=tmp_path)
+    assert forced.returncode == 0 and "wrote stacks/Pulumi.t9.yaml" in forced.stdout, forced.stderr
+    assert "gpuinfra:inference" in (tmp_path / "stacks" / "Pulumi.t9.yaml").read_text()
 
 
 def test_the_program_init_writes_runs_the_installed_gpuinfra(tmp_path: Path) -> None:
@@ -112,3 +118,63 @@ def test_the_program_init_writes_runs_the_installed_gpuinfra(tmp_path: Path) -> 
         "main": "gpuinfra_program.py",
         "stackConfigDir": "stacks",
     }
+
+
+# ---- never outside the project, never through a link (issue 47) ---------------------------------------------
+def _project(tmp_path: Path) -> Path:
+    project = tmp_path / "project"
+    project.mkdir()
+    assert gpuinfra("init", "training-pcs", "t1", cwd=project).returncode == 0
+    return project
+
+
+def test_force_never_writes_through_a_symlinked_stack_file(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    outside = tmp_path / "precious.txt"
+    outside.write_text("keep me\n")
+    stack = project / "stacks" / "Pulumi.t2.yaml"
+    stack.symlink_to(outside)
+    result = gpuinfra("init", "training-pcs", "t2", "--force", cwd=project)
+    assert result.returncode == 2 and "link" in result.stderr and "Traceback" not in result.stderr, result.stderr
+    assert outside.read_text() == "keep me\n" and stack.is_symlink()
+
+
+def test_a_dangling_link_as_the_organization_file_is_kept_not_followed(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    (project / "stacks").mkdir(parents=True)
+    target = tmp_path / "elsewhere" / "org.yaml"
+    target.parent.mkdir()
+    (project / "stacks" / "org.yaml").symlink_to(target)
+    result = gpuinfra("init", "training-pcs", "t1", cwd=project)
+    assert not target.exists(), "init wrote through the link"
+    assert result.returncode == 2 and "Traceback" not in result.stderr  # the org file it needs cannot be read
+
+
+def test_a_stacks_folder_leading_outside_the_project_is_refused(tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "Pulumi.yaml").write_text("name: p\nruntime: python\nstackConfigDir: ../escaped\n")
+    result = gpuinfra("init", "training-pcs", "t1", cwd=project)
+    assert result.returncode == 2 and "outside the project" in result.stderr, result.stderr
+    assert not (tmp_path / "escaped").exists()
+
+
+def test_a_linked_schemas_folder_is_refused(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    outside = tmp_path / "outside-schemas"
+    outside.mkdir()
+    (outside / "stack.schema.json").write_text('{"title": "gpuinfra stack file"}')
+    shutil.rmtree(project / "schemas")
+    (project / "schemas").symlink_to(outside)
+    result = gpuinfra("init", "training-pcs", "t3", cwd=project)
+    assert result.returncode == 2 and "outside the project" in result.stderr, result.stderr
+    assert (outside / "stack.schema.json").read_text() == '{"title": "gpuinfra stack file"}'
+
+
+def test_a_schema_the_user_wrote_is_kept(tmp_path: Path) -> None:
+    project = _project(tmp_path)
+    mine = project / "schemas" / "stack.schema.json"
+    mine.write_text('{"title": "my own"}')
+    result = gpuinfra("init", "training-pcs", "t4", cwd=project)
+    assert result.returncode == 0 and "kept  schemas/stack.schema.json" in result.stdout, result.stdout
+    assert mine.read_text() == '{"title": "my own"}'

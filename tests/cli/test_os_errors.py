@@ -219,3 +219,33 @@ def test_a_usage_quantity_of_1e308_is_refused_not_a_crash(tmp_path: Path, cli) -
     with usage.open("a") as f:
         f.write("    monthly_data_processed_gb: 1e308\n")
     user_error(cli("cost", TRAIN, "--usage-file", str(usage)), "monthly_data_processed_gb", "less than or equal")
+
+
+# ---- numbers in documents: never a crash in the money arithmetic -------------------------------------------------
+@pytest.fixture(scope="module")
+def train_doc(tmp_path_factory: pytest.TempPathFactory) -> str:
+    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.report.render import render
+
+    text = render(preview_stacks([TRAIN], None, [], None, None, 1), "json")
+    assert '"storageCapacity": 57600' in text  # the FSx file system, priced per GB-month
+    return text
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        ("1e308", ("beyond 1e+30",)),  # refused as it is parsed
+        ("1e29", ("too large to price",)),  # parsed, but past Decimal's digits when priced
+        ("9e20", ("more than $10^15 a month",)),  # priced, but no real stack costs that
+    ],
+)
+@pytest.mark.parametrize("command", ["cost", "diff"])
+def test_a_huge_quantity_in_a_document_is_an_input_error(  # type: ignore[no-untyped-def]
+    command: str, value: str, words: tuple[str, ...], train_doc: str, tmp_path: Path, cli
+) -> None:
+    base, head = tmp_path / "base.json", tmp_path / "head.json"
+    base.write_text(train_doc)
+    head.write_text(train_doc.replace('"storageCapacity": 57600', f'"storageCapacity": {value}'))
+    args = [str(head)] if command == "cost" else [str(base), str(head)]
+    user_error(cli(command, *args), "head.json", *words)

@@ -91,3 +91,47 @@ def test_the_eks_pruner_has_its_own_role_that_can_only_list_and_tag_checkpoints(
         f"arn:aws:s3:::{bucket}/checkpoints/*",
         f"arn:aws:s3:::{bucket}",
     }
+
+
+def test_the_pruner_pod_keeps_only_the_privileges_it_needs() -> None:
+    """Issue 47, least privilege: judged by the project's Pod Security Standards check (graph/pod_security.py).
+    Baseline holds; of Restricted only the two stated exceptions remain (UID 0, and DAC_OVERRIDE and FOWNER to
+    remove directories the trainers own), and every other Restricted control is set."""
+    from gpuinfra.graph import pod_security
+    from gpuinfra.pulumi.components.training.pruner import cronjob_spec
+
+    spec = cronjob_spec("c", "img", "/fsx", {"persistentVolumeClaim": {"claimName": "x"}}, "cm")
+    pod = spec["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod_security.meets(pod, pod_security.BASELINE) == []
+    assert pod_security.meets(pod, pod_security.RESTRICTED) == [
+        "container prune does not set runAsNonRoot true",
+        "container prune adds capabilities besides NET_BIND_SERVICE",
+    ]
+    context = pod["containers"][0]["securityContext"]
+    assert context["allowPrivilegeEscalation"] is False and context["readOnlyRootFilesystem"] is True
+    assert context["capabilities"] == {"drop": ["ALL"], "add": ["DAC_OVERRIDE", "FOWNER"]}
+    assert context["seccompProfile"] == {"type": "RuntimeDefault"} == pod["securityContext"]["seccompProfile"]
+    assert pod["automountServiceAccountToken"] is False
+    tmp = next(m for m in pod["containers"][0]["volumeMounts"] if m["mountPath"] == "/tmp")  # sort's scratch
+    assert next(v for v in pod["volumes"] if v["name"] == tmp["name"])["emptyDir"]
+
+
+def test_the_scanner_input_carries_the_pruner_as_deployed(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    """tools/k8s_manifests.py (what docs/security.md's checkov table reads) writes the CronJob as the program
+    registers it, and the JobSet's replicated Jobs as batch/v1 Jobs."""
+    import importlib.util
+
+    from helpers import ROOT
+    from ruamel.yaml import YAML
+
+    spec = importlib.util.spec_from_file_location("k8s_manifests", ROOT / "tools" / "k8s_manifests.py")
+    assert spec is not None and spec.loader is not None
+    tool = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(tool)
+    assert tool.main([str(tmp_path), "llm-train-eks"]) == 0
+    (cronjob,) = tmp_path.glob("llm-train-eks--CronJob--*.yaml")
+    data = YAML(typ="safe", pure=True).load(cronjob.read_text())
+    pod = data["spec"]["jobTemplate"]["spec"]["template"]["spec"]
+    assert pod["containers"][0]["securityContext"]["capabilities"]["drop"] == ["ALL"]
+    (job,) = tmp_path.glob("llm-train-eks--Job--*.yaml")
+    assert YAML(typ="safe", pure=True).load(job.read_text())["kind"] == "Job"

@@ -2,13 +2,15 @@
 JSON Schemas and (outside a Pulumi project) the project file with a program that runs the installed gpuinfra.
 
 Every file comes from a template in `templates/init/` whose values all validate; the values a user must make
-their own are marked `yours:`. An existing file is never overwritten (the stack only with `force`)."""
+their own are marked `yours:`. An existing file is never overwritten (the stack only with `force`, and only a regular
+file init wrote); nothing is written outside the project or through a symbolic link."""
 
 from __future__ import annotations
 
 import json
 import os
 import re
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,7 +18,9 @@ from typing import Any
 from gpuinfra.errors import InputError
 from gpuinfra.load import PROJECT_FILE, project_dir, stacks_dir
 from gpuinfra.spec import read_yaml
+from gpuinfra.spec.files import read_text
 from gpuinfra.spec.schema import org_schema, stack_schema
+from gpuinfra.spec.yamlfile import MAX_BYTES
 from gpuinfra.templating import renderer
 
 WORKLOADS: dict[str, str] = {
@@ -74,16 +78,13 @@ def init_stack(workload: str, name: str, directory: Path, force: bool = False) -
     project = project_dir(directory) or new_project(directory, result)
     stacks = stacks_dir(project)
     result.stack = stacks / f"Pulumi.{name}.yaml"
-    if result.stack.exists() and not force:
-        raise InputError.single(
-            f"stack file {result.stack} exists", file=result.stack, hint="give another name, or --force to replace it"
-        )
+    check_replaceable(result.stack, project, force)
     org_path = stacks / "org.yaml"
-    write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result)
+    write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result, project)
     write_schemas(project, result)
     context = stack_context(workload, name, org_path)
     text = render(f"{workload}.yaml.j2", schema_path=schema_path(project, result.stack, "stack"), **context)
-    write(result.stack, text, result)
+    write(result.stack, text, result, project)
     result.next_steps = next_steps(workload, name, context)
     return result
 
@@ -114,18 +115,20 @@ def new_project(directory: Path, result: InitResult) -> Path:
             hint="give a folder you can write, whose parents are folders",
         ) from None
     project_name = re.sub(r"[^A-Za-z0-9_.-]", "-", directory.resolve().name) or "gpuinfra"
-    write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name), result)
-    write_new(directory / "gpuinfra_program.py", PROGRAM_TEMPLATE, result)
-    (directory / "stacks").mkdir(exist_ok=True)
+    write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name), result, directory)
+    write_new(directory / "gpuinfra_program.py", PROGRAM_TEMPLATE, result, directory)
     return directory
 
 
 def write_schemas(project: Path, result: InitResult) -> None:
     """The schemas the files' `# yaml-language-server` lines name, regenerated from this gpuinfra."""
     folder = project / "schemas"
-    folder.mkdir(exist_ok=True)
     for kind, data in (("stack", stack_schema()), ("org", org_schema())):
-        write(folder / f"{kind}.schema.json", json.dumps(data, indent=2, sort_keys=True) + "\n", result)
+        path = folder / f"{kind}.schema.json"
+        if os.path.lexists(path) and not _own_schema(path):
+            result.kept.append(path)  # the user's own file (or a link): never replaced
+            continue
+        write(path, json.dumps(data, indent=2, sort_keys=True) + "\n", result, project)
 
 
 def schema_path(project: Path, file: Path, kind: str) -> str:
@@ -160,17 +163,91 @@ def next_steps(workload: str, name: str, context: dict[str, Any]) -> list[str]:
     return [*steps, f"gpuinfra preview {name}"]
 
 
-def write_new(path: Path, text: str, result: InitResult) -> None:
-    if path.exists():
+MARKER = "`gpuinfra init`"
+"""Every file init writes from a template says it was "written by `gpuinfra init`" in its first lines: what
+`--force` looks for before it replaces a stack file."""
+
+
+def check_replaceable(path: Path, project: Path, force: bool) -> None:
+    """A stack file may be replaced only with `force`, and only a regular file (not a link) that init wrote."""
+    inside(path, project)
+    if not os.path.lexists(path):
+        return
+    if not force:
+        raise InputError.single(
+            f"stack file {path} exists", file=path, hint="give another name, or --force to replace it"
+        )
+    if path.is_symlink() or not path.is_file():
+        raise InputError.single(
+            "--force replaces only a regular file: this is a link or not a file",
+            file=path,
+            hint="remove it yourself if it should go, or give another name",
+        )
+    try:
+        head = "".join(read_text(path, "the stack file", MAX_BYTES, "").splitlines()[:6]).replace("# ", "")
+    except InputError:
+        head = ""
+    if MARKER not in head:
+        raise InputError.single(
+            f"--force replaces only a stack file `gpuinfra init` wrote; this one does not say {MARKER} wrote it",
+            file=path,
+            hint="give another name, or move the file away first",
+        )
+
+
+def inside(path: Path, project: Path) -> None:
+    """Refuse a target whose folder resolves outside the project (a linked stacks/ or schemas/ folder, a
+    stackConfigDir leading out) or that is itself a symbolic link: init never writes through one."""
+    try:
+        folder = path.parent.resolve()
+        folder.relative_to(project.resolve())
+    except ValueError:
+        raise InputError.single(
+            f"{path.parent} leads outside the project ({folder})",
+            file=path,
+            hint=f"init writes only inside the project {project}: make the folder a real one inside it",
+        ) from None
+    except (OSError, RuntimeError) as exc:
+        raise InputError.single(f"cannot resolve {path.parent}: {exc}", file=path, hint="check the folder") from None
+    if path.is_symlink():
+        raise InputError.single(
+            f"{path} is a symbolic link: init never writes through one", file=path, hint="remove the link first"
+        )
+
+
+def _own_schema(path: Path) -> bool:
+    """A schema file init wrote before (a regular file whose title is gpuinfra's): safe to regenerate."""
+    if path.is_symlink() or not path.is_file():
+        return False
+    try:
+        data = json.loads(read_text(path, "the schema", 64 * MAX_BYTES, ""))
+    except (InputError, ValueError):
+        return False
+    return isinstance(data, dict) and str(data.get("title", "")).startswith("gpuinfra ")
+
+
+def write_new(path: Path, text: str, result: InitResult, project: Path) -> None:
+    if os.path.lexists(path):  # lexists: a dangling link is kept, never written through
         result.kept.append(path)
     else:
-        write(path, text, result)
+        write(path, text, result, project)
 
 
-def write(path: Path, text: str, result: InitResult) -> None:
+def write(path: Path, text: str, result: InitResult, project: Path) -> None:
+    """Write `path` inside `project`, atomically (a temporary file beside it, renamed over it: a rename replaces
+    a name, it never follows a link there)."""
+    inside(path, project)  # before mkdir too: a folder leading out of the project is never made
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
+        inside(path, project)
+        fd, temporary = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as stream:
+                stream.write(text)
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
     except OSError as exc:
         raise InputError.single(
             f"cannot write {path}: {exc.strerror or type(exc).__name__}",

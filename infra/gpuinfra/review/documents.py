@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
+from decimal import Decimal, DecimalException
 from pathlib import Path
 from typing import Any, Literal, TypeVar
 
@@ -230,7 +231,15 @@ def _project(resources: list[Resource]) -> str:
 
 def pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
     """Base (old states) and head (new states, with Pulumi's steps) of a pulumi preview or event log."""
-    return readable(doc, lambda: _pulumi_sides(doc, catalog, usage))
+    return readable(doc, lambda: _priced_pair(doc, catalog, usage))
+
+
+def _priced_pair(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
+    try:
+        base, head = _pulumi_sides(doc, catalog, usage)
+    except DecimalException:
+        raise _too_large(doc) from None
+    return priced_in_range(base, doc), priced_in_range(head, doc)
 
 
 def _pulumi_sides(doc: Document, catalog: Catalog, usage: Usage) -> tuple[Side, Side]:
@@ -300,11 +309,46 @@ def export_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Si
 def side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> Side:
     """One side from one document; a pulumi preview used as one side contributes its new states."""
     if doc.kind == GPUINFRA:
-        return gpuinfra_side(doc, label, catalog, usage)
+        return priced(doc, lambda: gpuinfra_side(doc, label, catalog, usage))
     if doc.kind == EXPORT:
-        return readable(doc, lambda: export_side(doc, label, catalog, usage))
+        return priced(doc, lambda: readable(doc, lambda: export_side(doc, label, catalog, usage)))
     head = pulumi_sides(doc, catalog, usage)[1]
     return head if label == "head" else Side(label, doc.kind, head.stacks, head.notes)
+
+
+MAX_MONTHLY = Decimal(10) ** 15
+"""A stack priced past a quadrillion dollars a month was priced from a quantity out of range (a storage capacity of
+1e29 GiB): refused with the document named, before the report formats money its 28 digits cannot hold."""
+
+
+def priced(doc: Document, make: Callable[[], Side]) -> Side:
+    """`make()`, a side priced from `doc`, with a quantity too large to price (Decimal's 28 digits, which the
+    pricers quantize to) reported as an input error naming the document, as is a total past MAX_MONTHLY."""
+    try:
+        return priced_in_range(make(), doc)
+    except DecimalException:
+        raise _too_large(doc) from None
+
+
+def _too_large(doc: Document) -> InputError:
+    return InputError.single(
+        "a quantity in the document is too large to price (past Decimal's 28 digits)",
+        file=doc.path,
+        hint="give the document as gpuinfra or the Pulumi CLI wrote it",
+    )
+
+
+def priced_in_range(side: Side, doc: Document) -> Side:
+    for name, snap in side.stacks.items():
+        cost = snap.cost
+        totals = [] if cost is None else [v for v in (cost.monthly, cost.monthly_max) if v is not None]
+        if any(not v.is_finite() or abs(v) > MAX_MONTHLY for v in totals):
+            raise InputError.single(
+                f"stack {name} prices to more than $10^15 a month: a quantity in the document is out of range",
+                file=doc.path,
+                hint="give the document as gpuinfra or the Pulumi CLI wrote it",
+            )
+    return side
 
 
 def is_default_provider(r: Resource) -> bool:

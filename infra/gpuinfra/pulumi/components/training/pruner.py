@@ -36,6 +36,25 @@ def pruner_service_account(cluster: str) -> str:
     return f"{cluster}-checkpoint-pruner"
 
 
+PRUNER_CAPABILITIES = ["DAC_OVERRIDE", "FOWNER"]
+"""What the pruner keeps of root's powers: it removes checkpoint directories written by the trainers, whose user
+(and so the directories' owner and mode) is the training pods' choice, not the pruner's; DAC_OVERRIDE writes into
+a directory it does not own, FOWNER removes from a sticky one. Both are in the Pod Security Standards' Baseline
+set; the pod is Baseline, not Restricted, for them and for running as UID 0 (docs/security.md)."""
+
+
+def container_security_context() -> dict[str, Any]:
+    """Least privilege for the pruner: no privilege escalation, a read-only root file system (scratch in /tmp, an
+    emptyDir), every capability dropped but the two it needs, the runtime's default seccomp profile."""
+    return {
+        "allowPrivilegeEscalation": False,
+        "readOnlyRootFilesystem": True,
+        "privileged": False,
+        "capabilities": {"drop": ["ALL"], "add": PRUNER_CAPABILITIES},
+        "seccompProfile": {"type": "RuntimeDefault"},
+    }
+
+
 def cronjob_spec(
     cluster: str, image: str, mount_path: str, lustre_volume: dict[str, Any], script_config_map: str
 ) -> dict[str, Any]:
@@ -43,25 +62,34 @@ def cronjob_spec(
     trainer sees it."""
     pod = {
         "serviceAccountName": pruner_service_account(cluster),
+        # It never calls the Kubernetes API; EKS Pod Identity's credentials come through the token volume its
+        # webhook projects, not through the automounted API token.
+        "automountServiceAccountToken": False,
         "restartPolicy": "Never",
+        "securityContext": {"seccompProfile": {"type": "RuntimeDefault"}},
         "containers": [
             {
                 "name": "prune",
                 "image": image,
+                "imagePullPolicy": "IfNotPresent",
                 "command": ["/bin/bash", f"{SCRIPT_PATH}/prune-checkpoints"],
+                "env": [{"name": "HOME", "value": "/tmp"}, {"name": "TMPDIR", "value": "/tmp"}],
                 "resources": {
-                    "requests": {"cpu": "100m", "memory": "128Mi"},
-                    "limits": {"cpu": "500m", "memory": "256Mi"},
+                    "requests": {"cpu": "100m", "memory": "128Mi", "ephemeral-storage": "64Mi"},
+                    "limits": {"cpu": "500m", "memory": "256Mi", "ephemeral-storage": "256Mi"},
                 },
+                "securityContext": container_security_context(),
                 "volumeMounts": [
                     {"name": "lustre", "mountPath": mount_path},
                     {"name": "script", "mountPath": SCRIPT_PATH, "readOnly": True},
+                    {"name": "tmp", "mountPath": "/tmp"},
                 ],
             }
         ],
         "volumes": [
             {"name": "lustre", **lustre_volume},
             {"name": "script", "configMap": {"name": script_config_map, "defaultMode": 0o555}},
+            {"name": "tmp", "emptyDir": {"sizeLimit": "256Mi"}},
         ],
     }
     return {
