@@ -71,7 +71,7 @@ def replica_roofline(
             utilization=m.gpu_memory_utilization,
             gpus=count,
             memory=memory,
-            active_parameters=m.parameters_billion * 1e9,
+            active_parameters=(m.active_parameters_billion or m.parameters_billion) * 1e9,
             max_num_seqs=m.max_concurrent_sequences,
             input_tokens=shape.input_tokens,
             output_tokens=shape.output_tokens,
