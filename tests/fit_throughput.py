@@ -22,6 +22,7 @@ TERMS = [
     ("moe_bytes", None, (0.0, 2000.0)),
     ("expert_gemm", None, (0.2, 1.0)),
     ("tp_exposed", None, (0.0, 1.0)),
+    ("a2a_exposed", None, (0.0, 1.0)),
     ("dp_hidden", None, (0.0, 1.0)),
 ]
 FITTED = [r for r in RUNS if r["group"] != "held-out"]
