@@ -28,6 +28,8 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import SlurmValue
 
 DEFAULT_EKS_NODE_IMAGE = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -341,7 +343,7 @@ class Scheduler(SpecModel):
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
     """slurm (an AWS PCS cluster on AWS) or kubernetes (EKS on AWS; an existing cluster on premises). Changing it
     replaces the cluster."""
-    partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
+    partition: SlurmValue = "train"
     """Slurm partition, or the team's Kueue LocalQueue name."""
     namespace: K8sName = "training"
     """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
@@ -433,6 +435,10 @@ class Failure(SpecModel):
 
 class TrainingSpec(SpecModel):
     """A training cluster: accelerators, fabric, file system, checkpointing, racks, scheduler."""
+
+    @property
+    def target(self) -> Target:
+        return Target(self.provider, self.account, (self.region,) if self.region else ())
 
     name: Name
     account: AccountName

@@ -6,12 +6,12 @@ from __future__ import annotations
 import pulumi
 import pulumi_aws as aws
 
+import gpuinfra.pulumi.components.training.gpu_metrics as gpu_metrics
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.profiles import instance_identity
-from gpuinfra.pulumi.components.training import gpu_metrics
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     Acceptance,
