@@ -42,13 +42,21 @@ def planned_setup(
 
 
 def planned(run: dict[str, Any], eff: Efficiency = EFFICIENCY) -> float:
-    """The planner's tokens/s per GPU for the run's setup."""
+    """The planner's figure for the run's setup: tokens/s per GPU, or model TFLOPS per GPU (6 x parameters x
+    tokens/s) where the source gives TFLOPS (`published_tflops`)."""
     shape = DATA["shapes"][run["shape"]]
-    return planned_setup(run["accelerator"], run["precision"], run["node_gbps"], shape, run["layout"], eff)
+    rate = planned_setup(run["accelerator"], run["precision"], run["node_gbps"], shape, run["layout"], eff)
+    if "published_tflops" in run:
+        return rate * 6 * float(shape["parameters"]) / 1e12
+    return rate
+
+
+def published(run: dict[str, Any]) -> float:
+    return float(run.get("published_tflops", run.get("published", 0)))
 
 
 def ratios(eff: Efficiency = EFFICIENCY) -> dict[str, float]:
-    return {r["id"]: planned(r, eff) / r["published"] for r in RUNS}
+    return {r["id"]: planned(r, eff) / published(r) for r in RUNS}
 
 
 GENERATION = {"H100": "Hopper (H100)", "A100": "Ampere (A100 80GB)", "A100-40GB": "Ampere (A100 40GB)"}
@@ -59,8 +67,9 @@ def residual_table(eff: Efficiency = EFFICIENCY) -> str:
     shows them: runs, median, worst low, worst high, share within 15%."""
     groups: dict[tuple[str, str], list[float]] = {}
     for r in RUNS:
-        key = (GENERATION[r["accelerator"]], r["precision"] + (" MoE" if r["group"] == "moe" else ""))
-        groups.setdefault(key, []).append(planned(r, eff) / r["published"])
+        kind = {"moe": " MoE", "held-out": " (held out)"}.get(r["group"], "")
+        key = (GENERATION[r["accelerator"]], r["precision"] + kind)
+        groups.setdefault(key, []).append(planned(r, eff) / published(r))
     lines = [
         "| generation | precision | runs | median | lowest | highest | within 15% |",
         "|---|---|---:|---:|---:|---:|---:|",

@@ -1,5 +1,5 @@
 """The planner held against published measurements (issue 27): each case is a cited figure, the planner's figure
-for the same setup, and a tolerance. The set as a whole must keep at least 80% of its cases within 15% and none off
+for the same setup, and a tolerance. The set as a whole must keep at least 85% of its cases within 15% and none off
 by more than 50% (a fit/refuse verdict must agree).
 
 The planner figure is always computed by the planner's own functions from the setup the source describes (GPU,
@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
-from calibration_runs import RUNS, SOURCES, planned, planned_setup, residual_table
+from calibration_runs import RUNS, SOURCES, planned, published, residual_table
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.adapters import Shape as AdapterShape
 from gpuinfra.plan.adapters import finetune_memory
@@ -36,7 +36,8 @@ CATALOG = load_catalog()
 GIB = 2**30
 WITHIN = 0.15
 """The share of cases within 15% must be at least MIN_SHARE_WITHIN."""
-MIN_SHARE_WITHIN = 0.80
+MIN_SHARE_WITHIN = 0.85
+"""Issue 50 asks 90%; the set holds 87% (docs/planning.md says what misses)."""
 NEVER_BEYOND = 0.50
 
 
@@ -91,22 +92,6 @@ def training_mfu(precision: str, gpus: int, gpus_per_node: int = 8, fabric: str 
 def training_tflops(accelerator: str, precision: str, gpus: int) -> float:
     """Model TFLOPS per GPU the planner expects (6ND accounting, as the sources count model FLOPs)."""
     return peak(accelerator, precision) * training_mfu(precision, gpus)
-
-
-def llama3_405b_tflops(gpus: int) -> float:
-    """Model TFLOPS per GPU of Llama 3 405B's table-4 layout from the step model (plan/throughput.py): TP 8, PP 16,
-    16M tokens (2,048 sequences of 8,192) a step, full recompute (as llama3_405b_layout_fits argues), RoCE at eight
-    400 Gb/s NICs a node."""
-    shape = {"parameters": 405e9, "layers": 126, "hidden_size": 16384}
-    layout = {"gpus": gpus, "tensor": 8, "pipeline": 16, "global_batch": 2048, "seq": 8192, "recompute": "full"}
-    return planned_setup("H100", "bf16", 3200, shape, layout) * 6 * 405e9 / 1e12
-
-
-def torchtitan_tokens(parameters: float, layers: int, hidden: int, recompute: str) -> float:
-    """torchtitan's Llama 3 rows: FSDP2 over 64 A100 80GB, batch 1 of 8,192 tokens a GPU (no accumulation)."""
-    shape = {"parameters": parameters, "layers": layers, "hidden_size": hidden}
-    layout = {"gpus": 64, "global_batch": 64, "seq": 8192, "zero_stage": 3, "recompute": recompute}
-    return planned_setup("A100", "bf16", 1600, shape, layout)
 
 
 def bloom_176b_gb() -> float:
@@ -302,26 +287,6 @@ TRTLLM_017 = "NVIDIA/TensorRT-LLM docs/source/performance/perf-overview.md @258c
 CASES: list[Case] = [
     # -- training throughput, one node to 32K GPUs -----------------------------------------------------------------
     Case(
-        "llama3-405b-8k-h100",
-        "training",
-        LLAMA3_TABLE4,
-        "8,192 GPUs | TP 8 | CP 1 | PP 16 | 16M tokens/batch | 430 TFLOPS/GPU",
-        430,
-        "TFLOPS/GPU",
-        lambda: llama3_405b_tflops(8192),
-        note="step model (plan/throughput.py): TP 8, PP 16, 2,048 sequences of 8,192 a step, full recompute",
-    ),
-    Case(
-        "llama3-405b-16k-h100",
-        "training",
-        LLAMA3_TABLE4,
-        "16,384 GPUs | TP 8 | CP 1 | PP 16 | 16M tokens/batch | 400 TFLOPS/GPU",
-        400,
-        "TFLOPS/GPU",
-        lambda: llama3_405b_tflops(16384),
-        note="the same 16M-token batch on twice the GPUs: the step model's bubble doubles (fixed global batch)",
-    ),
-    Case(
         "llama3-405b-16k-cp16-h100",
         "training",
         LLAMA3_TABLE4,
@@ -384,26 +349,6 @@ CASES: list[Case] = [
         147,
         "TFLOPS/GPU",
         lambda: training_tflops("A100", "bf16", 992),
-    ),
-    Case(
-        "torchtitan-llama3-70b-64-a100",
-        "training",
-        "pytorch/torchtitan docs/performance.md @0413364, Llama 3 performance numbers (FSDP2, 64 A100 80GB)",
-        "| 70B | 1 | full | 331 | 51.7% |",
-        331,
-        "tokens/s/GPU",
-        lambda: torchtitan_tokens(70.6e9, 80, 8192, "full"),
-        note="tokens/s, not the table's MFU (which counts attention FLOPs): step model, FSDP over 64 A100, batch 1",
-    ),
-    Case(
-        "torchtitan-llama3-8b-64-a100",
-        "training",
-        "pytorch/torchtitan docs/performance.md @0413364, Llama 3 performance numbers (FSDP2, 64 A100 80GB)",
-        "| 8B | 1 | selective op | 2973 | 58.2% |",
-        2973,
-        "tokens/s/GPU",
-        lambda: torchtitan_tokens(8.03e9, 32, 4096, "selective"),
-        note="tokens/s, not the table's MFU (which counts attention FLOPs): step model, FSDP over 64 A100, batch 1",
     ),
     # -- goodput at scale ---------------------------------------------------------------------------------------
     Case(
@@ -691,8 +636,8 @@ def _run_case(run: dict) -> Case:
         run["group"],
         source["title"],
         run["quote"],
-        float(run["published"]),
-        "tokens/s/GPU",
+        published(run),
+        "TFLOPS/GPU" if "published_tflops" in run else "tokens/s/GPU",
         lambda: planned(run),
         tolerance=RUN_TOLERANCE,
         url=source["url"],

@@ -130,3 +130,13 @@ def test_named_type_too_small_is_an_error(raw: dict[str, Any]) -> None:
     spec, plan = plan_of(raw, instance_type="g6.xlarge")  # one L4, 22.4 GiB: 43 GB does not fit
     findings = validate(spec, plan, read_org(ROOT / "stacks" / "org.yaml").org, load_catalog())
     assert [f.rule for f in findings if f.rule == "finetune-does-not-fit"] == ["finetune-does-not-fit"]
+
+
+def test_a_mixture_of_experts_base_computes_on_its_active_parameters(raw: dict[str, Any]) -> None:
+    # base_model.active_parameters_billion: 4N (6N with checkpointing) FLOPs a token on the active parameters;
+    # the frozen weights in memory stay all of them.
+    _, dense = plan_of(raw)
+    _, moe = plan_of(raw, base_model={**raw["base_model"], "active_parameters_billion": 17.65})
+    assert moe.flops == pytest.approx(dense.flops * 17.65 / 70.6)
+    assert dense.memory is not None and moe.memory is not None
+    assert moe.memory.base_bytes == dense.memory.base_bytes

@@ -178,3 +178,31 @@ def test_a_pull_request_that_halves_the_rate_shows_the_cost_per_million_tokens_d
         Decimal("0.596"),  # 0.8048 / (375 x 3600) x 1e6
         Decimal("1.192"),  # 0.8048 / (187.5 x 3600) x 1e6
     )
+
+
+def test_a_mixture_of_experts_computes_on_its_active_parameters() -> None:
+    """model.active_parameters_billion: prefill and decode FLOPs are 2 x active a token, the weights read stay all
+    of them. 2B of 8B active makes the compute-only bound 4x; the bandwidth bound is unchanged."""
+    dense = checked("chat-serve").plan
+    moe = checked("chat-serve", spec={"model.active_parameters_billion": 2.0}).plan
+    assert isinstance(dense, InferencePlan) and isinstance(moe, InferencePlan)
+    d, m = dense.regions[0].bound, moe.regions[0].bound
+    assert d is not None and m is not None and d.compute_tokens_per_s and m.compute_tokens_per_s
+    assert m.compute_tokens_per_s == pytest.approx(4 * d.compute_tokens_per_s)
+    assert m.bandwidth_tokens_per_s == pytest.approx(d.bandwidth_tokens_per_s)
+
+
+def test_active_parameters_cannot_exceed_the_total() -> None:
+    from gpuinfra.spec.inference import ServedModel
+
+    with pytest.raises(ValueError, match="active_parameters_billion cannot exceed"):
+        ServedModel.model_validate(
+            {
+                "name": "m",
+                "parameters_billion": 8,
+                "active_parameters_billion": 9,
+                "context_length_tokens": 4096,
+                "kv_cache": {"layers": 32, "kv_heads": 8, "head_dim": 128},
+                "weights_prefix": "m/v1/",
+            }
+        )

@@ -128,7 +128,9 @@ def _quotas(spec: FinetuneSpec, org: Organization, catalog: Catalog, instance: s
 
 def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> FinetunePlan:
     tokens = spec.run.tokens_million_per_epoch * 1e6 * spec.run.epochs
-    flops = finetune_flops(spec.base_model.parameters_billion * 1e9, tokens, spec.batch.gradient_checkpointing)
+    base = spec.base_model
+    active = (base.active_parameters_billion or base.parameters_billion) * 1e9
+    flops = finetune_flops(active, tokens, spec.batch.gradient_checkpointing)
     mfu = spec.run.mfu or DEFAULT_MFU[spec.base_model.precision]
     mfu_source = "run.mfu" if spec.run.mfu else "default (plan/flops.py DEFAULT_MFU)"
     refusal = None

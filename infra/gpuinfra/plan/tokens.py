@@ -16,7 +16,14 @@ from decimal import Decimal
 
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan.memory import MIB, Plain, ServingMemory, serving_memory
-from gpuinfra.plan.roofline import ReplicaBound, ReplicaCeiling, ceiling_bound, replica_ceiling
+from gpuinfra.plan.roofline import (
+    DECODE_BANDWIDTH_EFFICIENCY,
+    PREFILL_COMPUTE_EFFICIENCY,
+    ReplicaBound,
+    ReplicaCeiling,
+    ceiling_bound,
+    replica_ceiling,
+)
 from gpuinfra.plan.serving import RegionPlan, host_ram_fits
 from gpuinfra.plan.serving import fits as holds
 from gpuinfra.spec import InferenceSpec
@@ -63,7 +70,6 @@ def replica_roofline(
     count = max(1, info.accelerator_count)
 
     def ceiling(efficiency: float | None = None) -> ReplicaCeiling:
-        extra = {} if efficiency is None else {"bandwidth_efficiency": efficiency, "compute_efficiency": efficiency}
         return replica_ceiling(
             bandwidth_gb_s=per_device * count,
             peak_tflops=compute_peak_tflops(info, precision or m.precision, catalog),
@@ -71,11 +77,12 @@ def replica_roofline(
             utilization=m.gpu_memory_utilization,
             gpus=count,
             memory=memory,
-            active_parameters=m.parameters_billion * 1e9,
+            active_parameters=(m.active_parameters_billion or m.parameters_billion) * 1e9,
             max_num_seqs=m.max_concurrent_sequences,
             input_tokens=shape.input_tokens,
             output_tokens=shape.output_tokens,
-            **extra,
+            bandwidth_efficiency=DECODE_BANDWIDTH_EFFICIENCY if efficiency is None else efficiency,
+            compute_efficiency=PREFILL_COMPUTE_EFFICIENCY if efficiency is None else efficiency,
         )
 
     return ceiling_bound(ceiling(), per_device * count, shape.output_tokens, physical=ceiling(1.0))

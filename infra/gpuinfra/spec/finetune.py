@@ -74,9 +74,18 @@ class BaseModelRef(SpecModel):
     """The base's version as the registry records it (recorded in every adapter's manifest)."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
     """Parameters of the base, in billions: the frozen weights' memory and the run's FLOPs."""
+    active_parameters_billion: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    """Mixture of experts: parameters each token passes through, the run's FLOPs; the frozen weights in memory stay
+    all of them. Default: all parameters (dense)."""
     precision: BasePrecision = "bf16"
     """Precision the base is held in for LoRA and computed in for QLoRA (whose stored weights are 4-bit)."""
     architecture: BaseArchitecture
+
+    @model_validator(mode="after")
+    def _active_within_total(self) -> BaseModelRef:
+        if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
+            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
+        return self
 
 
 class Lora(SpecModel):

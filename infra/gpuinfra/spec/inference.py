@@ -88,7 +88,10 @@ class ServedModel(SpecModel):
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     """A name for the model, e.g. llama-3.1-8b-instruct."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
-    """Parameters, in billions: with the precision, the weights' size in memory."""
+    """Parameters, in billions: with the precision, the weights' size in memory (all experts of a mixture)."""
+    active_parameters_billion: Annotated[float, Field(gt=0, le=100_000)] | None = None
+    """Mixture of experts: parameters each token passes through, the FLOPs of prefill and decode (2 x active a
+    token); the weights in memory stay all of them. Default: all parameters (dense)."""
     precision: ServingPrecision = "bf16"
     """Precision of the served weights: bytes per parameter, and the memory the roofline reads per decode step."""
     context_length_tokens: Annotated[int, Field(ge=1, le=10_000_000)]
@@ -120,6 +123,8 @@ class ServedModel(SpecModel):
             raise ValueError("adapters: an adapter cannot take the served model's name")
         if self.max_loras is not None and not self.adapters:
             raise ValueError("max_loras needs adapters")
+        if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
+            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
         return self
 
 
