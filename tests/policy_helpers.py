@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.plan import build_plan
@@ -147,7 +148,7 @@ def run_case(case: PolicyCase) -> list[Violation]:
         assert not errors, f"the validators refuse this case; mark it unchecked=True: {errors}"
     facts = facts_for(case.stack, case.spec, case.org)
     if case.alone:
-        facts = dataclasses.replace(facts, stack_file=None)
+        facts = dataclasses.replace(facts, held=AccountFacts())  # the stack alone: no other stack of its account
     run = police(case_graph(case), facts, pack_config(given=case.config))
     found = [v for v in run.violations if v.policy == case.policy]
     if not case.fires:
