@@ -87,16 +87,15 @@ def test_no_home_made_slurm_remains(graph: Graph) -> None:
 
 
 def node_policy(graph: Graph) -> Resource:
-    """The nodes' inline policy: the one role policy besides the VPC flow logs' delivery role."""
-    (node,) = [p for p in graph.of_type(tokens.IAM_ROLE_POLICY) if not p.name.endswith("-flow-logs")]
-    return node
+    """The compute nodes' inline policy (the login node has its own, with the repair loop's grants)."""
+    return graph.named(tokens.IAM_ROLE_POLICY, "llm-train-slurm-access")
 
 
 def test_node_groups_take_the_pinned_image_and_a_pcs_profile(graph: Graph) -> None:
     amis = {g.inputs["amiId"] for g in graph.of_type(NG)}
     assert len(amis) == 1 and next(iter(amis)).startswith("ami-")
-    profile = graph.one(tokens.IAM_INSTANCE_PROFILE).inputs
-    assert profile["path"] == "/aws-pcs/"
+    profiles = graph.of_type(tokens.IAM_INSTANCE_PROFILE)
+    assert len(profiles) == 2 and all(p.inputs["path"] == "/aws-pcs/" for p in profiles)
     policy = node_policy(graph).inputs["policy"]
     by_sid = {s["Sid"]: s for s in json.loads(policy)["Statement"]}
     assert by_sid["RegisterWithPcs"]["Action"] == ["pcs:RegisterComputeNodeGroupInstance"]

@@ -19,6 +19,8 @@ from email.mime.text import MIMEText
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
 from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
+from gpuinfra.pulumi.components.training.node_repair import FAILED, INTERVAL_SECONDS, PASSED, Repair, node_repair
+from gpuinfra.pulumi.components.training.node_repair import SCRIPT as REPAIR
 from gpuinfra.pulumi.templates import render
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
@@ -154,6 +156,8 @@ class NodeRole:
     rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
     acceptance: Acceptance | None = None
     """The login node's NCCL acceptance job."""
+    repair: Repair | None = None
+    """The login node's repair loop over the compute nodes (node_repair.py)."""
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -178,6 +182,8 @@ def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: 
         slurm_version=slurm_version,
         slurm_bin=slurm_bin(slurm_version),
         lustre_path=lustre_path,
+        failed=FAILED,
+        passed=PASSED,
     )
 
 
@@ -323,6 +329,7 @@ def node_cloud_config(
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
         *(["gpuinfra-preload-dataset.service"] if preload else []),
+        *(["gpuinfra-node-repair.timer"] if node.repair else []),
     ]
     return render(
         "training/node-cloud-config.yaml.j2",
@@ -348,6 +355,9 @@ def node_cloud_config(
         acceptance_path=NCCL_ACCEPTANCE,
         gpu_metrics=gpu_metrics_script(cluster, gpu_metrics_parameter) if gpu_metrics_parameter and gpu_metrics else "",
         gpu_metrics_path=GPU_METRICS,
+        repair=node_repair(cluster, node.repair, slurm_bin(slurm_version), slurm_version) if node.repair else "",
+        repair_path=REPAIR,
+        repair_interval=INTERVAL_SECONDS,
         lustre=lustre,
         home=home,
         units=units,

@@ -29,6 +29,7 @@ import pulumi_aws_native as aws_native
 
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.training.bootstrap import HEALTH_CHECK, TASK_PROLOG
+from gpuinfra.pulumi.components.training.node_repair import ROLE_TAG
 
 TYPE = "gpuinfra:training:Pcs"
 PROFILE_PATH = "/aws-pcs/"
@@ -141,6 +142,10 @@ class GroupArgs:
     efa_cards: tuple[int, ...] = ()
     placement: bool = True
     capacity_reservation_id: str | None = None
+    role: str = "compute"
+    """Tagged on the instances (node_repair.ROLE_TAG): the repair loop terminates compute instances only."""
+    instance_profile_arn: pulumi.Input[str] | None = None
+    """The group's own instance profile (the login node's, with the repair loop's grants); None: PcsArgs'."""
 
 
 @dataclass(frozen=True)
@@ -271,7 +276,7 @@ class PcsCluster(pulumi.ComponentResource):
             cluster_id=self.cluster.aws_id,
             ami_id=args.ami_id,
             custom_launch_template={"template_id": template.id, "version": template.latest_version.apply(str)},
-            iam_instance_profile_arn=args.instance_profile_arn,
+            iam_instance_profile_arn=group.instance_profile_arn or args.instance_profile_arn,
             instance_configs=[{"instance_type": group.instance_type}],
             purchase_option=group.purchase_option,
             scaling_configuration={"min_instance_count": group.count, "max_instance_count": group.count},
@@ -337,7 +342,9 @@ def launch_template(
         else None,
         user_data=pulumi.Output.from_input(group.user_data).apply(lambda t: base64.b64encode(t.encode()).decode()),
         tag_specifications=[
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+            aws.ec2.LaunchTemplateTagSpecificationArgs(
+                resource_type=kind, tags={**args.tags, ROLE_TAG: group.role} if kind == "instance" else args.tags
+            )
             for kind in ("instance", "volume", "network-interface")
         ],
         opts=o,

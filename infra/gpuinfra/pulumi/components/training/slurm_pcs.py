@@ -9,7 +9,7 @@ import pulumi_aws as aws
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.pulumi.components import iam
-from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.base import STACK_TAG, child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training import gpu_metrics
 from gpuinfra.pulumi.components.training.bootstrap import (
@@ -24,6 +24,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
 from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
+from gpuinfra.pulumi.components.training.node_repair import Repair, login_statements
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
@@ -46,8 +47,12 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     """The training node policy, plus what PCS nodes need: register with the cluster (AWS PCS User Guide, "IAM
     instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance), publish GPU metrics into their one
     namespace (gpu_metrics.py) and tag superseded checkpoints for expiry (the login node's pruner)."""
+    return iam.document(*pcs_node_statements(args, kms_key_arn))
+
+
+def pcs_node_statements(args: ComputeArgs, kms_key_arn: str) -> list[iam.Statement]:
     bucket, prefix = split_s3(args.checkpoint_uri)
-    doc: list[iam.Statement] = [
+    return [
         *node_statements(args, kms_key_arn),
         *gpu_metrics.node_statements(args.region, args.account_id, args.cluster),
         {
@@ -63,7 +68,13 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
             "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
         },
     ]
-    return iam.document(*doc)
+
+
+def pcs_login_policy(args: ComputeArgs, kms_key_arn: str) -> str:
+    """The login node's policy: the nodes' (it registers with PCS, prunes and preloads), and the repair loop's
+    (node_repair.py), which compute nodes, where jobs run, do not get."""
+    stack = args.tags[STACK_TAG]
+    return iam.document(*pcs_node_statements(args, kms_key_arn), *login_statements(args.region, args.account_id, stack))
 
 
 def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pulumi.Output[str]:
@@ -115,6 +126,13 @@ class SlurmOnPcs(pulumi.ComponentResource):
             name,
             f"{spec.name} AWS PCS nodes",
             pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_node_policy(compute, k)),
+            o,
+            path=PROFILE_PATH,
+        )
+        login_identity = instance_identity(
+            f"{name}-login",
+            f"{spec.name} AWS PCS login node (and its node repair loop)",
+            pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_login_policy(compute, k)),
             o,
             path=PROFILE_PATH,
         )
@@ -200,8 +218,18 @@ class SlurmOnPcs(pulumi.ComponentResource):
             instance_type=login_type,
             count=LOGIN_NODES,
             memory_gib=plan.login_memory_gib,
-            user_data=user_data(NodeRole("login", login_type, retention=retention, acceptance=acceptance(spec, plan))),
+            user_data=user_data(
+                NodeRole(
+                    "login",
+                    login_type,
+                    retention=retention,
+                    acceptance=acceptance(spec, plan),
+                    repair=Repair(compute.tags[STACK_TAG], compute.region, metric_namespace=gpu_metrics.NAMESPACE),
+                )
+            ),
             placement=False,
+            role="login",
+            instance_profile_arn=login_identity.profile.arn,
         )
         ami = self._image(spec.compute.image_id, o)
         self.pcs = PcsCluster(
@@ -250,4 +278,13 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "acceptance", "pcs_node_policy", "root_device_name", "ssm_image"]
+__all__ = [
+    "TYPE",
+    "SlurmOnPcs",
+    "acceptance",
+    "pcs_login_policy",
+    "pcs_node_policy",
+    "pcs_node_statements",
+    "root_device_name",
+    "ssm_image",
+]
