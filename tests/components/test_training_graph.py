@@ -223,12 +223,20 @@ def test_the_pcs_key_policy_names_only_its_account(graph: Graph) -> None:
         assert all("kmsKeyId" not in m["ebs"] for m in lt.inputs["blockDeviceMappings"]), lt.name
 
 
-def test_the_eks_key_policy_lets_auto_scaling_use_it_for_node_volumes() -> None:
+def test_the_eks_key_policy_does_not_depend_on_the_auto_scaling_service_linked_role() -> None:
+    """A fresh account has no AWSServiceRoleForAutoScaling until Auto Scaling is first used, and KMS refuses a key
+    policy naming a principal that does not exist: the key names the account alone, and the managed node groups'
+    root volumes use the AWS-managed EBS key (no key policy of ours to name the role in)."""
     eks = example_graph("llm-train-eks")
     policy = json.loads(eks.one(tokens.KMS_KEY).inputs["policy"])
     principals = {s["Sid"]: s["Principal"]["AWS"] for s in policy["Statement"]}
-    role = "arn:aws:iam::111111111111:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
-    assert principals["AutoScalingUsesKey"] == principals["AutoScalingAttachesVolumes"] == role
+    assert principals == {"AccountAdministers": "arn:aws:iam::111111111111:root"}
+    assert "autoscaling" not in eks.one(tokens.KMS_KEY).inputs["policy"]
+    templates = eks.of_type(tokens.LAUNCH_TEMPLATE)
+    assert templates
+    for lt in templates:
+        for mapping in lt.inputs["blockDeviceMappings"]:
+            assert mapping["ebs"]["encrypted"] == "true" and "kmsKeyId" not in mapping["ebs"], lt.name
 
 
 def test_pcs_launch_templates_map_the_root_device_the_image_reports(graph: Graph) -> None:

@@ -145,7 +145,6 @@ class TrainingCluster(pulumi.ComponentResource):
                 security_group_id=self.network.security_group.id,
                 kms_alias=f"alias/gpuinfra/{spec.name}",
                 protect=spec.protect_data,
-                auto_scaling_volumes=kubernetes,
             ),
             provider,
             here,
@@ -272,6 +271,7 @@ class TrainingCluster(pulumi.ComponentResource):
             ),
             self.eks.kubernetes,
             here,
+            nodes=[self.eks.system_nodes],
         )
 
 

@@ -386,8 +386,15 @@ def isolate(name: str, namespace: pulumi.Input[str], labels: Mapping[str, str], 
 
 class TrainingWorkloads(pulumi.ComponentResource):
     def __init__(
-        self, name: str, args: WorkloadArgs, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: WorkloadArgs,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+        nodes: Sequence[pulumi.Resource] = (),
     ) -> None:
+        """`nodes`: the node groups the add-ons' pods schedule on; each Helm release depends on them explicitly (a
+        release waits for its pods to be ready, which cannot happen before a node group exists)."""
         super().__init__(TYPE, name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         claim = f"{args.cluster}-lustre" if args.lustre is not None else None
@@ -399,7 +406,9 @@ class TrainingWorkloads(pulumi.ComponentResource):
             opts=o,
         )
         isolate(name, namespace.metadata["name"], args.labels, o)
-        charts = self._addons(name, args, o)
+        charts = self._addons(
+            name, args, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=list(nodes)))
+        )
         crds = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
         if args.topology:
             k8s.apiextensions.CustomResource(
