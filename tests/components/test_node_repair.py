@@ -281,3 +281,15 @@ def test_the_script_needs_slurm_where_pcs_keeps_it() -> None:
     text = node_repair(STACK, Repair(STACK, REGION), slurm_bin("24.11"), "24.11")
     assert "/opt/aws/pcs/scheduler/slurm-24.11/bin" in text
     assert os.path.basename(slurm_bin(VERSION)) == "bin"
+
+
+def test_the_health_check_timer_drains_by_the_local_slurmd_s_name(
+    cluster: SlurmCluster, ec2: Ec2, tmp_path: Path
+) -> None:
+    """Run as gpuinfra-health-check.service runs it: systemd's PATH, no SLURMD_NODENAME (the node's name comes from
+    the local slurmd, as PCS names nodes itself)."""
+    node = _node(cluster, ec2, tmp_path / "node")
+    node.gpus(6)
+    out = node._run(node.check_script, {"PATH": SYSTEMD_PATH})
+    assert out.endswith("rc=1"), out
+    assert "DRAIN" in node.state() and node.reason().startswith("gpuinfra health: 6 of 8 GPUs visible")

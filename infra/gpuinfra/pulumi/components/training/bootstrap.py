@@ -4,7 +4,7 @@
 PCS takes user data from the launch template in MIME multi-part form and runs its own part beside ours (AWS PCS
 User Guide, "Using Amazon EC2 launch templates with AWS PCS"); the PCS agent and Slurm come with the AMI, PCS owns
 slurm.conf, so nothing here installs or configures Slurm: it adds the job environment (read by the cluster's
-TaskProlog), the health check (the cluster's HealthCheckProgram), the instance store as scratch, Lustre, the
+TaskProlog), the health check (a systemd timer on each compute node), the instance store as scratch, Lustre, the
 interruption watcher and, on the login node, the checkpoint pruner.
 """
 
@@ -26,6 +26,9 @@ from gpuinfra.pulumi.templates import render
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
 TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
+HEALTH_CHECK_INTERVAL_SECONDS = 300
+"""How often a compute node's timer runs the health check (gpuinfra-health-check.timer). The check used to be Slurm's
+HealthCheckProgram; a timer needs no PCS cluster setting beyond the CloudFormation schema's documented three."""
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
 IMDS_ADDRESS = "169.254.169.254"
@@ -326,6 +329,7 @@ def node_cloud_config(
         "gpuinfra-imds-guard.service",
         "gpuinfra-job-group.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-health-check.timer"] if compute else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
         *(["gpuinfra-preload-dataset.service"] if preload else []),
@@ -358,6 +362,7 @@ def node_cloud_config(
         repair=node_repair(cluster, node.repair, slurm_bin(slurm_version), slurm_version) if node.repair else "",
         repair_path=REPAIR,
         repair_interval=INTERVAL_SECONDS,
+        health_interval=HEALTH_CHECK_INTERVAL_SECONDS,
         lustre=lustre,
         home=home,
         units=units,
@@ -382,6 +387,7 @@ __all__ = [
     "EFA_CLIENT_UNIT",
     "EFA_SYSFS",
     "HEALTH_CHECK",
+    "HEALTH_CHECK_INTERVAL_SECONDS",
     "JOB_ENV",
     "JOB_GID",
     "JOB_GROUP",
