@@ -70,7 +70,9 @@ def rendered_scripts() -> dict[str, str]:
         for f in config["write_files"]:
             if f["content"].startswith("#!/bin/bash"):
                 out[f"{role}:{f['path']}"] = f["content"]
-        for command in config.get("bootcmd", []):
+        for n, command in enumerate(config.get("bootcmd", [])):
+            # the bootcmd line itself, as `/bin/bash -c` runs it (the SC2046: every line is checked)
+            out[f"{role}:bootcmd:{n}"] = f"#!/bin/bash\n{command[-1]}\n"
             packed = re.search(r"echo (\S+) \| base64 -d \| gzip -dc", command[-1])
             if packed:  # the Lustre client, carried packed in its bootcmd (it runs before write_files)
                 out[f"{role}:bootcmd:lustre-client"] = gzip.decompress(base64.b64decode(packed.group(1))).decode()
