@@ -112,10 +112,16 @@ def test_launch_template_has_an_efa_on_every_efa_card(graph: Graph) -> None:
 
 
 def test_p6_b300_has_no_efa_on_card_zero() -> None:
+    # the catalog's price snapshot sells p6-b300.48xlarge in us-west-2 only (instance-type-not-in-region)
     graph = graph_for(
         "llm-train",
-        {"compute.instance_type": "p6-b300.48xlarge", "compute.capacity": {"type": "on_demand"}},
-        ample_quotas(),
+        {
+            "compute.instance_type": "p6-b300.48xlarge",
+            "compute.capacity": {"type": "on_demand"},
+            "region": "us-west-2",
+            "availability_zone": "us-west-2a",
+        },
+        ample_quotas("ml-training", "us-west-2"),
     )
     lt = template_of(graph, groups(graph)["od"]).inputs
     efa = sorted(n["networkCardIndex"] for n in lt["networkInterfaces"] if n.get("interfaceType") == "efa-only")

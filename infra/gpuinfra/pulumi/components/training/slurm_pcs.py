@@ -250,6 +250,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 compute=groups,
                 login=login,
                 tags=compute.tags,
+                zone=spec.availability_zone or "",
             ),
             provider,
             native,
