@@ -11,6 +11,7 @@ from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, BatchQueue
 from gpuinfra.pulumi.components.finetune.kueue import kueue_workloads
 from gpuinfra.pulumi.components.quotas import request_increases
+from gpuinfra.pulumi.components.training.alarms import AlarmArgs, StackAlarms
 from gpuinfra.pulumi.components.training.cluster import workload_labels
 from gpuinfra.pulumi.components.training.storage import StorageArgs, TrainingStorage
 from gpuinfra.spec import FinetuneSpec, Organization
@@ -82,6 +83,11 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
             registry=_registry(org),
             manifest=run_manifest(spec, stack),
         ),
+        provider,
+    )
+    StackAlarms(
+        f"{spec.name}-alarms",
+        AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
         provider,
     )
     if account.request_quota_increases:
