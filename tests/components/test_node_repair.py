@@ -32,9 +32,20 @@ REGION = "us-east-1"
 STACK = "llm-train"
 AWS_CLI = Path(sys.executable).parent / "aws"
 FAKE_NVIDIA_SMI = """#!/bin/bash
-# nvidia-smi -L: one line per GPU, as many as the test's file says.
+# nvidia-smi -L: one line per GPU, as many as the test's file says; --query-gpu=ecc...: one count per GPU, the
+# first GPU's from the test's ecc file (0 when absent).
 n=$(cat {count})
-for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-$i)"; done
+if [ "$1" = -L ]; then
+  for ((i = 0; i < n; i++)); do echo "GPU $i: NVIDIA H100 80GB HBM3 (UUID: GPU-$i)"; done
+else
+  first=$(cat {count}.ecc 2>/dev/null || echo 0)
+  echo "$first"
+  for ((i = 1; i < n; i++)); do echo 0; done
+fi
+"""
+FAKE_JOURNALCTL = """#!/bin/bash
+# journalctl -k --since ... -o cat: the test's kernel log lines.
+cat {log} 2>/dev/null
 """
 
 
@@ -108,6 +119,15 @@ class Node:
         """The health check as slurmd runs it: SLURMD_NODENAME and nothing else."""
         return self._run(self.check_script, {"SLURMD_NODENAME": NODE})
 
+    def aws_env(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL": self.ec2.url,
+            "AWS_ACCESS_KEY_ID": "test",
+            "AWS_SECRET_ACCESS_KEY": "test",
+            "AWS_CONFIG_FILE": str(self.root / "no-config"),
+            "AWS_SHARED_CREDENTIALS_FILE": str(self.root / "no-credentials"),
+        }
+
     def repair(self) -> str:
         """The repair loop as its unit runs it: systemd's PATH, STATE_DIRECTORY, the instance role's credentials
         (here plain keys) and the endpoint moto answers on."""
@@ -146,6 +166,9 @@ def _node(cluster: SlurmCluster, ec2: Ec2, root: Path, **repair: Any) -> Node:
     smi = root / "bin" / "nvidia-smi"
     smi.write_text(FAKE_NVIDIA_SMI.format(count=root / "gpus"))
     smi.chmod(0o755)
+    journal = root / "bin" / "journalctl"
+    journal.write_text(FAKE_JOURNALCTL.format(log=root / "kernel.log"))
+    journal.chmod(0o755)
     check = root / "health-check"
     check.write_text(health_check(STACK, NodeRole("compute", "p5.48xlarge", gpus=8), VERSION))
     script = root / "node-repair"
@@ -293,3 +316,36 @@ def test_the_health_check_timer_drains_by_the_local_slurmd_s_name(
     out = node._run(node.check_script, {"PATH": SYSTEMD_PATH})
     assert out.endswith("rc=1"), out
     assert "DRAIN" in node.state() and node.reason().startswith("gpuinfra health: 6 of 8 GPUs visible")
+
+
+def test_a_critical_xid_drains_the_node_and_reaches_the_gpu_errors_metric(
+    cluster: SlurmCluster, ec2: Ec2, tmp_path: Path
+) -> None:
+    """Xid 79 (the GPU fell off the bus) in the kernel log: the check publishes GpuErrors (moto's CloudWatch) and
+    drains; an application Xid (13) alone changes nothing."""
+    node = _node(cluster, ec2, tmp_path / "node")
+    check = node.root / "health-check-metrics"
+    role = NodeRole("compute", "p5.48xlarge", gpus=8, metrics_region=REGION)
+    check.write_text(health_check(STACK, role, VERSION))
+    check.chmod(0o755)
+    env = {"SLURMD_NODENAME": NODE, **node.aws_env()}
+    kernel = node.root / "kernel.log"
+    kernel.write_text("NVRM: Xid (PCI:0000:53:00): 13, pid=4242, Graphics Exception\n")
+    assert node._run(check, env).endswith("rc=0") and "DRAIN" not in node.state()
+    kernel.write_text("NVRM: Xid (PCI:0000:53:00): 79, pid=0, GPU has fallen off the bus.\n")
+    out = node._run(check, env)
+    assert out.endswith("rc=1"), out
+    assert node.reason().startswith("gpuinfra health: GPU errors: 1 critical Xid events, 0 uncorrected ECC errors")
+    cloudwatch = boto3.client(
+        "cloudwatch", region_name=REGION, endpoint_url=ec2.url, aws_access_key_id="t", aws_secret_access_key="t"
+    )
+    metrics = cloudwatch.list_metrics(Namespace="gpuinfra/Training", MetricName="GpuErrors")["Metrics"]
+    assert [m["Dimensions"] for m in metrics] == [[{"Name": "Cluster", "Value": STACK}]]
+
+
+def test_uncorrected_ecc_errors_drain_too(cluster: SlurmCluster, ec2: Ec2, tmp_path: Path) -> None:
+    node = _node(cluster, ec2, tmp_path / "node")
+    (node.root / "gpus.ecc").write_text("3")
+    out = node.check()
+    assert out.endswith("rc=1"), out
+    assert node.reason().startswith("gpuinfra health: GPU errors: 0 critical Xid events, 3 uncorrected ECC errors")

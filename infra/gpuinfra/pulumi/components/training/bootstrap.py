@@ -27,6 +27,10 @@ JOB_ENV = "/etc/gpuinfra/job-env.sh"
 TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
 HEALTH_CHECK_INTERVAL_SECONDS = 300
+CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+"""Xid events that mean the GPU, not the job, failed, and the node must leave the gang (NVIDIA GPU Deployment and
+Management Documentation, "Xid Errors": 48 double-bit ECC, 63/64 row remapping, 74 NVLink, 79 fallen off the bus,
+92/94/95 ECC, 119/120 GSP). Application faults (13, 31, 43) are left to the job."""
 """How often a compute node's timer runs the health check (gpuinfra-health-check.timer). The check used to be Slurm's
 HealthCheckProgram; a timer needs no PCS cluster setting beyond the CloudFormation schema's documented three."""
 SCRATCH_PATH = "/scratch"
@@ -126,6 +130,9 @@ class Retention:
     milestone_marker: str
     retention_days: int
     complete_marker: str = COMPLETE_MARKER
+    metric_namespace: str | None = None
+    """PCS: each successful run publishes PrunerRuns there (the pruner alarm, alarms.py); None: no metric."""
+    region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -157,6 +164,8 @@ class NodeRole:
     checkpoint_write_seconds: float | None = None
     """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
     rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
+    metrics_region: str | None = None
+    """Compute nodes: the health check publishes GpuErrors into gpu_metrics.NAMESPACE in this region (alarms.py)."""
     acceptance: Acceptance | None = None
     """The login node's NCCL acceptance job."""
     repair: Repair | None = None
@@ -176,6 +185,8 @@ def slurm_bin(slurm_version: str) -> str:
 
 
 def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: str | None = None) -> str:
+    from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE
+
     return render(
         "training/health-check.sh.j2",
         cluster=cluster,
@@ -187,6 +198,10 @@ def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: 
         lustre_path=lustre_path,
         failed=FAILED,
         passed=PASSED,
+        region=node.metrics_region,
+        metric_namespace=NAMESPACE if node.metrics_region else None,
+        critical_xids=CRITICAL_XIDS,
+        interval=HEALTH_CHECK_INTERVAL_SECONDS,
     )
 
 
@@ -381,6 +396,7 @@ __all__ = [
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",
+    "CRITICAL_XIDS",
     "DATASET_DIR",
     "DATASET_READY_VAR",
     "EFA_CLIENT_PACKAGE",

@@ -3,6 +3,8 @@ group's user data, and the AWS PCS cluster (pcs.py) built from them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi
 import pulumi_aws as aws
 
@@ -145,7 +147,11 @@ class SlurmOnPcs(pulumi.ComponentResource):
             else pulumi.Output.from_input(None)
         )
         retention = (
-            retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
+            dataclasses.replace(
+                retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri),
+                metric_namespace=gpu_metrics.NAMESPACE,
+                region=compute.region,
+            )
             if lustre is not None
             else None
         )
@@ -203,6 +209,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                         spot=kind == "spot",
                         block_checkpoint_at=plan.block_checkpoint_at,
                         checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
+                        metrics_region=compute.region,
                     )
                 ),
                 efa_cards=tuple(plan.efa_cards),
