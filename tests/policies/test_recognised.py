@@ -64,9 +64,9 @@ UNLISTED = [
     ),
     (
         "chat-serve",
-        "aws:sns/topicPolicy:TopicPolicy",
+        "aws:sqs/queuePolicy:QueuePolicy",
         {
-            "arn": "arn:aws:sns:us-east-1:222222222222:alerts",
+            "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/jobs",
             "policy": json.dumps(
                 {
                     "Version": "2012-10-17",
@@ -74,8 +74,8 @@ UNLISTED = [
                         {
                             "Effect": "Allow",
                             "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
-                            "Action": "sns:Publish",
-                            "Resource": "arn:aws:sns:us-east-1:222222222222:alerts",
+                            "Action": "sqs:SendMessage",
+                            "Resource": "arn:aws:sqs:us-east-1:222222222222:jobs",
                         }
                     ],
                 }

@@ -11,6 +11,7 @@ from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, BatchQueue
 from gpuinfra.pulumi.components.finetune.kueue import kueue_workloads
 from gpuinfra.pulumi.components.quotas import request_increases
+from gpuinfra.pulumi.components.training.alarms import AlarmArgs, StackAlarms
 from gpuinfra.pulumi.components.training.cluster import workload_labels
 from gpuinfra.pulumi.components.training.storage import StorageArgs, TrainingStorage
 from gpuinfra.spec import FinetuneSpec, Organization
@@ -24,6 +25,12 @@ class FinetuneStorage(TrainingStorage):
     """Training's checkpoint bucket and key (no Lustre), as a component of the fine-tuning workload."""
 
     component_type = "gpuinfra:finetune:Storage"
+
+
+class FinetuneAlarms(StackAlarms):
+    """Training's alarm topic and alarms, as a component of the fine-tuning workload."""
+
+    component_type = "gpuinfra:finetune:Alarms"
 
 
 def _registry(org: Organization) -> tuple[str, str, str, str, str] | None:
@@ -82,6 +89,11 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
             registry=_registry(org),
             manifest=run_manifest(spec, stack),
         ),
+        provider,
+    )
+    FinetuneAlarms(
+        f"{spec.name}-alarms",
+        AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
         provider,
     )
     if account.request_quota_increases:
