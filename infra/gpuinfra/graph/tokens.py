@@ -93,6 +93,7 @@ ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 ROUTE_TABLE_ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+ECR_REPOSITORY = "aws:ecr/repository:Repository"
 SECRETS_MANAGER_SECRET = "aws:secretsmanager/secret:Secret"
 SECRETS_MANAGER_SECRET_VERSION = "aws:secretsmanager/secretVersion:SecretVersion"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -153,6 +154,7 @@ __all__ = [
     "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
     "EC2_FLEET",
+    "ECR_REPOSITORY",
     "EFS_FILE_SYSTEM",
     "EFS_MOUNT_TARGET",
     "EIP",
