@@ -183,6 +183,9 @@ class SiteComponents(SpecModel):
     dcgm_exporter: SiteComponent | None = None
     """Required: NVIDIA's DCGM exporter on the GPU nodes (its own chart, or the GPU Operator's dcgmExporter), the
     Prometheus metrics of every GPU (utilization, memory, power, XID errors, NVLink) a run is watched by."""
+    node_problem_conditions: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9]{0,62}$")]] = []
+    """Node condition types the site's node-problem-detector plugins set True on an unhealthy GPU node (DCGM health
+    watches, NHC): the stacks' GPU remediation cordons such a node (training/remediator.py)."""
 
 
 class NodeAllocatable(SpecModel):
