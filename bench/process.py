@@ -53,7 +53,7 @@ def save_graphs(stacks: list[str], folder: Path) -> Path:
     """The graphs gpuinfra's programs register for `stacks`, pickled for the floor process (made here, untimed)."""
     from gpuinfra.load import stack_path
     from gpuinfra.pulumi.preview import preview_graph
-    from gpuinfra.validators.checked import check_stack
+    from gpuinfra.workspace.check import check_stack
 
     graphs = []
     for name in stacks:

@@ -73,7 +73,7 @@ def fleet(stacks: Path, name: str, team: str, ident: str, regions: int) -> None:
 
 def cluster(stacks: Path, name: str, team: str, nodes: int) -> None:
     """A Slurm cluster of `nodes` nodes, checkpointing at the planner's optimum (spot intervals are bounded)."""
-    from gpuinfra.validators.checked import check_stack
+    from gpuinfra.workspace.check import check_stack
 
     data = _load(ROOT / "stacks" / "Pulumi.llm-train.yaml")
     spec = data["config"]["gpuinfra:training"]

@@ -21,7 +21,7 @@ from typing import TypeVar
 from gpuinfra.commands.diff import diff_command
 from gpuinfra.pulumi.preview import preview_graph
 from gpuinfra.report.render.json import render_diff_json
-from gpuinfra.validators.checked import check_stack
+from gpuinfra.workspace.check import check_stack
 
 from bench import stages
 from bench.synthetic import grown_fleet, scenario

@@ -18,7 +18,8 @@ from gpuinfra.policy.pack import pack_config, police_stack
 from gpuinfra.pulumi.preview import preview_graph
 from gpuinfra.report.render.json import render_json
 from gpuinfra.validators import Level
-from gpuinfra.validators.checked import Checked, check_stack
+from gpuinfra.validators.checked import Checked
+from gpuinfra.workspace.check import check_stack
 
 
 @dataclass

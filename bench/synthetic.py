@@ -94,7 +94,7 @@ def training_stack(nodes: int, folder: Path, onprem: bool = False) -> Path:
         ]
     path = _dump(data, folder / f"Pulumi.{'onprem' if onprem else 'train'}-{nodes}.yaml")
     # Checkpoint at the planner's optimum for this size: validators refuse spot intervals past the bound.
-    from gpuinfra.validators.checked import check_stack
+    from gpuinfra.workspace.check import check_stack
 
     checkpoint = check_stack(path).plan.checkpoint  # type: ignore[union-attr]
     if checkpoint is not None:

@@ -114,7 +114,12 @@ def checked(
     suppress: Iterable[str] = (),
     config: Mutations | None = None,
 ) -> Checked:
-    return check(inputs_for(stack, spec, org, config), load_catalog(), suppress)
+    """The stack checked as `validate` checks it: its quota needs counted with the example folder's other stacks."""
+    from gpuinfra.workspace import workspace_of
+
+    inputs = inputs_for(stack, spec, org, config)
+    quotas = workspace_of(inputs.stack.path, inputs.org.path).quotas_of(inputs)
+    return check(inputs, load_catalog(), suppress, quotas)
 
 
 def rules_fired(result: Checked) -> set[str]:
@@ -213,7 +218,7 @@ def graph_for(
 ) -> Graph:
     """Run the example stack (mutated) through the embedded engine: the whole program, as `pulumi up` runs it
     (config -> inputs -> plan -> validators -> components)."""
-    from gpuinfra.pulumi.preview import program_graph
+    from gpuinfra.workspace.program import program_graph
 
     return program_graph(inputs_for(stack, spec, org, config))
 

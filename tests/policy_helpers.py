@@ -29,9 +29,14 @@ GraphEdit = tuple[str, str | None, Mapping[str, Any]]
 
 
 def facts_for(stack: str, spec: Mapping[str, Any] | None = None, org: Mapping[str, Any] | None = None) -> StackFacts:
+    """The facts the pack judges the example by: its plan, and what the example folder's other stacks hold (the
+    workspace's fold, as `gpuinfra preview` and the pack's entry hand them over)."""
+    from gpuinfra.workspace import workspace_of
+
     inputs = inputs_for(stack, spec, org)
     catalog = load_catalog()
-    return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
+    held = workspace_of(inputs.stack.path, inputs.org.path).facts(inputs)
+    return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog, held)
 
 
 def program_graph(

@@ -17,17 +17,20 @@ STAGES = (
     "templating",
     "store",
     "spec",
+    "clouds",
     "catalog",
     "load",
     "plan",
     "validators",
     "graph",
+    "account",
     "pulumi",
     "preflight",
     "cost",
     "policy",
     "review",
     "report",
+    "workspace",
     "commands",
     "cli",
 )
@@ -132,7 +135,7 @@ def test_the_pack_directory_holds_no_rules() -> None:
     pack = ROOT / "policies"
     assert sorted(p.name for p in pack.glob("*.py")) == ["__main__.py"]
     found = {module for _, module in imports(pack / "__main__.py")}
-    assert found == {"gpuinfra.policy.rules", "gpuinfra.policy.rules.serve"}
+    assert found == {"gpuinfra.workspace.pack", "gpuinfra.workspace.pack.serve"}
 
 
 def test_the_check_sees_a_planted_upward_import(tmp_path: Path) -> None:
@@ -141,3 +144,174 @@ def test_the_check_sees_a_planted_upward_import(tmp_path: Path) -> None:
     planted.parent.mkdir(parents=True)
     planted.write_text("def f():\n    from gpuinfra.report.model import Report\n")
     assert "infra/gpuinfra/cost/bad.py:2 (cost) imports gpuinfra.report.model (report)" in upward_imports(tmp_path)
+
+
+# The organization is the unit of work: the workspace (and the commands and entries above it) reads the stacks and
+# runs the engine; every stage below judges one stack against plain data.
+READERS = {"load_inputs", "inputs_from_config", "read_stack", "read_org"}
+"""The functions that read a stack or organization file (gpuinfra.load, gpuinfra.spec)."""
+ENGINE = ("gpuinfra.pulumi.engine", "gpuinfra.pulumi.preview", "gpuinfra.workspace")
+ABOVE = {"workspace", "commands", "cli"}
+FILE_CALLS = {"open", "read_bytes", "read_text", "glob", "rglob", "iterdir", "stat", "exists", "is_file"}
+
+
+def _stage_of_path(path: Path) -> str:
+    parts = path.relative_to(PACKAGE).with_suffix("").parts
+    return parts[0]
+
+
+def readers_below_the_workspace(root: Path = ROOT) -> list[str]:
+    """Imports of a stack/organization file reader or of the engine below the workspace. The reader itself
+    (load.py, spec/) and the Pulumi package (whose engine it is) are the two places that own them."""
+    wrong = []
+    for path in modules(root):
+        stage = _stage_of_path(path) if path.is_relative_to(PACKAGE) else path.relative_to(root).parts[2]
+        if stage in ABOVE or stage in ("load", "spec"):
+            continue
+        for line, module in imports(path, root):
+            name = module.rsplit(".", 1)[-1]
+            reads = module.startswith(("gpuinfra.load.", "gpuinfra.spec.")) and name in READERS
+            runs = module.startswith(ENGINE) and stage != "pulumi"
+            if reads or runs:
+                wrong.append(f"{path.relative_to(root)}:{line} ({stage}) imports {module}")
+    return wrong
+
+
+def test_no_stage_below_the_workspace_reads_a_stack_file_or_runs_the_engine() -> None:
+    assert readers_below_the_workspace() == []
+
+
+def test_the_check_sees_a_planted_reader(tmp_path: Path) -> None:
+    planted = tmp_path / SOURCE_ROOT / "gpuinfra" / "policy" / "bad.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("def f():\n    from gpuinfra.pulumi.preview import preview_graph\n")
+    assert readers_below_the_workspace(tmp_path) == [
+        "infra/gpuinfra/policy/bad.py:2 (policy) imports gpuinfra.pulumi.preview",
+        "infra/gpuinfra/policy/bad.py:2 (policy) imports gpuinfra.pulumi.preview.preview_graph",
+    ]
+
+
+def file_io(path: Path) -> list[str]:
+    """Calls that touch the file system (open, Path.read_bytes, glob, ...) in a module."""
+    found = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+            if name in FILE_CALLS:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} calls {name}")
+    return found
+
+
+def test_the_planner_does_no_io_and_imports_no_store() -> None:
+    """plan/ promises plain functions of their arguments: no file, no cache, no reader."""
+    wrong = []
+    for path in (PACKAGE / "plan").rglob("*.py"):
+        wrong += file_io(path)
+        wrong += [
+            f"{path.relative_to(ROOT)}:{line} imports {module}"
+            for line, module in imports(path)
+            if module.startswith(("gpuinfra.store", "gpuinfra.load", "gpuinfra.workspace"))
+        ]
+    assert wrong == []
+
+
+def test_the_policy_stage_imports_no_engine_and_components_no_judge() -> None:
+    wrong = [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in (PACKAGE / "policy").rglob("*.py")
+        for line, module in imports(path)
+        if module.startswith(("gpuinfra.pulumi", "gpuinfra.store"))
+    ]
+    wrong += [
+        f"{path.relative_to(ROOT)}:{line} imports {module}"
+        for path in (PACKAGE / "pulumi" / "components").rglob("*.py")
+        for line, module in imports(path)
+        if module.startswith(("gpuinfra.report", "gpuinfra.policy", "gpuinfra.review", "gpuinfra.cost"))
+    ]
+    assert wrong == []
+
+
+def module_cycles(root: Path = ROOT) -> list[list[str]]:
+    """Strongly connected components of the module import graph (Tarjan), larger than one module."""
+    names = {}
+    for path in modules(root):
+        parts = path.relative_to(root / SOURCE_ROOT).with_suffix("").parts
+        names[".".join(parts[:-1] if parts[-1] == "__init__" else parts)] = path
+    edges = {m: {i for _, i in imports(p, root) if i in names and i != m} for m, p in names.items()}
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    cycles: list[list[str]] = []
+
+    def visit(v: str) -> None:
+        index[v] = low[v] = len(index)
+        stack.append(v)
+        for w in edges[v]:
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(edges):
+        if v not in index:
+            visit(v)
+    return cycles
+
+
+def test_the_import_graph_has_no_cycle() -> None:
+    assert module_cycles() == []
+
+
+def test_the_cycle_check_sees_a_planted_cycle(tmp_path: Path) -> None:
+    package = tmp_path / SOURCE_ROOT / "gpuinfra" / "cost"
+    package.mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    (package / "a.py").write_text("from gpuinfra.cost.b import x\n")
+    (package / "b.py").write_text("def x():\n    from gpuinfra.cost import a\n")
+    assert module_cycles(tmp_path) == [["gpuinfra.cost.a", "gpuinfra.cost.b"]]
+
+
+def cloud_name_branches(root: Path = ROOT) -> list[str]:
+    """Comparisons of a spec's target cloud with a cloud's name outside the cloud registry: a stage that asks
+    "is this AWS?" instead of what the cloud does (gpuinfra.clouds) is an edit a new cloud would need."""
+    found = []
+    for path in modules(root):
+        if path.relative_to(root / SOURCE_ROOT / "gpuinfra").parts[0] == "clouds":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            sides = (node.left, *node.comparators) if isinstance(node, ast.Compare) else ()
+            names_cloud = any(isinstance(side, ast.Attribute) and side.attr == "cloud" for side in sides)
+            if names_cloud and any(isinstance(side, ast.Constant) for side in sides):
+                found.append(f"{path.relative_to(root)}:{node.lineno}")
+    return found
+
+
+def test_stages_ask_the_cloud_registry_not_the_cloud_name() -> None:
+    assert cloud_name_branches() == []
+
+
+def test_the_registry_check_sees_a_planted_branch(tmp_path: Path) -> None:
+    planted = tmp_path / SOURCE_ROOT / "gpuinfra" / "cost" / "bad.py"
+    planted.parent.mkdir(parents=True)
+    planted.write_text("def f(spec):\n    return spec.target.cloud == 'aws'\n")
+    assert cloud_name_branches(tmp_path) == ["infra/gpuinfra/cost/bad.py:2"]
+
+
+def test_every_cloud_a_spec_can_name_has_a_registry_entry() -> None:
+    from typing import get_args
+
+    from gpuinfra.clouds import CLOUDS
+    from gpuinfra.spec.target import Cloud
+
+    assert set(get_args(Cloud)) == set(CLOUDS)

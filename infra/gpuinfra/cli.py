@@ -239,12 +239,13 @@ def preview(
       gpuinfra preview llm-train --format json --out out/llm-train.json
       gpuinfra preview chat-serve --policy-config policy.json --format markdown
     """
-    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.commands.preview import PreviewOptions, preview_stacks
     from gpuinfra.commands.stacks import stacks_or_every
 
     names = stacks_or_every(stacks)
     with _working(f"previewing {_count(names)}"):
-        report = preview_stacks(names, org, suppress or [], usage_file, policy_config, _jobs(jobs), cache_dir)
+        options = PreviewOptions.of(org, suppress or [], usage_file, policy_config)
+        report = preview_stacks(names, options, _jobs(jobs), cache_dir)
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
@@ -433,6 +434,7 @@ def main() -> None:
     """Console entry point: input errors exit 2 with a message, never a traceback; a failure of gpuinfra's own
     (a bug) exits 3 with one line naming it; SIGINT and SIGTERM clean up and exit 130 and 143 (128 + signal)."""
     signal.signal(signal.SIGTERM, _terminate)
+    _escaping_output()
     try:
         app()
     except InputError as exc:
@@ -441,6 +443,9 @@ def main() -> None:
     except GpuinfraError as exc:
         sys.stderr.write(f"error: {exc}\n")
         sys.exit(2)
+    except OSError as exc:  # a path the user named or the run walked: too long, not a folder, no access, a loop
+        sys.stderr.write(f"error: {_os_problem(exc)}\n")
+        sys.exit(2)
     except KeyboardInterrupt:
         sys.exit(128 + signal.SIGINT)
     except Terminated:
@@ -448,6 +453,26 @@ def main() -> None:
     except Exception as exc:  # a bug in gpuinfra: say so plainly instead of a traceback
         sys.stderr.write(f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug\n")
         sys.exit(3)
+
+
+def _escaping_output() -> None:
+    """Output never fails to encode: a lone surrogate (an undecodable byte of an argument or a file name, which
+    Python keeps as one) or a character the terminal's encoding lacks is written as a backslash escape."""
+    for stream in (sys.stdout, sys.stderr):
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="backslashreplace")
+
+
+def _os_problem(exc: OSError) -> str:
+    """The path and the reason, the path shortened when it is longer than a line (a 5,000-character name)."""
+    reason = exc.strerror or type(exc).__name__
+    name = exc.filename if exc.filename is not None else exc.filename2
+    if name is None:
+        return f"{reason}: check the paths given and that their folders can be read"
+    text = os.fsdecode(name) if isinstance(name, bytes) else str(name)
+    shown = text if len(text) <= 200 else f"{text[:120]}...{text[-40:]} ({len(text):,} characters)"
+    return f"{shown}: {reason}: give a path that exists and can be read (each name at most 255 bytes)"
 
 
 def run() -> NoReturn:

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import gzip
+import json
+import math
 import re
 import shlex
 from functools import lru_cache
@@ -30,11 +32,87 @@ def templates_folder() -> Path:
 
 
 def shell_quote(value: Any) -> str:
-    """The `sh` filter: one shell word whatever the value holds (`$(...)`, backticks, `;`, newlines, quotes):
-    `shlex.quote`, POSIX single quotes, which bash reads literally ("Enclosing characters in single quotes
-    preserves the literal value of each character within the quotes", Bash Reference Manual 3.1.2.2).
-    Every spec value that is not restricted by its schema's pattern goes through it in a shell template."""
-    return shlex.quote(str(value))
+    """The `sh` filter, the one way a value enters a shell template: one shell word whatever the value holds
+    (`$(...)`, backticks, `;`, quotes, line breaks). Printable text goes through `shlex.quote` (POSIX single quotes,
+    which bash reads literally: "Enclosing characters in single quotes preserves the literal value of each character
+    within the quotes", Bash Reference Manual 3.1.2.2); text with a control or unprintable character is written
+    `$'...'` with each such character's UTF-8 bytes escaped (ANSI-C quoting, Bash Reference Manual 3.1.2.4), so the
+    word never holds a raw line break and stays inert in a comment too. A test scans every template for an
+    expression that ends without it (tests/test_templating.py). A list or tuple gives one word per item,
+    space-separated (an argument vector, like `shlex.join`)."""
+    if isinstance(value, (list, tuple)):
+        return " ".join(shell_quote(item) for item in value)
+    text = str(value)
+    if text.isprintable():
+        return shlex.quote(text)
+    return "$'" + "".join(_ansi_c(ch) for ch in text) + "'"
+
+
+def _ansi_c(ch: str) -> str:
+    if ch in "\\'":
+        return "\\" + ch
+    if ch.isprintable():
+        return ch
+    # Each UTF-8 byte as \\xHH: bash's \\u escapes depend on the locale, and systemd runs units without LANG.
+    return "".join(f"\\x{byte:02x}" for byte in ch.encode("utf-8", "surrogatepass"))
+
+
+YAML_PLAIN = re.compile(r"^[A-Za-z/][A-Za-z0-9_./@+-]*$")
+YAML_WORDS = {"y", "n", "yes", "no", "on", "off", "true", "false", "null"}
+"""Plain scalars a YAML 1.1 reader (cloud-init's PyYAML) or 1.2 reader would read as something other than the string."""
+
+
+def yaml_scalar(value: Any) -> str:
+    """The `yaml` filter, the one way a value enters a YAML template (cloud-config, the JobSet): a plain scalar when
+    the text is one (starts with a letter or `/`, holds only letters, digits and `_./@+-`, and is no YAML 1.1 boolean
+    or null word), else a double-quoted scalar with every quote, backslash, line break and unprintable character
+    escaped. Numbers and booleans are written as JSON writes them; so a value can never start a new key, item or
+    document."""
+    if value is None or isinstance(value, bool):
+        return json.dumps(value)
+    if isinstance(value, int):
+        return json.dumps(value)
+    if isinstance(value, float) and math.isfinite(value):
+        mantissa, e, exponent = repr(value).partition("e")  # YAML 1.1 floats need a dot: 1e-05 is 1.0e-05
+        return f"{mantissa}{'' if '.' in mantissa else '.0'}{e}{exponent}"
+    text = str(value)
+    if YAML_PLAIN.match(text) and text.lower() not in YAML_WORDS:
+        return text
+    return '"' + "".join(_yaml_escape(ch) for ch in text) + '"'
+
+
+def _yaml_escape(ch: str) -> str:
+    """One character of a YAML double-quoted scalar (YAML 1.2 section 5.7, escaped characters; 1.1 has the same):
+    `\\xHH`, `\\uHHHH` or `\\UHHHHHHHH` for anything unprintable, the line breaks NEL, LS and PS included, and
+    astral characters written whole (a JSON surrogate pair is two characters to PyYAML)."""
+    if ch in '"\\':
+        return "\\" + ch
+    if ch.isprintable():
+        return ch
+    code = ord(ch)
+    return f"\\x{code:02x}" if code <= 0xFF else f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+SLURM_VALUE = re.compile(r"^[A-Za-z0-9_.:@%+,/=-]+$")
+
+
+def slurm_value(value: Any) -> str:
+    """The `slurm` filter, for an `#SBATCH` directive (sbatch reads those lines itself, not bash): the value as it
+    is when it is one plain token, refused otherwise. The spec types that reach a directive (spec.words.SlurmValue)
+    allow only these characters, so a refusal here is a bug, not a user error."""
+    text = str(value)
+    if not SLURM_VALUE.match(text):
+        raise ValueError(f"not a plain Slurm value for an #SBATCH line: {text!r}")
+    return text
+
+
+def one_line(value: Any) -> str:
+    """The `line` filter, for a YAML comment: the text as it is, with each control or unprintable character (a line
+    break above all, which would end the comment and start a new key) written as a Python escape (`\\n`)."""
+    text = str(value)
+    if text.isprintable():
+        return text
+    return "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode() for ch in text)
 
 
 def packed(text: Any) -> str:
@@ -75,6 +153,9 @@ def environment() -> Environment:
     )
     env.filters["sh"] = shell_quote
     env.filters["packed"] = packed
+    env.filters["slurm"] = slurm_value
+    env.filters["line"] = one_line
+    env.filters["yaml"] = yaml_scalar
     return env
 
 
@@ -88,4 +169,15 @@ def renderer(folder: str = "") -> Any:
     return render
 
 
-__all__ = ["TEMPLATES_PACKAGE", "environment", "packed", "renderer", "shell_quote", "templates_folder", "unpacked"]
+__all__ = [
+    "TEMPLATES_PACKAGE",
+    "environment",
+    "one_line",
+    "packed",
+    "renderer",
+    "shell_quote",
+    "slurm_value",
+    "templates_folder",
+    "unpacked",
+    "yaml_scalar",
+]

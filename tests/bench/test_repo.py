@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.commands import stack_cache
-from gpuinfra.validators.checked import check_stack
+from gpuinfra.workspace.check import check_stack
 
 from bench import process, repo
 

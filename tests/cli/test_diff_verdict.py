@@ -83,3 +83,78 @@ def test_suppress_silences_a_warning_but_never_an_error(tmp_path: Path) -> None:
     assert silenced.returncode == 0 and not [f for s in json.loads(silenced.stdout)["stacks"] for f in s["findings"]]
     typo = gpuinfra("diff", str(base), str(head), "--suppress", "no-such-rule")
     assert typo.returncode == 2 and "no-such-rule" in typo.stderr
+
+
+def _not_previewed(findings: list[dict[str, str]]) -> dict[str, Any]:
+    """A head stack whose preview did not run: no graph, as `preview --format json` writes it."""
+    return {"stack": "s", "resources": None, "findings": findings}
+
+
+STALE = {"rule": "stale-prices", "level": "warning", "path": "", "message": "the oldest price used is old"}
+
+
+def test_a_head_that_was_not_previewed_is_not_judged_never_resolved(tmp_path: Path) -> None:
+    """The base's warning is not "✅ resolved" when the head stopped at an error: nothing judged the head."""
+    quota = {"rule": "quota-short", "level": "error", "path": "compute", "message": "needs 1536 vCPUs"}
+    base = document(tmp_path, "base", [stack(findings=[STALE])])
+    head = document(tmp_path, "head", [_not_previewed([quota])])
+    done = gpuinfra("diff", str(base), str(head), "--format", "markdown")
+    assert done.returncode == 1, done.stderr
+    assert "✅" not in done.stdout and "| resolved |" not in done.stdout
+    assert done.stdout.splitlines()[1].startswith("## gpuinfra: ❌ 1 blocking; ❌ not judged (s); monthly cost")
+    row = next(line for line in done.stdout.splitlines() if "`stale-prices`" in line)
+    assert row.startswith("| ⏸️ |") and row.endswith("| not-judged |")
+    assert (
+        "⏸️ **not judged**: its head's preview stopped at 1 blocking finding (quota-short (compute)), so no policy, "
+        "preflight or cost judged it" in done.stdout
+    )
+    report = json.loads(gpuinfra("diff", str(base), str(head), "--format", "json").stdout)
+    (s,) = report["stacks"]
+    assert s["not_judged"].startswith("its head's preview stopped at 1 blocking finding")
+    assert {f["rule"]: f["status"] for f in s["findings"]} == {"quota-short": "new", "stale-prices": "not-judged"}
+    table = gpuinfra("diff", str(base), str(head))
+    assert "NOT JUDGED: its head's preview stopped" in table.stdout
+    assert "  not-judged warning   stale-prices" in table.stdout
+    assert not [line for line in table.stdout.splitlines() if line.startswith("  resolved")]
+
+
+def test_a_head_without_a_graph_and_without_a_finding_fails_the_review(tmp_path: Path) -> None:
+    """Nothing blocks on the head, but nothing judged it either: the review fails rather than passing it."""
+    base = document(tmp_path, "base", [stack(findings=[STALE])])
+    head = document(tmp_path, "head", [_not_previewed([])])
+    done = gpuinfra("diff", str(base), str(head), "--format", "markdown")
+    assert done.returncode == 1, done.stdout
+    assert done.stdout.splitlines()[1].startswith("## gpuinfra: ❌ not judged (s); monthly cost")
+    assert "its head could not be read or previewed, so no policy, preflight or cost judged it" in done.stdout
+    assert "✅" not in done.stdout
+
+
+def test_a_base_that_was_not_previewed_leaves_the_head_judged(tmp_path: Path) -> None:
+    """The other direction: a base without a graph and a clean head is an ordinary pass."""
+    base = document(tmp_path, "base", [_not_previewed([])])
+    head = document(tmp_path, "head", [stack()])
+    done = gpuinfra("diff", str(base), str(head), "--format", "json")
+    assert done.returncode == 0, done.stdout
+    assert json.loads(done.stdout)["stacks"][0]["not_judged"] is None
+
+
+ENDPOINT = {
+    "urn": "urn:pulumi:s::gpuinfra::aws:sagemaker/endpoint:Endpoint::serve",
+    "type": "aws:sagemaker/endpoint:Endpoint",
+    "name": "serve",
+    "inputs": {"endpointConfigName": "serve-config"},
+}
+
+
+def test_a_review_whose_head_has_an_unknown_price_says_its_totals_are_partial(tmp_path: Path) -> None:
+    """The comment's cost headline and the stack's section say "partial" when a line has no price (the review
+    showed "+$163.84" for four unpriced p5 nodes, with nothing saying the largest line was left out)."""
+    base = document(tmp_path, "base", [stack()])
+    head = document(tmp_path, "head", [{**stack(), "resources": [NAT, ENDPOINT]}])
+    done = gpuinfra("diff", str(base), str(head), "--format", "markdown")
+    assert "⚠️ **Partial**: a price is unknown in `s`, so these totals are lower bounds" in done.stdout, done.stdout
+    assert "(partial: a price is unknown)" in done.stdout
+    report = json.loads(gpuinfra("diff", str(base), str(head), "--format", "json").stdout)
+    assert report["stacks"][0]["partial"] is True
+    quiet = json.loads(gpuinfra("diff", str(base), str(base), "--format", "json").stdout)
+    assert quiet["stacks"][0]["partial"] is False

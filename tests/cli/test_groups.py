@@ -10,10 +10,9 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.commands.groups import account_groups
-from gpuinfra.commands.preview import preview_run
-from gpuinfra.plan import account
-from gpuinfra.policy.rules import ledger
+from gpuinfra.commands.preview import PreviewOptions, preview_run
 from gpuinfra.pulumi import preview as engine_preview
+from gpuinfra.workspace import _workspace
 from helpers import STACKS
 
 
@@ -21,8 +20,7 @@ from helpers import STACKS
 def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The inference account's two examples and a third copy of chat-serve beside them; every cache empty."""
     monkeypatch.setenv("GPUINFRA_CACHE_DIR", str(tmp_path / "cache"))
-    for clear in (ledger._held.cache_clear, ledger._SEEDED.clear, account._planned.cache_clear):
-        clear()
+    _workspace.cache_clear()
     stacks = tmp_path / "stacks"
     stacks.mkdir()
     org_text = (STACKS / "org.yaml").read_text()
@@ -35,8 +33,7 @@ def folder(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     (stacks / "Pulumi.chat-two.yaml").write_text(text.replace("name: chat-serve\n", "name: chat-two\n", 1))
     assert "name: chat-two" in (stacks / "Pulumi.chat-two.yaml").read_text()
     yield stacks
-    for clear in (ledger._held.cache_clear, ledger._SEEDED.clear, account._planned.cache_clear):
-        clear()
+    _workspace.cache_clear()
 
 
 def test_each_stack_of_an_account_is_built_once(folder: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -49,22 +46,22 @@ def test_each_stack_of_an_account_is_built_once(folder: Path, monkeypatch: pytes
 
     monkeypatch.setattr(engine_preview, "preview_graph", counted)
     stacks = [str(folder / f"Pulumi.{n}.yaml") for n in ("chat-serve", "chat-serve-k8s", "chat-two")]
-    run = preview_run(stacks, org=folder / "org.yaml")
+    run = preview_run(stacks, PreviewOptions(org=folder / "org.yaml"))
     assert [s.stack for s in run.report.stacks] == ["chat-serve", "chat-serve-k8s", "chat-two"]
     assert all(s.policy is not None for s in run.report.stacks), "every stack policed, budget ledger included"
     # Before: chat-serve's ledger built chat-serve-k8s and chat-two, chat-serve-k8s's built chat-serve again (5).
-    assert sorted(built) == ["chat-serve", "chat-serve-k8s", "chat-two"]
+    # The registry is built once too, for the flows of every fleet (the workspace's fold; it is not previewed).
+    assert sorted(built) == ["chat-serve", "chat-serve-k8s", "chat-two", "model-registry"]
 
 
 def test_grouped_and_alone_give_the_same_report(folder: Path) -> None:
     """The same stacks previewed together (their ledgers read the run's own totals) and each in a run of its own
     (its ledger builds the others from their files): the same stack reports, budgets included."""
     stacks = [str(folder / f"Pulumi.{n}.yaml") for n in ("chat-serve", "chat-serve-k8s", "chat-two")]
-    together = preview_run(stacks, org=folder / "org.yaml").report
+    together = preview_run(stacks, PreviewOptions(org=folder / "org.yaml")).report
     for i, path in enumerate(stacks):
-        for clear in (ledger._held.cache_clear, ledger._SEEDED.clear):
-            clear()
-        alone = preview_run([path], org=folder / "org.yaml").report
+        _workspace.cache_clear()  # a fresh process: the others' totals built from their files (or the disk)
+        alone = preview_run([path], PreviewOptions(org=folder / "org.yaml")).report
         assert alone.stacks[0].model_dump_json() == together.stacks[i].model_dump_json()
     budget = [v for s in together.stacks for v in s.policy.violations if "budget" in v.policy]  # type: ignore[union-attr]
     assert budget, "two chat-serves exceed ml-inference's $60,000 only counted together (the ledger's figure)"

@@ -100,8 +100,8 @@ def test_the_program_init_writes_runs_the_installed_gpuinfra(tmp_path: Path) -> 
     assert gpuinfra("init", "training-pcs", "t1", cwd=tmp_path).returncode == 0
     program = (tmp_path / "gpuinfra_program.py").read_text()
     compile(program, "gpuinfra_program.py", "exec")
-    assert "from gpuinfra.pulumi.program import main" in program
-    from gpuinfra.pulumi import program as real
+    assert "from gpuinfra.workspace.program import main" in program
+    from gpuinfra.workspace import program as real
 
     assert callable(real.main)
     project = load(tmp_path / "Pulumi.yaml")

@@ -33,7 +33,7 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
     for script in found:
         assert_bash_ok(script, tmp_path)
     prefetch, serve, lifecycle, drain, metric, _ = found
-    assert 'SOURCE="s3://acme-model-registry-eu-central-1/models/llama/v3/"' in prefetch
+    assert "SOURCE=s3://acme-model-registry-eu-central-1/models/llama/v3/\n" in prefetch
     # The manifest is fetched first and every file checked before .verified exists; the server refuses
     # to start without it (no marker after a partial sync).
     body = prefetch[prefetch.index("set -euo pipefail") :]

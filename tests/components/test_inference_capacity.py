@@ -69,29 +69,47 @@ def test_a_pinned_type_stays_pinned_on_spot_and_in_the_quota_plan() -> None:
 
 def test_on_demand_overflow_when_spot_is_short() -> None:
     """Auto Scaling does not substitute on-demand for spot (InstancesDistribution: 0% on-demand above the base
-    is all spot): an on-demand group of the burst's size takes over when the burst group's desired capacity
-    stays above its in-service count, and leaves first on scale-in."""
+    is all spot): a burst replica asked for and never launched (desired above in service plus pending) moves its
+    slot to an on-demand group of the burst's size, one alarm with two actions (overflow +1, burst -1), and the
+    overflow leaves first on scale-in. tests/components/test_bounded_replicas.py drives these through a shortage."""
     from gpuinfra.pulumi.components.inference.scaling import SPOT_SHORT_PERIODS
 
     graph = example_graph("chat-serve")
     groups = {g.inputs["name"]: g for g in graph.of_type("aws:autoscaling/group:Group")}
     alarms = {a.name: a for a in graph.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+    policies = {p.name: p for p in graph.of_type("aws:autoscaling/policy:Policy")}
     for region in ("us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"):
         burst, overflow = groups[f"chat-serve-{region}-burst"], groups[f"chat-serve-{region}-overflow"]
         assert "mixedInstancesPolicy" not in overflow.inputs  # on-demand, the template's (pinned) type
         assert overflow.inputs["minSize"] == 0 and overflow.inputs["maxSize"] == burst.inputs["maxSize"]
         assert overflow.inputs["instanceRefresh"]["strategy"] == "Rolling"
-        out = alarms[f"chat-serve-{region}-replicas-overflow-out"]
+        assert "GroupPendingInstances" in burst.inputs["enabledMetrics"]
+        short = alarms[f"chat-serve-{region}-replicas-spot-short"]
         assert (
-            out.inputs["evaluationPeriods"] == SPOT_SHORT_PERIODS and out.inputs["treatMissingData"] == "notBreaching"
+            short.inputs["evaluationPeriods"] == SPOT_SHORT_PERIODS
+            and short.inputs["treatMissingData"] == "notBreaching"
         )
-        signal = next(q for q in out.inputs["metricQueries"] if q.get("returnData"))
-        assert "FILL(burstdesired, 0) - FILL(burstinservice, 0) >= 1" in signal["expression"]
-        assert "basedesired >= basemax" in signal["expression"]
-        # Spot is removed only once the overflow group is empty.
+        signal = next(q for q in short.inputs["metricQueries"] if q.get("returnData"))
+        assert signal["expression"] == "FILL(burstdesired, 0) - FILL(burstinservice, 0) - FILL(burstpending, 0)"
+        assert short.inputs["threshold"] == 0.5 and short.inputs["comparisonOperator"] == "GreaterThanThreshold"
+        take = policies[f"chat-serve-{region}-replicas-overflow-take"]
+        give = policies[f"chat-serve-{region}-replicas-burst-give"]
+        assert take.inputs["autoscalingGroupName"] == overflow.inputs["name"]
+        assert give.inputs["autoscalingGroupName"] == burst.inputs["name"]
+        assert [a["scalingAdjustment"] for a in take.inputs["stepAdjustments"]] == [1]
+        assert [a["scalingAdjustment"] for a in give.inputs["stepAdjustments"]] == [-1]
+        assert take.inputs["estimatedInstanceWarmup"] == 0  # both halves apply at every invocation
+        actions = short.inputs["alarmActions"]
+        assert (
+            len(actions) == 2 and any("overflow-take" in a for a in actions) and any("burst-give" in a for a in actions)
+        )
+        # Spot is removed only once the overflow group is empty, the base once both are.
         burst_in = alarms[f"chat-serve-{region}-replicas-burst-in"]
         signal = next(q for q in burst_in.inputs["metricQueries"] if q.get("returnData"))
         assert signal["expression"].startswith("IF(FILL(overflowdesired, 0) == 0, ")
+        base_in = alarms[f"chat-serve-{region}-replicas-base-in"]
+        signal = next(q for q in base_in.inputs["metricQueries"] if q.get("returnData"))
+        assert signal["expression"].startswith("IF(FILL(burstdesired, 0) + FILL(overflowdesired, 0) == 0, ")
 
 
 def test_a_rate_limit_per_api_key_counts_every_ip_of_one_key() -> None:

@@ -10,7 +10,7 @@ from collections import defaultdict
 import pytest
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.templating import unpacked
-from helpers import example_data, example_graph, graph_for
+from helpers import checked, example_data, example_graph, graph_for
 
 SPEC = example_data("chat-serve")["config"]["gpuinfra:inference"]
 REGIONS = [r["region"] for r in SPEC["regions"]]
@@ -83,7 +83,10 @@ def test_on_demand_base_equals_min_replicas_and_spot_only_above(graph: Graph) ->
         dist = burst["mixedInstancesPolicy"]["instancesDistribution"]
         assert burst["minSize"] == 0 and dist["onDemandBaseCapacity"] == 0
         assert dist["onDemandPercentageAboveBaseCapacity"] == 0
-        assert base["maxSize"] + burst["maxSize"] == spec_region["max_replicas"]
+        # The spec's maximum, raised by failover n_plus_one (the default; tests/plan/test_failover.py).
+        planned = next(r for r in checked("chat-serve").plan.regions if r.region == spec_region["region"])
+        assert planned.max_replicas >= spec_region["max_replicas"]
+        assert base["maxSize"] + burst["maxSize"] == planned.max_replicas
         assert base["healthCheckType"] == burst["healthCheckType"] == "ELB"
         assert base["targetGroupArns"] == burst["targetGroupArns"]
 
@@ -117,10 +120,11 @@ def test_one_region_loop_and_a_burst_group_at_zero_scales_on_the_region_signal(g
         }
         # The combined count of every group (base, spot burst, on-demand overflow).
         assert in_service == {f"chat-serve-{region}-base", burst_name, f"chat-serve-{region}-overflow"}
+        per_replica = next(q for q in queries if q["id"] == "perreplica")
+        assert per_replica["expression"] == "load / (FILL(base, 0) + FILL(burst, 0) + FILL(overflow, 0))"
         signal = next(q for q in queries if q.get("returnData"))
-        assert signal["expression"].startswith(
-            "IF(basedesired >= basemax, load / (FILL(base, 0) + FILL(burst, 0) + FILL(overflow, 0))"
-        )
+        # Base full, then capped to the burst's headroom (tests/components/test_bounded_replicas.py).
+        assert signal["expression"].startswith("IF(basedesired >= basemax, IF(headroom >= 4, perreplica, ")
         assert burst_out.inputs["treatMissingData"] == "notBreaching"
         assert burst_out.inputs["threshold"] == SPEC["autoscaling"]["target_queue_depth_per_replica"]
         # Its action is a step policy on the burst group whose smallest step adds a replica from zero.
@@ -190,7 +194,8 @@ def test_every_internet_facing_region_has_waf_and_an_api_key(graph: Graph) -> No
         assert lb.urn in graph.dependencies_of(association) or association.inputs["resourceArn"]
         # The API key's secret (the image cache's registry credential is the other one).
         names = {s.inputs["name"] for s in secrets[region]}
-        assert names == {f"chat-serve/{region}/api-key", "ecr-pullthroughcache/chat-serve-docker-hub"}
+        # No registry credential: the server image comes from the fleet's own repository (image_source ecr_mirror).
+        assert names == {f"chat-serve/{region}/api-key"}
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         import base64
 
@@ -261,7 +266,8 @@ def test_adding_a_region_adds_exactly_that_regions_resources(graph: Graph) -> No
     )
     org = {
         "registry.replica_regions": ["us-west-2", "eu-central-1", "ap-northeast-1", "us-east-2"],
-        "accounts.ml-inference.quotas.us-east-2": {"L-DB2E81BA": 64, "L-3819A6DF": 64},
+        # Its failover maximum (its peak plus us-east-1's 24) at full size, on demand and on spot.
+        "accounts.ml-inference.quotas.us-east-2": {"L-DB2E81BA": 200, "L-3819A6DF": 200},
     }
     bigger = graph_for("chat-serve", {"regions": regions}, org)
     before = {r.key: r for r in graph.resources}

@@ -8,7 +8,7 @@ import json
 
 import pytest
 from gpuinfra.pulumi.components.inference.images import cached_image, split_image
-from helpers import cloud_config, example_graph, graph_for
+from helpers import cloud_config, graph_for
 
 DIGEST = "sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
 
@@ -32,7 +32,8 @@ def test_an_uncacheable_registry_is_pulled_directly() -> None:
 
 
 def test_every_region_pulls_the_digest_from_its_own_ecr() -> None:
-    graph = example_graph("chat-serve")
+    """image_source ecr_pull_through (the default is ecr_mirror: tests/components/test_image_mirror.py)."""
+    graph = graph_for("chat-serve", {"image_source": "ecr_pull_through"})
     rules = {
         graph.provider_of(r).inputs["region"]: r
         for r in graph.of_type("aws:ecr/pullThroughCacheRule:PullThroughCacheRule")
@@ -54,7 +55,7 @@ def test_every_region_pulls_the_digest_from_its_own_ecr() -> None:
 
 
 def test_replicas_may_pull_only_under_the_cache_prefix() -> None:
-    graph = example_graph("chat-serve")
+    graph = graph_for("chat-serve", {"image_source": "ecr_pull_through"})
     policies = [p for p in graph.of_type("aws:iam/rolePolicy:RolePolicy") if p.name.endswith("-replicas-access")]
     assert len(policies) == 4
     for policy in policies:

@@ -185,6 +185,49 @@ def test_a_key_without_a_value_is_waited_for_with_heartbeats(node: Any, aws_url:
     assert get(f"http://127.0.0.1:{port}/v1/models", "late-key") == 200
 
 
+def test_a_release_not_yet_replicated_holds_the_canary(node: Any, aws_url: str) -> None:
+    """A new weights_prefix rolls out while S3 replication is still copying it to this region: the shards are
+    there, the manifest (replicated last, as the promote script writes it last) is not. The launch hook holds the
+    canary out of service, with heartbeats, until the manifest arrives; then it fetches, verifies and serves."""
+    fake, _, autoscaling = node
+    port = free_port()
+    server = config(port)
+    upload_weights(aws_url)
+    s3 = client(aws_url, "s3")
+    manifest = s3.get_object(Bucket=BUCKET, Key="models/llama/v3/manifest.json")["Body"].read()
+    s3.delete_object(Bucket=BUCKET, Key="models/llama/v3/manifest.json")  # not replicated yet
+    client(aws_url, "secretsmanager").create_secret(Name=SECRET, SecretString="k")
+    fake.install(render_scripts(server))
+    env = fake.environment(units(server)["gpuinfra-lifecycle.service"])
+    process = subprocess.Popen(
+        [str(fake.sbin / "gpuinfra-lifecycle")], env=env, cwd="/", text=True, stderr=subprocess.PIPE
+    )
+    try:
+        time.sleep(8)
+        assert process.poll() is None and autoscaling.of("CompleteLifecycleAction") == []
+        assert not (fake.state / "weights/llama/v3/model-00001.safetensors").exists()  # nothing fetched
+        assert fake.log("systemctl") == []  # the server never started
+        assert len(autoscaling.of("RecordLifecycleActionHeartbeat")) >= 1
+        s3.put_object(Bucket=BUCKET, Key="models/llama/v3/manifest.json", Body=manifest)  # replication arrives
+        assert process.wait(timeout=120) == 0
+        stderr = process.stderr.read() if process.stderr else ""
+    finally:
+        process.kill() if process.poll() is None else None
+    assert "models/llama/v3/manifest.json is not in us-east-1 yet (replication): waiting" in stderr
+    assert (fake.state / "weights/llama/v3/.verified").exists()
+    assert [c["LifecycleActionResult"] for c in autoscaling.of("CompleteLifecycleAction")] == ["CONTINUE"]
+    assert get(f"http://127.0.0.1:{port}/v1/models", "k") == 200
+
+
+def test_the_launch_deadline_covers_replication_time_control() -> None:
+    """A canary may wait the 15 minutes RTC allows for its release, then a cold start: a short cold start (200 s)
+    still gets 200 + 900 + 300 (margin) = 1,400 s, not 3 x 200 + 300 = 900."""
+    from gpuinfra.pulumi.components.inference.replicas import launch_deadline
+
+    assert launch_deadline(200) == 1400
+    assert launch_deadline(600) == 3 * 600 + 300  # a long cold start keeps its own margin
+
+
 def test_a_launch_past_its_deadline_abandons_itself(node: Any, aws_url: str) -> None:
     fake, _, autoscaling = node
     server = config(free_port(), launch_deadline_seconds=3)

@@ -140,7 +140,7 @@ def test_the_ssh_key_is_in_a_secret_the_pods_mount(stack: tuple[str, Graph]) -> 
 
 def test_the_floor_is_sixty_percent_of_the_nodes_network_rate(stack: tuple[str, Graph]) -> None:
     _, script = acceptance(stack[1])
-    assert 'floor="${GPUINFRA_NCCL_MIN_BUSBW:-240}"' in script  # 3200 / 8 * 0.6
+    assert "\nfloor=240\n" in script and 'floor="${GPUINFRA_NCCL_MIN_BUSBW:-$floor}"' in script  # 3200 / 8 * 0.6
 
 
 def key_dir(root: Path) -> Path:

@@ -131,10 +131,10 @@ def test_network_policy_admits_only_the_server_port(graph: Graph) -> None:
 
 def test_images_are_pinned_by_digest_when_the_spec_gives_one() -> None:
     digest = "sha256:" + "ab" * 32
-    graph = graph_for("chat-serve-k8s", {"server_image_digest": digest})
+    graph = graph_for("chat-serve-k8s", {"server_image_digest": digest, "image_source": "direct"})
     for deployment in graph.of_type("kubernetes:apps/v1:Deployment"):
         (server,) = deployment.inputs["spec"]["template"]["spec"]["containers"]
-        assert server["image"] == f"vllm/vllm-openai@{digest}"
+        assert server["image"] == f"vllm/vllm-openai@{digest}"  # the mirror: tests/components/test_image_mirror.py
 
 
 def test_hpa_variant_scales_on_an_external_queue_metric() -> None:

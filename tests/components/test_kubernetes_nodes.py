@@ -224,13 +224,14 @@ def test_nodes_carry_the_taint_the_pods_tolerate_and_the_labels_they_select(grap
 
 
 def test_pools_are_pinned_and_limited_to_the_plan(graph: Graph) -> None:
-    """g6e.xlarge: 4 vCPUs, 1 L40S. us-east-1 scales to 16 replicas, eu-central-1 to 8, all on demand (the
-    example's spot_burst_share is 0): 64 vCPUs / 16 GPUs and 32 / 8, within the grants (us-east-1 160 less
-    chat-serve's 72; eu-central-1 96 less 32)."""
+    """g6e.xlarge: 4 vCPUs, 1 L40S. Failover n_plus_one (the default) sizes each region for its peak plus the
+    other's at 2 requests/s a replica: (30 + 14) / 2 = 22 replicas in both, all on demand (the example's
+    spot_burst_share is 0), plus one node of surge room (a rolling update at 22 runs a 23rd pod): 92 vCPUs / 23 GPUs
+    each, within the grants (org.yaml)."""
     pools = {p.name: p.inputs["spec"] for p in graph.of_type("kubernetes:karpenter.sh/v1:NodePool")}
     expected = {
-        "us-east-1": {"cpu": "64", "nvidia.com/gpu": "16"},
-        "eu-central-1": {"cpu": "32", "nvidia.com/gpu": "8"},
+        "us-east-1": {"cpu": "92", "nvidia.com/gpu": "23"},
+        "eu-central-1": {"cpu": "92", "nvidia.com/gpu": "23"},
     }
     for region, limits in expected.items():
         spec = pools[f"chat-k8s-{region}-on-demand-nodes"]
@@ -249,8 +250,9 @@ def test_pools_are_pinned_and_limited_to_the_plan(graph: Graph) -> None:
 
 
 def test_a_spot_share_adds_a_spot_pool_below_the_on_demand_one() -> None:
-    """spot_burst_share 0.5 in us-east-1 (min 2, max 16): 14 replicas above the base, 7 on spot, 2 + 7 = 9 on demand
-    (36 vCPUs, 9 GPUs) and 7 spot (28, 7). Spot quotas raised so the stack builds."""
+    """spot_burst_share 0.5 in us-east-1 (min 2, failover max 22): 20 replicas above the base, 10 on spot, 2 + 10 =
+    12 on demand plus the surge node, 13 (52 vCPUs, 13 GPUs), and 10 spot (40, 10). Spot quotas raised so the stack
+    builds."""
     graph = graph_for(
         "chat-serve-k8s",
         {"spot_burst_share": 0.5},
@@ -261,8 +263,8 @@ def test_a_spot_share_adds_a_spot_pool_below_the_on_demand_one() -> None:
     )
     pools = {p.name: p.inputs["spec"] for p in graph.of_type("kubernetes:karpenter.sh/v1:NodePool")}
     on_demand, spot = pools["chat-k8s-us-east-1-on-demand-nodes"], pools["chat-k8s-us-east-1-spot-nodes"]
-    assert on_demand["limits"] == {"cpu": "36", "nvidia.com/gpu": "9"}
-    assert spot["limits"] == {"cpu": "28", "nvidia.com/gpu": "7"}
+    assert on_demand["limits"] == {"cpu": "52", "nvidia.com/gpu": "13"}
+    assert spot["limits"] == {"cpu": "40", "nvidia.com/gpu": "10"}
     spot_types = {r["key"]: r["values"] for r in spot["template"]["spec"]["requirements"]}
     assert spot_types["karpenter.sh/capacity-type"] == ["spot"]
     assert spot_types["node.kubernetes.io/instance-type"] == ["g6e.xlarge"]  # pinned: no larger type sneaks in

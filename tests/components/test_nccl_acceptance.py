@@ -46,11 +46,11 @@ echo "#"
 def test_the_floor_is_sixty_percent_of_the_nodes_network_rate() -> None:
     """3200 Gbps / 8 = 400 GB/s of bus bandwidth at most; 60 % of it, 240 GB/s, is the floor."""
     text = nccl_acceptance("llm-train", P5, VERSION)
-    assert 'floor="${GPUINFRA_NCCL_MIN_BUSBW:-240}"' in text
+    assert "\nfloor=240\n" in text and 'floor="${GPUINFRA_NCCL_MIN_BUSBW:-$floor}"' in text
     assert "#SBATCH --nodes=16\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" in text
     assert f"/opt/aws/pcs/scheduler/slurm-{VERSION}/bin/srun --mpi=" in text
     p4d = nccl_acceptance("c", Acceptance(PARTITION, "p4d.24xlarge", 2, 8, 400.0), VERSION)
-    assert 'GPUINFRA_NCCL_MIN_BUSBW:-30}"' in p4d  # 400 Gbps / 8 * 0.6
+    assert "\nfloor=30\n" in p4d  # 400 Gbps / 8 * 0.6
 
 
 @pytest.fixture(scope="module")

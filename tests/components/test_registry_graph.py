@@ -37,7 +37,7 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
         "InferenceReadModels",
         "InferenceListModels",
         "DenyManifestOverwrite",
-        "DenyReleaseOverwrite",  # a release's manifest.json: conditional create only (promote.sh)
+        "DenyModelOverwrite",  # every object under models/: conditional create only (promote.sh)
         "DenyInsecureTransport",
     }
     upload = statements["TrainingUpload"]
@@ -54,9 +54,14 @@ def test_primary_grants_write_to_training_and_read_to_inference_only(graph: Grap
     assert base["Principal"] == {"AWS": [TRAINING]} and base["Action"] == ["s3:GetObject"]
     assert base["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
     assert statements["DenyInsecureTransport"]["Effect"] == "Deny"
-    release = statements["DenyReleaseOverwrite"]
-    assert release["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*/manifest.json"]
-    assert release["Condition"] == {"Null": {"s3:if-none-match": "true"}} and release["Action"] == "s3:PutObject"
+    release = statements["DenyModelOverwrite"]
+    assert release["Resource"] == ["arn:aws:s3:::acme-model-registry/models/*"]
+    # S3 UG "Enforce conditional writes": multipart's Create/UploadPart exempt by s3:ObjectCreationOperation.
+    assert release["Condition"] == {
+        "Null": {"s3:if-none-match": "true"},
+        "Bool": {"s3:ObjectCreationOperation": "true"},
+    }
+    assert release["Action"] == "s3:PutObject" and release["Principal"] == "*"
 
 
 @pytest.mark.parametrize("region", ORG["registry"]["replica_regions"])
@@ -65,6 +70,9 @@ def test_replicas_are_read_only_for_inference(graph: Graph, region: str) -> None
     allows = [s for s in statements if s["Effect"] == "Allow"]
     assert {a for s in allows for a in s["Action"]} == {"s3:GetObject", "s3:ListBucket"}
     assert all(s["Principal"] == {"AWS": [INFERENCE]} for s in allows)
+    # Write-once there too (replication writes with s3:ReplicateObject, which the Deny does not name).
+    deny = next(s for s in statements if s["Sid"] == "DenyModelOverwrite")
+    assert deny["Resource"] == [f"arn:aws:s3:::acme-model-registry-{region}/models/*"]
 
 
 def test_one_replication_rule_per_inference_region(graph: Graph) -> None:
@@ -75,7 +83,24 @@ def test_one_replication_rule_per_inference_region(graph: Graph) -> None:
     for rule in rules:
         assert rule["filter"] == {"prefix": "models/"} and rule["status"] == "Enabled"
         assert rule["destination"]["encryptionConfiguration"]["replicaKmsKeyId"].startswith("arn:aws:kms:")
+        # Replication Time Control with its metrics, both at 15 minutes: the only value S3 accepts (S3 API
+        # ReplicationTimeValue, Metrics.EventThreshold), and the window a replica region's canary waits for.
+        assert rule["destination"]["replicationTime"] == {"status": "Enabled", "time": {"minutes": 15}}
+        assert rule["destination"]["metrics"] == {"status": "Enabled", "eventThreshold": {"minutes": 15}}
     assert len({r["priority"] for r in rules}) == len(rules)
+    # Per replica region: alarms on failed replication and on latency past RTC's 15 minutes, per rule.
+    alarms = {a.name: a.inputs for a in graph.of_type("aws:cloudwatch/metricAlarm:MetricAlarm")}
+    for region in ORG["registry"]["replica_regions"]:
+        failed = alarms[f"model-registry-{region}-operationsfailedreplication"]
+        late = alarms[f"model-registry-{region}-replicationlatency"]
+        for alarm in (failed, late):
+            assert alarm["namespace"] == "AWS/S3"
+            assert alarm["dimensions"] == {
+                "SourceBucket": "acme-model-registry",
+                "DestinationBucket": f"acme-model-registry-{region}",
+                "RuleId": f"models-to-{region}",
+            }
+        assert failed["threshold"] == 0 and late["threshold"] == 900
 
 
 def test_every_bucket_is_versioned_encrypted_and_private(graph: Graph) -> None:
@@ -145,10 +170,13 @@ def test_replication_waits_for_object_lock_on_every_destination(graph: Graph) ->
     assert {"s3:GetObjectRetention", "s3:GetObjectLegalHold"} <= set(source["Action"])
 
 
-def test_the_promote_role_is_assumed_by_the_training_account_and_reads_uploads_writes_models(graph: Graph) -> None:
+def test_the_promote_role_is_assumed_by_one_named_role_and_reads_uploads_writes_models(graph: Graph) -> None:
     role = next(r for r in graph.of_type("aws:iam/role:Role") if r.name == "model-registry-promote")
     (trust,) = json.loads(role.inputs["assumeRolePolicy"])["Statement"]
-    assert trust == {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"AWS": [TRAINING]}}
+    # The organization's registry.promoters: one role of the training account, not the account (promoter-not-a-role).
+    release = "arn:aws:iam::111111111111:role/ml-release"
+    assert ORG["registry"]["promoters"] == [release]
+    assert trust == {"Action": "sts:AssumeRole", "Effect": "Allow", "Principal": {"AWS": [release]}}
     policy = json.loads(
         next(
             p for p in graph.of_type("aws:iam/rolePolicy:RolePolicy") if p.name == "model-registry-promote-access"

@@ -66,7 +66,9 @@ def upload(s3: Any, source: str, files: dict[str, bytes], manifest: list[dict[st
     s3.put_object(Bucket=BUCKET, Key=f"uploads/{source}manifest.json", Body=json.dumps({"files": entries}))
 
 
-def run(script: str, tmp_path: Path, aws_url: str, *args: str) -> subprocess.CompletedProcess[str]:
+def run(
+    script: str, tmp_path: Path, aws_url: str, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
     """bash on the script, as an operator's shell: the AWS CLI and python3 on PATH, credentials from the
     environment (which the script trades for the promote role's), no ~/.aws of this machine."""
     path = tmp_path / "promote.sh"
@@ -75,7 +77,7 @@ def run(script: str, tmp_path: Path, aws_url: str, *args: str) -> subprocess.Com
     bin_dir.mkdir(exist_ok=True)
     if not (bin_dir / "aws").exists():
         (bin_dir / "aws").symlink_to(AWS_CLI)
-    env = {
+    environment = {
         "PATH": f"{bin_dir}:{SYSTEMD_PATH}",
         "HOME": str(tmp_path),
         "AWS_ENDPOINT_URL": aws_url,
@@ -84,7 +86,9 @@ def run(script: str, tmp_path: Path, aws_url: str, *args: str) -> subprocess.Com
         "AWS_CONFIG_FILE": str(tmp_path / "no-config"),
         "AWS_SHARED_CREDENTIALS_FILE": str(tmp_path / "no-credentials"),
     }
-    return subprocess.run(["bash", str(path), *args], env=env, capture_output=True, text=True, timeout=180)
+    return subprocess.run(
+        ["bash", str(path), *args], env={**environment, **(env or {})}, capture_output=True, text=True, timeout=180
+    )
 
 
 def released(s3: Any, prefix: str = "models/") -> dict[str, bytes]:
@@ -165,3 +169,41 @@ def test_the_script_names_the_registry_and_the_lock_of_the_plan(plan: RegistryPl
     assert "BUCKET=acme-model-registry\n" in script and "LOCK_DAYS=90\n" in script
     assert f"ROLE_ARN={ROLE}\n" in script and "UPLOADS=uploads/\n" in script and "MODELS=models/\n" in script
     assert os.linesep == "\n"
+
+
+# ---- write-once: every object under models/ ---------------------------------------------------------------------
+def test_a_released_shard_cannot_be_overwritten(plan: RegistryPlan, s3: Any, aws_url: str, tmp_path: Path) -> None:
+    """Every release object was created with If-None-Match: *, and S3 refuses a second create of the key (412
+    PreconditionFailed, which moto implements): the shard keeps its bytes, so its sha256 still matches the manifest.
+
+    moto 5.2 does not evaluate a bucket policy's Condition (it applies a Deny to every matching request, the
+    conditional create included), so DenyModelOverwrite, which makes If-None-Match mandatory for every principal, is
+    judged by the access evaluator instead: tests/preflight/test_access_flows.py."""
+    from botocore.exceptions import ClientError
+
+    upload(s3, "runs/ft-42/", FILES)
+    assert run(promote_script(plan, ROLE), tmp_path, aws_url, "runs/ft-42/", "llama-ft", "v1").returncode == 0
+    shard = "models/llama-ft/v1/shards/model-00001.safetensors"
+    with pytest.raises(ClientError) as refused:
+        s3.put_object(Bucket=BUCKET, Key=shard, Body=b"tampered", IfNoneMatch="*")
+    assert refused.value.response["Error"]["Code"] == "PreconditionFailed"
+    assert s3.get_object(Bucket=BUCKET, Key=shard)["Body"].read() == FILES["shards/model-00001.safetensors"]
+
+
+def test_a_large_shard_goes_in_parts_created_once_and_locked(
+    plan: RegistryPlan, s3: Any, aws_url: str, tmp_path: Path
+) -> None:
+    """Above the single-PUT limit (lowered here to 1 MiB; parts of 5 MiB, S3's minimum) the script uploads in parts
+    and completes with If-None-Match: 12 MiB arrive as parts of 5, 5 and 2 MiB, intact and locked (moto 5.2 drops
+    CreateMultipartUpload's lock headers, which S3 applies; the script also sets the completed version's retention,
+    and that is what moto shows here)."""
+    big = bytes(range(256)) * (12 * 4096)  # 12 MiB
+    upload(s3, "runs/ft-big/", {"config.json": b"{}", "shards/model-00001.safetensors": big})
+    env = {"PROMOTE_SINGLE_PUT_BYTES": str(1 << 20), "PROMOTE_PART_BYTES": str(5 << 20)}
+    result = run(promote_script(plan, ROLE), tmp_path, aws_url, "runs/ft-big/", "llama-ft", "v9", env=env)
+    assert result.returncode == 0, result.stderr
+    key = "models/llama-ft/v9/shards/model-00001.safetensors"
+    assert s3.get_object(Bucket=BUCKET, Key=key)["Body"].read() == big
+    head = s3.head_object(Bucket=BUCKET, Key=key)
+    assert head["ObjectLockMode"] == "GOVERNANCE"
+    assert head["ETag"].strip('"').endswith("-3")  # a multipart object of three parts (S3's ETag convention)

@@ -16,9 +16,21 @@ from helpers import assert_bash_ok, cloud_config, example_data, inputs_for, scri
 
 ADAPTERS: list[dict[str, Any]] = [
     # Rank 16 on q/k/v/o of Llama-3.1-8B: 32 x 16 x ((4096+4096) x 2 + (4096+1024) x 2) = 13,631,488
-    {"name": "support", "weights_prefix": "adapters/support/v2/", "rank": 16, "parameters_million": 13.631488},
+    {
+        "name": "support",
+        "weights_prefix": "adapters/support/v2/",
+        "rank": 16,
+        "parameters_million": 13.631488,
+        "base_model": "llama-3.1-8b-instruct",
+    },
     # Rank 8 on q/v: 32 x 8 x ((4096+4096) + (4096+1024)) = 3,407,872
-    {"name": "legal", "weights_prefix": "adapters/legal/v1/", "rank": 8, "parameters_million": 3.407872},
+    {
+        "name": "legal",
+        "weights_prefix": "adapters/legal/v1/",
+        "rank": 8,
+        "parameters_million": 3.407872,
+        "base_model": "llama-3.1-8b-instruct",
+    },
 ]
 
 
@@ -79,10 +91,9 @@ def test_prefetch_fetches_and_serve_mounts_each_adapter(tmp_path: Path) -> None:
         assert_bash_ok(script, tmp_path)
     prefetch, serve = found[0], found[1]
     for adapter in ADAPTERS:
-        source = f'"s3://acme-model-registry-eu-central-1/models/{adapter["weights_prefix"]}"'
-        assert f'fetch_verified {source} "${{STATE_DIRECTORY:-/var/lib/gpuinfra}}/adapters/{adapter["name"]}"' in (
-            prefetch
-        )
+        source = f"s3://acme-model-registry-eu-central-1/models/{adapter['weights_prefix']}"
+        target = f'"${{STATE_DIRECTORY:-/var/lib/gpuinfra}}"/adapters/{adapter["name"]}'
+        assert f"fetch_verified {source} \\\n  {target}\n" in prefetch
         assert f"adapters/{adapter['name']}/.verified" in serve
     assert '/adapters":/adapters:ro' in serve
 

@@ -76,4 +76,15 @@ def test_the_packs_own_config_validates() -> None:
         "mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []}
     )
     assert config["inference-no-training-hardware"].level == "advisory"
-    assert config["budget-within-account"] == PolicyConfig("mandatory", {"share": 1})  # issue 26: mandatory by default
+    # issue 26: mandatory by default; issue 46: only AWS PCS's fees may be left unpriced by default
+    assert config["budget-within-account"] == PolicyConfig(
+        "mandatory",
+        {
+            "share": 1,
+            "accepted_unpriced": [
+                "aws-native:pcs:Cluster: PCS controller",
+                "aws-native:pcs:ComputeNodeGroup: PCS node management",
+                "aws-native:pcs:Queue: Resource",
+            ],
+        },
+    )

@@ -7,7 +7,6 @@ Analyze for every resource and AnalyzeStack, with protobuf messages built from t
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from collections import Counter
 from pathlib import Path
@@ -18,11 +17,13 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import UNKNOWN, Graph
 from gpuinfra.load import load_inputs
 from gpuinfra.plan import build_plan
+from gpuinfra.plan.account import in_account
 from gpuinfra.policy import rules as policies
 from gpuinfra.policy.config import reconcile
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.policy.pack import PolicyRun, meta_of, pack_config, police
 from gpuinfra.pulumi.preview import engine_config
+from gpuinfra.workspace import workspace_of
 from helpers import STACKS, example_graph, inputs_for, write_stack
 from pack_client import Diagnostic, PackClient, running_pack
 from policy_helpers import edited, program_graph
@@ -132,8 +133,11 @@ def test_facts_from_the_pinned_organization_reach_the_pack(tmp_path: Path) -> No
     config, _ = engine_config(inputs)
     assert "gpuinfra:org" not in config
     graph = program_graph("llm-train", org=org, unchecked=True)  # past quota-short, the validators' gate
-    facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()), load_catalog())
-    facts = dataclasses.replace(facts, stack_file=STACKS / "Pulumi.llm-train.yaml")  # where the pack finds it
+    # The pack finds the stack in the project's stacks/ (its config names it), judged by the pinned file: the same
+    # workspace folds the account's other stacks for it.
+    workspace = workspace_of(STACKS / "Pulumi.llm-train.yaml", tmp_path / "org.yaml")
+    plan = in_account(build_plan(inputs.spec, inputs.org.org, load_catalog()), workspace.quotas_of(inputs))
+    facts = StackFacts.of(inputs, plan, load_catalog(), workspace.facts(inputs))
     pin = {"separation-trusted-organization": {"organization_file": str(tmp_path / "org.yaml")}}
     with running_pack("llm-train", config) as pack:
         policy_config = reconcile(pack.metas(), given=pin)

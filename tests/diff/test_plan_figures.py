@@ -26,10 +26,13 @@ def test_training_example_has_run_figures_and_onprem_ownership() -> None:
     assert train["training run: cost per run"].value is not None
     onprem = plan_figures(checked("llm-train-onprem").plan)
     assert onprem["ownership: break-even month vs AWS on-demand"].value is not None
-    serve = plan_figures(checked("chat-serve").plan)  # one cost per million tokens per region
-    assert sorted(serve) == [
+    serve = plan_figures(checked("chat-serve").plan)  # one cost per million tokens per region, and its failover
+    assert sorted(k for k in serve if k.startswith("serving")) == [
         f"serving {r}: cost per 1M tokens" for r in ("ap-northeast-1", "eu-central-1", "us-east-1", "us-west-2")
     ]
+    # Headroom with the largest other region lost: us-east-1 holds 26 x 1.5 = 39 against 24 + 14 = 38.
+    assert serve["failover us-east-1: headroom with us-west-2 lost"].value == Decimal("1.0")
+    assert len([k for k in serve if k.startswith("failover")]) == 4
     assert plan_figures(checked("model-registry").plan) == {}
 
 

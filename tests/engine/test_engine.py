@@ -13,7 +13,8 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import SECRET
 from gpuinfra.graph.values import plain
 from gpuinfra.pulumi.engine import EngineError, run
-from gpuinfra.pulumi.preview import preview_graph, program_graph
+from gpuinfra.pulumi.preview import preview_graph
+from gpuinfra.workspace.program import program_graph
 from helpers import EXAMPLES, check, example_graph, inputs_for
 
 

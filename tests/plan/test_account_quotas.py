@@ -7,12 +7,12 @@ import json
 import shutil
 from pathlib import Path
 
-from gpuinfra.catalog import load_catalog
 from gpuinfra.load import load_inputs
 from gpuinfra.plan import TrainingPlan
-from gpuinfra.plan.account import account_plan
 from gpuinfra.policy.pack import pack_config, police_stack
 from gpuinfra.pulumi.preview import preview_graph
+from gpuinfra.workspace import workspace_of
+from gpuinfra.workspace.check import check_stack
 from helpers import STACKS, checked, gpuinfra, graph_for
 
 P5_VCPUS = 192  # p5.48xlarge (AWS EC2 accelerated computing instance types page)
@@ -57,9 +57,12 @@ def test_a_sibling_that_cannot_be_read_fails_validate_and_the_policy_alike(tmp_p
     assert any("quota totals cannot be checked: the repository's stack broken cannot be read" in m for m in messages)
 
     inputs = load_inputs(tmp_path / "Pulumi.llm-train.yaml")
-    plan, problems = account_plan(inputs, load_catalog())
-    assert problems and "broken" in problems[0]
-    run = police_stack(inputs, plan, preview_graph(inputs, plan), pack_config())
+    checked = check_stack(tmp_path / "Pulumi.llm-train.yaml")
+    plan = checked.plan
+    problems = [f.message for f in checked.findings if "broken" in f.message]
+    assert problems and "the repository's stack broken cannot be read" in problems[0]
+    held = workspace_of(inputs.stack.path, inputs.org.path).facts(inputs)
+    run = police_stack(inputs, plan, preview_graph(inputs, plan), pack_config(), held=held)
     assert any(v.policy == "quota-within-grant" and "broken cannot be read" in v.message for v in run.mandatory), [
         v.message for v in run.violations
     ]

@@ -33,7 +33,7 @@ def test_training_quota_needs_split_on_demand_and_spot() -> None:
 
 
 def test_inference_quota_needs_per_region() -> None:
-    plan = checked("chat-serve").plan
+    plan = checked("chat-serve", spec={"failover": "none"}).plan  # the spec maximum (failover sizing: test_failover.py)
     assert isinstance(plan, InferencePlan)
     use1 = {q.code: q.own for q in plan.quotas if q.region == "us-east-1"}
     # max 18, base 2, half the burst of 16 may be spot: 10 on-demand g6.xlarge (4 vCPUs) plus the on-demand

@@ -10,6 +10,7 @@ from gpuinfra.plan.flops import scaling_efficiency
 from gpuinfra.plan.layout import Budget, Layout, Shape, layout_memory
 from gpuinfra.plan.memory import MIB
 from gpuinfra.plan.racks import rack_layout
+from gpuinfra.plan.runtime import efficiency_at
 from helpers import checked
 
 CATALOG = load_catalog()
@@ -72,7 +73,12 @@ def test_scaling_loses_nothing_inside_a_rack(plan: TrainingPlan) -> None:
     # 36 trays are two NVLink domains: one doubling across the fabric, 0.985; 18 trays are one domain: no loss.
     assert scaling_efficiency(18, 0.985, 18) == 1.0
     assert scaling_efficiency(36, 0.985, 18) == pytest.approx(0.985)
-    assert plan.run is None or plan.run.at_spec.scaling_efficiency == pytest.approx(0.985)
+    # With an architecture the step model (plan/throughput.py) prices each count: one rack is its reference;
+    # without it the per-doubling default (above) applies.
+    run = plan.run
+    assert run is not None and run.inputs.step is not None
+    assert efficiency_at(run.inputs, 18) == pytest.approx(1.0)
+    assert efficiency_at(run.inputs, 36) <= 1.0
 
 
 def test_gb200_figures_come_from_the_catalog() -> None:

@@ -127,3 +127,17 @@ def test_the_spec_compile_cache_flag_reaches_the_cold_start() -> None:
     assert isinstance(base, InferencePlan) and isinstance(cached, InferencePlan)
     drop = base.regions[0].cold_start_seconds - cached.regions[0].cold_start_seconds
     assert drop == pytest.approx(86.6 - 28.8)
+
+
+def test_each_engine_leaves_kv_memory_by_its_own_rule() -> None:
+    # Llama 3.1 70B at fp8 (70.6 GB of weights) on one 80 GiB H100, each engine at its 0.9 default, 1 GiB workspace:
+    from gpuinfra.plan.roofline import kv_memory_bytes
+
+    total, weights, ws = 80 * 2**30, 70.6e9, 2**30
+    # vLLM: 0.9 x total - weights - workspace = 77.31 - 70.6 - 1.07 = 5.64 GB
+    assert kv_memory_bytes(total, 0.9, weights, 1, "vllm") == pytest.approx(0.9 * total - weights - ws)
+    assert kv_memory_bytes(total, 0.9, weights, 1, "vllm") / 1e9 == pytest.approx(5.64, abs=0.01)
+    # TensorRT-LLM: 0.9 x what is free after weights and workspace = 0.9 x (85.90 - 70.6 - 1.07) = 12.80 GB
+    assert kv_memory_bytes(total, 0.9, weights, 1, "tensorrt-llm") / 1e9 == pytest.approx(12.80, abs=0.01)
+    # SGLang: 0.9 x total holds weights and KV together = 77.31 - 70.6 = 6.71 GB
+    assert kv_memory_bytes(total, 0.9, weights, 1, "sglang") / 1e9 == pytest.approx(6.71, abs=0.01)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 from pathlib import Path
 
+from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import load_catalog
 from gpuinfra.cost import Usage, assumed_usage, price_graph
 from gpuinfra.cost.money import money
@@ -18,6 +19,7 @@ from gpuinfra.load import load_inputs
 from gpuinfra.plan import build_plan
 from gpuinfra.policy.facts import StackFacts
 from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.workspace import workspace_of
 from helpers import example_graph, write_stack
 from policy_helpers import facts_for, run_example
 
@@ -30,7 +32,7 @@ FINETUNE_OD = 16
 def violations(stack: str, org: dict[str, object], policy: str, alone: bool = False) -> list[str]:
     facts = facts_for(stack, org=org)
     if alone:
-        facts = dataclasses.replace(facts, stack_file=None)
+        facts = dataclasses.replace(facts, held=AccountFacts())
     run = police(example_graph(stack), facts, pack_config())
     return [v.message for v in run.violations if v.policy == policy and v.level == "mandatory"]
 
@@ -88,7 +90,8 @@ def test_a_stack_that_cannot_be_read_is_not_counted_as_zero(tmp_path: Path) -> N
     (tmp_path / "Pulumi.broken.yaml").write_text("config:\n  gpuinfra:training:\n    name: [unclosed\n")
     inputs = load_inputs(stack)
     catalog = load_catalog()
-    facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
+    held = workspace_of(inputs.stack.path, inputs.org.path).facts(inputs)
+    facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog, held)
     run = police(example_graph("llm-train"), facts, pack_config())
     for policy in ("quota-within-grant", "budget-within-account"):
         found = [v for v in run.violations if v.policy == policy and "broken" in v.message]

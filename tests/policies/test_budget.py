@@ -8,6 +8,7 @@ from decimal import Decimal
 
 import gpuinfra.policy.rules.budget as budget
 import pytest
+from gpuinfra.account import AccountFacts
 from gpuinfra.commands.preview import monthly_cost, preview_stacks
 from gpuinfra.graph import Graph
 from gpuinfra.policy.facts import StackFacts
@@ -29,7 +30,7 @@ def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config:
         return monthly
 
     monkeypatch.setattr(budget, "ESTIMATE", estimate)
-    alone = dataclasses.replace(facts_for("llm-train"), stack_file=None)  # no other stacks: this stack's figure alone
+    alone = dataclasses.replace(facts_for("llm-train"), held=AccountFacts())  # no other stacks: this stack alone
     run = police(example_graph("llm-train"), alone, pack_config(given=config or {}))
     assert seen == [example_graph("llm-train")], "the estimator is handed the stack's graph"
     return run
@@ -87,7 +88,8 @@ def test_the_graph_rebuilt_from_policy_resources_equals_the_engines() -> None:
 def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(budget, "ESTIMATE", lambda graph, facts: pytest.fail("priced twice"))
     inputs = checked("llm-train")
-    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("960000"))
+    held = facts_for("llm-train").held
+    run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("960000"), held)
     (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
     assert "llm-train costs up to $960,000/month" in found.message
 

@@ -10,6 +10,7 @@ from gpuinfra.policy import facts, rules
 from gpuinfra.policy.pack import pack_config
 from gpuinfra.policy.runner import run_pack
 from gpuinfra.pulumi.preview import engine_config
+from gpuinfra.workspace import pack as workspace_pack
 from helpers import ROOT, example_graph, inputs_for
 
 COVERS = ["separation-facts-readable"]
@@ -21,11 +22,12 @@ def cli_run(monkeypatch: pytest.MonkeyPatch, config: dict[str, str]):  # type: i
     monkeypatch.setenv("PULUMI_STACK", "llm-train")
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(config))
     monkeypatch.chdir(ROOT)
-    facts._from_environment.cache_clear()
+    facts.install_source(workspace_pack.environment_facts)  # as policies/__main__.py does
+    workspace_pack._from_environment.cache_clear()
     try:
         return run_pack(graph, rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
-        facts._from_environment.cache_clear()
+        workspace_pack._from_environment.cache_clear()
 
 
 def test_an_org_path_in_the_stack_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -64,10 +66,11 @@ def test_a_config_that_is_not_an_object_is_one_mandatory_violation(monkeypatch: 
     monkeypatch.setenv("PULUMI_STACK", "llm-train")
     monkeypatch.setenv("PULUMI_CONFIG", "[1, 2]")
     monkeypatch.chdir(ROOT)
-    facts._from_environment.cache_clear()
+    facts.install_source(workspace_pack.environment_facts)  # as policies/__main__.py does
+    workspace_pack._from_environment.cache_clear()
     try:
         run = run_pack(example_graph("llm-train"), rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
-        facts._from_environment.cache_clear()
+        workspace_pack._from_environment.cache_clear()
     (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
     assert violation.level == "mandatory" and "PULUMI_CONFIG" in violation.message

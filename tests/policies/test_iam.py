@@ -100,3 +100,37 @@ def test_an_eks_endpoint_open_to_the_union_of_two_halves_is_public() -> None:
 def test_the_unchanged_examples_pass(stack: str) -> None:
     run = run_example(stack)
     assert [v for v in run.violations if v.policy.startswith("security-iam")] == []
+
+
+# IAM wildcards expanded against the action catalog (parliament's bundled Service Authorization Reference), as IAM
+# expands them: spellings the list of literal patterns missed (the red team's `iam:?*`, `*:*` on an ARN pattern,
+# `iam:Attach*`), each planted into the real llm-train graph.
+EXPANDED = [
+    (doc(Action="iam:?*", Resource="*"), "allows iam:?*: every action of a sensitive service"),
+    (doc(Action="*:*", Resource="arn:aws:*:*:*:*"), "allows *:*: every action of a sensitive service"),
+    (doc(Action="i?m:*", Resource="arn:aws:iam::111111111111:role/x"), "allows i?m:*: every action"),
+    (
+        doc(Action="iam:Attach*", Resource="*"),
+        "allows iam:AttachGroupPolicy, iam:AttachRolePolicy, iam:AttachUserPolicy on every role: IAM permissions "
+        "management",
+    ),
+    (
+        doc(Action=["iam:PutRolePolicy", "s3:GetObject"], Resource="arn:aws:iam::*:role/*"),
+        "allows iam:PutRolePolicy on every role",
+    ),
+    (doc(Action="iam:Pass*", Resource="arn:aws:*:*:*:*"), "allows iam:PassRole on every role"),
+]
+
+
+@pytest.mark.parametrize(("policy_doc", "message"), EXPANDED, ids=[c[1][:40] for c in EXPANDED])
+def test_wildcards_are_read_as_iam_expands_them(policy_doc: str, message: str) -> None:
+    graph = planted(example_graph("llm-train"), ROLE_POLICY, "planted", {"role": "r", "policy": policy_doc})
+    hits = found("llm-train", graph, "security-iam-least-privilege")
+    assert any(message in m for _, m in hits), hits
+    assert {level for level, _ in hits} == {"mandatory"}
+
+
+def test_permissions_management_scoped_to_named_roles_passes() -> None:
+    scoped = doc(Action="iam:PutRolePolicy", Resource="arn:aws:iam::111111111111:role/llm-train-node")
+    graph = planted(example_graph("llm-train"), ROLE_POLICY, "planted", {"role": "r", "policy": scoped})
+    assert found("llm-train", graph, "security-iam-least-privilege") == []

@@ -18,7 +18,9 @@ RULES = Path(policies.__file__).parent
 """The rule modules (infra/gpuinfra/policy/rules/)."""
 PACK = Path(__file__).resolve().parents[2] / "policies"
 """The pack directory `pulumi preview --policy-pack` loads."""
-DOMAINS = ("separation", "quota", "budget", "training", "inference", "security")
+DOMAINS = ("separation", "quota", "budget", "training", "inference", "security", "unrecognised")
+DENY_BY_DEFAULT = "unrecognised-resource"
+"""The one resource policy that applies to every type: it refuses the types no other policy judges."""
 
 
 def test_every_policy_has_a_failing_and_a_passing_case() -> None:
@@ -40,7 +42,8 @@ def test_every_policy_is_declared_completely() -> None:
         for prop, schema in (policy.config_schema.properties if policy.config_schema else {}).items():
             assert "default" in schema and "type" in schema and "description" in schema, (policy.name, prop)
         if not isinstance(policy, StackValidationPolicy):
-            assert isinstance(policy, ResourceRule) and (policy.resource_types or policy.type_prefix), policy.name
+            assert isinstance(policy, ResourceRule), policy.name
+            assert policy.resource_types or policy.type_prefix or policy.name == DENY_BY_DEFAULT, policy.name
 
 
 def test_the_pack_discovers_every_domain_module() -> None:
@@ -67,7 +70,7 @@ def test_main_only_builds_the_pack() -> None:
     imports = [s for s in body if isinstance(s, ast.ImportFrom)]
     docstring, call = statements
     assert isinstance(docstring, ast.Expr) and isinstance(docstring.value, ast.Constant)
-    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gpuinfra.policy.rules", ["serve"])]
+    assert [(i.module, [a.name for a in i.names]) for i in imports] == [("gpuinfra.workspace.pack", ["serve"])]
     assert isinstance(call, ast.Expr) and isinstance(call.value, ast.Call)
     assert isinstance(call.value.func, ast.Name) and call.value.func.id == "serve"
 

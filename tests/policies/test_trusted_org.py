@@ -23,6 +23,7 @@ from gpuinfra.policy import facts, rules
 from gpuinfra.policy.pack import pack_config, police
 from gpuinfra.policy.runner import run_pack
 from gpuinfra.pulumi.preview import engine_config
+from gpuinfra.workspace import pack as workspace_pack
 from helpers import ROOT, STACKS, apply, example_graph, inputs_for, org_data, write_stack
 from pack_client import running_pack
 from policy_helpers import facts_for, program_graph
@@ -94,11 +95,12 @@ def test_the_pack_refuses_it_under_the_cli_environment(tmp_path: Path, monkeypat
     monkeypatch.setenv("PULUMI_STACK", "chat-serve")
     monkeypatch.setenv("PULUMI_CONFIG", json.dumps(cli_config(tmp_path)))
     monkeypatch.chdir(ROOT)
-    facts._from_environment.cache_clear()
+    facts.install_source(workspace_pack.environment_facts)  # as policies/__main__.py does
+    workspace_pack._from_environment.cache_clear()
     try:
         run = run_pack(graph, rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
-        facts._from_environment.cache_clear()
+        workspace_pack._from_environment.cache_clear()
     (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
     assert violation.level == "mandatory" and "names its own organization file" in violation.message
     assert {"separation-accounts", "quota-within-grant", "budget-within-account"} <= {

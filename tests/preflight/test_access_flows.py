@@ -173,16 +173,16 @@ def test_preview_exits_1_when_a_flow_is_denied(monkeypatch: pytest.MonkeyPatch, 
     content, which a monkeypatch does not change.)"""
     monkeypatch.setenv("GPUINFRA_CACHE_DIR", str(tmp_path))
     from gpuinfra.commands.preview import preview_run
-    from gpuinfra.pulumi import peers
     from gpuinfra.pulumi.components.registry import registry
+    from gpuinfra.workspace import _workspace
 
     original = registry.key_policy
     monkeypatch.setattr(registry, "key_policy", lambda *a: _old_key_policy(original(*a)))
-    peers._registry_graph.cache_clear()
+    _workspace.cache_clear()
     try:
         report = preview_run(["llm-train"]).report
     finally:
-        peers._registry_graph.cache_clear()
+        _workspace.cache_clear()
     stack = report.stacks[0]
     flagged = [f for f in stack.preflight or () if f.rule == RULE]
     assert report.exit_code == 1
@@ -247,14 +247,27 @@ def test_the_fleet_s_image_pull_through_the_cache_is_a_declared_flow() -> None:
     BatchGetImage and GetDownloadUrlForLayer (ECR identity-policy examples), and on the first pull
     CreateRepository and BatchImportUpstreamImage (ECR pull-through cache IAM page). Without the role's
     ImagePull statement none of them but the login is allowed."""
-    pulls = [f for f in flows_of("chat-serve") if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
+    from helpers import graph_for
+
+    cache_spec = {"image_source": "ecr_pull_through"}
+    inputs = inputs_for("chat-serve", cache_spec)
+    declared = declared_flows(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()))
+    pulls = [f for f in declared if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
     repo = "arn:aws:ecr:us-east-1:222222222222:repository/docker-hub/vllm/vllm-openai"
     assert {(f.action, f.resource) for f in pulls} == {
         ("ecr:GetAuthorizationToken", "*"),
         *((a, repo) for a in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")),
         *((a, repo) for a in ("ecr:CreateRepository", "ecr:BatchImportUpstreamImage")),
     }
-    graph = example_graph("chat-serve")
+    # The default, the fleet's mirror: the same pulls from its own repository, and no create or import.
+    mirror = [f for f in flows_of("chat-serve") if f.action.startswith("ecr:") and f.name.startswith("us-east-1:")]
+    own = "arn:aws:ecr:us-east-1:222222222222:repository/chat-serve/vllm-openai"
+    assert {(f.action, f.resource) for f in mirror} == {
+        ("ecr:GetAuthorizationToken", "*"),
+        *((a, own) for a in ("ecr:BatchGetImage", "ecr:GetDownloadUrlForLayer")),
+    }
+    assert all(j.decision.outcome == "allow" for j in judge_flows(mirror, [example_graph("chat-serve")]))
+    graph = graph_for("chat-serve", cache_spec)
     stripped = []
     for r in graph.resources:
         if r.name == "chat-serve-us-east-1-replicas-access":
@@ -359,6 +372,7 @@ def test_a_promote_policy_that_writes_the_wrong_prefix_or_cannot_lock_is_denied(
     assert denied == {
         "promote: is the version released (HeadObject)",
         "promote: write the release (multipart)",
+        "promote: create a release shard (If-None-Match)",
         "promote: lock the release",
         "promote: create the release manifest (If-None-Match)",
     }
@@ -368,15 +382,23 @@ def test_a_promote_policy_that_writes_the_wrong_prefix_or_cannot_lock_is_denied(
     assert "model-registry-promote" in denied_lock[0].decision.missing
 
 
-def test_a_release_manifest_written_without_if_none_match_is_denied_by_the_bucket_policy() -> None:
-    """DenyReleaseOverwrite: the declared manifest write carries If-None-Match and is allowed; the same write
-    without it (what would replace a release) is denied, whatever the promote role allows."""
-    (flow,) = [f for f in flows_of(REGISTRY) if f.name.startswith("promote: create the release manifest")]
+@pytest.mark.parametrize("flow_name", ["promote: create the release manifest", "promote: create a release shard"])
+def test_a_release_object_written_without_if_none_match_is_denied_by_the_bucket_policy(flow_name: str) -> None:
+    """DenyModelOverwrite: the declared writes of a release's manifest and shards carry If-None-Match and are
+    allowed; the same write without it (a PutObject or CompleteMultipartUpload that would replace a released shard:
+    s3:ObjectCreationOperation true) is denied, whatever the promote role allows. The multipart calls that take no
+    conditional header (s3:ObjectCreationOperation false) stay allowed. This is the evaluation moto does not make:
+    its bucket-policy check ignores Condition blocks."""
+    (flow,) = [f for f in flows_of(REGISTRY) if f.name.startswith(flow_name)]
     (allowed,) = judge_flows([flow], [example_graph(REGISTRY)])
     assert allowed.decision.outcome == "allow"
-    bare = dataclasses.replace(flow, context={})
+    bare = dataclasses.replace(flow, context={"s3:ObjectCreationOperation": "true"})
     (denied,) = judge_flows([bare], [example_graph(REGISTRY)])
     assert denied.decision.outcome == "deny"
+    (part,) = [f for f in flows_of(REGISTRY) if f.name == "promote: write the release (multipart)"]
+    assert part.context == {"s3:ObjectCreationOperation": "false"}
+    (judged,) = judge_flows([part], [example_graph(REGISTRY)])
+    assert judged.decision.outcome == "allow"
 
 
 def test_a_bucket_policy_deny_on_the_model_prefix_denies_the_release_whatever_the_role_allows() -> None:

@@ -146,12 +146,12 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     ),
     # CreateAutoScalingGroup: desired 99 > max
     ("chat-serve", ASG, "base", setting("desiredCapacity", 99), "PF-ASG-SIZE", "base", "maxSize"),
-    # PutScheduledUpdateGroupAction: min 9 > max 4
+    # PutScheduledUpdateGroupAction: min 20 > max 14 (the base's failover maximum, on demand)
     (
         "chat-serve",
         "aws:autoscaling/schedule:Schedule",
         "morning-floor",
-        setting("minSize", 9),
+        setting("minSize", 20),
         "PF-ASG-SIZE",
         "morning-floor",
         "maxSize",

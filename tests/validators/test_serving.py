@@ -6,7 +6,13 @@ import pytest
 from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
 from helpers import Case, run_case
 
-ADAPTER = {"name": "support", "weights_prefix": "adapters/support/v2/", "rank": 16, "parameters_million": 13.6}
+ADAPTER = {
+    "name": "support",
+    "weights_prefix": "adapters/support/v2/",
+    "rank": 16,
+    "parameters_million": 13.6,
+    "base_model": "llama-3.1-8b-instruct",
+}
 
 CASES = [
     Case("adapters-on-kubernetes", "chat-serve-k8s", {"model.adapters": [ADAPTER]}, message="does not fetch adapters"),
@@ -87,10 +93,55 @@ CASES = [
     Case(
         "demand-exceeds-max",
         "chat-serve",
-        {"regions[0].peak_rps": 100},
+        # failover none: n_plus_one (the default) would raise the maximum to (100 + 14) / 1.5 = 76.
+        {"regions[0].peak_rps": 100, "failover": "none"},
         message="us-east-1: peak needs 67 replicas but max_replicas is 18",  # 100 / 1.5
     ),
     Case("demand-exceeds-max", "chat-serve", fires=False),
+    Case(
+        "failover-short",
+        "chat-serve",
+        {"failover": "none"},
+        # eu-central-1 takes us-east-1's 24 on its own 12: 36 / 1.5 = 24 replicas, max 10 serves 15.
+        message=r"eu-central-1: with us-east-1 lost at peak it takes 36 requests/s \(24 replicas\) but its maximum "
+        r"of 10 ",
+    ),
+    Case("failover-short", "chat-serve", fires=False),
+    Case(
+        "adapter-on-another-base",
+        "chat-serve",
+        {"model.adapters[1].base_model": "llama-3.1-70b"},
+        message="adapter legal was trained on llama-3.1-70b, not the served llama-3.1-8b-instruct",
+    ),
+    Case("adapter-on-another-base", "chat-serve", fires=False),
+    Case(
+        "schedule-time-zone-unknown",
+        "chat-serve",
+        {"autoscaling.schedules[0].time_zone": "Mars/Olympus"},
+        message="Mars/Olympus is not an IANA time zone",
+    ),
+    Case(
+        "schedule-time-zone-unknown",
+        "chat-serve",
+        # af-south-1 (Cape Town) is not in plan/schedules.py's table
+        {"regions[3].region": "af-south-1", "regions[3].certificate_arn": None},
+        message="no local time zone known for af-south-1",
+    ),
+    Case("schedule-time-zone-unknown", "chat-serve", fires=False),
+    Case(
+        "mirror-without-digest",
+        "chat-serve",
+        {"server_image_digest": None},
+        message="image_source ecr_mirror mirrors one digest of vllm/vllm-openai:v0.11.0",
+    ),
+    Case("mirror-without-digest", "chat-serve", fires=False),
+    Case(
+        "image-needs-registry-credential",
+        "chat-serve",
+        {"image_source": "ecr_pull_through"},
+        message="the pull-through cache of docker.io needs a credential set by hand in each of the 4 regions",
+    ),
+    Case("image-needs-registry-credential", "chat-serve", fires=False),
     Case(
         "region-without-weights-replica",
         "chat-serve",

@@ -8,8 +8,8 @@ import datetime
 import os
 
 from gpuinfra.errors import InputError
+from gpuinfra.store.keys import PRICE_MAX_AGE_ENV as MAX_AGE_ENV  # one name: the store keys its clock by it
 
-MAX_AGE_ENV = "GPUINFRA_PRICE_MAX_AGE_DAYS"
 DEFAULT_MAX_AGE_DAYS = 90
 """A quarter: AWS changes on-demand prices rarely, but new types, new Regions and spot shifts arrive monthly."""
 RULE = "stale-prices"

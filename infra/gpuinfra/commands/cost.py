@@ -24,7 +24,7 @@ def cost_command(
     inputs: Iterable[str], org: Path | None, usage_file: Path | None, suppress: Iterable[str] = ()
 ) -> CostReport:
     """Price stacks (previewed in-process) and documents (priced from their graphs)."""
-    from gpuinfra.commands.preview import preview_stacks
+    from gpuinfra.commands.preview import PreviewOptions, preview_stacks
 
     inputs = list(inputs)
     usage = load_usage_file(usage_file) if usage_file else Usage()
@@ -32,7 +32,7 @@ def cost_command(
     report = CostReport()
     stacks = [a for a in inputs if not is_document(a)]
     if stacks:
-        preview = preview_stacks(stacks, org, suppress, usage_file)
+        preview = preview_stacks(stacks, PreviewOptions.of(org, suppress, usage_file))
         report.problems += preview.problems
         for s in preview.stacks:
             notes = [f"{f.rule}: {f.message}" for f in s.findings if f.level == "error" or f.rule == staleness.RULE]

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuinfra.catalog import load_catalog
+from gpuinfra.commands.options import PreviewOptions
 from gpuinfra.cost import Usage, load_usage_file
 from gpuinfra.errors import InputError
 from gpuinfra.load import project_dir, stack_names
@@ -102,6 +103,10 @@ class RunOptions:
     jobs: int = 1
     """Stacks previewed at once, on the head side and by a base revision's code that takes --jobs."""
 
+    @property
+    def options(self) -> PreviewOptions:
+        return PreviewOptions.of(self.org, self.suppress, self.usage_file, self.policy_config)
+
     def flags(self) -> list[str]:
         """The options as `gpuinfra preview` flags, for the base revision's own code."""
         out = [f for rule in self.suppress for f in ("--suppress", rule)]
@@ -134,9 +139,7 @@ def _from_ref(
             label = f"{ref} ({sha[:10]})"
         else:
             with _base_side(ref, stacks, run, notes) as (base, head_jobs):
-                head_run = preview_run(
-                    head_stacks, run.org, run.suppress, run.usage_file, run.policy_config, head_jobs, run.cache_dir
-                )
+                head_run = preview_run(head_stacks, run.options, head_jobs, run.cache_dir)
                 base_side, label = base()
     problems += head_run.report.problems
     return base_side, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
@@ -184,22 +187,18 @@ def _same_code_sides(
     from gpuinfra.commands.preview import cache_keys, preview_run, preview_started
     from gpuinfra.review.baseref import checked_out
 
-    def resolved(path: Path | None) -> Path | None:
-        return path.resolve() if path is not None else None
-
-    options = (run.suppress, resolved(run.usage_file), resolved(run.policy_config))
+    options = run.options.resolved()
     with checked_out(root, sha) as tree:
         have = stack_names(tree)
         wanted = [s for s in stacks if s in have] if stacks else have
         if not wanted:
             return None
-        cache = resolved(run.cache_dir)
+        cache = run.cache_dir.resolve() if run.cache_dir is not None else None
         with _inside(tree):
-            later = cache_keys(wanted, None, *options) if cache is not None else set()
-        head = (head_stacks, run.org, run.suppress, run.usage_file, run.policy_config, run.jobs, run.cache_dir)
-        with preview_started(*head, later=later) as finish_head:
+            later = cache_keys(wanted, options) if cache is not None else set()
+        with preview_started(head_stacks, run.options, run.jobs, run.cache_dir, later=later) as finish_head:
             with _inside(tree):
-                made = preview_run(wanted, None, *options, run.jobs, cache)
+                made = preview_run(wanted, options, run.jobs, cache)
             done = finish_head()
     notes = [f"stack {s} does not exist at {ref}: all its resources are new" for s in stacks if s not in have]
     return as_document(made.report.problems, made.snapshots, "base"), done, notes

@@ -48,7 +48,7 @@ stackConfigDir: stacks
 PROGRAM_TEMPLATE = '''\
 """The Pulumi program (Pulumi.yaml `main`): gpuinfra's, from the installed package."""
 
-from gpuinfra.pulumi.program import main
+from gpuinfra.workspace.program import main
 
 main()
 '''
@@ -79,10 +79,10 @@ def init_stack(workload: str, name: str, directory: Path, force: bool = False) -
             f"stack file {result.stack} exists", file=result.stack, hint="give another name, or --force to replace it"
         )
     org_path = stacks / "org.yaml"
-    write_new(org_path, render("org.yaml.j2", schema_line=schema_line(project, org_path, "org")), result)
+    write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result)
     write_schemas(project, result)
     context = stack_context(workload, name, org_path)
-    text = render(f"{workload}.yaml.j2", schema_line=schema_line(project, result.stack, "stack"), **context)
+    text = render(f"{workload}.yaml.j2", schema_path=schema_path(project, result.stack, "stack"), **context)
     write(result.stack, text, result)
     result.next_steps = next_steps(workload, name, context)
     return result
@@ -101,7 +101,18 @@ def check_arguments(workload: str, name: str) -> None:
 def new_project(directory: Path, result: InitResult) -> Path:
     """No Pulumi.yaml at or above `directory`: make `directory` a project whose program is the installed
     gpuinfra's (Pulumi's Python host runs `main` with runpy, so a two-line file suffices)."""
-    directory.mkdir(parents=True, exist_ok=True)
+    if directory.exists() and not directory.is_dir():
+        raise InputError.single(
+            "--dir names a file, not a folder", file=directory, hint="give a folder (it is made if missing)"
+        )
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError.single(
+            f"cannot make the project folder: {exc.strerror or type(exc).__name__}",
+            file=directory,
+            hint="give a folder you can write, whose parents are folders",
+        ) from None
     project_name = re.sub(r"[^A-Za-z0-9_.-]", "-", directory.resolve().name) or "gpuinfra"
     write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name), result)
     write_new(directory / "gpuinfra_program.py", PROGRAM_TEMPLATE, result)
@@ -117,10 +128,11 @@ def write_schemas(project: Path, result: InitResult) -> None:
         write(folder / f"{kind}.schema.json", json.dumps(data, indent=2, sort_keys=True) + "\n", result)
 
 
-def schema_line(project: Path, file: Path, kind: str) -> str:
-    """The comment YAML editors (the yaml-language-server) read to validate and complete the file."""
+def schema_path(project: Path, file: Path, kind: str) -> str:
+    """The schema's path from `file`, for the comment YAML editors (the yaml-language-server) read to validate and
+    complete the file (`# yaml-language-server: $schema=<path>`, templates/init/)."""
     relative = os.path.relpath(project / "schemas" / f"{kind}.schema.json", file.parent)
-    return f"# yaml-language-server: $schema={Path(relative).as_posix()}"
+    return Path(relative).as_posix()
 
 
 def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:

@@ -17,8 +17,12 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import stack_cache
 from gpuinfra.commands.groups import account_groups
 from gpuinfra.commands.heap import between_stacks, one_shot
+from gpuinfra.commands.options import NO_OPTIONS, PreviewOptions, policies
+from gpuinfra.commands.options import usage as usage_of
+from gpuinfra.commands.snapshots import review_items
 from gpuinfra.commands.validate import to_report
-from gpuinfra.cost import Breakdown, Usage, assumed_usage, load_usage_file, price_graph
+from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
+from gpuinfra.cost.model import USAGE_BASED, MaxCost
 from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.policy.config import PolicyConfig
@@ -28,8 +32,8 @@ from gpuinfra.report.build.cost import cost_total, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
 from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
 from gpuinfra.review.diff import Snapshot
-from gpuinfra.review.documents import findings_of
 from gpuinfra.validators.checked import Checked, check_suppress_ids
+from gpuinfra.workspace import workspace_of
 
 if TYPE_CHECKING:
     from concurrent.futures import ProcessPoolExecutor
@@ -44,10 +48,7 @@ class PreviewRun:
 
 def preview_run(
     stacks: Iterable[str],
-    org: Path | None = None,
-    suppress: Iterable[str] = (),
-    usage_file: Path | None = None,
-    policy_config: Path | None = None,
+    options: PreviewOptions = NO_OPTIONS,
     jobs: int = 1,
     cache_dir: Path | None = None,
     snapshots: bool = True,
@@ -59,17 +60,14 @@ def preview_run(
     the others are stored. The report is assembled in the order given, exactly as a serial, uncached run
     assembles it. `snapshots=False`: the report alone (a stack read from the cache is not made a review's
     snapshot: its graph rebuilt and priced), for a caller that reads the report as a document."""
-    with preview_started(stacks, org, suppress, usage_file, policy_config, jobs, cache_dir, snapshots) as finish:
+    with preview_started(stacks, options, jobs, cache_dir, snapshots) as finish:
         return finish()
 
 
 @contextmanager
 def preview_started(
     stacks: Iterable[str],
-    org: Path | None = None,
-    suppress: Iterable[str] = (),
-    usage_file: Path | None = None,
-    policy_config: Path | None = None,
+    options: PreviewOptions = NO_OPTIONS,
     jobs: int = 1,
     cache_dir: Path | None = None,
     snapshots: bool = True,
@@ -79,12 +77,11 @@ def preview_started(
     the cache has no entry for start in workers at once (but not those whose key is in `later`: entries the
     caller is about to store, as a review's base stores the head's unchanged stacks). The callable reads the
     cache, previews what is still missing and returns what `preview_run` returns, byte for byte."""
-    stacks, suppress = list(stacks), list(suppress)
-    check_suppress_ids(suppress)
-    usage = load_usage_file(usage_file) if usage_file else Usage()
-    options = Options(org, suppress, usage_file, policy_config)
-    if policy_config is not None:
-        options.policies()  # a bad config file is refused whether or not any stack is previewed
+    stacks = list(stacks)
+    check_suppress_ids(options.suppress)
+    usage = usage_of(options)
+    if options.policy_config is not None:
+        policies(options)  # a bad config file is refused whether or not any stack is previewed
     keys = _keys(stacks, options) if cache_dir is not None else {}
     early = [i for i in range(len(stacks)) if not _may_find(cache_dir, keys.get(i), later)]
     with _started([stacks[i] for i in early], options, usage, jobs) as started:
@@ -126,45 +123,16 @@ def _assembled(count: int, kept: dict[int, Outcome], made: dict[int, Outcome], s
 Outcome = tuple[str, StackReport, Snapshot] | InputProblem
 
 
-@dataclass
-class Options:
-    """What every stack of one run is previewed with; the policy pack's config is read once, when needed."""
-
-    org: Path | None
-    suppress: list[str]
-    usage_file: Path | None
-    policy_config: Path | None
-    _policies: Mapping[str, PolicyConfig] | None = None
-    _keys: object = None
-
-    def policies(self) -> Mapping[str, PolicyConfig]:
-        from gpuinfra.policy.pack import pack_config
-
-        if self._policies is None:
-            self._policies = pack_config(self.policy_config)
-        return self._policies
-
-    def keys(self) -> stack_cache.Keys:
-        if self._keys is None:
-            self._keys = stack_cache.Keys(self.org, self.suppress, self.usage_file, self.policy_config)
-        return self._keys  # type: ignore[return-value]
-
-
-def cache_keys(
-    stacks: Iterable[str],
-    org: Path | None = None,
-    suppress: Iterable[str] = (),
-    usage_file: Path | None = None,
-    policy_config: Path | None = None,
-) -> set[str]:
+def cache_keys(stacks: Iterable[str], options: PreviewOptions = NO_OPTIONS) -> set[str]:
     """The cache keys `preview_run` gives these stacks with these options (in the working directory)."""
-    return set(_keys(list(stacks), Options(org, list(suppress), usage_file, policy_config)).values())
+    return set(_keys(list(stacks), options).values())
 
 
-def _keys(stacks: list[str], options: Options) -> dict[int, str]:
+def _keys(stacks: list[str], options: PreviewOptions) -> dict[int, str]:
     """Every stack's key (by position), computed before anything is previewed: an entry is stored under the
     content its preview read. A stack whose files cannot be found has none (it is previewed, never kept)."""
-    keys = {i: options.keys().of(arg) for i, arg in enumerate(stacks)}
+    keyer = stack_cache.Keys(options.org, options.suppress, options.usage_file, options.policy_config)
+    keys = {i: keyer.of(arg) for i, arg in enumerate(stacks)}
     return {i: key for i, key in keys.items() if key is not None}
 
 
@@ -189,7 +157,7 @@ def _keep(cache_dir: Path, made: dict[int, Outcome], keys: dict[int, str]) -> No
             stack_cache.write(cache_dir, keys[i], stack_cache.entry_of(outcome[1], outcome[2]))
 
 
-def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> list[Outcome]:
+def _outcomes(stacks: list[str], options: PreviewOptions, usage: Usage, jobs: int) -> list[Outcome]:
     """Each stack previewed, an account's stacks together (commands/groups.py), serially or in `jobs` worker
     processes; outcomes in the order of `stacks`."""
     with _started(stacks, options, usage, jobs) as started:
@@ -197,7 +165,9 @@ def _outcomes(stacks: list[str], options: Options, usage: Usage, jobs: int) -> l
 
 
 @contextmanager
-def _started(stacks: list[str], options: Options, usage: Usage, jobs: int) -> Iterator[Callable[[], list[Outcome]]]:
+def _started(
+    stacks: list[str], options: PreviewOptions, usage: Usage, jobs: int
+) -> Iterator[Callable[[], list[Outcome]]]:
     """`_outcomes` begun: with `jobs` > 1 and more than one group, the groups already previewing in worker
     processes when this yields; the callable waits for them (serially, it previews them itself)."""
     groups = account_groups(stacks, jobs)
@@ -217,14 +187,16 @@ def _started(stacks: list[str], options: Options, usage: Usage, jobs: int) -> It
         for group in named:
             if made:
                 between_stacks()
-            made.append(_group(group, options.org, options.suppress, usage, options.policies))
+            made.append(_group(group, options, usage))
         return in_order(made)
 
     yield serially
 
 
 @contextmanager
-def _in_workers(groups: list[list[str]], options: Options, jobs: int) -> Iterator[Callable[[], list[list[Outcome]]]]:
+def _in_workers(
+    groups: list[list[str]], options: PreviewOptions, jobs: int
+) -> Iterator[Callable[[], list[list[Outcome]]]]:
     """Each group submitted to a worker process; the callable waits for their outcomes, in the order of
     `groups`. Workers are spawned, never forked: a fork of a process whose Pulumi runtime has run (gRPC and
     asyncio threads) can deadlock in the child (seen here: a forked worker hung after a serial preview in the
@@ -239,9 +211,8 @@ def _in_workers(groups: list[list[str]], options: Options, jobs: int) -> Iterato
     context = multiprocessing.get_context("spawn")
     workers = min(jobs, len(groups))
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker, initargs=(gc.isenabled(),))
-    args = (options.org, options.suppress, options.usage_file, options.policy_config)
     try:
-        futures = [pool.submit(_group_in_worker, g, *args) for g in groups]
+        futures = [pool.submit(_group_in_worker, g, options) for g in groups]
         yield lambda: [future.result() for future in futures]
     except BaseException:
         _stopped(pool)
@@ -284,41 +255,30 @@ def _quick_exit() -> None:
     os._exit(0)
 
 
-def _group_in_worker(
-    group: list[str], org: Path | None, suppress: list[str], usage_file: Path | None, policy_config: Path | None
-) -> list[Outcome]:
+def _group_in_worker(group: list[str], options: PreviewOptions) -> list[Outcome]:
     """One group, in a worker: what one turn of the serial loop does."""
-    from gpuinfra.policy.pack import pack_config
-
-    usage = load_usage_file(usage_file) if usage_file else Usage()
     between_stacks()  # what the last group left in this worker
-    return _group(group, org, suppress, usage, lambda: pack_config(policy_config))
+    return _group(group, options, usage_of(options))
 
 
-def _group(
-    group: list[str],
-    org: Path | None,
-    suppress: list[str],
-    usage: Usage,
-    policies: Callable[[], Mapping[str, PolicyConfig]],
-) -> list[Outcome]:
+def _group(group: list[str], options: PreviewOptions, usage: Usage) -> list[Outcome]:
     """An account's stacks: each built first (engine, preflight, cost), then each policed, so every budget
-    ledger finds its account's other stacks already built by this run (`ledger.seed`), not built again."""
+    finds its account's other stacks already built by this run (recorded in their workspace), not built again."""
     built: list[Built | InputProblem] = []
     for arg in group:
         if built:
             between_stacks()
-        built.append(_built(arg, org, suppress, usage))
-    return [b if isinstance(b, InputProblem) else (b.name, *policed(b, policies())) for b in built]
+        built.append(_built(arg, options, usage))
+    return [b if isinstance(b, InputProblem) else (b.name, *policed(b, policies(options))) for b in built]
 
 
-def _built(arg: str, org: Path | None, suppress: list[str], usage: Usage) -> Built | InputProblem:
+def _built(arg: str, options: PreviewOptions, usage: Usage) -> Built | InputProblem:
     """One stack checked and built; one that cannot be read is a problem of the report (exit 2)."""
     from gpuinfra.errors import InputError
-    from gpuinfra.validators.checked import check_stack
+    from gpuinfra.workspace.check import check_stack
 
     try:
-        checked = check_stack(arg, org, suppress)
+        checked = check_stack(arg, options.org, options.suppress)
     except InputError as exc:
         return InputProblem(stack=str(arg), messages=[p.render() for p in exc.problems])
     return built_stack(checked, usage)
@@ -346,9 +306,9 @@ def preview_checked(
 
 
 def built_stack(checked: Checked, usage: Usage) -> Built:
-    """The checked stack's graph (unless an error finding stands) judged by preflight and priced; its total kept
-    for its account's ledgers (`ledger.seed`)."""
-    from gpuinfra.policy.rules.ledger import seed
+    """The checked stack's graph (unless an error finding stands) judged by preflight (its flows with the
+    registry's graphs the workspace built) and priced; its total recorded in its workspace, so the budgets of its
+    account's other stacks read the run's own build."""
     from gpuinfra.pulumi.engine import EngineError
     from gpuinfra.pulumi.preview import preview_graph
 
@@ -361,9 +321,10 @@ def built_stack(checked: Checked, usage: Usage) -> Built:
         stack.findings.append(engine_failure(str(exc)))
         return Built(checked, stack, None, None)
     catalog = load_catalog()
+    workspace = workspace_of(checked.inputs.stack.path, checked.inputs.org.path)
+    workspace.record(checked.inputs.stack.name, checked.plan, graph)
     stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph))
     breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
-    seed(checked.inputs, checked.plan, graph)
     return Built(checked, with_cost(stack, breakdown), graph, breakdown)
 
 
@@ -373,51 +334,49 @@ def policed(built: Built, policies: Mapping[str, PolicyConfig]) -> tuple[StackRe
 
     stack, graph, checked = built.report, built.graph, built.checked
     if graph is not None:
-        run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack))
+        held = workspace_of(checked.inputs.stack.path, checked.inputs.org.path).facts(checked.inputs)
+        run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack), held)
         stack = policy_report(stack, run, graph)
     figures = plan_figures(checked.plan)
-    snapshot = Snapshot(
-        stack.stack, graph, built.breakdown, findings_of(stack.stack, _findings(stack)), figures=figures
-    )
-    return stack, snapshot
+    return stack, Snapshot(stack.stack, graph, built.breakdown, review_items(stack), figures=figures)
 
 
 def flows_judged(checked: Checked, graph: Graph) -> list[PreflightFinding]:
     """The stack's declared data flows judged by its own graph's policies and its peers' (the registry's)."""
     from gpuinfra.pulumi.components.flows import declared_flows
-    from gpuinfra.pulumi.peers import peer_graphs
 
     flows = declared_flows(checked.inputs, checked.plan)
-    return flow_findings(flows, graph, peer_graphs(checked.inputs)) if flows else []
+    if not flows:
+        return []
+    inputs = checked.inputs
+    workspace = workspace_of(inputs.stack.path, inputs.org.path)
+    registries = workspace.registries(inputs.stack.name, inputs.spec, inputs.org.org.registry)
+    return flow_findings(flows, graph, list(registries))
 
 
 def preview_stacks(
-    stacks: Iterable[str],
-    org: Path | None = None,
-    suppress: Iterable[str] = (),
-    usage_file: Path | None = None,
-    policy_config: Path | None = None,
-    jobs: int = 1,
-    cache_dir: Path | None = None,
+    stacks: Iterable[str], options: PreviewOptions = NO_OPTIONS, jobs: int = 1, cache_dir: Path | None = None
 ) -> Report:
-    return preview_run(stacks, org, suppress, usage_file, policy_config, jobs, cache_dir).report
+    return preview_run(stacks, options, jobs, cache_dir).report
 
 
 _REPR = re.compile(r"<[\w.]+ object at 0x[0-9a-f]+>")
 
 
-def _findings(stack: StackReport) -> dict[str, object]:
-    """The findings and policy violations of a stack report in the shape a document carries them."""
-    return stack.model_dump(mode="json", include={"findings": True, "policy": {"violations"}, "preflight": True})
-
-
 def monthly_cost(stack: StackReport) -> Decimal | None:
-    """The maximum monthly cost preview priced (groups at maximum size), for the budget policy; None when nothing
+    """The maximum monthly cost preview priced (groups at maximum size), for the budget policy, with the lines it
+    leaves out for want of a price (MaxCost.unknown, as cost.Breakdown.unknown_keys names them); None when nothing
     had a price."""
     cost = stack.cost
     if cost is None or not any(r.monthly_usd is not None for r in cost.resources):
         return None
-    return cost.monthly_max_usd
+    unknown = tuple(
+        f"{r.type}: {line.name} ({r.name})"
+        for r in cost.resources
+        for line in r.lines
+        if line.monthly_usd is None and USAGE_BASED not in line.flags
+    )
+    return MaxCost.of(cost.monthly_max_usd, unknown)
 
 
 def engine_failure(message: str) -> FindingOut:
@@ -432,4 +391,12 @@ def engine_failure(message: str) -> FindingOut:
     )
 
 
-__all__ = ["PreviewRun", "engine_failure", "monthly_cost", "preview_checked", "preview_run", "preview_stacks"]
+__all__ = [
+    "PreviewOptions",
+    "PreviewRun",
+    "engine_failure",
+    "monthly_cost",
+    "preview_checked",
+    "preview_run",
+    "preview_stacks",
+]

@@ -8,15 +8,15 @@ A stack's preview is a pure function of what it reads, and its key is a SHA-256 
   and every installed distribution's version): a change to the code invalidates every stack;
 - the run's options: `--suppress`, and the *content* of the usage file and the policy config;
 - the clock the catalog's staleness warning reads (SOURCE_DATE_EPOCH or today's date, the age limit);
-- the other stacks the preview reads: those of the same account (the quota and budget ledgers,
-  plan/account.py and policy/rules/ledger.py) and the registry stacks (the access flows, pulumi/peers.py). A
+- the other stacks the preview reads: those of the same account (quotas and budgets) and the registry stacks
+  (the access flows), as the workspace folds them (gpuinfra.workspace). A
   stack whose account or kind cannot be told from a quick read is counted in: an entry may be invalidated too
   often, never reused wrongly.
 
 Keys hold no commit and no absolute path, so the base and the head of a review share the entries of every stack
-whose inputs did not change. An entry is JSON (nothing is executed to read it), sealed with a SHA-256 over the
-format, its key and its content: a truncated, edited or foreign entry is ignored and overwritten. Writes are
-atomic (a temporary file renamed into place).
+whose inputs did not change. An entry is JSON (nothing is executed to read it), sealed with an HMAC under the
+reviewer's key (gpuinfra.store.sealed): a truncated, edited, foreign or forged entry is ignored and overwritten, so
+a cache hit can make a review faster, never greener. Writes are atomic (a temporary file renamed into place).
 """
 
 from __future__ import annotations
@@ -25,7 +25,6 @@ import datetime
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -39,8 +38,10 @@ from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.report.model import StackReport
 from gpuinfra.review.diff import Snapshot
+from gpuinfra.store.sealed import read_sealed, write_sealed
+from gpuinfra.workspace.members import read_member, stack_files, stack_name
 
-FORMAT = "gpuinfra-stack-preview-1"
+FORMAT = "gpuinfra-stack-preview-2"
 """Bumped when the key's parts or an entry's layout change."""
 FOLDER = "stacks"
 """Entries live in `<cache-dir>/stacks/`, beside the whole-base entries of gpuinfra.review.cache."""
@@ -57,8 +58,8 @@ def _file(path: Path | None) -> str:
     if path is None:
         return "none"
     try:
-        return hashlib.sha256(path.read_bytes()).hexdigest()
-    except OSError:
+        return hashlib.sha256(read_member(path).data).hexdigest()
+    except GpuinfraError:
         return "unreadable"
 
 
@@ -98,10 +99,10 @@ in one process, look at each unchanged file once."""
 
 def peer(path: Path) -> Peer:
     """A quick read of one stack file (no validation): its spec's account name and whether it is a registry."""
-    name = path.name.removeprefix("Pulumi.").removesuffix(".yaml")
+    name = stack_name(path)
     try:
-        data = path.read_bytes()
-    except OSError:
+        data = read_member(path).data
+    except GpuinfraError:  # not a regular file, too large: the preview refuses it by name
         return Peer(name, "unreadable", None, None)
     digest = _digest(path.name, data)
     found = _LOOKS.get(digest)
@@ -180,10 +181,10 @@ class Keys:
 
         try:
             path = stack_path(arg)
-            own = path.read_bytes()
+            own = read_member(path).data
             project = project_dir(path.parent)
             org = self.org or trusted_org_path(path, project)
-            org_text = org.read_bytes()
+            org_text = read_member(org).data
         except (GpuinfraError, OSError):
             return None
         accounts = self._account_ids(org, org_text)
@@ -207,12 +208,14 @@ class Keys:
         return found
 
     def _siblings(self, path: Path) -> list[Path]:
-        """The other stack files beside `path` (plan/account.py's `sibling_files`), listed once per folder."""
-        from gpuinfra.plan.account import sibling_files
-
+        """The other stack files beside `path` (the workspace's members), listed once per folder."""
         listed = self._folders.get(path.parent)
         if listed is None:
-            listed = self._folders[path.parent] = sorted([*sibling_files(path), path])
+            try:
+                listed = sorted({*stack_files(path.parent), path})
+            except GpuinfraError:
+                listed = [path]
+            self._folders[path.parent] = listed
         return [p for p in listed if p.name != path.name]
 
     def _account_ids(self, org: Path, text: bytes) -> dict[str, str]:
@@ -264,8 +267,7 @@ class Entry:
 
     def _snapshot(self, usage: Usage) -> Snapshot:
         from gpuinfra.catalog import load_catalog
-        from gpuinfra.commands.preview import _findings
-        from gpuinfra.review.documents import findings_of
+        from gpuinfra.commands.snapshots import review_items
 
         stack = self.report
         graph = breakdown = None
@@ -274,16 +276,12 @@ class Entry:
             assumed = usage.with_assumed(assumed_usage(stack.plan, graph))
             breakdown = price_graph(graph, load_catalog(), assumed)
         figures = plan_figures(stack.plan)
-        return Snapshot(stack.stack, graph, breakdown, findings_of(stack.stack, _findings(stack)), figures=figures)
+        return Snapshot(stack.stack, graph, breakdown, review_items(stack), figures=figures)
 
 
 def entry_of(report: StackReport, snapshot: Snapshot) -> Entry:
     graph = snapshot.graph
     return Entry(report, graph.project if graph else "", dict(graph.after_apply) if graph else {})
-
-
-def _seal(key: str, payload: bytes) -> str:
-    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
 
 
 def _where(cache_dir: Path, key: str) -> Path:
@@ -302,6 +300,8 @@ class _Stored(BaseModel):
     after_apply: dict[str, str]
 
 
+MAX_ENTRY_BYTES = 64 * 1024 * 1024
+"""The largest entry read back (the 40-region fleet's is about 6 MB)."""
 _READ: dict[tuple[Path, str, bytes], Entry] = {}
 """Entries read in this process, by folder, key and seal: both sides of a review read the entry of every
 unchanged stack; the second reads the file (its seal checked) but not its content again. Nothing mutates an
@@ -314,15 +314,12 @@ def present(cache_dir: Path, key: str) -> bool:
 
 
 def read(cache_dir: Path, key: str) -> Entry | None:
-    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not an entry's shape)."""
-    try:
-        blob = _where(cache_dir, key).read_bytes()
-    except OSError:
+    """The entry for `key`, or None when absent or not sound (not sealed by this reviewer's key, wrong key, not an
+    entry's shape, too large): a cache can make a review faster, never greener (gpuinfra.store.sealed)."""
+    payload = read_sealed(_where(cache_dir, key), FORMAT, key, MAX_ENTRY_BYTES)
+    if payload is None:
         return None
-    seal, _, payload = blob.partition(b"\n")
-    if seal.decode("ascii", "replace") != _seal(key, payload):
-        return None
-    memo = (cache_dir.resolve(), key, seal)
+    memo = (cache_dir.resolve(), key, hashlib.sha256(payload).digest())
     found = _READ.get(memo)
     if found is not None:
         return found
@@ -337,27 +334,14 @@ def read(cache_dir: Path, key: str) -> Entry | None:
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:
-    """Store `entry` atomically; a cache that cannot be written is no error (the preview is already made)."""
+    """Store `entry` sealed and atomically; a cache that cannot be written is no error (the preview is made)."""
     body = {
         "key": key,
         "report": entry.report.model_dump(mode="json"),
         "project": entry.project,
         "after_apply": entry.after_apply,
     }
-    payload = json.dumps(body, sort_keys=True).encode()
-    folder = cache_dir / FOLDER
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=folder, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(key, payload).encode() + b"\n" + payload)
-            os.replace(tmp, _where(cache_dir, key))
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    write_sealed(_where(cache_dir, key), FORMAT, key, json.dumps(body, sort_keys=True).encode())
 
 
 __all__ = ["FORMAT", "Entry", "Keys", "Peer", "entry_of", "peer", "present", "read", "write"]

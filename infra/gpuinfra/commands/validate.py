@@ -8,7 +8,8 @@ from pathlib import Path
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.stack import stack_report
 from gpuinfra.report.model import InputProblem, Report, StackReport
-from gpuinfra.validators.checked import Checked, check_stack, check_suppress_ids
+from gpuinfra.validators.checked import Checked, check_suppress_ids
+from gpuinfra.workspace.check import check_stack
 
 
 def checked_stacks(

@@ -1,7 +1,8 @@
 """What pricing a graph produces: cost lines per resource, summed per stack. Plain frozen data.
 
 Money is Decimal and exact (monthly = hourly x 730 or quantity x monthly unit price); None means unknown,
-and an unknown line is left out of every sum and listed instead (Infracost's "usage-based / not found").
+and an unknown line is left out of every sum and listed instead (Infracost's "usage-based / not found"). A sum
+that leaves out a line whose price is unknown (not one waiting for usage) is partial: a lower bound, "at least".
 Every line carries the catalog entries it used (source ids, as-of dates) and flags for doubtful figures.
 """
 
@@ -58,6 +59,12 @@ class Line:
         return self.monthly if self.monthly_min is None else self.monthly_min
 
     @property
+    def price_unknown(self) -> bool:
+        """Unpriced for want of a price (not in the catalog, an input unknown until apply), not for want of
+        usage: the resource costs something nobody here can say, so a total without it is only a lower bound."""
+        return self.monthly is None and USAGE_BASED not in self.flags
+
+    @property
     def high(self) -> Decimal | None:
         return self.monthly if self.monthly_max is None else self.monthly_max
 
@@ -106,6 +113,11 @@ class ResourceCost:
         return tuple(line for line in self.lines if line.monthly is None)
 
     @property
+    def partial(self) -> bool:
+        """A line's price is unknown: the resource costs at least its figure."""
+        return any(line.price_unknown for line in self.lines)
+
+    @property
     def priced(self) -> bool:
         """At least one line has a price, or the resource is known to be free."""
         return self.free or any(line.monthly is not None for line in self.lines)
@@ -151,6 +163,21 @@ class Breakdown:
     def unpriced(self) -> list[tuple[ResourceCost, Line]]:
         return [(r, line) for r, line in self.lines() if line.monthly is None]
 
+    def unknown_prices(self) -> list[tuple[ResourceCost, Line]]:
+        """The unpriced lines whose price itself is unknown (Line.price_unknown)."""
+        return [(r, line) for r, line in self.lines() if line.price_unknown]
+
+    def unknown_keys(self) -> tuple[str, ...]:
+        """Each line whose price is unknown as '<type>: <line> (<resource>)': what a budget cannot add up, in the
+        form a pack config accepts by prefix (`budget-within-account.accepted_unpriced`)."""
+        return tuple(unknown_key(r, line) for r, line in self.unknown_prices())
+
+    @cached_property
+    def partial(self) -> bool:
+        """The totals leave out a line whose price is unknown: each is at least its figure, not exactly it.
+        (Usage nobody supplied is left out too, as Infracost does, and listed; it does not make a total partial.)"""
+        return any(line.price_unknown for _, line in self.lines())
+
     def flagged(self) -> list[tuple[ResourceCost, Line]]:
         return [(r, line) for r, line in self.lines() if line.flags and line.monthly is not None]
 
@@ -173,6 +200,23 @@ class Breakdown:
             acc[1] += r.monthly_min or Decimal(0)
             acc[2] += r.monthly_max or Decimal(0)
         return {k: (v[0], v[1], v[2]) for k, v in sorted(out.items())}
+
+
+def unknown_key(r: ResourceCost, line: Line) -> str:
+    return f"{r.type}: {line.name} ({r.name})"
+
+
+class MaxCost(Decimal):
+    """A maximum monthly cost (USD) that also says which lines it leaves out for want of a price (`unknown`,
+    Breakdown.unknown_keys): a Decimal everywhere a figure is read, a lower bound where `unknown` is not empty."""
+
+    unknown: tuple[str, ...] = ()
+
+    @classmethod
+    def of(cls, value: Decimal, unknown: tuple[str, ...]) -> MaxCost:
+        out = cls(value)
+        out.unknown = unknown
+        return out
 
 
 def _dimension(r: ResourceCost, dimension: str) -> str:
@@ -207,6 +251,8 @@ __all__ = [
     "USAGE_BASED",
     "Breakdown",
     "Line",
+    "MaxCost",
     "ResourceCost",
     "Where",
+    "unknown_key",
 ]

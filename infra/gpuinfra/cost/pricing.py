@@ -9,15 +9,19 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.cost.batch import price_compute_environment
 from gpuinfra.cost.compute import price_group, price_instance, price_node_group, price_pcs_cluster, price_pcs_node_group
+from gpuinfra.cost.fleets import price_fleet
 from gpuinfra.cost.lines import Ctx, unknown
 from gpuinfra.cost.locate import Locator
-from gpuinfra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost
+from gpuinfra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost, Where
+from gpuinfra.cost.node_pools import node_pool_where, price_node_pool
 from gpuinfra.cost.prices import PriceBook
 from gpuinfra.cost.services import (
     fixed,
     price_alarm,
     price_bucket,
+    price_ecr,
     price_efs,
     price_eip,
     price_eks_cluster,
@@ -46,9 +50,14 @@ PRICERS: dict[str, Pricer] = {
     tokens.EKS_NODE_GROUP: price_node_group,
     tokens.PCS_NODE_GROUP: price_pcs_node_group,
     tokens.PCS_CLUSTER: price_pcs_cluster,
+    tokens.KARPENTER_NODE_POOL: price_node_pool,
+    tokens.BATCH_COMPUTE_ENVIRONMENT: price_compute_environment,
+    tokens.EC2_FLEET: price_fleet,
+    tokens.SPOT_FLEET: price_fleet,
     tokens.LUSTRE: price_lustre,
     tokens.BUCKET: price_bucket,
     tokens.EFS_FILE_SYSTEM: price_efs,
+    tokens.ECR_REPOSITORY: price_ecr,
     tokens.BUCKET_V2: price_bucket,
     tokens.LOAD_BALANCER: price_load_balancer,
     tokens.ALB_LOAD_BALANCER: price_load_balancer,
@@ -69,6 +78,8 @@ PRICERS: dict[str, Pricer] = {
     tokens.SECRETS_MANAGER_SECRET: price_secret,
     tokens.SSM_PARAMETER: price_ssm_parameter,
 }
+LOCATORS: dict[str, Callable[[Resource, Graph], Where | None]] = {tokens.KARPENTER_NODE_POOL: node_pool_where}
+"""Types that bill somewhere their provider does not say (a Kubernetes provider names no region or account)."""
 FREE_IN_CONFIGURATION = {
     tokens.ROUTE53_RECORD: "alias record: queries to AWS resources are free",
     tokens.VPC_ENDPOINT: "gateway endpoint: no additional charge",
@@ -88,7 +99,8 @@ def price_graph(
     for r in graph.resources:
         if not r.custom or r.is_provider or r.type == STACK_TYPE:
             continue
-        where = locate.where(r)
+        locator = LOCATORS.get(r.type)
+        where = (locator(r, graph) if locator else None) or locate.where(r)
         base: dict[str, Any] = {
             "urn": r.urn,
             "type": r.type,
@@ -137,4 +149,4 @@ def monthly_total(graph: Graph, catalog: Catalog | None = None, usage: Usage | N
     return breakdown.monthly if any(r.priced for r in breakdown.resources) else None
 
 
-__all__ = ["PRICERS", "Pricer", "monthly_total", "price_graph"]
+__all__ = ["LOCATORS", "PRICERS", "Pricer", "monthly_total", "price_graph"]

@@ -56,6 +56,12 @@ def price_bucket(resource: Resource, ctx: Ctx) -> list[Line]:
     return [usage_line(resource, ctx, "storage_gb", "Storage (Standard)", "GB", price, "S3 Standard storage")]
 
 
+def price_ecr(resource: Resource, ctx: Ctx) -> list[Line]:
+    """ECR: the GB of images stored, from usage (the repository holds what the mirror command pushed)."""
+    price = ctx.book.service("ecr/storage", ctx.where.region)
+    return [usage_line(resource, ctx, "storage_gb", "Storage", "GB", price, "ECR private repository storage")]
+
+
 def price_efs(resource: Resource, ctx: Ctx) -> list[Line]:
     """EFS: the GB stored, from usage (a file system grows with what is written), at the Standard rate; throughput
     is bursting (no charge of its own) for the file systems gpuinfra creates."""

@@ -34,26 +34,33 @@ FILE = "usage file"
 SPEC = "spec"
 
 
+USAGE_MAX = Decimal(10**12)
+"""The most of any usage quantity (a trillion GB is a zettabyte): a bound before money is computed with it, which
+Decimal's 28 digits hold for any price (1e308 GB once made the quantize fail, exit 3)."""
+INSTANCES_MAX = 10**7
+"""More instances than any GPU quota grants."""
+
+
 class ResourceUsage(BaseModel):
     """Usage of one resource (or a default for every resource of a type). Units are in the names."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
-    instances: Annotated[int, Field(ge=0)] | None = None
+    instances: Annotated[int, Field(ge=0, le=INSTANCES_MAX)] | None = None
     """Expected running instances of an Auto Scaling group or node group (default: desired, else min)."""
     monthly_hours: Annotated[Decimal, Field(ge=0, le=744)] | None = None
     """Hours a month the instances run or a capacity block is reserved (default 730)."""
-    storage_gb: Annotated[Decimal, Field(ge=0)] | None = None
+    storage_gb: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """GB stored (S3 bucket, CloudWatch Logs group)."""
-    monthly_data_processed_gb: Annotated[Decimal, Field(ge=0)] | None = None
+    monthly_data_processed_gb: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """GB a NAT gateway or an interface VPC endpoint processes a month."""
-    monthly_ingested_gb: Annotated[Decimal, Field(ge=0)] | None = None
+    monthly_ingested_gb: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """GB of logs delivered a month: what a CloudWatch Logs group ingests, or what a VPC flow log delivers to S3."""
-    capacity_units: Annotated[Decimal, Field(ge=0)] | None = None
+    capacity_units: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """Average load balancer capacity units (LCU / NLCU) per hour."""
-    monthly_requests_millions: Annotated[Decimal, Field(ge=0)] | None = None
+    monthly_requests_millions: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """Millions of requests a WAF web ACL inspects a month."""
-    monthly_api_calls_10k: Annotated[Decimal, Field(ge=0)] | None = None
+    monthly_api_calls_10k: Annotated[Decimal, Field(ge=0, le=USAGE_MAX)] | None = None
     """Tens of thousands of Secrets Manager API calls a month."""
 
 

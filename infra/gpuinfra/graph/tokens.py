@@ -15,6 +15,7 @@ ASG_POLICY = "aws:autoscaling/policy:Policy"
 ASG_SCHEDULE = "aws:autoscaling/schedule:Schedule"
 AWS_PROVIDER = "pulumi:providers:aws"
 AWS_NATIVE_PROVIDER = "pulumi:providers:aws-native"
+BATCH_COMPUTE_ENVIRONMENT = "aws:batch/computeEnvironment:ComputeEnvironment"
 BUCKET = "aws:s3/bucket:Bucket"
 BUCKET_LIFECYCLE = "aws:s3/bucketLifecycleConfiguration:BucketLifecycleConfiguration"
 BUCKET_LIFECYCLE_V2 = "aws:s3/bucketLifecycleConfigurationV2:BucketLifecycleConfigurationV2"
@@ -31,6 +32,7 @@ BUCKET_VERSIONING_V2 = "aws:s3/bucketVersioningV2:BucketVersioningV2"
 CLOUDFRONT_DISTRIBUTION = "aws:cloudfront/distribution:Distribution"
 DEFAULT_SECURITY_GROUP = "aws:ec2/defaultSecurityGroup:DefaultSecurityGroup"
 EBS_VOLUME = "aws:ebs/volume:Volume"
+EC2_FLEET = "aws:ec2/fleet:Fleet"
 EIP = "aws:ec2/eip:Eip"
 FLOW_LOG = "aws:ec2/flowLog:FlowLog"
 EKS_CLUSTER = "aws:eks/cluster:Cluster"
@@ -62,6 +64,7 @@ K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
 EFS_FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
 EFS_MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
+KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
 KMS_KEY = "aws:kms/key:Key"
@@ -83,10 +86,12 @@ PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
+SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 ROUTE_TABLE_ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
+ECR_REPOSITORY = "aws:ecr/repository:Repository"
 SECRETS_MANAGER_SECRET = "aws:secretsmanager/secret:Secret"
 SECRETS_MANAGER_SECRET_VERSION = "aws:secretsmanager/secretVersion:SecretVersion"
 SECURITY_GROUP = "aws:ec2/securityGroup:SecurityGroup"
@@ -129,6 +134,7 @@ __all__ = [
     "ASG_SCHEDULE",
     "AWS_NATIVE_PROVIDER",
     "AWS_PROVIDER",
+    "BATCH_COMPUTE_ENVIRONMENT",
     "BUCKET",
     "BUCKET_LIFECYCLE",
     "BUCKET_LIFECYCLE_V2",
@@ -145,6 +151,8 @@ __all__ = [
     "CLOUDFRONT_DISTRIBUTION",
     "DEFAULT_SECURITY_GROUP",
     "EBS_VOLUME",
+    "EC2_FLEET",
+    "ECR_REPOSITORY",
     "EFS_FILE_SYSTEM",
     "EFS_MOUNT_TARGET",
     "EIP",
@@ -177,6 +185,7 @@ __all__ = [
     "K8S_NAMESPACE",
     "K8S_NETWORK_POLICY",
     "K8S_SERVICE",
+    "KARPENTER_NODE_POOL",
     "KMS_ALIAS",
     "KMS_KEY",
     "LAUNCH_TEMPLATE",
@@ -207,6 +216,7 @@ __all__ = [
     "SG_EGRESS_RULE",
     "SG_INGRESS_RULE",
     "SG_RULE",
+    "SPOT_FLEET",
     "SSM_PARAMETER",
     "SUBNET",
     "TARGET_GROUP",

@@ -29,7 +29,14 @@ DOUBLE_QUANT_CONSTANT_BITS = 8 / 64 + 32 / (64 * 256)
 """QLoRA section 3 (Double Quantization): 8-bit constants per 64-block plus fp32 second-level constants per 256."""
 BASE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
 ADAPTER_OPTIMIZER = "adamw"
-"""PEFT trains adapters with AdamW (QLoRA's paged AdamW): 16 bytes of state a trainable parameter in bf16."""
+"""PEFT trains LoRA adapters with AdamW in mixed precision: 16 bytes of state a trainable parameter in bf16."""
+PAGED_GPU_BYTES = 4
+"""QLoRA keeps only bf16 adapter weights and gradients (2 + 2 bytes a parameter) on the GPU: its trainer casts the
+LoRA layers to bf16 under --bf16 (artidoro/qlora qlora.py @7f4e95a, lines 397-399) and its default optimizer is
+paged_adamw_32bit (line 198), whose two fp32 moments live in paged unified memory that is evicted to CPU RAM when
+the GPU runs short (QLoRA abstract: "(c) Paged Optimizers to manage memory spikes")."""
+PAGED_STATE_BYTES = 8
+"""The paged fp32 Adam moments a parameter: host-pageable, not counted against the GPU."""
 FORWARD_FLOPS = 2
 ACTIVATION_BACKWARD_FLOPS = 2
 """Per parameter per token; a frozen base has no weight-gradient FLOPs (the other 2 of Kaplan's 6)."""
@@ -84,7 +91,10 @@ class FinetuneMemory(Plain):
     base_bytes: int
     adapter_parameters: int
     adapter_state_bytes: int
-    """Adapter weights, gradients, fp32 master copy and AdamW moments."""
+    """On the GPU: adapter weights, gradients, fp32 master copy and AdamW moments (QLoRA: bf16 weights and
+    gradients only, its moments paged)."""
+    paged_state_bytes: int = 0
+    """QLoRA's paged optimizer moments, in unified memory the GPU evicts to host RAM (not counted on the GPU)."""
     activation_bytes: int
     """Per GPU: one micro-batch."""
     gpus: int
@@ -110,7 +120,8 @@ def finetune_memory(
 ) -> FinetuneMemory:
     base = base_bytes(parameters, method, precision)
     adapters = adapter_parameters(shape, rank, modules)
-    state = adapters * training_bytes_per_parameter("bf16", ADAPTER_OPTIMIZER)
+    paged = method == "qlora"
+    state = adapters * (PAGED_GPU_BYTES if paged else training_bytes_per_parameter("bf16", ADAPTER_OPTIMIZER))
     acts = activation_bytes(shape, sequence, micro_batch, checkpointing)
     per_gpu = -(-(base + state) // gpus) + acts
     reserve = int(gpu_bytes * reserve_fraction)
@@ -118,6 +129,7 @@ def finetune_memory(
         base_bytes=base,
         adapter_parameters=adapters,
         adapter_state_bytes=state,
+        paged_state_bytes=adapters * PAGED_STATE_BYTES if paged else 0,
         activation_bytes=acts,
         gpus=gpus,
         per_gpu_bytes=per_gpu,

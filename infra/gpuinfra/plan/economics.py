@@ -4,6 +4,7 @@ input is missing (unknown is never zero)."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from decimal import Decimal
 
@@ -26,6 +27,7 @@ from gpuinfra.plan.restart import (
     RestartParts,
 )
 from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
+from gpuinfra.plan.throughput import ModelShape, Parallel, StepInputs, hardware
 from gpuinfra.spec import Organization, TrainingSpec
 
 MAX_SWEEP_NODES = 4096
@@ -42,6 +44,7 @@ def _shape(spec: TrainingSpec) -> Shape | None:
         attention_heads=arch.attention_heads,
         sequence_length=arch.sequence_length,
         micro_batch_size=arch.micro_batch_size,
+        vocab_size=arch.vocab_size or 0,
     )
 
 
@@ -55,6 +58,7 @@ def _layout(spec: TrainingSpec, info: InstanceType) -> Layout:
         recompute=arch.recompute if arch else "selective",
         sequence_parallel=par.sequence_parallel,
         context=par.context,
+        grad_accumulation=par.grad_accumulation,
     )
 
 
@@ -152,6 +156,60 @@ def restart_parts(catalog: Catalog, info: InstanceType, checkpoint: CheckpointPl
     )
 
 
+def _kept_per_doubling(step: StepInputs, domain_tflops: float, nodes: int, info: InstanceType) -> float:
+    """The share of per-GPU throughput the step model keeps per doubling from one NVLink domain to `nodes` (what
+    the plan shows beside the rate; each count's rate comes from the step model itself)."""
+    doublings = math.log2(nodes / info.nodes_per_nvlink_domain) if nodes > info.nodes_per_nvlink_domain else 0.0
+    kept = step.tflops_per_gpu(nodes * info.accelerator_count) / domain_tflops
+    return min(1.0, kept ** (1 / doublings)) if doublings else 1.0
+
+
+def step_inputs(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> StepInputs | None:
+    """The step model's inputs from the spec's architecture and layout (None without an architecture, or when
+    the catalog lacks the accelerator's memory bandwidth or peak: the default MFU then applies)."""
+    arch, model = spec.model.architecture, spec.model
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    hbm = catalog.memory_bandwidth_gb_s(info.name)
+    if arch is None or peak is None or hbm is None or model.precision not in peak.dense_tflops:
+        return None
+    par = model.parallelism
+    tensor = par.tensor or info.nvlink_gpus
+    gpus = spec.compute.node_count * info.accelerator_count
+    data = max(1, gpus // (tensor * par.pipeline * par.context))
+    total = model.parameters_billion * 1e9
+    moe_layers = arch.moe_layers if arch.moe_layers is not None else (arch.layers if arch.experts > 1 else 0)
+    shape = ModelShape(
+        parameters=total,
+        active_parameters=(model.active_parameters_billion or model.parameters_billion) * 1e9,
+        layers=arch.layers,
+        hidden_size=arch.hidden_size,
+        sequence_length=arch.sequence_length,
+        experts=arch.experts,
+        top_k=arch.experts_per_token,
+        moe_layers=moe_layers,
+    )
+    layout = Parallel(
+        gpus=gpus,
+        tensor=tensor,
+        pipeline=par.pipeline,
+        context=par.context,
+        expert=par.expert,
+        micro_batch=arch.micro_batch_size,
+        global_batch=arch.global_batch_size or data * arch.micro_batch_size,
+        zero_stage=par.zero_stage,
+        recompute=arch.recompute,
+    )
+    hw = hardware(
+        info.accelerator or "",
+        dict(peak.dense_tflops),
+        hbm,
+        info.network_baseline_gbps,
+        info.accelerator_count,
+        info.nvlink_gpus,
+    )
+    return StepInputs(shape=shape, layout=layout, hardware=hw, precision=model.precision)
+
+
 def training_run(
     spec: TrainingSpec,
     catalog: Catalog,
@@ -199,6 +257,10 @@ def training_run(
             return None
 
     active = spec.model.active_parameters_billion or spec.model.parameters_billion
+    step = None if run.mfu or run.scaling_per_doubling else step_inputs(spec, catalog, info)
+    domain_tflops = step.tflops_per_gpu(info.nvlink_gpus) if step else None
+    if step and domain_tflops:
+        per_doubling = _kept_per_doubling(step, domain_tflops, spec.compute.node_count, info)
     inputs = RunInputs(
         tokens=run.tokens_billion * 1e9,
         active_parameters=active * 1e9,
@@ -206,11 +268,17 @@ def training_run(
         precision=precision,
         peak_tflops=tflops,
         peak_source=peak.source,
-        mfu=run.mfu or DEFAULT_MFU[precision],
-        mfu_source="run.mfu" if run.mfu else "default (plan/flops.py DEFAULT_MFU)",
+        mfu=run.mfu or (domain_tflops / tflops if domain_tflops else DEFAULT_MFU[precision]),
+        mfu_source="run.mfu"
+        if run.mfu
+        else "step model of the architecture and layout (plan/throughput.py), one NVLink domain"
+        if step
+        else "default (plan/flops.py DEFAULT_MFU)",
         scaling_per_doubling=per_doubling,
         scaling_source="run.scaling_per_doubling"
         if run.scaling_per_doubling
+        else "the layout's communication at a fixed global batch (plan/throughput.py)"
+        if step
         else f"default for {spec.interconnect.type} (plan/flops.py)",
         gpus_per_node=info.accelerator_count,
         nodes_per_domain=info.nodes_per_nvlink_domain,
@@ -223,10 +291,11 @@ def training_run(
         capacity=capacity.type if spec.provider == "aws" else "owned",
         on_demand_base=capacity.on_demand_base,
         price_sources=price_sources,
+        step=step,
     )
     nodes = spec.compute.node_count
     max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
     return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
-__all__ = ["restart_parts", "training_layout", "training_ownership", "training_run"]
+__all__ = ["restart_parts", "step_inputs", "training_layout", "training_ownership", "training_run"]

@@ -1,6 +1,6 @@
-"""The plan's money figures a review compares: run days, GPU-hours and cost per run, the monthly cost of
-ownership and its break-even month, a serving region's cost per million tokens. A pull request that changes one
-shows it in the comment's cost section."""
+"""The plan's figures a review compares: run days, GPU-hours and cost per run, the monthly cost of ownership
+and its break-even month, a serving region's cost per million tokens and its failover headroom. A pull request
+that changes one shows it in the comment's cost section."""
 
 from __future__ import annotations
 
@@ -11,11 +11,12 @@ from gpuinfra.plan.inference import InferencePlan
 from gpuinfra.plan.training import TrainingPlan
 
 PER_MILLION_TOKENS = "usd per 1M tokens"
+REQUESTS_PER_SECOND = "rps"
 
 
 class Figure(NamedTuple):
     unit: str
-    """usd, days, hours, months or PER_MILLION_TOKENS."""
+    """usd, days, hours, months, PER_MILLION_TOKENS or REQUESTS_PER_SECOND."""
     value: Decimal | None
 
 
@@ -29,12 +30,18 @@ def plan_figures(plan: object) -> dict[str, Figure]:
     """Named figures of a plan (empty for plans without money questions)."""
     if isinstance(plan, InferencePlan):
         regions = plan.economics.regions if plan.economics else []
-        return {
+        out = {
             f"serving {r.region}: cost per 1M tokens": Figure(
                 PER_MILLION_TOKENS, _dec(r.usd_per_million_tokens, "0.001")
             )
             for r in regions
         }
+        # Capacity left (negative: short) with the largest other region failed over to the region.
+        for row in plan.failover:
+            out[f"failover {row.region}: headroom with {row.takes_from} lost"] = Figure(
+                REQUESTS_PER_SECOND, _dec(row.capacity_rps - row.load_rps, "0.1")
+            )
+        return out
     if not isinstance(plan, TrainingPlan):
         return {}
     out: dict[str, Figure] = {}
@@ -54,4 +61,4 @@ def plan_figures(plan: object) -> dict[str, Figure]:
     return out
 
 
-__all__ = ["PER_MILLION_TOKENS", "Figure", "plan_figures"]
+__all__ = ["PER_MILLION_TOKENS", "REQUESTS_PER_SECOND", "Figure", "plan_figures"]

@@ -25,10 +25,11 @@ Behemoth 390 TFLOPS per GPU at 32K GPUs (19.7% of 1,979) and DeepSeek-V3's 342.6
 (6 x 37B x 14.8T over 2.664M GPU-hours) put 0.25 one node before their 11-12 doublings. fp32 uses the non-tensor
 FP32 peak. A spec's `run.mfu` replaces it; one above every published run is warned about (PUBLISHED_MFU_CEILING)."""
 
-PUBLISHED_MFU_CEILING = {"bf16": 0.582, "fp16": 0.582, "fp32": 0.582, "fp8": 0.30}
-"""The highest MFU a published run in the calibration set reached at each precision: bf16 58.2% (torchtitan, Llama 3
-8B on 64 A100); fp8 0.30 of the fp8 peak (no published FP8 run in the set reaches it: Llama 4 19.7%, DeepSeek-V3
-17.3%). A spec claiming more is warned about: it plans a run nobody has published."""
+PUBLISHED_MFU_CEILING = {"bf16": 0.594, "fp16": 0.594, "fp32": 0.594, "fp8": 0.344}
+"""The highest MFU (6 x parameters x tokens/s over the dense peak) a published run in the calibration set reached at
+each precision: bf16 59.4% (MPT-7B on 8 A100 80GB at 4,641 tokens/s/GPU, llm-foundry's benchmark table: 6 x 6.659B
+x 4,641 / 312 TFLOPS); fp8 34.4% of the fp8 peak (NeMo 24.07, Llama 2 7B on 8 H100 at 16,847 tokens/s/GPU:
+6 x 6.74B x 16,847 / 1,979 TFLOPS). A spec claiming more is warned about: it plans a run nobody has published."""
 
 DEFAULT_SCALING_PER_DOUBLING = {"infiniband": 0.985, "efa": 0.985, "none": None}
 """Share of per-GPU throughput kept each time the node count doubles past one NVLink domain (one 8-GPU node: inside

@@ -8,8 +8,10 @@ from typing import Any, Literal
 from gpuinfra.catalog import Catalog
 from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
+from gpuinfra.plan.failover import FailoverRow, FleetLoss, RegionLoad, failover_rows, fleet_losses
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import (
     InstanceChoice,
     RegionPlan,
@@ -31,6 +33,10 @@ class InferencePlan(Plain):
     quotas: list[QuotaNeed]
     economics: ServingEconomics | None = None
     """Tokens/s per replica, concurrency and cost per million tokens per region; what quantizing changes."""
+    failover: list[FailoverRow] = []
+    """Each region with the largest other region's peak failed over to it, against its (final) maximum."""
+    fleet_losses: list[FleetLoss] = []
+    """Each region lost at peak: the survivors' capacity against the fleet's peak."""
 
 
 DEFAULT_DRAIN_SECONDS = 300
@@ -143,11 +149,13 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         infos = [i for i in (catalog.instance(t) for t in types) if i]
         return max(infos, key=lambda i: i.vcpu).name if infos else None
 
+    # A Kubernetes rolling update at max_replicas runs KUBERNETES_SURGE pods more, each on its own node.
+    surge = KUBERNETES_SURGE if spec.platform == "kubernetes" else 0
     demands = []
     for rp in regions:
         if rp.instance_type:
             demands += [
-                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_on_demand),
+                InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_on_demand + surge),
                 # The burst group may launch any of its overrides: count the largest, as the policy does.
                 InstanceDemand(rp.region, largest(rp.spot_types) or rp.instance_type, "spot", rp.max_spot),
                 # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).
@@ -156,7 +164,19 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     account = org.accounts.get(spec.account)
     quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas) if account else []
     economics = serving_economics(spec, memory, regions, catalog)
-    return InferencePlan(memory=memory, choice=choice, regions=regions, quotas=quotas, economics=economics)
+    loads = [
+        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
+        for r, rp in zip(spec.regions, regions, strict=True)
+    ]
+    return InferencePlan(
+        memory=memory,
+        choice=choice,
+        regions=regions,
+        quotas=quotas,
+        economics=economics,
+        failover=failover_rows(loads),
+        fleet_losses=fleet_losses(loads),
+    )
 
 
 __all__ = ["DEFAULT_DRAIN_SECONDS", "MAX_DRAIN_SECONDS", "InferencePlan", "default_zones", "plan_inference"]

@@ -7,6 +7,12 @@ group, stage 2 the gradients too, stage 3 the weights too). Activations: Korthik
 Activation Recomputation in Large Transformer Models", table 2 (16-bit activations of one layer, in bytes).
 Embedding and output-layer activations are left out (small beside L layers at long sequences).
 
+Framework allocations beyond the textbook counts: Megatron-LM accumulates and reduces bf16 gradients in fp32 (its
+distributed-optimizer guide: "bf16 param, fp32 grads | 18 | 6 + 12/d" bytes a parameter; the layout's
+`grad_accumulation` picks fp32 or the low precision), and the first pipeline stage holds the input embedding (vocab
+x hidden parameters, split over tensor parallelism) besides its share of the layers (the last stage the output
+layer: Megatron's LanguageModelEmbedding and output_layer live on those stages only).
+
 Context parallelism (CP) splits every layer's activations along the sequence: "CP divides the activations of all
 layers" (NeMo Framework user guide, Context Parallelism), so a GPU holds s/CP tokens of each layer's activations.
 CP ranks hold the same weights; the optimizer shards over data-parallel x context-parallel ranks (Megatron-core's
@@ -32,6 +38,8 @@ class Shape(Plain):
     attention_heads: int
     sequence_length: int
     micro_batch_size: int
+    vocab_size: int = 0
+    """Vocabulary (embedding rows); 0: the embedding is not placed apart from the layers."""
 
 
 class Layout(Plain):
@@ -42,6 +50,9 @@ class Layout(Plain):
     sequence_parallel: bool = True
     context: int = 1
     """Context-parallel degree: ranks that split each sequence (Megatron-LM --context-parallel-size)."""
+    grad_accumulation: str = "low"
+    """Gradient accumulation and reduction dtype: `low` (the training precision's bytes) or fp32 (Megatron-LM's
+    main_grad for bf16 params; the spec's default, parallelism.grad_accumulation)."""
 
     def describe(self) -> str:
         cp = f" CP={self.context}" if self.context > 1 else ""
@@ -103,11 +114,13 @@ def activation_bytes_per_layer(
     return s * b * h * (10 + 24 / t + attention / t)
 
 
-def state_bytes(precision: str, optimizer: str) -> tuple[int, int, int]:
-    """(weights, gradients, optimizer states incl. fp32 master) bytes a parameter: 2, 2, 12 for bf16 AdamW."""
+def state_bytes(precision: str, optimizer: str, grad_accumulation: str = "low") -> tuple[int, int, int]:
+    """(weights, gradients, optimizer states incl. fp32 master) bytes a parameter: 2, 2, 12 for bf16 AdamW; with
+    fp32 gradient accumulation 2, 4, 12 (Megatron-LM's 18 bytes for bf16 params and fp32 grads)."""
     total = training_bytes_per_parameter(precision, optimizer)
     low = 4 if precision == "fp32" else 2
-    return low, low, total - 2 * low
+    grads = 4 if grad_accumulation == "fp32" else low
+    return low, grads, total - 2 * low
 
 
 def layout_problems(layout: Layout, shape: Shape, gpus: int, domain: int) -> list[str]:
@@ -142,9 +155,11 @@ def layout_bytes(layout: Layout, shape: Shape, budget: Budget) -> tuple[dict[str
     t, p, c = layout.tensor, layout.pipeline, layout.context
     d = max(1, budget.gpus // (t * p * c))
     shards = d * c  # ZeRO shards states over the data-parallel x context-parallel ranks
-    w, g, o = state_bytes(budget.precision, budget.optimizer)
+    w, g, o = state_bytes(budget.precision, budget.optimizer, layout.grad_accumulation)
     stage_layers = stage_layer_count(shape.layers, p)
-    shard = shape.parameters * stage_layers / shape.layers / t
+    embedding = shape.vocab_size * shape.hidden_size
+    # the first stage: its layers' share of the non-embedding parameters plus the input embedding
+    shard = ((shape.parameters - embedding) * stage_layers / shape.layers + embedding) / t
     z = layout.zero_stage
     per_layer = activation_bytes_per_layer(
         shape.sequence_length // c,
@@ -188,7 +203,13 @@ def propose_layout(layout: Layout, shape: Shape, budget: Budget) -> Layout | Non
     zeros = range(layout.zero_stage, 4)
     for p, r, t, z in product(pipelines, recomputes, tensors, zeros):
         candidate = Layout(
-            tensor=t, pipeline=p, zero_stage=z, recompute=r, sequence_parallel=True, context=layout.context
+            tensor=t,
+            pipeline=p,
+            zero_stage=z,
+            recompute=r,
+            sequence_parallel=True,
+            context=layout.context,
+            grad_accumulation=layout.grad_accumulation,
         )
         if fits_on(candidate, shape, budget):
             return candidate

@@ -25,6 +25,16 @@ ALARM_PERIODS = 3
 ALARM_WINDOW_SECONDS = ALARM_PERIOD_SECONDS * ALARM_PERIODS
 MAX_CHECKPOINT_DELAY_SECONDS = 172800
 """RefreshPreferences.CheckpointDelay's maximum (botocore autoscaling model)."""
+REPLICATION_SLA_MINUTES = 15
+"""S3 Replication Time Control replicates 99.99% of new objects within 15 minutes, and its
+ReplicationTime.Time.Minutes and Metrics.EventThreshold.Minutes take only 15 (S3 UG "Meeting compliance requirements
+with S3 Replication Time Control"; S3 API ReplicationTimeValue). A replica region's canary waits this long, at
+most, for a new release's manifest (components/inference/replicas.py's launch deadline covers it)."""
+REPLICATION_SLA_SECONDS = REPLICATION_SLA_MINUTES * 60
+KUBERNETES_SURGE = 1
+"""Pods a Kubernetes fleet's rolling update adds above the replica count (Deployment maxSurge, with
+maxUnavailable 0): at max_replicas the new pod needs a node beyond the maximum, so the NodePool's limit and the
+quota plan count this many more nodes."""
 SSM_IMAGE = "resolve:ssm:"
 FLOATING_VERSIONS = ("$Latest", "$Default")
 
@@ -54,6 +64,9 @@ __all__ = [
     "ALARM_WINDOW_SECONDS",
     "CANARY_PERCENT",
     "CHECKPOINTS",
+    "KUBERNETES_SURGE",
+    "REPLICATION_SLA_MINUTES",
+    "REPLICATION_SLA_SECONDS",
     "checkpoint_delay",
     "rollback_blocker",
 ]

@@ -129,18 +129,39 @@ PREFILL_COMPUTE_EFFICIENCY = 0.52
 DECODE_BANDWIDTH_EFFICIENCY (the 2,048-in/128-out shapes are prefill-bound and pin it)."""
 
 
-def kv_memory_bytes(memory_bytes: float, utilization: float, weights_bytes: float, gpus: int) -> float:
-    """What vLLM leaves for the KV cache: its share of the replica's memory, less the weights and each GPU's
-    activation workspace (vllm/v1/worker/gpu_worker.py determine_available_memory)."""
+ENGINES = ("vllm", "tensorrt-llm", "sglang")
+"""The serving engines whose KV-cache admission rule the planner knows (kv_memory_bytes)."""
+
+
+def kv_memory_bytes(
+    memory_bytes: float, utilization: float, weights_bytes: float, gpus: int, engine: str = "vllm"
+) -> float:
+    """What the engine leaves for the KV cache, by its own rule:
+
+    - vllm: its share (gpu_memory_utilization) of the replica's memory, less the weights and each GPU's activation
+      workspace (vllm/v1/worker/gpu_worker.py determine_available_memory);
+    - tensorrt-llm: its share (free_gpu_memory_fraction, default 0.9) of the memory still free once the weights
+      and the activation workspace are allocated ("The default for free_gpu_memory_fraction is 0.9, which means
+      TensorRT LLM will try to allocate 90% of free GPU memory for KV cache", TensorRT-LLM docs, "How to Change KV
+      Cache Behavior");
+    - sglang: its static share (mem_fraction_static) of the memory holds the weights and the KV pool together,
+      activations outside it (kv = total x mem_fraction_static - weights; SGLang model_runner's memory pool)."""
+    if engine == "tensorrt-llm":
+        return utilization * (memory_bytes - weights_bytes - gpus * ACTIVATION_WORKSPACE_BYTES)
+    if engine == "sglang":
+        return memory_bytes * utilization - weights_bytes
     return memory_bytes * utilization - weights_bytes - gpus * ACTIVATION_WORKSPACE_BYTES
 
 
-def serving_admits(memory: ServingMemory, memory_bytes: float, utilization: float, gpus: int = 1) -> bool:
-    """vLLM's admission rule: the engine starts when the KV memory left holds one maximum-length sequence
-    (vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: "To serve at least one request with the models's
+def serving_admits(
+    memory: ServingMemory, memory_bytes: float, utilization: float, gpus: int = 1, engine: str = "vllm"
+) -> bool:
+    """The engine starts when the KV memory its rule leaves holds one maximum-length sequence (vLLM:
+    vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory: "To serve at least one request with the models's
     max seq len ... KV cache is needed, which is larger than the available KV cache memory"). `memory` carries the
     KV cache of one sequence at the maximum model length (serving_memory with one sequence)."""
-    return memory.kv_cache_bytes <= kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus)
+    free = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus, engine)
+    return memory.kv_cache_bytes + memory.adapter_bytes <= free
 
 
 class ReplicaCeiling(Plain):
@@ -173,11 +194,12 @@ def replica_ceiling(
     output_tokens: int,
     bandwidth_efficiency: float = DECODE_BANDWIDTH_EFFICIENCY,
     compute_efficiency: float = PREFILL_COMPUTE_EFFICIENCY,
+    engine: str = "vllm",
 ) -> ReplicaCeiling:
     """The output-token ceiling of one replica (bandwidth, peak and memory summed over its GPUs); at efficiencies
     of 1.0 the physical bound no server exceeds."""
     context = mean_context_tokens(input_tokens, output_tokens)
-    kv_memory = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus)
+    kv_memory = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus, engine)
     batch = max(1, min(max_num_seqs, kv_cache_concurrency(kv_memory, memory.kv_bytes_per_token, context)))
     read_s = decode_step_bytes(memory.weights_bytes, batch, memory.kv_bytes_per_token, context) / (
         bandwidth_gb_s * 1e9 * bandwidth_efficiency
@@ -218,6 +240,7 @@ def ceiling_bound(
 __all__ = [
     "ACTIVATION_WORKSPACE_BYTES",
     "DECODE_BANDWIDTH_EFFICIENCY",
+    "ENGINES",
     "PREFILL_COMPUTE_EFFICIENCY",
     "ReplicaBound",
     "ReplicaCeiling",

@@ -17,6 +17,7 @@ from gpuinfra.plan.checkpoint import mean_time_between_interruptions
 from gpuinfra.plan.flops import cluster_flops_per_second, scaling_efficiency
 from gpuinfra.plan.memory import Plain
 from gpuinfra.plan.restart import RestartParts, RestartTime, measured_restart, restart_time
+from gpuinfra.plan.throughput import StepInputs
 
 HOURS_PER_DAY = 24.0
 
@@ -48,6 +49,9 @@ class RunInputs(Plain):
     capacity: str
     on_demand_base: int
     price_sources: list[str] = []
+    step: StepInputs | None = None
+    """The step model (plan/throughput.py) from the spec's architecture and layout: when set, each node count's
+    rate comes from it (the global batch fixed) instead of `mfu` and `scaling_per_doubling`."""
 
 
 class RunPoint(Plain):
@@ -125,9 +129,13 @@ def goodput(inputs: RunInputs, nodes: int) -> float | None:
     return share if share > 0 else None
 
 
-def _hours(inputs: RunInputs, nodes: int) -> tuple[float, float | None, float | None]:
-    """Compute hours, goodput and wall-clock hours of the run on `nodes` (wall None when goodput is unknown)."""
-    rate = cluster_flops_per_second(
+def cluster_rate(inputs: RunInputs, nodes: int) -> float:
+    """Model FLOPs per second of the cluster on `nodes`: the step model's when known, else GPUs x peak x MFU x
+    the scaling kept per doubling."""
+    if inputs.step is not None:
+        gpus = nodes * inputs.gpus_per_node
+        return gpus * inputs.step.tflops_per_gpu(gpus) * 1e12
+    return cluster_flops_per_second(
         nodes,
         inputs.gpus_per_node,
         inputs.peak_tflops,
@@ -135,6 +143,19 @@ def _hours(inputs: RunInputs, nodes: int) -> tuple[float, float | None, float | 
         inputs.scaling_per_doubling,
         inputs.nodes_per_domain,
     )
+
+
+def efficiency_at(inputs: RunInputs, nodes: int) -> float:
+    """Per-GPU throughput on `nodes` relative to one NVLink domain."""
+    if inputs.step is None:
+        return scaling_efficiency(nodes, inputs.scaling_per_doubling, inputs.nodes_per_domain)
+    domain = inputs.nodes_per_domain * inputs.gpus_per_node
+    return inputs.step.tflops_per_gpu(nodes * inputs.gpus_per_node) / inputs.step.tflops_per_gpu(domain)
+
+
+def _hours(inputs: RunInputs, nodes: int) -> tuple[float, float | None, float | None]:
+    """Compute hours, goodput and wall-clock hours of the run on `nodes` (wall None when goodput is unknown)."""
+    rate = cluster_rate(inputs, nodes)
     compute_h = inputs.flops / rate / 3600.0
     share = goodput(inputs, nodes)
     return compute_h, share, compute_h / share if share else None
@@ -151,7 +172,7 @@ def run_point(inputs: RunInputs, nodes: int, price: Callable[[int], Decimal | No
     return RunPoint(
         nodes=nodes,
         gpus=gpus,
-        scaling_efficiency=scaling_efficiency(nodes, inputs.scaling_per_doubling, inputs.nodes_per_domain),
+        scaling_efficiency=efficiency_at(inputs, nodes),
         compute_days=compute_h / HOURS_PER_DAY,
         goodput=share,
         days=wall_h / HOURS_PER_DAY if wall_h else None,
@@ -250,6 +271,8 @@ __all__ = [
     "RunInputs",
     "RunPlan",
     "RunPoint",
+    "cluster_rate",
+    "efficiency_at",
     "goodput",
     "plan_run",
     "restart_at",

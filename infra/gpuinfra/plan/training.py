@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import datetime
-from typing import Literal
+from typing import Any, Literal
 
-from gpuinfra.catalog import Catalog
+from gpuinfra.catalog import Catalog, InstanceType
+from gpuinfra.clouds import cloud
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
 from gpuinfra.plan.economics import training_layout, training_ownership, training_run
@@ -114,42 +115,80 @@ def lustre_efa(spec: TrainingSpec, catalog: Catalog) -> bool:
 
 
 def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> TrainingPlan:
+    """The plan as an outline: each step derives the fields of one concern from the spec and the steps before it
+    (capacity -> memory -> racks -> storage -> checkpoint -> quotas -> site -> job -> ownership -> run)."""
     info = catalog.instance(spec.compute.instance_type)
     assert info is not None, "references are resolved before planning"
-    nodes = spec.compute.node_count
+    on_demand, spot = _capacity(spec)
+    memory = _memory(spec, info)
+    racks, racks_note = _racks(spec, catalog, info)
+    storage = _storage(spec, catalog)
+    spot_rate, spot_source = spot_interruption(spec, catalog, info.name)
+    checkpoint, checkpoint_note = _checkpoint(spec, memory, storage["lustre_throughput_mb_s"], spot, spot_rate)
+    ownership, ownership_note = training_ownership(spec, org, catalog, racks)
+    run, run_note = training_run(spec, catalog, info, checkpoint, ownership)
+    return TrainingPlan(
+        **_nodes(spec, catalog, info, on_demand, spot),
+        **_scheduler(spec, catalog, checkpoint),
+        **storage,
+        **_site(spec, org, racks),
+        **_job(spec, org, info, spot, spot_rate),
+        memory=memory,
+        racks=racks,
+        racks_note=racks_note,
+        spot_interruption_rate_monthly=spot_rate,
+        spot_interruption_source=spot_source,
+        checkpoint=checkpoint,
+        checkpoint_note=checkpoint_note,
+        quotas=_quota_needs(spec, org, catalog, info, on_demand, spot),
+        layout=training_layout(spec, info),
+        run=run,
+        run_note=run_note,
+        ownership=ownership,
+        ownership_note=ownership_note,
+    )
+
+
+def _capacity(spec: TrainingSpec) -> tuple[int, int]:
+    """(on-demand, spot) nodes: spot above the on-demand base when the capacity is spot."""
     capacity = spec.compute.capacity
     if capacity.type == "spot":
-        on_demand, spot = split_capacity(nodes, capacity.on_demand_base, 0)
-    else:
-        on_demand, spot = nodes, 0
-    gpus = nodes * info.accelerator_count
+        return split_capacity(spec.compute.node_count, capacity.on_demand_base, 0)
+    return spec.compute.node_count, 0
 
-    memory = training_memory(
+
+def _memory(spec: TrainingSpec, info: InstanceType) -> TrainingMemory:
+    return training_memory(
         spec.model.parameters_billion,
         spec.model.precision,
         spec.model.optimizer,
-        gpus,
+        spec.compute.node_count * info.accelerator_count,
         info.accelerator_memory_mib,
         spec.model.activation_headroom_fraction,
     )
 
-    power = catalog.node_power(info.name)
-    racks, racks_note = None, None
-    if spec.racks is None:
-        pass  # AWS: no racks to plan (the customer controls the placement group, not racks, power or cooling)
-    elif power is None:
-        racks_note = f"no published power figure for {info.name}; rack layout not planned"
-    else:
-        racks = rack_layout(
-            nodes,
-            power.max_kw,
-            spec.racks.power_budget_kw,
-            spec.racks.cooling,
-            catalog.cooling_limit(spec.racks.cooling).max_kw_per_rack,
-            spec.racks.pue,
-            spec.racks.max_nodes_per_rack,
-        )
 
+def _racks(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> tuple[RackLayout | None, str | None]:
+    """On premises, the rack layout within power and cooling; on AWS none (the customer controls the placement
+    group, not racks, power or cooling)."""
+    if spec.racks is None:
+        return None, None
+    power = catalog.node_power(info.name)
+    if power is None:
+        return None, f"no published power figure for {info.name}; rack layout not planned"
+    return rack_layout(
+        spec.compute.node_count,
+        power.max_kw,
+        spec.racks.power_budget_kw,
+        spec.racks.cooling,
+        catalog.cooling_limit(spec.racks.cooling).max_kw_per_rack,
+        spec.racks.pue,
+        spec.racks.max_nodes_per_rack,
+    ), None
+
+
+def _storage(spec: TrainingSpec, catalog: Catalog) -> dict[str, Any]:
+    """The parallel file system's capacity (the next size FSx takes), throughput and EFA use, or the site's."""
     lustre_gib, lustre_mb_s = None, None
     efa_fs = lustre_efa(spec, catalog)
     if spec.lustre is not None:
@@ -159,118 +198,123 @@ def plan_training(spec: TrainingSpec, org: Organization, catalog: Catalog) -> Tr
         lustre_mb_s = lustre_gib / 1024 * per_tib
     elif spec.site_lustre is not None:
         lustre_mb_s = spec.site_lustre.write_bandwidth_gb_s * 1000
+    lustre = spec.lustre
+    preload = lustre is not None and (lustre.preload if lustre.preload is not None else lustre.dataset_gib is not None)
+    return {
+        "lustre_capacity_gib": lustre_gib,
+        "lustre_efa": efa_fs,
+        "lustre_preload": preload,
+        "lustre_throughput_mb_s": lustre_mb_s,
+    }
 
-    spot_rate, spot_source = spot_interruption(spec, catalog, info.name)
-    checkpoint, checkpoint_note = None, None
+
+def _checkpoint(
+    spec: TrainingSpec, memory: TrainingMemory, lustre_mb_s: float | None, spot: int, spot_rate: float
+) -> tuple[CheckpointPlan | None, str | None]:
+    """The checkpoint interval and its cost, from the write bandwidth (given, else Lustre's) and the failure
+    rates; a note saying what is missing otherwise."""
     ckpt = spec.checkpointing
     if ckpt is None:
-        checkpoint_note = "no checkpointing configured"
+        return None, "no checkpointing configured"
+    size_gb = ckpt.size_gib * 1024**3 / 1e9 if ckpt.size_gib else memory.total_bytes / 1e9
+    bandwidth = ckpt.write_bandwidth_gb_s
+    if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
+        bandwidth = lustre_mb_s / 1000
+    if bandwidth is None:
+        return None, "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
+    nodes = spec.compute.node_count
+    return checkpoint_plan(
+        size_gb, bandwidth, nodes, spot, spec.failure.node_mtbf_hours, spot_rate, ckpt.interval_minutes
+    ), None
+
+
+def _quota_needs(
+    spec: TrainingSpec, org: Organization, catalog: Catalog, info: InstanceType, on_demand: int, spot: int
+) -> list[QuotaNeed]:
+    """vCPUs per quota code at full size on AWS: the nodes (unless a Capacity Block holds them), and the login
+    node or the EKS system nodes."""
+    account = org.accounts.get(spec.account)
+    if not cloud(spec.target.cloud).account_quotas or not spec.region or account is None:
+        return []
+    demands = []
+    if spec.compute.capacity.type != "capacity_block":
+        demands += [
+            InstanceDemand(spec.region, info.name, "on_demand", on_demand),
+            InstanceDemand(spec.region, info.name, "spot", spot),
+        ]
+    if spec.scheduler.type == "slurm":
+        demands.append(InstanceDemand(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
     else:
-        size_gb = ckpt.size_gib * 1024**3 / 1e9 if ckpt.size_gib else memory.total_bytes / 1e9
-        bandwidth = ckpt.write_bandwidth_gb_s
-        if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
-            bandwidth = lustre_mb_s / 1000
-        if bandwidth is None:
-            checkpoint_note = "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
-        else:
-            checkpoint = checkpoint_plan(
-                size_gb,
-                bandwidth,
-                nodes,
-                spot,
-                spec.failure.node_mtbf_hours,
-                spot_rate,
-                ckpt.interval_minutes,
-            )
+        demands.append(InstanceDemand(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
+    return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
 
-    quotas: list[QuotaNeed] = []
-    if spec.provider == "aws" and spec.region:
-        demands = []
-        if capacity.type != "capacity_block":
-            demands += [
-                InstanceDemand(spec.region, info.name, "on_demand", on_demand),
-                InstanceDemand(spec.region, info.name, "spot", spot),
-            ]
-        if spec.scheduler.type == "slurm":
-            demands.append(InstanceDemand(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
-        else:
-            demands.append(InstanceDemand(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
-        account = org.accounts.get(spec.account)
-        if account is not None:
-            quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas)
 
+def _site(spec: TrainingSpec, org: Organization, racks: RackLayout | None) -> dict[str, Any]:
+    """On premises: each node's rack, cooling loop and power domain, and the site's GPU allotment."""
     placements: list[NodePlacement] = []
     allotment = None
-    if spec.provider == "onprem" and spec.onprem is not None:
-        names = spec.onprem.names(nodes)
-        if racks is not None and len(names) == nodes:
+    if cloud(spec.target.cloud).sites and spec.onprem is not None:
+        names = spec.onprem.names(spec.compute.node_count)
+        if racks is not None and len(names) == spec.compute.node_count:
             placements = place_nodes(
                 names, racks.racks, spec.onprem.racks_per_cooling_loop, spec.onprem.racks_per_power_domain
             )
         site = org.onprem_sites.get(spec.site or "")
         allotment = site.gpu_allotment if site else None
+    return {"node_placements": placements, "site_gpu_allotment": allotment}
 
-    pcs = spec.provider == "aws" and spec.scheduler.type == "slurm"
+
+def _scheduler(spec: TrainingSpec, catalog: Catalog, checkpoint: CheckpointPlan | None) -> dict[str, Any]:
+    """PCS's size class and login node, and a Capacity Block's end with the checkpoint that must precede it."""
+    pcs = cloud(spec.target.cloud).managed_slurm and spec.scheduler.type == "slurm"
+    capacity = spec.compute.capacity
     block_end = capacity.block_end if capacity.type == "capacity_block" else None
     if block_end is not None and block_end.tzinfo is None:
         block_end = block_end.replace(tzinfo=datetime.UTC)
     write_seconds = checkpoint.write_seconds if checkpoint else 0.0
     login = catalog.instance(spec.scheduler.login_instance_type) if pcs else None
-    job_pod, max_restarts = None, None
-    if spec.job is not None:
-        site_nodes = org.onprem_sites[spec.site].node_allocatable if spec.site in org.onprem_sites else None
-        job_pod = (
-            pod_size_from_allocatable(site_nodes.cpu_millicores, site_nodes.memory_mib)
-            if spec.provider == "onprem" and site_nodes is not None
-            else pod_size(info.vcpu, info.memory_gib)
-        )
-        rate = 1.0 / mean_time_between_interruptions(nodes, spot, spec.failure.node_mtbf_hours, spot_rate)
-        max_restarts = restart_budget(rate, spec.job.run_days * 24)
-    ownership, ownership_note = training_ownership(spec, org, catalog, racks)
-    run, run_note = training_run(spec, catalog, info, checkpoint, ownership)
+    return {
+        "login_memory_gib": login.memory_gib if login else 0,
+        "pcs_size": cluster_size(spec.compute.node_count + LOGIN_NODES) if pcs else None,
+        "block_end": block_end,
+        "block_checkpoint_at": block_checkpoint_at(block_end, write_seconds) if block_end else None,
+    }
 
-    return TrainingPlan(
-        login_memory_gib=login.memory_gib if login else 0,
-        pcs_size=cluster_size(nodes + LOGIN_NODES) if pcs else None,
-        block_end=block_end,
-        block_checkpoint_at=block_checkpoint_at(block_end, write_seconds) if block_end else None,
-        instance_type=info.name,
-        nodes=nodes,
-        gpus_per_node=info.accelerator_count,
-        device_resource=catalog.k8s_resource(info.name),
-        spot_interruption_rate_monthly=spot_rate,
-        spot_interruption_source=spot_source,
-        vcpus_per_node=info.vcpu,
-        memory_gib_per_node=info.memory_gib,
-        gpus=gpus,
-        on_demand_nodes=on_demand,
-        spot_nodes=spot,
-        efa_interfaces_per_node=info.efa_interfaces if spec.interconnect.type == "efa" else 0,
-        efa_cards=list(info.efa_cards) if spec.interconnect.type == "efa" else [],
-        instance_store_gb=info.instance_store_gb,
-        memory=memory,
-        racks=racks,
-        racks_note=racks_note,
-        checkpoint=checkpoint,
-        checkpoint_note=checkpoint_note,
-        lustre_capacity_gib=lustre_gib,
-        lustre_efa=efa_fs,
-        lustre_preload=spec.lustre is not None
-        and (spec.lustre.preload if spec.lustre.preload is not None else spec.lustre.dataset_gib is not None),
-        lustre_throughput_mb_s=lustre_mb_s,
-        quotas=quotas,
-        node_placements=placements,
-        site_gpu_allotment=allotment,
-        job_pod=job_pod,
-        job_max_restarts=max_restarts,
-        network_gbps_per_node=info.network_gbps,
-        network_topology=catalog.describes_topology(spec.compute.instance_type),
-        layout=training_layout(spec, info),
-        run=run,
-        run_note=run_note,
-        ownership=ownership,
-        ownership_note=ownership_note,
+
+def _job(spec: TrainingSpec, org: Organization, info: InstanceType, spot: int, spot_rate: float) -> dict[str, Any]:
+    """The Kubernetes job's pod size (the site's allocatable on premises) and its restart budget."""
+    if spec.job is None:
+        return {"job_pod": None, "job_max_restarts": None}
+    site_nodes = org.onprem_sites[spec.site].node_allocatable if spec.site in org.onprem_sites else None
+    pod = (
+        pod_size_from_allocatable(site_nodes.cpu_millicores, site_nodes.memory_mib)
+        if cloud(spec.target.cloud).sites and site_nodes is not None
+        else pod_size(info.vcpu, info.memory_gib)
     )
+    nodes = spec.compute.node_count
+    rate = 1.0 / mean_time_between_interruptions(nodes, spot, spec.failure.node_mtbf_hours, spot_rate)
+    return {"job_pod": pod, "job_max_restarts": restart_budget(rate, spec.job.run_days * 24)}
+
+
+def _nodes(spec: TrainingSpec, catalog: Catalog, info: InstanceType, on_demand: int, spot: int) -> dict[str, Any]:
+    """The node type's facts the components and the report read, from the catalog."""
+    efa = spec.interconnect.type == "efa"
+    return {
+        "instance_type": info.name,
+        "nodes": spec.compute.node_count,
+        "gpus_per_node": info.accelerator_count,
+        "device_resource": catalog.k8s_resource(info.name),
+        "vcpus_per_node": info.vcpu,
+        "memory_gib_per_node": info.memory_gib,
+        "gpus": spec.compute.node_count * info.accelerator_count,
+        "on_demand_nodes": on_demand,
+        "spot_nodes": spot,
+        "efa_interfaces_per_node": info.efa_interfaces if efa else 0,
+        "efa_cards": list(info.efa_cards) if efa else [],
+        "instance_store_gb": info.instance_store_gb,
+        "network_gbps_per_node": info.network_gbps,
+        "network_topology": catalog.describes_topology(spec.compute.instance_type),
+    }
 
 
 __all__ = ["EKS_SYSTEM_NODES", "LOGIN_NODES", "TrainingPlan", "lustre_efa", "plan_training"]

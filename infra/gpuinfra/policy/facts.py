@@ -1,4 +1,5 @@
-"""What the pack knows about the stack besides its resources: the spec, its plan and the organization.
+"""What the pack knows about the stack besides its resources: the spec, its plan, the organization and what the
+account's other stacks hold (`AccountFacts`).
 
 A graph does not say which account is for training, what quota was granted or how often the
 cluster checkpoints. The spec comes from the stack's own config, read by the same function the program
@@ -6,29 +7,29 @@ uses (`gpuinfra.load.inputs_from_config`), planned with the same planner; the or
 a file the stack cannot choose: the one the pack's config pins (`separation-trusted-organization`), else
 stacks/org.yaml of the project. A stack naming another (`gpuinfra:org`) is refused (FactsError).
 
-- Under the Pulumi CLI the engine starts the pack with the stack's config in `PULUMI_CONFIG` and the
-  stack's name in `PULUMI_STACK`; `current()` reads them (once per process).
-- In-process, the runner already holds the checked inputs and plan and installs them with `using()`.
+Nothing here reads a stack file: the facts are handed in.
+- Under the Pulumi CLI the pack's entry (gpuinfra.workspace.pack) installs a `source` that reads the stack's
+  config from `PULUMI_CONFIG` and its folder's other stacks through the workspace.
+- In-process, the runner already holds the checked inputs, plan and account facts and installs them with `using()`.
 
-Both paths end in `StackFacts.of(inputs, plan, catalog)`.
+Both paths end in `StackFacts.of(inputs, plan, catalog, account)`.
 """
 
 from __future__ import annotations
 
-import json
-import os
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass, field
-from functools import cached_property, lru_cache
+from functools import cached_property
 from pathlib import Path
 from typing import Any, NoReturn
 
-from gpuinfra.catalog import Catalog, load_catalog
-from gpuinfra.errors import GpuinfraError, InputError
-from gpuinfra.load import SPEC_KEYS, Inputs, inputs_from_config, pinned_org, project_dir
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.account import AccountFacts
+from gpuinfra.catalog import Catalog
+from gpuinfra.errors import GpuinfraError
+from gpuinfra.load import Inputs, project_dir
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.spec import (
     Account,
     Organization,
@@ -55,10 +56,12 @@ class StackFacts:
     org_file: Path | None = None
     """Where the organization facts were read (the trusted file the host chose)."""
     stack_file: Path | None = None
-    """The stack's file: its directory holds the repository's other stacks (account-wide totals)."""
+    """The stack's file."""
+    held: AccountFacts = field(default_factory=AccountFacts)
+    """What the repository's other stacks hold (quotas, monthly totals) and the registry's graphs."""
 
     @classmethod
-    def of(cls, inputs: Inputs, plan: PlanT, catalog: Catalog) -> StackFacts:
+    def of(cls, inputs: Inputs, plan: PlanT, catalog: Catalog, held: AccountFacts | None = None) -> StackFacts:
         return cls(
             inputs.stack.name,
             inputs.workload,
@@ -68,6 +71,7 @@ class StackFacts:
             catalog,
             inputs.org.path,
             inputs.stack.path,
+            held or AccountFacts(),
         )
 
     @property
@@ -84,34 +88,6 @@ class StackFacts:
 
     def account_with_id(self, account_id: str) -> tuple[str, Account] | None:
         return self.accounts_by_id.get(account_id)
-
-
-def facts_from_config(stack: str, config: Mapping[str, Any], project: Path | None = None) -> StackFacts | None:
-    """The facts of `stack` from its Pulumi config, read as the program reads it (`inputs_from_config`); None
-    when it is not a gpuinfra stack. Anything unreadable raises FactsError: the pack fails closed on it."""
-    if not any(key in config for key in SPEC_KEYS):
-        return None
-    root = project or project_dir() or Path.cwd()
-    try:
-        catalog = load_catalog()
-        inputs = inputs_from_config(stack, config, root, catalog)
-    except InputError as exc:
-        raise FactsError(f"cannot read the stack's gpuinfra config: {exc.problems[0].render()}") from None
-    except ValueError as exc:  # a spec key that is not the JSON the Pulumi CLI writes
-        raise FactsError(f"cannot read the stack's gpuinfra config: not JSON ({str(exc)[:120]})") from None
-    return StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog)
-
-
-@lru_cache(maxsize=4)
-def _from_environment(stack: str, config_json: str, pinned: str = "") -> StackFacts | None:
-    try:
-        config = json.loads(config_json or "{}")
-    except ValueError as exc:
-        raise FactsError(f"cannot read PULUMI_CONFIG: not JSON ({str(exc)[:120]})") from None
-    if not isinstance(config, dict):
-        raise FactsError("cannot read PULUMI_CONFIG: not a JSON object of config keys")
-    with pinned_org(Path(pinned) if pinned else None):
-        return facts_from_config(stack, config)
 
 
 _PACK_PIN: list[str] = [""]
@@ -136,12 +112,25 @@ _UNSET: Any = object()
 _INSTALLED: ContextVar[Any] = ContextVar("gpuinfra_policy_facts", default=_UNSET)
 
 
+_SOURCE: list[Callable[[str], StackFacts | None]] = []
+"""How the pack reads the running stack's facts under the Pulumi CLI (installed by its entry, `install_source`):
+called with the pinned organization file ("" for the default)."""
+
+
+def install_source(source: Callable[[str], StackFacts | None]) -> None:
+    """The pack's entry installs how facts are read under the CLI (gpuinfra.workspace.pack)."""
+    _SOURCE[:] = [source]
+
+
 def current() -> StackFacts | None:
-    """The running stack's facts: installed by the in-process runner, else from the CLI's environment."""
+    """The running stack's facts: installed by the in-process runner, else read by the installed source. With
+    neither, the pack fails closed: it cannot tell what it judges."""
     installed = _INSTALLED.get()
     if installed is not _UNSET:
         return installed  # type: ignore[no-any-return]
-    return _from_environment(os.environ.get("PULUMI_STACK", ""), os.environ.get("PULUMI_CONFIG", ""), _PACK_PIN[0])
+    if not _SOURCE:
+        raise FactsError("the pack was not started by its entry (policies/__main__.py): no stack facts to judge by")
+    return _SOURCE[0](_PACK_PIN[0])
 
 
 @contextmanager
@@ -178,7 +167,7 @@ __all__ = [
     "FactsError",
     "StackFacts",
     "current",
-    "facts_from_config",
+    "install_source",
     "pin_organization",
     "pinned_path",
     "require",

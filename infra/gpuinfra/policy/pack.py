@@ -13,6 +13,7 @@ from typing import Any
 
 from pulumi_policy import Policy
 
+from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
@@ -52,12 +53,13 @@ def police_stack(
     graph: Graph,
     config: Mapping[str, PolicyConfig] | None = None,
     monthly_cost: Any = NOT_PRICED,
+    held: AccountFacts | None = None,
 ) -> PolicyRun:
-    """Run the pack over a previewed stack, with the facts of its checked inputs and plan (and the monthly
-    cost preview priced, None when unknown)."""
+    """Run the pack over a previewed stack, with the facts of its checked inputs and plan, what its account's
+    other stacks hold (`held`, folded by the workspace) and the monthly cost preview priced (None when unknown)."""
     return police(
         graph,
-        StackFacts.of(inputs, plan, load_catalog()),
+        StackFacts.of(inputs, plan, load_catalog(), held),
         config,
         monthly_cost=monthly_cost,
     )

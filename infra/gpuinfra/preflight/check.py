@@ -4,9 +4,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+import gpuinfra.preflight.cloudformation as cloudformation
+import gpuinfra.preflight.kubernetes as kubernetes
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import Graph, Resource
-from gpuinfra.preflight import cloudformation, kubernetes
 from gpuinfra.preflight.botocore_check import validate
 from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.preflight.rules import RULES

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from gpuinfra.graph import SECRET, Graph
-from gpuinfra.load import Inputs, pinned_org
+from gpuinfra.load import Inputs
 from gpuinfra.plan import Plan
 from gpuinfra.pulumi.engine import run
 
@@ -36,14 +36,4 @@ def preview_graph(inputs: Inputs, plan: Plan) -> Graph:
     )
 
 
-def program_graph(inputs: Inputs) -> Graph:
-    """The graph of the whole program as `pulumi up` runs it: config -> inputs -> plan -> validators -> build,
-    from nothing but the config the CLI would hand over. Tests compare it with `preview_graph`."""
-    from gpuinfra.pulumi.program import main
-
-    config, secrets = engine_config(inputs)
-    with pinned_org(inputs.org.path):  # the host's choice of organization file, never the stack's
-        return run(main, project=PROJECT, stack=inputs.stack.name, config=config, secret_keys=secrets)
-
-
-__all__ = ["PROJECT", "engine_config", "preview_graph", "program_graph"]
+__all__ = ["PROJECT", "engine_config", "preview_graph"]

@@ -1,26 +1,22 @@
-"""The Pulumi program (Pulumi.yaml `main`): what `pulumi up -s <stack>` runs, unchanged.
-
-It reads the stack's spec from Pulumi config, resolves it against the organization file and the
-catalog (`gpuinfra.load.inputs_from_config`, the reading the policy pack shares), plans it, refuses to create
-anything while an error-level finding stands, and then builds the components. `gpuinfra preview` has done
-those checks already and runs `build` in-process under mocks (infra/gpuinfra/pulumi/preview.py).
+"""The Pulumi side of the program `pulumi up -s <stack>` runs: the running stack's config, the refusal on error
+findings, and the components. The program's entry (Pulumi.yaml `main`, gpuinfra/workspace/program.py) reads the
+stack and its account's other stacks and calls `run`; `gpuinfra preview` has done those checks already and runs
+`build` in-process under mocks (infra/gpuinfra/pulumi/preview.py).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
+from collections.abc import Callable
 from typing import Any
 
 import pulumi
 from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys_env
 
-from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
-from gpuinfra.load import Inputs, inputs_from_config, project_dir
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.plan.account import account_plan
+from gpuinfra.load import Inputs
+from gpuinfra.plan import AnyPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
-from gpuinfra.validators import Level, validate
+from gpuinfra.validators import Finding, Level
 
 
 def stack_config() -> dict[str, Any]:
@@ -31,18 +27,17 @@ def stack_config() -> dict[str, Any]:
     return out
 
 
-def load() -> tuple[Inputs, TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan]:
-    """Spec from config -> resolved inputs -> plan; error findings stop the program here."""
-    project = project_dir() or Path.cwd()
-    catalog = load_catalog()
-    inputs = inputs_from_config(pulumi.get_stack(), stack_config(), project, catalog)
-    plan, problems = account_plan(inputs, catalog)
-    findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, (), problems)
+def running_stack() -> tuple[str, dict[str, Any]]:
+    """The running stack's name and config, as the Pulumi CLI hands them to the program."""
+    return pulumi.get_stack(), stack_config()
+
+
+def refuse_errors(findings: list[Finding]) -> None:
+    """Error findings stop the program before anything is created."""
     errors = [f for f in findings if f.level >= Level.ERROR]
     if errors:
         lines = [f"{f.rule}: {f.message}" + (f" ({f.hint})" if f.hint else "") for f in errors]
         raise pulumi.RunError("gpuinfra refuses to build this stack:\n  " + "\n  ".join(lines))
-    return inputs, plan
 
 
 def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
@@ -63,15 +58,15 @@ def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | Fi
         from gpuinfra.pulumi.components.finetune.stack import build_finetune
 
         build_finetune(inputs, plan)
+    else:
+        raise TypeError(f"no program for a {type(inputs.spec).__name__} with a {type(plan).__name__}")
 
 
-def main() -> None:
+def run(load: Callable[[], tuple[Inputs, AnyPlan]]) -> None:
+    """The program: `load` (config -> inputs -> plan, refused on error findings), then the components; an
+    unreadable input is the program's error, as Pulumi prints it."""
     try:
         inputs, plan = load()
     except InputError as exc:
         raise pulumi.RunError(exc.render()) from None
     build(inputs, plan)
-
-
-if __name__ == "__main__":
-    main()

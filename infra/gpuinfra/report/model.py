@@ -162,6 +162,11 @@ class CostOut(Model):
     unpriced: list[str] = []
     doubtful: list[str] = []
     usage_file: str | None = None
+    partial: bool = False
+    """A line's price is unknown (not in the catalog, an input unknown until apply): every total above is a lower
+    bound, "at least" (unpriced usage alone leaves a total whole, as Infracost's usage-based lines do)."""
+    unknown_prices: list[str] = []
+    """The lines that make the totals partial (a subset of `unpriced`)."""
 
 
 class PreflightOut(Model):
@@ -237,6 +242,8 @@ class CostTotalOut(Model):
     prices_as_of: datetime.date | None = None
     prices_as_of_newest: datetime.date | None = None
     unpriced: int = 0
+    partial: bool = False
+    """A stack's total is partial (CostOut.partial): so is this sum, "at least"."""
 
 
 class Report(Model):
@@ -315,14 +322,15 @@ class FindingChangeOut(Model):
     level: str
     where: str
     message: str
-    status: Literal["new", "resolved", "unchanged"]
+    status: Literal["new", "resolved", "unchanged", "not-judged"]
+    """not-judged: the base had it and the head was not judged (not previewed), so whether it is gone is unknown."""
 
 
 class FigureChangeOut(Model):
     """A plan figure (run days, cost per run, cost of ownership...) that the change moves."""
 
     name: str
-    unit: Literal["usd", "days", "hours", "months", "usd per 1M tokens"]
+    unit: Literal["usd", "days", "hours", "months", "usd per 1M tokens", "rps"]
     before: Decimal | None = None
     after: Decimal | None = None
 
@@ -341,6 +349,10 @@ class StackDiffOut(Model):
     picture: PictureOut | None = None
     """The head's parts (the base's for a removed stack), the changed ones marked."""
     """Plan figures that differ between base and head."""
+    not_judged: str | None = None
+    """Why the head was not judged (not previewed): the review cannot pass it. None when it was judged."""
+    partial: bool = False
+    """A side's total leaves out a line whose price is unknown: its totals are lower bounds, its change inexact."""
 
 
 class DataLossOut(Model):
@@ -375,9 +387,21 @@ class DiffReport(Model):
         return [f for s in self.stacks for f in s.findings if f.status != "resolved" and blocks(f.level)]
 
     @property
+    def partial(self) -> list[str]:
+        """Stacks whose totals leave out an unknown price (on either side)."""
+        return [s.stack for s in self.stacks if s.partial]
+
+    @property
+    def not_judged(self) -> list[StackDiffOut]:
+        """Stacks whose head was not judged: nothing says they pass, so the review does not."""
+        return [s for s in self.stacks if s.not_judged]
+
+    @property
     def exit_code(self) -> int:
-        """2 when the head (or an input) cannot be read; 1 when a head finding blocks; else 0 (errors.verdict)."""
-        return verdict(bool(self.problems), (f.level for f in self.blocking))
+        """2 when the head (or an input) cannot be read; 1 when a head finding blocks or a head stack was not
+        judged; else 0 (errors.verdict)."""
+        code = verdict(bool(self.problems), (f.level for f in self.blocking))
+        return max(code, 1) if self.not_judged else code
 
 
 class CatalogSourceOut(Model):

@@ -25,9 +25,12 @@ def as_of_text(oldest: object, newest: object) -> str:
     return f"prices as of {oldest}" if oldest == newest or newest is None else f"prices as of {oldest} to {newest}"
 
 
-def total_text(monthly: Decimal, low: Decimal, high: Decimal) -> str:
-    text = f"{money(monthly)}/month"
-    return text if low == high else f"{text} (range {money(low)} to {money(high)})"
+def total_text(monthly: Decimal, low: Decimal, high: Decimal, partial: bool = False) -> str:
+    """A monthly total; a partial one (a line's price unknown) is a lower bound and says so: "at least"."""
+    bound = "at least " if partial else ""
+    text = f"{bound}{money(monthly)}/month"
+    text = text if low == high else f"{text} (range {bound}{money(low)} to {bound}{money(high)})"
+    return f"{text} (partial: a price is unknown)" if partial else text
 
 
 def cost_section(cost: CostOut) -> Section:
@@ -54,12 +57,19 @@ def cost_section(cost: CostOut) -> Section:
     rows.sort(key=lambda row: (row[0], row[1], row[2][0], row[2][1]))
     shown = [row[2] for row in rows[:MAX_ROWS]]
     notes = [
-        f"total {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
-        f"{money(cost.hourly_usd, 2)}/hour; {as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}; "
+        f"total {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd, cost.partial)}, "
+        f"{'at least ' if cost.partial else ''}{money(cost.hourly_usd, 2)}/hour; "
+        f"{as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}; "
         f"{cost.free_resources} resources have no charge of their own"
     ]
     if len(rows) > MAX_ROWS:
         notes.append(f"{len(rows) - MAX_ROWS} smaller lines not shown (see --format json)")
+    if cost.partial:
+        notes.append(
+            f"partial: {len(cost.unknown_prices)} with no price (unknown, not zero; the totals are lower bounds): "
+            + "; ".join(cost.unknown_prices[:5])
+            + (" ..." if len(cost.unknown_prices) > 5 else "")
+        )
     if cost.unpriced:
         notes.append(
             f"{len(cost.unpriced)} unpriced (unknown, not in the total): "
@@ -73,7 +83,7 @@ def cost_section(cost: CostOut) -> Section:
             + (" ..." if len(cost.doubtful) > 5 else "")
         )
     return Section(
-        title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd)}, "
+        title=f"Cost: {total_text(cost.monthly_usd, cost.monthly_min_usd, cost.monthly_max_usd, cost.partial)}, "
         f"{as_of_text(cost.prices_as_of, cost.prices_as_of_newest)}",
         columns=["resource", "line", "quantity", "unit", "hourly", "monthly", "flags"],
         rows=shown,

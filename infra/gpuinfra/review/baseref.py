@@ -211,8 +211,11 @@ def base_preview_started(
             label, notes = waited()
             if cache_dir is not None and key is not None:
                 from gpuinfra.review import cache
+                from gpuinfra.spec.files import read_text
 
-                cache.write(cache_dir, key, cache.Entry(label, notes, out.read_text()))
+                hint = "the base revision's preview wrote no readable document"
+                document = read_text(out, "the base revision's preview", cache.MAX_DOCUMENT_BYTES, hint)
+                cache.write(cache_dir, key, cache.Entry(label, notes, document))
             return label, notes
 
         yield finished

@@ -17,14 +17,18 @@ import hashlib
 import itertools
 import json
 import os
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuinfra.spec.files import read_bytes_or_none
 from gpuinfra.store.fingerprint import environment
+from gpuinfra.store.sealed import read_sealed, write_sealed
 
-FORMAT = "gpuinfra-base-preview-1"
+MAX_DOCUMENT_BYTES = 512 * 1024 * 1024
+"""review.documents.MAX_DOCUMENT_BYTES (not imported: documents imports the pricing stages, a cache lookup need not)."""
+
+FORMAT = "gpuinfra-base-preview-2"
 
 
 @dataclass(frozen=True)
@@ -35,11 +39,15 @@ class Entry:
     """The base's `gpuinfra preview --format json` document, as its code wrote it."""
 
 
+MAX_ENTRY_BYTES = 2 * MAX_DOCUMENT_BYTES
+"""An entry holds one preview document (JSON-escaped inside the entry, so up to about twice its size)."""
+MAX_KEYED_FILE_BYTES = 64 * 1024 * 1024
+"""A usage file or policy configuration hashed into the key: their readers refuse anything past a few MiB."""
+
+
 def _file_digest(path: str) -> str:
-    try:
-        return hashlib.sha256(Path(path).read_bytes()).hexdigest()
-    except OSError:
-        return "unreadable"
+    data = read_bytes_or_none(Path(path), MAX_KEYED_FILE_BYTES)  # a FIFO or /dev/zero named here never hangs
+    return "unreadable" if data is None else hashlib.sha256(data).hexdigest()
 
 
 def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
@@ -51,18 +59,11 @@ def base_key(tree: str, stacks: Iterable[str], flags: list[str]) -> str:
     return hashlib.sha256("\0".join(parts).encode()).hexdigest()
 
 
-def _seal(key: str, payload: bytes) -> str:
-    return hashlib.sha256(FORMAT.encode() + b"\0" + key.encode() + b"\0" + payload).hexdigest()
-
-
 def read(cache_dir: Path, key: str) -> Entry | None:
-    """The entry for `key`, or None when absent or not sound (wrong seal, wrong key, not the expected shape)."""
-    try:
-        blob = (cache_dir / f"{key}.json").read_bytes()
-    except OSError:
-        return None
-    seal, _, payload = blob.partition(b"\n")
-    if seal.decode("ascii", "replace") != _seal(key, payload):
+    """The entry for `key`, or None when absent or not sound (not sealed by this reviewer's key, wrong key, not
+    the expected shape, too large)."""
+    payload = read_sealed(cache_dir / f"{key}.json", FORMAT, key, MAX_ENTRY_BYTES)
+    if payload is None:
         return None
     try:
         data = json.loads(payload)
@@ -73,20 +74,9 @@ def read(cache_dir: Path, key: str) -> Entry | None:
 
 
 def write(cache_dir: Path, key: str, entry: Entry) -> None:
-    """Store `entry` atomically; a cache that cannot be written is no error (the review is already made)."""
+    """Store `entry` sealed and atomically; a cache that cannot be written is no error (the review is made)."""
     payload = json.dumps({"key": key, "label": entry.label, "notes": entry.notes, "document": entry.document}).encode()
-    try:
-        cache_dir.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=cache_dir, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_seal(key, payload).encode() + b"\n" + payload)
-            os.replace(tmp, cache_dir / f"{key}.json")
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    write_sealed(cache_dir / f"{key}.json", FORMAT, key, payload)
 
 
 __all__ = ["Entry", "base_key", "read", "write"]

@@ -129,6 +129,10 @@ class StackDiff:
     """Replacements and deletions of resources that hold data (review/stateful.py)."""
     graphs: tuple[Graph | None, Graph | None] = (None, None)
     """The base's and the head's graphs (for the picture of a changed stack)."""
+    not_judged: str | None = None
+    """Why the head was not judged (it could not be read or previewed); None when it was, or is not there."""
+    unjudged_findings: tuple[ReviewItem, ...] = ()
+    """The base's findings the head does not repeat because it was not judged: not resolved, only unknown."""
 
     def total(self, side: str, which: str = "monthly") -> Decimal | None:
         """The side's cost; zero when the stack is not on that side (added, removed), None (unknown) when it is
@@ -307,7 +311,22 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         tuple(f for k, f in base_f.items() if k not in head_f),  # resolved
         tuple(head_f.values()),  # head's
     )
-    if (base is not None and base.graph is None) or (head is not None and head.graph is None):
+    if head is not None and head.graph is None:
+        # A head that was not previewed was not judged: the base's findings it lacks are unknown, never resolved.
+        return StackDiff(
+            name,
+            "not-previewed",
+            (),
+            None,
+            None,
+            findings[0],
+            (),
+            findings[2],
+            figures=figure_changes(base, head),
+            not_judged=not_judged_reason(head),
+            unjudged_findings=findings[1],
+        )
+    if base is not None and base.graph is None:
         return StackDiff(name, "not-previewed", (), None, None, *findings, figures=figure_changes(base, head))
     before_cost = base.cost if base else None
     after_cost = head.cost if head else None
@@ -332,6 +351,19 @@ def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> St
         figures=figures,
         losses=tuple(losses),
         graphs=(base.graph if base else None, head.graph if head else None),
+    )
+
+
+def not_judged_reason(head: Snapshot) -> str:
+    """Why a head has no graph: the blocking findings that stopped its preview, else it could not be read."""
+    stopping = [f for f in head.findings if f.blocking]
+    if not stopping:
+        return "its head could not be read or previewed, so no policy, preflight or cost judged it"
+    named = "; ".join(f"{f.rule}" + (f" ({f.where})" if f.where else "") for f in stopping[:3])
+    more = f" and {len(stopping) - 3} more" if len(stopping) > 3 else ""
+    return (
+        f"its head's preview stopped at {len(stopping)} blocking finding{'s' if len(stopping) != 1 else ''} "
+        f"({named}{more}), so no policy, preflight or cost judged it"
     )
 
 
@@ -368,5 +400,6 @@ __all__ = [
     "diff_stack",
     "figure_changes",
     "index",
+    "not_judged_reason",
     "walk",
 ]

@@ -23,6 +23,8 @@ from pydantic import (
 )
 from pydantic.json_schema import JsonDict
 
+from gpuinfra.spec.words import S3Uri
+
 UpdatePolicy = Literal["in_place", "replace", "drain"]
 """What changing a field does to running infrastructure (ParallelCluster's update_policy)."""
 
@@ -153,11 +155,6 @@ Zone = Annotated[
 """No region has more than six zones (us-east-1's use1-az1..az6 is the most; "AWS Availability Zones",
 docs.aws.amazon.com/global-infrastructure/latest/regions/aws-availability-zones.html): a letter past f is a typo.
 Whether the zone exists in the region for the deploying account only AWS can say (names map per account)."""
-S3Uri = Annotated[
-    str,
-    StringConstraints(pattern=r"^s3://[a-z0-9][a-z0-9.-]{1,61}[a-z0-9](/[!-~]*)?$"),
-    Field(description="s3://bucket/prefix/"),
-]
 BucketName = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]{1,61}[a-z0-9]$")]
 InstanceTypeName = Annotated[
     str,

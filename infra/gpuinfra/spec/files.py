@@ -4,8 +4,8 @@ documents `diff` and `cost` read), and the one safe way to write `--out`.
 A review runner reads what a pull request produced, so every reader is bounded the same way: only regular
 files (a FIFO blocks a reader forever, /dev/zero never ends), a size limit checked before and while reading,
 UTF-8 required, JSON nesting checked before parsing (the parser recurses), and numbers finite and in range
-(JSON has no NaN or infinity: RFC 8259 section 6; `1e400` overflows a double; Python refuses integers past
-4,300 digits). Each refusal is an InputError (exit 2) naming the file and what to change."""
+(JSON has no NaN or infinity: RFC 8259 section 6; `1e400` overflows a double; numbers past 10^30 are refused
+before any reaches a Decimal). Each refusal is an InputError (exit 2) naming the file and what to change."""
 
 from __future__ import annotations
 
@@ -23,6 +23,9 @@ from gpuinfra.errors import InputError
 
 MAX_JSON_DEPTH = 200
 """Deeper JSON is refused before it is parsed: no document gpuinfra reads nests a tenth as deep."""
+MAX_JSON_NUMBER = 1e30
+"""Larger numbers are refused as they are parsed, before any becomes a Decimal. gpuinfra's own documents carry
+training FLOP counts (4.2e23 for llm-train-onprem; published frontier runs are near 4e25), nothing larger."""
 
 _TOKENS = re.compile(r'"(?:[^"\\]|\\.)*"|[\[\]{}\n]')
 _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
@@ -30,27 +33,7 @@ _SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
 
 def read_text(path: Path, what: str, max_bytes: int, hint: str) -> str:
     """The file's text: a regular file of at most `max_bytes`, in UTF-8."""
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise InputError.single(
-            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
-        ) from None
-    except (OSError, RuntimeError) as exc:  # RuntimeError: a symlink loop; OSError: a name too long, no search
-        raise InputError.single(f"cannot read {what}: {_reason(exc)}", file=path, hint=hint) from None
-    if not S_ISREG(info.st_mode):
-        raise InputError.single(f"{what} is not a regular file", file=path, hint=hint)
-    if info.st_size > max_bytes:
-        raise InputError.single(
-            f"{what} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit", file=path, hint=hint
-        )
-    try:
-        with path.open("rb") as stream:
-            data = stream.read(max_bytes + 1)  # a file that grows while read is still bounded
-    except OSError as exc:
-        raise InputError.single(f"cannot read {what}: {_reason(exc)}", file=path, hint=hint) from None
-    if len(data) > max_bytes:
-        raise InputError.single(f"{what} is over the {max_bytes:,}-byte limit", file=path, hint=hint)
+    data = read_bytes(path, what, max_bytes, hint)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as exc:
@@ -58,6 +41,49 @@ def read_text(path: Path, what: str, max_bytes: int, hint: str) -> str:
         raise InputError.single(
             f"{what} is not UTF-8 text (byte {exc.start})", file=path, line=line, hint="save the file as UTF-8"
         ) from None
+
+
+def read_bytes(path: Path, what: str, max_bytes: int, hint: str) -> bytes:
+    """The file's bytes: a regular file of at most `max_bytes`. Opened without blocking (O_NONBLOCK: opening a
+    FIFO with no writer returns at once instead of waiting) and judged by what was opened (fstat), so a file
+    swapped for a FIFO or a device between a check and the open is still refused; read at most `max_bytes` + 1,
+    so a file that grows while read is bounded too."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | os.O_NOCTTY | os.O_CLOEXEC)
+    except FileNotFoundError:
+        raise InputError.single(
+            f"{what} not found", file=path, hint="check the path (and the link, if it is one)"
+        ) from None
+    except (OSError, ValueError) as exc:  # ValueError: a NUL in the path; OSError: too long, a loop, no search
+        raise InputError.single(f"cannot read {what}: {_reason(exc)}", file=path, hint=hint) from None
+    try:
+        info = os.fstat(fd)
+        if not S_ISREG(info.st_mode):
+            raise InputError.single(f"{what} is not a regular file", file=path, hint=hint)
+        if info.st_size > max_bytes:
+            raise InputError.single(
+                f"{what} is {info.st_size:,} bytes, over the {max_bytes:,}-byte limit", file=path, hint=hint
+            )
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as stream:
+            data = stream.read(max_bytes + 1)
+    except OSError as exc:
+        raise InputError.single(f"cannot read {what}: {_reason(exc)}", file=path, hint=hint) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise InputError.single(f"{what} is over the {max_bytes:,}-byte limit", file=path, hint=hint)
+    return data
+
+
+def read_bytes_or_none(path: Path, max_bytes: int) -> bytes | None:
+    """`read_bytes` for a file gpuinfra keeps for itself (a cache entry, a file hashed into a cache key): its
+    bytes, or None for anything but a readable regular file within `max_bytes`, so a bad entry is a cache miss,
+    never a hang or a failure."""
+    try:
+        return read_bytes(path, "the file", max_bytes, "")
+    except InputError:
+        return None
 
 
 def loads_json(text: str, path: Path, what: str, hint: str) -> Any:
@@ -115,13 +141,19 @@ def _finite_float(text: str) -> float:
     value = float(text)
     if not math.isfinite(value):
         raise _NumberError(f"the number {text[:40]} is beyond a double's range")
+    if abs(value) > MAX_JSON_NUMBER:
+        raise _NumberError(f"the number {text[:40]} is beyond {MAX_JSON_NUMBER:g}")
     return value
 
 
 def _bounded_int(text: str) -> int:
-    if len(text.lstrip("-")) > 30:  # 10^30 is beyond any count or sum of money gpuinfra reads
-        raise _NumberError(f"the integer {text[:20]}... has {len(text.lstrip('-')):,} digits")
-    return int(text)
+    digits = len(text.lstrip("-"))
+    if digits > 31:  # checked on the text first: int() of a huge literal is itself slow
+        raise _NumberError(f"the integer {text[:20]}... has {digits:,} digits")
+    value = int(text)
+    if abs(value) > MAX_JSON_NUMBER:
+        raise _NumberError(f"the integer {text[:20]} is beyond {MAX_JSON_NUMBER:g}")
+    return value
 
 
 def _has_lone_surrogate(value: Any) -> bool:
@@ -171,8 +203,8 @@ def write_output(out: Path, text: str, inputs: Iterable[Path] = ()) -> None:
             f"cannot write the report: {_blocked(out) or _reason(exc)}", file=out, hint=hint
         ) from None
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as stream:
-            stream.write(text)
+        with os.fdopen(fd, "w", encoding="utf-8", errors="backslashreplace") as stream:
+            stream.write(text)  # a lone surrogate (from an argument or a file name) is written escaped
         os.replace(temporary, out)
     except OSError as exc:
         Path(temporary).unlink(missing_ok=True)
@@ -192,4 +224,13 @@ def _reason(exc: BaseException) -> str:
     return getattr(exc, "strerror", None) or str(exc) or type(exc).__name__
 
 
-__all__ = ["MAX_JSON_DEPTH", "loads_json", "nesting_over", "read_text", "write_output"]
+__all__ = [
+    "MAX_JSON_DEPTH",
+    "MAX_JSON_NUMBER",
+    "loads_json",
+    "nesting_over",
+    "read_bytes",
+    "read_bytes_or_none",
+    "read_text",
+    "write_output",
+]

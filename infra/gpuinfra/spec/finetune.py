@@ -28,6 +28,8 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import KeyPrefix
 
 FinetuneMethod = Literal["lora", "qlora", "full"]
 BasePrecision = Literal["fp32", "bf16", "fp16"]
@@ -66,7 +68,7 @@ class BaseModelRef(SpecModel):
 
     name: Annotated[str, StringConstraints(min_length=1, max_length=64)]
     """A name for the base, e.g. llama-3.1-70b."""
-    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    weights_prefix: KeyPrefix
     """Path of the base weights under the registry's model prefix, e.g. llama-3.1-70b/v3/."""
     version: DataVersion
     """The base's version as the registry records it (recorded in every adapter's manifest)."""
@@ -163,6 +165,10 @@ class FinetuneKueue(SpecModel):
 class FinetuneSpec(SpecModel):
     """A fine-tuning workload: LoRA/QLoRA runs on an AWS Batch queue in a training account."""
 
+    @property
+    def target(self) -> Target:
+        return Target("aws", self.account, (self.region,))
+
     name: Name
     account: AccountName
     """Account (purpose: training) from the organization file: fine-tuning shares training's separation."""
@@ -184,7 +190,7 @@ class FinetuneSpec(SpecModel):
     capacity: FinetuneCapacity = FinetuneCapacity()
     image: Annotated[str, StringConstraints(max_length=255, pattern=DIGEST_IMAGE)]
     """The trainer image, pinned by digest (repo@sha256:...): the digest goes into every adapter's manifest."""
-    adapter_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    adapter_prefix: KeyPrefix
     """Where runs write adapters, under the registry's upload prefix, e.g. adapters/support-bot/."""
     checkpoint_minutes: Annotated[float, Field(gt=0, le=1440)] = 30
     """Minutes between adapter checkpoints to S3; a spot reclaim loses at most this much."""

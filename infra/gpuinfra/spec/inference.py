@@ -23,6 +23,8 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import K8sLabelValue, KeyPrefix, PromMetricName
 
 DEFAULT_SERVING_AMI = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -69,12 +71,15 @@ class ServedAdapter(SpecModel):
 
     name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     """The name clients ask for in the request's `model` field (vLLM --lora-modules name=path)."""
-    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    weights_prefix: KeyPrefix
     """Path of the adapter under the registry's model prefix, with its manifest.json, e.g. adapters/support/v2/."""
     rank: Annotated[int, Field(ge=1, le=512)]
     """The adapter's LoRA rank (adapter_config.json `r`): the server's --max-lora-rank covers the largest."""
     parameters_million: Annotated[float, Field(gt=0, le=100_000)]
     """Trainable parameters of the adapter, in millions: with the rank, the GPU memory of one adapter slot."""
+    base_model: Annotated[str, StringConstraints(min_length=1, max_length=64)]
+    """The model the adapter was trained on (a fine-tuning run's base_model.name): it must be the served model's
+    name (adapter-on-another-base), since a LoRA adapter's matrices fit only the layers of its own base."""
 
 
 class ServedModel(SpecModel):
@@ -91,7 +96,7 @@ class ServedModel(SpecModel):
     kv_cache: KvCache
     max_concurrent_sequences: Annotated[int, Field(ge=1, le=4096)] = 8
     """Sequences one replica serves at once, each at full context length."""
-    weights_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9./_-]*/$")]
+    weights_prefix: KeyPrefix
     """Path of the weights under the registry's model prefix, e.g. llama-3.1-8b/v3/."""
     gpu_memory_utilization: Annotated[float, Field(gt=0, le=1)] = 0.9
     """Share of accelerator memory the server may use (vLLM's gpu_memory_utilization)."""
@@ -205,7 +210,10 @@ class Schedule(SpecModel):
     name: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]*$")]
     """Name of the scheduled action."""
     recurrence: Annotated[str, StringConstraints(pattern=r"^[!-~]+ [!-~]+ [!-~]+ [!-~]+ [!-~]+$")]
-    """Cron expression in UTC."""
+    """Cron expression, in time_zone."""
+    time_zone: Annotated[str, StringConstraints(pattern=r"^(region|[A-Za-z_]+(/[A-Za-z0-9_+-]+)*)$")] = "region"
+    """region (the default): each region's local time (plan/schedules.py), so a morning floor rises in each
+    region's morning; or an IANA time zone for every region (Etc/UTC for one clock)."""
     min_replicas: Annotated[int, Field(ge=0, le=10_000)]
     """Replica floor from the recurrence on."""
     max_replicas: Annotated[int, Field(ge=1, le=10_000)] | None = None
@@ -314,12 +322,14 @@ class KubernetesPlatform(SpecModel):
     """keda (a ScaledObject on the Prometheus query) or hpa (autoscaling/v2 on an external metric: needs an
     external-metrics adapter)."""
     namespace: K8sName = "inference"
-    gpu_product_label: str | None = None
+    gpu_product_label: K8sLabelValue | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
-    queue_metric: str = "vllm:num_requests_waiting"
+    queue_metric: PromMetricName = "vllm:num_requests_waiting"
     """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
-    prometheus_url: str = "http://prometheus.monitoring:9090"
-    """Where KEDA reads the queue metric (autoscaler keda)."""
+    prometheus_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")] | None = None
+    """Where KEDA reads the queue metric (autoscaler keda); default: the Prometheus each cluster declares
+    (organization file, clusters.<name>.components.prometheus_operator): the operator's governing Service
+    `prometheus-operated` in its namespace, port 9090, which the Prometheus Operator creates for every Prometheus."""
     prometheus_release: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] | None = None
     """The label value release=<this> the clusters' Prometheus selects PodMonitors by; default: what each cluster
     declares (organization file, clusters.<name>.components.prometheus_operator.release), which a value here must
@@ -373,6 +383,10 @@ class Slo(SpecModel):
 class InferenceSpec(SpecModel):
     """A geo-distributed inference fleet."""
 
+    @property
+    def target(self) -> Target:
+        return Target("aws", self.account, tuple(r.region for r in self.regions))
+
     name: Name
     account: AccountName
     """Account (purpose: inference) from the organization file."""
@@ -403,10 +417,13 @@ class InferenceSpec(SpecModel):
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker): a Docker image reference
     ([registry[:port]/]path[:tag])."""
-    image_source: Literal["ecr_pull_through", "direct"] = "ecr_pull_through"
-    """ecr_pull_through (ec2): replicas pull server_image from ECR in the fleet's account and region, which
-    caches it from its registry on first pull (a pull-through cache rule per region); direct: from the
-    registry itself, through the NAT gateways (Docker Hub limits anonymous pulls per address)."""
+    image_source: Literal["ecr_mirror", "ecr_pull_through", "direct"] = "ecr_mirror"
+    """ecr_mirror (the default; ec2 and kubernetes): replicas pull server_image by digest from a repository the
+    stack owns in each region (<fleet>/<name>), filled once per digest by the stack's mirror script (output
+    mirror_image_script), with no stored registry credential; needs server_image_digest. ecr_pull_through (ec2):
+    from ECR, which caches the image from its registry on first pull (a pull-through cache rule per region; Docker
+    Hub and GitHub need a credential set by hand in every region). direct: from the registry itself, through the NAT
+    gateways (Docker Hub limits anonymous pulls per address)."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")] | None = None
     """Pin the image by digest (image@sha256:...), so every replica runs the same bytes."""
     server_kind: Literal["cuda", "neuron"] = "cuda"
@@ -417,10 +434,11 @@ class InferenceSpec(SpecModel):
     access: Access = Access()
     slo: Slo = Slo()
     """Per-region alarms on errors, latency, unhealthy replicas, time to first token and inter-token latency."""
-    failover: Literal["none", "n_plus_one"] = "none"
-    """n_plus_one: each region's max_replicas is raised (if needed) so it can take its own peak plus the peak of
-    the largest other region, whose traffic latency routing sends to its nearest survivor when it fails; the
-    quota plan counts the raised maximum. none: max_replicas as written."""
+    failover: Literal["none", "n_plus_one"] = "n_plus_one"
+    """n_plus_one (the default): each region's max_replicas is raised (if needed) so it can take its own peak plus
+    the peak of the largest other region, whose traffic latency routing sends to its nearest survivor when it
+    fails; the quota plan and the cost count the raised maximum. none: max_replicas as written, and the error
+    failover-short says by how much a region would fall short (suppress it to accept that)."""
     tags: Tags = {}
     log_retention_days: LogRetentionDays = 365
     """Days the stack keeps its VPC flow logs (see `flow_logs`), WAF logs (CloudWatch Logs) and load balancer access

@@ -9,6 +9,7 @@ from typing import Annotated, Literal
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
 from gpuinfra.spec.base import AccountName, BucketName, Invalid, K8sName, Money, Region, SpecModel, Tags
+from gpuinfra.spec.words import relative_key
 
 Purpose = Literal["training", "inference", "registry"]
 PURPOSE_OF_WORKLOAD = {"finetune": "training"}
@@ -23,6 +24,10 @@ QuotaCode = Annotated[
 
 MAX_QUOTA = 100_000_000
 """Largest quota value read (vCPUs): four orders of magnitude above any EC2 grant, far below what overflows."""
+
+
+RegistryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$"), AfterValidator(relative_key)]
+"""The registry bucket's upload and model prefixes: lower-case folder names ending with '/', no empty segment."""
 
 
 class Alerts(SpecModel):
@@ -95,9 +100,9 @@ class Registry(SpecModel):
     """Home region of the primary bucket."""
     replica_regions: list[Region] = []
     """Regions that receive a replica, so cold starts read weights locally."""
-    upload_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "uploads/"
+    upload_prefix: RegistryPrefix = "uploads/"
     """Prefix training accounts may write to."""
-    model_prefix: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]*/$")] = "models/"
+    model_prefix: RegistryPrefix = "models/"
     """Prefix of released models; inference accounts may read it and it is what replicates."""
     promoters: list[
         Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:(root|role/[A-Za-z0-9_+=,.@/-]+)$")]

@@ -14,8 +14,8 @@ from typing import Any
 from pydantic import BaseModel, StringConstraints, ValidationError
 from pydantic.fields import FieldInfo
 
+import gpuinfra.spec.base as base
 from gpuinfra.errors import FieldPath, Problem
-from gpuinfra.spec import base
 from gpuinfra.spec.base import Invalid
 from gpuinfra.spec.yamlfile import YamlDocument
 

@@ -7,10 +7,16 @@ from typing import Annotated
 from pydantic import Field
 
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, Tags
+from gpuinfra.spec.target import Target
 
 
 class RegistrySpec(SpecModel):
     """The registry stack. Bucket, regions and prefixes come from the organization's registry entry."""
+
+    @property
+    def target(self) -> Target:
+        """The registry's regions are the organization's (registry.regions), not the stack's."""
+        return Target("aws", self.account)
 
     name: Name
     account: AccountName

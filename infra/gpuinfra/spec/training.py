@@ -28,6 +28,8 @@ from gpuinfra.spec.base import (
     updates,
     zone_problem,
 )
+from gpuinfra.spec.target import Target
+from gpuinfra.spec.words import SlurmValue
 
 DEFAULT_EKS_NODE_IMAGE = (
     "resolve:ssm:/aws/service/deeplearning/ami/x86_64/base-oss-nvidia-driver-gpu-ubuntu-22.04/latest/ami-id"
@@ -206,6 +208,19 @@ class Architecture(SpecModel):
     recompute: Literal["none", "selective", "full"] = "selective"
     """Activation recomputation: selective (attention only, as FlashAttention does) drops the s^2 term; full keeps
     only each layer's input."""
+    global_batch_size: Annotated[int, Field(ge=1, le=1_048_576)] | None = None
+    """Sequences per optimizer step, fixed whatever the node count (the run plan's other counts keep it, so the
+    pipeline bubble and the exposed data-parallel time grow as GPUs are added); default: one micro-batch per
+    data-parallel rank at the spec's node count."""
+    vocab_size: Annotated[int, Field(ge=1, le=4_194_304)] | None = None
+    """Vocabulary size: the input embedding (vocab x hidden parameters) sits on the first pipeline stage besides its
+    layers; default: the embedding is spread with the layers."""
+    experts: Annotated[int, Field(ge=1, le=4096)] = 1
+    """Mixture of experts: routed experts per MoE layer (1: dense)."""
+    experts_per_token: Annotated[int, Field(ge=1, le=64)] = 1
+    """Mixture of experts: experts each token is routed to (top-k)."""
+    moe_layers: Annotated[int, Field(ge=0, le=1024)] | None = None
+    """Mixture of experts: layers with routed experts; default: every layer when experts > 1, else none."""
 
 
 class Parallelism(SpecModel):
@@ -222,6 +237,12 @@ class Parallelism(SpecModel):
     context: Annotated[int, Field(ge=1, le=1024)] = 1
     """Context-parallel degree: split each sequence's activations over this many GPUs (Megatron-LM
     --context-parallel-size); for long sequences (Llama 3 405B used 16 at 128K tokens)."""
+    grad_accumulation: Literal["fp32", "low"] = "fp32"
+    """Gradient accumulation and reduction dtype: fp32 (Megatron-LM's default for bf16, 4 bytes a parameter) or the
+    training precision's own bytes (`low`: 2 for bf16)."""
+    expert: Annotated[int, Field(ge=1, le=4096)] = 1
+    """Expert-parallel degree (mixture of experts): GPUs the experts are spread over (Megatron-LM
+    --expert-model-parallel-size); tokens reach them by all-to-all."""
     reserve_fraction: Annotated[float, Field(ge=0, lt=1)] = 0.10
     """GPU memory kept for the CUDA context, NCCL buffers and allocator fragmentation (an assumption: no
     published figure holds for every stack; measure with torch.cuda.max_memory_reserved and set it)."""
@@ -322,7 +343,7 @@ class Scheduler(SpecModel):
     type: Literal["slurm", "kubernetes"] = Field(json_schema_extra=updates("replace"))
     """slurm (an AWS PCS cluster on AWS) or kubernetes (EKS on AWS; an existing cluster on premises). Changing it
     replaces the cluster."""
-    partition: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]*$")] = "train"
+    partition: SlurmValue = "train"
     """Slurm partition, or the team's Kueue LocalQueue name."""
     namespace: K8sName = "training"
     """Kubernetes namespace of the team's queue and job template (scheduler kubernetes)."""
@@ -414,6 +435,10 @@ class Failure(SpecModel):
 
 class TrainingSpec(SpecModel):
     """A training cluster: accelerators, fabric, file system, checkpointing, racks, scheduler."""
+
+    @property
+    def target(self) -> Target:
+        return Target(self.provider, self.account, (self.region,) if self.region else ())
 
     name: Name
     account: AccountName

@@ -5,10 +5,10 @@ of importing and parsing their libraries (or building every other stack of the a
 One file per entry under the user's cache directory (`$XDG_CACHE_HOME/gpuinfra/compiled`, else
 `~/.cache/gpuinfra/compiled`; `GPUINFRA_CACHE_DIR` overrides), named by a hash of its key, which always holds
 the library versions it was read from, so an upgrade reads afresh. The content is `marshal` (plain JSON-like
-data: loading it runs no code, unlike pickle), prefixed with the SHA-256 of the content and the key: an entry
-that is truncated, corrupted or written for another key is ignored and rebuilt. Writes go to a temporary file
-in the same folder and are renamed into place (atomic on POSIX), so two processes starting at once each see
-either no entry or a whole one. A cache that cannot be written is no error: the data is simply built again.
+data: loading it runs no code, unlike pickle), sealed with an HMAC under the reviewer's key
+(gpuinfra.store.sealed): an entry that is truncated, corrupted, written for another key or forged is ignored and
+rebuilt. Writes are atomic, so two processes starting at once each see either no entry or a whole one. A cache
+that cannot be written is no error: the data is simply built again.
 """
 
 from __future__ import annotations
@@ -16,13 +16,14 @@ from __future__ import annotations
 import hashlib
 import marshal
 import os
-import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any, TypeVar
 
+from gpuinfra.store.sealed import read_sealed, write_sealed
+
 T = TypeVar("T")
-FORMAT = b"gpuinfra-compiled-1\n"
+FORMAT = b"gpuinfra-compiled-2"
 """Bumped when the layout of an entry changes."""
 
 
@@ -45,8 +46,8 @@ def plain(value: Any) -> Any:
     return value
 
 
-def _digest(key: str, payload: bytes) -> bytes:
-    return hashlib.sha256(FORMAT + key.encode() + b"\0" + payload).digest()
+MAX_ENTRY_BYTES = 256 * 1024 * 1024
+"""The largest entry read back (botocore's compiled EC2 model is about 3 MB)."""
 
 
 def _path(key: str) -> Path:
@@ -54,13 +55,10 @@ def _path(key: str) -> Path:
 
 
 def read(key: str) -> Any | None:
-    """The entry for `key`, or None when absent, unreadable, corrupted or another key's."""
-    try:
-        blob = _path(key).read_bytes()
-    except OSError:
-        return None
-    digest, payload = blob[:32], blob[32:]
-    if len(digest) != 32 or digest != _digest(key, payload):
+    """The entry for `key`, or None when absent, unreadable, corrupted, another key's or not sealed by this
+    reviewer's key (gpuinfra.store.sealed)."""
+    payload = read_sealed(_path(key), FORMAT.decode(), key, MAX_ENTRY_BYTES)
+    if payload is None:
         return None
     try:
         return marshal.loads(payload)
@@ -74,19 +72,7 @@ def write(key: str, value: Any) -> None:
         payload = marshal.dumps(value)
     except ValueError:
         return
-    path = _path(key)
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-")
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                handle.write(_digest(key, payload) + payload)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
-    except OSError:
-        return
+    write_sealed(_path(key), FORMAT.decode(), key, payload)
 
 
 def cached(key: str, build: Callable[[], T]) -> T:

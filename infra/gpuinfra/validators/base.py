@@ -68,6 +68,9 @@ class RegisteredRule:
     spec_type: type
     fn: Rule
     params: tuple[str, ...]
+    suppressible: bool = False
+    """An error a spec may still silence by id: a knowingly accepted risk (failover-short), never a spec AWS or
+    the planner would refuse."""
 
     @property
     def doc(self) -> str:
@@ -81,8 +84,9 @@ def rule_id(fn: Callable[..., Any]) -> str:
     return fn.__name__.strip("_").replace("_", "-")
 
 
-def rule(level: Level) -> Callable[[Rule], Rule]:
-    """Register a validator; its id is derived from its name, its workload from `spec`'s type."""
+def rule(level: Level, *, suppressible: bool = False) -> Callable[[Rule], Rule]:
+    """Register a validator; its id is derived from its name, its workload from `spec`'s type. Warnings are
+    always suppressible; an error only when registered `suppressible`."""
 
     def register(fn: Rule) -> Rule:
         hints = typing.get_type_hints(fn)
@@ -92,7 +96,8 @@ def rule(level: Level) -> Callable[[Rule], Rule]:
         rid = rule_id(fn)
         if rid in RULES:
             raise TypeError(f"duplicate rule id {rid}")
-        RULES[rid] = RegisteredRule(rid, level, spec_type, fn, tuple(inspect.signature(fn).parameters))
+        params = tuple(inspect.signature(fn).parameters)
+        RULES[rid] = RegisteredRule(rid, level, spec_type, fn, params, suppressible or level < Level.ERROR)
         return fn
 
     return register

@@ -5,13 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
-from gpuinfra.catalog import Catalog, load_catalog
+from gpuinfra.catalog import Catalog
 from gpuinfra.errors import InputError, Problem
-from gpuinfra.load import Inputs, load_inputs
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.plan.account import account_plan
+from gpuinfra.load import Inputs
+from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan.account import AccountQuotas, in_account
 from gpuinfra.spec import did_you_mean
 from gpuinfra.validators.base import RULES, Finding, Level
 from gpuinfra.validators.runner import validate
@@ -31,19 +30,17 @@ class Checked:
         return any(f.level >= Level.ERROR for f in self.findings)
 
 
-def check(inputs: Inputs, catalog: Catalog, suppress: Iterable[str] = ()) -> Checked:
-    """Plan and validate already-loaded inputs."""
-    plan, problems = account_plan(inputs, catalog)
+def check(
+    inputs: Inputs, catalog: Catalog, suppress: Iterable[str] = (), quotas: AccountQuotas | None = None
+) -> Checked:
+    """Plan and validate already-loaded inputs, the plan's quota needs counted with what the account's other
+    stacks hold (`quotas`, folded by the workspace; none given: the stack alone)."""
+    quotas = quotas or AccountQuotas()
+    plan = in_account(build_plan(inputs.spec, inputs.org.org, catalog), quotas)
+    account = inputs.org.org.accounts.get(inputs.spec.account)
+    problems = quotas.problems_for(account.id) if account is not None else []
     findings = validate(inputs.spec, plan, inputs.org.org, catalog, inputs.stack.config, suppress, problems)
     return Checked(inputs, plan, findings)
-
-
-def check_stack(
-    stack: str | Path, org: Path | None = None, suppress: Iterable[str] = (), catalog: Catalog | None = None
-) -> Checked:
-    """Load a stack file and its organization, then plan and validate it."""
-    catalog = catalog or load_catalog()
-    return check(load_inputs(stack, org, catalog), catalog, suppress)
 
 
 def check_suppress_ids(suppress: Iterable[str]) -> None:
@@ -55,4 +52,4 @@ def check_suppress_ids(suppress: Iterable[str]) -> None:
         )
 
 
-__all__ = ["Checked", "check", "check_stack", "check_suppress_ids"]
+__all__ = ["Checked", "check", "check_suppress_ids"]

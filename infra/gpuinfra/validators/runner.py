@@ -51,8 +51,15 @@ def validate(
                 )
             )
     silenced = set(suppress) | set(getattr(spec, "suppress", []))
-    kept = [f for f in findings if not (f.rule in silenced and f.level < Level.ERROR)]
+    kept = [f for f in findings if not (f.rule in silenced and _suppressible(f))]
     return sorted(kept, key=lambda f: (-f.level, f.path.__repr__(), f.rule))
+
+
+def _suppressible(finding: Finding) -> bool:
+    """Warnings, and errors registered suppressible (a crash finding never is)."""
+    known = RULES.get(finding.rule)
+    crashed = finding.message.startswith("validator crashed:")
+    return finding.level < Level.ERROR or (known is not None and known.suppressible and not crashed)
 
 
 __all__ = ["rules_for", "validate"]

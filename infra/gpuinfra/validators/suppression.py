@@ -1,4 +1,5 @@
-"""Suppression hygiene: a spec may silence warnings by rule id, never errors, never unknown ids."""
+"""Suppression hygiene: a spec may silence warnings by rule id, errors only when registered suppressible (an
+accepted risk), never unknown ids."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ def unknown_suppression(spec: WorkloadSpec) -> Iterator[Failure]:
         known = RULES.get(rid)
         if known is None:
             yield Failure(f"suppress names unknown rule {rid!r}", ("suppress", i), did_you_mean(rid, RULES))
-        elif known.level >= Level.ERROR:
+        elif not known.suppressible:
             yield Failure(f"rule {rid!r} is an error and cannot be suppressed", ("suppress", i), "fix the spec instead")
 
 

@@ -10,8 +10,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import gpuinfra.catalog.refresh.advisor as advisor
 from gpuinfra.catalog.catalog import Catalog
-from gpuinfra.catalog.refresh import advisor
 from gpuinfra.catalog.refresh.jsonfile import write_json
 from gpuinfra.catalog.refresh.offers import OfferFile, RegionFile, parse_csv, parse_json, region_files
 from gpuinfra.catalog.refresh.snapshots import has_snapshots, rebuild

@@ -1,6 +1,7 @@
 """gpuinfra's CrossGuard policy pack: separation, quotas, budget, training, inference and security.
 
-`pulumi preview --policy-pack policies` runs it through `policies/__main__.py` (which calls `serve()`);
+`pulumi preview --policy-pack policies` runs it through `policies/__main__.py` (gpuinfra.workspace.pack, which
+installs how the stack's facts are read and calls `serve()`);
 `gpuinfra preview` runs the same policy objects in-process (infra/gpuinfra/policy/pack.py). Each domain module
 declares its policies with `declare.resource_policy` / `declare.stack_policy`; importing the package imports
 every domain module, so `POLICIES` is complete without a hand-kept list. A new policy is one decorated
@@ -19,7 +20,7 @@ from gpuinfra.policy.rules.declare import REGISTRY
 
 PACK_NAME = "gpuinfra"
 DESCRIPTION = "gpuinfra guardrails: training/inference separation, GPU quotas, budgets and safe defaults"
-_NOT_DOMAINS = {"declare", "groups", "ledger", "values"}
+_NOT_DOMAINS = {"declare", "groups", "values"}
 """Helpers of the domain modules."""
 
 for _module in pkgutil.iter_modules(__path__):

@@ -1,5 +1,7 @@
-"""Compute groups as policies see them: Auto Scaling groups, EKS managed node groups and AWS PCS compute node
-groups alike.
+"""Compute groups as policies see them: Auto Scaling groups, EKS managed node groups, AWS PCS compute node groups,
+Karpenter NodePools (at the count their limits allow: graph/launchers.py), AWS Batch compute environments (at
+the count their maxVcpus allows: cost/batch.py), EC2 Fleets and Spot Fleet requests (at their target capacity:
+graph/fleets.py) alike.
 
 Quotas count them at maximum size, training wants them in one zone and a cluster placement group, and
 spot needs checkpointing: each question is asked of a `Group`, whichever resource type launches it.
@@ -12,10 +14,22 @@ from dataclasses import dataclass
 
 from pulumi_policy import PolicyResource
 
+from gpuinfra.cost.batch import batch_bounds
+from gpuinfra.cost.node_pools import size_of
 from gpuinfra.graph import tokens, views
+from gpuinfra.graph.fleets import FLEET_TYPES, fleet
+from gpuinfra.graph.launchers import node_pool
 from gpuinfra.policy.rules.values import StackView, as_int, get, has
 
-GROUP_TYPES = (tokens.ASG, tokens.EKS_NODE_GROUP, tokens.PCS_NODE_GROUP)
+GROUP_TYPES = (
+    tokens.ASG,
+    tokens.EKS_NODE_GROUP,
+    tokens.PCS_NODE_GROUP,
+    tokens.KARPENTER_NODE_POOL,
+    tokens.BATCH_COMPUTE_ENVIRONMENT,
+    tokens.EC2_FLEET,
+    tokens.SPOT_FLEET,
+)
 
 
 @dataclass(frozen=True)
@@ -60,6 +74,19 @@ def _group(stack: StackView, resource: PolicyResource) -> Group:
         on_demand, spot = views.split(props, size, market)
         placements += stack.dependencies_of(resource, tokens.PLACEMENT_GROUP)
         named = named or has(props, "placementGroup")
+    elif resource.resource_type == tokens.KARPENTER_NODE_POOL:
+        bounds = node_pool(props)
+        types = list(bounds.instance_types)
+        size = max((bounds.most(size_of(t)) or 0 for t in types), default=0)
+        on_demand, spot = (size, 0) if bounds.on_demand else (0, size)
+    elif resource.resource_type == tokens.BATCH_COMPUTE_ENVIRONMENT:
+        batch_types, most, batch_market = batch_bounds(props)
+        types, size = batch_types, most or 0
+        on_demand, spot = (0, size) if batch_market == "spot" else (size, 0)
+    elif resource.resource_type in FLEET_TYPES:
+        bounds = fleet(resource.resource_type, props, [lt.props for lt in templates], size_of)
+        types, size = list(bounds.instance_types), bounds.most or 0
+        on_demand, spot = bounds.on_demand, size - bounds.on_demand
     elif resource.resource_type == tokens.PCS_NODE_GROUP:
         size = (views.node_group_size(props) or (0, 0))[1]
         on_demand, spot = views.split({}, size, market)

@@ -83,18 +83,76 @@ def statement_problems(statement: Mapping[str, Any]) -> Iterator[str]:
             "every service; list the actions it needs"
         )
     actions = [str(a) for a in listed(statement.get("Action"))]
-    wide = sorted({a for a in actions if a == "*" or any(a.lower() == f"{s}:*" for s in SENSITIVE)})
+    wide = sorted({a for a in actions if a == "*" or whole_services(a)})
     if wide:
         yield f"allows {', '.join(wide)}: every action of a sensitive service; name the actions it needs"
     resources = [str(r) for r in listed(statement.get("Resource"))]
-    everywhere = "*" in resources or "NotResource" in statement
+    everywhere = "NotResource" in statement or any(any_role(r) for r in resources)
     if everywhere and any(fnmatchcase(PASS_ROLE, a.lower()) for a in actions):
         yield "allows iam:PassRole on every role (Resource *); name the roles it may pass"
+    granting = sorted({g for a in actions if a not in wide for g in permissions_management(a)})
+    if everywhere and granting:
+        shown = ", ".join(granting[:6]) + (f" and {len(granting) - 6} more" if len(granting) > 6 else "")
+        yield (
+            f"allows {shown} on every role: IAM permissions management (the access level AWS's Service Authorization "
+            "Reference gives them), with which the principal can grant itself any permission; name the roles and "
+            "policies it may manage"
+        )
+
+
+def any_role(resource: str) -> bool:
+    """A Resource pattern that matches any role of any account (`*`, `arn:aws:*:*:*:*`, `arn:aws:iam::*:role/*`):
+    IAM matches `*` and `?` across every character of the ARN (IAM User Guide, "IAM JSON policy elements:
+    Resource")."""
+    return fnmatchcase(ANY_ROLE, resource.lower())
+
+
+ANY_ROLE = "arn:aws:iam::123456789012:role/any-role"
+"""An ARN no policy of ours names: a pattern that matches it matches every role."""
+
+
+@lru_cache(maxsize=4096)
+def whole_services(action: str) -> tuple[str, ...]:
+    """The sensitive services all of whose actions `action` (with IAM's wildcards) matches, as IAM expands it
+    against the action catalog: `iam:*`, `iam:?*`, `i*:*`, `*:*` each grant every IAM action."""
+    prefix, _, pattern = action.lower().partition(":")
+    if not pattern:
+        return ()
+    services = iam_catalog()
+    return tuple(
+        s
+        for s in SENSITIVE
+        if fnmatchcase(s, prefix) and services.get(s) and all(fnmatchcase(a, pattern) for a in services[s])
+    )
+
+
+@lru_cache(maxsize=4096)
+def permissions_management(action: str) -> tuple[str, ...]:
+    """The IAM actions `action` expands to whose access level is Permissions management (attach, put, create or
+    set a policy, change a trust policy or a permissions boundary), from parliament's bundled catalog."""
+    prefix, _, pattern = action.lower().partition(":")
+    if action == "*":
+        prefix, pattern = "*", "*"
+    if not pattern or not fnmatchcase("iam", prefix):
+        return ()
+    return tuple(f"iam:{name}" for name in iam_permissions_management() if fnmatchcase(name.lower(), pattern))
 
 
 @lru_cache(maxsize=1)
-def iam_catalog() -> dict[str, tuple[str, ...]]:
-    """Service prefix -> its actions (lower case), from parliament's bundled iam_definition.json. Read as package
+def iam_permissions_management() -> tuple[str, ...]:
+    """IAM's actions of access level "Permissions management" (as the catalog spells them)."""
+    return tuple(
+        p["privilege"]
+        for service in _definitions()
+        if service["prefix"].lower() == "iam"
+        for p in service["privileges"]
+        if p.get("access_level") == "Permissions management"
+    )
+
+
+@lru_cache(maxsize=1)
+def _definitions() -> list[dict[str, Any]]:
+    """parliament's bundled iam_definition.json (from AWS's Service Authorization Reference). Read as package
     data, without importing parliament: its __init__ imports pkg_resources, which setuptools 81+ no longer
     ships, so importing it crashes on a current environment."""
     import importlib.util
@@ -105,7 +163,13 @@ def iam_catalog() -> dict[str, tuple[str, ...]]:
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the parliament package (the IAM action catalog) is not installed")
     folder = Path(next(iter(spec.submodule_search_locations)))
-    services = json.loads((folder / "iam_definition.json").read_text(encoding="utf-8"))
+    return list(json.loads((folder / "iam_definition.json").read_text(encoding="utf-8")))
+
+
+@lru_cache(maxsize=1)
+def iam_catalog() -> dict[str, tuple[str, ...]]:
+    """Service prefix -> its actions (lower case), from parliament's bundled catalog."""
+    services = _definitions()
     catalog: dict[str, tuple[str, ...]] = {}
     for service in services:
         prefix = service["prefix"].lower()
@@ -154,4 +218,13 @@ def known_actions(args: ResourceValidationArgs, report_violation: ReportViolatio
                     )
 
 
-__all__ = ["ADMIN_EQUIVALENT", "SENSITIVE", "known_actions", "least_privilege", "statement_problems"]
+__all__ = [
+    "ADMIN_EQUIVALENT",
+    "SENSITIVE",
+    "any_role",
+    "known_actions",
+    "least_privilege",
+    "permissions_management",
+    "statement_problems",
+    "whole_services",
+]

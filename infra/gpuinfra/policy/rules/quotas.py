@@ -22,8 +22,8 @@ from typing import Any
 from pulumi_policy import StackValidationArgs
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud
 from gpuinfra.graph import tokens
-from gpuinfra.plan.account import HeldQuotas, held_quotas
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, quota_needs, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, stack_policy
@@ -162,15 +162,9 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
 
 
 def _held_by_others(facts: StackFacts, account_id: str) -> dict[tuple[str, str], list[tuple[str, int]]]:
-    """(region, code) -> [(stack, vCPUs)] the other stacks hold on `account_id`."""
-    held, _ = _siblings(facts, account_id)
-    return {(region, code): users for (_, region, code), users in held.items()}
-
-
-def _siblings(facts: StackFacts, account_id: str) -> tuple[HeldQuotas, list[str]]:
-    if facts.stack_file is None or facts.org_file is None:
-        return {}, []
-    return held_quotas(facts.stack_file, facts.org_file, account_id)
+    """(region, code) -> [(stack, vCPUs)] the other stacks hold on `account_id` (the workspace's fold)."""
+    held = facts.held.quotas.held
+    return {(region, code): users for (account, region, code), users in held.items() if account == account_id}
 
 
 def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
@@ -200,8 +194,8 @@ def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
 def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     account = facts.org.accounts.get(facts.spec.account)
-    if account is not None and getattr(facts.spec, "provider", "aws") == "aws":  # as validate counts (account_plan)
-        for problem in _siblings(facts, account.id)[1]:
+    if account is not None and cloud(facts.spec.target.cloud).account_quotas:  # as validate counts
+        for problem in facts.held.quotas.problems_for(account.id):
             report_violation(f"the account-wide quota totals cannot be checked: {problem}")
     for short in _shortfalls(args):
         if short.covered:
@@ -263,7 +257,7 @@ def queue_gpus(queue_props: Any, accelerators: frozenset[str]) -> int:
 def site_gpus(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     site = getattr(facts.spec, "site", None)
-    if getattr(facts.spec, "provider", "aws") != "onprem" or site is None:
+    if not cloud(facts.spec.target.cloud).sites or site is None:
         args.not_applicable("applies to on-premises clusters; this one runs on AWS (EC2 quotas apply)")
         return
     allotment = facts.org.onprem_sites[site].gpu_allotment

@@ -63,8 +63,15 @@ RESOURCE_POLICIES = (
     "aws:sqs/queuePolicy:QueuePolicy",
     "aws:sns/topicPolicy:TopicPolicy",
     "aws:ecr/repositoryPolicy:RepositoryPolicy",
+    "aws:ecr/registryPolicy:RegistryPolicy",
+    "aws:sns/topic:Topic",
+    "aws:s3/accessPoint:AccessPoint",
+    "aws:s3control/accessPointPolicy:AccessPointPolicy",
+    "aws:glacier/vault:Vault",
 )
 """Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
+LAMBDA_PERMISSION = "aws:lambda/permission:Permission"
+SNAPSHOT_PERMISSION = "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission"
 REGISTRY_WRITE = frozenset({"s3:PutObject", "s3:AbortMultipartUpload"})
 REGISTRY_READ = frozenset({"s3:GetObject"})
 REGISTRY_LIST = frozenset({"s3:ListBucket"})
@@ -338,11 +345,13 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
 def cross_account_grants(args: StackValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args)
     stack = view(args)
-    for resource in stack.of_type(*RESOURCE_POLICIES, tokens.IAM_ROLE):
-        field = "assumeRolePolicy" if resource.resource_type == tokens.IAM_ROLE else "policy"
+    for resource in stack.of_type(*RESOURCE_POLICIES, *POLICY_FIELDS):
+        field = POLICY_FIELDS.get(resource.resource_type, "policy")
         for statement in statements(get(resource.props, field)):
             for problem in grant_problems(facts, resource, statement):
                 report_violation(f"{resource.name}: {problem}", resource.urn)
+    for problem, resource in _shares(facts, stack):
+        report_violation(f"{resource.name}: {problem}", resource.urn)
     for replication in stack.of_type(tokens.BUCKET_REPLICATION):
         for rule in get(replication.props, "rules", default=[]):
             account = get(rule, "destination", "account")
@@ -354,17 +363,36 @@ def cross_account_grants(args: StackValidationArgs, report_violation: ReportViol
                 )
 
 
+POLICY_FIELDS = {
+    tokens.IAM_ROLE: "assumeRolePolicy",
+    tokens.LOG_RESOURCE_POLICY: "policyDocument",
+    "aws:cloudwatch/logDestinationPolicy:LogDestinationPolicy": "accessPolicy",
+}
+"""Resources whose grant document is not their `policy` field."""
+ANYONE = "*"
+
+
 def _principal_accounts(statement: Mapping[str, Any]) -> list[str]:
-    """Accounts an Allow statement grants to ('*' for anyone); service principals are not accounts."""
+    """Accounts an Allow statement grants to, every principal form as IAM reads it (IAM User Guide, "AWS JSON
+    policy elements: Principal" and "NotPrincipal"): '*' for anyone (Principal "*", {"AWS": "*"}, an Allow with
+    NotPrincipal: everyone but those listed, a web identity provider's users); an account id (AWS principals, a
+    SAML or OIDC provider's ARN); 'canonical user <id>' (S3's account form, which names no account id gpuinfra can
+    match). Service principals are not accounts."""
+    if "NotPrincipal" in statement:
+        return [ANYONE]
     principal = statement.get("Principal")
     if principal == "*":
-        return ["*"]
+        return [ANYONE]
     if not isinstance(principal, Mapping):
         return []
     out = []
     for value in listed(principal.get("AWS")):
         text = str(value)
-        out.append("*" if text == "*" else (text if text.isdigit() else account_of_arn(text)))
+        out.append(ANYONE if text == "*" else (text if text.isdigit() else account_of_arn(text)))
+    for value in listed(principal.get("Federated")):
+        text = str(value)
+        out.append(account_of_arn(text) if text.startswith("arn:") else ANYONE)  # a web identity provider's users
+    out += [f"canonical user {v}" for v in listed(principal.get("CanonicalUser"))]
     return [a for a in out if a]
 
 
@@ -377,21 +405,61 @@ def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mappi
     for account in _principal_accounts(statement):
         if account == own:
             continue
-        if account == "*":
-            problems.append(f"statement {statement.get('Sid') or '(no Sid)'} grants to anyone (Principal *)")
+        if account == ANYONE:
+            problems.append(f"statement {statement.get('Sid') or '(no Sid)'} grants to anyone ({_anyone(statement)})")
             continue
         known = facts.account_with_id(account)
         if known is not None and registry_grant_allowed(facts, resource, statement, known[1].purpose):
             continue
         if elb_log_delivery(own, resource, statement, account):
             continue
-        who = f"{known[0]} ({account}, {known[1].purpose})" if known else f"account {account}"
+        who = f"{known[0]} ({account}, {known[1].purpose})" if known else account
+        who = who if known or account.startswith("canonical user") else f"account {account}"
         problems.append(
             f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
             f"{', '.join(sorted(str(a) for a in listed(statement.get('Action'))))}; only the registry may "
             "grant other accounts, and only its upload (write) and model (read) prefixes"
         )
     return problems
+
+
+def _shares(facts: StackFacts, stack: StackView) -> list[tuple[str, PolicyResource]]:
+    """Grants that are not policy documents: a Lambda permission's principal (an account id, '*', or a service
+    whose calls another account may cause unless sourceAccount pins it: Lambda API, AddPermission), and a snapshot's
+    create-volume permission (EC2 API, ModifySnapshotAttribute: the account it shares the snapshot with)."""
+    own = facts.account.id
+    out = []
+    for permission in stack.of_type(LAMBDA_PERMISSION):
+        principal = str(get(permission.props, "principal") or "")
+        source = str(get(permission.props, "sourceAccount") or "")
+        account = (
+            principal if principal.isdigit() else account_of_arn(principal) if principal.startswith("arn:") else ""
+        )
+        if principal == "*":
+            out.append(("lets anyone invoke the function (principal *)", permission))
+        elif account and account != own:
+            out.append(
+                (f"lets account {account} invoke the function; only the registry may grant other accounts", permission)
+            )
+        elif not account and source and source != own:
+            out.append((f"lets {principal} invoke the function on behalf of account {source}", permission))
+    for share in stack.of_type(SNAPSHOT_PERMISSION):
+        account = str(get(share.props, "accountId") or "")
+        if account != own:
+            out.append(
+                (f"shares its snapshot with account {account or '(unknown)'}: its data leaves the account", share)
+            )
+    return out
+
+
+def _anyone(statement: Mapping[str, Any]) -> str:
+    """How a statement grants to anyone, as its message says it."""
+    if "NotPrincipal" in statement:
+        return "NotPrincipal: everyone but those listed"
+    principal = statement.get("Principal")
+    if isinstance(principal, Mapping) and "*" not in listed(principal.get("AWS")) and principal.get("Federated"):
+        return "Federated: every user of a web identity provider"
+    return "Principal *"
 
 
 def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str, Any], account: str) -> bool:

@@ -17,6 +17,7 @@ from pulumi_policy import PolicyResource, StackValidationArgs
 from pulumi_policy.proxy import UnknownValueError
 
 from gpuinfra.graph import tokens, views
+from gpuinfra.graph.launchers import node_pool
 from gpuinfra.graph.views import account_of_arn, as_int, assumed_roles, decoded, listed, statements
 
 T = TypeVar("T")
@@ -153,10 +154,22 @@ class StackView:
 
     @staticmethod
     def region_of(resource: PolicyResource) -> str | None:
+        if resource.resource_type == tokens.KARPENTER_NODE_POOL:  # its Kubernetes provider names no region
+            return node_pool(resource.props).region
         return get(resource.props, "region") or provider_region(resource.provider.props if resource.provider else None)
 
-    @staticmethod
-    def account_of(resource: PolicyResource) -> str | None:
+    def account_of(self, resource: PolicyResource) -> str | None:
+        """The account a resource is deployed into: its provider's; a Karpenter NodePool's nodes, the account the
+        stack's AWS providers in its region are pinned to (when they agree on one)."""
+        if resource.resource_type == tokens.KARPENTER_NODE_POOL:
+            region = self.region_of(resource)
+            found = {
+                a
+                for p in self.of_type(tokens.AWS_PROVIDER)
+                if provider_region(p.props) == region
+                for a in provider_account_ids(p.props)
+            }
+            return found.pop() if region and len(found) == 1 else None
         accounts = provider_account_ids(resource.provider.props if resource.provider else None)
         return accounts[0] if accounts else None
 

@@ -33,7 +33,8 @@ OBJECT_LOCK = f"{S3_UG}/object-lock-managing.html"
 replicating from a bucket with Object Lock reads each version's retention and legal hold (s3:GetObjectRetention,
 s3:GetObjectLegalHold)."""
 CONDITIONAL_WRITES = f"{S3_UG}/conditional-writes-enforce.html"
-"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject."""
+"""S3 UG "Enforce conditional writes on Amazon S3 buckets": a bucket policy can require If-None-Match on PutObject and
+CompleteMultipartUpload (s3:ObjectCreationOperation true), exempting CreateMultipartUpload and UploadPart."""
 HEAD = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html"
 """S3 API reference, HeadObject: "To use HEAD, you must have the s3:GetObject permission"."""
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
@@ -90,7 +91,25 @@ def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
         Flow("promote: read the upload", stack, role, "s3:GetObject", upload, source=SSE_KMS),
         Flow("promote: decrypt the upload", stack, role, "kms:Decrypt", upload, key_of=True, source=SSE_KMS),
         Flow("promote: is the version released (HeadObject)", stack, role, "s3:GetObject", release, source=HEAD),
-        Flow("promote: write the release (multipart)", stack, role, "s3:PutObject", release, source=MULTIPART),
+        # CreateMultipartUpload and UploadPart: no conditional header, exempt by s3:ObjectCreationOperation false.
+        Flow(
+            "promote: write the release (multipart)",
+            stack,
+            role,
+            "s3:PutObject",
+            release,
+            context={"s3:ObjectCreationOperation": "false"},
+            source=MULTIPART,
+        ),
+        Flow(
+            "promote: create a release shard (If-None-Match)",
+            stack,
+            role,
+            "s3:PutObject",
+            release,
+            context={"s3:if-none-match": "*", "s3:ObjectCreationOperation": "true"},
+            source=CONDITIONAL_WRITES,
+        ),
         Flow("promote: release data key", stack, role, "kms:GenerateDataKey", release, key_of=True, source=MULTIPART),
         Flow("promote: release multipart Decrypt", stack, role, "kms:Decrypt", release, key_of=True, source=MULTIPART),
         Flow("promote: lock the release", stack, role, "s3:PutObjectRetention", release, source=OBJECT_LOCK),
@@ -100,7 +119,7 @@ def promote_flows(stack: str, name: str, plan: RegistryPlan) -> list[Flow]:
             role,
             "s3:PutObject",
             f"{bucket}/{plan.model_prefix}example/v1/manifest.json",
-            context={"s3:if-none-match": "*"},
+            context={"s3:if-none-match": "*", "s3:ObjectCreationOperation": "true"},
             source=CONDITIONAL_WRITES,
         ),
     ]
@@ -365,21 +384,30 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
 
 
 def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:
-    """The server image through the region's ECR pull-through cache (components/inference/images.py)."""
-    from gpuinfra.pulumi.components.inference.images import cached_image, split_image
+    """The server image from the region's ECR: the fleet's mirror, or a pull-through cache, whose first pull also
+    creates the repository and imports the image (components/inference/images.py)."""
+    from gpuinfra.pulumi.components.inference.images import fleet_image, repository_name
 
     spec = inputs.spec
     assert isinstance(spec, InferenceSpec)
-    cached = cached_image(inputs.account.id, region, spec.server_image) if spec.image_source != "direct" else None
+    cached = fleet_image(inputs.account.id, region, spec.name, spec.server_image, spec.image_source)
     if cached is None:
         return []
-    name = split_image(spec.server_image)[1].split("@")[0].split(":")[0]
-    repo = f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.prefix}/{name}"
+    repo = f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.image.split('/', 1)[1]}"
+    if spec.image_source == "ecr_pull_through":
+        repo = (
+            f"arn:aws:ecr:{region}:{inputs.account.id}:repository/{cached.prefix}/{repository_name(spec.server_image)}"
+        )
     stack, at = inputs.stack.name, f"{region}:"
-    return [
+    pulls = [
         Flow(f"{at} log in to ECR", stack, role, "ecr:GetAuthorizationToken", "*", source=ECR_PULL),
         Flow(f"{at} pull the server image", stack, role, "ecr:BatchGetImage", repo, source=ECR_PULL),
         Flow(f"{at} pull the image's layers", stack, role, "ecr:GetDownloadUrlForLayer", repo, source=ECR_PULL),
+    ]
+    if spec.image_source != "ecr_pull_through":
+        return pulls
+    return [
+        *pulls,
         Flow(
             f"{at} first pull creates the cached repository",
             stack,

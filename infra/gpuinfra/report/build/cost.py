@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from gpuinfra.catalog import staleness
 from gpuinfra.cost import Breakdown, Line, ResourceCost
+from gpuinfra.report.format import money
 from gpuinfra.report.model import (
     CostGroupOut,
     CostLineOut,
@@ -65,6 +66,13 @@ def describe(r: ResourceCost, line: Line) -> str:
     return f"{r.name}: {line.name} ({reasons})" + (f": {line.note}" if line.note else "")
 
 
+def _largest_first(item: tuple[ResourceCost, Line]) -> tuple[bool, Decimal]:
+    """Unknown lines by what they count, most first (twelve instances before one controller): the ones a reader
+    must not miss lead the list and the finding."""
+    quantity = item[1].quantity
+    return quantity is None, -(quantity or Decimal(0))
+
+
 def cost_out(b: Breakdown) -> CostOut:
     dates = b.as_of()
     return CostOut(
@@ -82,6 +90,8 @@ def cost_out(b: Breakdown) -> CostOut:
         unpriced=[describe(r, line) for r, line in b.unpriced()],
         doubtful=[describe(r, line) for r, line in b.flagged()],
         usage_file=b.usage_source,
+        partial=b.partial,
+        unknown_prices=[describe(r, line) for r, line in sorted(b.unknown_prices(), key=_largest_first)],
     )
 
 
@@ -93,10 +103,33 @@ def stale_finding(cost: CostOut) -> FindingOut | None:
     return FindingOut(rule=staleness.RULE, level="warning", path="", message=message, hint=staleness.HINT)
 
 
+PARTIAL_RULE = "cost-partial"
+PARTIAL_HINT = (
+    "add each missing price to the catalog with its source (docs/catalog.md; `gpuinfra catalog refresh` for instance "
+    "prices), or use a region the catalog prices the type in (`gpuinfra catalog <instance type>` lists them)"
+)
+
+
+def partial_finding(cost: CostOut) -> FindingOut | None:
+    """A warning when a line's price is unknown: the total is a lower bound, never the price with a zero in it."""
+    if not cost.partial:
+        return None
+    shown = "; ".join(cost.unknown_prices[:4]) + (" ..." if len(cost.unknown_prices) > 4 else "")
+    return FindingOut(
+        rule=PARTIAL_RULE,
+        level="warning",
+        path="",
+        message=f"the monthly cost is at least {money(cost.monthly_usd)}, not exactly: "
+        f"{len(cost.unknown_prices)} line{'s' if len(cost.unknown_prices) != 1 else ''} with no price "
+        f"(unknown, not zero): {shown}",
+        hint=PARTIAL_HINT,
+    )
+
+
 def with_cost(stack: StackReport, b: Breakdown) -> StackReport:
     cost = cost_out(b)
-    stale = stale_finding(cost)
-    findings = [*stack.findings, stale] if stale else stack.findings
+    extra = [f for f in (stale_finding(cost), partial_finding(cost)) if f is not None]
+    findings = [*stack.findings, *extra] if extra else stack.findings
     return stack.model_copy(
         update={"cost": cost, "summary": [*stack.summary, cost_section(cost)], "findings": findings}
     )
@@ -116,7 +149,8 @@ def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
         prices_as_of=min(dates) if dates else None,
         prices_as_of_newest=max(dates) if dates else None,
         unpriced=sum(len(c.unpriced) for c in costs),
+        partial=any(c.partial for c in costs),
     )
 
 
-__all__ = ["cost_out", "cost_total", "stale_finding", "with_cost"]
+__all__ = ["PARTIAL_RULE", "cost_out", "cost_total", "partial_finding", "stale_finding", "with_cost"]

@@ -61,6 +61,7 @@ def findings_out(s: StackDiff) -> list[FindingChangeOut]:
     new = {f.key for f in s.new_findings}
     rows = [out(f, "new" if f.key in new else "unchanged") for f in s.head_findings]
     rows += [out(f, "resolved") for f in s.resolved_findings]
+    rows += [out(f, "not-judged") for f in s.unjudged_findings]
     order = {"error": 0, "mandatory": 0, "warning": 1, "advisory": 1}
     return sorted(rows, key=lambda f: (order.get(f.level, 2), f.status != "new", f.rule, f.where))
 
@@ -91,6 +92,8 @@ def stack_out(s: StackDiff) -> StackDiffOut:
         unpriced_after=[describe(r, line) for r, line in s.after.unpriced()] if s.after else [],
         doubtful_after=[describe(r, line) for r, line in s.after.flagged()] if s.after else [],
         figures=[FigureChangeOut(name=f.name, unit=f.unit, before=f.before, after=f.after) for f in s.figures],  # type: ignore[arg-type]
+        not_judged=s.not_judged,
+        partial=any(b is not None and b.partial for b in (s.before, s.after)),
     )
 
 

@@ -12,6 +12,7 @@ from gpuinfra.load import Inputs
 from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
+from gpuinfra.report.build.failover import failover_section
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings
@@ -225,6 +226,7 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
             ],
             notes=failover_notes(plan),
         ),
+        *([failover] if (failover := failover_section(plan)) else []),
         *(serving_sections(plan.economics) if plan.economics else []),
         quota_section(plan.quotas),
     ]

@@ -3,6 +3,7 @@ the stable, versioned, byte-deterministic document `diff` reads; cost and diff r
 
 from __future__ import annotations
 
+import json
 from dataclasses import fields
 from functools import singledispatch
 from typing import Any
@@ -17,7 +18,10 @@ RESOURCE_FIELDS = tuple(f.name for f in fields(Resource))
 def dumps(data: Any) -> str:
     """Indented, keys sorted: the text `json.dumps(indent=2, sort_keys=True, ensure_ascii=False)` gives, via
     orjson (a test holds the two equal for every example)."""
-    return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    try:
+        return orjson.dumps(data, option=orjson.OPT_INDENT_2 | orjson.OPT_SORT_KEYS).decode() + "\n"
+    except TypeError:  # a lone surrogate (from an argument or a file name), which orjson refuses: escaped instead
+        return json.dumps(data, indent=2, sort_keys=True, ensure_ascii=True) + "\n"
 
 
 @singledispatch

@@ -122,6 +122,8 @@ def effect_text(c: PropertyChangeOut) -> str:
 
 
 def icon(f: FindingChangeOut) -> str:
+    if f.status == "not-judged":
+        return "⏸️"
     return "✅" if f.status == "resolved" else ICON.get(f.level, "•")
 
 
@@ -143,6 +145,10 @@ def verdict(report: DiffReport) -> list[str]:
         out.append(f"❌ head cannot be read ({', '.join(p.stack for p in report.problems)})")
     if report.blocking:
         out.append(f"❌ {len(report.blocking)} blocking")
+    unread = {p.stack for p in report.problems}
+    unjudged = [s.stack for s in report.not_judged if s.stack not in unread]  # an unreadable head is said above
+    if unjudged:
+        out.append(f"❌ not judged ({', '.join(unjudged)})")
     if report.losses:
         out.append(f"⚠️ destroys stored data ({len(report.losses)})")
     return out

@@ -50,7 +50,8 @@ def render_table(report: Report, width: int | None = None) -> str:
     if report.cost is not None and len(report.stacks) > 1:
         total = report.cost
         console.print(
-            f"total cost {money(total.monthly_usd)}/month over {len(report.stacks)} stacks, "
+            f"total cost {'at least ' if total.partial else ''}{money(total.monthly_usd)}/month over "
+            f"{len(report.stacks)} stacks{' (partial: a price is unknown)' if total.partial else ''}, "
             f"prices as of {total.prices_as_of} to {total.prices_as_of_newest}",
             markup=False,
         )
@@ -64,7 +65,7 @@ def render_cost_table(report: CostReport) -> str:
     if report.total is not None:
         t = report.total
         lines.append(
-            f"total {total_text(t.monthly_usd, t.monthly_min_usd, t.monthly_max_usd)} over "
+            f"total {total_text(t.monthly_usd, t.monthly_min_usd, t.monthly_max_usd, t.partial)} over "
             f"{len(report.stacks)} stacks; {as_of_text(t.prices_as_of, t.prices_as_of_newest)}"
         )
     return text + "".join(line + "\n" for line in lines)
@@ -96,8 +97,11 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
         "",
         f"== {s.stack} ({s.status}) {signed_money(s.monthly.delta_usd)}/month: "
         f"{money(s.monthly.before.monthly_usd)} -> {money(s.monthly.after.monthly_usd)}"
-        + (f"  [{counts}]" if counts else ""),
+        + (f"  [{counts}]" if counts else "")
+        + ("  (partial: a price is unknown)" if s.partial else ""),
     ]
+    if s.not_judged:
+        out.append(f"  NOT JUDGED: {s.not_judged}; the base's findings below are unknown, not resolved")
     for f in s.findings:
         if f.status != "unchanged" or f.level in ("error", "mandatory"):
             out.append(f"  {f.status:9} {f.level:9} {f.rule} {f.where}: {f.message}")

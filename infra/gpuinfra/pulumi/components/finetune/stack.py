@@ -85,11 +85,13 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
         ),
         provider,
     )
-    StackAlarms(
-        f"{spec.name}-alarms",
-        AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
-        provider,
-    )
+    if account.alerts is not None:  # alarms only where someone receives them
+        StackAlarms(
+            f"{spec.name}-alarms",
+            AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
+            provider,
+            workload="finetune",
+        )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})
     pulumi.export("job_queue", queue.job_queue.name)

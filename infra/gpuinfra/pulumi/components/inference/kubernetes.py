@@ -16,11 +16,13 @@ import pulumi_kubernetes as k8s
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
     NODE_POOL_API,
@@ -103,6 +105,23 @@ def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 1
     return math.ceil((cold_start_seconds + 60) / period_seconds)
 
 
+COLD_START_MARGIN = 2
+"""The planner's cold start runs short of published ones (its worst calibration case, an L40S cold start, at 0.57x:
+docs/planning.md), so a rollout is given twice the planned figure."""
+SCHEDULING_SECONDS = 300
+"""Karpenter's decision and the EC2 launch before the node's own boot starts (an allowance, not a measurement)."""
+MAX_SURGE = KUBERNETES_SURGE
+
+
+def rollout_timeouts(cold_start_seconds: float, max_replicas: int) -> pulumi.CustomTimeouts:
+    """How long Pulumi waits for the Deployment to become Available (its default is 10 minutes, after which the
+    update is marked failed: Pulumi Kubernetes, apps/v1 Deployment). Create: one pod on a new node (scheduling, then
+    the planned cold start, boot to healthy, with its margin). Update: the rolling update replaces up to
+    max_replicas pods MAX_SURGE at a time, each one a cold start."""
+    one = math.ceil(SCHEDULING_SECONDS + COLD_START_MARGIN * cold_start_seconds)
+    return pulumi.CustomTimeouts(create=f"{one}s", update=f"{one * math.ceil(max_replicas / MAX_SURGE)}s")
+
+
 def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
     return {
         "app.kubernetes.io/name": spec.name,
@@ -153,9 +172,11 @@ def deployment_spec(
     pod_labels: dict[str, str],
     node: tuple[int, int] = (4, 16),
     weights_bytes: int = 16 * 10**9,
+    mirror: str | None = None,
 ) -> dict[str, Any]:
     """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
-    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA)."""
+    (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA). `mirror`: the
+    fleet's ECR repository in the region (image_source ecr_mirror), pulled by the spec's digest."""
     model, lb = spec.model, spec.load_balancer
     kube = spec.kubernetes
     # Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is
@@ -164,7 +185,7 @@ def deployment_spec(
     gpus = max(1, rp.accelerators_per_instance)
     weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
     requests = pod_requests(*node)
-    server_image = image_ref(spec.server_image, spec.server_image_digest)
+    server_image = image_ref(mirror or spec.server_image, spec.server_image_digest)
     weights_gib = weights_volume_gib(weights_bytes)
     # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
@@ -181,7 +202,7 @@ def deployment_spec(
     )
     return {
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
-        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": 1, "max_unavailable": 0}},
+        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
         "template": {
             "metadata": {"labels": pod_labels},
             "spec": {
@@ -355,8 +376,32 @@ def network_policy_spec(spec: InferenceSpec, cluster: ServingClusterComponents) 
     }
 
 
-def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> dict[str, Any]:
-    """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated)."""
+PROMETHEUS_SERVICE = "prometheus-operated"
+"""The governing Service the Prometheus Operator creates for every Prometheus it runs, port 9090 named web
+(prometheus-operator, pkg/prometheus: governingServiceName): present whatever the Helm release is called, unlike
+kube-prometheus-stack's own `<release>-kube-prometheus-prometheus`."""
+PROMETHEUS_PORT = 9090
+FALLBACK_FAILURES = 3
+"""Failed Prometheus queries in a row (15 s apart) before KEDA holds the fallback replica count."""
+
+
+def prometheus_address(spec: InferenceSpec, cluster: ServingClusterComponents) -> str:
+    """The spec's prometheus_url, else the Prometheus the cluster declares (organization file)."""
+    kube = spec.kubernetes
+    assert kube is not None
+    if kube.prometheus_url:
+        return kube.prometheus_url
+    namespace = cluster.prometheus_operator.namespace
+    return f"http://{PROMETHEUS_SERVICE}.{namespace}.svc:{PROMETHEUS_PORT}"
+
+
+def scaled_object_spec(
+    spec: InferenceSpec, rp: RegionPlan, namespace: str, cluster: ServingClusterComponents
+) -> dict[str, Any]:
+    """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated). When Prometheus stops
+    answering, KEDA holds `fallback.replicas` (KEDA docs, ScaledObject spec, fallback: for scalers of metric type
+    AverageValue, the prometheus scaler's default): the replicas the region's planned peak needs, not whatever the
+    count was, so an outage of the monitoring stack never scales the fleet in under load."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
     query = load_query(kube.queue_metric, namespace, spec.name)
@@ -364,6 +409,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
         "maxReplicaCount": rp.max_replicas,
+        "fallback": {"failureThreshold": FALLBACK_FAILURES, "replicas": rp.planned_replicas},
         "pollingInterval": 15,
         "cooldownPeriod": a.scale_in_cooldown_seconds,
         "advanced": {
@@ -380,7 +426,7 @@ def scaled_object_spec(spec: InferenceSpec, rp: RegionPlan, namespace: str) -> d
             {
                 "type": "prometheus",
                 "metadata": {
-                    "serverAddress": kube.prometheus_url,
+                    "serverAddress": prometheus_address(spec, cluster),
                     "query": query,
                     "threshold": f"{a.target_queue_depth_per_replica:g}",
                 },
@@ -419,6 +465,12 @@ class KubernetesRegion(pulumi.ComponentResource):
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         ns_name = kube.namespace
         pod_labels = labels(spec, stack_tags)
+        mirror = None
+        if spec.image_source == "ecr_mirror":
+            # The nodes pull from the fleet's account, in this region (their role's ECR read access, the cluster's).
+            image_opts = pulumi.ResourceOptions(parent=self, provider=aws_provider)
+            mirror_repository(name, spec.name, spec.server_image, stack_tags, image_opts)
+            mirror = mirrored_image(account_id, rp.region, spec.name, spec.server_image).image
         server = deployment_spec(
             spec,
             rp,
@@ -428,6 +480,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             pod_labels,
             node,
             weights_bytes,
+            mirror,
         )
         enforce = pod_security.strictest_for([server["template"]["spec"]])
         # Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only
@@ -449,7 +502,9 @@ class KubernetesRegion(pulumi.ComponentResource):
             f"{name}-server",
             metadata=meta,
             spec=server,
-            opts=o,
+            opts=pulumi.ResourceOptions.merge(
+                o, pulumi.ResourceOptions(custom_timeouts=rollout_timeouts(rp.cold_start_seconds, rp.max_replicas))
+            ),
         )
         k8s.apiextensions.CustomResource(
             f"{name}-metrics",
@@ -521,7 +576,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",
                 metadata=meta,
-                spec=scaled_object_spec(spec, rp, ns_name),
+                spec=scaled_object_spec(spec, rp, ns_name, cluster),
                 opts=depends,
             )
         else:
@@ -605,6 +660,7 @@ class KubernetesRegion(pulumi.ComponentResource):
                     taint,
                     devices.resource,
                     devices.node_selector,
+                    region=pool.region,
                 ),
                 opts=after_class,
             )
@@ -703,7 +759,9 @@ __all__ = [
     "network_policy_spec",
     "pod_monitor_spec",
     "pod_requests",
+    "prometheus_address",
     "restricted_context",
+    "rollout_timeouts",
     "scaled_object_spec",
     "startup_failure_threshold",
 ]

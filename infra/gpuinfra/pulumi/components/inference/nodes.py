@@ -23,6 +23,7 @@ from typing import Any
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.plan.quotas import QuotaNeed
+from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.spec import InferenceSpec
 from gpuinfra.spec.org import KarpenterOnCluster
@@ -32,6 +33,7 @@ NODE_CLASS_API = "karpenter.k8s.aws/v1"
 CAPACITY_TYPE = "karpenter.sh/capacity-type"
 INSTANCE_TYPE = "node.kubernetes.io/instance-type"
 DISCOVERY_TAG = "karpenter.sh/discovery"
+REGION = "topology.kubernetes.io/region"
 ON_DEMAND_WEIGHT = 10
 CAPACITY_TYPES = {"on_demand": "on-demand", "spot": "spot"}
 """The plan's ways of buying, as Karpenter's capacity-type values (nodepools.md: spot, on-demand, reserved)."""
@@ -109,12 +111,15 @@ def node_pool_spec(
     taint: dict[str, str],
     resource: str,
     node_labels: dict[str, str],
+    region: str | None = None,
 ) -> dict[str, Any]:
     """NodePool spec for one way of buying. `taint`: the accelerator toleration the pods carry, as the nodes' taint;
     `node_labels`: the pods' node selector, set on the nodes at launch so Karpenter knows the nodes it makes satisfy
     it (a selector on a label no NodePool sets leaves the pod unschedulable to Karpenter; GPU feature discovery later
     sets the same value). Empty nodes go after the scale-in cooldown; busy ones are not consolidated (a replica's
-    move costs a cold start)."""
+    move costs a cold start). `region`: the cluster's, as a requirement on the well-known label
+    topology.kubernetes.io/region (kubernetes-sigs/karpenter pkg/apis/v1/labels.go, WellKnownLabels): every node
+    of the cluster satisfies it, and it says where the pool's nodes bill (cost prices them there)."""
     labels = {k: v for k, v in node_labels.items() if k != INSTANCE_TYPE}
     return {
         **({"weight": ON_DEMAND_WEIGHT} if purchase == "on_demand" else {}),
@@ -125,6 +130,7 @@ def node_pool_spec(
                 "requirements": [
                     {"key": INSTANCE_TYPE, "operator": "In", "values": instance_types},
                     {"key": CAPACITY_TYPE, "operator": "In", "values": [CAPACITY_TYPES[purchase]]},
+                    *([{"key": REGION, "operator": "In", "values": [region]}] if region else []),
                 ],
                 "taints": [{"key": taint["key"], "value": "true", "effect": taint["effect"]}],
             },
@@ -145,6 +151,7 @@ class NodePoolPlan:
     purchase: str
     instance_types: list[str]
     limits: PoolLimits
+    region: str | None = None
 
 
 def node_pools(spec: InferenceSpec, rp: RegionPlan, catalog: Catalog, quotas: list[QuotaNeed]) -> list[NodePoolPlan]:
@@ -155,13 +162,21 @@ def node_pools(spec: InferenceSpec, rp: RegionPlan, catalog: Catalog, quotas: li
             f"{spec.name}-on-demand",
             "on_demand",
             [rp.instance_type],
-            pool_limits(rp, "on_demand", rp.max_on_demand, _largest_vcpus(catalog, [rp.instance_type]), quotas),
+            # Surge room: a rolling update at max_replicas adds KUBERNETES_SURGE pods, each on a node of its own.
+            pool_limits(
+                rp,
+                "on_demand",
+                rp.max_on_demand + KUBERNETES_SURGE,
+                _largest_vcpus(catalog, [rp.instance_type]),
+                quotas,
+            ),
+            rp.region,
         )
     ]
     if rp.max_spot > 0:
         types = rp.spot_types or [rp.instance_type]
         limits = pool_limits(rp, "spot", rp.max_spot, _largest_vcpus(catalog, types), quotas)
-        out.append(NodePoolPlan(f"{spec.name}-spot", "spot", types, limits))
+        out.append(NodePoolPlan(f"{spec.name}-spot", "spot", types, limits, rp.region))
     return out
 
 

@@ -12,11 +12,12 @@ import pulumi_random as random
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS
+from gpuinfra.plan.schedules import schedule_time_zone
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint, log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import engine_args
-from gpuinfra.pulumi.components.inference.images import cached_image, pull_through_cache
+from gpuinfra.pulumi.components.inference.images import fleet_image, mirror_repository, pull_through_cache
 from gpuinfra.pulumi.components.inference.network import InferenceNetwork, NetworkArgs
 from gpuinfra.pulumi.components.inference.replicas import (
     ReplicasArgs,
@@ -153,11 +154,12 @@ class InferenceRegion(pulumi.ComponentResource):
         if api_key:
             api_key_value(name, api_key, spec.name, rp.region, args.tags, provider, self)
         accelerators = max(1, rp.accelerators_per_instance)
-        cached = cached_image(args.account_id, rp.region, spec.server_image) if spec.image_source != "direct" else None
-        if cached is not None:
-            pull_through_cache(
-                name, spec.name, spec.server_image, args.tags, pulumi.ResourceOptions(parent=self, provider=provider)
-            )
+        cached = fleet_image(args.account_id, rp.region, spec.name, spec.server_image, spec.image_source)
+        image_opts = pulumi.ResourceOptions(parent=self, provider=provider)
+        if spec.image_source == "ecr_mirror":
+            mirror_repository(name, spec.name, spec.server_image, args.tags, image_opts)
+        elif cached is not None:
+            pull_through_cache(name, spec.name, spec.server_image, args.tags, image_opts)
         user_data = replica_cloud_init(
             ServerConfig(
                 fleet=spec.name,
@@ -210,11 +212,21 @@ class InferenceRegion(pulumi.ComponentResource):
                 model_prefix=args.registry.model_prefix,
                 registry_account_id=args.registry_account_id,
                 image_prefix=cached.prefix if cached else None,
+                image_import=spec.image_source == "ecr_pull_through",
                 user_data=user_data,
                 target_queue_depth=auto.target_queue_depth_per_replica,
                 scale_out_cooldown_seconds=auto.scale_out_cooldown_seconds,
                 scale_in_cooldown_seconds=auto.scale_in_cooldown_seconds,
-                schedules=[ScheduleArgs(s.name, s.recurrence, s.min_replicas, s.max_replicas) for s in auto.schedules],
+                schedules=[
+                    ScheduleArgs(
+                        s.name,
+                        s.recurrence,
+                        s.min_replicas,
+                        s.max_replicas,
+                        schedule_time_zone(s.time_zone, rp.region) or "Etc/UTC",
+                    )
+                    for s in auto.schedules
+                ],
                 predictive=auto.predictive,
                 tags=args.tags,
                 rollout_alarms=rollout_alarm_names,

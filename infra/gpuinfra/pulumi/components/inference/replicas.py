@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
-from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, rollback_blocker
+from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, REPLICATION_SLA_SECONDS, rollback_blocker
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, group_tags
 from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
@@ -41,6 +41,8 @@ class ScheduleArgs:
     recurrence: str
     min_replicas: int
     max_replicas: int | None
+    time_zone: str = "Etc/UTC"
+    """IANA time zone the recurrence runs in (plan/schedules.py: the region's own by default)."""
 
 
 @dataclass(frozen=True)
@@ -75,7 +77,10 @@ class ReplicasArgs:
     predictive: bool
     tags: dict[str, str]
     image_prefix: str | None = None
-    """ECR pull-through cache prefix the server image comes from (None: pulled from its registry directly)."""
+    """ECR repository prefix the server image comes from: the fleet's mirror or a pull-through cache (None: pulled
+    from its registry directly)."""
+    image_import: bool = False
+    """A pull-through cache: the first pull creates the repository and imports the image."""
     rollout_alarms: Sequence[pulumi.Input[str]] = ()
     """Names of the alarms that stop an instance refresh of the region's groups (rollout.rollout_alarms)."""
     rollout_window_seconds: int = ALARM_WINDOW_SECONDS
@@ -108,8 +113,11 @@ def launch_heartbeat(cold_start_seconds: float) -> int:
 
 
 def launch_deadline(cold_start_seconds: float) -> int:
-    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it."""
-    return LAUNCH_DEADLINE_FACTOR * int(cold_start_seconds) + HOOK_MARGIN_SECONDS
+    """How long the lifecycle script keeps a launch alive with heartbeats before it abandons it: at least a cold
+    start after the 15 minutes Replication Time Control allows a new release to reach a replica region (the
+    prefetch waits for its manifest there)."""
+    cold = int(cold_start_seconds)
+    return max(LAUNCH_DEADLINE_FACTOR * cold, cold + REPLICATION_SLA_SECONDS) + HOOK_MARGIN_SECONDS
 
 
 def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLifecycleHookArgs]:
@@ -165,14 +173,14 @@ def replica_policy(args: ReplicasArgs) -> str:
             {
                 "Sid": "ImagePull",
                 "Effect": "Allow",
-                # Pulling through the cache: the first pull creates the repository and imports the image
-                # (ECR user guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage).
+                # Pulling through a cache, the first pull creates the repository and imports the image (ECR user
+                # guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage); from the
+                # fleet's mirror it only reads.
                 "Action": [
                     "ecr:BatchGetImage",
                     "ecr:GetDownloadUrlForLayer",
                     "ecr:BatchCheckLayerAvailability",
-                    "ecr:CreateRepository",
-                    "ecr:BatchImportUpstreamImage",
+                    *(["ecr:CreateRepository", "ecr:BatchImportUpstreamImage"] if args.image_import else []),
                 ],
                 "Resource": [repositories],
             },
@@ -376,7 +384,7 @@ class ServingReplicas(pulumi.ComponentResource):
                 scheduled_action_name=schedule.name,
                 autoscaling_group_name=self.base.name,
                 recurrence=schedule.recurrence,
-                time_zone="Etc/UTC",
+                time_zone=schedule.time_zone,
                 min_size=min(schedule.min_replicas, args.max_on_demand),
                 max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
                 opts=o,

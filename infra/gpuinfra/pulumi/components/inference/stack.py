@@ -10,6 +10,7 @@ from gpuinfra.load import Inputs
 from gpuinfra.plan import InferencePlan
 from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.inference.fleet import FleetArgs, InferenceFleet
+from gpuinfra.pulumi.components.inference.mirror import mirror_script
 from gpuinfra.pulumi.components.inference.routing import GLOBAL_ACCELERATOR_REGION
 from gpuinfra.pulumi.components.quotas import request_increases
 from gpuinfra.spec import InferenceSpec
@@ -39,7 +40,7 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
         clusters = region_clusters(spec, org)
         fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id, clusters)
         KubernetesFleet(spec.name, fleet, providers)
-        _exports(spec, plan)
+        _exports(spec, plan, account.id)
         return
     if spec.global_routing.type == "global_accelerator":
         routing_provider = providers.get(GLOBAL_ACCELERATOR_REGION) or provider(GLOBAL_ACCELERATOR_REGION)
@@ -51,13 +52,16 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, providers)
-    _exports(spec, plan)
+    _exports(spec, plan, account.id)
 
 
-def _exports(spec: InferenceSpec, plan: InferencePlan) -> None:
+def _exports(spec: InferenceSpec, plan: InferencePlan, account_id: str) -> None:
     pulumi.export("fleet", spec.name)
     pulumi.export("domain_name", spec.global_routing.domain_name)
     pulumi.export("regions", [r.region for r in plan.regions])
+    if spec.image_source == "ecr_mirror" and spec.server_image_digest:
+        # Run once per digest before the first replica starts: `pulumi stack output mirror_image_script | bash`.
+        pulumi.export("mirror_image_script", mirror_script(spec, account_id, [r.region for r in plan.regions]))
 
 
 __all__ = ["build_inference"]

@@ -83,17 +83,21 @@ def deny_manifest_overwrite(bucket: str, writers: Sequence[Grant]) -> list[State
     ]
 
 
-def deny_release_overwrite(bucket: str, model_prefix: str) -> Statement:
-    """A release's manifest.json (what makes it visible to the replicas' prefetch) may only be created, never
-    replaced, as the lineage manifest above: every PutObject of it must carry `If-None-Match: *` (the promote
-    script's conditional create). Object Lock keeps the old version; this keeps the key's current one."""
+def deny_model_overwrite(bucket: str, model_prefix: str) -> Statement:
+    """Every object under the model prefix (shards, adapters, manifests) may only be created, never replaced: a
+    PutObject or CompleteMultipartUpload there must be a conditional create, `If-None-Match: *`, which S3 refuses
+    (412) when the key exists. s3:ObjectCreationOperation exempts CreateMultipartUpload and UploadPart, which take
+    no conditional header, as S3 UG "Enforce conditional writes on Amazon S3 buckets" requires for multipart
+    uploads; CopyObject into the prefix is refused by the same statement (same guide). S3 replication writes
+    replicas with s3:ReplicateObject, which this does not touch. Object Lock keeps every version; this keeps
+    the key's current one, so a released shard's sha256 never changes under a fleet."""
     return {
-        "Sid": "DenyReleaseOverwrite",
+        "Sid": "DenyModelOverwrite",
         "Effect": "Deny",
         "Principal": "*",
         "Action": "s3:PutObject",
-        "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}*/manifest.json"],
-        "Condition": {"Null": {"s3:if-none-match": "true"}},
+        "Resource": [f"arn:aws:s3:::{bucket}/{model_prefix}*"],
+        "Condition": {"Null": {"s3:if-none-match": "true"}, "Bool": {"s3:ObjectCreationOperation": "true"}},
     }
 
 
@@ -104,13 +108,13 @@ def bucket_policy(
     base_readers: Sequence[Grant] = (),
     model_prefix: str | None = None,
 ) -> str:
-    """`model_prefix`: the bucket releases are promoted into (the primary), whose release manifests are create-only."""
+    """`model_prefix`: the released models' prefix, create-only in every bucket (primary and replicas)."""
     return iam.document(
         *write_statements(bucket, writers),
         *read_statements(bucket, readers),
         *read_statements(bucket, base_readers, "Training"),
         *deny_manifest_overwrite(bucket, writers),
-        *([deny_release_overwrite(bucket, model_prefix)] if model_prefix else []),
+        *([deny_model_overwrite(bucket, model_prefix)] if model_prefix else []),
         deny_insecure_transport(bucket),
     )
 
@@ -262,7 +266,7 @@ __all__ = [
     "bucket_policy",
     "deny_insecure_transport",
     "deny_manifest_overwrite",
-    "deny_release_overwrite",
+    "deny_model_overwrite",
     "key_policy",
     "promote_policy",
     "promote_trust",

@@ -11,6 +11,7 @@ import pulumi_aws as aws
 
 from gpuinfra.plan import RegistryPlan
 from gpuinfra.plan.registry import promote_role
+from gpuinfra.plan.rollout import REPLICATION_SLA_MINUTES
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
@@ -126,7 +127,7 @@ class RegistryBucket(pulumi.ComponentResource):
                 writers,
                 plan.readers,
                 plan.base_readers if writable else [],
-                plan.model_prefix if writable else None,
+                plan.model_prefix,
             ),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
         )
@@ -172,6 +173,38 @@ def promote(
         opts=o,
     )
     return role, role.arn.apply(lambda arn: promote_script(plan, arn))
+
+
+def replication_alarms(name: str, plan: RegistryPlan, o: pulumi.ResourceOptions) -> None:
+    """Per replica region: an object that failed to replicate, or one past the 15 minutes RTC promises (S3
+    publishes these RTC metrics per rule in the source bucket's region, 1-minute periods: S3 UG "Monitoring
+    progress with replication metrics"). A release stuck there holds every canary of that region (the launch hook
+    waits for its manifest), so this says why. Actions: none yet (no organization alert target; docs/registry.md)."""
+    for r in plan.replicas:
+        dimensions = {
+            "SourceBucket": plan.bucket,
+            "DestinationBucket": r.bucket,
+            "RuleId": f"models-to-{r.region}",
+        }
+        for metric, stat, threshold, what in (
+            ("OperationsFailedReplication", "Maximum", 0, "objects failed to replicate"),
+            ("ReplicationLatency", "Maximum", REPLICATION_SLA_MINUTES * 60, "replication slower than RTC's 15 minutes"),
+        ):
+            aws.cloudwatch.MetricAlarm(
+                f"{name}-{r.region}-{metric.lower()}",
+                alarm_description=f"model releases to {r.region}: {what}",
+                namespace="AWS/S3",
+                metric_name=metric,
+                dimensions=dimensions,
+                statistic=stat,
+                period=60,
+                evaluation_periods=5,
+                datapoints_to_alarm=1,
+                threshold=threshold,
+                comparison_operator="GreaterThanThreshold",
+                treat_missing_data="notBreaching",
+                opts=o,
+            )
 
 
 class ModelRegistry(pulumi.ComponentResource):
@@ -240,6 +273,21 @@ class ModelRegistry(pulumi.ComponentResource):
                             encryption_configuration=aws.s3.BucketReplicationConfigRuleDestinationEncryptionConfigurationArgs(
                                 replica_kms_key_id=replicas[r.region].key.arn
                             ),
+                            # Replication Time Control: a release reaches every region within 15 minutes (99.99%
+                            # of objects, S3 UG), with its metrics (ReplicationLatency, OperationsPendingReplication,
+                            # OperationsFailedReplication per rule); RTC requires the metrics, both at 15 minutes.
+                            replication_time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeArgs(
+                                status="Enabled",
+                                time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeTimeArgs(
+                                    minutes=REPLICATION_SLA_MINUTES
+                                ),
+                            ),
+                            metrics=aws.s3.BucketReplicationConfigRuleDestinationMetricsArgs(
+                                status="Enabled",
+                                event_threshold=aws.s3.BucketReplicationConfigRuleDestinationMetricsEventThresholdArgs(
+                                    minutes=REPLICATION_SLA_MINUTES
+                                ),
+                            ),
                         ),
                     )
                     for i, r in enumerate(plan.replicas)
@@ -257,6 +305,7 @@ class ModelRegistry(pulumi.ComponentResource):
                     ),
                 ),
             )
+            replication_alarms(name, plan, o)
         self.register_outputs(
             {"bucket": primary.bucket.bucket, "replicas": sorted(replicas), "promote_role": self.promote_role.arn}
         )

@@ -77,9 +77,15 @@ class StackAlarms(pulumi.ComponentResource):
     alarms: list[aws.cloudwatch.MetricAlarm]
 
     def __init__(
-        self, name: str, args: AlarmArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: AlarmArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+        workload: str = "training",
     ) -> None:
-        super().__init__(TYPE, name, None, opts)
+        """`workload`: the type token's module (gpuinfra:<workload>:Alarms), the stack's own workload."""
+        super().__init__(f"gpuinfra:{workload}:Alarms", name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         self.topic = aws.sns.Topic(f"{name}-topic", opts=o)
         aws.sns.TopicPolicy(

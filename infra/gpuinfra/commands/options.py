@@ -1,0 +1,72 @@
+"""What every stack of one preview run is previewed with: one frozen value, handed to the pipeline, the
+workers, the cache's keys and both sides of a review alike."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from gpuinfra.cost import Usage, load_usage_file
+from gpuinfra.policy.config import PolicyConfig
+
+
+@dataclass(frozen=True)
+class PreviewOptions:
+    org: Path | None = None
+    """The organization file (default: the trusted one beside the stack)."""
+    suppress: tuple[str, ...] = ()
+    """Rule ids of warnings to silence."""
+    usage_file: Path | None = None
+    """Usage for usage-priced lines (the plan's assumed usage fills the rest)."""
+    policy_config: Path | None = None
+    """The policy pack's config, in the format `pulumi preview --policy-pack-config` reads."""
+
+    @classmethod
+    def of(
+        cls,
+        org: Path | None = None,
+        suppress: Iterable[str] = (),
+        usage_file: Path | None = None,
+        policy_config: Path | None = None,
+    ) -> PreviewOptions:
+        return cls(org, tuple(suppress), usage_file, policy_config)
+
+    def resolved(self) -> PreviewOptions:
+        """The files named resolved, the organization left to each stack (how a review's base is previewed
+        inside its checkout, as the base revision's own `preview` would be given them)."""
+        return PreviewOptions(None, self.suppress, _resolved(self.usage_file), _resolved(self.policy_config))
+
+
+NO_OPTIONS = PreviewOptions()
+"""The defaults: the trusted organization file, nothing suppressed, no usage file, the pack's own config."""
+
+
+def _resolved(path: Path | None) -> Path | None:
+    return path.resolve() if path is not None else None
+
+
+def policies(options: PreviewOptions) -> Mapping[str, PolicyConfig]:
+    """The pack's config for the run, read once while the file is unchanged (a bad file refused whether or not
+    a stack is previewed)."""
+    path = options.policy_config
+    try:
+        stamp = (path.stat().st_size, path.stat().st_mtime_ns) if path is not None else None
+    except OSError:
+        stamp = None  # the reader names what is wrong
+    return _policies(path, stamp)
+
+
+@lru_cache(maxsize=8)
+def _policies(path: Path | None, stamp: object) -> Mapping[str, PolicyConfig]:
+    from gpuinfra.policy.pack import pack_config
+
+    return pack_config(path)
+
+
+def usage(options: PreviewOptions) -> Usage:
+    return load_usage_file(options.usage_file) if options.usage_file else Usage()
+
+
+__all__ = ["NO_OPTIONS", "PreviewOptions", "policies", "usage"]

@@ -1,0 +1,270 @@
+"""Training throughput from the terms the literature uses, instead of one MFU per precision.
+
+A step of one GPU is the time of its share of the model FLOPs at the precision's peak, the FLOPs 6ND leaves out
+(causal attention, at the bf16 peak), the memory-bound element-wise work (norms, activations, casts, the
+mixture-of-experts permutation: bytes per token that grow with the width, over the HBM bandwidth), and the
+communication the parallel layout implies: tensor-parallel collectives inside the NVLink domain, the pipeline
+bubble, the data-parallel (ZeRO / FSDP) reduce-scatter and all-gather over the fabric where the backward pass does
+not hide them, and the expert all-to-all. So model size, width, micro-batch, layout and scale at a fixed global
+batch move the rate, each through its own term. The efficiencies (EFFICIENCY) are fitted to the published runs of
+tests/plan/calibration_runs.yaml; docs/planning.md shows the fit's residuals per hardware generation and precision.
+
+Sources of the terms: 6ND and the attention FLOPs, Narayanan et al. 2021 ("Efficient Large-Scale Language Model
+Training on GPU Clusters", appendix: 72BsLh^2 (1 + s/6h + ...) FLOPs per iteration; causal masking halves the
+attention part, as FlashAttention-2 counts it); the tensor-parallel collectives with sequence parallelism
+(Korthikanti et al. 2022, section 4.2.2: an all-gather and a reduce-scatter before and after each of attention and
+MLP, forward and backward); the interleaved pipeline bubble (p - 1) / (v m) (Narayanan et al. 2021, section 2.2.2);
+ring reduce-scatter/all-gather traffic 2 (d - 1) / d of the gradient bytes (ZeRO, Rajbhandari et al. 2020, section
+7: stage 1-2 move 2 Psi, stage 3 3 Psi); the expert all-to-all (dispatch and combine of top-k copies of each token,
+forward and backward: GShard, Lepikhin et al. 2020, section 2.2).
+"""
+
+from __future__ import annotations
+
+from gpuinfra.plan.memory import Plain
+
+NVLINK_GB_S = {"H100": 450.0, "H200": 450.0, "A100": 300.0, "B200": 900.0, "GB200": 900.0, "B300": 900.0}
+"""Per-GPU NVLink bandwidth one way, GB/s: half the datasheets' bidirectional figures (H100/H200 SXM 900 GB/s,
+A100 SXM 600 GB/s, B200/GB200 1.8 TB/s). A GPU absent here has no NVLink (PCIe cards): tensor parallelism goes
+over PCIe Gen4 x16 at PCIE_GB_S."""
+PCIE_GB_S = 25.0
+"""PCIe Gen4 x16 one way (32 GB/s raw, ~25 GB/s delivered), for GPUs without NVLink."""
+
+
+class Efficiency(Plain):
+    """The fitted constants of the step model (fit_throughput in tests/plan/test_calibration.py shows how)."""
+
+    gemm: dict[str, float]
+    """Share of the precision's dense peak the model's matmuls reach (bf16 and fp8 differ: fp8 adds scaling)."""
+    attention: float
+    """Share of the bf16 peak causal attention reaches (FlashAttention kernels run in bf16 in every recipe)."""
+    elementwise_bytes: dict[str, float]
+    """Bytes moved per token, per layer, per unit of hidden width by the memory-bound kernels (forward and
+    backward; fp8 adds the casts and amax reductions)."""
+    moe_bytes: float
+    """Bytes per token, per MoE layer, per unit of width and per routed copy: permute, unpermute, router."""
+    expert_gemm: float = 1.0
+    """Share of the dense matmul efficiency a mixture of experts' grouped expert matmuls keep."""
+    tp_exposed: float
+    """Share of the tensor-parallel collective time the kernels do not overlap."""
+    dp_hidden: float
+    """Share of the compute the data-parallel reduce-scatter / all-gather hides under (the backward pass)."""
+    fabric_efficiency: float = 0.8
+    """Share of the per-GPU fabric bandwidth a ring collective reaches (NCCL bus bandwidth over line rate)."""
+
+
+EFFICIENCY = Efficiency(
+    gemm={"bf16": 0.70, "fp16": 0.70, "fp32": 0.70, "fp8": 0.54},
+    attention=0.75,
+    elementwise_bytes={"bf16": 840.0, "fp16": 840.0, "fp32": 840.0, "fp8": 610.0},
+    moe_bytes=63.0,
+    expert_gemm=0.68,
+    tp_exposed=1.0,
+    dp_hidden=0.66,
+)
+"""Fitted (least squares on log ratios) to the 35 runs of tests/plan/calibration_runs.yaml; docs/planning.md
+shows the residuals per hardware generation and precision."""
+
+
+class ModelShape(Plain):
+    """What the step time depends on in the model: sizes, width, depth, sequence, experts."""
+
+    parameters: float
+    """All parameters (a mixture of experts: every expert)."""
+    active_parameters: float
+    """Parameters each token passes through (dense: all of them)."""
+    layers: int
+    hidden_size: int
+    sequence_length: int
+    experts: int = 1
+    top_k: int = 1
+    moe_layers: int = 0
+    """Layers with routed experts (0: dense)."""
+
+
+class Parallel(Plain):
+    """The parallel layout and batch of one run."""
+
+    gpus: int
+    tensor: int = 1
+    pipeline: int = 1
+    context: int = 1
+    expert: int = 1
+    virtual: int | None = None
+    """Interleaved stages per pipeline rank; None takes one layer a virtual stage (what published recipes run)."""
+    micro_batch: int = 1
+    global_batch: int
+    """Sequences per optimizer step."""
+    zero_stage: int = 1
+    recompute: str = "selective"
+
+    @property
+    def data(self) -> int:
+        return max(1, self.gpus // (self.tensor * self.pipeline * self.context))
+
+
+class Hardware(Plain):
+    """One GPU and its links."""
+
+    peak_tflops: dict[str, float]
+    hbm_gb_s: float
+    nvlink_gb_s: float
+    fabric_gb_s: float
+    """Per GPU across nodes: the node's network rate / 8 / its GPUs."""
+    domain_gpus: int
+    """GPUs one NVLink domain joins (8 in a node; 72 in a GB200 NVL72 rack)."""
+
+
+class StepTime(Plain):
+    """Seconds of one optimizer step on one GPU, term by term, and what they come to."""
+
+    tokens_per_gpu: float
+    gemm: float
+    recompute: float
+    attention: float
+    elementwise: float
+    moe: float
+    tensor_parallel: float
+    pipeline_bubble: float
+    """As a share of the compute and tensor-parallel time."""
+    data_parallel: float
+    """Exposed: what the backward pass does not hide."""
+    all_to_all: float
+    total: float
+    tokens_per_s: float
+    """Per GPU."""
+    model_tflops: float
+    """6 x active parameters x tokens/s per GPU: the model FLOPs (attention excluded) a GPU delivers."""
+
+
+def _bubble(layout: Parallel, shape: ModelShape) -> float:
+    p = layout.pipeline
+    if p == 1:
+        return 0.0
+    v = layout.virtual or max(1, shape.layers // p)
+    micro_batches = max(1, layout.global_batch // (layout.data * layout.micro_batch))
+    return (p - 1) / (v * micro_batches)
+
+
+def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
+    """Ring reduce-scatter + all-gather of this GPU's gradient shard (ZeRO-3 / FSDP: one more all-gather).
+
+    NCCL runs one ring per NIC: a data-parallel group whose ranks share a node crosses the fabric once per ring,
+    so the group moves its shard at the NICs of as many GPUs as it has in one node (all eight with TP = 1; one
+    with TP = 8), never faster than NVLink."""
+    ranks = layout.data * layout.context
+    if ranks <= 1:
+        return 0.0
+    params = shape.parameters / (layout.tensor * layout.pipeline * max(1, layout.expert))
+    passes = 3 if layout.zero_stage >= 3 else 2
+    moved = passes * (ranks - 1) / ranks * params * 2  # bf16 gradients and weights
+    if layout.gpus <= hw.domain_gpus:
+        bandwidth = hw.nvlink_gb_s
+    else:
+        in_node = max(1, hw.domain_gpus // (layout.tensor * layout.context))
+        bandwidth = min(hw.nvlink_gb_s, hw.fabric_gb_s * in_node) * EFFICIENCY.fabric_efficiency
+    return moved / (bandwidth * 1e9)
+
+
+def _a2a_seconds(shape: ModelShape, layout: Parallel, hw: Hardware, tokens: float) -> float:
+    """Dispatch and combine of top-k copies of each token, forward and backward, across the expert group: copies
+    to experts in the node over NVLink; across nodes one copy per remote node a token reaches (DeepEP and
+    Megatron's all-to-all send a token once per node, then forward it over NVLink)."""
+    e = layout.expert
+    if shape.moe_layers == 0 or e <= 1:
+        return 0.0
+    per_copy = 4 * shape.hidden_size * 2 * shape.moe_layers * tokens  # dispatch + combine, fwd + bwd, bf16
+    group = e * layout.tensor
+    nodes = max(1, -(-group // hw.domain_gpus))
+    local = shape.top_k * (min(group, hw.domain_gpus) - 1) / group
+    remote = min(shape.top_k * (group - min(group, hw.domain_gpus)) / group, nodes - 1)
+    nvlink = per_copy * local / (hw.nvlink_gb_s * 1e9)
+    fabric = per_copy * remote / (hw.fabric_gb_s * EFFICIENCY.fabric_efficiency * 1e9) if remote else 0.0
+    return nvlink + fabric
+
+
+def step_time(
+    shape: ModelShape, layout: Parallel, hw: Hardware, precision: str, eff: Efficiency = EFFICIENCY
+) -> StepTime:
+    """One optimizer step of one GPU, each term from the layout and the hardware (module docstring)."""
+    tokens = layout.global_batch * shape.sequence_length / layout.gpus
+    peak = hw.peak_tflops[precision] * 1e12
+    bf16 = hw.peak_tflops.get("bf16", hw.peak_tflops[precision]) * 1e12
+    moe_share = eff.expert_gemm if shape.moe_layers else 1.0
+    gemm = 6 * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share)
+    recompute = gemm / 3 if layout.recompute == "full" else 0.0
+    h, s, L = shape.hidden_size, shape.sequence_length, shape.layers
+    attention = 6 * L * s * h * tokens / (bf16 * eff.attention)
+    elementwise = eff.elementwise_bytes[precision] * L * h * tokens / (hw.hbm_gb_s * 1e9)
+    moe = eff.moe_bytes * shape.top_k * shape.moe_layers * h * tokens / (hw.hbm_gb_s * 1e9)
+    t = layout.tensor
+    tp_bw = hw.nvlink_gb_s if t <= hw.domain_gpus else hw.fabric_gb_s
+    tensor_parallel = eff.tp_exposed * 16 * h * (t - 1) * L * tokens / (tp_bw * 1e9) if t > 1 else 0.0
+    compute = gemm + recompute + attention + elementwise + moe
+    bubble = _bubble(layout, shape)
+    dp = max(0.0, _dp_seconds(shape, layout, hw) - eff.dp_hidden * compute)
+    a2a = _a2a_seconds(shape, layout, hw, tokens)
+    total = (compute + tensor_parallel) * (1 + bubble) + dp + a2a
+    rate = tokens / total
+    return StepTime(
+        tokens_per_gpu=tokens,
+        gemm=gemm,
+        recompute=recompute,
+        attention=attention,
+        elementwise=elementwise,
+        moe=moe,
+        tensor_parallel=tensor_parallel,
+        pipeline_bubble=bubble,
+        data_parallel=dp,
+        all_to_all=a2a,
+        total=total,
+        tokens_per_s=rate,
+        model_tflops=6 * shape.active_parameters * rate / 1e12,
+    )
+
+
+class StepInputs(Plain):
+    """What the run plan needs to price any node count with the step model: the spec's model, its layout and
+    global batch (kept fixed across node counts), the hardware and the precision."""
+
+    shape: ModelShape
+    layout: Parallel
+    hardware: Hardware
+    precision: str
+
+    def tflops_per_gpu(self, gpus: int) -> float:
+        """Model TFLOPS (6 x active parameters) one GPU delivers when the run has `gpus` GPUs."""
+        layout = self.layout.model_copy(update={"gpus": gpus})
+        return step_time(self.shape, layout, self.hardware, self.precision).model_tflops
+
+
+def hardware(
+    accelerator: str,
+    peak_tflops: dict[str, float],
+    hbm_gb_s: float,
+    node_gbps: float,
+    gpus_per_node: int,
+    domain_gpus: int | None = None,
+) -> Hardware:
+    """A GPU's links from the catalog's figures: NVLink from NVLINK_GB_S, the fabric from the node's network."""
+    return Hardware(
+        peak_tflops=peak_tflops,
+        hbm_gb_s=hbm_gb_s,
+        nvlink_gb_s=NVLINK_GB_S.get(accelerator, PCIE_GB_S),
+        fabric_gb_s=node_gbps / 8 / gpus_per_node,
+        domain_gpus=domain_gpus or gpus_per_node,
+    )
+
+
+__all__ = [
+    "EFFICIENCY",
+    "NVLINK_GB_S",
+    "Efficiency",
+    "Hardware",
+    "ModelShape",
+    "Parallel",
+    "StepInputs",
+    "StepTime",
+    "hardware",
+    "step_time",
+]

@@ -1,0 +1,56 @@
+"""Compute that launches instances is bounded: quotas and budgets count each launcher at its maximum, so a launcher
+without one (a Karpenter NodePool without limits, or without the instance types its limits count) is refused.
+
+Auto Scaling groups, EKS and PCS node groups state their maximum size (a required field); a NodePool's maximum is
+what its `spec.limits` allow of the types its requirements name (graph/launchers.py).
+"""
+
+from __future__ import annotations
+
+from pulumi_policy import ResourceValidationArgs
+
+from gpuinfra.cost.node_pools import size_of
+from gpuinfra.graph import tokens
+from gpuinfra.graph.fleets import FLEET_TYPES, fleet
+from gpuinfra.graph.launchers import bound_problem, node_pool
+from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy
+
+
+@resource_policy(
+    "quota-launches-bounded",
+    "Every resource that launches instances has a maximum quotas and budgets can count: a Karpenter NodePool names "
+    "its instance types and limits that bound how many of each it launches; an EC2 Fleet or Spot Fleet request its "
+    "target capacity and instance types.",
+    MANDATORY,
+    types=(tokens.KARPENTER_NODE_POOL, *FLEET_TYPES),
+)
+def launches_bounded(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    if args.resource_type in FLEET_TYPES:
+        problem = fleet_problem(args)
+    else:
+        problem = bound_problem(node_pool(args.props), size_of)
+    if problem is not None:
+        report_violation(
+            f"{args.name} launches instances without a maximum: {problem}; no quota or budget can count what it "
+            "may launch"
+        )
+
+
+def fleet_problem(args: ResourceValidationArgs) -> str | None:
+    """A fleet states a target capacity, and instance types in its overrides or launch specifications or through
+    its launch template (which a resource policy cannot see: quota-within-grant, a stack policy, reads it)."""
+    bounds = fleet(args.resource_type, args.props, [], size_of)
+    if bounds.most is not None:
+        return None
+    spec = args.props.get("targetCapacitySpecification") or {}
+    capacity = spec.get("totalTargetCapacity") if args.resource_type == tokens.EC2_FLEET else None
+    capacity = capacity if capacity is not None else args.props.get("targetCapacity")
+    if not isinstance(capacity, int | float) or isinstance(capacity, bool):
+        return "its target capacity cannot be read, so nothing counts what it launches"
+    if bounds.instance_types:
+        return f"the catalog does not know {', '.join(bounds.instance_types)}, so nothing counts their vCPUs"
+    configs = args.props.get("launchTemplateConfigs") or args.props.get("launchTemplateConfig")
+    return None if configs else "it names no instance type, so nothing counts what it launches"
+
+
+__all__ = ["fleet_problem", "launches_bounded"]

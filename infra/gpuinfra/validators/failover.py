@@ -1,0 +1,31 @@
+"""Failover: a fleet that cannot serve its peak with one region lost says by how much."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.plan import InferencePlan
+from gpuinfra.spec import InferenceSpec
+from gpuinfra.validators.base import Failure, Level, rule
+
+
+@rule(Level.ERROR, suppressible=True)
+def failover_short(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """A region's maximum cannot take its own peak plus the largest other region's (the load latency routing
+    sends it when that region fails). An error, since the fleet then fails at peak exactly when it is needed;
+    suppress it to accept the risk knowingly."""
+    index = {r.region: i for i, r in enumerate(spec.regions)}
+    for row in plan.failover:
+        if row.short_rps <= 0:
+            continue
+        yield Failure(
+            f"{row.region}: with {row.takes_from} lost at peak it takes {row.load_rps:g} requests/s "
+            f"({row.needed_replicas} replicas) but its maximum of {row.max_replicas} serves {row.capacity_rps:g}: "
+            f"short by {row.short_rps:g} requests/s ({row.short_replicas} replicas)",
+            ("regions", index[row.region], "max_replicas"),
+            f"set failover: n_plus_one (raises max_replicas to {row.needed_replicas}), raise max_replicas to "
+            f"{row.needed_replicas}, or suppress failover-short to accept serving less with a region lost",
+        )
+
+
+__all__ = ["failover_short"]

@@ -1,0 +1,235 @@
+"""Deny by default (`unrecognised-resource`): every example passes; a real graph with one resource of a type the
+allow-list does not name for its account's purpose fails; the allow-list itself names only types the provider
+packages define (a misspelled type cannot hide in it)."""
+
+from __future__ import annotations
+
+import ast
+import json
+import os
+from functools import cache
+from importlib.util import find_spec
+from pathlib import Path
+
+import pytest
+from gpuinfra.graph import Resource
+from gpuinfra.policy import rules as policies
+from gpuinfra.policy.allowlist import PURPOSES, AllowListError, allow_list, exempt
+from gpuinfra.policy.pack import pack_config, police
+from helpers import EXAMPLES, example_graph
+from policy_helpers import PolicyCase, facts_for, planted, run_case, with_resources
+from ruamel.yaml import YAML
+
+POLICY = "unrecognised-resource"
+CASES = [PolicyCase(POLICY, stack, fires=False) for stack in EXAMPLES]
+COVERS = [POLICY]
+"""Its failing cases plant resources into real graphs below (tests/policies/test_registration.py reads this)."""
+
+UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"
+CRD_FOLDERS = {
+    # The custom resources' API groups, and the upstream release whose CRDs define them: the versions the
+    # example organization file pins for its clusters (stacks/org.yaml `components`).
+    "karpenter.sh": "k8s/karpenter-v1.14.1",
+    "karpenter.k8s.aws": "k8s/karpenter-v1.14.1",
+    "keda.sh": "k8s/keda-v2.17.2",
+    "kueue.x-k8s.io": "k8s/kueue-v0.19.2",
+    "monitoring.coreos.com": "k8s/prometheus-operator-v0.93.0",
+}
+PACKAGES = ("pulumi_aws", "pulumi_aws_native", "pulumi_kubernetes", "pulumi_random")
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_every_example_passes(case: PolicyCase) -> None:
+    run_case(case)
+
+
+def _violations(graph, stack: str) -> list:  # type: ignore[no-untyped-def]
+    run = police(graph, facts_for(stack), pack_config())
+    assert POLICY in run.evaluated
+    return [v for v in run.violations if v.policy == POLICY]
+
+
+# Types a hand-edited program could add, each a red-team path the pack had no rule for (each with real arguments
+# of its provider's schema): compute no quota saw, grants in resource policies no rule read, a public bucket
+# declared through the other AWS provider, a data copy out of the account.
+UNLISTED = [
+    (
+        "chat-serve",
+        "aws:ec2/fleet:Fleet",
+        {
+            "type": "maintain",
+            "launchTemplateConfigs": [{"launchTemplateSpecification": {"launchTemplateName": "chat-serve-burst"}}],
+            "targetCapacitySpecification": {"defaultTargetCapacityType": "spot", "totalTargetCapacity": 300},
+        },
+    ),
+    (
+        "chat-serve",
+        # (an SNS topic policy was the example here; training accounts now hold one for their alarm topic)
+        "aws:sqs/queuePolicy:QueuePolicy",
+        {
+            "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/alerts",
+            "policy": json.dumps(
+                {
+                    "Version": "2012-10-17",
+                    "Statement": [
+                        {
+                            "Effect": "Allow",
+                            "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
+                            "Action": "sqs:SendMessage",
+                            "Resource": "arn:aws:sqs:us-east-1:222222222222:alerts",
+                        }
+                    ],
+                }
+            ),
+        },
+    ),
+    (
+        "llm-train",
+        "aws-native:s3:Bucket",
+        {
+            "bucketName": "llm-train-public",
+            "publicAccessBlockConfiguration": {"blockPublicAcls": False, "blockPublicPolicy": False},
+        },
+    ),
+    (
+        "llm-train",
+        "aws:datasync/task:Task",
+        {
+            "sourceLocationArn": "arn:aws:datasync:us-east-1:111111111111:location/loc-0123456789abcdef0",
+            "destinationLocationArn": "arn:aws:datasync:us-east-1:222222222222:location/loc-0fedcba9876543210",
+        },
+    ),
+]
+
+
+@pytest.mark.parametrize(("stack", "kind", "inputs"), UNLISTED, ids=[k for _, k, _ in UNLISTED])
+def test_one_resource_of_an_unlisted_type_fails(stack: str, kind: str, inputs: dict) -> None:
+    graph = planted(example_graph(stack), kind, "planted", inputs)
+    found = _violations(graph, stack)
+    assert [(v.level, v.urn.rsplit("::", 1)[1]) for v in found] == [("mandatory", "planted")]
+    assert f"planted is of type {kind}, which the pack does not recognise" in found[0].message
+    assert "infra/gpuinfra/policy/data/resource_types.yaml" in found[0].message
+
+
+def test_a_listed_type_in_an_account_of_another_purpose_fails() -> None:
+    """A Lustre file system is a training type: in the inference stack it is refused, naming the account."""
+    graph = planted(
+        example_graph("chat-serve"),
+        "aws:fsx/lustreFileSystem:LustreFileSystem",
+        "scratch",
+        {"storageCapacity": 1200, "deploymentType": "PERSISTENT_2", "subnetIds": ["subnet-0abc"]},
+    )
+    found = _violations(graph, "chat-serve")
+    assert len(found) == 1
+    assert "allows only in training accounts" in found[0].message
+    assert "deployed into ml-inference, an inference account" in found[0].message
+
+
+def test_the_account_is_the_one_the_resource_is_deployed_into() -> None:
+    """A training stack's placement group created through a provider pinned to the inference account is judged
+    by the inference account's purpose (the organization file's)."""
+    graph = example_graph("llm-train")
+    anchor = next(r for r in graph.resources if r.type == "pulumi:providers:aws")
+    other = Resource(
+        anchor.urn.rsplit("::", 1)[0] + "::elsewhere",
+        "pulumi:providers:aws",
+        "elsewhere",
+        anchor.parent,
+        None,
+        True,
+        (),
+        {**anchor.inputs, "allowedAccountIds": json.dumps(["222222222222"])},
+    )
+    group = Resource(
+        anchor.urn.rsplit("::", 2)[0] + "::aws:ec2/placementGroup:PlacementGroup::pg",
+        "aws:ec2/placementGroup:PlacementGroup",
+        "pg",
+        anchor.parent,
+        other.urn,
+        True,
+        (),
+        {"strategy": "cluster"},
+    )
+    found = _violations(with_resources(graph, other, group), "llm-train")
+    assert [v.urn for v in found] == [group.urn]
+    assert "deployed into ml-inference, an inference account" in found[0].message
+
+
+def test_components_of_the_program_pass_and_another_packages_do_not() -> None:
+    graph = example_graph("chat-serve")
+    ours = planted(graph, "gpuinfra:inference:Extra", "extra", {})
+    assert _violations(ours, "chat-serve") == []
+    foreign = planted(graph, "eks:index:Cluster", "side-cluster", {"instanceType": "p5.48xlarge"})
+    assert len(_violations(foreign, "chat-serve")) == 1
+    assert exempt("pulumi:pulumi:Stack") and not exempt("pulumi:providers:gcp")
+
+
+# ---- the allow-list itself --------------------------------------------------------------------------
+def test_every_row_has_a_reason_purposes_and_real_policies() -> None:
+    names = {p.name for p in policies.POLICIES}
+    rows = allow_list()
+    assert len(rows) > 50
+    for row in rows.values():
+        assert len(row.reason) > 15 and set(row.purposes) <= set(PURPOSES), row
+        assert set(row.judged_by) <= names, (row.type, set(row.judged_by) - names)
+
+
+def test_a_malformed_row_is_refused(tmp_path: Path) -> None:
+    bad = tmp_path / "types.yaml"
+    bad.write_text('types:\n  "aws:ec2/vpc:Vpc": {category: network, purposes: [traning], reason: ""}\n')
+    with pytest.raises(AllowListError, match=r"purpose 'traning' is none of training, inference, registry"):
+        allow_list(bad)
+    duplicate = tmp_path / "duplicate.yaml"
+    row = '{category: network, purposes: [training], reason: "a network"}'
+    duplicate.write_text(f'types:\n  "aws:ec2/vpc:Vpc": {row}\n  "aws:ec2/vpc:Vpc": {row}\n')
+    with pytest.raises(AllowListError, match="cannot be read"):
+        allow_list(duplicate)
+
+
+@cache
+def provider_types() -> frozenset[str]:
+    """Every resource type token the installed provider packages register, and their provider types: read from
+    the `resource_modules` / `resource_packages` JSON each package's __init__.py hands to `_utilities.register`
+    (the tables the Pulumi SDK resolves type tokens with), without importing the packages."""
+    found: set[str] = set()
+    for package in PACKAGES:
+        spec = find_spec(package)
+        assert spec is not None and spec.origin, package
+        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
+        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "register"]
+        keywords = {k.arg: k.value for c in calls for k in c.keywords}
+        modules = json.loads(ast.literal_eval(keywords["resource_modules"]))
+        found.update(token for module in modules for token in module["classes"])
+        found.update(p["token"] for p in json.loads(ast.literal_eval(keywords["resource_packages"])))
+    return frozenset(found)
+
+
+def crd_defines(group: str, version: str, kind: str) -> bool:
+    folder = UPSTREAM / CRD_FOLDERS[group]
+    if not folder.exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"{folder} is missing: custom resource types are checked against upstream CRDs in CI")
+        pytest.skip(f"{folder} not present (outside CI)")
+    for path in sorted(folder.glob(f"{group}_*.yaml")):
+        crd = YAML(typ="safe", pure=True).load(path.read_text())
+        if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kind:
+            return any(v["name"] == version and v.get("served") for v in crd["spec"]["versions"])
+    return False
+
+
+def test_provider_types_are_read_from_the_packages() -> None:
+    known = provider_types()
+    assert {"aws:ec2/vpc:Vpc", "aws-native:pcs:Cluster", "kubernetes:apps/v1:Deployment"} <= known
+    assert {"pulumi:providers:aws", "pulumi:providers:random"} <= known
+    assert "aws:ec2/vpc:VPC" not in known and "aws:ec2/fleet:Fleet" in known
+    assert len(known) > 3000
+
+
+def test_every_listed_type_is_one_its_provider_defines() -> None:
+    known = provider_types()
+    custom = {t for t in allow_list() if t.startswith("kubernetes:") and t.split(":")[1].split("/")[0] in CRD_FOLDERS}
+    assert {t for t in allow_list() if t not in known} == custom
+    for token in custom:
+        group_version, kind = token.removeprefix("kubernetes:").split(":")
+        group, version = group_version.split("/")
+        assert crd_defines(group, version, kind), token

@@ -1,0 +1,27 @@
+"""Registry rules: the promote role trusts named roles only."""
+
+from __future__ import annotations
+
+import pytest
+from helpers import Case, run_case
+
+CASES = [
+    Case(
+        "promoter-not-a-role",
+        "model-registry",
+        org={"registry.promoters": []},  # the default: the training accounts' roots
+        message=r"trust whole accounts \(arn:aws:iam::111111111111:root;",
+    ),
+    Case(
+        "promoter-not-a-role",
+        "model-registry",
+        org={"registry.promoters": ["arn:aws:iam::111111111111:role/ml-release", "arn:aws:iam::111111111111:root"]},
+        message=r"trust whole accounts \(arn:aws:iam::111111111111:root;",
+    ),
+    Case("promoter-not-a-role", "model-registry", fires=False),  # the example names arn:...:role/ml-release
+]
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
+def test_rule(case: Case) -> None:
+    run_case(case)
