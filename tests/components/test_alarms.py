@@ -1,17 +1,27 @@
-"""Alarms that reach someone: each AWS training and fine-tuning example has an SNS topic its account's `alerts`
-subscribe to (stacks/org.yaml: ml-training is production, with an on-call address), a topic policy that lets
-CloudWatch and EventBridge of this account publish, and the alarms the review asked for (finding T11), each acting on
-the topic. Thresholds are recomputed here from their definitions."""
+"""Alarms that reach someone: with the account's `alerts` set (here: ml-training made production, with an on-call
+address), each AWS training and fine-tuning example gets an SNS topic the alerts subscribe to, a topic policy that
+lets CloudWatch and EventBridge of this account publish, and the alarms the review asked for (finding T11), each
+acting on the topic; without alerts, none (they would reach no one). Thresholds are recomputed here from their
+definitions."""
 
 from __future__ import annotations
 
 import json
+from functools import cache
 
 import pytest
 from gpuinfra.graph import Graph
-from helpers import example_graph
+from helpers import example_graph, graph_for
 
+ALERTS = {"accounts.ml-training.production": True, "accounts.ml-training.alerts": {"email": ["ml-oncall@example.com"]}}
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
+
+
+@cache
+def with_alerts(stack: str) -> Graph:
+    return graph_for(stack, org=ALERTS)
+
+
 TOPIC = "aws:sns/topic:Topic"
 SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
 
@@ -33,7 +43,7 @@ def acts_on_the_topic(graph: Graph, name: str) -> bool:
 
 @pytest.mark.parametrize("stack", ["llm-train", "llm-train-eks", "llm-finetune"])
 def test_the_topic_reaches_the_account_s_on_call(stack: str) -> None:
-    graph = example_graph(stack)
+    graph = with_alerts(stack)
     (topic,) = graph.of_type(TOPIC)
     (sub,) = graph.of_type(SUBSCRIPTION)
     assert (sub.inputs["protocol"], sub.inputs["endpoint"]) == ("email", "ml-oncall@example.com")
@@ -45,7 +55,7 @@ def test_the_topic_reaches_the_account_s_on_call(stack: str) -> None:
 
 
 def test_the_pcs_stack_alarms_on_capacity_nodes_gpus_and_the_pruner() -> None:
-    graph = example_graph("llm-train")
+    graph = with_alerts("llm-train")
     found = alarms(graph)
     assert set(found) == {"lustre-free", "unavailable-nodes", "gpu-errors", "pruner"}
     for name in found:
@@ -65,11 +75,11 @@ def test_the_pcs_stack_alarms_on_capacity_nodes_gpus_and_the_pruner() -> None:
 
 
 def test_the_eks_stack_alarms_on_lustre_capacity() -> None:
-    assert set(alarms(example_graph("llm-train-eks"))) == {"lustre-free"}
+    assert set(alarms(with_alerts("llm-train-eks"))) == {"lustre-free"}
 
 
 def test_a_failed_batch_job_reaches_the_topic() -> None:
-    graph = example_graph("llm-finetune")
+    graph = with_alerts("llm-finetune")
     (rule,) = graph.of_type("aws:cloudwatch/eventRule:EventRule")
     pattern = json.loads(rule.inputs["eventPattern"])
     assert pattern["source"] == ["aws.batch"] and pattern["detail"]["status"] == ["FAILED"]
@@ -94,3 +104,9 @@ def test_a_production_account_without_alerts_is_refused() -> None:
             }
         )
     assert "alerts" in str(info.value)
+
+
+@pytest.mark.parametrize("stack", ["llm-train", "llm-finetune"])
+def test_without_alerts_there_is_no_topic_and_no_alarm(stack: str) -> None:
+    graph = example_graph(stack)
+    assert graph.of_type(TOPIC) == [] and not [a for a in graph.of_type(ALARM) if "-alarms-" in a.name]

@@ -1,10 +1,10 @@
 """The on-premises health path: the GPU remediation script exactly as the stack ships it (the ConfigMap of the
-llm-train-onprem example's graph), run with python3 against a fake Kubernetes API server on 127.0.0.1 that speaks
-the two calls it makes (GET /api/v1/nodes?labelSelector=..., PATCH /api/v1/nodes/<name> with a strategic merge
-patch). The fake signals are the device plugin's (allocatable below capacity) and a node-problem-detector
-condition (GpuUnhealthy, which the example's site lists); cordoned means spec.unschedulable, what `kubectl cordon`
-sets. The mount half of the path (a pod on a node whose /lustre is not Lustre fails before it writes) is
-test_kubernetes_training.py's test_the_onprem_mount_check_passes_only_on_the_sites_lustre."""
+llm-train-onprem example's graph), run with bash (its python3 here-document) against a fake Kubernetes API server on
+127.0.0.1 that speaks the two calls it makes (GET /api/v1/nodes?labelSelector=..., PATCH /api/v1/nodes/<name> with a
+strategic merge patch). The fake signals are the device plugin's (allocatable below capacity) and a
+node-problem-detector condition (GpuUnhealthy, which the example's site lists); cordoned means spec.unschedulable,
+what `kubectl cordon` sets. The mount half of the path (a pod on a node whose /lustre is not Lustre fails before it
+writes) is test_kubernetes_training.py's test_the_onprem_mount_check_passes_only_on_the_sites_lustre."""
 
 from __future__ import annotations
 
@@ -73,6 +73,13 @@ class FakeApi:
         return Handler
 
 
+def _cronjob_env() -> dict[str, str]:
+    graph = example_graph("llm-train-onprem")
+    (cron,) = [r for r in graph.of_type("kubernetes:batch/v1:CronJob") if r.name.endswith("-gpu-remediation-cronjob")]
+    (container,) = cron.inputs["spec"]["jobTemplate"]["spec"]["template"]["spec"]["containers"]
+    return {e["name"]: e["value"] for e in container["env"]}
+
+
 @pytest.fixture
 def script(tmp_path: Path) -> Path:
     graph = example_graph("llm-train-onprem")
@@ -91,10 +98,13 @@ def run(script: Path, api: FakeApi) -> subprocess.CompletedProcess[str]:
     thread.start()
     try:
         env = {
+            **_cronjob_env(),  # the configuration exactly as the CronJob gives it
             "GPUINFRA_K8S_API": f"http://127.0.0.1:{server.server_address[1]}",
             "GPUINFRA_SA_DIR": str(script.parent / "sa"),
         }
-        return subprocess.run([sys.executable, str(script)], env=env, capture_output=True, text=True, timeout=60)
+        # bash runs the script (its python3 on PATH: this interpreter's folder first)
+        env["PATH"] = f"{Path(sys.executable).parent}:/usr/bin:/bin"
+        return subprocess.run(["/bin/bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     finally:
         server.shutdown()
         server.server_close()

@@ -41,6 +41,9 @@ def _normalized(script: str) -> list[str]:
         "# Checkpoint retention for",
         '[ "$status" -ne 0 ] || aws cloudwatch',
         "  --metric-name PrunerRuns",
+        "region=",
+        "namespace=",
+        "cluster=",
     )
     return [line for line in script.splitlines() if not line.startswith(skip)]
 

@@ -44,9 +44,7 @@ def test_without_the_acceptance_llm_train_cannot_be_judged() -> None:
 
 
 def test_a_stack_in_a_region_without_prices_cannot_be_judged() -> None:
-    """llm-train in eu-west-1, where the catalog prices no p5.48xlarge: its 16 GPU nodes are not in the total. The
-    validators refuse the spec first (instance-type-not-in-region: eu-west-1 has no p5), so the graph is built past
-    the gate: the budget policy is the second line of defence."""
+    """llm-train in eu-west-1, where the catalog prices no p5.48xlarge: its 16 GPU nodes are not in the total."""
     run_case(
         PolicyCase(
             POLICY,
@@ -57,6 +55,7 @@ def test_a_stack_in_a_region_without_prices_cannot_be_judged() -> None:
             r"Instances, (on-demand|spot) \(p5\.48xlarge",
             level="mandatory",
             label="eu-west-1",
+            # instance-type-not-in-region refuses p5 in eu-west-1 before the pack would: built unchecked here
             unchecked=True,
         )
     )

@@ -64,9 +64,10 @@ UNLISTED = [
     ),
     (
         "chat-serve",
+        # (an SNS topic policy was the example here; training accounts now hold one for their alarm topic)
         "aws:sqs/queuePolicy:QueuePolicy",
         {
-            "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/jobs",
+            "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/alerts",
             "policy": json.dumps(
                 {
                     "Version": "2012-10-17",
@@ -75,7 +76,7 @@ UNLISTED = [
                             "Effect": "Allow",
                             "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
                             "Action": "sqs:SendMessage",
-                            "Resource": "arn:aws:sqs:us-east-1:222222222222:jobs",
+                            "Resource": "arn:aws:sqs:us-east-1:222222222222:alerts",
                         }
                     ],
                 }

@@ -27,12 +27,6 @@ class FinetuneStorage(TrainingStorage):
     component_type = "gpuinfra:finetune:Storage"
 
 
-class FinetuneAlarms(StackAlarms):
-    """Training's alarm topic and alarms, as a component of the fine-tuning workload."""
-
-    component_type = "gpuinfra:finetune:Alarms"
-
-
 def _registry(org: Organization) -> tuple[str, str, str, str, str] | None:
     registry = org.registry
     if registry is None:
@@ -91,11 +85,13 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
         ),
         provider,
     )
-    FinetuneAlarms(
-        f"{spec.name}-alarms",
-        AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
-        provider,
-    )
+    if account.alerts is not None:  # alarms only where someone receives them
+        StackAlarms(
+            f"{spec.name}-alarms",
+            AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
+            provider,
+            workload="finetune",
+        )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})
     pulumi.export("job_queue", queue.job_queue.name)

@@ -75,13 +75,17 @@ def topic_policy(account_id: str, topic_arn: str) -> str:
 class StackAlarms(pulumi.ComponentResource):
     topic: aws.sns.Topic
     alarms: list[aws.cloudwatch.MetricAlarm]
-    component_type = TYPE
-    """The workload's module in the type (separation-one-workload reads it): fine-tuning's subclass names its own."""
 
     def __init__(
-        self, name: str, args: AlarmArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: AlarmArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+        workload: str = "training",
     ) -> None:
-        super().__init__(self.component_type, name, None, opts)
+        """`workload`: the type token's module (gpuinfra:<workload>:Alarms), the stack's own workload."""
+        super().__init__(f"gpuinfra:{workload}:Alarms", name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         self.topic = aws.sns.Topic(f"{name}-topic", opts=o)
         aws.sns.TopicPolicy(

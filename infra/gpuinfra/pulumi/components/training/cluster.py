@@ -171,19 +171,24 @@ class TrainingCluster(pulumi.ComponentResource):
                 here,
             )
         fs = self.storage.lustre
-        self.alarms = StackAlarms(
-            f"{name}-alarms",
-            AlarmArgs(
-                stack=args.tags[STACK_TAG],
-                account_id=args.account.id,
-                alerts=args.account.alerts,
-                cluster=spec.name,
-                lustre_id=fs.id if fs is not None else None,
-                lustre_capacity_gib=plan.lustre_capacity_gib or 0,
-                slurm=not kubernetes,
-            ),
-            provider,
-            here,
+        # Alarms only where someone receives them: the account's alerts (organization file; required when production).
+        self.alarms = (
+            None
+            if args.account.alerts is None
+            else StackAlarms(
+                f"{name}-alarms",
+                AlarmArgs(
+                    stack=args.tags[STACK_TAG],
+                    account_id=args.account.id,
+                    alerts=args.account.alerts,
+                    cluster=spec.name,
+                    lustre_id=fs.id if fs is not None else None,
+                    lustre_capacity_gib=plan.lustre_capacity_gib or 0,
+                    slurm=not kubernetes,
+                ),
+                provider,
+                here,
+            )
         )
         self.register_outputs(
             {

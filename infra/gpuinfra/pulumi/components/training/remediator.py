@@ -1,5 +1,5 @@
 """On premises, nothing else notices a failed GPU: a CronJob in the team's namespace runs the GPU remediation script
-(templates/training/gpu-remediator.py.j2) over this cluster's nodes, cordoning a node whose device plugin marked a
+(templates/training/gpu-remediator.sh.j2) over this cluster's nodes, cordoning a node whose device plugin marked a
 GPU unhealthy (allocatable below capacity) or that a node-problem-detector condition the site lists reports, and
 uncordoning the nodes it cordoned once healthy. EKS has its own node repair (node monitoring agent + node auto
 repair); PCS has the login node's repair loop (node_repair.py).
@@ -42,16 +42,20 @@ class RemediationArgs:
     labels: dict[str, str] | None = None
 
 
-def remediation_script(args: RemediationArgs) -> str:
-    return render(
-        "training/gpu-remediator.py.j2",
-        cluster=args.cluster,
-        selector=args.selector,
-        resource=args.resource,
-        conditions=list(args.conditions),
-        mark=MARK,
-        max_cordons=MAX_CORDONS,
-    )
+def remediation_script() -> str:
+    """The script (its configuration is the CronJob's environment, remediation_env: data, never code)."""
+    return render("training/gpu-remediator.sh.j2")
+
+
+def remediation_env(args: RemediationArgs) -> list[dict[str, str]]:
+    values = {
+        "GPUINFRA_NODE_SELECTOR": args.selector,
+        "GPUINFRA_GPU_RESOURCE": args.resource,
+        "GPUINFRA_NODE_CONDITIONS": ",".join(args.conditions),
+        "GPUINFRA_REMEDIATION_MARK": MARK,
+        "GPUINFRA_MAX_CORDONS": str(MAX_CORDONS),
+    }
+    return [{"name": k, "value": v} for k, v in values.items()]
 
 
 def restricted_container() -> dict[str, object]:
@@ -87,7 +91,7 @@ class GpuRemediation(pulumi.ComponentResource):
             opts=o,
         )
         script = k8s.core.v1.ConfigMap(
-            f"{name}-script", metadata=meta, data={"gpu-remediator": remediation_script(args)}, opts=o
+            f"{name}-script", metadata=meta, data={"gpu-remediator": remediation_script()}, opts=o
         )
         pod = {
             "serviceAccountName": account,
@@ -97,7 +101,8 @@ class GpuRemediation(pulumi.ComponentResource):
                 {
                     "name": "remediate",
                     "image": args.image,
-                    "command": ["python3", f"{SCRIPT_DIR}/gpu-remediator"],
+                    "command": ["/bin/bash", f"{SCRIPT_DIR}/gpu-remediator"],
+                    "env": remediation_env(args),
                     "securityContext": restricted_container(),
                     "resources": {
                         "requests": {"cpu": "50m", "memory": "64Mi"},
@@ -123,4 +128,12 @@ class GpuRemediation(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-__all__ = ["MARK", "MAX_CORDONS", "SCHEDULE", "GpuRemediation", "RemediationArgs", "remediation_script"]
+__all__ = [
+    "MARK",
+    "MAX_CORDONS",
+    "SCHEDULE",
+    "GpuRemediation",
+    "RemediationArgs",
+    "remediation_env",
+    "remediation_script",
+]

@@ -147,14 +147,12 @@ class SlurmOnPcs(pulumi.ComponentResource):
             else pulumi.Output.from_input(None)
         )
         retention = (
-            dataclasses.replace(
-                retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri),
-                metric_namespace=gpu_metrics.NAMESPACE,
-                region=compute.region,
-            )
+            retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
             if lustre is not None
             else None
         )
+        if retention is not None:  # the PCS pruner publishes PrunerRuns (alarms.py)
+            retention = dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
 
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
         env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
