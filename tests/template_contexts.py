@@ -16,7 +16,8 @@ placeholder word, so each expression gets one of these contexts:
 The rule tests/test_templating.py enforces: in `word` and `comment` the expression's last filter is `sh`, in `sbatch`
 it is `slurm`, in `arith` it is `int`, and no expression sits in any other context. A YAML template's expressions are
 read by `yaml_contexts` (a whole plain scalar, part of one, a comment, a block scalar's line, a quoted scalar) and
-held to their own filters there."""
+held to their own filters there. A Python template's (`*.py.j2`) are read by `python_contexts`: `constant` when the
+expression is the whole right-hand side of a top-level `NAME = ...` line, else `other`."""
 
 from __future__ import annotations
 
@@ -308,4 +309,33 @@ def yaml_expressions(env: Environment, source: str) -> list[Expression]:
     return [Expression(e.line, e.source, e.last_filter, contexts.get(n, "unseen")) for n, e in enumerate(found)]
 
 
-__all__ = ["Expression", "expressions", "shell_contexts", "shell_expressions", "yaml_contexts", "yaml_expressions"]
+PYTHON_CONSTANT = re.compile(rf"[A-Z][A-Z0-9_]* = {MARK}(\d+){MARK}")
+
+
+def python_contexts(skeleton: str) -> dict[int, str]:
+    """`constant` for a placeholder that is a whole top-level assignment's value, `other` anywhere else (inside a
+    string, a docstring, an expression)."""
+    out: dict[int, str] = {}
+    for line in skeleton.splitlines():
+        whole = PYTHON_CONSTANT.fullmatch(line)
+        for n in re.findall(rf"{MARK}(\d+){MARK}", line):
+            out[int(n)] = "constant" if whole else "other"
+    return out
+
+
+def python_expressions(env: Environment, source: str) -> list[Expression]:
+    skeleton, found = expressions(env, source)
+    contexts = python_contexts(skeleton)
+    return [Expression(e.line, e.source, e.last_filter, contexts.get(n, "unseen")) for n, e in enumerate(found)]
+
+
+__all__ = [
+    "Expression",
+    "expressions",
+    "python_contexts",
+    "python_expressions",
+    "shell_contexts",
+    "shell_expressions",
+    "yaml_contexts",
+    "yaml_expressions",
+]

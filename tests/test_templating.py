@@ -5,6 +5,8 @@
   is not one word. The contexts are read from each template the way bash reads it (tests/template_contexts.py).
 - YAML templates (`*.yaml.j2`: cloud-config, the JobSet, the `init` stack files): `yaml` (a plain or JSON-quoted
   scalar), `tojson` or `packed` (base64) for a whole scalar; `line` in a comment.
+- Python templates (`*.py.j2`: the on-premises GPU remediator): `py` (a Python literal), and only as the whole
+  value of a top-level constant (`NAME = {{ v | py }}`); never inside a string or the docstring.
 - Markdown report templates (`report/*.md.j2`) render the report model, whose text the Markdown renderer escapes
   itself (report/render/markdown.py); they reach no shell or YAML reader and are outside this rule.
 
@@ -15,6 +17,7 @@ prefetch, are executed with a marker payload in every value: the marker is never
 
 from __future__ import annotations
 
+import ast
 import os
 import subprocess
 from pathlib import Path
@@ -23,12 +26,12 @@ import pytest
 import yaml as pyyaml
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, render_scripts
 from gpuinfra.pulumi.components.training.bootstrap import Retention, prune_checkpoints
-from gpuinfra.templating import environment, one_line, shell_quote, templates_folder, yaml_scalar
+from gpuinfra.templating import environment, one_line, python_literal, shell_quote, templates_folder, yaml_scalar
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
 from slurm_local import SYSTEMD_PATH
-from template_contexts import shell_expressions, yaml_expressions
+from template_contexts import python_expressions, shell_expressions, yaml_expressions
 
 SHELL_FILTERS = {"word": "sh", "comment": "sh", "sbatch": "slurm", "arith": "int"}
 YAML_FILTERS = {
@@ -65,6 +68,16 @@ def yaml_problems(source: str) -> list[str]:
     return problems
 
 
+def python_problems(source: str) -> list[str]:
+    problems = []
+    for e in python_expressions(environment(), source):
+        if e.context != "constant":
+            problems.append(f"line {e.line}: {{{{ {e.source} }}}} must be a whole constant's value (NAME = ...)")
+        elif e.last_filter != "py":
+            problems.append(f"line {e.line}: {{{{ {e.source} }}}} in a constant must end with | py")
+    return problems
+
+
 # ---- the scan ---------------------------------------------------------------------------------------------------
 @pytest.mark.parametrize("path", _templates(".sh.j2", ".sbatch.j2"), ids=lambda p: p.name)
 def test_every_shell_template_interpolates_only_shell_words(path: Path) -> None:
@@ -76,11 +89,17 @@ def test_every_yaml_template_interpolates_only_whole_scalars(path: Path) -> None
     assert yaml_problems(path.read_text()) == []
 
 
+@pytest.mark.parametrize("path", _templates(".py.j2"), ids=lambda p: p.name)
+def test_every_python_template_interpolates_only_literal_constants(path: Path) -> None:
+    assert python_problems(path.read_text()) == []
+
+
 def test_every_template_is_under_a_rule_and_the_scan_is_not_vacuous() -> None:
     every = {p for p in templates_folder().rglob("*.j2")}
     shell, data = set(_templates(".sh.j2", ".sbatch.j2")), set(_templates(".yaml.j2"))
+    python = set(_templates(".py.j2"))
     markdown = {p for p in every if p.parent.name == MARKDOWN and p.name.endswith(".md.j2")}
-    assert every == shell | data | markdown
+    assert every == shell | data | python | markdown
     counted = sum(len(shell_expressions(environment(), p.read_text())) for p in shell)
     assert counted > 200  # 211 expressions in 23 shell templates when this was written
 
@@ -144,6 +163,26 @@ def test_the_yaml_scan_passes_a_whole_scalar(source: str) -> None:
     assert yaml_problems(source) == []
 
 
+PLANTED_PYTHON = [
+    ('X = "{{ v | py }}"', "whole constant"),
+    ("X = {{ v }}", "must end with | py"),
+    ("X = {{ v | tojson }}", "must end with | py"),
+    ('"""Remediation for {{ v | py }}."""', "whole constant"),
+    ("X = f({{ v | py }})", "whole constant"),
+    ("X = {{ v | py }}  # {{ w | py }}", "whole constant"),
+]
+
+
+@pytest.mark.parametrize(("source", "problem"), PLANTED_PYTHON)
+def test_the_python_scan_catches_a_planted_mistake(source: str, problem: str) -> None:
+    found = python_problems(source)
+    assert found and all(problem in p for p in found), found
+
+
+def test_the_python_scan_passes_a_json_constant() -> None:
+    assert python_problems("X = {{ v | py }}\nMAX_N = {{ n | py }}\n") == []
+
+
 # ---- the filters, read back by their readers ---------------------------------------------------------------
 TEXT = st.text(st.characters(blacklist_categories=("Cs",), blacklist_characters="\x00"), max_size=40)
 HOSTILE = "x$(touch MARK)`touch MARK`;touch MARK\ntouch MARK 'q\"y\\ \t\r\x1b\u2028é"
@@ -175,6 +214,19 @@ def test_a_yaml_scalar_reads_back_as_the_value(value: object) -> None:
     for read in (pyyaml.safe_load, YAML(typ="safe", pure=True).load):
         data = read(document)
         assert data == {"key": value, "flow": [value, "x"], "map": {"k": value}}, document
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.one_of(TEXT, st.integers(), st.booleans(), st.lists(TEXT, max_size=4)))
+def test_a_py_constant_reads_back_as_the_python_value_on_one_line(value: object) -> None:
+    text = environment().from_string("X = {{ v | py }}").render(v=value)
+    (statement,) = ast.parse(text).body
+    assert "\n" not in text and ast.literal_eval(statement.value) == value, text  # type: ignore[attr-defined]
+
+
+def test_the_py_filter_refuses_what_is_no_literal() -> None:
+    with pytest.raises(ValueError, match="not a Python literal"):
+        python_literal(object())
 
 
 # ---- the root scripts, executed with a marker payload -----------------------------------------------------------

@@ -50,6 +50,18 @@ ALIASES = {"aws:lb/loadBalancer:LoadBalancer": ["aws:alb/loadBalancer:LoadBalanc
 NATIVE = ["aws-native:pcs:Cluster", "aws-native:pcs:ComputeNodeGroup", "aws-native:pcs:Queue"]
 """pulumi-aws-native types the components create; their CloudFormation type is AWS::<MODULE>::<Name>."""
 
+API_CREATE_ONLY = {
+    "aws:fsx/lustreFileSystem:LustreFileSystem": (
+        "fsx",
+        "CreateFileSystemLustreConfiguration",
+        "UpdateFileSystemLustreConfiguration",
+    ),
+}
+"""Properties the service's own API takes at creation and has no update for (botocore: a member of the create shape
+that the update shape lacks) replace the resource whatever the provider source says; read from the installed
+botocore. Only those the terraform row does not already mark become a row of their own (source botocore-create-only):
+the pinned terraform source can predate a property (FSx's EfaEnabled, added to the API in 2024)."""
+
 REFRESH = {
     "aws:autoscaling/group:Group": ["launchTemplate", "mixedInstancesPolicy", "launchConfiguration"],
     "aws-native:pcs:ComputeNodeGroup": ["amiId", "customLaunchTemplate"],
@@ -187,6 +199,28 @@ def native_rule(token: str) -> ReplacementRule:
     return rule
 
 
+def api_create_only(token: str) -> list[str]:
+    """camelCase properties of `token` that the API creates and cannot update (API_CREATE_ONLY)."""
+    import botocore.session
+
+    service, create, update = API_CREATE_ONLY[token]
+    model = botocore.session.get_session().get_service_model(service)
+    only = set(model.shape_for(create).members) - set(model.shape_for(update).members)
+    return sorted(name[:1].lower() + name[1:] for name in only)
+
+
+def api_rules(marked: dict[str, set[str]]) -> list[ReplacementRule]:
+    """One row per API_CREATE_ONLY type with the create-only properties no other row of it marks."""
+    out = []
+    for token, (service, create, update) in API_CREATE_ONLY.items():
+        props = [p for p in api_create_only(token) if p not in marked.get(token, set())]
+        if props:
+            rule = ReplacementRule([token], "botocore-create-only", f"{service} {create} minus {update}")
+            rule.replace = dict.fromkeys(props, 0)
+            out.append(rule)
+    return out
+
+
 # --- the table -------------------------------------------------------------------------------------------------
 
 
@@ -253,7 +287,7 @@ def current_rows() -> list[dict[str, Any]]:
     return [dict(r) for r in rows]
 
 
-def build(tfaws: Path, tfaws_ref: str, keep_missing: bool) -> str:
+def build(tfaws: Path, tfaws_ref: str, keep_missing: bool, carry_pinned: bool = False) -> str:
     consts = attr_constants(tfaws)
     rules: list[ReplacementRule] = []
     missing: list[str] = []
@@ -271,9 +305,17 @@ def build(tfaws: Path, tfaws_ref: str, keep_missing: bool) -> str:
     carried = [
         {k: v for k, v in row.items() if k not in ("carried",)}
         for row in current_rows()
-        if any(t in missing for t in row.get("types", [])) and row.get("source") != "tfaws-pinned"
+        if any(t in missing for t in row.get("types", []))
+        and row.get("source") not in ("botocore-create-only", *(() if carry_pinned else ("tfaws-pinned",)))
     ]
-    return render(rules, carried, pins(tfaws_ref))
+    marked: dict[str, set[str]] = {}
+    for r in rules:
+        for t in r.types:
+            marked.setdefault(t, set()).update(r.replace)
+    for row in carried:
+        for t in row.get("types", []):
+            marked.setdefault(t, set()).update(row.get("replace", []))
+    return render(rules + api_rules(marked), carried, pins(tfaws_ref))
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -283,9 +325,14 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--tfaws-ref", required=True, help="the tag or commit of that checkout, recorded in the table")
     parser.add_argument("--keep-missing", action="store_true", help="carry rows of types whose source is absent")
+    parser.add_argument(
+        "--carry-pinned",
+        action="store_true",
+        help="with --keep-missing, carry the rows read from a pinned source earlier too (their file absent now)",
+    )
     parser.add_argument("--out", type=Path, default=TABLE)
     args = parser.parse_args(argv)
-    text = build(args.tfaws, args.tfaws_ref, args.keep_missing)
+    text = build(args.tfaws, args.tfaws_ref, args.keep_missing, args.carry_pinned)
     args.out.write_text(text, encoding="utf-8")
     print(f"wrote {args.out}", file=sys.stderr)
     return 0

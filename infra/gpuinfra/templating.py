@@ -115,6 +115,27 @@ def one_line(value: Any) -> str:
     return "".join(ch if ch.isprintable() else ch.encode("unicode_escape", "backslashreplace").decode() for ch in text)
 
 
+PYTHON_LITERALS = (str, int, bool, type(None))
+
+
+def python_literal(value: Any) -> str:
+    """The `py` filter, for a Python template's constant (`NAME = {{ v | py }}`): `repr` of a string, integer, boolean
+    or None, or of a list, tuple or dict of them, which `ast.literal_eval` reads back as the value (repr escapes every
+    unprintable character, so the literal stays on its line). JSON is not one: an astral character is two surrogate
+    escapes there, which Python reads as two characters. Anything else is refused."""
+    if not _python_literal(value):
+        raise ValueError(f"not a Python literal value for a template constant: {type(value).__name__}")
+    return repr(value)
+
+
+def _python_literal(value: Any) -> bool:
+    if isinstance(value, (list, tuple)):
+        return all(_python_literal(item) for item in value)
+    if isinstance(value, dict):
+        return all(_python_literal(k) and _python_literal(v) for k, v in value.items())
+    return isinstance(value, PYTHON_LITERALS)
+
+
 def packed(text: Any) -> str:
     """The `packed` filter: gzip then base64, for a cloud-init write_files entry with `encoding: gz+b64` (cloud-init
     cc_write_files: decoded with base64, then gunzipped, before it is written). mtime 0: the same text always packs
@@ -156,6 +177,7 @@ def environment() -> Environment:
     env.filters["slurm"] = slurm_value
     env.filters["line"] = one_line
     env.filters["yaml"] = yaml_scalar
+    env.filters["py"] = python_literal
     return env
 
 
@@ -174,6 +196,7 @@ __all__ = [
     "environment",
     "one_line",
     "packed",
+    "python_literal",
     "renderer",
     "shell_quote",
     "slurm_value",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph
 from helpers import ROOT, ample_quotas, graph_for
 from ruamel.yaml import YAML
@@ -121,7 +122,13 @@ def _training(family: str) -> Graph:
     }
     if not row["efa_interfaces"]:
         spec["interconnect.type"] = "none"
-    return graph_for("llm-train-eks", spec, ORG)
+    org = ORG
+    offered = load_catalog().offered_regions(row["name"])
+    if offered and "us-east-1" not in offered:  # instance-type-not-in-region: train where the type is sold
+        region = sorted(offered)[0]
+        spec |= {"region": region, "availability_zone": f"{region}a"}
+        org = {**ORG, **ample_quotas("ml-training", region)}
+    return graph_for("llm-train-eks", spec, org)
 
 
 @pytest.mark.parametrize("family", FAMILIES)

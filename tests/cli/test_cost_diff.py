@@ -47,7 +47,8 @@ def test_diff_two_previews(tmp_path: Path) -> None:
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith(MARKER)
-    assert "**replace** (deploymentType)" in text  # the throughput tier updates in place (tfaws: no ForceNew)
+    # the throughput tier updates in place (tfaws: no ForceNew); PERSISTENT_1 has no EFA, and efaEnabled is create-only
+    assert "**replace** (deploymentType, efaEnabled)" in text
     assert text.index("monthly cost") < text.index("### `llm-train`") < text.index("<details>")
 
 

@@ -42,7 +42,8 @@ def test_spot_first_then_on_demand_in_private_subnets(graph: Graph) -> None:
     for resources in (spot, od):
         assert resources["instanceTypes"] == [SPEC["instance_type"]]
         assert resources["minVcpus"] == 0 and resources["maxVcpus"] == 16  # one p5.4xlarge (16 vCPUs)
-        assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2_NVIDIA"}]
+        # botocore Batch model, Ec2Configuration.imageType: AL2 compute environments are refused from 2026-06-30
+        assert resources["ec2Configurations"] == [{"imageType": "ECS_AL2023_NVIDIA"}]
     subnets = {s.inputs["availabilityZone"]: s for s in graph.of_type("aws:ec2/subnet:Subnet")}
     private = [s for s in graph.of_type("aws:ec2/subnet:Subnet") if "private" in s.name]
     assert {s.inputs["availabilityZone"] for s in private} == set(SPEC["availability_zones"])
@@ -163,3 +164,21 @@ def test_compute_environments_conform_to_the_batch_api(graph: Graph) -> None:
         assert not report.has_errors(), report.generate_report()
         allowed = shape.members["computeResources"].members["allocationStrategy"].enum
         assert resources["allocationStrategy"] in allowed
+
+
+def test_the_image_type_is_the_one_botocore_names_for_gpus_and_not_the_refused_al2() -> None:
+    """The Batch model's own text (imageType is a plain string there, its values are listed in the documentation):
+    ECS_AL2023_NVIDIA is "Default for all GPU instance families"; Amazon Linux 2 is blocked for new environments."""
+    botocore = pytest.importorskip("botocore.session")
+    doc = botocore.get_session().get_service_model("batch").shape_for("Ec2Configuration").members["imageType"]
+    text = doc.documentation
+    entry = text.split("<dt>ECS_AL2023_NVIDIA</dt>", 1)[1].split("</dd>", 1)[0]
+    assert "Default for all GPU instance families" in entry
+    assert "block creation of new Amazon ECS compute environments using Batch-provided Amazon Linux 2" in text
+
+
+def test_job_containers_cannot_reach_the_instance_role(graph: Graph) -> None:
+    """Hop limit 1 (EC2 User Guide, instance metadata options): a bridge-mode container is one hop away."""
+    (lt,) = graph.of_type("aws:ec2/launchTemplate:LaunchTemplate")
+    assert lt.inputs["metadataOptions"]["httpPutResponseHopLimit"] == 1
+    assert lt.inputs["metadataOptions"]["httpTokens"] == "required"

@@ -126,7 +126,12 @@ def test_the_user_data_waits_for_the_parameter(graph: Graph) -> None:
 def gpu_flows() -> list[Flow]:
     inputs = inputs_for("llm-train")
     flows = declared_flows(inputs, build_plan(inputs.spec, inputs.org.org, load_catalog()))
-    return [f for f in flows if f.action in ("cloudwatch:PutMetricData", "ssm:GetParameter")]
+    # The compute nodes' role only: the login node's own role publishes the repair loop's UnavailableNodes.
+    return [
+        f
+        for f in flows
+        if f.action in ("cloudwatch:PutMetricData", "ssm:GetParameter") and f.principal == "llm-train-slurm-role"
+    ]
 
 
 def test_the_node_role_reads_the_configuration_and_publishes_its_namespace(graph: Graph) -> None:

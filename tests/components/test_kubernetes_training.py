@@ -539,3 +539,17 @@ def test_the_vpc_cni_enforces_the_namespace_network_policies(eks: Graph) -> None
     assert json.loads(cni.inputs["configurationValues"]) == {"enableNetworkPolicy": "true"}
     assert cni.inputs["resolveConflictsOnCreate"] == "OVERWRITE"
     assert eks.of_type("kubernetes:networking.k8s.io/v1:NetworkPolicy")
+
+
+def test_every_helm_release_depends_on_the_system_node_group() -> None:
+    """A Helm release waits for its pods to be ready (pulumi-kubernetes helm/v3 Release), which cannot happen before
+    a node group exists: each release names the system node group among its dependencies (the review's finding 10
+    read the releases' own dependency lists, which the provider's dependency does not show)."""
+    from helpers import example_graph
+
+    graph = example_graph("llm-train-eks")
+    (system,) = [g for g in graph.of_type("aws:eks/nodeGroup:NodeGroup") if g.name.endswith("-system")]
+    releases = graph.of_type("kubernetes:helm.sh/v3:Release")
+    assert len(releases) == 5
+    for release in releases:
+        assert system.urn in release.dependencies, release.name

@@ -17,7 +17,15 @@ from gpuinfra.spec.org import release_tuple
 from helpers import example_graph, graph_for
 
 ROOT = Path(__file__).resolve().parents[2]
-CLUSTER_SCOPED = {"Namespace", "NodePatch", "ResourceFlavor", "ClusterQueue", "Topology"}
+CLUSTER_SCOPED = {
+    "Namespace",
+    "NodePatch",
+    "ResourceFlavor",
+    "ClusterQueue",
+    "Topology",
+    "ClusterRole",
+    "ClusterRoleBinding",
+}
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +46,16 @@ def jobset_pods(graph: Graph) -> list[dict[str, Any]]:
 def test_the_stack_installs_nothing_cluster_wide(onprem: Graph) -> None:
     k8s = [r for r in onprem.resources if r.custom and r.type.startswith("kubernetes:")]
     assert k8s and not [r for r in k8s if r.type == "kubernetes:helm.sh/v3:Release"]
-    assert not [r for r in k8s if kind(r.type) in ("DaemonSet", "Deployment", "ClusterRole", "ClusterRoleBinding")]
+    assert not [r for r in k8s if kind(r.type) in ("DaemonSet", "Deployment")]
+    # The one cluster-wide grant: the GPU remediation's (training/remediator.py), named for this cluster, nodes only
+    # (nodes are cluster-scoped: no Role can grant them); it collides with nothing of the site's or another team's.
+    roles = [r for r in k8s if kind(r.type) == "ClusterRole"]
+    assert [(r.inputs["metadata"]["name"], r.inputs["rules"]) for r in roles] == [
+        (
+            "llm-train-dc-gpu-remediation",
+            [{"apiGroups": [""], "resources": ["nodes"], "verbs": ["get", "list", "patch"]}],
+        )
+    ]
     for r in k8s:
         meta = r.inputs.get("metadata", {})
         if kind(r.type) in CLUSTER_SCOPED:

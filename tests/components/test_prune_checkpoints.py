@@ -148,3 +148,47 @@ def test_pruned_checkpoints_are_tagged_in_s3_first_and_kept_when_tagging_fails(r
     assert result.returncode == 1 and "dcp-c: kept" in result.stderr
     assert _names(root / "dcp") == ["dcp-a", "dcp-b", "dcp-c"]
     assert _names(root / "megatron")[:2] == ["iter_0003000", "iter_0004000"]
+
+
+@pytest.mark.parametrize("s3_fails", [False, True], ids=["all-tagged", "a-tagging-fails"])
+def test_a_successful_run_counts_in_pruner_runs_and_a_failed_one_does_not(
+    root: Path, tmp_path: Path, s3_fails: bool
+) -> None:
+    """PCS: the pruner alarm (alarms.py) fires when no PrunerRuns arrives for an hour; only a run that pruned
+    everything it meant to (exit 0) counts."""
+    if os.geteuid() != 0:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("needs root for a private mount namespace")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "aws-calls"
+    failing = "  *list-objects-v2*dcp/dcp-c/*) exit 255 ;;\n" if s3_fails else ""
+    (fake / "aws").write_text(
+        f'#!/bin/bash\necho "$*" >> {calls}\ncase "$*" in\n{failing}'
+        '  *list-objects-v2*) echo "ckpt/${6#ckpt/}a.bin" ;;\nesac\n'
+    )
+    (fake / "aws").chmod(0o755)
+    retention = Retention(
+        str(root), "acme-ckpt", "ckpt/", KEEP, "MILESTONE", 14, metric_namespace="gpuinfra/Training", region="us-east-1"
+    )
+    path = tmp_path / "prune-checkpoints"
+    path.write_text(prune_checkpoints("llm-train", retention))
+    path.chmod(0o755)
+    result = subprocess.run(
+        [
+            *("unshare", "--mount", "/bin/sh", "-c"),
+            "mount --make-rprivate / && mount -t tmpfs gpuinfra-test /usr/local/bin"
+            f' && cp {fake}/aws /usr/local/bin/ && exec "$@"',
+            *("sh", "/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    published = [c for c in calls.read_text().splitlines() if c.startswith("cloudwatch put-metric-data")]
+    if s3_fails:
+        assert result.returncode == 1 and published == []
+    else:
+        assert result.returncode == 0, result.stderr
+        assert published == [
+            "cloudwatch put-metric-data --region us-east-1 --namespace gpuinfra/Training --metric-name PrunerRuns "
+            "--dimensions Cluster=llm-train --value 1 --unit Count"
+        ]

@@ -61,7 +61,8 @@ def test_a_pcs_cluster_node_groups_a_queue_and_a_login_group(graph: Graph) -> No
     assert cluster["size"] == "SMALL"  # 16 nodes + 1 login <= 32 (PCS API Reference, Cluster.size)
     assert cluster["slurmConfiguration"]["accounting"]["mode"] == "STANDARD"
     settings = {s["parameterName"]: s["parameterValue"] for s in cluster["slurmConfiguration"]["slurmCustomSettings"]}
-    assert settings["HealthCheckProgram"] == "/opt/gpuinfra/health-check"
+    # the health check is a timer on the nodes now, not a cluster setting outside the schema's documented three
+    assert not any(name.startswith("HealthCheck") for name in settings)
     found = groups(graph)
     assert {
         k: (g.inputs["purchaseOption"], g.inputs["scalingConfiguration"]["maxInstanceCount"]) for k, g in found.items()
@@ -87,16 +88,15 @@ def test_no_home_made_slurm_remains(graph: Graph) -> None:
 
 
 def node_policy(graph: Graph) -> Resource:
-    """The nodes' inline policy: the one role policy besides the VPC flow logs' delivery role."""
-    (node,) = [p for p in graph.of_type(tokens.IAM_ROLE_POLICY) if not p.name.endswith("-flow-logs")]
-    return node
+    """The compute nodes' inline policy (the login node has its own, with the repair loop's grants)."""
+    return graph.named(tokens.IAM_ROLE_POLICY, "llm-train-slurm-access")
 
 
 def test_node_groups_take_the_pinned_image_and_a_pcs_profile(graph: Graph) -> None:
     amis = {g.inputs["amiId"] for g in graph.of_type(NG)}
     assert len(amis) == 1 and next(iter(amis)).startswith("ami-")
-    profile = graph.one(tokens.IAM_INSTANCE_PROFILE).inputs
-    assert profile["path"] == "/aws-pcs/"
+    profiles = graph.of_type(tokens.IAM_INSTANCE_PROFILE)
+    assert len(profiles) == 2 and all(p.inputs["path"] == "/aws-pcs/" for p in profiles)
     policy = node_policy(graph).inputs["policy"]
     by_sid = {s["Sid"]: s for s in json.loads(policy)["Statement"]}
     assert by_sid["RegisterWithPcs"]["Action"] == ["pcs:RegisterComputeNodeGroupInstance"]
@@ -112,10 +112,16 @@ def test_launch_template_has_an_efa_on_every_efa_card(graph: Graph) -> None:
 
 
 def test_p6_b300_has_no_efa_on_card_zero() -> None:
+    # the catalog's price snapshot sells p6-b300.48xlarge in us-west-2 only (instance-type-not-in-region)
     graph = graph_for(
         "llm-train",
-        {"compute.instance_type": "p6-b300.48xlarge", "compute.capacity": {"type": "on_demand"}},
-        ample_quotas(),
+        {
+            "compute.instance_type": "p6-b300.48xlarge",
+            "compute.capacity": {"type": "on_demand"},
+            "region": "us-west-2",
+            "availability_zone": "us-west-2a",
+        },
+        ample_quotas("ml-training", "us-west-2"),
     )
     lt = template_of(graph, groups(graph)["od"]).inputs
     efa = sorted(n["networkCardIndex"] for n in lt["networkInterfaces"] if n.get("interfaceType") == "efa-only")
@@ -224,12 +230,20 @@ def test_the_pcs_key_policy_names_only_its_account(graph: Graph) -> None:
         assert all("kmsKeyId" not in m["ebs"] for m in lt.inputs["blockDeviceMappings"]), lt.name
 
 
-def test_the_eks_key_policy_lets_auto_scaling_use_it_for_node_volumes() -> None:
+def test_the_eks_key_policy_does_not_depend_on_the_auto_scaling_service_linked_role() -> None:
+    """A fresh account has no AWSServiceRoleForAutoScaling until Auto Scaling is first used, and KMS refuses a key
+    policy naming a principal that does not exist: the key names the account alone, and the managed node groups'
+    root volumes use the AWS-managed EBS key (no key policy of ours to name the role in)."""
     eks = example_graph("llm-train-eks")
     policy = json.loads(eks.one(tokens.KMS_KEY).inputs["policy"])
     principals = {s["Sid"]: s["Principal"]["AWS"] for s in policy["Statement"]}
-    role = "arn:aws:iam::111111111111:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
-    assert principals["AutoScalingUsesKey"] == principals["AutoScalingAttachesVolumes"] == role
+    assert principals == {"AccountAdministers": "arn:aws:iam::111111111111:root"}
+    assert "autoscaling" not in eks.one(tokens.KMS_KEY).inputs["policy"]
+    templates = eks.of_type(tokens.LAUNCH_TEMPLATE)
+    assert templates
+    for lt in templates:
+        for mapping in lt.inputs["blockDeviceMappings"]:
+            assert mapping["ebs"]["encrypted"] == "true" and "kmsKeyId" not in mapping["ebs"], lt.name
 
 
 def test_pcs_launch_templates_map_the_root_device_the_image_reports(graph: Graph) -> None:

@@ -23,6 +23,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
     node_cloud_config,
 )
 from gpuinfra.pulumi.components.training.fabric import nccl_environment
+from gpuinfra.pulumi.components.training.node_repair import Repair
 from helpers import cloud_config
 
 AT = datetime.datetime(2027, 1, 14, 10, 30, tzinfo=datetime.UTC)
@@ -36,7 +37,11 @@ ROLES = {
     ),
     "on-demand": NodeRole("compute", "p4d.24xlarge", gpus=8, efa=4, instance_store_gb=8000),
     "login": NodeRole(
-        "login", "m7i.2xlarge", retention=RETENTION, acceptance=Acceptance("train", "p5.48xlarge", 16, 8, 3200.0)
+        "login",
+        "m7i.2xlarge",
+        retention=RETENTION,
+        acceptance=Acceptance("train", "p5.48xlarge", 16, 8, 3200.0),
+        repair=Repair("llm-train", "us-east-1", metric_namespace="gpuinfra/Training"),
     ),
 }
 
@@ -65,7 +70,9 @@ def rendered_scripts() -> dict[str, str]:
         for f in config["write_files"]:
             if f["content"].startswith("#!/bin/bash"):
                 out[f"{role}:{f['path']}"] = f["content"]
-        for command in config.get("bootcmd", []):
+        for n, command in enumerate(config.get("bootcmd", [])):
+            # the bootcmd line itself, as `/bin/bash -c` runs it (the SC2046: every line is checked)
+            out[f"{role}:bootcmd:{n}"] = f"#!/bin/bash\n{command[-1]}\n"
             packed = re.search(r"echo (\S+) \| base64 -d \| gzip -dc", command[-1])
             if packed:  # the Lustre client, carried packed in its bootcmd (it runs before write_files)
                 out[f"{role}:bootcmd:lustre-client"] = gzip.decompress(base64.b64decode(packed.group(1))).decode()
@@ -93,4 +100,5 @@ def test_every_script_kind_is_checked() -> None:
         "/opt/gpuinfra/gpu-metrics",
         "bootcmd:lustre-client",
         "/opt/gpuinfra/preload-dataset",
+        "/opt/gpuinfra/node-repair",
     } <= paths

@@ -59,8 +59,8 @@ LUSTRE_SOURCE = [
 
 
 def test_a_dozen_lustre_marks_match_the_provider_source() -> None:
-    (row,) = [r for r in load_table()["rules"] if LUSTRE in r["types"]]
-    assert row["file"] == "internal/service/fsx/lustre_file_system.go" and row["source"] == "tfaws-pinned"
+    (row,) = [r for r in load_table()["rules"] if LUSTRE in r["types"] and r["source"] == "tfaws-pinned"]
+    assert row["file"] == "internal/service/fsx/lustre_file_system.go"
     for prop, kind, line in LUSTRE_SOURCE:
         if kind is None:
             assert prop not in row["replace"] and prop not in row.get("replace_if_decreased", []), prop
@@ -185,3 +185,93 @@ def test_a_create_only_pcs_property_replaces_the_cluster(catalog: Catalog) -> No
     )
     r = _resource(_diff(base, head, catalog), cluster.name)
     assert r.action == "replace" and {c.effect for c in r.changes} == {REPLACE}
+
+
+def _changed(graph, type_: str, path: str, value):  # type: ignore[no-untyped-def]
+    """`graph` with one input of its (first) resource of `type_` set to `value` (a dotted path)."""
+    from dataclasses import replace as dc_replace
+
+    target = next(r for r in graph.resources if r.type == type_)
+    inputs = dict(target.inputs)
+    head, _, tail = path.partition(".")
+    inputs[head] = {**inputs.get(head, {}), tail: value} if tail else value
+    # the derived names are ignore_changes (they only move with a create-only value); the table's own mark is tested
+    moved = dc_replace(target, inputs=inputs, ignore_changes=())
+    return type(graph).of(graph.stack, graph.project, (moved if r is target else r for r in graph.resources)), target
+
+
+CREATE_ONLY = [
+    # cfn-lint 1.58.0 AWS::PCS::Cluster createOnlyProperties: /Name, /Networking, /Size
+    ("aws-native:pcs:Cluster", "name", "llm-train-2"),
+    ("aws-native:pcs:Cluster", "networking.subnetIds", ["subnet-0fedcba9876543210"]),
+    ("aws-native:pcs:Cluster", "size", "MEDIUM"),
+    # AWS::PCS::ComputeNodeGroup: /Name, /ClusterId, /InstanceConfigs
+    ("aws-native:pcs:ComputeNodeGroup", "name", "llm-train-od-2"),
+    ("aws-native:pcs:ComputeNodeGroup", "clusterId", "pcs_0123456789"),
+    ("aws-native:pcs:ComputeNodeGroup", "instanceConfigs", [{"instanceType": "p5e.48xlarge"}]),
+    # AWS::PCS::Queue: /Name, /ClusterId
+    ("aws-native:pcs:Queue", "name", "train2"),
+    ("aws-native:pcs:Queue", "clusterId", "pcs_0123456789"),
+    # FSx: EfaEnabled is in CreateFileSystemLustreConfiguration, not in UpdateFileSystemLustreConfiguration (botocore)
+    (LUSTRE, "efaEnabled", False),
+]
+
+
+@pytest.mark.parametrize(
+    ("type_", "path", "value"), CREATE_ONLY, ids=[f"{t.split(':')[-1]}.{p}" for t, p, _ in CREATE_ONLY]
+)
+def test_each_create_only_property_shows_a_replacement(catalog: Catalog, type_: str, path: str, value: object) -> None:
+    base = graph_for("llm-train")
+    head, target = _changed(graph_for("llm-train"), type_, path, value)
+    r = _resource(_diff(base, head, catalog), target.name)
+    assert r.action == "replace", (r.action, [(c.path, c.effect) for c in r.changes])
+    assert REPLACE in {c.effect for c in r.changes}
+
+
+def test_every_create_only_property_of_the_pcs_schemas_has_a_case_above() -> None:
+    from cfnlint.schema import PROVIDER_SCHEMA_MANAGER
+
+    cases = {(t, p.split(".")[0]) for t, p, _ in CREATE_ONLY}
+    for type_ in ("Cluster", "ComputeNodeGroup", "Queue"):
+        schema = PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", f"AWS::PCS::{type_}").schema
+        for pointer in schema["createOnlyProperties"]:
+            prop = pointer.removeprefix("/properties/")
+            assert (f"aws-native:pcs:{type_}", prop[:1].lower() + prop[1:]) in cases, (type_, prop)
+
+
+def test_efa_enabled_comes_from_the_api_s_create_only_members() -> None:
+    """The generator's botocore row: EfaEnabled is created and never updated (FSx API), so a change replaces."""
+    tool = _tool()
+    assert "efaEnabled" in tool.api_create_only(LUSTRE)
+    rows = [r for r in load_table()["rules"] if LUSTRE in r["types"]]
+    assert {r["source"] for r in rows} == {"tfaws-pinned", "botocore-create-only"}
+    (api,) = [r for r in rows if r["source"] == "botocore-create-only"]
+    assert api["replace"] == ["efaEnabled"]
+
+
+def test_day2_changes_to_pcs_give_new_names_and_replace_only_what_they_must(catalog: Catalog) -> None:
+    """The review's T4 cases, end to end through the program: p5 -> p5en replaces the node groups (deleted first, a
+    new derived name), not the cluster; 16 -> 40 nodes crosses SMALL -> MEDIUM and replaces the cluster under a new
+    name (created first: its state does not survive, so the old one runs until the new one exists)."""
+    base = graph_for("llm-train")
+    groups = {r.name: r for r in base.of_type("aws-native:pcs:ComputeNodeGroup")}
+    assert all(g.delete_before_replace and g.ignore_changes == ("name",) for g in groups.values())
+    (cluster,) = base.of_type("aws-native:pcs:Cluster")
+    assert not cluster.delete_before_replace and cluster.ignore_changes == ("name",)
+
+    bigger = graph_for("llm-train", {"compute.instance_type": "p5en.48xlarge"})
+    d = _diff(base, bigger, catalog)
+    od = _resource(d, "llm-train-slurm-pcs-od")
+    assert od.action == "replace"
+    assert [c.path for c in od.changes if c.effect == REPLACE] == ["instanceConfigs[0].instanceType"]
+    new_od = next(r for r in bigger.of_type("aws-native:pcs:ComputeNodeGroup") if r.name == od.name)
+    assert new_od.inputs["name"] != groups[od.name].inputs["name"]  # no name collision with the old group
+    assert "llm-train-slurm-pcs-cluster" not in {r.name for r in d.stacks[0].resources if r.action == "replace"}
+
+    from helpers import ample_quotas
+
+    larger = graph_for("llm-train", {"compute.node_count": 40}, ample_quotas())
+    (grown,) = larger.of_type("aws-native:pcs:Cluster")
+    assert (cluster.inputs["size"], grown.inputs["size"]) == ("SMALL", "MEDIUM")  # PCS: SMALL holds up to 32
+    assert grown.inputs["name"] != cluster.inputs["name"]
+    assert _resource(_diff(base, larger, catalog), cluster.name).action == "replace"

@@ -64,9 +64,10 @@ UNLISTED = [
     ),
     (
         "chat-serve",
-        "aws:sns/topicPolicy:TopicPolicy",
+        # (an SNS topic policy was the example here; training accounts now hold one for their alarm topic)
+        "aws:sqs/queuePolicy:QueuePolicy",
         {
-            "arn": "arn:aws:sns:us-east-1:222222222222:alerts",
+            "queueUrl": "https://sqs.us-east-1.amazonaws.com/222222222222/alerts",
             "policy": json.dumps(
                 {
                     "Version": "2012-10-17",
@@ -74,8 +75,8 @@ UNLISTED = [
                         {
                             "Effect": "Allow",
                             "Principal": {"AWS": "arn:aws:iam::111111111111:root"},
-                            "Action": "sns:Publish",
-                            "Resource": "arn:aws:sns:us-east-1:222222222222:alerts",
+                            "Action": "sqs:SendMessage",
+                            "Resource": "arn:aws:sqs:us-east-1:222222222222:alerts",
                         }
                     ],
                 }

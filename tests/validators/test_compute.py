@@ -6,6 +6,21 @@ import pytest
 from helpers import Case, run_case
 
 CASES = [
+    # p5.48xlarge's regions in the price snapshot (ec2instances.info, 2026-01-21): 13, none in the EU but eu-north-1
+    # and eu-west-2; eu-west-1 is not one of them.
+    Case(
+        "instance-type-not-in-region",
+        "llm-train",
+        {"region": "eu-west-1", "availability_zone": "eu-west-1a"},
+        message="p5.48xlarge is not offered in eu-west-1",
+    ),
+    Case(
+        "instance-type-not-in-region",
+        "llm-train",
+        {"region": "eu-north-1", "availability_zone": "eu-north-1a"},
+        fires=False,
+    ),
+    Case("instance-type-not-in-region", "llm-train", fires=False),
     Case(
         "instance-not-for-provider",
         "llm-train",

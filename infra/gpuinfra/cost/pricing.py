@@ -33,6 +33,8 @@ from gpuinfra.cost.services import (
     price_record,
     price_replication,
     price_secret,
+    price_sns_subscription,
+    price_sns_topic,
     price_ssm_parameter,
     price_volume,
     price_vpc_endpoint,
@@ -77,6 +79,8 @@ PRICERS: dict[str, Pricer] = {
     tokens.WAF_WEB_ACL: price_web_acl,
     tokens.SECRETS_MANAGER_SECRET: price_secret,
     tokens.SSM_PARAMETER: price_ssm_parameter,
+    tokens.SNS_TOPIC: price_sns_topic,
+    tokens.SNS_SUBSCRIPTION: price_sns_subscription,
 }
 LOCATORS: dict[str, Callable[[Resource, Graph], Where | None]] = {tokens.KARPENTER_NODE_POOL: node_pool_where}
 """Types that bill somewhere their provider does not say (a Kubernetes provider names no region or account)."""

@@ -198,6 +198,31 @@ def price_ssm_parameter(resource: Resource, ctx: Ctx) -> list[Line] | None:
     return [not_in_catalog("Advanced parameter", "parameters", "ssm/advanced_parameter", Decimal(1))]
 
 
+def price_sns_topic(resource: Resource, ctx: Ctx) -> list[Line]:
+    """SNS: a topic has no standing charge; its publish requests are priced per million (Infracost's aws_sns_topic:
+    "API requests (over 1M)", the first million a month being the account's free tier, ignored as Infracost does)."""
+    price = ctx.book.service("sns/requests", ctx.where.region)
+    return [usage_line(resource, ctx, "monthly_requests_1m", "API requests", "1M requests", price, "SNS requests")]
+
+
+SNS_DELIVERIES = {
+    "email": ("sns/email", "Email notifications"),
+    "email-json": ("sns/email", "Email notifications"),
+    "http": ("sns/https", "HTTP/HTTPS notifications"),
+    "https": ("sns/https", "HTTP/HTTPS notifications"),
+}
+"""Subscription protocols the catalog prices deliveries of (Infracost's aws_sns_topic notification lines)."""
+
+
+def price_sns_subscription(resource: Resource, ctx: Ctx) -> list[Line]:
+    """An SNS subscription: each notification delivered, per 100,000, at its protocol's price."""
+    protocol = str(resource.inputs.get("protocol", ""))
+    key, name = SNS_DELIVERIES.get(protocol, (f"sns/{protocol}", "Notifications"))
+    price = ctx.book.service(key, ctx.where.region)
+    unit = "100k notifications"
+    return [usage_line(resource, ctx, "monthly_notifications_100k", name, unit, price, f"SNS {protocol} deliveries")]
+
+
 def price_eip(resource: Resource, ctx: Ctx) -> list[Line]:
     return [public_ipv4(Decimal(1), ctx)]
 
@@ -404,6 +429,8 @@ __all__ = [
     "price_record",
     "price_replication",
     "price_secret",
+    "price_sns_subscription",
+    "price_sns_topic",
     "price_ssm_parameter",
     "price_volume",
     "price_vpc_endpoint",

@@ -35,6 +35,10 @@ class Resource:
     """Pulumi's `protect` option: the engine refuses to delete (or replace) it."""
     retain_on_delete: bool = False
     """Pulumi's `retainOnDelete` option: deleting it drops it from the state and leaves it in the cloud."""
+    delete_before_replace: bool = False
+    """Pulumi's `deleteBeforeReplace` option: a replacement deletes the old resource before creating the new one."""
+    ignore_changes: tuple[str, ...] = ()
+    """Pulumi's `ignoreChanges` option: inputs whose changes the engine does not diff."""
 
     @property
     def key(self) -> str:

@@ -86,6 +86,8 @@ PCS_QUEUE = "aws-native:pcs:Queue"
 PLACEMENT_GROUP = "aws:ec2/placementGroup:PlacementGroup"
 ROUTE = "aws:ec2/route:Route"
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
+SNS_TOPIC = "aws:sns/topic:Topic"
+SNS_SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
 SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
@@ -216,6 +218,8 @@ __all__ = [
     "SG_EGRESS_RULE",
     "SG_INGRESS_RULE",
     "SG_RULE",
+    "SNS_SUBSCRIPTION",
+    "SNS_TOPIC",
     "SPOT_FLEET",
     "SSM_PARAMETER",
     "SUBNET",

@@ -238,6 +238,8 @@ def changes(old: Resource, new: Resource, rules: Rules, step: Step | None = None
         if top in pulumi_replaces or detailed.get(path, "").endswith("-replace"):
             out.append(Change(path, before, after, REPLACE, PULUMI))
             continue
+        if top in new.ignore_changes:
+            continue  # Pulumi's ignoreChanges: the engine does not diff it (a derived name, training/pcs.py)
         effect, reason = rules.effect(new.type, path, before, after, new.inputs)
         out.append(Change(path, before, after, effect, reason))
     return tuple(out)

@@ -58,14 +58,27 @@ def _under(path: str, prop: str) -> bool:
 
 class Rules:
     def __init__(self, rules: list[ReplacementRule]) -> None:
-        self.by_type = {t: rule for rule in rules for t in rule.types}
+        self.rows: dict[str, list[ReplacementRule]] = {}
+        for rule in rules:
+            for t in rule.types:
+                self.rows.setdefault(t, []).append(rule)
+        self.by_type = {t: rows[0] for t, rows in self.rows.items()}
 
     def effect(self, type_: str, path: str, before: Any, after: Any, inputs: dict[str, Any]) -> tuple[str, str | None]:
-        """(effect, source id) of changing `path` from `before` to `after` on a resource of `type_`."""
-        rule = self.by_type.get(type_)
+        """(effect, source id) of changing `path` from `before` to `after` on a resource of `type_`: the first row
+        of the type that marks the path decides (a type may have rows from two sources)."""
         unknown = after == UNKNOWN
-        if rule is None:
-            return (UNKNOWN_EFFECT if unknown else UPDATE), None
+        for rule in self.rows.get(type_, []):
+            found = self._effect(rule, path, before, after, inputs)
+            if found is not None:
+                return found
+        return (UNKNOWN_EFFECT if unknown else UPDATE), None
+
+    @staticmethod
+    def _effect(
+        rule: ReplacementRule, path: str, before: Any, after: Any, inputs: dict[str, Any]
+    ) -> tuple[str, str | None] | None:
+        unknown = after == UNKNOWN
         if any(_under(path, p) for p in rule.replace):
             return (MAY_REPLACE if unknown else REPLACE), rule.source
         for prop in rule.replace_if_decreased:
@@ -76,7 +89,7 @@ class Rules:
                 return REPLACE, rule.source
         if any(_under(path, p) for p in rule.refresh):
             return REFRESH, rule.source
-        return (UNKNOWN_EFFECT if unknown else UPDATE), None
+        return None
 
 
 def load_table() -> dict[str, Any]:

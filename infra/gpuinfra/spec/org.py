@@ -30,6 +30,22 @@ RegistryPrefix = Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9/_-]
 """The registry bucket's upload and model prefixes: lower-case folder names ending with '/', no empty segment."""
 
 
+class Alerts(SpecModel):
+    """Where an account's alarms go: an SNS topic per stack, subscribed by these (Amazon SNS Developer Guide,
+    "Subscribing to a topic": protocols email and https). Every address must confirm its subscription once."""
+
+    email: list[Annotated[str, StringConstraints(pattern=r"^[^@\s]+@[^@\s]+\.[^@\s]+$", max_length=254)]] = []
+    """Addresses that receive each alarm."""
+    webhook_url: Annotated[str, StringConstraints(pattern=r"^https://[^\s]+$", max_length=2048)] | None = None
+    """An HTTPS endpoint (a chat webhook) that receives each alarm as an SNS notification."""
+
+    @model_validator(mode="after")
+    def _somewhere(self) -> Alerts:
+        if not self.email and self.webhook_url is None:
+            raise Invalid("alerts names no one", ("email",), "give at least one email address or a webhook_url")
+        return self
+
+
 class Account(SpecModel):
     """An AWS account gpuinfra deploys into, by assuming `role_arn`."""
 
@@ -45,6 +61,10 @@ class Account(SpecModel):
     """Granted EC2 quotas in vCPUs, per region and quota code."""
     request_quota_increases: bool = False
     """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
+    production: bool = False
+    """Runs production workloads: its stacks' alarms must reach someone, so `alerts` is required."""
+    alerts: Alerts | None = None
+    """Where the alarms of this account's stacks go (required for a production account)."""
 
     def serves(self, workload: str) -> bool:
         """An account serves exactly its purpose, never two (the validator and the separation policies ask this)."""
@@ -59,6 +79,12 @@ class Account(SpecModel):
                 "the deployment role must live in the account it deploys to",
                 ("role_arn",),
                 f"use a role of account {self.id}, or correct id",
+            )
+        if self.production and self.alerts is None:
+            raise Invalid(
+                "a production account without alerts: its alarms would reach no one",
+                ("alerts",),
+                "add alerts: {email: [oncall@example.com]} (or webhook_url: https://...), or set production: false",
             )
         return self
 
@@ -157,6 +183,9 @@ class SiteComponents(SpecModel):
     dcgm_exporter: SiteComponent | None = None
     """Required: NVIDIA's DCGM exporter on the GPU nodes (its own chart, or the GPU Operator's dcgmExporter), the
     Prometheus metrics of every GPU (utilization, memory, power, XID errors, NVLink) a run is watched by."""
+    node_problem_conditions: list[Annotated[str, StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9]{0,62}$")]] = []
+    """Node condition types the site's node-problem-detector plugins set True on an unhealthy GPU node (DCGM health
+    watches, NHC): the stacks' GPU remediation cordons such a node (training/remediator.py)."""
 
 
 class NodeAllocatable(SpecModel):
@@ -336,6 +365,7 @@ class Organization(SpecModel):
 __all__ = [
     "PURPOSE_OF_WORKLOAD",
     "Account",
+    "Alerts",
     "KarpenterOnCluster",
     "KubernetesCluster",
     "KueueOnSite",

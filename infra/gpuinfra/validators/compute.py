@@ -38,6 +38,26 @@ def efa_unsupported(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
+def instance_type_not_in_region(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
+    """The training instance type is not sold in the stack's region, by the catalog's price snapshot (its own list
+    of the regions each type is offered in): RunInstances, the node group or the capacity block would fail there.
+    A type the snapshot lists no regions for is unknown, and passes."""
+    if spec.provider != "aws" or spec.region is None:
+        return
+    offered = set(catalog.offered_regions(spec.compute.instance_type)) | set(
+        catalog.priced_regions(spec.compute.instance_type)
+    )
+    if offered and spec.region not in offered:
+        yield Failure(
+            f"{spec.compute.instance_type} is not offered in {spec.region} (catalog price snapshot, offered_in: "
+            f"{len(offered)} regions)",
+            ("region",),
+            f"use a region that has it, e.g. {', '.join(sorted(offered)[:4])}, or another instance type "
+            f"(`gpuinfra catalog {spec.compute.instance_type}` lists its regions)",
+        )
+
+
+@rule(Level.ERROR)
 def interconnect_provider_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
     """InfiniBand is for on-premises racks; EFA only exists on AWS."""
     if spec.provider == "aws" and spec.interconnect.type == "infiniband":

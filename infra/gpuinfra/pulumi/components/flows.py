@@ -42,6 +42,9 @@ HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecy
 HEALTH = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/set-up-a-custom-health-check.html"
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
+EC2_AUTH = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html"
+"""Service Authorization Reference, Amazon EC2: DescribeInstances takes no resource type ("*"); TerminateInstances
+acts on the instance resource type, which supports the aws:ResourceTag/${TagKey} condition key."""
 VENDED_TO_CWL = (
     "https://docs.aws.amazon.com/AmazonCloudWatch/latest/logs/AWS-logs-infrastructure-V2-CloudWatchLogs.html"
 )
@@ -224,8 +227,38 @@ def training_flows(inputs: Inputs, plan: TrainingPlan) -> list[Flow]:
         flows.append(
             Flow("register nodes with AWS PCS", stack, role, "pcs:RegisterComputeNodeGroupInstance", "*", source=PCS)
         )
-        flows += _pcs_log_delivery(inputs) + _gpu_metrics(inputs, role)
+        flows += _pcs_log_delivery(inputs) + _gpu_metrics(inputs, role) + _node_repair(inputs)
     return flows
+
+
+def _node_repair(inputs: Inputs) -> list[Flow]:
+    """The login node's repair loop (training/node_repair.py): find the instance of a drained node, terminate it,
+    publish the count of unavailable nodes. A compute instance of this stack is what it may terminate; the
+    evaluator also holds it to nothing else (tests/components/test_node_repair_access.py)."""
+    from gpuinfra.pulumi.components.base import STACK_TAG
+    from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE
+    from gpuinfra.pulumi.components.training.node_repair import ROLE_TAG
+
+    spec = inputs.spec
+    assert isinstance(spec, TrainingSpec) and spec.region is not None
+    stack, role = inputs.stack.name, f"{spec.name}-slurm-login-role"
+    instance = f"arn:aws:ec2:{spec.region}:{inputs.account.id}:instance/i-0123456789abcdef0"
+    tags = {f"aws:ResourceTag/{STACK_TAG}": stack, f"aws:ResourceTag/{ROLE_TAG}": "compute"}
+    return [
+        Flow("node repair: find a drained node's instance", stack, role, "ec2:DescribeInstances", "*", source=EC2_AUTH),
+        Flow(
+            "node repair: terminate it", stack, role, "ec2:TerminateInstances", instance, context=tags, source=EC2_AUTH
+        ),
+        Flow(
+            "node repair: publish unavailable nodes",
+            stack,
+            role,
+            "cloudwatch:PutMetricData",
+            "*",
+            context={"cloudwatch:namespace": NAMESPACE},
+            source=METRICS,
+        ),
+    ]
 
 
 def _gpu_metrics(inputs: Inputs, role: str) -> list[Flow]:

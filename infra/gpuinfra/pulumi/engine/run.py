@@ -70,6 +70,8 @@ class _Recorder(pulumi_mocks.MockMonitor):
             inputs=inputs,
             protect=bool(request.protect),
             retain_on_delete=bool(request.retainOnDelete),
+            delete_before_replace=bool(request.deleteBeforeReplace),
+            ignore_changes=tuple(request.ignoreChanges),
         )
         with self._lock:
             self.records.append(record)

@@ -31,9 +31,13 @@ from gpuinfra.templating import renderer
 TYPE = "gpuinfra:finetune:BatchQueue"
 render = renderer("finetune")
 
-ECS_GPU_IMAGE_TYPE = "ECS_AL2_NVIDIA"
-"""Batch's GPU AMI (Ec2Configuration imageType; AWS Batch User Guide, "Compute resource AMIs"): the ECS-optimized
-Amazon Linux 2 AMI with the NVIDIA driver and container toolkit, so the job's `GPU` resource requirement works."""
+ECS_GPU_IMAGE_TYPE = "ECS_AL2023_NVIDIA"
+"""Batch's GPU AMI: the ECS-optimized Amazon Linux 2023 AMI with the NVIDIA driver and container toolkit, so the
+job's `GPU` resource requirement works. botocore's Batch model, Ec2Configuration.imageType: ECS_AL2023_NVIDIA is
+the "Default for all GPU instance families"; "Effective June 30, 2026, Batch will block creation of new Amazon ECS
+compute environments using Batch-provided Amazon Linux 2 AMIs" (ECS_AL2_NVIDIA). It "doesn't support p3 and g3":
+the catalog's fine-tuning types are newer. Changing it replaces an existing compute environment (pulumi-aws
+ComputeEnvironment computeResources.ec2Configurations forces a new resource); the job queue follows it."""
 SPOT_ALLOCATION = "SPOT_PRICE_CAPACITY_OPTIMIZED"
 """Batch API ComputeResource.allocationStrategy: pools least likely to be interrupted, then the lowest price; it
 needs no spotIamFleetRole (only BEST_FIT does)."""
@@ -47,7 +51,8 @@ RETRY_ATTEMPTS = 10
 STOP_TIMEOUT = "110s"
 """Inside EC2's two-minute spot notice, with time left for the agent to drain."""
 ROOT_DEVICE = "/dev/xvda"
-"""The root device of Amazon Linux 2 AMIs, ECS_AL2_NVIDIA's base (Amazon EC2 User Guide, "Root device volumes")."""
+"""The root device of Amazon Linux 2023 AMIs, ECS_AL2023_NVIDIA's base (Amazon Linux 2023 User Guide, "Amazon
+Linux 2023 on Amazon EC2": AL2023 AMIs boot from /dev/xvda, as AL2 did)."""
 ECS_INSTANCE_ROLE_POLICY = "arn:aws:iam::aws:policy/service-role/AmazonEC2ContainerServiceforEC2Role"
 
 
@@ -80,6 +85,9 @@ def job_environment(args: BatchArgs) -> dict[str, str]:
     lineage fields its manifest records (docs/finetune.md)."""
     spec = args.spec
     env = {
+        # The SDKs' region, which a container without IMDS (hop limit 1) could not look up.
+        "AWS_REGION": spec.region,
+        "AWS_DEFAULT_REGION": spec.region,
         CHECKPOINT_ROOT_VAR: args.checkpoint_uri,
         "GPUINFRA_CHECKPOINT_INTERVAL_SECONDS": str(round(spec.checkpoint_minutes * 60)),
         "GPUINFRA_CHECKPOINT_SIGNAL": CHECKPOINT_SIGNAL,
@@ -183,8 +191,12 @@ class BatchQueue(pulumi.ComponentResource):
                 )
             ],
             user_data=base64.b64encode(user_data(name).encode()).decode(),
+            # Hop limit 1: a job's container (bridge network, one more hop) gets no IMDS answer, so never the
+            # instance role; its own role comes from the ECS agent's credential endpoint, and the ECS agent runs in
+            # the host's network (Amazon ECS Developer Guide, "Amazon EC2 container instance security
+            # considerations": hop limit 1 blocks IMDS for bridge-mode tasks; EC2 User Guide, IMDS options).
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=2
+                http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=1
             ),
             opts=o,
         )

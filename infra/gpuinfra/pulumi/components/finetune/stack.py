@@ -11,6 +11,7 @@ from gpuinfra.pulumi.components.base import aws_provider, stack_tags
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, BatchQueue
 from gpuinfra.pulumi.components.finetune.kueue import kueue_workloads
 from gpuinfra.pulumi.components.quotas import request_increases
+from gpuinfra.pulumi.components.training.alarms import AlarmArgs, StackAlarms
 from gpuinfra.pulumi.components.training.cluster import workload_labels
 from gpuinfra.pulumi.components.training.storage import StorageArgs, TrainingStorage
 from gpuinfra.spec import FinetuneSpec, Organization
@@ -84,6 +85,13 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
         ),
         provider,
     )
+    if account.alerts is not None:  # alarms only where someone receives them
+        StackAlarms(
+            f"{spec.name}-alarms",
+            AlarmArgs(stack, account.id, account.alerts, spec.name, batch_queue_arn=queue.job_queue.arn),
+            provider,
+            workload="finetune",
+        )
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})
     pulumi.export("job_queue", queue.job_queue.name)

@@ -4,7 +4,7 @@
 PCS takes user data from the launch template in MIME multi-part form and runs its own part beside ours (AWS PCS
 User Guide, "Using Amazon EC2 launch templates with AWS PCS"); the PCS agent and Slurm come with the AMI, PCS owns
 slurm.conf, so nothing here installs or configures Slurm: it adds the job environment (read by the cluster's
-TaskProlog), the health check (the cluster's HealthCheckProgram), the instance store as scratch, Lustre, the
+TaskProlog), the health check (a systemd timer on each compute node), the instance store as scratch, Lustre, the
 interruption watcher and, on the login node, the checkpoint pruner.
 """
 
@@ -19,11 +19,20 @@ from email.mime.text import MIMEText
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
 from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
+from gpuinfra.pulumi.components.training.node_repair import FAILED, INTERVAL_SECONDS, PASSED, Repair, node_repair
+from gpuinfra.pulumi.components.training.node_repair import SCRIPT as REPAIR
 from gpuinfra.pulumi.templates import render
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
 TASK_PROLOG = "/opt/gpuinfra/task-prolog"
 HEALTH_CHECK = "/opt/gpuinfra/health-check"
+HEALTH_CHECK_INTERVAL_SECONDS = 300
+CRITICAL_XIDS = (48, 63, 64, 74, 79, 92, 94, 95, 119, 120)
+"""Xid events that mean the GPU, not the job, failed, and the node must leave the gang (NVIDIA GPU Deployment and
+Management Documentation, "Xid Errors": 48 double-bit ECC, 63/64 row remapping, 74 NVLink, 79 fallen off the bus,
+92/94/95 ECC, 119/120 GSP). Application faults (13, 31, 43) are left to the job."""
+"""How often a compute node's timer runs the health check (gpuinfra-health-check.timer). The check used to be Slurm's
+HealthCheckProgram; a timer needs no PCS cluster setting beyond the CloudFormation schema's documented three."""
 SCRATCH_PATH = "/scratch"
 WATCH_POLL_SECONDS = 5
 IMDS_ADDRESS = "169.254.169.254"
@@ -121,6 +130,9 @@ class Retention:
     milestone_marker: str
     retention_days: int
     complete_marker: str = COMPLETE_MARKER
+    metric_namespace: str | None = None
+    """PCS: each successful run publishes PrunerRuns there (the pruner alarm, alarms.py); None: no metric."""
+    region: str | None = None
 
 
 @dataclass(frozen=True)
@@ -152,8 +164,12 @@ class NodeRole:
     checkpoint_write_seconds: float | None = None
     """The planner's time to write one checkpoint (sizes the interruption watcher's checkpoint-now window)."""
     rebalance_hold_seconds: int = REBALANCE_HOLD_SECONDS
+    metrics_region: str | None = None
+    """Compute nodes: the health check publishes GpuErrors into gpu_metrics.NAMESPACE in this region (alarms.py)."""
     acceptance: Acceptance | None = None
     """The login node's NCCL acceptance job."""
+    repair: Repair | None = None
+    """The login node's repair loop over the compute nodes (node_repair.py)."""
 
 
 def job_environment(env: dict[str, str]) -> str:
@@ -169,6 +185,8 @@ def slurm_bin(slurm_version: str) -> str:
 
 
 def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: str | None = None) -> str:
+    from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE
+
     return render(
         "training/health-check.sh.j2",
         cluster=cluster,
@@ -178,6 +196,12 @@ def health_check(cluster: str, node: NodeRole, slurm_version: str, lustre_path: 
         slurm_version=slurm_version,
         slurm_bin=slurm_bin(slurm_version),
         lustre_path=lustre_path,
+        failed=FAILED,
+        passed=PASSED,
+        region=node.metrics_region,
+        metric_namespace=NAMESPACE if node.metrics_region else None,
+        critical_xids=CRITICAL_XIDS,
+        interval=HEALTH_CHECK_INTERVAL_SECONDS,
     )
 
 
@@ -320,9 +344,11 @@ def node_cloud_config(
         "gpuinfra-imds-guard.service",
         "gpuinfra-job-group.service",
         *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-health-check.timer"] if compute else []),
         *(["gpuinfra-interruption-watcher.service"] if watcher else []),
         *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
         *(["gpuinfra-preload-dataset.service"] if preload else []),
+        *(["gpuinfra-node-repair.timer"] if node.repair else []),
     ]
     return render(
         "training/node-cloud-config.yaml.j2",
@@ -348,6 +374,10 @@ def node_cloud_config(
         acceptance_path=NCCL_ACCEPTANCE,
         gpu_metrics=gpu_metrics_script(cluster, gpu_metrics_parameter) if gpu_metrics_parameter and gpu_metrics else "",
         gpu_metrics_path=GPU_METRICS,
+        repair=node_repair(cluster, node.repair, slurm_bin(slurm_version), slurm_version) if node.repair else "",
+        repair_path=REPAIR,
+        repair_interval=INTERVAL_SECONDS,
+        health_interval=HEALTH_CHECK_INTERVAL_SECONDS,
         lustre=lustre,
         home=home,
         units=units,
@@ -366,12 +396,14 @@ __all__ = [
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",
+    "CRITICAL_XIDS",
     "DATASET_DIR",
     "DATASET_READY_VAR",
     "EFA_CLIENT_PACKAGE",
     "EFA_CLIENT_UNIT",
     "EFA_SYSFS",
     "HEALTH_CHECK",
+    "HEALTH_CHECK_INTERVAL_SECONDS",
     "JOB_ENV",
     "JOB_GID",
     "JOB_GROUP",

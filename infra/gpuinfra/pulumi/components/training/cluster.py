@@ -12,6 +12,8 @@ from gpuinfra.catalog.eks import eks_versions
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
+from gpuinfra.pulumi.components.base import STACK_TAG
+from gpuinfra.pulumi.components.training.alarms import AlarmArgs, StackAlarms
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_ROOT_VAR,
     CHECKPOINT_SIGNAL,
@@ -145,7 +147,6 @@ class TrainingCluster(pulumi.ComponentResource):
                 security_group_id=self.network.security_group.id,
                 kms_alias=f"alias/gpuinfra/{spec.name}",
                 protect=spec.protect_data,
-                auto_scaling_volumes=kubernetes,
             ),
             provider,
             here,
@@ -169,6 +170,26 @@ class TrainingCluster(pulumi.ComponentResource):
                 native,
                 here,
             )
+        fs = self.storage.lustre
+        # Alarms only where someone receives them: the account's alerts (organization file; required when production).
+        self.alarms = (
+            None
+            if args.account.alerts is None
+            else StackAlarms(
+                f"{name}-alarms",
+                AlarmArgs(
+                    stack=args.tags[STACK_TAG],
+                    account_id=args.account.id,
+                    alerts=args.account.alerts,
+                    cluster=spec.name,
+                    lustre_id=fs.id if fs is not None else None,
+                    lustre_capacity_gib=plan.lustre_capacity_gib or 0,
+                    slurm=not kubernetes,
+                ),
+                provider,
+                here,
+            )
+        )
         self.register_outputs(
             {
                 "vpc_id": self.network.vpc.id,
@@ -272,6 +293,7 @@ class TrainingCluster(pulumi.ComponentResource):
             ),
             self.eks.kubernetes,
             here,
+            nodes=[self.eks.system_nodes],
         )
 
 

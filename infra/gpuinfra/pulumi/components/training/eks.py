@@ -166,6 +166,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
     cluster: aws.eks.Cluster
     placement_group: aws.ec2.PlacementGroup
     kubernetes: k8s.Provider
+    system_nodes: aws.eks.NodeGroup
 
     def __init__(
         self, name: str, args: EksArgs, provider: pulumi.ProviderResource, opts: pulumi.ResourceOptions | None = None
@@ -182,6 +183,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
                 self._pruner_identity(name, args.pruner, agent, o)
         after_roles = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=attachments))
         system_nodes = self._system_nodes(name, args, node_role, after_roles, o)
+        self.system_nodes = system_nodes
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
         self._gpu_nodes(name, args, node_role, after_roles, o)
         aws.eks.Addon(
@@ -274,7 +276,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
             ),
-            block_device_mappings=[_encrypted_root(100, c.kms_key_arn)],
+            block_device_mappings=[_encrypted_root(100)],
             tag_specifications=[aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type="instance", tags=c.tags)],
             opts=o,
         )
@@ -321,7 +323,7 @@ class EksTrainingCluster(pulumi.ComponentResource):
             metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
                 http_endpoint="enabled", http_tokens="required", http_put_response_hop_limit=IMDS_HOP_LIMIT
             ),
-            block_device_mappings=[_encrypted_root(c.root_volume_gib, c.kms_key_arn)],
+            block_device_mappings=[_encrypted_root(c.root_volume_gib)],
             placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=self.placement_group.name),
             user_data=launch_template_user_data(args.instance_store_gb, args.pod_grace_seconds),
             tag_specifications=[
@@ -432,14 +434,15 @@ class EksTrainingCluster(pulumi.ComponentResource):
         )
 
 
-def _encrypted_root(size_gib: int, kms_key_arn: pulumi.Input[str]) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+def _encrypted_root(size_gib: int) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    """Encrypted with the account's AWS-managed EBS key: a customer key here would have to name the Auto Scaling
+    service-linked role, which a fresh account does not have (storage.py, key_policy)."""
     return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
         device_name=ROOT_DEVICE,
         ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
             volume_size=size_gib,
             volume_type="gp3",
             encrypted="true",
-            kms_key_id=kms_key_arn,
             delete_on_termination="true",
         ),
     )

@@ -353,7 +353,38 @@ def training_pods(args: WorkloadArgs, claim: str | None, volume: dict[str, Any])
     return pods
 
 
-def isolate(name: str, namespace: pulumi.Input[str], labels: Mapping[str, str], o: pulumi.ResourceOptions) -> None:
+POD_IDENTITY_AGENT = ("169.254.170.23/32", "fd00:ec2::23/128")
+"""The EKS Pod Identity agent's addresses (IPv4, IPv6), on every node's host network, port 80 (EKS User Guide, "EKS
+Pod Identity" considerations: the agent uses the node's hostNetwork, port 80 and 2703 on a link-local address; 2703
+is its own health probe)."""
+
+
+def egress_rules(pod_identity: bool) -> list[dict[str, Any]]:
+    """The namespace's egress: its own pods, DNS, HTTPS (S3, ECR, AWS APIs) and, on EKS, the Pod Identity agent,
+    whose credentials the pruner and the trainers' S3 calls need (the review's finding T2: without it the pruner
+    never tags a checkpoint and keeps them all)."""
+    rules: list[dict[str, Any]] = [
+        {"to": [{"pod_selector": {}}]},
+        {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
+        {"ports": [{"protocol": "TCP", "port": 443}]},
+    ]
+    if pod_identity:
+        rules.append(
+            {
+                "to": [{"ip_block": {"cidr": cidr}} for cidr in POD_IDENTITY_AGENT],
+                "ports": [{"protocol": "TCP", "port": 80}],
+            }
+        )
+    return rules
+
+
+def isolate(
+    name: str,
+    namespace: pulumi.Input[str],
+    labels: Mapping[str, str],
+    o: pulumi.ResourceOptions,
+    pod_identity: bool = False,
+) -> None:
     """Deny all traffic in the namespace, then allow what a training job needs: every pod to every pod of the
     namespace on any port (the JobSet's rendezvous through its headless Service, NCCL's bootstrap and socket
     transport, which pick ports at run time), DNS, and HTTPS out (S3, ECR, AWS APIs). EFA and InfiniBand traffic
@@ -374,11 +405,7 @@ def isolate(name: str, namespace: pulumi.Input[str], labels: Mapping[str, str], 
             "pod_selector": {},
             "policy_types": ["Ingress", "Egress"],
             "ingress": [{"from": [{"pod_selector": {}}]}],
-            "egress": [
-                {"to": [{"pod_selector": {}}]},
-                {"ports": [{"protocol": "UDP", "port": 53}, {"protocol": "TCP", "port": 53}]},
-                {"ports": [{"protocol": "TCP", "port": 443}]},
-            ],
+            "egress": egress_rules(pod_identity),
         },
         opts=o,
     )
@@ -386,8 +413,15 @@ def isolate(name: str, namespace: pulumi.Input[str], labels: Mapping[str, str], 
 
 class TrainingWorkloads(pulumi.ComponentResource):
     def __init__(
-        self, name: str, args: WorkloadArgs, provider: k8s.Provider, opts: pulumi.ResourceOptions | None = None
+        self,
+        name: str,
+        args: WorkloadArgs,
+        provider: k8s.Provider,
+        opts: pulumi.ResourceOptions | None = None,
+        nodes: Sequence[pulumi.Resource] = (),
     ) -> None:
+        """`nodes`: the node groups the add-ons' pods schedule on; each Helm release depends on them explicitly (a
+        release waits for its pods to be ready, which cannot happen before a node group exists)."""
         super().__init__(TYPE, name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         claim = f"{args.cluster}-lustre" if args.lustre is not None else None
@@ -398,8 +432,10 @@ class TrainingWorkloads(pulumi.ComponentResource):
             metadata={"name": args.namespace, "labels": {**args.labels, **pod_security.labels(enforce)}},
             opts=o,
         )
-        isolate(name, namespace.metadata["name"], args.labels, o)
-        charts = self._addons(name, args, o)
+        isolate(name, namespace.metadata["name"], args.labels, o, pod_identity=args.platform == "eks")
+        charts = self._addons(
+            name, args, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=list(nodes)))
+        )
         crds = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
         if args.topology:
             k8s.apiextensions.CustomResource(

@@ -26,6 +26,7 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     WorkloadArgs,
 )
 from gpuinfra.pulumi.components.training.pruner import retention_for
+from gpuinfra.pulumi.components.training.remediator import GpuRemediation, RemediationArgs
 from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
 from gpuinfra.spec import TrainingSpec
@@ -51,7 +52,11 @@ def inventory_labels(spec: TrainingSpec) -> list[NodeLabels]:
 
 
 def onprem_workloads(
-    spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str], fabric_device: str = ""
+    spec: TrainingSpec,
+    plan: TrainingPlan,
+    tags: dict[str, str],
+    fabric_device: str = "",
+    node_problem_conditions: tuple[str, ...] = (),
 ) -> TrainingWorkloads:
     """The team's namespaced objects and queues on the site's shared cluster. Kueue, JobSet and the device plugins
     are the site's (`site-components-missing` checks they are declared); `fabric_device` is the resource the site's
@@ -66,6 +71,20 @@ def onprem_workloads(
     topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
     fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
     site_fs = spec.site_lustre
+    job = job_args(spec, plan, site_fs.mount_path)
+    GpuRemediation(
+        f"{spec.name}-gpu-remediation",
+        RemediationArgs(
+            cluster=spec.name,
+            namespace=spec.scheduler.namespace,
+            image=job.image,
+            selector=f"{DOMAIN_LABEL}={spec.name}",
+            resource=plan.device_resource or "nvidia.com/gpu",
+            conditions=node_problem_conditions,
+            labels=workload_labels(tags),
+        ),
+        provider,
+    )
     return TrainingWorkloads(
         spec.name,
         WorkloadArgs(
@@ -82,7 +101,7 @@ def onprem_workloads(
             network_gbps=plan.network_gbps_per_node,
             fabric_per_node=fabric_per_node,
             flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
-            job=job_args(spec, plan, site_fs.mount_path),
+            job=job,
             env=training_env(spec, plan, site_fs.mount_path),
             labels=workload_labels(tags),
             mount_path=site_fs.mount_path,

@@ -20,6 +20,7 @@ Every property is checked against the CloudFormation schemas AWS::PCS::Cluster, 
 from __future__ import annotations
 
 import base64
+import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -28,23 +29,27 @@ import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
 from gpuinfra.pulumi.components.base import child
-from gpuinfra.pulumi.components.training.bootstrap import HEALTH_CHECK, TASK_PROLOG
+from gpuinfra.pulumi.components.training.bootstrap import TASK_PROLOG
+from gpuinfra.pulumi.components.training.node_repair import ROLE_TAG
 
 TYPE = "gpuinfra:training:Pcs"
 PROFILE_PATH = "/aws-pcs/"
 """IAM path PCS accepts for node roles and instance profiles."""
-HEALTH_CHECK_INTERVAL_SECONDS = 300
 SCALE_DOWN_IDLE_SECONDS = 600
 """Dynamic nodes only; the training groups are static (min = max), the login group too."""
 CLUSTER_SLURM_SETTINGS = {
     "SelectTypeParameters": "CR_Core_Memory",
     "TaskProlog": TASK_PROLOG,
-    "HealthCheckProgram": HEALTH_CHECK,
-    "HealthCheckInterval": str(HEALTH_CHECK_INTERVAL_SECONDS),
-    "HealthCheckNodeState": "ANY",
 }
-"""Cluster-level Slurm settings. Every name is on PCS's cluster allow-list below; a name outside it is a
-ValidationException at CreateCluster."""
+"""Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster.
+SCHEMA_CLUSTER_SETTINGS is what the CloudFormation schema's own text documents; TaskProlog is the one setting beyond
+it, on the User Guide's list below only (review finding T6: not verified against a live CreateCluster). The health
+check is not a Slurm setting any more: a systemd timer runs it on every compute node (bootstrap.py,
+HEALTH_CHECK_INTERVAL_SECONDS), with the same effect (drain on failure) and no dependence on the allow-list."""
+SCHEMA_CLUSTER_SETTINGS = frozenset({"Prolog", "Epilog", "SelectTypeParameters"})
+"""AWS::PCS::Cluster SlurmCustomSetting.ParameterName in the CloudFormation schema (cfn-lint's bundled copy): "AWS
+PCS supports configuration of the following Slurm parameters for clusters: Prolog, Epilog, and
+SelectTypeParameters"."""
 PCS_CLUSTER_SETTINGS = frozenset(
     {
         "AccountingStorageEnforce",
@@ -141,6 +146,10 @@ class GroupArgs:
     efa_cards: tuple[int, ...] = ()
     placement: bool = True
     capacity_reservation_id: str | None = None
+    role: str = "compute"
+    """Tagged on the instances (node_repair.ROLE_TAG): the repair loop terminates compute instances only."""
+    instance_profile_arn: pulumi.Input[str] | None = None
+    """The group's own instance profile (the login node's, with the repair loop's grants); None: PcsArgs'."""
 
 
 @dataclass(frozen=True)
@@ -162,6 +171,20 @@ class PcsArgs:
     compute: list[GroupArgs]
     login: GroupArgs
     tags: dict[str, str] = field(default_factory=dict)
+    zone: str = ""
+    """The subnet's availability zone: with the size, what the cluster's create-only inputs derive from."""
+
+
+def suffixed(name: str, *create_only: str) -> str:
+    """`name` with a short digest of the values of its create-only inputs: a change to one of them gives the new
+    resource a new name, so a replacement never collides with the old one's (PCS names are unique: the
+    ConflictException of the review's finding T4)."""
+    return f"{name}-{hashlib.sha256('|'.join(create_only).encode()).hexdigest()[:6]}"
+
+
+DAY2_NAMES = pulumi.ResourceOptions(ignore_changes=["name"])
+"""The name is derived, never changed in place: `ignore_changes` keeps a deployed cluster or node group under the name
+it was created with (its stable name of earlier versions too), while a replacement, which creates, takes the new one."""
 
 
 def interface_layout(efa_cards: tuple[int, ...]) -> list[dict[str, Any]]:
@@ -226,9 +249,12 @@ class PcsCluster(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o, n = child(self, provider), child(self, native)
         self.controller_group = controller_group(f"{name}-sg", args.vpc_id, o)
+        # No delete_before_replace: replacing the cluster (a new size class, another subnet) loses slurmctld's state
+        # and the accounting database, which nothing carries over; create-first keeps the old one running until
+        # the new one exists, and the preview names the replacement (review/replacements.py).
         self.cluster = aws_native.pcs.Cluster(
             f"{name}-cluster",
-            name=args.cluster,
+            name=suffixed(args.cluster, args.size, args.zone),
             size=args.size,
             scheduler={"type": "SLURM", "version": args.slurm_version},
             networking={"subnet_ids": [args.subnet_id], "security_group_ids": [self.controller_group.id]},
@@ -243,7 +269,7 @@ class PcsCluster(pulumi.ComponentResource):
                 ],
             },
             tags=args.tags,
-            opts=n,
+            opts=pulumi.ResourceOptions.merge(n, DAY2_NAMES),
         )
         self.node_groups = [self._group(name, args, g, o, n) for g in args.compute]
         self.login = self._group(name, args, args.login, o, n)
@@ -265,13 +291,16 @@ class PcsCluster(pulumi.ComponentResource):
             {"parameter_name": "RealMemory", "parameter_value": str(real_memory_mb(group.memory_gib))},
             {"parameter_name": "Weight", "parameter_value": str(WEIGHTS[group.purchase_option])},
         ]
+        # delete_before_replace: a node group holds no data (checkpoints are on Lustre and S3, homes on EFS), and
+        # deleting first frees its instances' capacity and GPU quota for the new group's (a p5 group of 12 created
+        # beside the old one would need 24 nodes' quota for the overlap).
         return aws_native.pcs.ComputeNodeGroup(
             f"{name}-{group.suffix}",
-            name=f"{args.cluster}-{group.suffix}",
+            name=suffixed(f"{args.cluster}-{group.suffix}", group.instance_type),
             cluster_id=self.cluster.aws_id,
             ami_id=args.ami_id,
             custom_launch_template={"template_id": template.id, "version": template.latest_version.apply(str)},
-            iam_instance_profile_arn=args.instance_profile_arn,
+            iam_instance_profile_arn=group.instance_profile_arn or args.instance_profile_arn,
             instance_configs=[{"instance_type": group.instance_type}],
             purchase_option=group.purchase_option,
             scaling_configuration={"min_instance_count": group.count, "max_instance_count": group.count},
@@ -279,7 +308,9 @@ class PcsCluster(pulumi.ComponentResource):
             spot_options={"allocation_strategy": "capacity-optimized"} if group.purchase_option == "SPOT" else None,
             subnet_ids=[args.subnet_id],
             tags=args.tags,
-            opts=n,
+            opts=pulumi.ResourceOptions.merge(
+                n, pulumi.ResourceOptions(delete_before_replace=True, ignore_changes=["name"])
+            ),
         )
 
 
@@ -337,7 +368,9 @@ def launch_template(
         else None,
         user_data=pulumi.Output.from_input(group.user_data).apply(lambda t: base64.b64encode(t.encode()).decode()),
         tag_specifications=[
-            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+            aws.ec2.LaunchTemplateTagSpecificationArgs(
+                resource_type=kind, tags={**args.tags, ROLE_TAG: group.role} if kind == "instance" else args.tags
+            )
             for kind in ("instance", "volume", "network-interface")
         ],
         opts=o,
@@ -346,11 +379,13 @@ def launch_template(
 
 __all__ = [
     "CLUSTER_SLURM_SETTINGS",
+    "DAY2_NAMES",
     "INSTANCE_HEALTH_CHECKS_SLURM",
     "PCS_CLUSTER_SETTINGS",
     "PCS_NODE_GROUP_SETTINGS",
     "PROFILE_PATH",
     "PURCHASE_OPTIONS",
+    "SCHEMA_CLUSTER_SETTINGS",
     "TYPE",
     "GroupArgs",
     "PcsArgs",
@@ -359,4 +394,5 @@ __all__ = [
     "interface_layout",
     "launch_template",
     "real_memory_mb",
+    "suffixed",
 ]

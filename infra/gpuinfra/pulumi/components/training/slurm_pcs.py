@@ -3,6 +3,8 @@ group's user data, and the AWS PCS cluster (pcs.py) built from them."""
 
 from __future__ import annotations
 
+import dataclasses
+
 import pulumi
 import pulumi_aws as aws
 
@@ -10,7 +12,7 @@ import gpuinfra.pulumi.components.training.gpu_metrics as gpu_metrics
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.pulumi.components import iam
-from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.base import STACK_TAG, child
 from gpuinfra.pulumi.components.profiles import instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
@@ -24,6 +26,7 @@ from gpuinfra.pulumi.components.training.bootstrap import (
 from gpuinfra.pulumi.components.training.compute import ComputeArgs, node_statements
 from gpuinfra.pulumi.components.training.home import HOME, MOUNT_OPTIONS, SharedHome
 from gpuinfra.pulumi.components.training.network import TrainingNetwork
+from gpuinfra.pulumi.components.training.node_repair import Repair, login_statements
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
@@ -46,8 +49,12 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
     """The training node policy, plus what PCS nodes need: register with the cluster (AWS PCS User Guide, "IAM
     instance profiles for AWS PCS": pcs:RegisterComputeNodeGroupInstance), publish GPU metrics into their one
     namespace (gpu_metrics.py) and tag superseded checkpoints for expiry (the login node's pruner)."""
+    return iam.document(*pcs_node_statements(args, kms_key_arn))
+
+
+def pcs_node_statements(args: ComputeArgs, kms_key_arn: str) -> list[iam.Statement]:
     bucket, prefix = split_s3(args.checkpoint_uri)
-    doc: list[iam.Statement] = [
+    return [
         *node_statements(args, kms_key_arn),
         *gpu_metrics.node_statements(args.region, args.account_id, args.cluster),
         {
@@ -63,7 +70,13 @@ def pcs_node_policy(args: ComputeArgs, kms_key_arn: str) -> str:
             "Resource": [f"arn:aws:s3:::{bucket}/{prefix}*"],
         },
     ]
-    return iam.document(*doc)
+
+
+def pcs_login_policy(args: ComputeArgs, kms_key_arn: str) -> str:
+    """The login node's policy: the nodes' (it registers with PCS, prunes and preloads), and the repair loop's
+    (node_repair.py), which compute nodes, where jobs run, do not get."""
+    stack = args.tags[STACK_TAG]
+    return iam.document(*pcs_node_statements(args, kms_key_arn), *login_statements(args.region, args.account_id, stack))
 
 
 def root_device_name(ami_id: pulumi.Input[str], o: pulumi.ResourceOptions) -> pulumi.Output[str]:
@@ -118,6 +131,13 @@ class SlurmOnPcs(pulumi.ComponentResource):
             o,
             path=PROFILE_PATH,
         )
+        login_identity = instance_identity(
+            f"{name}-login",
+            f"{spec.name} AWS PCS login node (and its node repair loop)",
+            pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_login_policy(compute, k)),
+            o,
+            path=PROFILE_PATH,
+        )
         fs, lustre = storage.lustre, spec.lustre
         mount = (
             pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
@@ -131,6 +151,8 @@ class SlurmOnPcs(pulumi.ComponentResource):
             if lustre is not None
             else None
         )
+        if retention is not None:  # the PCS pruner publishes PrunerRuns (alarms.py)
+            retention = dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
 
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
         env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
@@ -185,6 +207,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                         spot=kind == "spot",
                         block_checkpoint_at=plan.block_checkpoint_at,
                         checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
+                        metrics_region=compute.region,
                     )
                 ),
                 efa_cards=tuple(plan.efa_cards),
@@ -200,8 +223,18 @@ class SlurmOnPcs(pulumi.ComponentResource):
             instance_type=login_type,
             count=LOGIN_NODES,
             memory_gib=plan.login_memory_gib,
-            user_data=user_data(NodeRole("login", login_type, retention=retention, acceptance=acceptance(spec, plan))),
+            user_data=user_data(
+                NodeRole(
+                    "login",
+                    login_type,
+                    retention=retention,
+                    acceptance=acceptance(spec, plan),
+                    repair=Repair(compute.tags[STACK_TAG], compute.region, metric_namespace=gpu_metrics.NAMESPACE),
+                )
+            ),
             placement=False,
+            role="login",
+            instance_profile_arn=login_identity.profile.arn,
         )
         ami = self._image(spec.compute.image_id, o)
         self.pcs = PcsCluster(
@@ -222,6 +255,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 compute=groups,
                 login=login,
                 tags=compute.tags,
+                zone=spec.availability_zone or "",
             ),
             provider,
             native,
@@ -250,4 +284,13 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return parameter.value
 
 
-__all__ = ["TYPE", "SlurmOnPcs", "acceptance", "pcs_node_policy", "root_device_name", "ssm_image"]
+__all__ = [
+    "TYPE",
+    "SlurmOnPcs",
+    "acceptance",
+    "pcs_login_policy",
+    "pcs_node_policy",
+    "pcs_node_statements",
+    "root_device_name",
+    "ssm_image",
+]

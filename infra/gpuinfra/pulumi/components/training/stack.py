@@ -20,10 +20,12 @@ def build_training(inputs: Inputs, plan: TrainingPlan) -> TrainingCluster | None
     stack = inputs.stack.name
     tags = stack_tags("training", stack, "gpuinfra:cluster", spec.name, org.default_tags, spec.tags)
     if spec.provider == "onprem":
-        from gpuinfra.plan.site import fabric_device
+        from gpuinfra.plan.site import fabric_device, site_components
         from gpuinfra.pulumi.components.training.onprem import onprem_workloads
 
-        onprem_workloads(spec, plan, tags, fabric_device(spec, org) or "")
+        components = site_components(spec, org)
+        conditions = tuple(components.node_problem_conditions) if components else ()
+        onprem_workloads(spec, plan, tags, fabric_device(spec, org) or "", conditions)
         pulumi.export("cluster", spec.name)
         return None
     assert spec.region is not None

@@ -2,11 +2,11 @@
 checkpoint bucket (versioned, encrypted, private, superseded checkpoints expired after the retention).
 
 Keys are chosen so every principal that uses one is in its policy:
-- the cluster key (Lustre, and the EBS volumes of EKS node groups) names the account (IAM policies then grant
-  its roles) and the EC2 Auto Scaling service-linked role, which launches EKS managed node groups' instances
-  (EC2 Auto Scaling User Guide, "Required AWS KMS key policy for use with encrypted volumes"); the role must
-  exist before the key policy names it (`aws iam create-service-linked-role --aws-service-name
-  autoscaling.amazonaws.com` once per account, or any earlier Auto Scaling use);
+- the cluster key (Lustre; EKS secrets) names the account alone (IAM policies then grant its roles). Node root
+  volumes, PCS's and EKS's alike, use the account's AWS-managed EBS key: a customer key on volumes an Auto Scaling
+  group launches (EKS managed node groups) must name the Auto Scaling service-linked role (EC2 Auto Scaling User
+  Guide, "Required AWS KMS key policy for use with encrypted volumes"), and KMS refuses a policy naming a role that
+  does not exist (MalformedPolicyDocumentException), which it does not in an account that never used Auto Scaling;
 - the checkpoint bucket is encrypted with S3-managed keys (SSE-S3): a customer key would have to name FSx's
   per-file-system role AWSServiceRoleForFSxS3Access_<fs-id> for the export to work (FSx for Lustre User Guide,
   "Working with server-side encrypted Amazon S3 buckets"), which only exists after the file system does, and
@@ -36,16 +36,11 @@ EXPORT_EVENTS = ["NEW", "CHANGED"]
 METADATA_MODE = "AUTOMATIC"
 """Metadata IOPS provisioned and scaled by FSx with the storage capacity (an EFA-enabled file system needs a metadata
 configuration; AUTOMATIC keeps the IOPS in step with capacity without a figure of ours)."""
-ASG_SERVICE_ROLE = "arn:aws:iam::{account}:role/aws-service-role/autoscaling.amazonaws.com/AWSServiceRoleForAutoScaling"
 
 
-def key_policy(account_id: str, auto_scaling_volumes: bool) -> str:
-    """The cluster key's policy: the account administers it (IAM policies grant its roles); where an Auto Scaling
-    group launches volumes encrypted with the key (EKS managed node groups), its service-linked role may use it and
-    create grants for them (the two statements of the EC2 Auto Scaling User Guide, "Required AWS KMS key policy for
-    use with encrypted volumes"). Only there: KMS refuses a policy naming a principal that does not exist
-    (MalformedPolicyDocumentException), and an account that never used Auto Scaling has no such role. PCS root
-    volumes use the AWS-managed EBS key, so the PCS stack's key (Lustre only) names no Auto Scaling role."""
+def key_policy(account_id: str) -> str:
+    """The cluster key's policy: the account administers it, and IAM policies grant its roles. No service-linked
+    role is named, so the first `pulumi up` in a fresh account does not depend on one existing."""
     admin: iam.Statement = {
         "Sid": "AccountAdministers",
         "Effect": "Allow",
@@ -53,27 +48,7 @@ def key_policy(account_id: str, auto_scaling_volumes: bool) -> str:
         "Action": "kms:*",
         "Resource": "*",
     }
-    if not auto_scaling_volumes:
-        return iam.document(admin)
-    role = ASG_SERVICE_ROLE.format(account=account_id)
-    return iam.document(
-        admin,
-        {
-            "Sid": "AutoScalingUsesKey",
-            "Effect": "Allow",
-            "Principal": {"AWS": role},
-            "Action": ["kms:Encrypt", "kms:Decrypt", "kms:ReEncrypt*", "kms:GenerateDataKey*", "kms:DescribeKey"],
-            "Resource": "*",
-        },
-        {
-            "Sid": "AutoScalingAttachesVolumes",
-            "Effect": "Allow",
-            "Principal": {"AWS": role},
-            "Action": "kms:CreateGrant",
-            "Resource": "*",
-            "Condition": {"Bool": {"kms:GrantIsForAWSResource": True}},
-        },
-    )
+    return iam.document(admin)
 
 
 @dataclass(frozen=True)
@@ -103,7 +78,6 @@ class StorageArgs:
     kms_alias: str
     protect: bool = True
     """Pulumi protect and retainOnDelete on the key, the checkpoint bucket and the file system."""
-    auto_scaling_volumes: bool = False
     """An Auto Scaling group (EKS node groups) launches volumes encrypted with the cluster key."""
 
 
@@ -135,7 +109,7 @@ class TrainingStorage(pulumi.ComponentResource):
             description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=key_policy(args.account_id, args.auto_scaling_volumes),
+            policy=key_policy(args.account_id),
             opts=stateful(o, args.protect),
         )
         aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
@@ -266,7 +240,6 @@ def imported(
 
 
 __all__ = [
-    "ASG_SERVICE_ROLE",
     "CHECKPOINT_PATH",
     "CODE_PATH",
     "DATASET_PATH",

@@ -1,0 +1,197 @@
+"""Alarms that reach someone: an SNS topic per stack, subscribed by the account's `alerts` (organization file), and
+the alarms of a training (or fine-tuning) stack on it.
+
+- FSx for Lustre free capacity (AWS/FSx FreeDataStorageCapacity, bytes, per FileSystemId: FSx for Lustre User Guide,
+  "Amazon FSx for Lustre metrics"): below a fifth of the file system, checkpoints are near ENOSPC;
+- unavailable Slurm nodes (gpuinfra/Training UnavailableNodes, published by the login node's repair loop every run,
+  node_repair.py): above zero for half an hour means the loop did not bring the node back; missing data (the loop
+  stopped) alarms too;
+- GPU errors (gpuinfra/Training GpuErrors, published by a compute node's health check when it finds an Xid or an
+  uncorrected ECC error: health-check.sh.j2);
+- the checkpoint pruner (gpuinfra/Training PrunerRuns, published by each successful run on the login node): no
+  successful run in an hour alarms, because a pruner that stops fills Lustre;
+- failed AWS Batch jobs (fine-tuning): an EventBridge rule on "Batch Job State Change" events with status FAILED for
+  the stack's queue (AWS Batch User Guide, "Batch job state change events"), delivered to the topic.
+
+The topic policy lets CloudWatch and EventBridge publish for this account only (SNS Developer Guide, "Amazon SNS
+access policy": aws:SourceAccount; EventBridge User Guide, "Permissions for Amazon SNS": a target topic's policy
+must allow events.amazonaws.com).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+import pulumi
+import pulumi_aws as aws
+
+from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE
+from gpuinfra.spec.org import Alerts
+
+TYPE = "gpuinfra:training:Alarms"
+
+FREE_FRACTION = 0.2
+"""Alarm below a fifth of the file system free: at 1,120 GB per checkpoint on 57,600 GiB that is ~10 checkpoints of
+room, hours of run at the planner's intervals, time for someone to act."""
+PERIOD_SECONDS = 300
+UNAVAILABLE_PERIODS = 6
+"""Half an hour: the repair loop replaces a failed node after 10 minutes and PCS boots the new one in minutes."""
+GIB = 1024**3
+
+
+@dataclass(frozen=True)
+class AlarmArgs:
+    stack: str
+    account_id: str
+    alerts: Alerts | None
+    cluster: str
+    lustre_id: pulumi.Input[str] | None = None
+    lustre_capacity_gib: int = 0
+    slurm: bool = False
+    """The PCS stack's node, GPU and pruner alarms."""
+    batch_queue_arn: pulumi.Input[str] | None = None
+
+
+def topic_policy(account_id: str, topic_arn: str) -> str:
+    return json.dumps(
+        {
+            "Version": "2012-10-17",
+            "Statement": [
+                {
+                    "Sid": "AlarmsAndEventsPublish",
+                    "Effect": "Allow",
+                    "Principal": {"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
+                    "Action": "sns:Publish",
+                    "Resource": topic_arn,
+                    "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
+                }
+            ],
+        },
+        sort_keys=True,
+    )
+
+
+class StackAlarms(pulumi.ComponentResource):
+    topic: aws.sns.Topic
+    alarms: list[aws.cloudwatch.MetricAlarm]
+
+    def __init__(
+        self,
+        name: str,
+        args: AlarmArgs,
+        provider: pulumi.ProviderResource,
+        opts: pulumi.ResourceOptions | None = None,
+        workload: str = "training",
+    ) -> None:
+        """`workload`: the type token's module (gpuinfra:<workload>:Alarms), the stack's own workload."""
+        super().__init__(f"gpuinfra:{workload}:Alarms", name, None, opts)
+        o = pulumi.ResourceOptions(parent=self, provider=provider)
+        self.topic = aws.sns.Topic(f"{name}-topic", opts=o)
+        aws.sns.TopicPolicy(
+            f"{name}-topic-policy",
+            arn=self.topic.arn,
+            policy=self.topic.arn.apply(lambda arn: topic_policy(args.account_id, arn)),
+            opts=o,
+        )
+        alerts = args.alerts
+        for i, address in enumerate(alerts.email if alerts else []):
+            aws.sns.TopicSubscription(
+                f"{name}-email-{i}", topic=self.topic.arn, protocol="email", endpoint=address, opts=o
+            )
+        if alerts and alerts.webhook_url:
+            aws.sns.TopicSubscription(
+                f"{name}-webhook", topic=self.topic.arn, protocol="https", endpoint=alerts.webhook_url, opts=o
+            )
+        self.alarms = self._alarms(name, args, o)
+        if args.batch_queue_arn is not None:
+            self._batch_failures(name, args.batch_queue_arn, o)
+        self.register_outputs({"topic": self.topic.arn})
+
+    def _alarm(self, name: str, o: pulumi.ResourceOptions, **kwargs: object) -> aws.cloudwatch.MetricAlarm:
+        return aws.cloudwatch.MetricAlarm(
+            name, alarm_actions=[self.topic.arn], ok_actions=[self.topic.arn], period=PERIOD_SECONDS, opts=o, **kwargs
+        )
+
+    def _alarms(self, name: str, args: AlarmArgs, o: pulumi.ResourceOptions) -> list[aws.cloudwatch.MetricAlarm]:
+        out = []
+        if args.lustre_id is not None and args.lustre_capacity_gib:
+            out.append(
+                self._alarm(
+                    f"{name}-lustre-free",
+                    o,
+                    alarm_description=f"{args.cluster}: Lustre below {FREE_FRACTION:.0%} free (checkpoints near full)",
+                    namespace="AWS/FSx",
+                    metric_name="FreeDataStorageCapacity",
+                    dimensions={"FileSystemId": args.lustre_id},
+                    statistic="Minimum",
+                    comparison_operator="LessThanThreshold",
+                    threshold=round(args.lustre_capacity_gib * GIB * FREE_FRACTION),
+                    evaluation_periods=2,
+                    treat_missing_data="missing",
+                )
+            )
+        if args.slurm:
+            dims = {"Cluster": args.cluster}
+            out += [
+                self._alarm(
+                    f"{name}-unavailable-nodes",
+                    o,
+                    alarm_description=f"{args.cluster}: nodes drained or down for 30 min, or the repair loop stopped",
+                    namespace=NAMESPACE,
+                    metric_name="UnavailableNodes",
+                    dimensions=dims,
+                    statistic="Minimum",
+                    comparison_operator="GreaterThanThreshold",
+                    threshold=0,
+                    evaluation_periods=UNAVAILABLE_PERIODS,
+                    treat_missing_data="breaching",
+                ),
+                self._alarm(
+                    f"{name}-gpu-errors",
+                    o,
+                    alarm_description=f"{args.cluster}: a node reported a GPU Xid or an uncorrected ECC error",
+                    namespace=NAMESPACE,
+                    metric_name="GpuErrors",
+                    dimensions=dims,
+                    statistic="Maximum",
+                    comparison_operator="GreaterThanThreshold",
+                    threshold=0,
+                    evaluation_periods=1,
+                    treat_missing_data="notBreaching",
+                ),
+                self._alarm(
+                    f"{name}-pruner",
+                    o,
+                    alarm_description=f"{args.cluster}: no successful checkpoint pruning in an hour (Lustre fills)",
+                    namespace=NAMESPACE,
+                    metric_name="PrunerRuns",
+                    dimensions=dims,
+                    statistic="Sum",
+                    comparison_operator="LessThanThreshold",
+                    threshold=1,
+                    evaluation_periods=12,
+                    datapoints_to_alarm=12,
+                    treat_missing_data="breaching",
+                ),
+            ]
+        return out
+
+    def _batch_failures(self, name: str, queue_arn: pulumi.Input[str], o: pulumi.ResourceOptions) -> None:
+        pattern = pulumi.Output.from_input(queue_arn).apply(
+            lambda arn: json.dumps(
+                {
+                    "source": ["aws.batch"],
+                    "detail-type": ["Batch Job State Change"],
+                    "detail": {"status": ["FAILED"], "jobQueue": [arn]},
+                },
+                sort_keys=True,
+            )
+        )
+        rule = aws.cloudwatch.EventRule(
+            f"{name}-batch-failed", description="a fine-tuning job failed", event_pattern=pattern, opts=o
+        )
+        aws.cloudwatch.EventTarget(f"{name}-batch-failed-target", rule=rule.name, arn=self.topic.arn, opts=o)
+
+
+__all__ = ["FREE_FRACTION", "NAMESPACE", "TYPE", "AlarmArgs", "StackAlarms", "topic_policy"]
