@@ -37,7 +37,15 @@ def planned_setup(
     shape_row.setdefault("active_parameters", shape_row["parameters"])
     lay = dict(layout_row)
     shape = ModelShape(sequence_length=lay.pop("seq"), **shape_row)
-    hw = hardware(name, dict(peak.dense_tflops), _hbm(name, mib), node_gbps, 8)
+    hw = hardware(
+        name,
+        dict(peak.dense_tflops),
+        _hbm(name, mib),
+        node_gbps,
+        8,
+        nvlink_gb_s=CATALOG.nvlink_gb_s(name),
+        generation=peak.generation,
+    )
     return step_time(shape, Parallel(**lay), hw, precision, eff).tokens_per_s
 
 

@@ -15,7 +15,7 @@ from gpuinfra.plan.throughput import EFFICIENCY, Efficiency
 TERMS = [
     ("gemm", "bf16", (0.3, 0.95)),
     ("gemm", "fp8", (0.3, 0.95)),
-    ("generation", "A100", (0.8, 1.4)),
+    ("generation", "ampere", (0.8, 1.4)),
     ("attention", None, (0.2, 0.75)),
     ("elementwise_bytes", "bf16", (0.0, 2000.0)),
     ("elementwise_bytes", "fp8", (0.0, 2000.0)),

@@ -227,7 +227,7 @@ def train_doc(tmp_path_factory: pytest.TempPathFactory) -> str:
     from gpuinfra.commands.preview import preview_stacks
     from gpuinfra.report.render import render
 
-    text = render(preview_stacks([TRAIN], None, [], None, None, 1), "json")
+    text = render(preview_stacks([TRAIN], jobs=1), "json")
     assert '"storageCapacity": 57600' in text  # the FSx file system, priced per GB-month
     return text
 

@@ -22,6 +22,7 @@ from gpuinfra.catalog.models import (
     InstanceType,
     MemoryBandwidth,
     NodePower,
+    NvLink,
     OnDemandPrice,
     Purchase,
     QuotaCode,
@@ -72,6 +73,7 @@ class Catalog:
     serving_figures: dict[str, Figure] = field(default_factory=dict)
     """serving.yaml cold_start: image size, boot and engine-init figures."""
     accelerator_peaks: tuple[AcceleratorPeak, ...] = ()
+    nvlinks: tuple[NvLink, ...] = ()
     """Dense peak TFLOPS per precision (accelerators.yaml `peaks`)."""
     devices: tuple[Device, ...] = ()
     """How Kubernetes requests and selects each kind of accelerator (accelerators.yaml `devices`)."""
@@ -232,6 +234,10 @@ class Catalog:
     def serves_fp8(self, accelerator: str | None) -> bool:
         """vLLM serves FP8 weights on this accelerator (compute capability 8.9 or later)."""
         return bool(accelerator) and self.fp8_weights is not None and accelerator in self.fp8_weights.names
+
+    def nvlink_gb_s(self, name: str) -> float | None:
+        """Per-GPU NVLink bandwidth one way; None for a GPU without NVLink."""
+        return next((n.gb_s for n in self.nvlinks if n.name == name), None)
 
     def accelerator_peak(self, name: str) -> AcceleratorPeak | None:
         """The dense peak figures of an accelerator; None when no datasheet figure is carried."""

@@ -206,6 +206,16 @@ class AcceleratorPeak(Entry):
 
     name: str
     dense_tflops: dict[str, float]
+    generation: str | None = None
+    """The architecture (hopper, ampere, ...): the step model's fit has a factor per generation."""
+
+
+class NvLink(UndatedEntry):
+    """Per-GPU NVLink bandwidth one way (GB/s): half the datasheet's bidirectional figure. A GPU without a row has
+    no NVLink (PCIe cards)."""
+
+    name: str
+    gb_s: float
 
 
 class UnknownPrice(UndatedEntry):

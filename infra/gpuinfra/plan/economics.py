@@ -206,6 +206,8 @@ def step_inputs(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> Ste
         info.network_baseline_gbps,
         info.accelerator_count,
         info.nvlink_gpus,
+        catalog.nvlink_gb_s(info.accelerator or ""),
+        peak.generation,
     )
     return StepInputs(shape=shape, layout=layout, hardware=hw, precision=model.precision)
 

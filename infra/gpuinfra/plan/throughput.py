@@ -24,10 +24,6 @@ from __future__ import annotations
 
 from gpuinfra.plan.memory import Plain
 
-NVLINK_GB_S = {"H100": 450.0, "H200": 450.0, "A100": 300.0, "B200": 900.0, "GB200": 900.0, "B300": 900.0}
-"""Per-GPU NVLink bandwidth one way, GB/s: half the datasheets' bidirectional figures (H100/H200 SXM 900 GB/s,
-A100 SXM 600 GB/s, B200/GB200 1.8 TB/s). A GPU absent here has no NVLink (PCIe cards): tensor parallelism goes
-over PCIe Gen4 x16 at PCIE_GB_S."""
 PCIE_GB_S = 25.0
 """PCIe Gen4 x16 one way (32 GB/s raw, ~25 GB/s delivered), for GPUs without NVLink."""
 
@@ -68,7 +64,7 @@ EFFICIENCY = Efficiency(
     tp_exposed=0.36,
     a2a_exposed=0.42,
     dp_hidden=0.66,
-    generation={"A100": 1.077},
+    generation={"ampere": 1.077},
 )
 """Fitted (least squares on log ratios, tests/fit_throughput.py) to the 39 runs of tests/plan/calibration_runs.yaml
 outside its held-out group; docs/planning.md shows the residuals per hardware generation and precision."""
@@ -122,6 +118,8 @@ class Hardware(Plain):
     domain_gpus: int
     """GPUs one NVLink domain joins (8 in a node; 72 in a GB200 NVL72 rack)."""
     accelerator: str = ""
+    generation: str | None = None
+    """The architecture (the catalog's peaks row): the fit's per-generation GEMM factor."""
 
 
 class StepTime(Plain):
@@ -200,7 +198,7 @@ def step_time(
     peak = hw.peak_tflops[precision] * 1e12
     bf16 = hw.peak_tflops.get("bf16", hw.peak_tflops[precision]) * 1e12
     moe_share = eff.expert_gemm if shape.moe_layers else 1.0
-    generation = eff.generation.get(hw.accelerator, 1.0)
+    generation = eff.generation.get(hw.generation or "", 1.0)
     gemm = 6 * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share * generation)
     recompute = gemm / 3 if layout.recompute == "full" else 0.0
     h, s, L = shape.hidden_size, shape.sequence_length, shape.layers
@@ -255,21 +253,24 @@ def hardware(
     node_gbps: float,
     gpus_per_node: int,
     domain_gpus: int | None = None,
+    nvlink_gb_s: float | None = None,
+    generation: str | None = None,
 ) -> Hardware:
-    """A GPU's links from the catalog's figures: NVLink from NVLINK_GB_S, the fabric from the node's network."""
+    """A GPU's links from the catalog's figures: NVLink (catalog accelerators.yaml `nvlink`; none: PCIe at
+    PCIE_GB_S), the fabric from the node's network."""
     return Hardware(
         peak_tflops=peak_tflops,
         hbm_gb_s=hbm_gb_s,
-        nvlink_gb_s=NVLINK_GB_S.get(accelerator, PCIE_GB_S),
+        nvlink_gb_s=nvlink_gb_s or PCIE_GB_S,
         fabric_gb_s=node_gbps / 8 / gpus_per_node,
         domain_gpus=domain_gpus or gpus_per_node,
         accelerator=accelerator,
+        generation=generation,
     )
 
 
 __all__ = [
     "EFFICIENCY",
-    "NVLINK_GB_S",
     "Efficiency",
     "Hardware",
     "ModelShape",

@@ -19,8 +19,6 @@ from pathlib import Path
 from stat import S_ISREG
 
 KEY_ENV = "GPUINFRA_CACHE_KEY"
-SEAL_BYTES = 64
-"""An HMAC-SHA256 as hex."""
 
 
 def _key_file() -> Path:
@@ -87,16 +85,17 @@ def write_sealed(path: Path, kind: str, key: str, payload: bytes) -> None:
 
 
 def read_sealed(path: Path, kind: str, key: str, max_bytes: int) -> bytes | None:
-    """The payload stored for `key`, or None when absent, not a regular file, too large, or not sealed by this
-    reviewer's key for exactly this kind and key."""
+    """The payload stored for `key`, or None when absent, not a regular file, over `max_bytes` (the whole entry),
+    or not sealed by this reviewer's key for exactly this kind and key."""
     try:
         with open(path, "rb", opener=_no_block) as handle:
-            if not S_ISREG(os.fstat(handle.fileno()).st_mode):
+            info = os.fstat(handle.fileno())
+            if not S_ISREG(info.st_mode) or info.st_size > max_bytes:
                 return None
-            blob = handle.read(max_bytes + SEAL_BYTES + 2)
+            blob = handle.read(max_bytes + 1)  # a file that grows while read is still bounded
     except OSError:
         return None
-    if len(blob) > max_bytes + SEAL_BYTES + 1:
+    if len(blob) > max_bytes:
         return None
     found, _, payload = blob.partition(b"\n")
     return payload if hmac.compare_digest(found, seal(kind, key, payload)) else None
