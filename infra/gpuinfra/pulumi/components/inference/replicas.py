@@ -156,6 +156,15 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": groups,
         },
         {
+            # The drain unit (templates/inference/drain.sh.j2) detaches its own instance on the two-minute spot
+            # notice, so its replacement starts at once; DetachInstances takes the group ARN as its resource
+            # (Service Authorization Reference, Amazon EC2 Auto Scaling).
+            "Sid": "SpotDetach",
+            "Effect": "Allow",
+            "Action": ["autoscaling:DetachInstances"],
+            "Resource": groups,
+        },
+        {
             # The GPU check (templates/inference/gpu-health.sh.j2) marks its own instance Unhealthy; only in the
             # region's groups of this fleet (SetInstanceHealth takes the group ARN as its resource: Service
             # Authorization Reference, Amazon EC2 Auto Scaling, actions table).
