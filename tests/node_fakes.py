@@ -82,6 +82,8 @@ class Imds:
     instance_id: str = "i-0123456789abcdef0"
     group: str = "chat-us-east-1-base"
     target_state: str = "InService"
+    spot_action: str | None = None
+    """spot/instance-action's document once EC2 has sent the two-minute notice (404 before)."""
     token: str = field(default_factory=lambda: uuid.uuid4().hex)
     requests: list[str] = field(default_factory=list)
 
@@ -95,7 +97,9 @@ class Imds:
             "Expiration": "2099-01-01T00:00:00Z",
             "LastUpdated": "2026-01-01T00:00:00Z",
         }
+        notice = {"spot/instance-action": self.spot_action} if self.spot_action else {}
         return {
+            **notice,
             "instance-id": self.instance_id,
             "tags/instance/aws:autoscaling:groupName": self.group,
             "autoscaling/target-lifecycle-state": self.target_state,
@@ -127,8 +131,8 @@ class Imds:
 
 @dataclass
 class AutoScaling:
-    """The Auto Scaling query API's two lifecycle calls (moto has neither) and SetInstanceHealth (moto's needs a
-    group of its own with the instance in it), recorded as (action, params)."""
+    """The Auto Scaling query API's two lifecycle calls (moto has neither), DetachInstances and SetInstanceHealth
+    (moto's need a group of its own with the instance in it), recorded as (action, params)."""
 
     calls: list[tuple[str, dict[str, str]]] = field(default_factory=list)
 
@@ -141,7 +145,8 @@ class AutoScaling:
                 params = {k: v[0] for k, v in parse_qs(body).items()}
                 action = params.pop("Action", "")
                 params.pop("Version", None)
-                if action not in ("CompleteLifecycleAction", "RecordLifecycleActionHeartbeat", "SetInstanceHealth"):
+                known = ("CompleteLifecycleAction", "RecordLifecycleActionHeartbeat", "SetInstanceHealth")
+                if action not in (*known, "DetachInstances"):
                     self.reply(400, f"unexpected action {action}")
                     return
                 stub.calls.append((action, params))

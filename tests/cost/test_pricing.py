@@ -379,9 +379,10 @@ def test_on_premises_kubernetes_has_no_cloud_charges(catalog: Catalog) -> None:
 def test_the_fleets_web_acls_and_api_keys_are_priced(catalog: Catalog) -> None:
     b = price_graph(example_graph("chat-serve"), catalog)
     waf = lines_of(b, "aws:wafv2/webAcl:WebAcl::chat-serve-us-east-1-endpoint-waf")
-    # Infracost's golden output: $5.00 per web ACL and $1.00 per rule (rate rule + 3 managed groups).
+    # Infracost's golden output: $5.00 per web ACL and $1.00 per rule (two rate rules, per address and per API key,
+    # + 3 managed groups).
     assert waf["Web ACL"].monthly == Decimal("5.00")
-    assert waf["Rules (managed rule groups count as one)"].monthly == 4 * Decimal("1.00")
+    assert waf["Rules (managed rule groups count as one)"].monthly == 5 * Decimal("1.00")
     assert USAGE_BASED in waf["Requests"].flags and waf["Requests"].monthly is None
     secret = lines_of(b, "aws:secretsmanager/secret:Secret::chat-serve-us-east-1-api-key")
     assert secret["Secret"].monthly == Decimal("0.40")

@@ -11,8 +11,11 @@ from gpuinfra.plan.rollout import CHECKPOINTS, checkpoint_delay, rollback_blocke
     [
         ("ami-0abc1234def567890", "7", False),
         ("ami-0abc1234def567890", None, False),
-        # RollbackInstanceRefresh: "uses an AWS Systems Manager parameter instead of an AMI ID for the ImageId"
-        ("resolve:ssm:/acme/serving/gpu-ami:7", "7", True),
+        # RollbackInstanceRefresh: "uses an AWS Systems Manager parameter instead of an AMI ID for the ImageId":
+        # an unpinned parameter stays one; a pinned version is resolved to its AMI id at deploy (launch_image)
+        ("resolve:ssm:/acme/serving/gpu-ami", "7", True),
+        ("resolve:ssm:/acme/serving/gpu-ami:latest", "7", True),
+        ("resolve:ssm:/acme/serving/gpu-ami:7", "7", False),
         # ... and "uses the launch template's $Latest or $Default version"
         ("ami-0abc1234def567890", "$Latest", True),
         ("ami-0abc1234def567890", "$Default", True),

@@ -168,12 +168,13 @@ CASES: list[tuple[Any, str, str, Any, str, str, str]] = [
     ),
     # Warm pools: not with a mixed instances policy
     ("chat-serve", ASG, "base", _mixed, "PF-ASG-WARMPOOL", "base", "warmPool"),
-    # RollbackInstanceRefresh: no rollback to a template whose ImageId is an SSM parameter (the example's image)
+    # RollbackInstanceRefresh: no rollback to a template whose ImageId is an SSM parameter (the example resolves
+    # its pinned version to an AMI id at deploy, so its groups roll back: plant the parameter in the template)
     (
         "chat-serve",
-        ASG,
-        "base",
-        setting("instanceRefresh.preferences.autoRollback", True),
+        LT,
+        "us-east-1-replicas-lt",
+        setting("imageId", "resolve:ssm:/acme/serving/gpu-ami"),
         "PF-ASG-ROLLBACK",
         "base",
         "instanceRefresh.preferences.autoRollback",
@@ -395,7 +396,8 @@ def test_an_unreadable_embedded_job_template_is_an_error_not_a_skip() -> None:
 
 
 def test_auto_rollback_on_a_group_whose_template_image_is_an_ami_passes() -> None:
-    """The stacks set AutoRollback only where AWS supports it: a region pinned to an AMI id rolls back."""
+    """The stacks set AutoRollback only where AWS supports it: a region pinned to an AMI id rolls back (and the
+    example's pinned SSM version, read at deploy, everywhere)."""
     pinned = graph_for("chat-serve", {"regions[3].image_id": "ami-0abc1234def567890"})
     assert any((g.inputs["instanceRefresh"]["preferences"].get("autoRollback") is True) for g in pinned.of_type(ASG))
     assert not [f for f in preflight(pinned, load_catalog()) if f.rule == "PF-ASG-ROLLBACK"]

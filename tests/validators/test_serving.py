@@ -44,32 +44,29 @@ CASES = [
     ),
     Case("serving-image-not-pinned", "chat-serve", {"regions[1].image_id": "ami-0abc1234def567890"}, fires=False),
     Case("serving-image-not-pinned", "chat-serve", fires=False),
-    # AWS rolls back only to a template whose ImageId is an AMI id (RollbackInstanceRefresh): the example's
-    # fleet-wide SSM parameter blocks it in all four regions, a region pinned to an AMI is left out.
+    # AWS rolls back only to a template whose ImageId is an AMI id (RollbackInstanceRefresh): a pinned parameter
+    # version is resolved to its AMI id at deploy (the example: no warning), an unpinned parameter stays one.
     Case(
         "rollout-without-rollback",
         "chat-serve",
-        {"suppress": []},  # the example suppresses it, with its reason
+        {"image_id": "resolve:ssm:/acme/serving/gpu-ami"},
         message="^us-east-1, us-west-2, eu-central-1, ap-northeast-1: .*cannot roll back: the image "
-        "resolve:ssm:/acme/serving/gpu-ami:7 is a Systems Manager parameter",
+        "resolve:ssm:/acme/serving/gpu-ami is a Systems Manager parameter",
     ),
     Case(
         "rollout-without-rollback",
         "chat-serve",
-        {"regions[0].image_id": "ami-0abc1234def567890", "suppress": []},
+        {"regions[0].image_id": "ami-0abc1234def567890", "image_id": "resolve:ssm:/acme/serving/gpu-ami"},
         message="^us-west-2, eu-central-1, ap-northeast-1: ",
     ),
     Case(
         "rollout-without-rollback",
         "chat-serve",
-        {
-            "image_id": "ami-0abc1234def567890",
-            "regions[2].image_id": "resolve:ssm:/acme/serving/gpu-ami:8",
-            "suppress": [],
-        },
-        message="^eu-central-1: .*gpu-ami:8 is a Systems Manager parameter",
+        {"image_id": "ami-0abc1234def567890", "regions[2].image_id": "resolve:ssm:/acme/serving/gpu-ami"},
+        message="^eu-central-1: .*gpu-ami is a Systems Manager parameter",
     ),
-    Case("rollout-without-rollback", "chat-serve", {"image_id": "ami-0abc1234def567890", "suppress": []}, fires=False),
+    Case("rollout-without-rollback", "chat-serve", fires=False),  # resolve:ssm:...:7, read at deploy
+    Case("rollout-without-rollback", "chat-serve", {"image_id": "ami-0abc1234def567890"}, fires=False),
     Case("rollout-without-rollback", "chat-serve-k8s", fires=False),
     Case(
         "server-image-not-pinned",

@@ -10,7 +10,8 @@ refresh" and "Undo changes with a manual or auto rollback"):
 - AutoRollback: not supported when the refresh has no desired configuration, when the group uses the
   template's $Latest or $Default version, or when the template's ImageId is a Systems Manager parameter
   (resolve:ssm:...) "instead of an AMI ID"; "You also cannot roll back to a launch template that is
-  configured to use an AMI alias from the AWS Systems Manager Parameter Store".
+  configured to use an AMI alias from the AWS Systems Manager Parameter Store". So a pinned parameter version
+  is read at deploy and the template gets its AMI id.
 """
 
 from __future__ import annotations
@@ -46,9 +47,20 @@ def checkpoint_delay(cold_start_seconds: float, alarm_window_seconds: int = ALAR
     return min(MAX_CHECKPOINT_DELAY_SECONDS, int(cold_start_seconds) + alarm_window_seconds)
 
 
+def pinned_ssm(image_id: str) -> tuple[str, str] | None:
+    """(parameter, version) of `resolve:ssm:<parameter>:<version>` with a numeric version (None otherwise): a
+    pinned parameter version names one AMI, which the stack reads at deploy (SSM GetParameter takes
+    `<name>:<version>`) and writes into the launch template as an AMI id."""
+    if not image_id.startswith(SSM_IMAGE):
+        return None
+    name, _, version = image_id.removeprefix(SSM_IMAGE).rpartition(":")
+    return (name, version) if name and version.isdigit() else None
+
+
 def rollback_blocker(image_id: str, version: str | None = None) -> str | None:
-    """Why EC2 Auto Scaling cannot roll a refresh of this template back (None: it can)."""
-    if image_id.startswith(SSM_IMAGE):
+    """Why EC2 Auto Scaling cannot roll a refresh of this template back (None: it can). A pinned SSM version is
+    resolved to its AMI id at deploy (pinned_ssm), so only an unpinned parameter stays in the template."""
+    if image_id.startswith(SSM_IMAGE) and pinned_ssm(image_id) is None:
         return (
             f"the image {image_id} is a Systems Manager parameter: EC2 Auto Scaling rolls back only to a launch "
             "template whose ImageId is an AMI id (RollbackInstanceRefresh, RefreshPreferences.AutoRollback)"
@@ -68,5 +80,6 @@ __all__ = [
     "REPLICATION_SLA_MINUTES",
     "REPLICATION_SLA_SECONDS",
     "checkpoint_delay",
+    "pinned_ssm",
     "rollback_blocker",
 ]

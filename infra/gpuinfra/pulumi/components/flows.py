@@ -40,6 +40,9 @@ HEAD = "https://docs.aws.amazon.com/AmazonS3/latest/API/API_HeadObject.html"
 SECRETS = "https://docs.aws.amazon.com/secretsmanager/latest/userguide/auth-and-access_iam-policies.html"
 HOOKS = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/completing-lifecycle-hooks.html"
 HEALTH = "https://docs.aws.amazon.com/autoscaling/ec2/userguide/set-up-a-custom-health-check.html"
+SPOT_NOTICE = "https://docs.aws.amazon.com/autoscaling/ec2/APIReference/API_DetachInstances.html"
+"""EC2 Auto Scaling API, DetachInstances: the instance leaves the group (and its target groups); without decrementing
+the desired capacity the group launches a replacement. Authorized on the group (autoscaling:DetachInstances)."""
 METRICS = "https://docs.aws.amazon.com/AmazonCloudWatch/latest/monitoring/iam-cw-condition-keys-namespace.html"
 PCS = "https://docs.aws.amazon.com/pcs/latest/userguide/security-instance-profiles.html"
 EC2_AUTH = "https://docs.aws.amazon.com/service-authorization/latest/reference/list_amazonec2.html"
@@ -361,6 +364,16 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
                     "autoscaling:CompleteLifecycleAction",
                     arn,
                     source=HOOKS,
+                )
+            )
+            flows.append(
+                Flow(
+                    f"{at} detach an instance of {group} on its spot interruption notice",
+                    stack,
+                    role,
+                    "autoscaling:DetachInstances",
+                    arn,
+                    source=SPOT_NOTICE,
                 )
             )
             if spec.server_kind == "cuda":

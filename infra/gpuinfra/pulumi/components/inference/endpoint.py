@@ -66,6 +66,12 @@ BODY_RULES = (
 group"), all Block by default. A model API's body is a prompt, and prompts routinely hold HTML, `<script>`,
 `../` paths and metadata URLs as text: these rules are set to Count (they still label and log), while the
 CRS keeps blocking on headers, URI and query; auth (the API key) and the rate limit guard the body."""
+KNOWN_BAD_INPUTS = "AWSManagedRulesKnownBadInputsRuleSet"
+KNOWN_BAD_BODY_RULES = ("Log4JRCE_BODY", "JavaDeserializationRCE_BODY")
+"""The known-bad-inputs group's rules that inspect the body (AWS WAF DG, "Known bad inputs managed rule group"): a
+prompt that quotes a Log4j lookup or a serialized Java object is text to a model, so they count too (their
+header, URI and query variants keep blocking)."""
+COUNTED_BODY_RULES = {COMMON_RULE_SET: BODY_RULES, KNOWN_BAD_INPUTS: KNOWN_BAD_BODY_RULES}
 
 
 def _visibility(metric: str) -> aws.wafv2.WebAclVisibilityConfigArgs:
@@ -138,9 +144,9 @@ def web_acl_rules(waf: Waf) -> list[aws.wafv2.WebAclRuleArgs]:
                         count=aws.wafv2.WebAclRuleStatementManagedRuleGroupStatementRuleActionOverrideActionToUseCountArgs()
                     ),
                 )
-                for rule in BODY_RULES
+                for rule in COUNTED_BODY_RULES[group]
             ]
-            if group == COMMON_RULE_SET
+            if group in COUNTED_BODY_RULES
             else None
         )
         rules.append(

@@ -24,7 +24,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan.coldstart import ROOT_VOLUME_THROUGHPUT_MIB_S
-from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, REPLICATION_SLA_SECONDS, rollback_blocker
+from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS, REPLICATION_SLA_SECONDS, pinned_ssm, rollback_blocker
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, group_tags
 from gpuinfra.pulumi.components.inference.bootstrap import LAUNCH_HOOK, METRIC_NAME, METRIC_NAMESPACE, TERMINATE_HOOK
@@ -156,6 +156,15 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": groups,
         },
         {
+            # The drain unit (templates/inference/drain.sh.j2) detaches its own instance on the two-minute spot
+            # notice, so its replacement starts at once; DetachInstances takes the group ARN as its resource
+            # (Service Authorization Reference, Amazon EC2 Auto Scaling).
+            "Sid": "SpotDetach",
+            "Effect": "Allow",
+            "Action": ["autoscaling:DetachInstances"],
+            "Resource": groups,
+        },
+        {
             # The GPU check (templates/inference/gpu-health.sh.j2) marks its own instance Unhealthy; only in the
             # region's groups of this fleet (SetInstanceHealth takes the group ARN as its resource: Service
             # Authorization Reference, Amazon EC2 Auto Scaling, actions table).
@@ -213,6 +222,19 @@ def replica_policy(args: ReplicasArgs) -> str:
     )
 
 
+def launch_image(image_id: str, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
+    """The launch template's AMI id: as given, or the AMI a pinned SSM parameter version names, read at deploy
+    (and at preview, so a new version shows as a template change), so EC2 Auto Scaling can roll a failed refresh
+    back (RefreshPreferences.AutoRollback refuses a template whose ImageId is a parameter)."""
+    ssm = pinned_ssm(image_id)
+    if ssm is None:
+        return image_id
+    parameter = aws.ssm.get_parameter_output(
+        name=f"{ssm[0]}:{ssm[1]}", opts=pulumi.InvokeOutputOptions(provider=o.provider, parent=o.parent)
+    )
+    return parameter.value
+
+
 def scale_in_periods(cooldown_seconds: int) -> int:
     """Minutes of low queue depth before one replica is removed."""
     return max(3, math.ceil(cooldown_seconds / 60))
@@ -235,7 +257,7 @@ class ServingReplicas(pulumi.ComponentResource):
         profile = instance_identity(name, f"{args.fleet} replicas in {args.region}", replica_policy(args), o).profile
         template = aws.ec2.LaunchTemplate(
             f"{name}-lt",
-            image_id=args.image_id,
+            image_id=launch_image(args.image_id, o),
             instance_type=args.instance_type,
             update_default_version=True,
             vpc_security_group_ids=[args.security_group_id],
@@ -431,6 +453,7 @@ __all__ = [
     "group_names",
     "launch_deadline",
     "launch_heartbeat",
+    "launch_image",
     "lifecycle_hooks",
     "overflow_name",
     "replica_policy",
