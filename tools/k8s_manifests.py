@@ -21,7 +21,7 @@ STACKS = ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s"]
 def manifests(stack: str) -> dict[str, object]:
     """File name -> object, for one example stack."""
     from gpuinfra.load import load_inputs
-    from gpuinfra.pulumi.preview import program_graph
+    from gpuinfra.workspace.program import program_graph
 
     graph = program_graph(load_inputs(stack))
     out: dict[str, object] = {}

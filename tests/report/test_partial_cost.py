@@ -18,6 +18,8 @@ from helpers import ample_quotas, gpuinfra, write_stack
 
 REGION = "eu-west-1"
 """A region the catalog has no p5.48xlarge price in (`gpuinfra catalog p5.48xlarge` lists the priced ones)."""
+UNPRICED = "p5e.48xlarge"
+"""A type the catalog's price snapshot has no price for in any region (us-east-1 included)."""
 
 
 def test_a_group_in_a_region_without_a_price_makes_the_total_partial(catalog: Catalog) -> None:
@@ -47,13 +49,14 @@ def test_usage_nobody_supplied_leaves_the_total_whole(catalog: Catalog) -> None:
 
 @pytest.fixture(scope="module")
 def eu_west(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """llm-train moved to eu-west-1 (with quota granted there): the validators pass it, the catalog prices none
-    of its p5 nodes."""
+    """llm-train on p5e.48xlarge (with quota granted): the catalog's price snapshot lists no region and no price for
+    that type, so the validators pass it (an unknown region is not a refusal: instance-type-not-in-region refuses
+    only a type the snapshot lists elsewhere, as p5.48xlarge in eu-west-1) and nothing prices its nodes."""
     return write_stack(
-        tmp_path_factory.mktemp("eu-west"),
+        tmp_path_factory.mktemp("unpriced"),
         "llm-train",
-        {"region": REGION, "availability_zone": f"{REGION}a"},
-        ample_quotas(region=REGION),
+        {"compute.instance_type": UNPRICED},
+        ample_quotas(),
     )
 
 
@@ -65,7 +68,7 @@ def eu_json(eu_west: Path) -> dict:
     stack = json.loads(result.stdout)["stacks"][0]
     (budget,) = [v for v in stack["policy"]["violations"] if v["policy"] == "budget-within-account"]
     assert budget["level"] == "mandatory" and budget["message"].startswith("cannot judge ml-training's budget")
-    assert "llm-train: aws-native:pcs:ComputeNodeGroup: Instances, on-demand (p5.48xlarge)" in budget["message"]
+    assert f"llm-train: aws-native:pcs:ComputeNodeGroup: Instances, on-demand ({UNPRICED})" in budget["message"]
     return stack
 
 
@@ -73,8 +76,8 @@ def test_the_json_marks_the_total_partial_and_names_the_lines(eu_json: dict) -> 
     cost = eu_json["cost"]
     assert cost["partial"] is True
     assert (
-        "llm-train-slurm-pcs-od: Instances, on-demand (p5.48xlarge) (not-in-catalog): no catalog price for "
-        f"p5.48xlarge on-demand in {REGION}" in cost["unknown_prices"]
+        f"llm-train-slurm-pcs-od: Instances, on-demand ({UNPRICED}) (not-in-catalog): no catalog price for "
+        f"{UNPRICED} on-demand in us-east-1" in cost["unknown_prices"]
     )
     assert set(cost["unknown_prices"]) <= set(cost["unpriced"])
     # The figure is what the known lines sum to, nothing filled in for the unknown ones.
@@ -86,7 +89,7 @@ def test_the_json_marks_the_total_partial_and_names_the_lines(eu_json: dict) -> 
     (finding,) = [f for f in eu_json["findings"] if f["rule"] == "cost-partial"]
     assert finding["level"] == "warning"
     assert finding["message"].startswith(f"the monthly cost is at least {money(known)}, not exactly: ")
-    assert f"no catalog price for p5.48xlarge on-demand in {REGION}" in finding["message"]
+    assert f"no catalog price for {UNPRICED} on-demand in us-east-1" in finding["message"]
 
 
 @pytest.mark.parametrize(

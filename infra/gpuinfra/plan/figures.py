@@ -30,7 +30,7 @@ def plan_figures(plan: object) -> dict[str, Figure]:
     """Named figures of a plan (empty for plans without money questions)."""
     if isinstance(plan, InferencePlan):
         regions = plan.economics.regions if plan.economics else []
-        out = {
+        out: dict[str, Figure] = {
             f"serving {r.region}: cost per 1M tokens": Figure(
                 PER_MILLION_TOKENS, _dec(r.usd_per_million_tokens, "0.001")
             )
@@ -44,7 +44,7 @@ def plan_figures(plan: object) -> dict[str, Figure]:
         return out
     if not isinstance(plan, TrainingPlan):
         return {}
-    out: dict[str, Figure] = {}
+    out = {}
     if plan.run is not None:
         point = plan.run.at_spec
         out["training run: days"] = Figure("days", _dec(point.days, "0.1"))

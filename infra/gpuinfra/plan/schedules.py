@@ -30,6 +30,20 @@ REGION_TIME_ZONES = {
     "ap-southeast-1": "Asia/Singapore",
     "ap-southeast-2": "Australia/Sydney",
     "ap-south-1": "Asia/Kolkata",
+    "ap-south-2": "Asia/Kolkata",
+    "ap-east-1": "Asia/Hong_Kong",
+    "ap-east-2": "Asia/Taipei",
+    "ap-southeast-3": "Asia/Jakarta",
+    "ap-southeast-4": "Australia/Melbourne",
+    "ap-southeast-5": "Asia/Kuala_Lumpur",
+    "ap-southeast-6": "Pacific/Auckland",
+    "ap-southeast-7": "Asia/Bangkok",
+    "af-south-1": "Africa/Johannesburg",
+    "ca-west-1": "America/Edmonton",
+    "il-central-1": "Asia/Jerusalem",
+    "me-central-1": "Asia/Dubai",
+    "me-south-1": "Asia/Bahrain",
+    "mx-central-1": "America/Mexico_City",
 }
 REGION = "region"
 """A schedule's time_zone that means the region's own (the default)."""
