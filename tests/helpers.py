@@ -274,3 +274,27 @@ def sibling_test_modules(test_file: str) -> list[Any]:
         spec.loader.exec_module(module)
         modules.append(module)
     return modules
+
+
+GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
+
+
+def committed_project(root: Path) -> Path:
+    """A git repository at `root` holding the examples and a copy of the running package's files (as bench/repo.py
+    makes its repository), in one commit: a base whose code is the running code, for `diff --base-ref`."""
+    import shutil
+
+    import gpuinfra
+    import gpuinfra.templates
+
+    (root / "stacks").mkdir(parents=True)
+    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
+    for path in STACKS.glob("*.yaml"):
+        shutil.copy(path, root / "stacks" / path.name)
+    ignore = shutil.ignore_patterns("__pycache__")
+    shutil.copytree(Path(gpuinfra.__path__[0]), root / "infra" / "gpuinfra", ignore=ignore)
+    shutil.copytree(Path(gpuinfra.templates.__path__[0]), root / "templates", ignore=ignore)
+    subprocess.run([*GIT, "init", "-q", str(root)], check=True)
+    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
+    subprocess.run([*GIT, "commit", "-qm", "base"], cwd=root, check=True)
+    return root

@@ -10,13 +10,12 @@ import shutil
 import subprocess
 from pathlib import Path
 
-import gpuinfra
-import gpuinfra.templates
 import pytest
 from gpuinfra.commands import diff as diff_module
 from gpuinfra.commands.diff import diff_command
 from gpuinfra.report.render import render
 from gpuinfra.review import baseref
+from helpers import committed_project
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
@@ -33,16 +32,7 @@ def commit(root: Path, message: str) -> None:
 def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The examples and a copy of the running package's files (as bench/repo.py makes its repository), one
     commit; then chat-serve's first region's maximum changed in the working tree."""
-    root = tmp_path_factory.mktemp("base-in-process") / "repo"
-    (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
-    for path in (ROOT / "stacks").glob("*.yaml"):
-        shutil.copy(path, root / "stacks" / path.name)
-    ignore = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(Path(gpuinfra.__path__[0]), root / "infra" / "gpuinfra", ignore=ignore)
-    shutil.copytree(Path(gpuinfra.templates.__path__[0]), root / "templates", ignore=ignore)
-    subprocess.run([*GIT, "init", "-q", str(root)], check=True)
-    commit(root, "base")
+    root = committed_project(tmp_path_factory.mktemp("base-in-process") / "repo")
     serve = root / "stacks" / "Pulumi.chat-serve.yaml"
     text = serve.read_text()
     assert "max_replicas: 18" in text

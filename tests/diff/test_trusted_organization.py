@@ -4,15 +4,13 @@ shown as its own part of the review."""
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
-import gpuinfra
-import gpuinfra.templates
 import pytest
 from gpuinfra.commands.diff import diff_command
 from gpuinfra.report.render import render
+from helpers import committed_project
 
 ROOT = Path(__file__).resolve().parents[2]
 GIT = ["git", "-c", "user.name=t", "-c", "user.email=t@example.com", "-c", "commit.gpgsign=false"]
@@ -24,17 +22,7 @@ GRANT = "us-east-1: {L-DB2E81BA: 216, L-3819A6DF: 96}"
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The examples and the running package in one commit; in the working tree, chat-serve's first region grown
     to 60 replicas and the organization file granting (and budgeting) what that needs."""
-    root = tmp_path / "repo"
-    (root / "stacks").mkdir(parents=True)
-    shutil.copy(ROOT / "Pulumi.yaml", root / "Pulumi.yaml")
-    for path in (ROOT / "stacks").glob("*.yaml"):
-        shutil.copy(path, root / "stacks" / path.name)
-    ignore = shutil.ignore_patterns("__pycache__")
-    shutil.copytree(Path(gpuinfra.__path__[0]), root / "infra" / "gpuinfra", ignore=ignore)
-    shutil.copytree(Path(gpuinfra.templates.__path__[0]), root / "templates", ignore=ignore)
-    subprocess.run([*GIT, "init", "-q", str(root)], check=True)
-    subprocess.run([*GIT, "add", "-A"], cwd=root, check=True)
-    subprocess.run([*GIT, "commit", "-qm", "base"], cwd=root, check=True)
+    root = committed_project(tmp_path / "repo")
     serve = root / "stacks" / "Pulumi.chat-serve.yaml"
     text = serve.read_text()
     assert "max_replicas: 18" in text
