@@ -10,6 +10,7 @@ from pathlib import Path
 
 from gpuinfra.cost import Usage, load_usage_file
 from gpuinfra.policy.config import PolicyConfig
+from gpuinfra.workspace.members import file_stamp
 
 
 @dataclass(frozen=True)
@@ -51,11 +52,7 @@ def policies(options: PreviewOptions) -> Mapping[str, PolicyConfig]:
     """The pack's config for the run, read once while the file is unchanged (a bad file refused whether or not
     a stack is previewed)."""
     path = options.policy_config
-    try:
-        stamp = (path.stat().st_size, path.stat().st_mtime_ns) if path is not None else None
-    except OSError:
-        stamp = None  # the reader names what is wrong
-    return _policies(path, stamp)
+    return _policies(path, file_stamp(path) if path is not None else None)  # unreadable: the reader names why
 
 
 @lru_cache(maxsize=8)

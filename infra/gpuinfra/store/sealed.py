@@ -106,8 +106,4 @@ def _no_block(path: str, flags: int) -> int:
     return os.open(path, flags | os.O_NONBLOCK | os.O_NOFOLLOW)
 
 
-def present(path: Path) -> bool:
-    return path.is_file()
-
-
 __all__ = ["KEY_ENV", "read_sealed", "seal", "secret", "write_sealed"]

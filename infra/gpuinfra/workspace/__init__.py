@@ -23,7 +23,7 @@ from gpuinfra.spec import RegistrySpec
 from gpuinfra.spec.files import read_text
 from gpuinfra.spec.yamlfile import HINT, MAX_BYTES
 from gpuinfra.workspace.builds import built_total, registry_graph, store_total, total_of
-from gpuinfra.workspace.members import Member, read_members, stack_files, stack_name
+from gpuinfra.workspace.members import Member, file_stamp, read_members, stack_files, stack_name
 from gpuinfra.workspace.quotas import account_quotas
 
 
@@ -107,16 +107,8 @@ def workspace_of(stack_file: Path, org: Path) -> Workspace:
     """The workspace of the folder holding `stack_file`, judged by `org`; kept per process while no file of the
     folder changed (a test or a review's base may rewrite them between runs)."""
     folder = stack_file.parent
-    stamps = tuple((str(p), *_stamp(p)) for p in stack_files(folder))
-    return _workspace(str(folder), str(org), str(Path.cwd()), stamps, _stamp(org))
-
-
-def _stamp(path: Path) -> tuple[int, int]:
-    try:
-        info = path.stat()
-    except OSError:
-        return (-1, -1)
-    return (info.st_size, info.st_mtime_ns)
+    stamps = tuple((str(p), *file_stamp(p)) for p in stack_files(folder))
+    return _workspace(str(folder), str(org), str(Path.cwd()), stamps, file_stamp(org))
 
 
 @lru_cache(maxsize=16)

@@ -63,6 +63,15 @@ def stack_files(folder: Path) -> list[Path]:
         raise InputError.single(f"cannot list the stack folder: {exc.strerror or exc}", file=folder) from None
 
 
+def file_stamp(path: Path) -> tuple[int, int]:
+    """(size, modification time) of a file, (-1, -1) when it cannot be told: what per-process memos key by."""
+    try:
+        info = path.stat()
+    except OSError:
+        return (-1, -1)
+    return (info.st_size, info.st_mtime_ns)
+
+
 def read_member(path: Path) -> Member:
     """The file's bytes, when it is a regular file within the stack file's size limit; else an InputError naming
     it. A read never blocks: FIFOs and devices are refused by their type before they are opened."""
@@ -98,4 +107,4 @@ def read_members(folder: Path) -> list[Member]:
     return [read_member(path) for path in stack_files(folder)]
 
 
-__all__ = ["STACK_GLOB", "Member", "read_member", "read_members", "stack_files", "stack_name"]
+__all__ = ["STACK_GLOB", "Member", "file_stamp", "read_member", "read_members", "stack_files", "stack_name"]
