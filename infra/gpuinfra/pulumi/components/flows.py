@@ -314,86 +314,97 @@ def inference_flows(inputs: Inputs, plan: InferencePlan) -> list[Flow]:
     """Per region: read the weights (and their key), read the API key, complete lifecycle hooks, publish the
     scaling and latency metrics, mark an instance with a failed GPU Unhealthy (NVIDIA fleets). Kubernetes fleets
     run no AWS role of their own here: nothing to declare."""
-    from gpuinfra.pulumi.components.inference.bootstrap import METRIC_NAMESPACE
-    from gpuinfra.pulumi.components.inference.region import api_key_secret
-    from gpuinfra.pulumi.components.inference.replicas import group_names, overflow_name
-
     spec = inputs.spec
     assert isinstance(spec, InferenceSpec)
-    registry = inputs.org.org.registry
-    if spec.platform == "kubernetes" or registry is None:
+    if spec.platform == "kubernetes" or inputs.org.org.registry is None:
         return []
-    stack, account = inputs.stack.name, inputs.account.id
     flows = []
     for rp in plan.regions:
-        region = rp.region
-        role = f"{spec.name}-{region}-replicas-role"
-        bucket = registry.replica_bucket(region)
-        weights = f"arn:aws:s3:::{bucket}/{registry.model_prefix}{SAMPLE_OBJECT}"
-        at = f"{region}:"
-        flows += [
-            Flow(f"{at} read weights", stack, role, "s3:GetObject", weights, source=SSE_KMS),
-            Flow(
-                f"{at} list weights",
-                stack,
-                role,
-                "s3:ListBucket",
-                f"arn:aws:s3:::{bucket}",
-                context={"s3:prefix": f"{registry.model_prefix}{SAMPLE_OBJECT}"},
-                source=SSE_KMS,
-            ),
-            Flow(f"{at} decrypt weights", stack, role, "kms:Decrypt", weights, key_of=True, source=SSE_KMS),
-            Flow(
-                f"{at} publish the scaling metric",
-                stack,
-                role,
-                "cloudwatch:PutMetricData",
-                "*",
-                context={"cloudwatch:namespace": METRIC_NAMESPACE},
-                source=METRICS,
+        role = f"{spec.name}-{rp.region}-replicas-role"
+        flows += _weights_and_metrics(inputs, rp.region, role)
+        flows += _group_calls(inputs, spec, rp.region, role)
+        flows += _image_pull(inputs, rp.region, role)
+        flows += _api_key(inputs, spec, rp.region, role)
+    return flows
+
+
+def _weights_and_metrics(inputs: Inputs, region: str, role: str) -> list[Flow]:
+    """Read, list and decrypt the region's replica of the weights; publish the scaling metric."""
+    from gpuinfra.pulumi.components.inference.bootstrap import METRIC_NAMESPACE
+
+    registry = inputs.org.org.registry
+    assert registry is not None
+    stack, at = inputs.stack.name, f"{region}:"
+    bucket = registry.replica_bucket(region)
+    weights = f"arn:aws:s3:::{bucket}/{registry.model_prefix}{SAMPLE_OBJECT}"
+    return [
+        Flow(f"{at} read weights", stack, role, "s3:GetObject", weights, source=SSE_KMS),
+        Flow(
+            f"{at} list weights",
+            stack,
+            role,
+            "s3:ListBucket",
+            f"arn:aws:s3:::{bucket}",
+            context={"s3:prefix": f"{registry.model_prefix}{SAMPLE_OBJECT}"},
+            source=SSE_KMS,
+        ),
+        Flow(f"{at} decrypt weights", stack, role, "kms:Decrypt", weights, key_of=True, source=SSE_KMS),
+        Flow(
+            f"{at} publish the scaling metric",
+            stack,
+            role,
+            "cloudwatch:PutMetricData",
+            "*",
+            context={"cloudwatch:namespace": METRIC_NAMESPACE},
+            source=METRICS,
+        ),
+    ]
+
+
+def _group_calls(inputs: Inputs, spec: InferenceSpec, region: str, role: str) -> list[Flow]:
+    """What an instance asks of its own Auto Scaling group: complete lifecycle hooks, detach itself on a spot
+    notice, mark itself Unhealthy on a failed GPU. The overflow group launches from the same template, so its
+    instances make the same calls."""
+    from gpuinfra.pulumi.components.inference.replicas import group_names, overflow_name
+
+    stack, account, at = inputs.stack.name, inputs.account.id, f"{region}:"
+    flows = []
+    for group in (*group_names(spec.name, region), overflow_name(spec.name, region)):
+        arn = f"arn:aws:autoscaling:{region}:{account}:autoScalingGroup:0-0:autoScalingGroupName/{group}"
+        calls = [
+            (f"complete lifecycle hooks of {group}", "autoscaling:CompleteLifecycleAction", HOOKS),
+            (
+                f"detach an instance of {group} on its spot interruption notice",
+                "autoscaling:DetachInstances",
+                SPOT_NOTICE,
             ),
         ]
-        # The overflow group launches from the same template, so its instances make the same calls.
-        for group in (*group_names(spec.name, region), overflow_name(spec.name, region)):
-            arn = f"arn:aws:autoscaling:{region}:{account}:autoScalingGroup:0-0:autoScalingGroupName/{group}"
-            flows.append(
-                Flow(
-                    f"{at} complete lifecycle hooks of {group}",
-                    stack,
-                    role,
-                    "autoscaling:CompleteLifecycleAction",
-                    arn,
-                    source=HOOKS,
-                )
+        if spec.server_kind == "cuda":
+            calls.append(
+                (f"mark an instance of {group} with a failed GPU Unhealthy", "autoscaling:SetInstanceHealth", HEALTH)
             )
-            flows.append(
-                Flow(
-                    f"{at} detach an instance of {group} on its spot interruption notice",
-                    stack,
-                    role,
-                    "autoscaling:DetachInstances",
-                    arn,
-                    source=SPOT_NOTICE,
-                )
-            )
-            if spec.server_kind == "cuda":
-                flows.append(
-                    Flow(
-                        f"{at} mark an instance of {group} with a failed GPU Unhealthy",
-                        stack,
-                        role,
-                        "autoscaling:SetInstanceHealth",
-                        arn,
-                        source=HEALTH,
-                    )
-                )
-        flows += _image_pull(inputs, region, role)
-        if spec.access.auth == "api_key":
-            secret = f"arn:aws:secretsmanager:{region}:{account}:secret:{api_key_secret(spec.name, region)}-AbCdEf"
-            flows.append(
-                Flow(f"{at} read the API key", stack, role, "secretsmanager:GetSecretValue", secret, source=SECRETS)
-            )
+        flows += [Flow(f"{at} {what}", stack, role, action, arn, source=source) for what, action, source in calls]
     return flows
+
+
+def _api_key(inputs: Inputs, spec: InferenceSpec, region: str, role: str) -> list[Flow]:
+    """Read the region's API key secret, where the fleet authenticates by key."""
+    from gpuinfra.pulumi.components.inference.region import api_key_secret
+
+    if spec.access.auth != "api_key":
+        return []
+    account = inputs.account.id
+    secret = f"arn:aws:secretsmanager:{region}:{account}:secret:{api_key_secret(spec.name, region)}-AbCdEf"
+    return [
+        Flow(
+            f"{region}: read the API key",
+            inputs.stack.name,
+            role,
+            "secretsmanager:GetSecretValue",
+            secret,
+            source=SECRETS,
+        )
+    ]
 
 
 def _image_pull(inputs: Inputs, region: str, role: str) -> list[Flow]:

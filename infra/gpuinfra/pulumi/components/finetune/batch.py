@@ -173,11 +173,42 @@ class BatchQueue(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        spec, plan = args.spec, args.plan
-        assert plan.instance_type is not None, "error findings stop a plan without an instance before this"
+        assert args.plan.instance_type is not None, "error findings stop a plan without an instance before this"
         subnets, group = self._network(name, args, o)
         instance_profile = self._instance_profile(name, o)
-        template = aws.ec2.LaunchTemplate(
+        template = self._launch_template(name, args, o)
+        self.compute_environments = [
+            self._compute_environment(
+                f"{name}-{market}", args, kind, allocation, (subnets, group), instance_profile, template, o
+            )
+            for market, kind, allocation in self._markets(args.spec)
+        ]
+        self.job_queue = aws.batch.JobQueue(
+            f"{name}-queue",
+            priority=1,
+            state="ENABLED",
+            compute_environment_orders=[
+                aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i + 1, compute_environment=ce.arn)
+                for i, ce in enumerate(self.compute_environments)
+            ],
+            opts=o,
+        )
+        self.job_definition = self._job_definition(name, args, self._job_role(name, args, o), o)
+        self.register_outputs({"job_queue": self.job_queue.arn, "job_definition": self.job_definition.arn})
+
+    @staticmethod
+    def _markets(spec: FinetuneSpec) -> list[tuple[str, str, str]]:
+        """(name, Batch compute resource type, allocation strategy) of each compute environment, in the order the
+        queue tries them: spot first when asked for, then on demand as the type or the fallback."""
+        markets = [("spot", "SPOT", SPOT_ALLOCATION)] if spec.capacity.type == "spot" else []
+        if spec.capacity.type == "on_demand" or spec.capacity.on_demand_fallback:
+            markets.append(("on-demand", "EC2", ON_DEMAND_ALLOCATION))
+        return markets
+
+    @staticmethod
+    def _launch_template(name: str, args: BatchArgs, o: pulumi.ResourceOptions) -> aws.ec2.LaunchTemplate:
+        """An encrypted gp3 root volume, the checkpoint-on-notice user data, and IMDS out of the jobs' reach."""
+        return aws.ec2.LaunchTemplate(
             f"{name}-lt",
             block_device_mappings=[
                 aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
@@ -200,44 +231,45 @@ class BatchQueue(pulumi.ComponentResource):
             ),
             opts=o,
         )
-        max_vcpus = spec.max_vcpus or plan.vcpus
-        markets = [("spot", "SPOT", SPOT_ALLOCATION)] if spec.capacity.type == "spot" else []
-        if spec.capacity.type == "on_demand" or spec.capacity.on_demand_fallback:
-            markets.append(("on-demand", "EC2", ON_DEMAND_ALLOCATION))
-        self.compute_environments = [
-            aws.batch.ComputeEnvironment(
-                f"{name}-{market}",
-                type="MANAGED",
-                compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
-                    type=kind,
-                    allocation_strategy=allocation,
-                    instance_types=[plan.instance_type],
-                    min_vcpus=0,
-                    max_vcpus=max_vcpus,
-                    subnets=[s.id for s in subnets],
-                    security_group_ids=[group.id],
-                    instance_role=instance_profile.arn,
-                    ec2_configurations=[
-                        aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=ECS_GPU_IMAGE_TYPE)
-                    ],
-                    launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
-                        launch_template_id=template.id, version=template.latest_version.apply(str)
-                    ),
+
+    @staticmethod
+    def _compute_environment(
+        name: str,
+        args: BatchArgs,
+        kind: str,
+        allocation: str,
+        network: tuple[list[aws.ec2.Subnet], aws.ec2.SecurityGroup],
+        instance_profile: aws.iam.InstanceProfile,
+        template: aws.ec2.LaunchTemplate,
+        o: pulumi.ResourceOptions,
+    ) -> aws.batch.ComputeEnvironment:
+        """A managed environment of the plan's instance type, scaling from zero to the spec's vCPU ceiling."""
+        subnets, group = network
+        return aws.batch.ComputeEnvironment(
+            name,
+            type="MANAGED",
+            compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
+                type=kind,
+                allocation_strategy=allocation,
+                instance_types=[args.plan.instance_type],
+                min_vcpus=0,
+                max_vcpus=args.spec.max_vcpus or args.plan.vcpus,
+                subnets=[s.id for s in subnets],
+                security_group_ids=[group.id],
+                instance_role=instance_profile.arn,
+                ec2_configurations=[
+                    aws.batch.ComputeEnvironmentComputeResourcesEc2ConfigurationArgs(image_type=ECS_GPU_IMAGE_TYPE)
+                ],
+                launch_template=aws.batch.ComputeEnvironmentComputeResourcesLaunchTemplateArgs(
+                    launch_template_id=template.id, version=template.latest_version.apply(str)
                 ),
-                opts=o,
-            )
-            for market, kind, allocation in markets
-        ]
-        self.job_queue = aws.batch.JobQueue(
-            f"{name}-queue",
-            priority=1,
-            state="ENABLED",
-            compute_environment_orders=[
-                aws.batch.JobQueueComputeEnvironmentOrderArgs(order=i + 1, compute_environment=ce.arn)
-                for i, ce in enumerate(self.compute_environments)
-            ],
+            ),
             opts=o,
         )
+
+    @staticmethod
+    def _job_role(name: str, args: BatchArgs, o: pulumi.ResourceOptions) -> aws.iam.Role:
+        """The role the job's container runs under (job_statements), separate from the instance's."""
         job_role = aws.iam.Role(f"{name}-job", assume_role_policy=iam.assume_role("ecs-tasks.amazonaws.com"), opts=o)
         aws.iam.RolePolicy(
             f"{name}-job",
@@ -247,7 +279,14 @@ class BatchQueue(pulumi.ComponentResource):
             ),
             opts=o,
         )
-        self.job_definition = aws.batch.JobDefinition(
+        return job_role
+
+    @staticmethod
+    def _job_definition(
+        name: str, args: BatchArgs, job_role: aws.iam.Role, o: pulumi.ResourceOptions
+    ) -> aws.batch.JobDefinition:
+        """The container, retried when EC2 takes its host back and not on the script's own failures."""
+        return aws.batch.JobDefinition(
             f"{name}-job",
             type="container",
             platform_capabilities=["EC2"],
@@ -264,7 +303,6 @@ class BatchQueue(pulumi.ComponentResource):
             ),
             opts=o,
         )
-        self.register_outputs({"job_queue": self.job_queue.arn, "job_definition": self.job_definition.arn})
 
     @staticmethod
     def _network(

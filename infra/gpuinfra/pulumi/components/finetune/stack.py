@@ -36,25 +36,44 @@ def _registry(org: Organization) -> tuple[str, str, str, str, str] | None:
 
 
 def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
+    """The workload on Kueue (the training cluster's queue) when the spec names one, else on its own Batch queue."""
     spec = inputs.spec
     assert isinstance(spec, FinetuneSpec)
-    org = inputs.org.org
-    account = inputs.account
-    stack = inputs.stack.name
-    tags = stack_tags("finetune", stack, "gpuinfra:finetune", spec.name, org.default_tags, spec.tags)
+    tags = stack_tags(
+        "finetune", inputs.stack.name, "gpuinfra:finetune", spec.name, inputs.org.org.default_tags, spec.tags
+    )
     if spec.kueue is not None:
-        args = BatchArgs(
-            spec=spec,
-            plan=plan,
-            account_id=account.id,
-            checkpoint_uri=spec.kueue.checkpoint_uri,
-            kms_key_arn="",
-            registry=_registry(org),
-            manifest=run_manifest(spec, stack),
-        )
-        kueue_workloads(args, workload_labels(tags), spec.kueue.kubeconfig_key)
-        pulumi.export("local_queue", spec.kueue.queue)
+        _on_kueue(inputs, spec, plan, tags)
         return None
+    return _on_batch(inputs, spec, plan, tags)
+
+
+def _args(
+    inputs: Inputs, spec: FinetuneSpec, plan: FinetunePlan, checkpoint_uri: str, kms_key_arn: pulumi.Input[str]
+) -> BatchArgs:
+    return BatchArgs(
+        spec=spec,
+        plan=plan,
+        account_id=inputs.account.id,
+        checkpoint_uri=checkpoint_uri,
+        kms_key_arn=kms_key_arn,
+        registry=_registry(inputs.org.org),
+        manifest=run_manifest(spec, inputs.stack.name),
+    )
+
+
+def _on_kueue(inputs: Inputs, spec: FinetuneSpec, plan: FinetunePlan, tags: dict[str, str]) -> None:
+    """Kueue workloads on the training cluster, checkpointing where the cluster's own checkpoints go."""
+    assert spec.kueue is not None
+    kueue_workloads(
+        _args(inputs, spec, plan, spec.kueue.checkpoint_uri, ""), workload_labels(tags), spec.kueue.kubeconfig_key
+    )
+    pulumi.export("local_queue", spec.kueue.queue)
+
+
+def _on_batch(inputs: Inputs, spec: FinetuneSpec, plan: FinetunePlan, tags: dict[str, str]) -> BatchQueue:
+    """The stack's own provider, checkpoint bucket and key, Batch queue, alarms and quota requests."""
+    account, stack = inputs.account, inputs.stack.name
     provider = aws_provider(f"aws-{spec.account}-{spec.region}", account, spec.region, tags, f"gpuinfra-{stack}")
     bucket = f"{spec.name}-checkpoints"
     storage = FinetuneStorage(
@@ -73,17 +92,7 @@ def build_finetune(inputs: Inputs, plan: FinetunePlan) -> BatchQueue | None:
         provider,
     )
     queue = BatchQueue(
-        spec.name,
-        BatchArgs(
-            spec=spec,
-            plan=plan,
-            account_id=account.id,
-            checkpoint_uri=f"s3://{bucket}/{CHECKPOINT_PREFIX}",
-            kms_key_arn=storage.key.arn,
-            registry=_registry(org),
-            manifest=run_manifest(spec, stack),
-        ),
-        provider,
+        spec.name, _args(inputs, spec, plan, f"s3://{bucket}/{CHECKPOINT_PREFIX}", storage.key.arn), provider
     )
     if account.alerts is not None:  # alarms only where someone receives them
         StackAlarms(

@@ -10,7 +10,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.plan import RegistryPlan
-from gpuinfra.plan.registry import promote_role
+from gpuinfra.plan.registry import ReplicaBucket, promote_role
 from gpuinfra.plan.rollout import REPLICATION_SLA_MINUTES
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child, stateful
@@ -77,6 +77,35 @@ def object_lock(
     )
 
 
+def expire_old_versions(
+    name: str,
+    bucket: aws.s3.Bucket,
+    days: int,
+    versioning: pulumi.Resource,
+    o: pulumi.ResourceOptions,
+) -> None:
+    """Noncurrent versions expire after `days` and abandoned multipart uploads after a week: a superseded release
+    (or a half-finished upload of one) stops costing storage."""
+    aws.s3.BucketLifecycleConfiguration(
+        f"{name}-lifecycle",
+        bucket=bucket.id,
+        rules=[
+            aws.s3.BucketLifecycleConfigurationRuleArgs(
+                id="expire-old-versions",
+                status="Enabled",
+                filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
+                noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                    noncurrent_days=days
+                ),
+                abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                    days_after_initiation=7
+                ),
+            )
+        ],
+        opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[versioning])),
+    )
+
+
 class RegistryBucket(pulumi.ComponentResource):
     """One hardened, versioned, KMS-encrypted bucket with its resource policy."""
 
@@ -132,24 +161,7 @@ class RegistryBucket(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
         )
         self.object_lock = object_lock(name, self.bucket, None if writable else plan.lock_days, o, self.versioning)
-        aws.s3.BucketLifecycleConfiguration(
-            f"{name}-lifecycle",
-            bucket=self.bucket.id,
-            rules=[
-                aws.s3.BucketLifecycleConfigurationRuleArgs(
-                    id="expire-old-versions",
-                    status="Enabled",
-                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=""),
-                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                        noncurrent_days=args.noncurrent_version_expiration_days
-                    ),
-                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
-                        days_after_initiation=7
-                    ),
-                )
-            ],
-            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[self.versioning])),
-        )
+        expire_old_versions(name, self.bucket, args.noncurrent_version_expiration_days, self.versioning, o)
         self.register_outputs({"bucket": self.bucket.bucket, "key_arn": self.key.arn})
 
 
@@ -173,6 +185,95 @@ def promote(
         opts=o,
     )
     return role, role.arn.apply(lambda arn: promote_script(plan, arn))
+
+
+def replication_rule(
+    index: int, replica: ReplicaBucket, args: RegistryArgs, bucket: RegistryBucket
+) -> aws.s3.BucketReplicationConfigRuleArgs:
+    """One replica region's rule: released models (and their delete markers), re-encrypted under the replica's key,
+    within Replication Time Control's 15 minutes."""
+    return aws.s3.BucketReplicationConfigRuleArgs(
+        id=f"models-to-{replica.region}",
+        status="Enabled",
+        priority=index,
+        filter=aws.s3.BucketReplicationConfigRuleFilterArgs(prefix=args.model_prefix),
+        delete_marker_replication=aws.s3.BucketReplicationConfigRuleDeleteMarkerReplicationArgs(status="Enabled"),
+        source_selection_criteria=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaArgs(
+            sse_kms_encrypted_objects=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaSseKmsEncryptedObjectsArgs(
+                status="Enabled"
+            )
+        ),
+        destination=aws.s3.BucketReplicationConfigRuleDestinationArgs(
+            bucket=bucket.bucket.arn,
+            storage_class="STANDARD",
+            encryption_configuration=aws.s3.BucketReplicationConfigRuleDestinationEncryptionConfigurationArgs(
+                replica_kms_key_id=bucket.key.arn
+            ),
+            # Replication Time Control: a release reaches every region within 15 minutes (99.99%
+            # of objects, S3 UG), with its metrics (ReplicationLatency, OperationsPendingReplication,
+            # OperationsFailedReplication per rule); RTC requires the metrics, both at 15 minutes.
+            replication_time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeArgs(
+                status="Enabled",
+                time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeTimeArgs(
+                    minutes=REPLICATION_SLA_MINUTES
+                ),
+            ),
+            metrics=aws.s3.BucketReplicationConfigRuleDestinationMetricsArgs(
+                status="Enabled",
+                event_threshold=aws.s3.BucketReplicationConfigRuleDestinationMetricsEventThresholdArgs(
+                    minutes=REPLICATION_SLA_MINUTES
+                ),
+            ),
+        ),
+    )
+
+
+def replication(
+    name: str,
+    args: RegistryArgs,
+    primary: RegistryBucket,
+    replicas: Mapping[str, RegistryBucket],
+    o: pulumi.ResourceOptions,
+) -> None:
+    """S3's replication role and rules from the primary to every replica region."""
+    plan = args.plan
+    role = aws.iam.Role(
+        f"{name}-replication",
+        assume_role_policy=iam.assume_role("s3.amazonaws.com"),
+        description="S3 replication of released models to every inference region",
+        opts=o,
+    )
+    destinations = [(r.bucket, replicas[r.region].key.arn, r.region) for r in plan.replicas]
+    aws.iam.RolePolicy(
+        f"{name}-replication-access",
+        role=role.id,
+        policy=pulumi.Output.all(primary.key.arn, *[key for _, key, _ in destinations]).apply(
+            lambda keys: replication_policy(
+                plan.bucket,
+                keys[0],
+                [(b, k, r) for (b, _, r), k in zip(destinations, keys[1:], strict=True)],
+            )
+        ),
+        opts=o,
+    )
+    aws.s3.BucketReplicationConfig(
+        f"{name}-replication-rules",
+        bucket=primary.bucket.id,
+        role=role.arn,
+        rules=[replication_rule(i, r, args, replicas[r.region]) for i, r in enumerate(plan.replicas)],
+        # A source with Object Lock replicates only to destinations with Object Lock (S3 replication
+        # failure reason DstBucketObjectLockConfigMissing).
+        opts=pulumi.ResourceOptions.merge(
+            o,
+            pulumi.ResourceOptions(
+                depends_on=[
+                    primary.versioning,
+                    *(b.versioning for b in replicas.values()),
+                    *(b.object_lock for b in replicas.values()),
+                ]
+            ),
+        ),
+    )
 
 
 def replication_alarms(name: str, plan: RegistryPlan, o: pulumi.ResourceOptions) -> None:
@@ -230,81 +331,7 @@ class ModelRegistry(pulumi.ComponentResource):
         self.promote_role, self.promote_script = promote(name, plan, primary, child(self, home))
         if replicas:
             o = child(self, home)
-            role = aws.iam.Role(
-                f"{name}-replication",
-                assume_role_policy=iam.assume_role("s3.amazonaws.com"),
-                description="S3 replication of released models to every inference region",
-                opts=o,
-            )
-            destinations = [(r.bucket, replicas[r.region].key.arn, r.region) for r in plan.replicas]
-            aws.iam.RolePolicy(
-                f"{name}-replication-access",
-                role=role.id,
-                policy=pulumi.Output.all(primary.key.arn, *[key for _, key, _ in destinations]).apply(
-                    lambda keys: replication_policy(
-                        plan.bucket,
-                        keys[0],
-                        [(b, k, r) for (b, _, r), k in zip(destinations, keys[1:], strict=True)],
-                    )
-                ),
-                opts=o,
-            )
-            aws.s3.BucketReplicationConfig(
-                f"{name}-replication-rules",
-                bucket=primary.bucket.id,
-                role=role.arn,
-                rules=[
-                    aws.s3.BucketReplicationConfigRuleArgs(
-                        id=f"models-to-{r.region}",
-                        status="Enabled",
-                        priority=i,
-                        filter=aws.s3.BucketReplicationConfigRuleFilterArgs(prefix=args.model_prefix),
-                        delete_marker_replication=aws.s3.BucketReplicationConfigRuleDeleteMarkerReplicationArgs(
-                            status="Enabled"
-                        ),
-                        source_selection_criteria=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaArgs(
-                            sse_kms_encrypted_objects=aws.s3.BucketReplicationConfigRuleSourceSelectionCriteriaSseKmsEncryptedObjectsArgs(
-                                status="Enabled"
-                            )
-                        ),
-                        destination=aws.s3.BucketReplicationConfigRuleDestinationArgs(
-                            bucket=replicas[r.region].bucket.arn,
-                            storage_class="STANDARD",
-                            encryption_configuration=aws.s3.BucketReplicationConfigRuleDestinationEncryptionConfigurationArgs(
-                                replica_kms_key_id=replicas[r.region].key.arn
-                            ),
-                            # Replication Time Control: a release reaches every region within 15 minutes (99.99%
-                            # of objects, S3 UG), with its metrics (ReplicationLatency, OperationsPendingReplication,
-                            # OperationsFailedReplication per rule); RTC requires the metrics, both at 15 minutes.
-                            replication_time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeArgs(
-                                status="Enabled",
-                                time=aws.s3.BucketReplicationConfigRuleDestinationReplicationTimeTimeArgs(
-                                    minutes=REPLICATION_SLA_MINUTES
-                                ),
-                            ),
-                            metrics=aws.s3.BucketReplicationConfigRuleDestinationMetricsArgs(
-                                status="Enabled",
-                                event_threshold=aws.s3.BucketReplicationConfigRuleDestinationMetricsEventThresholdArgs(
-                                    minutes=REPLICATION_SLA_MINUTES
-                                ),
-                            ),
-                        ),
-                    )
-                    for i, r in enumerate(plan.replicas)
-                ],
-                # A source with Object Lock replicates only to destinations with Object Lock (S3 replication
-                # failure reason DstBucketObjectLockConfigMissing).
-                opts=pulumi.ResourceOptions.merge(
-                    o,
-                    pulumi.ResourceOptions(
-                        depends_on=[
-                            primary.versioning,
-                            *(b.versioning for b in replicas.values()),
-                            *(b.object_lock for b in replicas.values()),
-                        ]
-                    ),
-                ),
-            )
+            replication(name, args, primary, replicas, o)
             replication_alarms(name, plan, o)
         self.register_outputs(
             {"bucket": primary.bucket.bucket, "replicas": sorted(replicas), "promote_role": self.promote_role.arn}
