@@ -14,8 +14,9 @@ import os
 import shutil
 import statistics
 import subprocess
+import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +170,10 @@ class Figures:
     """The same with `--jobs 2`."""
     loads: tuple[float, ...] = ()
     """The 1-minute load average before each timed run, in order (the cores are shared)."""
+    review_mb: list[float] = field(default_factory=list)
+    """Peak resident memory of each review: its largest process (the review or one of its workers)."""
+    changed_mb: tuple[float, float] = (0.0, 0.0)
+    """The same for the code-changed reviews, `--jobs 1` and `--jobs 2`."""
 
     @property
     def review_ratio(self) -> float:
@@ -212,6 +217,11 @@ class Figures:
                 f" <= {REVIEW_OVER_ONE:g}x). `--jobs 1` / `--jobs 2`: {self.speedup:.2f}"
                 f" ({mark[self.speedup >= JOBS_SPEEDUP]}, >= {JOBS_SPEEDUP:g}x).",
                 "",
+                f"Peak resident memory (the largest process of each run, from wait4's rusage): the review"
+                f" {statistics.median(self.review_mb):.0f} MB (median), code changed {self.changed_mb[0]:.0f} MB"
+                f" (`--jobs 1`) and {self.changed_mb[1]:.0f} MB per process (`--jobs 2`: the main process and"
+                " two workers, each at most that).",
+                "",
                 f"Load average (1 min) before each timed run: {', '.join(f'{x:.1f}' for x in self.loads)}"
                 " (2 cores; figures taken under load are not comparable with idle ones).",
                 "",
@@ -227,15 +237,26 @@ class Figures:
 
 
 LOADS: list[float] = []
+PEAKS_MB: list[float] = []
+"""Each run's peak resident memory, in order (see `_run`)."""
 
 
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
+    """Wall seconds of one whole-process run; its peak resident memory goes to PEAKS_MB. Linux's wait4 reports the
+    largest resident set of the process and of the descendants it waited for (its workers), so this is the largest
+    single process of the run, not the sum of those running at once."""
     LOADS.append(os.getloadavg()[0])
     start = time.perf_counter()
-    done = subprocess.run(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-    seconds = time.perf_counter() - start
-    if done.returncode not in (0, 1):
-        raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}: {done.stderr.strip()[-600:]}")
+    with tempfile.TemporaryFile() as errors:
+        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
+        _, status, usage = os.wait4(process.pid, 0)
+        process.returncode = os.waitstatus_to_exitcode(status)
+        seconds = time.perf_counter() - start
+        PEAKS_MB.append(usage.ru_maxrss / 1024)  # KiB on Linux
+        if process.returncode not in (0, 1):
+            errors.seek(0)
+            tail = errors.read().decode(errors="replace").strip()[-600:]
+            raise SystemExit(f"bench: {' '.join(command)} exited {process.returncode}: {tail}")
     return seconds
 
 
@@ -269,19 +290,21 @@ def measure(runs: int, folder: Path, count: int = STACKS) -> Figures:
     one = [*cli, "preview", CHANGED, "--format", "json"]
     _run(one, root, env)  # a warm-up: the OS's file cache
     LOADS.clear()
-    review_s, one_s = [], []
+    review_s, one_s, review_mb = [], [], []
     for _ in range(runs):
         _forget(cache, kept)
         review_s.append(_run(review, root, env))
+        review_mb.append(PEAKS_MB[-1])
         one_s.append(_run(one, root, env))
         print(f"repo: review {review_s[-1]:.2f} s, one preview {one_s[-1]:.2f} s", flush=True)
     change_code(root)
     changed = [*cli, "diff", "--base-ref", "HEAD", "--format", "markdown", "--jobs"]
     serial = _run([*changed, "1"], root, fresh(env, folder / "compiled-jobs1"))
+    serial_mb = PEAKS_MB[-1]
     print(f"repo: code changed, --jobs 1 {serial:.2f} s", flush=True)
     parallel = _run([*changed, "2"], root, fresh(env, folder / "compiled-jobs2"))
     print(f"repo: code changed, --jobs 2 {parallel:.2f} s", flush=True)
-    return Figures(len(names), review_s, one_s, serial, parallel, tuple(LOADS))
+    return Figures(len(names), review_s, one_s, serial, parallel, tuple(LOADS), review_mb, (serial_mb, PEAKS_MB[-1]))
 
 
 __all__ = ["CHANGED", "STACKS", "Figures", "change_code", "change_stack", "measure", "repository", "stacks"]

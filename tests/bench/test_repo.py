@@ -4,6 +4,7 @@ RESULTS.md leaves the rest alone."""
 from __future__ import annotations
 
 import contextlib
+import sys
 from pathlib import Path
 
 import pytest
@@ -62,3 +63,17 @@ def test_refresh_replaces_one_section_and_keeps_the_rest(tmp_path: Path) -> None
     process.refresh(results, "C", "new c", "cmd")  # absent: added before the verdict
     text = results.read_text()
     assert text.index("## B") < text.index("## C") < text.index("## Verdict") and "new b" in text
+
+
+def test_a_run_records_the_peak_memory_of_its_largest_process(tmp_path: Path) -> None:
+    # A child that holds 200 MiB, and a worker of its own (as --jobs has) that holds 300 MiB: wait4 reports the
+    # larger, the worker's, which the review's largest process would be.
+    child = (
+        "import subprocess, sys\n"
+        "held = bytearray(200 * 2**20)\n"
+        "subprocess.run([sys.executable, '-c', 'x = bytearray(300 * 2**20)'], check=True)\n"
+    )
+    repo._run([sys.executable, "-c", child], tmp_path)
+    assert 300 <= repo.PEAKS_MB[-1] < 400
+    with pytest.raises(SystemExit, match=r"exited 3: .*boom"):
+        repo._run([sys.executable, "-c", "import sys; sys.stderr.write('boom'); sys.exit(3)"], tmp_path)
