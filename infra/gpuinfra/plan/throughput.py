@@ -56,15 +56,15 @@ class Efficiency(Plain):
 
 
 EFFICIENCY = Efficiency(
-    gemm={"bf16": 0.65, "fp16": 0.65, "fp32": 0.65, "fp8": 0.465},
-    attention=0.75,
-    elementwise_bytes={"bf16": 715.0, "fp16": 715.0, "fp32": 715.0, "fp8": 475.0},
-    moe_bytes=143.0,
-    expert_gemm=0.69,
-    tp_exposed=0.36,
-    a2a_exposed=0.42,
-    dp_hidden=0.66,
-    generation={"ampere": 1.077},
+    gemm={"bf16": 0.687, "fp16": 0.687, "fp32": 0.687, "fp8": 0.560},
+    attention=0.732,
+    elementwise_bytes={"bf16": 638.0, "fp16": 638.0, "fp32": 638.0, "fp8": 599.0},
+    moe_bytes=171.0,
+    expert_gemm=1.0,
+    tp_exposed=0.749,
+    a2a_exposed=0.486,
+    dp_hidden=0.058,
+    generation={"ampere": 1.062},
 )
 """Fitted (least squares on log ratios, tests/fit_throughput.py) to the 39 runs of tests/plan/calibration_runs.yaml
 outside its held-out group; docs/planning.md shows the residuals per hardware generation and precision."""
@@ -84,6 +84,8 @@ class ModelShape(Plain):
     top_k: int = 1
     moe_layers: int = 0
     """Layers with routed experts (0: dense)."""
+    vocab_size: int = 0
+    """Tokens of the output layer (0: unknown, the last pipeline stage is taken as even)."""
 
 
 class Parallel(Plain):
@@ -101,6 +103,9 @@ class Parallel(Plain):
     """Sequences per optimizer step."""
     zero_stage: int = 1
     recompute: str = "selective"
+    balanced_stages: bool = False
+    """The recipe gives the last pipeline stage a layer fewer for the output layer and loss (Llama 3 paper, section
+    3.3.2; Megatron's account_for_loss_in_pipeline_split); False: Megatron's default even split by layers."""
 
     @property
     def data(self) -> int:
@@ -144,13 +149,31 @@ class StepTime(Plain):
     """6 x active parameters x tokens/s per GPU: the model FLOPs (attention excluded) a GPU delivers."""
 
 
+def _micro_batches(layout: Parallel) -> int:
+    """Micro-batches each data-parallel rank runs per optimizer step (gradient accumulation x pipeline)."""
+    return max(1, layout.global_batch // (layout.data * layout.micro_batch))
+
+
 def _bubble(layout: Parallel, shape: ModelShape) -> float:
     p = layout.pipeline
     if p == 1:
         return 0.0
     v = layout.virtual or max(1, shape.layers // p)
-    micro_batches = max(1, layout.global_batch // (layout.data * layout.micro_batch))
-    return (p - 1) / (v * micro_batches)
+    return (p - 1) / (v * _micro_batches(layout))
+
+
+def _last_stage(shape: ModelShape, layout: Parallel) -> float:
+    """How much longer the last pipeline stage runs than the average: it holds its share of the layers and the
+    output layer (2 h V FLOPs a token, against 2 x a layer's parameters), a layer fewer where the recipe balances
+    it. The step waits for the slowest stage (Narayanan et al. 2021, section 2.2; Llama 3 paper, section 3.3.2)."""
+    p, vocab = layout.pipeline, shape.vocab_size
+    if p == 1 or not vocab:
+        return 1.0
+    output = vocab * shape.hidden_size
+    per_layer = max(1.0, (shape.active_parameters - 2 * output) / shape.layers)
+    heads = output / per_layer
+    last = shape.layers / p + heads - (1 if layout.balanced_stages else 0)
+    return max(1.0, last / ((shape.layers + heads) / p))
 
 
 def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
@@ -165,6 +188,8 @@ def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
     params = shape.parameters / (layout.tensor * layout.pipeline * max(1, layout.expert))
     passes = 3 if layout.zero_stage >= 3 else 2
     moved = passes * (ranks - 1) / ranks * params * 2  # bf16 gradients and weights
+    if layout.zero_stage >= 3:
+        moved *= _micro_batches(layout)
     if layout.gpus <= hw.domain_gpus:
         bandwidth = hw.nvlink_gb_s
     else:
@@ -212,7 +237,7 @@ def step_time(
     bubble = _bubble(layout, shape)
     dp = max(0.0, _dp_seconds(shape, layout, hw) - eff.dp_hidden * compute)
     a2a = eff.a2a_exposed * _a2a_seconds(shape, layout, hw, tokens)
-    total = (compute + tensor_parallel) * (1 + bubble) + dp + a2a
+    total = (compute + tensor_parallel) * _last_stage(shape, layout) * (1 + bubble) + dp + a2a
     rate = tokens / total
     return StepTime(
         tokens_per_gpu=tokens,
