@@ -149,9 +149,10 @@ class StepTime(Plain):
     """6 x active parameters x tokens/s per GPU: the model FLOPs (attention excluded) a GPU delivers."""
 
 
-def _micro_batches(layout: Parallel) -> int:
-    """Micro-batches each data-parallel rank runs per optimizer step (gradient accumulation x pipeline)."""
-    return max(1, layout.global_batch // (layout.data * layout.micro_batch))
+def _micro_batches(layout: Parallel) -> float:
+    """Micro-batches each data-parallel rank runs per optimizer step (gradient accumulation x pipeline); a share
+    where the batch does not divide (the ranks' mean), so the rate moves smoothly with the GPU count."""
+    return max(1.0, layout.global_batch / (layout.data * layout.micro_batch))
 
 
 def _bubble(layout: Parallel, shape: ModelShape) -> float:
