@@ -20,7 +20,7 @@ import pytest
 from calibration_runs import DATA, RUNS, SOURCES, planned, published, residual_table
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan.adapters import Shape as AdapterShape
-from gpuinfra.plan.adapters import finetune_memory
+from gpuinfra.plan.adapters import base_bytes, finetune_memory
 from gpuinfra.plan.checkpoint import checkpoint_plan
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.flops import DEFAULT_MFU, scaling_efficiency, scaling_per_doubling
@@ -425,6 +425,20 @@ CASES: list[Case] = [
         note="the recipe's --lora_r 64 --lora_modules all --gradient_checkpointing, 16 + 512 tokens, batch 1, on "
         "the catalog's 48 GB L40S: fits with the paged optimizer's moments off the GPU (refused before: 52 GB)",
     ),
+    Case(
+        "llama3-8b-fp8-base-bytes",
+        "memory",
+        "tinygrad/tinygrad pull request #12893 ('add quantize fp8 in llama3'), b1tg's benchmark comment",
+        "python3 examples/llama3.py --size 8B ... --benchmark: ram used: 16.06 GB ... --quantize fp8: "
+        "ram used:  9.08 GB",
+        9.08,
+        "GB",
+        lambda: base_bytes(8.03e9, "lora", "fp8", 2 * 128256 * 4096) / 1e9,
+        url="https://github.com/tinygrad/tinygrad/pull/12893",
+        date="2025-10-23",
+        note="an FP8 base for LoRA: linear layers one byte a weight, the 128,256 x 4,096 embedding and output layers "
+        "in 16 bit (Llama 3 8B config.json); counting every weight at one byte would say 8.03 GB",
+    ),
     # -- KV cache and weights -----------------------------------------------------------------------------------
     Case(
         "llama31-70b-kv-per-token",
@@ -768,12 +782,13 @@ def test_the_output_layer_moves_only_pipelined_runs() -> None:
 
 
 def test_the_fit_never_reads_the_held_out_runs() -> None:
-    """tests/fit_throughput.py fits to every run but the held-out group: scrambling the held-out runs' published
-    figures leaves the fit (two rounds from each start) unchanged, and no held-out run is in its fitted set."""
+    """tests/fit_throughput.py fits to every run but the held-out and fine-tuning groups: scrambling the held-out
+    runs' published figures leaves the fit (two rounds) unchanged, and no held-out run is in its fitted set."""
     import fit_throughput
 
-    assert fit_throughput.FITTED and not any(r["group"] == "held-out" for r in fit_throughput.FITTED)
-    assert {r["id"] for r in fit_throughput.HELD_OUT} == {r["id"] for r in RUNS if r["group"] == "held-out"}
+    held = {r["id"] for r in RUNS if r["group"] in ("held-out", "finetune")}
+    assert fit_throughput.FITTED and not held & {r["id"] for r in fit_throughput.FITTED}
+    assert {r["id"] for r in fit_throughput.HELD_OUT} == held
     before = fit_throughput.fit(EFFICIENCY, rounds=2)
     saved = [(r, r["published"]) for r in fit_throughput.HELD_OUT]
     try:

@@ -10,9 +10,7 @@ NEMOTRON_22B = ModelShape(
     parameters=22e9, active_parameters=22e9, layers=40, hidden_size=6144, sequence_length=4096, vocab_size=256000
 )
 """NeMo's Nemotron-22B: 40 layers, hidden 6,144, a 256,000-token vocabulary (output layer 1.57B parameters)."""
-H100 = Hardware(
-    peak_tflops={"bf16": 989, "fp8": 1979}, hbm_gb_s=3350, nvlink_gb_s=450, fabric_gb_s=50, domain_gpus=8
-)
+H100 = Hardware(peak_tflops={"bf16": 989, "fp8": 1979}, hbm_gb_s=3350, nvlink_gb_s=450, fabric_gb_s=50, domain_gpus=8)
 
 
 def _step(shape: ModelShape, layout: Parallel) -> float:

@@ -86,6 +86,15 @@ class ModelShape(Plain):
     """Layers with routed experts (0: dense)."""
     vocab_size: int = 0
     """Tokens of the output layer (0: unknown, the last pipeline stage is taken as even)."""
+    stored_bytes: float | None = None
+    """Bytes a weight is stored in when below the matmuls' precision (QLoRA's NF4 with its constants: 0.516): each
+    matmul pass dequantizes the weights to 16 bit first (QLoRA, section 3: "we dequantize the storage data type to
+    the computation data type to perform the forward and backward pass"), reading them stored and writing and
+    reading them back in 16 bit, once a micro-batch and pass."""
+    frozen_base: bool = False
+    """LoRA: the base's weights get no gradients, so its matmuls run forward and activation-gradient passes only
+    (4N a token, not 6N: plan/adapters.py), the element-wise work splits as the matmuls do (the weight-gradient
+    pass's casts and transposes go with it), and the data-parallel group reduces no base gradients."""
 
 
 class Parallel(Plain):
@@ -188,6 +197,8 @@ def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
         return 0.0
     params = shape.parameters / (layout.tensor * layout.pipeline * max(1, layout.expert))
     passes = 3 if layout.zero_stage >= 3 else 2
+    if shape.frozen_base:  # no base gradients to reduce; ZeRO-3 still gathers the weights twice
+        passes = 2 if layout.zero_stage >= 3 else 0
     moved = passes * (ranks - 1) / ranks * params * 2  # bf16 gradients and weights
     if layout.zero_stage >= 3:
         moved *= _micro_batches(layout)
@@ -225,12 +236,18 @@ def step_time(
     bf16 = hw.peak_tflops.get("bf16", hw.peak_tflops[precision]) * 1e12
     moe_share = eff.expert_gemm if shape.moe_layers else 1.0
     generation = eff.generation.get(hw.generation or "", 1.0)
-    gemm = 6 * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share * generation)
-    recompute = gemm / 3 if layout.recompute == "full" else 0.0
+    passes = 4 if shape.frozen_base else 6
+    gemm = passes * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share * generation)
+    recompute = gemm * 2 / passes if layout.recompute == "full" else 0.0
     h, s, L = shape.hidden_size, shape.sequence_length, shape.layers
     attention = 6 * L * s * h * tokens / (bf16 * eff.attention)
-    elementwise = eff.elementwise_bytes[precision] * L * h * tokens / (hw.hbm_gb_s * 1e9)
+    elementwise = eff.elementwise_bytes[precision] * L * h * tokens / (hw.hbm_gb_s * 1e9) * passes / 6
     moe = eff.moe_bytes * shape.top_k * shape.moe_layers * h * tokens / (hw.hbm_gb_s * 1e9)
+    if shape.stored_bytes is not None:  # dequantize before each matmul pass (forward, backward, recompute)
+        weights = shape.active_parameters / (layout.tensor * layout.pipeline)
+        matmul_passes = passes // 2 + (1 if layout.recompute == "full" else 0)
+        moved = weights * (shape.stored_bytes + 4) * matmul_passes * _micro_batches(layout)
+        elementwise += moved / (hw.hbm_gb_s * 1e9)
     t = layout.tensor
     tp_bw = hw.nvlink_gb_s if t <= hw.domain_gpus else hw.fabric_gb_s
     tensor_parallel = eff.tp_exposed * 16 * h * (t - 1) * L * tokens / (tp_bw * 1e9) if t > 1 else 0.0
