@@ -7,8 +7,8 @@ communication the parallel layout implies: tensor-parallel collectives inside th
 bubble, the data-parallel (ZeRO / FSDP) reduce-scatter and all-gather over the fabric where the backward pass does
 not hide them, and the expert all-to-all. So model size, width, micro-batch, layout and scale at a fixed global
 batch move the rate, each through its own term. The efficiencies (EFFICIENCY) are fitted to the published runs of
-tests/plan/calibration_runs.yaml but its held-out group; docs/planning.md shows the residuals per hardware generation
-and precision, in and out of sample.
+tests/plan/calibration_runs.yaml but its held-out and finetune groups; docs/planning.md shows the residuals per
+hardware generation and precision, in and out of sample.
 
 Sources of the terms: 6ND and the attention FLOPs, Narayanan et al. 2021 ("Efficient Large-Scale Language Model
 Training on GPU Clusters", appendix: 72BsLh^2 (1 + s/6h + ...) FLOPs per iteration; causal masking halves the
@@ -67,7 +67,8 @@ EFFICIENCY = Efficiency(
     generation={"ampere": 1.062},
 )
 """Fitted (least squares on log ratios, tests/fit_throughput.py) to the 39 runs of tests/plan/calibration_runs.yaml
-outside its held-out group; docs/planning.md shows the residuals per hardware generation and precision."""
+outside its held-out and finetune groups, from three starting points; docs/planning.md shows the residuals per
+hardware generation and precision."""
 
 
 class ModelShape(Plain):
