@@ -25,6 +25,10 @@ def raw() -> dict[str, Any]:
     return yaml.safe_load(EXAMPLE.read_text())["config"]["gpuinfra:finetune"]
 
 
+LLAMA31_8B_SHAPE = {"layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8, "intermediate_size": 14336}
+"""meta-llama/Llama-3.1-8B config.json."""
+
+
 def plan_of(raw: dict[str, Any], **over: Any) -> tuple[FinetuneSpec, FinetunePlan]:
     data = copy.deepcopy(raw)
     data.update(over)
@@ -60,13 +64,7 @@ def test_lora_8b_memory_by_hand(raw: dict[str, Any]) -> None:
         "name": "llama-3.1-8b",
         "weights_prefix": "llama-3.1-8b/v2/",
         "parameters_billion": 8.03,
-        "architecture": {
-            "layers": 32,
-            "hidden_size": 4096,
-            "attention_heads": 32,
-            "kv_heads": 8,
-            "intermediate_size": 14336,
-        },
+        "architecture": LLAMA31_8B_SHAPE,
     }
     _, plan = plan_of(
         raw,
@@ -159,16 +157,9 @@ LLAMA31_8B = {
     "weights_prefix": "llama-3.1-8b-fp8/v1/",
     "parameters_billion": 8.03,
     "precision": "fp8",
-    "architecture": {
-        "layers": 32,
-        "hidden_size": 4096,
-        "attention_heads": 32,
-        "kv_heads": 8,
-        "intermediate_size": 14336,
-        "vocab_size": 128256,
-    },
+    "architecture": {**LLAMA31_8B_SHAPE, "vocab_size": 128256},
 }
-"""An FP8 checkpoint of Llama 3.1 8B (config.json's shape)."""
+"""An FP8 checkpoint of Llama 3.1 8B."""
 
 
 def test_lora_on_an_fp8_base(raw: dict[str, Any]) -> None:
