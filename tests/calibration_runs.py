@@ -53,6 +53,8 @@ def planned(run: dict[str, Any], eff: Efficiency = EFFICIENCY) -> float:
     """The planner's figure for the run's setup: tokens/s per GPU, or model TFLOPS per GPU (6 x parameters x
     tokens/s) where the source gives TFLOPS (`published_tflops`)."""
     shape = DATA["shapes"][run["shape"]]
+    if run.get("lora"):  # a frozen base under LoRA adapters
+        shape = {**shape, "frozen_base": True}
     rate = planned_setup(run["accelerator"], run["precision"], run["node_gbps"], shape, run["layout"], eff)
     if "published_tflops" in run:
         return rate * 6 * float(shape["parameters"]) / 1e12
@@ -75,7 +77,7 @@ def residual_table(eff: Efficiency = EFFICIENCY) -> str:
     shows them: runs, median, worst low, worst high, share within 15%."""
     groups: dict[tuple[str, str], list[float]] = {}
     for r in RUNS:
-        kind = {"moe": " MoE", "held-out": " (held out)"}.get(r["group"], "")
+        kind = {"moe": " MoE", "held-out": " (held out)", "finetune": " fine-tuning (held out)"}.get(r["group"], "")
         key = (GENERATION[r["accelerator"]], r["precision"] + kind)
         groups.setdefault(key, []).append(planned(r, eff) / published(r))
     lines = [

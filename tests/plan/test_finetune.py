@@ -12,6 +12,7 @@ import pytest
 import yaml
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import FinetunePlan, build_plan
+from gpuinfra.plan.throughput import EFFICIENCY
 from gpuinfra.spec import FinetuneSpec, read_org
 from gpuinfra.validators import validate
 
@@ -22,6 +23,10 @@ EXAMPLE = ROOT / "stacks" / "Pulumi.llm-finetune.yaml"
 @pytest.fixture(scope="module")
 def raw() -> dict[str, Any]:
     return yaml.safe_load(EXAMPLE.read_text())["config"]["gpuinfra:finetune"]
+
+
+LLAMA31_8B_SHAPE = {"layers": 32, "hidden_size": 4096, "attention_heads": 32, "kv_heads": 8, "intermediate_size": 14336}
+"""meta-llama/Llama-3.1-8B config.json."""
 
 
 def plan_of(raw: dict[str, Any], **over: Any) -> tuple[FinetuneSpec, FinetunePlan]:
@@ -59,13 +64,7 @@ def test_lora_8b_memory_by_hand(raw: dict[str, Any]) -> None:
         "name": "llama-3.1-8b",
         "weights_prefix": "llama-3.1-8b/v2/",
         "parameters_billion": 8.03,
-        "architecture": {
-            "layers": 32,
-            "hidden_size": 4096,
-            "attention_heads": 32,
-            "kv_heads": 8,
-            "intermediate_size": 14336,
-        },
+        "architecture": LLAMA31_8B_SHAPE,
     }
     _, plan = plan_of(
         raw,
@@ -95,8 +94,19 @@ def test_frozen_base_flops_and_run_hours(raw: dict[str, Any]) -> None:
     assert plain.flops == pytest.approx(4 * 70.6e9 * 150e6)
     chosen = plan.chosen
     assert chosen is not None and chosen.hours is not None
-    # One H100 at its bf16 dense peak (989.4 TFLOPS, catalog) and the calibrated MFU 0.48:
-    assert chosen.hours == pytest.approx(6 * 70.6e9 * 150e6 / (989.4e12 * 0.48) / 3600, rel=0.01)
+    # One H100 (989.4 bf16 TFLOPS, 3,350 GB/s), the step model of a frozen base (plan/throughput.py) at 2,048
+    # tokens a step: 4N matmuls and the recomputed forward's 2N at the GEMM efficiency, causal attention
+    # 6 L s h a token at the attention efficiency, element-wise bytes for the two passes a frozen base runs (4/6):
+    e, tokens = EFFICIENCY, 2048
+    gemm = 4 * 70.6e9 * tokens / (989.4e12 * e.gemm["bf16"])
+    attention = 6 * 80 * 2048 * 8192 * tokens / (989.4e12 * e.attention)
+    elementwise = e.elementwise_bytes["bf16"] * 80 * 8192 * tokens / 3350e9 * 4 / 6
+    # QLoRA dequantizes the NF4 weights (0.516 bytes) to bf16 (written, then read: 4 bytes) before each of the
+    # forward, the activation-gradient pass and the recomputed forward (QLoRA section 3):
+    dequantize = 70.6e9 * ((4 + 0.125 + 0.001953125) / 8 + 4) * 3 / 3350e9
+    seconds = gemm * 1.5 + attention + elementwise + dequantize
+    assert chosen.hours == pytest.approx(150e6 / (tokens / seconds) / 3600, rel=0.01)
+    assert plan.mfu_source.startswith("step model")
 
 
 def test_cheapest_and_smallest_are_fitting_and_ordered(raw: dict[str, Any]) -> None:
@@ -140,3 +150,40 @@ def test_a_mixture_of_experts_base_computes_on_its_active_parameters(raw: dict[s
     assert moe.flops == pytest.approx(dense.flops * 17.65 / 70.6)
     assert dense.memory is not None and moe.memory is not None
     assert moe.memory.base_bytes == dense.memory.base_bytes
+
+
+LLAMA31_8B = {
+    "name": "llama-3.1-8b-fp8",
+    "weights_prefix": "llama-3.1-8b-fp8/v1/",
+    "parameters_billion": 8.03,
+    "precision": "fp8",
+    "architecture": {**LLAMA31_8B_SHAPE, "vocab_size": 128256},
+}
+"""An FP8 checkpoint of Llama 3.1 8B."""
+
+
+def test_lora_on_an_fp8_base(raw: dict[str, Any]) -> None:
+    _, plan = plan_of(
+        raw,
+        method="lora",
+        base_model={**raw["base_model"], **LLAMA31_8B},
+        batch={"sequence_length": 4096, "micro_batch_size": 1, "gradient_checkpointing": False},
+        instance_type="auto",
+    )
+    chosen = plan.chosen
+    assert chosen is not None and chosen.hours is not None
+    # Linear layers one byte a weight, the embedding and output layers (2 x 128,256 x 4,096) in 16 bit:
+    embedding = 2 * 128256 * 4096
+    assert chosen.memory.base_bytes == round((8.03e9 - embedding) + 2 * embedding) == 9_080_673_152
+    # FP8 matmuls need Ada, Hopper or Blackwell: every type the plan weighs has an fp8 peak in the catalog.
+    catalog = load_catalog()
+    for c in (plan.cheapest, plan.smallest, chosen):
+        assert c is not None
+        peak = catalog.accelerator_peak(c.accelerator)
+        assert peak is not None and "fp8" in peak.dense_tflops
+    assert plan.mfu_source.startswith("step model") and chosen.mfu == plan.mfu
+
+
+def test_qlora_is_not_an_fp8_run(raw: dict[str, Any]) -> None:
+    with pytest.raises(ValueError, match="QLoRA stores the base in 4-bit NF4"):
+        plan_of(raw, method="qlora", base_model={**raw["base_model"], **LLAMA31_8B})

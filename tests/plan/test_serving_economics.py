@@ -6,9 +6,10 @@ Figures: Llama-3.1-8B's KV cache shape (32 layers, 8 KV heads, head_dim 128: the
 L40S 864 GB/s and 48 GB (45,776 MiB) from the datasheets (catalog serving.yaml); on-demand g6.xlarge us-east-1
 $0.8048/h and g6e.xlarge ap-northeast-1 $2.699/h from ec2instances.info's 2026-01-21 snapshot (sources.yaml
 `van-od`). The calibrated ceiling (plan/roofline.py, fitted in tests/plan/test_calibration.py): a decode step
-reads weights + batch x KV bytes of the mean context at 62% of the bandwidth, its 2 x parameters x batch FLOPs
-and the step's share of prefill (batch x input/output tokens x 2 x parameters) run at 52% of the dense peak (fp8
-peak for fp8/int8 weights, bf16 for bf16/int4: L4 242.5/121 TFLOPS, L40S 733/362, the datasheets halved);
+reads weights + batch x KV bytes of the mean context at 60% of the bandwidth, its 2 x parameters x batch FLOPs
+and the step's share of prefill (batch x input/output tokens x 2 x parameters) run at the precision's matmul
+efficiency (fp8 0.560 of the fp8 peak for fp8/int8 weights, bf16 0.687 of the bf16 peak for bf16/int4: L4
+242.5/121 TFLOPS, L40S 733/362, the datasheets halved);
 tokens/s = batch / (max(read, decode FLOPs) + prefill).
 """
 
@@ -31,9 +32,16 @@ BATCH = 36  # max_concurrent_sequences; the KV cache left after the weights hold
 PLANNED = 1.5 * 250  # throughput_rps_per_replica x output tokens
 
 
-def ceiling(bandwidth_gb_s: float, peak_tflops: float, weights: float, kv_per_token: int = KV_PER_TOKEN) -> float:
-    read = (weights + BATCH * kv_per_token * CONTEXT) / (bandwidth_gb_s * 1e9 * 0.62)
-    flops = peak_tflops * 1e12 * 0.52
+FP8, BF16 = 0.560, 0.687
+"""The share of the fp8 and bf16 peaks matmuls reach (plan/throughput.py EFFICIENCY.gemm; Ada has no generation
+factor); decode reads at 60% of the bandwidth (plan/roofline.py DECODE_BANDWIDTH_EFFICIENCY)."""
+
+
+def ceiling(
+    bandwidth_gb_s: float, peak_tflops: float, weights: float, kv_per_token: int = KV_PER_TOKEN, matmul: float = FP8
+) -> float:
+    read = (weights + BATCH * kv_per_token * CONTEXT) / (bandwidth_gb_s * 1e9 * 0.60)
+    flops = peak_tflops * 1e12 * matmul
     decode, prefill = 2 * 8e9 * BATCH / flops, 2 * 8e9 * BATCH * 1000 / 250 / flops
     return BATCH / (max(read, decode) + prefill)
 
@@ -61,9 +69,9 @@ def test_each_region_shows_tokens_per_second_concurrency_and_cost_per_million(pl
     assert set(rows) == {"us-east-1", "us-west-2", "eu-central-1", "ap-northeast-1"}
     l4 = rows["us-east-1"]
     assert l4.instance_type == "g6.xlarge" and l4.tokens_per_s == PLANNED
-    # read 57.28 ms (10.65 GB at 186 GB/s), decode FLOPs 4.57 ms, prefill 18.27 ms: 36 / 75.55 ms = 476.5 tokens/s
+    # read 59.19 ms (10.65 GB at 180 GB/s), decode FLOPs 4.24 ms, prefill 16.97 ms: 36 / 76.16 ms = 472.7 tokens/s
     assert l4.bound_tokens_per_s == pytest.approx(ceiling(300, 242.5, 8e9))
-    assert l4.bound_tokens_per_s == pytest.approx(476.5, abs=0.1)
+    assert l4.bound_tokens_per_s == pytest.approx(472.7, abs=0.1)
     kv_room = int(22888 * MIB * 0.9) - 8e9 - 2**30  # less vLLM's activation workspace
     assert kv_room // (KV_PER_TOKEN * CONTEXT) >= BATCH and l4.concurrency == BATCH
     assert l4.usd_per_hour == Decimal("0.8048")
@@ -71,7 +79,7 @@ def test_each_region_shows_tokens_per_second_concurrency_and_cost_per_million(pl
     assert float(l4.usd_per_million_tokens) == pytest.approx(0.5961, abs=1e-4)
     l40s = rows["ap-northeast-1"]
     assert l40s.instance_type == "g6e.xlarge"
-    assert l40s.bound_tokens_per_s == pytest.approx(ceiling(864, 733, 8e9))  # 1,388 tokens/s
+    assert l40s.bound_tokens_per_s == pytest.approx(ceiling(864, 733, 8e9))  # 1,376 tokens/s
     assert float(l40s.usd_per_million_tokens or 0) == pytest.approx(2.699 / (375 * 3600) * 1e6)  # $1.999
 
 
@@ -88,12 +96,13 @@ def test_quantization_shows_the_change_in_fit_throughput_and_cost(plan: Inferenc
     # fp8 is the spec: the planned rate. int8 weights are one byte too: the same fit, rate and cost.
     assert points["fp8"].tokens_per_s == PLANNED
     assert points["int8"].fits and points["int8"].tokens_per_s == pytest.approx(PLANNED)
-    # int4 halves the weights again (the read falls to 35.78 ms) but W4A16 runs its matmuls at the bf16 peak, which
-    # doubles prefill (36.62 ms) and decode FLOPs (9.15 ms): 36 / 72.40 ms = 497.3 tokens/s, only 4% above fp8.
-    ratio = ceiling(300, 121, 4e9) / ceiling(300, 242.5, 8e9)
-    assert ratio == pytest.approx(497.28 / 476.49, abs=1e-3)
+    # int4 halves the weights again (the read falls to 36.97 ms) but W4A16 runs its matmuls at the bf16 peak (at
+    # bf16's higher matmul efficiency), which raises prefill to 27.72 ms and decode FLOPs to 6.93 ms: 36 / 64.68 ms
+    # = 556.5 tokens/s, 18% above fp8.
+    ratio = ceiling(300, 121, 4e9, matmul=BF16) / ceiling(300, 242.5, 8e9)
+    assert ratio == pytest.approx(556.55 / 472.71, abs=1e-3)
     int4 = points["int4"]
-    assert int4.fits and int4.tokens_per_s == pytest.approx(PLANNED * ratio)  # 391 tokens/s
+    assert int4.fits and int4.tokens_per_s == pytest.approx(PLANNED * ratio)  # 442 tokens/s
     assert float(int4.usd_per_million_tokens or 0) == pytest.approx(0.8048 / (PLANNED * ratio * 3600) * 1e6)
     assert float(int4.usd_per_million_tokens or 0) < float(points["fp8"].usd_per_million_tokens or 0)
 
@@ -116,9 +125,9 @@ def test_a_bf16_spec_shows_what_int8_weights_save() -> None:
     assert points["bf16"].fits and points["int8"].fits
     kv = 2 * 32 * 8 * 128 * 2  # bf16 cache: 131,072 B per token
     assert points["bf16"].concurrency == BATCH
-    # bf16: read 39.78 ms + prefill 12.24 ms = 692.1 tokens/s; int8: read 24.84 ms + prefill 6.04 ms = 1,165.5.
-    rate = ceiling(864, 733, 8e9, kv) / ceiling(864, 362, 16e9, kv)
-    assert rate == pytest.approx(1165.48 / 692.07, abs=1e-3)
+    # bf16: read 41.10 ms + prefill 9.26 ms = 714.7 tokens/s; int8: read 25.67 ms + prefill 5.61 ms = 1,150.7.
+    rate = ceiling(864, 733, 8e9, kv) / ceiling(864, 362, 16e9, kv, BF16)
+    assert rate == pytest.approx(1150.71 / 714.73, abs=1e-3)
     assert points["int8"].tokens_per_s == pytest.approx(250 * rate)
     saving = float(points["bf16"].usd_per_million_tokens or 0) / float(points["int8"].usd_per_million_tokens or 1)
     assert saving == pytest.approx(rate)  # about 1.7x cheaper per token
@@ -138,7 +147,7 @@ def test_the_report_shows_both_tables_and_the_figure_reads_in_cents(plan: Infere
 
     sections = {s.title: s for s in inference_summary(plan)}
     regions = sections["Serving economics (per replica, on-demand)"]
-    assert ["us-east-1", "g6.xlarge", "375", "476", "36", "$0.8048", "$0.596"] in regions.rows
+    assert ["us-east-1", "g6.xlarge", "375", "473", "36", "$0.8048", "$0.596"] in regions.rows
     quantized = sections["Quantization on g6.xlarge in us-east-1"]
     assert [row[0] for row in quantized.rows] == ["bf16", "fp8", "int8", "int4"]
     assert quantized.rows[0][3] == "NO" and quantized.rows[0][-1] == "-"  # unknown, never $0

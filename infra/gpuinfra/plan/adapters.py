@@ -27,7 +27,9 @@ from gpuinfra.plan.memory import Plain, training_bytes_per_parameter
 NF4_BITS = 4.0
 DOUBLE_QUANT_CONSTANT_BITS = 8 / 64 + 32 / (64 * 256)
 """QLoRA section 3 (Double Quantization): 8-bit constants per 64-block plus fp32 second-level constants per 256."""
-BASE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0}
+BASE_BYTES = {"fp32": 4.0, "bf16": 2.0, "fp16": 2.0, "fp8": 1.0}
+"""Bytes a frozen weight: fp8 checkpoints store one byte a weight and one fp32 scale a tensor (or a 128 x 128 block
+in DeepSeek-V3's: 4 / 16,384 bytes more a weight), which the count leaves out."""
 ADAPTER_OPTIMIZER = "adamw"
 """PEFT trains LoRA adapters with AdamW in mixed precision: 16 bytes of state a trainable parameter in bf16."""
 PAGED_GPU_BYTES = 4
@@ -48,6 +50,8 @@ class Shape(Plain):
     attention_heads: int
     kv_heads: int
     intermediate_size: int
+    vocab_size: int = 0
+    """0: unknown (the embedding and output layers counted at the base's precision)."""
 
     def projection(self, module: str) -> tuple[int, int]:
         """(d_in, d_out) of a Llama-style projection."""
@@ -70,10 +74,15 @@ def adapter_parameters(shape: Shape, rank: int, modules: list[str]) -> int:
     return shape.layers * per_layer
 
 
-def base_bytes(parameters: float, method: str, precision: str) -> int:
-    """The frozen base: NF4 plus double-quantized constants for QLoRA, else the precision's bytes."""
+def base_bytes(parameters: float, method: str, precision: str, embedding_parameters: float = 0) -> int:
+    """The frozen base: NF4 plus double-quantized constants for QLoRA, else the precision's bytes. An FP8 base keeps
+    its input embedding and output layer (`embedding_parameters`, both) in 16 bit: FP8 checkpoints quantize the
+    linear layers only (llm-compressor's FP8 recipes ignore lm_head; tinygrad's `--quantize fp8` of Llama 3 8B holds
+    9.08 GB against 16.06 GB in bf16: tinygrad PR #12893)."""
     if method == "qlora":
         return round(parameters * (NF4_BITS + DOUBLE_QUANT_CONSTANT_BITS) / 8)
+    if precision == "fp8":
+        return round((parameters - embedding_parameters) * BASE_BYTES["fp8"] + embedding_parameters * 2)
     return round(parameters * BASE_BYTES[precision])
 
 
@@ -118,7 +127,7 @@ def finetune_memory(
     gpu_bytes: int,
     reserve_fraction: float,
 ) -> FinetuneMemory:
-    base = base_bytes(parameters, method, precision)
+    base = base_bytes(parameters, method, precision, 2 * shape.vocab_size * shape.hidden_size)
     adapters = adapter_parameters(shape, rank, modules)
     paged = method == "qlora"
     state = adapters * (PAGED_GPU_BYTES if paged else training_bytes_per_parameter("bf16", ADAPTER_OPTIMIZER))

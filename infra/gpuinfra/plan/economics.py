@@ -9,7 +9,7 @@ from collections.abc import Callable
 from decimal import Decimal
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.catalog.models import InstanceType
+from gpuinfra.catalog.models import AcceleratorPeak, InstanceType
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
@@ -187,6 +187,7 @@ def step_inputs(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> Ste
         experts=arch.experts,
         top_k=arch.experts_per_token,
         moe_layers=moe_layers,
+        vocab_size=arch.vocab_size or 0,
     )
     layout = Parallel(
         gpus=gpus,
@@ -219,6 +220,7 @@ def training_run(
     checkpoint: CheckpointPlan | None,
     ownership: OwnershipPlan | None,
 ) -> tuple[RunPlan | None, str | None]:
+    """The run plan of the spec's `run` (None without one), or why it cannot be planned."""
     run = spec.run
     if run is None:
         return None, None
@@ -232,38 +234,63 @@ def training_run(
         return None, (
             f"no published scaling figure for interconnect {spec.interconnect.type}: set run.scaling_per_doubling"
         )
+    price, price_sources, floor = _node_price(spec, catalog, info, ownership)
+    inputs = _run_inputs(spec, catalog, info, checkpoint, peak, tflops, per_doubling, price_sources)
+    nodes = spec.compute.node_count
+    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
+
+
+def _node_price(
+    spec: TrainingSpec, catalog: Catalog, info: InstanceType, ownership: OwnershipPlan | None
+) -> tuple[Callable[[int], Decimal | None], list[str], Decimal | None]:
+    """What `nodes` nodes cost an hour (the capacity mix on AWS, the owned rate on premises, else unknown), the
+    sources of that price, and the lowest rate a node can cost (the run sweep's floor)."""
     capacity = spec.compute.capacity
-    price: Callable[[int], Decimal | None]
-    price_sources: list[str] = []
-    floor: Decimal | None = None
     if spec.provider == "aws" and spec.region:
         rates = node_rates(catalog, info.name, spec.region)
-        price_sources = rates.sources
-        floor = lowest_rate(rates, capacity.type)
 
         def price(nodes: int) -> Decimal | None:
             base = capacity.on_demand_base if capacity.type == "spot" else nodes
             return cluster_hourly(rates, capacity.type, *split_capacity(nodes, base, 0))
 
-    elif ownership is not None:
+        return price, rates.sources, lowest_rate(rates, capacity.type)
+    if ownership is not None:
         per_node = ownership.total_monthly_usd / ownership.nodes / Decimal(repr(HOURS_PER_MONTH))
-        price_sources = ["ownership (organization file)", *ownership.sources]
-        floor = per_node
 
-        def price(nodes: int) -> Decimal | None:
+        def owned(nodes: int) -> Decimal | None:
             return per_node * nodes
 
-    else:
+        return owned, ["ownership (organization file)", *ownership.sources], per_node
 
-        def price(nodes: int) -> Decimal | None:
-            return None
+    def unknown(nodes: int) -> Decimal | None:
+        return None
 
+    return unknown, [], None
+
+
+def _run_inputs(
+    spec: TrainingSpec,
+    catalog: Catalog,
+    info: InstanceType,
+    checkpoint: CheckpointPlan | None,
+    peak: AcceleratorPeak,
+    tflops: float,
+    per_doubling: float,
+    price_sources: list[str],
+) -> RunInputs:
+    """The run's inputs, each with its source: the step model's rate when the spec gives an architecture (and no
+    measured MFU or scaling), else the MFU and per-doubling defaults."""
+    run = spec.run
+    assert run is not None
+    precision = spec.model.precision
     active = spec.model.active_parameters_billion or spec.model.parameters_billion
     step = None if run.mfu or run.scaling_per_doubling else step_inputs(spec, catalog, info)
     domain_tflops = step.tflops_per_gpu(info.nvlink_gpus) if step else None
     if step and domain_tflops:
         per_doubling = _kept_per_doubling(step, domain_tflops, spec.compute.node_count, info)
-    inputs = RunInputs(
+    capacity = spec.compute.capacity
+    return RunInputs(
         tokens=run.tokens_billion * 1e9,
         active_parameters=active * 1e9,
         flops=training_flops(active * 1e9, run.tokens_billion * 1e9),
@@ -295,9 +322,6 @@ def training_run(
         price_sources=price_sources,
         step=step,
     )
-    nodes = spec.compute.node_count
-    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
 __all__ = ["restart_parts", "step_inputs", "training_layout", "training_ownership", "training_run"]

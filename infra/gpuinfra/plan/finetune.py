@@ -8,11 +8,19 @@ from typing import Literal
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import InstanceType
-from gpuinfra.plan.adapters import FinetuneMemory, Shape, finetune_flops, finetune_memory
+from gpuinfra.plan.adapters import (
+    DOUBLE_QUANT_CONSTANT_BITS,
+    NF4_BITS,
+    FinetuneMemory,
+    Shape,
+    finetune_flops,
+    finetune_memory,
+)
 from gpuinfra.plan.flops import DEFAULT_MFU
 from gpuinfra.plan.memory import MIB, Plain
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
 from gpuinfra.plan.rates import node_rates
+from gpuinfra.plan.throughput import ModelShape, Parallel, hardware, step_time
 from gpuinfra.spec import FinetuneSpec, Organization
 
 
@@ -27,6 +35,8 @@ class Candidate(Plain):
     """None when the catalog has no dense peak for the accelerator at the precision."""
     hourly_usd: Decimal | None
     cost_usd: Decimal | None
+    mfu: float | None = None
+    """The step model's utilisation on this type (None: run.mfu or the default applies)."""
 
 
 class FinetunePlan(Plain):
@@ -72,6 +82,7 @@ def _candidate(spec: FinetuneSpec, info: InstanceType, catalog: Catalog, flops: 
             attention_heads=arch.attention_heads,
             kv_heads=arch.kv_heads,
             intermediate_size=arch.intermediate_size,
+            vocab_size=arch.vocab_size or 0,
         ),
         base.parameters_billion * 1e9,
         spec.method,
@@ -87,6 +98,10 @@ def _candidate(spec: FinetuneSpec, info: InstanceType, catalog: Catalog, flops: 
     )
     peak = catalog.accelerator_peak(info.accelerator or "")
     tflops = peak.dense_tflops.get(base.precision) if peak else None
+    rate = None if spec.run.mfu else step_rate(spec, info, catalog)
+    tokens = spec.run.tokens_million_per_epoch * 1e6 * spec.run.epochs
+    step_mfu = round(flops / tokens * rate / (tflops * 1e12), 3) if rate and tflops else None
+    mfu = step_mfu or mfu
     hours = flops / (info.accelerator_count * tflops * 1e12 * mfu) / 3600 if tflops else None
     rates = node_rates(catalog, info.name, spec.region)
     hourly = rates.spot if spec.capacity.type == "spot" else rates.on_demand
@@ -99,7 +114,49 @@ def _candidate(spec: FinetuneSpec, info: InstanceType, catalog: Catalog, flops: 
         hours=hours,
         hourly_usd=hourly,
         cost_usd=cost,
+        mfu=step_mfu,
     )
+
+
+def step_rate(spec: FinetuneSpec, info: InstanceType, catalog: Catalog) -> float | None:
+    """Tokens/s per GPU of the run on one node of `info`, from the step model (plan/throughput.py): the frozen
+    base's matmuls at its precision's peak (QLoRA's NF4 weights are dequantized to bf16 for them), sharded over
+    the node's GPUs (FSDP: gathered every micro-batch, no base gradients), one micro-batch a GPU a step. None when
+    the catalog lacks the accelerator's peak or memory bandwidth."""
+    base, arch = spec.base_model, spec.base_model.architecture
+    precision = "bf16" if spec.method == "qlora" else base.precision
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    hbm = catalog.memory_bandwidth_gb_s(info.name)
+    if peak is None or hbm is None or precision not in peak.dense_tflops:
+        return None
+    shape = ModelShape(
+        parameters=base.parameters_billion * 1e9,
+        active_parameters=(base.active_parameters_billion or base.parameters_billion) * 1e9,
+        layers=arch.layers,
+        hidden_size=arch.hidden_size,
+        sequence_length=spec.batch.sequence_length,
+        frozen_base=True,
+        stored_bytes=(NF4_BITS + DOUBLE_QUANT_CONSTANT_BITS) / 8 if spec.method == "qlora" else None,
+    )
+    gpus = info.accelerator_count
+    layout = Parallel(
+        gpus=gpus,
+        micro_batch=spec.batch.micro_batch_size,
+        global_batch=gpus * spec.batch.micro_batch_size,
+        zero_stage=3,
+        recompute="full" if spec.batch.gradient_checkpointing else "selective",
+    )
+    hw = hardware(
+        info.accelerator or "",
+        dict(peak.dense_tflops),
+        hbm,
+        info.network_baseline_gbps,
+        gpus,
+        info.nvlink_gpus,
+        catalog.nvlink_gb_s(info.accelerator or ""),
+        peak.generation,
+    )
+    return step_time(shape, layout, hw, precision).tokens_per_s
 
 
 def _candidates(spec: FinetuneSpec, catalog: Catalog, flops: float, mfu: float) -> list[Candidate]:
@@ -132,7 +189,6 @@ def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> Fi
     active = (base.active_parameters_billion or base.parameters_billion) * 1e9
     flops = finetune_flops(active, tokens, spec.batch.gradient_checkpointing)
     mfu = spec.run.mfu or DEFAULT_MFU[spec.base_model.precision]
-    mfu_source = "run.mfu" if spec.run.mfu else "default (plan/flops.py DEFAULT_MFU)"
     refusal = None
     fits = [] if spec.method == "full" else _candidates(spec, catalog, flops, mfu)
     smallest = min(
@@ -154,6 +210,9 @@ def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> Fi
     elif not fits and (chosen is None or not chosen.memory.fits):
         refusal = "no single catalog node in the region holds the run (base, adapter state and activations)"
     info = catalog.instance(chosen.instance_type) if chosen else None
+    mfu_source = "run.mfu" if spec.run.mfu else "default (plan/flops.py DEFAULT_MFU)"
+    if chosen and chosen.mfu:
+        mfu, mfu_source = chosen.mfu, "step model of the frozen base on this node (plan/throughput.py)"
     return FinetunePlan(
         method=spec.method,
         instance_type=chosen.instance_type if chosen else None,
@@ -176,4 +235,4 @@ def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> Fi
     )
 
 
-__all__ = ["BATCH_AGENT_MEMORY_FRACTION", "Candidate", "FinetunePlan", "plan_finetune"]
+__all__ = ["BATCH_AGENT_MEMORY_FRACTION", "Candidate", "FinetunePlan", "plan_finetune", "step_rate"]

@@ -22,7 +22,7 @@ from gpuinfra.plan.serving import (
 )
 from gpuinfra.plan.tokens import ServingEconomics, replica_roofline, serving_economics
 from gpuinfra.spec import InferenceSpec, Organization
-from gpuinfra.spec.inference import LORA_RANKS, ServedModel
+from gpuinfra.spec.inference import LORA_RANKS, FleetRegion, ServedModel
 
 
 class InferencePlan(Plain):
@@ -61,19 +61,49 @@ def adapter_memory(model: ServedModel) -> int:
 
 
 def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
+    """The fleet's plan: memory of one replica, the instance, each region's replicas, quotas, economics, failover."""
+    memory = replica_memory(spec)
+    choice = _choice(spec, memory, catalog)
+    regions = [_region(spec, r, choice, memory, catalog) for r in spec.regions]
+    account = org.accounts.get(spec.account)
+    demands = _demands(spec, regions, catalog)
+    quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas) if account else []
+    loads = [
+        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
+        for r, rp in zip(spec.regions, regions, strict=True)
+    ]
+    return InferencePlan(
+        memory=memory,
+        choice=choice,
+        regions=regions,
+        quotas=quotas,
+        economics=serving_economics(spec, memory, regions, catalog),
+        failover=failover_rows(loads),
+        fleet_losses=fleet_losses(loads),
+    )
+
+
+def replica_memory(spec: InferenceSpec) -> ServingMemory:
+    """Weights, one maximum-length sequence's KV cache (vLLM's admission rule: plan/roofline.py) and the LoRA
+    adapters' slots of one replica."""
     m = spec.model
-    memory = serving_memory(
+    return serving_memory(
         m.parameters_billion,
         m.precision,
         m.kv_cache.layers,
         m.kv_cache.kv_heads,
         m.kv_cache.head_dim,
         m.kv_cache.precision,
-        m.context_length_tokens,  # one maximum-length sequence: vLLM's admission rule (plan/roofline.py)
+        m.context_length_tokens,
         adapter_bytes=adapter_memory(m),
     )
+
+
+def _choice(spec: InferenceSpec, memory: ServingMemory, catalog: Catalog) -> InstanceChoice:
+    """The instance for the regions that leave it to the plan (all regions when each names its own)."""
+    m = spec.model
     fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
-    choice = choose_instance(
+    return choose_instance(
         spec.instance.type,
         spec.instance.gpu,
         memory,
@@ -85,65 +115,74 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         m.kv_cache.kv_heads,
         m.precision,
     )
-    shape = spec.requests
 
-    def region_extra(region: str, instance_type: str | None, pinned: bool) -> dict[str, Any]:
-        info = catalog.instance(instance_type) if instance_type else None
-        if info is None:
-            return {}
-        cold = cold_start(
-            info,
-            memory.weights_bytes,
-            catalog,
-            spec.cold_start.download_gb_s,
-            spec.cold_start.weights_load_seconds,
-            spec.cold_start.compile_cache,
-        )
-        replica = replica_roofline(info, memory, spec, catalog)
-        longest = shape.max_output_tokens or m.context_length_tokens
-        drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
-        return {
-            "cold_start": cold,
-            "bound": replica,
-            "drain_seconds": max(30, min(MAX_DRAIN_SECONDS, drain)),
-            # A type the spec names stays that type on spot too (and in the quota plan); only `auto` lets the
-            # burst group diversify over types that serve at least as fast.
-            "spot_types": [info.name]
-            if pinned
-            else spot_types(info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision),
-        }
 
-    def accelerator(instance_type: str | None) -> tuple[str | None, int]:
-        info = catalog.instance(instance_type) if instance_type else None
-        return (info.accelerator, info.accelerator_count) if info else (None, 0)
+def _region_extra(
+    spec: InferenceSpec, memory: ServingMemory, catalog: Catalog, region: str, instance_type: str | None, pinned: bool
+) -> dict[str, Any]:
+    """What a region's plan derives from its instance type: cold start, the replica's ceiling, drain, spot types."""
+    m = spec.model
+    info = catalog.instance(instance_type) if instance_type else None
+    if info is None:
+        return {}
+    cold = cold_start(
+        info,
+        memory.weights_bytes,
+        catalog,
+        spec.cold_start.download_gb_s,
+        spec.cold_start.weights_load_seconds,
+        spec.cold_start.compile_cache,
+    )
+    replica = replica_roofline(info, memory, spec, catalog)
+    longest = spec.requests.max_output_tokens or m.context_length_tokens
+    drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
+    return {
+        "cold_start": cold,
+        "bound": replica,
+        "drain_seconds": max(30, min(MAX_DRAIN_SECONDS, drain)),
+        # A type the spec names stays that type on spot too (and in the quota plan); only `auto` lets the
+        # burst group diversify over types that serve at least as fast.
+        "spot_types": [info.name]
+        if pinned
+        else spot_types(info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision),
+    }
 
-    regions = []
-    for r in spec.regions:
-        instance_type = r.instance_type or choice.chosen
-        extra = region_extra(r.region, instance_type, r.instance_type is not None or spec.instance.type != "auto")
-        cold = extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS
-        regions.append(
-            region_plan(
-                r.region,
-                instance_type,
-                *accelerator(instance_type),
-                r.availability_zones or default_zones(r.region),
-                r.min_replicas,
-                r.max_replicas,
-                r.peak_rps,
-                spec.throughput_of(r),
-                spec.spot_burst_share,
-                spec.cold_start.warm_pool,
-                cold,
-                spec.cold_start.demand_ramp_minutes,
-                failover=failover_replicas(
-                    r.peak_rps, [o.peak_rps for o in spec.regions if o is not r], spec.throughput_of(r)
-                )
-                if spec.failover == "n_plus_one"
-                else None,
-                **extra,
-            )
-        )
+
+def _accelerator(catalog: Catalog, instance_type: str | None) -> tuple[str | None, int]:
+    info = catalog.instance(instance_type) if instance_type else None
+    return (info.accelerator, info.accelerator_count) if info else (None, 0)
+
+
+def _region(
+    spec: InferenceSpec, r: FleetRegion, choice: InstanceChoice, memory: ServingMemory, catalog: Catalog
+) -> RegionPlan:
+    """One region's replicas, spot split, warm pool and failover headroom on its instance type."""
+    instance_type = r.instance_type or choice.chosen
+    pinned = r.instance_type is not None or spec.instance.type != "auto"
+    extra = _region_extra(spec, memory, catalog, r.region, instance_type, pinned)
+    cold = extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS
+    return region_plan(
+        r.region,
+        instance_type,
+        *_accelerator(catalog, instance_type),
+        r.availability_zones or default_zones(r.region),
+        r.min_replicas,
+        r.max_replicas,
+        r.peak_rps,
+        spec.throughput_of(r),
+        spec.spot_burst_share,
+        spec.cold_start.warm_pool,
+        cold,
+        spec.cold_start.demand_ramp_minutes,
+        failover=failover_replicas(r.peak_rps, [o.peak_rps for o in spec.regions if o is not r], spec.throughput_of(r))
+        if spec.failover == "n_plus_one"
+        else None,
+        **extra,
+    )
+
+
+def _demands(spec: InferenceSpec, regions: list[RegionPlan], catalog: Catalog) -> list[InstanceDemand]:
+    """The instances each region may run at once, by purchase option, for the quota plan."""
 
     def largest(types: list[str]) -> str | None:
         infos = [i for i in (catalog.instance(t) for t in types) if i]
@@ -161,22 +200,14 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
                 # The on-demand overflow group takes the burst share when spot is short (components/replicas.py).
                 InstanceDemand(rp.region, rp.instance_type, "on_demand", rp.max_spot),
             ]
-    account = org.accounts.get(spec.account)
-    quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas) if account else []
-    economics = serving_economics(spec, memory, regions, catalog)
-    loads = [
-        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
-        for r, rp in zip(spec.regions, regions, strict=True)
-    ]
-    return InferencePlan(
-        memory=memory,
-        choice=choice,
-        regions=regions,
-        quotas=quotas,
-        economics=economics,
-        failover=failover_rows(loads),
-        fleet_losses=fleet_losses(loads),
-    )
+    return demands
 
 
-__all__ = ["DEFAULT_DRAIN_SECONDS", "MAX_DRAIN_SECONDS", "InferencePlan", "default_zones", "plan_inference"]
+__all__ = [
+    "DEFAULT_DRAIN_SECONDS",
+    "MAX_DRAIN_SECONDS",
+    "InferencePlan",
+    "default_zones",
+    "plan_inference",
+    "replica_memory",
+]

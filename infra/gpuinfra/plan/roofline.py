@@ -17,6 +17,7 @@ from __future__ import annotations
 import math
 
 from gpuinfra.plan.memory import Plain, ServingMemory
+from gpuinfra.plan.throughput import EFFICIENCY
 
 
 def mean_context_tokens(input_tokens: int, output_tokens: int) -> float:
@@ -120,13 +121,20 @@ max-num-batched-tokens forward pass plus non-torch memory): vLLM's own log, Llam
 "model weights take 14.99GiB; non_torch_memory takes 0.12GiB; PyTorch activation peak memory takes 1.19GiB"
 (1.31 GiB); Qwen3-8B "non_torch_memory takes 0.06GiB; PyTorch activation peak memory takes 1.40GiB"; on a
 22 GiB GPU "non_torch_memory takes 0.05GiB; PyTorch activation peak memory takes 0.22GiB". 1 GiB is their middle."""
-DECODE_BANDWIDTH_EFFICIENCY = 0.62
-"""Share of the datasheet memory bandwidth a decode step reaches. Fitted to TensorRT-LLM's published throughput
-(docs/source/performance/perf-overview.md) on H100, H200, L40S and A100 together with PREFILL_COMPUTE_EFFICIENCY
-(tests/plan/test_calibration.py, docs/planning.md)."""
-PREFILL_COMPUTE_EFFICIENCY = 0.52
-"""Share of the dense peak (fp8 peak for fp8 weights, bf16 otherwise) prefill and decode matmuls reach; fitted with
-DECODE_BANDWIDTH_EFFICIENCY (the 2,048-in/128-out shapes are prefill-bound and pin it)."""
+DECODE_BANDWIDTH_EFFICIENCY = 0.60
+"""Share of the datasheet memory bandwidth a decode step reaches. Fitted (least squares on log ratios) to the six
+TensorRT-LLM throughput rows of the calibration set (docs/source/performance/perf-overview.md: H100, H200, L40S,
+A100) with prefill at matmul_efficiency (tests/plan/test_calibration.py, docs/planning.md); 0.62 when prefill ran
+at one fitted 0.52."""
+
+
+def matmul_efficiency(precision: str, generation: str | None = None) -> float:
+    """Share of the dense peak (fp8 peak for fp8 matmuls, bf16 otherwise) prefill and decode matmuls reach: the step
+    model's GEMM efficiency at that precision and architecture (plan/throughput.py EFFICIENCY, fitted to published
+    training runs), one figure for a matmul whether it trains or serves. It replaced a single 0.52 fitted to the
+    serving rows, which held fp8 and bf16 alike: A100's bf16 prefill-bound rows sat at 0.67-0.72 of TensorRT-LLM's
+    published figures (docs/planning.md)."""
+    return EFFICIENCY.gemm.get(precision, EFFICIENCY.gemm["bf16"]) * EFFICIENCY.generation.get(generation or "", 1.0)
 
 
 ENGINES = ("vllm", "tensorrt-llm", "sglang")
@@ -193,11 +201,14 @@ def replica_ceiling(
     input_tokens: int,
     output_tokens: int,
     bandwidth_efficiency: float = DECODE_BANDWIDTH_EFFICIENCY,
-    compute_efficiency: float = PREFILL_COMPUTE_EFFICIENCY,
+    compute_efficiency: float | None = None,
     engine: str = "vllm",
 ) -> ReplicaCeiling:
     """The output-token ceiling of one replica (bandwidth, peak and memory summed over its GPUs); at efficiencies
-    of 1.0 the physical bound no server exceeds."""
+    of 1.0 the physical bound no server exceeds. `compute_efficiency` defaults to bf16 matmuls on Hopper
+    (matmul_efficiency)."""
+    if compute_efficiency is None:
+        compute_efficiency = matmul_efficiency("bf16")
     context = mean_context_tokens(input_tokens, output_tokens)
     kv_memory = kv_memory_bytes(memory_bytes, utilization, memory.weights_bytes, gpus, engine)
     batch = max(1, min(max_num_seqs, kv_cache_concurrency(kv_memory, memory.kv_bytes_per_token, context)))
@@ -241,7 +252,6 @@ __all__ = [
     "ACTIVATION_WORKSPACE_BYTES",
     "DECODE_BANDWIDTH_EFFICIENCY",
     "ENGINES",
-    "PREFILL_COMPUTE_EFFICIENCY",
     "ReplicaBound",
     "ReplicaCeiling",
     "ceiling_bound",
@@ -251,6 +261,7 @@ __all__ = [
     "in_flight",
     "kv_cache_concurrency",
     "kv_memory_bytes",
+    "matmul_efficiency",
     "mean_context_tokens",
     "replica_bound",
     "replica_ceiling",

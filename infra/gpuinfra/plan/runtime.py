@@ -197,14 +197,40 @@ def plan_run(
     `floor_per_node`, when given, is a rate no count's price per node falls below (the lowest rate `price`
     mixes); with it the sweep stops where no larger count can be cheaper or meet the target, with the same
     answer as sweeping to `max_nodes` (tests/plan/test_runtime.py compares the two)."""
-    # Why stopping is safe: node-hours n x wall(n) = flops / (GPU rate x efficiency(n) x goodput(n)) never
-    # fall as n grows (efficiency falls each doubling, scaling_per_doubling <= 1; goodput falls as
-    # interruptions come more often, and R x nodes never falls: plan/restart.py), so every larger count costs at
-    # least floor x node-hours(n). Goodput at or below zero stays there for every larger count. Compute hours go
-    # as n^-(1 + log2 per_doubling), monotone in n, so no larger count up to max_nodes runs faster than
-    # min(compute(n), compute(max_nodes)) / goodput(n).
-    # The sweep asks `fits` (the costly memory model) only of a count that would become the cheapest or the
-    # first to meet the target: the same answer as filtering first.
+    cheapest_n, meets_n = _sweep(inputs, target_days, price, fits, max_nodes, floor_per_node)
+    meets = run_point(inputs, meets_n, price) if meets_n is not None else None
+    half = nodes // 2
+    return RunPlan(
+        inputs=inputs,
+        target_days=target_days,
+        at_spec=run_point(inputs, nodes, price),
+        half=run_point(inputs, half, price) if half >= 1 and nodes % 2 == 0 and fits(half) else None,
+        doubled=run_point(inputs, nodes * 2, price),
+        cheapest=run_point(inputs, cheapest_n, price) if cheapest_n is not None else None,
+        meets_target=meets,
+        notes=_notes(inputs, target_days, meets is not None, max_nodes),
+        restart_sensitivity=_restart_sensitivity(inputs, nodes),
+        restart=restart_at(inputs, nodes),
+    )
+
+
+def _sweep(
+    inputs: RunInputs,
+    target_days: float | None,
+    price: Callable[[int], Decimal | None],
+    fits: Callable[[int], bool],
+    max_nodes: int,
+    floor_per_node: Decimal | None,
+) -> tuple[int | None, int | None]:
+    """The cheapest node count that fits and the fewest that fit and meet the target, by sweeping up from one.
+
+    Why stopping is safe: node-hours n x wall(n) = flops / (GPU rate x efficiency(n) x goodput(n)) never fall as
+    n grows (efficiency falls each doubling, scaling_per_doubling <= 1; goodput falls as interruptions come more
+    often, and R x nodes never falls: plan/restart.py), so every larger count costs at least floor x
+    node-hours(n). Goodput at or below zero stays there for every larger count. Compute hours go as
+    n^-(1 + log2 per_doubling), monotone in n, so no larger count up to max_nodes runs faster than
+    min(compute(n), compute(max_nodes)) / goodput(n). The sweep asks `fits` (the costly memory model) only of a
+    count that would become the cheapest or the first to meet the target: the same answer as filtering first."""
     cheapest_n, cheapest_cost, meets_n = None, None, None
     compute_at_max = _hours(inputs, max_nodes)[0]
     cheapest_open, meets_open = True, target_days is not None
@@ -237,32 +263,27 @@ def plan_run(
                 meets_open = False  # no count up to max_nodes can finish in time any more
         if not cheapest_open and not meets_open:
             break
-    cheapest = run_point(inputs, cheapest_n, price) if cheapest_n is not None else None
-    meets = run_point(inputs, meets_n, price) if meets_n is not None else None
+    return cheapest_n, meets_n
+
+
+def _notes(inputs: RunInputs, target_days: float | None, meets: bool, max_nodes: int) -> list[str]:
     notes = []
     if inputs.write_seconds is None:
         notes.append("no checkpointing: an interruption loses the run, so no wall-clock time is planned")
-    if target_days is not None and meets is None:
+    if target_days is not None and not meets:
         notes.append(f"no node count up to {max_nodes} finishes within {target_days:g} days")
-    half = nodes // 2
-    sensitivity = []
+    return notes
+
+
+def _restart_sensitivity(inputs: RunInputs, nodes: int) -> list[RestartPoint]:
+    """Goodput and days at `nodes` for each of RESTART_SENSITIVITY_MINUTES."""
+    points = []
     for minutes in RESTART_SENSITIVITY_MINUTES:
         _, share, wall_h = _hours(inputs.model_copy(update={"restart_minutes": minutes}), nodes)
-        sensitivity.append(
+        points.append(
             RestartPoint(restart_minutes=minutes, goodput=share, days=wall_h / HOURS_PER_DAY if wall_h else None)
         )
-    return RunPlan(
-        inputs=inputs,
-        target_days=target_days,
-        at_spec=run_point(inputs, nodes, price),
-        half=run_point(inputs, half, price) if half >= 1 and nodes % 2 == 0 and fits(half) else None,
-        doubled=run_point(inputs, nodes * 2, price),
-        cheapest=cheapest,
-        meets_target=meets,
-        notes=notes,
-        restart_sensitivity=sensitivity,
-        restart=restart_at(inputs, nodes),
-    )
+    return points
 
 
 __all__ = [

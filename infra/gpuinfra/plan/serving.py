@@ -117,41 +117,68 @@ def choose_instance(
     accelerators admit the model (weights plus one maximum-length sequence, vLLM's rule),
     whose host RAM holds the weights, whose accelerator count is a valid tensor-parallel size, priced in
     every region; an explicit type is kept (validators say if it does not fit)."""
+    pool = _pool(requested, gpu, catalog)
+    fp8_unserved = precision == "fp8" and server_kind == "cuda"
+    candidates = [
+        _candidate(info, memory, utilization, regions, catalog, server_kind, attention_heads, kv_heads, fp8_unserved)
+        for info in pool
+    ]
+    candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))
+    return _choose(requested, memory, candidates, regions, server_kind)
+
+
+def _pool(requested: str, gpu: str | None, catalog: Catalog) -> list[InstanceType]:
+    """The types to weigh: the named one, or every accelerated serving family's (of the GPU asked for)."""
+    if requested != "auto":
+        return [i for i in catalog.instance_types if i.name == requested]
     families = catalog.serving_families()
-    pool = [
+    return [
         i
         for i in catalog.instance_types
         if i.is_accelerated and i.family in families and (gpu is None or i.accelerator == gpu)
     ]
-    if requested != "auto":
-        pool = [i for i in catalog.instance_types if i.name == requested]
-    candidates = []
-    for info in pool:
-        ok, usable = fits(info, memory, utilization)
-        prices = [catalog.on_demand(info.name, r) for r in regions]
-        unpriced = [r for r, p in zip(regions, prices, strict=True) if p is None]
-        total = None if unpriced else sum((p.usd_per_hour for p in prices if p), Decimal(0))
-        candidates.append(
-            Candidate(
-                instance_type=info.name,
-                accelerator=info.accelerator or "",
-                accelerator_count=info.accelerator_count,
-                usable_bytes=usable,
-                fits=ok,
-                usd_per_hour_total=total,
-                rejected=_rejection(
-                    info,
-                    ok,
-                    memory,
-                    server_kind,
-                    attention_heads,
-                    kv_heads,
-                    unpriced,
-                    precision == "fp8" and server_kind == "cuda" and not catalog.serves_fp8(info.accelerator),
-                ),
-            )
-        )
-    candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))
+
+
+def _candidate(
+    info: InstanceType,
+    memory: ServingMemory,
+    utilization: float,
+    regions: list[str],
+    catalog: Catalog,
+    server_kind: str,
+    attention_heads: int | None,
+    kv_heads: int,
+    fp8_weights: bool,
+) -> Candidate:
+    """One type: whether it admits the model, its price summed over the regions, and why it is rejected."""
+    ok, usable = fits(info, memory, utilization)
+    prices = [catalog.on_demand(info.name, r) for r in regions]
+    unpriced = [r for r, p in zip(regions, prices, strict=True) if p is None]
+    total = None if unpriced else sum((p.usd_per_hour for p in prices if p), Decimal(0))
+    return Candidate(
+        instance_type=info.name,
+        accelerator=info.accelerator or "",
+        accelerator_count=info.accelerator_count,
+        usable_bytes=usable,
+        fits=ok,
+        usd_per_hour_total=total,
+        rejected=_rejection(
+            info,
+            ok,
+            memory,
+            server_kind,
+            attention_heads,
+            kv_heads,
+            unpriced,
+            fp8_weights and not catalog.serves_fp8(info.accelerator),
+        ),
+    )
+
+
+def _choose(
+    requested: str, memory: ServingMemory, candidates: list[Candidate], regions: list[str], server_kind: str
+) -> InstanceChoice:
+    """The named type as set, or the cheapest usable candidate (None, with the reason, when none is)."""
     if requested != "auto":
         return InstanceChoice(
             requested=requested,
@@ -169,10 +196,9 @@ def choose_instance(
             candidates=candidates,
             reason=no_choice_reason(candidates, server_kind),
         )
-    best = viable[0]
     return InstanceChoice(
         requested="auto",
-        chosen=best.instance_type,
+        chosen=viable[0].instance_type,
         needed_bytes=memory.needed_bytes,
         candidates=candidates,
         reason=f"cheapest of {len(viable)} usable type(s) priced in {', '.join(regions)}",

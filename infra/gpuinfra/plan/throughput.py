@@ -7,8 +7,8 @@ communication the parallel layout implies: tensor-parallel collectives inside th
 bubble, the data-parallel (ZeRO / FSDP) reduce-scatter and all-gather over the fabric where the backward pass does
 not hide them, and the expert all-to-all. So model size, width, micro-batch, layout and scale at a fixed global
 batch move the rate, each through its own term. The efficiencies (EFFICIENCY) are fitted to the published runs of
-tests/plan/calibration_runs.yaml but its held-out group; docs/planning.md shows the residuals per hardware generation
-and precision, in and out of sample.
+tests/plan/calibration_runs.yaml but its held-out and finetune groups; docs/planning.md shows the residuals per
+hardware generation and precision, in and out of sample.
 
 Sources of the terms: 6ND and the attention FLOPs, Narayanan et al. 2021 ("Efficient Large-Scale Language Model
 Training on GPU Clusters", appendix: 72BsLh^2 (1 + s/6h + ...) FLOPs per iteration; causal masking halves the
@@ -56,18 +56,19 @@ class Efficiency(Plain):
 
 
 EFFICIENCY = Efficiency(
-    gemm={"bf16": 0.65, "fp16": 0.65, "fp32": 0.65, "fp8": 0.465},
-    attention=0.75,
-    elementwise_bytes={"bf16": 715.0, "fp16": 715.0, "fp32": 715.0, "fp8": 475.0},
-    moe_bytes=143.0,
-    expert_gemm=0.69,
-    tp_exposed=0.36,
-    a2a_exposed=0.42,
-    dp_hidden=0.66,
-    generation={"ampere": 1.077},
+    gemm={"bf16": 0.687, "fp16": 0.687, "fp32": 0.687, "fp8": 0.560},
+    attention=0.732,
+    elementwise_bytes={"bf16": 638.0, "fp16": 638.0, "fp32": 638.0, "fp8": 599.0},
+    moe_bytes=171.0,
+    expert_gemm=1.0,
+    tp_exposed=0.749,
+    a2a_exposed=0.486,
+    dp_hidden=0.058,
+    generation={"ampere": 1.062},
 )
 """Fitted (least squares on log ratios, tests/fit_throughput.py) to the 39 runs of tests/plan/calibration_runs.yaml
-outside its held-out group; docs/planning.md shows the residuals per hardware generation and precision."""
+outside its held-out and finetune groups, from three starting points; docs/planning.md shows the residuals per
+hardware generation and precision."""
 
 
 class ModelShape(Plain):
@@ -84,6 +85,17 @@ class ModelShape(Plain):
     top_k: int = 1
     moe_layers: int = 0
     """Layers with routed experts (0: dense)."""
+    vocab_size: int = 0
+    """Tokens of the output layer (0: unknown, the last pipeline stage is taken as even)."""
+    stored_bytes: float | None = None
+    """Bytes a weight is stored in when below the matmuls' precision (QLoRA's NF4 with its constants: 0.516): each
+    matmul pass dequantizes the weights to 16 bit first (QLoRA, section 3: "we dequantize the storage data type to
+    the computation data type to perform the forward and backward pass"), reading them stored and writing and
+    reading them back in 16 bit, once a micro-batch and pass."""
+    frozen_base: bool = False
+    """LoRA: the base's weights get no gradients, so its matmuls run forward and activation-gradient passes only
+    (4N a token, not 6N: plan/adapters.py), the element-wise work splits as the matmuls do (the weight-gradient
+    pass's casts and transposes go with it), and the data-parallel group reduces no base gradients."""
 
 
 class Parallel(Plain):
@@ -101,6 +113,9 @@ class Parallel(Plain):
     """Sequences per optimizer step."""
     zero_stage: int = 1
     recompute: str = "selective"
+    balanced_stages: bool = False
+    """The recipe gives the last pipeline stage a layer fewer for the output layer and loss (Llama 3 paper, section
+    3.3.2; Megatron's account_for_loss_in_pipeline_split); False: Megatron's default even split by layers."""
 
     @property
     def data(self) -> int:
@@ -144,13 +159,32 @@ class StepTime(Plain):
     """6 x active parameters x tokens/s per GPU: the model FLOPs (attention excluded) a GPU delivers."""
 
 
+def _micro_batches(layout: Parallel) -> float:
+    """Micro-batches each data-parallel rank runs per optimizer step (gradient accumulation x pipeline); a share
+    where the batch does not divide (the ranks' mean), so the rate moves smoothly with the GPU count."""
+    return max(1.0, layout.global_batch / (layout.data * layout.micro_batch))
+
+
 def _bubble(layout: Parallel, shape: ModelShape) -> float:
     p = layout.pipeline
     if p == 1:
         return 0.0
     v = layout.virtual or max(1, shape.layers // p)
-    micro_batches = max(1, layout.global_batch // (layout.data * layout.micro_batch))
-    return (p - 1) / (v * micro_batches)
+    return (p - 1) / (v * _micro_batches(layout))
+
+
+def _last_stage(shape: ModelShape, layout: Parallel) -> float:
+    """How much longer the last pipeline stage runs than the average: it holds its share of the layers and the
+    output layer (2 h V FLOPs a token, against 2 x a layer's parameters), a layer fewer where the recipe balances
+    it. The step waits for the slowest stage (Narayanan et al. 2021, section 2.2; Llama 3 paper, section 3.3.2)."""
+    p, vocab = layout.pipeline, shape.vocab_size
+    if p == 1 or not vocab:
+        return 1.0
+    output = vocab * shape.hidden_size
+    per_layer = max(1.0, (shape.active_parameters - 2 * output) / shape.layers)
+    heads = output / per_layer
+    last = shape.layers / p + heads - (1 if layout.balanced_stages else 0)
+    return max(1.0, last / ((shape.layers + heads) / p))
 
 
 def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
@@ -164,7 +198,11 @@ def _dp_seconds(shape: ModelShape, layout: Parallel, hw: Hardware) -> float:
         return 0.0
     params = shape.parameters / (layout.tensor * layout.pipeline * max(1, layout.expert))
     passes = 3 if layout.zero_stage >= 3 else 2
+    if shape.frozen_base:  # no base gradients to reduce; ZeRO-3 still gathers the weights twice
+        passes = 2 if layout.zero_stage >= 3 else 0
     moved = passes * (ranks - 1) / ranks * params * 2  # bf16 gradients and weights
+    if layout.zero_stage >= 3:
+        moved *= _micro_batches(layout)
     if layout.gpus <= hw.domain_gpus:
         bandwidth = hw.nvlink_gb_s
     else:
@@ -199,12 +237,18 @@ def step_time(
     bf16 = hw.peak_tflops.get("bf16", hw.peak_tflops[precision]) * 1e12
     moe_share = eff.expert_gemm if shape.moe_layers else 1.0
     generation = eff.generation.get(hw.generation or "", 1.0)
-    gemm = 6 * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share * generation)
-    recompute = gemm / 3 if layout.recompute == "full" else 0.0
+    passes = 4 if shape.frozen_base else 6
+    gemm = passes * shape.active_parameters * tokens / (peak * eff.gemm[precision] * moe_share * generation)
+    recompute = gemm * 2 / passes if layout.recompute == "full" else 0.0
     h, s, L = shape.hidden_size, shape.sequence_length, shape.layers
     attention = 6 * L * s * h * tokens / (bf16 * eff.attention)
-    elementwise = eff.elementwise_bytes[precision] * L * h * tokens / (hw.hbm_gb_s * 1e9)
+    elementwise = eff.elementwise_bytes[precision] * L * h * tokens / (hw.hbm_gb_s * 1e9) * passes / 6
     moe = eff.moe_bytes * shape.top_k * shape.moe_layers * h * tokens / (hw.hbm_gb_s * 1e9)
+    if shape.stored_bytes is not None:  # dequantize before each matmul pass (forward, backward, recompute)
+        weights = shape.active_parameters / (layout.tensor * layout.pipeline)
+        matmul_passes = passes // 2 + (1 if layout.recompute == "full" else 0)
+        moved = weights * (shape.stored_bytes + 4) * matmul_passes * _micro_batches(layout)
+        elementwise += moved / (hw.hbm_gb_s * 1e9)
     t = layout.tensor
     tp_bw = hw.nvlink_gb_s if t <= hw.domain_gpus else hw.fabric_gb_s
     tensor_parallel = eff.tp_exposed * 16 * h * (t - 1) * L * tokens / (tp_bw * 1e9) if t > 1 else 0.0
@@ -212,7 +256,7 @@ def step_time(
     bubble = _bubble(layout, shape)
     dp = max(0.0, _dp_seconds(shape, layout, hw) - eff.dp_hidden * compute)
     a2a = eff.a2a_exposed * _a2a_seconds(shape, layout, hw, tokens)
-    total = (compute + tensor_parallel) * (1 + bubble) + dp + a2a
+    total = (compute + tensor_parallel) * _last_stage(shape, layout) * (1 + bubble) + dp + a2a
     rate = tokens / total
     return StepTime(
         tokens_per_gpu=tokens,

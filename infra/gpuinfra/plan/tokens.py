@@ -18,10 +18,10 @@ from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan.memory import MIB, Plain, ServingMemory, serving_memory
 from gpuinfra.plan.roofline import (
     DECODE_BANDWIDTH_EFFICIENCY,
-    PREFILL_COMPUTE_EFFICIENCY,
     ReplicaBound,
     ReplicaCeiling,
     ceiling_bound,
+    matmul_efficiency,
     replica_ceiling,
 )
 from gpuinfra.plan.serving import RegionPlan, host_ram_fits
@@ -53,8 +53,22 @@ def compute_peak_tflops(info: InstanceType, precision: str, catalog: Catalog) ->
     peak = catalog.accelerator_peak(info.accelerator or "")
     if peak is None:
         return None
-    rate = peak.dense_tflops.get(COMPUTE_PRECISION.get(precision, precision)) or peak.dense_tflops.get("bf16")
+    rate = peak.dense_tflops.get(matmul_precision(info, precision, catalog))
     return rate * max(1, info.accelerator_count) if rate else None
+
+
+def matmul_precision(info: InstanceType, precision: str, catalog: Catalog) -> str:
+    """The peak a weight precision's matmuls run at on `info`: COMPUTE_PRECISION's, or bf16 where the accelerator
+    has no row for it (an understatement)."""
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    wanted = COMPUTE_PRECISION.get(precision, precision)
+    return wanted if peak is not None and wanted in peak.dense_tflops else "bf16"
+
+
+def compute_efficiency(info: InstanceType, precision: str, catalog: Catalog) -> float:
+    """Share of that peak the matmuls reach (plan/roofline.py matmul_efficiency)."""
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    return matmul_efficiency(matmul_precision(info, precision, catalog), peak.generation if peak else None)
 
 
 def replica_roofline(
@@ -82,7 +96,9 @@ def replica_roofline(
             input_tokens=shape.input_tokens,
             output_tokens=shape.output_tokens,
             bandwidth_efficiency=DECODE_BANDWIDTH_EFFICIENCY if efficiency is None else efficiency,
-            compute_efficiency=PREFILL_COMPUTE_EFFICIENCY if efficiency is None else efficiency,
+            compute_efficiency=compute_efficiency(info, precision or m.precision, catalog)
+            if efficiency is None
+            else efficiency,
         )
 
     return ceiling_bound(ceiling(), per_device * count, shape.output_tokens, physical=ceiling(1.0))

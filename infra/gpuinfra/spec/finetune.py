@@ -32,7 +32,8 @@ from gpuinfra.spec.target import Target
 from gpuinfra.spec.words import KeyPrefix
 
 FinetuneMethod = Literal["lora", "qlora", "full"]
-BasePrecision = Literal["fp32", "bf16", "fp16"]
+BasePrecision = Literal["fp32", "bf16", "fp16", "fp8"]
+"""fp8: an FP8 checkpoint (one byte a weight) trained under LoRA with FP8 matmuls (Ada, Hopper, Blackwell)."""
 TargetModule = Literal["q_proj", "k_proj", "v_proj", "o_proj", "gate_proj", "up_proj", "down_proj"]
 """The linear projections of a Llama-style decoder layer, as Hugging Face PEFT's `target_modules` names them."""
 DIGEST_IMAGE = r"^[a-z0-9][a-z0-9.:/_-]*@sha256:[0-9a-f]{64}$"
@@ -53,6 +54,9 @@ class BaseArchitecture(SpecModel):
     """num_key_value_heads: k_proj and v_proj project to kv_heads x head_dim."""
     intermediate_size: Annotated[int, Field(ge=64, le=1_048_576)]
     """intermediate_size of the MLP (gate/up/down projections): 28672 for Llama-3-70B."""
+    vocab_size: Annotated[int, Field(ge=1, le=4_194_304)] | None = None
+    """vocab_size: the input embedding and output layer (vocab x hidden each), which an FP8 checkpoint keeps in 16
+    bit. Default: unknown, every weight counted at the base's precision."""
 
     @model_validator(mode="after")
     def _heads(self) -> BaseArchitecture:
@@ -232,6 +236,17 @@ class FinetuneSpec(SpecModel):
                 raise Invalid(wrong, ("availability_zones", i), f"use a zone of {self.region}, e.g. {self.region}a")
         if len(set(self.availability_zones)) != len(self.availability_zones):
             raise ValueError("availability_zones lists a zone twice")
+        return self
+
+    @model_validator(mode="after")
+    def _qlora_computes_in_16_bit(self) -> FinetuneSpec:
+        if self.method == "qlora" and self.base_model.precision == "fp8":
+            raise Invalid(
+                "QLoRA stores the base in 4-bit NF4 and dequantizes it to 16 bit for its matmuls: fp8 is not its "
+                "compute precision",
+                ("base_model", "precision"),
+                "use method: lora for an FP8 checkpoint, or precision: bf16 with qlora",
+            )
         return self
 
 

@@ -186,8 +186,8 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
             ],
             notes=[
                 f"tokens/s = throughput_rps_per_replica (the region's own where given) x {econ.output_tokens} output "
-                "tokens (the measured capacity the region is sized at); ceiling = decode at 62% of the memory "
-                "bandwidth time-shared with prefill at 52% of the dense peak, fitted to published benchmarks "
+                "tokens (the measured capacity the region is sized at); ceiling = decode at 60% of the memory "
+                "bandwidth time-shared with prefill at the precision's matmul efficiency, fitted to published runs "
                 "(plan/roofline.py, docs/planning.md); concurrency at the mean context; $ per 1M output "
                 "tokens = $/h / (tokens/s x 3600) x 1e6 at the region's on-demand price"
             ],
