@@ -133,21 +133,7 @@ def test_out_replaces_a_report_atomically(tmp_path: Path, cli) -> None:  # type:
 
 
 # ---- signals -------------------------------------------------------------------------------------------
-@pytest.mark.parametrize(
-    ("sig", "code"),
-    [
-        pytest.param(
-            signal.SIGTERM,
-            143,
-            marks=pytest.mark.xfail(
-                strict=False,
-                reason="open (issue 32): a SIGTERM during the base's `git worktree add` can leave the empty "
-                "gpuinfra-base-* folder behind since the merged review/baseref.py; exit code and worktree are right",
-            ),
-        ),
-        (signal.SIGINT, 130),
-    ],
-)
+@pytest.mark.parametrize(("sig", "code"), [(signal.SIGTERM, 143), (signal.SIGINT, 130)])
 def test_a_signal_mid_review_removes_the_worktree_and_temporary_folders(sig: int, code: int, tmp_path: Path) -> None:
     """`diff --base-ref` checks the base out into a git worktree and previews it in a subprocess; a signal
     while that runs ends the run with 128 + the signal and leaves no worktree and no temporary folder."""

@@ -120,3 +120,30 @@ def test_a_spot_fleet_is_counted_too_and_one_without_a_capacity_is_refused() -> 
     unbounded = _fleet_run(SPOT_FLEET, {"launchSpecifications": [{"instanceType": "g6e.xlarge"}]})
     (refused,) = [v for v in unbounded.violations if v.policy == "quota-launches-bounded"]
     assert refused.level == "mandatory" and "its target capacity cannot be read" in refused.message
+
+
+def test_a_sagemaker_endpoint_is_refused_as_a_quota_the_pack_cannot_judge() -> None:
+    """An endpoint configuration's ML instances draw on SageMaker's per-type quotas, not the EC2 codes the
+    organization file grants: each variant is named with its most instances and refused (mandatory)."""
+    config = {
+        "productionVariants": [
+            {
+                "variantName": "AllTraffic",
+                "modelName": "m",
+                "instanceType": "ml.p5.48xlarge",
+                "initialInstanceCount": 4,
+            },
+            {"variantName": "NoCount", "modelName": "m", "instanceType": "ml.g5.xlarge"},
+            {"variantName": "Serverless", "modelName": "m", "serverlessConfig": {"maxConcurrency": 5}},
+        ]
+    }
+    graph = planted(
+        example_graph("chat-serve"), "aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep", config
+    )
+    run = police(graph, facts_for("chat-serve"), pack_config())
+    found = sorted(v.message for v in run.violations if v.policy == "quota-launches-bounded")
+    assert len(found) == 2 and {v.level for v in run.violations if v.policy == "quota-launches-bounded"} == {
+        "mandatory"
+    }, found
+    assert "ep: variant AllTraffic runs up to 4 x ml.p5.48xlarge" in found[0] and "cannot judge" in found[0], found
+    assert "ep: variant NoCount launches instances without a count the pack can read" in found[1], found

@@ -4,6 +4,12 @@ kubeconfig, or for its pods through IRSA or EKS Pod Identity) is refused. Plante
 
 from __future__ import annotations
 
+import base64
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
 import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import build_plan
@@ -100,3 +106,61 @@ def test_a_cluster_registered_in_another_purposes_account_is_refused_by_the_sche
     data = apply(org_data(), {"clusters.serve-us-east-1.account": "ml-training"})
     with pytest.raises(ValueError, match="cluster 'serve-us-east-1' \\(inference\\) runs in account 'ml-training'"):
         Organization.model_validate(data)
+
+
+# ---- identified by the CA, whatever URL reaches it ----------------------------------------------------------
+def ca_certificate(tmp_path: Path, name: str) -> tuple[str, str]:
+    """A self-signed CA made by openssl, as base64 PEM (a kubeconfig's certificate-authority-data), and its SHA-256
+    fingerprint as `openssl x509 -fingerprint -sha256` prints it (the figure the organization file registers)."""
+    if shutil.which("openssl") is None:
+        pytest.fail("openssl is needed") if os.environ.get("CI") else pytest.skip("no openssl")
+    key, cert = tmp_path / f"{name}.key", tmp_path / f"{name}.pem"
+    subprocess.run(
+        ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+         "-keyout", str(key), "-out", str(cert), "-days", "1", "-subj", f"/CN={name}"],
+        check=True, capture_output=True,
+    )  # fmt: skip
+    shown = subprocess.run(
+        ["openssl", "x509", "-noout", "-fingerprint", "-sha256", "-in", str(cert)],
+        check=True, capture_output=True, text=True,
+    ).stdout  # fmt: skip
+    return base64.b64encode(cert.read_bytes()).decode(), shown.strip().split("=", 1)[1]
+
+
+def kubeconfig_with_ca(server: str, ca_data: str) -> str:
+    return (
+        f"apiVersion: v1\nkind: Config\nclusters:\n- name: c\n  cluster:\n    server: {server}\n"
+        f"    certificate-authority-data: {ca_data}\n"
+        "contexts:\n- name: c\n  context: {cluster: c, user: u}\ncurrent-context: c\nusers:\n- name: u\n  user: {}\n"
+    )
+
+
+def test_the_training_cluster_under_another_url_is_caught_by_its_ca(tmp_path: Path) -> None:
+    """A serving stack whose Kubernetes provider reaches the training cluster by an address the organization file
+    does not list (its IP, an alias): the CA certificate names the cluster."""
+    ca_data, fingerprint = ca_certificate(tmp_path, "train-dc-east")
+    facts = facts_for("chat-serve-k8s", org={"clusters.train-dc-east.ca_sha256": fingerprint})
+    graph = edited(
+        example_graph("chat-serve-k8s"),
+        [(K8S_PROVIDER, "k8s-us-east-1", {"kubeconfig": kubeconfig_with_ca("https://10.20.0.5:6443", ca_data)})],
+    )
+    found = messages("chat-serve-k8s", graph, facts)
+    want = "points at cluster train-dc-east (its CA, fingerprint "
+    assert any(want in m and "at https://10.20.0.5:6443), a training cluster" in m for m in found), found
+
+
+def test_an_inference_cluster_under_another_url_is_its_own_by_its_ca(tmp_path: Path) -> None:
+    ca_data, fingerprint = ca_certificate(tmp_path, "serve-us-east-1")
+    facts = facts_for("chat-serve-k8s", org={"clusters.serve-us-east-1.ca_sha256": fingerprint})
+    graph = edited(
+        example_graph("chat-serve-k8s"),
+        [(K8S_PROVIDER, "k8s-us-east-1", {"kubeconfig": kubeconfig_with_ca("https://10.80.0.5:6443", ca_data)})],
+    )
+    assert messages("chat-serve-k8s", graph, facts) == []
+    other, _ = ca_certificate(tmp_path, "elsewhere")  # a CA nobody registers, at an unlisted URL: refused
+    graph = edited(
+        example_graph("chat-serve-k8s"),
+        [(K8S_PROVIDER, "k8s-us-east-1", {"kubeconfig": kubeconfig_with_ca("https://10.80.0.5:6443", other)})],
+    )
+    (message,) = messages("chat-serve-k8s", graph, facts)
+    assert "points at https://10.80.0.5:6443, which is no cluster the organization file registers" in message

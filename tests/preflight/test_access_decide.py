@@ -264,8 +264,58 @@ def test_a_not_principal_allow_grants_everyone_else() -> None:
     assert evaluate(req("s3:GetObject", OBJECT, A, outsider), p).outcome == "allow"
 
 
-def test_principal_forms_it_cannot_evaluate_are_unreadable_not_guessed() -> None:
+def test_a_federated_principal_is_judged_by_the_trust_policy_alone() -> None:
+    """IAM UG, "AWS JSON policy elements: Principal" (Federated): a web identity provider's users assume the role
+    with AssumeRoleWithWebIdentity, which the role's trust policy alone allows (they have no identity policy)."""
+    role = f"arn:aws:iam::{A}:role/deployer"
+    trust = resource_policy(
+        allow("sts:AssumeRoleWithWebIdentity", role, Principal={"Federated": "accounts.google.com"})
+    )
+    google = Principal("accounts.google.com", None, "federated")
+    assert evaluate(req("sts:AssumeRoleWithWebIdentity", role, A, google), Policies(resource=trust)).outcome == "allow"
+    other = Principal("cognito-identity.amazonaws.com", None, "federated")
+    assert evaluate(req("sts:AssumeRoleWithWebIdentity", role, A, other), Policies(resource=trust)).outcome == "deny"
+
+
+def test_a_principal_form_iam_does_not_define_is_unreadable_not_guessed() -> None:
     from gpuinfra.preflight.access.statements import UnreadablePolicy
 
-    with pytest.raises(UnreadablePolicy, match="a Federated principal is not evaluated offline"):
-        resource_policy(allow("sts:AssumeRoleWithWebIdentity", "*", Principal={"Federated": "accounts.google.com"}))
+    with pytest.raises(UnreadablePolicy, match="a principal of form Anonymous is not one IAM defines"):
+        resource_policy(allow("s3:GetObject", OBJECT, Principal={"Anonymous": "*"}))
+
+
+# CONDITIONS: "If the key that you specify in a policy condition is not present in the request context, the values
+# do not match" -- for a complete request. A probe that knows only the caller cannot tell: unknown, never a guess.
+def test_a_condition_on_a_key_only_a_request_sets_is_unknown_for_an_incomplete_context() -> None:
+    outsider = Principal(f"arn:aws:iam::{B}:role/reader", B)
+    statement = allow(
+        "s3:GetObject", OBJECT, Principal={"AWS": B}, Condition={"StringEquals": {"aws:SourceVpce": "vpce-1a2b3c4d"}}
+    )
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(statement))
+    complete = Request(outsider, "s3:GetObject", OBJECT, A)
+    assert evaluate(complete, p).outcome == "deny"  # a real request without the key: the condition is false
+    probe = Request(outsider, "s3:GetObject", OBJECT, A, complete=False)
+    decided = evaluate(probe, p)
+    assert decided.outcome == "unknown" and "aws:SourceVpce" in decided.reason, decided
+    pinned = allow(
+        "s3:GetObject", OBJECT, Principal="*", Condition={"StringEquals": {"aws:PrincipalAccount": A}}
+    )  # a key the probe holds (the caller's account) decides
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(pinned))
+    assert evaluate(Request(outsider, "s3:GetObject", OBJECT, A, complete=False), p).outcome == "deny"
+
+
+@pytest.mark.parametrize(
+    "condition",
+    [
+        {"IpAddress": {"aws:SourceIp": "10.0.0.0/8"}},
+        {"DateGreaterThan": {"aws:CurrentTime": "2020-01-01T00:00:00Z"}},
+        {"NumericLessThan": {"s3:max-keys": "ten"}},
+    ],
+    ids=["IpAddress", "DateGreaterThan", "not-a-number"],
+)
+def test_an_operator_it_does_not_evaluate_is_unknown(condition: dict[str, Any]) -> None:
+    outsider = Principal(f"arn:aws:iam::{B}:role/reader", B)
+    statement = allow("s3:GetObject", OBJECT, Principal={"AWS": B}, Condition=condition)
+    p = Policies(identity=identity(allow("s3:GetObject", OBJECT)), resource=resource_policy(statement))
+    context = {"aws:SourceIp": "10.1.2.3", "aws:CurrentTime": "2025-01-01T00:00:00Z", "s3:max-keys": "5"}
+    assert evaluate(Request(outsider, "s3:GetObject", OBJECT, A, context), p).outcome == "unknown"

@@ -17,6 +17,7 @@ from gpuinfra.cost.locate import Locator
 from gpuinfra.cost.model import NOT_IN_CATALOG, Breakdown, Line, ResourceCost, Where
 from gpuinfra.cost.node_pools import node_pool_where, price_node_pool
 from gpuinfra.cost.prices import PriceBook
+from gpuinfra.cost.sagemaker import price_endpoint_configuration
 from gpuinfra.cost.services import (
     fixed,
     price_alarm,
@@ -42,6 +43,7 @@ from gpuinfra.cost.services import (
 )
 from gpuinfra.cost.usage import Usage
 from gpuinfra.graph import STACK_TYPE, Graph, Resource, tokens
+from gpuinfra.graph.sagemaker import ENDPOINT_CONFIGURATION
 
 Pricer = Callable[[Resource, Ctx], list[Line] | None]
 """Lines for one resource; None means: free in this configuration."""
@@ -56,6 +58,7 @@ PRICERS: dict[str, Pricer] = {
     tokens.BATCH_COMPUTE_ENVIRONMENT: price_compute_environment,
     tokens.EC2_FLEET: price_fleet,
     tokens.SPOT_FLEET: price_fleet,
+    ENDPOINT_CONFIGURATION: price_endpoint_configuration,
     tokens.LUSTRE: price_lustre,
     tokens.BUCKET: price_bucket,
     tokens.EFS_FILE_SYSTEM: price_efs,

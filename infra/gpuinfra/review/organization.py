@@ -13,6 +13,7 @@ import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 
+from gpuinfra.errors import InputError, Problem
 from gpuinfra.spec.files import read_bytes_or_none
 
 MAX_ORG_BYTES = 4 * 1024 * 1024
@@ -47,7 +48,7 @@ def organization_change(root: Path, sha: str, head: Path) -> OrganizationChange 
         relative = head.resolve().relative_to(root.resolve()).as_posix()
     except (OSError, ValueError):
         return None
-    base = _blob(root, f"{sha}:{relative}")
+    base = _blob(root, sha, relative)
     current = read_bytes_or_none(head, MAX_ORG_BYTES)
     if base is None or current is None or base == current:
         return None
@@ -62,13 +63,47 @@ def organization_change(root: Path, sha: str, head: Path) -> OrganizationChange 
     return OrganizationChange(relative, base, tuple(diff))
 
 
-def _blob(root: Path, spec: str) -> bytes | None:
-    """A file of a commit, when it is one and within the size limit (git's own size, asked first)."""
-    size = subprocess.run(["git", "cat-file", "-s", spec], cwd=root, capture_output=True, text=True, timeout=60)
-    if size.returncode != 0 or not size.stdout.strip().isdigit() or int(size.stdout) > MAX_ORG_BYTES:
+def _blob(root: Path, sha: str, relative: str) -> bytes | None:
+    """The organization file of a commit; None when the commit has none (nothing to trust instead). One it has
+    but that cannot be the trusted file (a symlink, a folder, over the size limit, not UTF-8) is an input error
+    naming it: the head is never judged by its own file instead (fail closed)."""
+    listed = subprocess.run(
+        ["git", "ls-tree", "-z", sha, "--", relative], cwd=root, capture_output=True, timeout=60
+    ).stdout.split(b"\0")[0]
+    if not listed:
         return None
-    blob = subprocess.run(["git", "cat-file", "blob", spec], cwd=root, capture_output=True, timeout=60)
-    return blob.stdout if blob.returncode == 0 else None
+    mode, kind = listed.split(b" ")[:2]
+    why = None
+    if kind != b"blob" or mode not in (b"100644", b"100755"):
+        why = "is not a regular file at the base (a symlink, a folder or a submodule)"
+    spec = f"{sha}:{relative}"
+    size = subprocess.run(["git", "cat-file", "-s", spec], cwd=root, capture_output=True, text=True, timeout=60)
+    if why is None and (not size.stdout.strip().isdigit() or int(size.stdout) > MAX_ORG_BYTES):
+        found = size.stdout.strip() or "an unknown number of"
+        why = f"is {found} bytes at the base, over the {MAX_ORG_BYTES:,}-byte limit"
+    blob = (
+        b""
+        if why
+        else subprocess.run(["git", "cat-file", "blob", spec], cwd=root, capture_output=True, timeout=60).stdout
+    )
+    if why is None:
+        try:
+            blob.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            why = f"is not UTF-8 text at the base (byte {exc.start})"
+    if why is not None:
+        raise InputError(
+            [
+                Problem(
+                    f"the trusted organization file {why}; the head's stacks cannot be judged by it, and are never "
+                    "judged by the head's own copy instead",
+                    file=Path(relative),
+                    hint="fix the organization file on the base branch (a regular UTF-8 file, at most 4 MiB), or "
+                    "name a trusted one with --org",
+                )
+            ]
+        )
+    return blob
 
 
 __all__ = ["OrganizationChange", "organization_change"]

@@ -305,6 +305,9 @@ class KubernetesCluster(SpecModel):
     """The AWS account the cluster runs in (EKS); None on premises."""
     server: Annotated[str, StringConstraints(pattern=r"^https://[!-~]+$")] | None = None
     """The API server's URL: a kubeconfig the policy pack can read must point here."""
+    ca_sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-fA-F]{2}(:?[0-9a-fA-F]{2}){31}$")] | None = None
+    """SHA-256 fingerprint of the cluster's CA certificate (`openssl x509 -noout -fingerprint -sha256` of the
+    kubeconfig's certificate-authority-data): identifies the cluster whatever URL a kubeconfig reaches it by."""
     components: ServingClusterComponents | None = None
     """Inference clusters: the controllers, operators and Secrets the serving stacks rely on."""
 

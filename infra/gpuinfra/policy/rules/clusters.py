@@ -17,6 +17,10 @@ kept under (and, optionally, its API server URL). Then:
 
 from __future__ import annotations
 
+import base64
+import binascii
+import hashlib
+import ssl
 from collections.abc import Iterator, Mapping
 from itertools import pairwise
 from typing import Any
@@ -100,25 +104,62 @@ def key_problems(facts: StackFacts) -> list[str]:
 
 
 def kubeconfig_problems(facts: StackFacts, kubeconfig: Any, created_here: bool) -> list[str]:
-    """Why a kubeconfig the pack can read reaches outside the stack's purpose ([] when fine or unreadable)."""
+    """Why a kubeconfig the pack can read reaches outside the stack's purpose ([] when fine or unreadable). Each of
+    its clusters is identified by its `server:` or its CA (`certificate-authority-data`, by fingerprint): either
+    naming another purpose's registered cluster is refused, so a new URL for the training cluster is caught."""
     document = _parsed(kubeconfig)
     if document is None:
         return []
-    servers = {c.server: (name, c) for name, c in facts.org.clusters.items() if c.server}
     problems = []
-    for server in _servers(document):
-        found = servers.get(server)
-        if found is None and not created_here:
+    for server, ca in _endpoints(document):
+        found = _identified(facts, server, ca)
+        if not found and not created_here:
             problems.append(f"its kubeconfig points at {server}, which is no cluster the organization file registers")
-        elif found is not None and found[1].purpose != facts.workload:
-            problems.append(
-                f"its kubeconfig points at cluster {found[0]} ({server}), {with_article(found[1].purpose)} cluster"
-            )
+        for name, cluster, by in found:
+            if cluster.purpose != facts.workload:
+                problems.append(
+                    f"its kubeconfig points at cluster {name} ({by}), {with_article(cluster.purpose)} cluster"
+                )
     for role in _roles(document):
         problem = _role_problem(facts, role)
         if problem:
             problems.append(f"the credentials in its kubeconfig {problem}")
     return problems
+
+
+def _identified(facts: StackFacts, server: str, ca: str | None) -> list[tuple[str, Any, str]]:
+    """Registered clusters a kubeconfig entry names: by server URL, or by its CA certificate's fingerprint."""
+    out = []
+    for name, cluster in facts.org.clusters.items():
+        if cluster.server and cluster.server == server:
+            out.append((name, cluster, server))
+        elif ca and cluster.ca_sha256 and _hex(cluster.ca_sha256) == ca:
+            out.append((name, cluster, f"its CA, fingerprint {ca[:16]}..., at {server}"))
+    return out
+
+
+def _hex(fingerprint: str) -> str:
+    return fingerprint.replace(":", "").lower()
+
+
+def _endpoints(document: Mapping[str, Any]) -> Iterator[tuple[str, str | None]]:
+    """(server, CA fingerprint or None) of each cluster entry of a kubeconfig."""
+    for entry in listed(document.get("clusters")):
+        server = get(entry, "cluster", "server")
+        if server:
+            yield str(server), ca_fingerprint(get(entry, "cluster", "certificate-authority-data"))
+
+
+def ca_fingerprint(data: Any) -> str | None:
+    """SHA-256 of the DER certificate in a kubeconfig's `certificate-authority-data` (base64 of a PEM); None when
+    absent or unreadable (then only the server identifies the cluster)."""
+    if not isinstance(data, str) or not data:
+        return None
+    try:
+        pem = base64.b64decode(data, validate=True).decode("ascii")
+        return hashlib.sha256(ssl.PEM_cert_to_DER_cert(pem)).hexdigest()
+    except (ValueError, UnicodeDecodeError, binascii.Error):
+        return None
 
 
 def _parsed(kubeconfig: Any) -> Mapping[str, Any] | None:
@@ -131,13 +172,6 @@ def _parsed(kubeconfig: Any) -> Mapping[str, Any] | None:
     except YAMLError:
         return None
     return document if isinstance(document, Mapping) else None
-
-
-def _servers(document: Mapping[str, Any]) -> Iterator[str]:
-    for entry in listed(document.get("clusters")):
-        server = get(entry, "cluster", "server")
-        if server:
-            yield str(server)
 
 
 def _roles(document: Mapping[str, Any]) -> Iterator[str]:
@@ -158,4 +192,4 @@ def _role_problem(facts: StackFacts, role: Any) -> str | None:
     return account_problem(facts, str(role), f"assume role {role} in")
 
 
-__all__ = ["key_problems", "kubeconfig_problems", "kubernetes"]
+__all__ = ["ca_fingerprint", "key_problems", "kubeconfig_problems", "kubernetes"]

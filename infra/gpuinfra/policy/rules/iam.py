@@ -31,6 +31,7 @@ from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, 
 from gpuinfra.policy.rules.security import IAM_ATTACHMENTS, IAM_POLICY_DOCS
 from gpuinfra.policy.rules.separation import RESOURCE_POLICIES
 from gpuinfra.policy.rules.values import get, listed, statements
+from gpuinfra.preflight.access.catalog import definitions, iam_catalog
 
 SENSITIVE = ("iam", "kms", "sts", "organizations", "secretsmanager", "ssm", "account", "cloudtrail", "s3")
 """Services whose wildcard hands over identities, keys, secrets, audit trails or all data."""
@@ -143,38 +144,11 @@ def iam_permissions_management() -> tuple[str, ...]:
     """IAM's actions of access level "Permissions management" (as the catalog spells them)."""
     return tuple(
         p["privilege"]
-        for service in _definitions()
+        for service in definitions()
         if service["prefix"].lower() == "iam"
         for p in service["privileges"]
         if p.get("access_level") == "Permissions management"
     )
-
-
-@lru_cache(maxsize=1)
-def _definitions() -> list[dict[str, Any]]:
-    """parliament's bundled iam_definition.json (from AWS's Service Authorization Reference). Read as package
-    data, without importing parliament: its __init__ imports pkg_resources, which setuptools 81+ no longer
-    ships, so importing it crashes on a current environment."""
-    import importlib.util
-    import json
-    from pathlib import Path
-
-    spec = importlib.util.find_spec("parliament")
-    if spec is None or not spec.submodule_search_locations:
-        raise RuntimeError("the parliament package (the IAM action catalog) is not installed")
-    folder = Path(next(iter(spec.submodule_search_locations)))
-    return list(json.loads((folder / "iam_definition.json").read_text(encoding="utf-8")))
-
-
-@lru_cache(maxsize=1)
-def iam_catalog() -> dict[str, tuple[str, ...]]:
-    """Service prefix -> its actions (lower case), from parliament's bundled catalog."""
-    services = _definitions()
-    catalog: dict[str, tuple[str, ...]] = {}
-    for service in services:
-        prefix = service["prefix"].lower()
-        catalog[prefix] = catalog.get(prefix, ()) + tuple(p["privilege"].lower() for p in service["privileges"])
-    return catalog
 
 
 @lru_cache(maxsize=4096)

@@ -15,8 +15,10 @@ from typing import Any
 
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
-from gpuinfra.graph import tokens
+from gpuinfra.graph import SECRET, tokens
 from gpuinfra.graph.log_delivery import elb_log_account
+from gpuinfra.graph.values import plain
+from gpuinfra.graph.views import decoded
 from gpuinfra.plan.registry import PROMOTE_ROLE_SUFFIX
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
@@ -32,10 +34,11 @@ from gpuinfra.policy.rules.values import (
     listed,
     own_tags,
     provider_account_ids,
-    statements,
     view,
     workload_label,
 )
+from gpuinfra.preflight.access.reach import Grantee, Reach, reach
+from gpuinfra.preflight.access.statements import Statement, UnreadablePolicy, parse
 from gpuinfra.spec import with_article
 
 PEERINGS = (
@@ -70,6 +73,21 @@ RESOURCE_POLICIES = (
     "aws:glacier/vault:Vault",
 )
 """Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
+SERVICE_OF = {
+    **dict.fromkeys((tokens.BUCKET_POLICY, tokens.BUCKET_V2, "aws:s3/accessPoint:AccessPoint"), "s3"),
+    "aws:s3control/accessPointPolicy:AccessPointPolicy": "s3",
+    **dict.fromkeys((tokens.KMS_KEY, "aws:kms/keyPolicy:KeyPolicy"), "kms"),
+    **dict.fromkeys((tokens.SECRETS_MANAGER_SECRET, "aws:secretsmanager/secretPolicy:SecretPolicy"), "secretsmanager"),
+    **dict.fromkeys(("aws:sqs/queue:Queue", "aws:sqs/queuePolicy:QueuePolicy"), "sqs"),
+    **dict.fromkeys(("aws:sns/topic:Topic", "aws:sns/topicPolicy:TopicPolicy"), "sns"),
+    **dict.fromkeys(("aws:ecr/repositoryPolicy:RepositoryPolicy", "aws:ecr/registryPolicy:RegistryPolicy"), "ecr"),
+    "aws:glacier/vault:Vault": "glacier",
+    tokens.IAM_ROLE: "sts",
+    tokens.LOG_RESOURCE_POLICY: "logs",
+    "aws:cloudwatch/logDestinationPolicy:LogDestinationPolicy": "logs",
+}
+"""The service whose actions a resource policy can grant: AWS asks it only of requests on its own resource."""
+KEY_POLICIES = (tokens.KMS_KEY, "aws:kms/keyPolicy:KeyPolicy")
 LAMBDA_PERMISSION = "aws:lambda/permission:Permission"
 SNAPSHOT_PERMISSION = "aws:ec2/snapshotCreateVolumePermission:SnapshotCreateVolumePermission"
 REGISTRY_WRITE = frozenset({"s3:PutObject", "s3:AbortMultipartUpload"})
@@ -347,9 +365,8 @@ def cross_account_grants(args: StackValidationArgs, report_violation: ReportViol
     stack = view(args)
     for resource in stack.of_type(*RESOURCE_POLICIES, *POLICY_FIELDS):
         field = POLICY_FIELDS.get(resource.resource_type, "policy")
-        for statement in statements(get(resource.props, field)):
-            for problem in grant_problems(facts, resource, statement):
-                report_violation(f"{resource.name}: {problem}", resource.urn)
+        for problem in grant_problems(facts, resource, get(resource.props, field)):
+            report_violation(f"{resource.name}: {problem}", resource.urn)
     for problem, resource in _shares(facts, stack):
         report_violation(f"{resource.name}: {problem}", resource.urn)
     for replication in stack.of_type(tokens.BUCKET_REPLICATION):
@@ -369,58 +386,92 @@ POLICY_FIELDS = {
     "aws:cloudwatch/logDestinationPolicy:LogDestinationPolicy": "accessPolicy",
 }
 """Resources whose grant document is not their `policy` field."""
-ANYONE = "*"
 
 
-def _principal_accounts(statement: Mapping[str, Any]) -> list[str]:
-    """Accounts an Allow statement grants to, every principal form as IAM reads it (IAM User Guide, "AWS JSON
-    policy elements: Principal" and "NotPrincipal"): '*' for anyone (Principal "*", {"AWS": "*"}, an Allow with
-    NotPrincipal: everyone but those listed, a web identity provider's users); an account id (AWS principals, a
-    SAML or OIDC provider's ARN); 'canonical user <id>' (S3's account form, which names no account id gpuinfra can
-    match). Service principals are not accounts."""
-    if "NotPrincipal" in statement:
-        return [ANYONE]
-    principal = statement.get("Principal")
-    if principal == "*":
-        return [ANYONE]
-    if not isinstance(principal, Mapping):
+def grant_problems(facts: StackFacts, resource: PolicyResource, document: Any) -> list[str]:
+    """Why a resource's policy document lets another account in other than by the registry's grants ([] when it
+    does not): each Allow statement's grantees asked of the access evaluator (gpuinfra.preflight.access.reach),
+    the way the flows are judged. A document or a grant it cannot judge fails closed."""
+    if document is None or document == "":
         return []
-    out = []
-    for value in listed(principal.get("AWS")):
-        text = str(value)
-        out.append(ANYONE if text == "*" else (text if text.isdigit() else account_of_arn(text)))
-    for value in listed(principal.get("Federated")):
-        text = str(value)
-        out.append(account_of_arn(text) if text.startswith("arn:") else ANYONE)  # a web identity provider's users
-    out += [f"canonical user {v}" for v in listed(principal.get("CanonicalUser"))]
-    return [a for a in out if a]
-
-
-def grant_problems(facts: StackFacts, resource: PolicyResource, statement: Mapping[str, Any]) -> list[str]:
-    """Why `statement` is a cross-account grant other than the registry's ([] when it is fine)."""
-    if statement.get("Effect") != "Allow":
-        return []
+    if document == SECRET:
+        return ["cannot judge its policy: the document is a secret the pack is not shown; the pack fails closed"]
+    try:
+        parsed = parse(plain(decoded(document)), resource.name)
+    except UnreadablePolicy as exc:
+        return [f"cannot judge its policy ({exc}); the pack fails closed: write a document IAM reads"]
     own = facts.account.id
+    service = SERVICE_OF.get(resource.resource_type, "")
     problems = []
-    for account in _principal_accounts(statement):
-        if account == own:
-            continue
-        if account == ANYONE:
-            problems.append(f"statement {statement.get('Sid') or '(no Sid)'} grants to anyone ({_anyone(statement)})")
-            continue
-        known = facts.account_with_id(account)
-        if known is not None and registry_grant_allowed(facts, resource, statement, known[1].purpose):
-            continue
-        if elb_log_delivery(own, resource, statement, account):
-            continue
-        who = f"{known[0]} ({account}, {known[1].purpose})" if known else account
-        who = who if known or account.startswith("canonical user") else f"account {account}"
-        problems.append(
-            f"statement {statement.get('Sid') or '(no Sid)'} grants {who} "
-            f"{', '.join(sorted(str(a) for a in listed(statement.get('Action'))))}; only the registry may "
-            "grant other accounts, and only its upload (write) and model (read) prefixes"
-        )
+    found = reach(
+        parsed, own, facts.accounts_by_id, (service,) if service else (), resource.resource_type in KEY_POLICIES
+    )
+    for r in found:
+        problem = _reach_problem(facts, resource, r)
+        if problem and problem not in problems:
+            problems.append(problem)
     return problems
+
+
+def _reach_problem(facts: StackFacts, resource: PolicyResource, r: Reach) -> str | None:
+    statement, grantee, decision = r.statement, r.grantee, r.decision
+    sid = f"statement {statement.sid or '(no Sid)'}"
+    if decision.outcome == "deny":
+        return None
+    raw = _raw(statement)
+    known = facts.account_with_id(grantee.account) if grantee.account else None
+    if not grantee.anyone and _allowed_exception(facts, resource, raw, grantee, known):
+        return None
+    if grantee.anyone:
+        who = f"anyone ({grantee.how})"
+    elif known:
+        who = f"{known[0]} ({grantee.account}, {known[1].purpose})"
+    elif grantee.principal.form == "canonical":
+        who = grantee.label
+    else:
+        who = f"account {grantee.label}"
+    if decision.outcome == "unknown":
+        return (
+            f"{sid}: cannot judge whether it grants {who}: {decision.reason}; the pack fails closed (a condition "
+            "it cannot decide, an operator it does not evaluate, or a principal naming no account): name the "
+            "accounts in Principal, or pin them with aws:PrincipalAccount"
+        )
+    if grantee.anyone:
+        return f"{sid} grants to {who}"
+    return (
+        f"{sid} grants {who} {_actions_text(statement)}; only the registry may grant other accounts, and only its "
+        "upload (write) and model (read) prefixes"
+    )
+
+
+def _allowed_exception(
+    facts: StackFacts, resource: PolicyResource, raw: Mapping[str, Any], grantee: Grantee, known: Any
+) -> bool:
+    if known is not None and registry_grant_allowed(facts, resource, raw, known[1].purpose):
+        return True
+    return elb_log_delivery(facts.account.id, resource, raw, grantee.account)
+
+
+def _raw(statement: Statement) -> dict[str, Any]:
+    """The statement's elements as the document spells them (what the registry's and ELB's shapes compare)."""
+    out: dict[str, Any] = {"Sid": statement.sid, "Effect": statement.effect, "Condition": statement.condition}
+    for name, value in (
+        ("Action", statement.actions),
+        ("NotAction", statement.not_actions),
+        ("Resource", statement.resources),
+        ("NotResource", statement.not_resources),
+    ):
+        if value:
+            out[name] = list(value)
+    if statement.principals is not None and statement.principals.negated:
+        out["NotPrincipal"] = True
+    return out
+
+
+def _actions_text(statement: Statement) -> str:
+    if statement.not_actions:
+        return f"every action but {', '.join(sorted(statement.not_actions))} (NotAction)"
+    return ", ".join(sorted(statement.actions))
 
 
 def _shares(facts: StackFacts, stack: StackView) -> list[tuple[str, PolicyResource]]:
@@ -452,16 +503,6 @@ def _shares(facts: StackFacts, stack: StackView) -> list[tuple[str, PolicyResour
     return out
 
 
-def _anyone(statement: Mapping[str, Any]) -> str:
-    """How a statement grants to anyone, as its message says it."""
-    if "NotPrincipal" in statement:
-        return "NotPrincipal: everyone but those listed"
-    principal = statement.get("Principal")
-    if isinstance(principal, Mapping) and "*" not in listed(principal.get("AWS")) and principal.get("Federated"):
-        return "Federated: every user of a web identity provider"
-    return "Principal *"
-
-
 def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str, Any], account: str) -> bool:
     """An access-log bucket's grant to the ELB log-delivery account of its region: s3:PutObject only, and only
     under `AWSLogs/<this account>/` (ELB user guide, "Enable access logs", step 2; gpuinfra.graph.log_delivery)."""
@@ -489,6 +530,8 @@ def registry_grant_allowed(
     registry = facts.org.registry
     if facts.workload != "registry" or registry is None or purpose not in ("training", "inference"):
         return False
+    if any(k in statement for k in ("NotAction", "NotResource", "NotPrincipal")):
+        return False  # everything but: never the registry's shape (its grants name what they allow)
     actions = {str(a) for a in listed(statement.get("Action"))}
     if resource.resource_type == tokens.IAM_ROLE:
         # The promote role (templates/registry/promote.sh.j2): a training account may assume it to turn its verified

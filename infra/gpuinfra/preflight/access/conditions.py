@@ -13,6 +13,10 @@ IAM User Guide, "IAM JSON policy elements: Condition operators"
 - `...IfExists`: a missing key makes the condition true; `Null`: "true" matches an absent key;
 - `ForAnyValue:` / `ForAllValues:` compare a multivalued key: any request value matches / every request value
   matches (true for an empty or absent key).
+
+A request whose context is not complete (the pack's probe, which knows the caller but not the request it will
+make) leaves a condition on a key it does not hold undecided (None): it may match or not, so a statement that
+needs it is neither counted nor dropped, and the decision says it cannot judge.
 """
 
 from __future__ import annotations
@@ -65,7 +69,7 @@ _NEGATED: dict[str, str] = {
 
 
 def _values(value: Any) -> list[str]:
-    items = value if isinstance(value, list) else [value]
+    items = value if isinstance(value, Sequence) and not isinstance(value, (str, bytes)) else [value]
     return [_text(v) for v in items]
 
 
@@ -77,22 +81,29 @@ def _request_values(context: Context, key: str) -> list[str] | None:
     return None
 
 
-def _single(operator: str, key: str, wanted: list[str], context: Context) -> bool:
+def _single(operator: str, key: str, wanted: list[str], context: Context, complete: bool = True) -> bool | None:
     qualifier, _, op = operator.rpartition(":")
     if_exists = op.endswith("IfExists")
     op = op.removesuffix("IfExists")
     have = _request_values(context, key)
-    if op == "Null":
-        return (have is None) == (wanted[0].lower() == "true")
     negated = op in _NEGATED
     compare = _POSITIVE.get(_NEGATED.get(op, op))
-    if compare is None:
+    if compare is None and op != "Null":
         raise UnsupportedCondition(f"condition operator {operator} is not evaluated offline")
+    if op.startswith("Numeric"):
+        _numbers(operator, key, wanted)
+    if have is None and not complete:
+        return None
+    if op == "Null" or compare is None:
+        return (have is None) == (wanted[0].lower() == "true")
     if have is None:
         return if_exists or negated or qualifier == "ForAllValues"
 
     def hit(value: str) -> bool:
-        return any(compare(p, value) for p in wanted)
+        try:
+            return any(compare(p, value) for p in wanted)
+        except ValueError as exc:  # a Numeric operator on a value that is not a number
+            raise UnsupportedCondition(f"condition {operator} on {key}: {exc}") from None
 
     if qualifier == "ForAllValues":
         found = all(hit(v) for v in have)
@@ -101,15 +112,50 @@ def _single(operator: str, key: str, wanted: list[str], context: Context) -> boo
     return not found if negated else found
 
 
-def condition_matches(condition: Mapping[str, Any] | None, context: Context) -> bool:
-    """True when every operator and every key of the Condition block matches the request context."""
+def _numbers(operator: str, key: str, wanted: list[str]) -> None:
+    for value in wanted:
+        try:
+            float(value)
+        except ValueError:
+            raise UnsupportedCondition(f"condition {operator} on {key}: {value!r} is not a number") from None
+
+
+def condition_state(condition: Mapping[str, Any] | None, context: Context, complete: bool = True) -> bool | None:
+    """Whether every operator and key of the Condition block matches: True, False, or None when it turns on a
+    key an incomplete context does not hold (and nothing else already makes it false)."""
     if not condition:
         return True
-    return all(
-        _single(operator, key, _values(wanted), context)
-        for operator, block in condition.items()
-        for key, wanted in dict(block).items()
-    )
+    if not isinstance(condition, Mapping):
+        raise UnsupportedCondition(f"a Condition that is not an object ({type(condition).__name__})")
+    states: list[bool | None] = []
+    unsupported: list[UnsupportedCondition] = []
+    for operator, block in condition.items():
+        if not isinstance(block, Mapping):
+            unsupported.append(UnsupportedCondition(f"condition operator {operator} does not hold an object of keys"))
+            continue
+        for key, wanted in block.items():
+            try:
+                states.append(_single(str(operator), str(key), _values(wanted), context, complete))
+            except UnsupportedCondition as exc:
+                unsupported.append(exc)
+    if any(state is False for state in states):
+        return False  # one key that does not match decides, whatever the others are
+    if unsupported:
+        raise unsupported[0]
+    return None if any(state is None for state in states) else True
 
 
-__all__ = ["Context", "ContextValue", "UnsupportedCondition", "condition_matches"]
+def condition_matches(condition: Mapping[str, Any] | None, context: Context) -> bool:
+    """True when every operator and every key of the Condition block matches the (complete) request context."""
+    return condition_state(condition, context) is True
+
+
+def open_keys(condition: Mapping[str, Any] | None, context: Context) -> list[str]:
+    """The condition keys of a block that `context` does not hold: what a request would have to set."""
+    if not isinstance(condition, Mapping):
+        return []
+    keys = [str(k) for block in condition.values() if isinstance(block, Mapping) for k in block]
+    return sorted({k for k in keys if _request_values(context, k) is None})
+
+
+__all__ = ["Context", "ContextValue", "UnsupportedCondition", "condition_matches", "condition_state", "open_keys"]

@@ -21,7 +21,13 @@ Rules implemented, each from the IAM User Guide or the AWS KMS Developer Guide:
 - KMS "Grants in AWS KMS" (https://docs.aws.amazon.com/kms/latest/developerguide/grants.html): a grant allows
   its grantee principal the grant's operations (within its encryption-context constraints) without a key-policy
   or IAM statement; an explicit Deny still wins.
-Service principals (`s3.amazonaws.com`) are judged by the resource policy alone: they have no identity policy.
+Service principals (`s3.amazonaws.com`), federated users (AssumeRoleWithSAML / AssumeRoleWithWebIdentity: the
+role's trust policy decides) and S3 canonical users (another account, whose identity policies are not in sight) are
+judged by the resource policy alone.
+
+A request whose context is not complete (`Request.complete`: the pack asks on behalf of a caller, not of one
+request) leaves a condition on a key it lacks undecided: when such a statement's Allow is what would grant, the
+outcome is "unknown" (cannot judge), never allow or deny; such a Deny is not counted (it may not apply).
 """
 
 from __future__ import annotations
@@ -30,23 +36,34 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
-from gpuinfra.preflight.access.conditions import Context, ContextValue, UnsupportedCondition
+from gpuinfra.preflight.access.conditions import Context, ContextValue, UnsupportedCondition, open_keys
 from gpuinfra.preflight.access.statements import Statement
 
 Outcome = Literal["allow", "deny", "unknown"]
 SERVICE_SUFFIX = ".amazonaws.com"
 
 
+PrincipalForm = Literal["aws", "federated", "canonical"]
+
+
 @dataclass(frozen=True)
 class Principal:
-    """An IAM role (or user) by ARN in its account, or a service principal (`s3.amazonaws.com`, no account)."""
+    """An IAM role (or user) by ARN in its account, a service principal (`s3.amazonaws.com`, no account), a
+    federated identity provider's users (`form="federated"`: the provider's ARN, or a web identity provider's
+    name) or an S3 canonical user (`form="canonical"`: its id)."""
 
     arn: str
     account: str | None = None
+    form: PrincipalForm = "aws"
 
     @property
     def is_service(self) -> bool:
-        return self.account is None and self.arn.endswith(SERVICE_SUFFIX)
+        return self.form == "aws" and self.account is None and self.arn.endswith(SERVICE_SUFFIX)
+
+    @property
+    def resource_only(self) -> bool:
+        """Judged by the resource policy alone: no identity policy of its own is in sight."""
+        return self.is_service or self.form != "aws"
 
     @property
     def root(self) -> str:
@@ -87,6 +104,8 @@ class Request:
     resource: str
     resource_account: str
     context: Context = field(default_factory=dict)
+    complete: bool = True
+    """False: the context holds only what is known of the caller; other keys are undecided, not absent."""
 
     @property
     def full_context(self) -> Context:
@@ -117,10 +136,11 @@ def _principal_match(s: Statement, p: Principal) -> Literal["direct", "account",
     if s.principals is None:
         return None
     if s.principals.negated:
-        return None if _excluded(s.principals.everyone, s.principals.aws, s.principals.services, p) else "direct"
-    if s.principals.everyone or p.arn in s.principals.aws or p.arn in s.principals.services:
+        listed = (*s.principals.services, *s.principals.federated, *s.principals.canonical)
+        return None if _excluded(s.principals.everyone, s.principals.aws, listed, p) else "direct"
+    if s.principals.everyone or s.principals.names(p.arn):
         return "direct"
-    if p.account and (p.root in s.principals.aws or p.account in s.principals.aws):
+    if p.form == "aws" and p.account and (p.root in s.principals.aws or p.account in s.principals.aws):
         return "account"
     return None
 
@@ -128,14 +148,16 @@ def _principal_match(s: Statement, p: Principal) -> Literal["direct", "account",
 def _excluded(everyone: bool, aws: tuple[str, ...], services: tuple[str, ...], p: Principal) -> bool:
     if everyone:
         return True
-    if p.is_service:
+    if p.resource_only:
         return p.arn in services
     return p.arn in aws and bool(p.account) and (p.root in aws or p.account in aws)
 
 
-def _applying(statements: Iterable[Statement], r: Request, effect: str) -> list[Statement]:
+def _applying(statements: Iterable[Statement], r: Request, effect: str, maybe: bool = False) -> list[Statement]:
+    """Statements of `effect` that apply; with `maybe`, also an Allow that only an undecided condition could stop."""
     ctx = r.full_context
-    return [s for s in statements if s.effect == effect and s.applies(r.action, r.resource, ctx)]
+    wanted = (True, None) if maybe and effect == "Allow" else (True,)
+    return [s for s in statements if s.effect == effect and s.applies(r.action, r.resource, ctx, r.complete) in wanted]
 
 
 def _grant_allows(g: Grant, r: Request) -> bool:
@@ -161,26 +183,41 @@ def _denied_explicitly(r: Request, p: Policies) -> Decision | None:
 
 
 def evaluate(r: Request, p: Policies) -> Decision:
-    """Allow, deny (explicitly or for lack of an Allow, naming the policy that lacks one) or unknown."""
+    """Allow, deny (explicitly or for lack of an Allow, naming the policy that lacks one) or unknown: a condition
+    operator it does not implement, or (for an incomplete context) an Allow that turns on a key it lacks."""
     try:
-        return _evaluate(r, p)
+        decided = _evaluate(r, p)
+        if decided.outcome == "allow" or r.complete:
+            return decided
+        maybe = _evaluate(r, p, maybe=True)
     except UnsupportedCondition as exc:
         return Decision("unknown", str(exc))
+    if maybe.outcome != "allow":
+        return decided
+    every = [s for s in (*p.identity, *(p.boundary or ()), *(p.resource or ())) if s.label in maybe.statements]
+    turning = [s for s in every if open_keys(s.condition, r.full_context)]
+    keys = sorted({k for s in turning for k in open_keys(s.condition, r.full_context)})
+    labels = tuple(s.label for s in turning)
+    return Decision(
+        "unknown",
+        f"{', '.join(labels)} would allow it under a condition on {', '.join(keys)}, which only a request sets",
+        labels,
+    )
 
 
-def _evaluate(r: Request, p: Policies) -> Decision:
+def _evaluate(r: Request, p: Policies, maybe: bool = False) -> Decision:
     denied = _denied_explicitly(r, p)
     if denied:
         return denied
-    resource_allows = [s for s in _applying(p.resource or (), r, "Allow") if _principal_match(s, r.principal)]
+    resource_allows = [s for s in _applying(p.resource or (), r, "Allow", maybe) if _principal_match(s, r.principal)]
     direct = [s for s in resource_allows if _principal_match(s, r.principal) == "direct"]
-    identity = _applying(p.identity, r, "Allow")
+    identity = _applying(p.identity, r, "Allow", maybe)
     what = f"{r.action} on {r.resource}"
-    if r.principal.is_service:
+    if r.principal.resource_only:
         if direct:
-            return Decision("allow", f"{p.resource_origin} allows the service", tuple(s.label for s in direct))
-        return _lacking(p.resource_origin, f"an Allow of {what} to the service principal {r.principal.arn}")
-    if p.boundary is not None and not _applying(p.boundary, r, "Allow"):
+            return Decision("allow", f"{p.resource_origin} allows the principal", tuple(s.label for s in direct))
+        return _lacking(p.resource_origin, f"an Allow of {what} to the principal {r.principal.arn}")
+    if p.boundary is not None and not _applying(p.boundary, r, "Allow", maybe):
         return _lacking("the permissions boundary", f"an Allow of {what} (a boundary caps every other Allow)")
     grants = [g for g in p.grants if _grant_allows(g, r)] if p.key else []
     if grants:
@@ -215,4 +252,4 @@ def _lacking(where: str, what: str) -> Decision:
     return Decision("deny", f"implicitly denied: {where} has no statement that grants it", missing=f"{where}: {what}")
 
 
-__all__ = ["Decision", "Grant", "Outcome", "Policies", "Principal", "Request", "evaluate"]
+__all__ = ["Decision", "Grant", "Outcome", "Policies", "Principal", "PrincipalForm", "Request", "evaluate"]

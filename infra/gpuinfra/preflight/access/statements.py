@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from gpuinfra.preflight.access.conditions import Context, condition_matches
+from gpuinfra.preflight.access.conditions import Context, condition_state
 from gpuinfra.preflight.access.match import action_matches, resource_matches
 
 
@@ -20,21 +20,31 @@ class UnreadablePolicy(ValueError):
     """A document that is not a policy (or is not known yet): what it would decide is unknown."""
 
 
+def _many(value: Any) -> bool:
+    """A list, or a list as pulumi-policy hands it to a pack (a read-only Sequence proxy)."""
+    return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
+
+
 def _listed(value: Any) -> tuple[str, ...]:
     if value is None:
         return ()
-    return tuple(str(v) for v in (value if isinstance(value, list) else [value]))
+    return tuple(str(v) for v in (value if _many(value) else [value]))
 
 
 @dataclass(frozen=True)
 class Principals:
-    """A Principal element: `"*"` (everyone), AWS principals (ARNs or bare account ids) and service principals."""
+    """A Principal element, every form IAM reads (IAM User Guide, "AWS JSON policy elements: Principal"): `"*"`
+    (everyone), AWS principals (ARNs, bare account ids or unique ids), service principals, federated principals
+    (a SAML or OIDC provider's ARN, or a web identity provider's name such as `accounts.google.com`) and S3's
+    canonical user ids."""
 
     everyone: bool = False
     aws: tuple[str, ...] = ()
     services: tuple[str, ...] = ()
     negated: bool = False
     """A NotPrincipal element: the statement applies to every principal except those it names."""
+    federated: tuple[str, ...] = ()
+    canonical: tuple[str, ...] = ()
 
     @classmethod
     def of(cls, value: Any, negated: bool = False) -> Principals:
@@ -42,11 +52,25 @@ class Principals:
             return cls(everyone=True, negated=negated)
         if not isinstance(value, Mapping):
             raise UnreadablePolicy(f"Principal {value!r} is neither '*' nor an object")
-        unread = sorted(set(value) - {"AWS", "Service"})
-        if unread:  # Federated, CanonicalUser: principals the evaluator has no request for; their outcome is unknown
-            raise UnreadablePolicy(f"a {', '.join(unread)} principal is not evaluated offline")
+        unread = sorted(str(k) for k in set(value) - set(PRINCIPAL_FORMS))
+        if unread:
+            raise UnreadablePolicy(f"a principal of form {', '.join(unread)} is not one IAM defines")
         aws = _listed(value.get("AWS"))
-        return cls(everyone="*" in aws, aws=aws, services=_listed(value.get("Service")), negated=negated)
+        return cls(
+            everyone="*" in aws,
+            aws=aws,
+            services=_listed(value.get("Service")),
+            negated=negated,
+            federated=_listed(value.get("Federated")),
+            canonical=_listed(value.get("CanonicalUser")),
+        )
+
+    def names(self, arn: str) -> bool:
+        """Whether the element lists `arn` (or id) itself, in any form."""
+        return arn in self.aws or arn in self.services or arn in self.federated or arn in self.canonical
+
+
+PRINCIPAL_FORMS = ("AWS", "Service", "Federated", "CanonicalUser")
 
 
 @dataclass(frozen=True)
@@ -78,9 +102,12 @@ class Statement:
             return not any(resource_matches(r, arn) for r in self.not_resources)
         return not self.resources or any(resource_matches(r, arn) for r in self.resources)
 
-    def applies(self, action: str, arn: str, context: Context) -> bool:
-        """Action, resource and condition match (the principal is matched by the evaluator, which knows accounts)."""
-        return self.covers_action(action) and self.covers_resource(arn) and condition_matches(self.condition, context)
+    def applies(self, action: str, arn: str, context: Context, complete: bool = True) -> bool | None:
+        """Action, resource and condition match (the principal is matched by the evaluator, which knows accounts);
+        None when only a condition on a key an incomplete context lacks could decide."""
+        if not (self.covers_action(action) and self.covers_resource(arn)):
+            return False
+        return condition_state(self.condition, context, complete)
 
 
 def parse(document: Any, origin: str) -> tuple[Statement, ...]:
@@ -93,7 +120,7 @@ def parse(document: Any, origin: str) -> tuple[Statement, ...]:
     if not isinstance(document, Mapping):
         raise UnreadablePolicy(f"{origin}: not a policy document")
     raw = document.get("Statement")
-    items: Sequence[Any] = raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else []
+    items: Sequence[Any] = raw if _many(raw) else [raw] if isinstance(raw, Mapping) else []
     out = []
     for n, s in enumerate(items):
         if not isinstance(s, Mapping) or s.get("Effect") not in ("Allow", "Deny"):
@@ -108,6 +135,9 @@ def parse(document: Any, origin: str) -> tuple[Statement, ...]:
             )
         except UnreadablePolicy as exc:
             raise UnreadablePolicy(f"{origin}: Statement[{n}]: {exc}") from None
+        condition = s.get("Condition") or {}
+        if not isinstance(condition, Mapping):
+            raise UnreadablePolicy(f"{origin}: Statement[{n}]: Condition is not an object")
         out.append(
             Statement(
                 origin=origin,
@@ -118,10 +148,10 @@ def parse(document: Any, origin: str) -> tuple[Statement, ...]:
                 resources=_listed(s.get("Resource")),
                 not_resources=_listed(s.get("NotResource")),
                 principals=principals,
-                condition=dict(s.get("Condition") or {}),
+                condition=dict(condition),
             )
         )
     return tuple(out)
 
 
-__all__ = ["Principals", "Statement", "UnreadablePolicy", "parse"]
+__all__ = ["PRINCIPAL_FORMS", "Principals", "Statement", "UnreadablePolicy", "parse"]
