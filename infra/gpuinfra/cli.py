@@ -417,6 +417,13 @@ def advise(
     ],
     fmt: Annotated[AdviceFormat, typer.Option("--format", "-f", help="Output format.")] = AdviceFormat.table,
     out: OutOpt = None,
+    write_stacks: Annotated[
+        bool, typer.Option("--init", help="Write the stacks the answer needs (through init), then preview them.")
+    ] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="--init: the project at or above it, or a new one.")] = Path(
+        "."
+    ),
+    force: Annotated[bool, typer.Option("--force", help="--init: replace stack files init wrote before.")] = False,
 ) -> None:
     """Walk the decision ladder over an intent: a managed API, adapting on one GPU, serving only, or training;
     each rung's figures, where it stops and why, and the lifetime bill.
@@ -425,11 +432,19 @@ def advise(
     Examples:
       gpuinfra advise stacks/intents/chat-service.yaml
       gpuinfra advise stacks/intents/new-70b.yaml --format markdown --out advice.md
+      gpuinfra advise stacks/intents/new-70b.yaml --init --dir ~/infra
     """
-    from gpuinfra.commands.advise import advise_command
+    from gpuinfra.commands.advise import advise_command, init_advice
     from gpuinfra.report.advice import render
 
-    _emit(render(advise_command(intent).advice, fmt.value), out, (intent,))
+    walked = advise_command(intent)
+    _emit(render(walked.advice, fmt.value), out, (intent,))
+    if write_stacks:
+        result, lacking = init_advice(walked, intent, directory, force)
+        for path in result.written:
+            sys.stderr.write(f"wrote {os.path.relpath(path)}\n")
+        sys.stderr.write("".join(f"the organization file lacks {line}\n" for line in lacking or []))
+        sys.stderr.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
 
 
 @app.command()

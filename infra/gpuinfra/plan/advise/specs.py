@@ -1,8 +1,8 @@
 """The stack specs an intent implies, built as the stack files would write them, so the existing planners answer
 each rung (plan_inference, plan_finetune, plan_training) and `advise --init` writes the same specs out.
 
-Values a deployment must make its own (certificate, hosted zone, images, buckets) are placeholders of the form
-`gpuinfra init` writes (marked in the stack files `--init` writes); the planners never read them. Training and
+Values a deployment must make its own (certificate, hosted zone, AMI, buckets) are placeholders of the form
+`gpuinfra init` writes (the stack files `advise --init` writes say so); the planners never read them. Training and
 serving get separate accounts: rung 5 of the ladder, which the policy pack enforces (docs/policies.md)."""
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from gpuinfra.plan.pcs import lustre_need_gib
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, TrainingSpec
 from gpuinfra.spec.intent import IntentSpec, Train
 
@@ -18,13 +19,16 @@ SERVING_ACCOUNT = "ml-inference"
 """The two accounts of the organization skeleton `gpuinfra init` writes (templates/init/org.yaml.j2)."""
 DIGEST = "sha256:" + "0" * 64
 """A digest placeholder: a trainer image is pinned by digest (the spec refuses a tag alone)."""
+VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
+VLLM_DIGEST = "sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
+"""The server image and its index digest on Docker Hub, as templates/init/inference-ec2.yaml.j2 pins them."""
 VLLM_MAX_NUM_SEQS = 256
 """vLLM's default max_num_seqs (EngineArgs): the most sequences a replica batches unless told otherwise."""
 INT32_TOKEN_BYTES = 4
 """Bytes per token id on disk: Megatron's indexed dataset stores ids as int32 once the vocabulary passes 65,500
 (megatron/core/datasets/indexed_dataset.py DType.optimal_dtype); Llama 3's is 128,256."""
 CHECKPOINTS_KEPT = 3
-"""Checkpoints Lustre holds at once (the keep_last of stacks/Pulumi.llm-train.yaml)."""
+"""Checkpoints kept on Lustre (the keep_last of stacks/Pulumi.llm-train.yaml), besides the one being written."""
 GIB = 2**30
 BATCH_TOKENS = 4 * 2**20
 """Tokens a training step: Llama 3 405B began pre-training at 4M tokens a step (Dubey et al. 2024, "The Llama 3
@@ -69,6 +73,7 @@ def serving_spec(intent: IntentSpec, throughput_rps: float, max_sequences: int) 
             "min_replicas": floor,
             "max_replicas": max(floor, math.ceil(peak / throughput_rps)),
             "peak_rps": peak,
+            "certificate_arn": f"arn:aws:acm:{r}:222222222222:certificate/00000000-0000-0000-0000-000000000000",
         }
         for r in traffic.regions
     ]
@@ -94,6 +99,9 @@ def serving_spec(intent: IntentSpec, throughput_rps: float, max_sequences: int) 
             "latency_target_seconds": traffic.latency_target_seconds,
         },
         "throughput_rps_per_replica": throughput_rps,
+        "image_id": "ami-0123456789abcdef0",
+        "server_image": VLLM_IMAGE,
+        "server_image_digest": VLLM_DIGEST,
         "regions": regions,
         "autoscaling": {"target_queue_depth_per_replica": max(1, max_sequences // 2)},
         "global_routing": {
@@ -176,6 +184,7 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
             "storage_capacity_gib": lustre_gib,
             "throughput_mb_s_per_tib": 250,
             "import_path": f"s3://{name}-datasets/train/",
+            "dataset_gib": round(corpus_gib(intent), 1),
             "export_path": f"s3://{name}-checkpoints/checkpoints/",
         },
         "checkpointing": {"target": "lustre", "interval_minutes": interval_minutes, "keep_last": CHECKPOINTS_KEPT},
@@ -203,16 +212,22 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
     return TrainingSpec.model_validate(data)
 
 
+def corpus_gib(intent: IntentSpec) -> float:
+    """The tokenized corpus on Lustre: its token ids as int32."""
+    return training_tokens_billion(intent) * 1e9 * INT32_TOKEN_BYTES / GIB
+
+
 def lustre_gib(intent: IntentSpec, checkpoint_bytes: float) -> int:
-    """Room for the kept checkpoints and the tokenized corpus: FSx rounds it up to a size it takes."""
-    dataset = training_tokens_billion(intent) * 1e9 * INT32_TOKEN_BYTES
-    return max(1200, math.ceil((CHECKPOINTS_KEPT * checkpoint_bytes + dataset) / GIB))
+    """What the cluster needs on Lustre (plan/pcs.py lustre_need_gib: the corpus, the kept checkpoints and the one
+    being written, headroom); FSx rounds it up to a size it takes."""
+    return max(1200, math.ceil(lustre_need_gib(corpus_gib(intent), checkpoint_bytes / GIB, CHECKPOINTS_KEPT)))
 
 
 __all__ = [
     "SERVING_ACCOUNT",
     "TRAINING_ACCOUNT",
     "advice_org",
+    "corpus_gib",
     "finetune_spec",
     "lustre_gib",
     "serving_spec",
