@@ -15,7 +15,7 @@ from pydantic import Field, StringConstraints, ValidationError, model_validator
 
 from gpuinfra.errors import FieldPath, InputError
 from gpuinfra.spec.base import Invalid, Money, Name, Region, SpecModel
-from gpuinfra.spec.finetune import FinetuneMethod
+from gpuinfra.spec.finetune import BaseArchitecture, FinetuneMethod
 from gpuinfra.spec.inference import AcceleratorName, ServingPrecision
 from gpuinfra.spec.org import Ownership
 from gpuinfra.spec.problems import did_you_mean, shown, validation_problems
@@ -24,15 +24,9 @@ from gpuinfra.spec.yamlfile import YamlDocument, read_yaml
 INTENT_KEY = "gpuinfra:intent"
 
 
-class IntentArchitecture(SpecModel):
-    """The model's shape (its config.json): what memory, KV cache and adapter size are derived from."""
+class IntentArchitecture(BaseArchitecture):
+    """The model's shape (its config.json), as a fine-tuning spec's base_model.architecture gives it."""
 
-    layers: Annotated[int, Field(ge=1, le=1024)]
-    hidden_size: Annotated[int, Field(ge=64, le=131072)]
-    attention_heads: Annotated[int, Field(ge=1, le=4096)]
-    kv_heads: Annotated[int, Field(ge=1, le=4096)]
-    """Key/value heads (num_key_value_heads): fewer than attention_heads under grouped-query attention."""
-    intermediate_size: Annotated[int, Field(ge=64, le=1_048_576)]
     head_dim: Annotated[int, Field(ge=8, le=1024)] | None = None
     """Default: hidden_size / attention_heads."""
 

@@ -6,6 +6,7 @@ bound: it is never counted as zero."""
 from __future__ import annotations
 
 from decimal import Decimal
+from typing import Literal
 
 from gpuinfra.plan.advise.model import (
     AdaptRung,
@@ -51,33 +52,25 @@ def bill_lines(
             BillLine(what=f"data preparation ({prep.raw_tb:g} TB raw)", kind="one-off", usd=None, basis=prep.note)
         )
     if train is not None:
-        lines.append(
-            BillLine(
-                what=f"training run ({train.nodes} x {train.instance_type})",
-                kind="one-off",
-                usd=train.cost_usd,
-                basis="plan_training: days x nodes x on-demand rate (" + ", ".join(train.price_sources) + ")",
-            )
-        )
+        what = f"training run ({train.nodes} x {train.instance_type})"
+        step = "plan_training: days x nodes x on-demand rate"
+        lines.append(_line(what, "one-off", train.cost_usd, step, train.price_sources))
     if adapt is not None and adapt.refusal is None:
-        lines.append(
-            BillLine(
-                what=f"adaptation ({adapt.iterations} {adapt.method} runs on {adapt.instance_type})",
-                kind="one-off",
-                usd=adapt.cost_usd,
-                basis="plan_finetune: hours a run x on-demand rate x runs (" + ", ".join(adapt.price_sources) + ")",
-            )
-        )
+        what = f"adaptation ({adapt.iterations} {adapt.method} runs on {adapt.instance_type})"
+        step = "plan_finetune: hours a run x on-demand rate x runs"
+        lines.append(_line(what, "one-off", adapt.cost_usd, step, adapt.price_sources))
     if serving is not None:
-        lines.append(
-            BillLine(
-                what=f"serving ({serving.replicas_mean} x {serving.instance_type} at mean load)",
-                kind="recurring",
-                usd=serving.monthly_usd,
-                basis="replicas at the mean load x on-demand rate x 730 h (" + ", ".join(serving.price_sources) + ")",
-            )
-        )
+        what = f"serving ({serving.replicas_mean} x {serving.instance_type} at mean load)"
+        step = "replicas at the mean load x on-demand rate x 730 h"
+        lines.append(_line(what, "recurring", serving.monthly_usd, step, serving.price_sources))
     return lines
+
+
+def _line(
+    what: str, kind: Literal["one-off", "recurring"], usd: Decimal | None, step: str, sources: list[str]
+) -> BillLine:
+    """A bill line whose basis is the planner step and the catalog sources of its prices."""
+    return BillLine(what=what, kind=kind, usd=usd, basis=f"{step} ({', '.join(sources)})")
 
 
 def lifetime_bill(horizon: int, lines: list[BillLine]) -> Bill:
