@@ -205,3 +205,28 @@ def test_every_example_intent_is_walked() -> None:
     stops = {p.stem: walked(p.stem).advice.stopped_at for p in sorted(INTENTS.glob("*.yaml"))}
     assert stops == {"chat-bot": 1, "support-bot": 2, "chat-service": 3, "new-70b": 4}
     assert Decimal(0) == walked("chat-bot").advice.bill.one_off_usd
+
+
+def test_serving_of_its_own_rules_the_api_out_whatever_it_costs() -> None:
+    advice = walked("chat-bot", **{"constraints.custom_serving": True}).advice
+    assert advice.stopped_at == 3 and "custom_serving" in advice.rungs[0].why
+
+
+def test_no_hosted_api_at_all_marks_every_provider_with_the_reason() -> None:
+    advice = walked("chat-bot", **{"constraints.managed_api": False}).advice
+    assert advice.stopped_at == 3
+    assert all(not o.eligible and "managed_api is false" in (o.why_not or "") for o in advice.managed.options)  # type: ignore[union-attr]
+
+
+def test_a_monthly_budget_below_the_bill_moves_the_answer() -> None:
+    advice = walked("chat-service", **{"constraints.monthly_budget_usd": 5000}).advice
+    assert any("over constraints.monthly_budget_usd ($5,000.00)" in m for m in advice.movers)
+
+
+def test_a_fleet_no_type_holds_is_unknown_not_free() -> None:
+    """70B at bf16 (141 GB) on one L4 type: nothing the catalog prices holds it, so the fleet's cost is unknown
+    and the API is compared with nothing (rung 1 still answers: it is priced)."""
+    advice = walked("new-70b", **{"model.precision": "bf16", "traffic.gpu": "T4", "train": None}).advice
+    serving = advice.serving
+    assert serving is not None and serving.instance_type is None and serving.monthly_usd is None and serving.note
+    assert advice.stopped_at == 1

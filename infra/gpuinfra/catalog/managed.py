@@ -72,6 +72,19 @@ class ManagedPrices(BaseModel):
         ]
 
 
+def table_problems(table: ManagedPrices) -> list[str]:
+    """Rows citing a source the file does not list, or dated otherwise than their source (catalog/models.py
+    Entry: as_of is the date the source gives, None when it gives none)."""
+    problems = []
+    unknown = sorted({p.source for p in table.prices} - set(table.sources))
+    if unknown:
+        problems.append(f"rows cite unknown sources {unknown}")
+    misdated = [p.model for p in table.prices if p.source in table.sources and p.as_of != table.sources[p.source].date]
+    if misdated:
+        problems.append(f"as_of is not the source's date for {misdated}")
+    return problems
+
+
 @lru_cache(maxsize=1)
 def load_managed_prices() -> ManagedPrices:
     """Parse data/managed_apis.yaml; refuse it when a row cites a source the file does not list."""
@@ -80,13 +93,10 @@ def load_managed_prices() -> ManagedPrices:
         table = ManagedPrices.model_validate(raw)
     except (ValidationError, OSError, YAMLError, TypeError) as exc:
         raise CatalogError(f"bundled {FILE} is invalid: {exc}") from exc
-    unknown = sorted({p.source for p in table.prices} - set(table.sources))
-    if unknown:
-        raise CatalogError(f"bundled {FILE}: rows cite unknown sources {unknown}")
-    undated = [p.model for p in table.prices if p.as_of != table.sources[p.source].date]
-    if undated:
-        raise CatalogError(f"bundled {FILE}: as_of is not the source's date for {undated}")
+    problems = table_problems(table)
+    if problems:
+        raise CatalogError(f"bundled {FILE}: " + "; ".join(problems))
     return table
 
 
-__all__ = ["ManagedPrice", "ManagedPrices", "PriceSource", "load_managed_prices"]
+__all__ = ["ManagedPrice", "ManagedPrices", "PriceSource", "load_managed_prices", "table_problems"]
