@@ -230,3 +230,16 @@ def test_a_fleet_no_type_holds_is_unknown_not_free() -> None:
     serving = advice.serving
     assert serving is not None and serving.instance_type is None and serving.monthly_usd is None and serving.note
     assert advice.stopped_at == 1
+
+
+def test_the_fleets_cold_start_is_the_stages_by_hand() -> None:
+    """plan/coldstart.py's stages with catalog serving.yaml's figures: boot 40 s, a 12.64 GB image at 24 s/GB
+    (extraction bound), 8 GB of fp8 weights over g6.xlarge's 2.5 Gbit/s baseline (capped by the gp3 volume's
+    500 MiB/s), read back from the volume, and vLLM's cold engine start, 86.6 s."""
+    serving = walked("chat-service").advice.serving
+    assert serving is not None
+    volume = 500 * 2**20 / 1e9
+    rate = min(2.5 / 8, volume)
+    expected = 40 + 12.64 * max(24, 1 / rate) + 8 / rate + 8 / volume + 86.6
+    assert serving.cold_start_seconds == pytest.approx(expected, rel=1e-9)
+    assert serving.warm_resume_seconds == pytest.approx(40 + 8 / volume + 86.6, rel=1e-9)
