@@ -46,3 +46,13 @@ def test_data_preparation_prints_unknown_not_zero() -> None:
     assert result.returncode == 0, result.stderr
     assert re.search(r"data preparation \(40 TB raw\)\s+one-off\s+-\s", result.stdout)
     assert "= at least $" in result.stdout and "unknown, not zero: data preparation" in result.stdout
+
+
+def test_the_help_gives_examples_of_itself() -> None:
+    """The CLI's manners (tests/cli/test_manners.py): every example line is the command itself."""
+    result = gpuinfra("advise", "--help")
+    assert result.returncode == 0, result.stderr
+    examples = result.stdout.split("Examples:", 1)[1].split("\n\n", 1)[0]
+    lines = [line.strip() for line in examples.splitlines() if line.strip()]
+    assert len(lines) >= 2 and all(line.startswith("gpuinfra advise ") for line in lines)
+    assert "--init" in result.stdout and "--format" in result.stdout
