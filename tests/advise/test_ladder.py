@@ -103,6 +103,12 @@ def test_a_support_bot_that_needs_a_tone_stops_on_one_gpu() -> None:
     assert adapt.cost_usd == adapt.cost_per_run_usd * 4  # type: ignore[operator]
     # serving the adapted model is the team's own: the managed API is not the answer, whatever it costs
     assert advice.rungs[0].answer is False and "adapted" in advice.rungs[0].why
+    # LoRA rank 16 on all seven projections of Llama 3.1 8B (hidden 4096, KV 8 x 128 = 1024, MLP 14336), 32
+    # layers: r x (in + out) each (Hu et al. 2021), served beside the base in the fleet's spec
+    per_layer = 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 14336))
+    assert adapt.adapter_parameters == 32 * per_layer == 41_943_040
+    served = result.specs["serve"].model.adapters  # type: ignore[union-attr]
+    assert [(a.rank, a.parameters_million) for a in served] == [(16, 41.94304)]
     assert set(result.specs) == {"finetune", "serve"}
     assert result.specs["finetune"].account != result.specs["serve"].account  # rung 5
 

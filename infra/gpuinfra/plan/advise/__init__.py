@@ -38,12 +38,14 @@ def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walke
     """Every rung's figures, the ladder walked over them, the bill of the rung it stopped at."""
     specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec] = {}
     managed = managed_rung(intent, prices)
-    serving = None
-    if intent.traffic is not None:
-        serving, specs["serve"] = serving_rung(intent, catalog, managed.cheapest if managed else None)
     adapt = None
     if intent.adapt is not None:
         adapt, specs["finetune"] = _adapt(intent, catalog)
+    serving = None
+    if intent.traffic is not None:
+        served = adapt.adapter_parameters if adapt is not None and adapt.refusal is None else None
+        api = managed.cheapest if managed else None
+        serving, specs["serve"] = serving_rung(intent, catalog, api, served)
     train = None
     if intent.train is not None or (adapt is not None and adapt.refusal is not None):
         train, specs["train"] = train_rung(intent, catalog)

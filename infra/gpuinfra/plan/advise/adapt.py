@@ -33,6 +33,7 @@ def adapt_rung(intent: IntentSpec, catalog: Catalog) -> tuple[AdaptRung, Finetun
         mfu_source=plan.mfu_source,
         price_sources=plan.price_sources,
         refusal=plan.refusal,
+        adapter_parameters=plan.memory.adapter_parameters if plan.memory else None,
     )
     return rung, spec
 

@@ -81,6 +81,8 @@ class AdaptRung(Plain):
     mfu_source: str
     price_sources: list[str] = []
     refusal: str | None = None
+    adapter_parameters: int | None = None
+    """Trainable parameters of the adapter (plan/adapters.py): the fleet serves it beside the base."""
 
 
 class OwnershipFigures(Plain):

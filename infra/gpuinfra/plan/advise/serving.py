@@ -29,14 +29,14 @@ BATCHES = tuple(VLLM_MAX_NUM_SEQS >> k for k in range(9))
 CEILING_SOURCE = "the planner's calibrated ceiling (plan/roofline.py); a `vllm bench serve` figure replaces it"
 
 
-def sized_batch(intent: IntentSpec, catalog: Catalog) -> tuple[int, InferencePlan]:
+def sized_batch(intent: IntentSpec, catalog: Catalog, adapter: int | None) -> tuple[int, InferencePlan]:
     """The largest batch whose decode meets the latency target on the type `auto` picks (1 if none does: the
     target is then out of reach, which the rung says), with its plan."""
     traffic = intent.traffic
     assert traffic is not None
     org, plan = advice_org(), None
     for batch in BATCHES:
-        plan = plan_inference(serving_spec(intent, 1.0, batch), org, catalog)
+        plan = plan_inference(serving_spec(intent, 1.0, batch, adapter), org, catalog)
         bound = plan.regions[0].bound
         if bound is None or bound.generation_seconds <= traffic.latency_target_seconds:
             return batch, plan
@@ -63,19 +63,22 @@ def break_even(traffic: Traffic, hourly: list[Decimal], throughput_rps: float, a
     return float(traffic.min_replicas_per_region * one_each / (per_token * DAYS_PER_MONTH))
 
 
-def serving_rung(intent: IntentSpec, catalog: Catalog, api: ApiOption | None) -> tuple[ServingRung, InferenceSpec]:
-    """The fleet for the traffic (measured throughput if the intent gives one, else the calibrated ceiling)."""
+def serving_rung(
+    intent: IntentSpec, catalog: Catalog, api: ApiOption | None, adapter: int | None = None
+) -> tuple[ServingRung, InferenceSpec]:
+    """The fleet for the traffic (measured throughput if the intent gives one, else the calibrated ceiling), with
+    the adapter of rung 2 (`adapter`: its parameters) served beside the base."""
     traffic = intent.traffic
     assert traffic is not None
-    batch, probe = sized_batch(intent, catalog)
+    batch, probe = sized_batch(intent, catalog, adapter)
     bound = probe.regions[0].bound
     measured = traffic.throughput_rps_per_replica
     throughput = measured or (bound.requests_per_s if bound else None)
     if probe.choice.chosen is None or throughput is None:
         why = probe.choice.reason if probe.choice.chosen is None else "the accelerator's memory bandwidth is unknown"
         empty = ServingRung(instance_type=probe.choice.chosen, regions=list(traffic.regions), note=why)
-        return empty, serving_spec(intent, measured or 1.0, batch)
-    spec = serving_spec(intent, throughput, batch)
+        return empty, serving_spec(intent, measured or 1.0, batch, adapter)
+    spec = serving_spec(intent, throughput, batch, adapter)
     plan = plan_inference(spec, advice_org(), catalog)
     return _figures(intent, catalog, plan, batch, throughput, api), spec
 

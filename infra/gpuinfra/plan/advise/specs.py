@@ -60,8 +60,11 @@ def _head_dim(intent: IntentSpec) -> int:
     return arch.head_dim or arch.hidden_size // arch.attention_heads
 
 
-def serving_spec(intent: IntentSpec, throughput_rps: float, max_sequences: int) -> InferenceSpec:
-    """A fleet in each traffic region, sized for the region's share of the peak at `throughput_rps` a replica."""
+def serving_spec(
+    intent: IntentSpec, throughput_rps: float, max_sequences: int, adapter_parameters: int | None = None
+) -> InferenceSpec:
+    """A fleet in each traffic region, sized for the region's share of the peak at `throughput_rps` a replica;
+    with `adapter_parameters`, the intent's LoRA adapter served beside its base (vLLM --enable-lora)."""
     traffic = intent.traffic
     assert traffic is not None, "only an intent with traffic is served"
     model, arch = intent.model, intent.model.architecture
@@ -91,7 +94,8 @@ def serving_spec(intent: IntentSpec, throughput_rps: float, max_sequences: int) 
             "attention_heads": arch.attention_heads,
             "max_concurrent_sequences": max_sequences,
             "weights_prefix": f"{model.name}/v1/",
-        },
+        }
+        | _adapters(intent, adapter_parameters),
         "instance": {"type": "auto"} | ({"gpu": traffic.gpu} if traffic.gpu else {}),
         "requests": {
             "input_tokens": traffic.input_tokens,
@@ -111,6 +115,19 @@ def serving_spec(intent: IntentSpec, throughput_rps: float, max_sequences: int) 
         },
     }
     return InferenceSpec.model_validate(data)
+
+
+def _adapters(intent: IntentSpec, parameters: int | None) -> dict[str, Any]:
+    if intent.adapt is None or parameters is None:
+        return {}
+    adapter = {
+        "name": intent.name,
+        "weights_prefix": f"adapters/{stack_name(intent, 'finetune')}/v1/",
+        "rank": intent.adapt.lora_rank,
+        "parameters_million": parameters / 1e6,
+        "base_model": intent.model.name,
+    }
+    return {"adapters": [adapter]}
 
 
 def finetune_spec(intent: IntentSpec) -> FinetuneSpec:
