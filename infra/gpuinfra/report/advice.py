@@ -82,7 +82,7 @@ def serving_section(s: ServingRung) -> Section:
         f"decoding an answer takes {_num(s.generation_seconds)} s at that batch",
         f"throughput: {_num(s.throughput_rps_per_replica, 2)} requests/s a replica ({s.throughput_source})",
         f"replicas over {', '.join(s.regions)}: floor {s.replicas_floor}, mean load {s.replicas_mean}, "
-        f"peak {s.replicas_peak}",
+        f"peak {s.replicas_peak} (a region's mean: max(floor, ceil(mean rps / rps a replica)))",
         f"on-demand: {hourly} ({', '.join(s.price_sources)})",
         f"cost per 1M output tokens at the planned rate: {money(s.usd_per_mtok_output, 3)}; "
         f"per 1M tokens of this traffic (in + out): {money(s.usd_per_mtok_blended, 3)}",
@@ -91,8 +91,9 @@ def serving_section(s: ServingRung) -> Section:
         f"a month: {money(s.monthly_usd)}",
     ]
     if s.break_even_tokens_per_day is not None:
+        even = number(s.break_even_tokens_per_day / 1e6, 0)
         lines.append(
-            f"break-even against the cheapest eligible API: {number(s.break_even_tokens_per_day / 1e6, 0)}M tokens/day"
+            f"break-even against the cheapest eligible API: {even}M tokens/day (floor x F / (p x D), docs/advise.md)"
         )
     return Section("Rung 3: self-hosted serving", lines=lines)
 
