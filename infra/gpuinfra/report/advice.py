@@ -31,6 +31,8 @@ def ladder_section(advice: Advice) -> Section:
     rows = []
     for rung in advice.rungs:
         mark = "STOP" if rung.number == advice.stopped_at else ("no" if rung.applies else "n/a")
+        if rung.number == 3 and rung.applies and advice.stopped_at in (2, 4):
+            mark = "then"  # the adapted or trained model is served by this fleet
         rows.append([f"{'>' if mark == 'STOP' else ' '} {rung.number}", rung.title, mark, rung.why])
     rows.append(["  5", "separate accounts", "rule", _accounts_line(advice)])
     return Section("The ladder (stop at the first honest answer)", header=["rung", "", "", "why"], rows=rows)
@@ -207,7 +209,7 @@ def render_markdown(advice: Advice) -> str:
         if section.rows:
             out.append("| " + " | ".join(markdown_text(h) for h in section.header) + " |")
             out.append("|" + "---|" * len(section.header))
-            out += ["| " + " | ".join(markdown_text(c) for c in row) + " |" for row in section.rows]
+            out += ["| " + " | ".join(markdown_text(c.strip(" >")) for c in row) + " |" for row in section.rows]
             out.append("")
     return "\n".join([*out, *chart(advice)]) + "\n"
 

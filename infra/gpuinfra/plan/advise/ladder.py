@@ -70,14 +70,17 @@ def adapt_answer(intent: IntentSpec, adapt: AdaptRung | None) -> tuple[bool, str
 def serve_answer(intent: IntentSpec, serving: ServingRung | None) -> tuple[bool, str]:
     if serving is None:
         return False, "nothing is served (no traffic)"
-    if own_weights(intent):
-        return False, f"{own_weights(intent)}: it comes first"
     if serving.instance_type is None or serving.monthly_usd is None:
-        return True, f"serve it yourself; the fleet's cost is unknown ({serving.note or 'no price'})"
-    return True, (
-        f"{serving.replicas_mean} x {serving.instance_type} at the mean load ({serving.replicas_peak} at peak) "
-        f"for ${serving.monthly_usd:,.2f} a month"
-    )
+        fleet = f"the fleet's cost is unknown ({serving.note or 'no price'})"
+    else:
+        fleet = (
+            f"{serving.replicas_mean} x {serving.instance_type} at the mean load ({serving.replicas_peak} at peak) "
+            f"for ${serving.monthly_usd:,.2f} a month"
+        )
+    weights = own_weights(intent)
+    if weights:
+        return False, f"{weights}: that comes first; then this fleet serves it: {fleet}"
+    return True, fleet if serving.monthly_usd is not None else f"serve it yourself; {fleet}"
 
 
 def train_answer(intent: IntentSpec, adapt: AdaptRung | None, train: TrainRung | None) -> tuple[bool, str]:
