@@ -82,3 +82,13 @@ def test_the_json_output_is_the_advice(tmp_path: Path) -> None:
     assert data["stopped_at"] == 3 and data["intent"] == "chat-service"
     assert [r["number"] for r in data["rungs"]] == [1, 2, 3, 4]
     assert data["bill"]["lines"][0]["kind"] == "recurring"
+
+
+def test_an_intent_beyond_what_a_stack_holds_exits_2_at_its_part(tmp_path: Path) -> None:
+    """A million requests a second would need a fleet past the spec's 10,000 replicas: the error names the
+    intent's traffic (its line), never a traceback or exit 3."""
+    text = GOOD.replace("peak_rps: 60", "peak_rps: 1000000")
+    code, err = run_on(tmp_path, text)
+    assert code == 2, err
+    assert f"intent.yaml:{line_of(text, 'traffic:')}: gpuinfra:intent.traffic: the InferenceSpec" in err, err
+    assert "max_replicas" in err and "hint:" in err

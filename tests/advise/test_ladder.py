@@ -249,3 +249,10 @@ def test_the_fleets_cold_start_is_the_stages_by_hand() -> None:
     expected = 40 + 12.64 * max(24, 1 / rate) + 8 / rate + 8 / volume + 86.6
     assert serving.cold_start_seconds == pytest.approx(expected, rel=1e-9)
     assert serving.warm_resume_seconds == pytest.approx(40 + 8 / volume + 86.6, rel=1e-9)
+
+
+def test_a_latency_target_no_batch_meets_is_said() -> None:
+    advice = walked("chat-bot", **{"traffic.latency_target_seconds": 0.5}).advice
+    serving = advice.serving
+    assert serving is not None and serving.max_sequences == 1
+    assert serving.note and "out of reach" in serving.note

@@ -31,15 +31,16 @@ from gpuinfra.commands.init import (
     write_new,
     write_schemas,
 )
+from gpuinfra.errors import InputError
 from gpuinfra.load import ORG_FILE_NAME, project_dir, stacks_dir
 from gpuinfra.plan.advise import Walked, advise
-from gpuinfra.plan.advise.specs import advice_org
+from gpuinfra.plan.advise.specs import BeyondStacks, advice_org
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH
 from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.training import TrainingPlan, plan_training
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, TrainingSpec, read_yaml
-from gpuinfra.spec.intent import read_intent
+from gpuinfra.spec.intent import INTENT_KEY, read_intent
 
 BUDGET_HEADROOM = Decimal("1.5")
 """Compute is most of a GPU stack's bill; the other half of the estimate covers what rides along."""
@@ -54,9 +55,14 @@ WHAT = {
 
 
 def advise_command(path: Path) -> Walked:
-    """The advice for the intent at `path`; an unreadable or ill-typed file raises InputError (exit 2)."""
-    intent = read_intent(path).spec
-    return advise(intent, load_catalog(), load_managed_prices())
+    """The advice for the intent at `path`; an unreadable or ill-typed file raises InputError (exit 2), and so
+    does an intent that asks for more than a stack can hold (named at the intent's part that asks it)."""
+    document = read_intent(path)
+    try:
+        return advise(document.spec, load_catalog(), load_managed_prices())
+    except BeyondStacks as exc:
+        hint = "ask for less here, or split it (more regions, a smaller model, fewer tokens a run)"
+        raise InputError([document.doc.problem(str(exc), (INTENT_KEY, *exc.at), hint)]) from None
 
 
 @dataclass

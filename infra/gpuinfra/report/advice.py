@@ -91,6 +91,7 @@ def serving_section(s: ServingRung) -> Section:
         f"cold start: {_num(s.cold_start_seconds, 0)} s fresh, {_num(s.warm_resume_seconds, 0)} s from the warm "
         "pool (plan/coldstart.py)",
         f"a month: {money(s.monthly_usd)}",
+        *([s.note] if s.note else []),
     ]
     if s.break_even_tokens_per_day is not None:
         even = number(s.break_even_tokens_per_day / 1e6, 0)

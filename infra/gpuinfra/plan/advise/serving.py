@@ -122,6 +122,16 @@ def _figures(
         warm_resume_seconds=first.cold_start.resume_seconds if first.cold_start else None,
         break_even_tokens_per_day=break_even(traffic, known, throughput, api) if monthly is not None else None,
         price_sources=sorted({p.source for p in (catalog.on_demand(instance, r) for r in traffic.regions) if p}),
+        note=_latency_note(traffic, first.bound.generation_seconds if first.bound else None),
+    )
+
+
+def _latency_note(traffic: Traffic, generation_seconds: float | None) -> str | None:
+    if generation_seconds is None or generation_seconds <= traffic.latency_target_seconds:
+        return None
+    return (
+        f"the latency target ({traffic.latency_target_seconds:g} s) is out of reach: one answer alone decodes in "
+        f"{generation_seconds:.1f} s on this type (a faster accelerator, fewer output tokens, or a later target)"
     )
 
 

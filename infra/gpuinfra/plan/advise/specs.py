@@ -8,7 +8,9 @@ serving get separate accounts: rung 5 of the ladder, which the policy pack enfor
 from __future__ import annotations
 
 import math
-from typing import Any
+from typing import Any, TypeVar
+
+from pydantic import ValidationError
 
 from gpuinfra.plan.pcs import lustre_need_gib
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, TrainingSpec
@@ -33,6 +35,27 @@ GIB = 2**30
 BATCH_TOKENS = 4 * 2**20
 """Tokens a training step: Llama 3 405B began pre-training at 4M tokens a step (Dubey et al. 2024, "The Llama 3
 Herd of Models", section 3.4.1); the global batch stays fixed at every node count the planner tries."""
+
+
+class BeyondStacks(ValueError):
+    """The intent asks for more than a stack can hold (a fleet past 10,000 replicas, Lustre past 2 PiB): `at` is
+    the intent's part that asks it, for the error the command reports (file, line, field)."""
+
+    def __init__(self, message: str, at: tuple[str, ...]) -> None:
+        super().__init__(message)
+        self.at = at
+
+
+M = TypeVar("M", InferenceSpec, FinetuneSpec, TrainingSpec)
+
+
+def _built(model: type[M], data: dict[str, Any], at: tuple[str, ...]) -> M:
+    try:
+        return model.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first["loc"])
+        raise BeyondStacks(f"the {model.__name__} this implies is out of bounds: {where}: {first['msg']}", at) from None
 
 
 def stack_name(intent: IntentSpec, suffix: str) -> str:
@@ -114,7 +137,7 @@ def serving_spec(
             "hosted_zone_id": "Z0000000000000",
         },
     }
-    return InferenceSpec.model_validate(data)
+    return _built(InferenceSpec, data, ("traffic",))
 
 
 def _adapters(intent: IntentSpec, parameters: int | None) -> dict[str, Any]:
@@ -167,7 +190,7 @@ def finetune_spec(intent: IntentSpec) -> FinetuneSpec:
         "image": f"123456789012.dkr.ecr.{region}.amazonaws.com/{name}/trainer@{DIGEST}",
         "adapter_prefix": f"adapters/{name}/",
     }
-    return FinetuneSpec.model_validate(data)
+    return _built(FinetuneSpec, data, ("adapt",))
 
 
 def training_tokens_billion(intent: IntentSpec) -> float:
@@ -201,7 +224,7 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
             "storage_capacity_gib": lustre_gib,
             "throughput_mb_s_per_tib": 250,
             "import_path": f"s3://{name}-datasets/train/",
-            "dataset_gib": round(corpus_gib(intent), 1),
+            "dataset_gib": max(0.1, round(corpus_gib(intent), 1)),
             "export_path": f"s3://{name}-checkpoints/checkpoints/",
         },
         "checkpointing": {"target": "lustre", "interval_minutes": interval_minutes, "keep_last": CHECKPOINTS_KEPT},
@@ -226,7 +249,7 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
         | ({"target_days": train.deadline_days} if train.deadline_days else {})
         | ({"mfu": train.mfu} if train.mfu else {}),
     }
-    return TrainingSpec.model_validate(data)
+    return _built(TrainingSpec, data, ("train",) if intent.train else ("adapt",))
 
 
 def corpus_gib(intent: IntentSpec) -> float:
@@ -243,6 +266,7 @@ def lustre_gib(intent: IntentSpec, checkpoint_bytes: float) -> int:
 __all__ = [
     "SERVING_ACCOUNT",
     "TRAINING_ACCOUNT",
+    "BeyondStacks",
     "advice_org",
     "corpus_gib",
     "finetune_spec",
