@@ -52,6 +52,12 @@ Format = StrEnum("Format", {name: name for name in format_names()})  # type: ign
 """One per renderer module in infra/gpuinfra/report/render/: a new format needs no edit here."""
 
 
+class AdviceFormat(StrEnum):
+    table = "table"
+    markdown = "markdown"
+    json = "json"
+
+
 class SchemaKind(StrEnum):
     stack = "stack"
     org = "org"
@@ -402,6 +408,43 @@ def init(
     for path in result.kept:
         sys.stdout.write(f"kept  {os.path.relpath(path)} (exists)\n")
     sys.stdout.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
+
+
+@app.command()
+def advise(
+    intent: Annotated[
+        Path, typer.Argument(metavar="INTENT", help="The intent file (gpuinfra:intent; docs/advise.md).")
+    ],
+    fmt: Annotated[AdviceFormat, typer.Option("--format", "-f", help="Output format.")] = AdviceFormat.table,
+    out: OutOpt = None,
+    write_stacks: Annotated[
+        bool, typer.Option("--init", help="Write the stacks the answer needs (through init), then preview them.")
+    ] = False,
+    directory: Annotated[Path, typer.Option("--dir", help="--init: the project at or above it, or a new one.")] = Path(
+        "."
+    ),
+    force: Annotated[bool, typer.Option("--force", help="--init: replace stack files init wrote before.")] = False,
+) -> None:
+    """Walk the decision ladder over an intent: a managed API, adapting on one GPU, serving only, or training;
+    each rung's figures, where it stops and why, and the lifetime bill.
+
+    \b
+    Examples:
+      gpuinfra advise stacks/intents/chat-service.yaml
+      gpuinfra advise stacks/intents/new-70b.yaml --format markdown --out advice.md
+      gpuinfra advise stacks/intents/new-70b.yaml --init --dir ~/infra
+    """
+    from gpuinfra.commands.advise import advise_command, init_advice
+    from gpuinfra.report.advice import render
+
+    walked = advise_command(intent)
+    _emit(render(walked.advice, fmt.value), out, (intent,))
+    if write_stacks:
+        result, lacking = init_advice(walked, intent, directory, force)
+        for path in result.written:
+            sys.stderr.write(f"wrote {os.path.relpath(path)}\n")
+        sys.stderr.write("".join(f"the organization file lacks {line}\n" for line in lacking or []))
+        sys.stderr.write("next:\n" + "".join(f"  {step}\n" for step in result.next_steps))
 
 
 @app.command()

@@ -1,0 +1,66 @@
+"""`advise --init` writes the stacks the answer needs, through init (project, organization file, schemas), the
+training cluster and the serving fleet in separate accounts; for the high-traffic service and the new 70B model
+those stacks pass `validate` and `preview` as written (issue 52)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from gpuinfra.spec import read_stack
+from helpers import ROOT, gpuinfra
+
+INTENTS = ROOT / "stacks" / "intents"
+
+
+def init(intent: str, folder: Path) -> list[str]:
+    result = gpuinfra("advise", str(INTENTS / f"{intent}.yaml"), "--init", "--dir", str(folder), cwd=folder.parent)
+    assert result.returncode == 0, result.stderr
+    return [line.split()[-1] for line in result.stderr.splitlines() if line.startswith("  gpuinfra preview ")]
+
+
+@pytest.mark.parametrize(("intent", "stacks"), [("chat-service", 1), ("new-70b", 2)])
+def test_the_stacks_advise_writes_pass_validate_and_preview(intent: str, stacks: int, tmp_path: Path) -> None:
+    project = tmp_path / "infra"
+    names = init(intent, project)
+    assert len(names) == stacks
+    accounts = set()
+    for name in names:
+        path = project / "stacks" / f"Pulumi.{name}.yaml"
+        assert "written by `gpuinfra init`" in path.read_text().splitlines()[1]
+        accounts.add(read_stack(path).spec.account)
+        for command in ("validate", "preview"):
+            result = gpuinfra(command, name, cwd=project)
+            assert result.returncode == 0, f"{command} {name}\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
+    assert len(accounts) == stacks  # the cluster and the fleet never share an account (rung 5)
+
+
+def test_the_sizes_are_the_advices(tmp_path: Path) -> None:
+    project = tmp_path / "infra"
+    init("new-70b", project)
+    train = read_stack(project / "stacks" / "Pulumi.new-70b-train.yaml").spec
+    json_advice = gpuinfra("advise", str(INTENTS / "new-70b.yaml"), "--format", "json", cwd=tmp_path)
+    assert f'"nodes": {train.compute.node_count},' in json_advice.stdout  # type: ignore[union-attr]
+    assert train.account == "ml-training" and train.run.target_days == 60  # type: ignore[union-attr]
+
+
+def test_a_managed_api_answer_writes_nothing(tmp_path: Path) -> None:
+    project = tmp_path / "infra"
+    assert init("chat-bot", project) == []
+    assert not project.exists()
+
+
+def test_an_existing_organization_file_is_kept_and_its_missing_grants_listed(tmp_path: Path) -> None:
+    project = tmp_path / "infra"
+    init("chat-service", project)
+    org = project / "stacks" / "org.yaml"
+    before = org.read_text()
+    org.write_text(before.replace("L-DB2E81BA: 136", "L-DB2E81BA: 8"))
+    result = gpuinfra(
+        "advise", str(INTENTS / "chat-service.yaml"), "--init", "--force", "--dir", str(project), cwd=tmp_path
+    )
+    assert result.returncode == 0, result.stderr
+    assert "the organization file lacks accounts.ml-inference.quotas.us-east-1.L-DB2E81BA: 136 vCPUs needed, 8" in (
+        result.stderr
+    )
+    assert "L-DB2E81BA: 8" in org.read_text()  # never rewritten

@@ -1,0 +1,258 @@
+"""The ladder walks four intents, each built to stop on a different rung (issue 52): a low-traffic chat bot on a
+managed API, a support bot that needs a tone on one GPU, a high-traffic 8B service on its own L4 fleet, and a new
+70B model trained on a cluster and then served. Every expected figure is computed here by hand from the cited
+prices (catalog rows named in each test) and the planners' documented formulas, never read from the advice."""
+
+from __future__ import annotations
+
+import math
+from decimal import Decimal
+from typing import Any
+
+import pytest
+from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.managed import load_managed_prices
+from gpuinfra.plan.advise import Walked, advise
+from gpuinfra.spec.intent import IntentSpec, read_intent
+from helpers import ROOT
+
+INTENTS = ROOT / "stacks" / "intents"
+HOURS_PER_MONTH = 730  # the month every hourly price is billed over (plan/checkpoint.py, cost/model.py)
+DAYS_PER_MONTH = 730 / 24
+# On-demand USD/h, catalog prices.json rows of source van-od (ec2instances.info, 2026-01-21):
+G6_XLARGE = 0.8048  # 1 x L4, us-east-1 and us-west-2
+G6E_XLARGE = 1.861  # 1 x L40S, us-east-1
+P5_48XLARGE = 55.04  # 8 x H100, us-east-1
+# USD per 1M tokens in/out, catalog managed_apis.yaml rows from litellm 1.110.2's price table:
+BEDROCK_8B = (0.22, 0.22)
+DEEPINFRA_8B = (0.03, 0.05)
+BEDROCK_70B = (0.72, 0.72)
+
+
+def walked(name: str, **changes: Any) -> Walked:
+    intent = read_intent(INTENTS / f"{name}.yaml").spec
+    if changes:
+        data = intent.model_dump()
+        for dotted, value in changes.items():
+            *parents, last = dotted.split(".")
+            target = data
+            for part in parents:
+                target = target[part]
+            target[last] = value
+        intent = IntentSpec.model_validate(data)
+    return advise(intent, load_catalog(), load_managed_prices())
+
+
+def api_monthly(requests_per_day: float, input_tokens: int, output_tokens: int, price: tuple[float, float]) -> float:
+    return requests_per_day * (input_tokens * price[0] + output_tokens * price[1]) / 1e6 * DAYS_PER_MONTH
+
+
+def test_the_prices_the_tests_cite_are_the_catalog_rows() -> None:
+    """The literals above are the catalog's data (a change to the data shows here first)."""
+    catalog = load_catalog()
+    assert float(catalog.on_demand("g6.xlarge", "us-east-1").usd_per_hour) == G6_XLARGE  # type: ignore[union-attr]
+    assert float(catalog.on_demand("g6e.xlarge", "us-east-1").usd_per_hour) == G6E_XLARGE  # type: ignore[union-attr]
+    assert float(catalog.on_demand("p5.48xlarge", "us-east-1").usd_per_hour) == P5_48XLARGE  # type: ignore[union-attr]
+    rows = {(p.provider, p.parameters_billion): p for p in load_managed_prices().prices}
+    for key, price in {
+        ("amazon-bedrock", 8): BEDROCK_8B,
+        ("deepinfra", 8): DEEPINFRA_8B,
+        ("amazon-bedrock", 70): BEDROCK_70B,
+    }.items():
+        row = rows[key]
+        assert (float(row.input_usd_per_mtok), float(row.output_usd_per_mtok)) == price
+        assert row.source == "litellm-1.110.2"
+
+
+def test_a_low_traffic_chat_bot_stops_on_the_managed_api() -> None:
+    advice = walked("chat-bot").advice
+    assert advice.stopped_at == 1
+    assert advice.rungs[0].answer is True
+    options = {o.provider: o for o in advice.managed.options}  # type: ignore[union-attr]
+    # 2,000 requests a day of 800 tokens in and 200 out
+    assert float(options["amazon-bedrock"].monthly_usd) == pytest.approx(
+        api_monthly(2000, 800, 200, BEDROCK_8B), abs=0.005
+    )
+    assert float(options["deepinfra"].monthly_usd) == pytest.approx(
+        api_monthly(2000, 800, 200, DEEPINFRA_8B), abs=0.005
+    )
+    assert advice.managed.cheapest.provider == "deepinfra"  # type: ignore[union-attr]
+    # the fleet it beats: the floor of two L4 replicas all month
+    assert float(advice.serving.monthly_usd) == pytest.approx(2 * G6_XLARGE * HOURS_PER_MONTH, abs=0.005)  # type: ignore[union-attr]
+    # the answer's bill is the API alone: no one-off, the cheapest eligible API each month
+    assert advice.bill.one_off_usd == 0
+    assert float(advice.bill.total_usd) == pytest.approx(
+        24 * round(api_monthly(2000, 800, 200, DEEPINFRA_8B), 2), abs=0.01
+    )
+    assert walked("chat-bot").specs == {}  # nothing to build
+
+
+def test_a_support_bot_that_needs_a_tone_stops_on_one_gpu() -> None:
+    result = walked("support-bot")
+    advice = result.advice
+    assert advice.stopped_at == 2
+    adapt = advice.adapt
+    assert adapt is not None and adapt.refusal is None and adapt.gpus == 1
+    assert adapt.instance_type == "g6e.xlarge"
+    # plan/adapters.py finetune_flops: 6N a token with gradient checkpointing (forward, activation backward,
+    # recomputed forward); 20M tokens x 2 epochs; one L40S at its bf16 dense peak (362 TFLOPS, NVIDIA L40S
+    # datasheet, catalog accelerators.yaml) x the default bf16 MFU 0.48 (plan/flops.py DEFAULT_MFU)
+    hours = 6 * 8e9 * (20e6 * 2) / (362e12 * 0.48) / 3600
+    assert adapt.hours_per_run == pytest.approx(hours, rel=1e-9)
+    assert float(adapt.cost_per_run_usd) == pytest.approx(hours * G6E_XLARGE, abs=0.006)  # type: ignore[arg-type]
+    assert adapt.cost_usd == adapt.cost_per_run_usd * 4  # type: ignore[operator]
+    # serving the adapted model is the team's own: the managed API is not the answer, whatever it costs
+    assert advice.rungs[0].answer is False and "adapted" in advice.rungs[0].why
+    # LoRA rank 16 on all seven projections of Llama 3.1 8B (hidden 4096, KV 8 x 128 = 1024, MLP 14336), 32
+    # layers: r x (in + out) each (Hu et al. 2021), served beside the base in the fleet's spec
+    per_layer = 16 * (2 * (4096 + 4096) + 2 * (4096 + 1024) + 3 * (4096 + 14336))
+    assert adapt.adapter_parameters == 32 * per_layer == 41_943_040
+    served = result.specs["serve"].model.adapters  # type: ignore[union-attr]
+    assert [(a.rank, a.parameters_million) for a in served] == [(16, 41.94304)]
+    assert set(result.specs) == {"finetune", "serve"}
+    assert result.specs["finetune"].account != result.specs["serve"].account  # rung 5
+
+
+def test_a_high_traffic_8b_service_stops_on_its_own_fleet() -> None:
+    """Measured throughput (1.5 requests/s a replica, as stacks/Pulumi.chat-serve.yaml measured it) makes the
+    fleet's size a hand computation: 3,000M tokens a day of 1,250-token requests over two regions."""
+    advice = walked("chat-service", **{"traffic.throughput_rps_per_replica": 1.5}).advice
+    assert advice.stopped_at == 3
+    serving = advice.serving
+    assert serving is not None and serving.instance_type == "g6.xlarge" and serving.accelerator == "L4"
+    requests_per_day = 3000e6 / 1250
+    per_region = math.ceil(requests_per_day / 86400 / 2 / 1.5)  # 13.9 rps a region -> 10 replicas
+    assert serving.replicas_mean == 2 * per_region == 20
+    assert float(serving.monthly_usd) == pytest.approx(per_region * 2 * G6_XLARGE * HOURS_PER_MONTH, abs=0.005)  # type: ignore[arg-type]
+    bedrock = api_monthly(requests_per_day, 1000, 250, BEDROCK_8B)  # $20,075 a month
+    assert float(advice.managed.cheapest.monthly_usd) == pytest.approx(bedrock, abs=0.005)  # type: ignore[union-attr]
+    # only Bedrock qualifies (constraints.managed_providers): the cheaper hosted APIs are listed, not chosen
+    assert {o.provider for o in advice.managed.options if not o.eligible} == {"deepinfra", "fireworks-ai", "databricks"}  # type: ignore[union-attr]
+    # break-even: the floor (2 replicas a region) over Bedrock's price a token and the days of a month
+    floor = 2 * (2 * G6_XLARGE * HOURS_PER_MONTH)
+    assert serving.break_even_tokens_per_day == pytest.approx(floor / (0.22e-6 * DAYS_PER_MONTH), rel=1e-9)
+    assert any("above 351M tokens/day" in m and "cheaper than amazon-bedrock" in m for m in advice.movers)
+    assert advice.bill.recurring_share == 1.0  # serving is the whole lifetime bill here
+
+
+def test_the_same_service_at_a_hundredth_of_the_traffic_moves_to_the_api() -> None:
+    """The mover holds: below the break-even the ladder stops on rung 1 instead."""
+    advice = walked("chat-service", **{"traffic.tokens_per_day_million": 30.0}).advice
+    assert advice.stopped_at == 1
+    assert advice.managed.cheapest.provider == "amazon-bedrock"  # type: ignore[union-attr]
+
+
+def test_a_new_70b_model_stops_on_distributed_training() -> None:
+    result = walked("new-70b")
+    advice = result.advice
+    assert advice.stopped_at == 4
+    train = advice.train
+    assert train is not None and train.instance_type == "p5.48xlarge" and train.interconnect == "efa"
+    assert train.meets_deadline is True and train.days is not None and train.days <= 60
+    # the physical floor: 6 N D FLOPs (Kaplan et al. 2020) at the H100's bf16 dense peak (989 TFLOPS, NVIDIA H100
+    # datasheet) on every GPU, no loss at all: the plan can only be slower
+    floor_days = 6 * 70e9 * 1000e9 / (train.gpus * 989e12) / 86400
+    assert train.days > floor_days
+    assert train.gpus == 8 * train.nodes
+    # on demand: nodes x the hourly rate x the wall-clock hours (plan/runtime.py run_point)
+    assert float(train.cost_usd) == pytest.approx(train.nodes * P5_48XLARGE * train.days * 24, rel=1e-4)  # type: ignore[arg-type]
+    assert train.gpu_hours == pytest.approx(train.gpus * train.days * 24, rel=1e-9)
+    assert train.lustre_capacity_gib and train.checkpoint_gb == pytest.approx(70e9 * 16 / 1e9)  # bf16 + Adam: 16 B
+    # the bill: the run once (data preparation unknown, so the total is a lower bound), serving each month
+    bill = advice.bill
+    assert not bill.complete and bill.unknown == ["data preparation (40 TB raw)"]
+    assert bill.one_off_usd == train.cost_usd
+    assert bill.total_usd == bill.one_off_usd + 36 * bill.recurring_monthly_usd
+    assert advice.dataprep is not None and advice.dataprep.hours is None and advice.dataprep.cost_usd is None
+    # rung 5: the training cluster and the fleet in different accounts
+    assert result.specs["train"].account == advice.accounts.training == "ml-training"
+    assert result.specs["serve"].account == advice.accounts.serving == "ml-inference"
+
+
+def test_owning_the_training_nodes_against_renting_them() -> None:
+    """plan/ownership.py's documented arithmetic, by hand, with the intent's quote and the p5's 10.2 kW
+    (catalog power.yaml, DGX H100 guide)."""
+    train = walked("new-70b").advice.train
+    assert train is not None and train.ownership is not None
+    n, own = train.nodes, train.ownership
+    nameplate = n * 10.2
+    monthly = (
+        400000 * n / (5 * 12)  # capital, straight-line over five years
+        + nameplate * 1.0 * 1.15 * HOURS_PER_MONTH * 0.08  # power at facility kW
+        + nameplate * 150  # colocation per contracted kW
+        + 25000 * n / 12  # support
+    )
+    assert float(own.own_usd) == pytest.approx(monthly * 24, abs=0.02 * 24)
+    assert float(own.rent_usd) == pytest.approx(P5_48XLARGE * n * HOURS_PER_MONTH * 24, abs=0.01)  # type: ignore[arg-type]
+    running = monthly - 400000 * n / 60
+    assert own.break_even_month == math.ceil(400000 * n / (P5_48XLARGE * n * HOURS_PER_MONTH - running))
+
+
+def test_a_full_fine_tune_is_training_not_one_gpu() -> None:
+    advice = walked("support-bot", **{"adapt.method": "full"}).advice
+    assert advice.adapt is not None and advice.adapt.refusal
+    assert advice.rungs[1].answer is False and advice.stopped_at == 4
+    assert advice.train is not None
+
+
+def test_no_eligible_api_is_unknown_not_free() -> None:
+    advice = walked("chat-bot", **{"constraints.managed_providers": ["nobody"]}).advice
+    assert advice.managed.cheapest is None  # type: ignore[union-attr]
+    assert advice.stopped_at == 3 and "no comparable hosted model qualifies" in advice.rungs[0].why
+
+
+def test_a_data_residency_the_source_cannot_confirm_rules_the_provider_out() -> None:
+    advice = walked("chat-bot", **{"constraints.data_residency": ["us-east-1"]}).advice
+    eligible = {o.provider for o in advice.managed.options if o.eligible}  # type: ignore[union-attr]
+    assert eligible == {"amazon-bedrock"}  # the only row whose source says where it serves from
+
+
+def test_every_example_intent_is_walked() -> None:
+    stops = {p.stem: walked(p.stem).advice.stopped_at for p in sorted(INTENTS.glob("*.yaml"))}
+    assert stops == {"chat-bot": 1, "support-bot": 2, "chat-service": 3, "new-70b": 4}
+    assert Decimal(0) == walked("chat-bot").advice.bill.one_off_usd
+
+
+def test_serving_of_its_own_rules_the_api_out_whatever_it_costs() -> None:
+    advice = walked("chat-bot", **{"constraints.custom_serving": True}).advice
+    assert advice.stopped_at == 3 and "custom_serving" in advice.rungs[0].why
+
+
+def test_no_hosted_api_at_all_marks_every_provider_with_the_reason() -> None:
+    advice = walked("chat-bot", **{"constraints.managed_api": False}).advice
+    assert advice.stopped_at == 3
+    assert all(not o.eligible and "managed_api is false" in (o.why_not or "") for o in advice.managed.options)  # type: ignore[union-attr]
+
+
+def test_a_monthly_budget_below_the_bill_moves_the_answer() -> None:
+    advice = walked("chat-service", **{"constraints.monthly_budget_usd": 5000}).advice
+    assert any("over constraints.monthly_budget_usd ($5,000.00)" in m for m in advice.movers)
+
+
+def test_a_fleet_no_type_holds_is_unknown_not_free() -> None:
+    """70B at bf16 (141 GB) on one L4 type: nothing the catalog prices holds it, so the fleet's cost is unknown
+    and the API is compared with nothing (rung 1 still answers: it is priced)."""
+    advice = walked("new-70b", **{"model.precision": "bf16", "traffic.gpu": "T4", "train": None}).advice
+    serving = advice.serving
+    assert serving is not None and serving.instance_type is None and serving.monthly_usd is None and serving.note
+    assert advice.stopped_at == 1
+
+
+def test_the_fleets_cold_start_is_the_stages_by_hand() -> None:
+    """plan/coldstart.py's stages with catalog serving.yaml's figures: boot 40 s, a 12.64 GB image at 24 s/GB
+    (extraction bound), 8 GB of fp8 weights over g6.xlarge's 2.5 Gbit/s baseline (capped by the gp3 volume's
+    500 MiB/s), read back from the volume, and vLLM's cold engine start, 86.6 s."""
+    serving = walked("chat-service").advice.serving
+    assert serving is not None
+    volume = 500 * 2**20 / 1e9
+    rate = min(2.5 / 8, volume)
+    expected = 40 + 12.64 * max(24, 1 / rate) + 8 / rate + 8 / volume + 86.6
+    assert serving.cold_start_seconds == pytest.approx(expected, rel=1e-9)
+    assert serving.warm_resume_seconds == pytest.approx(40 + 8 / volume + 86.6, rel=1e-9)
+
+
+def test_a_latency_target_no_batch_meets_is_said() -> None:
+    advice = walked("chat-bot", **{"traffic.latency_target_seconds": 0.5}).advice
+    serving = advice.serving
+    assert serving is not None and serving.max_sequences == 1
+    assert serving.note and "out of reach" in serving.note
