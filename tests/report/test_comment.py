@@ -108,5 +108,9 @@ def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Ca
     (diagram,) = re.findall(r"```mermaid\n.*?\n```", above, re.S)  # drawn as one picture, not read as lines
     assert len(above.replace(diagram, "(picture)").splitlines()) <= 30, above
     heading = text.splitlines()[1]
-    assert heading.startswith("## gpuinfra: monthly cost +") and "0 to replace" in heading
+    # what it does to running instances first (the login node's user data changes: it rolls), then the money
+    assert heading.startswith("## gpuinfra: 🔄 2 groups roll their instances (llm-train-slurm-pcs-login, "), heading
+    assert "; 🔄 2 nodes added; monthly cost +" in heading and "0 to replace" in heading
+    versions = {v for g in (base, head) for v, meaning in g.after_apply.items() if "template's version" in meaning}
+    assert versions and not any(v in text for v in versions)  # no invented launch template version is shown
     assert "replace" not in above.split("\n", 2)[2].split("<details>")[0].replace("0 to replace", "")
