@@ -153,10 +153,10 @@ def _count(items: list[str], noun: str = "stack") -> str:
 
 
 @contextmanager
-def _working(message: str, after_seconds: float = 1.0) -> Iterator[None]:
+def _working(message: str, after_seconds: float = 1.0, quiet: bool = False) -> Iterator[None]:
     """A spinner on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
     logs or captured output); the report itself still goes to stdout."""
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or os.environ.get("CI") or quiet:  # CI logs and JSON for a program: silent
         yield
         return
     from rich.console import Console
@@ -235,7 +235,7 @@ def validate(
     from gpuinfra.commands.validate import validate_stacks
 
     names = stacks_or_every(stacks)
-    with _working(f"validating {_count(names)}"):
+    with _working(f"validating {_count(names)}", quiet=fmt.value == "json"):
         report = validate_stacks(names, org, suppress or [])
     _finish(report, fmt, out, *names, org)
 
@@ -267,7 +267,7 @@ def preview(
     from gpuinfra.commands.stacks import stacks_or_every
 
     names = stacks_or_every(stacks)
-    with _working(f"previewing {_count(names)}"):
+    with _working(f"previewing {_count(names)}", quiet=fmt.value == "json"):
         options = PreviewOptions.of(org, suppress or [], usage_file, policy_config)
         report = preview_stacks(names, options, _jobs(jobs), _cache(cache_dir, no_cache))
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
@@ -300,7 +300,7 @@ def cost(
 
     if suppress is None:
         suppress = []
-    with _working(f"pricing {_count(inputs, 'input')}"):
+    with _working(f"pricing {_count(inputs, 'input')}", quiet=fmt.value == "json"):
         report = cost_command(inputs, org, usage_file, suppress)
     _finish(report, fmt, out, *inputs, org, usage_file)
 
@@ -354,7 +354,7 @@ def diff(
     """
     from gpuinfra.commands.diff import diff_command
 
-    with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
+    with _working("comparing" + (f" against {base_ref}" if base_ref else ""), quiet=fmt.value == "json"):
         report = diff_command(
             list(args or []),
             base_ref,
