@@ -39,13 +39,23 @@ def _show_version(value: bool) -> None:
         raise typer.Exit()
 
 
+DEBUG_ENV = "GPUINFRA_DEBUG"
+"""Set to 1 (or pass --debug): an internal error (exit 3) prints its traceback, for a bug report."""
+
+
 @app.callback()
 def _root(
     version: Annotated[
         bool, typer.Option("--version", callback=_show_version, is_eager=True, help="Print the version and exit.")
     ] = False,
+    debug: Annotated[
+        bool,
+        typer.Option("--debug", help=f"Print the traceback of an internal error (exit 3); also {DEBUG_ENV}=1."),
+    ] = False,
 ) -> None:
     """Compile GPU infrastructure specs into Pulumi stacks; validate, preview, police and price them."""
+    if debug:
+        os.environ[DEBUG_ENV] = "1"
 
 
 Format = StrEnum("Format", {name: name for name in format_names()})  # type: ignore[misc]
@@ -101,9 +111,11 @@ CacheDirOpt = Annotated[
         "--cache-dir",
         help="Keep each stack's preview here by content (its files, the same-account and registry stacks it reads, "
         "the code, the dependency versions, the flags) and reuse it while they are unchanged; unsound entries are "
-        "ignored. The output is the same as without it.",
+        "ignored. The output is the same as without it. Default: the user's cache directory "
+        "($GPUINFRA_CACHE_DIR/previews, else ~/.cache/gpuinfra/previews); GPUINFRA_CACHE=off or --no-cache: none.",
     ),
 ]
+NoCacheOpt = Annotated[bool, typer.Option("--no-cache", help="Keep and reuse no preview (see --cache-dir).")]
 PolicyConfigOpt = Annotated[
     Path | None,
     typer.Option(
@@ -121,6 +133,17 @@ def _stack_names(incomplete: str) -> list[str]:
     return [name for name in stack_names(project) if name.startswith(incomplete)] if project else []
 
 
+def _cache(given: Path | None, off: bool) -> Path | None:
+    """--cache-dir, else the user's review cache unless --no-cache or GPUINFRA_CACHE=off."""
+    if given is not None:
+        return given
+    if off or os.environ.get("GPUINFRA_CACHE", "").lower() in ("off", "0", "no", "false"):
+        return None
+    from gpuinfra.commands.base_code import user_cache_dir
+
+    return user_cache_dir() / "previews"
+
+
 def _jobs(given: int | None) -> int:
     """--jobs, else the cores this process may run on."""
     if given is not None:
@@ -136,10 +159,10 @@ def _count(items: list[str], noun: str = "stack") -> str:
 
 
 @contextmanager
-def _working(message: str, after_seconds: float = 1.0) -> Iterator[None]:
+def _working(message: str, after_seconds: float = 1.0, quiet: bool = False) -> Iterator[None]:
     """A spinner on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
     logs or captured output); the report itself still goes to stdout."""
-    if not sys.stderr.isatty():
+    if not sys.stderr.isatty() or os.environ.get("CI") or quiet:  # CI logs and JSON for a program: silent
         yield
         return
     from rich.console import Console
@@ -218,7 +241,7 @@ def validate(
     from gpuinfra.commands.validate import validate_stacks
 
     names = stacks_or_every(stacks)
-    with _working(f"validating {_count(names)}"):
+    with _working(f"validating {_count(names)}", quiet=fmt.value == "json"):
         report = validate_stacks(names, org, suppress or [])
     _finish(report, fmt, out, *names, org)
 
@@ -234,6 +257,7 @@ def preview(
     policy_config: PolicyConfigOpt = None,
     jobs: JobsOpt = None,
     cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
 ) -> None:
     """Validate, plan and run each stack's Pulumi program in-process; print the resources it would create, what
     they cost, and the policy pack's verdicts.
@@ -249,9 +273,9 @@ def preview(
     from gpuinfra.commands.stacks import stacks_or_every
 
     names = stacks_or_every(stacks)
-    with _working(f"previewing {_count(names)}"):
+    with _working(f"previewing {_count(names)}", quiet=fmt.value == "json"):
         options = PreviewOptions.of(org, suppress or [], usage_file, policy_config)
-        report = preview_stacks(names, options, _jobs(jobs), cache_dir)
+        report = preview_stacks(names, options, _jobs(jobs), _cache(cache_dir, no_cache))
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
 
 
@@ -282,7 +306,7 @@ def cost(
 
     if suppress is None:
         suppress = []
-    with _working(f"pricing {_count(inputs, 'input')}"):
+    with _working(f"pricing {_count(inputs, 'input')}", quiet=fmt.value == "json"):
         report = cost_command(inputs, org, usage_file, suppress)
     _finish(report, fmt, out, *inputs, org, usage_file)
 
@@ -311,7 +335,18 @@ def diff(
     suppress: SuppressOpt = None,
     policy_config: PolicyConfigOpt = None,
     cache_dir: CacheDirOpt = None,
+    no_cache: NoCacheOpt = False,
     jobs: JobsOpt = None,
+    base_code: Annotated[
+        str,
+        typer.Option(
+            "--base-code",
+            metavar="auto|installed|pinned",
+            help="Which gpuinfra previews the --base-ref side: auto (the base revision's own source in gpuinfra's "
+            "repository, else this gpuinfra), installed (this gpuinfra), pinned (the version the base revision "
+            "pins in requirements.txt, pyproject.toml or a lock file, installed once into the user's cache).",
+        ),
+    ] = "auto",
 ) -> None:
     """Resources added, removed and changed (update or replace), the monthly cost change, and findings that
     appear or go away, judged with --policy-config and --suppress as `preview` judges them. Exit 2 when the head
@@ -325,9 +360,17 @@ def diff(
     """
     from gpuinfra.commands.diff import diff_command
 
-    with _working("comparing" + (f" against {base_ref}" if base_ref else "")):
+    with _working("comparing" + (f" against {base_ref}" if base_ref else ""), quiet=fmt.value == "json"):
         report = diff_command(
-            list(args or []), base_ref, org, usage_file, suppress or [], policy_config, cache_dir, _jobs(jobs)
+            list(args or []),
+            base_ref,
+            org,
+            usage_file,
+            suppress or [],
+            policy_config,
+            _cache(cache_dir, no_cache),
+            _jobs(jobs),
+            base_code,
         )
     _finish(report, fmt, out, *(args or []), org, usage_file, policy_config)
 
@@ -381,28 +424,37 @@ def catalog(
 @app.command()
 def init(
     workload: Annotated[
-        str,
+        str | None,
         typer.Argument(
-            metavar="WORKLOAD", help="training-pcs, training-eks, training-onprem, inference-ec2 or inference-k8s."
+            metavar="[WORKLOAD]",
+            help="training (training-pcs), training-eks, training-onprem, inference (inference-ec2), inference-k8s, "
+            "finetune or registry. Without it: scaffold the repository only.",
         ),
-    ],
-    name: Annotated[str, typer.Argument(help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name.")],
+    ] = None,
+    name: Annotated[
+        str | None,
+        typer.Argument(metavar="[NAME]", help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name."),
+    ] = None,
     directory: Annotated[
         Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
     ] = Path("."),
     force: Annotated[bool, typer.Option("--force", help="Replace an existing stack file of that name.")] = False,
 ) -> None:
-    """Write a new stack (and, where missing, the organization file, the editor schemas and the Pulumi project)
-    whose every value validates; values marked `yours:` are examples to replace.
+    """Scaffold a team's gpuinfra repository (project, organization file, policy pack, review workflow,
+    requirements.txt, .gitignore, README), or add a stack to it; every value validates with no warning, and
+    values marked `yours:` are examples to replace.
 
     \b
     Examples:
-      gpuinfra init training-pcs my-train        Slurm as an AWS PCS cluster
+      gpuinfra init                              the repository, in the working directory
+      gpuinfra init training my-train            Slurm as an AWS PCS cluster (the repository too, if missing)
       gpuinfra init inference-ec2 chat --dir ~/infra
     """
-    from gpuinfra.commands.init import init_stack
+    from gpuinfra.commands.init import init_repository, init_stack
 
-    result = init_stack(workload, name, directory, force)
+    if workload is not None and name is None:
+        raise InputError.single(f"init {workload}: the stack needs a name", hint=f"gpuinfra init {workload} my-stack")
+    result = init_stack(workload, name, directory, force) if workload and name else init_repository(directory)
     for path in result.written:
         sys.stdout.write(f"wrote {os.path.relpath(path)}\n")
     for path in result.kept:
@@ -493,9 +545,24 @@ def main() -> None:
         sys.exit(128 + signal.SIGINT)
     except Terminated:
         sys.exit(128 + signal.SIGTERM)
-    except Exception as exc:  # a bug in gpuinfra: say so plainly instead of a traceback
-        sys.stderr.write(f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug\n")
+    except Exception as exc:  # a bug in gpuinfra: say so plainly; the traceback only when asked for
+        if os.environ.get(DEBUG_ENV, "") not in ("", "0"):
+            import traceback
+
+            traceback.print_exc(file=sys.stderr)
+            sys.stderr.write(f"error: gpuinfra {_version()} failed unexpectedly; this is a bug\n")
+        else:
+            sys.stderr.write(
+                f"error: gpuinfra failed unexpectedly ({type(exc).__name__}: {exc}); this is a bug "
+                f"(rerun with --debug or {DEBUG_ENV}=1 for the traceback to report)\n"
+            )
         sys.exit(3)
+
+
+def _version() -> str:
+    from gpuinfra import __version__
+
+    return __version__
 
 
 def _escaping_output() -> None:

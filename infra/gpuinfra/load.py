@@ -183,7 +183,8 @@ def load_inputs(
     if not path.exists() and not path.is_symlink():  # a dangling link or a loop: read_yaml says which
         names = sorted(p.name.removeprefix("Pulumi.").removesuffix(".yaml") for p in path.parent.glob("Pulumi.*.yaml"))
         hint = did_you_mean(path.name.removeprefix("Pulumi.").removesuffix(".yaml"), names)
-        raise InputError([Problem("stack file not found", file=path, hint=hint or "give a stack name or a path")])
+        listed = f"the stacks here: {', '.join(names)}" if names else "no stack here yet: gpuinfra init WORKLOAD NAME"
+        raise InputError([Problem("stack file not found", file=path, hint=hint or listed)])
     stack = read_stack(path)
     found = org or org_path(stack.config, path, project_dir(path.parent))
     return resolve(stack, read_org(found), catalog or load_catalog())

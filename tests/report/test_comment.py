@@ -5,6 +5,7 @@ GitHub Markdown (checked by parsing it with markdown-it-py, a CommonMark parser)
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.cost import price_graph
@@ -89,7 +90,11 @@ def test_findings_alone_over_the_limit_are_cut_with_a_pointer(catalog: Catalog) 
     many = [ReviewItem(g.stack, "policy", f"rule-{i}", "advisory", "nat", "x" * 400) for i in range(400)]
     text = review(g, g, catalog, findings=many)
     assert len(text) <= COMMENT_LIMIT
-    assert text.rstrip().endswith("The full report is the pull request's `gpuinfra diff --format json` artifact.*")
+    assert text.rstrip().endswith("is the workflow run's `gpuinfra-review` artifact.*")
+    # the marker the workflow `gpuinfra init` writes greps for before it uploads that artifact
+    workflow = (Path(__file__).parents[2] / "templates" / "init" / "repo-workflow.yml.j2").read_text()
+    assert "<!-- gpuinfra-comment-cut -->" in text and "{{ cut_marker }}" in workflow
+    assert "name: {{ artifact }}" in workflow and "path: review.json" in workflow
 
 
 def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Catalog) -> None:
@@ -103,5 +108,9 @@ def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Ca
     (diagram,) = re.findall(r"```mermaid\n.*?\n```", above, re.S)  # drawn as one picture, not read as lines
     assert len(above.replace(diagram, "(picture)").splitlines()) <= 30, above
     heading = text.splitlines()[1]
-    assert heading.startswith("## gpuinfra: monthly cost +") and "0 to replace" in heading
+    # what it does to running instances first (the login node's user data changes: it rolls), then the money
+    assert heading.startswith("## gpuinfra: 🔄 2 groups roll their instances (llm-train-slurm-pcs-login, "), heading
+    assert "; 🔄 2 nodes added; monthly cost +" in heading and "0 to replace" in heading
+    versions = {v for g in (base, head) for v, meaning in g.after_apply.items() if "template's version" in meaning}
+    assert versions and not any(v in text for v in versions)  # no invented launch template version is shown
     assert "replace" not in above.split("\n", 2)[2].split("<details>")[0].replace("0 to replace", "")

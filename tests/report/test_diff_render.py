@@ -59,7 +59,9 @@ def check_golden(name: str, text: str, update: bool) -> None:
 
 def test_markdown_comment_golden(catalog: Catalog, update_goldens: bool) -> None:
     text = render_diff_markdown(sample(catalog))
-    assert text.startswith(MARKER + "\n## gpuinfra: ❌ 1 blocking; ⚠️ destroys stored data (1); monthly cost +")
+    assert text.startswith(
+        MARKER + "\n## gpuinfra: ❌ 1 blocking; ⚠️ destroys stored data (1); 🔄 4 nodes added; monthly cost +"
+    )  # the group grows from 4 to 8 instances; the file system's replacement is said once, as data destroyed
     assert "- ⚠️ **replace** `fs` (`LustreFileSystem`, stack `s`): loses 2,400 GiB" in text
     assert text.index("destroys stored data") < text.index("### Policy and validation") < text.index("### `s`")
     assert "| ❌ | `s` | `no-public-buckets` | mandatory" in text

@@ -16,7 +16,7 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.commands.options import PreviewOptions
 from gpuinfra.cost import Usage, load_usage_file
 from gpuinfra.errors import InputError
-from gpuinfra.load import project_dir, stack_names
+from gpuinfra.load import PROJECT_FILE, project_dir, stack_names
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import DiffReport, InputProblem
 from gpuinfra.review.diff import Snapshot, diff_sides
@@ -33,6 +33,7 @@ from gpuinfra.review.levels import with_levels
 from gpuinfra.review.replacements import load_rules
 
 if TYPE_CHECKING:
+    from gpuinfra.commands.pins import Pin
     from gpuinfra.commands.preview import PreviewRun
 
 
@@ -45,6 +46,7 @@ def diff_command(
     policy_config: Path | None = None,
     cache_dir: Path | None = None,
     jobs: int = 1,
+    base_code: str = "auto",
 ) -> DiffReport:
     """Two documents (base, head); one pulumi preview (its old and new states); or --base-ref REF [STACKS].
     Findings are judged with `policy_config` and `suppress` as `preview` judges them; a head stack that cannot be
@@ -60,7 +62,7 @@ def diff_command(
     notes: list[str] = []
     problems: list[InputProblem] = []
     if base_ref is not None:
-        run = RunOptions(org, usage_file, usage, suppress, policy_config, cache_dir, jobs)
+        run = RunOptions(org, usage_file, usage, suppress, policy_config, cache_dir, jobs, check_base_code(base_code))
         base, head, labels = _from_ref(base_ref, args, run, notes, problems)
     elif len(args) == 2:
         base = side(load_document(Path(args[0])), "base", catalog, usage)
@@ -103,6 +105,8 @@ class RunOptions:
     revision's code uses it when it has it), and the base side's whole document (gpuinfra.review.cache)."""
     jobs: int = 1
     """Stacks previewed at once, on the head side and by a base revision's code that takes --jobs."""
+    base_code: str = "auto"
+    """Which code previews the base (BASE_CODE)."""
 
     @property
     def options(self) -> PreviewOptions:
@@ -118,33 +122,125 @@ class RunOptions:
         return out
 
 
+BASE_CODE = {
+    "auto": "the base revision's own gpuinfra source when it has one (gpuinfra's own repository), else this gpuinfra",
+    "installed": "this gpuinfra, whatever the base revision holds",
+    "pinned": "the gpuinfra version the base revision pins (requirements.txt, pyproject.toml or a lock file), "
+    "installed once into the user's cache directory",
+}
+"""`--base-code`: which code previews the base side of `--base-ref`."""
+
+
+def check_base_code(value: str) -> str:
+    if value not in BASE_CODE:
+        raise InputError.single(f"--base-code {value!r} is not one of {', '.join(BASE_CODE)}", hint="--base-code auto")
+    return value
+
+
 def _from_ref(
     ref: str, stacks: list[str], run: RunOptions, notes: list[str], problems: list[InputProblem]
 ) -> tuple[Side, Side, tuple[str, str]]:
-    """Base: REF's stacks previewed with REF's code: this process's when it is the same byte for byte
-    (`_same_code_sides`), else REF's own code in a subprocess (`_base_side`). Head: the working tree's preview,
-    compared as it is in memory (graphs and priced breakdowns, nothing re-read). With `--jobs N` (N > 1) the two
-    sides run at once: the head's stacks previewing in workers while this process reads the base's from the
-    cache, or, the code changed, the jobs shared with REF's subprocess (two independent previews of every
-    stack: two processes use two cores with no worker's start-up)."""
-    from gpuinfra.commands.preview import preview_run
-    from gpuinfra.review.baseref import base_commit, same_code, terminated_as_exit
+    """Base: REF's stacks previewed with REF's code when REF carries gpuinfra's source (gpuinfra's own
+    repository: `_own_code_sides`), else (a team's repository) with this gpuinfra or the version REF pins
+    (`_installed_code_sides`, `gpuinfra.commands.base_code`). Head: the working tree's preview, compared as it
+    is in memory. A change of the gpuinfra version the repository pins is a note of the review."""
+    from gpuinfra.commands.pins import pin_at, pin_in_tree, pin_notes
+    from gpuinfra.review.baseref import base_commit, terminated_as_exit
 
     with terminated_as_exit(), tempfile.TemporaryDirectory(prefix="gpuinfra-org-") as trusted:
         root, sha = base_commit(ref)
         head_stacks = stacks or stack_names(project_dir() or Path.cwd())
         run = _trusted_organization(run, root, sha, Path(trusted), notes)
-        made = _same_code_sides(ref, root, sha, stacks, head_stacks, run) if same_code(root, sha) else None
-        if made is not None:
-            base_side, head_run, more = made
-            notes += more
-            label = f"{ref} ({sha[:10]})"
+        label = f"{ref} ({sha[:10]})"
+        if run.base_code == "auto" and has_own_code(root, sha):
+            base_side, head_run, label = _own_code_sides(ref, root, sha, stacks, head_stacks, run, notes)
         else:
-            with _base_side(ref, stacks, run, notes) as (base, head_jobs):
-                head_run = preview_run(head_stacks, run.options, head_jobs, run.cache_dir)
-                base_side, label = base()
+            base_pin = pin_at(root, sha)
+            notes += pin_notes(base_pin, pin_in_tree(root), ref)
+            base_side, head_run, more = _installed_code_sides(ref, root, sha, stacks, head_stacks, run, base_pin)
+            notes += more
     problems += head_run.report.problems
     return base_side, Side("head", GPUINFRA, head_run.snapshots), (label, "working tree")
+
+
+def has_own_code(root: Path, sha: str) -> bool:
+    """Whether the commit carries gpuinfra's source (its CLI, where `review.baseref.base_code` looks for it)."""
+    from gpuinfra.review.baseref import git
+
+    return bool(git("ls-tree", "--name-only", sha, "--", "infra/gpuinfra/cli.py", "infra/cli.py", cwd=root))
+
+
+def _own_code_sides(
+    ref: str, root: Path, sha: str, stacks: list[str], head_stacks: list[str], run: RunOptions, notes: list[str]
+) -> tuple[Side, PreviewRun, str]:
+    """gpuinfra's own repository: REF's stacks previewed with REF's code: this process's when it is the same
+    byte for byte (`_same_code_sides`), else REF's own code in a subprocess (`_base_side`). With `--jobs N`
+    (N > 1) the two sides run at once: the head's stacks previewing in workers while this process reads the
+    base's from the cache, or, the code changed, the jobs shared with REF's subprocess."""
+    from gpuinfra.commands.preview import preview_run
+    from gpuinfra.review.baseref import same_code
+
+    made = _same_code_sides(ref, root, sha, stacks, head_stacks, run) if same_code(root, sha) else None
+    if made is not None:
+        base_side, head_run, more = made
+        notes += more
+        return base_side, head_run, f"{ref} ({sha[:10]})"
+    with _base_side(ref, stacks, run, notes) as (base, head_jobs):
+        head_run = preview_run(head_stacks, run.options, head_jobs, run.cache_dir)
+        base_side, label = base()
+    return base_side, head_run, label
+
+
+def _installed_code_sides(
+    ref: str,
+    root: Path,
+    sha: str,
+    stacks: list[str],
+    head_stacks: list[str],
+    run: RunOptions,
+    pin: Pin | None,
+) -> tuple[Side, PreviewRun, list[str]]:
+    """A team's repository (no gpuinfra source at REF): REF checked out and its stacks (read from the checkout
+    by the workspace's bounded reader, judged by REF's organization file) previewed by this gpuinfra, or with
+    `--base-code pinned` by the version REF pins. A REF without the project or without stacks is an empty base:
+    every head stack is new."""
+    from gpuinfra import __version__
+    from gpuinfra.commands.preview import preview_run
+
+    where = _project_in_repository(root)
+    if run.base_code == "pinned":
+        from gpuinfra.commands.base_code import pinned_base
+
+        if pin is None:
+            raise InputError.single(
+                f"--base-code pinned: {ref} pins no gpuinfra version (gpuinfra==X in requirements.txt, "
+                "pyproject.toml or a lock file)",
+                hint="pin gpuinfra in requirements.txt at the base, or leave --base-code out",
+            )
+        if pin.version != __version__:
+            base_side, more = pinned_base(ref, root, sha, where, stacks, run.flags(), run.usage, pin)
+            head_run = preview_run(head_stacks, run.options, run.jobs, run.cache_dir)
+            return base_side, head_run, more
+    code = f"this gpuinfra ({__version__})"
+    said = [f"{ref} has no gpuinfra code of its own: its stacks are previewed by {code}, as the head's are"]
+    if pin is not None and pin.version != __version__ and run.base_code != "pinned":
+        said.append(f"{ref} pins {pin.text()}: `--base-code pinned` previews the base with that version")
+    made = _same_code_sides(ref, root, sha, stacks, head_stacks, run, where)
+    if made is not None:
+        base_side, head_run, more = made
+        return base_side, head_run, [*said, *more]
+    head_run = preview_run(head_stacks, run.options, run.jobs, run.cache_dir)
+    missing = [f"stack {s} does not exist at {ref}: all its resources are new" for s in (stacks or head_stacks)]
+    return Side("base", GPUINFRA, {}), head_run, [*said, *missing]
+
+
+def _project_in_repository(root: Path) -> Path:
+    """Where the Pulumi project sits in the repository (`.` at its top; a folder of a larger repository)."""
+    project = project_dir() or Path.cwd()
+    try:
+        return project.resolve().relative_to(root.resolve())
+    except ValueError:
+        return Path(".")
 
 
 def _trusted_organization(run: RunOptions, root: Path, sha: str, folder: Path, notes: list[str]) -> RunOptions:
@@ -194,7 +290,13 @@ def _base_side(
 
 
 def _same_code_sides(
-    ref: str, root: Path, sha: str, stacks: list[str], head_stacks: list[str], run: RunOptions
+    ref: str,
+    root: Path,
+    sha: str,
+    stacks: list[str],
+    head_stacks: list[str],
+    run: RunOptions,
+    where: Path = Path("."),
 ) -> tuple[Side, PreviewRun, list[str]] | None:
     """REF's code is the running code: REF checked out and its stacks previewed here, with the options the
     subprocess would be given (its `preview` flags: no --org; the files named resolved first), inside the
@@ -208,8 +310,9 @@ def _same_code_sides(
     from gpuinfra.review.baseref import checked_out
 
     options = run.options.resolved()
-    with checked_out(root, sha) as tree:
-        have = stack_names(tree)
+    with checked_out(root, sha) as checkout:
+        tree = checkout / where
+        have = stack_names(tree) if (tree / PROJECT_FILE).is_file() else []
         wanted = [s for s in stacks if s in have] if stacks else have
         if not wanted:
             return None
@@ -246,4 +349,4 @@ def _inside(folder: Path) -> Iterator[None]:
         os.chdir(before)
 
 
-__all__ = ["diff_command"]
+__all__ = ["BASE_CODE", "diff_command", "has_own_code"]

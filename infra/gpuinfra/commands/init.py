@@ -1,12 +1,18 @@
-"""`gpuinfra init`: a new stack file for one workload and, where missing, the organization file, the editor's
-JSON Schemas and (outside a Pulumi project) the project file with a program that runs the installed gpuinfra.
+"""`gpuinfra init`: a team's gpuinfra repository, and the stacks in it.
 
-Every file comes from a template in `templates/init/` whose values all validate; the values a user must make
-their own are marked `yours:`. An existing file is never overwritten (the stack only with `force`, and only a regular
-file init wrote); nothing is written outside the project or through a symbolic link."""
+`init` alone scaffolds the repository: the Pulumi project (`Pulumi.yaml` and a program that runs the installed
+gpuinfra), `stacks/org.yaml`, the policy pack (`policies/`, served by the installed package), the pull-request
+review workflow, `requirements.txt` pinning this gpuinfra, `.gitignore`, a README and the editors' JSON Schemas.
+`init WORKLOAD NAME` adds a stack to it (scaffolding the repository first when there is none).
+
+Every file comes from a template in `templates/init/` whose values all validate with no warning; the values a
+user must make their own are marked `yours:`. An existing file is never overwritten (the stack only with
+`force`, and only a regular file init wrote); nothing is written outside the project or through a symbolic
+link."""
 
 from __future__ import annotations
 
+import base64
 import json
 import os
 import re
@@ -15,39 +21,46 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from gpuinfra import __version__
 from gpuinfra.errors import InputError
 from gpuinfra.load import PROJECT_FILE, project_dir, stacks_dir
+from gpuinfra.report.render.markdown import CUT_MARKER, REVIEW_ARTIFACT
 from gpuinfra.spec import read_yaml
 from gpuinfra.spec.files import read_text
 from gpuinfra.spec.schema import org_schema, stack_schema
 from gpuinfra.spec.yamlfile import MAX_BYTES
 from gpuinfra.templating import renderer
 
-WORKLOADS: dict[str, str] = {
-    "training-pcs": "training",
-    "training-eks": "training",
-    "training-onprem": "training",
-    "inference-ec2": "inference",
-    "inference-k8s": "inference",
+
+@dataclass(frozen=True)
+class Scaffold:
+    """One kind of stack `init` writes: its template (templates/init/<name>.yaml.j2) and the purpose of the
+    account it deploys into. A new workload is one row of WORKLOADS and one template."""
+
+    purpose: str
+    summary: str
+
+
+WORKLOADS: dict[str, Scaffold] = {
+    "training-pcs": Scaffold("training", "Slurm as an AWS PCS cluster"),
+    "training-eks": Scaffold("training", "Kueue and JobSet on EKS"),
+    "training-onprem": Scaffold("training", "your racks, behind an existing Kubernetes cluster"),
+    "inference-ec2": Scaffold("inference", "EC2 Auto Scaling behind an ALB"),
+    "inference-k8s": Scaffold("inference", "an existing Kubernetes cluster, scaled by KEDA"),
+    "finetune": Scaffold("training", "LoRA/QLoRA jobs on AWS Batch"),
+    "registry": Scaffold("registry", "the model registry's bucket"),
 }
-"""The scaffold name and the account purpose it deploys into."""
+"""The scaffold name and what it deploys (each has templates/init/<name>.yaml.j2)."""
+
+ALIASES = {"training": "training-pcs", "inference": "inference-ec2"}
+"""Short names for the most common scaffold of a workload."""
 
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
 """The spec's `name` pattern (spec/base.py `Name`): the stack name becomes the spec's name."""
 
-DEFAULT_ACCOUNTS = {"training": "ml-training", "inference": "ml-inference"}
-"""The accounts of the organization skeleton (templates/init/org.yaml.j2)."""
-
-PROJECT_TEMPLATE = """\
-name: {name}
-description: GPU infrastructure compiled by gpuinfra (stacks/Pulumi.<stack>.yaml).
-runtime:
-  name: python
-  options:
-    virtualenv: .venv      # a virtualenv with gpuinfra installed: python3 -m venv .venv && .venv/bin/pip install ...
-main: gpuinfra_program.py
-stackConfigDir: stacks
-"""
+DEFAULT_ACCOUNTS = {"training": "ml-training", "inference": "ml-inference", "registry": "ml-registry"}
+DEFAULT_IDS = {"training": "111111111111", "inference": "222222222222", "registry": "333333333333"}
+"""The accounts of the organization skeleton (templates/init/org.yaml.j2) and their ids."""
 
 PROGRAM_TEMPLATE = '''\
 """The Pulumi program (Pulumi.yaml `main`): gpuinfra's, from the installed package."""
@@ -57,6 +70,28 @@ from gpuinfra.workspace.program import main
 main()
 '''
 
+PROJECT_TEMPLATE = """\
+name: {name}
+description: GPU infrastructure compiled by gpuinfra (stacks/Pulumi.<stack>.yaml).
+runtime:
+  name: python
+  options:
+    virtualenv: .venv      # python3 -m venv .venv && .venv/bin/pip install -r requirements.txt
+main: gpuinfra_program.py
+stackConfigDir: stacks
+"""
+
+REPOSITORY = {
+    ".github/workflows/gpuinfra-review.yml": "repo-workflow.yml.j2",
+    ".gitignore": "repo-gitignore.j2",
+    "README.md": "repo-readme.md.j2",
+    "requirements.txt": "repo-requirements.txt.j2",
+    "policies/PulumiPolicy.yaml": "repo-policy-pack.yml.j2",
+    "policies/__main__.py": "repo-policy-main.py.j2",
+    "policies/requirements.txt": "repo-policy-requirements.txt.j2",
+}
+"""The repository's files beside the project and stacks, each from its template in templates/init/."""
+
 render = renderer("init")
 
 
@@ -64,39 +99,63 @@ render = renderer("init")
 class InitResult:
     """What `init` wrote, what it left alone, and what to run next."""
 
-    stack: Path
+    stack: Path | None
+    """The stack file written (None when init scaffolded only the repository)."""
     written: list[Path] = field(default_factory=list)
     kept: list[Path] = field(default_factory=list)
     next_steps: list[str] = field(default_factory=list)
 
 
-def init_stack(workload: str, name: str, directory: Path, force: bool = False) -> InitResult:
-    """Write `Pulumi.<name>.yaml` for `workload` into the Pulumi project at or above `directory` (a new project
-    in `directory` when there is none), with whatever the stack needs that is missing."""
-    check_arguments(workload, name)
-    result = InitResult(stack=Path())
+def init_repository(directory: Path) -> InitResult:
+    """Scaffold a team's repository in `directory` (or complete the Pulumi project at or above it): every file
+    that is missing is written, none is replaced."""
+    result = InitResult(stack=None)
     project = project_dir(directory) or new_project(directory, result)
+    scaffold_repository(project, result)
+    result.next_steps = [
+        "python3 -m venv .venv && .venv/bin/pip install -r requirements.txt",
+        "gpuinfra init training my-train",
+        "gpuinfra preview",
+        "gpuinfra diff --base-ref main",
+    ]
+    return result
+
+
+def init_stack(workload: str, name: str, directory: Path, force: bool = False) -> InitResult:
+    """Write `Pulumi.<name>.yaml` for `workload` into the Pulumi project at or above `directory` (a new
+    repository in `directory` when there is none), with whatever the stack needs that is missing."""
+    workload = check_arguments(workload, name)
+    result = InitResult(stack=None)
+    project = project_dir(directory)
+    if project is None:
+        project = new_project(directory, result)
+        scaffold_repository(project, result)
     stacks = stacks_dir(project)
-    result.stack = stacks / f"Pulumi.{name}.yaml"
-    check_replaceable(result.stack, project, force)
+    stack = result.stack = stacks / f"Pulumi.{name}.yaml"
+    check_replaceable(stack, project, force)
     org_path = stacks / "org.yaml"
     write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result, project)
     write_schemas(project, result)
     context = stack_context(workload, name, org_path)
-    text = render(f"{workload}.yaml.j2", schema_path=schema_path(project, result.stack, "stack"), **context)
-    write(result.stack, text, result, project)
+    text = render(f"{workload}.yaml.j2", schema_path=schema_path(project, stack, "stack"), **context)
+    write(stack, text, result, project)
     result.next_steps = next_steps(workload, name, context)
     return result
 
 
-def check_arguments(workload: str, name: str) -> None:
+def check_arguments(workload: str, name: str) -> str:
+    """The scaffold's name (an alias resolved), once the workload and the stack name are known to be good."""
+    workload = ALIASES.get(workload, workload)
     if workload not in WORKLOADS:
-        raise InputError.single(f"unknown workload {workload!r}", hint=f"choose one of: {', '.join(WORKLOADS)}")
+        raise InputError.single(
+            f"unknown workload {workload!r}", hint=f"choose one of: {', '.join([*ALIASES, *WORKLOADS])}"
+        )
     if not NAME.match(name):
         raise InputError.single(
             f"stack name {name!r} is not a valid name",
             hint="lower-case letters, digits and dashes, 2-32 characters, starting with a letter (e.g. llm-train)",
         )
+    return workload
 
 
 def new_project(directory: Path, result: InitResult) -> Path:
@@ -114,10 +173,28 @@ def new_project(directory: Path, result: InitResult) -> Path:
             file=directory,
             hint="give a folder you can write, whose parents are folders",
         ) from None
-    project_name = re.sub(r"[^A-Za-z0-9_.-]", "-", directory.resolve().name) or "gpuinfra"
-    write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name), result, directory)
+    write_new(directory / PROJECT_FILE, PROJECT_TEMPLATE.format(name=project_name(directory)), result, directory)
     write_new(directory / "gpuinfra_program.py", PROGRAM_TEMPLATE, result, directory)
     return directory
+
+
+def project_name(directory: Path) -> str:
+    return re.sub(r"[^A-Za-z0-9_.-]", "-", directory.resolve().name) or "gpuinfra"
+
+
+def scaffold_repository(project: Path, result: InitResult) -> None:
+    """The organization file, the schemas and the REPOSITORY files the project lacks."""
+    org_path = stacks_dir(project) / "org.yaml"
+    write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result, project)
+    write_schemas(project, result)
+    context = {
+        "version": __version__,
+        "project": project_name(project),
+        "artifact": REVIEW_ARTIFACT,
+        "cut_marker": CUT_MARKER,
+    }
+    for relative, template in REPOSITORY.items():
+        write_new(project / relative, render(template, **context), result, project)
 
 
 def write_schemas(project: Path, result: InitResult) -> None:
@@ -142,8 +219,8 @@ def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:
     """The account (the organization file's first of the workload's purpose), its id and the on-premises site."""
     org = read_yaml(org_path, "organization file").data
     accounts = org.get("accounts") if isinstance(org, dict) else None
-    purpose = WORKLOADS[workload]
-    account, account_id = DEFAULT_ACCOUNTS[purpose], "111111111111"
+    purpose = WORKLOADS[workload].purpose
+    account, account_id = DEFAULT_ACCOUNTS[purpose], DEFAULT_IDS[purpose]
     if isinstance(accounts, dict):
         for key, value in accounts.items():
             if isinstance(value, dict) and value.get("purpose") == purpose:
@@ -151,16 +228,24 @@ def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:
                 break
     sites = org.get("onprem_sites") if isinstance(org, dict) else None
     site = next(iter(sites), "dc-east") if isinstance(sites, dict) and sites else "dc-east"
-    return {"stack_name": name, "account": account, "account_id": account_id, "site": site}
+    placeholder = base64.b64encode(f"PLACEHOLDER--kubeconfig-{site}".encode()).decode()
+    return {
+        "stack_name": name,
+        "account": account,
+        "account_id": account_id,
+        "site": site,
+        "kube_placeholder": f"v1:UExBQ0VIT0xERVI=:{placeholder}",  # base64 of PLACEHOLDER: no passphrase opens it
+    }
 
 
 def next_steps(workload: str, name: str, context: dict[str, Any]) -> list[str]:
-    steps = []
+    steps = [f"gpuinfra validate {name}", f"gpuinfra preview {name}"]
     if workload == "training-onprem":
-        steps.append(f'pulumi config set --secret gpuinfra:kube-{context["site"]} "$(cat kubeconfig)"')
+        key = f"gpuinfra:kube-{context['site']}"
+        steps.append(f'before pulumi up: pulumi config set --secret {key} "$(cat kubeconfig)"')
     if workload == "inference-k8s":
-        steps.append('pulumi config set --secret gpuinfra:kube-us-east-1 "$(cat kubeconfig)"')
-    return [*steps, f"gpuinfra preview {name}"]
+        steps.append('before pulumi up: pulumi config set --secret gpuinfra:kube-us-east-1 "$(cat kubeconfig)"')
+    return steps
 
 
 MARKER = "`gpuinfra init`"
@@ -175,7 +260,7 @@ def check_replaceable(path: Path, project: Path, force: bool) -> None:
         return
     if not force:
         raise InputError.single(
-            f"stack file {path} exists", file=path, hint="give another name, or --force to replace it"
+            "the stack file exists", file=shown(path), hint="give another name, or --force to replace it"
         )
     if path.is_symlink() or not path.is_file():
         raise InputError.single(
@@ -213,6 +298,11 @@ def inside(path: Path, project: Path) -> None:
         raise InputError.single(
             f"{path} is a symbolic link: init never writes through one", file=path, hint="remove the link first"
         )
+
+
+def shown(path: Path) -> Path:
+    """`path` as the user would write it from the working directory (no absolute path in a message)."""
+    return Path(os.path.relpath(path))
 
 
 def _own_schema(path: Path) -> bool:
@@ -257,4 +347,4 @@ def write(path: Path, text: str, result: InitResult, project: Path) -> None:
     result.written.append(path)
 
 
-__all__ = ["WORKLOADS", "InitResult", "init_stack"]
+__all__ = ["ALIASES", "WORKLOADS", "InitResult", "Scaffold", "init_repository", "init_stack"]

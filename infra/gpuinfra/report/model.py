@@ -377,6 +377,9 @@ class DiffReport(Model):
     prices_as_of_newest: datetime.date | None = None
     losses: list[DataLossOut] = []
     """Stateful data a head would destroy: the headline names these first."""
+    disruption: list[str] = []
+    """What the change does to running instances (groups that roll, replacements, nodes added or removed), said
+    in the headline before the money (report/build/disruption.py)."""
     stacks: list[StackDiffOut] = []
     notes: list[str] = []
     problems: list[InputProblem] = []

@@ -5,9 +5,12 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from decimal import Decimal
+from typing import Any
 
 from gpuinfra.catalog import Catalog, staleness
+from gpuinfra.graph import Graph
 from gpuinfra.report.build.cost import describe
+from gpuinfra.report.build.disruption import disruption
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.model import (
     DataLossOut,
@@ -27,12 +30,27 @@ from gpuinfra.review.diff import MISSING, PULUMI, Change, Diff, ResourceDiff, Re
 PULUMI_URL = "https://www.pulumi.com/docs/iac/concepts/how-pulumi-works/"
 
 
-def change_out(c: Change, catalog: Catalog) -> PropertyChangeOut:
+KNOWN_AFTER_APPLY = "(known after apply)"
+
+
+def known(value: Any, graph: Graph | None) -> Any:
+    """A value as the review shows it: one the embedded engine stood in for (an id, an ARN, an autonamed name,
+    a launch template's version, a looked-up image: Graph.after_apply) is known only after apply, never shown
+    as if real. Whole values only: a stand-in inside a longer text (user data) is that text's own business."""
+    if graph is None or value is MISSING or isinstance(value, bool) or not isinstance(value, str | int):
+        return value
+    return KNOWN_AFTER_APPLY if str(value) in graph.after_apply else value
+
+
+def change_out(
+    c: Change, catalog: Catalog, graphs: tuple[Graph | None, Graph | None] = (None, None)
+) -> PropertyChangeOut:
     source = catalog.sources.get(c.reason or "")
+    before, after = known(c.before, graphs[0]), known(c.after, graphs[1])
     return PropertyChangeOut(
         path=c.path,
-        before=None if c.before is MISSING else c.before,
-        after=None if c.after is MISSING else c.after,
+        before=None if before is MISSING else before,
+        after=None if after is MISSING else after,
         absent_before=c.before is MISSING,
         absent_after=c.after is MISSING,
         effect=c.effect,  # type: ignore[arg-type]
@@ -41,13 +59,15 @@ def change_out(c: Change, catalog: Catalog) -> PropertyChangeOut:
     )
 
 
-def resource_out(r: ResourceDiff, catalog: Catalog) -> ResourceChangeOut:
+def resource_out(
+    r: ResourceDiff, catalog: Catalog, graphs: tuple[Graph | None, Graph | None] = (None, None)
+) -> ResourceChangeOut:
     return ResourceChangeOut(
         type=r.type,
         name=r.name,
         action=r.action,
         component=r.component,  # type: ignore[arg-type]
-        changes=[change_out(c, catalog) for c in r.changes],
+        changes=[change_out(c, catalog, graphs) for c in r.changes],
         monthly=money_change(r.before, r.after, r.delta),
     )
 
@@ -112,7 +132,7 @@ def diff_report(
     stacks = []
     for s in diff.stacks:
         out = stack_out(s)
-        out.resources = [resource_out(r, catalog) for r in sorted(s.resources, key=_delta_order)]
+        out.resources = [resource_out(r, catalog, s.graphs) for r in sorted(s.resources, key=_delta_order)]
         out.picture = stack_picture(s)
         stacks.append(out)
     dates = [d for s in diff.stacks for b in (s.before, s.after) if b is not None for d in (b.as_of() or ())]
@@ -128,6 +148,7 @@ def diff_report(
             DataLossOut(stack=x.stack, type=x.type, name=x.name, action=x.action, lost=x.lost, protected=x.protected)  # type: ignore[arg-type]
             for x in diff.losses
         ],
+        disruption=disruption([r for s in stacks for r in s.resources], {(x.type, x.name) for x in diff.losses}),
         stacks=stacks,
         notes=[*notes, *([f"⚠️ {stale}: {staleness.HINT}"] if stale else [])],
         problems=list(problems),

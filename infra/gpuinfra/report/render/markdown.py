@@ -73,9 +73,13 @@ def render_diff_markdown(report: DiffReport) -> str:
     return _capped(_diff_markdown(report, _spread(rows, low), listed=10))
 
 
+CUT_MARKER = "gpuinfra-comment-cut"
+"""An HTML comment a cut comment carries: the review workflow `gpuinfra init` writes looks for it and then uploads
+the whole report as the artifact REVIEW_ARTIFACT (templates/init/repo-workflow.yml.j2)."""
+REVIEW_ARTIFACT = "gpuinfra-review"
 CUT = (
-    "\n\n*The comment was cut at GitHub's {limit:,}-character limit. The full report is the pull request's "
-    "`gpuinfra diff --format json` artifact.*\n"
+    "\n\n<!-- " + CUT_MARKER + " -->\n*The comment was cut at GitHub's {limit:,}-character limit. The full report "
+    "(`gpuinfra diff --format json`) is the workflow run's `" + REVIEW_ARTIFACT + "` artifact.*\n"
 )
 
 
@@ -129,6 +133,8 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
 __all__ = [
     "COMMENT_BUDGET",
     "COMMENT_LIMIT",
+    "CUT_MARKER",
+    "REVIEW_ARTIFACT",
     "render",
     "render_catalog_markdown",
     "render_cost_markdown",

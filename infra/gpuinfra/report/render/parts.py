@@ -151,7 +151,7 @@ def verdict(report: DiffReport) -> list[str]:
         out.append(f"❌ not judged ({', '.join(unjudged)})")
     if report.losses:
         out.append(f"⚠️ destroys stored data ({len(report.losses)})")
-    return out
+    return out + [f"🔄 {d}" for d in report.disruption]
 
 
 def headline(report: DiffReport) -> str:
