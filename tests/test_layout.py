@@ -113,7 +113,7 @@ def test_the_policy_sdk_is_imported_only_by_the_policy_stage() -> None:
     wrong = [
         f"{path.relative_to(ROOT)}:{line} imports {module}"
         for path in modules()
-        if path.relative_to(PACKAGE).parts[0] != "policy"
+        if stage_of(".".join(path.relative_to(ROOT / SOURCE_ROOT).with_suffix("").parts)) != "policy"
         for line, module in imports(path)
         if module.split(".")[0] == "pulumi_policy"
     ]

@@ -33,7 +33,7 @@ class Parts:
     preflight: str | None = None
     """(graph) -> findings: each generated request judged by the cloud's own API definitions."""
     prices: str | None = None
-    """(graph, catalog, usage) -> priced lines: the cloud's price book."""
+    """(resource, graph, base) -> ResourceCost: the cloud's price book for its own resource types."""
     policies: str | None = None
     """A module whose import registers the cloud's policy rules with the pack."""
     replacements: str | None = None
@@ -57,6 +57,9 @@ class Cloud:
     """The most warning a reclaimed spot instance gets: EC2's two-minute interruption notice; Compute Engine's
     preemption notice is "best effort and up to 30 seconds" (cloud.google.com/compute/docs/instances/spot)."""
     parts: Parts = field(default_factory=Parts)
+    packages: tuple[str, ...] = ()
+    """The Pulumi packages of the cloud's own resource types (`gcp` of gcp:compute/...): stages that meet a
+    resource, not a spec (cost, preflight, the review), find the cloud's part by the type's package."""
 
     def part(self, name: str) -> Any:
         """The cloud's own part `name` (imported now), or None when the built-in pipeline serves it."""
@@ -73,7 +76,7 @@ GCP_PARTS = Parts(
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.stack:build_fleet",
     preflight="gpuinfra.clouds.gcp.preflight.discovery:preflight",
-    prices="gpuinfra.clouds.gcp.cost.book:price_graph",
+    prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
     replacements="gpuinfra.clouds.gcp.review.replacements:REPLACES",
 )
@@ -88,6 +91,7 @@ CLOUDS: dict[str, Cloud] = {
         sites=False,
         managed_slurm=False,
         quota_unit="GPUs",
+        packages=("gcp",),
         spot_notice_seconds=30,
         parts=GCP_PARTS,
     ),
@@ -99,9 +103,17 @@ def cloud(name: str) -> Cloud:
     return CLOUDS[name]
 
 
+def type_part(type_token: str, name: str) -> Any:
+    """The part `name` of the cloud whose package a resource type belongs to (None: the built-in pipeline's).
+    Provider resources (pulumi:providers:<package>) belong to their package's cloud too."""
+    package = type_token.split(":")[2] if type_token.startswith("pulumi:providers:") else type_token.split(":")[0]
+    owner = next((c for c in CLOUDS.values() if package in c.packages), None)
+    return owner.part(name) if owner is not None else None
+
+
 def cloud_of(spec: object) -> Cloud:
     """The entry of the cloud a workload spec targets (every workload spec has a `target`)."""
     return CLOUDS[spec.target.cloud]  # type: ignore[attr-defined]
 
 
-__all__ = ["CLOUDS", "Cloud", "Parts", "cloud", "cloud_of"]
+__all__ = ["CLOUDS", "Cloud", "Parts", "cloud", "cloud_of", "type_part"]

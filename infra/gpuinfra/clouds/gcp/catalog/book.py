@@ -22,6 +22,7 @@ from gpuinfra.catalog.models import Family, InstanceType, OnDemandPrice, Source,
 from gpuinfra.errors import GpuinfraError
 
 DATA_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "g2.yaml"
+SERVICES_FILE = DATA_FILE.with_name("services.yaml")
 FAMILY = "g2"
 HOURS_PER_MONTH = Decimal(730)
 """Google's pricing calculator's month (730 hours), as the AWS price lines use."""
@@ -150,6 +151,32 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
     return book
 
 
+@dataclass(frozen=True)
+class ServicePrice:
+    usd: Decimal
+    unit: str
+    source: str
+    as_of: datetime.date | None
+
+
+@cache
+def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
+    """Google's service prices by key (catalog/data/gcp/services.yaml), each naming a source the file lists."""
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        sources = set(data["sources"])
+        found = {
+            k: ServicePrice(Decimal(str(v["usd"])), v["unit"], v["source"], v["as_of"])
+            for k, v in data["services"].items()
+        }
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise GcpCatalogError(f"{path}: Google's service prices cannot be read: {type(exc).__name__}: {exc}") from None
+    missing = {p.source for p in found.values()} - sources
+    if missing:
+        raise GcpCatalogError(f"{path}: prices name sources it does not list: {sorted(missing)}")
+    return found
+
+
 def _instance(machine: MachineType, book: GcpBook) -> InstanceType:
     return InstanceType(
         source=machine.source,
@@ -240,4 +267,5 @@ __all__ = [
     "QuotaMetric",
     "gcp_book",
     "gcp_catalog",
+    "gcp_services",
 ]
