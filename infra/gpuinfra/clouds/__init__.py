@@ -31,7 +31,8 @@ class Parts:
     program: str | None = None
     """(inputs, plan) -> None: the component tree `pulumi up` builds."""
     preflight: str | None = None
-    """(graph) -> findings: each generated request judged by the cloud's own API definitions."""
+    """A module with check(resource, graph) -> findings and judges(type): each generated request judged by the
+    cloud's own API definitions."""
     prices: str | None = None
     """(resource, graph, base) -> ResourceCost: the cloud's price book for its own resource types."""
     policies: str | None = None
@@ -75,7 +76,7 @@ GCP_PARTS = Parts(
     planner="gpuinfra.clouds.gcp.plan.fleet:plan_fleet",
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.stack:build_fleet",
-    preflight="gpuinfra.clouds.gcp.preflight.discovery:preflight",
+    preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
     replacements="gpuinfra.clouds.gcp.review.replacements:REPLACES",

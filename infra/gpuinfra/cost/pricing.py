@@ -113,7 +113,7 @@ def price_graph(
             "component": locate.component(r),
             "where": where,
         }
-        own = type_part(r.type, "prices")  # a cloud's own price book for its types (Google's); None: built-in
+        own = type_part(r.type, "prices")  # a cloud's own price book for its types; None: built-in
         if own is not None:
             out.append(own(r, graph, base))
             continue

@@ -22,7 +22,7 @@ _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
 
 def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPlan:
-    own = cloud_of(spec).part("planner")  # a cloud with its own planner (Google's); None: the built-in ones
+    own = cloud_of(spec).part("planner")  # a cloud with its own planner; None: the built-in ones
     if own is not None:
         return own(spec, org, catalog)  # type: ignore[no-any-return]
     if isinstance(spec, TrainingSpec):

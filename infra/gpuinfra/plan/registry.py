@@ -50,7 +50,7 @@ class RegistryPlan(Plain):
 def plan_registry(spec: RegistrySpec, org: Organization) -> RegistryPlan:
     registry = org.registry
     assert registry is not None, "references are resolved before planning"
-    # IAM grants name AWS accounts; another cloud's project (a Google one) has no IAM principal in this bucket
+    # IAM grants name AWS accounts: another cloud's account entry has no IAM principal in this bucket
     accounts = sorted((name, a) for name, a in org.accounts.items() if isinstance(a, Account))
     training_roots = [f"arn:aws:iam::{a.id}:root" for _, a in accounts if a.purpose == "training"]
     return RegistryPlan(

@@ -43,7 +43,7 @@ def refuse_errors(findings: list[Finding]) -> None:
 
 def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
     """Create the stack's providers and components."""
-    own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree (Google's); None: built-in
+    own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree; None: built-in
     if own is not None:
         own(inputs, plan)
     elif isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):

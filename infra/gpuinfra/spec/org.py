@@ -328,7 +328,7 @@ class Organization(SpecModel):
     """Short organization name, used as a prefix and in tags."""
     accounts: Annotated[dict[AccountName, AnyAccount], Field(min_length=1)]
     """Every account gpuinfra may deploy into, by name: id, role, purpose, budget, quotas. An entry naming
-    `cloud:` is that cloud's (a Google Cloud project: `cloud: gcp`, docs/gcp.md); without it, an AWS account."""
+    `cloud:` is that cloud's (its model named by spec/target.py); without it, an AWS account."""
     registry: Registry | None = None
     default_tags: Tags = {}
     """Tags every provider applies to every resource, besides gpuinfra's own."""

@@ -29,7 +29,7 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 for _cloud in CLOUDS.values():
-    _cloud.part("policies")  # a cloud's own rules (Google's edges between projects) join the pack on import
+    _cloud.part("policies")  # a cloud's own rules join the pack on import
 
 POLICIES = list(REGISTRY)
 
