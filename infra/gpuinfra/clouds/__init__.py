@@ -79,7 +79,6 @@ GCP_PARTS = Parts(
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
-    replacements="gpuinfra.clouds.gcp.review.replacements:REPLACES",
 )
 
 CLOUDS: dict[str, Cloud] = {

@@ -36,8 +36,9 @@ def source(api: str, version: str) -> str:
     """How a finding names the document it was judged by: the API, its revision and the client that ships it."""
     from importlib.metadata import version as installed
 
-    doc = document(api, version)
-    return f"{api} {version} Discovery document, revision {doc.get('revision')} (google-api-python-client {installed('google-api-python-client')})"
+    revision = document(api, version).get("revision")
+    client = installed("google-api-python-client")
+    return f"{api} {version} Discovery document, revision {revision} (google-api-python-client {client})"
 
 
 def quota_metrics() -> frozenset[str]:
