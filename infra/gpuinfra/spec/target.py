@@ -45,6 +45,15 @@ def workload_model(workload: str, cloud: object) -> type[BaseModel] | None:
     return models.get(workload)
 
 
+def cloud_workload_models() -> dict[str, list[type[BaseModel]]]:
+    """Workload -> the models other clouds give it (the JSON Schema offers each beside the default)."""
+    found: dict[str, list[type[BaseModel]]] = {}
+    for package in SPEC_PACKAGES.values():
+        for workload, model in import_module(package).SPEC_MODELS.items():
+            found.setdefault(workload, []).append(model)
+    return found
+
+
 def _entry_cloud(value: Any) -> str:
     cloud = value.get("cloud", DEFAULT_CLOUD) if isinstance(value, dict) else getattr(value, "cloud", DEFAULT_CLOUD)
     return f"{TAG_PREFIX}{cloud}"
@@ -61,4 +70,4 @@ def cloud_accounts(default: type[BaseModel]) -> Any:
     return Annotated[Union[tuple(members)], Discriminator(_entry_cloud)]  # noqa: UP007 (built at run time)
 
 
-__all__ = ["DEFAULT_CLOUD", "SPEC_PACKAGES", "TAG_PREFIX", "Cloud", "Target", "cloud_accounts", "workload_model"]
+__all__ = ["DEFAULT_CLOUD", "SPEC_PACKAGES", "TAG_PREFIX", "Cloud", "Target", "cloud_accounts", "cloud_workload_models", "workload_model"]

@@ -76,6 +76,8 @@ class GcpBook:
     host_prices: dict[tuple[str, str, str], Price]
     """(machine type, region, purchase) -> the machine's cores and memory, hourly."""
     quotas: tuple[QuotaMetric, ...]
+    time_zones: dict[str, str]
+    """Region -> its local IANA time zone (a schedule's `region` clock)."""
 
     def machine(self, name: str) -> MachineType | None:
         return self.machine_types.get(name)
@@ -142,6 +144,7 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
             gpu_prices=gpu,
             host_prices=host,
             quotas=quotas,
+            time_zones=dict(data["time_zones"]["by_region"]),
         )
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise GcpCatalogError(f"{path}: Google's catalog cannot be read: {type(exc).__name__}: {exc}") from None

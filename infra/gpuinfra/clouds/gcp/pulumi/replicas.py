@@ -10,6 +10,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_gcp as gcp
 
+from gpuinfra.clouds.gcp.catalog import gcp_book
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec
 from gpuinfra.plan.serving import RegionPlan
@@ -168,7 +169,7 @@ def autoscaler(
             x.name: {
                 "min_required_replicas": x.min_replicas,
                 "schedule": x.recurrence,
-                "time_zone": "Etc/UTC" if x.time_zone == "region" else x.time_zone,
+                "time_zone": gcp_book().time_zones[r.region] if x.time_zone == "region" else x.time_zone,
                 "duration_sec": 12 * 3600,
             }
             for x in s.schedules

@@ -142,6 +142,21 @@ def gcp_rollout_surge(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[F
 
 
 @rule(Level.ERROR)
+def gcp_schedule_clock(spec: GcpInferenceSpec) -> Iterator[Failure]:
+    """A schedule on each region's clock needs the region's time zone in the catalog (catalog/data/gcp/g2.yaml)."""
+    zones = gcp_book().time_zones
+    unknown = sorted({r.region for r in spec.regions} - set(zones))
+    for i, schedule in enumerate(spec.autoscaling.schedules):
+        if schedule.time_zone == "region" and unknown:
+            yield Failure(
+                f"schedule {schedule.name!r} runs on each region's clock, but the catalog has no time zone for "
+                f"{', '.join(unknown)}",
+                ("autoscaling", "schedules", i, "time_zone"),
+                "name an IANA time zone (e.g. Etc/UTC) for the schedule",
+            )
+
+
+@rule(Level.ERROR)
 def gcp_predictive_scaling(spec: GcpInferenceSpec) -> Iterator[Failure]:
     """Compute Engine's predictive autoscaling forecasts CPU utilization only (AutoscalingPolicy
     predictiveMethod), not the queue-depth metric this fleet scales on."""
@@ -160,5 +175,6 @@ __all__ = [
     "gcp_project_purpose",
     "gcp_quota_short",
     "gcp_rollout_surge",
+    "gcp_schedule_clock",
     "gcp_throughput_above_bound",
 ]
