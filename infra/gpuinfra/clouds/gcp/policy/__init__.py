@@ -44,6 +44,15 @@ PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:
 SERVICE_ACCOUNT = re.compile(r"^serviceAccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
 
 
+def google_facts(args: StackValidationArgs) -> StackFacts:
+    """The facts of a stack deployed into a Google project; any other stack: the policy is not applicable."""
+    facts = require(args)
+    if not isinstance(facts.account, GcpProject):
+        args.not_applicable(f"applies to Google Cloud stacks; {facts.stack}'s account is not a Google project")
+        raise AssertionError("not_applicable returns only by raising")
+    return facts
+
+
 def _project_of(value: Any) -> str | None:
     found = PROJECT_IN_PATH.search(value) if isinstance(value, str) else None
     return found.group(1) if found else None
@@ -106,9 +115,7 @@ def edge_problem(facts: StackFacts, what: str, end: Any) -> str | None:
     MANDATORY,
 )
 def gcp_edges(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args)
-    if not isinstance(facts.account, GcpProject):
-        return
+    facts = google_facts(args)
     stack = view(args)
     for resource in stack.with_prefix("gcp:"):
         for what, end in _edges(resource):
@@ -131,9 +138,7 @@ def gcp_edges(args: StackValidationArgs, report_violation: ReportViolation) -> N
     MANDATORY,
 )
 def gcp_groups_bounded(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args)
-    if not isinstance(facts.account, GcpProject):
-        return
+    facts = google_facts(args)
     stack = view(args)
     scaled = {d.urn: a for a in stack.of_type(AUTOSCALER) for d in a.dependencies if d.resource_type == MIG}
     for group in stack.of_type(MIG):
@@ -158,9 +163,7 @@ def gcp_groups_bounded(args: StackValidationArgs, report_violation: ReportViolat
     MANDATORY,
 )
 def gcp_armored_frontend(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args)
-    if not isinstance(facts.account, GcpProject):
-        return
+    google_facts(args)
     stack = view(args)
     for rule in stack.of_type(GLOBAL_RULE):
         if str(rule.props.get("portRange")) != "443":

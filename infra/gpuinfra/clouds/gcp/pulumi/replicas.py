@@ -68,10 +68,15 @@ def startup_script(a: ReplicaArgs, purchase: str) -> str:
     )
 
 
+STOP_SECONDS = 5
+"""What the shutdown script leaves the server to stop (`docker stop --time 5`, templates/gcp/shutdown.sh.j2)."""
+
+
 def drain_seconds(a: ReplicaArgs, purchase: str) -> int:
-    """A Spot VM's drain is its preemption notice; an on-demand VM's, the plan's (its longest answer)."""
+    """A Spot VM's drain is its preemption notice less the server's stop, so both end within the notice; an
+    on-demand VM's is the plan's (the time its longest answer takes)."""
     if purchase == "spot":
-        return a.spot_notice_seconds
+        return a.spot_notice_seconds - STOP_SECONDS
     return a.region.drain_seconds
 
 
@@ -82,13 +87,20 @@ def template(name: str, a: ReplicaArgs, purchase: str, parent: pulumi.Resource) 
         "automatic_restart": not spot,
         "provisioning_model": "SPOT" if spot else "STANDARD",
         "preemptible": spot,
-        **({"instance_termination_action": "DELETE"} if spot else {}),
+        # Spot: deleted at preemption (its notice is the drain); on-demand: graceful shutdown gives the shutdown
+        # script the plan's drain when a scale-in or an update deletes the VM.
+        **(
+            {"instance_termination_action": "DELETE"}
+            if spot
+            else {"graceful_shutdown": {"enabled": True, "max_duration": {"seconds": drain_seconds(a, purchase)}}}
+        ),
     }
     shutdown = render(
         "gcp/shutdown.sh.j2",
         fleet=a.spec.name,
         purchase=purchase,
         drain_seconds=drain_seconds(a, purchase),
+        stop_seconds=STOP_SECONDS,
         port=a.spec.health_check.server_port,
     )
     return gcp.compute.RegionInstanceTemplate(
@@ -215,4 +227,4 @@ class RegionReplicas(pulumi.ComponentResource):
         self.register_outputs({})
 
 
-__all__ = ["QUEUE_METRIC", "RegionReplicas", "ReplicaArgs", "startup_script"]
+__all__ = ["QUEUE_METRIC", "STOP_SECONDS", "RegionReplicas", "ReplicaArgs", "startup_script"]
