@@ -35,7 +35,7 @@ CRD_FOLDERS = {
     "kueue.x-k8s.io": "k8s/kueue-v0.19.2",
     "monitoring.coreos.com": "k8s/prometheus-operator-v0.93.0",
 }
-PACKAGES = ("pulumi_aws", "pulumi_aws_native", "pulumi_kubernetes", "pulumi_random")
+PACKAGES = ("pulumi_aws", "pulumi_aws_native", "pulumi_kubernetes", "pulumi_random", "pulumi_gcp")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)

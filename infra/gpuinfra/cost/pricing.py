@@ -9,6 +9,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import type_part
 from gpuinfra.cost.batch import price_compute_environment
 from gpuinfra.cost.compute import price_group, price_instance, price_node_group, price_pcs_cluster, price_pcs_node_group
 from gpuinfra.cost.fleets import price_fleet
@@ -115,6 +116,10 @@ def price_graph(
             "component": locate.component(r),
             "where": where,
         }
+        own = type_part(r.type, "prices")  # a cloud's own price book for its types; None: built-in
+        if own is not None:
+            out.append(own(r, graph, base))
+            continue
         pricer = PRICERS.get(r.type)
         if pricer is not None:
             lines = pricer(r, Ctx(graph, book, usage, where))

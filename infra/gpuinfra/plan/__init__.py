@@ -8,6 +8,7 @@ from typing import Annotated, Any
 from pydantic import Field, TypeAdapter, ValidationError
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud_of
 from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.quotas import QuotaNeed
@@ -21,6 +22,9 @@ _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
 
 def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPlan:
+    own = cloud_of(spec).part("planner")  # a cloud with its own planner; None: the built-in ones
+    if own is not None:
+        return own(spec, org, catalog)  # type: ignore[no-any-return]
     if isinstance(spec, TrainingSpec):
         return plan_training(spec, org, catalog)
     if isinstance(spec, InferenceSpec):

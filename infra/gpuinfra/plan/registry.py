@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Literal
 
 from gpuinfra.plan.memory import Plain
-from gpuinfra.spec import Organization, RegistrySpec
+from gpuinfra.spec import Account, Organization, RegistrySpec
 
 PROMOTE_ROLE_SUFFIX = "-promote"
 """The registry stack's promote role is `<stack name>-promote` (components/registry): the one role of the registry
@@ -50,7 +50,8 @@ class RegistryPlan(Plain):
 def plan_registry(spec: RegistrySpec, org: Organization) -> RegistryPlan:
     registry = org.registry
     assert registry is not None, "references are resolved before planning"
-    accounts = sorted(org.accounts.items())
+    # IAM grants name AWS accounts: another cloud's account entry has no IAM principal in this bucket
+    accounts = sorted((name, a) for name, a in org.accounts.items() if isinstance(a, Account))
     training_roots = [f"arn:aws:iam::{a.id}:root" for _, a in accounts if a.purpose == "training"]
     return RegistryPlan(
         bucket=registry.bucket,

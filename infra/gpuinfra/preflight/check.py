@@ -7,6 +7,7 @@ from collections.abc import Iterable
 import gpuinfra.preflight.cloudformation as cloudformation
 import gpuinfra.preflight.kubernetes as kubernetes
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import type_part
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.preflight.botocore_check import validate
 from gpuinfra.preflight.findings import PreflightFinding
@@ -47,6 +48,9 @@ def check_aws(resource: Resource, entry: AwsApi) -> list[PreflightFinding]:
 
 
 def check_resource(resource: Resource, graph: Graph) -> list[PreflightFinding]:
+    own = type_part(resource.type, "preflight")  # a cloud's own definitions for its types; None: built-in
+    if own is not None:
+        return own.check(resource, graph)  # type: ignore[no-any-return]
     entry = AWS.get(resource.type)
     if entry is not None:
         return check_aws(resource, entry)
@@ -62,6 +66,9 @@ def unchecked(graph: Graph, resources: Iterable[Resource]) -> list[PreflightFind
     seen: dict[str, Resource] = {}
     for r in resources:
         if r.type in AWS or r.type.startswith(CLOUDFORMATION_PREFIX):
+            continue
+        own = type_part(r.type, "preflight")
+        if own is not None and own.judges(r.type):
             continue
         if r.type.startswith(KUBERNETES_PREFIX) and r.type not in NOT_JUDGED and kubernetes.is_checked(r, graph):
             continue

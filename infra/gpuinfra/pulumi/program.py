@@ -12,6 +12,7 @@ from typing import Any
 import pulumi
 from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys_env
 
+from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs
 from gpuinfra.plan import AnyPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
@@ -42,7 +43,10 @@ def refuse_errors(findings: list[Finding]) -> None:
 
 def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
     """Create the stack's providers and components."""
-    if isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):
+    own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree; None: built-in
+    if own is not None:
+        own(inputs, plan)
+    elif isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):
         from gpuinfra.pulumi.components.training.stack import build_training
 
         build_training(inputs, plan)

@@ -25,6 +25,11 @@ from pydantic.json_schema import JsonDict
 
 from gpuinfra.spec.words import S3Uri
 
+Purpose = Literal["training", "inference", "registry"]
+"""What an account (or another cloud's equivalent) is for: training and inference never share one."""
+PURPOSE_OF_WORKLOAD = {"finetune": "training"}
+"""Workloads that live in another workload's accounts: fine-tuning reads training data and writes to the registry's
+upload prefix, as training does, so it shares training's accounts, quotas and separation."""
 UpdatePolicy = Literal["in_place", "replace", "drain"]
 """What changing a field does to running infrastructure (ParallelCluster's update_policy)."""
 

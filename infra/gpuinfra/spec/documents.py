@@ -15,6 +15,7 @@ from gpuinfra.spec.inference import InferenceSpec
 from gpuinfra.spec.org import Organization
 from gpuinfra.spec.problems import did_you_mean, shown, validation_problems
 from gpuinfra.spec.registry import RegistrySpec
+from gpuinfra.spec.target import workload_model
 from gpuinfra.spec.training import TrainingSpec
 from gpuinfra.spec.yamlfile import YamlDocument, read_yaml
 
@@ -128,8 +129,8 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
         )
     workload: Workload = present[0]  # type: ignore[assignment]
     prefix: FieldPath = ("config", f"{NAMESPACE}:{workload}")
-    model = SPEC_MODELS[workload]
     raw = config[f"{NAMESPACE}:{workload}"]
+    model = workload_model(workload, raw.get("cloud") if isinstance(raw, dict) else None) or SPEC_MODELS[workload]
     if not isinstance(raw, dict):
         raise InputError(
             [

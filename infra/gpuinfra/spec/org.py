@@ -8,13 +8,21 @@ from typing import Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
-from gpuinfra.spec.base import AccountName, BucketName, Invalid, K8sName, Money, Region, SpecModel, Tags
+from gpuinfra.spec.base import (
+    PURPOSE_OF_WORKLOAD,
+    AccountName,
+    BucketName,
+    Invalid,
+    K8sName,
+    Money,
+    Purpose,
+    Region,
+    SpecModel,
+    Tags,
+)
+from gpuinfra.spec.target import cloud_accounts
 from gpuinfra.spec.words import relative_key
 
-Purpose = Literal["training", "inference", "registry"]
-PURPOSE_OF_WORKLOAD = {"finetune": "training"}
-"""Workloads that live in another workload's accounts: fine-tuning reads training data and writes to the registry's
-upload prefix, as training does, so it shares training's accounts, quotas and separation."""
 QuotaCode = Annotated[
     str,
     StringConstraints(pattern=r"^L-[0-9A-F]{8}$"),
@@ -87,6 +95,10 @@ class Account(SpecModel):
                 "add alerts: {email: [oncall@example.com]} (or webhook_url: https://...), or set production: false",
             )
         return self
+
+
+AnyAccount = cloud_accounts(Account)
+"""An AWS account, or the organization entry of another cloud (the spec's cloud registry, spec/target.py)."""
 
 
 class Registry(SpecModel):
@@ -317,8 +329,9 @@ class Organization(SpecModel):
 
     name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
     """Short organization name, used as a prefix and in tags."""
-    accounts: Annotated[dict[AccountName, Account], Field(min_length=1)]
-    """Every account gpuinfra may deploy into, by name: id, role, purpose, budget, quotas."""
+    accounts: Annotated[dict[AccountName, AnyAccount], Field(min_length=1)]
+    """Every account gpuinfra may deploy into, by name: id, role, purpose, budget, quotas. An entry naming
+    `cloud:` is that cloud's (its model named by spec/target.py); without it, an AWS account."""
     registry: Registry | None = None
     default_tags: Tags = {}
     """Tags every provider applies to every resource, besides gpuinfra's own."""

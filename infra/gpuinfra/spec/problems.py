@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 import gpuinfra.spec.base as base
 from gpuinfra.errors import FieldPath, Problem
 from gpuinfra.spec.base import Invalid
+from gpuinfra.spec.target import TAG_PREFIX
 from gpuinfra.spec.yamlfile import YamlDocument
 
 
@@ -167,7 +168,7 @@ def field_info_at(model: type[BaseModel], loc: FieldPath) -> Any:
 def _is_union_tag(part: Any) -> bool:
     """Pydantic inserts the union member's name into loc (e.g. 'int', 'literal['auto']')."""
     return isinstance(part, str) and (
-        part.startswith(("literal[", "function-")) or part in {"int", "str", "float", "constrained-int"}
+        part.startswith(("literal[", "function-", TAG_PREFIX)) or part in {"int", "str", "float", "constrained-int"}
     )
 
 

@@ -8,15 +8,24 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from gpuinfra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, Organization
+from gpuinfra.spec.target import cloud_workload_models
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
 
 
 def stack_schema() -> dict[str, Any]:
     """A Pulumi stack file whose config holds exactly one gpuinfra spec."""
-    models: list[tuple[type[BaseModel], Literal["validation"]]] = [(m, "validation") for m in SPEC_MODELS.values()]
+    others = cloud_workload_models()
+    every = [*SPEC_MODELS.values(), *(m for ms in others.values() for m in ms)]
+    models: list[tuple[type[BaseModel], Literal["validation"]]] = [(m, "validation") for m in every]
     refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
-    spec_keys = {f"{NAMESPACE}:{w}": refs[(m, "validation")] for w, m in SPEC_MODELS.items()}
+
+    def spec_schema(workload: str, model: type[BaseModel]) -> dict[str, Any]:
+        own = refs[(model, "validation")]
+        clouds = [refs[(m, "validation")] for m in others.get(workload, [])]
+        return {"anyOf": [own, *clouds]} if clouds else dict(own)
+
+    spec_keys = {f"{NAMESPACE}:{w}": spec_schema(w, m) for w, m in SPEC_MODELS.items()}
     return {
         "$schema": SCHEMA_DRAFT,
         "title": "gpuinfra stack file (stacks/Pulumi.<stack>.yaml)",

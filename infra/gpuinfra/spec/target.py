@@ -1,23 +1,73 @@
 """Where a workload runs, as one typed value every stage reads instead of guessing from a spec's fields: the
 cloud (or on premises), the account (an AWS account, a Google Cloud project, an on-premises site's owner) and
-the regions. Stages that depend on the cloud look it up in the cloud registry (gpuinfra.clouds) by `cloud`."""
+the regions. Stages that depend on the cloud look it up in the cloud registry (gpuinfra.clouds) by `cloud`.
+
+This module is also the spec's half of that registry: a cloud whose stacks or organization entries have models of
+their own (Google's fleet, Google's projects) names the package holding them in `SPEC_PACKAGES`, found by name
+when a stack file or the organization file is read, so the spec stage names no cloud's models itself."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from importlib import import_module
+from typing import Annotated, Any, Literal, Union
 
-Cloud = Literal["aws", "onprem"]
-"""The clouds the specs can target (each with its package in gpuinfra.clouds)."""
+from pydantic import BaseModel, Discriminator, Tag
+
+Cloud = Literal["aws", "onprem", "gcp"]
+"""The clouds the specs can target (each with its entry in gpuinfra.clouds)."""
+
+DEFAULT_CLOUD = "aws"
+"""A stack or organization entry that names no `cloud` is AWS's (every file written before a second cloud)."""
+SPEC_PACKAGES: dict[str, str] = {"gcp": "gpuinfra.clouds.gcp.spec"}
+"""Clouds with spec models of their own, by the package that defines them: its `SPEC_MODELS` (workload -> model
+of a stack that names `cloud: <name>`) and `ACCOUNT_MODEL` (an organization `accounts` entry with `cloud: <name>`)."""
+TAG_PREFIX = "cloud:"
+"""How an `accounts` entry's model is tagged in a validation error's location (an account name cannot hold ':')."""
 
 
 @dataclass(frozen=True)
 class Target:
     cloud: Cloud
     account: str
-    """The organization file's account name."""
+    """The organization file's account name (on Google Cloud, a project entry)."""
     regions: tuple[str, ...] = ()
     """The regions the workload's resources live in (none on premises, or when the organization sets them)."""
 
 
-__all__ = ["Cloud", "Target"]
+def workload_model(workload: str, cloud: object) -> type[BaseModel] | None:
+    """The model of a `workload` stack that names `cloud`; None for AWS (the default models) or an unknown cloud
+    (the default model then refuses the `cloud` field by name)."""
+    package = SPEC_PACKAGES.get(cloud) if isinstance(cloud, str) else None
+    if package is None:
+        return None
+    models: dict[str, type[BaseModel]] = import_module(package).SPEC_MODELS
+    return models.get(workload)
+
+
+def cloud_workload_models() -> dict[str, list[type[BaseModel]]]:
+    """Workload -> the models other clouds give it (the JSON Schema offers each beside the default)."""
+    found: dict[str, list[type[BaseModel]]] = {}
+    for package in SPEC_PACKAGES.values():
+        for workload, model in import_module(package).SPEC_MODELS.items():
+            found.setdefault(workload, []).append(model)
+    return found
+
+
+def _entry_cloud(value: Any) -> str:
+    cloud = value.get("cloud", DEFAULT_CLOUD) if isinstance(value, dict) else getattr(value, "cloud", DEFAULT_CLOUD)
+    return f"{TAG_PREFIX}{cloud}"
+
+
+def cloud_accounts(default: type[BaseModel]) -> Any:
+    """The type of an organization `accounts` entry: `default` (an AWS account) unless it names `cloud:`, then
+    that cloud's model; pydantic reports an unknown cloud as a tag none of the members has."""
+    members: list[Any] = [Annotated[default, Tag(f"{TAG_PREFIX}{DEFAULT_CLOUD}")]]
+    for cloud, package in SPEC_PACKAGES.items():
+        model = getattr(import_module(package), "ACCOUNT_MODEL", None)
+        if model is not None:
+            members.append(Annotated[model, Tag(f"{TAG_PREFIX}{cloud}")])
+    return Annotated[Union[tuple(members)], Discriminator(_entry_cloud)]  # noqa: UP007 (built at run time)
+
+
+__all__ = ["DEFAULT_CLOUD", "SPEC_PACKAGES", "TAG_PREFIX", "Cloud", "Target", "cloud_accounts", "cloud_workload_models", "workload_model"]

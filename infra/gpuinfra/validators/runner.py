@@ -6,6 +6,7 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud_of
 from gpuinfra.spec import Organization, WorkloadSpec
 from gpuinfra.validators.base import RULES, Finding, Level, RegisteredRule
 
@@ -24,6 +25,7 @@ def validate(
     account_problems: Iterable[str] = (),
 ) -> list[Finding]:
     """All findings, sorted by level (errors first) then path; suppressed warnings dropped."""
+    cloud_of(spec).part("validators")  # a cloud's own rules register on import; None: the built-in
     available: dict[str, Any] = {
         "spec": spec,
         "plan": plan,

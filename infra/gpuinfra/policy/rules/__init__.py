@@ -16,6 +16,7 @@ from typing import Any
 
 from pulumi_policy import PolicyPack
 
+from gpuinfra.clouds import CLOUDS
 from gpuinfra.policy.rules.declare import REGISTRY
 
 PACK_NAME = "gpuinfra"
@@ -26,6 +27,9 @@ _NOT_DOMAINS = {"declare", "groups", "values"}
 for _module in pkgutil.iter_modules(__path__):
     if _module.name not in _NOT_DOMAINS:
         importlib.import_module(f"{__name__}.{_module.name}")
+
+for _cloud in CLOUDS.values():
+    _cloud.part("policies")  # a cloud's own rules join the pack on import
 
 POLICIES = list(REGISTRY)
 

@@ -1,0 +1,5 @@
+"""Google's catalog: G2 machine types, their zones, prices and quota metrics (catalog/data/gcp/), read once."""
+
+from gpuinfra.clouds.gcp.catalog.book import HOURS_PER_MONTH, GcpBook, Price, QuotaMetric, gcp_book, gcp_catalog
+
+__all__ = ["HOURS_PER_MONTH", "GcpBook", "Price", "QuotaMetric", "gcp_book", "gcp_catalog"]

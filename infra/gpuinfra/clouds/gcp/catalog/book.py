@@ -1,0 +1,274 @@
+"""Google's price book and machine catalog, read from catalog/data/gcp/g2.yaml, every figure with its source.
+
+`gcp_catalog` presents Google's machine types through the bundled catalog's interface (instance types, on-demand
+prices, serving families), keeping its cloud-neutral tables (accelerator bandwidths and peaks, cold-start
+figures): the planner's cloud-neutral steps (memory fit, roofline, cold start, capacity) then run unchanged on
+Google's types, and `instance: auto` chooses among Google's types only."""
+
+from __future__ import annotations
+
+import datetime
+from dataclasses import dataclass, replace
+from decimal import Decimal
+from functools import cache
+from pathlib import Path
+from typing import Any, Literal
+
+from ruamel.yaml import YAML
+
+import gpuinfra.catalog as bundled
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.models import Family, InstanceType, OnDemandPrice, Source, SpotDistribution
+from gpuinfra.errors import GpuinfraError
+
+DATA_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "g2.yaml"
+SERVICES_FILE = DATA_FILE.with_name("services.yaml")
+FAMILY = "g2"
+HOURS_PER_MONTH = Decimal(730)
+"""Google's pricing calculator's month (730 hours), as the AWS price lines use."""
+
+
+class GcpCatalogError(GpuinfraError):
+    """Google's catalog data is inconsistent: a bug in gpuinfra's data, not in the user's input."""
+
+
+@dataclass(frozen=True)
+class Price:
+    """One SKU's hourly rate in a region, and where the figure comes from."""
+
+    usd_per_hour: Decimal
+    source: str
+    as_of: datetime.date | None
+
+
+@dataclass(frozen=True)
+class MachineType:
+    name: str
+    vcpu: int
+    memory_gib: int
+    gpus: int
+    egress_gbps: float
+    source: str
+
+
+@dataclass(frozen=True)
+class QuotaMetric:
+    """A Compute Engine quota metric in GPUs (on-demand, Spot, or the project-wide cap)."""
+
+    metric: str
+    accelerator: str | None
+    purchase: Literal["on_demand", "spot", "any"]
+    scope: Literal["region", "global"]
+    cloud_quotas_id: str
+    source: str
+
+
+@dataclass(frozen=True)
+class GcpBook:
+    sources: dict[str, Source]
+    accelerator: str
+    accelerator_memory_mib: int
+    machine_types: dict[str, MachineType]
+    zones: dict[str, tuple[str, ...]]
+    zones_source: str
+    gpu_prices: dict[tuple[str, str], Price]
+    """(region, purchase) -> one L4's hourly rate."""
+    host_prices: dict[tuple[str, str, str], Price]
+    """(machine type, region, purchase) -> the machine's cores and memory, hourly."""
+    quotas: tuple[QuotaMetric, ...]
+    time_zones: dict[str, str]
+    """Region -> its local IANA time zone (a schedule's `region` clock)."""
+
+    def machine(self, name: str) -> MachineType | None:
+        return self.machine_types.get(name)
+
+    def zones_of(self, region: str) -> tuple[str, ...]:
+        """Zones of `region` offering G2 (empty: the region offers none, as far as the catalog knows)."""
+        return self.zones.get(region, ())
+
+    def vm_price(self, machine_type: str, region: str, purchase: str) -> tuple[Price, Price] | None:
+        """(host, one GPU) rates of a VM as Google bills it, or None when either is unknown."""
+        host = self.host_prices.get((machine_type, region, purchase))
+        gpu = self.gpu_prices.get((region, purchase))
+        return (host, gpu) if host and gpu else None
+
+    def vm_hourly(self, machine_type: str, region: str, purchase: str) -> Decimal | None:
+        found = self.vm_price(machine_type, region, purchase)
+        machine = self.machine(machine_type)
+        if found is None or machine is None:
+            return None
+        host, gpu = found
+        return host.usd_per_hour + gpu.usd_per_hour * machine.gpus
+
+    def quota_metric(self, purchase: str, scope: str = "region") -> QuotaMetric:
+        return next(q for q in self.quotas if q.scope == scope and q.purchase in (purchase, "any"))
+
+    def metrics(self) -> frozenset[str]:
+        return frozenset(q.metric for q in self.quotas)
+
+
+def _price(row: Any, source: str, as_of: datetime.date | None, purchase: str) -> Price:
+    return Price(Decimal(str(row[purchase])), source, as_of)
+
+
+@cache
+def gcp_book(path: Path = DATA_FILE) -> GcpBook:
+    """The Google catalog (read once per process); a malformed file is gpuinfra's bug, named with the file."""
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        sources = {k: Source.model_validate(v) for k, v in data["sources"].items()}
+        machines = {
+            m["name"]: MachineType(m["name"], m["vcpu"], m["memory_gib"], m["gpus"], m["egress_gbps"], m["source"])
+            for m in data["machine_types"]
+        }
+        prices = data["prices"]
+        src, as_of = prices["source"], prices["as_of"]
+        gpu: dict[tuple[str, str], Price] = {}
+        host: dict[tuple[str, str, str], Price] = {}
+        for region, row in prices["by_region"].items():
+            for purchase in ("on_demand", "spot"):
+                gpu[(region, purchase)] = _price(row["gpu"], src, as_of, purchase)
+                for name, rates in row["host"].items():
+                    host[(name, region, purchase)] = _price(rates, src, as_of, purchase)
+        quotas = tuple(
+            QuotaMetric(q["metric"], q["accelerator"], q["purchase"], q["scope"], q["cloud_quotas_id"], q["source"])
+            for q in data["quotas"]
+        )
+        book = GcpBook(
+            sources=sources,
+            accelerator=data["accelerator"]["name"],
+            accelerator_memory_mib=data["accelerator"]["memory_mib"],
+            machine_types=machines,
+            zones={r: tuple(z) for r, z in data["zones"]["by_region"].items()},
+            zones_source=data["zones"]["source"],
+            gpu_prices=gpu,
+            host_prices=host,
+            quotas=quotas,
+            time_zones=dict(data["time_zones"]["by_region"]),
+        )
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise GcpCatalogError(f"{path}: Google's catalog cannot be read: {type(exc).__name__}: {exc}") from None
+    unknown = {m.source for m in machines.values()} | {src} | {q.source for q in quotas}
+    if unknown - set(sources):
+        raise GcpCatalogError(f"{path}: rows name sources it does not list: {sorted(unknown - set(sources))}")
+    return book
+
+
+@dataclass(frozen=True)
+class ServicePrice:
+    usd: Decimal
+    unit: str
+    source: str
+    as_of: datetime.date | None
+
+
+@cache
+def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
+    """Google's service prices by key (catalog/data/gcp/services.yaml), each naming a source the file lists."""
+    try:
+        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        sources = set(data["sources"])
+        found = {
+            k: ServicePrice(Decimal(str(v["usd"])), v["unit"], v["source"], v["as_of"])
+            for k, v in data["services"].items()
+        }
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise GcpCatalogError(f"{path}: Google's service prices cannot be read: {type(exc).__name__}: {exc}") from None
+    missing = {p.source for p in found.values()} - sources
+    if missing:
+        raise GcpCatalogError(f"{path}: prices name sources it does not list: {sorted(missing)}")
+    return found
+
+
+def _instance(machine: MachineType, book: GcpBook) -> InstanceType:
+    return InstanceType(
+        source=machine.source,
+        as_of=None,
+        name=machine.name,
+        family=FAMILY,
+        vcpu=machine.vcpu,
+        memory_gib=machine.memory_gib,
+        accelerator=book.accelerator,
+        accelerator_count=machine.gpus,
+        accelerator_memory_mib=book.accelerator_memory_mib,
+        accelerator_kind="gpu",
+        efa_interfaces=0,
+        network_baseline_gbps=machine.egress_gbps,
+        network_burst_gbps=machine.egress_gbps,
+        max_interfaces=1,
+        cards=(1,),
+        efa_cards=(),
+        note="a Compute Engine machine type (one gVNIC as gpuinfra attaches it); no EFA",
+    )
+
+
+def _spot(book: GcpBook, name: str, region: str) -> SpotDistribution | None:
+    """Google's Spot rate of the VM as a discount off on-demand (one rate per region: no zone spread)."""
+    on_demand = book.vm_hourly(name, region, "on_demand")
+    spot = book.vm_hourly(name, region, "spot")
+    if not on_demand or spot is None:
+        return None
+    discount = (1 - spot / on_demand).quantize(Decimal("0.0001"))
+    gpu = book.gpu_prices[(region, "spot")]
+    return SpotDistribution(
+        source=gpu.source,
+        as_of=gpu.as_of,
+        instance_type=name,
+        region=region,
+        mean=discount,
+        low=discount,
+        high=discount,
+    )
+
+
+_VIEWS: dict[int, tuple[Catalog, Catalog]] = {}
+
+
+def gcp_catalog(base: Catalog) -> Catalog:
+    """The bundled catalog with Google's machine types in place of EC2's (its cloud-neutral tables kept); one view
+    per bundled catalog (the catalog is loaded once per process)."""
+    kept = _VIEWS.get(id(base))
+    if kept is None or kept[0] is not base:
+        kept = _VIEWS[id(base)] = (base, _view(base))
+    return kept[1]
+
+
+def _view(base: Catalog) -> Catalog:
+    book = gcp_book()
+    types = tuple(_instance(m, book) for m in book.machine_types.values())
+    prices = tuple(
+        OnDemandPrice(source=gpu.source, as_of=gpu.as_of, instance_type=name, region=region, usd_per_hour=total)
+        for name in book.machine_types
+        for (region, purchase), gpu in sorted(book.gpu_prices.items())
+        if purchase == "on_demand" and (total := book.vm_hourly(name, region, purchase)) is not None
+    )
+    spots = tuple(s for name in book.machine_types for r in book.zones if (s := _spot(book, name, r)) is not None)
+    family = Family(source="gcp-gpu-machines", as_of=None, family=FAMILY, role="serving", capacity_blocks=False)
+    return replace(
+        base,
+        sources={**base.sources, **book.sources},
+        instance_types=types,
+        on_demand_prices=prices,
+        offered_in={
+            name: tuple(sorted({p.region for p in prices if p.instance_type == name})) for name in book.machine_types
+        },
+        spot_distributions=spots,
+        families=(family,),
+        quota_codes=(),
+        quota_unknowns=(),
+        spot_advice=(),
+    )
+
+
+__all__ = [
+    "DATA_FILE",
+    "HOURS_PER_MONTH",
+    "GcpBook",
+    "GcpCatalogError",
+    "MachineType",
+    "Price",
+    "QuotaMetric",
+    "gcp_book",
+    "gcp_catalog",
+    "gcp_services",
+]

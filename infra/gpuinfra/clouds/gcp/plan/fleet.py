@@ -1,0 +1,157 @@
+"""The Google fleet's plan: the same InferencePlan AWS's fleet gets, computed by the same cloud-neutral steps
+(serving memory, instance choice, cold start, the replica's roofline, region capacity, failover), run on Google's
+machine types and prices (gcp_catalog), with quota needs in Compute Engine's units.
+
+What differs from AWS is stated where it enters: a Spot VM gets at most 30 s of notice (the cloud registry's
+spot_notice_seconds), so a Spot replica's drain is that window, not the time its longest answer takes; and a
+region's zones are the ones the catalog lists G2 in, unless the spec names its own."""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud
+from gpuinfra.clouds.gcp.catalog import gcp_book, gcp_catalog
+from gpuinfra.clouds.gcp.plan.quotas import GpuDemand, gpu_quota_needs
+from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
+from gpuinfra.plan.coldstart import cold_start
+from gpuinfra.plan.failover import RegionLoad, failover_rows, fleet_losses
+from gpuinfra.plan.inference import (
+    DEFAULT_DRAIN_SECONDS,
+    FALLBACK_COLD_START_SECONDS,
+    MAX_DRAIN_SECONDS,
+    InferencePlan,
+    adapter_memory,
+)
+from gpuinfra.plan.memory import ServingMemory, serving_memory
+from gpuinfra.plan.quotas import QuotaNeed
+from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, failover_replicas, region_plan
+from gpuinfra.plan.tokens import replica_roofline, serving_economics
+from gpuinfra.spec import Organization
+
+SPOT_NOTICE_SECONDS = cloud("gcp").spot_notice_seconds
+
+
+def fleet_memory(spec: GcpInferenceSpec) -> ServingMemory:
+    m = spec.model
+    return serving_memory(
+        m.parameters_billion,
+        m.precision,
+        m.kv_cache.layers,
+        m.kv_cache.kv_heads,
+        m.kv_cache.head_dim,
+        m.kv_cache.precision,
+        m.context_length_tokens,
+        adapter_bytes=adapter_memory(m),
+    )
+
+
+def fleet_choice(spec: GcpInferenceSpec, memory: ServingMemory, catalog: Catalog) -> InstanceChoice:
+    """The machine type `auto` picks: the cheapest G2 type priced in every region without its own type."""
+    m = spec.model
+    regions = [r.region for r in spec.regions if r.machine_type is None] or [r.region for r in spec.regions]
+    return choose_instance(
+        spec.instance.type,
+        spec.instance.gpu,
+        memory,
+        m.gpu_memory_utilization,
+        regions,
+        catalog,
+        "cuda",
+        m.attention_heads,
+        m.kv_cache.kv_heads,
+        m.precision,
+    )
+
+
+def region_figures(spec: GcpInferenceSpec, memory: ServingMemory, machine: str, catalog: Catalog) -> dict[str, Any]:
+    """Cold start, the replica's roofline and the drain of one region's machine type (empty when unknown)."""
+    info = catalog.instance(machine)
+    if info is None:
+        return {}
+    c = spec.cold_start
+    cold = cold_start(info, memory.weights_bytes, catalog, c.download_gb_s, c.weights_load_seconds, c.compile_cache)
+    replica = replica_roofline(info, memory, spec, catalog)  # type: ignore[arg-type]  # the neutral fields it reads
+    longest = spec.requests.max_output_tokens or spec.model.context_length_tokens
+    drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
+    return {
+        "cold_start": cold,
+        "bound": replica,
+        "drain_seconds": max(SPOT_NOTICE_SECONDS, min(MAX_DRAIN_SECONDS, drain)),
+        "spot_types": [info.name],
+    }
+
+
+def fleet_regions(
+    spec: GcpInferenceSpec, memory: ServingMemory, choice: InstanceChoice, catalog: Catalog
+) -> list[RegionPlan]:
+    book = gcp_book()
+    plans = []
+    for r in spec.regions:
+        machine = r.machine_type or choice.chosen
+        extra = region_figures(spec, memory, machine, catalog) if machine else {}
+        info = catalog.instance(machine) if machine else None
+        others = [o.peak_rps for o in spec.regions if o is not r]
+        plans.append(
+            region_plan(
+                r.region,
+                machine,
+                info.accelerator if info else None,
+                info.accelerator_count if info else 0,
+                list(r.zones) or list(book.zones_of(r.region)),
+                r.min_replicas,
+                r.max_replicas,
+                r.peak_rps,
+                spec.throughput_of(r),
+                spec.spot_burst_share,
+                spec.cold_start.warm_pool,
+                extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS,
+                spec.cold_start.demand_ramp_minutes,
+                failover=failover_replicas(r.peak_rps, others, spec.throughput_of(r))
+                if spec.failover == "n_plus_one"
+                else None,
+                **extra,
+            )
+        )
+    return plans
+
+
+def fleet_quotas(spec: GcpInferenceSpec, org: Organization, regions: list[RegionPlan]) -> list[QuotaNeed]:
+    """GPUs at full size: each region's on-demand group at its maximum and its Spot group at its maximum."""
+    project = org.accounts.get(spec.account)
+    if not isinstance(project, GcpProject):
+        return []  # the validators refuse a fleet whose project is not a Google project
+    demands = []
+    for rp in regions:
+        per_vm = rp.accelerators_per_instance
+        demands += [
+            GpuDemand(rp.region, "on_demand", rp.max_on_demand * per_vm),
+            GpuDemand(rp.region, "spot", rp.max_spot * per_vm),
+        ]
+    return gpu_quota_needs(demands, gcp_book(), spec.account, project.id, project.quotas)
+
+
+def plan_fleet(spec: GcpInferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
+    """The outline: memory, the machine type, each region's capacity, quotas, economics, failover."""
+    google = gcp_catalog(catalog)
+    memory = fleet_memory(spec)
+    choice = fleet_choice(spec, memory, google)
+    regions = fleet_regions(spec, memory, choice, google)
+    loads = [
+        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
+        for r, rp in zip(spec.regions, regions, strict=True)
+    ]
+    return InferencePlan(
+        memory=memory,
+        choice=choice,
+        regions=regions,
+        quotas=fleet_quotas(spec, org, regions),
+        economics=serving_economics(spec, memory, regions, google),  # type: ignore[arg-type]
+        failover=failover_rows(loads),
+        fleet_losses=fleet_losses(loads),
+    )
+
+
+__all__ = ["SPOT_NOTICE_SECONDS", "plan_fleet"]

@@ -1,0 +1,1 @@
+"""Google's component tree (pulumi-gcp): imported only when the cloud registry is asked for Google's program."""

@@ -1,0 +1,180 @@
+"""Google's validator rules, registered when the cloud registry loads this module for a Google stack
+(validators/runner.py asks it): the project, the zones that offer the machine type, quotas in GPUs, the MIG
+updater's limits and the autoscaler's, and the throughput claim against the same roofline AWS's fleet is held to."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.clouds.gcp.catalog import gcp_book
+from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
+from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.quotas import blocks, requested_by_program
+from gpuinfra.spec import Organization
+from gpuinfra.validators.base import Failure, Level, rule
+
+GB = 1e9
+
+
+@rule(Level.ERROR)
+def gcp_project_purpose(spec: GcpInferenceSpec, org: Organization) -> Iterator[Failure]:
+    """A Google fleet deploys into a Google project (cloud: gcp) of purpose inference, never a training one."""
+    entry = org.accounts.get(spec.account)
+    if entry is None:
+        return  # load's reference check names an unknown account
+    if not isinstance(entry, GcpProject):
+        yield Failure(
+            f"account {spec.account!r} is an AWS account, not a Google Cloud project",
+            ("account",),
+            "name an organization entry with cloud: gcp (docs/gcp.md), or drop cloud: gcp to serve on AWS",
+        )
+    elif not entry.serves("inference"):
+        yield Failure(
+            f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: an inference fleet never shares a "
+            "project with training (separation)",
+            ("account",),
+            "name a project of purpose inference",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """Every zone of a regional MIG must offer its machine type: Compute Engine refuses the instance in one that
+    does not (the catalog's zones per region, catalog/data/gcp/g2.yaml)."""
+    book = gcp_book()
+    for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
+        machine = rp.instance_type
+        if machine is None or book.machine(machine) is None:
+            yield Failure(
+                f"{region.region}: machine type {machine!r} is not a G2 type the catalog knows",
+                ("regions", i, "machine_type") if region.machine_type else ("instance", "type"),
+                f"one of {', '.join(book.machine_types)}",
+            )
+            continue
+        offered = book.zones_of(region.region)
+        if not offered:
+            yield Failure(
+                f"{machine} is offered in no zone of {region.region} (the catalog lists G2 in "
+                f"{', '.join(sorted(book.zones))})",
+                ("regions", i, "region"),
+                "serve from a region that offers G2",
+            )
+            continue
+        for j, zone in enumerate(region.zones):
+            if zone not in offered:
+                yield Failure(
+                    f"{machine} is not offered in zone {zone} ({region.region} offers it in {', '.join(offered)})",
+                    ("regions", i, "zones", j),
+                    f"use zones of {', '.join(offered)}, or leave zones out to use every one of them",
+                )
+
+
+@rule(Level.ERROR)
+def gcp_quota_short(
+    spec: GcpInferenceSpec, plan: InferencePlan, org: Organization, account_problems: list[str]
+) -> Iterator[Failure]:
+    """The project's GPU quotas (per region and metric, and GPUS_ALL_REGIONS) hold what every stack of the project
+    needs at full size together; a stack that cannot be counted blocks too (unknown is not zero)."""
+    project = org.accounts.get(spec.account)
+    if not isinstance(project, GcpProject):
+        return
+    for why in account_problems:
+        yield Failure(f"the project's quota cannot be counted: {why}", ("account",), "fix or remove that stack")
+    for need in plan.quotas:
+        if not blocks(need, requested_by_program(need, project.request_quota_increases)):
+            continue
+        others = ", ".join(f"{s} {v}" for s, v in need.held)
+        yield Failure(
+            f"{need.code} in {need.region}: the project {project.id} needs {need.vcpus} GPUs at full size"
+            + (f" (this stack {need.own}; {others})" if need.held else "")
+            + f", granted {need.granted or 0}",
+            ("account",),
+            f"raise {need.code} for {need.region} in the organization file once Google grants it, set "
+            "request_quota_increases: true on the project, or lower max_replicas",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_no_machine_type(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """`instance: auto` found a G2 machine type that holds the model in every region, or the spec names one."""
+    if plan.choice.chosen is None and any(r.machine_type is None for r in spec.regions):
+        yield Failure(plan.choice.reason, ("instance", "type"), "quantize the model, or lower context or sequences")
+    for c in plan.choice.candidates:
+        if spec.instance.type != "auto" and c.instance_type == spec.instance.type and c.rejected:
+            yield Failure(f"{c.instance_type}: {c.rejected}", ("instance", "type"), "choose a larger G2 type")
+
+
+@rule(Level.ERROR)
+def gcp_throughput_above_bound(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """A replica cannot serve more than its physical ceiling (the roofline AWS's fleet is held to)."""
+    said: set[tuple[str | int, ...]] = set()
+    for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
+        b, claimed, where = rp.bound, spec.throughput_of(region), spec.throughput_path(i)
+        if b is None or where in said:
+            continue
+        physical = (b.physical_tokens_per_s or b.tokens_per_s) / spec.requests.output_tokens
+        if claimed > physical:
+            said.add(where)
+            yield Failure(
+                f"throughput_rps_per_replica {claimed:g} is above what {rp.instance_type} in {region.region} can do "
+                f"at all: at most {physical:,.2f} requests/s at {spec.requests.output_tokens} output tokens",
+                where,
+                f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}",
+            )
+
+
+@rule(Level.ERROR)
+def gcp_rollout_surge(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """A regional MIG's maxSurge and maxUnavailable are 0 or at least its zone count (compute v1
+    InstanceGroupManagerUpdatePolicy: "at least the number of zones" for regional groups)."""
+    for name in ("max_surge", "max_unavailable"):
+        value = getattr(spec.rollout, name)
+        for rp in plan.regions:
+            if 0 < value < len(rp.zones):
+                yield Failure(
+                    f"rollout.{name} {value} is below {rp.region}'s {len(rp.zones)} zones: Compute Engine refuses it",
+                    ("rollout", name),
+                    f"set 0 or at least {max(len(r.zones) for r in plan.regions)}",
+                )
+                break
+    if spec.rollout.max_surge == 0 and spec.rollout.max_unavailable == 0:
+        yield Failure("rollout: max_surge and max_unavailable are both 0: no update can proceed", ("rollout",))
+
+
+@rule(Level.ERROR)
+def gcp_schedule_clock(spec: GcpInferenceSpec) -> Iterator[Failure]:
+    """A schedule on each region's clock needs the region's time zone in the catalog (catalog/data/gcp/g2.yaml)."""
+    zones = gcp_book().time_zones
+    unknown = sorted({r.region for r in spec.regions} - set(zones))
+    for i, schedule in enumerate(spec.autoscaling.schedules):
+        if schedule.time_zone == "region" and unknown:
+            yield Failure(
+                f"schedule {schedule.name!r} runs on each region's clock, but the catalog has no time zone for "
+                f"{', '.join(unknown)}",
+                ("autoscaling", "schedules", i, "time_zone"),
+                "name an IANA time zone (e.g. Etc/UTC) for the schedule",
+            )
+
+
+@rule(Level.ERROR)
+def gcp_predictive_scaling(spec: GcpInferenceSpec) -> Iterator[Failure]:
+    """Compute Engine's predictive autoscaling forecasts CPU utilization only (AutoscalingPolicy
+    predictiveMethod), not the queue-depth metric this fleet scales on."""
+    if spec.autoscaling.predictive:
+        yield Failure(
+            "predictive scaling is not available on Google for a Cloud Monitoring metric",
+            ("autoscaling", "predictive"),
+            "remove predictive; schedules raise the floor before the daily peak",
+        )
+
+
+__all__ = [
+    "gcp_machine_type_not_in_zone",
+    "gcp_no_machine_type",
+    "gcp_predictive_scaling",
+    "gcp_project_purpose",
+    "gcp_quota_short",
+    "gcp_rollout_surge",
+    "gcp_schedule_clock",
+    "gcp_throughput_above_bound",
+]
