@@ -314,28 +314,61 @@ class PcsCluster(pulumi.ComponentResource):
         )
 
 
+def network_interfaces(
+    args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str]
+) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+    """The interface layout: the primary carries the EFA group and the cluster's group (Slurm's traffic); the
+    efa-only interfaces, which have no IP address, the EFA group alone."""
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            **spec,
+            security_groups=[args.security_group_id, cluster_group]
+            if spec.get("interface_type") != "efa-only"
+            else [args.security_group_id],
+            delete_on_termination="true",
+            associate_public_ip_address="false",
+        )
+        for spec in interface_layout(group.efa_cards)
+    ]
+
+
+def root_volume(args: PcsArgs) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    """The root volume at the image's own device: gp3, encrypted with the account's AWS-managed EBS key."""
+    return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+        device_name=args.root_device_name,
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=args.root_volume_gib,
+            volume_type="gp3",
+            encrypted="true",
+            delete_on_termination="true",
+        ),
+    )
+
+
+def capacity_block(group: GroupArgs) -> dict[str, Any]:
+    """A Capacity Block group's market type and reservation target; nothing for any other group."""
+    if group.capacity_reservation_id is None:
+        return {"instance_market_options": None, "capacity_reservation_specification": None}
+    return {
+        "instance_market_options": aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
+        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        ),
+    }
+
+
 def launch_template(
     name: str, args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str], o: pulumi.ResourceOptions
 ) -> aws.ec2.LaunchTemplate:
     """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
     volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
-    name whichever service role PCS launches with. The primary interface carries the EFA group and the cluster's
-    group (Slurm's traffic); the efa-only interfaces, which have no IP address, the EFA group alone."""
-    block = group.capacity_reservation_id is not None
+    name whichever service role PCS launches with."""
     return aws.ec2.LaunchTemplate(
         name,
         update_default_version=True,
-        network_interfaces=[
-            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                **spec,
-                security_groups=[args.security_group_id, cluster_group]
-                if spec.get("interface_type") != "efa-only"
-                else [args.security_group_id],
-                delete_on_termination="true",
-                associate_public_ip_address="false",
-            )
-            for spec in interface_layout(group.efa_cards)
-        ],
+        network_interfaces=network_interfaces(args, group, cluster_group),
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group) if group.placement else None,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             # Hop limit 1: a container behind a bridge (one more hop) gets no IMDS answer (EC2 User Guide,
@@ -345,27 +378,8 @@ def launch_template(
             http_tokens="required",
             http_put_response_hop_limit=1,
         ),
-        block_device_mappings=[
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=args.root_device_name,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=args.root_volume_gib,
-                    volume_type="gp3",
-                    encrypted="true",
-                    delete_on_termination="true",
-                ),
-            )
-        ],
-        instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        if block
-        else None,
-        capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=group.capacity_reservation_id
-            )
-        )
-        if block
-        else None,
+        block_device_mappings=[root_volume(args)],
+        **capacity_block(group),
         user_data=pulumi.Output.from_input(group.user_data).apply(lambda t: base64.b64encode(t.encode()).decode()),
         tag_specifications=[
             aws.ec2.LaunchTemplateTagSpecificationArgs(
@@ -390,9 +404,12 @@ __all__ = [
     "GroupArgs",
     "PcsArgs",
     "PcsCluster",
+    "capacity_block",
     "controller_group",
     "interface_layout",
     "launch_template",
+    "network_interfaces",
     "real_memory_mb",
+    "root_volume",
     "suffixed",
 ]
