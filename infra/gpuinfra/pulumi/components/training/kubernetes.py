@@ -27,6 +27,7 @@ from gpuinfra.pulumi.components.training.acceptance import (
     create_acceptance,
 )
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
+from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
 from gpuinfra.pulumi.components.training.pins import CHARTS
 from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
 from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
@@ -276,6 +277,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         mount_path=args.mount_path,
         claim=claim,
         site_mount=args.site_mount,
+        mount_check=lustre_check_args(args.site_mount.path, args.site_mount.fs_name) if args.site_mount else None,
         shm=f"{args.job.pod.shm_mib}Mi",
         topology_level=args.topology.preferred if args.topology else None,
         ipc_lock=args.fabric in ("infiniband", "efa"),

@@ -28,7 +28,6 @@ from gpuinfra.pulumi.components.training.kubernetes import (
 )
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.remediator import GpuRemediation, RemediationArgs
-from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
 from gpuinfra.spec import TrainingSpec
 
@@ -108,7 +107,7 @@ def onprem_workload_args(
         topology=topology,
         node_labels=inventory_labels(spec),
         cohort=spec.site,
-        retention=retention_for(spec, f"{site_fs.mount_path}{CHECKPOINT_PATH}", None),
+        retention=retention_for(spec, site_fs.mount_path, None, site_fs.fs_name),
         fabric_device=fabric_device,
     )
 

@@ -32,7 +32,7 @@ from gpuinfra.pulumi.components.training.node_repair import Repair, login_statem
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
-from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
+from gpuinfra.pulumi.components.training.storage import TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
 
 TYPE = "gpuinfra:training:Slurm"
@@ -125,7 +125,7 @@ def pcs_retention(spec: TrainingSpec, compute: ComputeArgs) -> Retention | None:
     lustre = spec.lustre
     if lustre is None:
         return None
-    retention = retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
+    retention = retention_for(spec, lustre.mount_path, compute.checkpoint_uri)
     if retention is None:
         return None
     return dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
