@@ -43,9 +43,21 @@ CLUSTER_SLURM_SETTINGS = {
 }
 """Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster.
 SCHEMA_CLUSTER_SETTINGS is what the CloudFormation schema's own text documents; TaskProlog is the one setting beyond
-it, on the User Guide's list below only (review finding T6: not verified against a live CreateCluster). The health
-check is not a Slurm setting any more: a systemd timer runs it on every compute node (bootstrap.py,
-HEALTH_CHECK_INTERVAL_SECONDS), with the same effect (drain on failure) and no dependence on the allow-list."""
+it, on the User Guide's list below only (review finding T6). It stays, for want of any other way PCS takes:
+- what it does: set each task's environment (the fabric's NCCL defaults, GPUINFRA_RUN and the per-run
+  GPUINFRA_CHECKPOINT_DIR from the job's name), yielding to what the job set itself. Of slurm.conf's settings only
+  TaskProlog's output reaches a task's environment (SchedMD/slurm src/slurmd/slurmstepd/task.c, _proc_stdout: its
+  "export NAME=value" lines are set in the task); Prolog and Epilog, the schema-documented ones, run as SlurmdUser
+  outside the task and their output is not read (slurm.conf(5), Prolog);
+- the PCS API's other job hook, ClusterSlurmConfigurationRequest.jobSubmitPlugins (botocore PCS 2023-02-10: STARLARK
+  scripts from S3 that may "modify the job's configuration"), documents no Starlark interface (which job fields a
+  script may set), and the resource the stacks create the cluster with (AWS::PCS::Cluster through pulumi-aws-native
+  1.84) has no such property: tests/components/test_pcs_settings.py fails once it has, to move the defaults there;
+- a profile.d file on the login node reaches only jobs submitted from its login shells with the default --export,
+  and cannot name the run's directory, which exists only once the job has a name.
+If PCS refused it, CreateCluster fails before any node group exists: nothing is created half-way. The health check
+is not a Slurm setting: a systemd timer runs it on every compute node (bootstrap.py, HEALTH_CHECK_INTERVAL_SECONDS),
+with the same effect (drain on failure) and no dependence on the allow-list."""
 SCHEMA_CLUSTER_SETTINGS = frozenset({"Prolog", "Epilog", "SelectTypeParameters"})
 """AWS::PCS::Cluster SlurmCustomSetting.ParameterName in the CloudFormation schema (cfn-lint's bundled copy): "AWS
 PCS supports configuration of the following Slurm parameters for clusters: Prolog, Epilog, and
