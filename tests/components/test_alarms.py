@@ -1,5 +1,5 @@
-"""Alarms that reach someone: with the account's `alerts` set (here: ml-training made production, with an on-call
-address), each AWS training and fine-tuning example gets an SNS topic the alerts subscribe to, a topic policy that
+"""Alarms that reach someone: with the account's `alerts` set (the example organization sets it for ml-training;
+here also made production, with another on-call address), each AWS training and fine-tuning example gets an SNS topic the alerts subscribe to, a topic policy that
 lets CloudWatch and EventBridge of this account publish, and the alarms the review asked for (finding T11), each
 acting on the topic; without alerts, none (they would reach no one). Thresholds are recomputed here from their
 definitions."""
@@ -11,7 +11,7 @@ from functools import cache
 
 import pytest
 from gpuinfra.graph import Graph
-from helpers import example_graph, graph_for
+from helpers import DELETE, example_graph, graph_for
 
 ALERTS = {"accounts.ml-training.production": True, "accounts.ml-training.alerts": {"email": ["ml-oncall@example.com"]}}
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
@@ -108,5 +108,21 @@ def test_a_production_account_without_alerts_is_refused() -> None:
 
 @pytest.mark.parametrize("stack", ["llm-train", "llm-finetune"])
 def test_without_alerts_there_is_no_topic_and_no_alarm(stack: str) -> None:
-    graph = example_graph(stack)
+    graph = graph_for(stack, org={"accounts.ml-training.alerts": DELETE})
     assert graph.of_type(TOPIC) == [] and not [a for a in graph.of_type(ALARM) if "-alarms-" in a.name]
+
+
+@pytest.mark.parametrize("stack", ["llm-train", "llm-train-eks", "llm-finetune"])
+def test_the_example_organization_s_alarms_are_live(stack: str) -> None:
+    """stacks/org.yaml gives the training account its on-call address: every alarm of the unmutated examples acts
+    on the stack's topic, and the topic has that address as its one subscriber."""
+    graph = example_graph(stack)
+    (topic,) = graph.of_type(TOPIC)
+    (sub,) = graph.of_type(SUBSCRIPTION)
+    assert sub.inputs["endpoint"] == "ml-oncall@acme.example" and topic.urn in sub.dependencies
+    names = alarms(graph)
+    for name in names:
+        assert acts_on_the_topic(graph, name), name
+    # PCS: capacity, nodes, GPUs, pruner; EKS: capacity; fine-tuning: failed jobs, through EventBridge.
+    targets = [t for t in graph.of_type("aws:cloudwatch/eventTarget:EventTarget") if topic.urn in t.dependencies]
+    assert len(names) + len(targets) == {"llm-train": 4, "llm-train-eks": 1, "llm-finetune": 1}[stack]

@@ -4,7 +4,8 @@ llm-train-onprem example's graph), run with bash (its python3 here-document) aga
 strategic merge patch). The fake signals are the device plugin's (allocatable below capacity) and a
 node-problem-detector condition (GpuUnhealthy, which the example's site lists); cordoned means spec.unschedulable,
 what `kubectl cordon` sets. The mount half of the path (a pod on a node whose /lustre is not Lustre fails before it
-writes) is test_kubernetes_training.py's test_the_onprem_mount_check_passes_only_on_the_sites_lustre."""
+writes) is test_mount_check.py (the generated init container against a real non-Lustre mount) and
+test_kubernetes_training.py (the same check against mount tables)."""
 
 from __future__ import annotations
 

@@ -381,6 +381,24 @@ def _poisson_quantile(mean: float, q: float) -> int:
     return k
 
 
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
+def test_an_infrastructure_disruption_restarts_the_gang_without_spending_the_budget(stack: str) -> None:
+    """Review finding T13. A pod stopped by the infrastructure carries the DisruptionTarget condition (Kubernetes
+    docs, "Pod disruption conditions": preemption, eviction, node shutdown by the kubelet, taint manager, pod GC);
+    the Job's podFailurePolicy fails the Job on it, with the reason PodFailurePolicy (batch/v1
+    JobReasonPodFailurePolicy), and the JobSet's rule restarts on that reason ignoring maxRestarts; every other
+    failure is left to the default RestartJobSet, which counts."""
+    template = job_template(example_graph(stack))
+    policy = template["spec"]["failurePolicy"]
+    (rule,) = policy["rules"]
+    assert (rule["action"], rule["onJobFailureReasons"]) == ("RestartJobSetAndIgnoreMaxRestarts", ["PodFailurePolicy"])
+    assert "targetReplicatedJobs" not in rule and policy["maxRestarts"] > 0
+    (job,) = template["spec"]["replicatedJobs"]
+    (pod_rule,) = job["template"]["spec"]["podFailurePolicy"]["rules"]
+    assert pod_rule == {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    assert pod(template)["spec"]["restartPolicy"] == "Never"  # podFailurePolicy requires it (Job API validation)
+
+
 def test_max_restarts_cover_the_interruptions_expected_over_the_run(eks: Graph) -> None:
     # 16 nodes at 5,000 h MTBF, 12 spot nodes at 20% a month (730 h), over 30 days
     rate = 16 / 5000 + 12 * 0.2 / 730

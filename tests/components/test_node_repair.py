@@ -260,7 +260,10 @@ def test_a_flapping_node_is_resumed_twice_then_rate_limited_and_replaced(
         _drain_by_the_check(node)
         _pass_the_check(node)
         node.repair()
-        cluster.wait_for(lambda: "DRAIN" not in node.state(), "the node to be resumed")
+        # Back to IDLE, and responding, before the next cycle: on a loaded machine slurmctld may mark the node
+        # not responding for a moment (DOWN, which the repair loop rightly leaves to Slurm), and a drain then
+        # would not be the check's alone. Waiting for the whole state keeps each cycle the one the test means.
+        cluster.wait_for(lambda: node.state() == "IDLE", "the node to be resumed and responding", seconds=90)
     _drain_by_the_check(node)
     _pass_the_check(node)
     node.repair()

@@ -43,6 +43,19 @@ def test_beyond_the_schema_s_own_text_only_the_task_prolog_is_sent() -> None:
     assert set(CLUSTER_SLURM_SETTINGS) - documented == {"TaskProlog"}
 
 
+def test_no_pcs_job_hook_the_stack_could_use_instead_of_the_task_prolog_exists_yet() -> None:
+    """The tripwire for the TaskProlog exception (pcs.py, CLUSTER_SLURM_SETTINGS): the PCS API has job submit plugins
+    on the cluster, but the resource the stack creates the cluster with has no property for them; once it has, the
+    job environment moves there and TaskProlog leaves the settings."""
+    request = pcs_model()["ClusterSlurmConfigurationRequest"]["members"]
+    assert "modify the job" in request["jobSubmitPlugins"]["documentation"]
+    schema = dict(PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", "AWS::PCS::Cluster").schema)
+    slurm = schema["properties"]["SlurmConfiguration"]["properties"]
+    assert "JobSubmitPlugins" not in slurm and "SlurmCustomSettings" in slurm
+    native = inspect.getsource(aws_native.pcs.outputs) + inspect.getsource(aws_native.pcs._inputs)
+    assert "job_submit" not in native and "jobSubmit" not in native
+
+
 def test_every_setting_the_example_stack_sends_is_allowed_where_it_is_sent() -> None:
     graph = example_graph("llm-train")
     cluster = graph.one(tokens.PCS_CLUSTER).inputs["slurmConfiguration"]["slurmCustomSettings"]

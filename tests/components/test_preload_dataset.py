@@ -112,9 +112,9 @@ def test_only_the_login_node_preloads_and_every_job_is_told_the_marker() -> None
     (service,) = [f for f in login["write_files"] if f["path"].endswith(unit)]
     # exec, not oneshot: `enable --now` in runcmd returns at once, and a reboot's multi-user.target does not wait.
     assert "Type=exec" in service["content"] and "RequiresMountsFor=/fsx/datasets" in service["content"]
-    for config in (login, compute):
-        (env,) = [f for f in config["write_files"] if f["path"] == "/etc/gpuinfra/job-env.sh"]
-        assert f"export {DATASET_READY_VAR}=/fsx/.gpuinfra/dataset-ready" in env["content"]
+    # Jobs run on compute nodes only (the login group is in no queue): their task prolog's defaults carry the marker.
+    (env,) = [f for f in compute["write_files"] if f["path"] == "/etc/gpuinfra/job-env.sh"]
+    assert f"export {DATASET_READY_VAR}=/fsx/.gpuinfra/dataset-ready" in env["content"]
 
 
 def test_no_preload_no_unit() -> None:

@@ -192,3 +192,46 @@ def test_a_successful_run_counts_in_pruner_runs_and_a_failed_one_does_not(
             "cloudwatch put-metric-data --region us-east-1 --namespace gpuinfra/Training --metric-name PrunerRuns "
             "--dimensions Cluster=llm-train --value 1 --unit Count"
         ]
+
+
+def test_milestones_past_the_kept_ones_leave_lustre_for_s3(root: Path, tmp_path: Path) -> None:
+    """Review finding T8: a milestone is never deleted, but once it is older than the kept checkpoints its exported
+    files are released from Lustre (lfs hsm_release, FSx for Lustre User Guide, "Releasing data from your file
+    system"): only files whose hsm_state says archived and not dirty; nothing of a kept checkpoint."""
+    if os.geteuid() != 0:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("needs root for a private mount namespace")
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    calls = tmp_path / "lfs-calls"
+    (fake / "aws").write_text('#!/bin/bash\ncase "$*" in *list-objects-v2*) echo None ;; esac\n')
+    # One file of the milestone was changed after its export (dirty): it must stay.
+    (fake / "lfs").write_text(
+        f'#!/bin/bash\necho "$*" >> {calls}\n'
+        'case "$*" in\n'
+        '  "hsm_state "*weights.bin) echo "$2: (0x0000000b) exists dirty archived, archive_id:1" ;;\n'
+        '  "hsm_state "*) echo "$2: (0x00000009) exists archived, archive_id:1" ;;\n'
+        "esac\n"
+    )
+    for tool in ("aws", "lfs"):
+        (fake / tool).chmod(0o755)
+    (root / "llama-flat" / "step-200" / "optimizer.bin").write_bytes(b"o")
+    script = prune_checkpoints("llm-train", Retention(str(root), "acme-ckpt", "ckpt/", KEEP, "MILESTONE", 14))
+    path = tmp_path / "prune-checkpoints"
+    path.write_text(script)
+    path.chmod(0o755)
+    result = subprocess.run(
+        [
+            *("unshare", "--mount", "/bin/sh", "-c"),
+            "mount --make-rprivate / && mount -t tmpfs gpuinfra-test /usr/local/bin"
+            f' && cp {fake}/aws {fake}/lfs /usr/local/bin/ && exec "$@"',
+            *("sh", "/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    released = [c.split(" ", 1)[1] for c in calls.read_text().splitlines() if c.startswith("hsm_release ")]
+    milestone = root / "llama-flat" / "step-200"
+    # step-200 is the one milestone past the two kept (step-400, step-500): its files but the dirty one are released.
+    assert sorted(released) == sorted(str(milestone / f) for f in ("COMPLETE", "MILESTONE", "optimizer.bin"))
+    assert (milestone / "shard" / "weights.bin").exists()

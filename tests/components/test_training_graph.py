@@ -143,10 +143,11 @@ def test_launch_template_requires_imdsv2_encrypts_ebs_and_uses_the_placement_gro
 
 def test_user_data_fits_ec2s_16_kb_with_room_for_pcs_part(graph: Graph) -> None:
     """EC2 takes 16,384 bytes of user data before base64 (EC2 User Guide, user data); PCS adds its own MIME part to
-    ours at launch (PCS User Guide, launch templates) and documents no size for it: 1 KB is kept free for it (our
-    margin). The scripts travel gzip+base64 (cloud-init write_files encoding gz+b64), which is what makes room."""
+    ours at launch (PCS User Guide, launch templates) and documents no size for it: 2 KB are kept free for it and
+    the next addition (our margin; review finding T16 found 1 KB too tight). The scripts travel gzip+base64 (cloud-init
+    write_files encoding gz+b64), and each node carries only what runs there (no task prolog on the login node)."""
     sizes = {lt.name: len(base64.b64decode(lt.inputs["userData"])) for lt in graph.of_type(tokens.LAUNCH_TEMPLATE)}
-    assert len(sizes) == 3 and all(size <= 16_384 - 1_024 for size in sizes.values()), sizes
+    assert len(sizes) == 3 and all(size <= 16_384 - 2_048 for size in sizes.values()), sizes
 
 
 def test_lustre_matches_the_spec(graph: Graph) -> None:

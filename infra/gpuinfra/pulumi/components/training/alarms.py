@@ -53,6 +53,61 @@ class AlarmArgs:
     batch_queue_arn: pulumi.Input[str] | None = None
 
 
+@dataclass(frozen=True)
+class AlarmSpec:
+    """An alarm on one of the cluster's metrics in gpuinfra/Training (CloudWatch PutMetricAlarm's fields)."""
+
+    suffix: str
+    description: str
+    """After "<cluster>: "."""
+    metric: str
+    statistic: str
+    comparison: str
+    threshold: int
+    periods: int
+    """EvaluationPeriods, of PERIOD_SECONDS each."""
+    missing: str
+    """TreatMissingData: `breaching` where silence means the publisher stopped."""
+    datapoints: int | None = None
+    """DatapointsToAlarm; None: all of `periods`."""
+
+
+SLURM_ALARMS = (
+    AlarmSpec(
+        "unavailable-nodes",
+        "nodes drained or down for 30 min, or the repair loop stopped",
+        "UnavailableNodes",
+        "Minimum",
+        "GreaterThanThreshold",
+        0,
+        UNAVAILABLE_PERIODS,
+        "breaching",
+    ),
+    AlarmSpec(
+        "gpu-errors",
+        "a node reported a GPU Xid or an uncorrected ECC error",
+        "GpuErrors",
+        "Maximum",
+        "GreaterThanThreshold",
+        0,
+        1,
+        "notBreaching",
+    ),
+    AlarmSpec(
+        "pruner",
+        "no successful checkpoint pruning in an hour (Lustre fills)",
+        "PrunerRuns",
+        "Sum",
+        "LessThanThreshold",
+        1,
+        12,
+        "breaching",
+        datapoints=12,
+    ),
+)
+"""The PCS stack's node, GPU and pruner alarms (the module's docstring says what each watches and why)."""
+
+
 def topic_policy(account_id: str, topic_arn: str) -> str:
     return json.dumps(
         {
@@ -132,50 +187,27 @@ class StackAlarms(pulumi.ComponentResource):
                 )
             )
         if args.slurm:
-            dims = {"Cluster": args.cluster}
-            out += [
-                self._alarm(
-                    f"{name}-unavailable-nodes",
-                    o,
-                    alarm_description=f"{args.cluster}: nodes drained or down for 30 min, or the repair loop stopped",
-                    namespace=NAMESPACE,
-                    metric_name="UnavailableNodes",
-                    dimensions=dims,
-                    statistic="Minimum",
-                    comparison_operator="GreaterThanThreshold",
-                    threshold=0,
-                    evaluation_periods=UNAVAILABLE_PERIODS,
-                    treat_missing_data="breaching",
-                ),
-                self._alarm(
-                    f"{name}-gpu-errors",
-                    o,
-                    alarm_description=f"{args.cluster}: a node reported a GPU Xid or an uncorrected ECC error",
-                    namespace=NAMESPACE,
-                    metric_name="GpuErrors",
-                    dimensions=dims,
-                    statistic="Maximum",
-                    comparison_operator="GreaterThanThreshold",
-                    threshold=0,
-                    evaluation_periods=1,
-                    treat_missing_data="notBreaching",
-                ),
-                self._alarm(
-                    f"{name}-pruner",
-                    o,
-                    alarm_description=f"{args.cluster}: no successful checkpoint pruning in an hour (Lustre fills)",
-                    namespace=NAMESPACE,
-                    metric_name="PrunerRuns",
-                    dimensions=dims,
-                    statistic="Sum",
-                    comparison_operator="LessThanThreshold",
-                    threshold=1,
-                    evaluation_periods=12,
-                    datapoints_to_alarm=12,
-                    treat_missing_data="breaching",
-                ),
-            ]
+            out += [self._metric_alarm(f"{name}-{spec.suffix}", spec, args.cluster, o) for spec in SLURM_ALARMS]
         return out
+
+    def _metric_alarm(
+        self, name: str, spec: AlarmSpec, cluster: str, o: pulumi.ResourceOptions
+    ) -> aws.cloudwatch.MetricAlarm:
+        """One of the cluster's own metrics (gpuinfra/Training, dimension Cluster), alarmed as its spec says."""
+        return self._alarm(
+            name,
+            o,
+            alarm_description=f"{cluster}: {spec.description}",
+            namespace=NAMESPACE,
+            metric_name=spec.metric,
+            dimensions={"Cluster": cluster},
+            statistic=spec.statistic,
+            comparison_operator=spec.comparison,
+            threshold=spec.threshold,
+            evaluation_periods=spec.periods,
+            treat_missing_data=spec.missing,
+            **({"datapoints_to_alarm": spec.datapoints} if spec.datapoints is not None else {}),
+        )
 
     def _batch_failures(self, name: str, queue_arn: pulumi.Input[str], o: pulumi.ResourceOptions) -> None:
         pattern = pulumi.Output.from_input(queue_arn).apply(
@@ -194,4 +226,13 @@ class StackAlarms(pulumi.ComponentResource):
         aws.cloudwatch.EventTarget(f"{name}-batch-failed-target", rule=rule.name, arn=self.topic.arn, opts=o)
 
 
-__all__ = ["FREE_FRACTION", "NAMESPACE", "TYPE", "AlarmArgs", "StackAlarms", "topic_policy"]
+__all__ = [
+    "FREE_FRACTION",
+    "NAMESPACE",
+    "SLURM_ALARMS",
+    "TYPE",
+    "AlarmArgs",
+    "AlarmSpec",
+    "StackAlarms",
+    "topic_policy",
+]

@@ -19,6 +19,7 @@ from email.mime.text import MIMEText
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
 from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
+from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
 from gpuinfra.pulumi.components.training.node_repair import FAILED, INTERVAL_SECONDS, PASSED, Repair, node_repair
 from gpuinfra.pulumi.components.training.node_repair import SCRIPT as REPAIR
 from gpuinfra.pulumi.templates import render
@@ -133,6 +134,12 @@ class Retention:
     metric_namespace: str | None = None
     """PCS: each successful run publishes PrunerRuns there (the pruner alarm, alarms.py); None: no metric."""
     region: str | None = None
+    mount_path: str | None = None
+    """The Lustre mount the checkpoint root is on: the pruner refuses to run unless it is mounted (mount_check.py);
+    None: no check (a tree that is not a mount, in tests of the pruning rules)."""
+    fs_name: str = ""
+    """The site file system's name, checked too (on premises); empty: any Lustre (FSx's mount name is the file
+    system's, known once it exists)."""
 
 
 @dataclass(frozen=True)
@@ -319,7 +326,8 @@ def mount_scratch(node: NodeRole) -> str:
 
 
 def prune_checkpoints(cluster: str, retention: Retention) -> str:
-    return render("training/prune-checkpoints.sh.j2", cluster=cluster, **retention.__dict__)
+    check = lustre_check_args(retention.mount_path, retention.fs_name) if retention.mount_path else None
+    return render("training/prune-checkpoints.sh.j2", cluster=cluster, mount_check=check, **retention.__dict__)
 
 
 def node_cloud_config(

@@ -35,10 +35,14 @@ from gpuinfra.pulumi.components.training.storage import (
 )
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import Account, Registry, TrainingSpec
+from gpuinfra.spec.org import Alerts
 from gpuinfra.spec.training import DEFAULT_EKS_NODE_IMAGE
 
 if TYPE_CHECKING:  # EKS and its Kubernetes objects (pulumi_aws.eks, pulumi_kubernetes) load only for an EKS cluster
-    from gpuinfra.pulumi.components.training.eks import EksTrainingCluster
+    import pulumi_aws as aws
+
+    from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
+    from gpuinfra.pulumi.components.training.kubernetes import LustreVolume
 
 TYPE = "gpuinfra:training:Cluster"
 
@@ -92,6 +96,108 @@ def workload_labels(tags: dict[str, str]) -> dict[str, str]:
     }
 
 
+def network_args(spec: TrainingSpec, account: Account) -> NetworkArgs:
+    """One private subnet in the spec's zone; Kubernetes adds a second zone for EKS's control plane."""
+    assert spec.region and spec.availability_zone, "aws clusters have a region and zone (validated)"
+    return NetworkArgs(
+        spec.region,
+        spec.availability_zone,
+        control_plane_zone=other_zone(spec.availability_zone) if spec.scheduler.type == "kubernetes" else None,
+        account_id=account.id,
+        flow_logs=FlowLogSettings.of(spec),
+    )
+
+
+def storage_args(spec: TrainingSpec, plan: TrainingPlan, account: Account, network: TrainingNetwork) -> StorageArgs:
+    """The checkpoint bucket (with its retention), the KMS key and, when the spec has one, the Lustre file system
+    at the planned capacity."""
+    ckpt_bucket, ckpt_prefix = split_s3(checkpoint_uri(spec))
+    lustre = spec.lustre
+    return StorageArgs(
+        checkpoint_bucket=ckpt_bucket,
+        checkpoint_prefix=ckpt_prefix,
+        retention_days=spec.checkpointing.retention_days if spec.checkpointing else 14,
+        account_id=account.id,
+        lustre=LustreArgs(
+            lustre.deployment_type,
+            plan.lustre_capacity_gib or lustre.storage_capacity_gib,
+            lustre.throughput_mb_s_per_tib,
+            lustre.import_path,
+            lustre.export_path,
+            lustre.code_path,
+            efa=plan.lustre_efa,
+        )
+        if lustre
+        else None,
+        subnet_id=network.private_subnet.id,
+        security_group_id=network.security_group.id,
+        kms_alias=f"alias/gpuinfra/{spec.name}",
+        protect=spec.protect_data,
+    )
+
+
+def eks_args(args: ClusterArgs, compute: ComputeArgs, control_plane_subnet_id: pulumi.Input[str]) -> EksArgs:
+    """The EKS cluster of a Kubernetes spec: node groups per capacity type, the system group, Pod Identity for the
+    trainer and (Lustre checkpoints) the pruner, the pinned node release."""
+    from gpuinfra.pulumi.components.training.eks import EksArgs
+    from gpuinfra.pulumi.components.training.workloads import (
+        eks_gpu_labels,
+        job_checkpoint_window,
+        trainer_service_account,
+    )
+
+    spec, plan = args.spec, args.plan
+    return EksArgs(
+        compute=compute,
+        kubernetes_version=spec.scheduler.kubernetes_version,
+        control_plane_subnet_id=control_plane_subnet_id,
+        on_demand_nodes=plan.on_demand_nodes,
+        spot_nodes=plan.spot_nodes,
+        system_instance_type=EKS_SYSTEM_NODES[0],
+        system_nodes=EKS_SYSTEM_NODES[1],
+        deploy_role_arn=args.account.role_arn,
+        gpu_labels=eks_gpu_labels(spec),
+        public_access_cidrs=spec.scheduler.api_access.public_cidrs,
+        trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
+        pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
+        if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
+        else None,
+        node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
+        instance_store_gb=plan.instance_store_gb,
+        pod_grace_seconds=grace_seconds(job_checkpoint_window(spec, plan)),
+        device_resource=plan.device_resource or "",
+    )
+
+
+def fsx_volume(spec: TrainingSpec, plan: TrainingPlan, fs: aws.fsx.LustreFileSystem) -> LustreVolume:
+    """The FSx file system as the pods mount it: a static PersistentVolume of the FSx CSI driver."""
+    from gpuinfra.pulumi.components.training.kubernetes import LustreVolume
+
+    assert spec.lustre is not None
+    return LustreVolume(
+        capacity_gib=plan.lustre_capacity_gib or 0,
+        mount_path=spec.lustre.mount_path,
+        csi={
+            "driver": "fsx.csi.aws.com",
+            "volume_handle": fs.id,
+            "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
+        },
+    )
+
+
+def alarm_args(args: ClusterArgs, alerts: Alerts, lustre: aws.fsx.LustreFileSystem | None) -> AlarmArgs:
+    """What the stack's alarms watch: the Lustre file system, and the Slurm nodes' health on PCS."""
+    return AlarmArgs(
+        stack=args.tags[STACK_TAG],
+        account_id=args.account.id,
+        alerts=alerts,
+        cluster=args.spec.name,
+        lustre_id=lustre.id if lustre is not None else None,
+        lustre_capacity_gib=args.plan.lustre_capacity_gib or 0,
+        slurm=args.spec.scheduler.type != "kubernetes",
+    )
+
+
 class TrainingCluster(pulumi.ComponentResource):
     network: TrainingNetwork
     storage: TrainingStorage
@@ -108,56 +214,19 @@ class TrainingCluster(pulumi.ComponentResource):
         """`native` is the pulumi-aws-native provider of the same account and region (Slurm: the PCS cluster)."""
         super().__init__(TYPE, name, None, opts)
         spec, plan = args.spec, args.plan
-        assert spec.region and spec.availability_zone, "aws clusters have a region and zone (validated)"
         here = pulumi.ResourceOptions(parent=self)
-        kubernetes = spec.scheduler.type == "kubernetes"
-        self.network = TrainingNetwork(
-            f"{name}-net",
-            NetworkArgs(
-                spec.region,
-                spec.availability_zone,
-                control_plane_zone=other_zone(spec.availability_zone) if kubernetes else None,
-                account_id=args.account.id,
-                flow_logs=FlowLogSettings.of(spec),
-            ),
-            provider,
-            here,
-        )
-        ckpt_bucket, ckpt_prefix = split_s3(checkpoint_uri(spec))
-        lustre = spec.lustre
+        self.network = TrainingNetwork(f"{name}-net", network_args(spec, args.account), provider, here)
         self.storage = TrainingStorage(
-            f"{name}-storage",
-            StorageArgs(
-                checkpoint_bucket=ckpt_bucket,
-                checkpoint_prefix=ckpt_prefix,
-                retention_days=spec.checkpointing.retention_days if spec.checkpointing else 14,
-                account_id=args.account.id,
-                lustre=LustreArgs(
-                    lustre.deployment_type,
-                    plan.lustre_capacity_gib or lustre.storage_capacity_gib,
-                    lustre.throughput_mb_s_per_tib,
-                    lustre.import_path,
-                    lustre.export_path,
-                    lustre.code_path,
-                    efa=plan.lustre_efa,
-                )
-                if lustre
-                else None,
-                subnet_id=self.network.private_subnet.id,
-                security_group_id=self.network.security_group.id,
-                kms_alias=f"alias/gpuinfra/{spec.name}",
-                protect=spec.protect_data,
-            ),
-            provider,
-            here,
+            f"{name}-storage", storage_args(spec, plan, args.account, self.network), provider, here
         )
         compute = self._compute_args(args)
         self.scheduler = None
         self.eks: EksTrainingCluster | None = None  # not a class annotation: Pulumi resolves those at registration
-        if kubernetes:
+        if spec.scheduler.type == "kubernetes":
             self._kubernetes(name, args, compute, provider, here)
         else:
             assert native is not None, "Slurm on AWS is an AWS PCS cluster: it needs the aws-native provider"
+            mount = spec.lustre.mount_path if spec.lustre else "/fsx"
             self.scheduler = SlurmOnPcs(
                 f"{name}-slurm",
                 spec,
@@ -165,30 +234,17 @@ class TrainingCluster(pulumi.ComponentResource):
                 compute,
                 self.network,
                 self.storage,
-                training_env(spec, plan, spec.lustre.mount_path if spec.lustre else "/fsx"),
+                training_env(spec, plan, mount),
                 provider,
                 native,
                 here,
             )
-        fs = self.storage.lustre
         # Alarms only where someone receives them: the account's alerts (organization file; required when production).
+        alerts = args.account.alerts
         self.alarms = (
             None
-            if args.account.alerts is None
-            else StackAlarms(
-                f"{name}-alarms",
-                AlarmArgs(
-                    stack=args.tags[STACK_TAG],
-                    account_id=args.account.id,
-                    alerts=args.account.alerts,
-                    cluster=spec.name,
-                    lustre_id=fs.id if fs is not None else None,
-                    lustre_capacity_gib=plan.lustre_capacity_gib or 0,
-                    slurm=not kubernetes,
-                ),
-                provider,
-                here,
-            )
+            if alerts is None
+            else StackAlarms(f"{name}-alarms", alarm_args(args, alerts, self.storage.lustre), provider, here)
         )
         self.register_outputs(
             {
@@ -235,43 +291,14 @@ class TrainingCluster(pulumi.ComponentResource):
         provider: pulumi.ProviderResource,
         here: pulumi.ResourceOptions,
     ) -> None:
-        from gpuinfra.pulumi.components.training.eks import EksArgs, EksTrainingCluster
-        from gpuinfra.pulumi.components.training.kubernetes import LustreVolume, TrainingWorkloads
-        from gpuinfra.pulumi.components.training.workloads import (
-            eks_gpu_labels,
-            eks_workload_args,
-            job_checkpoint_window,
-            trainer_service_account,
-        )
+        from gpuinfra.pulumi.components.training.eks import EksTrainingCluster
+        from gpuinfra.pulumi.components.training.kubernetes import TrainingWorkloads
+        from gpuinfra.pulumi.components.training.workloads import eks_workload_args
 
         spec, plan = args.spec, args.plan
         control_plane = self.network.control_plane_subnet
         assert control_plane is not None
-        self.eks = EksTrainingCluster(
-            f"{name}-eks",
-            EksArgs(
-                compute=compute,
-                kubernetes_version=spec.scheduler.kubernetes_version,
-                control_plane_subnet_id=control_plane.id,
-                on_demand_nodes=plan.on_demand_nodes,
-                spot_nodes=plan.spot_nodes,
-                system_instance_type=EKS_SYSTEM_NODES[0],
-                system_nodes=EKS_SYSTEM_NODES[1],
-                deploy_role_arn=args.account.role_arn,
-                gpu_labels=eks_gpu_labels(spec),
-                public_access_cidrs=spec.scheduler.api_access.public_cidrs,
-                trainer=(spec.scheduler.namespace, trainer_service_account(spec)),
-                pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
-                if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
-                else None,
-                node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
-                instance_store_gb=plan.instance_store_gb,
-                pod_grace_seconds=grace_seconds(job_checkpoint_window(spec, plan)),
-                device_resource=plan.device_resource or "",
-            ),
-            provider,
-            here,
-        )
+        self.eks = EksTrainingCluster(f"{name}-eks", eks_args(args, compute, control_plane.id), provider, here)
         fs = self.storage.lustre
         assert fs is not None and spec.lustre is not None, "a Kubernetes job needs the shared file system (validated)"
         TrainingWorkloads(
@@ -279,15 +306,7 @@ class TrainingCluster(pulumi.ComponentResource):
             eks_workload_args(
                 spec,
                 plan,
-                LustreVolume(
-                    capacity_gib=plan.lustre_capacity_gib or 0,
-                    mount_path=spec.lustre.mount_path,
-                    csi={
-                        "driver": "fsx.csi.aws.com",
-                        "volume_handle": fs.id,
-                        "volume_attributes": {"dnsname": fs.dns_name, "mountname": fs.mount_name},
-                    },
-                ),
+                fsx_volume(spec, plan, fs),
                 workload_labels(args.tags),
                 training_env(spec, plan, spec.lustre.mount_path),
             ),
@@ -301,8 +320,13 @@ __all__ = [
     "TYPE",
     "ClusterArgs",
     "TrainingCluster",
+    "alarm_args",
     "checkpoint_uri",
+    "eks_args",
+    "fsx_volume",
+    "network_args",
     "other_zone",
+    "storage_args",
     "training_env",
     "workload_labels",
 ]

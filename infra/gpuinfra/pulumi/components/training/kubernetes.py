@@ -27,6 +27,7 @@ from gpuinfra.pulumi.components.training.acceptance import (
     create_acceptance,
 )
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
+from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
 from gpuinfra.pulumi.components.training.pins import CHARTS
 from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
 from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
@@ -276,6 +277,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         mount_path=args.mount_path,
         claim=claim,
         site_mount=args.site_mount,
+        mount_check=lustre_check_args(args.site_mount.path, args.site_mount.fs_name) if args.site_mount else None,
         shm=f"{args.job.pod.shm_mib}Mi",
         topology_level=args.topology.preferred if args.topology else None,
         ipc_lock=args.fabric in ("infiniband", "efa"),
@@ -426,17 +428,35 @@ class TrainingWorkloads(pulumi.ComponentResource):
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         claim = f"{args.cluster}-lustre" if args.lustre is not None else None
         volume = checkpoint_volume(args, claim)
-        enforce = pod_security.strictest_for(training_pods(args, claim, volume))
-        namespace = k8s.core.v1.Namespace(
+        namespace = self._namespace(name, args, training_pods(args, claim, volume), o)
+        ns = namespace.metadata["name"]
+        isolate(name, ns, args.labels, o, pod_identity=args.platform == "eks")
+        charts = self._addons(
+            name, args, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=list(nodes)))
+        )
+        self._kueue(name, args, ns, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts)))
+        self._nodes_and_identity(name, args, ns, o)
+        if args.lustre is not None and claim is not None:
+            self._lustre(name, args, args.lustre, claim, namespace, o)
+        self._jobs(name, args, claim, volume, ns, o)
+        self.register_outputs({"namespace": args.namespace, "cluster_queue": queue_name(args)})
+
+    @staticmethod
+    def _namespace(
+        name: str, args: WorkloadArgs, pods: list[dict[str, Any]], o: pulumi.ResourceOptions
+    ) -> k8s.core.v1.Namespace:
+        """The job's namespace, at the strictest Pod Security level every pod it will run meets."""
+        enforce = pod_security.strictest_for(pods)
+        return k8s.core.v1.Namespace(
             f"{name}-ns",
             metadata={"name": args.namespace, "labels": {**args.labels, **pod_security.labels(enforce)}},
             opts=o,
         )
-        isolate(name, namespace.metadata["name"], args.labels, o, pod_identity=args.platform == "eks")
-        charts = self._addons(
-            name, args, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=list(nodes)))
-        )
-        crds = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
+
+    @staticmethod
+    def _kueue(name: str, args: WorkloadArgs, namespace: pulumi.Input[str], crds: pulumi.ResourceOptions) -> None:
+        """Kueue's objects (after its chart, whose CRDs they need): the Topology, the fabric domain's flavor, the
+        ClusterQueue holding the job's quota and the team's LocalQueue."""
         if args.topology:
             k8s.apiextensions.CustomResource(
                 f"{name}-topology",
@@ -470,10 +490,16 @@ class TrainingWorkloads(pulumi.ComponentResource):
             f"{name}-local-queue",
             api_version=KUEUE_API,
             kind="LocalQueue",
-            metadata={"name": args.queue, "namespace": namespace.metadata["name"], "labels": args.labels},
+            metadata={"name": args.queue, "namespace": namespace, "labels": args.labels},
             spec={"clusterQueue": queue_name(args)},
             opts=crds,
         )
+
+    @staticmethod
+    def _nodes_and_identity(
+        name: str, args: WorkloadArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions
+    ) -> None:
+        """Inventory labels on the named nodes, and the trainer's ServiceAccount (EKS: bound by Pod Identity)."""
         for node in args.node_labels:
             k8s.core.v1.NodePatch(
                 f"{name}-node-{node.node}", metadata={"name": node.node, "labels": node.labels}, opts=o
@@ -481,47 +507,40 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.service_account:
             k8s.core.v1.ServiceAccount(
                 f"{name}-trainer-sa",
-                metadata={"name": args.service_account, "namespace": namespace.metadata["name"], "labels": args.labels},
+                metadata={"name": args.service_account, "namespace": namespace, "labels": args.labels},
                 opts=o,
             )
-        if args.lustre is not None and claim is not None:
-            self._lustre(name, args, args.lustre, claim, namespace, o)
+
+    @staticmethod
+    def _jobs(
+        name: str,
+        args: WorkloadArgs,
+        claim: str | None,
+        volume: dict[str, Any],
+        namespace: pulumi.Input[str],
+        o: pulumi.ResourceOptions,
+    ) -> None:
+        """What runs in the namespace: the gang's disruption budget, the pruner, the NCCL acceptance job and the
+        training JobSet's template."""
         k8s.policy.v1.PodDisruptionBudget(
             f"{name}-training-pdb",
-            metadata={
-                "name": f"{args.cluster}-training",
-                "namespace": namespace.metadata["name"],
-                "labels": args.labels,
-            },
+            metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
             spec=disruption_budget(args),
             opts=o,
         )
         if args.retention is not None:
             create_pruner(
-                name,
-                args.cluster,
-                args.retention,
-                args.job.image,
-                args.mount_path,
-                volume,
-                namespace.metadata["name"],
-                args.labels,
-                o,
+                name, args.cluster, args.retention, args.job.image, args.mount_path, volume, namespace, args.labels, o
             )
         acceptance = nccl_acceptance(args)
         if acceptance is not None:
-            create_acceptance(name, args.cluster, namespace.metadata["name"], args.labels, *acceptance, o)
+            create_acceptance(name, args.cluster, namespace, args.labels, *acceptance, o)
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
-            metadata={
-                "name": f"{args.cluster}-job-template",
-                "namespace": namespace.metadata["name"],
-                "labels": args.labels,
-            },
+            metadata={"name": f"{args.cluster}-job-template", "namespace": namespace, "labels": args.labels},
             data={"jobset.yaml": job_template(args, claim)},
             opts=o,
         )
-        self.register_outputs({"namespace": args.namespace, "cluster_queue": queue_name(args)})
 
     @staticmethod
     def _addons(name: str, args: WorkloadArgs, o: pulumi.ResourceOptions) -> list[pulumi.Resource]:

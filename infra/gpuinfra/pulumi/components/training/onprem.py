@@ -19,6 +19,7 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     RACK_LABEL,
     SITE_LABEL,
     Flavor,
+    JobArgs,
     NodeLabels,
     SiteMount,
     Topology,
@@ -27,7 +28,6 @@ from gpuinfra.pulumi.components.training.kubernetes import (
 )
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.remediator import GpuRemediation, RemediationArgs
-from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
 from gpuinfra.spec import TrainingSpec
 
@@ -51,6 +51,67 @@ def inventory_labels(spec: TrainingSpec) -> list[NodeLabels]:
     ]
 
 
+def site_provider(spec: TrainingSpec) -> k8s.Provider:
+    """The site's shared cluster, through the kubeconfig in the stack's secret config."""
+    assert spec.onprem is not None and spec.site is not None
+    namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
+    return k8s.Provider(
+        f"k8s-{spec.site}",
+        kubeconfig=pulumi.Config(namespace or None).require_secret(short),
+        enable_server_side_apply=True,
+    )
+
+
+def remediation_args(
+    spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str], image: str, conditions: tuple[str, ...]
+) -> RemediationArgs:
+    """The GPU remediation CronJob over this cluster's nodes (the fabric domain's label)."""
+    return RemediationArgs(
+        cluster=spec.name,
+        namespace=spec.scheduler.namespace,
+        image=image,
+        selector=f"{DOMAIN_LABEL}={spec.name}",
+        resource=plan.device_resource or "nvidia.com/gpu",
+        conditions=conditions,
+        labels=workload_labels(tags),
+    )
+
+
+def onprem_workload_args(
+    spec: TrainingSpec, plan: TrainingPlan, tags: dict[str, str], job: JobArgs, fabric_device: str
+) -> WorkloadArgs:
+    """The team's queues and job on the site: the rack topology, the fabric domain's flavor in the site's cohort,
+    the site's Lustre (checked in every pod before it writes) and the inventory's node labels."""
+    assert spec.site is not None and spec.site_lustre is not None
+    topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
+    site_fs = spec.site_lustre
+    return WorkloadArgs(
+        cluster=spec.name,
+        cluster_queue=flavor_name(spec),
+        namespace=spec.scheduler.namespace,
+        queue=local_queue(spec),
+        platform="onprem",
+        fabric=spec.interconnect.type,
+        nodes=plan.nodes,
+        gpus_per_node=plan.gpus_per_node,
+        device_resource=plan.device_resource or "",
+        instance_type=plan.instance_type,
+        network_gbps=plan.network_gbps_per_node,
+        fabric_per_node=1 if spec.interconnect.type == "infiniband" else 0,
+        flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
+        job=job,
+        env=training_env(spec, plan, site_fs.mount_path),
+        labels=workload_labels(tags),
+        mount_path=site_fs.mount_path,
+        site_mount=SiteMount(site_fs.mount_path, site_fs.fs_name),
+        topology=topology,
+        node_labels=inventory_labels(spec),
+        cohort=spec.site,
+        retention=retention_for(spec, site_fs.mount_path, None, site_fs.fs_name),
+        fabric_device=fabric_device,
+    )
+
+
 def onprem_workloads(
     spec: TrainingSpec,
     plan: TrainingPlan,
@@ -62,58 +123,21 @@ def onprem_workloads(
     are the site's (`site-components-missing` checks they are declared); `fabric_device` is the resource the site's
     RDMA plugin advertises the compute rails as."""
     assert spec.onprem is not None and spec.site is not None and spec.site_lustre is not None
-    namespace, _, short = spec.onprem.kubeconfig_key.rpartition(":")
-    provider = k8s.Provider(
-        f"k8s-{spec.site}",
-        kubeconfig=pulumi.Config(namespace or None).require_secret(short),
-        enable_server_side_apply=True,
-    )
-    topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
-    fabric_per_node = 1 if spec.interconnect.type == "infiniband" else 0
-    site_fs = spec.site_lustre
-    job = job_args(spec, plan, site_fs.mount_path)
+    provider = site_provider(spec)
+    job = job_args(spec, plan, spec.site_lustre.mount_path)
     GpuRemediation(
         f"{spec.name}-gpu-remediation",
-        RemediationArgs(
-            cluster=spec.name,
-            namespace=spec.scheduler.namespace,
-            image=job.image,
-            selector=f"{DOMAIN_LABEL}={spec.name}",
-            resource=plan.device_resource or "nvidia.com/gpu",
-            conditions=node_problem_conditions,
-            labels=workload_labels(tags),
-        ),
+        remediation_args(spec, plan, tags, job.image, node_problem_conditions),
         provider,
     )
-    return TrainingWorkloads(
-        spec.name,
-        WorkloadArgs(
-            cluster=spec.name,
-            cluster_queue=flavor_name(spec),
-            namespace=spec.scheduler.namespace,
-            queue=local_queue(spec),
-            platform="onprem",
-            fabric=spec.interconnect.type,
-            nodes=plan.nodes,
-            gpus_per_node=plan.gpus_per_node,
-            device_resource=plan.device_resource or "",
-            instance_type=plan.instance_type,
-            network_gbps=plan.network_gbps_per_node,
-            fabric_per_node=fabric_per_node,
-            flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
-            job=job,
-            env=training_env(spec, plan, site_fs.mount_path),
-            labels=workload_labels(tags),
-            mount_path=site_fs.mount_path,
-            site_mount=SiteMount(site_fs.mount_path, site_fs.fs_name),
-            topology=topology,
-            node_labels=inventory_labels(spec),
-            cohort=spec.site,
-            retention=retention_for(spec, f"{site_fs.mount_path}{CHECKPOINT_PATH}", None),
-            fabric_device=fabric_device,
-        ),
-        provider,
-    )
+    return TrainingWorkloads(spec.name, onprem_workload_args(spec, plan, tags, job, fabric_device), provider)
 
 
-__all__ = ["gpu_labels", "inventory_labels", "onprem_workloads"]
+__all__ = [
+    "gpu_labels",
+    "inventory_labels",
+    "onprem_workload_args",
+    "onprem_workloads",
+    "remediation_args",
+    "site_provider",
+]

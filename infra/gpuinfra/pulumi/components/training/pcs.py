@@ -43,9 +43,21 @@ CLUSTER_SLURM_SETTINGS = {
 }
 """Cluster-level Slurm settings; a name outside PCS's allow-list is a ValidationException at CreateCluster.
 SCHEMA_CLUSTER_SETTINGS is what the CloudFormation schema's own text documents; TaskProlog is the one setting beyond
-it, on the User Guide's list below only (review finding T6: not verified against a live CreateCluster). The health
-check is not a Slurm setting any more: a systemd timer runs it on every compute node (bootstrap.py,
-HEALTH_CHECK_INTERVAL_SECONDS), with the same effect (drain on failure) and no dependence on the allow-list."""
+it, on the User Guide's list below only (review finding T6). It stays, for want of any other way PCS takes:
+- what it does: set each task's environment (the fabric's NCCL defaults, GPUINFRA_RUN and the per-run
+  GPUINFRA_CHECKPOINT_DIR from the job's name), yielding to what the job set itself. Of slurm.conf's settings only
+  TaskProlog's output reaches a task's environment (SchedMD/slurm src/slurmd/slurmstepd/task.c, _proc_stdout: its
+  "export NAME=value" lines are set in the task); Prolog and Epilog, the schema-documented ones, run as SlurmdUser
+  outside the task and their output is not read (slurm.conf(5), Prolog);
+- the PCS API's other job hook, ClusterSlurmConfigurationRequest.jobSubmitPlugins (botocore PCS 2023-02-10: STARLARK
+  scripts from S3 that may "modify the job's configuration"), documents no Starlark interface (which job fields a
+  script may set), and the resource the stacks create the cluster with (AWS::PCS::Cluster through pulumi-aws-native
+  1.84) has no such property: tests/components/test_pcs_settings.py fails once it has, to move the defaults there;
+- a profile.d file on the login node reaches only jobs submitted from its login shells with the default --export,
+  and cannot name the run's directory, which exists only once the job has a name.
+If PCS refused it, CreateCluster fails before any node group exists: nothing is created half-way. The health check
+is not a Slurm setting: a systemd timer runs it on every compute node (bootstrap.py, HEALTH_CHECK_INTERVAL_SECONDS),
+with the same effect (drain on failure) and no dependence on the allow-list."""
 SCHEMA_CLUSTER_SETTINGS = frozenset({"Prolog", "Epilog", "SelectTypeParameters"})
 """AWS::PCS::Cluster SlurmCustomSetting.ParameterName in the CloudFormation schema (cfn-lint's bundled copy): "AWS
 PCS supports configuration of the following Slurm parameters for clusters: Prolog, Epilog, and
@@ -314,28 +326,61 @@ class PcsCluster(pulumi.ComponentResource):
         )
 
 
+def network_interfaces(
+    args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str]
+) -> list[aws.ec2.LaunchTemplateNetworkInterfaceArgs]:
+    """The interface layout: the primary carries the EFA group and the cluster's group (Slurm's traffic); the
+    efa-only interfaces, which have no IP address, the EFA group alone."""
+    return [
+        aws.ec2.LaunchTemplateNetworkInterfaceArgs(
+            **spec,
+            security_groups=[args.security_group_id, cluster_group]
+            if spec.get("interface_type") != "efa-only"
+            else [args.security_group_id],
+            delete_on_termination="true",
+            associate_public_ip_address="false",
+        )
+        for spec in interface_layout(group.efa_cards)
+    ]
+
+
+def root_volume(args: PcsArgs) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
+    """The root volume at the image's own device: gp3, encrypted with the account's AWS-managed EBS key."""
+    return aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+        device_name=args.root_device_name,
+        ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+            volume_size=args.root_volume_gib,
+            volume_type="gp3",
+            encrypted="true",
+            delete_on_termination="true",
+        ),
+    )
+
+
+def capacity_block(group: GroupArgs) -> dict[str, Any]:
+    """A Capacity Block group's market type and reservation target; nothing for any other group."""
+    if group.capacity_reservation_id is None:
+        return {"instance_market_options": None, "capacity_reservation_specification": None}
+    return {
+        "instance_market_options": aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
+        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=group.capacity_reservation_id
+            )
+        ),
+    }
+
+
 def launch_template(
     name: str, args: PcsArgs, group: GroupArgs, cluster_group: pulumi.Input[str], o: pulumi.ResourceOptions
 ) -> aws.ec2.LaunchTemplate:
     """A node group's launch template: interfaces, placement, IMDSv2, encrypted EBS, user data. The root
     volume uses the account's AWS-managed EBS key: a customer key buys nothing for an OS disk and would have to
-    name whichever service role PCS launches with. The primary interface carries the EFA group and the cluster's
-    group (Slurm's traffic); the efa-only interfaces, which have no IP address, the EFA group alone."""
-    block = group.capacity_reservation_id is not None
+    name whichever service role PCS launches with."""
     return aws.ec2.LaunchTemplate(
         name,
         update_default_version=True,
-        network_interfaces=[
-            aws.ec2.LaunchTemplateNetworkInterfaceArgs(
-                **spec,
-                security_groups=[args.security_group_id, cluster_group]
-                if spec.get("interface_type") != "efa-only"
-                else [args.security_group_id],
-                delete_on_termination="true",
-                associate_public_ip_address="false",
-            )
-            for spec in interface_layout(group.efa_cards)
-        ],
+        network_interfaces=network_interfaces(args, group, cluster_group),
         placement=aws.ec2.LaunchTemplatePlacementArgs(group_name=args.placement_group) if group.placement else None,
         metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
             # Hop limit 1: a container behind a bridge (one more hop) gets no IMDS answer (EC2 User Guide,
@@ -345,27 +390,8 @@ def launch_template(
             http_tokens="required",
             http_put_response_hop_limit=1,
         ),
-        block_device_mappings=[
-            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                device_name=args.root_device_name,
-                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                    volume_size=args.root_volume_gib,
-                    volume_type="gp3",
-                    encrypted="true",
-                    delete_on_termination="true",
-                ),
-            )
-        ],
-        instance_market_options=aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
-        if block
-        else None,
-        capacity_reservation_specification=aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=group.capacity_reservation_id
-            )
-        )
-        if block
-        else None,
+        block_device_mappings=[root_volume(args)],
+        **capacity_block(group),
         user_data=pulumi.Output.from_input(group.user_data).apply(lambda t: base64.b64encode(t.encode()).decode()),
         tag_specifications=[
             aws.ec2.LaunchTemplateTagSpecificationArgs(
@@ -390,9 +416,12 @@ __all__ = [
     "GroupArgs",
     "PcsArgs",
     "PcsCluster",
+    "capacity_block",
     "controller_group",
     "interface_layout",
     "launch_template",
+    "network_interfaces",
     "real_memory_mb",
+    "root_volume",
     "suffixed",
 ]

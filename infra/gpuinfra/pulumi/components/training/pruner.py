@@ -16,6 +16,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 from gpuinfra.pulumi.components.training.bootstrap import Retention, prune_checkpoints
+from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.spec import TrainingSpec
 
 SCHEDULE = "*/15 * * * *"
@@ -23,13 +24,23 @@ SCHEDULE = "*/15 * * * *"
 SCRIPT_PATH = "/opt/gpuinfra"
 
 
-def retention_for(spec: TrainingSpec, checkpoint_dir: str, export_uri: str | None) -> Retention | None:
-    """The spec's retention over `checkpoint_dir`, with the S3 export whose copies are tagged (None: none)."""
+def retention_for(spec: TrainingSpec, mount_path: str, export_uri: str | None, fs_name: str = "") -> Retention | None:
+    """The spec's retention over the checkpoint root on the Lustre mounted at `mount_path` (checked before each run:
+    mount_check.py), with the S3 export whose copies are tagged (None: none)."""
     ckpt = spec.checkpointing
     if ckpt is None or ckpt.target != "lustre":
         return None
     bucket, _, prefix = export_uri.removeprefix("s3://").partition("/") if export_uri else (None, "", "")
-    return Retention(checkpoint_dir, bucket, prefix, ckpt.keep_last, ckpt.milestone_marker, ckpt.retention_days)
+    return Retention(
+        f"{mount_path}{CHECKPOINT_PATH}",
+        bucket,
+        prefix,
+        ckpt.keep_last,
+        ckpt.milestone_marker,
+        ckpt.retention_days,
+        mount_path=mount_path,
+        fs_name=fs_name,
+    )
 
 
 def pruner_service_account(cluster: str) -> str:

@@ -4,6 +4,7 @@ group's user data, and the AWS PCS cluster (pcs.py) built from them."""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pulumi
 import pulumi_aws as aws
@@ -13,13 +14,14 @@ from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import STACK_TAG, child
-from gpuinfra.pulumi.components.profiles import instance_identity
+from gpuinfra.pulumi.components.profiles import InstanceIdentity, instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     Acceptance,
     HomeMount,
     LustreMount,
     NodeRole,
+    Retention,
     mime_user_data,
     node_cloud_config,
 )
@@ -30,7 +32,7 @@ from gpuinfra.pulumi.components.training.node_repair import Repair, login_statem
 from gpuinfra.pulumi.components.training.pcs import PROFILE_PATH, PURCHASE_OPTIONS, GroupArgs, PcsArgs, PcsCluster
 from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pcs_logs
 from gpuinfra.pulumi.components.training.pruner import retention_for
-from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH, TrainingStorage, split_s3
+from gpuinfra.pulumi.components.training.storage import TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
 
 TYPE = "gpuinfra:training:Slurm"
@@ -101,6 +103,103 @@ def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
     )
 
 
+UserData = Callable[[NodeRole], pulumi.Output[str]]
+"""A node role's MIME user data (it waits on the file systems' names and the agent's parameter)."""
+
+
+def lustre_mount(
+    spec: TrainingSpec, plan: TrainingPlan, fs: aws.fsx.LustreFileSystem | None
+) -> pulumi.Output[LustreMount | None]:
+    """How every node mounts the FSx file system (its DNS and mount names, once it exists); None without one."""
+    lustre = spec.lustre
+    if fs is None or lustre is None:
+        return pulumi.Output.from_input(None)
+    return pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
+        lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload)
+    )
+
+
+def pcs_retention(spec: TrainingSpec, compute: ComputeArgs) -> Retention | None:
+    """The login node's pruner: the spec's retention on the Lustre checkpoint root, publishing PrunerRuns
+    (alarms.py) into the training namespace; None without Lustre."""
+    lustre = spec.lustre
+    if lustre is None:
+        return None
+    retention = retention_for(spec, lustre.mount_path, compute.checkpoint_uri)
+    if retention is None:
+        return None
+    return dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
+
+
+def compute_groups(
+    spec: TrainingSpec, plan: TrainingPlan, compute: ComputeArgs, user_data: UserData
+) -> list[GroupArgs]:
+    """One node group per capacity type with nodes: the Capacity Block's, or on-demand and spot."""
+    capacity = spec.compute.capacity
+    counts = (
+        [("block", "capacity_block", plan.nodes)]
+        if capacity.type == "capacity_block"
+        else [("od", "on_demand", plan.on_demand_nodes), ("spot", "spot", plan.spot_nodes)]
+    )
+    return [
+        GroupArgs(
+            suffix=suffix,
+            purchase_option=PURCHASE_OPTIONS[kind],
+            instance_type=plan.instance_type,
+            count=count,
+            memory_gib=plan.memory_gib_per_node,
+            user_data=user_data(
+                NodeRole(
+                    "compute",
+                    plan.instance_type,
+                    gpus=plan.gpus_per_node,
+                    efa=len(plan.efa_cards),
+                    instance_store_gb=plan.instance_store_gb,
+                    spot=kind == "spot",
+                    block_checkpoint_at=plan.block_checkpoint_at,
+                    checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
+                    metrics_region=compute.region,
+                )
+            ),
+            efa_cards=tuple(plan.efa_cards),
+            capacity_reservation_id=capacity.capacity_reservation_id if kind == "capacity_block" else None,
+        )
+        for suffix, kind, count in counts
+        if count > 0
+    ]
+
+
+def login_group(
+    spec: TrainingSpec,
+    plan: TrainingPlan,
+    compute: ComputeArgs,
+    user_data: UserData,
+    profile_arn: pulumi.Input[str],
+) -> GroupArgs:
+    """The login node: where users submit, and where the pruner, the dataset preload, the NCCL acceptance job and
+    the node repair loop live (with its own instance profile, which compute nodes do not get)."""
+    login_type = spec.scheduler.login_instance_type
+    return GroupArgs(
+        suffix="login",
+        purchase_option="ONDEMAND",
+        instance_type=login_type,
+        count=LOGIN_NODES,
+        memory_gib=plan.login_memory_gib,
+        user_data=user_data(
+            NodeRole(
+                "login",
+                login_type,
+                retention=pcs_retention(spec, compute),
+                acceptance=acceptance(spec, plan),
+                repair=Repair(compute.tags[STACK_TAG], compute.region, metric_namespace=gpu_metrics.NAMESPACE),
+            )
+        ),
+        placement=False,
+        role="login",
+        instance_profile_arn=profile_arn,
+    )
+
+
 class SlurmOnPcs(pulumi.ComponentResource):
     pcs: PcsCluster
     logs: PcsLogs
@@ -124,118 +223,17 @@ class SlurmOnPcs(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         self.placement_group = aws.ec2.PlacementGroup(f"{name}-pg", strategy="cluster", opts=o)
-        identity = instance_identity(
-            name,
-            f"{spec.name} AWS PCS nodes",
-            pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_node_policy(compute, k)),
-            o,
-            path=PROFILE_PATH,
-        )
-        login_identity = instance_identity(
-            f"{name}-login",
-            f"{spec.name} AWS PCS login node (and its node repair loop)",
-            pulumi.Output.from_input(compute.kms_key_arn).apply(lambda k: pcs_login_policy(compute, k)),
-            o,
-            path=PROFILE_PATH,
-        )
-        fs, lustre = storage.lustre, spec.lustre
-        mount = (
-            pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
-                lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload)
-            )
-            if fs is not None and lustre is not None
-            else pulumi.Output.from_input(None)
-        )
-        retention = (
-            retention_for(spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", compute.checkpoint_uri)
-            if lustre is not None
-            else None
-        )
-        if retention is not None:  # the PCS pruner publishes PrunerRuns (alarms.py)
-            retention = dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
-
+        nodes, login = self._identities(name, spec, compute, o)
+        mount = lustre_mount(spec, plan, storage.lustre)
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
         env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
-
-        self.home = SharedHome(
-            f"{name}-home",
-            network.vpc.id,
-            [network.private_subnet.id],
-            network.security_group.id,
-            compute.tags,
-            provider,
-            pulumi.ResourceOptions(parent=self),
-        )
-        # The mount targets' ids ride along so every launch template waits for them: the file system's DNS name
-        # resolves only once a mount target exists in the node's zone (Amazon EFS User Guide, mount targets).
-        home = pulumi.Output.all(self.home.file_system.dns_name, *[t.id for t in self.home.mount_targets]).apply(
-            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
-        )
-
+        home = self._home(name, network, compute, provider)
         # The agent's configuration exists before any node boots: its name rides along into the user data.
         self.agent_config = gpu_metrics.agent_parameter(name, spec.name, o)
 
-        def user_data(node: NodeRole) -> pulumi.Output[str]:
-            return pulumi.Output.all(mount, home, self.agent_config.name).apply(
-                lambda v: mime_user_data(
-                    node_cloud_config(
-                        spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1], gpu_metrics_parameter=v[2]
-                    )
-                )
-            )
-
-        capacity = spec.compute.capacity
-        counts = (
-            [("block", "capacity_block", plan.nodes)]
-            if capacity.type == "capacity_block"
-            else [("od", "on_demand", plan.on_demand_nodes), ("spot", "spot", plan.spot_nodes)]
-        )
-        groups = [
-            GroupArgs(
-                suffix=suffix,
-                purchase_option=PURCHASE_OPTIONS[kind],
-                instance_type=plan.instance_type,
-                count=count,
-                memory_gib=plan.memory_gib_per_node,
-                user_data=user_data(
-                    NodeRole(
-                        "compute",
-                        plan.instance_type,
-                        gpus=plan.gpus_per_node,
-                        efa=len(plan.efa_cards),
-                        instance_store_gb=plan.instance_store_gb,
-                        spot=kind == "spot",
-                        block_checkpoint_at=plan.block_checkpoint_at,
-                        checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
-                        metrics_region=compute.region,
-                    )
-                ),
-                efa_cards=tuple(plan.efa_cards),
-                capacity_reservation_id=capacity.capacity_reservation_id if kind == "capacity_block" else None,
-            )
-            for suffix, kind, count in counts
-            if count > 0
-        ]
-        login_type = spec.scheduler.login_instance_type
-        login = GroupArgs(
-            suffix="login",
-            purchase_option="ONDEMAND",
-            instance_type=login_type,
-            count=LOGIN_NODES,
-            memory_gib=plan.login_memory_gib,
-            user_data=user_data(
-                NodeRole(
-                    "login",
-                    login_type,
-                    retention=retention,
-                    acceptance=acceptance(spec, plan),
-                    repair=Repair(compute.tags[STACK_TAG], compute.region, metric_namespace=gpu_metrics.NAMESPACE),
-                )
-            ),
-            placement=False,
-            role="login",
-            instance_profile_arn=login_identity.profile.arn,
-        )
+        user_data = self._user_data(spec, env, mount, home)
+        groups = compute_groups(spec, plan, compute, user_data)
+        login_args = login_group(spec, plan, compute, user_data, login.profile.arn)
         ami = self._image(spec.compute.image_id, o)
         self.pcs = PcsCluster(
             f"{name}-pcs",
@@ -249,11 +247,11 @@ class SlurmOnPcs(pulumi.ComponentResource):
                 security_group_id=network.security_group.id,
                 ami_id=ami,
                 root_device_name=root_device_name(ami, o),
-                instance_profile_arn=identity.profile.arn,
+                instance_profile_arn=nodes.profile.arn,
                 placement_group=self.placement_group.name,
                 root_volume_gib=spec.compute.root_volume_gib,
                 compute=groups,
-                login=login,
+                login=login_args,
                 tags=compute.tags,
                 zone=spec.availability_zone or "",
             ),
@@ -268,6 +266,64 @@ class SlurmOnPcs(pulumi.ComponentResource):
             o,
         )
         self.register_outputs({"placement_group": self.placement_group.name})
+
+    def _user_data(
+        self,
+        spec: TrainingSpec,
+        env: dict[str, str],
+        mount: pulumi.Output[LustreMount | None],
+        home: pulumi.Output[HomeMount],
+    ) -> UserData:
+        """Each node role's user data, once the file systems and the agent's parameter have their names."""
+
+        def user_data(node: NodeRole) -> pulumi.Output[str]:
+            return pulumi.Output.all(mount, home, self.agent_config.name).apply(
+                lambda v: mime_user_data(
+                    node_cloud_config(
+                        spec.name, node, env, v[0], spec.scheduler.slurm_version, home=v[1], gpu_metrics_parameter=v[2]
+                    )
+                )
+            )
+
+        return user_data
+
+    @staticmethod
+    def _identities(
+        name: str, spec: TrainingSpec, compute: ComputeArgs, o: pulumi.ResourceOptions
+    ) -> tuple[InstanceIdentity, InstanceIdentity]:
+        """The compute nodes' instance profile, and the login node's (the nodes' grants plus the repair loop's),
+        both under the path PCS requires."""
+        key = pulumi.Output.from_input(compute.kms_key_arn)
+        nodes = instance_identity(
+            name, f"{spec.name} AWS PCS nodes", key.apply(lambda k: pcs_node_policy(compute, k)), o, path=PROFILE_PATH
+        )
+        login = instance_identity(
+            f"{name}-login",
+            f"{spec.name} AWS PCS login node (and its node repair loop)",
+            key.apply(lambda k: pcs_login_policy(compute, k)),
+            o,
+            path=PROFILE_PATH,
+        )
+        return nodes, login
+
+    def _home(
+        self, name: str, network: TrainingNetwork, compute: ComputeArgs, provider: pulumi.ProviderResource
+    ) -> pulumi.Output[HomeMount]:
+        """The shared /home on EFS. The mount targets' ids ride along so every launch template waits for them: the
+        file system's DNS name resolves only once a mount target exists in the node's zone (Amazon EFS User
+        Guide, mount targets)."""
+        self.home = SharedHome(
+            f"{name}-home",
+            network.vpc.id,
+            [network.private_subnet.id],
+            network.security_group.id,
+            compute.tags,
+            provider,
+            pulumi.ResourceOptions(parent=self),
+        )
+        return pulumi.Output.all(self.home.file_system.dns_name, *[t.id for t in self.home.mount_targets]).apply(
+            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
+        )
 
     @staticmethod
     def _image(image_id: str | None, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
@@ -288,9 +344,13 @@ __all__ = [
     "TYPE",
     "SlurmOnPcs",
     "acceptance",
+    "compute_groups",
+    "login_group",
+    "lustre_mount",
     "pcs_login_policy",
     "pcs_node_policy",
     "pcs_node_statements",
+    "pcs_retention",
     "root_device_name",
     "ssm_image",
 ]

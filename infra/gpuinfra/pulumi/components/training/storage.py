@@ -87,6 +87,39 @@ def split_s3(uri: str) -> tuple[str, str]:
     return bucket, prefix
 
 
+def checkpoint_lifecycle(args: StorageArgs) -> list[aws.s3.BucketLifecycleConfigurationRuleArgs]:
+    """The checkpoint bucket's lifecycle rules: tagged-superseded objects expire after the retention, overwritten
+    versions after a week."""
+    return [
+        # Only objects the pruner tagged superseded expire: never the last kept checkpoints of a run,
+        # never a milestone, whatever their age (S3 User Guide, lifecycle filters on prefix and tag).
+        aws.s3.BucketLifecycleConfigurationRuleArgs(
+            id="superseded-checkpoints",
+            status="Enabled",
+            # The tag alone: only the pruner sets it, and only under the checkpoint prefix.
+            filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
+                tag=aws.s3.BucketLifecycleConfigurationRuleFilterTagArgs(key=SUPERSEDED_TAG, value="true")
+            ),
+            expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
+            noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                noncurrent_days=1
+            ),
+        ),
+        # Overwritten objects (a checkpoint re-exported) keep their previous version for a week.
+        aws.s3.BucketLifecycleConfigurationRuleArgs(
+            id="checkpoint-versions",
+            status="Enabled",
+            filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
+            noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
+                noncurrent_days=7
+            ),
+            abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
+                days_after_initiation=2
+            ),
+        ),
+    ]
+
+
 class TrainingStorage(pulumi.ComponentResource):
     component_type = TYPE
     """The component's type token; its middle part is the workload the separation policy checks (a fine-tuning
@@ -104,58 +137,8 @@ class TrainingStorage(pulumi.ComponentResource):
     ) -> None:
         super().__init__(self.component_type, name, None, opts)
         o = child(self, provider)
-        self.key = aws.kms.Key(
-            f"{name}-key",
-            description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
-            enable_key_rotation=True,
-            deletion_window_in_days=30,
-            policy=key_policy(args.account_id),
-            opts=stateful(o, args.protect),
-        )
-        aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=self.key.key_id, opts=o)
-        self.bucket = aws.s3.Bucket(
-            f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=stateful(o, args.protect)
-        )
-        hardened = harden(f"{name}-checkpoints", self.bucket, None, o)
-        aws.s3.BucketPolicy(
-            f"{name}-checkpoints-policy",
-            bucket=self.bucket.id,
-            policy=iam.document(iam.deny_insecure_transport(args.checkpoint_bucket)),
-            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
-        )
-        aws.s3.BucketLifecycleConfiguration(
-            f"{name}-checkpoints-retention",
-            bucket=self.bucket.id,
-            rules=[
-                # Only objects the pruner tagged superseded expire: never the last kept checkpoints of a run,
-                # never a milestone, whatever their age (S3 User Guide, lifecycle filters on prefix and tag).
-                aws.s3.BucketLifecycleConfigurationRuleArgs(
-                    id="superseded-checkpoints",
-                    status="Enabled",
-                    # The tag alone: only the pruner sets it, and only under the checkpoint prefix.
-                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(
-                        tag=aws.s3.BucketLifecycleConfigurationRuleFilterTagArgs(key=SUPERSEDED_TAG, value="true")
-                    ),
-                    expiration=aws.s3.BucketLifecycleConfigurationRuleExpirationArgs(days=args.retention_days),
-                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                        noncurrent_days=1
-                    ),
-                ),
-                # Overwritten objects (a checkpoint re-exported) keep their previous version for a week.
-                aws.s3.BucketLifecycleConfigurationRuleArgs(
-                    id="checkpoint-versions",
-                    status="Enabled",
-                    filter=aws.s3.BucketLifecycleConfigurationRuleFilterArgs(prefix=args.checkpoint_prefix),
-                    noncurrent_version_expiration=aws.s3.BucketLifecycleConfigurationRuleNoncurrentVersionExpirationArgs(
-                        noncurrent_days=7
-                    ),
-                    abort_incomplete_multipart_upload=aws.s3.BucketLifecycleConfigurationRuleAbortIncompleteMultipartUploadArgs(
-                        days_after_initiation=2
-                    ),
-                ),
-            ],
-            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
-        )
+        self.key = self._key(name, args, o)
+        self.bucket = self._checkpoint_bucket(name, args, o)
         self.lustre = self._lustre(name, args, o) if args.lustre else None
         self.register_outputs(
             {
@@ -164,6 +147,41 @@ class TrainingStorage(pulumi.ComponentResource):
                 "lustre_dns_name": self.lustre.dns_name if self.lustre else None,
             }
         )
+
+    @staticmethod
+    def _key(name: str, args: StorageArgs, o: pulumi.ResourceOptions) -> aws.kms.Key:
+        """The cluster key (rotated, protected with the data) and its alias."""
+        key = aws.kms.Key(
+            f"{name}-key",
+            description=f"gpuinfra {name}: Lustre, checkpoints, EBS",
+            enable_key_rotation=True,
+            deletion_window_in_days=30,
+            policy=key_policy(args.account_id),
+            opts=stateful(o, args.protect),
+        )
+        aws.kms.Alias(f"{name}-key-alias", name=args.kms_alias, target_key_id=key.key_id, opts=o)
+        return key
+
+    @staticmethod
+    def _checkpoint_bucket(name: str, args: StorageArgs, o: pulumi.ResourceOptions) -> aws.s3.Bucket:
+        """The checkpoint bucket: hardened (versioned, private, encrypted), TLS only, with the retention rules."""
+        bucket = aws.s3.Bucket(
+            f"{name}-checkpoints", bucket=args.checkpoint_bucket, force_destroy=False, opts=stateful(o, args.protect)
+        )
+        hardened = harden(f"{name}-checkpoints", bucket, None, o)
+        aws.s3.BucketPolicy(
+            f"{name}-checkpoints-policy",
+            bucket=bucket.id,
+            policy=iam.document(iam.deny_insecure_transport(args.checkpoint_bucket)),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.public_access_block])),
+        )
+        aws.s3.BucketLifecycleConfiguration(
+            f"{name}-checkpoints-retention",
+            bucket=bucket.id,
+            rules=checkpoint_lifecycle(args),
+            opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[hardened.versioning])),
+        )
+        return bucket
 
     def _lustre(self, name: str, args: StorageArgs, o: pulumi.ResourceOptions) -> aws.fsx.LustreFileSystem:
         spec = args.lustre
@@ -249,6 +267,7 @@ __all__ = [
     "LustreArgs",
     "StorageArgs",
     "TrainingStorage",
+    "checkpoint_lifecycle",
     "efa_arguments",
     "key_policy",
     "split_s3",

@@ -20,7 +20,6 @@ from gpuinfra.pulumi.components.training.kubernetes import (
 )
 from gpuinfra.pulumi.components.training.pod_stop import checkpoint_window
 from gpuinfra.pulumi.components.training.pruner import retention_for
-from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 from gpuinfra.spec import TrainingSpec
 
 GPU_PRESENT_LABEL = "nvidia.com/gpu.present"
@@ -106,9 +105,7 @@ def eks_workload_args(
         topology=topology,
         service_account=trainer_service_account(spec),
         region=spec.region,
-        retention=retention_for(
-            spec, f"{lustre.mount_path}{CHECKPOINT_PATH}", spec.lustre.export_path if spec.lustre else None
-        ),
+        retention=retention_for(spec, lustre.mount_path, spec.lustre.export_path if spec.lustre else None),
     )
 
 
