@@ -11,7 +11,7 @@ from pydantic import AfterValidator, Field, StringConstraints, model_validator
 from gpuinfra.spec.base import AccountName, BucketName, Invalid, K8sName, Money, Region, SpecModel, Tags
 from gpuinfra.spec.words import relative_key
 
-Purpose = Literal["training", "inference", "registry"]
+Purpose = Literal["training", "inference", "registry", "dataprep"]
 PURPOSE_OF_WORKLOAD = {"finetune": "training"}
 """Workloads that live in another workload's accounts: fine-tuning reads training data and writes to the registry's
 upload prefix, as training does, so it shares training's accounts, quotas and separation."""
@@ -59,6 +59,8 @@ class Account(SpecModel):
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
     quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
+    allow_accelerators: bool = False
+    """A dataprep account may launch GPU instances (a GPU dedup stage); training and inference accounts always may."""
     request_quota_increases: bool = False
     """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
     production: bool = False
