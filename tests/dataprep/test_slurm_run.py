@@ -74,12 +74,10 @@ def reclaim_a_running_filter_task(cluster: SlurmCluster, out: Path) -> str:
         for task in queue(cluster, "-t", "R", "-n", "corpus-prep-filter", "-o", "%i"):
             rank = int(task.split("_")[1])
             if (out / "scratch" / "logs" / "filter" / "logs" / f"task_{rank:05d}.log").exists():
-                try:
+                with contextlib.suppress(subprocess.TimeoutExpired):
                     subprocess.run(
                         ["scancel", "--signal=USR1", task], env=cluster.env(), capture_output=True, timeout=5
                     )
-                except subprocess.TimeoutExpired:
-                    pass
                 return task
         time.sleep(0.1)
     raise AssertionError(f"no filter task ran:\n{cluster.logs()}")
