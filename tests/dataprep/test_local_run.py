@@ -40,7 +40,7 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[LocalRun, Path]:
     tmp = tmp_path_factory.mktemp("dataprep")
     tokenizer = tmp / "tokenizer.json"
     train_tokenizer([d["text"] for d in read_jsonl(sample_folder())], tokenizer)
-    stack = (ROOT / "tests" / "fixtures" / "dataprep" / "Pulumi.corpus-prep.yaml").read_text()
+    stack = (ROOT / "stacks" / "Pulumi.corpus-prep.yaml").read_text()
     assert "tokenizer: gpt2" in stack
     declared = tmp / "Pulumi.corpus-prep.yaml"
     declared.write_text(stack.replace("tokenizer: gpt2", f"tokenizer: {tokenizer}"))  # the declared tokenizer

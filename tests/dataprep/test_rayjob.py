@@ -21,7 +21,7 @@ IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/datatrove-ray@sha256:
 
 
 def ray_spec() -> tuple[DataprepSpec, DataprepPlan]:
-    raw = yaml.safe_load((ROOT / "tests" / "fixtures" / "dataprep" / "Pulumi.corpus-prep.yaml").read_text())
+    raw = yaml.safe_load((ROOT / "stacks" / "Pulumi.corpus-prep.yaml").read_text())
     data = copy.deepcopy(raw["config"]["gpuinfra:dataprep"])
     data.pop("image_id")
     data["engine"] = "datatrove-ray"

@@ -105,7 +105,7 @@ def tokenizer(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.mark.timeout(1500)  # 33 sbatch jobs one at a time on one CPU, each a Python start: 4-5 minutes here
 def test_slurm_run_requeues_on_sigusr1_and_reruns_nothing(tmp_path: Path, tokenizer: Path) -> None:
-    stack = (ROOT / "tests" / "fixtures" / "dataprep" / "Pulumi.corpus-prep.yaml").read_text()
+    stack = (ROOT / "stacks" / "Pulumi.corpus-prep.yaml").read_text()
     declared = tmp_path / "Pulumi.corpus-prep.yaml"
     declared.write_text(stack.replace("tokenizer: gpt2", f"tokenizer: {tokenizer}"))
     local = run_local(str(declared), tmp_path / "local")

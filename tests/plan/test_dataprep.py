@@ -16,7 +16,7 @@ from gpuinfra.plan import DataprepPlan, build_plan
 from gpuinfra.spec import DataprepSpec, read_org
 
 ROOT = Path(__file__).resolve().parents[2]
-EXAMPLE = ROOT / "tests" / "fixtures" / "dataprep" / "Pulumi.corpus-prep.yaml"
+EXAMPLE = ROOT / "stacks" / "Pulumi.corpus-prep.yaml"
 
 
 @pytest.fixture(scope="module")

@@ -13,7 +13,7 @@ from gpuinfra.spec import DataprepSpec, read_org
 from gpuinfra.validators.dataprep import dataprep_gpu_stage_needs_ray, dataprep_writes_outside_the_corpus
 
 ROOT = Path(__file__).resolve().parents[2]
-RAW = yaml.safe_load((ROOT / "tests" / "fixtures" / "dataprep" / "Pulumi.corpus-prep.yaml").read_text())
+RAW = yaml.safe_load((ROOT / "stacks" / "Pulumi.corpus-prep.yaml").read_text())
 
 
 def spec_plan(**over: Any) -> tuple[Any, Any]:

@@ -119,6 +119,7 @@ class DataprepPlan(Plain):
     engine: str
     instance_type: str
     vcpus_per_node: int
+    memory_gib_per_node: int
     nodes: int
     """Worker nodes: the cheapest count that meets the deadline (or the fastest within the budget)."""
     spot: bool
@@ -304,6 +305,7 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
     """The run's plan: stages, the chosen worker count, hours, cost, scratch, requests and quota needs."""
     worker = catalog.instance(spec.workers.instance_type)
     vcpus = worker.vcpu if worker else 1
+    memory = worker.memory_gib if worker else 1
     spot = spec.workers.capacity == "spot"
     rate = _rate(catalog, spec, spot)
     documents = documents_of(spec)
@@ -321,6 +323,7 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
         engine=spec.engine,
         instance_type=spec.workers.instance_type,
         vcpus_per_node=vcpus,
+        memory_gib_per_node=memory,
         nodes=best.nodes,
         spot=spot,
         usd_per_node_hour=rate,

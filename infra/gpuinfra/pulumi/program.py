@@ -14,8 +14,8 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 
 from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs
-from gpuinfra.plan import AnyPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.plan import AnyPlan, DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 from gpuinfra.validators import Finding, Level
 
 
@@ -40,7 +40,7 @@ def refuse_errors(findings: list[Finding]) -> None:
         raise pulumi.RunError("gpuinfra refuses to build this stack:\n  " + "\n  ".join(lines))
 
 
-def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
+def build(inputs: Inputs, plan: AnyPlan) -> None:
     """Create the stack's providers and components."""
     if isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):
         from gpuinfra.pulumi.components.training.stack import build_training
@@ -58,6 +58,10 @@ def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | Fi
         from gpuinfra.pulumi.components.finetune.stack import build_finetune
 
         build_finetune(inputs, plan)
+    elif isinstance(inputs.spec, DataprepSpec) and isinstance(plan, DataprepPlan):
+        from gpuinfra.pulumi.components.dataprep.stack import build_dataprep
+
+        build_dataprep(inputs, plan)
     else:
         raise TypeError(f"no program for a {type(inputs.spec).__name__} with a {type(plan).__name__}")
 
