@@ -1,5 +1,5 @@
 """The dataprep stack's buckets and key: the tokenized output (read by the training accounts the spec names, by
-bucket and key policy) and the scratch bucket whose intermediates (raw text with PII, signatures) expire. The raw
+bucket policy) and the scratch bucket whose intermediates (raw text with PII, signatures) expire. The raw
 corpus is not the stack's: its workers only read it."""
 
 from __future__ import annotations
@@ -34,9 +34,9 @@ class StorageArgs:
     protect: bool = True
 
 
-def key_policy(account_id: str, readers: list[str], region: str) -> str:
-    """The account administers and uses the key; the readers may decrypt through S3 only (kms:ViaService)."""
-    statements: list[iam.Statement] = [
+def key_policy(account_id: str) -> str:
+    """The account administers and uses the key; no other account is named (the tokens are SSE-S3)."""
+    return iam.document(
         {
             "Sid": "AccountAdministers",
             "Effect": "Allow",
@@ -44,19 +44,7 @@ def key_policy(account_id: str, readers: list[str], region: str) -> str:
             "Action": "kms:*",
             "Resource": "*",
         }
-    ]
-    if readers:
-        statements.append(
-            {
-                "Sid": "TrainingReadsTokens",
-                "Effect": "Allow",
-                "Principal": {"AWS": [f"arn:aws:iam::{r}:root" for r in readers]},
-                "Action": ["kms:Decrypt"],
-                "Resource": "*",
-                "Condition": {"StringEquals": {"kms:ViaService": f"s3.{region}.amazonaws.com"}},
-            }
-        )
-    return iam.document(*statements)
+    )
 
 
 def output_policy(bucket: str, prefix: str, readers: list[str]) -> str:
@@ -98,13 +86,15 @@ class DataprepStorage(pulumi.ComponentResource):
             description=f"{args.name}: tokenized corpus and its intermediates",
             enable_key_rotation=True,
             deletion_window_in_days=30,
-            policy=key_policy(args.account_id, args.readers, region),
+            policy=key_policy(args.account_id),
             opts=kept,
         )
         out_bucket, out_prefix = split(args.output_uri)
         scratch_bucket, scratch_prefix = split(args.scratch_uri)
         self.output = aws.s3.Bucket(f"{name}-output", bucket=out_bucket, force_destroy=False, opts=kept)
-        out = harden(f"{name}-output", self.output, self.key.arn, o)
+        # SSE-S3 on the tokens: a training account reads them with its own role's S3 grant, no key policy to share
+        # (the raw text's intermediates, which may hold PII, are the ones under the stack's key).
+        out = harden(f"{name}-output", self.output, None, o)
         aws.s3.BucketPolicy(
             f"{name}-output-policy",
             bucket=self.output.id,
