@@ -137,8 +137,10 @@ def _fields(line: str) -> dict[str, str]:
 class SlurmCluster:
     """One slurmctld, one slurmd (node `pcsnode1`, partition `train`) and their munged, all under `root`."""
 
-    def __init__(self, root: Path, version: str, slurm_conf_extra: str = "") -> None:
+    def __init__(self, root: Path, version: str, slurm_conf_extra: str = "", node_options: str = "") -> None:
         self.root = root
+        self.node_options = node_options
+        """More of the node's slurm.conf settings (RealMemory=4096: jobs that request memory)."""
         self.version = version
         self.bin = pcs_bin(version)
         self.conf = root / "etc" / "slurm.conf"
@@ -240,7 +242,7 @@ SlurmctldTimeout=10
 SlurmdTimeout=10
 InactiveLimit=0
 KillWait=5
-NodeName={NODE} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 CPUs=1 State=UNKNOWN
+NodeName={NODE} NodeHostname={socket.gethostname()} NodeAddr=127.0.0.1 CPUs=1 {self.node_options} State=UNKNOWN
 PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
 {self.extra}
 """
@@ -339,9 +341,11 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
 
 
 @contextmanager
-def slurm_cluster(root: Path, version: str, slurm_conf_extra: str = "") -> Iterator[SlurmCluster]:
+def slurm_cluster(
+    root: Path, version: str, slurm_conf_extra: str = "", node_options: str = ""
+) -> Iterator[SlurmCluster]:
     require_slurm()
-    cluster = SlurmCluster(root, version, slurm_conf_extra)
+    cluster = SlurmCluster(root, version, slurm_conf_extra, node_options)
     try:
         cluster.start()
         yield cluster

@@ -31,6 +31,11 @@ app = typer.Typer(
 )
 
 
+from gpuinfra.commands.dataprep import app as dataprep_app  # noqa: E402  (the `dataprep` sub-commands)
+
+app.add_typer(dataprep_app, name="dataprep")
+
+
 def _show_version(value: bool) -> None:
     if value:
         from gpuinfra import __version__

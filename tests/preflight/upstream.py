@@ -19,6 +19,7 @@ CRDS = {
     "kueue.x-k8s.io": ("k8s/kueue-v0.19.2", "kueue.x-k8s.io_{plural}.yaml"),
     "keda.sh": ("k8s/keda-v2.17.2", "keda.sh_{plural}.yaml"),
     "jobset.x-k8s.io": ("k8s/jobset-v0.12.0", "jobset.x-k8s.io_{plural}.yaml"),
+    "ray.io": ("k8s/kuberay-v1.7.0", "ray.io_{plural}.yaml"),
 }
 
 

@@ -116,8 +116,8 @@ def test_exactly_one_workload_key(tmp_path: Path) -> None:
     path = write_stack(tmp_path, "llm-train", text="config:\n  aws:region: us-east-1\n")
     messages = refused(path, read_stack)
     assert (
-        "a stack holds exactly one of gpuinfra:training, gpuinfra:inference, gpuinfra:registry, gpuinfra:finetune; "
-        "found none" in messages[0]
+        "a stack holds exactly one of gpuinfra:training, gpuinfra:inference, gpuinfra:registry, gpuinfra:finetune, "
+        "gpuinfra:dataprep; found none" in messages[0]
     )
 
 

@@ -9,14 +9,15 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.clouds import cloud_of
+from gpuinfra.plan.dataprep import DataprepPlan, plan_dataprep
 from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.quotas import QuotaNeed
 from gpuinfra.plan.registry import RegistryPlan, plan_registry
 from gpuinfra.plan.training import TrainingPlan, plan_training
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
 
-AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
+AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan
 Plan = Annotated[AnyPlan, Field(discriminator="workload")]
 _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
@@ -33,6 +34,8 @@ def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPl
         return plan_registry(spec, org)
     if isinstance(spec, FinetuneSpec):
         return plan_finetune(spec, org, catalog)
+    if isinstance(spec, DataprepSpec):
+        return plan_dataprep(spec, org, catalog)
     raise TypeError(f"no planner for {type(spec).__name__}")
 
 
@@ -49,6 +52,7 @@ def parse_plan(data: Any) -> AnyPlan | None:
 
 __all__ = [
     "AnyPlan",
+    "DataprepPlan",
     "FinetunePlan",
     "InferencePlan",
     "Plan",

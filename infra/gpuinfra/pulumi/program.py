@@ -15,8 +15,8 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs
-from gpuinfra.plan import AnyPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.plan import AnyPlan, DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 from gpuinfra.validators import Finding, Level
 
 
@@ -41,7 +41,7 @@ def refuse_errors(findings: list[Finding]) -> None:
         raise pulumi.RunError("gpuinfra refuses to build this stack:\n  " + "\n  ".join(lines))
 
 
-def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> None:
+def build(inputs: Inputs, plan: AnyPlan) -> None:
     """Create the stack's providers and components."""
     own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree; None: built-in
     if own is not None:
@@ -62,6 +62,10 @@ def build(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | Fi
         from gpuinfra.pulumi.components.finetune.stack import build_finetune
 
         build_finetune(inputs, plan)
+    elif isinstance(inputs.spec, DataprepSpec) and isinstance(plan, DataprepPlan):
+        from gpuinfra.pulumi.components.dataprep.stack import build_dataprep
+
+        build_dataprep(inputs, plan)
     else:
         raise TypeError(f"no program for a {type(inputs.spec).__name__} with a {type(plan).__name__}")
 

@@ -205,7 +205,7 @@ class PictureOut(Model):
 class StackReport(Model):
     stack: str
     file: str
-    workload: Literal["training", "inference", "registry", "finetune"]
+    workload: Literal["training", "inference", "registry", "finetune", "dataprep"]
     account: str
     account_id: str | None = None
     findings: list[FindingOut] = []

@@ -16,6 +16,7 @@ from gpuinfra.spec.documents import (
     read_stack,
     stack_name,
 )
+from gpuinfra.spec.dataprep import DataprepSpec
 from gpuinfra.spec.finetune import FinetuneSpec
 from gpuinfra.spec.inference import FleetRegion, InferenceSpec
 from gpuinfra.spec.org import PURPOSE_OF_WORKLOAD, Account, Organization, Registry
@@ -30,6 +31,7 @@ __all__ = [
     "PURPOSE_OF_WORKLOAD",
     "SPEC_MODELS",
     "Account",
+    "DataprepSpec",
     "FinetuneSpec",
     "FleetRegion",
     "InferenceSpec",

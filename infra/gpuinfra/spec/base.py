@@ -25,7 +25,7 @@ from pydantic.json_schema import JsonDict
 
 from gpuinfra.spec.words import S3Uri
 
-Purpose = Literal["training", "inference", "registry"]
+Purpose = Literal["training", "inference", "registry", "dataprep"]
 """What an account (or another cloud's equivalent) is for: training and inference never share one."""
 PURPOSE_OF_WORKLOAD = {"finetune": "training"}
 """Workloads that live in another workload's accounts: fine-tuning reads training data and writes to the registry's

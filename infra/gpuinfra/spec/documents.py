@@ -10,6 +10,7 @@ from typing import Any, Literal
 from pydantic import BaseModel, ValidationError
 
 from gpuinfra.errors import FieldPath, InputError
+from gpuinfra.spec.dataprep import DataprepSpec
 from gpuinfra.spec.finetune import FinetuneSpec
 from gpuinfra.spec.inference import InferenceSpec
 from gpuinfra.spec.org import Organization
@@ -19,13 +20,14 @@ from gpuinfra.spec.target import workload_model
 from gpuinfra.spec.training import TrainingSpec
 from gpuinfra.spec.yamlfile import YamlDocument, read_yaml
 
-Workload = Literal["training", "inference", "registry", "finetune"]
-WorkloadSpec = TrainingSpec | InferenceSpec | RegistrySpec | FinetuneSpec
+Workload = Literal["training", "inference", "registry", "finetune", "dataprep"]
+WorkloadSpec = TrainingSpec | InferenceSpec | RegistrySpec | FinetuneSpec | DataprepSpec
 SPEC_MODELS: dict[str, type[BaseModel]] = {
     "training": TrainingSpec,
     "inference": InferenceSpec,
     "registry": RegistrySpec,
     "finetune": FinetuneSpec,
+    "dataprep": DataprepSpec,
 }
 NAMESPACE = "gpuinfra"
 ORG_KEY = f"{NAMESPACE}:org"

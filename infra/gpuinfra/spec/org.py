@@ -67,6 +67,8 @@ class Account(SpecModel):
     """Monthly spend this account may reach; the budget policy compares each stack's estimate to it."""
     quotas: dict[Region, dict[QuotaCode, Annotated[int, Field(ge=0, le=MAX_QUOTA)]]] = {}
     """Granted EC2 quotas in vCPUs, per region and quota code."""
+    allow_accelerators: bool = False
+    """A dataprep account may launch GPU instances (a GPU dedup stage); training and inference accounts always may."""
     request_quota_increases: bool = False
     """Emit aws.servicequotas.ServiceQuota resources asking for what the stacks need."""
     production: bool = False

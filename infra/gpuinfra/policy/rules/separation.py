@@ -21,6 +21,7 @@ from gpuinfra.graph.values import plain
 from gpuinfra.graph.views import decoded
 from gpuinfra.plan.registry import PROMOTE_ROLE_SUFFIX
 from gpuinfra.policy.facts import FactsError, StackFacts, current, require
+from gpuinfra.policy.rules.dataprep import dataprep_grant_allowed
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy, stack_policy
 from gpuinfra.policy.rules.paths import route_problems
 from gpuinfra.policy.rules.values import (
@@ -154,6 +155,11 @@ def facts_readable(args: StackValidationArgs, report_violation: ReportViolation)
         )
 
 
+REUSED_COMPONENTS = {("dataprep", "training")}
+"""(workload, component module): a dataprep stack builds its PCS cluster with training's PcsCluster constructor;
+the component creates nothing itself, and its children carry the dataprep stack's workload tag."""
+
+
 @stack_policy(
     "separation-one-workload",
     "A stack holds one workload: every workload tag and every gpuinfra component in it is the stack's.",
@@ -172,7 +178,9 @@ def one_workload(args: StackValidationArgs, report_violation: ReportViolation) -
         elif carries_labels(resource.resource_type):
             values.append(workload_label(resource.props) or "")
         elif resource.resource_type.startswith("gpuinfra:"):
-            values.append(resource.resource_type.split(":")[1])
+            module = resource.resource_type.split(":")[1]
+            if (facts.workload, module) not in REUSED_COMPONENTS:
+                values.append(module)
         for value in values:
             if value and value != facts.workload:
                 seen.setdefault(value, []).append(resource.name)
@@ -448,6 +456,8 @@ def _allowed_exception(
     facts: StackFacts, resource: PolicyResource, raw: Mapping[str, Any], grantee: Grantee, known: Any
 ) -> bool:
     if known is not None and registry_grant_allowed(facts, resource, raw, known[1].purpose):
+        return True
+    if known is not None and dataprep_grant_allowed(facts, resource, raw, grantee.account, known[1].purpose):
         return True
     return elb_log_delivery(facts.account.id, resource, raw, grantee.account)
 

@@ -19,9 +19,9 @@ from __future__ import annotations
 
 from gpuinfra.graph.flows import Flow
 from gpuinfra.load import Inputs
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import AnyPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.plan.registry import promote_role
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
 
 S3_UG = "https://docs.aws.amazon.com/AmazonS3/latest/userguide"
 MULTIPART = f"{S3_UG}/mpuoverview.html#mpuAndPermissions"
@@ -471,7 +471,7 @@ def finetune_flows(inputs: Inputs) -> list[Flow]:
     ]
 
 
-def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> list[Flow]:
+def declared_flows(inputs: Inputs, plan: AnyPlan) -> list[Flow]:
     """The flows the stack depends on (an empty list for a workload that declares none)."""
     spec = inputs.spec
     if isinstance(spec, TrainingSpec) and isinstance(plan, TrainingPlan):
@@ -480,6 +480,10 @@ def declared_flows(inputs: Inputs, plan: TrainingPlan | InferencePlan | Registry
         return inference_flows(inputs, plan)
     if isinstance(spec, FinetuneSpec) and isinstance(plan, FinetunePlan):
         return finetune_flows(inputs)
+    if isinstance(spec, DataprepSpec):
+        from gpuinfra.pulumi.components.dataprep.flows import dataprep_flows
+
+        return dataprep_flows(inputs.stack.name, spec)
     if isinstance(spec, RegistrySpec) and isinstance(plan, RegistryPlan):
         registry = inputs.org.org.registry
         return registry_flows(inputs.stack.name, spec.name, plan, registry.model_prefix) if registry else []

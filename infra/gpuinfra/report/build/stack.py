@@ -9,10 +9,11 @@ from typing import TYPE_CHECKING
 from gpuinfra.errors import format_path
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
+from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings
@@ -52,7 +53,9 @@ def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut
 
 
 def stack_report(
-    inputs: Inputs, plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan, findings: list[Finding]
+    inputs: Inputs,
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan,
+    findings: list[Finding],
 ) -> StackReport:
     return StackReport(
         stack=inputs.stack.name,
@@ -66,13 +69,15 @@ def stack_report(
     )
 
 
-def summary(plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan) -> list[Section]:
+def summary(plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan) -> list[Section]:
     if isinstance(plan, TrainingPlan):
         return training_summary(plan)
     if isinstance(plan, InferencePlan):
         return inference_summary(plan)
     if isinstance(plan, FinetunePlan):
         return finetune_summary(plan)
+    if isinstance(plan, DataprepPlan):
+        return dataprep_summary(plan)
     return registry_summary(plan)
 
 
