@@ -75,6 +75,7 @@ AWS: dict[str, AwsApi] = {
     tokens.LISTENER: AwsApi("elbv2", "CreateListener", elbv2.listener, TF + "elbv2/listener.go"),
     tokens.LISTENER_RULE: AwsApi("elbv2", "CreateRule", elbv2.listener_rule, TF + "elbv2/listener_rule.go"),
     tokens.ROUTE53_RECORD: AwsApi("route53", "ChangeResourceRecordSets", routing.record, TF + "route53/record.go"),
+    tokens.ROUTE53_ZONE: AwsApi("route53", "CreateHostedZone", routing.hosted_zone, TF + "route53/zone.go"),
     tokens.ROUTE53_HEALTH_CHECK: AwsApi(
         "route53", "CreateHealthCheck", routing.health_check, TF + "route53/health_check.go"
     ),
