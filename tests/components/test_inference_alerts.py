@@ -3,7 +3,7 @@
 every paging alarm of the region (the SLO alarms; the no-healthy-replica alarm Route 53 fails over on) notifies that
 topic on ALARM and OK, with actions enabled. Alarms that act on something else (the scaling loop's, which drive
 Auto Scaling policies; the rollout guard, which an instance refresh reads) do not page. Without alerts there is no
-topic and no alarm has an action.
+topic and no alarm has an action (and the warning alarms-page-no-one says so: tests/validators/test_serving.py).
 
 Then a simulated alarm reaches the topic: the generated topic policy is judged by the project's access evaluator for
 CloudWatch publishing from the account (and refused for another account), and in moto the generated alarm (its
@@ -184,3 +184,20 @@ def test_a_simulated_alarm_reaches_the_on_call(ec2: Graph) -> None:
     assert json.loads(message)["AlarmName"] == f"{prefix}-5xx-share" and subject.startswith("ALARM")
     subscribed = sns.list_subscriptions_by_topic(TopicArn=real)["Subscriptions"]
     assert [(s["Protocol"], s["Endpoint"]) for s in subscribed] == [("email", ONCALL[0])]
+
+
+def test_preflight_judges_the_topic_its_policy_and_subscriptions(ec2: Graph) -> None:
+    """CreateTopic, SetTopicAttributes and Subscribe against botocore's SNS model: the generated ones pass (judged,
+    not PF-UNCHECKED), a policy that names no topic is refused."""
+    from dataclasses import replace
+
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.preflight import preflight
+
+    sns_types = (TOPIC, POLICY, SUBSCRIPTION)
+    assert [f for f in preflight(ec2, load_catalog()) if f.type in sns_types] == []
+    policy = ec2.named(POLICY, "chat-serve-us-east-1-alerts-topic-policy")
+    orphan = {k: v for k, v in policy.inputs.items() if k != "arn"}
+    broken = replace(ec2, resources=tuple(replace(r, inputs=orphan) if r is policy else r for r in ec2.resources))
+    found = [(f.rule, f.path) for f in preflight(broken, load_catalog()) if f.type in sns_types]
+    assert found == [("PF-AWS-API", "TopicArn")], found

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
-from helpers import Case, example_data, run_case
+from helpers import DELETE, Case, example_data, run_case
 
 ADAPTER = {
     "name": "support",
@@ -112,6 +112,22 @@ CASES = [
         message="us-east-1 is the fleet's only region: losing it stops the fleet, and failover n_plus_one has no other",
     ),
     Case("failover-single-region", "chat-serve", fires=False),
+    # An internal fleet's records go to the private zone the stack makes: a public zone given is unused.
+    Case(
+        "internal-records-in-public-zone",
+        "chat-serve-k8s",
+        {"global_routing.hosted_zone_id": "Z0ACME1234567"},
+        message="hosted_zone_id Z0ACME1234567 is not used: an internal fleet's records go to a private zone",
+    ),
+    Case("internal-records-in-public-zone", "chat-serve-k8s", fires=False),
+    Case("internal-records-in-public-zone", "chat-serve", fires=False),  # internet-facing: its public zone
+    Case(
+        "alarms-page-no-one",
+        "chat-serve",
+        org={"accounts.ml-inference.alerts": DELETE},
+        message="account 'ml-inference' names no alerts: the fleet's service-level alarms would page no one",
+    ),
+    Case("alarms-page-no-one", "chat-serve", fires=False),
     Case(
         "adapter-on-another-base",
         "chat-serve",

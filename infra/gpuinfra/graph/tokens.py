@@ -88,6 +88,7 @@ ROUTE = "aws:ec2/route:Route"
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 SNS_TOPIC = "aws:sns/topic:Topic"
 SNS_SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+SNS_TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
 SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
@@ -222,6 +223,7 @@ __all__ = [
     "SG_RULE",
     "SNS_SUBSCRIPTION",
     "SNS_TOPIC",
+    "SNS_TOPIC_POLICY",
     "SPOT_FLEET",
     "SSM_PARAMETER",
     "SUBNET",

@@ -69,6 +69,9 @@ AWS: dict[str, AwsApi] = {
     tokens.METRIC_ALARM: AwsApi(
         "cloudwatch", "PutMetricAlarm", services.metric_alarm, TF + "cloudwatch/metric_alarm.go"
     ),
+    tokens.SNS_TOPIC: AwsApi("sns", "CreateTopic", services.sns_topic, TF + "sns/topic.go"),
+    tokens.SNS_TOPIC_POLICY: AwsApi("sns", "SetTopicAttributes", services.sns_topic_policy, TF + "sns/topic_policy.go"),
+    tokens.SNS_SUBSCRIPTION: AwsApi("sns", "Subscribe", services.sns_subscription, TF + "sns/topic_subscription.go"),
     # Load balancing and routing
     tokens.LOAD_BALANCER: AwsApi("elbv2", "CreateLoadBalancer", elbv2.load_balancer, TF + "elbv2/load_balancer.go"),
     tokens.TARGET_GROUP: AwsApi("elbv2", "CreateTargetGroup", elbv2.target_group, TF + "elbv2/target_group.go"),

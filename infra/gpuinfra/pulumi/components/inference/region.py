@@ -117,6 +117,7 @@ def region_alert_topic(
 
 
 def network_args(args: RegionArgs) -> NetworkArgs:
+    """The region's VPC over its planned zones, with its NAT choice, client networks and flow logs."""
     spec, rp = args.spec, args.region_plan
     return NetworkArgs(
         rp.region,
@@ -216,6 +217,8 @@ class Placement:
 
 
 def replicas_args(args: RegionArgs, at: Placement) -> ReplicasArgs:
+    """The region's groups as planned (floor, on-demand and spot maxima, warm pool, expected split), their image,
+    user data, control-loop targets, schedules, and the alarms that stop a refresh."""
     spec, rp, fr = args.spec, args.region_plan, args.fleet_region
     assert rp.instance_type is not None, "validators stop a fleet without an instance type"
     expected_od, expected_spot = split_capacity(rp.planned_replicas, rp.on_demand_base, rp.on_demand_pct_above_base)
