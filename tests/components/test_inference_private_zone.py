@@ -72,6 +72,38 @@ def test_the_internal_ec2_fleet_s_zone_is_associated_with_its_own_vpcs(internal_
     assert all(zone.urn in r.dependencies and r.inputs["zoneId"] != PUBLIC_ZONE for r in internal_ec2.of_type(RECORD))
 
 
+CLIENT = {"vpc_id": "vpc-0a1b2c3d4e5f60718", "region": "us-west-2"}
+
+
+def test_client_vpcs_of_the_account_join_the_zone_after_the_fleet_s() -> None:
+    graph = graph_for("chat-serve-k8s", {"access.client_vpcs": [CLIENT]})
+    vpcs = the_zone(graph).inputs["vpcs"]
+    assert [v["vpcRegion"] for v in vpcs] == ["us-east-1", "eu-central-1", "us-west-2"]
+    assert vpcs[-1] == {"vpcId": CLIENT["vpc_id"], "vpcRegion": "us-west-2"}
+    (_, *associations) = hosted_zone(the_zone(graph))  # created with the first, the others associated after
+    assert [a.params["VPC"]["VPCId"] for a in associations] == [v["vpcId"] for v in vpcs[1:]]
+
+
+@pytest.mark.parametrize(
+    ("mutation", "message"),
+    [
+        ({"access.client_vpcs": [CLIENT]}, "client_vpcs name VPCs that resolve an internal fleet's private zone"),
+        (
+            {**INTERNAL_EC2, "access.client_vpcs": [CLIENT, CLIENT]},
+            "a client VPC is listed twice",
+        ),
+    ],
+)
+def test_client_vpcs_only_for_an_internal_fleet_and_each_once(mutation: dict, message: str) -> None:
+    """Refused where the stack file is read, naming the field and the fix."""
+    from gpuinfra.errors import InputError
+    from helpers import inputs_for
+
+    with pytest.raises(InputError, match=message) as info:
+        inputs_for("chat-serve", mutation)
+    assert "access.client_vpcs" in str(info.value) and "hint:" in str(info.value)
+
+
 def test_an_internet_facing_fleet_keeps_its_public_zone() -> None:
     graph = example_graph("chat-serve")
     assert graph.of_type(ZONE) == []
@@ -79,13 +111,12 @@ def test_an_internet_facing_fleet_keeps_its_public_zone() -> None:
 
 
 def test_an_internet_facing_fleet_without_a_zone_is_refused_by_name() -> None:
-    from gpuinfra.spec import InferenceSpec
+    from gpuinfra.errors import InputError
+    from helpers import DELETE, inputs_for
 
-    spec = json.loads(json.dumps(example_data("chat-serve")["config"]["gpuinfra:inference"]))
-    del spec["global_routing"]["hosted_zone_id"]
-    with pytest.raises(ValueError, match="route53_latency needs hosted_zone_id") as info:
-        InferenceSpec.model_validate(spec)
-    assert "hosted_zone_id" in str(info.value)
+    with pytest.raises(InputError, match="route53_latency needs hosted_zone_id") as info:
+        inputs_for("chat-serve", {"global_routing.hosted_zone_id": DELETE})
+    assert "global_routing.hosted_zone_id" in str(info.value)
 
 
 def test_preflight_passes_the_zone_and_its_records_and_refuses_a_broken_one(k8s: Graph) -> None:

@@ -299,6 +299,14 @@ class Waf(SpecModel):
     prompts are larger than that."""
 
 
+class ClientVpc(SpecModel):
+    """A VPC of the fleet's account whose clients resolve an internal fleet's name (Route 53 CreateHostedZone and
+    AssociateVPCWithHostedZone: VPCId, VPCRegion)."""
+
+    vpc_id: Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+    region: Region
+
+
 class Access(SpecModel):
     """Who may reach the fleet: the internet behind authentication and a WAF, or only the VPC."""
 
@@ -307,6 +315,10 @@ class Access(SpecModel):
     client_cidrs: list[VpcCidr] = []
     """internal: the client networks (peered VPCs, Transit Gateway, VPN) the load balancers admit on 443/80,
     besides the fleet's own VPC."""
+    client_vpcs: list[ClientVpc] = []
+    """internal: VPCs of the fleet's account whose clients resolve its name, associated with its private hosted zone
+    besides the VPCs its load balancers are in (another account's VPC needs an association authorization:
+    docs/inference-operations.md, "Private endpoints")."""
     auth: Literal["api_key", "none"] = "api_key"
     """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
     waf: Waf | None = Waf()
@@ -453,6 +465,19 @@ class InferenceSpec(SpecModel):
         if self.platform == "ec2" and self.kubernetes is not None:
             raise ValueError("the kubernetes section only applies to platform kubernetes")
         routing = self.global_routing
+        if self.access.client_vpcs and self.access.scheme != "internal":
+            raise Invalid(
+                "client_vpcs name VPCs that resolve an internal fleet's private zone; this fleet is internet-facing",
+                ("access", "client_vpcs"),
+                "remove client_vpcs, or set access.scheme: internal",
+            )
+        vpc_ids = [v.vpc_id for v in self.access.client_vpcs]
+        if len(vpc_ids) != len(set(vpc_ids)):
+            raise Invalid(
+                "a client VPC is listed twice (a private zone takes each VPC once)",
+                ("access", "client_vpcs"),
+                "list each VPC once",
+            )
         if routing.type == "route53_latency" and routing.hosted_zone_id is None and self.access.scheme != "internal":
             raise Invalid(
                 "route53_latency needs hosted_zone_id (the public zone of domain_name)",
@@ -469,6 +494,7 @@ __all__ = [
     "AcceleratorName",
     "Access",
     "Autoscaling",
+    "ClientVpc",
     "ColdStart",
     "FleetRegion",
     "GlobalRouting",

@@ -9,7 +9,7 @@ import pulumi
 
 from gpuinfra.plan import InferencePlan
 from gpuinfra.pulumi.components.inference.region import InferenceRegion, RegionArgs
-from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, ZoneVpc
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, zone_vpcs
 from gpuinfra.spec import InferenceSpec, Registry
 from gpuinfra.spec.org import Alerts
 
@@ -82,9 +82,7 @@ class InferenceFleet(pulumi.ComponentResource):
                     )
                     for region, r in self.regions.items()
                 ],
-                private_vpcs=[ZoneVpc(r.vpc_id, region) for region, r in self.regions.items()]
-                if spec.access.scheme == "internal" and routing.type == "route53_latency"
-                else [],
+                private_vpcs=zone_vpcs(spec, {region: r.vpc_id for region, r in self.regions.items()}),
             ),
             routing_provider,
             here,

@@ -36,7 +36,7 @@ from gpuinfra.pulumi.components.inference.nodes import (
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.pod_weights import WEIGHTS_DIR, weights_init_containers
 from gpuinfra.pulumi.components.inference.region import root_volume_gib
-from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, ZoneVpc
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, zone_vpcs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
     access_log_annotations,
@@ -812,7 +812,8 @@ def cluster_provider(spec: InferenceSpec, region: str, o: pulumi.ResourceOptions
 
 def routing_args(spec: InferenceSpec, regions: Mapping[str, KubernetesRegion]) -> RoutingArgs:
     """Latency records over the regions' NLBs, each failing over on its alarm when it has one (internal); an
-    internal fleet's records in a private zone associated with each cluster's VPC (the one the controller used)."""
+    internal fleet's records in a private zone associated with each cluster's VPC (the one the controller used) and
+    the spec's client VPCs."""
     routing = spec.global_routing
     return RoutingArgs(
         kind="route53_latency",
@@ -829,9 +830,7 @@ def routing_args(spec: InferenceSpec, regions: Mapping[str, KubernetesRegion]) -
             )
             for region, r in regions.items()
         ],
-        private_vpcs=[ZoneVpc(r.load_balancer.vpc_id, region) for region, r in regions.items()]
-        if spec.access.scheme == "internal"
-        else [],
+        private_vpcs=zone_vpcs(spec, {region: r.load_balancer.vpc_id for region, r in regions.items()}),
     )
 
 

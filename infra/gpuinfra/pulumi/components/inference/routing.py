@@ -11,7 +11,7 @@ neither makes nor checks (docs/inference-operations.md, "Private endpoints")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
+from gpuinfra.spec import InferenceSpec
 
 TYPE = "gpuinfra:inference:GlobalRouting"
 GLOBAL_ACCELERATOR_REGION = "us-west-2"
@@ -58,6 +59,15 @@ class RoutingArgs:
     private_vpcs: Sequence[ZoneVpc] = ()
     """route53_latency for an internal fleet: the records go to a private zone associated with these VPCs
     (hosted_zone_id is then unset: the validator internal-records-in-public-zone)."""
+
+
+def zone_vpcs(spec: InferenceSpec, fleet_vpcs: Mapping[str, pulumi.Input[str]]) -> list[ZoneVpc]:
+    """An internal fleet's private zone VPCs: those its load balancers are in (per region), then the spec's client
+    VPCs; none for an internet-facing fleet (its records go to its public zone)."""
+    if spec.access.scheme != "internal" or spec.global_routing.type != "route53_latency":
+        return []
+    own = [ZoneVpc(vpc_id, region) for region, vpc_id in fleet_vpcs.items()]
+    return own + [ZoneVpc(v.vpc_id, v.region) for v in spec.access.client_vpcs]
 
 
 def private_zone(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> aws.route53.Zone:
@@ -195,4 +205,5 @@ __all__ = [
     "RoutingArgs",
     "ZoneVpc",
     "private_zone",
+    "zone_vpcs",
 ]
