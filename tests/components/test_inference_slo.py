@@ -1,6 +1,6 @@
 """The serving regions' service-level alarms in the example fleet's graph: the load balancer's 5xx share,
 response time p90/p99 against the latency target, unhealthy replicas; vLLM's time to first token and
-inter-token latency when the spec gives targets; SNS actions only where the spec names a topic."""
+inter-token latency when the spec gives targets. Who they page: tests/components/test_inference_alerts.py."""
 
 from __future__ import annotations
 
@@ -9,12 +9,12 @@ from typing import Any
 
 import pytest
 from gpuinfra.graph import Graph, Resource
-from helpers import example_data, example_graph, graph_for
+from helpers import DELETE, example_data, example_graph, graph_for
 
 ALARM = "aws:cloudwatch/metricAlarm:MetricAlarm"
 SPEC = example_data("chat-serve")["config"]["gpuinfra:inference"]
 REGIONS = [r["region"] for r in SPEC["regions"]]
-TOPIC = "arn:aws:sns:us-west-2:222222222222:chat-oncall"
+NO_ALERTS = {"accounts.ml-inference.alerts": DELETE}
 
 
 def slo_alarms(graph: Graph) -> dict[str, Resource]:
@@ -72,13 +72,13 @@ def test_response_time_percentiles_against_the_latency_target(graph: Graph) -> N
         assert inputs["period"] == 60
 
 
-def test_without_a_topic_the_alarms_have_no_actions(graph: Graph) -> None:
-    for inputs in (a.inputs for a in slo_alarms(graph).values()):
+def test_without_alerts_the_alarms_have_no_actions() -> None:
+    for inputs in (a.inputs for a in slo_alarms(graph_for("chat-serve", org=NO_ALERTS)).values()):
         assert not inputs.get("alarmActions") and not inputs.get("okActions")
         assert inputs.get("actionsEnabled") is False
 
 
-def test_targets_and_a_topic_add_server_alarms_and_actions_in_that_region_only() -> None:
+def test_targets_add_server_alarms() -> None:
     graph = graph_for(
         "chat-serve",
         {
@@ -87,7 +87,6 @@ def test_targets_and_a_topic_add_server_alarms_and_actions_in_that_region_only()
                 "inter_token_latency_seconds": 0.08,
                 "error_rate_percent": 0.5,
                 "evaluation_minutes": 3,
-                "alarm_topics": {"us-west-2": TOPIC},
             }
         },
     )
@@ -104,12 +103,6 @@ def test_targets_and_a_topic_add_server_alarms_and_actions_in_that_region_only()
     assert alarms["chat-serve-us-east-1-inter-token"].inputs["metricName"] == "InterTokenLatency"
     assert alarms["chat-serve-us-east-1-inter-token"].inputs["threshold"] == 0.08
     assert alarms["chat-serve-us-east-1-5xx-share"].inputs["threshold"] == 0.5
-    for name, alarm in alarms.items():
-        actions = loads(alarm.inputs.get("alarmActions")) or []
-        if "-us-west-2-" in name:
-            assert actions == [TOPIC] and loads(alarm.inputs["okActions"]) == [TOPIC]
-        else:
-            assert actions == []
 
 
 def test_an_nlb_region_alarms_on_unhealthy_replicas_only() -> None:

@@ -40,11 +40,14 @@ def region_of(graph: Graph, resource: Resource) -> str:
 
 
 def by_region(graph: Graph, type_: str) -> dict[str, Resource]:
+    """Route 53's health checks, or the alarms they follow (no-healthy-replica; the SLO alarm beside it pages only),
+    by region."""
+    resources = [r for r in graph.of_type(type_) if type_ != ALARM or r.name.endswith("-no-healthy-replica")]
     found = {
         region_of(graph, r) if type_ == ALARM else r.name.split("-routing-")[-1].removesuffix("-health"): r
-        for r in graph.of_type(type_)
+        for r in resources
     }
-    assert len(found) == len(graph.of_type(type_))
+    assert len(found) == len(resources)
     return found
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 from gpuinfra.spec.inference import DEFAULT_SERVING_AMI
-from helpers import Case, run_case
+from helpers import DELETE, Case, example_data, run_case
 
 ADAPTER = {
     "name": "support",
@@ -104,6 +104,30 @@ CASES = [
         r"of 10 ",
     ),
     Case("failover-short", "chat-serve", fires=False),
+    # One region: n_plus_one (the default) has no survivor to size, and says so.
+    Case(
+        "failover-single-region",
+        "chat-serve",
+        {"regions": example_data("chat-serve")["config"]["gpuinfra:inference"]["regions"][:1]},
+        message="us-east-1 is the fleet's only region: losing it stops the fleet, and failover n_plus_one has no other",
+    ),
+    Case("failover-single-region", "chat-serve", fires=False),
+    # An internal fleet's records go to the private zone the stack makes: a public zone given is unused.
+    Case(
+        "internal-records-in-public-zone",
+        "chat-serve-k8s",
+        {"global_routing.hosted_zone_id": "Z0ACME1234567"},
+        message="hosted_zone_id Z0ACME1234567 is not used: an internal fleet's records go to a private zone",
+    ),
+    Case("internal-records-in-public-zone", "chat-serve-k8s", fires=False),
+    Case("internal-records-in-public-zone", "chat-serve", fires=False),  # internet-facing: its public zone
+    Case(
+        "alarms-page-no-one",
+        "chat-serve",
+        org={"accounts.ml-inference.alerts": DELETE},
+        message="account 'ml-inference' names no alerts: the fleet's service-level alarms would page no one",
+    ),
+    Case("alarms-page-no-one", "chat-serve", fires=False),
     Case(
         "adapter-on-another-base",
         "chat-serve",
@@ -291,15 +315,32 @@ def test_rule(case: Case) -> None:
 
 
 def test_every_catalog_region_has_its_local_time_zone() -> None:
-    """A region the spec may name (the catalog's region list) always has a zone, so schedule-time-zone-unknown
-    fires only for a bad time_zone; a region the table lacks (one the catalog gains later) gives None."""
+    """A region the spec may name (the catalog's region list) always has a zone (catalog/data/time_zones.yaml), so
+    schedule-time-zone-unknown fires only for a bad time_zone; a region the table lacks (one the catalog gains later)
+    gives None. Each row's location is the region's description in the installed botocore's endpoints.json (the
+    source the file cites)."""
+    import json
+    from pathlib import Path
     from zoneinfo import ZoneInfo
 
+    import botocore
     from gpuinfra.catalog import load_catalog
     from gpuinfra.plan.schedules import REGION, schedule_time_zone
 
-    for region in load_catalog().region_list.codes:
-        zone = schedule_time_zone(REGION, region)
+    catalog = load_catalog()
+    zones = catalog.time_zones()
+    endpoints = json.loads((Path(botocore.__file__).parent / "data" / "endpoints.json").read_text())
+    (aws,) = [p for p in endpoints["partitions"] if p["partition"] == "aws"]
+    assert catalog.region_time_zones is not None
+    for region in catalog.region_list.codes:
+        zone = schedule_time_zone(REGION, region, zones)
         assert zone is not None, region
         ZoneInfo(zone)  # an IANA name the tz database knows
-    assert schedule_time_zone(REGION, "xx-nowhere-1") is None
+        assert catalog.region_time_zones.zones[region].location == aws["regions"][region]["description"]
+    assert (zones["ap-northeast-1"], zones["eu-central-1"], zones["us-west-2"]) == (
+        "Asia/Tokyo",
+        "Europe/Berlin",
+        "America/Los_Angeles",
+    )
+    assert schedule_time_zone(REGION, "xx-nowhere-1", zones) is None
+    assert schedule_time_zone("Etc/UTC", "ap-northeast-1", zones) == "Etc/UTC"  # a zone given is kept

@@ -29,6 +29,7 @@ from gpuinfra.catalog.models import (
     QuotaUnknown,
     RegionAccounts,
     RegionList,
+    RegionZones,
     Role,
     ServicePrice,
     Source,
@@ -86,6 +87,14 @@ class Catalog:
 
     elb_log_accounts: RegionAccounts | None = None
     """The account ELB delivers ALB access logs as, per region (log_delivery.yaml)."""
+
+    region_time_zones: RegionZones | None = None
+    """Each region's local IANA time zone (time_zones.yaml)."""
+
+    def time_zones(self) -> dict[str, str]:
+        """Region -> its local IANA time zone (scheduled floors run on it: plan/schedules.py)."""
+        rows = self.region_time_zones.zones if self.region_time_zones else {}
+        return {region: row.zone for region, row in rows.items()}
 
     def elb_log_account(self, region: str) -> str | None:
         """ELB's log-delivery account in `region`; None for regions opened since August 2022 (service principal)."""

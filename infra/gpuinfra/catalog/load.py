@@ -34,6 +34,7 @@ from gpuinfra.catalog.models import (
     QuotaUnknown,
     RegionAccounts,
     RegionList,
+    RegionZones,
     ServicePrice,
     Source,
     SpotAdvice,
@@ -105,6 +106,7 @@ def load_catalog() -> Catalog:
             spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
             instance_topology=AcceleratorSet.model_validate(_read("topology.yaml")["instance_topology"]),
             elb_log_accounts=RegionAccounts.model_validate(_read("log_delivery.yaml")["elb_log_accounts"]),
+            region_time_zones=RegionZones.model_validate(_read("time_zones.yaml")["region_time_zones"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -131,6 +133,7 @@ def entries(catalog: Catalog) -> list[Entry]:
         *([catalog.fp8_weights] if catalog.fp8_weights else []),
         *([catalog.instance_topology] if catalog.instance_topology else []),
         *([catalog.elb_log_accounts] if catalog.elb_log_accounts else []),
+        *([catalog.region_time_zones] if catalog.region_time_zones else []),
         *catalog.node_powers,
         *catalog.accelerators,
         *catalog.cooling_limits,
@@ -173,6 +176,9 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
     )
     yield from _listed(
         "prices in regions not in regions.yaml", {p.region for p in catalog.on_demand_prices} - catalog.regions
+    )
+    yield from _listed(
+        "regions without a local time zone (time_zones.yaml)", catalog.regions - set(catalog.time_zones())
     )
     priced = {(p.instance_type, p.region) for p in catalog.on_demand_prices}
     yield from _listed(

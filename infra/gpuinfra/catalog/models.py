@@ -187,6 +187,21 @@ class RegionAccounts(UndatedEntry):
     accounts: dict[str, Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]]
 
 
+class RegionZone(BaseModel):
+    model_config = ConfigDict(extra="forbid", frozen=True)
+
+    location: str
+    """Where AWS says the region is (botocore endpoints.json `description`)."""
+    zone: str
+    """The IANA time zone of that place."""
+
+
+class RegionZones(Entry):
+    """Each region's local time zone (time_zones.yaml): the clock of its scheduled floors."""
+
+    zones: dict[str, RegionZone]
+
+
 class MemoryBandwidth(UndatedEntry):
     """Peak device-memory bandwidth of one accelerator (datasheet): what bounds LLM decode (plan/roofline.py)."""
 
@@ -293,6 +308,8 @@ __all__ = [
     "QuotaUnknown",
     "RegionAccounts",
     "RegionList",
+    "RegionZone",
+    "RegionZones",
     "Role",
     "ServicePrice",
     "Source",

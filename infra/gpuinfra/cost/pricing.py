@@ -76,6 +76,7 @@ PRICERS: dict[str, Pricer] = {
     tokens.KMS_KEY: fixed("kms/key", "Customer managed key", "keys"),
     tokens.METRIC_ALARM: price_alarm,
     tokens.ROUTE53_HEALTH_CHECK: fixed("route53/health_check_aws", "Health check (AWS endpoint)", "checks"),
+    tokens.ROUTE53_ZONE: fixed("route53/hosted_zone", "Hosted zone", "zones"),
     tokens.ROUTE53_RECORD: price_record,
     tokens.EBS_VOLUME: price_volume,
     tokens.VPC_ENDPOINT: price_vpc_endpoint,

@@ -88,9 +88,11 @@ ROUTE = "aws:ec2/route:Route"
 SSM_PARAMETER = "aws:ssm/parameter:Parameter"
 SNS_TOPIC = "aws:sns/topic:Topic"
 SNS_SUBSCRIPTION = "aws:sns/topicSubscription:TopicSubscription"
+SNS_TOPIC_POLICY = "aws:sns/topicPolicy:TopicPolicy"
 SPOT_FLEET = "aws:ec2/spotFleetRequest:SpotFleetRequest"
 ROUTE53_HEALTH_CHECK = "aws:route53/healthCheck:HealthCheck"
 ROUTE53_RECORD = "aws:route53/record:Record"
+ROUTE53_ZONE = "aws:route53/zone:Zone"
 ROUTE_TABLE = "aws:ec2/routeTable:RouteTable"
 ROUTE_TABLE_ASSOCIATION = "aws:ec2/routeTableAssociation:RouteTableAssociation"
 ECR_REPOSITORY = "aws:ecr/repository:Repository"
@@ -209,6 +211,7 @@ __all__ = [
     "ROUTE",
     "ROUTE53_HEALTH_CHECK",
     "ROUTE53_RECORD",
+    "ROUTE53_ZONE",
     "ROUTE_TABLE",
     "ROUTE_TABLE_ASSOCIATION",
     "SECRETS_MANAGER_SECRET",
@@ -220,6 +223,7 @@ __all__ = [
     "SG_RULE",
     "SNS_SUBSCRIPTION",
     "SNS_TOPIC",
+    "SNS_TOPIC_POLICY",
     "SPOT_FLEET",
     "SSM_PARAMETER",
     "SUBNET",

@@ -69,12 +69,16 @@ AWS: dict[str, AwsApi] = {
     tokens.METRIC_ALARM: AwsApi(
         "cloudwatch", "PutMetricAlarm", services.metric_alarm, TF + "cloudwatch/metric_alarm.go"
     ),
+    tokens.SNS_TOPIC: AwsApi("sns", "CreateTopic", services.sns_topic, TF + "sns/topic.go"),
+    tokens.SNS_TOPIC_POLICY: AwsApi("sns", "SetTopicAttributes", services.sns_topic_policy, TF + "sns/topic_policy.go"),
+    tokens.SNS_SUBSCRIPTION: AwsApi("sns", "Subscribe", services.sns_subscription, TF + "sns/topic_subscription.go"),
     # Load balancing and routing
     tokens.LOAD_BALANCER: AwsApi("elbv2", "CreateLoadBalancer", elbv2.load_balancer, TF + "elbv2/load_balancer.go"),
     tokens.TARGET_GROUP: AwsApi("elbv2", "CreateTargetGroup", elbv2.target_group, TF + "elbv2/target_group.go"),
     tokens.LISTENER: AwsApi("elbv2", "CreateListener", elbv2.listener, TF + "elbv2/listener.go"),
     tokens.LISTENER_RULE: AwsApi("elbv2", "CreateRule", elbv2.listener_rule, TF + "elbv2/listener_rule.go"),
     tokens.ROUTE53_RECORD: AwsApi("route53", "ChangeResourceRecordSets", routing.record, TF + "route53/record.go"),
+    tokens.ROUTE53_ZONE: AwsApi("route53", "CreateHostedZone", routing.hosted_zone, TF + "route53/zone.go"),
     tokens.ROUTE53_HEALTH_CHECK: AwsApi(
         "route53", "CreateHealthCheck", routing.health_check, TF + "route53/health_check.go"
     ),

@@ -262,13 +262,8 @@ class GlobalRouting(SpecModel):
     domain_name: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+\.[a-z]{2,}$")]
     """The fleet's DNS name, under the hosted zone."""
     hosted_zone_id: Annotated[str, StringConstraints(pattern=r"^Z[A-Z0-9]{4,32}$")] | None = None
-    """Route 53 hosted zone of domain_name: latency records, or the alias of the accelerator."""
-
-    @model_validator(mode="after")
-    def _zone_for_route53(self) -> GlobalRouting:
-        if self.type == "route53_latency" and self.hosted_zone_id is None:
-            raise ValueError("route53_latency needs hosted_zone_id")
-        return self
+    """Route 53 (public) hosted zone of domain_name: latency records, or the alias of the accelerator. An internal
+    fleet's latency records go to a private hosted zone the stack makes instead, associated with the fleet's VPCs."""
 
 
 class ColdStart(SpecModel):
@@ -304,6 +299,14 @@ class Waf(SpecModel):
     prompts are larger than that."""
 
 
+class ClientVpc(SpecModel):
+    """A VPC of the fleet's account whose clients resolve an internal fleet's name (Route 53 CreateHostedZone and
+    AssociateVPCWithHostedZone: VPCId, VPCRegion)."""
+
+    vpc_id: Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+    region: Region
+
+
 class Access(SpecModel):
     """Who may reach the fleet: the internet behind authentication and a WAF, or only the VPC."""
 
@@ -312,6 +315,10 @@ class Access(SpecModel):
     client_cidrs: list[VpcCidr] = []
     """internal: the client networks (peered VPCs, Transit Gateway, VPN) the load balancers admit on 443/80,
     besides the fleet's own VPC."""
+    client_vpcs: list[ClientVpc] = []
+    """internal: VPCs of the fleet's account whose clients resolve its name, associated with its private hosted zone
+    besides the VPCs its load balancers are in (another account's VPC needs an association authorization:
+    docs/inference-operations.md, "Private endpoints")."""
     auth: Literal["api_key", "none"] = "api_key"
     """api_key: a key in Secrets Manager per region, checked by the server (vLLM --api-key) on /v1."""
     waf: Waf | None = Waf()
@@ -349,13 +356,10 @@ class KubernetesPlatform(SpecModel):
     """IAM role (IRSA or Pod Identity) the pods use to read the region's registry replica."""
 
 
-SNS_TOPIC_ARN = r"^arn:aws:sns:[a-z0-9-]+:[0-9]{12}:[A-Za-z0-9_-]{1,256}$"
-
-
 class Slo(SpecModel):
     """Per-region service-level alarms (components/inference/slo.py): what paging on a serving region means.
     The end-to-end target is requests.latency_target_seconds (the load balancer's response time p90 and p99
-    are alarmed against it)."""
+    are alarmed against it). Who is paged is the account's `alerts` (organization file), one topic per region."""
 
     error_rate_percent: Annotated[float, Field(gt=0, le=100)] = 1.0
     """Share of requests the replicas answer with a 5xx (ALB HTTPCode_Target_5XX_Count / RequestCount) above
@@ -368,21 +372,6 @@ class Slo(SpecModel):
     alarms; None: published, not alarmed."""
     evaluation_minutes: Annotated[int, Field(ge=1, le=60)] = 5
     """Consecutive breaching minutes before an alarm fires (a single slow minute is not an incident)."""
-    alarm_topics: dict[Region, Annotated[str, StringConstraints(pattern=SNS_TOPIC_ARN)]] = {}
-    """Per region, the SNS topic (in that region) its alarms notify on ALARM and OK. A region without one gets
-    alarms without actions: their state shows in the console and the API only (docs/inference-operations.md)."""
-
-    @model_validator(mode="after")
-    def _topics_in_their_region(self) -> Slo:
-        for region, arn in self.alarm_topics.items():
-            if arn.split(":")[3] != region:
-                raise Invalid(
-                    f"the alarm topic for {region} is in {arn.split(':')[3]}: a region's alarms notify a topic "
-                    "of their own region",
-                    ("alarm_topics", region),
-                    f"name an SNS topic of {region}",
-                )
-        return self
 
 
 class InferenceSpec(SpecModel):
@@ -475,10 +464,26 @@ class InferenceSpec(SpecModel):
             raise ValueError("platform kubernetes needs the kubernetes section (kubeconfig_keys per region)")
         if self.platform == "ec2" and self.kubernetes is not None:
             raise ValueError("the kubernetes section only applies to platform kubernetes")
-        regions = {r.region for r in self.regions}
-        for region in self.slo.alarm_topics:
-            if region not in regions:
-                raise Invalid(f"{region} is not a region of the fleet", ("slo", "alarm_topics", region), "remove it")
+        routing = self.global_routing
+        if self.access.client_vpcs and self.access.scheme != "internal":
+            raise Invalid(
+                "client_vpcs name VPCs that resolve an internal fleet's private zone; this fleet is internet-facing",
+                ("access", "client_vpcs"),
+                "remove client_vpcs, or set access.scheme: internal",
+            )
+        vpc_ids = [v.vpc_id for v in self.access.client_vpcs]
+        if len(vpc_ids) != len(set(vpc_ids)):
+            raise Invalid(
+                "a client VPC is listed twice (a private zone takes each VPC once)",
+                ("access", "client_vpcs"),
+                "list each VPC once",
+            )
+        if routing.type == "route53_latency" and routing.hosted_zone_id is None and self.access.scheme != "internal":
+            raise Invalid(
+                "route53_latency needs hosted_zone_id (the public zone of domain_name)",
+                ("global_routing", "hosted_zone_id"),
+                "give the zone's id, or make the fleet internal (its records then go to a private zone it makes)",
+            )
         return self
 
 
@@ -489,6 +494,7 @@ __all__ = [
     "AcceleratorName",
     "Access",
     "Autoscaling",
+    "ClientVpc",
     "ColdStart",
     "FleetRegion",
     "GlobalRouting",

@@ -28,4 +28,20 @@ def failover_short(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure
         )
 
 
-__all__ = ["failover_short"]
+@rule(Level.WARNING)
+def failover_single_region(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """A fleet of one region has nowhere to fail over to: losing the region is losing the fleet, and the failover
+    setting (and its table in the report) has no survivor to size, so it would otherwise change nothing silently."""
+    if len(spec.regions) != 1:
+        return
+    region = spec.regions[0].region
+    yield Failure(
+        f"{region} is the fleet's only region: losing it stops the fleet, and failover {spec.failover} has no other "
+        "region to send its load to (no failover table, no capacity added)",
+        ("regions",),
+        "add a second region (failover n_plus_one then sizes each to take the other's peak), or suppress "
+        "failover-single-region to accept a regional outage as the fleet's",
+    )
+
+
+__all__ = ["failover_short", "failover_single_region"]

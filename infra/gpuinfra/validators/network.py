@@ -84,3 +84,19 @@ def vpc_overlaps_client_network(spec: InferenceSpec) -> Iterator[Failure]:
                     ("regions", i, "vpc_cidr"),
                     "move the region's VPC (regions[].vpc_cidr) off the client networks",
                 )
+
+
+@rule(Level.WARNING)
+def internal_records_in_public_zone(spec: InferenceSpec) -> Iterator[Failure]:
+    """An internal fleet's latency records go to the private hosted zone the stack makes (associated with the
+    fleet's VPCs), never to hosted_zone_id: in a public zone they would publish its load balancers' private
+    addresses to anyone, for clients that could not reach them (Route 53 DG, "Working with private hosted zones";
+    review expert-inference-2 S5). A hosted_zone_id given anyway is unused, and said so."""
+    routing = spec.global_routing
+    if spec.access.scheme == "internal" and routing.type == "route53_latency" and routing.hosted_zone_id:
+        yield Failure(
+            f"hosted_zone_id {routing.hosted_zone_id} is not used: an internal fleet's records go to a private zone "
+            f"for {routing.domain_name} the stack makes, so no public zone lists private addresses",
+            ("global_routing", "hosted_zone_id"),
+            "remove hosted_zone_id (the private zone resolves only inside the fleet's VPCs)",
+        )

@@ -5,16 +5,18 @@ from __future__ import annotations
 import zoneinfo
 from collections.abc import Iterator
 
+from gpuinfra.catalog import Catalog
 from gpuinfra.plan.schedules import REGION, schedule_time_zone
 from gpuinfra.spec import InferenceSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
 
 @rule(Level.ERROR)
-def schedule_time_zone_unknown(spec: InferenceSpec) -> Iterator[Failure]:
+def schedule_time_zone_unknown(spec: InferenceSpec, catalog: Catalog) -> Iterator[Failure]:
     """A schedule's time zone that is no IANA name (EC2 Auto Scaling refuses the scheduled action), or a region
-    whose local zone the table does not know when the schedule asks for the region's own."""
+    whose local zone the catalog does not know when the schedule asks for the region's own."""
     known = zoneinfo.available_timezones()
+    zones = catalog.time_zones()
     for i, schedule in enumerate(spec.autoscaling.schedules):
         path = ("autoscaling", "schedules", i, "time_zone")
         if schedule.time_zone != REGION:
@@ -22,7 +24,7 @@ def schedule_time_zone_unknown(spec: InferenceSpec) -> Iterator[Failure]:
                 yield Failure(f"{schedule.time_zone} is not an IANA time zone", path, "e.g. Asia/Tokyo or Etc/UTC")
             continue
         for r in spec.regions:
-            if schedule_time_zone(REGION, r.region) is None:
+            if schedule_time_zone(REGION, r.region, zones) is None:
                 yield Failure(
                     f"schedule {schedule.name}: no local time zone known for {r.region}",
                     path,

@@ -108,6 +108,43 @@ def health_check(r: Resource) -> list[Call]:
     return [call]
 
 
+def _vpc(call: Call, vpc: Any, at: str) -> Call:
+    call.put("VPC", {"VPCId": vpc.get("vpcId"), "VPCRegion": vpc.get("vpcRegion")}, at)
+    call.paths.update({".VPC.VPCId": f"{at}.vpcId", ".VPC.VPCRegion": f"{at}.vpcRegion"})
+    return call
+
+
+def hosted_zone(r: Resource) -> list[Call]:
+    """route53/zone.go: CreateHostedZone with the comment and, for a private zone, its first VPC (PrivateZone set),
+    then AssociateVPCWithHostedZone for each other VPC; tags go through ChangeTagsForResource (not judged)."""
+    i = r.inputs
+    vpcs = [v for v in i.get("vpcs") or [] if isinstance(v, dict)]
+    config: dict[str, Any] = {"Comment": i.get("comment", "Managed by Pulumi")}
+    call = Call("route53", "CreateHostedZone").put("Name", i.get("name"), "name").put("CallerReference", AUTONAME)
+    if vpcs:
+        config["PrivateZone"] = True
+        _vpc(call, vpcs[0], "vpcs[0]")
+    call.put("HostedZoneConfig", config, "comment")
+    if "delegationSetId" in i:
+        call.put("DelegationSetId", i["delegationSetId"], "delegationSetId")
+    known = {
+        "name",
+        "comment",
+        "vpcs",
+        "delegationSetId",
+        "forceDestroy",
+        "tags",
+        "tagsAll",
+        "enableAcceleratedRecovery",
+    }
+    call.gaps.extend(k for k in i if k not in known)
+    calls = [call]
+    for n, vpc in enumerate(vpcs[1:], start=1):
+        associate = Call("route53", "AssociateVPCWithHostedZone").put("HostedZoneId", AUTONAME)
+        calls.append(_vpc(associate, vpc, f"vpcs[{n}]"))
+    return calls
+
+
 GA = "globalaccelerator"
 
 
@@ -136,4 +173,4 @@ def region_of_arn(arn: Any) -> str | None:
     return match.group(1) if match else None
 
 
-__all__ = ["accelerator", "endpoint_group", "ga_listener", "health_check", "record", "region_of_arn"]
+__all__ = ["accelerator", "endpoint_group", "ga_listener", "health_check", "hosted_zone", "record", "region_of_arn"]

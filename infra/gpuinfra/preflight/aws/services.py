@@ -81,6 +81,40 @@ def metric_alarm(r: Resource) -> list[Call]:
     return [call.fill(i, spec)]
 
 
+SNS_TOPIC_KNOWN = {"name", "namePrefix", "tags", "tagsAll"}
+
+
+def sns_topic(r: Resource) -> list[Call]:
+    """sns/topic.go: CreateTopic with the (autonamed) name and tags; the other attributes are left as gaps."""
+    i = r.inputs
+    call = Call("sns", "CreateTopic").put("Name", i.get("name", AUTONAME), "name")
+    if isinstance(i.get("tags"), dict) and i["tags"]:
+        call.put("Tags", tag_list()(i["tags"]), "tags")
+    call.gaps.extend(k for k in i if k not in SNS_TOPIC_KNOWN)
+    return [call]
+
+
+def sns_topic_policy(r: Resource) -> list[Call]:
+    """sns/topic_policy.go: SetTopicAttributes with AttributeName Policy."""
+    i = r.inputs
+    call = Call("sns", "SetTopicAttributes").put("TopicArn", i.get("arn"), "arn").put("AttributeName", "Policy")
+    call.put("AttributeValue", i.get("policy"), "policy")
+    call.gaps.extend(k for k in i if k not in ("arn", "policy"))
+    return [call]
+
+
+def sns_subscription(r: Resource) -> list[Call]:
+    """sns/topic_subscription.go: Subscribe (TopicArn, Protocol, Endpoint; ReturnSubscriptionArn so an email
+    subscription pending confirmation still has an ARN)."""
+    i = r.inputs
+    call = (
+        Call("sns", "Subscribe").put("TopicArn", i.get("topic"), "topic").put("Protocol", i.get("protocol"), "protocol")
+    )
+    call.put("Endpoint", i.get("endpoint"), "endpoint").put("ReturnSubscriptionArn", True)
+    call.gaps.extend(k for k in i if k not in ("topic", "protocol", "endpoint"))
+    return [call]
+
+
 def service_quota(r: Resource) -> list[Call]:
     spec = {"value": "DesiredValue"}
     return [Call("service-quotas", "RequestServiceQuotaIncrease").fill(r.inputs, spec)]

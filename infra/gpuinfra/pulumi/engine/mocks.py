@@ -78,6 +78,7 @@ class AwsMocks(pulumi_mocks.Mocks):
                 "arnSuffix": f"net/{name}/{digest}",
                 "dnsName": f"{name}-{digest[:10]}.elb.{region}.amazonaws.com",
                 "zoneId": f"Z{digest[:12].upper()}",
+                "vpcId": f"vpc-0{digest[:16]}",
             }
             found["arn"] = f"{elb}:loadbalancer/{found['arnSuffix']}"
         else:
@@ -116,6 +117,9 @@ class AwsMocks(pulumi_mocks.Mocks):
             state.setdefault("arnSuffix", f"app/{physical}/{digest[:16]}")
         elif typ == tokens.TARGET_GROUP:
             state.setdefault("arnSuffix", f"targetgroup/{physical}/{digest[:16]}")
+        elif typ == tokens.ROUTE53_ZONE:
+            # Route 53 hosted zone ids: "Z" and upper-case letters and digits (the provider's zone_id output).
+            state.setdefault("zoneId", f"Z{digest[:14].upper()}")
         elif typ == tokens.GA_ACCELERATOR:
             state.setdefault("dnsName", f"{digest[:16]}.awsglobalaccelerator.com")
         elif typ == tokens.LAUNCH_TEMPLATE:

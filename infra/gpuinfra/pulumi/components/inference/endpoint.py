@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.pulumi.components.alerts import notify
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX, access_log_bucket, waf_logging
 from gpuinfra.spec.inference import Waf
@@ -45,6 +46,8 @@ class EndpointArgs:
     log_bucket: str = ""
     """The access-log bucket's name (`log_bucket_name`)."""
     log_retention_days: int = 365
+    alarm_topic_arn: pulumi.Input[str] | None = None
+    """The region's alert topic (the account's `alerts`), which the no-healthy-replica alarm pages."""
 
 
 def log_bucket_name(fleet: str, account_id: str, region: str) -> str:
@@ -173,8 +176,10 @@ def healthy_hosts_alarm(
     load_balancer_suffix: pulumi.Input[str],
     target_group_suffix: pulumi.Input[str],
     o: pulumi.ResourceOptions,
+    topic_arn: pulumi.Input[str] | None = None,
 ) -> aws.cloudwatch.MetricAlarm:
-    """ALARM when the target group has no healthy replica for 3 minutes (no data counts as none). A Route 53
+    """ALARM when the target group has no healthy replica for 3 minutes (no data counts as none); it pages through
+    the region's alert topic (`topic_arn`) as well. A Route 53
     health check of type CLOUDWATCH_METRIC follows it: Route 53's own checkers are outside the VPC and
     cannot reach an internal load balancer (Route 53 API reference, CreateHealthCheck, "Private Hosted
     Zones"; HealthCheckConfig AlarmIdentifier). The dimensions are the ARN suffixes (`app/<name>/<id>`,
@@ -194,7 +199,118 @@ def healthy_hosts_alarm(
         comparison_operator="LessThanThreshold",
         treat_missing_data="breaching",
         opts=o,
+        **notify(topic_arn),
     )
+
+
+def target_group(name: str, args: EndpointArgs, o: pulumi.ResourceOptions) -> aws.lb.TargetGroup:
+    """The replicas behind the load balancer: health checked on the server's health path, drained for the longest
+    generation in flight, least outstanding requests on an ALB."""
+    alb = args.kind == "alb"
+    return aws.lb.TargetGroup(
+        f"{name}-tg",
+        vpc_id=args.vpc_id,
+        port=args.server_port,
+        protocol="HTTP" if alb else "TCP",
+        target_type="instance",
+        # In-flight generations finish before a leaving replica is cut (scale-in, refresh, drain hook).
+        deregistration_delay=args.deregistration_seconds,
+        # Cold starts are absorbed by the group's health-check grace period; once serving, a replica
+        # leaves rotation after `unhealthy_threshold` failed checks.
+        health_check=aws.lb.TargetGroupHealthCheckArgs(
+            enabled=True,
+            protocol="HTTP",
+            path=args.health_check_path,
+            matcher="200" if alb else None,
+            port="traffic-port",
+            healthy_threshold=args.healthy_threshold,
+            unhealthy_threshold=args.unhealthy_threshold,
+            interval=args.interval_seconds,
+            timeout=min(10, args.interval_seconds - 1),
+        ),
+        load_balancing_algorithm_type="least_outstanding_requests" if alb else None,
+        opts=o,
+    )
+
+
+def https_listener(
+    name: str,
+    args: EndpointArgs,
+    load_balancer: aws.lb.LoadBalancer,
+    targets: aws.lb.TargetGroup,
+    o: pulumi.ResourceOptions,
+) -> aws.lb.Listener:
+    """HTTPS on 443 (TLS on an NLB, which forwards everything). An ALB forwards the OpenAI API and the health path
+    only; anything else gets a 404 from the load balancer."""
+    alb = args.kind == "alb"
+    forward = [aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=targets.arn)]
+    not_found = [
+        aws.lb.ListenerDefaultActionArgs(
+            type="fixed-response",
+            fixed_response=aws.lb.ListenerDefaultActionFixedResponseArgs(
+                content_type="text/plain", message_body="not found", status_code="404"
+            ),
+        )
+    ]
+    listener = aws.lb.Listener(
+        f"{name}-https",
+        load_balancer_arn=load_balancer.arn,
+        port=443,
+        protocol="HTTPS" if alb else "TLS",
+        ssl_policy=TLS_POLICY,
+        certificate_arn=args.certificate_arn,
+        default_actions=not_found if alb else forward,
+        opts=o,
+    )
+    if alb:
+        aws.lb.ListenerRule(
+            f"{name}-api",
+            listener_arn=listener.arn,
+            priority=10,
+            conditions=[
+                aws.lb.ListenerRuleConditionArgs(
+                    path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(values=["/v1/*", args.health_check_path])
+                )
+            ],
+            actions=[aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=targets.arn)],
+            opts=o,
+        )
+    return listener
+
+
+def http_redirect(name: str, load_balancer: aws.lb.LoadBalancer, o: pulumi.ResourceOptions) -> aws.lb.Listener:
+    """An ALB's HTTP listener: a permanent redirect to HTTPS."""
+    return aws.lb.Listener(
+        f"{name}-http",
+        load_balancer_arn=load_balancer.arn,
+        port=80,
+        protocol="HTTP",
+        default_actions=[
+            aws.lb.ListenerDefaultActionArgs(
+                type="redirect",
+                redirect=aws.lb.ListenerDefaultActionRedirectArgs(port="443", protocol="HTTPS", status_code="HTTP_301"),
+            )
+        ],
+        opts=o,
+    )
+
+
+def web_acl(
+    name: str, waf: Waf, load_balancer: aws.lb.LoadBalancer, args: EndpointArgs, o: pulumi.ResourceOptions
+) -> None:
+    """The web ACL (rate limits, managed rule groups), its association with the ALB, and its logging."""
+    acl = aws.wafv2.WebAcl(
+        f"{name}-waf",
+        scope="REGIONAL",
+        description="Rate limit per client IP and AWS managed rules in front of the model API",
+        default_action=aws.wafv2.WebAclDefaultActionArgs(allow=aws.wafv2.WebAclDefaultActionAllowArgs()),
+        rules=web_acl_rules(waf),
+        visibility_config=_visibility(f"{name}-waf"),
+        tags=args.tags,
+        opts=o,
+    )
+    aws.wafv2.WebAclAssociation(f"{name}-waf-association", resource_arn=load_balancer.arn, web_acl_arn=acl.arn, opts=o)
+    waf_logging(name, acl, o, args.log_retention_days)
 
 
 class RegionalEndpoint(pulumi.ComponentResource):
@@ -226,97 +342,16 @@ class RegionalEndpoint(pulumi.ComponentResource):
             access_logs=aws.lb.LoadBalancerAccessLogsArgs(bucket=log_bucket.id, prefix=PREFIX, enabled=True),
             opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[log_policy])),
         )
-        self.target_group = aws.lb.TargetGroup(
-            f"{name}-tg",
-            vpc_id=args.vpc_id,
-            port=args.server_port,
-            protocol="HTTP" if alb else "TCP",
-            target_type="instance",
-            # In-flight generations finish before a leaving replica is cut (scale-in, refresh, drain hook).
-            deregistration_delay=args.deregistration_seconds,
-            # Cold starts are absorbed by the group's health-check grace period; once serving, a replica
-            # leaves rotation after `unhealthy_threshold` failed checks.
-            health_check=aws.lb.TargetGroupHealthCheckArgs(
-                enabled=True,
-                protocol="HTTP",
-                path=args.health_check_path,
-                matcher="200" if alb else None,
-                port="traffic-port",
-                healthy_threshold=args.healthy_threshold,
-                unhealthy_threshold=args.unhealthy_threshold,
-                interval=args.interval_seconds,
-                timeout=min(10, args.interval_seconds - 1),
-            ),
-            load_balancing_algorithm_type="least_outstanding_requests" if alb else None,
-            opts=o,
-        )
-        forward = [aws.lb.ListenerDefaultActionArgs(type="forward", target_group_arn=self.target_group.arn)]
-        not_found = [
-            aws.lb.ListenerDefaultActionArgs(
-                type="fixed-response",
-                fixed_response=aws.lb.ListenerDefaultActionFixedResponseArgs(
-                    content_type="text/plain", message_body="not found", status_code="404"
-                ),
-            )
-        ]
-        self.https_listener = aws.lb.Listener(
-            f"{name}-https",
-            load_balancer_arn=self.load_balancer.arn,
-            port=443,
-            protocol="HTTPS" if alb else "TLS",
-            ssl_policy=TLS_POLICY,
-            certificate_arn=args.certificate_arn,
-            default_actions=not_found if alb else forward,
-            opts=o,
-        )
-        if alb:
-            aws.lb.ListenerRule(
-                f"{name}-api",
-                listener_arn=self.https_listener.arn,
-                priority=10,
-                conditions=[
-                    aws.lb.ListenerRuleConditionArgs(
-                        path_pattern=aws.lb.ListenerRuleConditionPathPatternArgs(
-                            values=["/v1/*", args.health_check_path]
-                        )
-                    )
-                ],
-                actions=[aws.lb.ListenerRuleActionArgs(type="forward", target_group_arn=self.target_group.arn)],
-                opts=o,
-            )
+        self.target_group = target_group(name, args, o)
+        self.https_listener = https_listener(name, args, self.load_balancer, self.target_group, o)
         if alb and args.waf is not None:
-            acl = aws.wafv2.WebAcl(
-                f"{name}-waf",
-                scope="REGIONAL",
-                description="Rate limit per client IP and AWS managed rules in front of the model API",
-                default_action=aws.wafv2.WebAclDefaultActionArgs(allow=aws.wafv2.WebAclDefaultActionAllowArgs()),
-                rules=web_acl_rules(args.waf),
-                visibility_config=_visibility(f"{name}-waf"),
-                tags=args.tags,
-                opts=o,
-            )
-            aws.wafv2.WebAclAssociation(
-                f"{name}-waf-association", resource_arn=self.load_balancer.arn, web_acl_arn=acl.arn, opts=o
-            )
-            waf_logging(name, acl, o, args.log_retention_days)
+            web_acl(name, args.waf, self.load_balancer, args, o)
         if alb:
-            aws.lb.Listener(
-                f"{name}-http",
-                load_balancer_arn=self.load_balancer.arn,
-                port=80,
-                protocol="HTTP",
-                default_actions=[
-                    aws.lb.ListenerDefaultActionArgs(
-                        type="redirect",
-                        redirect=aws.lb.ListenerDefaultActionRedirectArgs(
-                            port="443", protocol="HTTPS", status_code="HTTP_301"
-                        ),
-                    )
-                ],
-                opts=o,
-            )
+            http_redirect(name, self.load_balancer, o)
         self.health_alarm = (
-            healthy_hosts_alarm(name, alb, self.load_balancer.arn_suffix, self.target_group.arn_suffix, o)
+            healthy_hosts_alarm(
+                name, alb, self.load_balancer.arn_suffix, self.target_group.arn_suffix, o, args.alarm_topic_arn
+            )
             if args.internal
             else None
         )
@@ -332,6 +367,10 @@ __all__ = [
     "EndpointArgs",
     "RegionalEndpoint",
     "healthy_hosts_alarm",
+    "http_redirect",
+    "https_listener",
     "log_bucket_name",
+    "target_group",
+    "web_acl",
     "web_acl_rules",
 ]

@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pulumi
 
 from gpuinfra.plan import InferencePlan
 from gpuinfra.pulumi.components.inference.region import InferenceRegion, RegionArgs
-from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, zone_vpcs
 from gpuinfra.spec import InferenceSpec, Registry
+from gpuinfra.spec.org import Alerts
 
 TYPE = "gpuinfra:inference:Fleet"
 
@@ -23,6 +24,10 @@ class FleetArgs:
     registry_account_id: str
     account_id: str
     tags: dict[str, str]
+    alerts: Alerts | None = None
+    """The account's `alerts` (organization file), which every region's paging alarms reach."""
+    time_zones: Mapping[str, str] = field(default_factory=dict)
+    """Region -> local IANA zone (the catalog's), the clock of schedules that ask for the region's own."""
 
 
 class InferenceFleet(pulumi.ComponentResource):
@@ -53,6 +58,8 @@ class InferenceFleet(pulumi.ComponentResource):
                     registry_account_id=args.registry_account_id,
                     account_id=args.account_id,
                     tags=args.tags,
+                    alerts=args.alerts,
+                    time_zones=args.time_zones,
                 ),
                 providers[region_plan.region],
                 here,
@@ -75,6 +82,7 @@ class InferenceFleet(pulumi.ComponentResource):
                     )
                     for region, r in self.regions.items()
                 ],
+                private_vpcs=zone_vpcs(spec, {region: r.vpc_id for region, r in self.regions.items()}),
             ),
             routing_provider,
             here,

@@ -18,6 +18,7 @@ from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
+from gpuinfra.pulumi.components.alerts import alert_topic
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
@@ -35,16 +36,17 @@ from gpuinfra.pulumi.components.inference.nodes import (
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command, grace_seconds
 from gpuinfra.pulumi.components.inference.pod_weights import WEIGHTS_DIR, weights_init_containers
 from gpuinfra.pulumi.components.inference.region import root_volume_gib
-from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs
+from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, zone_vpcs
 from gpuinfra.pulumi.components.inference.service_lb import (
     ServiceLoadBalancer,
     access_log_annotations,
     service_load_balancer,
 )
 from gpuinfra.pulumi.components.inference.service_lb import service_annotations as findable_by_stack
+from gpuinfra.pulumi.components.inference.slo import SloArgs, slo_alarms
 from gpuinfra.pulumi.components.training.kubernetes import device_toleration
 from gpuinfra.spec import FleetRegion, InferenceSpec, Registry
-from gpuinfra.spec.org import ServingClusterComponents
+from gpuinfra.spec.org import Alerts, ServingClusterComponents
 
 FLEET_TYPE = "gpuinfra:inference:KubernetesFleet"
 REGION_TYPE = "gpuinfra:inference:KubernetesRegion"
@@ -98,6 +100,8 @@ class KubernetesFleetArgs:
     clusters: Mapping[str, ServingClusterComponents] = field(default_factory=dict)
     """Per region, what its cluster declares it runs (the organization file; cluster-components-missing refuses a
     stack whose clusters declare none)."""
+    alerts: Alerts | None = None
+    """The account's `alerts` (organization file), which each region's paging alarm reaches."""
 
 
 def startup_failure_threshold(cold_start_seconds: float, period_seconds: int = 10) -> int:
@@ -163,6 +167,14 @@ def image_ref(image: str, digest: str | None) -> str:
     return f"{repository}@{digest}"
 
 
+CACHE_ENV = [
+    {"name": "HOME", "value": CACHE_DIR},
+    {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
+    {"name": "VLLM_CACHE_ROOT", "value": f"{CACHE_DIR}/vllm"},
+]
+"""Home and caches on the writable `cache` volume (the image's root is read-only to the non-root user)."""
+
+
 def deployment_spec(
     spec: InferenceSpec,
     rp: RegionPlan,
@@ -177,113 +189,124 @@ def deployment_spec(
     """The Deployment's spec as plain data (pure, tested alone). No `replicas`: the autoscaler owns the count
     (Kubernetes docs, HorizontalPodAutoscaler: remove spec.replicas from manifests under an HPA). `mirror`: the
     fleet's ECR repository in the region (image_source ecr_mirror), pulled by the spec's digest."""
-    model, lb = spec.model, spec.load_balancer
-    kube = spec.kubernetes
-    # Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is
-    # pulled from the load balancer (readiness) or restarted (liveness) under the load that needs it most.
-    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}, "timeout_seconds": PROBE_TIMEOUT_SECONDS}
-    gpus = max(1, rp.accelerators_per_instance)
-    weights = f"s3://{bucket}/{model_prefix}{model.weights_prefix}"
-    requests = pod_requests(*node)
     server_image = image_ref(mirror or spec.server_image, spec.server_image_digest)
     weights_gib = weights_volume_gib(weights_bytes)
+    weights = f"s3://{bucket}/{model_prefix}{spec.model.weights_prefix}"
+    pod = pod_spec(spec, rp, devices)
+    # Weights are synced, then checked against the registry's manifest, before the server starts.
+    pod["init_containers"] = weights_init_containers(
+        spec.name,
+        weights,
+        rp.region,
+        server_image,
+        CACHE_ENV,
+        restricted_context(),
+        {"name": "cache", "mount_path": CACHE_DIR},
+    )
+    pod["containers"] = [server_container(spec, rp, devices, server_image, pod_requests(*node), weights_gib)]
+    pod["volumes"] = [
+        {"name": "weights", "empty_dir": {"size_limit": f"{weights_gib}Gi"}},
+        {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
+        {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
+    ]
+    return {
+        "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
+        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
+        "template": {"metadata": {"labels": pod_labels}, "spec": pod},
+    }
+
+
+def pod_spec(spec: InferenceSpec, rp: RegionPlan, devices: Accelerators) -> dict[str, Any]:
+    """Where and how a server pod runs: its identity, restricted security, nodes of the planned accelerator (their
+    taint tolerated), a drain-long grace, spread over zones. The caller adds containers and volumes."""
+    return {
+        "service_account_name": spec.name,
+        "security_context": {
+            "run_as_non_root": True,
+            "fs_group": RUN_AS,
+            "seccomp_profile": {"type": "RuntimeDefault"},
+        },
+        "node_selector": dict(devices.node_selector),
+        # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
+        "tolerations": [device_toleration(devices.resource)],
+        "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
+        # Spread replicas over zones: losing one zone loses at most its share of the region.
+        "topology_spread_constraints": [
+            {
+                "max_skew": 1,
+                "topology_key": "topology.kubernetes.io/zone",
+                "when_unsatisfiable": "ScheduleAnyway",
+                "label_selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
+            }
+        ],
+    }
+
+
+def server_container(
+    spec: InferenceSpec,
+    rp: RegionPlan,
+    devices: Accelerators,
+    server_image: str,
+    requests: dict[str, str],
+    weights_gib: int,
+) -> dict[str, Any]:
+    """vLLM on the synced weights: its accelerators, CPU and memory, the emptyDirs it writes as ephemeral storage,
+    the API key from its Secret, probes sized by the cold start, and a drain before SIGTERM."""
+    model, lb, kube = spec.model, spec.load_balancer, spec.kubernetes
+    gpus = max(1, rp.accelerators_per_instance)
     # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
     disk = f"{weights_gib + CACHE_GIB}Gi"
-    cache_env = [
-        {"name": "HOME", "value": CACHE_DIR},
-        {"name": "XDG_CACHE_HOME", "value": CACHE_DIR},
-        {"name": "VLLM_CACHE_ROOT", "value": f"{CACHE_DIR}/vllm"},
-    ]
     api_key = (
         [{"name": "VLLM_API_KEY", "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
         if kube and kube.api_key_secret and spec.access.auth == "api_key"
         else []
     )
     return {
-        "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
-        "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
-        "template": {
-            "metadata": {"labels": pod_labels},
-            "spec": {
-                "service_account_name": spec.name,
-                "security_context": {
-                    "run_as_non_root": True,
-                    "fs_group": RUN_AS,
-                    "seccomp_profile": {"type": "RuntimeDefault"},
-                },
-                "node_selector": dict(devices.node_selector),
-                # Accelerator nodes are tainted with their resource's name (EKS: nvidia.com/gpu, aws.amazon.com/neuron).
-                "tolerations": [device_toleration(devices.resource)],
-                "termination_grace_period_seconds": grace_seconds(rp.drain_seconds),
-                # Spread replicas over zones: losing one zone loses at most its share of the region.
-                "topology_spread_constraints": [
-                    {
-                        "max_skew": 1,
-                        "topology_key": "topology.kubernetes.io/zone",
-                        "when_unsatisfiable": "ScheduleAnyway",
-                        "label_selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
-                    }
-                ],
-                # Weights are synced, then checked against the registry's manifest, before the server starts.
-                "init_containers": weights_init_containers(
-                    spec.name,
-                    weights,
-                    rp.region,
-                    server_image,
-                    cache_env,
-                    restricted_context(),
-                    {"name": "cache", "mount_path": CACHE_DIR},
-                ),
-                "containers": [
-                    {
-                        "name": "server",
-                        "image": server_image,
-                        "env": cache_env + api_key,
-                        "security_context": restricted_context(),
-                        "args": engine_args(
-                            model, WEIGHTS_DIR, gpus, ["--port", str(lb.server_port), *spec.server_args]
-                        ),
-                        "ports": [{"name": "http", "container_port": lb.server_port}],
-                        "resources": {
-                            "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
-                            "requests": {devices.resource: str(gpus), **requests, "ephemeral-storage": disk},
-                        },
-                        "volume_mounts": [
-                            {"name": "weights", "mount_path": WEIGHTS_DIR, "read_only": True},
-                            {"name": "shm", "mount_path": "/dev/shm"},
-                            {"name": "cache", "mount_path": CACHE_DIR},
-                        ],
-                        # Weights arrive in the init container; the probe budget covers the whole modelled cold start.
-                        "startup_probe": {
-                            **probe,
-                            "period_seconds": 10,
-                            "failure_threshold": startup_failure_threshold(rp.cold_start_seconds),
-                        },
-                        "readiness_probe": {
-                            **probe,
-                            "period_seconds": lb.health_check_interval_seconds,
-                            "failure_threshold": lb.unhealthy_threshold,
-                        },
-                        # Liveness restarts the pod (weights again, a cold start): only after 10 missed minutes.
-                        "liveness_probe": {
-                            **probe,
-                            "timeout_seconds": LIVENESS_TIMEOUT_SECONDS,
-                            "period_seconds": 60,
-                            "failure_threshold": 10,
-                        },
-                        # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
-                        "lifecycle": {
-                            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}
-                        },
-                    }
-                ],
-                "volumes": [
-                    {"name": "weights", "empty_dir": {"size_limit": f"{weights_gib}Gi"}},
-                    {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
-                    {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
-                ],
-            },
+        "name": "server",
+        "image": server_image,
+        "env": CACHE_ENV + api_key,
+        "security_context": restricted_context(),
+        "args": engine_args(model, WEIGHTS_DIR, gpus, ["--port", str(lb.server_port), *spec.server_args]),
+        "ports": [{"name": "http", "container_port": lb.server_port}],
+        "resources": {
+            "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
+            "requests": {devices.resource: str(gpus), **requests, "ephemeral-storage": disk},
+        },
+        "volume_mounts": [
+            {"name": "weights", "mount_path": WEIGHTS_DIR, "read_only": True},
+            {"name": "shm", "mount_path": "/dev/shm"},
+            {"name": "cache", "mount_path": CACHE_DIR},
+        ],
+        **probes(spec, rp),
+        # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
+        "lifecycle": {"pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}},
+    }
+
+
+def probes(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
+    """Startup (the whole modelled cold start: weights arrive in the init container), readiness (the load
+    balancer's own cadence) and liveness (a restart is a cold start: only after 10 missed minutes).
+    Probe.timeoutSeconds defaults to 1 s (Kubernetes API core/v1): a saturated vLLM misses that and is pulled
+    from the load balancer (readiness) or restarted (liveness) under the load that needs it most."""
+    lb = spec.load_balancer
+    probe = {"http_get": {"path": lb.health_check_path, "port": "http"}, "timeout_seconds": PROBE_TIMEOUT_SECONDS}
+    return {
+        "startup_probe": {
+            **probe,
+            "period_seconds": 10,
+            "failure_threshold": startup_failure_threshold(rp.cold_start_seconds),
+        },
+        "readiness_probe": {
+            **probe,
+            "period_seconds": lb.health_check_interval_seconds,
+            "failure_threshold": lb.unhealthy_threshold,
+        },
+        "liveness_probe": {
+            **probe,
+            "timeout_seconds": LIVENESS_TIMEOUT_SECONDS,
+            "period_seconds": 60,
+            "failure_threshold": 10,
         },
     }
 
@@ -435,6 +458,52 @@ def scaled_object_spec(
     }
 
 
+@dataclass(frozen=True)
+class KubernetesRegionArgs:
+    spec: InferenceSpec
+    fleet_region: FleetRegion
+    rp: RegionPlan
+    registry: Registry
+    devices: Accelerators
+    stack_tags: dict[str, str]
+    account_id: str
+    node: tuple[int, int]
+    """The node type's vCPUs and memory (GiB): what a server pod requests."""
+    weights_bytes: int
+    cluster: ServingClusterComponents
+    """What the region's cluster runs."""
+    pools: list[NodePoolPlan]
+    alerts: Alerts | None = None
+
+
+SERVICE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
+
+
+def service_annotations(args: KubernetesRegionArgs) -> dict[str, str]:
+    """What the AWS Load Balancer Controller makes of the Service: an NLB with ip targets, in the fleet's scheme,
+    health checked on the server's path over HTTP (healthcheck-protocol defaults to TCP), a deregistration delay as
+    long as a drain (0-3600 s), TLS with the region's certificate, and names the stack finds it by."""
+    spec, rp = args.spec, args.rp
+    annotations = {
+        SERVICE_ANNOTATION + "type": "external",
+        SERVICE_ANNOTATION + "nlb-target-type": "ip",
+        SERVICE_ANNOTATION + "scheme": spec.access.scheme,
+        SERVICE_ANNOTATION + "healthcheck-protocol": "HTTP",
+        SERVICE_ANNOTATION + "healthcheck-port": "traffic-port",
+        SERVICE_ANNOTATION + "healthcheck-path": spec.load_balancer.health_check_path,
+        SERVICE_ANNOTATION + "target-group-attributes": (
+            f"deregistration_delay.timeout_seconds={min(3600, rp.drain_seconds)}"
+        ),
+        **findable_by_stack(spec.name),
+    }
+    if args.fleet_region.certificate_arn:
+        annotations |= {
+            SERVICE_ANNOTATION + "ssl-cert": args.fleet_region.certificate_arn,
+            SERVICE_ANNOTATION + "ssl-ports": "443",
+        }
+    return annotations
+
+
 class KubernetesRegion(pulumi.ComponentResource):
     service: k8s.core.v1.Service
     load_balancer: ServiceLoadBalancer
@@ -442,53 +511,87 @@ class KubernetesRegion(pulumi.ComponentResource):
     def __init__(
         self,
         name: str,
-        spec: InferenceSpec,
-        fleet_region: FleetRegion,
-        rp: RegionPlan,
-        registry: Registry,
-        devices: Accelerators,
-        stack_tags: dict[str, str],
+        args: KubernetesRegionArgs,
         provider: k8s.Provider,
         aws_provider: pulumi.ProviderResource,
-        account_id: str,
-        node: tuple[int, int],
-        weights_bytes: int,
-        cluster: ServingClusterComponents,
-        pools: list[NodePoolPlan],
         opts: pulumi.ResourceOptions | None = None,
     ) -> None:
-        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB; `cluster`: what
-        the region's cluster runs."""
+        """`aws_provider`: the fleet's account in this region, where the controller creates the NLB."""
         super().__init__(REGION_TYPE, name, None, opts)
-        kube = spec.kubernetes
-        assert kube is not None
+        spec = args.spec
         o = pulumi.ResourceOptions(parent=self, provider=provider)
-        ns_name = kube.namespace
-        pod_labels = labels(spec, stack_tags)
-        mirror = None
-        if spec.image_source == "ecr_mirror":
-            # The nodes pull from the fleet's account, in this region (their role's ECR read access, the cluster's).
-            image_opts = pulumi.ResourceOptions(parent=self, provider=aws_provider)
-            mirror_repository(name, spec.name, spec.server_image, stack_tags, image_opts)
-            mirror = mirrored_image(account_id, rp.region, spec.name, spec.server_image).image
+        aws_opts = pulumi.ResourceOptions(parent=self, provider=aws_provider)
         server = deployment_spec(
             spec,
-            rp,
-            registry.replica_bucket(rp.region),
-            registry.model_prefix,
-            devices,
-            pod_labels,
-            node,
-            weights_bytes,
-            mirror,
+            args.rp,
+            args.registry.replica_bucket(args.rp.region),
+            args.registry.model_prefix,
+            args.devices,
+            labels(spec, args.stack_tags),
+            args.node,
+            args.weights_bytes,
+            self._mirror(name, args, aws_opts),
         )
+        meta = self._namespace(name, args, server, aws_provider, o)
+        deployment = k8s.apps.v1.Deployment(
+            f"{name}-server",
+            metadata=meta,
+            spec=server,
+            opts=pulumi.ResourceOptions.merge(
+                o,
+                pulumi.ResourceOptions(
+                    custom_timeouts=rollout_timeouts(args.rp.cold_start_seconds, args.rp.max_replicas)
+                ),
+            ),
+        )
+        self._monitoring(name, args, meta, o)
+        self.service = self._service(name, args, meta, o, aws_opts)
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-pdb",
+            metadata=meta,
+            spec={"max_unavailable": 1, "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}},
+            opts=o,
+        )
+        self._gpu_nodes(name, args, labels(spec, args.stack_tags), o)
+        self._autoscaler(
+            name, args, meta, pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[deployment]))
+        )
+        self._alarms(name, args, aws_provider, aws_opts)
+        self.register_outputs({"service": self.service.metadata["name"]})
+
+    def _mirror(self, name: str, args: KubernetesRegionArgs, aws_opts: pulumi.ResourceOptions) -> str | None:
+        """image_source ecr_mirror: the fleet's repository in this region (the nodes pull from the fleet's account,
+        with their role's ECR read access, the cluster's); None: the image's own registry."""
+        spec = args.spec
+        if spec.image_source != "ecr_mirror":
+            return None
+        mirror_repository(name, spec.name, spec.server_image, args.stack_tags, aws_opts)
+        return mirrored_image(args.account_id, args.rp.region, spec.name, spec.server_image).image
+
+    def _namespace(
+        self,
+        name: str,
+        args: KubernetesRegionArgs,
+        server: dict[str, Any],
+        aws_provider: pulumi.ProviderResource,
+        o: pulumi.ResourceOptions,
+    ) -> dict[str, Any]:
+        """The namespace (at the strictest Pod Security level the pods meet), deny-by-default traffic, and the
+        service account with the weights-reading role. Returns the objects' metadata.
+
+        Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only once
+        the new one is healthy in the NLB's target group (AWS Load Balancer Controller docs, "Pod readiness gate":
+        label the namespace; ip targets only). The Deployment does not wait for the Service (Pulumi waits for a
+        Service's endpoints), so the first pods may start without it: they take no traffic yet."""
+        spec = args.spec
+        kube = spec.kubernetes
+        assert kube is not None
+        pod_labels = labels(spec, args.stack_tags)
         enforce = pod_security.strictest_for([server["template"]["spec"]])
-        # Pods created after the Service get the controller's readiness gate: a rollout stops an old pod only
-        # once the new one is healthy in the NLB's target group (AWS Load Balancer Controller docs, "Pod readiness
-        # gate": label the namespace; ip targets only). The Deployment does not wait for the Service (Pulumi waits
-        # for a Service's endpoints), so the first pods may start without it: they take no traffic yet.
         namespace_labels = {**pod_labels, **pod_security.labels(enforce), READINESS_GATE_LABEL: "enabled"}
-        namespace = k8s.core.v1.Namespace(f"{name}-ns", metadata={"name": ns_name, "labels": namespace_labels}, opts=o)
+        namespace = k8s.core.v1.Namespace(
+            f"{name}-ns", metadata={"name": kube.namespace, "labels": namespace_labels}, opts=o
+        )
         meta = {"name": spec.name, "namespace": namespace.metadata["name"], "labels": pod_labels}
         k8s.networking.v1.NetworkPolicy(
             f"{name}-default-deny",
@@ -496,65 +599,49 @@ class KubernetesRegion(pulumi.ComponentResource):
             spec={"pod_selector": {}, "policy_types": ["Ingress", "Egress"]},
             opts=o,
         )
-        annotations = self._workload_identity(name, spec, cluster, stack_tags, aws_provider)
+        annotations = self._workload_identity(name, spec, args.cluster, args.stack_tags, aws_provider)
         k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={**meta, "annotations": annotations}, opts=o)
-        deployment = k8s.apps.v1.Deployment(
-            f"{name}-server",
-            metadata=meta,
-            spec=server,
-            opts=pulumi.ResourceOptions.merge(
-                o, pulumi.ResourceOptions(custom_timeouts=rollout_timeouts(rp.cold_start_seconds, rp.max_replicas))
-            ),
-        )
+        return meta
+
+    @staticmethod
+    def _monitoring(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:
+        """The PodMonitor the cluster's Prometheus selects (its release label), and the pods' network policy."""
+        spec, cluster = args.spec, args.cluster
         k8s.apiextensions.CustomResource(
             f"{name}-metrics",
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
-            metadata={**meta, "labels": {**pod_labels, "release": cluster.prometheus_operator.release}},
+            metadata={**meta, "labels": {**meta["labels"], "release": cluster.prometheus_operator.release}},
             spec=pod_monitor_spec(spec),
             opts=o,
         )
         k8s.networking.v1.NetworkPolicy(
             f"{name}-netpol", metadata=meta, spec=network_policy_spec(spec, cluster), opts=o
         )
-        service_annotations = {
-            "service.beta.kubernetes.io/aws-load-balancer-type": "external",
-            "service.beta.kubernetes.io/aws-load-balancer-nlb-target-type": "ip",
-            "service.beta.kubernetes.io/aws-load-balancer-scheme": spec.access.scheme,
-            # The path is used only with an HTTP(S) health check (AWS Load Balancer Controller, Service
-            # annotations: healthcheck-protocol defaults to TCP).
-            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-protocol": "HTTP",
-            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-port": "traffic-port",
-            "service.beta.kubernetes.io/aws-load-balancer-healthcheck-path": spec.load_balancer.health_check_path,
-            # A leaving pod's connections stay open while it drains (NLB deregistration delay, 0-3600 s; AWS
-            # Load Balancer Controller annotations, target-group-attributes).
-            "service.beta.kubernetes.io/aws-load-balancer-target-group-attributes": (
-                f"deregistration_delay.timeout_seconds={min(3600, rp.drain_seconds)}"
-            ),
-            **findable_by_stack(spec.name),
-        }
+
+    def _service(
+        self,
+        name: str,
+        args: KubernetesRegionArgs,
+        meta: dict[str, Any],
+        o: pulumi.ResourceOptions,
+        aws_opts: pulumi.ResourceOptions,
+    ) -> k8s.core.v1.Service:
+        """The LoadBalancer Service the controller makes the region's NLB from; with TLS, its access logs go to a
+        bucket of the fleet's account, whose policy ELB checks when logging is turned on (so it comes first)."""
+        spec, rp = args.spec, args.rp
+        annotations = service_annotations(args)
         service_opts = o
-        if fleet_region.certificate_arn:
-            service_annotations |= {
-                "service.beta.kubernetes.io/aws-load-balancer-ssl-cert": fleet_region.certificate_arn,
-                "service.beta.kubernetes.io/aws-load-balancer-ssl-ports": "443",
-            }
-            bucket = log_bucket_name(spec.name, account_id, rp.region)
+        if args.fleet_region.certificate_arn:
+            bucket = log_bucket_name(spec.name, args.account_id, rp.region)
             _, log_policy = access_log_bucket(
-                name,
-                bucket,
-                account_id,
-                rp.region,
-                False,
-                pulumi.ResourceOptions(parent=self, provider=aws_provider),
-                spec.log_retention_days,
+                name, bucket, args.account_id, rp.region, False, aws_opts, spec.log_retention_days
             )
-            service_annotations |= access_log_annotations(bucket, ACCESS_LOG_PREFIX)
-            # ELB checks the bucket policy when logging is turned on: the controller must find it in place.
+            annotations |= access_log_annotations(bucket, ACCESS_LOG_PREFIX)
             service_opts = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[log_policy]))
-        self.service = k8s.core.v1.Service(
+        return k8s.core.v1.Service(
             f"{name}-service",
-            metadata={**meta, "annotations": service_annotations},
+            metadata={**meta, "annotations": annotations},
             spec={
                 "type": "LoadBalancer",
                 "selector": {"app.kubernetes.io/name": spec.name},
@@ -562,31 +649,54 @@ class KubernetesRegion(pulumi.ComponentResource):
             },
             opts=service_opts,
         )
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-pdb",
-            metadata=meta,
-            spec={"max_unavailable": 1, "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}}},
-            opts=o,
-        )
-        self._gpu_nodes(name, spec, cluster, devices, pools, root_volume_gib(weights_bytes), stack_tags, pod_labels, o)
-        depends = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[deployment]))
+
+    @staticmethod
+    def _autoscaler(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:
+        """KEDA's ScaledObject on the Prometheus query, or an autoscaling/v2 HPA on the external metric; after the
+        Deployment they scale."""
+        spec, rp = args.spec, args.rp
+        kube = spec.kubernetes
+        assert kube is not None
         if kube.autoscaler == "keda":
             k8s.apiextensions.CustomResource(
                 f"{name}-scaler",
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",
                 metadata=meta,
-                spec=scaled_object_spec(spec, rp, ns_name, cluster),
-                opts=depends,
+                spec=scaled_object_spec(spec, rp, kube.namespace, args.cluster),
+                opts=o,
             )
         else:
-            k8s.autoscaling.v2.HorizontalPodAutoscaler(
-                f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=depends
-            )
+            k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=o)
+
+    def _alarms(
+        self,
+        name: str,
+        args: KubernetesRegionArgs,
+        aws_provider: pulumi.ProviderResource,
+        aws_opts: pulumi.ResourceOptions,
+    ) -> None:
+        """The controller's NLB read back, its no-healthy-replica alarm (internal: Route 53 fails over on it) and its
+        unhealthy-replica SLO alarm, both paging the region's alert topic when the account has `alerts`."""
+        spec = args.spec
+        topic = alert_topic(f"{name}-alerts", args.account_id, args.alerts, aws_opts).arn if args.alerts else None
         self.load_balancer = service_load_balancer(
-            name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self
+            name, spec.name, self.service, spec.access.scheme == "internal", aws_provider, self, topic
         )
-        self.register_outputs({"service": self.service.metadata["name"]})
+        slo_alarms(
+            SloArgs(
+                fleet=spec.name,
+                region=args.rp.region,
+                alb=False,
+                load_balancer_suffix=self.load_balancer.load_balancer_suffix,
+                target_group_suffix=self.load_balancer.target_group_suffix,
+                latency_target_seconds=spec.requests.latency_target_seconds,
+                error_rate_percent=spec.slo.error_rate_percent,
+                evaluation_minutes=spec.slo.evaluation_minutes,
+                topic_arn=topic,
+            ),
+            aws_opts,
+        )
 
     def _workload_identity(
         self,
@@ -620,33 +730,26 @@ class KubernetesRegion(pulumi.ComponentResource):
             return {}
         return {"eks.amazonaws.com/role-arn": role}
 
+    @staticmethod
     def _gpu_nodes(
-        self,
-        name: str,
-        spec: InferenceSpec,
-        cluster: ServingClusterComponents,
-        devices: Accelerators,
-        pools: list[NodePoolPlan],
-        root_gib: int,
-        tags: dict[str, str],
-        object_labels: dict[str, str],
-        o: pulumi.ResourceOptions,
+        name: str, args: KubernetesRegionArgs, object_labels: dict[str, str], o: pulumi.ResourceOptions
     ) -> None:
         """Karpenter's node class and pools (cluster-scoped objects, named after the fleet and labelled as its other
         objects)."""
-        karpenter = cluster.karpenter
+        spec, devices = args.spec, args.devices
+        karpenter = args.cluster.karpenter
         assert karpenter is not None, "cluster-components-missing refuses a cluster without Karpenter"
         node_class = k8s.apiextensions.CustomResource(
             f"{name}-node-class",
             api_version=NODE_CLASS_API,
             kind="EC2NodeClass",
             metadata={"name": node_class_name(spec), "labels": object_labels},
-            spec=node_class_spec(karpenter, root_gib, tags),
+            spec=node_class_spec(karpenter, root_volume_gib(args.weights_bytes), args.stack_tags),
             opts=o,
         )
         after_class = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[node_class]))
         taint = device_toleration(devices.resource)
-        for pool in pools:
+        for pool in args.pools:
             k8s.apiextensions.CustomResource(
                 f"{name}-{pool.name.removeprefix(spec.name + '-')}-nodes",
                 api_version=NODE_POOL_API,
@@ -672,6 +775,65 @@ def cluster_components(args: KubernetesFleetArgs, region: str) -> ServingCluster
     return found
 
 
+def region_args(args: KubernetesFleetArgs, fleet_region: FleetRegion, rp: RegionPlan) -> KubernetesRegionArgs:
+    """One region's inputs: its accelerators' resource and node selector, and the node type's size, from the
+    catalog; the cluster's components and the region's node pools."""
+    spec = args.spec
+    assert spec.kubernetes is not None
+    assert rp.instance_type is not None, "the serving validators refuse a region without an instance type"
+    info = args.catalog.instance(rp.instance_type)
+    return KubernetesRegionArgs(
+        spec=spec,
+        fleet_region=fleet_region,
+        rp=rp,
+        registry=args.registry,
+        devices=accelerators(args.catalog, rp.instance_type, spec.kubernetes.gpu_product_label),
+        stack_tags=args.tags,
+        account_id=args.account_id,
+        node=(info.vcpu, info.memory_gib) if info else (4, 16),
+        weights_bytes=args.plan.memory.weights_bytes,
+        cluster=cluster_components(args, rp.region),
+        pools=node_pools(spec, rp, args.catalog, args.plan.quotas),
+        alerts=args.alerts,
+    )
+
+
+def cluster_provider(spec: InferenceSpec, region: str, o: pulumi.ResourceOptions) -> k8s.Provider:
+    """The region's cluster, from the kubeconfig in the stack's Pulumi config (a secret), server-side apply."""
+    assert spec.kubernetes is not None
+    namespace, _, short = spec.kubernetes.kubeconfig_keys[region].rpartition(":")
+    return k8s.Provider(
+        f"k8s-{region}",
+        kubeconfig=pulumi.Config(namespace or None).require_secret(short),
+        enable_server_side_apply=True,
+        opts=o,
+    )
+
+
+def routing_args(spec: InferenceSpec, regions: Mapping[str, KubernetesRegion]) -> RoutingArgs:
+    """Latency records over the regions' NLBs, each failing over on its alarm when it has one (internal); an
+    internal fleet's records in a private zone associated with each cluster's VPC (the one the controller used) and
+    the spec's client VPCs."""
+    routing = spec.global_routing
+    return RoutingArgs(
+        kind="route53_latency",
+        domain_name=routing.domain_name,
+        hosted_zone_id=routing.hosted_zone_id,
+        health_check_path=spec.load_balancer.health_check_path,
+        targets=[
+            RegionalTarget(
+                region,
+                r.load_balancer.dns_name,
+                r.load_balancer.zone_id,
+                r.load_balancer.arn,
+                r.load_balancer.health_alarm.name if r.load_balancer.health_alarm else None,
+            )
+            for region, r in regions.items()
+        ],
+        private_vpcs=zone_vpcs(spec, {region: r.load_balancer.vpc_id for region, r in regions.items()}),
+    )
+
+
 class KubernetesFleet(pulumi.ComponentResource):
     def __init__(
         self,
@@ -684,62 +846,18 @@ class KubernetesFleet(pulumi.ComponentResource):
         the first region's)."""
         super().__init__(FLEET_TYPE, name, None, opts)
         spec, plan = args.spec, args.plan
-        kube = spec.kubernetes
-        assert kube is not None
         here = pulumi.ResourceOptions(parent=self)
-        regions: dict[str, KubernetesRegion] = {}
-        for fleet_region, rp in zip(spec.regions, plan.regions, strict=True):
-            key = kube.kubeconfig_keys[rp.region]
-            namespace, _, short = key.rpartition(":")
-            provider = k8s.Provider(
-                f"k8s-{rp.region}",
-                kubeconfig=pulumi.Config(namespace or None).require_secret(short),
-                enable_server_side_apply=True,
-                opts=here,
-            )
-            assert rp.instance_type is not None, "the serving validators refuse a region without an instance type"
-            devices = accelerators(args.catalog, rp.instance_type, kube.gpu_product_label)
-            info = args.catalog.instance(rp.instance_type)
-            node = (info.vcpu, info.memory_gib) if info else (4, 16)
-            regions[rp.region] = KubernetesRegion(
+        regions = {
+            rp.region: KubernetesRegion(
                 f"{name}-{rp.region}",
-                spec,
-                fleet_region,
-                rp,
-                args.registry,
-                devices,
-                args.tags,
-                provider,
+                region_args(args, fleet_region, rp),
+                cluster_provider(spec, rp.region, here),
                 aws_providers[rp.region],
-                args.account_id,
-                node,
-                args.plan.memory.weights_bytes,
-                cluster_components(args, rp.region),
-                node_pools(spec, rp, args.catalog, args.plan.quotas),
                 here,
             )
-        routing = spec.global_routing
-        GlobalRouting(
-            f"{name}-routing",
-            RoutingArgs(
-                kind="route53_latency",
-                domain_name=routing.domain_name,
-                hosted_zone_id=routing.hosted_zone_id,
-                health_check_path=spec.load_balancer.health_check_path,
-                targets=[
-                    RegionalTarget(
-                        region,
-                        r.load_balancer.dns_name,
-                        r.load_balancer.zone_id,
-                        r.load_balancer.arn,
-                        r.load_balancer.health_alarm.name if r.load_balancer.health_alarm else None,
-                    )
-                    for region, r in regions.items()
-                ],
-            ),
-            aws_providers[plan.regions[0].region],
-            here,
-        )
+            for fleet_region, rp in zip(spec.regions, plan.regions, strict=True)
+        }
+        GlobalRouting(f"{name}-routing", routing_args(spec, regions), aws_providers[plan.regions[0].region], here)
         self.register_outputs({"regions": sorted(regions)})
 
 
@@ -751,7 +869,9 @@ __all__ = [
     "KubernetesFleet",
     "KubernetesFleetArgs",
     "KubernetesRegion",
+    "KubernetesRegionArgs",
     "accelerators",
+    "cluster_provider",
     "deployment_spec",
     "hpa_spec",
     "image_ref",
@@ -759,9 +879,15 @@ __all__ = [
     "network_policy_spec",
     "pod_monitor_spec",
     "pod_requests",
+    "pod_spec",
+    "probes",
     "prometheus_address",
+    "region_args",
     "restricted_context",
     "rollout_timeouts",
+    "routing_args",
     "scaled_object_spec",
+    "server_container",
+    "service_annotations",
     "startup_failure_threshold",
 ]

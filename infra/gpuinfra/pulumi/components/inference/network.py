@@ -128,6 +128,72 @@ def endpoints(
         )
 
 
+def load_balancer_group(
+    name: str, network: aws.ec2.Vpc, args: NetworkArgs, o: pulumi.ResourceOptions
+) -> aws.ec2.SecurityGroup:
+    """The load balancer's group: HTTPS (and HTTP for the redirect) from users (the VPC and the client networks only
+    for a private fleet), out to the replicas' server port only."""
+    return aws.ec2.SecurityGroup(
+        f"{name}-lb",
+        vpc_id=network.id,
+        description="Load balancer: HTTPS (and HTTP for the redirect) from users",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                protocol="tcp",
+                from_port=port,
+                to_port=port,
+                cidr_blocks=[args.cidr, *args.client_cidrs] if args.internal else ["0.0.0.0/0"],
+                description=what,
+            )
+            for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="tcp",
+                from_port=args.server_port,
+                to_port=args.server_port,
+                cidr_blocks=[args.cidr],
+                description="to replicas",
+            )
+        ],
+        opts=o,
+    )
+
+
+def replica_group(
+    name: str,
+    network: aws.ec2.Vpc,
+    load_balancer: aws.ec2.SecurityGroup,
+    args: NetworkArgs,
+    o: pulumi.ResourceOptions,
+) -> aws.ec2.SecurityGroup:
+    """The replicas' group: the server port from the load balancer's group only, HTTPS out."""
+    return aws.ec2.SecurityGroup(
+        f"{name}-replicas",
+        vpc_id=network.id,
+        description="Replicas: the server port from the load balancer only",
+        ingress=[
+            aws.ec2.SecurityGroupIngressArgs(
+                protocol="tcp",
+                from_port=args.server_port,
+                to_port=args.server_port,
+                security_groups=[load_balancer.id],
+                description="from the load balancer",
+            )
+        ],
+        egress=[
+            aws.ec2.SecurityGroupEgressArgs(
+                protocol="tcp",
+                from_port=443,
+                to_port=443,
+                cidr_blocks=["0.0.0.0/0"],
+                description="HTTPS: registry replica, CloudWatch, images",
+            )
+        ],
+        opts=o,
+    )
+
+
 class InferenceNetwork(pulumi.ComponentResource):
     vpc: aws.ec2.Vpc
     private_subnets: list[aws.ec2.Subnet]
@@ -157,56 +223,19 @@ class InferenceNetwork(pulumi.ComponentResource):
         ]
         self.nat_gateways = egress(name, self.vpc, args, self.public_subnets, self.private_subnets, o)
         endpoints(name, self.vpc, args, self.private_subnets, o)
-        self.lb_security_group = aws.ec2.SecurityGroup(
-            f"{name}-lb",
-            vpc_id=self.vpc.id,
-            description="Load balancer: HTTPS (and HTTP for the redirect) from users",
-            ingress=[
-                aws.ec2.SecurityGroupIngressArgs(
-                    protocol="tcp",
-                    from_port=port,
-                    to_port=port,
-                    cidr_blocks=[args.cidr, *args.client_cidrs] if args.internal else ["0.0.0.0/0"],
-                    description=what,
-                )
-                for port, what in ((443, "HTTPS from users"), (80, "HTTP, redirected to HTTPS"))
-            ],
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(
-                    protocol="tcp",
-                    from_port=args.server_port,
-                    to_port=args.server_port,
-                    cidr_blocks=[args.cidr],
-                    description="to replicas",
-                )
-            ],
-            opts=o,
-        )
-        self.replica_security_group = aws.ec2.SecurityGroup(
-            f"{name}-replicas",
-            vpc_id=self.vpc.id,
-            description="Replicas: the server port from the load balancer only",
-            ingress=[
-                aws.ec2.SecurityGroupIngressArgs(
-                    protocol="tcp",
-                    from_port=args.server_port,
-                    to_port=args.server_port,
-                    security_groups=[self.lb_security_group.id],
-                    description="from the load balancer",
-                )
-            ],
-            egress=[
-                aws.ec2.SecurityGroupEgressArgs(
-                    protocol="tcp",
-                    from_port=443,
-                    to_port=443,
-                    cidr_blocks=["0.0.0.0/0"],
-                    description="HTTPS: registry replica, CloudWatch, images",
-                )
-            ],
-            opts=o,
-        )
+        self.lb_security_group = load_balancer_group(name, self.vpc, args, o)
+        self.replica_security_group = replica_group(name, self.vpc, self.lb_security_group, args, o)
         self.register_outputs({"vpc_id": self.vpc.id})
 
 
-__all__ = ["INTERFACE_ENDPOINTS", "TYPE", "InferenceNetwork", "NetworkArgs", "egress", "endpoints", "subnet_cidrs"]
+__all__ = [
+    "INTERFACE_ENDPOINTS",
+    "TYPE",
+    "InferenceNetwork",
+    "NetworkArgs",
+    "egress",
+    "endpoints",
+    "load_balancer_group",
+    "replica_group",
+    "subnet_cidrs",
+]

@@ -141,14 +141,35 @@ def lifecycle_hooks(args: ReplicasArgs) -> list[aws.autoscaling.GroupInitialLife
 
 def replica_policy(args: ReplicasArgs) -> str:
     """Read-only access to this region's weights (GetObject and ListBucket on the model prefix), the
-    registry key through S3 only, the one metric namespace the server publishes, completing the lifecycle
-    actions of the fleet's two groups, and reading the region's API key."""
+    registry key through S3 only, the one metric namespace the server publishes, acting on its own instance in
+    the fleet's groups of the region, pulling its image, and reading the region's API key."""
+    return iam.document(
+        *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
+        iam.kms_via_s3(
+            "WeightsKey", args.registry_account_id, args.region, decrypt_only=True, bucket=args.registry_bucket
+        ),
+        {
+            "Sid": "QueueMetric",
+            "Effect": "Allow",
+            "Action": ["cloudwatch:PutMetricData"],
+            "Resource": ["*"],
+            "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+        },
+        *group_statements(args),
+        *image_statements(args),
+        *api_key_statements(args),
+    )
+
+
+def group_statements(args: ReplicasArgs) -> list[dict[str, Any]]:
+    """What an instance does to itself in the region's groups of this fleet (base, burst, overflow): complete its
+    lifecycle actions, detach on a spot notice, mark itself Unhealthy on a failed GPU."""
     base, burst = group_names(args.fleet, args.region)
     groups = [
         f"arn:aws:autoscaling:{args.region}:{args.account_id}:autoScalingGroup:*:autoScalingGroupName/{g}"
         for g in (base, burst, overflow_name(args.fleet, args.region))
     ]
-    extra: list[dict[str, Any]] = [
+    return [
         {
             "Sid": "LifecycleHooks",
             "Effect": "Allow",
@@ -174,52 +195,46 @@ def replica_policy(args: ReplicasArgs) -> str:
             "Resource": groups,
         },
     ]
-    if args.image_prefix:
-        repositories = f"arn:aws:ecr:{args.region}:{args.account_id}:repository/{args.image_prefix}/*"
-        extra += [
-            # GetAuthorizationToken has no resource (ECR API reference: Resource "*").
-            {"Sid": "ImageLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
-            {
-                "Sid": "ImagePull",
-                "Effect": "Allow",
-                # Pulling through a cache, the first pull creates the repository and imports the image (ECR user
-                # guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage); from the
-                # fleet's mirror it only reads.
-                "Action": [
-                    "ecr:BatchGetImage",
-                    "ecr:GetDownloadUrlForLayer",
-                    "ecr:BatchCheckLayerAvailability",
-                    *(["ecr:CreateRepository", "ecr:BatchImportUpstreamImage"] if args.image_import else []),
-                ],
-                "Resource": [repositories],
-            },
-        ]
-    if args.api_key_secret:
-        extra.append(
-            {
-                "Sid": "ApiKey",
-                "Effect": "Allow",
-                "Action": ["secretsmanager:GetSecretValue"],
-                # Secrets Manager appends six random characters to a secret's name in its ARN.
-                "Resource": [
-                    f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"
-                ],
-            }
-        )
-    return iam.document(
-        *iam.s3_read("Weights", args.registry_bucket, args.model_prefix),
-        iam.kms_via_s3(
-            "WeightsKey", args.registry_account_id, args.region, decrypt_only=True, bucket=args.registry_bucket
-        ),
+
+
+def image_statements(args: ReplicasArgs) -> list[dict[str, Any]]:
+    """Pulling the server image from the fleet's ECR repositories (none when it comes from its registry)."""
+    if not args.image_prefix:
+        return []
+    repositories = f"arn:aws:ecr:{args.region}:{args.account_id}:repository/{args.image_prefix}/*"
+    return [
+        # GetAuthorizationToken has no resource (ECR API reference: Resource "*").
+        {"Sid": "ImageLogin", "Effect": "Allow", "Action": ["ecr:GetAuthorizationToken"], "Resource": ["*"]},
         {
-            "Sid": "QueueMetric",
+            "Sid": "ImagePull",
             "Effect": "Allow",
-            "Action": ["cloudwatch:PutMetricData"],
-            "Resource": ["*"],
-            "Condition": {"StringEquals": {"cloudwatch:namespace": METRIC_NAMESPACE}},
+            # Pulling through a cache, the first pull creates the repository and imports the image (ECR user
+            # guide, pull through cache: IAM permissions CreateRepository, BatchImportUpstreamImage); from the
+            # fleet's mirror it only reads.
+            "Action": [
+                "ecr:BatchGetImage",
+                "ecr:GetDownloadUrlForLayer",
+                "ecr:BatchCheckLayerAvailability",
+                *(["ecr:CreateRepository", "ecr:BatchImportUpstreamImage"] if args.image_import else []),
+            ],
+            "Resource": [repositories],
         },
-        *extra,
-    )
+    ]
+
+
+def api_key_statements(args: ReplicasArgs) -> list[dict[str, Any]]:
+    """Reading the region's API key (none without one)."""
+    if not args.api_key_secret:
+        return []
+    return [
+        {
+            "Sid": "ApiKey",
+            "Effect": "Allow",
+            "Action": ["secretsmanager:GetSecretValue"],
+            # Secrets Manager appends six random characters to a secret's name in its ARN.
+            "Resource": [f"arn:aws:secretsmanager:{args.region}:{args.account_id}:secret:{args.api_key_secret}-??????"],
+        }
+    ]
 
 
 def launch_image(image_id: str, o: pulumi.ResourceOptions) -> pulumi.Input[str]:
@@ -240,6 +255,176 @@ def scale_in_periods(cooldown_seconds: int) -> int:
     return max(3, math.ceil(cooldown_seconds / 60))
 
 
+def launch_template(
+    name: str, args: ReplicasArgs, profile_arn: pulumi.Input[str], o: pulumi.ResourceOptions
+) -> aws.ec2.LaunchTemplate:
+    """The one template every group of the region launches: the image, IMDSv2 for the host only, an encrypted gp3
+    root volume that caches image and weights, the replica's user data, tags on what it launches."""
+    return aws.ec2.LaunchTemplate(
+        f"{name}-lt",
+        image_id=launch_image(args.image_id, o),
+        instance_type=args.instance_type,
+        update_default_version=True,
+        vpc_security_group_ids=[args.security_group_id],
+        iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile_arn),
+        metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
+            http_endpoint="enabled",
+            http_tokens="required",
+            # 1: only the host reaches IMDS; the vLLM container (Docker bridge, one more hop) needs no
+            # role (EKS Best Practices, "Restrict access to the instance profile assigned to the worker node").
+            http_put_response_hop_limit=1,
+            instance_metadata_tags="enabled",
+        ),
+        block_device_mappings=[
+            aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
+                device_name="/dev/sda1",
+                ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
+                    volume_size=args.root_volume_gib,
+                    volume_type="gp3",
+                    throughput=ROOT_VOLUME_THROUGHPUT_MIB_S,
+                    encrypted="true",
+                    delete_on_termination="true",
+                ),
+            )
+        ],
+        user_data=base64.b64encode(args.user_data.encode()).decode(),
+        tag_specifications=[
+            aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
+            for kind in ("instance", "volume", "network-interface")
+        ],
+        opts=o,
+    )
+
+
+def group_settings(args: ReplicasArgs, template: aws.ec2.LaunchTemplate) -> dict[str, Any]:
+    """What every group of the region shares: subnets, the target group, ELB health with a grace over the cold
+    start, the lifecycle hooks, metrics for the control loop, and the instance refresh a new template version
+    starts."""
+    return {
+        "vpc_zone_identifiers": list(args.private_subnet_ids),
+        "target_group_arns": [args.target_group_arn],
+        "health_check_type": "ELB",
+        # Grace >= the modelled cold start (the launch hook also keeps an instance out of service, and
+        # so out of health checks, until its server answers).
+        "health_check_grace_period": int(args.cold_start_seconds) + 60,
+        "default_instance_warmup": int(args.cold_start_seconds),
+        "wait_for_capacity_timeout": "0",
+        "initial_lifecycle_hooks": lifecycle_hooks(args),
+        "enabled_metrics": GROUP_METRICS,
+        "metrics_granularity": "1Minute",
+        # Numbered version always (template_version), so only the image decides whether AWS can roll a refresh
+        # back.
+        "instance_refresh": instance_refresh(
+            args.cold_start_seconds,
+            args.rollout_alarms,
+            rollback=rollback_blocker(args.image_id) is None,
+            alarm_window_seconds=args.rollout_window_seconds,
+        ),
+    }
+
+
+def template_version(template: aws.ec2.LaunchTemplate) -> pulumi.Output[str]:
+    """The version the template has after this update (not $Latest): a new version (new user data: model, image,
+    flags; a new AMI) changes the groups' launch template, and that starts their instance refresh."""
+    return template.latest_version.apply(str)
+
+
+def base_group(
+    name: str, args: ReplicasArgs, template: aws.ec2.LaunchTemplate, common: dict[str, Any], o: pulumi.ResourceOptions
+) -> aws.autoscaling.Group:
+    """The on-demand base: the floor, the planned on-demand share, and the warm pool."""
+    return aws.autoscaling.Group(
+        f"{name}-base",
+        name=group_names(args.fleet, args.region)[0],
+        min_size=args.min_replicas,
+        max_size=args.max_on_demand,
+        launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template_version(template)),
+        warm_pool=aws.autoscaling.GroupWarmPoolArgs(
+            # The pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances (PutWarmPool API
+            # reference); without the ceiling it holds maxSize - desired. min + planned keeps it at the
+            # planned size at every desired capacity, which is what the cost prices.
+            min_size=args.warm_pool,
+            max_group_prepared_capacity=args.min_replicas + args.warm_pool,
+            pool_state="Stopped",
+            # No reuse on scale-in: a leaving replica takes the terminating hook, so it drains (a return to
+            # the pool would skip the drain, which waits for target state Terminated), and the pool refills
+            # with a fresh launch through the launch hook's Warmed:* path. Returning would also lift the pool
+            # above the planned size the cost prices.
+            instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=False),
+        )
+        if args.warm_pool
+        else None,
+        tags=group_tags(args.tags, args.expected_on_demand),
+        **common,
+        opts=o,
+    )
+
+
+def burst_group(
+    name: str, args: ReplicasArgs, template: aws.ec2.LaunchTemplate, common: dict[str, Any], o: pulumi.ResourceOptions
+) -> aws.autoscaling.Group:
+    """The spot share above the base, over the region's spot types (price-capacity-optimized)."""
+    return aws.autoscaling.Group(
+        f"{name}-burst",
+        name=group_names(args.fleet, args.region)[1],
+        min_size=0,
+        max_size=args.max_spot,
+        capacity_rebalance=True,
+        mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
+            instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
+                on_demand_base_capacity=0,
+                on_demand_percentage_above_base_capacity=0,
+                spot_allocation_strategy="price-capacity-optimized",
+            ),
+            launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
+                launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
+                    launch_template_id=template.id, version=template_version(template)
+                ),
+                overrides=[
+                    aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
+                    for t in args.spot_types or [args.instance_type]
+                ],
+            ),
+        ),
+        tags=group_tags(args.tags, args.expected_spot),
+        **common,
+        opts=o,
+    )
+
+
+def overflow_group(
+    name: str, args: ReplicasArgs, template: aws.ec2.LaunchTemplate, common: dict[str, Any], o: pulumi.ResourceOptions
+) -> aws.autoscaling.Group:
+    """EC2 Auto Scaling never substitutes on-demand for spot it cannot get (InstancesDistribution:
+    OnDemandPercentageAboveBaseCapacity 0 = all spot above the base). This on-demand group takes the burst share
+    when the burst group's desired capacity stays above its in-service count (scaling.py)."""
+    return aws.autoscaling.Group(
+        f"{name}-overflow",
+        name=overflow_name(args.fleet, args.region),
+        min_size=0,
+        max_size=args.max_spot,
+        launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=template_version(template)),
+        tags=group_tags(args.tags, 0),
+        **common,
+        opts=o,
+    )
+
+
+def schedules(name: str, args: ReplicasArgs, base: aws.autoscaling.Group, o: pulumi.ResourceOptions) -> None:
+    """The spec's scheduled floors on the base group, in each schedule's time zone, within the base's maximum."""
+    for schedule in args.schedules:
+        aws.autoscaling.Schedule(
+            f"{name}-{schedule.name}",
+            scheduled_action_name=schedule.name,
+            autoscaling_group_name=base.name,
+            recurrence=schedule.recurrence,
+            time_zone=schedule.time_zone,
+            min_size=min(schedule.min_replicas, args.max_on_demand),
+            max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
+            opts=o,
+        )
+
+
 class ServingReplicas(pulumi.ComponentResource):
     base: aws.autoscaling.Group
     burst: aws.autoscaling.Group | None
@@ -255,135 +440,20 @@ class ServingReplicas(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         profile = instance_identity(name, f"{args.fleet} replicas in {args.region}", replica_policy(args), o).profile
-        template = aws.ec2.LaunchTemplate(
-            f"{name}-lt",
-            image_id=launch_image(args.image_id, o),
-            instance_type=args.instance_type,
-            update_default_version=True,
-            vpc_security_group_ids=[args.security_group_id],
-            iam_instance_profile=aws.ec2.LaunchTemplateIamInstanceProfileArgs(arn=profile.arn),
-            metadata_options=aws.ec2.LaunchTemplateMetadataOptionsArgs(
-                http_endpoint="enabled",
-                http_tokens="required",
-                # 1: only the host reaches IMDS; the vLLM container (Docker bridge, one more hop) needs no
-                # role (EKS Best Practices, "Restrict access to the instance profile assigned to the worker node").
-                http_put_response_hop_limit=1,
-                instance_metadata_tags="enabled",
-            ),
-            block_device_mappings=[
-                aws.ec2.LaunchTemplateBlockDeviceMappingArgs(
-                    device_name="/dev/sda1",
-                    ebs=aws.ec2.LaunchTemplateBlockDeviceMappingEbsArgs(
-                        volume_size=args.root_volume_gib,
-                        volume_type="gp3",
-                        throughput=ROOT_VOLUME_THROUGHPUT_MIB_S,
-                        encrypted="true",
-                        delete_on_termination="true",
-                    ),
-                )
-            ],
-            user_data=base64.b64encode(args.user_data.encode()).decode(),
-            tag_specifications=[
-                aws.ec2.LaunchTemplateTagSpecificationArgs(resource_type=kind, tags=args.tags)
-                for kind in ("instance", "volume", "network-interface")
-            ],
-            opts=o,
-        )
+        template = launch_template(name, args, profile.arn, o)
+        common = group_settings(args, template)
+        self.base = base_group(name, args, template, common, o)
+        self.burst = burst_group(name, args, template, common, o) if args.max_spot > 0 else None
+        self.overflow = overflow_group(name, args, template, common, o) if self.burst is not None else None
+        self._loop(name, args, o)
+        schedules(name, args, self.base, o)
+        if args.predictive:
+            self._predictive(name, group_names(args.fleet, args.region)[0], args, o)
+        self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
+
+    def _loop(self, name: str, args: ReplicasArgs, o: pulumi.ResourceOptions) -> None:
+        """The region's control loop over the groups it has (scaling.py)."""
         base_name, burst_name = group_names(args.fleet, args.region)
-        # The version the template has after this update (not $Latest): a new version (new user data: model,
-        # image, flags; a new AMI) changes the groups' launch template, and that starts their instance refresh.
-        version = template.latest_version.apply(str)
-        # Numbered version always (above), so only the image decides whether AWS can roll a refresh back.
-        refresh = instance_refresh(
-            args.cold_start_seconds,
-            args.rollout_alarms,
-            rollback=rollback_blocker(args.image_id) is None,
-            alarm_window_seconds=args.rollout_window_seconds,
-        )
-        common: dict[str, Any] = {
-            "vpc_zone_identifiers": list(args.private_subnet_ids),
-            "target_group_arns": [args.target_group_arn],
-            "health_check_type": "ELB",
-            # Grace >= the modelled cold start (the launch hook also keeps an instance out of service, and
-            # so out of health checks, until its server answers).
-            "health_check_grace_period": int(args.cold_start_seconds) + 60,
-            "default_instance_warmup": int(args.cold_start_seconds),
-            "wait_for_capacity_timeout": "0",
-            "initial_lifecycle_hooks": lifecycle_hooks(args),
-            "enabled_metrics": GROUP_METRICS,
-            "metrics_granularity": "1Minute",
-        }
-        self.base = aws.autoscaling.Group(
-            f"{name}-base",
-            name=base_name,
-            min_size=args.min_replicas,
-            max_size=args.max_on_demand,
-            launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
-            warm_pool=aws.autoscaling.GroupWarmPoolArgs(
-                # The pool holds max(MinSize, MaxGroupPreparedCapacity - desired) instances (PutWarmPool API
-                # reference); without the ceiling it holds maxSize - desired. min + planned keeps it at the
-                # planned size at every desired capacity, which is what the cost prices.
-                min_size=args.warm_pool,
-                max_group_prepared_capacity=args.min_replicas + args.warm_pool,
-                pool_state="Stopped",
-                # No reuse on scale-in: a leaving replica takes the terminating hook, so it drains (a return to
-                # the pool would skip the drain, which waits for target state Terminated), and the pool refills
-                # with a fresh launch through the launch hook's Warmed:* path. Returning would also lift the pool
-                # above the planned size the cost prices.
-                instance_reuse_policy=aws.autoscaling.GroupWarmPoolInstanceReusePolicyArgs(reuse_on_scale_in=False),
-            )
-            if args.warm_pool
-            else None,
-            instance_refresh=refresh,
-            tags=group_tags(args.tags, args.expected_on_demand),
-            **common,
-            opts=o,
-        )
-        self.burst = None
-        if args.max_spot > 0:
-            self.burst = aws.autoscaling.Group(
-                f"{name}-burst",
-                name=burst_name,
-                min_size=0,
-                max_size=args.max_spot,
-                capacity_rebalance=True,
-                instance_refresh=refresh,
-                mixed_instances_policy=aws.autoscaling.GroupMixedInstancesPolicyArgs(
-                    instances_distribution=aws.autoscaling.GroupMixedInstancesPolicyInstancesDistributionArgs(
-                        on_demand_base_capacity=0,
-                        on_demand_percentage_above_base_capacity=0,
-                        spot_allocation_strategy="price-capacity-optimized",
-                    ),
-                    launch_template=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateArgs(
-                        launch_template_specification=aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateLaunchTemplateSpecificationArgs(
-                            launch_template_id=template.id, version=version
-                        ),
-                        overrides=[
-                            aws.autoscaling.GroupMixedInstancesPolicyLaunchTemplateOverrideArgs(instance_type=t)
-                            for t in args.spot_types or [args.instance_type]
-                        ],
-                    ),
-                ),
-                tags=group_tags(args.tags, args.expected_spot),
-                **common,
-                opts=o,
-            )
-        self.overflow = None
-        if self.burst is not None:
-            # EC2 Auto Scaling never substitutes on-demand for spot it cannot get (InstancesDistribution:
-            # OnDemandPercentageAboveBaseCapacity 0 = all spot above the base). This on-demand group takes the
-            # burst share when the burst group's desired capacity stays above its in-service count (scaling.py).
-            self.overflow = aws.autoscaling.Group(
-                f"{name}-overflow",
-                name=overflow_name(args.fleet, args.region),
-                min_size=0,
-                max_size=args.max_spot,
-                launch_template=aws.autoscaling.GroupLaunchTemplateArgs(id=template.id, version=version),
-                instance_refresh=refresh,
-                tags=group_tags(args.tags, 0),
-                **common,
-                opts=o,
-            )
         region_loop(
             LoopArgs(
                 name=name,
@@ -400,20 +470,6 @@ class ServingReplicas(pulumi.ComponentResource):
             o,
             self.overflow,
         )
-        for schedule in args.schedules:
-            aws.autoscaling.Schedule(
-                f"{name}-{schedule.name}",
-                scheduled_action_name=schedule.name,
-                autoscaling_group_name=self.base.name,
-                recurrence=schedule.recurrence,
-                time_zone=schedule.time_zone,
-                min_size=min(schedule.min_replicas, args.max_on_demand),
-                max_size=min(schedule.max_replicas or args.max_on_demand, args.max_on_demand),
-                opts=o,
-            )
-        if args.predictive:
-            self._predictive(name, base_name, args, o)
-        self.register_outputs({"base_group": self.base.name, "burst_group": self.burst.name if self.burst else None})
 
     @staticmethod
     def _predictive(name: str, group_name: str, args: ReplicasArgs, o: pulumi.ResourceOptions) -> None:
@@ -450,12 +506,22 @@ __all__ = [
     "ReplicasArgs",
     "ScheduleArgs",
     "ServingReplicas",
+    "api_key_statements",
+    "base_group",
+    "burst_group",
     "group_names",
+    "group_settings",
+    "group_statements",
+    "image_statements",
     "launch_deadline",
     "launch_heartbeat",
     "launch_image",
+    "launch_template",
     "lifecycle_hooks",
+    "overflow_group",
     "overflow_name",
     "replica_policy",
     "scale_in_periods",
+    "schedules",
+    "template_version",
 ]

@@ -1,9 +1,17 @@
 """Global routing: Route 53 latency records with a health check per region, or one Global
-Accelerator with an endpoint group per region."""
+Accelerator with an endpoint group per region.
+
+An internal fleet's records go to a private hosted zone made here for its domain, associated with the VPCs its
+load balancers are in (the fleet's, or each Kubernetes cluster's): the name then resolves only inside those VPCs,
+and no public zone lists private addresses (Route 53 DG, "Working with private hosted zones"; latency records and
+CLOUDWATCH_METRIC health checks both work in a private zone: "Choosing a routing policy", CreateHealthCheck
+"Private Hosted Zones"). A client VPC elsewhere resolves it once associated with the zone, and reaches the other
+region's load balancer only over a network path between them (peering or Transit Gateway), which the fleet
+neither makes nor checks (docs/inference-operations.md, "Private endpoints")."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -11,6 +19,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
+from gpuinfra.spec import InferenceSpec
 
 TYPE = "gpuinfra:inference:GlobalRouting"
 GLOBAL_ACCELERATOR_REGION = "us-west-2"
@@ -32,6 +41,14 @@ class RegionalTarget:
 
 
 @dataclass(frozen=True)
+class ZoneVpc:
+    """A VPC the private zone is associated with: its id and region (Route 53 CreateHostedZone VPC)."""
+
+    vpc_id: pulumi.Input[str]
+    region: str
+
+
+@dataclass(frozen=True)
 class RoutingArgs:
     kind: str
     """route53_latency or global_accelerator."""
@@ -39,6 +56,32 @@ class RoutingArgs:
     hosted_zone_id: str | None
     health_check_path: str
     targets: Sequence[RegionalTarget]
+    private_vpcs: Sequence[ZoneVpc] = ()
+    """route53_latency for an internal fleet: the records go to a private zone associated with these VPCs
+    (hosted_zone_id is then unset: the validator internal-records-in-public-zone)."""
+
+
+def zone_vpcs(spec: InferenceSpec, fleet_vpcs: Mapping[str, pulumi.Input[str]]) -> list[ZoneVpc]:
+    """An internal fleet's private zone VPCs: those its load balancers are in (per region), then the spec's client
+    VPCs; none for an internet-facing fleet (its records go to its public zone)."""
+    if spec.access.scheme != "internal" or spec.global_routing.type != "route53_latency":
+        return []
+    own = [ZoneVpc(vpc_id, region) for region, vpc_id in fleet_vpcs.items()]
+    return own + [ZoneVpc(v.vpc_id, v.region) for v in spec.access.client_vpcs]
+
+
+def private_zone(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> aws.route53.Zone:
+    """The private hosted zone of the fleet's domain, associated with `args.private_vpcs` (the provider creates it
+    with the first and associates the others: terraform-provider-aws route53/zone.go). Each VPC needs
+    enableDnsHostnames and enableDnsSupport (Route 53 DG, "Considerations when working with a private hosted
+    zone"): the fleet's own VPCs set both (components/network.py); an EKS cluster's VPC needs both for EKS too."""
+    return aws.route53.Zone(
+        f"{name}-private-zone",
+        name=args.domain_name,
+        comment=f"private: {args.domain_name} for the fleet's VPCs (internal load balancers)",
+        vpcs=[aws.route53.ZoneVpcArgs(vpc_id=v.vpc_id, vpc_region=v.region) for v in args.private_vpcs],
+        opts=o,
+    )
 
 
 class GlobalRouting(pulumi.ComponentResource):
@@ -54,13 +97,14 @@ class GlobalRouting(pulumi.ComponentResource):
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
         if args.kind == "route53_latency":
-            self._route53(name, args, o)
+            zone = private_zone(name, args, o).zone_id if args.private_vpcs else args.hosted_zone_id
+            self._route53(name, args, zone, o)
         else:
             self._accelerator(name, args, o)
         self.register_outputs({"domain_name": args.domain_name})
 
     @staticmethod
-    def _route53(name: str, args: RoutingArgs, o: pulumi.ResourceOptions) -> None:
+    def _route53(name: str, args: RoutingArgs, zone: pulumi.Input[str] | None, o: pulumi.ResourceOptions) -> None:
         for target in args.targets:
             check = (
                 aws.route53.HealthCheck(
@@ -85,7 +129,7 @@ class GlobalRouting(pulumi.ComponentResource):
                 )
             )
             common: dict[str, Any] = {
-                "zone_id": args.hosted_zone_id,
+                "zone_id": zone,
                 "name": args.domain_name,
                 "set_identifier": target.region,
                 "latency_routing_policies": [aws.route53.RecordLatencyRoutingPolicyArgs(region=target.region)],
@@ -159,4 +203,7 @@ __all__ = [
     "GlobalRouting",
     "RegionalTarget",
     "RoutingArgs",
+    "ZoneVpc",
+    "private_zone",
+    "zone_vpcs",
 ]

@@ -90,14 +90,9 @@ def load_per_replica(args: LoopArgs) -> tuple[list[dict[str, Any]], str]:
     return queries, f"load / ({serving})"
 
 
-def alarm_queries(args: LoopArgs, gate: str | None = None, extra: list[dict[str, Any]] | None = None) -> list[Any]:
-    """Queries of one alarm: the load per replica, optionally gated (IF(gate, per_replica, 0))."""
-    queries, per_replica = load_per_replica(args)
-    queries = queries + (extra or [])
-    expression = per_replica if gate is None else f"IF({gate}, {per_replica}, 0)"
-    queries.append(
-        {"id": "signal", "expression": expression, "label": "requests in flight per replica", "return_data": True}
-    )
+def _queries(queries: list[dict[str, Any]], signal: str, label: str) -> list[Any]:
+    """The alarm's metric queries: `queries` (metrics and intermediate expressions) and the returned `signal`."""
+    queries = [*queries, {"id": "signal", "expression": signal, "label": label, "return_data": True}]
     return [
         aws.cloudwatch.MetricAlarmMetricQueryArgs(
             id=q["id"],
@@ -108,6 +103,12 @@ def alarm_queries(args: LoopArgs, gate: str | None = None, extra: list[dict[str,
         )
         for q in queries
     ]
+
+
+def alarm_queries(args: LoopArgs) -> list[Any]:
+    """Queries of one alarm: the load per replica as its signal."""
+    queries, per_replica = load_per_replica(args)
+    return _queries(queries, per_replica, "requests in flight per replica")
 
 
 STEPS = ((0.0, 0.5, 1), (0.5, 1.0, 2), (1.0, None, 4))
@@ -206,20 +207,6 @@ SPOT_SHORT_PERIODS = 10
 capacity in any of its pools) before its slot moves to the on-demand overflow group."""
 
 
-def _queries(queries: list[dict[str, Any]], signal: str, label: str) -> list[Any]:
-    queries = [*queries, {"id": "signal", "expression": signal, "label": label, "return_data": True}]
-    return [
-        aws.cloudwatch.MetricAlarmMetricQueryArgs(
-            id=q["id"],
-            expression=q.get("expression"),
-            label=q.get("label"),
-            return_data=q["return_data"],
-            metric=aws.cloudwatch.MetricAlarmMetricQueryMetricArgs(**q["metric"]) if "metric" in q else None,
-        )
-        for q in queries
-    ]
-
-
 def _expression(query_id: str, expression: str) -> dict[str, Any]:
     """An intermediate metric math result another expression of the alarm reads by its id."""
     return {"id": query_id, "expression": expression, "return_data": False}
@@ -293,79 +280,91 @@ def region_loop(
     o: pulumi.ResourceOptions,
     overflow: aws.autoscaling.Group | None = None,
 ) -> None:
-    """The alarms and step policies of one region's control loop."""
+    """The alarms and step policies of one region's control loop: the base scales out first, spot above it (with
+    its overflow), and in, the base last."""
     t = args.target_per_replica
-    n = args.name
     _alarm(
-        f"{n}-base-out",
+        f"{args.name}-base-out",
         f"{args.fleet}: requests in flight per replica above {t:g}; add on-demand replicas first",
         alarm_queries(args),
         True,
         t,
         2,
-        _step_out(f"{n}-base-scale-out", base, args, o),
+        _step_out(f"{args.name}-base-scale-out", base, args, o),
         o,
     )
+    base_in = alarm_queries(args)
     if burst is not None and args.burst_group:
-        _alarm(
-            f"{n}-burst-out",
-            f"{args.fleet}: requests in flight per replica above {t:g} with the on-demand base at its maximum; "
-            "add spot replicas, never more than the burst group's maximum less the burst and overflow groups' "
-            "desired capacity",
-            burst_out_queries(args),
-            True,
-            t,
-            2,
-            _step_out(f"{n}-burst-scale-out", burst, args, o),
-            o,
-        )
-        burst_in = alarm_queries(args)
-        if overflow is not None and args.overflow_group:
-            overflow_loop(args, burst, overflow, o)
-            # Spot goes only once the overflow group is empty (the gate returns t, which is not below t/2).
-            burst_in = alarm_queries(
-                args, None, [_group("overflowdesired", args.overflow_group, "GroupDesiredCapacity")]
-            )
-            burst_in[-1] = aws.cloudwatch.MetricAlarmMetricQueryArgs(
-                id="signal",
-                expression=f"IF(FILL(overflowdesired, 0) == 0, {load_per_replica(args)[1]}, {t:g})",
-                label="requests in flight per replica (the overflow group empty)",
-                return_data=True,
-            )
-        _alarm(
-            f"{n}-burst-in",
-            f"{args.fleet}: requests in flight per replica below {t / 2:g}; remove a spot replica first",
-            burst_in,
-            False,
-            t / 2,
-            args.scale_in_periods,
-            _step_in(f"{n}-burst-scale-in", burst, o),
-            o,
-        )
-        above_base = [_group("burstdesired", args.burst_group, "GroupDesiredCapacity")]
-        empty = "FILL(burstdesired, 0) == 0"
-        if args.overflow_group:
-            # The overflow holds the burst's slots after a spot shortage (the burst at 0): it leaves before the base.
-            above_base.append(_group("overflowdesired", args.overflow_group, "GroupDesiredCapacity"))
-            empty = "FILL(burstdesired, 0) + FILL(overflowdesired, 0) == 0"
-        # Gated while spot or overflow replicas remain: 0 < t/2 would remove a base replica, so the gate returns t.
-        base_in_queries = _queries(
-            [*load_per_replica(args)[0], *above_base],
-            f"IF({empty}, {load_per_replica(args)[1]}, {t:g})",
-            "requests in flight per replica (the burst and overflow groups empty)",
-        )
-    else:
-        base_in_queries = alarm_queries(args)
+        burst_loop(args, burst, overflow, o)
+        base_in = base_in_queries(args)
     _alarm(
-        f"{n}-base-in",
+        f"{args.name}-base-in",
         f"{args.fleet}: requests in flight per replica below {t / 2:g} and no spot replica left; remove an "
         "on-demand replica (the group's minimum keeps the floor)",
-        base_in_queries,
+        base_in,
         False,
         t / 2,
         args.scale_in_periods,
-        _step_in(f"{n}-base-scale-in", base, o),
+        _step_in(f"{args.name}-base-scale-in", base, o),
         o,
+    )
+
+
+def burst_loop(
+    args: LoopArgs, burst: aws.autoscaling.Group, overflow: aws.autoscaling.Group | None, o: pulumi.ResourceOptions
+) -> None:
+    """The spot group's out (once the base is full, within its headroom) and in (once the overflow is empty), and
+    the overflow group's loop when it has one."""
+    t = args.target_per_replica
+    _alarm(
+        f"{args.name}-burst-out",
+        f"{args.fleet}: requests in flight per replica above {t:g} with the on-demand base at its maximum; "
+        "add spot replicas, never more than the burst group's maximum less the burst and overflow groups' "
+        "desired capacity",
+        burst_out_queries(args),
+        True,
+        t,
+        2,
+        _step_out(f"{args.name}-burst-scale-out", burst, args, o),
+        o,
+    )
+    burst_in = alarm_queries(args)
+    if overflow is not None and args.overflow_group:
+        overflow_loop(args, burst, overflow, o)
+        # Spot goes only once the overflow group is empty (the gate returns t, which is not below t/2).
+        queries, per_replica = load_per_replica(args)
+        burst_in = _queries(
+            [*queries, _group("overflowdesired", args.overflow_group, "GroupDesiredCapacity")],
+            f"IF(FILL(overflowdesired, 0) == 0, {per_replica}, {t:g})",
+            "requests in flight per replica (the overflow group empty)",
+        )
+    _alarm(
+        f"{args.name}-burst-in",
+        f"{args.fleet}: requests in flight per replica below {t / 2:g}; remove a spot replica first",
+        burst_in,
+        False,
+        t / 2,
+        args.scale_in_periods,
+        _step_in(f"{args.name}-burst-scale-in", burst, o),
+        o,
+    )
+
+
+def base_in_queries(args: LoopArgs) -> list[Any]:
+    """Load per replica, gated while spot or overflow replicas remain: 0 < t/2 would remove a base replica, so the
+    gate returns t. The overflow holds the burst's slots after a spot shortage (the burst at 0): it leaves before
+    the base."""
+    assert args.burst_group is not None
+    above_base = [_group("burstdesired", args.burst_group, "GroupDesiredCapacity")]
+    empty = "FILL(burstdesired, 0) == 0"
+    if args.overflow_group:
+        above_base.append(_group("overflowdesired", args.overflow_group, "GroupDesiredCapacity"))
+        empty = "FILL(burstdesired, 0) + FILL(overflowdesired, 0) == 0"
+    queries, per_replica = load_per_replica(args)
+    return _queries(
+        [*queries, *above_base],
+        f"IF({empty}, {per_replica}, {args.target_per_replica:g})",
+        "requests in flight per replica (the burst and overflow groups empty)",
     )
 
 
@@ -375,6 +374,8 @@ __all__ = [
     "STEPS",
     "LoopArgs",
     "alarm_queries",
+    "base_in_queries",
+    "burst_loop",
     "burst_out_queries",
     "capped",
     "load_per_replica",

@@ -61,6 +61,12 @@ class ServiceLoadBalancer:
     arn: pulumi.Output[str]
     health_alarm: aws.cloudwatch.MetricAlarm | None
     """Only for an internal NLB: Route 53's checkers cannot reach it."""
+    load_balancer_suffix: pulumi.Output[str]
+    """`net/<name>/<id>`, the LoadBalancer dimension of its metrics."""
+    target_group_suffix: pulumi.Output[str]
+    """`targetgroup/<name>/<id>`, the TargetGroup dimension."""
+    vpc_id: pulumi.Output[str]
+    """The VPC the controller put the NLB in: the cluster's."""
 
 
 def service_load_balancer(
@@ -70,24 +76,30 @@ def service_load_balancer(
     internal: bool,
     provider: pulumi.ProviderResource,
     parent: pulumi.Resource,
+    topic_arn: pulumi.Input[str] | None = None,
 ) -> ServiceLoadBalancer:
     """Read the controller's NLB (by name) and target group (by tag) after the Service exists: Pulumi waits for
     a LoadBalancer Service until its status has an ingress hostname, which the controller writes once the NLB,
     target group and listener are deployed. A lookup that finds none, or several, fails the update instead of
     alarming on the wrong target group (terraform-provider-aws data source aws_lb_target_group: tags "must
-    exactly match", one result)."""
+    exactly match", one result). `topic_arn`: the region's alert topic, which the alarm pages."""
     lb_name = load_balancer_name(fleet)
     after = pulumi.InvokeOutputOptions(provider=provider, parent=parent, depends_on=[service])
     lb = aws.lb.get_load_balancer_output(name=lb_name, opts=after)
     tg = aws.lb.get_target_group_output(tags={ENDPOINT_TAG: lb_name}, opts=after)
     alarm = (
         healthy_hosts_alarm(
-            name, False, lb.arn_suffix, tg.arn_suffix, pulumi.ResourceOptions(parent=parent, provider=provider)
+            name,
+            False,
+            lb.arn_suffix,
+            tg.arn_suffix,
+            pulumi.ResourceOptions(parent=parent, provider=provider),
+            topic_arn,
         )
         if internal
         else None
     )
-    return ServiceLoadBalancer(lb.dns_name, lb.zone_id, lb.arn, alarm)
+    return ServiceLoadBalancer(lb.dns_name, lb.zone_id, lb.arn, alarm, lb.arn_suffix, tg.arn_suffix, lb.vpc_id)
 
 
 __all__ = [

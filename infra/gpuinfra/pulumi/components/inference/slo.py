@@ -13,8 +13,9 @@ An NLB has no HTTP metrics: it gets the unhealthy-host alarm only (AWS/NetworkEL
 From vLLM, per replica (the metric publisher, templates/inference/queue-metric.sh.j2): the mean time to first
 token and the mean inter-token latency of the minute, alarmed against the spec's slo targets when it gives them.
 
-Every alarm notifies the region's SNS topic (slo.alarm_topics) on ALARM and OK when the spec names one; otherwise
-it has no actions (its state is in the console and the API: docs/inference-operations.md)."""
+Every alarm pages: it notifies the region's alert topic (components/alerts.py, subscribed by the account's `alerts` in
+the organization file) on ALARM and OK; an account without alerts gets alarms without actions (their state is in the
+console and the API: docs/inference-operations.md)."""
 
 from __future__ import annotations
 
@@ -23,6 +24,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.pulumi.components.alerts import notify
 from gpuinfra.pulumi.components.inference.bootstrap import ITL_METRIC, METRIC_NAMESPACE, TTFT_METRIC
 
 PERIOD = 60
@@ -43,7 +45,8 @@ class SloArgs:
     evaluation_minutes: int
     ttft_seconds: float | None = None
     inter_token_seconds: float | None = None
-    topic_arn: str | None = None
+    topic_arn: pulumi.Input[str] | None = None
+    """The region's alert topic; None: the account has no `alerts`."""
 
 
 @dataclass(frozen=True)
@@ -156,7 +159,6 @@ def server_alarms(args: SloArgs) -> list[Alarm]:
 def alarm(args: SloArgs, spec: Alarm, o: pulumi.ResourceOptions) -> aws.cloudwatch.MetricAlarm:
     """`spec` over `evaluation_minutes` consecutive minutes; missing data never breaches (no traffic, no
     replica in service yet: the no-healthy-replica alarm of endpoint.py covers an empty region)."""
-    actions = [args.topic_arn] if args.topic_arn else []
     single = spec.queries is None
     return aws.cloudwatch.MetricAlarm(
         alarm_name(args.fleet, args.region, spec.key),
@@ -174,10 +176,8 @@ def alarm(args: SloArgs, spec: Alarm, o: pulumi.ResourceOptions) -> aws.cloudwat
         threshold=spec.threshold,
         comparison_operator=spec.comparison,
         treat_missing_data="notBreaching",
-        actions_enabled=bool(actions),
-        alarm_actions=actions,
-        ok_actions=actions,
         opts=o,
+        **notify(args.topic_arn),
     )
 
 

@@ -38,7 +38,7 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
         from gpuinfra.pulumi.components.inference.kubernetes import KubernetesFleet, KubernetesFleetArgs
 
         clusters = region_clusters(spec, org)
-        fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id, clusters)
+        fleet = KubernetesFleetArgs(spec, plan, registry, tags, load_catalog(), account.id, clusters, account.alerts)
         KubernetesFleet(spec.name, fleet, providers)
         _exports(spec, plan, account.id)
         return
@@ -47,9 +47,9 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     else:
         routing_provider = providers[plan.regions[0].region]
     registry_account_id = org.accounts[registry.account].id
-    InferenceFleet(
-        spec.name, FleetArgs(spec, plan, registry, registry_account_id, account.id, tags), providers, routing_provider
-    )
+    zones = load_catalog().time_zones()
+    fleet_args = FleetArgs(spec, plan, registry, registry_account_id, account.id, tags, account.alerts, zones)
+    InferenceFleet(spec.name, fleet_args, providers, routing_provider)
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, providers)
     _exports(spec, plan, account.id)

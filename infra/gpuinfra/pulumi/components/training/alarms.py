@@ -26,6 +26,7 @@ from dataclasses import dataclass
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.pulumi.components.alerts import alert_topic, topic_policy
 from gpuinfra.pulumi.components.training.gpu_metrics import NAMESPACE
 from gpuinfra.spec.org import Alerts
 
@@ -108,25 +109,6 @@ SLURM_ALARMS = (
 """The PCS stack's node, GPU and pruner alarms (the module's docstring says what each watches and why)."""
 
 
-def topic_policy(account_id: str, topic_arn: str) -> str:
-    return json.dumps(
-        {
-            "Version": "2012-10-17",
-            "Statement": [
-                {
-                    "Sid": "AlarmsAndEventsPublish",
-                    "Effect": "Allow",
-                    "Principal": {"Service": ["cloudwatch.amazonaws.com", "events.amazonaws.com"]},
-                    "Action": "sns:Publish",
-                    "Resource": topic_arn,
-                    "Condition": {"StringEquals": {"aws:SourceAccount": account_id}},
-                }
-            ],
-        },
-        sort_keys=True,
-    )
-
-
 class StackAlarms(pulumi.ComponentResource):
     topic: aws.sns.Topic
     alarms: list[aws.cloudwatch.MetricAlarm]
@@ -142,22 +124,7 @@ class StackAlarms(pulumi.ComponentResource):
         """`workload`: the type token's module (gpuinfra:<workload>:Alarms), the stack's own workload."""
         super().__init__(f"gpuinfra:{workload}:Alarms", name, None, opts)
         o = pulumi.ResourceOptions(parent=self, provider=provider)
-        self.topic = aws.sns.Topic(f"{name}-topic", opts=o)
-        aws.sns.TopicPolicy(
-            f"{name}-topic-policy",
-            arn=self.topic.arn,
-            policy=self.topic.arn.apply(lambda arn: topic_policy(args.account_id, arn)),
-            opts=o,
-        )
-        alerts = args.alerts
-        for i, address in enumerate(alerts.email if alerts else []):
-            aws.sns.TopicSubscription(
-                f"{name}-email-{i}", topic=self.topic.arn, protocol="email", endpoint=address, opts=o
-            )
-        if alerts and alerts.webhook_url:
-            aws.sns.TopicSubscription(
-                f"{name}-webhook", topic=self.topic.arn, protocol="https", endpoint=alerts.webhook_url, opts=o
-            )
+        self.topic = alert_topic(name, args.account_id, args.alerts, o)
         self.alarms = self._alarms(name, args, o)
         if args.batch_queue_arn is not None:
             self._batch_failures(name, args.batch_queue_arn, o)
