@@ -17,10 +17,10 @@ PAYLOAD = "$(touch pwned)`touch pwned`;touch pwned"
 render = renderer()
 STUBS = {
     # aws: log one argument per line; `s3 cp SRC DEST` of a manifest writes an empty one (no files to check).
-    "BASH_FUNC_aws%%": "() { printf '%s\\n' \"$@\" >> \"$SANDBOX/aws.argv\"; "
-    "if [ \"$1 $2\" = 's3 cp' ]; then printf '{\"files\": []}' > \"$4\"; fi; "
-    "if [ \"$2\" = list-objects-v2 ]; then echo None; fi; return 0; }",
-    "BASH_FUNC_docker%%": "() { printf '%s\\n' \"$@\" >> \"$SANDBOX/docker.argv\"; return 0; }",
+    "BASH_FUNC_aws%%": '() { printf \'%s\\n\' "$@" >> "$SANDBOX/aws.argv"; '
+    'if [ "$1 $2" = \'s3 cp\' ]; then printf \'{"files": []}\' > "$4"; fi; '
+    'if [ "$2" = list-objects-v2 ]; then echo None; fi; return 0; }',
+    "BASH_FUNC_docker%%": '() { printf \'%s\\n\' "$@" >> "$SANDBOX/docker.argv"; return 0; }',
 }
 
 

@@ -31,8 +31,8 @@ from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_p
 )
 def launches_bounded(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     if args.resource_type == ENDPOINT_CONFIGURATION:
-        for problem in sagemaker_problems(args):
-            report_violation(f"{args.name}: {problem}")
+        for variant_problem in sagemaker_problems(args):
+            report_violation(f"{args.name}: {variant_problem}")
         return
     if args.resource_type in FLEET_TYPES:
         problem = fleet_problem(args)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, TypeGuard
 
 from gpuinfra.preflight.access.conditions import Context, condition_state
 from gpuinfra.preflight.access.match import action_matches, resource_matches
@@ -20,7 +20,7 @@ class UnreadablePolicy(ValueError):
     """A document that is not a policy (or is not known yet): what it would decide is unknown."""
 
 
-def _many(value: Any) -> bool:
+def _many(value: Any) -> TypeGuard[Sequence[Any]]:
     """A list, or a list as pulumi-policy hands it to a pack (a read-only Sequence proxy)."""
     return isinstance(value, Sequence) and not isinstance(value, (str, bytes))
 
