@@ -395,7 +395,7 @@ def test_an_infrastructure_disruption_restarts_the_gang_without_spending_the_bud
     assert "targetReplicatedJobs" not in rule and policy["maxRestarts"] > 0
     (job,) = template["spec"]["replicatedJobs"]
     (pod_rule,) = job["template"]["spec"]["podFailurePolicy"]["rules"]
-    assert pod_rule == {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget"}]}
+    assert pod_rule == {"action": "FailJob", "onPodConditions": [{"type": "DisruptionTarget", "status": "True"}]}
     assert pod(template)["spec"]["restartPolicy"] == "Never"  # podFailurePolicy requires it (Job API validation)
 
 

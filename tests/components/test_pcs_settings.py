@@ -34,8 +34,8 @@ def test_the_cluster_settings_are_on_pcs_cluster_allow_list() -> None:
 
 def test_beyond_the_schema_s_own_text_only_the_task_prolog_is_sent() -> None:
     """The CloudFormation schema documents Prolog, Epilog and SelectTypeParameters for clusters (read here from
-    cfn-lint's copy); TaskProlog is the one stated exception (User Guide list only, review finding T6); the health
-    check moved to a timer on the nodes."""
+    cfn-lint's copy); TaskProlog is the one setting beyond it (User Guide list only, review finding T6; why it stays:
+    pcs.py, CLUSTER_SLURM_SETTINGS); the health check moved to a timer on the nodes."""
     schema = dict(PROVIDER_SCHEMA_MANAGER.get_resource_schema("us-east-1", "AWS::PCS::Cluster").schema)
     text = schema["definitions"]["SlurmCustomSetting"]["properties"]["ParameterName"]["description"]
     documented = {name for name in re.findall(r"[A-Z][A-Za-z]+", text.split(":", 1)[1])} - {"and"}

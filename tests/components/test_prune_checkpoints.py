@@ -50,6 +50,24 @@ def _run(script: str, tmp_path: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(["/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)], capture_output=True, text=True)
 
 
+def _run_with_tools(script: str, tmp_path: Path, fake: Path) -> subprocess.CompletedProcess[str]:
+    """The pruner as its unit runs it, with the fake tools of `fake` where the login node keeps the real ones
+    (/usr/local/bin, on systemd's PATH), in a private mount namespace so the machine's own stays as it is."""
+    path = tmp_path / "prune-checkpoints"
+    path.write_text(script)
+    path.chmod(0o755)
+    return subprocess.run(
+        [
+            *("unshare", "--mount", "/bin/sh", "-c"),
+            f"mount --make-rprivate / && mount -t tmpfs gpuinfra-test /usr/local/bin && cp {fake}/* /usr/local/bin/"
+            ' && exec "$@"',
+            *("sh", "/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)),
+        ],
+        capture_output=True,
+        text=True,
+    )
+
+
 @pytest.fixture
 def root(tmp_path: Path) -> Path:
     root = tmp_path / "checkpoints"
@@ -170,19 +188,7 @@ def test_a_successful_run_counts_in_pruner_runs_and_a_failed_one_does_not(
     retention = Retention(
         str(root), "acme-ckpt", "ckpt/", KEEP, "MILESTONE", 14, metric_namespace="gpuinfra/Training", region="us-east-1"
     )
-    path = tmp_path / "prune-checkpoints"
-    path.write_text(prune_checkpoints("llm-train", retention))
-    path.chmod(0o755)
-    result = subprocess.run(
-        [
-            *("unshare", "--mount", "/bin/sh", "-c"),
-            "mount --make-rprivate / && mount -t tmpfs gpuinfra-test /usr/local/bin"
-            f' && cp {fake}/aws /usr/local/bin/ && exec "$@"',
-            *("sh", "/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = _run_with_tools(prune_checkpoints("llm-train", retention), tmp_path, fake)
     published = [c for c in calls.read_text().splitlines() if c.startswith("cloudwatch put-metric-data")]
     if s3_fails:
         assert result.returncode == 1 and published == []
@@ -216,19 +222,7 @@ def test_milestones_past_the_kept_ones_leave_lustre_for_s3(root: Path, tmp_path:
         (fake / tool).chmod(0o755)
     (root / "llama-flat" / "step-200" / "optimizer.bin").write_bytes(b"o")
     script = prune_checkpoints("llm-train", Retention(str(root), "acme-ckpt", "ckpt/", KEEP, "MILESTONE", 14))
-    path = tmp_path / "prune-checkpoints"
-    path.write_text(script)
-    path.chmod(0o755)
-    result = subprocess.run(
-        [
-            *("unshare", "--mount", "/bin/sh", "-c"),
-            "mount --make-rprivate / && mount -t tmpfs gpuinfra-test /usr/local/bin"
-            f' && cp {fake}/aws {fake}/lfs /usr/local/bin/ && exec "$@"',
-            *("sh", "/usr/bin/env", "-i", f"PATH={SYSTEMD_PATH}", str(path)),
-        ],
-        capture_output=True,
-        text=True,
-    )
+    result = _run_with_tools(script, tmp_path, fake)
     assert result.returncode == 0, result.stderr
     released = [c.split(" ", 1)[1] for c in calls.read_text().splitlines() if c.startswith("hsm_release ")]
     milestone = root / "llama-flat" / "step-200"

@@ -28,7 +28,7 @@ from gpuinfra.pulumi.components.training.kubernetes import (
 )
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.remediator import GpuRemediation, RemediationArgs
-from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, local_queue
+from gpuinfra.pulumi.components.training.workloads import flavor_name, job_args, queue_and_gang
 from gpuinfra.spec import TrainingSpec
 
 
@@ -86,17 +86,8 @@ def onprem_workload_args(
     topology = Topology(f"{spec.name}-racks", (RACK_LABEL, HOST_LABEL), RACK_LABEL)
     site_fs = spec.site_lustre
     return WorkloadArgs(
-        cluster=spec.name,
-        cluster_queue=flavor_name(spec),
-        namespace=spec.scheduler.namespace,
-        queue=local_queue(spec),
+        **queue_and_gang(spec, plan),
         platform="onprem",
-        fabric=spec.interconnect.type,
-        nodes=plan.nodes,
-        gpus_per_node=plan.gpus_per_node,
-        device_resource=plan.device_resource or "",
-        instance_type=plan.instance_type,
-        network_gbps=plan.network_gbps_per_node,
         fabric_per_node=1 if spec.interconnect.type == "infiniband" else 0,
         flavor=Flavor(flavor_name(spec), {DOMAIN_LABEL: spec.name, SITE_LABEL: spec.site}, topology.name),
         job=job,

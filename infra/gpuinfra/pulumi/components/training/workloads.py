@@ -5,6 +5,7 @@ restart budget). EKS's choices are here; on premises adds the site's inventory (
 from __future__ import annotations
 
 import posixpath
+from typing import Any
 
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.pulumi.components.training.eks import TOPOLOGY_LEVELS
@@ -74,23 +75,30 @@ def eks_topology(spec: TrainingSpec, plan: TrainingPlan) -> Topology | None:
     return Topology(f"{spec.name}-network", (*TOPOLOGY_LEVELS, HOST_LABEL), TOPOLOGY_LEVELS[-1])
 
 
+def queue_and_gang(spec: TrainingSpec, plan: TrainingPlan) -> dict[str, Any]:
+    """The WorkloadArgs every platform fills alike: the cluster's queues and the gang's shape from the plan."""
+    return {
+        "cluster": spec.name,
+        "cluster_queue": flavor_name(spec),
+        "namespace": spec.scheduler.namespace,
+        "queue": local_queue(spec),
+        "fabric": spec.interconnect.type,
+        "nodes": plan.nodes,
+        "gpus_per_node": plan.gpus_per_node,
+        "device_resource": plan.device_resource or "",
+        "instance_type": plan.instance_type,
+        "network_gbps": plan.network_gbps_per_node,
+    }
+
+
 def eks_workload_args(
     spec: TrainingSpec, plan: TrainingPlan, lustre: LustreVolume, labels: dict[str, str], env: dict[str, str]
 ) -> WorkloadArgs:
     topology = eks_topology(spec, plan)
     gpu_labels = eks_gpu_labels(spec)
     return WorkloadArgs(
-        cluster=spec.name,
-        cluster_queue=flavor_name(spec),
-        namespace=spec.scheduler.namespace,
-        queue=local_queue(spec),
+        **queue_and_gang(spec, plan),
         platform="eks",
-        fabric=spec.interconnect.type,
-        nodes=plan.nodes,
-        gpus_per_node=plan.gpus_per_node,
-        device_resource=plan.device_resource or "",
-        instance_type=plan.instance_type,
-        network_gbps=plan.network_gbps_per_node,
         fabric_per_node=plan.efa_interfaces_per_node,
         flavor=Flavor(
             flavor_name(spec),
@@ -118,5 +126,6 @@ __all__ = [
     "job_args",
     "job_checkpoint_window",
     "local_queue",
+    "queue_and_gang",
     "trainer_service_account",
 ]
