@@ -30,6 +30,8 @@ GLOBAL_ACCELERATOR_ZONE = "Z2BJ6XQ5FK7U4H"
 
 @dataclass(frozen=True)
 class RegionalTarget:
+    """One region's entry point behind the global name: its load balancer, and how its health is known."""
+
     region: str
     dns_name: pulumi.Input[str]
     zone_id: pulumi.Input[str] | None
