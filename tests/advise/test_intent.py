@@ -38,6 +38,7 @@ def line_of(text: str, needle: str) -> int:
             "requests_per_day",
             "exactly one",
         ),
+        ("gpu: L4", "gpu: 'L 4'", "gpuinfra:intent.traffic.gpu", "expected"),
     ],
 )
 def test_an_ill_typed_intent_exits_2_naming_file_line_and_field(
@@ -47,7 +48,7 @@ def test_an_ill_typed_intent_exits_2_naming_file_line_and_field(
     text = GOOD.replace(old, new)
     code, err = run_on(tmp_path, text)
     assert code == 2, err
-    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].split(':')[0].strip())}" in err, err
+    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].strip())}" in err, err
     assert field in err and "hint:" in err and hint in err, err
 
 
@@ -92,3 +93,13 @@ def test_an_intent_beyond_what_a_stack_holds_exits_2_at_its_part(tmp_path: Path)
     assert code == 2, err
     assert f"intent.yaml:{line_of(text, 'traffic:')}: gpuinfra:intent.traffic: the InferenceSpec" in err, err
     assert "max_replicas" in err and "hint:" in err
+
+
+def test_a_lora_rank_vllm_cannot_serve_is_refused(tmp_path: Path) -> None:
+    text = (
+        (ROOT / "stacks" / "intents" / "support-bot.yaml")
+        .read_text()
+        .replace("iterations: 4", "iterations: 4\n    lora_rank: 24")
+    )
+    code, err = run_on(tmp_path, text)
+    assert code == 2 and "gpuinfra:intent.adapt.lora_rank: vLLM serves LoRA ranks" in err, err
