@@ -103,3 +103,29 @@ def test_a_lora_rank_vllm_cannot_serve_is_refused(tmp_path: Path) -> None:
     )
     code, err = run_on(tmp_path, text)
     assert code == 2 and "gpuinfra:intent.adapt.lora_rank: vLLM serves LoRA ranks" in err, err
+
+
+NEW_70B = (ROOT / "stacks" / "intents" / "new-70b.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "hint"),
+    [
+        (
+            "instance_type: p5.48xlarge",
+            "instance_type: p5.48xlarg",
+            "train.instance_type",
+            "did you mean 'p5.48xlarge'",
+        ),
+        ("instance_type: p5.48xlarge", "instance_type: m7i.xlarge", "train.instance_type", "a GPU training type"),
+        ("gpu: L40S", "gpu: L40", "traffic.gpu", "did you mean 'L40S'"),
+        ("regions: [us-east-1]", "regions: [xx-east-9]", "traffic.regions[0]", "not in the catalog"),
+    ],
+)
+def test_a_name_the_catalog_lacks_is_refused_at_its_line(
+    tmp_path: Path, old: str, new: str, field: str, hint: str
+) -> None:
+    text = NEW_70B.replace(old, new)
+    code, err = run_on(tmp_path, text)
+    assert code == 2, err
+    assert f"intent.yaml:{line_of(text, new)}: gpuinfra:intent.{field}: " in err and hint in err, err
