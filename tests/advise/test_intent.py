@@ -120,6 +120,12 @@ NEW_70B = (ROOT / "stacks" / "intents" / "new-70b.yaml").read_text()
         ("instance_type: p5.48xlarge", "instance_type: m7i.xlarge", "train.instance_type", "a GPU training type"),
         ("gpu: L40S", "gpu: L40", "traffic.gpu", "did you mean 'L40S'"),
         ("regions: [us-east-1]", "regions: [xx-east-9]", "traffic.regions[0]", "not in the catalog"),
+        (
+            "  constraints:",
+            "  constraints:\n    managed_providers: [amazon-bedrok]",
+            "constraints.managed_providers[0]",
+            "did you mean 'amazon-bedrock'",
+        ),
     ],
 )
 def test_a_name_the_catalog_lacks_is_refused_at_its_line(
@@ -128,4 +134,5 @@ def test_a_name_the_catalog_lacks_is_refused_at_its_line(
     text = NEW_70B.replace(old, new)
     code, err = run_on(tmp_path, text)
     assert code == 2, err
-    assert f"intent.yaml:{line_of(text, new)}: gpuinfra:intent.{field}: " in err and hint in err, err
+    assert f"intent.yaml:{line_of(text, new.splitlines()[-1])}: gpuinfra:intent.{field}: " in err, err
+    assert hint in err, err

@@ -196,7 +196,7 @@ def test_a_full_fine_tune_is_training_not_one_gpu() -> None:
 
 
 def test_no_eligible_api_is_unknown_not_free() -> None:
-    advice = walked("chat-bot", **{"constraints.managed_providers": ["nobody"]}).advice
+    advice = walked("chat-bot", **{"constraints.data_residency": ["eu-west-1"]}).advice
     assert advice.managed.cheapest is None  # type: ignore[union-attr]
     assert advice.stopped_at == 3 and "no comparable hosted model qualifies" in advice.rungs[0].why
 

@@ -45,7 +45,7 @@ class Walked:
 
 def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walked:
     """Every rung's figures, the ladder walked over them, the bill of the rung it stopped at."""
-    problems = reference_problems(intent, catalog)
+    problems = reference_problems(intent, catalog, prices)
     if problems:
         raise IntentProblems(problems)
     specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec] = {}

@@ -1,11 +1,13 @@
-"""What an intent names that the catalog must know (regions, an accelerator, a training instance type), checked
-before any planner runs: a name the catalog lacks is an input error at its field, with the closest names."""
+"""What an intent names that the catalog must know (regions, an accelerator, a training type, hosted-API
+providers), checked before any planner runs: a name the catalog lacks is an input error at its field, with the
+closest names."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.managed import ManagedPrices
 from gpuinfra.plan.advise.specs import IntentProblem
 from gpuinfra.spec.intent import IntentSpec
 from gpuinfra.spec.problems import did_you_mean
@@ -43,8 +45,16 @@ def _training_type_problem(intent: IntentSpec, catalog: Catalog) -> IntentProble
     return None
 
 
-def reference_problems(intent: IntentSpec, catalog: Catalog) -> list[IntentProblem]:
-    problems = list(_region_problems(intent, catalog.regions))
+def _provider_problems(intent: IntentSpec, prices: ManagedPrices) -> Iterator[IntentProblem]:
+    known = {p.provider for p in prices.prices}
+    for i, name in enumerate(intent.constraints.managed_providers or []):
+        if name not in known:
+            hint = did_you_mean(name, known) or f"the catalog prices {', '.join(sorted(known))}"
+            yield IntentProblem(f"provider {name} is not in the catalog", ("constraints", "managed_providers", i), hint)
+
+
+def reference_problems(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> list[IntentProblem]:
+    problems = [*_region_problems(intent, catalog.regions), *_provider_problems(intent, prices)]
     gpu = intent.traffic.gpu if intent.traffic else None
     if gpu is not None and gpu not in catalog.accelerator_names():
         hint = did_you_mean(gpu, catalog.accelerator_names()) or "`gpuinfra catalog` lists the accelerators"
