@@ -44,11 +44,16 @@ def line_of(text: str, needle: str) -> int:
 def test_an_ill_typed_intent_exits_2_naming_file_line_and_field(
     tmp_path: Path, old: str, new: str, field: str, hint: str
 ) -> None:
-    assert old in GOOD
-    text = GOOD.replace(old, new)
+    assert_refused(tmp_path, GOOD, old, new, field, hint)
+
+
+def assert_refused(tmp_path: Path, base: str, old: str, new: str, field: str, hint: str) -> None:
+    """`base` with `old` replaced by `new` exits 2, naming the file, the line of `new`'s last line, the field."""
+    assert old in base
+    text = base.replace(old, new)
     code, err = run_on(tmp_path, text)
     assert code == 2, err
-    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].strip())}" in err, err
+    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].strip())}: " in err, err
     assert field in err and "hint:" in err and hint in err, err
 
 
@@ -131,8 +136,4 @@ NEW_70B = (ROOT / "stacks" / "intents" / "new-70b.yaml").read_text()
 def test_a_name_the_catalog_lacks_is_refused_at_its_line(
     tmp_path: Path, old: str, new: str, field: str, hint: str
 ) -> None:
-    text = NEW_70B.replace(old, new)
-    code, err = run_on(tmp_path, text)
-    assert code == 2, err
-    assert f"intent.yaml:{line_of(text, new.splitlines()[-1])}: gpuinfra:intent.{field}: " in err, err
-    assert hint in err, err
+    assert_refused(tmp_path, NEW_70B, old, new, f"gpuinfra:intent.{field}: ", hint)
