@@ -38,16 +38,22 @@ def line_of(text: str, needle: str) -> int:
             "requests_per_day",
             "exactly one",
         ),
+        ("gpu: L4", "gpu: 'L 4'", "gpuinfra:intent.traffic.gpu", "expected"),
     ],
 )
 def test_an_ill_typed_intent_exits_2_naming_file_line_and_field(
     tmp_path: Path, old: str, new: str, field: str, hint: str
 ) -> None:
-    assert old in GOOD
-    text = GOOD.replace(old, new)
+    assert_refused(tmp_path, GOOD, old, new, field, hint)
+
+
+def assert_refused(tmp_path: Path, base: str, old: str, new: str, field: str, hint: str) -> None:
+    """`base` with `old` replaced by `new` exits 2, naming the file, the line of `new`'s last line, the field."""
+    assert old in base
+    text = base.replace(old, new)
     code, err = run_on(tmp_path, text)
     assert code == 2, err
-    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].split(':')[0].strip())}" in err, err
+    assert f"intent.yaml:{line_of(text, new.splitlines()[-1].strip())}: " in err, err
     assert field in err and "hint:" in err and hint in err, err
 
 
@@ -92,3 +98,42 @@ def test_an_intent_beyond_what_a_stack_holds_exits_2_at_its_part(tmp_path: Path)
     assert code == 2, err
     assert f"intent.yaml:{line_of(text, 'traffic:')}: gpuinfra:intent.traffic: the InferenceSpec" in err, err
     assert "max_replicas" in err and "hint:" in err
+
+
+def test_a_lora_rank_vllm_cannot_serve_is_refused(tmp_path: Path) -> None:
+    text = (
+        (ROOT / "stacks" / "intents" / "support-bot.yaml")
+        .read_text()
+        .replace("iterations: 4", "iterations: 4\n    lora_rank: 24")
+    )
+    code, err = run_on(tmp_path, text)
+    assert code == 2 and "gpuinfra:intent.adapt.lora_rank: vLLM serves LoRA ranks" in err, err
+
+
+NEW_70B = (ROOT / "stacks" / "intents" / "new-70b.yaml").read_text()
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "field", "hint"),
+    [
+        (
+            "instance_type: p5.48xlarge",
+            "instance_type: p5.48xlarg",
+            "train.instance_type",
+            "did you mean 'p5.48xlarge'",
+        ),
+        ("instance_type: p5.48xlarge", "instance_type: m7i.xlarge", "train.instance_type", "a GPU training type"),
+        ("gpu: L40S", "gpu: L40", "traffic.gpu", "did you mean 'L40S'"),
+        ("regions: [us-east-1]", "regions: [xx-east-9]", "traffic.regions[0]", "not in the catalog"),
+        (
+            "  constraints:",
+            "  constraints:\n    managed_providers: [amazon-bedrok]",
+            "constraints.managed_providers[0]",
+            "did you mean 'amazon-bedrock'",
+        ),
+    ],
+)
+def test_a_name_the_catalog_lacks_is_refused_at_its_line(
+    tmp_path: Path, old: str, new: str, field: str, hint: str
+) -> None:
+    assert_refused(tmp_path, NEW_70B, old, new, f"gpuinfra:intent.{field}: ", hint)

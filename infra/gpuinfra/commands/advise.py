@@ -33,8 +33,8 @@ from gpuinfra.commands.init import (
 )
 from gpuinfra.errors import InputError
 from gpuinfra.load import ORG_FILE_NAME, project_dir, stacks_dir
-from gpuinfra.plan.advise import Walked, advise
-from gpuinfra.plan.advise.specs import BeyondStacks, advice_org
+from gpuinfra.plan.advise import IntentProblem, IntentProblems, Walked, advise
+from gpuinfra.plan.advise.specs import advice_org
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH
 from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
@@ -60,9 +60,9 @@ def advise_command(path: Path) -> Walked:
     document = read_intent(path)
     try:
         return advise(document.spec, load_catalog(), load_managed_prices())
-    except BeyondStacks as exc:
-        hint = "ask for less here, or split it (more regions, a smaller model, fewer tokens a run)"
-        raise InputError([document.doc.problem(str(exc), (INTENT_KEY, *exc.at), hint)]) from None
+    except (IntentProblem, IntentProblems) as exc:
+        found = exc.problems if isinstance(exc, IntentProblems) else [exc]
+        raise InputError([document.doc.problem(str(p), (INTENT_KEY, *p.at), p.hint) for p in found]) from None
 
 
 @dataclass

@@ -11,12 +11,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, ValidationError, model_validator
+from pydantic import Field, StringConstraints, ValidationError, field_validator, model_validator
 
 from gpuinfra.errors import FieldPath, InputError
 from gpuinfra.spec.base import Invalid, Money, Name, Region, SpecModel
 from gpuinfra.spec.finetune import BaseArchitecture, FinetuneMethod
-from gpuinfra.spec.inference import AcceleratorName, ServingPrecision
+from gpuinfra.spec.inference import LORA_RANKS, AcceleratorName, ServingPrecision
 from gpuinfra.spec.org import Ownership
 from gpuinfra.spec.problems import did_you_mean, shown, validation_problems
 from gpuinfra.spec.yamlfile import YamlDocument, read_yaml
@@ -98,10 +98,18 @@ class Adapt(SpecModel):
     epochs: Annotated[float, Field(gt=0, le=1000)] = 1
     iterations: Annotated[int, Field(ge=1, le=1000)] = 3
     """Runs expected before the adapter is right (data fixes, hyper-parameters)."""
-    lora_rank: Annotated[int, Field(ge=1, le=1024)] = 16
+    lora_rank: Annotated[int, Field(ge=1, le=512)] = 16
+    """The adapter's rank: one vLLM can serve (--max-lora-rank takes 1, 8, 16, 32, 64, 128, 256, 320 or 512)."""
     sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 2048
     region: Region | None = None
     """Where the runs go; default: the first traffic region, else us-east-1."""
+
+    @field_validator("lora_rank")
+    @classmethod
+    def _served_rank(cls, rank: int) -> int:
+        if rank not in LORA_RANKS:
+            raise ValueError(f"vLLM serves LoRA ranks {', '.join(map(str, LORA_RANKS))}; {rank} is not one")
+        return rank
 
 
 class Train(SpecModel):

@@ -14,8 +14,9 @@ from gpuinfra.plan.advise.ladder import TITLES, walk
 from gpuinfra.plan.advise.managed import managed_rung
 from gpuinfra.plan.advise.model import Accounts, AdaptRung, Advice, Rung, ServingRung, TrainRung
 from gpuinfra.plan.advise.movers import movers
+from gpuinfra.plan.advise.references import reference_problems
 from gpuinfra.plan.advise.serving import serving_rung
-from gpuinfra.plan.advise.specs import SERVING_ACCOUNT, TRAINING_ACCOUNT
+from gpuinfra.plan.advise.specs import SERVING_ACCOUNT, TRAINING_ACCOUNT, IntentProblem
 from gpuinfra.plan.advise.train import train_rung
 from gpuinfra.spec import FinetuneSpec, InferenceSpec, TrainingSpec
 from gpuinfra.spec.intent import IntentSpec
@@ -24,6 +25,14 @@ ACCOUNTS_RULE = (
     "training and fine-tuning run in an account of purpose training, serving in one of purpose inference: "
     "no shared network, quota or budget (the policy pack refuses them mixed; docs/policies.md)"
 )
+
+
+class IntentProblems(ValueError):
+    """Every IntentProblem found before planning (the command reports each at its field)."""
+
+    def __init__(self, problems: list[IntentProblem]) -> None:
+        super().__init__("; ".join(map(str, problems)))
+        self.problems = problems
 
 
 @dataclass
@@ -36,6 +45,9 @@ class Walked:
 
 def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walked:
     """Every rung's figures, the ladder walked over them, the bill of the rung it stopped at."""
+    problems = reference_problems(intent, catalog, prices)
+    if problems:
+        raise IntentProblems(problems)
     specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec] = {}
     managed = managed_rung(intent, prices)
     adapt = None
@@ -101,4 +113,4 @@ def _needed(
     return {k: v for k, v in specs.items() if k in keep}
 
 
-__all__ = ["ACCOUNTS_RULE", "Walked", "advise"]
+__all__ = ["ACCOUNTS_RULE", "IntentProblem", "IntentProblems", "Walked", "advise"]

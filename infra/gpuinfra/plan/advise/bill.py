@@ -21,8 +21,8 @@ from gpuinfra.plan.advise.model import (
 from gpuinfra.spec.intent import IntentSpec
 
 DATAPREP_PENDING = (
-    "not planned yet: the data-preparation planner (plan/dataprep.py) is not in this gpuinfra; its hours and "
-    "cost are unknown, not zero"
+    "not planned yet: advise does not ask the data-preparation planner (gpuinfra:dataprep) yet, whose spec needs "
+    "more of the corpus than an intent says (files, format, stages); its hours and cost are unknown, not zero"
 )
 
 

@@ -37,16 +37,19 @@ BATCH_TOKENS = 4 * 2**20
 Herd of Models", section 3.4.1); the global batch stays fixed at every node count the planner tries."""
 
 
-class BeyondStacks(ValueError):
-    """The intent asks for more than a stack can hold (a fleet past 10,000 replicas, Lustre past 2 PiB): `at` is
-    the intent's part that asks it, for the error the command reports (file, line, field)."""
+class IntentProblem(ValueError):
+    """Something in the intent no stack can be built from (a name the catalog lacks; a fleet past 10,000
+    replicas, Lustre past 2 PiB): `at` is the intent's part it is about, for the error the command reports
+    (file, line, field, hint)."""
 
-    def __init__(self, message: str, at: tuple[str, ...]) -> None:
+    def __init__(self, message: str, at: tuple[str | int, ...], hint: str) -> None:
         super().__init__(message)
         self.at = at
+        self.hint = hint
 
 
 M = TypeVar("M", InferenceSpec, FinetuneSpec, TrainingSpec)
+BEYOND_HINT = "ask for less here, or split it (more regions, a smaller model, fewer tokens a run)"
 
 
 def _built(model: type[M], data: dict[str, Any], at: tuple[str, ...]) -> M:
@@ -55,7 +58,8 @@ def _built(model: type[M], data: dict[str, Any], at: tuple[str, ...]) -> M:
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first["loc"])
-        raise BeyondStacks(f"the {model.__name__} this implies is out of bounds: {where}: {first['msg']}", at) from None
+        message = f"the {model.__name__} this implies is out of bounds: {where}: {first['msg']}"
+        raise IntentProblem(message, at, BEYOND_HINT) from None
 
 
 def stack_name(intent: IntentSpec, suffix: str) -> str:
@@ -266,7 +270,7 @@ def lustre_gib(intent: IntentSpec, checkpoint_bytes: float) -> int:
 __all__ = [
     "SERVING_ACCOUNT",
     "TRAINING_ACCOUNT",
-    "BeyondStacks",
+    "IntentProblem",
     "advice_org",
     "corpus_gib",
     "finetune_spec",
