@@ -26,7 +26,15 @@ import pytest
 import yaml as pyyaml
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, render_scripts
 from gpuinfra.pulumi.components.training.bootstrap import Retention, prune_checkpoints
-from gpuinfra.templating import environment, one_line, python_literal, shell_quote, templates_folder, yaml_scalar
+from gpuinfra.templating import (
+    environment,
+    one_line,
+    python_literal,
+    shell_quote,
+    slurm_value,
+    templates_folder,
+    yaml_scalar,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from ruamel.yaml import YAML
@@ -325,3 +333,12 @@ def test_the_prefetch_keeps_hostile_names_and_prefixes_inert(tmp_path: Path) -> 
     ]
     assert (state / "weights" / hostile / "w" / ".verified").is_file()
     assert (state / "adapters" / hostile / ".verified").is_file()
+
+
+@pytest.mark.parametrize("value", ["A\n", "train\n", "/data\n"])
+def test_a_trailing_line_break_is_never_a_plain_word(value: str) -> None:
+    # Python's `$` also matches before a final line break: a pattern checked with .match let "A\n" through as a
+    # plain YAML scalar (read back as "A") and as one #SBATCH token (a line break inside a directive).
+    assert pyyaml.safe_load(f"key: {yaml_scalar(value)}\n") == {"key": value}
+    with pytest.raises(ValueError, match="not a plain Slurm value"):
+        slurm_value(value)

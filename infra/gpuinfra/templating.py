@@ -76,7 +76,7 @@ def yaml_scalar(value: Any) -> str:
         mantissa, e, exponent = repr(value).partition("e")  # YAML 1.1 floats need a dot: 1e-05 is 1.0e-05
         return f"{mantissa}{'' if '.' in mantissa else '.0'}{e}{exponent}"
     text = str(value)
-    if YAML_PLAIN.match(text) and text.lower() not in YAML_WORDS:
+    if YAML_PLAIN.fullmatch(text) and text.lower() not in YAML_WORDS:
         return text
     return '"' + "".join(_yaml_escape(ch) for ch in text) + '"'
 
@@ -101,7 +101,7 @@ def slurm_value(value: Any) -> str:
     is when it is one plain token, refused otherwise. The spec types that reach a directive (spec.words.SlurmValue)
     allow only these characters, so a refusal here is a bug, not a user error."""
     text = str(value)
-    if not SLURM_VALUE.match(text):
+    if not SLURM_VALUE.fullmatch(text):
         raise ValueError(f"not a plain Slurm value for an #SBATCH line: {text!r}")
     return text
 

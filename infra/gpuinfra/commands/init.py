@@ -55,7 +55,7 @@ WORKLOADS: dict[str, Scaffold] = {
 ALIASES = {"training": "training-pcs", "inference": "inference-ec2"}
 """Short names for the most common scaffold of a workload."""
 
-NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]$")
+NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]\Z")
 """The spec's `name` pattern (spec/base.py `Name`): the stack name becomes the spec's name."""
 
 DEFAULT_ACCOUNTS = {"training": "ml-training", "inference": "ml-inference", "registry": "ml-registry"}

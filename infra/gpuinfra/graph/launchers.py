@@ -86,7 +86,7 @@ def _values(requirements: list[Mapping[str, Any]], key: str) -> tuple[str, ...]:
     return ()
 
 
-_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?$")
+_QUANTITY = re.compile(r"^([0-9]+(?:\.[0-9]+)?)(m|k|M|G|T|Ki|Mi|Gi|Ti)?\Z")
 _GIB = {None: Decimal(1) / 2**30, "k": Decimal(1000) / 2**30, "M": Decimal(10**6) / 2**30, "G": Decimal(10**9) / 2**30}
 _GIB |= {"T": Decimal(10**12) / 2**30, "Ki": Decimal(1) / 2**20, "Mi": Decimal(1) / 2**10, "Gi": Decimal(1)}
 _GIB |= {"Ti": Decimal(1024)}

@@ -32,7 +32,7 @@ SPEC_MODELS: dict[str, type[BaseModel]] = {
 NAMESPACE = "gpuinfra"
 ORG_KEY = f"{NAMESPACE}:org"
 STACK_FILE_KEYS = ("config", "secretsprovider", "encryptedkey", "encryptionsalt", "environment")
-_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml$")
+_STACK_FILE = re.compile(r"^Pulumi\.(?P<stack>[A-Za-z0-9_.-]+)\.ya?ml\Z")
 
 
 @dataclass(frozen=True)

@@ -14,8 +14,8 @@ from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.spec import TrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
-AMI = re.compile(r"^ami-[0-9a-f]{8,17}$")
-SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)$")
+AMI = re.compile(r"^ami-[0-9a-f]{8,17}\Z")
+SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)\Z")
 GB_PER_GIB = 1024**3 / 1e9
 
 

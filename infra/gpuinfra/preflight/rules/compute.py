@@ -128,7 +128,7 @@ def ssm_ami_with_root_device(graph: Graph, catalog: Catalog) -> Iterator[Violati
             yield Violation(r, "ami", ami, "resolve:ssm: AMI with rootBlockDevice")
 
 
-SG_TEXT = re.compile(r"^[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*$")
+SG_TEXT = re.compile(r"^[a-zA-Z0-9 ._\-:/()#,@\[\]+=&;{}!$*]*\Z")
 
 
 @rule(

@@ -13,7 +13,7 @@ from gpuinfra.preflight.botocore_check import judgeable
 from gpuinfra.preflight.rules.base import Violation, rule
 
 GRAMMAR = "https://docs.aws.amazon.com/IAM/latest/UserGuide/reference_policies_grammar.html"
-ACTION = re.compile(r"^(\*|[a-z0-9-]+:[A-Za-z0-9*?]+)$")
+ACTION = re.compile(r"^(\*|[a-z0-9-]+:[A-Za-z0-9*?]+)\Z")
 # (type, input) -> the document is a resource policy (names principals) or an identity policy (does not).
 DOCUMENTS = {
     (tokens.IAM_ROLE, "assumeRolePolicy"): "trust",

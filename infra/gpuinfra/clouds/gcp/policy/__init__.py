@@ -41,7 +41,7 @@ IAM_BINDINGS = (
 NEEDS_PSA = ("gcp:lustre/instance:Instance", "gcp:filestore/instance:Instance", "gcp:redis/instance:Instance")
 """Managed services reached through private services access (Managed Lustre requires it: research §1.5)."""
 PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:/|$)")
-SERVICE_ACCOUNT = re.compile(r"^serviceAccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com$")
+SERVICE_ACCOUNT = re.compile(r"^serviceAccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com\Z")
 
 
 def google_facts(args: StackValidationArgs) -> StackFacts:
