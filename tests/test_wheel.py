@@ -152,7 +152,7 @@ def _the_pack_serves_every_policy(installed: Installed, repo: Path) -> None:
     try:
         assert process.stdout is not None and process.stderr is not None
         port = process.stdout.readline().strip()
-        assert port.isdigit(), process.stderr.read() if not port else port
+        assert port.isdigit(), port or process.stderr.read()
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=60)
             info = analyzer_pb2_grpc.AnalyzerStub(channel).GetAnalyzerInfo(empty_pb2.Empty())

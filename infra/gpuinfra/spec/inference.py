@@ -267,7 +267,12 @@ class GlobalRouting(SpecModel):
     @model_validator(mode="after")
     def _zone_for_route53(self) -> GlobalRouting:
         if self.type == "route53_latency" and self.hosted_zone_id is None:
-            raise ValueError("route53_latency needs hosted_zone_id")
+            raise Invalid(
+                "route53_latency needs hosted_zone_id",
+                (),
+                f"add `hosted_zone_id: Z0123456789ABCDEFGHIJ` (yours: the Route 53 zone of {self.domain_name}, "
+                "`aws route53 list-hosted-zones-by-name`)",
+            )
         return self
 
 

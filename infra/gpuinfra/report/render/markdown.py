@@ -116,7 +116,7 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         icon=icon,
         mark=MARK,
         as_of=as_of_text,
-        unpriced=sum(len(s.unpriced_after) for s in report.stacks),
+        unpriced=sum(len(s.unpriced_after) for s in report.stacks if s.status != "unchanged"),  # the change's own
         shown=lambda s: kept[id(s)],
         listed=listed,
         limit=COMMENT_LIMIT,
