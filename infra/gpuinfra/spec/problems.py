@@ -139,7 +139,7 @@ def missing_snippet(model: type[BaseModel], loc: FieldPath) -> str:
     name = str(loc[-1])
     info = field_info_at(model, loc)
     kind = _unwrap(info.annotation) if info is not None else None
-    if _is_model(kind):
+    if kind is not None and _is_model(kind):
         required = [(n, f) for n, f in kind.model_fields.items() if f.is_required()]
         inner = ", ".join(f"{n}: <{_type_word(f.annotation)}>" for n, f in required)
         return f"{name}: {{{inner}}}"
