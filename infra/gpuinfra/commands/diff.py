@@ -236,7 +236,7 @@ def _installed_code_sides(
     code = f"this gpuinfra ({__version__})"
     said = [f"{ref} has no gpuinfra code of its own: its stacks are previewed by {code}, as the head's are"]
     if pin is not None and pin.version != __version__ and run.base_code != "pinned":
-        said.append(f"{ref} pins {pin.text()}: `--base-code pinned` previews the base with that version")
+        said.append(f"{ref} pins {pin.text()}: --base-code pinned previews the base with that version")
     made = _same_code_sides(ref, root, sha, stacks, head_stacks, run, where)
     if made is not None:
         base_side, head_run, more = made
