@@ -468,7 +468,8 @@ def init(
 
 @app.command()
 def schema(
-    kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
+    kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schema to this file.")] = None,
 ) -> None:
     """Write the JSON Schema of stack files (or the organization file) for editors.
 
