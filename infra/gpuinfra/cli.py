@@ -430,14 +430,14 @@ def init(
     workload: Annotated[
         str | None,
         typer.Argument(
-            metavar="[WORKLOAD]",
+            metavar="WORKLOAD",
             help="training (training-pcs), training-eks, training-onprem, inference (inference-ec2), inference-k8s, "
             "finetune or registry. Without it: scaffold the repository only.",
         ),
     ] = None,
     name: Annotated[
         str | None,
-        typer.Argument(metavar="[NAME]", help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name."),
+        typer.Argument(metavar="NAME", help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name."),
     ] = None,
     directory: Annotated[
         Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
