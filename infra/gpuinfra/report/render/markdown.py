@@ -75,7 +75,8 @@ def render_diff_markdown(report: DiffReport) -> str:
 
 CUT_MARKER = "gpuinfra-comment-cut"
 """An HTML comment a cut comment carries: the review workflow `gpuinfra init` writes looks for it and then uploads
-the whole report as the artifact REVIEW_ARTIFACT (templates/init/repo-workflow.yml.j2)."""
+the whole report as the artifact REVIEW_ARTIFACT (templates/init/repo-workflow.yaml.j2; tests/report/test_comment.py
+holds the two in step)."""
 REVIEW_ARTIFACT = "gpuinfra-review"
 CUT = (
     "\n\n<!-- " + CUT_MARKER + " -->\n*The comment was cut at GitHub's {limit:,}-character limit. The full report "
