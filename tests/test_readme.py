@@ -175,6 +175,12 @@ def test_the_quickstart_runs_as_written_in_a_fresh_copy(tmp_path: Path) -> None:
     project.mkdir()
     fresh_copy(project)
     env = offline_venv(project, tmp_path)
+    env |= {  # the quickstart commits in the team's new repository: a committer, as the user's git config gives
+        "GIT_AUTHOR_NAME": "quickstart",
+        "GIT_AUTHOR_EMAIL": "quickstart@example.invalid",
+        "GIT_COMMITTER_NAME": "quickstart",
+        "GIT_COMMITTER_EMAIL": "quickstart@example.invalid",
+    }
     result = subprocess.run(
         ["bash", "-euo", "pipefail", "-c", script], cwd=project, env=env, capture_output=True, text=True, timeout=900
     )
@@ -187,4 +193,7 @@ def test_the_quickstart_runs_as_written_in_a_fresh_copy(tmp_path: Path) -> None:
         check=True,
     )
     assert which.stdout.startswith(str(project / ".venv")), which.stdout  # the installed copy, not the source tree
-    assert "llm-train" in result.stdout
+    # the review of the team's branch: the bigger cluster, previewed on both sides by the installed gpuinfra
+    assert "main has no gpuinfra code of its own" in result.stdout, result.stdout[-3000:]
+    assert "node added" in result.stdout and "my-train" in result.stdout, result.stdout[-3000:]
+    assert (tmp_path / "my-infra" / ".github" / "workflows" / "gpuinfra-review.yml").is_file()

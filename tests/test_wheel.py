@@ -35,8 +35,8 @@ class Installed:
     purelib: Path
     python: Path
 
-    def gpuinfra(self, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
-        return run(self.python, "-c", "from gpuinfra.cli import run; run()", *args, cwd=cwd)
+    def gpuinfra(self, *args: str, cwd: Path, env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+        return run(self.python, "-c", "from gpuinfra.cli import run; run()", *args, cwd=cwd, env=env)
 
 
 @pytest.fixture(scope="module")
@@ -108,6 +108,8 @@ def test_a_team_repository_init_made_is_reviewed_by_the_installed_gpuinfra(
     version = installed.wheel.name.split("-")[1]
     assert f"gpuinfra=={version}" in (repo / "requirements.txt").read_text()
     assert installed.gpuinfra("init", "training", "my-train", cwd=repo).returncode == 0
+    pins = repo / "requirements.txt"
+    pins.write_text(pins.read_text().replace(f"gpuinfra=={version}", "gpuinfra==0.0.9"))  # an older pin on main
     git("add", "-A", cwd=repo)
     git("commit", "-q", "-m", "a team repository and one training cluster", cwd=repo)
     assert not (repo / "infra").exists()  # no gpuinfra source anywhere in the repository
@@ -116,15 +118,32 @@ def test_a_team_repository_init_made_is_reviewed_by_the_installed_gpuinfra(
     git("checkout", "-q", "-b", "grow", cwd=repo)
     stack = repo / "stacks" / "Pulumi.my-train.yaml"
     stack.write_text(stack.read_text().replace("node_count: 2", "node_count: 3", 1))
-    pins = repo / "requirements.txt"
-    pins.write_text(pins.read_text().replace(f"gpuinfra=={version}", "gpuinfra==99.0"))
+    pins.write_text(pins.read_text().replace("gpuinfra==0.0.9", "gpuinfra==99.0"))
     review = installed.gpuinfra("diff", "--base-ref", "main", "--format", "markdown", "--no-cache", cwd=repo)
     assert review.returncode == 0, review.stdout[-3000:] + review.stderr[-3000:]
     text = review.stdout
     assert "main has no gpuinfra code of its own" in text
-    assert f"gpuinfra=={version} (requirements.txt) at main -&gt; gpuinfra==99.0 (requirements.txt)" in text
+    assert "gpuinfra==0.0.9 (requirements.txt) at main -&gt; gpuinfra==99.0 (requirements.txt)" in text
+    assert "main pins gpuinfra==0.0.9 (requirements.txt): --base-code pinned previews the base" in text
     assert "| `scalingConfiguration.minInstanceCount` | `2` | `3` |" in text, text  # the third node
     assert str(tmp_path) not in text and "/tmp/" not in text  # no absolute path in the comment
+
+    # --base-code pinned: the base previewed by the gpuinfra main pins, from its place in the user's cache (made
+    # here by hand from this wheel under the pinned version's name: installing it needs the package index).
+    cache = tmp_path / "cache"
+    pinned = cache / "base-code" / "0.0.9" / "bin" / "gpuinfra"
+    pinned.parent.mkdir(parents=True)
+    pinned.write_text(f'#!/bin/sh\nexec "{installed.python}" -c "from gpuinfra.cli import run; run()" "$@"\n')
+    pinned.chmod(0o755)
+    (pinned.parents[1] / ".installed").write_text(version + "\n")
+    env = {**os.environ, "GPUINFRA_CACHE_DIR": str(cache)}
+    env.pop("PYTHONPATH", None)
+    by_pin = installed.gpuinfra(
+        "diff", "--base-ref", "main", "--base-code", "pinned", "-f", "markdown", cwd=repo, env=env
+    )
+    assert by_pin.returncode == 0, by_pin.stdout[-3000:] + by_pin.stderr[-3000:]
+    assert "main's stacks are previewed by the gpuinfra it pins, gpuinfra==0.0.9 (requirements.txt)" in by_pin.stdout
+    assert "| `scalingConfiguration.minInstanceCount` | `2` | `3` |" in by_pin.stdout
 
     _the_pack_serves_every_policy(installed, repo)
     _actionlint_passes(repo / ".github" / "workflows" / "gpuinfra-review.yml")
@@ -152,7 +171,7 @@ def _the_pack_serves_every_policy(installed: Installed, repo: Path) -> None:
     try:
         assert process.stdout is not None and process.stderr is not None
         port = process.stdout.readline().strip()
-        assert port.isdigit(), process.stderr.read() if not port else port
+        assert port.isdigit(), port or process.stderr.read()
         with grpc.insecure_channel(f"127.0.0.1:{port}") as channel:
             grpc.channel_ready_future(channel).result(timeout=60)
             info = analyzer_pb2_grpc.AnalyzerStub(channel).GetAnalyzerInfo(empty_pb2.Empty())

@@ -164,22 +164,32 @@ def _count(items: list[str], noun: str = "stack") -> str:
 
 
 @contextmanager
-def _working(message: str, after_seconds: float = 1.0, quiet: bool = False) -> Iterator[None]:
-    """A spinner on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
-    logs or captured output); the report itself still goes to stdout."""
-    if not sys.stderr.isatty() or os.environ.get("CI") or quiet:  # CI logs and JSON for a program: silent
+def _working(message: str, after_seconds: float = 1.0, quiet: bool = False, stacks: int = 0) -> Iterator[None]:
+    """Progress on stderr once the work has taken a second, for a person at a terminal only (never in pipes, CI
+    logs (`CI` set), captured output or for `--format json`): a spinner, with the stacks previewed so far (of
+    `stacks`, when known) as the run announces them (gpuinfra.commands.progress). The report still goes to
+    stdout."""
+    if not sys.stderr.isatty() or os.environ.get("CI") or quiet:
         yield
         return
     from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 
-    status = Console(stderr=True).status(f"{message}...")
-    timer = threading.Timer(after_seconds, status.start)
+    from gpuinfra.commands.progress import listening
+
+    columns = [SpinnerColumn(), TextColumn(f"{message}..."), TextColumn("{task.completed} stacks previewed")]
+    if stacks > 1:
+        columns[2:] = [BarColumn(), MofNCompleteColumn()]
+    bar = Progress(*columns, TimeElapsedColumn(), console=Console(stderr=True), transient=True)
+    task = bar.add_task(message, total=stacks or None)
+    timer = threading.Timer(after_seconds, bar.start)
     timer.start()
     try:
-        yield
+        with listening(lambda n: bar.advance(task, n)):
+            yield
     finally:
         timer.cancel()
-        status.stop()
+        bar.stop()
 
 
 def _emit(text: str, out: Path | None, inputs: tuple[Path | str | None, ...] = ()) -> None:
@@ -278,7 +288,7 @@ def preview(
     from gpuinfra.commands.stacks import stacks_or_every
 
     names = stacks_or_every(stacks)
-    with _working(f"previewing {_count(names)}", quiet=fmt.value == "json"):
+    with _working(f"previewing {_count(names)}", quiet=fmt.value == "json", stacks=len(names)):
         options = PreviewOptions.of(org, suppress or [], usage_file, policy_config)
         report = preview_stacks(names, options, _jobs(jobs), _cache(cache_dir, no_cache))
     _finish(report, fmt, out, *names, org, usage_file, policy_config)
@@ -431,14 +441,14 @@ def init(
     workload: Annotated[
         str | None,
         typer.Argument(
-            metavar="[WORKLOAD]",
+            metavar="WORKLOAD",
             help="training (training-pcs), training-eks, training-onprem, inference (inference-ec2), inference-k8s, "
             "finetune or registry. Without it: scaffold the repository only.",
         ),
     ] = None,
     name: Annotated[
         str | None,
-        typer.Argument(metavar="[NAME]", help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name."),
+        typer.Argument(metavar="NAME", help="The stack's name: stacks/Pulumi.<name>.yaml and the spec's name."),
     ] = None,
     directory: Annotated[
         Path, typer.Option("--dir", help="Where to start: the Pulumi project at or above it, or a new one here.")
@@ -506,7 +516,8 @@ def advise(
 
 @app.command()
 def schema(
-    kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack, out: OutOpt = None
+    kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack,
+    out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schema to this file.")] = None,
 ) -> None:
     """Write the JSON Schema of stack files (or the organization file) for editors.
 

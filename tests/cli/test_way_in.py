@@ -71,3 +71,29 @@ def test_the_default_review_cache_is_the_users_and_can_be_turned_off(
     assert cli._cache(None, True) is None
     monkeypatch.setenv("GPUINFRA_CACHE", "off")
     assert cli._cache(None, False) is None
+
+
+def test_each_stack_previewed_is_announced_to_the_progress_listener(monkeypatch: pytest.MonkeyPatch) -> None:
+    from gpuinfra.commands.preview import preview_run
+    from gpuinfra.commands.progress import listening
+
+    monkeypatch.chdir(ROOT)
+    seen: list[int] = []
+    with listening(seen.append):
+        run = preview_run(["model-registry", "llm-finetune"])
+    assert len(run.report.stacks) == 2 and sum(seen) == 2, seen
+
+
+def test_progress_stays_off_the_terminal_in_ci_and_for_json(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from gpuinfra.commands.progress import done
+
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    monkeypatch.setenv("CI", "true")
+    with cli._working("previewing 2 stacks", after_seconds=0, stacks=2):
+        done(2)
+    monkeypatch.delenv("CI")
+    with cli._working("previewing 2 stacks", after_seconds=0, quiet=True, stacks=2):
+        done(2)
+    assert capsys.readouterr().err == ""

@@ -11,7 +11,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.cost import price_graph
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import InputProblem
-from gpuinfra.report.render.markdown import COMMENT_LIMIT, render_diff_markdown
+from gpuinfra.report.render.markdown import COMMENT_LIMIT, CUT_MARKER, REVIEW_ARTIFACT, render_diff_markdown
 from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides
 from gpuinfra.review.replacements import load_rules
 from graphs import graph, provider, res
@@ -92,9 +92,9 @@ def test_findings_alone_over_the_limit_are_cut_with_a_pointer(catalog: Catalog) 
     assert len(text) <= COMMENT_LIMIT
     assert text.rstrip().endswith("is the workflow run's `gpuinfra-review` artifact.*")
     # the marker the workflow `gpuinfra init` writes greps for before it uploads that artifact
-    workflow = (Path(__file__).parents[2] / "templates" / "init" / "repo-workflow.yml.j2").read_text()
-    assert "<!-- gpuinfra-comment-cut -->" in text and "{{ cut_marker }}" in workflow
-    assert "name: {{ artifact }}" in workflow and "path: review.json" in workflow
+    workflow = (Path(__file__).parents[2] / "templates" / "init" / "repo-workflow.yaml.j2").read_text()
+    assert f"<!-- {CUT_MARKER} -->" in text and f"grep -q '{CUT_MARKER}' review.md" in workflow
+    assert f"name: {REVIEW_ARTIFACT}   #" in workflow and "path: review.json" in workflow
 
 
 def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Catalog) -> None:

@@ -67,7 +67,7 @@ def diff_command(
     elif len(args) == 2:
         base = side(load_document(Path(args[0])), "base", catalog, usage)
         head = side(load_document(Path(args[1])), "head", catalog, usage)
-        labels = (args[0], args[1])
+        labels = (_label(args[0]), _label(args[1]))
     elif len(args) == 1:
         doc = load_document(Path(args[0]))
         if doc.kind in (GPUINFRA, EXPORT):
@@ -76,7 +76,7 @@ def diff_command(
                 hint="gpuinfra diff BASE.json HEAD.json, or gpuinfra diff --base-ref main",
             )
         base, head = pulumi_sides(doc, catalog, usage)
-        labels = (f"{args[0]} (old state)", f"{args[0]} (planned)")
+        labels = (f"{_label(args[0])} (old state)", f"{_label(args[0])} (planned)")
     else:
         raise InputError.single(
             "diff needs BASE.json HEAD.json, one pulumi preview --json document, or --base-ref REF",
@@ -89,6 +89,18 @@ def diff_command(
     return diff_report(
         diff_sides(base.stacks, head.stacks, load_rules()), labels[0], labels[1], catalog, notes, problems
     )
+
+
+def _label(arg: str) -> str:
+    """A document as the review names it: relative to the working directory, else its file name (a comment
+    never shows a runner's or a user's absolute path)."""
+    path = Path(arg)
+    if not path.is_absolute():
+        return arg
+    try:
+        return path.resolve().relative_to(Path.cwd().resolve()).as_posix()
+    except (ValueError, OSError):
+        return path.name
 
 
 @dataclass(frozen=True)
@@ -224,7 +236,7 @@ def _installed_code_sides(
     code = f"this gpuinfra ({__version__})"
     said = [f"{ref} has no gpuinfra code of its own: its stacks are previewed by {code}, as the head's are"]
     if pin is not None and pin.version != __version__ and run.base_code != "pinned":
-        said.append(f"{ref} pins {pin.text()}: `--base-code pinned` previews the base with that version")
+        said.append(f"{ref} pins {pin.text()}: --base-code pinned previews the base with that version")
     made = _same_code_sides(ref, root, sha, stacks, head_stacks, run, where)
     if made is not None:
         base_side, head_run, more = made

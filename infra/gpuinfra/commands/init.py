@@ -24,7 +24,6 @@ from typing import Any
 from gpuinfra import __version__
 from gpuinfra.errors import InputError
 from gpuinfra.load import PROJECT_FILE, project_dir, stacks_dir
-from gpuinfra.report.render.markdown import CUT_MARKER, REVIEW_ARTIFACT
 from gpuinfra.spec import read_yaml
 from gpuinfra.spec.files import read_text
 from gpuinfra.spec.schema import org_schema, stack_schema
@@ -82,15 +81,52 @@ stackConfigDir: stacks
 """
 
 REPOSITORY = {
-    ".github/workflows/gpuinfra-review.yml": "repo-workflow.yml.j2",
-    ".gitignore": "repo-gitignore.j2",
-    "README.md": "repo-readme.md.j2",
-    "requirements.txt": "repo-requirements.txt.j2",
-    "policies/PulumiPolicy.yaml": "repo-policy-pack.yml.j2",
+    ".github/workflows/gpuinfra-review.yml": "repo-workflow.yaml.j2",
+    "policies/PulumiPolicy.yaml": "repo-policy-pack.yaml.j2",
     "policies/__main__.py": "repo-policy-main.py.j2",
-    "policies/requirements.txt": "repo-policy-requirements.txt.j2",
 }
-"""The repository's files beside the project and stacks, each from its template in templates/init/."""
+"""The repository's YAML and Python files beside the project and stacks, each from its template in
+templates/init/ (under the templates' quoting rules: tests/test_templating.py); the plain text files are TEXTS."""
+
+TEXTS = {
+    ".gitignore": """\
+# Written by `gpuinfra init`.
+.venv/
+__pycache__/
+.gpuinfra-cache/
+review.md
+review.json
+""",
+    "requirements.txt": """\
+# Written by `gpuinfra init`: the gpuinfra this repository is reviewed and deployed with. `gpuinfra diff
+# --base-ref` shows a change of this pin in the review; `--base-code pinned` previews the base with its pin.
+gpuinfra=={version}
+""",
+    "policies/requirements.txt": """\
+# Written by `gpuinfra init`: what Pulumi installs when it makes the pack's virtualenv itself (PulumiPolicy.yaml
+# names ../.venv, where requirements.txt at the top already installed these).
+gpuinfra=={version}
+pulumi-policy>=1.21,<2
+""",
+    "README.md": """\
+# {project}
+
+GPU infrastructure as gpuinfra stacks (written by `gpuinfra init`): each `stacks/Pulumi.<stack>.yaml` holds one
+training cluster, inference fleet, fine-tuning queue or model registry, checked against the accounts, quotas and
+budgets of `stacks/org.yaml`.
+
+```console
+python3 -m venv .venv && .venv/bin/pip install -r requirements.txt   # the gpuinfra this repository pins
+.venv/bin/gpuinfra preview                   # every stack: resources, policies, cost
+.venv/bin/gpuinfra diff --base-ref main      # what your branch changes against main (the pull-request comment)
+```
+
+Add a stack with `gpuinfra init training my-train` (or `inference`, `finetune`, `registry`); deploy with
+`pulumi up --policy-pack policies` (gpuinfra's docs/deploy.md). `.github/workflows/gpuinfra-review.yml` posts the
+review on every pull request.
+""",
+}
+"""Plain text files of the repository; `{version}` and `{project}` are filled in."""
 
 render = renderer("init")
 
@@ -187,14 +223,11 @@ def scaffold_repository(project: Path, result: InitResult) -> None:
     org_path = stacks_dir(project) / "org.yaml"
     write_new(org_path, render("org.yaml.j2", schema_path=schema_path(project, org_path, "org")), result, project)
     write_schemas(project, result)
-    context = {
-        "version": __version__,
-        "project": project_name(project),
-        "artifact": REVIEW_ARTIFACT,
-        "cut_marker": CUT_MARKER,
-    }
+    values = {"version": __version__, "project": project_name(project)}
     for relative, template in REPOSITORY.items():
-        write_new(project / relative, render(template, **context), result, project)
+        write_new(project / relative, render(template, **values), result, project)
+    for relative, text in TEXTS.items():
+        write_new(project / relative, text.format(**values), result, project)
 
 
 def write_schemas(project: Path, result: InitResult) -> None:

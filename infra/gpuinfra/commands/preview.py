@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gpuinfra.catalog import load_catalog
-from gpuinfra.commands import stack_cache
+from gpuinfra.commands import progress, stack_cache
 from gpuinfra.commands.groups import account_groups
 from gpuinfra.commands.heap import between_stacks, one_shot
 from gpuinfra.commands.options import NO_OPTIONS, PreviewOptions, policies
@@ -88,6 +88,7 @@ def preview_started(
 
         def finish() -> PreviewRun:
             kept = _kept(keys, set(early), cache_dir, usage, snapshots) if cache_dir is not None else {}
+            progress.done(len(kept))
             made = dict(zip(early, started(), strict=True))
             rest = [i for i in range(len(stacks)) if i not in kept and i not in made]
             made |= zip(rest, _outcomes([stacks[i] for i in rest], options, usage, jobs), strict=True)
@@ -213,11 +214,18 @@ def _in_workers(
     pool = ProcessPoolExecutor(workers, mp_context=context, initializer=_worker, initargs=(gc.isenabled(),))
     try:
         futures = [pool.submit(_group_in_worker, g, options) for g in groups]
+        for future, group in zip(futures, groups, strict=True):  # announced here: no one listens in a worker
+            future.add_done_callback(_announcer(len(group)))
         yield lambda: [future.result() for future in futures]
     except BaseException:
         _stopped(pool)
         raise
     pool.shutdown()
+
+
+def _announcer(stacks: int) -> Callable[[object], None]:
+    """A future's done-callback announcing its group's stacks (gpuinfra.commands.progress)."""
+    return lambda _: progress.done(stacks)
 
 
 def _stopped(pool: ProcessPoolExecutor) -> None:
@@ -269,6 +277,7 @@ def _group(group: list[str], options: PreviewOptions, usage: Usage) -> list[Outc
         if built:
             between_stacks()
         built.append(_built(arg, options, usage))
+        progress.done()
     return [b if isinstance(b, InputProblem) else (b.name, *policed(b, policies(options))) for b in built]
 
 

@@ -482,7 +482,9 @@ class InferenceSpec(SpecModel):
             raise Invalid(
                 "route53_latency needs hosted_zone_id (the public zone of domain_name)",
                 ("global_routing", "hosted_zone_id"),
-                "give the zone's id, or make the fleet internal (its records then go to a private zone it makes)",
+                f"add `hosted_zone_id: Z0123456789ABCDEFGHIJ` (yours: the Route 53 zone of {routing.domain_name}, "
+                "`aws route53 list-hosted-zones-by-name`), or make the fleet internal (`access: {scheme: internal}`: "
+                "its records then go to a private zone it makes)",
             )
         return self
 

@@ -113,7 +113,7 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
         hint = did_you_mean(name, fields) or (f"allowed fields: {', '.join(sorted(fields))}" if fields else None)
         return f"unknown field {name!r}", hint
     if kind == "missing":
-        return "required field is missing", (f"add {loc[-1]!s}:" if loc else None)
+        return "required field is missing", (f"add `{missing_snippet(model, loc)}`" if loc else None)
     if kind in ("value_error", "assertion_error"):
         return str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "), None
     message = str(err["msg"])
@@ -132,6 +132,34 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
     if not isinstance(given, dict | list):
         message += f", got {shown(given)}"
     return message, None
+
+
+def missing_snippet(model: type[BaseModel], loc: FieldPath) -> str:
+    """The YAML to write for a missing required field: `name: <type>`, or for a section its required fields in
+    flow style (`kv_cache: {layers: <int>, kv_heads: <int>, head_dim: <int>}`), each placeholder a YAML string."""
+    name = str(loc[-1])
+    info = field_info_at(model, loc)
+    kind = _unwrap(info.annotation) if info is not None else None
+    if kind is not None and _is_model(kind):
+        required = [(n, f) for n, f in kind.model_fields.items() if f.is_required()]
+        inner = ", ".join(f"{n}: <{_type_word(f.annotation)}>" for n, f in required)
+        return f"{name}: {{{inner}}}"
+    return f"{name}: <{_type_word(info.annotation) if info is not None else 'value'}>"
+
+
+def _type_word(annotation: Any) -> str:
+    """A short word for a field's type in a placeholder (int, number, text, list, section, one of a|b)."""
+    kind = _unwrap(annotation)
+    if typing.get_origin(kind) is typing.Literal:
+        return "|".join(str(a) for a in typing.get_args(kind))
+    if _is_model(kind):
+        return "section"
+    origin = typing.get_origin(kind)
+    if origin in (list, tuple, set):
+        return "list"
+    if origin is dict:
+        return "map"
+    return {int: "int", float: "number", str: "text", bool: "true|false"}.get(kind, "value")
 
 
 @functools.cache

@@ -498,7 +498,9 @@ class TrainingSpec(SpecModel):
         if self.provider == "aws":
             missing = [f for f in ("region", "availability_zone") if getattr(self, f) is None]
             if missing:
-                raise ValueError(f"provider aws needs {' and '.join(missing)}")
+                example = {"region": "us-east-1", "availability_zone": f"{self.region or 'us-east-1'}a"}
+                snippet = ", ".join(f"`{f}: {example[f]}`" for f in missing)
+                raise Invalid(f"provider aws needs {' and '.join(missing)}", (), f"add {snippet} (yours)")
             if self.site is not None or self.site_lustre is not None or self.onprem is not None:
                 raise ValueError("site, site_lustre and onprem are for provider onprem; use lustre on aws")
             wrong = self.availability_zone and self.region and zone_problem(self.availability_zone, self.region)

@@ -63,8 +63,8 @@ def quota_short(
                 f"{need.account} {need.region}: {need.code} ({need.name}) needs {need.vcpus} vCPUs at full size"
                 f"{total}, granted {need.granted or 0}",
                 ("account",),
-                f"request an increase of {need.shortfall} vCPUs (or set request_quota_increases: true on "
-                f"{need.account} in the organization file, and the stack asks AWS for it)",
+                f"request an increase of {need.shortfall} vCPUs, or write `request_quota_increases: true` on "
+                f"accounts.{need.account} in the organization file (the stack asks AWS for it)",
             )
 
 

@@ -22,7 +22,7 @@ def checkpoint_interval_off_optimum(spec: TrainingSpec, plan: TrainingPlan) -> I
             f"(write {ck.write_seconds:.0f} s, cluster MTBI {ck.mtbi_hours:.1f} h); expected waste "
             f"{ck.expected_waste_fraction:.1%} vs {ck.optimal_waste_fraction:.1%} at the optimum",
             ("checkpointing", "interval_minutes"),
-            f"set interval_minutes near {ck.young_interval_minutes:.0f}",
+            f"write `interval_minutes: {ck.young_interval_minutes:.0f}` (the optimum) under checkpointing",
         )
 
 
@@ -35,7 +35,7 @@ def spot_checkpoint_interval_too_long(spec: TrainingSpec, plan: TrainingPlan) ->
             f"with {plan.spot_nodes} spot nodes, checkpoint every {ck.interval_minutes:g} min exceeds the bound "
             f"of {ck.max_interval_minutes:.0f} min",
             ("checkpointing", "interval_minutes"),
-            f"set interval_minutes to at most {ck.max_interval_minutes:.0f}",
+            f"write `interval_minutes: {ck.max_interval_minutes:.0f}` (the most it may be) under checkpointing",
         )
 
 

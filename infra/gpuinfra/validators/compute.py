@@ -20,7 +20,7 @@ def efa_not_enabled(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
         yield Failure(
             f"{info.name} has {info.efa_interfaces} EFA interface(s) but interconnect is {spec.interconnect.type!r}",
             ("interconnect", "type"),
-            "set interconnect.type: efa",
+            "write `interconnect: {type: efa}`",
         )
 
 
@@ -124,7 +124,7 @@ def on_demand_base_exceeds_nodes(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"on_demand_base {cap.on_demand_base} exceeds node_count {spec.compute.node_count}",
             ("compute", "capacity", "on_demand_base"),
-            f"set on_demand_base to at most {spec.compute.node_count}",
+            f"write `on_demand_base: {spec.compute.node_count}` (at most the node count) under compute.capacity",
         )
 
 

@@ -23,8 +23,9 @@ def failover_short(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failure
             f"({row.needed_replicas} replicas) but its maximum of {row.max_replicas} serves {row.capacity_rps:g}: "
             f"short by {row.short_rps:g} requests/s ({row.short_replicas} replicas)",
             ("regions", index[row.region], "max_replicas"),
-            f"set failover: n_plus_one (raises max_replicas to {row.needed_replicas}), raise max_replicas to "
-            f"{row.needed_replicas}, or suppress failover-short to accept serving less with a region lost",
+            f"write `failover: n_plus_one` (raises max_replicas to {row.needed_replicas}), or `max_replicas: "
+            f"{row.needed_replicas}` in the region's entry, or suppress failover-short to accept serving less with a "
+            "region lost",
         )
 
 

@@ -31,8 +31,8 @@ def replicas_below_zones(spec: InferenceSpec, plan: InferencePlan) -> Iterator[F
                 f"{len(rp.zones) - region.min_replicas} zone(s) hold no replica and a zone's loss leaves the "
                 f"region empty for a cold start ({rp.cold_start_seconds:,.0f} s)",
                 ("regions", i, "min_replicas"),
-                f"raise min_replicas to {len(rp.zones)}, or suppress replicas-below-zones where global routing "
-                "carries the region's trough elsewhere while it relaunches",
+                f"write `min_replicas: {len(rp.zones)}` in the region's entry, or suppress replicas-below-zones where "
+                "global routing carries the region's trough elsewhere while it relaunches",
             )
 
 

@@ -42,7 +42,7 @@ def image_needs_registry_credential(spec: InferenceSpec) -> Iterator[Failure]:
             f"the pull-through cache of {host} needs a credential set by hand in each of the "
             f"{len(spec.regions)} regions before the first replica starts",
             ("image_source",),
-            "use image_source: ecr_mirror (the stack's repositories, filled by its mirror script) instead",
+            "write `image_source: ecr_mirror` (the stack's repositories, filled by its mirror script) instead",
         )
 
 

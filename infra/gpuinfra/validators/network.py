@@ -34,7 +34,7 @@ def single_zone_region(spec: InferenceSpec) -> Iterator[Failure]:
             yield Failure(
                 f"region {region.region} uses {len(set(zones))} zone",
                 ("regions", i, "availability_zones"),
-                f"list two or more zones, e.g. {region.region}a and {region.region}b",
+                f"write `availability_zones: [{region.region}a, {region.region}b]` (two or more zones)",
             )
 
 

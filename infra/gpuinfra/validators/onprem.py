@@ -91,7 +91,7 @@ def spot_job_not_declared(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fa
             f"the job spans all {plan.nodes} nodes, {plan.spot_nodes} of them spot, "
             "but does not say it may run on spot",
             ("job", "spot"),
-            "set job.spot: true (the job checkpoints and resumes), or buy every node on demand",
+            "write `spot: true` under job (the job checkpoints and resumes), or buy every node on demand",
         )
 
 
@@ -103,8 +103,8 @@ def site_gpus_exceed_allotment(spec: TrainingSpec, plan: TrainingPlan) -> Iterat
         yield Failure(
             f"site {spec.site} grants {plan.site_gpu_allotment} GPUs; the cluster queue would hold {plan.gpus}",
             ("compute", "node_count"),
-            f"raise onprem_sites.{spec.site}.gpu_allotment or use at most "
-            f"{plan.site_gpu_allotment // max(plan.gpus_per_node, 1)} nodes",
+            f"write `node_count: {plan.site_gpu_allotment // max(plan.gpus_per_node, 1)}` under compute, or raise "
+            f"onprem_sites.{spec.site}.gpu_allotment in the organization file",
         )
 
 
@@ -131,7 +131,8 @@ def site_allocatable_unknown(spec: TrainingSpec, org: Organization, catalog: Cat
             f"training pods are sized by the EKS AMI's kubelet reservations, not site {spec.site}'s: a kubelet that "
             "reserves more (system-reserved, GPU or network operator daemons) leaves every pod unschedulable",
             ("site",),
-            f"set onprem_sites.{spec.site}.node_allocatable (cpu_millicores, memory_mib) from the smallest GPU node's "
+            f"write `node_allocatable: {{cpu_millicores: <cpu x 1000>, memory_mib: <memory Ki / 1024>}}` under "
+            f"onprem_sites.{spec.site} in the organization file, from the smallest GPU node's "
             "`kubectl get node <name> -o jsonpath='{.status.allocatable}'`",
         )
     elif info is not None and (

@@ -4,9 +4,11 @@ that has not ended, and a Lustre file system that holds the dataset share, the k
 from __future__ import annotations
 
 import datetime
+import math
 import re
 from collections.abc import Iterator
 
+from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.pcs import pcs_regions
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.pcs import LUSTRE_HEADROOM, PCS_SIZES, lustre_need_gib
@@ -76,7 +78,8 @@ def pcs_cluster_too_large(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fa
         yield Failure(
             f"{plan.nodes} nodes and {LOGIN_NODES} login node exceed the {most} nodes of a LARGE AWS PCS cluster",
             ("compute", "node_count"),
-            f"set node_count to at most {most - LOGIN_NODES}, or split the work over clusters",
+            f"write `node_count: {most - LOGIN_NODES}` (the most a cluster takes) under compute, or split the work "
+            "over clusters",
         )
 
 
@@ -93,7 +96,7 @@ def capacity_block_over(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fail
 
 
 @rule(Level.ERROR)
-def lustre_too_small(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+def lustre_too_small(spec: TrainingSpec, plan: TrainingPlan, catalog: Catalog) -> Iterator[Failure]:
     """Lustre must hold the dataset share, the kept checkpoints plus the one being written, and headroom:
     nothing else prunes it."""
     lustre, ckpt, capacity = spec.lustre, spec.checkpointing, plan.lustre_capacity_gib
@@ -102,12 +105,15 @@ def lustre_too_small(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure
     checkpoint_gib = ckpt.size_gib or plan.memory.total_bytes / 1024**3
     need = lustre_need_gib(lustre.dataset_gib or 0.0, checkpoint_gib, ckpt.keep_last)
     if need > capacity:
+        efa_tier = lustre.throughput_mb_s_per_tib if plan.lustre_efa else None
+        next_size = catalog.fsx_capacity_gib(math.ceil(need), efa_tier)
         dataset = f"{lustre.dataset_gib:,.0f} GiB of dataset, " if lustre.dataset_gib else ""
         yield Failure(
             f"Lustre needs {need:,.0f} GiB ({dataset}{ckpt.keep_last} + 1 checkpoints of {checkpoint_gib:,.0f} GiB, "
             f"{LUSTRE_HEADROOM:.0%} headroom) but has {capacity:,} GiB",
             ("lustre", "storage_capacity_gib"),
-            f"set storage_capacity_gib to at least {need:,.0f}, or lower checkpointing.keep_last",
+            f"write `storage_capacity_gib: {next_size}` (the next size FSx takes above {math.ceil(need)}) under "
+            "lustre, or lower checkpointing.keep_last",
         )
 
 
@@ -118,7 +124,7 @@ def lustre_dataset_share_unknown(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             "lustre.dataset_gib is not set: the file system is checked for checkpoints and headroom only",
             ("lustre", "dataset_gib"),
-            "set lustre.dataset_gib to the part of the dataset held on Lustre at once",
+            "write `dataset_gib: <GiB>` under lustre: the part of the dataset held on Lustre at once",
         )
 
 

@@ -20,7 +20,7 @@ def rack_exceeds_cooling(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fai
         f"racks draw {layout.max_rack_kw:g} kW ({layout.nodes_per_rack} x {layout.node_kw:g} kW nodes) but "
         f"{layout.cooling} cooling carries about {layout.cooling_limit_kw:g} kW per rack",
         ("racks", "cooling"),
-        f"use direct_liquid or immersion cooling, or set power_budget_kw to {layout.cooling_limit_kw:g} "
+        f"write `cooling: direct_liquid` (or immersion) under racks, or `power_budget_kw: {layout.cooling_limit_kw:g}` "
         f"({fitting} node(s) per rack)",
     )
 
@@ -34,7 +34,7 @@ def node_exceeds_rack_budget(spec: TrainingSpec, plan: TrainingPlan) -> Iterator
             f"one {plan.instance_type} draws {layout.node_kw:g} kW, "
             f"more than power_budget_kw {layout.power_budget_kw:g}",
             ("racks", "power_budget_kw"),
-            f"raise power_budget_kw to at least {layout.node_kw:g}",
+            f"write `power_budget_kw: {layout.node_kw:g}` (at least) under racks",
         )
 
 

@@ -282,7 +282,7 @@ def hpa_without_adapter(spec: InferenceSpec) -> Iterator[Failure]:
         yield Failure(
             "autoscaler hpa tracks an External metric, but Kubernetes has no external-metrics API by itself",
             ("kubernetes", "external_metrics_adapter"),
-            "set external_metrics_adapter: prometheus-adapter (installed in the cluster), or use autoscaler: keda",
+            "write `external_metrics_adapter: prometheus-adapter` (installed in the cluster), or `autoscaler: keda`",
         )
 
 
@@ -296,7 +296,8 @@ def scaling_target_above_batch(spec: InferenceSpec) -> Iterator[Failure]:
             f"target_queue_depth_per_replica {target:g} is above max_concurrent_sequences {seqs}: replicas are "
             "added only after requests queue",
             ("autoscaling", "target_queue_depth_per_replica"),
-            f"hold fewer requests in flight than {seqs} per replica (e.g. {max(1, round(seqs * 0.75))})",
+            f"write `target_queue_depth_per_replica: {max(1, round(seqs * 0.75))}` under autoscaling (fewer than "
+            f"{seqs} requests in flight per replica)",
         )
 
 
@@ -308,7 +309,7 @@ def demand_exceeds_max(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Fai
             yield Failure(
                 f"{rp.region}: peak needs {rp.demand_replicas} replicas but max_replicas is {rp.max_replicas}",
                 ("regions", i, "max_replicas"),
-                f"raise max_replicas to {rp.demand_replicas}",
+                f"write `max_replicas: {rp.demand_replicas}` in the region's entry",
             )
 
 
@@ -324,7 +325,8 @@ def region_without_weights_replica(spec: InferenceSpec, org: Organization) -> It
             yield Failure(
                 f"no registry replica in {region.region}: cold starts would pull weights across regions",
                 ("regions", i, "region"),
-                f"add {region.region} to registry.replica_regions in the organization file",
+                f"add {region.region} to the organization file's registry: `replica_regions: "
+                f"[{', '.join([*sorted(registry.replica_regions), region.region])}]`",
             )
 
 
@@ -396,7 +398,8 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             yield Failure(
                 f"no kubeconfig key for {region.region}",
                 ("regions", i, "region"),
-                f"add kubernetes.kubeconfig_keys.{region.region}",
+                f"write `{region.region}: gpuinfra:kube-{region.region}` under kubernetes.kubeconfig_keys (the config "
+                "key of that region's cluster)",
             )
     for name in spec.kubernetes.kubeconfig_keys:
         if name not in regions:

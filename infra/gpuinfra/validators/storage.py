@@ -22,7 +22,7 @@ def lustre_capacity_rounded(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[
             f"storage_capacity_gib {spec.lustre.storage_capacity_gib} is not a valid FSx size; "
             f"{plan.lustre_capacity_gib} GiB will be created",
             ("lustre", "storage_capacity_gib"),
-            f"set storage_capacity_gib: {plan.lustre_capacity_gib}",
+            f"write `storage_capacity_gib: {plan.lustre_capacity_gib}` under lustre",
         )
 
 

@@ -75,7 +75,8 @@ def render_diff_markdown(report: DiffReport) -> str:
 
 CUT_MARKER = "gpuinfra-comment-cut"
 """An HTML comment a cut comment carries: the review workflow `gpuinfra init` writes looks for it and then uploads
-the whole report as the artifact REVIEW_ARTIFACT (templates/init/repo-workflow.yml.j2)."""
+the whole report as the artifact REVIEW_ARTIFACT (templates/init/repo-workflow.yaml.j2; tests/report/test_comment.py
+holds the two in step)."""
 REVIEW_ARTIFACT = "gpuinfra-review"
 CUT = (
     "\n\n<!-- " + CUT_MARKER + " -->\n*The comment was cut at GitHub's {limit:,}-character limit. The full report "
@@ -116,7 +117,7 @@ def _diff_markdown(report: DiffReport, rows: list[int], listed: int) -> str:
         icon=icon,
         mark=MARK,
         as_of=as_of_text,
-        unpriced=sum(len(s.unpriced_after) for s in report.stacks),
+        unpriced=sum(len(s.unpriced_after) for s in report.stacks if s.status != "unchanged"),  # the change's own
         shown=lambda s: kept[id(s)],
         listed=listed,
         limit=COMMENT_LIMIT,

@@ -108,7 +108,8 @@ def _diff_stack(s: StackDiffOut) -> list[str]:
     out += [f"  plan {g.name}: {figure(g.unit, g.before)} -> {figure(g.unit, g.after)}" for g in s.figures]
     for r in s.resources:
         out += _diff_resource(r)
-    out += [f"  unpriced: {u}" for u in s.unpriced_after[:10]]
+    if s.status != "unchanged":  # an unchanged stack's unpriced lines are the same on both sides: not the change's
+        out += [f"  unpriced: {u}" for u in s.unpriced_after[:10]]
     return out
 
 
