@@ -135,6 +135,61 @@ def test_a_peering_to_a_training_network_is_refused_by_the_pack() -> None:
     assert not [v for v in police_stack(inputs, plan, _planted(same)).violations if v.policy == "separation-gcp-edges"]
 
 
+def _edge(kind: str, name: str, inputs: dict[str, object]) -> Resource:
+    network = next(r for r in example_graph(STACK).resources if r.type == "gcp:compute/network:Network")
+    return Resource(
+        urn=f"urn:pulumi:{STACK}::gpuinfra::{kind}::{name}",
+        type=kind,
+        name=name,
+        parent=network.parent,
+        provider=network.provider,
+        inputs=inputs,
+    )
+
+
+TRAINING_SA = "serviceAccount:trainer@acme-train-prod.iam.gserviceaccount.com"
+
+
+EDGES = [
+    (
+        "gcp:projects/iAMMember:IAMMember",
+        {"project": "acme-train-prod", "role": "roles/viewer", "member": "user:a@acme.example"},
+        "an IAM binding in project acme-train-prod (gcp-research), a training project",
+    ),
+    (
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        {"bucket": "b", "role": "roles/storage.objectViewer", "member": TRAINING_SA},
+        "an IAM binding for a service account of project acme-train-prod",
+    ),
+    (
+        "gcp:compute/sharedVPCServiceProject:SharedVPCServiceProject",
+        {"hostProject": "acme-train-prod", "serviceProject": "acme-serve-prod"},
+        "a Shared VPC attachment to host project acme-train-prod",
+    ),
+    (
+        "gcp:compute/networkPeering:NetworkPeering",
+        {"peerNetwork": "projects/someone-elses/global/networks/x"},
+        "which the organization file does not name",
+    ),
+    (
+        "gcp:servicenetworking/connection:Connection",
+        {"service": "servicenetworking.googleapis.com"},
+        "no managed service that needs it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "inputs", "says"),
+    EDGES,
+    ids=["iam-in-training-project", "training-service-account", "shared-vpc-host", "unknown-project", "psa"],
+)
+def test_every_edge_to_another_purpose_is_refused(kind: str, inputs: dict[str, object], says: str) -> None:
+    run = police_stack(inputs_for(STACK), checked(STACK).plan, _planted(_edge(kind, "planted", inputs)))
+    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    assert any(says in m for m in found), found
+
+
 def test_preflight_judges_values_by_the_discovery_document() -> None:
     graph = example_graph(STACK)
     template = next(r for r in graph.resources if r.name == "chat-serve-gcp-us-central1-spot-tpl")
@@ -264,3 +319,19 @@ def test_the_shutdown_script_stops_the_server_once_nothing_runs(tmp_path: Path) 
     done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "docker.log").read_text().split() == ["stop", "--time", "5", "vllm"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "spec", "says"),
+    [
+        ("gcp-project-purpose", {"account": "ml-inference"}, "is an AWS account, not a Google Cloud project"),
+        ("gcp-rollout-surge", {"rollout.max_surge": 2}, "below us-central1's 3 zones"),
+        ("gcp-predictive-scaling", {"autoscaling.predictive": True}, "not available on Google"),
+        ("gcp-machine-type-not-in-zone", {"regions[1].region": "europe-west1"}, "europe-west1 offers G2 in no zone the catalog lists"),
+        ("gcp-throughput-above-bound", {"throughput_rps_per_replica": 9.0}, "above what g2-standard-4"),
+    ],
+)
+def test_googles_validators_refuse_by_name(rule: str, spec: dict[str, object], says: str) -> None:
+    found = [f.message for f in checked(STACK, spec).findings if f.rule == rule]
+    assert any(says in m for m in found), found
+    assert not [f for f in checked(STACK).findings if f.rule == rule]

@@ -141,10 +141,11 @@ def walk(doc: dict[str, Any], schema: dict[str, Any], value: Any, path: str) -> 
             if holder is not None:
                 yield from walk(doc, holder, {inner: item}, path)
             continue
-        prop = schema.get("properties", {}).get(renames.get(key, key))
+        field = str(renames.get(key, key))
+        prop = schema.get("properties", {}).get(field)
         if prop is None or not is_known(item):
             continue
-        yield from _value(doc, prop, item, f"{path}.{key}" if path else key, renames.get(key, key), name)
+        yield from _value(doc, prop, item, f"{path}.{key}" if path else key, field, name)
 
 
 def _value(
