@@ -327,7 +327,11 @@ def test_the_shutdown_script_stops_the_server_once_nothing_runs(tmp_path: Path) 
         ("gcp-project-purpose", {"account": "ml-inference"}, "is an AWS account, not a Google Cloud project"),
         ("gcp-rollout-surge", {"rollout.max_surge": 2}, "below us-central1's 3 zones"),
         ("gcp-predictive-scaling", {"autoscaling.predictive": True}, "not available on Google"),
-        ("gcp-machine-type-not-in-zone", {"regions[1].region": "europe-west1"}, "europe-west1 offers G2 in no zone the catalog lists"),
+        (
+            "gcp-machine-type-not-in-zone",
+            {"regions[1].region": "europe-west1"},
+            "europe-west1 offers G2 in no zone the catalog lists",
+        ),
         ("gcp-throughput-above-bound", {"throughput_rps_per_replica": 9.0}, "above what g2-standard-4"),
     ],
 )
