@@ -339,3 +339,14 @@ def test_googles_validators_refuse_by_name(rule: str, spec: dict[str, object], s
     found = [f.message for f in checked(STACK, spec).findings if f.rule == rule]
     assert any(says in m for m in found), found
     assert not [f for f in checked(STACK).findings if f.rule == rule]
+
+
+def test_the_stack_budget_is_its_vms_at_full_size() -> None:
+    """Per region, the maxima at Google's rates (g2.yaml): us-central1 10 x $0.70683 + 8 x ($0.05874 + $0.2231),
+    europe-west4 10 x $0.74233 + 8 x ($0.0715 + $0.2438), asia-southeast1 9 x $0.87202 + 6 x ($0.07535 + $0.2478);
+    730 hours: $21,210.73, rounded up to whole dollars."""
+    budget = next(r for r in example_graph(STACK).resources if r.type == "gcp:billing/budget:Budget")
+    assert budget.inputs["amount"] == {"specifiedAmount": {"currencyCode": "USD", "units": "21211"}}
+    assert budget.inputs["budgetFilter"]["projects"] == ["projects/acme-serve-prod"]
+    assert budget.inputs["budgetFilter"]["labels"] == {"gpuinfra-stack": "chat-serve-gcp"}
+    assert budget.inputs["billingAccount"] == "01A2B3-C4D5E6-F7A8B9"
