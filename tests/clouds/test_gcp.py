@@ -350,3 +350,19 @@ def test_the_stack_budget_is_its_vms_at_full_size() -> None:
     assert budget.inputs["budgetFilter"]["projects"] == ["projects/acme-serve-prod"]
     assert budget.inputs["budgetFilter"]["labels"] == {"gpuinfra-stack": "chat-serve-gcp"}
     assert budget.inputs["billingAccount"] == "01A2B3-C4D5E6-F7A8B9"
+
+
+def test_a_short_quota_is_requested_as_code_when_the_project_asks() -> None:
+    """us-central1 granted 4 on-demand L4s, the stack needs 10: with request_quota_increases the program asks
+    Google for 10 (cloudquota.SQuotaPreference) and the shortfall no longer blocks; without it, it blocks."""
+    from helpers import graph_for
+
+    short = {"accounts.gcp-chat.quotas.us-central1.NVIDIA_L4_GPUS": 4}
+    assert any(f.rule == "gcp-quota-short" for f in checked(STACK, org=short).findings)
+    asking = {**short, "accounts.gcp-chat.request_quota_increases": True}
+    assert not any(f.rule == "gcp-quota-short" for f in checked(STACK, org=asking).findings)
+    (request,) = [r for r in graph_for(STACK, org=asking).resources if r.type.startswith("gcp:cloudquota/")]
+    assert request.inputs["quotaId"] == "NVIDIA-L4-GPUS-per-project-region"
+    assert request.inputs["dimensions"] == {"region": "us-central1"}
+    assert request.inputs["quotaConfig"] == {"preferredValue": "10"}
+    assert request.inputs["parent"] == "projects/acme-serve-prod"
