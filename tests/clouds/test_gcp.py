@@ -366,3 +366,32 @@ def test_a_short_quota_is_requested_as_code_when_the_project_asks() -> None:
     assert request.inputs["dimensions"] == {"region": "us-central1"}
     assert request.inputs["quotaConfig"] == {"preferredValue": "10"}
     assert request.inputs["parent"] == "projects/acme-serve-prod"
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "effect", "why"),
+    [
+        ("regionInstanceTemplate:RegionInstanceTemplate", "machineType", "replace", "has no update or patch method"),
+        ("managedSslCertificate:ManagedSslCertificate", "managed.domains[0]", "replace", "no update or patch"),
+        ("regionInstanceGroupManager:RegionInstanceGroupManager", "updatePolicy.maxSurgeFixed", "update", None),
+        ("regionInstanceGroupManager:RegionInstanceGroupManager", "name", "replace", "part of a"),
+        ("globalAddress:GlobalAddress", "labels.team", "update", None),
+        ("regionAutoscaler:RegionAutoscaler", "autoscalingPolicy.maxReplicas", "update", None),
+    ],
+)
+def test_replacements_are_read_from_the_discovery_document(kind: str, path: str, effect: str, why: str | None) -> None:
+    from gpuinfra.review.replacements import load_rules
+
+    found, source = load_rules().effect(f"gcp:compute/{kind}", path, "a", "b", {})
+    assert found == effect
+    assert (source is None) if why is None else (why in str(source) and "compute v1 Discovery document" in source)
+
+
+def test_a_named_machine_type_is_kept_and_priced() -> None:
+    """g2-standard-8: 8 vCPUs, 32 GiB and one L4 (g2.yaml); $0.29358 + $0.56004 an hour in us-central1."""
+    result = checked(STACK, {"instance.type": "g2-standard-8"})
+    assert [f for f in result.findings if f.level >= 40] == []
+    assert {r.instance_type for r in result.plan.regions} == {"g2-standard-8"}
+    economics = result.plan.economics
+    assert economics is not None
+    assert economics.regions[0].usd_per_hour == Decimal("0.29358") + Decimal("0.56004")
