@@ -70,4 +70,13 @@ def cloud_accounts(default: type[BaseModel]) -> Any:
     return Annotated[Union[tuple(members)], Discriminator(_entry_cloud)]  # noqa: UP007 (built at run time)
 
 
-__all__ = ["DEFAULT_CLOUD", "SPEC_PACKAGES", "TAG_PREFIX", "Cloud", "Target", "cloud_accounts", "cloud_workload_models", "workload_model"]
+__all__ = [
+    "DEFAULT_CLOUD",
+    "SPEC_PACKAGES",
+    "TAG_PREFIX",
+    "Cloud",
+    "Target",
+    "cloud_accounts",
+    "cloud_workload_models",
+    "workload_model",
+]
