@@ -38,7 +38,12 @@ def test_the_example_previews_passes_preflight_and_the_pack(report: object) -> N
     policy = report.policy  # type: ignore[attr-defined]
     assert policy is not None and policy.violations == []
     judged = {p.name for p in policy.policies if p.status == "passed"}
-    assert {"separation-gcp-edges", "quota-gcp-groups-bounded", "security-gcp-armored-frontend", "unrecognised-resource"} <= judged
+    assert {
+        "separation-gcp-edges",
+        "quota-gcp-groups-bounded",
+        "security-gcp-armored-frontend",
+        "unrecognised-resource",
+    } <= judged
     assert "budget-within-account" in judged  # every line priced or named usage-based: the budget can be judged
 
 
