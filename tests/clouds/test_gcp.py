@@ -400,3 +400,22 @@ def test_a_named_machine_type_is_kept_and_priced() -> None:
     economics = result.plan.economics
     assert economics is not None
     assert economics.regions[0].usd_per_hour == Decimal("0.29358") + Decimal("0.56004")
+
+
+@pytest.mark.parametrize(
+    ("stack", "cloud", "says"),
+    [
+        (STACK, "azure", "cloud 'azure': gpuinfra builds inference stacks for aws (leave cloud out) and gcp"),
+        ("llm-train", "gcp", "cloud 'gcp': gpuinfra builds training stacks for aws (leave cloud out)"),
+    ],
+)
+def test_a_cloud_gpuinfra_does_not_build_is_refused_at_its_line(
+    tmp_path: Path, stack: str, cloud: str, says: str
+) -> None:
+    from gpuinfra.errors import InputError
+
+    path = write_stack(tmp_path, stack, {"cloud": cloud})
+    with pytest.raises(InputError) as refused:
+        check_stack(path, tmp_path / "org.yaml")
+    (problem,) = refused.value.problems
+    assert says in problem.render() and "config.gpuinfra:" in problem.render() and ".cloud" in problem.render()
