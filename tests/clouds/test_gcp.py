@@ -419,3 +419,9 @@ def test_a_cloud_gpuinfra_does_not_build_is_refused_at_its_line(
         check_stack(path, tmp_path / "org.yaml")
     (problem,) = refused.value.problems
     assert says in problem.render() and "config.gpuinfra:" in problem.render() and ".cloud" in problem.render()
+
+
+def test_the_report_counts_googles_quotas_in_gpus(report: object) -> None:
+    (section,) = [s for s in report.summary if s.title.startswith("Quota needs")]  # type: ignore[attr-defined]
+    assert section.title == "Quota needs (GPUs at full size)"
+    assert ["gcp-chat", "global", "GPUS_ALL_REGIONS", "GPUs, all regions", "51", "51", "64"] in section.rows

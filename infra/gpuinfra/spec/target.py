@@ -50,9 +50,8 @@ def unknown_cloud(workload: str, cloud: object) -> str | None:
     if cloud is None or workload_model(workload, cloud) is not None:
         return None
     others = sorted(c for c in SPEC_PACKAGES if workload_model(workload, c) is not None)
-    return (
-        f"cloud {cloud!r}: gpuinfra builds {workload} stacks for {DEFAULT_CLOUD} (leave cloud out)"
-        + (f" and {', '.join(others)}" if others else "")
+    return f"cloud {cloud!r}: gpuinfra builds {workload} stacks for {DEFAULT_CLOUD} (leave cloud out)" + (
+        f" and {', '.join(others)}" if others else ""
     )
 
 
