@@ -40,7 +40,7 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def sdk_class(type_token: str) -> Any | None:
-    """The pulumi-aws / pulumi-aws-native / pulumi-kubernetes class a hand-written program would use for a type
+    """The pulumi-aws / pulumi-aws-native / pulumi-gcp / pulumi-kubernetes class a hand-written program would use for a type
     token (`aws-native:pcs:ComputeNodeGroup` -> pulumi_aws_native.pcs.ComputeNodeGroup)."""
     package, module, name = type_token.split(":")
     if package == "aws":
@@ -51,6 +51,10 @@ def sdk_class(type_token: str) -> Any | None:
         import pulumi_aws_native
 
         return getattr(getattr(pulumi_aws_native, module, None), name, None)
+    if package == "gcp":
+        import pulumi_gcp
+
+        return getattr(getattr(pulumi_gcp, module.split("/")[0], None), name, None)
     if package == "kubernetes":
         import pulumi_kubernetes
 

@@ -75,6 +75,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(installed: Installed, tm
     assert where.stdout.strip().startswith(str(installed.purelib / "gpuinfra" / "templates")), where.stdout
     assert sorted({p.parent.name for p in (installed.purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
         "finetune",
+        "gcp",
         "inference",
         "init",
         "kubernetes",

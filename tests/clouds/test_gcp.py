@@ -38,7 +38,12 @@ def test_the_example_previews_passes_preflight_and_the_pack(report: object) -> N
     policy = report.policy  # type: ignore[attr-defined]
     assert policy is not None and policy.violations == []
     judged = {p.name for p in policy.policies if p.status == "passed"}
-    assert {"separation-gcp-edges", "gcp-groups-bounded", "gcp-armored-frontend", "unrecognised-resource"} <= judged
+    assert {
+        "separation-gcp-edges",
+        "quota-gcp-groups-bounded",
+        "security-gcp-armored-frontend",
+        "unrecognised-resource",
+    } <= judged
     assert "budget-within-account" in judged  # every line priced or named usage-based: the budget can be judged
 
 
@@ -133,6 +138,61 @@ def test_a_peering_to_a_training_network_is_refused_by_the_pack() -> None:
     assert found and "acme-train-prod" in found[0] and "training project" in found[0]
     same = dataclasses.replace(peering, inputs={"peerNetwork": "projects/acme-serve-prod/global/networks/other"})
     assert not [v for v in police_stack(inputs, plan, _planted(same)).violations if v.policy == "separation-gcp-edges"]
+
+
+def _edge(kind: str, name: str, inputs: dict[str, object]) -> Resource:
+    network = next(r for r in example_graph(STACK).resources if r.type == "gcp:compute/network:Network")
+    return Resource(
+        urn=f"urn:pulumi:{STACK}::gpuinfra::{kind}::{name}",
+        type=kind,
+        name=name,
+        parent=network.parent,
+        provider=network.provider,
+        inputs=inputs,
+    )
+
+
+TRAINING_SA = "serviceAccount:trainer@acme-train-prod.iam.gserviceaccount.com"
+
+
+EDGES = [
+    (
+        "gcp:projects/iAMMember:IAMMember",
+        {"project": "acme-train-prod", "role": "roles/viewer", "member": "user:a@acme.example"},
+        "an IAM binding in project acme-train-prod (gcp-research), a training project",
+    ),
+    (
+        "gcp:storage/bucketIAMMember:BucketIAMMember",
+        {"bucket": "b", "role": "roles/storage.objectViewer", "member": TRAINING_SA},
+        "an IAM binding for a service account of project acme-train-prod",
+    ),
+    (
+        "gcp:compute/sharedVPCServiceProject:SharedVPCServiceProject",
+        {"hostProject": "acme-train-prod", "serviceProject": "acme-serve-prod"},
+        "a Shared VPC attachment to host project acme-train-prod",
+    ),
+    (
+        "gcp:compute/networkPeering:NetworkPeering",
+        {"peerNetwork": "projects/someone-elses/global/networks/x"},
+        "which the organization file does not name",
+    ),
+    (
+        "gcp:servicenetworking/connection:Connection",
+        {"service": "servicenetworking.googleapis.com"},
+        "no managed service that needs it",
+    ),
+]
+
+
+@pytest.mark.parametrize(
+    ("kind", "inputs", "says"),
+    EDGES,
+    ids=["iam-in-training-project", "training-service-account", "shared-vpc-host", "unknown-project", "psa"],
+)
+def test_every_edge_to_another_purpose_is_refused(kind: str, inputs: dict[str, object], says: str) -> None:
+    run = police_stack(inputs_for(STACK), checked(STACK).plan, _planted(_edge(kind, "planted", inputs)))
+    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    assert any(says in m for m in found), found
 
 
 def test_preflight_judges_values_by_the_discovery_document() -> None:
@@ -264,3 +324,104 @@ def test_the_shutdown_script_stops_the_server_once_nothing_runs(tmp_path: Path) 
     done = subprocess.run(["bash", str(script)], env=env, capture_output=True, text=True, timeout=60)
     assert done.returncode == 0, done.stderr
     assert (tmp_path / "docker.log").read_text().split() == ["stop", "--time", "5", "vllm"]
+
+
+@pytest.mark.parametrize(
+    ("rule", "spec", "says"),
+    [
+        ("gcp-project-purpose", {"account": "ml-inference"}, "is an AWS account, not a Google Cloud project"),
+        ("gcp-rollout-surge", {"rollout.max_surge": 2}, "below us-central1's 3 zones"),
+        ("gcp-predictive-scaling", {"autoscaling.predictive": True}, "not available on Google"),
+        (
+            "gcp-machine-type-not-in-zone",
+            {"regions[1].region": "europe-west1"},
+            "europe-west1 offers G2 in no zone the catalog lists",
+        ),
+        ("gcp-throughput-above-bound", {"throughput_rps_per_replica": 9.0}, "above what g2-standard-4"),
+    ],
+)
+def test_googles_validators_refuse_by_name(rule: str, spec: dict[str, object], says: str) -> None:
+    found = [f.message for f in checked(STACK, spec).findings if f.rule == rule]
+    assert any(says in m for m in found), found
+    assert not [f for f in checked(STACK).findings if f.rule == rule]
+
+
+def test_the_stack_budget_is_its_vms_at_full_size() -> None:
+    """Per region, the maxima at Google's rates (g2.yaml): us-central1 10 x $0.70683 + 8 x ($0.05874 + $0.2231),
+    europe-west4 10 x $0.74233 + 8 x ($0.0715 + $0.2438), asia-southeast1 9 x $0.87202 + 6 x ($0.07535 + $0.2478);
+    730 hours: $21,210.73, rounded up to whole dollars."""
+    budget = next(r for r in example_graph(STACK).resources if r.type == "gcp:billing/budget:Budget")
+    assert budget.inputs["amount"] == {"specifiedAmount": {"currencyCode": "USD", "units": "21211"}}
+    assert budget.inputs["budgetFilter"]["projects"] == ["projects/acme-serve-prod"]
+    assert budget.inputs["budgetFilter"]["labels"] == {"gpuinfra-stack": "chat-serve-gcp"}
+    assert budget.inputs["billingAccount"] == "01A2B3-C4D5E6-F7A8B9"
+
+
+def test_a_short_quota_is_requested_as_code_when_the_project_asks() -> None:
+    """us-central1 granted 4 on-demand L4s, the stack needs 10: with request_quota_increases the program asks
+    Google for 10 (cloudquota.SQuotaPreference) and the shortfall no longer blocks; without it, it blocks."""
+    from helpers import graph_for
+
+    short = {"accounts.gcp-chat.quotas.us-central1.NVIDIA_L4_GPUS": 4}
+    assert any(f.rule == "gcp-quota-short" for f in checked(STACK, org=short).findings)
+    asking = {**short, "accounts.gcp-chat.request_quota_increases": True}
+    assert not any(f.rule == "gcp-quota-short" for f in checked(STACK, org=asking).findings)
+    (request,) = [r for r in graph_for(STACK, org=asking).resources if r.type.startswith("gcp:cloudquota/")]
+    assert request.inputs["quotaId"] == "NVIDIA-L4-GPUS-per-project-region"
+    assert request.inputs["dimensions"] == {"region": "us-central1"}
+    assert request.inputs["quotaConfig"] == {"preferredValue": "10"}
+    assert request.inputs["parent"] == "projects/acme-serve-prod"
+
+
+@pytest.mark.parametrize(
+    ("kind", "path", "effect", "why"),
+    [
+        ("regionInstanceTemplate:RegionInstanceTemplate", "machineType", "replace", "has no update or patch method"),
+        ("managedSslCertificate:ManagedSslCertificate", "managed.domains[0]", "replace", "no update or patch"),
+        ("regionInstanceGroupManager:RegionInstanceGroupManager", "updatePolicy.maxSurgeFixed", "update", None),
+        ("regionInstanceGroupManager:RegionInstanceGroupManager", "name", "replace", "part of a"),
+        ("globalAddress:GlobalAddress", "labels.team", "update", None),
+        ("regionAutoscaler:RegionAutoscaler", "autoscalingPolicy.maxReplicas", "update", None),
+    ],
+)
+def test_replacements_are_read_from_the_discovery_document(kind: str, path: str, effect: str, why: str | None) -> None:
+    from gpuinfra.review.replacements import load_rules
+
+    found, source = load_rules().effect(f"gcp:compute/{kind}", path, "a", "b", {})
+    assert found == effect
+    assert (source is None) if why is None else (why in str(source) and "compute v1 Discovery document" in source)
+
+
+def test_a_named_machine_type_is_kept_and_priced() -> None:
+    """g2-standard-8: 8 vCPUs, 32 GiB and one L4 (g2.yaml); $0.29358 + $0.56004 an hour in us-central1."""
+    result = checked(STACK, {"instance.type": "g2-standard-8"})
+    assert [f for f in result.findings if f.level >= 40] == []
+    assert {r.instance_type for r in result.plan.regions} == {"g2-standard-8"}
+    economics = result.plan.economics
+    assert economics is not None
+    assert economics.regions[0].usd_per_hour == Decimal("0.29358") + Decimal("0.56004")
+
+
+@pytest.mark.parametrize(
+    ("stack", "cloud", "says"),
+    [
+        (STACK, "azure", "cloud 'azure': gpuinfra builds inference stacks for aws (leave cloud out) and gcp"),
+        ("llm-train", "gcp", "cloud 'gcp': gpuinfra builds training stacks for aws (leave cloud out)"),
+    ],
+)
+def test_a_cloud_gpuinfra_does_not_build_is_refused_at_its_line(
+    tmp_path: Path, stack: str, cloud: str, says: str
+) -> None:
+    from gpuinfra.errors import InputError
+
+    path = write_stack(tmp_path, stack, {"cloud": cloud})
+    with pytest.raises(InputError) as refused:
+        check_stack(path, tmp_path / "org.yaml")
+    (problem,) = refused.value.problems
+    assert says in problem.render() and "config.gpuinfra:" in problem.render() and ".cloud" in problem.render()
+
+
+def test_the_report_counts_googles_quotas_in_gpus(report: object) -> None:
+    (section,) = [s for s in report.summary if s.title.startswith("Quota needs")]  # type: ignore[attr-defined]
+    assert section.title == "Quota needs (GPUs at full size)"
+    assert ["gcp-chat", "global", "GPUS_ALL_REGIONS", "GPUs, all regions", "51", "51", "64"] in section.rows

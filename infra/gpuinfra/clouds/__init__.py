@@ -38,7 +38,8 @@ class Parts:
     policies: str | None = None
     """A module whose import registers the cloud's policy rules with the pack."""
     replacements: str | None = None
-    """Type token -> properties whose change replaces the resource (the review's replace marks)."""
+    """(type, property path) -> (effect, why) or None: which changes replace a resource of the cloud's types (the
+    review's replace marks, beside catalog/data/replacements.yaml)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +80,7 @@ GCP_PARTS = Parts(
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
+    replacements="gpuinfra.clouds.gcp.review.replacements:effect",
 )
 
 CLOUDS: dict[str, Cloud] = {

@@ -17,6 +17,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict
 
 from gpuinfra.catalog.load import DATA_DIR, CatalogError
+from gpuinfra.clouds import type_part
 from gpuinfra.graph import UNKNOWN
 
 UPDATE = "update"
@@ -72,6 +73,10 @@ class Rules:
             found = self._effect(rule, path, before, after, inputs)
             if found is not None:
                 return found
+        own = type_part(type_, "replacements")  # a cloud that reads replacements from its own API definitions
+        marked = own(type_, path) if own is not None else None
+        if marked is not None:
+            return (MAY_REPLACE if unknown else marked[0]), marked[1]
         return (UNKNOWN_EFFECT if unknown else UPDATE), None
 
     @staticmethod

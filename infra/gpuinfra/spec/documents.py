@@ -16,7 +16,7 @@ from gpuinfra.spec.inference import InferenceSpec
 from gpuinfra.spec.org import Organization
 from gpuinfra.spec.problems import did_you_mean, shown, validation_problems
 from gpuinfra.spec.registry import RegistrySpec
-from gpuinfra.spec.target import workload_model
+from gpuinfra.spec.target import unknown_cloud, workload_model
 from gpuinfra.spec.training import TrainingSpec
 from gpuinfra.spec.yamlfile import YamlDocument, read_yaml
 
@@ -132,7 +132,11 @@ def parse_stack(doc: YamlDocument) -> StackDocument:
     workload: Workload = present[0]  # type: ignore[assignment]
     prefix: FieldPath = ("config", f"{NAMESPACE}:{workload}")
     raw = config[f"{NAMESPACE}:{workload}"]
-    model = workload_model(workload, raw.get("cloud") if isinstance(raw, dict) else None) or SPEC_MODELS[workload]
+    cloud = raw.get("cloud") if isinstance(raw, dict) else None
+    wrong = unknown_cloud(workload, cloud)
+    if wrong:
+        raise InputError([doc.problem(wrong, (*prefix, "cloud"), "name a cloud gpuinfra builds, or remove cloud")])
+    model = workload_model(workload, cloud) or SPEC_MODELS[workload]
     if not isinstance(raw, dict):
         raise InputError(
             [

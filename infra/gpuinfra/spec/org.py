@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ipaddress
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import TYPE_CHECKING, Annotated, Literal
 
 from pydantic import AfterValidator, Field, StringConstraints, model_validator
 
@@ -99,8 +99,11 @@ class Account(SpecModel):
         return self
 
 
-AnyAccount = cloud_accounts(Account)
-"""An AWS account, or the organization entry of another cloud (the spec's cloud registry, spec/target.py)."""
+if TYPE_CHECKING:
+    AnyAccount = Account  # every cloud's entry has the attributes the stages read (id, purpose, budget, quotas)
+else:
+    AnyAccount = cloud_accounts(Account)
+    """An AWS account, or the organization entry of another cloud (the spec's cloud registry, spec/target.py)."""
 
 
 class Registry(SpecModel):

@@ -45,6 +45,16 @@ def workload_model(workload: str, cloud: object) -> type[BaseModel] | None:
     return models.get(workload)
 
 
+def unknown_cloud(workload: str, cloud: object) -> str | None:
+    """Why a stack's `cloud` cannot be built (None when it can): named clouds only, each with its models."""
+    if cloud is None or workload_model(workload, cloud) is not None:
+        return None
+    others = sorted(c for c in SPEC_PACKAGES if workload_model(workload, c) is not None)
+    return f"cloud {cloud!r}: gpuinfra builds {workload} stacks for {DEFAULT_CLOUD} (leave cloud out)" + (
+        f" and {', '.join(others)}" if others else ""
+    )
+
+
 def cloud_workload_models() -> dict[str, list[type[BaseModel]]]:
     """Workload -> the models other clouds give it (the JSON Schema offers each beside the default)."""
     found: dict[str, list[type[BaseModel]]] = {}
@@ -70,4 +80,14 @@ def cloud_accounts(default: type[BaseModel]) -> Any:
     return Annotated[Union[tuple(members)], Discriminator(_entry_cloud)]  # noqa: UP007 (built at run time)
 
 
-__all__ = ["DEFAULT_CLOUD", "SPEC_PACKAGES", "TAG_PREFIX", "Cloud", "Target", "cloud_accounts", "cloud_workload_models", "workload_model"]
+__all__ = [
+    "DEFAULT_CLOUD",
+    "SPEC_PACKAGES",
+    "TAG_PREFIX",
+    "Cloud",
+    "Target",
+    "cloud_accounts",
+    "cloud_workload_models",
+    "unknown_cloud",
+    "workload_model",
+]

@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import format_path
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
@@ -65,15 +66,18 @@ def stack_report(
         account_id=inputs.account.id,
         findings=findings_out(inputs, findings),
         plan=plan,
-        summary=summary(plan),
+        summary=summary(plan, cloud_of(inputs.spec).quota_unit),
     )
 
 
-def summary(plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan) -> list[Section]:
+def summary(
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan, unit: str = "vCPUs"
+) -> list[Section]:
+    """`unit`: what the cloud's quotas count (the registry's quota_unit: EC2 vCPUs, Compute Engine GPUs)."""
     if isinstance(plan, TrainingPlan):
         return training_summary(plan)
     if isinstance(plan, InferencePlan):
-        return inference_summary(plan)
+        return inference_summary(plan, unit)
     if isinstance(plan, FinetunePlan):
         return finetune_summary(plan)
     if isinstance(plan, DataprepPlan):
@@ -169,7 +173,7 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
     return sections
 
 
-def inference_summary(plan: InferencePlan) -> list[Section]:
+def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]:
     mem = plan.memory
     choice = plan.choice
     return [
@@ -233,7 +237,7 @@ def inference_summary(plan: InferencePlan) -> list[Section]:
         ),
         *([failover] if (failover := failover_section(plan)) else []),
         *(serving_sections(plan.economics) if plan.economics else []),
-        quota_section(plan.quotas),
+        quota_section(plan.quotas, unit),
     ]
 
 
@@ -263,9 +267,9 @@ def registry_summary(plan: RegistryPlan) -> list[Section]:
     ]
 
 
-def quota_section(quotas: list) -> Section:  # type: ignore[type-arg]
+def quota_section(quotas: list, unit: str = "vCPUs") -> Section:  # type: ignore[type-arg]
     return Section(
-        title="Quota needs (vCPUs at full size)",
+        title=f"Quota needs ({unit} at full size)",
         # "account need" adds the account's other stacks (plan/account.py): the figure held against the grant.
         columns=["account", "region", "code", "quota", "need", "account need", "granted"],
         rows=[

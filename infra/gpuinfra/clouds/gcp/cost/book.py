@@ -38,6 +38,7 @@ FREE: dict[str, str] = {
     "gcp:storage/bucketIAMMember:BucketIAMMember": f"IAM has no charge ({IAM_PRICING})",
     "gcp:secretmanager/secretIamMember:SecretIamMember": f"IAM has no charge ({IAM_PRICING})",
     "gcp:cloudquota/sQuotaPreference:SQuotaPreference": "a quota request has no charge",
+    "gcp:billing/budget:Budget": "Cloud Billing budgets have no charge",
     "random:index/randomPassword:RandomPassword": "generated locally; creates nothing in any cloud",
     "gcp:secretmanager/secretVersion:SecretVersion": "priced on its secret (per active version)",
     "gcp:compute/globalAddress:GlobalAddress": "a static external IP address assigned to a forwarding rule has no "

@@ -24,6 +24,14 @@ class GpuDemand:
     gpus: int
 
 
+def quota_name(book: GcpBook, metric: str) -> str:
+    """How the report names a metric: its GPU and purchase (NVIDIA_L4_GPUS -> L4 GPUs, on-demand)."""
+    found = next(q for q in book.quotas if q.metric == metric)
+    if found.scope == GLOBAL:
+        return "GPUs, all regions"
+    return f"{found.accelerator} GPUs, {'Spot VMs' if found.purchase == 'spot' else 'on-demand'}"
+
+
 def gpu_quota_needs(
     demands: Iterable[GpuDemand], book: GcpBook, account: str, project_id: str, granted: dict[str, dict[str, int]]
 ) -> list[QuotaNeed]:
@@ -41,7 +49,7 @@ def gpu_quota_needs(
             account_id=project_id,
             region=region,
             code=metric,
-            name=f"{metric} (GPUs)",
+            name=quota_name(book, metric),
             purchase=purchase,  # type: ignore[arg-type]
             vcpus=gpus,
             granted=granted.get(region, {}).get(metric),
@@ -50,4 +58,4 @@ def gpu_quota_needs(
     ]
 
 
-__all__ = ["GLOBAL", "GpuDemand", "gpu_quota_needs"]
+__all__ = ["GLOBAL", "GpuDemand", "gpu_quota_needs", "quota_name"]

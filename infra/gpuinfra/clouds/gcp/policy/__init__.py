@@ -132,7 +132,7 @@ def gcp_edges(args: StackValidationArgs, report_violation: ReportViolation) -> N
 
 
 @stack_policy(
-    "gcp-groups-bounded",
+    "quota-gcp-groups-bounded",
     "Every Google managed instance group has an autoscaler with a maximum, and the stack's GPUs at those maxima "
     "are what the plan counted against the project's quota.",
     MANDATORY,
@@ -158,7 +158,7 @@ def gcp_groups_bounded(args: StackValidationArgs, report_violation: ReportViolat
 
 
 @stack_policy(
-    "gcp-armored-frontend",
+    "security-gcp-armored-frontend",
     "A Google fleet's public entry point is HTTPS only, and its backend service sits behind a Cloud Armor policy.",
     MANDATORY,
 )

@@ -53,6 +53,7 @@ TABLE: dict[str, ApiSchema] = {
     "gcp:compute/networkPeering:NetworkPeering": ApiSchema("compute", "v1", "NetworkPeering"),
     "gcp:storage/bucket:Bucket": ApiSchema("storage", "v1", "Bucket"),
     "gcp:secretmanager/secret:Secret": ApiSchema("secretmanager", "v1", "Secret"),
+    "gcp:billing/budget:Budget": ApiSchema("billingbudgets", "v1", "GoogleCloudBillingBudgetsV1Budget"),
 }
 """The request schema each type is created by (the API's insert body; an instance template's properties)."""
 RENAMES: dict[str, dict[str, str]] = {
@@ -70,6 +71,7 @@ RENAMES: dict[str, dict[str, str]] = {
     "Firewall": {"allows": "allowed", "denies": "denied"},
     "FirewallAllowed": {"protocol": "IPProtocol"},
     "ForwardingRule": {"ipProtocol": "IPProtocol", "ipAddress": "IPAddress"},
+    "GoogleCloudBillingBudgetsV1Budget": {"budgetFilter": "budgetFilter", "thresholdRules": "thresholdRules"},
     "SecurityPolicyRuleMatcher": {"expr": "expr"},
 }
 """pulumi-gcp field -> the API's name for it, per API schema (pulumi-gcp follows Terraform's names)."""
@@ -141,10 +143,11 @@ def walk(doc: dict[str, Any], schema: dict[str, Any], value: Any, path: str) -> 
             if holder is not None:
                 yield from walk(doc, holder, {inner: item}, path)
             continue
-        prop = schema.get("properties", {}).get(renames.get(key, key))
+        field = str(renames.get(key, key))
+        prop = schema.get("properties", {}).get(field)
         if prop is None or not is_known(item):
             continue
-        yield from _value(doc, prop, item, f"{path}.{key}" if path else key, renames.get(key, key), name)
+        yield from _value(doc, prop, item, f"{path}.{key}" if path else key, field, name)
 
 
 def _value(

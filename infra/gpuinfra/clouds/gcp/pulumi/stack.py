@@ -9,6 +9,7 @@ import pulumi_gcp as gcp
 
 from gpuinfra.clouds import cloud
 from gpuinfra.clouds.gcp.pulumi.base import opts, provider, stack_labels
+from gpuinfra.clouds.gcp.pulumi.budget import stack_budget
 from gpuinfra.clouds.gcp.pulumi.frontend import Backend, GlobalFrontend
 from gpuinfra.clouds.gcp.pulumi.identity import FleetIdentity
 from gpuinfra.clouds.gcp.pulumi.network import FleetNetwork
@@ -65,6 +66,7 @@ class GcpFleet(pulumi.ComponentResource):
         self.frontend = GlobalFrontend(name, spec, backends, health, drain, self)
         if project.request_quota_increases:
             request_quotas(name, project.id, plan.quotas, self)
+        stack_budget(name, labels["gpuinfra-stack"], project, plan, self)
         self.register_outputs({"address": self.frontend.address.address})
 
 

@@ -15,10 +15,10 @@ from pydantic import Field, StringConstraints, model_validator
 from gpuinfra.clouds.gcp.spec.project import GcpRegion, GcpZone
 from gpuinfra.spec.base import AccountName, Invalid, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.inference import (
+    AcceleratorName,
     Autoscaling,
     ColdStart,
     ImageReference,
-    Instance,
     RequestShape,
     ServedModel,
 )
@@ -34,6 +34,22 @@ ARMOR_INTERVALS = (10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, 3
 intervalSec: "Must be one of 10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, or 3600")."""
 
 
+MachineTypeName = Annotated[
+    str,
+    StringConstraints(pattern=r"^[a-z][a-z0-9]*-[a-z0-9-]+$"),
+    Field(description="A Compute Engine machine type, e.g. g2-standard-8."),
+]
+
+
+class GcpInstance(SpecModel):
+    """Which machine serves: a G2 machine type, or auto."""
+
+    type: Literal["auto"] | MachineTypeName = "auto"
+    """A machine type (g2-standard-8), or auto: the cheapest G2 type whose L4s and memory hold weights and cache."""
+    gpu: AcceleratorName | None = None
+    """Restrict auto to machine types with this accelerator (L4)."""
+
+
 class GcpFleetRegion(SpecModel):
     """One region of the fleet: a regional managed instance group over its zones."""
 
@@ -47,7 +63,7 @@ class GcpFleetRegion(SpecModel):
     zones: list[GcpZone] = []
     """Zones the regional MIG spreads over (its distribution policy); default: every zone of the region the
     catalog lists the machine type in."""
-    machine_type: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{1,62}$")] | None = None
+    machine_type: MachineTypeName | None = None
     """Override the fleet's machine type here."""
     throughput_rps_per_replica: Annotated[float, Field(gt=0)] | None = None
     """Requests per second one replica of this region sustains; default: the fleet's."""
@@ -145,8 +161,7 @@ class GcpInferenceSpec(SpecModel):
     account: AccountName
     """The organization's project entry (cloud: gcp, purpose: inference) the fleet deploys into."""
     model: ServedModel
-    instance: Instance = Instance()
-    """A machine type (g2-standard-8), or auto: the cheapest G2 type whose L4s and memory hold the model."""
+    instance: GcpInstance = GcpInstance()
     regions: Annotated[list[GcpFleetRegion], Field(min_length=1)]
     requests: RequestShape
     throughput_rps_per_replica: Annotated[float, Field(gt=0)]
@@ -205,6 +220,7 @@ __all__ = [
     "Frontend",
     "GcpFleetRegion",
     "GcpInferenceSpec",
+    "GcpInstance",
     "HealthCheck",
     "Rollout",
     "Weights",

@@ -43,21 +43,21 @@ def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) ->
     does not (the catalog's zones per region, catalog/data/gcp/g2.yaml)."""
     book = gcp_book()
     for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
-        machine = rp.instance_type
-        if machine is None or book.machine(machine) is None:
+        machine, offered = rp.instance_type, book.zones_of(region.region)
+        if not offered:
+            yield Failure(
+                f"{region.region} offers G2 in no zone the catalog lists (it lists {', '.join(sorted(book.zones))})",
+                ("regions", i, "region"),
+                "serve from a region that offers G2",
+            )
+            continue
+        if machine is None:
+            continue  # no machine type holds the model: gcp-no-machine-type says why
+        if book.machine(machine) is None:
             yield Failure(
                 f"{region.region}: machine type {machine!r} is not a G2 type the catalog knows",
                 ("regions", i, "machine_type") if region.machine_type else ("instance", "type"),
                 f"one of {', '.join(book.machine_types)}",
-            )
-            continue
-        offered = book.zones_of(region.region)
-        if not offered:
-            yield Failure(
-                f"{machine} is offered in no zone of {region.region} (the catalog lists G2 in "
-                f"{', '.join(sorted(book.zones))})",
-                ("regions", i, "region"),
-                "serve from a region that offers G2",
             )
             continue
         for j, zone in enumerate(region.zones):

@@ -1,0 +1,1 @@
+"""Google's part of the review: which changes replace a resource."""
