@@ -101,10 +101,21 @@ def test_a_budget_buys_the_fastest_run_within_it(raw: dict[str, Any]) -> None:
     assert tight.within_budget is False
 
 
-def test_no_cpu_type_holds_the_cluster_step_is_said(raw: dict[str, Any]) -> None:
-    """The catalog's CPU types hold at most 32 GiB; 200 GB of cluster step names no node and leaves cost unknown."""
+def test_the_cluster_step_runs_on_the_cheapest_cpu_type_that_holds_it(raw: dict[str, Any]) -> None:
+    """200 GB = 186 GiB: of the catalog's CPU types only r7i.8xlarge (256 GiB, kp-types) holds it, at $2.1168 an
+    hour (kp-price, us-east-1); the compute is then the workers' spot hours plus its serial hours."""
     _, plan = plan_of(raw)
-    assert plan.cluster.instance_type is None and plan.cluster.why and "186 GiB" in plan.cluster.why
+    assert plan.cluster.instance_type == "r7i.8xlarge" and plan.cluster.usd_per_hour == Decimal("2.1168")
+    workers = plan.usd_per_node_hour * plan.nodes * Decimal(repr(plan.hours))  # type: ignore[operator]
+    serial = Decimal("2.1168") * Decimal(repr(plan.serial_hours))
+    assert plan.compute_usd == workers + serial
+
+
+def test_no_cpu_type_holds_a_bigger_cluster_step_is_said(raw: dict[str, Any]) -> None:
+    """Two dumps: 400 GB = 373 GiB, more than any catalog CPU type holds: no node, and the cost is unknown."""
+    _, plan = plan_of(raw, corpus={**raw["corpus"], "size_tb": 120, "files": 180000, "documents": 5280000000})
+    assert plan.cluster.instance_type is None and plan.cluster.why and "373 GiB" in plan.cluster.why
+    assert "the largest holds 256 GiB" in plan.cluster.why
     assert plan.compute_usd is None and plan.cost_usd is None
 
 
