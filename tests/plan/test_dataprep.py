@@ -132,3 +132,15 @@ def test_gpu_stage_is_marked(raw: dict[str, Any]) -> None:
     assert not cpu.gpu
     _, gpu = plan_of(raw, stages={**raw["stages"], "dedup": {"accelerator": "gpu"}})
     assert gpu.gpu
+
+
+def test_the_review_compares_the_runs_hours_and_cost(raw: dict[str, Any]) -> None:
+    """The PR comment's plan figures: the run's hours and cost per run, as the plan computed them."""
+    from gpuinfra.plan.figures import plan_figures
+
+    _, plan = plan_of(raw)
+    figures = plan_figures(plan)
+    assert figures["dataprep run: hours"].value == Decimal(repr(plan.hours)).quantize(Decimal("0.1"))
+    assert figures["dataprep run: cost per run"].value == plan.cost_usd.quantize(Decimal("1"))  # type: ignore[union-attr]
+    _, slower = plan_of(raw, deadline_hours=2000)
+    assert plan_figures(slower)["dataprep run: hours"].value > figures["dataprep run: hours"].value  # type: ignore[operator]
