@@ -49,6 +49,7 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(tmp_path: Path) -> None:
     where = run(python, "-c", "import gpuinfra.templates as t; print(t.__file__)", cwd=project)
     assert where.stdout.strip().startswith(str(purelib / "gpuinfra" / "templates")), where.stdout + where.stderr
     assert sorted({p.parent.name for p in (purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
+        "dataprep",
         "finetune",
         "inference",
         "init",
