@@ -39,3 +39,24 @@ def test_a_gpu_stage_on_slurm_is_refused() -> None:
     stages = RAW["config"]["gpuinfra:dataprep"]["stages"] | {"dedup": {"accelerator": "gpu"}}
     spec, plan = spec_plan(stages=stages)
     assert [f.path for f in dataprep_gpu_stage_needs_ray(spec, plan)] == [("stages", "dedup", "accelerator")]
+
+
+def test_a_reader_that_is_not_a_training_account_is_refused_with_its_line(tmp_path: Path) -> None:
+    """Only training reads the tokens: an inference account among output.readers is refused where it is written."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.load import load_inputs
+
+    text = (ROOT / "stacks" / "Pulumi.corpus-prep.yaml").read_text()
+    bad = tmp_path / "Pulumi.corpus-prep.yaml"
+    bad.write_text(
+        text.replace("readers: [ml-training]", "readers: [ml-inference]").replace("m7i.2xlarge", "m7i.2xlarg")
+    )
+    try:
+        load_inputs(bad, ROOT / "stacks" / "org.yaml")
+    except InputError as exc:
+        rendered = exc.render()
+    else:
+        raise AssertionError("accepted")
+    line = next(n for n, t in enumerate(bad.read_text().splitlines(), 1) if "readers:" in t)
+    assert f"{bad}:{line}:" in rendered and "'ml-inference' is not a training account" in rendered
+    assert "unknown instance type 'm7i.2xlarg'" in rendered and "did you mean 'm7i.2xlarge'" in rendered
