@@ -20,6 +20,7 @@ from gpuinfra.spec import (
     ORG_KEY,
     SPEC_MODELS,
     Account,
+    DataprepSpec,
     FinetuneSpec,
     InferenceSpec,
     OrgDocument,
@@ -313,6 +314,20 @@ def reference_problems(stack: StackDocument, org: OrgDocument, catalog: Catalog)
                 "fine-tuning reads the base and writes adapters in the model registry; the organization has none",
                 f"add registry: (account, bucket, region) to {org.path.name}",
             )
+    elif isinstance(spec, DataprepSpec):
+        yield from region(("region",), spec.region)
+        yield from instance(("workers", "instance_type"), spec.workers.instance_type)
+        if spec.workers.cluster_instance_type is not None:
+            yield from instance(("workers", "cluster_instance_type"), spec.workers.cluster_instance_type)
+        for i, reader in enumerate(spec.output.readers):
+            found = accounts.get(reader)
+            if found is None or found.purpose != "training":
+                yield at(
+                    ("output", "readers", i),
+                    f"{_quoted(reader)} is not a training account of {org.path.name}: only training reads the tokens",
+                    did_you_mean(reader, [n for n, a in accounts.items() if a.purpose == "training"])
+                    or "list the training accounts that read the shards",
+                )
     elif isinstance(spec, RegistrySpec):
         registry = org.org.registry
         if registry is None:

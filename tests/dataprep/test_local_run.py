@@ -96,3 +96,18 @@ def test_token_shards_decode_to_the_kept_documents(run: tuple[LocalRun, Path]) -
             decoded[tokenizer.decode(tokens[start:end].tolist())] += 1
     assert decoded == kept
     assert total == sum(len(tokenizer.encode(t).ids) * n for t, n in kept.items()) + sum(kept.values())
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (("llm-train", "--local"), "not a gpuinfra:dataprep stack"),
+        (("corpus-prep",), "only --local runs here"),
+        (("corpus-prep", "--local", "--sample", "stacks"), "no JSONL files"),
+    ],
+)
+def test_bad_runs_are_refused_with_exit_2(args: tuple[str, ...], message: str) -> None:
+    from helpers import gpuinfra
+
+    done = gpuinfra("dataprep", "run", *args)
+    assert done.returncode == 2 and message in done.stderr and "Traceback" not in done.stderr, done.stderr

@@ -28,7 +28,7 @@ def ray_spec() -> tuple[DataprepSpec, DataprepPlan]:
     data["ray"] = {
         "kubeconfig_key": "gpuinfra:kube-prep",
         "image": IMAGE,
-        "oidc_provider_arn": "arn:aws:iam::444444444444:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/PREP",
+        "oidc_provider_arn": "arn:aws:iam::555555555555:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/PREP",
     }
     spec = DataprepSpec.model_validate(data)
     plan = build_plan(spec, read_org(ROOT / "stacks" / "org.yaml").org, load_catalog())

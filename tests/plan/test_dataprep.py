@@ -101,10 +101,21 @@ def test_a_budget_buys_the_fastest_run_within_it(raw: dict[str, Any]) -> None:
     assert tight.within_budget is False
 
 
-def test_no_cpu_type_holds_the_cluster_step_is_said(raw: dict[str, Any]) -> None:
-    """The catalog's CPU types hold at most 32 GiB; 200 GB of cluster step names no node and leaves cost unknown."""
+def test_the_cluster_step_runs_on_the_cheapest_cpu_type_that_holds_it(raw: dict[str, Any]) -> None:
+    """200 GB = 186 GiB: of the catalog's CPU types only r7i.8xlarge (256 GiB, kp-types) holds it, at $2.1168 an
+    hour (kp-price, us-east-1); the compute is then the workers' spot hours plus its serial hours."""
     _, plan = plan_of(raw)
-    assert plan.cluster.instance_type is None and plan.cluster.why and "186 GiB" in plan.cluster.why
+    assert plan.cluster.instance_type == "r7i.8xlarge" and plan.cluster.usd_per_hour == Decimal("2.1168")
+    workers = plan.usd_per_node_hour * plan.nodes * Decimal(repr(plan.hours))  # type: ignore[operator]
+    serial = Decimal("2.1168") * Decimal(repr(plan.serial_hours))
+    assert plan.compute_usd == workers + serial
+
+
+def test_no_cpu_type_holds_a_bigger_cluster_step_is_said(raw: dict[str, Any]) -> None:
+    """Two dumps: 400 GB = 373 GiB, more than any catalog CPU type holds: no node, and the cost is unknown."""
+    _, plan = plan_of(raw, corpus={**raw["corpus"], "size_tb": 120, "files": 180000, "documents": 5280000000})
+    assert plan.cluster.instance_type is None and plan.cluster.why and "373 GiB" in plan.cluster.why
+    assert "the largest holds 256 GiB" in plan.cluster.why
     assert plan.compute_usd is None and plan.cost_usd is None
 
 
@@ -121,3 +132,15 @@ def test_gpu_stage_is_marked(raw: dict[str, Any]) -> None:
     assert not cpu.gpu
     _, gpu = plan_of(raw, stages={**raw["stages"], "dedup": {"accelerator": "gpu"}})
     assert gpu.gpu
+
+
+def test_the_review_compares_the_runs_hours_and_cost(raw: dict[str, Any]) -> None:
+    """The PR comment's plan figures: the run's hours and cost per run, as the plan computed them."""
+    from gpuinfra.plan.figures import plan_figures
+
+    _, plan = plan_of(raw)
+    figures = plan_figures(plan)
+    assert figures["dataprep run: hours"].value == Decimal(repr(plan.hours)).quantize(Decimal("0.1"))
+    assert figures["dataprep run: cost per run"].value == plan.cost_usd.quantize(Decimal("1"))  # type: ignore[union-attr]
+    _, slower = plan_of(raw, deadline_hours=2000)
+    assert plan_figures(slower)["dataprep run: hours"].value > figures["dataprep run: hours"].value  # type: ignore[operator]

@@ -14,24 +14,25 @@ from policy_helpers import PolicyCase, facts_for, planted, run_case
 GPU = "g6e.xlarge"
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        PolicyCase("dataprep-no-accelerators", "corpus-prep", fires=False),
-        PolicyCase("dataprep-writes-only-declared", "corpus-prep", fires=False),
-        PolicyCase("separation-cross-account-grants", "corpus-prep", fires=False),
-        PolicyCase("separation-one-workload", "corpus-prep", fires=False),
-        PolicyCase(
-            "dataprep-no-accelerators",
-            "corpus-prep",
-            spec={"workers.instance_type": GPU},
-            unchecked=True,  # the quota validator refuses it first (no G spot quota in a dataprep account)
-            message=rf"launches {GPU}, an accelerator instance: no stage asks for one",
-            label="gpu-workers",
-        ),
-    ],
-    ids=lambda c: c.id,
-)
+CASES = [
+    PolicyCase("dataprep-no-accelerators", "corpus-prep", fires=False),
+    PolicyCase("dataprep-writes-only-declared", "corpus-prep", fires=False),
+    PolicyCase("separation-cross-account-grants", "corpus-prep", fires=False),
+    PolicyCase("separation-one-workload", "corpus-prep", fires=False),
+    PolicyCase(
+        "dataprep-no-accelerators",
+        "corpus-prep",
+        spec={"workers.instance_type": GPU},
+        unchecked=True,  # the quota validator refuses it first (no G spot quota in a dataprep account)
+        message=rf"launches {GPU}, an accelerator instance: no stage asks for one",
+        label="gpu-workers",
+    ),
+]
+COVERS = ["dataprep-writes-only-declared"]
+"""Its failing case plants a resource (below); the example is its passing case."""
+
+
+@pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
 def test_case(case: PolicyCase) -> None:
     run_case(case)
 

@@ -18,7 +18,7 @@ RULES = Path(policies.__file__).parent
 """The rule modules (infra/gpuinfra/policy/rules/)."""
 PACK = Path(__file__).resolve().parents[2] / "policies"
 """The pack directory `pulumi preview --policy-pack` loads."""
-DOMAINS = ("separation", "quota", "budget", "training", "inference", "security", "unrecognised")
+DOMAINS = ("separation", "quota", "budget", "training", "inference", "security", "unrecognised", "dataprep")
 DENY_BY_DEFAULT = "unrecognised-resource"
 """The one resource policy that applies to every type: it refuses the types no other policy judges."""
 

@@ -29,7 +29,7 @@ def test_every_rule_has_a_docstring_and_kebab_id() -> None:
 
 
 def test_examples_are_clean() -> None:
-    for stack in ("llm-train", "chat-serve", "model-registry", "llm-finetune"):
+    for stack in ("llm-train", "chat-serve", "model-registry", "llm-finetune", "corpus-prep"):
         assert checked(stack).findings == [], stack
 
 

@@ -15,7 +15,15 @@ from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.quotas import QuotaNeed
 from gpuinfra.plan.registry import RegistryPlan, plan_registry
 from gpuinfra.plan.training import TrainingPlan, plan_training
-from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec, WorkloadSpec
+from gpuinfra.spec import (
+    DataprepSpec,
+    FinetuneSpec,
+    InferenceSpec,
+    Organization,
+    RegistrySpec,
+    TrainingSpec,
+    WorkloadSpec,
+)
 
 AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan
 Plan = Annotated[AnyPlan, Field(discriminator="workload")]

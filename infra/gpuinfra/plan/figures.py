@@ -7,6 +7,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import NamedTuple
 
+from gpuinfra.plan.dataprep import DataprepPlan
 from gpuinfra.plan.inference import InferencePlan
 from gpuinfra.plan.training import TrainingPlan
 
@@ -42,6 +43,11 @@ def plan_figures(plan: object) -> dict[str, Figure]:
                 REQUESTS_PER_SECOND, _dec(row.capacity_rps - row.load_rps, "0.1")
             )
         return out
+    if isinstance(plan, DataprepPlan):
+        return {
+            "dataprep run: hours": Figure("hours", _dec(plan.hours, "0.1")),
+            "dataprep run: cost per run": Figure("usd", _dec(plan.cost_usd, "1")),
+        }
     if not isinstance(plan, TrainingPlan):
         return {}
     out = {}

@@ -29,7 +29,7 @@ from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import Catalog
 from gpuinfra.errors import GpuinfraError
 from gpuinfra.load import Inputs, project_dir
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import AnyPlan
 from gpuinfra.spec import (
     Account,
     Organization,
@@ -38,7 +38,7 @@ from gpuinfra.spec import (
     with_article,
 )
 
-PlanT = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
+PlanT = AnyPlan
 
 
 class FactsError(GpuinfraError):

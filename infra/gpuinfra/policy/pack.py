@@ -17,7 +17,7 @@ from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import AnyPlan
 from gpuinfra.policy.config import PolicyConfig, PolicyMeta, load_config_file, reconcile
 from gpuinfra.policy.facts import StackFacts, using
 from gpuinfra.policy.rules import PACK_NAME, POLICIES
@@ -49,7 +49,7 @@ def pack_config(path: Path | None = None, given: Mapping[str, object] | None = N
 
 def police_stack(
     inputs: Inputs,
-    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan,
+    plan: AnyPlan,
     graph: Graph,
     config: Mapping[str, PolicyConfig] | None = None,
     monthly_cost: Any = NOT_PRICED,

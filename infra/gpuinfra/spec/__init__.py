@@ -3,6 +3,7 @@
 Imports nothing else of the project but `errors`; everything downstream reads these models.
 """
 
+from gpuinfra.spec.dataprep import DataprepSpec
 from gpuinfra.spec.documents import (
     NAMESPACE,
     ORG_KEY,
@@ -16,7 +17,6 @@ from gpuinfra.spec.documents import (
     read_stack,
     stack_name,
 )
-from gpuinfra.spec.dataprep import DataprepSpec
 from gpuinfra.spec.finetune import FinetuneSpec
 from gpuinfra.spec.inference import FleetRegion, InferenceSpec
 from gpuinfra.spec.org import PURPOSE_OF_WORKLOAD, Account, Organization, Registry

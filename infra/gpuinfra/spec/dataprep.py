@@ -151,18 +151,18 @@ class Workers(SpecModel):
 
 
 class RayOnEks(SpecModel):
-    """Where the RayJob runs: an EKS cluster of the dataprep account (the stack owns the operator and node pool)."""
+    """Where the RayJob runs: an EKS cluster of the dataprep account. The stack makes the Ray pods' IAM role (IRSA)
+    and exports the RayJob for a runner; the KubeRay operator and a CPU NodePool are the cluster's
+    (docs/dataprep.md)."""
 
     kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")]
-    """Pulumi config key holding the cluster's kubeconfig (a secret)."""
+    """Pulumi config key holding the cluster's kubeconfig (a secret), for the runner that applies the RayJob."""
     namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] = "dataprep"
     """The namespace of the RayJob and its service account."""
     image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}$")]
     """The Ray image with datatrove installed, pinned by digest."""
     oidc_provider_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:oidc-provider/.+$")]
     """The cluster's IAM OIDC provider (IRSA: the Ray pods' role trusts it)."""
-    karpenter_node_class: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$")] = "default"
-    """The EC2NodeClass the CPU NodePool launches with (the cluster's)."""
 
 
 class DataprepSpec(SpecModel):

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan import AnyPlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
 from gpuinfra.spec import PURPOSE_OF_WORKLOAD, Account, Organization, WorkloadSpec, with_article
 from gpuinfra.validators.base import Failure, Level, rule
@@ -32,7 +32,7 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
 @rule(Level.ERROR)
 def quota_short(
     spec: WorkloadSpec,
-    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan,
+    plan: AnyPlan,
     org: Organization,
     account_problems: list[str],
 ) -> Iterator[Failure]:

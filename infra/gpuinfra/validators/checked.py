@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from gpuinfra.catalog import Catalog
 from gpuinfra.errors import InputError, Problem
 from gpuinfra.load import Inputs
-from gpuinfra.plan import FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan, build_plan
+from gpuinfra.plan import AnyPlan, build_plan
 from gpuinfra.plan.account import AccountQuotas, in_account
 from gpuinfra.spec import did_you_mean
 from gpuinfra.validators.base import RULES, Finding, Level
@@ -21,7 +21,7 @@ class Checked:
     """A stack after loading, planning and validation."""
 
     inputs: Inputs
-    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan
+    plan: AnyPlan
     findings: list[Finding]
 
     @property

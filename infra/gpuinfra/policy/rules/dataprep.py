@@ -56,6 +56,13 @@ def dataprep_grant_allowed(
     return False
 
 
+def _dataprep(args: StackValidationArgs) -> tuple[StackFacts, DataprepSpec]:
+    """The facts and spec of a dataprep stack (the policy is not applicable to any other)."""
+    facts = require(args, "dataprep")
+    assert isinstance(facts.spec, DataprepSpec)
+    return facts, facts.spec
+
+
 def _writable(spec: DataprepSpec) -> list[str]:
     out = []
     for uri in (spec.output.uri, spec.scratch.uri):
@@ -71,9 +78,7 @@ def _writable(spec: DataprepSpec) -> list[str]:
     MANDATORY,
 )
 def writes_only_declared(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args, "dataprep")
-    spec = facts.spec
-    assert isinstance(spec, DataprepSpec)
+    _, spec = _dataprep(args)
     allowed = _writable(spec)
     stack = view(args)
     for policy in stack.of_type(tokens.IAM_ROLE_POLICY):
@@ -99,9 +104,7 @@ def writes_only_declared(args: StackValidationArgs, report_violation: ReportViol
     MANDATORY,
 )
 def no_accelerators(args: StackValidationArgs, report_violation: ReportViolation) -> None:
-    facts = require(args, "dataprep")
-    spec = facts.spec
-    assert isinstance(spec, DataprepSpec)
+    facts, spec = _dataprep(args)
     asked = spec.stages.dedup is not None and spec.stages.dedup.accelerator == "gpu"
     allowed = asked and facts.account.allow_accelerators
     for group in groups(view(args)):

@@ -14,6 +14,10 @@ def _usd(value: Decimal | None) -> str:
     return f"${value:,.0f}" if value is not None else UNKNOWN
 
 
+def _hourly(value: Decimal | None) -> str:
+    return f"${value:,.2f}/h" if value is not None else UNKNOWN
+
+
 def _run(plan: DataprepPlan) -> Section:
     capacity = "spot" if plan.spot else "on-demand"
     return Section(
@@ -57,7 +61,7 @@ def _storage(plan: DataprepPlan) -> Section:
     return Section(
         title="Cluster step and scratch",
         rows=[
-            ["MinHash cluster step", f"{number(c.memory_gb, 0)} GB on {node}, {_usd(c.usd_per_hour)}/h"],
+            ["MinHash cluster step", f"{number(c.memory_gb, 0)} GB on {node}, {_hourly(c.usd_per_hour)}"],
             ["signatures", f"{s.signature_bytes_per_document} B a document, {number(s.signatures_gb, 0)} GB"],
             ["intermediates held", f"{number(s.intermediate_gb, 0)} GB, {_usd(s.storage_usd)}"],
             ["S3 requests", f"{s.get_requests:,} GET, {s.put_requests:,} PUT: {_usd(s.requests_usd)}"],

@@ -12,9 +12,9 @@ from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
-from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings

@@ -1,8 +1,8 @@
 """The Ray engine's run: a KubeRay `RayJob` (ray.io/v1, KubeRay v1.7.0's CRD) that starts a Ray cluster of CPU
 workers on EKS, runs the rendered pipeline with datatrove's RayPipelineExecutor on it, and deletes the cluster
 when the job ends. It is emitted as a manifest for a runner (`kubectl apply`), not created by `pulumi up`: a
-RayJob is a run, and a stack update must not start or kill one. The stack owns what it runs on (the operator,
-the namespace's service account with its IAM role, the CPU NodePool).
+RayJob is a run, and a stack update must not start or kill one. The stack makes the pods' IAM role (stack.py);
+the operator (chart values below), the namespace's service account and a CPU NodePool are the cluster's for now.
 
 Fields, from ray-project/kuberay@v1.7.0 ray-operator/apis/ray/v1/rayjob_types.go and raycluster_types.go:
 entrypoint, shutdownAfterJobFinishes, ttlSecondsAfterFinished, activeDeadlineSeconds ("the duration in seconds
