@@ -250,7 +250,8 @@ def google_mentions(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:
         if "/clouds/gcp/" in rel or "__pycache__" in rel:
             continue
         source = path.read_text(encoding="utf-8")
-        text = source.replace("google.protobuf", "")  # the Pulumi SDK's wire format, not Google Cloud
+        # The Pulumi SDK's wire format and an AWS IAM web identity provider's name, not Google Cloud:
+        text = source.replace("google.protobuf", "").replace("accounts.google.com", "")
         imports = {
             n.module if isinstance(n, ast.ImportFrom) else a.name
             for n in ast.walk(ast.parse(source))

@@ -22,6 +22,14 @@ NAT_CIDR = {"cidrBlock": "0.0.0.0/0"}
 
 # (stack, type, rule, input path, mutation) — the comment names the limit's source.
 API_PLANTS = [
+    # SNS API Reference, Tag.Key: 1 to 128 characters (CreateTopic's Tags)
+    Plant("llm-train", "aws:sns/topic:Topic", "PF-AWS-API", "tags[0].Key", setting("tags", {"k" * 129: "v"})),
+    # SetTopicAttributes.AttributeValue: a string (the policy document's JSON)
+    Plant("llm-train", "aws:sns/topicPolicy:TopicPolicy", "PF-AWS-API", "policy", setting("policy", 5)),
+    # Subscribe.Protocol: a string (email, https, ...)
+    Plant("llm-train", "aws:sns/topicSubscription:TopicSubscription", "PF-AWS-API", "protocol", setting("protocol", 7)),
+    # Route 53 API Reference, HostedZoneConfig.Comment: at most 256 characters (chat-serve-k8s's private zone)
+    Plant("chat-serve-k8s", "aws:route53/zone:Zone", "PF-AWS-API", "comment", setting("comment", "x" * 257)),
     # EC2 API Reference, LaunchTemplateInstanceMetadataOptionsRequest.HttpTokens: optional | required
     Plant(
         "llm-train", LT, "PF-AWS-API", "metadataOptions.httpTokens", setting("metadataOptions.httpTokens", "sometimes")

@@ -304,7 +304,9 @@ class ClientVpc(SpecModel):
     AssociateVPCWithHostedZone: VPCId, VPCRegion)."""
 
     vpc_id: Annotated[str, StringConstraints(pattern=r"^vpc-[0-9a-f]{8,17}$")]
+    """The VPC's id (vpc-...), in the fleet's account."""
     region: Region
+    """The VPC's region (a private zone is associated with VPCs of any region)."""
 
 
 class Access(SpecModel):

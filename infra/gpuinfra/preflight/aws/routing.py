@@ -125,6 +125,7 @@ def hosted_zone(r: Resource) -> list[Call]:
         config["PrivateZone"] = True
         _vpc(call, vpcs[0], "vpcs[0]")
     call.put("HostedZoneConfig", config, "comment")
+    call.paths[".HostedZoneConfig.Comment"] = "comment"
     if "delegationSetId" in i:
         call.put("DelegationSetId", i["delegationSetId"], "delegationSetId")
     known = {

@@ -92,9 +92,13 @@ class HealthCheck(SpecModel):
     server_port: Annotated[int, Field(ge=1, le=65535)] = 8000
     """Port the model server listens on (the backend service's named port)."""
     check_interval_seconds: Annotated[int, Field(ge=1, le=300)] = 10
+    """Seconds between probes (Compute Engine healthChecks checkIntervalSec, 1 to 300)."""
     timeout_seconds: Annotated[int, Field(ge=1, le=300)] = 5
+    """Seconds a probe waits for its answer (timeoutSec; at most the interval)."""
     healthy_threshold: Annotated[int, Field(ge=1, le=10)] = 2
+    """Consecutive passing probes that mark a VM healthy again (healthyThreshold, 1 to 10)."""
     unhealthy_threshold: Annotated[int, Field(ge=1, le=10)] = 3
+    """Consecutive failing probes that mark a VM unhealthy: autohealing then recreates it (unhealthyThreshold)."""
 
     @model_validator(mode="after")
     def _timeout(self) -> HealthCheck:
@@ -178,9 +182,11 @@ class GcpInferenceSpec(SpecModel):
     image: Annotated[str, StringConstraints(pattern=IMAGE)]
     """The replicas' boot image with the NVIDIA driver and Docker, pinned by name."""
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
+    """The model server's container image, pulled by the digest below."""
     server_image_digest: Annotated[str, StringConstraints(pattern=r"^sha256:[0-9a-f]{64}$")]
     """The server image's digest: every replica runs the same bytes."""
     server_args: list[Annotated[str, StringConstraints(min_length=1, max_length=256)]] = []
+    """Extra arguments to the model server, each one word (shell-quoted into the startup script)."""
     cold_start: ColdStart = ColdStart()
     rollout: Rollout = Rollout()
     failover: Literal["none", "n_plus_one"] = "n_plus_one"
@@ -192,6 +198,7 @@ class GcpInferenceSpec(SpecModel):
     ] = {}
     """Labels on every resource that takes them (Google labels: lower-case keys and values)."""
     suppress: list[RuleId] = []
+    """Warnings (and suppressible errors) this stack accepts, by rule id."""
 
     def throughput_of(self, region: GcpFleetRegion) -> float:
         return region.throughput_rps_per_replica or self.throughput_rps_per_replica
