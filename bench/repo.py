@@ -14,6 +14,7 @@ import os
 import shutil
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from dataclasses import dataclass, field
@@ -241,22 +242,39 @@ PEAKS_MB: list[float] = []
 """Each run's peak resident memory, in order (see `_run`)."""
 
 
+PEAK_WRAPPER = (
+    "import os, sys\n"
+    "pid = os.posix_spawnp(sys.argv[2], sys.argv[2:], os.environ)\n"
+    "_, status, usage = os.wait4(pid, 0)\n"
+    "open(sys.argv[1], 'w').write(str(usage.ru_maxrss))\n"
+    "sys.exit(os.waitstatus_to_exitcode(status) & 0xFF)\n"
+)
+"""Runs the command and writes its peak resident memory (KiB) to a file. Linux carries a process's high-water mark
+across exec, so a command spawned straight from a large process (a pytest worker, a bench that has previewed) would
+report that process's size; spawned from this small interpreter, it reports at least only this one's (~10 MB)."""
+
+
 def _run(command: list[str], cwd: Path, env: dict[str, str] | None = None) -> float:
-    """Wall seconds of one whole-process run; its peak resident memory goes to PEAKS_MB. Linux's wait4 reports the
-    largest resident set of the process and of the descendants it waited for (its workers), so this is the largest
-    single process of the run, not the sum of those running at once."""
+    """Wall seconds of one whole-process run; its peak resident memory goes to PEAKS_MB. wait4 reports the largest
+    resident set of the process and of the descendants it waited for (its workers), so this is the largest single
+    process of the run, not the sum of those running at once."""
     LOADS.append(os.getloadavg()[0])
-    start = time.perf_counter()
-    with tempfile.TemporaryFile() as errors:
-        process = subprocess.Popen(command, cwd=cwd, env=env, stdout=subprocess.DEVNULL, stderr=errors)
-        _, status, usage = os.wait4(process.pid, 0)
-        process.returncode = os.waitstatus_to_exitcode(status)
+    with tempfile.TemporaryDirectory() as scratch:
+        peak, errors = Path(scratch) / "peak", Path(scratch) / "stderr"
+        start = time.perf_counter()
+        with errors.open("wb") as sink:
+            done = subprocess.run(
+                [sys.executable, "-c", PEAK_WRAPPER, str(peak), *command],
+                cwd=cwd,
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=sink,
+            )
         seconds = time.perf_counter() - start
-        PEAKS_MB.append(usage.ru_maxrss / 1024)  # KiB on Linux
-        if process.returncode not in (0, 1):
-            errors.seek(0)
-            tail = errors.read().decode(errors="replace").strip()[-600:]
-            raise SystemExit(f"bench: {' '.join(command)} exited {process.returncode}: {tail}")
+        if done.returncode not in (0, 1):
+            tail = errors.read_bytes().decode(errors="replace").strip()[-600:]
+            raise SystemExit(f"bench: {' '.join(command)} exited {done.returncode}: {tail}")
+        PEAKS_MB.append(int(peak.read_text()) / 1024)  # KiB on Linux
     return seconds
 
 

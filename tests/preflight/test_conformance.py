@@ -31,7 +31,7 @@ GRAPHS = {
     ),
     "p4d": lambda: graph_for(
         "llm-train",
-        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16},
+        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "model.parallelism.zero_stage": 3},
         ample_quotas(),
     ),
 }

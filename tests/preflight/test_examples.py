@@ -47,7 +47,7 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
     ),
     "p4d": (
         "llm-train",
-        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16},
+        {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "model.parallelism.zero_stage": 3},
     ),
 }
 KNOWN: dict[str, set[tuple[str, str, str]]] = {}
