@@ -13,6 +13,7 @@ import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.catalog.managed import load_managed_prices
 from gpuinfra.plan.advise import Walked, advise
+from gpuinfra.plan.advise.specs import dataprep_spec
 from gpuinfra.spec.intent import IntentSpec, read_intent
 from helpers import ROOT
 
@@ -161,12 +162,19 @@ def test_a_new_70b_model_stops_on_distributed_training() -> None:
     assert float(train.cost_usd) == pytest.approx(train.nodes * P5_48XLARGE * train.days * 24, rel=1e-4)  # type: ignore[arg-type]
     assert train.gpu_hours == pytest.approx(train.gpus * train.days * 24, rel=1e-9)
     assert train.lustre_capacity_gib and train.checkpoint_gb == pytest.approx(70e9 * 16 / 1e9)  # bf16 + Adam: 16 B
-    # the bill: the run once (data preparation unknown, so the total is a lower bound), serving each month
+    # the corpus: 40 TB of WARC is 40 x 1,500 = 60,000 files (one Common Crawl snapshot: 60 TB in 90,000 files),
+    # in its own dataprep account, planned by plan_dataprep within the month it is given
+    prep_spec = dataprep_spec(read_intent(INTENTS / "new-70b.yaml").spec)
+    assert prep_spec.corpus.files == 60_000 and prep_spec.corpus.size_tb == 40
+    assert prep_spec.account == "ml-dataprep" and prep_spec.output.readers == ["ml-training"]
+    prep = advice.dataprep
+    assert prep is not None and prep.planned and prep.hours is not None and 0 < prep.hours <= 720
+    assert prep.cost_usd is not None and prep.cost_usd > 0
+    # the bill: the data preparation and the run once, serving each month
     bill = advice.bill
-    assert not bill.complete and bill.unknown == ["data preparation (40 TB raw)"]
-    assert bill.one_off_usd == train.cost_usd
+    assert bill.complete and bill.unknown == []
+    assert bill.one_off_usd == train.cost_usd + prep.cost_usd
     assert bill.total_usd == bill.one_off_usd + 36 * bill.recurring_monthly_usd
-    assert advice.dataprep is not None and advice.dataprep.hours is None and advice.dataprep.cost_usd is None
     # rung 5: the training cluster and the fleet in different accounts
     assert result.specs["train"].account == advice.accounts.training == "ml-training"
     assert result.specs["serve"].account == advice.accounts.serving == "ml-inference"

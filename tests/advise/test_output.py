@@ -4,6 +4,7 @@ the lifetime-cost chart and Mermaid's parser accepts it, and unknown figures pri
 from __future__ import annotations
 
 import re
+from pathlib import Path
 
 from helpers import ROOT, gpuinfra
 
@@ -41,8 +42,22 @@ def test_the_markdown_has_the_tables_and_a_chart_mermaid_parses() -> None:
     assert parse(chart.group(1)) == {"ok": True, "type": "xychart"}
 
 
-def test_data_preparation_prints_unknown_not_zero() -> None:
+def test_data_preparation_prints_its_planned_cost() -> None:
     result = gpuinfra("advise", "stacks/intents/new-70b.yaml", cwd=ROOT)
+    assert result.returncode == 0, result.stderr
+    assert re.search(r"data preparation \(40 TB raw\)\s+one-off\s+\$[0-9,]+\.[0-9]{2}\s+plan_dataprep", result.stdout)
+    assert "= at least $" not in result.stdout
+
+
+def test_data_preparation_without_a_price_prints_unknown_not_zero(tmp_path: Path) -> None:
+    # The catalog prices the workers (m7i.2xlarge) in us-east-1 only: the corpus prepared in ap-south-1, beside the
+    # training run, has no price for its nodes, and the bill says so rather than counting it as nothing.
+    text = (ROOT / "stacks/intents/new-70b.yaml").read_text()
+    moved = text.replace("    region: us-east-1\n", "    region: ap-south-1\n", 1)
+    assert moved != text
+    intent = tmp_path / "new-70b.yaml"
+    intent.write_text(moved)
+    result = gpuinfra("advise", str(intent), cwd=ROOT)
     assert result.returncode == 0, result.stderr
     assert re.search(r"data preparation \(40 TB raw\)\s+one-off\s+-\s", result.stdout)
     assert "= at least $" in result.stdout and "unknown, not zero: data preparation" in result.stdout

@@ -62,7 +62,7 @@ def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walke
     if intent.train is not None or (adapt is not None and adapt.refusal is not None):
         train, specs["train"] = train_rung(intent, catalog)
     rungs, stopped = walk(intent, managed, adapt, serving, train)
-    prep = dataprep(intent)
+    prep = dataprep(intent, catalog)
     bill = lifetime_bill(intent.horizon_months, bill_lines(stopped, managed, adapt, serving, train, prep))
     advice = Advice(
         intent=intent.name,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from decimal import Decimal
 from typing import Literal
 
+from gpuinfra.catalog import Catalog
 from gpuinfra.plan.advise.model import (
     AdaptRung,
     Bill,
@@ -18,18 +19,25 @@ from gpuinfra.plan.advise.model import (
     ServingRung,
     TrainRung,
 )
+from gpuinfra.plan.advise.specs import advice_org, dataprep_spec
+from gpuinfra.plan.dataprep import plan_dataprep
 from gpuinfra.spec.intent import IntentSpec
 
-DATAPREP_PENDING = (
-    "not planned yet: advise does not ask the data-preparation planner (gpuinfra:dataprep) yet, whose spec needs "
-    "more of the corpus than an intent says (files, format, stages); its hours and cost are unknown, not zero"
-)
 
-
-def dataprep(intent: IntentSpec) -> DataPrep | None:
+def dataprep(intent: IntentSpec, catalog: Catalog) -> DataPrep | None:
+    """The corpus's preparation as plan_dataprep plans the spec the intent implies (specs.dataprep_spec): its
+    hours and cost, unknown (never zero) where a price is."""
     if intent.corpus is None:
         return None
-    return DataPrep(raw_tb=intent.corpus.raw_tb, planned=False, note=DATAPREP_PENDING)
+    spec = dataprep_spec(intent)
+    plan = plan_dataprep(spec, advice_org(), catalog)
+    note = (
+        f"plan_dataprep: FineWeb's stages with datatrove on {plan.nodes} x {plan.instance_type}"
+        f" ({'spot' if plan.spot else 'on-demand'}), {plan.hours:,.0f} h of wall time"
+        f" ({plan.serial_hours:,.0f} h of it the serial MinHash cluster step), within a {spec.deadline_hours:g} h"
+        " deadline; WARC input, its file count from the corpus's size"
+    )
+    return DataPrep(raw_tb=intent.corpus.raw_tb, planned=True, hours=plan.hours, cost_usd=plan.cost_usd, note=note)
 
 
 def bill_lines(
@@ -49,7 +57,9 @@ def bill_lines(
     lines = []
     if prep is not None:
         lines.append(
-            BillLine(what=f"data preparation ({prep.raw_tb:g} TB raw)", kind="one-off", usd=None, basis=prep.note)
+            BillLine(
+                what=f"data preparation ({prep.raw_tb:g} TB raw)", kind="one-off", usd=prep.cost_usd, basis=prep.note
+            )
         )
     if train is not None:
         what = f"training run ({train.nodes} x {train.instance_type})"
@@ -114,4 +124,4 @@ def curves(
     return out
 
 
-__all__ = ["DATAPREP_PENDING", "bill_lines", "curve", "curves", "dataprep", "lifetime_bill"]
+__all__ = ["bill_lines", "curve", "curves", "dataprep", "lifetime_bill"]

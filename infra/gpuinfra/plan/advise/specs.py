@@ -13,12 +13,20 @@ from typing import Any, TypeVar
 from pydantic import ValidationError
 
 from gpuinfra.plan.pcs import lustre_need_gib
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, TrainingSpec
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, TrainingSpec
 from gpuinfra.spec.intent import IntentSpec, Train
 
 TRAINING_ACCOUNT = "ml-training"
 SERVING_ACCOUNT = "ml-inference"
 """The two accounts of the organization skeleton `gpuinfra init` writes (templates/init/org.yaml.j2)."""
+DATAPREP_ACCOUNT = "ml-dataprep"
+"""Data preparation's own account (purpose dataprep): the raw text and its CPU fleet stay out of training."""
+WARC_FILES_PER_TB = 90_000 / 60
+"""Input files a TB when an intent gives only the corpus's size: one Common Crawl snapshot is about 60 TB of
+compressed WARC in 90,000 files (stacks/Pulumi.corpus-prep.yaml cites both), about 0.67 GB a file."""
+DATAPREP_DEADLINE_HOURS = 720
+"""Wall time the preparation may take when the intent names none: a month, the corpus-prep example's deadline; the
+planner then picks the cheapest worker count that meets it."""
 DIGEST = "sha256:" + "0" * 64
 """A digest placeholder: a trainer image is pinned by digest (the spec refuses a tag alone)."""
 VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
@@ -48,7 +56,7 @@ class IntentProblem(ValueError):
         self.hint = hint
 
 
-M = TypeVar("M", InferenceSpec, FinetuneSpec, TrainingSpec)
+M = TypeVar("M", InferenceSpec, FinetuneSpec, TrainingSpec, DataprepSpec)
 BEYOND_HINT = "ask for less here, or split it (more regions, a smaller model, fewer tokens a run)"
 
 
@@ -77,6 +85,7 @@ def advice_org() -> Organization:
         for name, ident, purpose in (
             (TRAINING_ACCOUNT, "111111111111", "training"),
             (SERVING_ACCOUNT, "222222222222", "inference"),
+            (DATAPREP_ACCOUNT, "444444444444", "dataprep"),
         )
     }
     return Organization.model_validate({"name": "advice", "accounts": accounts})
@@ -256,6 +265,33 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
     return _built(TrainingSpec, data, ("train",) if intent.train else ("adapt",))
 
 
+def dataprep_spec(intent: IntentSpec) -> DataprepSpec:
+    """The corpus through FineWeb's stages (the spec's defaults: extract, language and quality filters, MinHash
+    dedup, PII, tokenize) with datatrove on an AWS PCS CPU cluster of spot workers, in the training region, as
+    stacks/Pulumi.corpus-prep.yaml is; WARC input, its file count from the corpus's size (WARC_FILES_PER_TB)."""
+    assert intent.corpus is not None
+    name = stack_name(intent, "prep")
+    region = intent.train.region if intent.train else "us-east-1"
+    data: dict[str, Any] = {
+        "name": name,
+        "account": DATAPREP_ACCOUNT,
+        "region": region,
+        "availability_zone": f"{region}a",
+        "engine": "datatrove-slurm",
+        "image_id": "ami-0123456789abcdef0",
+        "corpus": {
+            "uri": f"s3://{name}-raw/",
+            "format": "warc",
+            "size_tb": intent.corpus.raw_tb,
+            "files": max(1, math.ceil(intent.corpus.raw_tb * WARC_FILES_PER_TB)),
+        },
+        "output": {"uri": f"s3://{name}-tokens/train/", "readers": [TRAINING_ACCOUNT]},
+        "scratch": {"uri": f"s3://{name}-scratch/run/"},
+        "deadline_hours": DATAPREP_DEADLINE_HOURS,
+    }
+    return _built(DataprepSpec, data, ("corpus",))
+
+
 def corpus_gib(intent: IntentSpec) -> float:
     """The tokenized corpus on Lustre: its token ids as int32."""
     return training_tokens_billion(intent) * 1e9 * INT32_TOKEN_BYTES / GIB
@@ -273,6 +309,7 @@ __all__ = [
     "IntentProblem",
     "advice_org",
     "corpus_gib",
+    "dataprep_spec",
     "finetune_spec",
     "lustre_gib",
     "serving_spec",
