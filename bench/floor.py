@@ -40,8 +40,8 @@ _CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
 def sdk_class(type_token: str) -> Any | None:
-    """The pulumi-aws / pulumi-aws-native / pulumi-gcp / pulumi-kubernetes class a hand-written program would use for a type
-    token (`aws-native:pcs:ComputeNodeGroup` -> pulumi_aws_native.pcs.ComputeNodeGroup)."""
+    """The pulumi-aws / pulumi-aws-native / pulumi-gcp / pulumi-kubernetes class a hand-written program would use
+    for a type token (`aws-native:pcs:ComputeNodeGroup` -> pulumi_aws_native.pcs.ComputeNodeGroup)."""
     package, module, name = type_token.split(":")
     if package == "aws":
         import pulumi_aws

@@ -38,7 +38,7 @@ EXAMPLES = ROOT / "stacks"
 def _seconds(command: list[str], cwd: Path) -> tuple[float, float]:
     """(wall, CPU) seconds of one whole process; CPU (user + system, from the kernel's accounting of the
     children) is what a shared machine's load disturbs least."""
-    env = {**os.environ, "COLUMNS": "100"}
+    env = {**os.environ, "COLUMNS": "100", "GPUINFRA_CACHE": "off"}  # each run previews: no default review cache
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.perf_counter()
     done = subprocess.run(command, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env, cwd=cwd, text=True)

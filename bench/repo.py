@@ -297,7 +297,9 @@ def measure(runs: int, folder: Path, count: int = STACKS) -> Figures:
     from bench.cli_help import _console_script
 
     cli = _console_script()
-    env = {**os.environ, "COLUMNS": "100"}
+    # No default review cache (the CLI keeps previews under the user's cache since issue 51): the single preview
+    # and the code-changed reviews are measured without one; the warm review names its --cache-dir.
+    env = {**os.environ, "COLUMNS": "100", "GPUINFRA_CACHE": "off"}
     root, names = repository(folder, count)
     cache = folder / "cache"
     print(f"repo: {len(names)} stacks written; warming the cache (preview --cache-dir, every stack)", flush=True)

@@ -10,7 +10,8 @@ from gpuinfra.catalog import Catalog, load_catalog
 # Reports warn when a price is older than a limit counted from today: the tests count from a fixed day (the
 # reproducible-builds convention gpuinfra.catalog.staleness follows), so a report does not change with the calendar.
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1796083200")  # 2026-12-01T00:00:00Z
-os.environ.setdefault("GPUINFRA_CACHE", "off")  # the CLI's default review cache stays out of the tests (tests/cli/test_review_cache_default.py turns it on)
+# The CLI's default review cache stays out of the tests (tests/cli/test_review_cache_default.py turns it on).
+os.environ.setdefault("GPUINFRA_CACHE", "off")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

@@ -60,7 +60,7 @@ def test_the_pruner_runs_hostile_strings_as_data(tmp_path: Path) -> None:
         complete_marker=complete,
         metric_namespace=f"ns{PAYLOAD}",
         region=f"r{PAYLOAD}",
-        mount_check=None,  # the sandbox has no Lustre: the mount check's own tests are tests/components/test_mount_check.py
+        mount_check=None,  # the sandbox has no Lustre: the mount check has its own tests (test_mount_check.py)
     )
     done = run(script, tmp_path)
     assert done.returncode == 0, done.stderr

@@ -72,7 +72,8 @@ def test_a_wheel_in_a_fresh_venv_previews_every_example(installed: Installed, tm
     shutil.copy(ROOT / "Pulumi.yaml", project / "Pulumi.yaml")
     shutil.copytree(ROOT / "stacks", project / "stacks")
     where = run(installed.python, "-c", "import gpuinfra.templates as t; print(t.__file__)", cwd=project)
-    assert where.stdout.strip().startswith(str(installed.purelib / "gpuinfra" / "templates")), where.stdout + where.stderr
+    templates = str(installed.purelib / "gpuinfra" / "templates")
+    assert where.stdout.strip().startswith(templates), where.stdout + where.stderr
     assert sorted({p.parent.name for p in (installed.purelib / "gpuinfra" / "templates").glob("*/*.j2")}) == [
         "dataprep",
         "finetune",

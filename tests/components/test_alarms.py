@@ -1,8 +1,8 @@
 """Alarms that reach someone: with the account's `alerts` set (the example organization sets it for ml-training;
-here also made production, with another on-call address), each AWS training and fine-tuning example gets an SNS topic the alerts subscribe to, a topic policy that
-lets CloudWatch and EventBridge of this account publish, and the alarms the review asked for (finding T11), each
-acting on the topic; without alerts, none (they would reach no one). Thresholds are recomputed here from their
-definitions."""
+here also made production, with another on-call address), each AWS training and fine-tuning example gets an SNS
+topic the alerts subscribe to, a topic policy that lets CloudWatch and EventBridge of this account publish, and the
+alarms the review asked for (finding T11), each acting on the topic; without alerts, none (they would reach no one).
+Thresholds are recomputed here from their definitions."""
 
 from __future__ import annotations
 
