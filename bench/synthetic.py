@@ -29,6 +29,11 @@ def regions(count: int) -> list[str]:
         extended = RegionList(**{**catalog.region_list.model_dump(), "codes": [*catalog.region_list.codes, *missing]})
         object.__setattr__(catalog, "region_list", extended)
         catalog.__dict__.pop("regions", None)  # drop the cached frozenset
+        zones = catalog.region_time_zones  # scheduled floors run on each region's clock: us-east-1's for these
+        if zones is not None:
+            clock = {r: zones.zones["us-east-1"] for r in missing}
+            extended_zones = zones.model_copy(update={"zones": {**zones.zones, **clock}})
+            object.__setattr__(catalog, "region_time_zones", extended_zones)
     return chosen
 
 
