@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from pathlib import Path
 from typing import Any, TypeVar
@@ -227,7 +228,7 @@ def _instance_problems(catalog: Catalog, info: InstanceType) -> Iterable[str]:
         )
 
 
-def _listed(what: str, items: set[str]) -> Iterator[str]:
+def _listed(what: str, items: AbstractSet[str]) -> Iterator[str]:
     if items:
         yield f"{what}: {', '.join(sorted(items))}"
 

@@ -62,7 +62,7 @@ def adapter_memory(model: ServedModel) -> int:
 
 def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
     """The fleet's plan: memory of one replica, the instance, each region's replicas, quotas, economics, failover."""
-    memory = replica_memory(spec)
+    memory = replica_memory(spec.model)
     choice = _choice(spec, memory, catalog)
     regions = [_region(spec, r, choice, memory, catalog) for r in spec.regions]
     account = org.accounts.get(spec.account)
@@ -83,10 +83,9 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     )
 
 
-def replica_memory(spec: InferenceSpec) -> ServingMemory:
+def replica_memory(m: ServedModel) -> ServingMemory:
     """Weights, one maximum-length sequence's KV cache (vLLM's admission rule: plan/roofline.py) and the LoRA
-    adapters' slots of one replica."""
-    m = spec.model
+    adapters' slots of one replica of `m` (on any cloud: the model is the same spec type)."""
     return serving_memory(
         m.parameters_billion,
         m.precision,

@@ -23,29 +23,15 @@ from gpuinfra.plan.inference import (
     FALLBACK_COLD_START_SECONDS,
     MAX_DRAIN_SECONDS,
     InferencePlan,
-    adapter_memory,
+    replica_memory,
 )
-from gpuinfra.plan.memory import ServingMemory, serving_memory
+from gpuinfra.plan.memory import ServingMemory
 from gpuinfra.plan.quotas import QuotaNeed
 from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, failover_replicas, region_plan
 from gpuinfra.plan.tokens import replica_roofline, serving_economics
 from gpuinfra.spec import Organization
 
 SPOT_NOTICE_SECONDS = cloud("gcp").spot_notice_seconds
-
-
-def fleet_memory(spec: GcpInferenceSpec) -> ServingMemory:
-    m = spec.model
-    return serving_memory(
-        m.parameters_billion,
-        m.precision,
-        m.kv_cache.layers,
-        m.kv_cache.kv_heads,
-        m.kv_cache.head_dim,
-        m.kv_cache.precision,
-        m.context_length_tokens,
-        adapter_bytes=adapter_memory(m),
-    )
 
 
 def fleet_choice(spec: GcpInferenceSpec, memory: ServingMemory, catalog: Catalog) -> InstanceChoice:
@@ -136,7 +122,7 @@ def fleet_quotas(spec: GcpInferenceSpec, org: Organization, regions: list[Region
 def plan_fleet(spec: GcpInferenceSpec, org: Organization, catalog: Catalog) -> InferencePlan:
     """The outline: memory, the machine type, each region's capacity, quotas, economics, failover."""
     google = gcp_catalog(catalog)
-    memory = fleet_memory(spec)
+    memory = replica_memory(spec.model)
     choice = fleet_choice(spec, memory, google)
     regions = fleet_regions(spec, memory, choice, google)
     loads = [

@@ -173,13 +173,20 @@ class BatchQueue(pulumi.ComponentResource):
     ) -> None:
         super().__init__(TYPE, name, None, opts)
         o = child(self, provider)
-        assert args.plan.instance_type is not None, "error findings stop a plan without an instance before this"
+        instance_type = args.plan.instance_type
+        assert instance_type is not None, "error findings stop a plan without an instance before this"
         subnets, group = self._network(name, args, o)
         instance_profile = self._instance_profile(name, o)
         template = self._launch_template(name, args, o)
         self.compute_environments = [
             self._compute_environment(
-                f"{name}-{market}", args, kind, allocation, (subnets, group), instance_profile, template, o
+                f"{name}-{market}",
+                args,
+                (instance_type, kind, allocation),
+                (subnets, group),
+                instance_profile,
+                template,
+                o,
             )
             for market, kind, allocation in self._markets(args.spec)
         ]
@@ -236,14 +243,15 @@ class BatchQueue(pulumi.ComponentResource):
     def _compute_environment(
         name: str,
         args: BatchArgs,
-        kind: str,
-        allocation: str,
+        market: tuple[str, str, str],
         network: tuple[list[aws.ec2.Subnet], aws.ec2.SecurityGroup],
         instance_profile: aws.iam.InstanceProfile,
         template: aws.ec2.LaunchTemplate,
         o: pulumi.ResourceOptions,
     ) -> aws.batch.ComputeEnvironment:
-        """A managed environment of the plan's instance type, scaling from zero to the spec's vCPU ceiling."""
+        """A managed environment of the plan's instance type, scaling from zero to the spec's vCPU ceiling; `market`
+        is (instance type, Batch compute resource type, allocation strategy)."""
+        instance_type, kind, allocation = market
         subnets, group = network
         return aws.batch.ComputeEnvironment(
             name,
@@ -251,7 +259,7 @@ class BatchQueue(pulumi.ComponentResource):
             compute_resources=aws.batch.ComputeEnvironmentComputeResourcesArgs(
                 type=kind,
                 allocation_strategy=allocation,
-                instance_types=[args.plan.instance_type],
+                instance_types=[instance_type],
                 min_vcpus=0,
                 max_vcpus=args.spec.max_vcpus or args.plan.vcpus,
                 subnets=[s.id for s in subnets],
