@@ -75,7 +75,8 @@ def run_in_terminal(args: list[str], cwd: Path, columns: int) -> tuple[str, str]
     """Run with stdout and stderr on two pseudo-terminals of `columns` columns; their text, control codes kept."""
     out_main, out_side = pty.openpty()
     err_main, err_side = pty.openpty()
-    env = {**os.environ, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm"}
+    person = {key: value for key, value in os.environ.items() if key != "CI"}  # a person's terminal, not CI's log
+    env = {**person, "COLUMNS": str(columns), "LINES": "50", "TERM": "xterm"}
     process = subprocess.Popen(args, cwd=cwd, stdout=out_side, stderr=err_side, stdin=subprocess.DEVNULL, env=env)
     os.close(out_side)
     os.close(err_side)
