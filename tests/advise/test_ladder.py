@@ -162,6 +162,8 @@ def test_a_new_70b_model_stops_on_distributed_training() -> None:
     assert float(train.cost_usd) == pytest.approx(train.nodes * P5_48XLARGE * train.days * 24, rel=1e-4)  # type: ignore[arg-type]
     assert train.gpu_hours == pytest.approx(train.gpus * train.days * 24, rel=1e-9)
     assert train.lustre_capacity_gib and train.checkpoint_gb == pytest.approx(70e9 * 16 / 1e9)  # bf16 + Adam: 16 B
+    # the run: 6 N D at the stated MFU of the dense peak on every GPU, over the stated goodput (plan/runtime.py)
+    assert train.days == pytest.approx(6 * 70e9 * 1000e9 / (train.gpus * 989e12 * train.mfu * train.goodput) / 86400)
     # the corpus: 40 TB of WARC is 40 x 1,500 = 60,000 files (one Common Crawl snapshot: 60 TB in 90,000 files),
     # in its own dataprep account, planned by plan_dataprep within the month it is given
     prep_spec = dataprep_spec(read_intent(INTENTS / "new-70b.yaml").spec)
@@ -178,6 +180,59 @@ def test_a_new_70b_model_stops_on_distributed_training() -> None:
     # rung 5: the training cluster and the fleet in different accounts
     assert result.specs["train"].account == advice.accounts.training == "ml-training"
     assert result.specs["serve"].account == advice.accounts.serving == "ml-inference"
+
+
+H100_BYTES = 81920 * 2**20  # catalog accelerators.yaml, the H100 row (nvidia-gfd)
+
+
+def per_gpu_bytes(nodes: int, zero: int) -> float:
+    """The 70B's bytes a GPU at TP 8, PP 1 on `nodes` x 8 H100, as plan/layout.py documents them: bf16 weights (2 B
+    a parameter), fp32 gradients (4 B, Megatron-LM's main_grad) and Adam's fp32 states (12 B) over the 8-way
+    tensor-parallel group, ZeRO sharding the optimizer (stage 1+), the gradients (2+) and the weights (3) over the
+    data-parallel ranks (Rajbhandari et al. 2020); activations of 80 layers at 34 sbh / t bytes each (Korthikanti
+    et al. 2022, table 2: selective recompute with sequence parallelism; s 8,192, b 1, h 8,192); ZeRO-3 unshards
+    two layers' weights at once; a 10% reserve."""
+    shard, d = 70e9 / 8, nodes
+    weights = shard * 2 / (d if zero >= 3 else 1)
+    gradients = shard * 4 / (d if zero >= 2 else 1)
+    optimizer = shard * 12 / d
+    activations = 80 * 8192 * 8192 * 34 / 8
+    buffers = 2 * 70e9 / 80 / 8 * 2 if zero >= 3 else 0
+    return weights + gradients + optimizer + activations + buffers + 0.10 * H100_BYTES
+
+
+def test_the_70b_is_laid_out_at_zero_2_as_the_planner_would() -> None:
+    """ZeRO-2 fits at the planned count, so the cluster is not laid out at ZeRO-3 (which re-gathers the weights for
+    every micro-batch: llm-train at 16 nodes takes 83.7 days at ZeRO-2, 190 at ZeRO-3, docs/planning.md)."""
+    result = walked("new-70b")
+    train = result.advice.train
+    assert train is not None and train.layout == "TP=8 PP=1 ZeRO-2 recompute selective +SP"
+    assert result.specs["train"].model.parallelism.zero_stage == 2  # type: ignore[union-attr]
+    assert train.layout_gb == pytest.approx(per_gpu_bytes(train.nodes, 2) / 1e9, abs=0.001)
+    assert per_gpu_bytes(train.nodes, 2) == pytest.approx(55.0e9, abs=0.05e9)
+    assert per_gpu_bytes(train.nodes, 2) < H100_BYTES
+    assert train.gpu_gb == pytest.approx(H100_BYTES / 1e9)
+    # 23 nodes, as llm-train's fewest meeting 60 days at the same layout and batch (docs/planning.md): 22 would
+    # need a goodput above what 22 nodes can have (Young/Daly's waste grows as the square root of the failure
+    # rate, so at 22 nodes it is at least sqrt(22/23) of the waste at 23)
+    assert train.nodes == 23 and train.goodput is not None
+    goodput_22 = 1 - (1 - train.goodput) * math.sqrt(22 / 23)
+    assert 6 * 70e9 * 1000e9 / (22 * 8 * 989e12 * train.mfu * goodput_22) / 86400 > 60
+
+
+def test_zero_3_only_where_zero_2_does_not_fit() -> None:
+    """At 3 nodes the 70B's ZeRO-2 layout needs 95.6 GB a GPU (the gradients and Adam's states shard only 3 ways),
+    past the H100's 85.9; ZeRO-3 shards the weights too and fits: the cluster falls back to it, and says why."""
+    assert per_gpu_bytes(3, 2) == pytest.approx(95.6e9, abs=0.05e9)
+    assert per_gpu_bytes(3, 2) > H100_BYTES
+    assert per_gpu_bytes(3, 3) == pytest.approx(84.3e9, abs=0.05e9)
+    assert per_gpu_bytes(3, 3) < H100_BYTES
+    result = walked("new-70b", **{"train.nodes": 3, "train.deadline_days": None})
+    train = result.advice.train
+    assert train is not None and train.nodes == 3 and train.layout is not None and "ZeRO-3" in train.layout
+    assert result.specs["train"].model.parallelism.zero_stage == 3  # type: ignore[union-attr]
+    assert train.layout_gb == pytest.approx(per_gpu_bytes(3, 3) / 1e9, abs=0.001)
+    assert "ZeRO-2 does not fit at 3 nodes (95.6 GB a GPU of 85.9)" in train.layout_why
 
 
 def test_owning_the_training_nodes_against_renting_them() -> None:

@@ -108,6 +108,13 @@ class TrainRung(Plain):
     meets_deadline: bool | None
     interconnect: str
     efa_interfaces_per_node: int
+    layout: str | None
+    """The parallel layout planned (plan/layout.py Layout.describe), None without the model's architecture."""
+    layout_gb: float | None
+    """Its bytes a GPU (weights, gradients, optimizer states, activations, buffers, reserve), in GB."""
+    gpu_gb: float | None
+    layout_why: str
+    """Why this ZeRO stage: the lower ones tried and what they need, or that the first fits."""
     lustre_capacity_gib: int | None
     lustre_throughput_mb_s: float | None
     checkpoint_gb: float | None

@@ -214,9 +214,12 @@ def training_tokens_billion(intent: IntentSpec) -> float:
     return intent.adapt.dataset_tokens_million * intent.adapt.epochs / 1000
 
 
-def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustre_gib: int) -> TrainingSpec:
+def training_spec(
+    intent: IntentSpec, nodes: int, interval_minutes: float, lustre_gib: int, zero_stage: int
+) -> TrainingSpec:
     """A Slurm (AWS PCS) cluster on EFA with FSx for Lustre, laid out as stacks/Pulumi.llm-train.yaml is: tensor
-    parallel inside the node, ZeRO-3 across; on-demand (the advice prices the run without spot's discount)."""
+    parallel inside the node, ZeRO across it at `zero_stage` (plan/advise/train.py picks it); on demand (the
+    advice prices the run without spot's discount)."""
     train = intent.train or Train(tokens_billion=training_tokens_billion(intent))
     model, arch = intent.model, intent.model.architecture
     name = stack_name(intent, "train")
@@ -255,7 +258,7 @@ def training_spec(intent: IntentSpec, nodes: int, interval_minutes: float, lustr
                 "recompute": "selective",
                 "global_batch_size": max(1, BATCH_TOKENS // train.sequence_length),
             },
-            "parallelism": {"tensor": 8, "pipeline": 1, "zero_stage": 3},
+            "parallelism": {"tensor": 8, "pipeline": 1, "zero_stage": zero_stage},
         },
         "scheduler": {"type": "slurm", "partition": "train", "slurm_version": "25.05"},
         "run": {"tokens_billion": train.tokens_billion}

@@ -3,7 +3,8 @@ checkpoints), at the fewest nodes that meet the deadline, and owning those nodes
 
 The cluster is planned in passes, each fixing what the next reads: the first gives the training state's size
 (which sizes Lustre: the kept checkpoints and the tokenized corpus); the next give the node count that meets the
-deadline and, at that count, the Young/Daly checkpoint interval, until both settle."""
+deadline and, at that count, the Young/Daly checkpoint interval, until both settle. The layout is ZeRO-2 where it
+fits GPU memory at that count, else ZeRO-3 (ZERO_STAGES)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.plan.advise.model import OwnershipFigures, TrainRung
 from gpuinfra.plan.advise.specs import advice_org, lustre_gib, training_spec
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH
+from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.ownership import ownership_plan
 from gpuinfra.plan.rates import node_rates
 from gpuinfra.plan.training import TrainingPlan, plan_training
@@ -22,6 +24,14 @@ from gpuinfra.spec.intent import IntentSpec, Train
 DEFAULT_NODES = 8
 """Nodes planned at when the intent names neither a count nor a deadline (64 H100s on p5.48xlarge)."""
 FIRST_INTERVAL_MINUTES = 120.0
+ZERO_STAGES = (2, 3)
+"""The ZeRO stages tried, lowest first. ZeRO-2 keeps each GPU's weight shard resident and reduce-scatters the
+gradients once a step; ZeRO-3 re-gathers the weights over the interconnect for every micro-batch (plan/throughput.py:
+llm-train's 70B at 16 nodes, 83.7 days at ZeRO-2 against 190 at ZeRO-3, docs/planning.md), so it is the fallback
+where ZeRO-2's resident weights do not fit. ZeRO-1 is not tried: the step model moves the same bytes a step at
+ZeRO-1 as at ZeRO-2 (plan/throughput.py _dp_seconds), and ZeRO-2 holds less (sharded gradients)."""
+FIRST_CHOICE = "ZeRO-2 fits: ZeRO-3 would re-gather the weights over the interconnect for every micro-batch"
+GB = 1e9
 MAX_PASSES = 4
 CENT = Decimal("0.01")
 
@@ -35,22 +45,46 @@ def _nodes(train: Train, plan: TrainingPlan) -> int:
     return plan.nodes
 
 
-def planned_cluster(intent: IntentSpec, catalog: Catalog) -> tuple[TrainingPlan, TrainingSpec]:
-    """The passes of the module docstring, repeated until the node count and the interval settle (each pass's
-    sweep reads the checkpoint cost of its own interval and Lustre)."""
+def planned_cluster(intent: IntentSpec, catalog: Catalog) -> tuple[TrainingPlan, TrainingSpec, str]:
+    """The cluster at the lowest ZeRO stage of ZERO_STAGES whose layout fits GPU memory at the node count it
+    settles on, as the planner proposes a layout (plan/layout.py propose_layout: the lowest stage that fits); the
+    last stage's plan when none fits (its layout finding then says why). Returns why the stage was chosen."""
+    train = intent.train or Train(tokens_billion=1)
+    org = advice_org()
+    nodes = train.nodes or DEFAULT_NODES
+    sizing = plan_training(training_spec(intent, nodes, FIRST_INTERVAL_MINUTES, 1200, ZERO_STAGES[-1]), org, catalog)
+    gib = lustre_gib(intent, sizing.memory.total_bytes)
+    refused: list[str] = []
+    for zero in ZERO_STAGES:
+        plan, spec = _settled(intent, catalog, zero, gib)
+        memory = plan.layout
+        if memory is None or memory.fits:
+            break
+        refused.append(_over(memory, plan.nodes))
+    why = "; ".join(refused) if refused else FIRST_CHOICE
+    return plan, spec, why
+
+
+def _over(memory: LayoutMemory, nodes: int) -> str:
+    need = f"{memory.total_bytes / GB:,.1f} GB a GPU of {memory.gpu_bytes / GB:,.1f}"
+    return f"ZeRO-{memory.layout.zero_stage} does not fit at {nodes} nodes ({need})"
+
+
+def _settled(intent: IntentSpec, catalog: Catalog, zero: int, gib: int) -> tuple[TrainingPlan, TrainingSpec]:
+    """The passes of the module docstring at one ZeRO stage, repeated until the node count and the interval
+    settle (each pass's sweep reads the checkpoint cost of its own interval and Lustre, and proposes only node
+    counts where this layout fits)."""
     train = intent.train or Train(tokens_billion=1)
     org = advice_org()
     nodes, interval = train.nodes or DEFAULT_NODES, FIRST_INTERVAL_MINUTES
-    sizing = plan_training(training_spec(intent, nodes, interval, 1200), org, catalog)
-    gib = lustre_gib(intent, sizing.memory.total_bytes)
-    spec = training_spec(intent, nodes, interval, gib)
+    spec = training_spec(intent, nodes, interval, gib, zero)
     plan = plan_training(spec, org, catalog)
     for _ in range(MAX_PASSES):
         settled = (_nodes(train, plan), _interval(plan))
         if settled == (nodes, interval):
             break
         nodes, interval = settled
-        spec = training_spec(intent, nodes, interval, gib)
+        spec = training_spec(intent, nodes, interval, gib, zero)
         plan = plan_training(spec, org, catalog)
     return plan, spec
 
@@ -63,7 +97,7 @@ def _interval(plan: TrainingPlan) -> float:
 
 
 def train_rung(intent: IntentSpec, catalog: Catalog) -> tuple[TrainRung, TrainingSpec]:
-    plan, spec = planned_cluster(intent, catalog)
+    plan, spec, why = planned_cluster(intent, catalog)
     run, deadline = plan.run, intent.train.deadline_days if intent.train else None
     point = run.at_spec if run else None
     ownership, note = ownership_figures(intent, catalog, plan)
@@ -78,6 +112,10 @@ def train_rung(intent: IntentSpec, catalog: Catalog) -> tuple[TrainRung, Trainin
         meets_deadline=(point.days <= deadline) if point and point.days is not None and deadline else None,
         interconnect=spec.interconnect.type,
         efa_interfaces_per_node=plan.efa_interfaces_per_node,
+        layout=plan.layout.layout.describe() if plan.layout else None,
+        layout_gb=plan.layout.total_bytes / GB if plan.layout else None,
+        gpu_gb=plan.layout.gpu_bytes / GB if plan.layout else None,
+        layout_why=why,
         lustre_capacity_gib=plan.lustre_capacity_gib,
         lustre_throughput_mb_s=plan.lustre_throughput_mb_s,
         checkpoint_gb=plan.checkpoint.size_gb if plan.checkpoint else None,
