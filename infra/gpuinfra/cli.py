@@ -443,7 +443,7 @@ def init(
         typer.Argument(
             metavar="WORKLOAD",
             help="training (training-pcs), training-eks, training-onprem, inference (inference-ec2), inference-k8s, "
-            "finetune or registry. Without it: scaffold the repository only.",
+            "finetune, registry or dataprep. Without it: scaffold the repository only.",
         ),
     ] = None,
     name: Annotated[

@@ -48,6 +48,7 @@ WORKLOADS: dict[str, Scaffold] = {
     "inference-k8s": Scaffold("inference", "an existing Kubernetes cluster, scaled by KEDA"),
     "finetune": Scaffold("training", "LoRA/QLoRA jobs on AWS Batch"),
     "registry": Scaffold("registry", "the model registry's bucket"),
+    "dataprep": Scaffold("dataprep", "a corpus through FineWeb's stages with datatrove on AWS PCS CPU workers"),
 }
 """The scaffold name and what it deploys (each has templates/init/<name>.yaml.j2)."""
 
@@ -57,8 +58,18 @@ ALIASES = {"training": "training-pcs", "inference": "inference-ec2"}
 NAME = re.compile(r"^[a-z][a-z0-9-]{0,30}[a-z0-9]\Z")
 """The spec's `name` pattern (spec/base.py `Name`): the stack name becomes the spec's name."""
 
-DEFAULT_ACCOUNTS = {"training": "ml-training", "inference": "ml-inference", "registry": "ml-registry"}
-DEFAULT_IDS = {"training": "111111111111", "inference": "222222222222", "registry": "333333333333"}
+DEFAULT_ACCOUNTS = {
+    "training": "ml-training",
+    "inference": "ml-inference",
+    "registry": "ml-registry",
+    "dataprep": "ml-dataprep",
+}
+DEFAULT_IDS = {
+    "training": "111111111111",
+    "inference": "222222222222",
+    "registry": "333333333333",
+    "dataprep": "444444444444",
+}
 """The accounts of the organization skeleton (templates/init/org.yaml.j2) and their ids."""
 
 PROGRAM_TEMPLATE = '''\
@@ -264,11 +275,22 @@ def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:
     placeholder = base64.b64encode(f"PLACEHOLDER--kubeconfig-{site}".encode()).decode()
     return {
         "stack_name": name,
+        "training_account": purpose_account(accounts, "training"),
         "account": account,
         "account_id": account_id,
         "site": site,
         "kube_placeholder": f"v1:UExBQ0VIT0xERVI=:{placeholder}",  # base64 of PLACEHOLDER: no passphrase opens it
     }
+
+
+def purpose_account(accounts: Any, purpose: str) -> str:
+    """The organization file's first account of `purpose` (the skeleton's when it names none): a dataprep stack's
+    token shards are read by the training account."""
+    if isinstance(accounts, dict):
+        for key, value in accounts.items():
+            if isinstance(value, dict) and value.get("purpose") == purpose:
+                return str(key)
+    return DEFAULT_ACCOUNTS[purpose]
 
 
 def next_steps(workload: str, name: str, context: dict[str, Any]) -> list[str]:
