@@ -20,7 +20,7 @@ def init(intent: str, folder: Path) -> list[str]:
     return [line.split()[-1] for line in result.stderr.splitlines() if line.startswith("  gpuinfra preview ")]
 
 
-@pytest.mark.parametrize(("intent", "stacks"), [("chat-service", 1), ("new-70b", 2)])
+@pytest.mark.parametrize(("intent", "stacks"), [("chat-service", 1), ("new-70b", 3)])
 def test_the_stacks_advise_writes_pass_validate_and_preview(intent: str, stacks: int, tmp_path: Path) -> None:
     project = tmp_path / "infra"
     names = init(intent, project)
@@ -33,7 +33,7 @@ def test_the_stacks_advise_writes_pass_validate_and_preview(intent: str, stacks:
         for command in ("validate", "preview"):
             result = gpuinfra(command, name, cwd=project)
             assert result.returncode == 0, f"{command} {name}\n{result.stdout[-3000:]}\n{result.stderr[-2000:]}"
-    assert len(accounts) == stacks  # the cluster and the fleet never share an account (rung 5)
+    assert len(accounts) == stacks  # the cluster, the fleet and the corpus's preparation never share an account
 
 
 def test_the_sizes_are_the_advices(tmp_path: Path) -> None:
@@ -43,6 +43,22 @@ def test_the_sizes_are_the_advices(tmp_path: Path) -> None:
     json_advice = gpuinfra("advise", str(INTENTS / "new-70b.yaml"), "--format", "json", cwd=tmp_path)
     assert f'"nodes": {train.compute.node_count},' in json_advice.stdout  # type: ignore[union-attr]
     assert train.account == "ml-training" and train.run.target_days == 60  # type: ignore[union-attr]
+
+
+def test_the_named_corpus_is_prepared_in_its_own_account_for_the_training_cluster(tmp_path: Path) -> None:
+    """new-70b names 40 TB of raw text: `--init` writes its dataprep stack (init's `dataprep` workload) with the
+    corpus the advice planned (40 TB of WARC at one Common Crawl snapshot's 90,000 files in 60 TB: 60,000 files),
+    in the organization's dataprep account, its shards granted to the account the training cluster is in."""
+    project = tmp_path / "infra"
+    names = init("new-70b", project)
+    assert "new-70b-prep" in names
+    prep = read_stack(project / "stacks" / "Pulumi.new-70b-prep.yaml").spec
+    train = read_stack(project / "stacks" / "Pulumi.new-70b-train.yaml").spec
+    assert (prep.corpus.size_tb, prep.corpus.files) == (40, 40 * 90_000 // 60)  # type: ignore[union-attr]
+    assert prep.output.readers == [train.account] == ["ml-training"]  # type: ignore[union-attr]
+    org = (project / "stacks" / "org.yaml").read_text()
+    assert "ml-dataprep:" in org and "purpose: dataprep" in org
+    assert prep.account == "ml-dataprep"
 
 
 def test_a_managed_api_answer_writes_nothing(tmp_path: Path) -> None:

@@ -180,6 +180,8 @@ def test_a_new_70b_model_stops_on_distributed_training() -> None:
     # rung 5: the training cluster and the fleet in different accounts
     assert result.specs["train"].account == advice.accounts.training == "ml-training"
     assert result.specs["serve"].account == advice.accounts.serving == "ml-inference"
+    assert result.specs["prep"].account == advice.accounts.dataprep == "ml-dataprep"
+    assert set(result.specs) == {"prep", "train", "serve"}  # what `advise --init` writes
 
 
 H100_BYTES = 81920 * 2**20  # catalog accelerators.yaml, the H100 row (nvidia-gfd)

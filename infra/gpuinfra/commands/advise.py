@@ -33,24 +33,26 @@ from gpuinfra.commands.init import (
 )
 from gpuinfra.errors import InputError
 from gpuinfra.load import ORG_FILE_NAME, project_dir, stacks_dir
-from gpuinfra.plan.advise import IntentProblem, IntentProblems, Walked, advise
+from gpuinfra.plan.advise import IntentProblem, IntentProblems, StackSpec, Walked, advise
 from gpuinfra.plan.advise.specs import advice_org
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH
+from gpuinfra.plan.dataprep import DataprepPlan, plan_dataprep
 from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
 from gpuinfra.plan.inference import InferencePlan, plan_inference
 from gpuinfra.plan.training import TrainingPlan, plan_training
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, TrainingSpec, read_yaml
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, TrainingSpec, read_yaml
 from gpuinfra.spec.intent import INTENT_KEY, read_intent
 
 BUDGET_HEADROOM = Decimal("1.5")
 """Compute is most of a GPU stack's bill; the other half of the estimate covers what rides along."""
 BUDGET_STEP = 1000
-StackPlan = InferencePlan | TrainingPlan | FinetunePlan
-WORKLOADS = {InferenceSpec: "inference", TrainingSpec: "training", FinetuneSpec: "finetune"}
+StackPlan = InferencePlan | TrainingPlan | FinetunePlan | DataprepPlan
+WORKLOADS = {InferenceSpec: "inference", TrainingSpec: "training", FinetuneSpec: "finetune", DataprepSpec: "dataprep"}
 WHAT = {
     "inference": "the serving fleet",
     "training": "the training cluster",
     "finetune": "the fine-tuning queue (AWS Batch, one node a run)",
+    "dataprep": "the corpus's preparation (datatrove on spot CPU workers)",
 }
 
 
@@ -102,12 +104,14 @@ def init_advice(walked: Walked, intent: Path, directory: Path, force: bool = Fal
     return result, lacking
 
 
-def planned(spec: InferenceSpec | TrainingSpec | FinetuneSpec, catalog: Catalog) -> StackPlan:
+def planned(spec: StackSpec, catalog: Catalog) -> StackPlan:
     org = advice_org()
     if isinstance(spec, InferenceSpec):
         return plan_inference(spec, org, catalog)
     if isinstance(spec, TrainingSpec):
         return plan_training(spec, org, catalog)
+    if isinstance(spec, DataprepSpec):
+        return plan_dataprep(spec, org, catalog)
     return plan_finetune(spec, org, catalog)
 
 
@@ -118,16 +122,19 @@ def needed_grants(walked: Walked, catalog: Catalog) -> Grants:
         for need in plan.quotas:
             if need.code is not None and need.vcpus:
                 grants.quotas[(need.account, need.region, need.code)] += need.vcpus
-        grants.budgets[spec.account] += full_size_monthly(plan, catalog)
+        grants.budgets[spec.account] += full_size_monthly(plan, catalog, spec)
         if isinstance(plan, InferencePlan):
             grants.regions |= {r.region for r in plan.regions}
     return grants
 
 
-def full_size_monthly(plan: StackPlan, catalog: Catalog) -> Decimal:
+def full_size_monthly(plan: StackPlan, catalog: Catalog, spec: StackSpec) -> Decimal:
     """On-demand compute of the stack at its maximum, a month (unknown prices count nothing: the budget is then
-    short, and the policy pack says so at preview)."""
+    short, and the policy pack says so at preview); a dataprep stack's maximum is its worker group's max_nodes."""
     hours = Decimal(repr(HOURS_PER_MONTH))
+    if isinstance(spec, DataprepSpec):
+        price = catalog.on_demand(spec.workers.instance_type, spec.region)
+        return price.usd_per_hour * spec.workers.max_nodes * hours if price else Decimal(0)
     if isinstance(plan, InferencePlan):
         total = Decimal(0)
         for region in plan.regions:
@@ -137,6 +144,7 @@ def full_size_monthly(plan: StackPlan, catalog: Catalog) -> Decimal:
     if isinstance(plan, TrainingPlan):
         rate = plan.run.at_spec.hourly_usd if plan.run else None
         return (rate or Decimal(0)) * hours
+    assert isinstance(plan, FinetunePlan), "a dataprep plan is priced from its spec above"
     rate = plan.chosen.hourly_usd if plan.chosen else None
     return (rate or Decimal(0)) * hours
 
@@ -185,7 +193,7 @@ def missing_grants(org: Any, grants: Grants) -> list[str]:
     return lines
 
 
-def stack_text(spec: InferenceSpec | TrainingSpec | FinetuneSpec, schema: str, intent: Path, walked: Walked) -> str:
+def stack_text(spec: StackSpec, schema: str, intent: Path, walked: Walked) -> str:
     workload = WORKLOADS[type(spec)]
     yaml = YAML()
     yaml.default_flow_style = False

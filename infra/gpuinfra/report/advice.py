@@ -40,6 +40,12 @@ def ladder_section(advice: Advice) -> Section:
 
 def _accounts_line(advice: Advice) -> str:
     acc = advice.accounts
+    line = _training_serving(advice)
+    return f"{line}; the corpus prepared in {acc.dataprep}" if acc.dataprep else line
+
+
+def _training_serving(advice: Advice) -> str:
+    acc = advice.accounts
     if acc.training and acc.serving:
         return f"training in {acc.training}, serving in {acc.serving}: never one account (the policy pack refuses it)"
     if acc.serving:

@@ -16,9 +16,9 @@ from gpuinfra.plan.advise.model import Accounts, AdaptRung, Advice, Rung, Servin
 from gpuinfra.plan.advise.movers import movers
 from gpuinfra.plan.advise.references import reference_problems
 from gpuinfra.plan.advise.serving import serving_rung
-from gpuinfra.plan.advise.specs import SERVING_ACCOUNT, TRAINING_ACCOUNT, IntentProblem
+from gpuinfra.plan.advise.specs import DATAPREP_ACCOUNT, SERVING_ACCOUNT, TRAINING_ACCOUNT, IntentProblem
 from gpuinfra.plan.advise.train import train_rung
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, TrainingSpec
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, TrainingSpec
 from gpuinfra.spec.intent import IntentSpec
 
 ACCOUNTS_RULE = (
@@ -35,12 +35,16 @@ class IntentProblems(ValueError):
         self.problems = problems
 
 
+StackSpec = InferenceSpec | FinetuneSpec | TrainingSpec | DataprepSpec
+"""A stack the answer needs (what `advise --init` writes)."""
+
+
 @dataclass
 class Walked:
     """The advice and the stack specs the answer needs (what `advise --init` writes)."""
 
     advice: Advice
-    specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec] = field(default_factory=dict)
+    specs: dict[str, StackSpec] = field(default_factory=dict)
 
 
 def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walked:
@@ -48,7 +52,7 @@ def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walke
     problems = reference_problems(intent, catalog, prices)
     if problems:
         raise IntentProblems(problems)
-    specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec] = {}
+    specs: dict[str, StackSpec] = {}
     managed = managed_rung(intent, prices)
     adapt = None
     if intent.adapt is not None:
@@ -62,7 +66,10 @@ def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walke
     if intent.train is not None or (adapt is not None and adapt.refusal is not None):
         train, specs["train"] = train_rung(intent, catalog)
     rungs, stopped = walk(intent, managed, adapt, serving, train)
-    prep = dataprep(intent, catalog)
+    prep = None
+    prepared = dataprep(intent, catalog)
+    if prepared is not None:
+        prep, specs["prep"] = prepared
     bill = lifetime_bill(intent.horizon_months, bill_lines(stopped, managed, adapt, serving, train, prep))
     advice = Advice(
         intent=intent.name,
@@ -75,7 +82,7 @@ def advise(intent: IntentSpec, catalog: Catalog, prices: ManagedPrices) -> Walke
         adapt=adapt,
         train=train,
         dataprep=prep,
-        accounts=_accounts(stopped, adapt, serving, train),
+        accounts=_accounts(stopped, adapt, serving, train, prep is not None),
         bill=bill,
         curves=curves(intent.horizon_months, managed, serving, bill, stopped),
         movers=movers(intent, stopped, managed, adapt, serving, train, bill),
@@ -96,21 +103,25 @@ def _answer(stopped: int, rungs: list[Rung]) -> str:
     return f"rung {stopped}, {TITLES[stopped]}: {rung.why}"
 
 
-def _accounts(stopped: int, adapt: AdaptRung | None, serving: ServingRung | None, train: TrainRung | None) -> Accounts:
+def _accounts(
+    stopped: int, adapt: AdaptRung | None, serving: ServingRung | None, train: TrainRung | None, prepares: bool
+) -> Accounts:
     trains = stopped in (2, 4) and (train is not None or adapt is not None)
     serves = stopped != 1 and serving is not None
     return Accounts(
-        training=TRAINING_ACCOUNT if trains else None, serving=SERVING_ACCOUNT if serves else None, rule=ACCOUNTS_RULE
+        training=TRAINING_ACCOUNT if trains else None,
+        serving=SERVING_ACCOUNT if serves else None,
+        rule=ACCOUNTS_RULE,
+        dataprep=DATAPREP_ACCOUNT if prepares and stopped != 1 else None,
     )
 
 
-def _needed(
-    stopped: int, specs: dict[str, InferenceSpec | FinetuneSpec | TrainingSpec]
-) -> dict[str, InferenceSpec | FinetuneSpec | TrainingSpec]:
+def _needed(stopped: int, specs: dict[str, StackSpec]) -> dict[str, StackSpec]:
     """The stacks the answer builds: none for a hosted API; the fine-tune (rung 2) or the training cluster (rung
-    4) with the fleet that serves the result."""
-    keep = {1: (), 2: ("finetune", "serve"), 3: ("serve",), 4: ("train", "serve")}.get(stopped, ())
-    return {k: v for k, v in specs.items() if k in keep}
+    4) with the fleet that serves the result; and, for any answer that builds, the named corpus's preparation (the
+    bill pays for it: bill.bill_lines)."""
+    keep = {1: (), 2: ("finetune", "serve", "prep"), 3: ("serve", "prep"), 4: ("prep", "train", "serve")}
+    return {k: specs[k] for k in keep.get(stopped, ()) if k in specs}
 
 
-__all__ = ["ACCOUNTS_RULE", "IntentProblem", "IntentProblems", "Walked", "advise"]
+__all__ = ["ACCOUNTS_RULE", "IntentProblem", "IntentProblems", "StackSpec", "Walked", "advise"]

@@ -21,12 +21,13 @@ from gpuinfra.plan.advise.model import (
 )
 from gpuinfra.plan.advise.specs import advice_org, dataprep_spec
 from gpuinfra.plan.dataprep import plan_dataprep
+from gpuinfra.spec import DataprepSpec
 from gpuinfra.spec.intent import IntentSpec
 
 
-def dataprep(intent: IntentSpec, catalog: Catalog) -> DataPrep | None:
+def dataprep(intent: IntentSpec, catalog: Catalog) -> tuple[DataPrep, DataprepSpec] | None:
     """The corpus's preparation as plan_dataprep plans the spec the intent implies (specs.dataprep_spec): its
-    hours and cost, unknown (never zero) where a price is."""
+    hours and cost, unknown (never zero) where a price is; and the spec (what `advise --init` writes)."""
     if intent.corpus is None:
         return None
     spec = dataprep_spec(intent)
@@ -37,7 +38,8 @@ def dataprep(intent: IntentSpec, catalog: Catalog) -> DataPrep | None:
         f" ({plan.serial_hours:,.0f} h of it the serial MinHash cluster step), within a {spec.deadline_hours:g} h"
         " deadline; WARC input, its file count from the corpus's size"
     )
-    return DataPrep(raw_tb=intent.corpus.raw_tb, planned=True, hours=plan.hours, cost_usd=plan.cost_usd, note=note)
+    prep = DataPrep(raw_tb=intent.corpus.raw_tb, planned=True, hours=plan.hours, cost_usd=plan.cost_usd, note=note)
+    return prep, spec
 
 
 def bill_lines(

@@ -183,6 +183,8 @@ class Accounts(Plain):
     training: str | None
     serving: str | None
     rule: str
+    dataprep: str | None = None
+    """Where the named corpus is prepared: raw text (PII) stays out of training too."""
 
 
 class Advice(Plain):

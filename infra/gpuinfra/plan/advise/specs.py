@@ -307,6 +307,7 @@ def lustre_gib(intent: IntentSpec, checkpoint_bytes: float) -> int:
 
 
 __all__ = [
+    "DATAPREP_ACCOUNT",
     "SERVING_ACCOUNT",
     "TRAINING_ACCOUNT",
     "IntentProblem",
