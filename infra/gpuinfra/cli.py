@@ -76,6 +76,7 @@ class AdviceFormat(StrEnum):
 class SchemaKind(StrEnum):
     stack = "stack"
     org = "org"
+    intent = "intent"
 
 
 StacksArg = Annotated[
@@ -519,12 +520,13 @@ def schema(
     kind: Annotated[SchemaKind, typer.Argument(help="Which file's schema.")] = SchemaKind.stack,
     out: Annotated[Path | None, typer.Option("--out", "-o", help="Write the schema to this file.")] = None,
 ) -> None:
-    """Write the JSON Schema of stack files (or the organization file) for editors.
+    """Write the JSON Schema of stack files (or the organization file, or intent files) for editors.
 
     \b
     Examples:
       gpuinfra schema stack --out schemas/stack.schema.json
       gpuinfra schema org --out schemas/org.schema.json
+      gpuinfra schema intent --out schemas/intent.schema.json
     """
     from gpuinfra.commands.schema import schema_text
 

@@ -26,7 +26,7 @@ from gpuinfra.errors import InputError
 from gpuinfra.load import PROJECT_FILE, project_dir, stacks_dir
 from gpuinfra.spec import read_yaml
 from gpuinfra.spec.files import read_text
-from gpuinfra.spec.schema import org_schema, stack_schema
+from gpuinfra.spec.schema import intent_schema, org_schema, stack_schema
 from gpuinfra.spec.yamlfile import MAX_BYTES
 from gpuinfra.templating import renderer
 
@@ -244,7 +244,7 @@ def scaffold_repository(project: Path, result: InitResult) -> None:
 def write_schemas(project: Path, result: InitResult) -> None:
     """The schemas the files' `# yaml-language-server` lines name, regenerated from this gpuinfra."""
     folder = project / "schemas"
-    for kind, data in (("stack", stack_schema()), ("org", org_schema())):
+    for kind, data in (("stack", stack_schema()), ("org", org_schema()), ("intent", intent_schema())):
         path = folder / f"{kind}.schema.json"
         if os.path.lexists(path) and not _own_schema(path):
             result.kept.append(path)  # the user's own file (or a link): never replaced

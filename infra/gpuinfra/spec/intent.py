@@ -11,7 +11,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Literal
 
-from pydantic import Field, StringConstraints, ValidationError, field_validator, model_validator
+from pydantic import (
+    ConfigDict,
+    Field,
+    JsonValue,
+    StringConstraints,
+    ValidationError,
+    field_validator,
+    model_validator,
+)
 
 from gpuinfra.errors import FieldPath, InputError
 from gpuinfra.spec.base import Invalid, Money, Name, Region, SpecModel
@@ -39,18 +47,32 @@ class IntentModel(SpecModel):
     family: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9._-]{0,63}$")]
     """Its family, e.g. llama-3.1: hosted models of the same size are what the managed-API rung compares."""
     parameters_billion: Annotated[float, Field(gt=0, le=100_000)]
+    """Parameters in billions (8 for Llama 3.1 8B): sizes the weights, the training run and the hosted yardstick."""
     precision: ServingPrecision = "bf16"
     """Precision the weights are served at (fp8 halves the bytes a decode step reads on Ada and Hopper)."""
     kv_cache_precision: Literal["fp16", "bf16", "fp8"] | None = None
     """Default: fp8 with fp8 weights, else the weights' precision."""
     context_length_tokens: Annotated[int, Field(ge=256, le=2_097_152)] = 8192
+    """The longest sequence a request may hold (prompt and answer): sizes the KV cache a replica reserves."""
     architecture: IntentArchitecture
+
+
+def given(*fields: str) -> list[JsonValue]:
+    """JSON Schema alternatives, one per field: the field written with a value, not null (what the model's
+    validators ask of `None`-defaulted fields, told to an editor)."""
+    return [
+        {"required": [f], "properties": {f: {"not": {"type": "null"}, "description": f"{f}, given a value"}}}
+        for f in fields
+    ]
 
 
 class Traffic(SpecModel):
     """What the product asks of the model once it is live."""
 
+    model_config = ConfigDict(json_schema_extra={"oneOf": given("requests_per_day", "tokens_per_day_million")})
+
     requests_per_day: Annotated[float, Field(gt=0)] | None = None
+    """Requests a day, over all regions (give this or tokens_per_day_million)."""
     tokens_per_day_million: Annotated[float, Field(gt=0)] | None = None
     """Input plus output tokens a day, in millions (give this or requests_per_day)."""
     input_tokens: Annotated[int, Field(ge=1, le=2_097_152)]
@@ -96,11 +118,13 @@ class Adapt(SpecModel):
     dataset_tokens_million: Annotated[float, Field(gt=0, le=10_000_000)]
     """Tokens of the fine-tuning set (one epoch)."""
     epochs: Annotated[float, Field(gt=0, le=1000)] = 1
+    """Passes over the fine-tuning set a run."""
     iterations: Annotated[int, Field(ge=1, le=1000)] = 3
     """Runs expected before the adapter is right (data fixes, hyper-parameters)."""
     lora_rank: Annotated[int, Field(ge=1, le=512)] = 16
     """The adapter's rank: one vLLM can serve (--max-lora-rank takes 1, 8, 16, 32, 64, 128, 256, 320 or 512)."""
     sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 2048
+    """Tokens a training sequence (the fine-tuning batch's)."""
     region: Region | None = None
     """Where the runs go; default: the first traffic region, else us-east-1."""
 
@@ -116,13 +140,16 @@ class Train(SpecModel):
     """The model must be (pre)trained: no existing checkpoint will do."""
 
     tokens_billion: Annotated[float, Field(gt=0, le=1_000_000)]
+    """Tokens the run trains on, in billions (1,000 for 1T)."""
     deadline_days: Annotated[float, Field(gt=0, le=3650)] | None = None
     """Wall-clock days the run must finish in; the planner names the node count that meets it."""
     instance_type: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9.-]*$")] = "p5.48xlarge"
+    """The training node type (catalog name); the planner picks how many."""
     region: Region = "us-east-1"
     nodes: Annotated[int, Field(ge=1, le=4096)] | None = None
     """Nodes to plan at; default: the fewest that meet the deadline (8 without one)."""
     sequence_length: Annotated[int, Field(ge=128, le=2_097_152)] = 8192
+    """Tokens a training sequence; the global batch stays at 4M tokens (plan/advise/specs.py BATCH_TOKENS)."""
     mfu: Annotated[float, Field(gt=0, le=1)] | None = None
     """Model FLOPs utilization if measured; default: the planner's step model."""
     months_of_training: Annotated[float, Field(gt=0, le=120)] | None = None
@@ -133,7 +160,9 @@ class Corpus(SpecModel):
     """Raw data to turn into training tokens before the first run."""
 
     raw_tb: Annotated[float, Field(gt=0, le=1_000_000)]
+    """Raw data to prepare, in TB (10^12 bytes) as stored: WARC, compressed, like one Common Crawl snapshot."""
     description: Annotated[str, StringConstraints(max_length=200)] | None = None
+    """What the corpus is (for the reader; the planner does not read it)."""
 
 
 class OwnedNodes(Ownership):
@@ -155,12 +184,15 @@ class Constraints(SpecModel):
     custom_serving: bool = False
     """The product needs serving of its own (own weights, a latency or isolation a hosted API cannot give)."""
     monthly_budget_usd: Annotated[Money, Field(gt=0)] | None = None
+    """The most the answer may cost a month: a bill above it is named among what would move the answer."""
     ownership: OwnedNodes | None = None
     """Figures for owning the training nodes (capex, power, colocation): owning versus renting over the horizon."""
 
 
 class IntentSpec(SpecModel):
     """What the team wants; `gpuinfra advise` says what to build for it and what it costs."""
+
+    model_config = ConfigDict(json_schema_extra={"anyOf": given("traffic", "adapt", "train")})
 
     name: Name
     model: IntentModel

@@ -1,4 +1,4 @@
-"""JSON Schema of stack files and the organization file, for editors (yaml-language-server)."""
+"""JSON Schema of stack files, the organization file and intent files, for editors (yaml-language-server)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from gpuinfra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, Organization
+from gpuinfra.spec.intent import INTENT_KEY, IntentSpec
 from gpuinfra.spec.target import cloud_workload_models
 
 SCHEMA_DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -59,9 +60,24 @@ def stack_schema() -> dict[str, Any]:
     }
 
 
+def intent_schema() -> dict[str, Any]:
+    """An intent file (docs/advise.md): one key, `gpuinfra:intent`."""
+    spec = IntentSpec.model_json_schema(ref_template="#/$defs/{model}")
+    defs = spec.pop("$defs", {})
+    return {
+        "$schema": SCHEMA_DRAFT,
+        "title": "gpuinfra intent file (gpuinfra advise INTENT)",
+        "type": "object",
+        "additionalProperties": False,
+        "properties": {INTENT_KEY: spec},
+        "required": [INTENT_KEY],
+        "$defs": defs,
+    }
+
+
 def org_schema() -> dict[str, Any]:
     schema = Organization.model_json_schema(ref_template="#/$defs/{model}")
     return {"$schema": SCHEMA_DRAFT, "title": "gpuinfra organization file (stacks/org.yaml)", **schema}
 
 
-__all__ = ["org_schema", "stack_schema"]
+__all__ = ["intent_schema", "org_schema", "stack_schema"]
