@@ -4,7 +4,9 @@ those stacks pass `validate` and `preview` as written (issue 52)."""
 
 from __future__ import annotations
 
+import json
 import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
@@ -59,6 +61,15 @@ def test_the_named_corpus_is_prepared_in_its_own_account_for_the_training_cluste
     org = (project / "stacks" / "org.yaml").read_text()
     assert "ml-dataprep:" in org and "purpose: dataprep" in org
     assert prep.account == "ml-dataprep"
+    # the bill's data-preparation line is the written stack's own plan: `validate` on it gives the same run
+    checked = gpuinfra("validate", "new-70b-prep", "--format", "json", cwd=project)
+    assert checked.returncode == 0, checked.stderr
+    (report,) = json.loads(checked.stdout)["stacks"]
+    advice = json.loads(gpuinfra("advise", str(INTENTS / "new-70b.yaml"), "--format", "json", cwd=tmp_path).stdout)
+    assert report["plan"]["hours"] == advice["dataprep"]["hours"]
+    assert Decimal(report["plan"]["cost_usd"]) == Decimal(advice["dataprep"]["cost_usd"])
+    line = next(b for b in advice["bill"]["lines"] if b["what"].startswith("data preparation"))
+    assert line["kind"] == "one-off" and Decimal(line["usd"]) == Decimal(report["plan"]["cost_usd"])
 
 
 def test_a_managed_api_answer_writes_nothing(tmp_path: Path) -> None:

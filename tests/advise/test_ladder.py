@@ -187,18 +187,18 @@ def test_a_new_70b_model_stops_on_distributed_training() -> None:
 H100_BYTES = 81920 * 2**20  # catalog accelerators.yaml, the H100 row (nvidia-gfd)
 
 
-def per_gpu_bytes(nodes: int, zero: int) -> float:
+def per_gpu_bytes(nodes: int, zero: int, sequence: int = 8192, recompute: str = "selective") -> float:
     """The 70B's bytes a GPU at TP 8, PP 1 on `nodes` x 8 H100, as plan/layout.py documents them: bf16 weights (2 B
     a parameter), fp32 gradients (4 B, Megatron-LM's main_grad) and Adam's fp32 states (12 B) over the 8-way
     tensor-parallel group, ZeRO sharding the optimizer (stage 1+), the gradients (2+) and the weights (3) over the
     data-parallel ranks (Rajbhandari et al. 2020); activations of 80 layers at 34 sbh / t bytes each (Korthikanti
-    et al. 2022, table 2: selective recompute with sequence parallelism; s 8,192, b 1, h 8,192); ZeRO-3 unshards
-    two layers' weights at once; a 10% reserve."""
+    et al. 2022, table 2: selective recompute with sequence parallelism; s 8,192, b 1, h 8,192), or only each
+    layer's input, 2 sbh / t, under full recompute; ZeRO-3 unshards two layers' weights at once; a 10% reserve."""
     shard, d = 70e9 / 8, nodes
     weights = shard * 2 / (d if zero >= 3 else 1)
     gradients = shard * 4 / (d if zero >= 2 else 1)
     optimizer = shard * 12 / d
-    activations = 80 * 8192 * 8192 * 34 / 8
+    activations = 80 * sequence * 8192 * (34 if recompute == "selective" else 2) / 8
     buffers = 2 * 70e9 / 80 / 8 * 2 if zero >= 3 else 0
     return weights + gradients + optimizer + activations + buffers + 0.10 * H100_BYTES
 
@@ -234,7 +234,30 @@ def test_zero_3_only_where_zero_2_does_not_fit() -> None:
     assert train is not None and train.nodes == 3 and train.layout is not None and "ZeRO-3" in train.layout
     assert result.specs["train"].model.parallelism.zero_stage == 3  # type: ignore[union-attr]
     assert train.layout_gb == pytest.approx(per_gpu_bytes(3, 3) / 1e9, abs=0.001)
-    assert "ZeRO-2 does not fit at 3 nodes (95.6 GB a GPU of 85.9)" in train.layout_why
+    assert "ZeRO-2 recompute selective +SP does not fit at 3 nodes (95.6 GB a GPU of 85.9)" in train.layout_why
+
+
+def test_where_no_first_layout_fits_the_planners_proposal_is_taken() -> None:
+    """At 32K-token sequences the 70B's selective-recompute activations alone are 91.3 GB a GPU: neither ZeRO-2 nor
+    ZeRO-3 fits at TP 8, and the cluster takes what the planner proposes from the ZeRO-2 layout (plan/layout.py
+    propose_layout: no pipeline first, then full recompute, which keeps one layer input, at ZeRO-2)."""
+    assert per_gpu_bytes(8, 2, 32768) == pytest.approx(134.9e9, abs=0.05e9)
+    assert per_gpu_bytes(8, 3, 32768) > H100_BYTES
+    result = walked("new-70b", **{"train.sequence_length": 32768})
+    train = result.advice.train
+    assert train is not None and train.layout == "TP=8 PP=1 ZeRO-2 recompute full +SP"
+    assert train.layout_gb == pytest.approx(per_gpu_bytes(train.nodes, 2, 32768, "full") / 1e9, abs=0.001)
+    assert "the planner proposes TP=8 PP=1 ZeRO-2 recompute full +SP" in train.layout_why
+    assert "(134.9 GB a GPU of 85.9)" in train.layout_why
+    assert train.meets_deadline is True
+
+
+def test_a_cluster_no_layout_fits_is_said_on_the_rung() -> None:
+    """A million-token sequence: not even full recompute's layer inputs fit (80 x 2 x 2^20 x 8,192 / 8 = 171.8 GB
+    a GPU), the planner has no proposal, and the rung says so rather than presenting the run as an answer."""
+    assert H100_BYTES < 80 * 2 * 2**20 * 8192 / 8
+    advice = walked("new-70b", **{"train.sequence_length": 2**20}).advice
+    assert advice.stopped_at == 4 and "no layout tried fits GPU memory" in advice.rungs[3].why
 
 
 def test_owning_the_training_nodes_against_renting_them() -> None:

@@ -132,7 +132,8 @@ def train_section(t: TrainRung) -> Section:
         f"{t.nodes} x {t.instance_type} ({t.gpus} GPUs), {t.interconnect} with {t.efa_interfaces_per_node} "
         f"interfaces a node: {_num(t.days)} days{met}, {_num(t.gpu_hours, 0)} GPU-hours, {money(t.cost_usd, 0)} "
         f"on demand ({', '.join(t.price_sources)})",
-        f"layout: {t.layout or UNKNOWN}, {_num(t.layout_gb)} of {_num(t.gpu_gb)} GB a GPU ({t.layout_why})",
+        f"layout: {t.layout or UNKNOWN}, {_num(t.layout_gb)} of {_num(t.gpu_gb)} GB a GPU (plan/layout.py; "
+        f"{t.layout_why})",
         f"MFU {t.mfu:.2f} ({t.mfu_source}); goodput {percent(t.goodput) if t.goodput is not None else UNKNOWN}",
         f"FSx for Lustre: {_num(t.lustre_capacity_gib, 0)} GiB at {_num(t.lustre_throughput_mb_s, 0)} MB/s",
         f"checkpoints: {_num(t.checkpoint_gb, 0)} GB every {_num(t.checkpoint_interval_minutes, 0)} minutes "

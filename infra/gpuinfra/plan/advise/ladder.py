@@ -88,7 +88,10 @@ def train_answer(intent: IntentSpec, adapt: AdaptRung | None, train: TrainRung |
         return False, "no training asked for"
     days = f"{train.days:.1f} days" if train.days is not None else "unknown days"
     cost = f"${train.cost_usd:,.0f}" if train.cost_usd is not None else "an unknown cost"
-    return True, f"{train.nodes} x {train.instance_type} ({train.gpus} GPUs) on {train.interconnect}: {days}, {cost}"
+    why = f"{train.nodes} x {train.instance_type} ({train.gpus} GPUs) on {train.interconnect}: {days}, {cost}"
+    if train.layout_gb is not None and train.gpu_gb is not None and train.layout_gb > train.gpu_gb:
+        why += "; but no layout tried fits GPU memory (rung 4's layout line): more nodes or a larger-memory type"
+    return True, why
 
 
 def walk(

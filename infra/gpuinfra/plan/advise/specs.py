@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from gpuinfra.plan.layout import Layout
 from gpuinfra.plan.pcs import lustre_need_gib
 from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, TrainingSpec
 from gpuinfra.spec.intent import IntentSpec, Train
@@ -215,11 +216,11 @@ def training_tokens_billion(intent: IntentSpec) -> float:
 
 
 def training_spec(
-    intent: IntentSpec, nodes: int, interval_minutes: float, lustre_gib: int, zero_stage: int
+    intent: IntentSpec, nodes: int, interval_minutes: float, lustre_gib: int, layout: Layout
 ) -> TrainingSpec:
-    """A Slurm (AWS PCS) cluster on EFA with FSx for Lustre, laid out as stacks/Pulumi.llm-train.yaml is: tensor
-    parallel inside the node, ZeRO across it at `zero_stage` (plan/advise/train.py picks it); on demand (the
-    advice prices the run without spot's discount)."""
+    """A Slurm (AWS PCS) cluster on EFA with FSx for Lustre at `layout` (plan/advise/train.py picks it: tensor
+    parallel inside the node and ZeRO-2 across, as stacks/Pulumi.llm-train.yaml is, where that fits); on demand
+    (the advice prices the run without spot's discount)."""
     train = intent.train or Train(tokens_billion=training_tokens_billion(intent))
     model, arch = intent.model, intent.model.architecture
     name = stack_name(intent, "train")
@@ -255,10 +256,11 @@ def training_spec(
                 "attention_heads": arch.attention_heads,
                 "sequence_length": train.sequence_length,
                 "micro_batch_size": 1,
-                "recompute": "selective",
+                "recompute": layout.recompute,
                 "global_batch_size": max(1, BATCH_TOKENS // train.sequence_length),
             },
-            "parallelism": {"tensor": 8, "pipeline": 1, "zero_stage": zero_stage},
+            "parallelism": {"tensor": layout.tensor, "pipeline": layout.pipeline, "zero_stage": layout.zero_stage}
+            | ({"context": layout.context} if layout.context > 1 else {}),
         },
         "scheduler": {"type": "slurm", "partition": "train", "slurm_version": "25.05"},
         "run": {"tokens_billion": train.tokens_billion}

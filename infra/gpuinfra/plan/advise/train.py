@@ -4,7 +4,7 @@ checkpoints), at the fewest nodes that meet the deadline, and owning those nodes
 The cluster is planned in passes, each fixing what the next reads: the first gives the training state's size
 (which sizes Lustre: the kept checkpoints and the tokenized corpus); the next give the node count that meets the
 deadline and, at that count, the Young/Daly checkpoint interval, until both settle. The layout is ZeRO-2 where it
-fits GPU memory at that count, else ZeRO-3 (ZERO_STAGES)."""
+fits GPU memory at that count, else ZeRO-3, else the planner's proposal (FIRST_LAYOUTS)."""
 
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ from gpuinfra.catalog import Catalog
 from gpuinfra.plan.advise.model import OwnershipFigures, TrainRung
 from gpuinfra.plan.advise.specs import advice_org, lustre_gib, training_spec
 from gpuinfra.plan.checkpoint import HOURS_PER_MONTH
-from gpuinfra.plan.layout import LayoutMemory
+from gpuinfra.plan.layout import Layout, LayoutMemory
 from gpuinfra.plan.ownership import ownership_plan
 from gpuinfra.plan.rates import node_rates
 from gpuinfra.plan.training import TrainingPlan, plan_training
@@ -24,12 +24,18 @@ from gpuinfra.spec.intent import IntentSpec, Train
 DEFAULT_NODES = 8
 """Nodes planned at when the intent names neither a count nor a deadline (64 H100s on p5.48xlarge)."""
 FIRST_INTERVAL_MINUTES = 120.0
-ZERO_STAGES = (2, 3)
-"""The ZeRO stages tried, lowest first. ZeRO-2 keeps each GPU's weight shard resident and reduce-scatters the
-gradients once a step; ZeRO-3 re-gathers the weights over the interconnect for every micro-batch (plan/throughput.py:
-llm-train's 70B at 16 nodes, 83.7 days at ZeRO-2 against 190 at ZeRO-3, docs/planning.md), so it is the fallback
-where ZeRO-2's resident weights do not fit. ZeRO-1 is not tried: the step model moves the same bytes a step at
-ZeRO-1 as at ZeRO-2 (plan/throughput.py _dp_seconds), and ZeRO-2 holds less (sharded gradients)."""
+FIRST_LAYOUTS = (
+    Layout(tensor=8, pipeline=1, zero_stage=2, recompute="selective"),
+    Layout(tensor=8, pipeline=1, zero_stage=3, recompute="selective"),
+)
+"""The layouts tried, in order: tensor parallel in the node's eight GPUs, selective recompute (as
+stacks/Pulumi.llm-train.yaml), ZeRO-2 across the nodes, then ZeRO-3. ZeRO-2 keeps each GPU's weight shard
+resident and reduce-scatters the gradients once a step; ZeRO-3 re-gathers the weights over the interconnect for
+every micro-batch (plan/throughput.py: llm-train's 70B at 16 nodes, 83.7 days at ZeRO-2 against 190 at ZeRO-3,
+docs/planning.md), so it is the fallback where ZeRO-2's resident weights do not fit. ZeRO-1 is not tried: the step
+model moves the same bytes a step at ZeRO-1 as at ZeRO-2 (plan/throughput.py _dp_seconds), and ZeRO-2 holds less.
+Where neither fits, the planner's own proposal (plan/layout.py propose_layout: fewest pipeline stages, least
+recomputation, smallest tensor parallel, lowest ZeRO stage) is taken."""
 FIRST_CHOICE = "ZeRO-2 fits: ZeRO-3 would re-gather the weights over the interconnect for every micro-batch"
 GB = 1e9
 MAX_PASSES = 4
@@ -46,45 +52,48 @@ def _nodes(train: Train, plan: TrainingPlan) -> int:
 
 
 def planned_cluster(intent: IntentSpec, catalog: Catalog) -> tuple[TrainingPlan, TrainingSpec, str]:
-    """The cluster at the lowest ZeRO stage of ZERO_STAGES whose layout fits GPU memory at the node count it
-    settles on, as the planner proposes a layout (plan/layout.py propose_layout: the lowest stage that fits); the
-    last stage's plan when none fits (its layout finding then says why). Returns why the stage was chosen."""
+    """The cluster at the first of FIRST_LAYOUTS that fits GPU memory at the node count it settles on, else at
+    the planner's proposal; the last plan when nothing fits (its layout finding then says why). Returns why this
+    layout."""
     train = intent.train or Train(tokens_billion=1)
-    org = advice_org()
     nodes = train.nodes or DEFAULT_NODES
-    sizing = plan_training(training_spec(intent, nodes, FIRST_INTERVAL_MINUTES, 1200, ZERO_STAGES[-1]), org, catalog)
-    gib = lustre_gib(intent, sizing.memory.total_bytes)
+    first = training_spec(intent, nodes, FIRST_INTERVAL_MINUTES, 1200, FIRST_LAYOUTS[-1])
+    gib = lustre_gib(intent, plan_training(first, advice_org(), catalog).memory.total_bytes)
     refused: list[str] = []
-    for zero in ZERO_STAGES:
-        plan, spec = _settled(intent, catalog, zero, gib)
+    proposals: list[Layout] = []
+    for layout in FIRST_LAYOUTS:
+        plan, spec = _settled(intent, catalog, layout, gib)
         memory = plan.layout
         if memory is None or memory.fits:
-            break
+            return plan, spec, "; ".join(refused) if refused else FIRST_CHOICE
         refused.append(_over(memory, plan.nodes))
-    why = "; ".join(refused) if refused else FIRST_CHOICE
-    return plan, spec, why
+        proposals += [memory.proposal] if memory.proposal is not None else []
+    if proposals:  # the planner's proposal from the lowest ZeRO stage's layout (it never lowers the stage)
+        plan, spec = _settled(intent, catalog, proposals[0], gib)
+        refused.append(f"the planner proposes {proposals[0].describe()}")
+    return plan, spec, "; ".join(refused)
 
 
 def _over(memory: LayoutMemory, nodes: int) -> str:
     need = f"{memory.total_bytes / GB:,.1f} GB a GPU of {memory.gpu_bytes / GB:,.1f}"
-    return f"ZeRO-{memory.layout.zero_stage} does not fit at {nodes} nodes ({need})"
+    return f"{memory.layout.describe()} does not fit at {nodes} nodes ({need})"
 
 
-def _settled(intent: IntentSpec, catalog: Catalog, zero: int, gib: int) -> tuple[TrainingPlan, TrainingSpec]:
-    """The passes of the module docstring at one ZeRO stage, repeated until the node count and the interval
-    settle (each pass's sweep reads the checkpoint cost of its own interval and Lustre, and proposes only node
-    counts where this layout fits)."""
+def _settled(intent: IntentSpec, catalog: Catalog, layout: Layout, gib: int) -> tuple[TrainingPlan, TrainingSpec]:
+    """The passes of the module docstring at one layout, repeated until the node count and the interval settle
+    (each pass's sweep reads the checkpoint cost of its own interval and Lustre, and proposes only node counts
+    where this layout fits)."""
     train = intent.train or Train(tokens_billion=1)
     org = advice_org()
     nodes, interval = train.nodes or DEFAULT_NODES, FIRST_INTERVAL_MINUTES
-    spec = training_spec(intent, nodes, interval, gib, zero)
+    spec = training_spec(intent, nodes, interval, gib, layout)
     plan = plan_training(spec, org, catalog)
     for _ in range(MAX_PASSES):
         settled = (_nodes(train, plan), _interval(plan))
         if settled == (nodes, interval):
             break
         nodes, interval = settled
-        spec = training_spec(intent, nodes, interval, gib, zero)
+        spec = training_spec(intent, nodes, interval, gib, layout)
         plan = plan_training(spec, org, catalog)
     return plan, spec
 
