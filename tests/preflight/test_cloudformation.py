@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight.cloudformation import cfn_type
 from gpuinfra.graph import Graph
 from gpuinfra.preflight import preflight
-from gpuinfra.preflight.cloudformation import cfn_type
 from gpuinfra.pulumi.engine import run
 
 

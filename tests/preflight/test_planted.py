@@ -11,8 +11,10 @@ from dataclasses import replace
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight import RULES
+from gpuinfra.clouds.aws.preflight.table import AWS
 from gpuinfra.graph import Graph
-from gpuinfra.preflight import AWS, RULES, preflight
+from gpuinfra.preflight import preflight
 from helpers import graph_for
 from planting import Plant, added, planted, removing, setting
 

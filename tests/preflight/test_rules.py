@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight import RULES
 from gpuinfra.graph import Graph
-from gpuinfra.preflight import RULES, preflight
+from gpuinfra.preflight import preflight
 from helpers import example_graph, graph_for
 from planting import planted, removing, setting
 

@@ -16,8 +16,7 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from gpuinfra.graph import Graph, Resource, tokens
-from gpuinfra.preflight.botocore_check import judgeable
+from gpuinfra.graph import Graph, Resource, judgeable, tokens
 from gpuinfra.preflight.findings import PreflightFinding
 
 DEFAULT_VERSION = "1.33"
@@ -26,6 +25,10 @@ pins; kubernetes-validate gives identical results for 1.31-1.33 on every kind we
 SOURCE = "Kubernetes OpenAPI schema (kubernetes-validate {package}, Kubernetes {version}, strict)"
 HELM = tokens.HELM_RELEASE
 PATCH_SUFFIX = "Patch"
+KUBERNETES_PREFIX = "kubernetes:"
+"""Every Kubernetes object: the OpenAPI schema of its kind (Helm releases: see below)."""
+NOT_JUDGED = frozenset({tokens.HELM_RELEASE, tokens.HELM_CHART, tokens.K8S_CONFIG_GROUP})
+"""Kubernetes types that are not one object of the API: their content is judged by the conformance tests."""
 
 
 @cache
@@ -195,4 +198,13 @@ def is_checked(resource: Resource, graph: Graph) -> bool:
     return _validator(target_version(graph, resource), kind, api_version) is not None
 
 
-__all__ = ["DEFAULT_VERSION", "api_version_kind", "check_object", "is_checked", "schema_problems", "target_version"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "KUBERNETES_PREFIX",
+    "NOT_JUDGED",
+    "api_version_kind",
+    "check_object",
+    "is_checked",
+    "schema_problems",
+    "target_version",
+]
