@@ -4,13 +4,13 @@ registry: the list of files a new cloud package touches outside itself."""
 
 from __future__ import annotations
 
-import ast
 import dataclasses
 from pathlib import Path
 
 import pytest
 from gpuinfra.clouds import CLOUDS, Parts, cloud, owner_of, type_part
 from helpers import ROOT, example_graph
+from test_layout import imports
 
 PACKAGE = ROOT / "infra" / "gpuinfra"
 ALLOWED_OUTSIDE = {"infra/gpuinfra/clouds/__init__.py"}
@@ -19,20 +19,15 @@ lists no package for it) and its catalog data is catalog/data/."""
 
 
 def aws_package_users(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:
-    """Modules outside clouds/aws/ that import gpuinfra.clouds.aws or name one of its modules."""
+    """Modules outside clouds/aws/ that import gpuinfra.clouds.aws (at any depth, also inside a function) or
+    name one of its modules."""
     found = set()
     for path in package.rglob("*.py"):
         rel = path.relative_to(base).as_posix()
         if "/clouds/aws/" in rel or "__pycache__" in rel:
             continue
-        source = path.read_text(encoding="utf-8")
-        imports = {
-            n.module if isinstance(n, ast.ImportFrom) else a.name
-            for n in ast.walk(ast.parse(source))
-            if isinstance(n, ast.Import | ast.ImportFrom)
-            for a in (n.names if isinstance(n, ast.Import) else [n])  # type: ignore[union-attr]
-        }
-        if any(str(m or "").startswith("gpuinfra.clouds.aws") for m in imports) or "gpuinfra.clouds.aws" in source:
+        named = "gpuinfra.clouds.aws" in path.read_text(encoding="utf-8")
+        if named or any(m.startswith("gpuinfra.clouds.aws") for _, m in imports(path, base)):
             found.add(rel)
     return found
 

@@ -134,10 +134,10 @@ def test_a_peering_to_a_training_network_is_refused_by_the_pack() -> None:
         inputs={"network": "chat-serve-gcp-vpc", "peerNetwork": "projects/acme-train-prod/global/networks/train"},
     )
     run = police_stack(inputs, plan, _planted(peering))
-    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    found = [v.message for v in run.violations if v.rule == "separation-gcp-edges"]
     assert found and "acme-train-prod" in found[0] and "training project" in found[0]
     same = dataclasses.replace(peering, inputs={"peerNetwork": "projects/acme-serve-prod/global/networks/other"})
-    assert not [v for v in police_stack(inputs, plan, _planted(same)).violations if v.policy == "separation-gcp-edges"]
+    assert not [v for v in police_stack(inputs, plan, _planted(same)).violations if v.rule == "separation-gcp-edges"]
 
 
 def _edge(kind: str, name: str, inputs: dict[str, object]) -> Resource:
@@ -191,7 +191,7 @@ EDGES = [
 )
 def test_every_edge_to_another_purpose_is_refused(kind: str, inputs: dict[str, object], says: str) -> None:
     run = police_stack(inputs_for(STACK), checked(STACK).plan, _planted(_edge(kind, "planted", inputs)))
-    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    found = [v.message for v in run.violations if v.rule == "separation-gcp-edges"]
     assert any(says in m for m in found), found
 
 

@@ -1,6 +1,7 @@
 """Preflight: every resource of the graph judged by its cloud's and Kubernetes' own published definitions.
 
-`preflight(graph, catalog)` returns findings (rule id, resource, property path, value, rule, source):
+`preflight(graph, catalog)` returns findings (gpuinfra.findings: rule id, resource, property path, value, rule,
+source):
 what the cloud would refuse (its preflight part, found through the registry: AWS's botocore service models
 and CloudFormation schemas), what Kubernetes would reject or prune (its OpenAPI schema), and documented
 rules those models cannot express. It reads only the graph and the catalog,
@@ -14,10 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuinfra.preflight.check import preflight
-    from gpuinfra.preflight.findings import PreflightFinding
 
-_WHERE = {"preflight": "check", "PreflightFinding": "findings"}
-"""Loaded on first use (PEP 562): reading a finding's shape (`validate`'s reports) must not import botocore."""
+_WHERE = {"preflight": "check"}
+"""Loaded on first use (PEP 562): importing the package (the findings' helpers) must not import botocore."""
 
 
 def __getattr__(name: str) -> Any:
@@ -28,4 +28,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["PreflightFinding", "preflight"]
+__all__ = ["preflight"]

@@ -10,8 +10,9 @@ from types import ModuleType
 import gpuinfra.preflight.kubernetes as kubernetes
 from gpuinfra.catalog import Catalog
 from gpuinfra.clouds import type_part
+from gpuinfra.findings import Finding, Level
 from gpuinfra.graph import Graph, Resource
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 from gpuinfra.preflight.kubernetes import KUBERNETES_PREFIX, NOT_JUDGED
 
 UNCHECKED = "PF-UNCHECKED"
@@ -21,7 +22,7 @@ UNCHECKED_SOURCE = "infra/gpuinfra/preflight/table.py"
 (clouds/aws/preflight/table.py, issue 45), and the path stays until the goldens are next regenerated on purpose."""
 
 
-def check_resource(resource: Resource, graph: Graph) -> list[PreflightFinding]:
+def check_resource(resource: Resource, graph: Graph) -> list[Finding]:
     """A Kubernetes object by its Kubernetes schema (whichever cloud runs the cluster), any other resource by the
     definitions of the cloud that owns its type."""
     if resource.type.startswith(KUBERNETES_PREFIX):
@@ -30,7 +31,7 @@ def check_resource(resource: Resource, graph: Graph) -> list[PreflightFinding]:
     return [] if own is None else own.check(resource, graph)  # type: ignore[no-any-return]
 
 
-def unchecked(graph: Graph, resources: Iterable[Resource]) -> list[PreflightFinding]:
+def unchecked(graph: Graph, resources: Iterable[Resource]) -> list[Finding]:
     """One info finding per type (or Kubernetes kind) nothing here can judge: said, not silently passed."""
     seen: dict[str, Resource] = {}
     for r in resources:
@@ -49,13 +50,13 @@ def unchecked(graph: Graph, resources: Iterable[Resource]) -> list[PreflightFind
         else:
             why = "no entry in preflight's table"
         message = f"{type_} is not judged by preflight: {why}; the conformance tests check it against upstream"
-        findings.append(PreflightFinding.at(r, UNCHECKED, "", type_, message, UNCHECKED_SOURCE, level="info"))
+        findings.append(finding_at(r, UNCHECKED, "", type_, message, UNCHECKED_SOURCE, Level.INFO))
     return findings
 
 
-def preflight(graph: Graph, catalog: Catalog) -> list[PreflightFinding]:
+def preflight(graph: Graph, catalog: Catalog) -> list[Finding]:
     """Every way AWS or Kubernetes would refuse (or silently drop) what the graph asks for, sorted."""
-    findings: list[PreflightFinding] = []
+    findings: list[Finding] = []
     resources = [r for r in graph.custom_resources()]
     parts: dict[str, ModuleType] = {}
     for resource in resources:
@@ -66,16 +67,16 @@ def preflight(graph: Graph, catalog: Catalog) -> list[PreflightFinding]:
             findings += check_resource(resource, graph)
         except Exception as exc:  # a crashing check is a finding, never a pass
             message = f"preflight could not judge this resource: {type(exc).__name__}: {exc}"
-            findings.append(PreflightFinding.at(resource, CRASH, "", resource.type, message, "infra/preflight"))
+            findings.append(finding_at(resource, CRASH, "", resource.type, message, "infra/preflight"))
     for rule in [r for part in parts.values() for r in getattr(part, "RULES", ())]:  # the clouds' graph rules
         try:
             findings += rule.run(graph, catalog)
         except Exception as exc:
             stack = next(iter(graph.resources))
             message = f"rule {rule.id} crashed: {type(exc).__name__}: {exc}"
-            findings.append(PreflightFinding.at(stack, CRASH, "", rule.id, message, rule.source))
+            findings.append(finding_at(stack, CRASH, "", rule.id, message, rule.source))
     findings += unchecked(graph, resources)
-    return sorted(set(findings), key=lambda f: (f.level != "error", f.urn, f.rule, f.path, f.message))
+    return sorted(set(findings), key=lambda f: (f.level < Level.ERROR, f.urn, f.rule, f.path, f.message))
 
 
 __all__ = ["CRASH", "UNCHECKED", "check_resource", "preflight", "unchecked"]

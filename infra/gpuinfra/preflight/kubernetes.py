@@ -16,8 +16,9 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource, judgeable, tokens
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 DEFAULT_VERSION = "1.33"
 """Kubernetes version judged when the graph does not say (no EKS cluster): the version the EKS example
@@ -131,7 +132,7 @@ def _holds_unknown(value: Any) -> bool:
     return not judgeable(value)
 
 
-def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
+def check_object(resource: Resource, graph: Graph) -> list[Finding]:
     api_version, kind = api_version_kind(resource)
     obj = {"apiVersion": api_version, "kind": kind, **resource.inputs}
     version = target_version(graph, resource)
@@ -140,7 +141,7 @@ def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
     if problems is None:
         return []  # reported once per kind by `unchecked_kinds`
     findings = [
-        PreflightFinding.at(resource, "PF-K8S-SCHEMA", path, value, f"{kind} {api_version}: {message}", source)
+        finding_at(resource, "PF-K8S-SCHEMA", path, value, f"{kind} {api_version}: {message}", source)
         for path, message, value in problems
     ]
     if kind == "ConfigMap":
@@ -148,7 +149,7 @@ def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
     return findings
 
 
-def _embedded(resource: Resource, configmap: dict[str, Any], version: str, source: str) -> list[PreflightFinding]:
+def _embedded(resource: Resource, configmap: dict[str, Any], version: str, source: str) -> list[Finding]:
     """YAML documents in a ConfigMap's data that are Kubernetes objects (the training job template)."""
     import yaml
 
@@ -164,7 +165,7 @@ def _embedded(resource: Resource, configmap: dict[str, Any], version: str, sourc
             docs = [d for d in yaml.load_all(text, Loader=loader) if isinstance(d, dict)]
         except yaml.YAMLError as exc:
             message = f"data[{key!r}] is not valid YAML: {exc}"
-            findings.append(PreflightFinding.at(resource, "PF-K8S-EMBEDDED", f"data.{key}", text, message, "YAML 1.1"))
+            findings.append(finding_at(resource, "PF-K8S-EMBEDDED", f"data.{key}", text, message, "YAML 1.1"))
             continue
         for n, doc in enumerate(docs):
             for where, obj, partial in _judged_parts(doc):
@@ -172,7 +173,7 @@ def _embedded(resource: Resource, configmap: dict[str, Any], version: str, sourc
                 for path, message, value in problems or ():
                     at = f"data.{key}[doc {n}].{where}{path and '.' + path}"
                     text_ = f"embedded {doc.get('kind')}: {obj['kind']} {message}"
-                    findings.append(PreflightFinding.at(resource, "PF-K8S-EMBEDDED", at, value, text_, source))
+                    findings.append(finding_at(resource, "PF-K8S-EMBEDDED", at, value, text_, source))
     return findings
 
 

@@ -14,9 +14,9 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import InputError
+from gpuinfra.findings import Finding, Level
 from gpuinfra.load import Inputs
 from gpuinfra.plan import AnyPlan
-from gpuinfra.validators import Finding, Level
 
 
 def stack_config() -> dict[str, Any]:

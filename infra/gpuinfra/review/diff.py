@@ -15,7 +15,7 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.cost import Breakdown
-from gpuinfra.errors import BLOCKING_LEVELS, blocks
+from gpuinfra.findings import BLOCKING_LEVELS, blocks
 from gpuinfra.graph import SECRET, STACK_TYPE, Graph, Resource
 from gpuinfra.graph.readers import Step
 from gpuinfra.plan.figures import Figure

@@ -12,8 +12,9 @@ from __future__ import annotations
 from functools import cache
 from typing import Any
 
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Resource, judgeable
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 PREFIX = "aws-native:"
 
@@ -121,11 +122,11 @@ def _path(error: Any) -> str:
     return out
 
 
-def check(resource: Resource) -> list[PreflightFinding]:
+def check(resource: Resource) -> list[Finding]:
     type_name = cfn_type(resource.type)
     if type_name is None:
         message = f"no CloudFormation resource type matches {resource.type} in cfn-lint's schemas"
-        return [PreflightFinding.at(resource, "PF-CFN-SCHEMA", "", resource.type, message, "cfn-lint provider schemas")]
+        return [finding_at(resource, "PF-CFN-SCHEMA", "", resource.type, message, "cfn-lint provider schemas")]
     schema = _schema(type_name)
     props = properties(dict(resource.inputs), schema, schema)
     source = f"CloudFormation resource schema {type_name} (cfn-lint {_cfnlint_version()})"
@@ -134,16 +135,14 @@ def check(resource: Resource) -> list[PreflightFinding]:
     for name in sorted(read_only & set(props)):
         message = f"{type_name}: {name} is read-only (an output), not a property to set"
         at = name[:1].lower() + name[1:]
-        findings.append(PreflightFinding.at(resource, "PF-CFN-SCHEMA", at, props[name], message, source))
+        findings.append(finding_at(resource, "PF-CFN-SCHEMA", at, props[name], message, source))
     for error in sorted(_validator(type_name).iter_errors(props), key=lambda e: list(map(str, e.absolute_path))):
         if not judgeable(error.instance):
             continue
         if error.validator == "required" and any(r in read_only for r in error.validator_value):
             continue
         findings.append(
-            PreflightFinding.at(
-                resource, "PF-CFN-SCHEMA", _path(error), error.instance, f"{type_name}: {error.message}", source
-            )
+            finding_at(resource, "PF-CFN-SCHEMA", _path(error), error.instance, f"{type_name}: {error.message}", source)
         )
     return findings
 

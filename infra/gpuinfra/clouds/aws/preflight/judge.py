@@ -7,8 +7,9 @@ import gpuinfra.clouds.aws.preflight.cloudformation as cloudformation
 from gpuinfra.clouds.aws.preflight.botocore_check import validate
 from gpuinfra.clouds.aws.preflight.rules import RULES
 from gpuinfra.clouds.aws.preflight.table import AWS, CLOUDFORMATION_PREFIX, AwsApi
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 
 def _botocore_version() -> str:
@@ -17,7 +18,7 @@ def _botocore_version() -> str:
     return str(botocore.__version__)
 
 
-def check_aws(resource: Resource, entry: AwsApi) -> list[PreflightFinding]:
+def check_aws(resource: Resource, entry: AwsApi) -> list[Finding]:
     findings = []
     for call in entry.translate(resource):
         where = f"{call.service} {call.operation}"
@@ -25,17 +26,13 @@ def check_aws(resource: Resource, entry: AwsApi) -> list[PreflightFinding]:
         for gap in call.gaps:
             message = f"input {gap!r} has no mapping to {where} in preflight's table: cannot judge it"
             findings.append(
-                PreflightFinding.at(
-                    resource, "PF-AWS-UNMAPPED", gap, resource.inputs.get(gap.split(".")[0]), message, source
-                )
+                finding_at(resource, "PF-AWS-UNMAPPED", gap, resource.inputs.get(gap.split(".")[0]), message, source)
             )
         for problem in validate(call.service, call.operation, call.params):
             member = problem.path.lstrip(".") or "request"
             message = f"AWS would refuse {where}: {member} {problem.message}"
             findings.append(
-                PreflightFinding.at(
-                    resource, "PF-AWS-API", call.input_path(problem.path), problem.value, message, source
-                )
+                finding_at(resource, "PF-AWS-API", call.input_path(problem.path), problem.value, message, source)
             )
     return findings
 
@@ -45,7 +42,7 @@ def judges(type_token: str) -> bool:
     return type_token in AWS or type_token.startswith(CLOUDFORMATION_PREFIX)
 
 
-def check(resource: Resource, graph: Graph) -> list[PreflightFinding]:
+def check(resource: Resource, graph: Graph) -> list[Finding]:
     """Every way AWS would refuse what the graph asks of `resource`."""
     entry = AWS.get(resource.type)
     if entry is not None:

@@ -7,8 +7,9 @@ from dataclasses import dataclass
 from typing import Any, TypeGuard
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 
 @dataclass(frozen=True, slots=True)
@@ -30,9 +31,9 @@ class Rule:
     source: str
     check: Check
 
-    def run(self, graph: Graph, catalog: Catalog) -> Iterator[PreflightFinding]:
+    def run(self, graph: Graph, catalog: Catalog) -> Iterator[Finding]:
         for v in self.check(graph, catalog):
-            yield PreflightFinding.at(v.resource, self.id, v.path, v.value, f"{v.message} ({self.text})", self.source)
+            yield finding_at(v.resource, self.id, v.path, v.value, f"{v.message} ({self.text})", self.source)
 
 
 RULES: list[Rule] = []
