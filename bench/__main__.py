@@ -31,7 +31,7 @@ from gpuinfra.graph import Graph, Resource
 from gpuinfra.policy.pack import pack_config, police_stack
 from gpuinfra.report.render.json import render_diff_json
 from gpuinfra.review.diff import Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 
 import bench.floor as floor_module
 from bench import catalog as catalog_bench
@@ -199,7 +199,7 @@ def combined_10k(prepared: stages.Prepared, runs: int) -> tuple[int, dict[str, T
     """Policies + cost + diff over a graph of about 10,000 resources (copies of the fleet side by side)."""
     base = scaled(prepared.graph, max(1, -(-10_000 // len(prepared.graph.resources))))
     head = changed(base)
-    catalog, plan, rules, config = load_catalog(), prepared.plan, load_rules(), pack_config()
+    catalog, plan, rules, config = load_catalog(), prepared.plan, replacements(), pack_config()
 
     def price(graph: Graph) -> Breakdown:
         return price_graph(graph, catalog, Usage().with_assumed(assumed_usage(plan, graph)))

@@ -19,10 +19,11 @@ from typing import Any
 
 from gpuinfra.account import AccountFacts
 from gpuinfra.catalog import load_catalog
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.plan import build_plan
 from gpuinfra.policy.facts import StackFacts
-from gpuinfra.policy.pack import PolicyRun, Violation, pack_config, police
+from gpuinfra.policy.pack import PolicyRun, pack_config, police
 from helpers import apply, checked, example_graph, graph_for, inputs_for
 
 GraphEdit = tuple[str, str | None, Mapping[str, Any]]
@@ -142,7 +143,7 @@ def case_graph(case: PolicyCase) -> Graph:
     return edited(graph, case.edits) if case.edits else graph
 
 
-def run_case(case: PolicyCase) -> list[Violation]:
+def run_case(case: PolicyCase) -> list[Finding]:
     if not case.unchecked:
         errors = [f for f in checked(case.stack, case.spec, case.org).findings if str(f.level) == "error"]
         assert not errors, f"the validators refuse this case; mark it unchecked=True: {errors}"
@@ -150,15 +151,15 @@ def run_case(case: PolicyCase) -> list[Violation]:
     if case.alone:
         facts = dataclasses.replace(facts, held=AccountFacts())  # the stack alone: no other stack of its account
     run = police(case_graph(case), facts, pack_config(given=case.config))
-    found = [v for v in run.violations if v.policy == case.policy]
+    found = [v for v in run.violations if v.rule == case.policy]
     if not case.fires:
         assert not found, f"{case.policy} fired unexpectedly: {[v.message for v in found]}"
         return found
-    assert found, f"{case.policy} did not fire; violations: {[(v.policy, v.message) for v in run.violations]}"
+    assert found, f"{case.policy} did not fire; violations: {[(v.rule, v.message) for v in run.violations]}"
     if case.message:
         assert any(re.search(case.message, v.message) for v in found), [v.message for v in found]
     if case.level:
-        assert {v.level for v in found} == {case.level}, [v.level for v in found]
+        assert {v.level.enforcement for v in found} == {case.level}, [v.level.enforcement for v in found]
     return found
 
 

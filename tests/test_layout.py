@@ -14,6 +14,7 @@ SOURCE_ROOT = "infra"
 PACKAGE = ROOT / SOURCE_ROOT / "gpuinfra"
 STAGES = (
     "errors",
+    "findings",
     "templating",
     "store",
     "spec",
@@ -36,7 +37,7 @@ STAGES = (
 )
 """Lowest first: a stage may import itself and anything before it, nothing after it."""
 PULUMI_SDK = {"pulumi", "pulumi_aws", "pulumi_aws_native", "pulumi_kubernetes", "pulumi_gcp"}
-LOOSE_MODULES = {"__init__.py", "errors.py", "load.py", "templating.py", "cli.py"}
+LOOSE_MODULES = {"__init__.py", "errors.py", "findings.py", "load.py", "templating.py", "cli.py"}
 
 
 def modules(root: Path = ROOT) -> list[Path]:
@@ -76,7 +77,7 @@ def imports(path: Path, root: Path = ROOT) -> Iterator[tuple[int, str]]:
 def test_every_module_sits_in_a_known_stage_and_few_are_loose() -> None:
     loose = {p.name for p in PACKAGE.glob("*.py")}
     assert loose <= LOOSE_MODULES, loose - LOOSE_MODULES
-    assert len(loose - {"__init__.py"}) <= 4
+    assert len(loose - {"__init__.py"}) <= 5
     packages = {p.name for p in PACKAGE.iterdir() if p.is_dir() and p.name != "__pycache__"}
     assert packages <= set(STAGES), packages - set(STAGES)
 

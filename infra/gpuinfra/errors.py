@@ -85,22 +85,6 @@ class InputError(GpuinfraError):
         return self.render()
 
 
-BLOCKING_LEVELS = frozenset({"error", "mandatory"})
-"""Finding levels that fail a check: an error-level validator or preflight finding, a mandatory policy violation.
-Every command's exit code and the review's verdict come from `verdict` (one rule, one place)."""
-
-
-def blocks(level: str) -> bool:
-    return level in BLOCKING_LEVELS
-
-
-def verdict(unreadable: bool, levels: Iterable[str]) -> int:
-    """The exit code: 2 when an input cannot be read; 1 when any finding blocks; else 0."""
-    if unreadable:
-        return 2
-    return 1 if any(blocks(level) for level in levels) else 0
-
-
 def raise_if(problems: Iterable[Problem]) -> None:
     """Raise one InputError carrying all problems, if there are any."""
     found = list(problems)
@@ -109,13 +93,10 @@ def raise_if(problems: Iterable[Problem]) -> None:
 
 
 __all__ = [
-    "BLOCKING_LEVELS",
     "FieldPath",
     "GpuinfraError",
     "InputError",
     "Problem",
-    "blocks",
     "format_path",
     "raise_if",
-    "verdict",
 ]

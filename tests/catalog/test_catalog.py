@@ -30,7 +30,7 @@ def test_every_as_of_is_the_date_its_source_gives(catalog: Catalog) -> None:
     """An entry carries exactly the date its source gives (a snapshot's header, a commit's date), and none when
     the source gives none (AWS's quota and pricing pages, the GFD label rule): never the day the file was built.
     free.yaml (read by the pricer) too."""
-    from gpuinfra.cost.prices import free_types
+    from gpuinfra.cost.free import free_types
 
     dated = undated = 0
     for entry in [*entries(catalog), *free_types()]:

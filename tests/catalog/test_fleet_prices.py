@@ -20,7 +20,7 @@ from gpuinfra.plan.serving import choose_instance
 from helpers import example_graph, graph_for, rules_fired
 
 COMPUTE = ("Instances", "Capacity block")
-"""Names of the cost lines that price instances (infra/gpuinfra/cost/compute.py)."""
+"""Names of the cost lines that price instances (infra/gpuinfra/clouds/aws/cost/compute.py)."""
 SMALL = ServingMemory(weights_bytes=10**9, kv_bytes_per_token=0, kv_cache_bytes=0, needed_bytes=10**9)
 """A 1 GB model: every accelerated type holds it."""
 

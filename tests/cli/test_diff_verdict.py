@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from gpuinfra.errors import verdict
+from gpuinfra.findings import verdict
 from gpuinfra.policy.pack import pack_config
 from helpers import gpuinfra
 

@@ -24,7 +24,7 @@ from gpuinfra.graph.tokens import LAUNCH_TEMPLATE
 from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.render import render
 from gpuinfra.review.diff import diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 
 STACK = "chat-serve"
 RULE = "PF-EC2-IMDS"
@@ -79,7 +79,7 @@ def test_a_refusal_is_in_every_format_and_fails_the_preview(refused: PreviewRun)
 
 def test_the_review_shows_a_new_refusal_as_blocking(clean: PreviewRun, refused: PreviewRun) -> None:
     report = diff_report(
-        diff_sides(clean.snapshots, refused.snapshots, load_rules()), "base", "head", load_catalog(), [], []
+        diff_sides(clean.snapshots, refused.snapshots, replacements()), "base", "head", load_catalog(), [], []
     )
     assert report.exit_code == 1
     rows = [f for s in report.stacks for f in s.findings if f.rule == RULE]
@@ -91,7 +91,7 @@ def test_the_review_shows_a_new_refusal_as_blocking(clean: PreviewRun, refused: 
 
 def test_a_fixed_refusal_shows_as_resolved_and_no_longer_blocks(clean: PreviewRun, refused: PreviewRun) -> None:
     report = diff_report(
-        diff_sides(refused.snapshots, clean.snapshots, load_rules()), "base", "head", load_catalog(), [], []
+        diff_sides(refused.snapshots, clean.snapshots, replacements()), "base", "head", load_catalog(), [], []
     )
     assert report.exit_code == 0
     assert [f.status for s in report.stacks for f in s.findings if f.rule == RULE] == ["resolved"]

@@ -96,7 +96,7 @@ def test_validator_and_policy_share_the_verdict(pair: Pair) -> None:
     # error, so the graph is built here as `pulumi preview` would build it)
     graph = preview_graph(result.inputs, result.plan)
     run = police_stack(result.inputs, result.plan, graph, POLICIES)
-    mandatory = {v.policy for v in run.mandatory}
+    mandatory = {v.rule for v in run.mandatory}
     assert (pair.policy in mandatory) == pair.fires, [v.message for v in run.violations]
     # and the two commands exit alike: 1 when the pair fires, 0 otherwise
     validated = Report(command="validate", stacks=[to_report(result)])

@@ -19,10 +19,10 @@ from typing import Any
 
 import boto3
 import pytest
+from gpuinfra.clouds.aws.preflight.requests.services import metric_alarm
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.preflight.access.decide import Policies, Principal, Request, evaluate
 from gpuinfra.preflight.access.statements import parse
-from gpuinfra.preflight.aws.services import metric_alarm
 from helpers import DELETE, example_data, example_graph, graph_for, org_data
 from moto import mock_aws
 

@@ -17,9 +17,9 @@ from dataclasses import replace
 import boto3
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight.requests.routing import hosted_zone, record
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.preflight import preflight
-from gpuinfra.preflight.aws.routing import hosted_zone, record
 from helpers import example_data, example_graph, graph_for
 from moto import mock_aws
 

@@ -99,12 +99,12 @@ def test_a_model_or_image_change_shows_in_the_diff_as_a_roll_of_every_region(gra
     aws r/autoscaling_group: a refresh starts when launch_template changes)."""
     from gpuinfra.cost import price_graph
     from gpuinfra.review.diff import Snapshot, diff_sides
-    from gpuinfra.review.replacements import load_rules
+    from gpuinfra.review.effects import replacements
 
     catalog = load_catalog()
     head = graph_for("chat-serve", change)
     sides = [{g.stack: Snapshot(g.stack, g, price_graph(g, catalog), (), {})} for g in (graph, head)]
-    changed = {r.name: r for r in diff_sides(*sides, load_rules()).stacks[0].resources}
+    changed = {r.name: r for r in diff_sides(*sides, replacements()).stacks[0].resources}
     groups = [g.name for g in graph.of_type(ASG)]
     assert len(groups) == 12  # base, burst and overflow in four regions
     for name in groups:
@@ -190,8 +190,8 @@ def test_the_refresh_requests_fit_the_botocore_model_and_carry_the_desired_confi
     terraform-provider-aws group.go), judged by botocore's autoscaling model; with AutoRollback it names the
     group's template version as DesiredConfiguration, which AWS requires ("The AutoRollback parameter cannot
     be set to true when the DesiredConfiguration parameter is empty")."""
-    from gpuinfra.preflight.aws.autoscaling import group as translate
-    from gpuinfra.preflight.botocore_check import validate
+    from gpuinfra.clouds.aws.preflight.botocore_check import validate
+    from gpuinfra.clouds.aws.preflight.requests.autoscaling import group as translate
 
     g = graph_for("chat-serve", {"regions[3].image_id": AMI})
     for group in g.of_type(ASG):
@@ -212,7 +212,7 @@ def test_the_refresh_requests_fit_the_botocore_model_and_carry_the_desired_confi
 
 def test_a_checkpoint_delay_past_the_api_maximum_is_refused_by_the_model() -> None:
     """The validation above can fail: CheckpointDelay's maximum is 172800 s in the botocore model."""
-    from gpuinfra.preflight.botocore_check import validate
+    from gpuinfra.clouds.aws.preflight.botocore_check import validate
 
     request = {
         "AutoScalingGroupName": "g",

@@ -106,7 +106,7 @@ def test_duplicate_adapter_names_are_refused() -> None:
 def test_an_added_adapter_is_a_configuration_roll_not_a_new_fleet(catalog: Any) -> None:
     from gpuinfra.cost import price_graph
     from gpuinfra.review.diff import Snapshot, diff_sides
-    from gpuinfra.review.replacements import load_rules
+    from gpuinfra.review.effects import replacements
     from helpers import graph_for
 
     base = graph_for("chat-serve", {"model.adapters": ADAPTERS[:1]})
@@ -115,7 +115,7 @@ def test_an_added_adapter_is_a_configuration_roll_not_a_new_fleet(catalog: Any) 
     def snap(g: Any) -> Snapshot:
         return Snapshot(g.stack, g, price_graph(g, catalog), (), {})
 
-    d = diff_sides({base.stack: snap(base)}, {head.stack: snap(head)}, load_rules())
+    d = diff_sides({base.stack: snap(base)}, {head.stack: snap(head)}, replacements())
     changed = d.stacks[0].resources
     assert changed, "the second adapter must change the replicas' configuration"
     # Nothing added, removed or replaced: the launch templates' user data changes and the groups roll.

@@ -7,7 +7,7 @@ from decimal import Decimal
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.cost import HOURS_PER_MONTH, price_graph
-from gpuinfra.cost.batch import batch_bounds
+from gpuinfra.graph.launchers import batch_bounds
 from helpers import example_graph
 
 CE = "aws:batch/computeEnvironment:ComputeEnvironment"

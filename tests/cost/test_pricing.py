@@ -346,10 +346,10 @@ def test_eks_training_prices_the_control_plane_and_node_groups(catalog: Catalog)
 
 
 def test_the_control_plane_rate_follows_the_support_tier_of_the_day(catalog: Catalog) -> None:
-    from gpuinfra.cost.lines import Ctx
+    from gpuinfra.clouds.aws.cost.lines import Ctx
+    from gpuinfra.clouds.aws.cost.prices import PriceBook
+    from gpuinfra.clouds.aws.cost.services import price_eks_cluster
     from gpuinfra.cost.model import Where
-    from gpuinfra.cost.prices import PriceBook
-    from gpuinfra.cost.services import price_eks_cluster
     from gpuinfra.cost.usage import Usage
 
     p = provider()

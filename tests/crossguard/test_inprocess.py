@@ -6,7 +6,7 @@ import pytest
 from gpuinfra.graph import UNKNOWN
 from gpuinfra.policy import rules as policies
 from gpuinfra.policy.pack import pack_config, police
-from gpuinfra.policy.runner import run_pack
+from gpuinfra.policy.runner import diagnostic, run_pack
 from helpers import example_graph
 from policy_helpers import edited, facts_for
 from pulumi_policy import EnforcementLevel, ResourceValidationPolicy
@@ -17,15 +17,15 @@ IMDSV1 = ((*OD_LT, {"metadataOptions.httpTokens": "optional"}),)
 
 
 def imds(run: object) -> list:  # type: ignore[type-arg]
-    return [v for v in run.violations if v.policy == "security-imdsv2"]  # type: ignore[attr-defined]
+    return [v for v in run.violations if v.rule == "security-imdsv2"]  # type: ignore[attr-defined]
 
 
 def test_a_configured_level_replaces_the_default() -> None:
     graph = edited(example_graph("llm-train"), IMDSV1)
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config(given={"security-imdsv2": "advisory"})))
-    assert found.level == "advisory"
+    assert found.level.enforcement == "advisory"
     assert found.urn.endswith("aws:ec2/launchTemplate:LaunchTemplate::llm-train-slurm-pcs-od-lt")
-    assert found.diagnostic == (
+    assert diagnostic(found) == (
         "Instances require IMDSv2 session tokens (metadataOptions.httpTokens = required).\n" + found.message
     )
 
@@ -39,13 +39,13 @@ def test_disabled_policies_do_not_run() -> None:
 def test_remediate_is_reported_as_mandatory() -> None:
     graph = edited(example_graph("llm-train"), IMDSV1)
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config(given={"security-imdsv2": "remediate"})))
-    assert found.level == "mandatory"
+    assert found.level.enforcement == "mandatory"
 
 
 def test_an_unknown_value_makes_the_policy_advisory_cant_run() -> None:
     graph = edited(example_graph("llm-train"), ((*OD_LT, {"metadataOptions.httpTokens": UNKNOWN}),))
     (found,) = imds(police(graph, facts_for("llm-train"), pack_config()))
-    assert found.level == "advisory" and found.unknown
+    assert found.level.enforcement == "advisory" and found.unknown
     assert found.message == (
         "can't run policy 'security-imdsv2' from policy pack 'gpuinfra@v0.0.1' during preview: "
         "string value at .metadataOptions.httpTokens can't be known during preview"
@@ -54,7 +54,7 @@ def test_an_unknown_value_makes_the_policy_advisory_cant_run() -> None:
 
 def test_not_applicable_is_recorded_not_reported() -> None:
     run = police(example_graph("llm-train"), facts_for("llm-train"), pack_config())
-    assert not [v for v in run.violations if v.policy.startswith("inference-")]
+    assert not [v for v in run.violations if v.rule.startswith("inference-")]
     assert {n.policy for n in run.not_applicable} >= {"inference-on-demand-base", "inference-health-checks"}
 
 
@@ -73,7 +73,7 @@ def test_a_crashing_policy_is_a_mandatory_violation() -> None:
         "broken", "always crashes", validate=boom, enforcement_level=EnforcementLevel.ADVISORY
     )
     run = run_pack(example_graph("llm-train"), [broken], {}, pack="t")
-    assert {v.level for v in run.violations} == {"mandatory"}
+    assert {v.level.enforcement for v in run.violations} == {"mandatory"}
     assert run.violations[0].message == "policy crashed: KeyError: 'surprise'"
 
 

@@ -21,7 +21,7 @@ from gpuinfra.plan.account import in_account
 from gpuinfra.policy import rules as policies
 from gpuinfra.policy.config import reconcile
 from gpuinfra.policy.facts import StackFacts
-from gpuinfra.policy.pack import PolicyRun, meta_of, pack_config, police
+from gpuinfra.policy.pack import PolicyRun, diagnostic, meta_of, pack_config, police
 from gpuinfra.pulumi.preview import engine_config
 from gpuinfra.workspace import workspace_of
 from helpers import STACKS, example_graph, inputs_for, write_stack
@@ -55,7 +55,7 @@ BROKEN = (
 def in_process(graph: Graph, facts: StackFacts, config: dict) -> tuple[list[Diagnostic], Counter]:  # type: ignore[type-arg]
     run: PolicyRun = police(graph, facts, config)
     return (
-        sorted(Diagnostic(v.policy, v.level, v.urn, v.diagnostic) for v in run.violations),
+        sorted(Diagnostic(v.rule, v.level.enforcement, v.urn, diagnostic(v)) for v in run.violations),
         Counter((n.policy, n.reason) for n in run.not_applicable),
     )
 

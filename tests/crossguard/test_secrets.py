@@ -67,8 +67,8 @@ def test_a_secret_grant_is_judged_under_the_cli_and_refused_in_process() -> None
     )
     blinded = (("aws:s3/bucketPolicy:BucketPolicy", "llm-train-storage-checkpoints-policy", {"policy": SECRET}),)
     run = police(edited(example_graph("llm-train"), blinded), facts_for("llm-train"), pack_config())
-    inside = [v for v in run.violations if v.policy == "separation-cross-account-grants"]
-    assert inside and {v.level for v in inside} == {"mandatory"}
+    inside = [v for v in run.violations if v.rule == "separation-cross-account-grants"]
+    assert inside and {v.level.enforcement for v in inside} == {"mandatory"}
     assert "the document is a secret the pack is not shown" in inside[0].message
 
 

@@ -11,7 +11,7 @@ from gpuinfra.cost import HOURS_PER_MONTH, price_graph
 from gpuinfra.graph import SECRET, UNKNOWN, Graph
 from gpuinfra.graph.readers import Step
 from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides, walk
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from graphs import graph, group, provider, res
 from helpers import ample_quotas, example_graph, graph_for
 
@@ -24,7 +24,9 @@ def snap(g: Graph, catalog: Catalog, findings: tuple[ReviewItem, ...] = (), step
 
 
 def diff(base: Graph, head: Graph, catalog: Catalog, **head_extra):  # type: ignore[no-untyped-def]
-    return diff_sides({base.stack: snap(base, catalog)}, {head.stack: snap(head, catalog, **head_extra)}, load_rules())
+    return diff_sides(
+        {base.stack: snap(base, catalog)}, {head.stack: snap(head, catalog, **head_extra)}, replacements()
+    )
 
 
 def verdict_of(d) -> int:  # type: ignore[no-untyped-def]
@@ -155,7 +157,7 @@ def test_added_and_removed_resources_carry_their_whole_cost(catalog: Catalog) ->
 def test_a_stack_only_on_one_side_is_added_or_removed(catalog: Catalog) -> None:
     p = provider()
     g = graph(p, *group("g", p, "g6.xlarge", 2))
-    d = diff_sides({}, {g.stack: snap(g, catalog)}, load_rules())
+    d = diff_sides({}, {g.stack: snap(g, catalog)}, replacements())
     assert d.stacks[0].status == "added"
     assert {r.action for r in d.stacks[0].resources} == {"create"}
     assert d.delta == price_graph(g, catalog).monthly
@@ -171,14 +173,14 @@ def test_cost_only_changes_are_reported_even_when_inputs_are_equal(catalog: Cata
     d = diff_sides(
         {"s": Snapshot("s", g, price_graph(g, catalog))},
         {"s": Snapshot("s", g, price_graph(g, catalog, more))},
-        load_rules(),
+        replacements(),
     )
     (row,) = d.stacks[0].resources
     assert row.action == "same" and row.before is None and row.delta is None  # unknown before: no delta
     d2 = diff_sides(
         {"s": Snapshot("s", g, price_graph(g, catalog, more))},
         {"s": Snapshot("s", g, price_graph(g, catalog, more))},
-        load_rules(),
+        replacements(),
     )
     assert d2.stacks[0].resources == ()
 
@@ -189,7 +191,7 @@ def test_findings_are_compared_by_stack_rule_where_and_message(catalog: Catalog)
     gone = ReviewItem("s", "validator", "b", "warning", "y", "fixed")
     new = ReviewItem("s", "policy", "c", "mandatory", "vpc", "violates")
     d = diff_sides(
-        {"s": Snapshot("s", g, None, (kept, gone))}, {"s": Snapshot("s", g, None, (kept, new))}, load_rules()
+        {"s": Snapshot("s", g, None, (kept, gone))}, {"s": Snapshot("s", g, None, (kept, new))}, replacements()
     )
     s = d.stacks[0]
     assert s.new_findings == (new,) and s.resolved_findings == (gone,)
@@ -199,7 +201,7 @@ def test_findings_are_compared_by_stack_rule_where_and_message(catalog: Catalog)
 def test_advisory_and_warning_findings_do_not_block(catalog: Catalog) -> None:
     g = graph(provider())
     head = (ReviewItem("s", "policy", "c", "advisory", "", "m"), ReviewItem("s", "validator", "w", "warning", "", "m"))
-    assert verdict_of(diff_sides({}, {"s": Snapshot("s", g, None, head)}, load_rules())) == 0
+    assert verdict_of(diff_sides({}, {"s": Snapshot("s", g, None, head)}, replacements())) == 0
 
 
 def test_walk_lists_leaf_paths_and_skips_equal_secrets() -> None:
@@ -213,7 +215,7 @@ def test_walk_lists_leaf_paths_and_skips_equal_secrets() -> None:
 def test_a_side_without_a_graph_is_not_compared_resource_by_resource(catalog: Catalog) -> None:
     g = example_graph("llm-train")
     error = ReviewItem("llm-train", "validator", "spot-checkpoint-interval-too-long", "error", "checkpointing", "m")
-    d = diff_sides({g.stack: snap(g, catalog)}, {g.stack: Snapshot(g.stack, None, None, (error,))}, load_rules())
+    d = diff_sides({g.stack: snap(g, catalog)}, {g.stack: Snapshot(g.stack, None, None, (error,))}, replacements())
     s = d.stacks[0]
     assert s.status == "not-previewed" and s.resources == ()
     assert s.total("after") is None and d.delta is None  # unknown, never zero

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds.aws.review.replacements import load_table
 from gpuinfra.review.diff import Snapshot, diff_sides
-from gpuinfra.review.replacements import REPLACE, UPDATE, load_rules, load_table
+from gpuinfra.review.effects import REPLACE, UPDATE, replacements
 from helpers import graph_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -153,7 +154,9 @@ def test_the_generator_reads_top_level_nested_and_decreasing_force_new(tmp_path:
 
 
 def _diff(base, head, catalog: Catalog):  # type: ignore[no-untyped-def]
-    return diff_sides({base.stack: Snapshot(base.stack, base)}, {head.stack: Snapshot(head.stack, head)}, load_rules())
+    return diff_sides(
+        {base.stack: Snapshot(base.stack, base)}, {head.stack: Snapshot(head.stack, head)}, replacements()
+    )
 
 
 def _resource(d, name: str):  # type: ignore[no-untyped-def]

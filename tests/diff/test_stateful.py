@@ -9,7 +9,7 @@ from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.render.markdown import render_diff_markdown
 from gpuinfra.report.render.table import render_diff_table
 from gpuinfra.review.diff import Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from helpers import graph_for
 
 TRAINING_STATEFUL = {
@@ -49,7 +49,7 @@ def _review(base, head, catalog: Catalog):  # type: ignore[no-untyped-def]
     d = diff_sides(
         {base.stack: Snapshot(base.stack, base, price_graph(base, catalog))},
         {head.stack: Snapshot(head.stack, head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
     return d, diff_report(d, "main", "head", catalog)
 

@@ -63,6 +63,6 @@ def test_a_sibling_that_cannot_be_read_fails_validate_and_the_policy_alike(tmp_p
     assert problems and "the repository's stack broken cannot be read" in problems[0]
     held = workspace_of(inputs.stack.path, inputs.org.path).facts(inputs)
     run = police_stack(inputs, plan, preview_graph(inputs, plan), pack_config(), held=held)
-    assert any(v.policy == "quota-within-grant" and "broken cannot be read" in v.message for v in run.mandatory), [
+    assert any(v.rule == "quota-within-grant" and "broken cannot be read" in v.message for v in run.mandatory), [
         v.message for v in run.violations
     ]

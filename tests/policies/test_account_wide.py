@@ -34,7 +34,7 @@ def violations(stack: str, org: dict[str, object], policy: str, alone: bool = Fa
     if alone:
         facts = dataclasses.replace(facts, held=AccountFacts())
     run = police(example_graph(stack), facts, pack_config())
-    return [v.message for v in run.violations if v.policy == policy and v.level == "mandatory"]
+    return [v.message for v in run.violations if v.rule == policy and v.level.enforcement == "mandatory"]
 
 
 def test_each_training_stack_fits_the_old_grant_alone() -> None:
@@ -82,7 +82,7 @@ def test_two_stacks_over_the_budget_together_fail_the_review_naming_both() -> No
 def test_the_unchanged_examples_fit_their_accounts_together() -> None:
     for stack in ("llm-train", "llm-train-eks", "llm-finetune", "chat-serve", "chat-serve-k8s", "model-registry"):
         run = run_example(stack)
-        assert [v for v in run.violations if v.policy in ("quota-within-grant", "budget-within-account")] == []
+        assert [v for v in run.violations if v.rule in ("quota-within-grant", "budget-within-account")] == []
 
 
 def test_a_stack_that_cannot_be_read_is_not_counted_as_zero(tmp_path: Path) -> None:
@@ -94,5 +94,5 @@ def test_a_stack_that_cannot_be_read_is_not_counted_as_zero(tmp_path: Path) -> N
     facts = StackFacts.of(inputs, build_plan(inputs.spec, inputs.org.org, catalog), catalog, held)
     run = police(example_graph("llm-train"), facts, pack_config())
     for policy in ("quota-within-grant", "budget-within-account"):
-        found = [v for v in run.violations if v.policy == policy and "broken" in v.message]
-        assert found and found[0].level == "mandatory" and "cannot be read" in found[0].message, run.violations
+        found = [v for v in run.violations if v.rule == policy and "broken" in v.message]
+        assert found and found[0].blocking and "cannot be read" in found[0].message, run.violations

@@ -38,8 +38,8 @@ def test_quotas_count_nodepools_at_their_limits() -> None:
         ((POOL, "chat-k8s-us-east-1-on-demand-nodes", {"spec.limits": {"cpu": "400", "nvidia.com/gpu": "100"}}),),
     )
     run = police(graph, facts_for("chat-serve-k8s"), pack_config())
-    found = [v for v in run.violations if v.policy == "quota-within-grant"]
-    assert found, [(v.policy, v.message) for v in run.violations]
+    found = [v for v in run.violations if v.rule == "quota-within-grant"]
+    assert found, [(v.rule, v.message) for v in run.violations]
     assert "the stack needs 400 vCPUs at maximum size (chat-k8s-us-east-1-on-demand-nodes)" in found[0].message
 
 
@@ -51,8 +51,8 @@ def test_quotas_count_batch_compute_environments_at_max_vcpus() -> None:
         ((CE, "llm-finetune-on-demand", {"computeResources.maxVcpus": 4000}),),
     )
     run = police(graph, facts_for("llm-finetune"), pack_config())
-    found = [v for v in run.violations if v.policy == "quota-within-grant"]
-    assert found, [(v.policy, v.message) for v in run.violations]
+    found = [v for v in run.violations if v.rule == "quota-within-grant"]
+    assert found, [(v.rule, v.message) for v in run.violations]
     assert "L-417A185B" in found[0].message
     assert "the stack needs 4000 vCPUs at maximum size (llm-finetune-on-demand)" in found[0].message
 
@@ -103,23 +103,23 @@ def _baseline() -> int:
 
 def test_an_ec2_fleet_is_counted_by_quotas_at_its_target_capacity() -> None:
     run = _fleet_run(FLEET, BURST)
-    found = [v.message for v in run.violations if v.policy == "quota-within-grant"]
+    found = [v.message for v in run.violations if v.rule == "quota-within-grant"]
     # planted beside the graph's first VPC, in ap-northeast-1, whose G spot grant (L-3819A6DF, "All G and VT Spot
     # Instance Requests") is 64 vCPUs: 600 x 4 vCPUs of g6e.xlarge = 2,400 more than the stack needs without it
     assert any("burst-fleet" in m for m in found), found
     assert _needed(found) - _baseline() == 2400
-    assert not [v for v in run.violations if v.policy == "quota-launches-bounded"]
+    assert not [v for v in run.violations if v.rule == "quota-launches-bounded"]
 
 
 def test_a_spot_fleet_is_counted_too_and_one_without_a_capacity_is_refused() -> None:
     spot = {"targetCapacity": 100, "launchSpecifications": [{"instanceType": "g6e.xlarge", "ami": "ami-0abc"}]}
     run = _fleet_run(SPOT_FLEET, spot)
-    found = [v.message for v in run.violations if v.policy == "quota-within-grant"]
+    found = [v.message for v in run.violations if v.rule == "quota-within-grant"]
     assert any("burst-fleet" in m for m in found), found
     assert _needed(found) - _baseline() == 400  # 100 x 4 vCPUs
     unbounded = _fleet_run(SPOT_FLEET, {"launchSpecifications": [{"instanceType": "g6e.xlarge"}]})
-    (refused,) = [v for v in unbounded.violations if v.policy == "quota-launches-bounded"]
-    assert refused.level == "mandatory" and "its target capacity cannot be read" in refused.message
+    (refused,) = [v for v in unbounded.violations if v.rule == "quota-launches-bounded"]
+    assert refused.level.enforcement == "mandatory" and "its target capacity cannot be read" in refused.message
 
 
 def test_a_sagemaker_endpoint_is_refused_as_a_quota_the_pack_cannot_judge() -> None:
@@ -141,8 +141,8 @@ def test_a_sagemaker_endpoint_is_refused_as_a_quota_the_pack_cannot_judge() -> N
         example_graph("chat-serve"), "aws:sagemaker/endpointConfiguration:EndpointConfiguration", "ep", config
     )
     run = police(graph, facts_for("chat-serve"), pack_config())
-    found = sorted(v.message for v in run.violations if v.policy == "quota-launches-bounded")
-    assert len(found) == 2 and {v.level for v in run.violations if v.policy == "quota-launches-bounded"} == {
+    found = sorted(v.message for v in run.violations if v.rule == "quota-launches-bounded")
+    assert len(found) == 2 and {v.level.enforcement for v in run.violations if v.rule == "quota-launches-bounded"} == {
         "mandatory"
     }, found
     assert "ep: variant AllTraffic runs up to 4 x ml.p5.48xlarge" in found[0] and "cannot judge" in found[0], found

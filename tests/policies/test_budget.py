@@ -38,13 +38,13 @@ def budget_run(monkeypatch: pytest.MonkeyPatch, monthly: Decimal | None, config:
 
 def test_within_budget_passes(monkeypatch: pytest.MonkeyPatch) -> None:
     run = budget_run(monkeypatch, Decimal("999999.99"))  # stacks/org.yaml: ml-training's budget is $1,000,000
-    assert not [v for v in run.violations if v.policy == "budget-within-account"]
+    assert not [v for v in run.violations if v.rule == "budget-within-account"]
 
 
 def test_over_budget_is_mandatory_by_default(monkeypatch: pytest.MonkeyPatch) -> None:
     run = budget_run(monkeypatch, Decimal("1012345.67"))
-    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
-    assert found.level == "mandatory"
+    (found,) = [v for v in run.violations if v.rule == "budget-within-account"]
+    assert found.level.enforcement == "mandatory"
     assert found.message == (
         "llm-train costs up to $1,012,346/month at maximum size, over ml-training's budget of $1,000,000 by "
         "$12,346; shrink the stack (its maximum size) or raise monthly_budget_usd in the organization file"
@@ -54,14 +54,14 @@ def test_over_budget_is_mandatory_by_default(monkeypatch: pytest.MonkeyPatch) ->
 def test_level_and_share_come_from_the_pack_config(monkeypatch: pytest.MonkeyPatch) -> None:
     config = {"budget-within-account": {"enforcementLevel": "advisory", "share": 0.5}}
     run = budget_run(monkeypatch, Decimal("550000"), config)
-    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
-    assert found.level == "advisory"
+    (found,) = [v for v in run.violations if v.rule == "budget-within-account"]
+    assert found.level.enforcement == "advisory"
     assert "over ml-training's budget of $500,000 (50.0% of $1,000,000) by $50,000" in found.message
 
 
 def test_unknown_cost_is_not_applicable_never_zero(monkeypatch: pytest.MonkeyPatch) -> None:
     run = budget_run(monkeypatch, None)
-    assert not [v for v in run.violations if v.policy == "budget-within-account"]
+    assert not [v for v in run.violations if v.rule == "budget-within-account"]
     assert [n.reason for n in run.not_applicable if n.policy == "budget-within-account"] == [
         "no cost estimate for this stack"
     ]
@@ -90,7 +90,7 @@ def test_preview_hands_over_the_cost_it_priced(monkeypatch: pytest.MonkeyPatch) 
     inputs = checked("llm-train")
     held = facts_for("llm-train").held
     run = police_stack(inputs.inputs, inputs.plan, example_graph("llm-train"), pack_config(), Decimal("960000"), held)
-    (found,) = [v for v in run.violations if v.policy == "budget-within-account"]
+    (found,) = [v for v in run.violations if v.rule == "budget-within-account"]
     assert "llm-train costs up to $960,000/month" in found.message
 
 

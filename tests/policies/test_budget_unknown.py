@@ -18,7 +18,7 @@ TRAINING = "111111111111"
 
 
 def _budget(run) -> list:  # type: ignore[no-untyped-def]
-    return [v for v in run.violations if v.policy == POLICY]
+    return [v for v in run.violations if v.rule == POLICY]
 
 
 def test_llm_train_leaves_out_only_the_accepted_pcs_fees() -> None:
@@ -38,7 +38,7 @@ def test_llm_train_leaves_out_only_the_accepted_pcs_fees() -> None:
 def test_without_the_acceptance_llm_train_cannot_be_judged() -> None:
     run = run_example("llm-train", {POLICY: {"accepted_unpriced": []}})
     (found,) = _budget(run)
-    assert found.level == "mandatory"
+    assert found.level.enforcement == "mandatory"
     assert found.message.startswith("cannot judge ml-training's budget of $1,000,000: at maximum size the account's ")
     assert "but 5 lines have no price: llm-train: aws-native:pcs:" in found.message
 

@@ -31,7 +31,7 @@ COVERS = ["separation-kubernetes"]
 
 def messages(stack: str, graph: object, facts: StackFacts) -> list[str]:
     run = police(graph, facts, pack_config())  # type: ignore[arg-type]
-    return [v.message for v in run.violations if v.policy == POLICY and v.level == "mandatory"]
+    return [v.message for v in run.violations if v.rule == POLICY and v.level.enforcement == "mandatory"]
 
 
 @pytest.mark.parametrize("stack", ["chat-serve-k8s", "llm-train-eks", "llm-train-onprem", "chat-serve"])

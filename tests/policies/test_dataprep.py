@@ -41,7 +41,7 @@ def judged(policy: str, graph_resources: tuple[str, str, dict]) -> list[str]:
     kind, name, inputs = graph_resources
     graph = planted(example_graph("corpus-prep"), kind, name, inputs)
     run = police(graph, facts_for("corpus-prep"), pack_config(given=None))
-    return [v.message for v in run.violations if v.policy == policy]
+    return [v.message for v in run.violations if v.rule == policy]
 
 
 def test_a_worker_write_outside_the_declared_prefixes_is_refused() -> None:

@@ -34,8 +34,8 @@ def test_an_org_path_in_the_stack_is_one_mandatory_violation(monkeypatch: pytest
     config, _ = engine_config(inputs_for("llm-train"))
     config["gpuinfra:org"] = "/nonexistent/org.yaml"
     run = cli_run(monkeypatch, config)
-    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
-    assert violation.level == "mandatory"
+    (violation,) = [v for v in run.violations if v.rule == "separation-facts-readable"]
+    assert violation.level.enforcement == "mandatory"
     assert "names its own organization file" in violation.message and "/nonexistent/org.yaml" in violation.message
     # the other gpuinfra policies say why they could not judge, rather than passing
     assert "separation-accounts" in {n.policy for n in run.not_applicable}
@@ -44,7 +44,7 @@ def test_an_org_path_in_the_stack_is_one_mandatory_violation(monkeypatch: pytest
 def test_readable_facts_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     config, _ = engine_config(inputs_for("llm-train"))
     run = cli_run(monkeypatch, config)
-    assert [v for v in run.violations if v.policy == "separation-facts-readable"] == []
+    assert [v for v in run.violations if v.rule == "separation-facts-readable"] == []
     assert "separation-facts-readable" in run.evaluated
 
 
@@ -58,8 +58,8 @@ def test_a_spec_that_is_not_json_is_one_mandatory_violation(monkeypatch: pytest.
     config, _ = engine_config(inputs_for("llm-train"))
     config["gpuinfra:training"] = "{not json"
     run = cli_run(monkeypatch, config)
-    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
-    assert violation.level == "mandatory" and "not JSON" in violation.message
+    (violation,) = [v for v in run.violations if v.rule == "separation-facts-readable"]
+    assert violation.level.enforcement == "mandatory" and "not JSON" in violation.message
 
 
 def test_a_config_that_is_not_an_object_is_one_mandatory_violation(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -72,5 +72,5 @@ def test_a_config_that_is_not_an_object_is_one_mandatory_violation(monkeypatch: 
         run = run_pack(example_graph("llm-train"), rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
         workspace_pack._from_environment.cache_clear()
-    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
-    assert violation.level == "mandatory" and "PULUMI_CONFIG" in violation.message
+    (violation,) = [v for v in run.violations if v.rule == "separation-facts-readable"]
+    assert violation.level.enforcement == "mandatory" and "PULUMI_CONFIG" in violation.message

@@ -17,7 +17,7 @@ COVERS = ["separation-gcp-edges", "quota-gcp-groups-bounded", "security-gcp-armo
 
 def _run(graph: Graph, policy: str) -> list[str]:
     run = police_stack(inputs_for(STACK), checked(STACK).plan, graph)
-    return [v.message for v in run.violations if v.policy == policy]
+    return [v.message for v in run.violations if v.rule == policy]
 
 
 def _edit(name: str, change: dict[str, object] | None = None, drop_dependency: str | None = None) -> Graph:

@@ -286,6 +286,6 @@ def test_the_pack_refuses_exactly_what_the_evaluator_allows_an_inference_role(st
     run = police(
         edited(example_graph("llm-train"), on_training_bucket(*statements)), facts_for("llm-train"), pack_config()
     )
-    reported = [v.message for v in run.violations if v.policy == POLICY]
+    reported = [v.message for v in run.violations if v.rule == POLICY]
     to_inference = any("grants ml-inference (222222222222" in m for m in reported)
     assert to_inference == allowed, (allowed, reported)

@@ -164,8 +164,8 @@ def _violations(stack: str, graph: Graph) -> dict[str, list[str]]:
     run = police(graph, facts_for(stack), pack_config())
     out: dict[str, list[str]] = {name: [] for name in HARDENING}
     for v in run.violations:
-        if v.policy in out:
-            out[v.policy].append(v.message)
+        if v.rule in out:
+            out[v.rule].append(v.message)
     return out
 
 
@@ -290,7 +290,7 @@ def test_the_elb_grant_is_the_only_cross_account_grant_a_log_bucket_may_carry() 
         facts_for("chat-serve"),
         pack_config(),
     )
-    found = [v.message for v in run.violations if v.policy == "separation-cross-account-grants"]
+    found = [v.message for v in run.violations if v.rule == "separation-cross-account-grants"]
     assert found and all("127311923021" in m for m in found), found
 
 

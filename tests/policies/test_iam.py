@@ -32,7 +32,7 @@ def doc(**statement: Any) -> str:
 
 def found(stack: str, graph: Graph, policy: str) -> list[tuple[str, str]]:
     run = police(graph, facts_for(stack), pack_config())
-    return [(v.level, v.message) for v in run.violations if v.policy == policy]
+    return [(v.level.enforcement, v.message) for v in run.violations if v.rule == policy]
 
 
 IAM_PATTERNS = [
@@ -99,7 +99,7 @@ def test_an_eks_endpoint_open_to_the_union_of_two_halves_is_public() -> None:
 @pytest.mark.parametrize("stack", EXAMPLES)
 def test_the_unchanged_examples_pass(stack: str) -> None:
     run = run_example(stack)
-    assert [v for v in run.violations if v.policy.startswith("security-iam")] == []
+    assert [v for v in run.violations if v.rule.startswith("security-iam")] == []
 
 
 # IAM wildcards expanded against the action catalog (parliament's bundled Service Authorization Reference), as IAM

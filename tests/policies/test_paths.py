@@ -30,7 +30,7 @@ COVERS = ["separation-paths"]
 
 def found(stack: str, graph: Graph, policy: str, config: dict[str, Any] | None = None) -> list[str]:
     run = police(graph, facts_for(stack), pack_config(given=config or {}))
-    return [v.message for v in run.violations if v.policy == policy and v.level == "mandatory"]
+    return [v.message for v in run.violations if v.rule == policy and v.level.enforcement == "mandatory"]
 
 
 def policy_doc(principal: str) -> str:
@@ -205,4 +205,4 @@ def test_replication_to_a_bucket_the_registry_does_not_create_is_caught() -> Non
 @pytest.mark.parametrize("stack", EXAMPLES)
 def test_the_unchanged_examples_pass_every_separation_policy(stack: str) -> None:
     run = run_example(stack)
-    assert [v for v in run.mandatory if v.policy.startswith("separation-")] == []
+    assert [v for v in run.mandatory if v.rule.startswith("separation-")] == []

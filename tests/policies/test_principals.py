@@ -153,6 +153,6 @@ def test_grants_in_other_carriers_are_judged(kind: str, inputs: dict[str, Any], 
     from policy_helpers import facts_for, planted
 
     run = police(planted(example_graph("llm-train"), kind, "planted", inputs), facts_for("llm-train"), pack_config())
-    found = [v for v in run.violations if v.policy == POLICY]
+    found = [v for v in run.violations if v.rule == POLICY]
     assert any(re.search(message, v.message) for v in found), [v.message for v in run.violations]
-    assert {v.level for v in found} == {"mandatory"}
+    assert {v.level.enforcement for v in found} == {"mandatory"}

@@ -46,7 +46,7 @@ def test_every_example_passes(case: PolicyCase) -> None:
 def _violations(graph, stack: str) -> list:  # type: ignore[no-untyped-def]
     run = police(graph, facts_for(stack), pack_config())
     assert POLICY in run.evaluated
-    return [v for v in run.violations if v.policy == POLICY]
+    return [v for v in run.violations if v.rule == POLICY]
 
 
 # Types a hand-edited program could add, each a red-team path the pack had no rule for (each with real arguments
@@ -106,7 +106,7 @@ UNLISTED = [
 def test_one_resource_of_an_unlisted_type_fails(stack: str, kind: str, inputs: dict) -> None:
     graph = planted(example_graph(stack), kind, "planted", inputs)
     found = _violations(graph, stack)
-    assert [(v.level, v.urn.rsplit("::", 1)[1]) for v in found] == [("mandatory", "planted")]
+    assert [(v.level.enforcement, v.urn.rsplit("::", 1)[1]) for v in found] == [("mandatory", "planted")]
     assert f"planted is of type {kind}, which the pack does not recognise" in found[0].message
     assert "infra/gpuinfra/policy/data/resource_types.yaml" in found[0].message
 

@@ -194,7 +194,7 @@ def test_an_account_block_covers_only_its_own_accounts_buckets(account: str | No
     found = [
         v.message
         for v in police(graph, facts_for("llm-train"), pack_config()).violations
-        if v.policy == "security-s3-public-access-blocked"
+        if v.rule == "security-s3-public-access-blocked"
     ]
     assert (found == []) is covered, found
     if not covered:

@@ -230,7 +230,7 @@ def tgw_attachment(graph: Graph, tgw: str) -> Resource:
 
 def network_violations(graph: Graph, config: dict[str, object] | None = None) -> list[str]:
     run = police(graph, facts_for("llm-train"), pack_config(given=config or {}))
-    return [v.message for v in run.violations if v.policy == "separation-network"]
+    return [v.message for v in run.violations if v.rule == "separation-network"]
 
 
 @pytest.mark.parametrize(

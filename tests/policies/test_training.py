@@ -94,7 +94,7 @@ CASES = [
 def test_training_policies(case: PolicyCase) -> None:
     found = run_case(case)
     if case.fires:
-        assert all(v.level == "mandatory" for v in found)
+        assert all(v.level.enforcement == "mandatory" for v in found)
 
 
 def test_training_policies_apply_to_the_training_stack() -> None:

@@ -101,8 +101,8 @@ def test_the_pack_refuses_it_under_the_cli_environment(tmp_path: Path, monkeypat
         run = run_pack(graph, rules.POLICIES, pack_config(), pack=rules.PACK_NAME)
     finally:
         workspace_pack._from_environment.cache_clear()
-    (violation,) = [v for v in run.violations if v.policy == "separation-facts-readable"]
-    assert violation.level == "mandatory" and "names its own organization file" in violation.message
+    (violation,) = [v for v in run.violations if v.rule == "separation-facts-readable"]
+    assert violation.level.enforcement == "mandatory" and "names its own organization file" in violation.message
     assert {"separation-accounts", "quota-within-grant", "budget-within-account"} <= {
         n.policy for n in run.not_applicable
     }
@@ -125,8 +125,8 @@ def test_the_graph_the_attacker_wanted_fails_on_the_trusted_facts() -> None:
     providers = [r for r in graph.resources if r.type == "pulumi:providers:aws"]
     assert providers and all(TRAINING_ID in json.dumps(p.inputs) for p in providers)
     run = police(graph, facts_for("chat-serve"), pack_config())
-    found = [v for v in run.violations if v.policy == "separation-accounts"]
-    assert found and all(v.level == "mandatory" for v in found)
+    found = [v for v in run.violations if v.rule == "separation-accounts"]
+    assert found and all(v.level.enforcement == "mandatory" for v in found)
     assert any(f"ml-training ({TRAINING_ID}), a training account" in v.message for v in found), found
 
 
@@ -136,13 +136,13 @@ def test_a_pinned_organization_file_must_be_the_one_read(tmp_path: Path) -> None
     elsewhere.write_text((STACKS / "org.yaml").read_text())
     pinned = {"separation-trusted-organization": {"organization_file": str(elsewhere)}}
     run = police(example_graph("chat-serve"), facts_for("chat-serve"), pack_config(given=pinned))
-    (violation,) = [v for v in run.violations if v.policy == "separation-trusted-organization"]
-    assert violation.level == "mandatory" and str(elsewhere) in violation.message
+    (violation,) = [v for v in run.violations if v.rule == "separation-trusted-organization"]
+    assert violation.level.enforcement == "mandatory" and str(elsewhere) in violation.message
 
 
 def test_the_default_and_a_matching_pin_pass(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.chdir(ROOT)
     for given in ({}, {"separation-trusted-organization": {"organization_file": "stacks/org.yaml"}}):
         run = police(example_graph("chat-serve"), facts_for("chat-serve"), pack_config(given=given))
-        assert [v for v in run.violations if v.policy == "separation-trusted-organization"] == []
+        assert [v for v in run.violations if v.rule == "separation-trusted-organization"] == []
         assert "separation-trusted-organization" in run.evaluated

@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.findings import Level
 from gpuinfra.graph import Graph
 from gpuinfra.graph.flows import Flow
 from gpuinfra.plan import build_plan
@@ -155,7 +156,7 @@ def test_the_old_registry_policies_deny_replication_and_weight_uploads() -> None
 
 def test_a_denied_flow_is_a_preflight_error_naming_the_missing_statement() -> None:
     findings = flow_findings(flows_of("llm-train"), example_graph("llm-train"), [old_registry()])
-    errors = [f for f in findings if f.level == "error"]
+    errors = [f for f in findings if f.blocking]
     assert [f.rule for f in errors] == [RULE]
     assert errors[0].name == "llm-train-slurm-role"
     assert "add a statement to key policy of model-registry-primary-key" in errors[0].message
@@ -163,7 +164,7 @@ def test_a_denied_flow_is_a_preflight_error_naming_the_missing_statement() -> No
 
 def test_a_flow_whose_peer_is_not_in_sight_is_unknown_not_allowed() -> None:
     findings = flow_findings(flows_of("llm-train"), example_graph("llm-train"), [])
-    assert findings and {f.level for f in findings} == {"info"}
+    assert findings and {f.level for f in findings} == {Level.INFO}
     assert any("acme-model-registry is in none of the graphs" in f.message for f in findings)
 
 

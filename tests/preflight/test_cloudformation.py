@@ -5,9 +5,9 @@ from __future__ import annotations
 from typing import Any
 
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight.cloudformation import cfn_type
 from gpuinfra.graph import Graph
 from gpuinfra.preflight import preflight
-from gpuinfra.preflight.cloudformation import cfn_type
 from gpuinfra.pulumi.engine import run
 
 
@@ -36,7 +36,7 @@ def test_the_token_maps_to_its_cloudformation_type() -> None:
 
 
 def test_a_valid_pcs_cluster_passes() -> None:
-    findings = [f for f in preflight(_graph({"scaleDownIdleTimeInSeconds": 600}), load_catalog()) if f.level == "error"]
+    findings = [f for f in preflight(_graph({"scaleDownIdleTimeInSeconds": 600}), load_catalog()) if f.blocking]
     assert findings == []
 
 

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.catalog import load_catalog
-from gpuinfra.preflight import botocore_check, cloudformation, preflight
+from gpuinfra.clouds.aws.preflight import botocore_check, cloudformation
+from gpuinfra.preflight import preflight
 from gpuinfra.store import disk as compiled
 from helpers import example_graph
 from planting import planted, setting

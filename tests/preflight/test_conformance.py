@@ -93,7 +93,7 @@ def test_an_unknown_helm_value_is_caught() -> None:
 def _per_card(graph: Graph) -> list[tuple[str, int, int, int]]:
     """(template, card, interfaces on it, EC2's maximum for the card)."""
     out = []
-    from gpuinfra.preflight.rules.compute import instance_types
+    from gpuinfra.clouds.aws.preflight.rules.compute import instance_types
 
     for lt in graph.of_type("aws:ec2/launchTemplate:LaunchTemplate"):
         types = instance_types(graph, lt)

@@ -63,7 +63,7 @@ def _graph(variant: str) -> Graph:
 
 
 def _errors(variant: str) -> set[tuple[str, str, str]]:
-    return {(f.rule, f.name, f.path) for f in preflight(_graph(variant), load_catalog()) if f.level == "error"}
+    return {(f.rule, f.name, f.path) for f in preflight(_graph(variant), load_catalog()) if f.blocking}
 
 
 def _param(variant: str) -> object:

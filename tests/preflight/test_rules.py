@@ -9,8 +9,9 @@ from typing import Any
 
 import pytest
 from gpuinfra.catalog import load_catalog
+from gpuinfra.clouds.aws.preflight import RULES
 from gpuinfra.graph import Graph
-from gpuinfra.preflight import RULES, preflight
+from gpuinfra.preflight import preflight
 from helpers import example_graph, graph_for
 from planting import planted, removing, setting
 
@@ -33,9 +34,7 @@ def _index(graph: Graph, type_: str, name_part: str) -> int:
 def _caught(graph: Graph, rule: str, name_part: str, path: str) -> None:
     findings = preflight(graph, load_catalog())
     hits = [f for f in findings if f.rule == rule and name_part in f.name and f.path == path]
-    assert hits, (
-        f"{rule} at {path} not caught; found: {[(f.rule, f.name, f.path) for f in findings if f.level == 'error']}"
-    )
+    assert hits, f"{rule} at {path} not caught; found: {[(f.rule, f.name, f.path) for f in findings if f.blocking]}"
 
 
 def _append_interface(inputs: dict[str, Any]) -> None:
@@ -392,7 +391,7 @@ def test_an_unreadable_embedded_job_template_is_an_error_not_a_skip() -> None:
     )
     hits = [f for f in preflight(graph, load_catalog()) if f.urn == target.urn and f.rule == "PF-K8S-EMBEDDED"]
     assert [f.path for f in hits] == ["data.jobset.yaml"], hits
-    assert "not valid YAML" in hits[0].message and hits[0].level == "error"
+    assert "not valid YAML" in hits[0].message and hits[0].blocking
 
 
 def test_auto_rollback_on_a_group_whose_template_image_is_an_ami_passes() -> None:

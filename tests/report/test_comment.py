@@ -13,7 +13,7 @@ from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.model import InputProblem
 from gpuinfra.report.render.markdown import COMMENT_LIMIT, CUT_MARKER, REVIEW_ARTIFACT, render_diff_markdown
 from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from graphs import graph, provider, res
 from helpers import ample_quotas, graph_for
 from markdown_it import MarkdownIt
@@ -25,7 +25,7 @@ def review(base, head, catalog: Catalog, findings=(), problems=(), notes=()):  #
     d = diff_sides(
         {base.stack: Snapshot(base.stack, base, price_graph(base, catalog))} if base else {},
         {head.stack: Snapshot(head.stack, head, price_graph(head, catalog), tuple(findings))},
-        load_rules(),
+        replacements(),
     )
     return render_diff_markdown(diff_report(d, "main", "head", catalog, notes, problems))
 

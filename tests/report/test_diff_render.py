@@ -16,7 +16,7 @@ from gpuinfra.report.render.markdown import render_diff_markdown
 from gpuinfra.report.render.parts import MARKER, pair
 from gpuinfra.report.render.table import render_diff_table
 from gpuinfra.review.diff import ReviewItem, Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from graphs import graph, group, provider, res
 
 GOLDEN = Path(__file__).parent / "golden"
@@ -48,7 +48,7 @@ def sample(catalog: Catalog):  # type: ignore[no-untyped-def]
     d = diff_sides(
         {"s": Snapshot("s", base, price_graph(base, catalog), gone)},
         {"s": Snapshot("s", head, price_graph(head, catalog), findings)},
-        load_rules(),
+        replacements(),
     )
     return diff_report(d, "main (0123456789)", "working tree", catalog)
 
@@ -92,7 +92,7 @@ def test_a_comment_on_a_thousand_changed_resources_fits_githubs_limit(catalog: C
     p = provider()
     head = graph(p, *(res("aws:ec2/natGateway:NatGateway", f"nat-{i:04d}-{'x' * 40}", p) for i in range(1000)))
     finding = ReviewItem("s", "policy", "security-open-ingress", "mandatory", "nat-0001", "open to the world")
-    d = diff_sides({}, {"s": Snapshot("s", head, price_graph(head, catalog), (finding,))}, load_rules())
+    d = diff_sides({}, {"s": Snapshot("s", head, price_graph(head, catalog), (finding,))}, replacements())
     text = render_diff_markdown(diff_report(d, "main", "working tree", catalog))
     assert len(text) <= 65_536
     assert text.startswith(MARKER + "\n## gpuinfra: ❌ 1 blocking; monthly cost +")

@@ -11,7 +11,7 @@ from gpuinfra.cost import price_graph
 from gpuinfra.report.build.diff import KNOWN_AFTER_APPLY, change_out, diff_report
 from gpuinfra.report.render import FORMATS
 from gpuinfra.review.diff import MISSING, Change, Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from helpers import ample_quotas, example_graph, graph_for
 
 CLASSES = {
@@ -39,7 +39,7 @@ def test_every_stand_in_class_is_rendered_unknown_in_every_format(catalog: Catal
     diff = diff_sides(
         {"llm-train": Snapshot("llm-train", base, price_graph(base, catalog))},
         {"llm-train": Snapshot("llm-train", head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
     stand_ins: dict[str, str] = {}  # a changed value that is a stand-in -> its class
     for s in diff.stacks:

@@ -20,7 +20,7 @@ from gpuinfra.report.build.picture import picture
 from gpuinfra.report.render.markdown import render_diff_markdown
 from gpuinfra.report.render.mermaid import flowchart, label
 from gpuinfra.review.diff import Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from graphs import graph, provider, res
 from helpers import ROOT, example_graph, gpuinfra, graph_for
 
@@ -75,7 +75,7 @@ def test_the_comment_carries_a_picture_of_each_changed_stack_with_the_replaced_p
     d = diff_sides(
         {base.stack: Snapshot(base.stack, base, price_graph(base, catalog))},
         {head.stack: Snapshot(head.stack, head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
     text = render_diff_markdown(diff_report(d, "main", "head", catalog))
     (block,) = re.findall(r"```mermaid\n(.*?)\n```", text, re.S)

@@ -20,7 +20,7 @@ from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.render import render
 from gpuinfra.review.diff import diff_sides
 from gpuinfra.review.documents import side
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 
 ROOT = Path(__file__).resolve().parents[2]
 REVIEWED = ["chat-serve", "model-registry"]
@@ -70,7 +70,7 @@ def review(reviews: Reviews, head: PreviewRun) -> tuple[str, str, str]:
     from gpuinfra.review.documents import load_document
 
     base = side(load_document(reviews.base_document), "base", catalog, Usage())
-    made = diff_report(diff_sides(base.stacks, head.snapshots, load_rules()), "base", "head", catalog)
+    made = diff_report(diff_sides(base.stacks, head.snapshots, replacements()), "base", "head", catalog)
     return render(made, "json"), render(made, "markdown"), render(made, "table")
 
 

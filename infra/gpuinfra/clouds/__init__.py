@@ -1,18 +1,25 @@
 """The cloud registry: what differs between the clouds a spec can target (`spec.target.cloud`), looked up by name
-instead of branching on a cloud's name in every stage. A new cloud is one entry here (and its spec package in
-spec/target.py's SPEC_PACKAGES, and its catalog data); the stages ask what the cloud does, not which cloud it is.
+instead of branching on a cloud's name in every stage. A new cloud is one package `clouds/<name>/` (subpackages
+named for the stage they belong to) plus, outside it, only: one entry here, its spec package in spec/target.py's
+SPEC_PACKAGES, and its catalog data (tests/clouds/ checks that nothing else names it). The stages ask what the
+cloud does, not which cloud it is.
 
-Each entry names the cloud's own parts by module path (`Parts`), imported only when a stage asks for one, so a
-stack of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded for an AWS stack). A part
-that is None is the built-in pipeline's (AWS and on premises share it today).
+Each entry names the cloud's parts by module path (`Parts`), imported only when a stage asks for one, so a stack
+of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded for an AWS stack). Every cloud
+names its planner, validators and program; a cloud that owns resource types (`packages`, `types`) names its
+preflight, price book and replacement table, found by a resource's type (`type_part`); `policies` adds a cloud's
+own rules to the pack's shared ones.
 
-Today: AWS (EC2 quotas per account, region and quota code; one monthly bill per account), on premises (no quotas
-or bill: a site's GPU allotment, judged by the quota-site-gpus policy), and Google Cloud (quotas per project,
-region and metric in GPUs; a monthly bill per project; its parts in gpuinfra.clouds.gcp)."""
+Today: AWS (EC2 quotas per account, region and quota code; one monthly bill per account; its parts in
+gpuinfra.clouds.aws), on premises (no quotas or bill: a site's GPU allotment, judged by the quota-site-gpus
+policy; it owns no resource type of its own: Kubernetes objects and Slurm on its own machines), and Google Cloud
+(quotas per project, region and metric in GPUs; a monthly bill per project; its parts in gpuinfra.clouds.gcp).
+AWS and on premises share the workloads' planner, validators and component trees (gpuinfra.plan.workloads,
+gpuinfra.validators, gpuinfra.pulumi.components.workloads)."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
 
@@ -22,24 +29,34 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class Parts:
-    """Where a cloud's own stage parts live, as `module:attribute` paths (None: the built-in pipeline's)."""
+    """Where a cloud's stage parts live, as `module:attribute` paths."""
 
-    planner: str | None = None
+    planner: str
     """(spec, org, catalog) -> plan: sizes the workload (the cloud-neutral planner inside, its own catalog)."""
-    validators: str | None = None
-    """A module whose import registers the cloud's validator rules."""
-    program: str | None = None
+    validators: str
+    """A module whose import registers the validator rules of the cloud's specs."""
+    program: str
     """(inputs, plan) -> None: the component tree `pulumi up` builds."""
     preflight: str | None = None
-    """A module with check(resource, graph) -> findings and judges(type): each generated request judged by the
-    cloud's own API definitions."""
+    """A module with check(resource, graph) -> findings, judges(type) and optionally RULES (documented rules over
+    the whole graph): each generated request judged by the cloud's own API definitions. None: the cloud owns no
+    resource type."""
     prices: str | None = None
-    """(resource, graph, base) -> ResourceCost: the cloud's price book for its own resource types."""
-    policies: str | None = None
-    """A module whose import registers the cloud's policy rules with the pack."""
+    """(graph, catalog, usage) -> ((resource, base) -> ResourceCost): the cloud's price book for its own resource
+    types. None: the cloud owns no resource type."""
     replacements: str | None = None
-    """(type, property path) -> (effect, why) or None: which changes replace a resource of the cloud's types (the
-    review's replace marks, beside catalog/data/replacements.yaml)."""
+    """(type, property path, before, after, inputs) -> (effect, why) or None: which changes replace a resource of
+    the cloud's types (the review's replace marks). None: the cloud owns no resource type."""
+    policies: str | None = None
+    """A module whose import registers the cloud's own policy rules with the pack (beside its shared rules)."""
+
+
+SHARED = Parts(
+    planner="gpuinfra.plan.workloads:plan_workload",
+    validators="gpuinfra.validators",
+    program="gpuinfra.pulumi.components.workloads:build_workload",
+)
+"""The workloads AWS and on premises share: training, inference, registry, fine-tuning, data preparation."""
 
 
 @dataclass(frozen=True)
@@ -58,34 +75,55 @@ class Cloud:
     spot_notice_seconds: int = 120
     """The most warning a reclaimed spot instance gets: EC2's two-minute interruption notice; Compute Engine's
     preemption notice is "best effort and up to 30 seconds" (cloud.google.com/compute/docs/instances/spot)."""
-    parts: Parts = field(default_factory=Parts)
+    parts: Parts = SHARED
     packages: tuple[str, ...] = ()
     """The Pulumi packages of the cloud's own resource types (`gcp` of gcp:compute/...): stages that meet a
     resource, not a spec (cost, preflight, the review), find the cloud's part by the type's package."""
+    types: tuple[str, ...] = ()
+    """Resource types of another package that are the cloud's own (Karpenter's NodePool launches EC2 instances
+    through its EC2NodeClass: AWS bills them). Preflight judges such a Kubernetes object by its Kubernetes schema
+    before asking the cloud."""
 
     def part(self, name: str) -> Any:
-        """The cloud's own part `name` (imported now), or None when the built-in pipeline serves it."""
+        """The cloud's part `name`, imported now (a part the cloud does not have is a programming error)."""
         path = getattr(self.parts, name)
         if path is None:
-            return None
+            raise LookupError(f"the {self.name} cloud has no {name} part")
         module, _, attribute = path.partition(":")
         loaded = import_module(module)
         return getattr(loaded, attribute) if attribute else loaded
 
 
+AWS_PARTS = Parts(
+    planner=SHARED.planner,
+    validators=SHARED.validators,
+    program=SHARED.program,
+    preflight="gpuinfra.clouds.aws.preflight",
+    prices="gpuinfra.clouds.aws.cost.book:book",
+    replacements="gpuinfra.clouds.aws.review.replacements:effect",
+)
 GCP_PARTS = Parts(
     planner="gpuinfra.clouds.gcp.plan.fleet:plan_fleet",
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.stack:build_fleet",
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
-    prices="gpuinfra.clouds.gcp.cost.book:price",
+    prices="gpuinfra.clouds.gcp.cost.book:book",
     policies="gpuinfra.clouds.gcp.policy",
-    replacements="gpuinfra.clouds.gcp.review.replacements:effect",
+    replacements="gpuinfra.clouds.gcp.review.replacements:marks",
 )
 
 CLOUDS: dict[str, Cloud] = {
-    "aws": Cloud("aws", account_quotas=True, account_bill=True, sites=False, managed_slurm=True),
-    "onprem": Cloud("onprem", account_quotas=False, account_bill=False, sites=True, managed_slurm=False),
+    "aws": Cloud(
+        "aws",
+        account_quotas=True,
+        account_bill=True,
+        sites=False,
+        managed_slurm=True,
+        packages=("aws", "aws-native"),
+        types=("kubernetes:karpenter.sh/v1:NodePool",),
+        parts=AWS_PARTS,
+    ),
+    "onprem": Cloud("onprem", account_quotas=False, account_bill=False, sites=True, managed_slurm=False, parts=SHARED),
     "gcp": Cloud(
         "gcp",
         account_quotas=True,
@@ -105,11 +143,18 @@ def cloud(name: str) -> Cloud:
     return CLOUDS[name]
 
 
-def type_part(type_token: str, name: str) -> Any:
-    """The part `name` of the cloud whose package a resource type belongs to (None: the built-in pipeline's).
-    Provider resources (pulumi:providers:<package>) belong to their package's cloud too."""
+def owner_of(type_token: str) -> Cloud | None:
+    """The cloud a resource type is the own of: by its package, or listed by name (`types`); None for a type no
+    cloud owns (Kubernetes objects, Helm releases, random and tls resources). Provider resources
+    (pulumi:providers:<package>) belong to their package's cloud too."""
     package = type_token.split(":")[2] if type_token.startswith("pulumi:providers:") else type_token.split(":")[0]
-    owner = next((c for c in CLOUDS.values() if package in c.packages), None)
+    return next((c for c in CLOUDS.values() if package in c.packages or type_token in c.types), None)
+
+
+def type_part(type_token: str, name: str) -> Any:
+    """The part `name` of the cloud that owns a resource type; None when no cloud owns the type (the stage judges
+    it by what every cloud shares: Kubernetes' schema, free.yaml, an update in place)."""
+    owner = owner_of(type_token)
     return owner.part(name) if owner is not None else None
 
 
@@ -118,4 +163,4 @@ def cloud_of(spec: object) -> Cloud:
     return CLOUDS[spec.target.cloud]  # type: ignore[attr-defined]
 
 
-__all__ = ["CLOUDS", "Cloud", "Parts", "cloud", "cloud_of", "type_part"]
+__all__ = ["CLOUDS", "SHARED", "Cloud", "Parts", "cloud", "cloud_of", "owner_of", "type_part"]

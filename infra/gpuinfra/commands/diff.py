@@ -29,8 +29,8 @@ from gpuinfra.review.documents import (
     side,
     unstepped_defaults,
 )
+from gpuinfra.review.effects import replacements
 from gpuinfra.review.levels import with_levels
-from gpuinfra.review.replacements import load_rules
 
 if TYPE_CHECKING:
     from gpuinfra.commands.pins import Pin
@@ -87,7 +87,7 @@ def diff_command(
     problems += [InputProblem(stack=s, messages=list(m)) for s, m in head.unreadable.items()]
     base, head = with_levels(base, policies, suppress), with_levels(head, policies, suppress)
     return diff_report(
-        diff_sides(base.stacks, head.stacks, load_rules()), labels[0], labels[1], catalog, notes, problems
+        diff_sides(base.stacks, head.stacks, replacements()), labels[0], labels[1], catalog, notes, problems
     )
 
 

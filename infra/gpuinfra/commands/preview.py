@@ -19,19 +19,20 @@ from gpuinfra.commands.groups import account_groups
 from gpuinfra.commands.heap import between_stacks, one_shot
 from gpuinfra.commands.options import NO_OPTIONS, PreviewOptions, policies
 from gpuinfra.commands.options import usage as usage_of
-from gpuinfra.commands.snapshots import review_items
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
 from gpuinfra.cost.model import USAGE_BASED, MaxCost
+from gpuinfra.findings import Finding, Level, ordered
 from gpuinfra.graph import Graph
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.policy.config import PolicyConfig
-from gpuinfra.preflight import PreflightFinding, preflight
+from gpuinfra.preflight import preflight
 from gpuinfra.preflight.access.judge import flow_findings
-from gpuinfra.report.build.cost import cost_total, with_cost
+from gpuinfra.report.build.cost import cost_findings, cost_total, finding_out, with_cost
 from gpuinfra.report.build.stack import graph_report, policy_report, preflight_report
-from gpuinfra.report.model import FindingOut, InputProblem, Report, StackReport
+from gpuinfra.report.model import InputProblem, Report, StackReport
 from gpuinfra.review.diff import Snapshot
+from gpuinfra.review.items import review_items
 from gpuinfra.validators.checked import Checked, check_suppress_ids
 from gpuinfra.workspace import workspace_of
 
@@ -301,6 +302,9 @@ class Built:
     report: StackReport
     graph: Graph | None
     breakdown: Breakdown | None
+    findings: tuple[Finding, ...] = ()
+    """The stages' findings so far, as the review lists them: the validators' (and the engine's failure), then
+    preflight's; the pack's go between them once it has run."""
 
     @property
     def name(self) -> str:
@@ -323,18 +327,22 @@ def built_stack(checked: Checked, usage: Usage) -> Built:
 
     stack = to_report(checked)
     if checked.blocked:
-        return Built(checked, stack, None, None)
+        return Built(checked, stack, None, None, tuple(checked.findings))
     try:
         graph = preview_graph(checked.inputs, checked.plan)
     except EngineError as exc:
-        stack.findings.append(engine_failure(str(exc)))
-        return Built(checked, stack, None, None)
+        failure = engine_failure(str(exc))
+        stack.findings.append(finding_out(failure))
+        return Built(checked, stack, None, None, (*checked.findings, failure))
     catalog = load_catalog()
     workspace = workspace_of(checked.inputs.stack.path, checked.inputs.org.path)
     workspace.record(checked.inputs.stack.name, checked.plan, graph)
-    stack = preflight_report(graph_report(stack, graph), preflight(graph, catalog) + flows_judged(checked, graph))
+    judged = preflight(graph, catalog) + flows_judged(checked, graph)
+    stack = preflight_report(graph_report(stack, graph), judged)
     breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))
-    return Built(checked, with_cost(stack, breakdown), graph, breakdown)
+    stack = with_cost(stack, breakdown)
+    found = (*checked.findings, *cost_findings(stack.cost), *judged)
+    return Built(checked, stack, graph, breakdown, found)
 
 
 def policed(built: Built, policies: Mapping[str, PolicyConfig]) -> tuple[StackReport, Snapshot]:
@@ -342,15 +350,18 @@ def policed(built: Built, policies: Mapping[str, PolicyConfig]) -> tuple[StackRe
     from gpuinfra.policy.pack import police_stack
 
     stack, graph, checked = built.report, built.graph, built.checked
+    found = list(built.findings)
     if graph is not None:
         held = workspace_of(checked.inputs.stack.path, checked.inputs.org.path).facts(checked.inputs)
         run = police_stack(checked.inputs, checked.plan, graph, policies, monthly_cost(stack), held)
         stack = policy_report(stack, run, graph)
+        own = len(found) - len(stack.preflight or [])  # the report's order: the stack's own, the pack's, preflight's
+        found[own:own] = ordered(run.violations)
     figures = plan_figures(checked.plan)
-    return stack, Snapshot(stack.stack, graph, built.breakdown, review_items(stack), figures=figures)
+    return stack, Snapshot(stack.stack, graph, built.breakdown, review_items(stack.stack, found), figures=figures)
 
 
-def flows_judged(checked: Checked, graph: Graph) -> list[PreflightFinding]:
+def flows_judged(checked: Checked, graph: Graph) -> list[Finding]:
     """The stack's declared data flows judged by its own graph's policies and its peers' (the registry's)."""
     from gpuinfra.pulumi.components.flows import declared_flows
 
@@ -388,15 +399,15 @@ def monthly_cost(stack: StackReport) -> Decimal | None:
     return MaxCost.of(cost.monthly_max_usd, unknown)
 
 
-def engine_failure(message: str) -> FindingOut:
+def engine_failure(message: str) -> Finding:
     """The engine's failure as one finding: one line, no Python reprs, cut to a readable length."""
     text = "; ".join(line.strip() for line in _REPR.sub("a pending value", message).splitlines() if line.strip())
-    return FindingOut(
-        rule="pulumi-program",
-        level="error",
-        path="",
-        message=text if len(text) <= 600 else text[:597] + "...",
-        hint="the program failed under the embedded engine; run `pulumi preview` for details",
+    return Finding(
+        "pulumi-program",
+        Level.ERROR,
+        (),
+        text if len(text) <= 600 else text[:597] + "...",
+        "the program failed under the embedded engine; run `pulumi preview` for details",
     )
 
 

@@ -267,7 +267,8 @@ class Entry:
 
     def _snapshot(self, usage: Usage) -> Snapshot:
         from gpuinfra.catalog import load_catalog
-        from gpuinfra.commands.snapshots import review_items
+        from gpuinfra.commands.snapshots import stored_findings
+        from gpuinfra.review.items import review_items
 
         stack = self.report
         graph = breakdown = None
@@ -276,7 +277,9 @@ class Entry:
             assumed = usage.with_assumed(assumed_usage(stack.plan, graph))
             breakdown = price_graph(graph, load_catalog(), assumed)
         figures = plan_figures(stack.plan)
-        return Snapshot(stack.stack, graph, breakdown, review_items(stack), figures=figures)
+        return Snapshot(
+            stack.stack, graph, breakdown, review_items(stack.stack, stored_findings(stack)), figures=figures
+        )
 
 
 def entry_of(report: StackReport, snapshot: Snapshot) -> Entry:

@@ -3,17 +3,13 @@
 from __future__ import annotations
 
 from gpuinfra.cost.model import HOURS_PER_MONTH, Breakdown, Line, ResourceCost, Where
-from gpuinfra.cost.prices import Price, PriceBook
-from gpuinfra.cost.pricing import PRICERS, monthly_total, price_graph
+from gpuinfra.cost.pricing import monthly_total, price_graph
 from gpuinfra.cost.usage import ResourceUsage, Usage, UsageFile, assumed_usage, load_usage_file
 
 __all__ = [
     "HOURS_PER_MONTH",
-    "PRICERS",
     "Breakdown",
     "Line",
-    "Price",
-    "PriceBook",
     "ResourceCost",
     "ResourceUsage",
     "Usage",

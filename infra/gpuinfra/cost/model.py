@@ -240,6 +240,11 @@ def _sum(values: Iterable[Decimal | None]) -> Decimal | None:
     return total
 
 
+def unknown(name: str, unit: str, why: str, note: str, qty: Decimal | None = None) -> Line:
+    """A line whose price is unknown: printed as '-', left out of totals, listed as unpriced."""
+    return Line(name=name, quantity=qty, unit=unit, hourly=None, monthly=None, flags=(why,), note=note)
+
+
 __all__ = [
     "ASSUMED_USAGE",
     "HOURS_PER_MONTH",
@@ -254,5 +259,6 @@ __all__ = [
     "MaxCost",
     "ResourceCost",
     "Where",
+    "unknown",
     "unknown_key",
 ]

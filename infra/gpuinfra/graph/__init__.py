@@ -5,6 +5,6 @@ engine event logs into the same shape. Policies, preflight, cost, diff and the r
 never the Pulumi SDK.
 """
 
-from gpuinfra.graph.model import SECRET, STACK_TYPE, UNKNOWN, Graph, Resource, is_known
+from gpuinfra.graph.model import SECRET, STACK_TYPE, UNKNOWN, Graph, Resource, is_known, judgeable
 
-__all__ = ["SECRET", "STACK_TYPE", "UNKNOWN", "Graph", "Resource", "is_known"]
+__all__ = ["SECRET", "STACK_TYPE", "UNKNOWN", "Graph", "Resource", "is_known", "judgeable"]

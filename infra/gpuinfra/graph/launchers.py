@@ -6,16 +6,20 @@ nodes: Karpenter docs, concepts/nodepools.md "spec.limits"). Which nodes is set 
 on the well-known labels `node.kubernetes.io/instance-type`, `karpenter.sh/capacity-type` and
 `topology.kubernetes.io/region` (kubernetes-sigs/karpenter pkg/apis/v1/labels.go, WellKnownLabels). Without limits,
 or without the instance types, nothing bounds what it launches: `bound_problem` says so and the pack refuses it.
+An AWS Batch managed compute environment launches at most its `maxVcpus` over the smallest type's vCPUs
+(`batch_bounds`).
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from decimal import Decimal
 from typing import Any
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.graph.tokens import KARPENTER_NODE_POOL as NODE_POOL
 from gpuinfra.graph.views import mappings, text
 
@@ -122,6 +126,32 @@ def bound_problem(bounds: NodePoolBounds, sizes: Callable[[str], Size | None]) -
     return None
 
 
+def size_of(instance_type: str) -> Size | None:
+    """An instance type's node capacity from the catalog (None when the catalog does not list it)."""
+    info = load_catalog().instance(instance_type)
+    return None if info is None else Size(info.vcpu, info.memory_gib, info.accelerator_count)
+
+
+SPOT = "SPOT"
+EC2 = "EC2"
+"""An AWS Batch compute environment's EC2 types (computeResources.type)."""
+
+
+def batch_bounds(props: Mapping[str, Any]) -> tuple[list[str], int | None, str | None]:
+    """(instance types the catalog knows, the most instances `maxVcpus` allows, 'spot' or None for on-demand);
+    the count is None when it cannot be bounded (no known type, no maxVcpus, Fargate)."""
+    resources = props.get("computeResources") or {}
+    kind = str(resources.get("type") or "")
+    market = "spot" if kind == SPOT else None
+    catalog = load_catalog()
+    types = [t for t in (text(x) for x in resources.get("instanceTypes") or []) if t and catalog.instance(t)]
+    most = resources.get("maxVcpus")
+    if kind not in (SPOT, EC2) or not types or not isinstance(most, int | float) or isinstance(most, bool):
+        return types, None, market
+    smallest = min(catalog.instance(t).vcpu for t in types)  # type: ignore[union-attr]
+    return types, math.ceil(int(most) / smallest), market
+
+
 __all__ = [
     "CAPACITY_TYPE",
     "INSTANCE_TYPE",
@@ -129,7 +159,9 @@ __all__ = [
     "REGION",
     "NodePoolBounds",
     "Size",
+    "batch_bounds",
     "bound_problem",
     "node_pool",
     "quantity",
+    "size_of",
 ]

@@ -143,4 +143,10 @@ def is_known(value: Any) -> bool:
     return True
 
 
-__all__ = ["SECRET", "STACK_TYPE", "UNKNOWN", "Graph", "Resource", "is_known"]
+def judgeable(value: Any) -> bool:
+    """A value a schema can judge: no Pulumi unknown inside a string, not a blinded secret (preflight's test,
+    for every cloud's definitions and Kubernetes')."""
+    return not (isinstance(value, str) and (UNKNOWN in value or value == SECRET))
+
+
+__all__ = ["SECRET", "STACK_TYPE", "UNKNOWN", "Graph", "Resource", "is_known", "judgeable"]

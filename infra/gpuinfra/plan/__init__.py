@@ -9,21 +9,13 @@ from pydantic import Field, TypeAdapter, ValidationError
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.clouds import cloud_of
-from gpuinfra.plan.dataprep import DataprepPlan, plan_dataprep
-from gpuinfra.plan.finetune import FinetunePlan, plan_finetune
-from gpuinfra.plan.inference import InferencePlan, plan_inference
+from gpuinfra.plan.dataprep import DataprepPlan
+from gpuinfra.plan.finetune import FinetunePlan
+from gpuinfra.plan.inference import InferencePlan
 from gpuinfra.plan.quotas import QuotaNeed
-from gpuinfra.plan.registry import RegistryPlan, plan_registry
-from gpuinfra.plan.training import TrainingPlan, plan_training
-from gpuinfra.spec import (
-    DataprepSpec,
-    FinetuneSpec,
-    InferenceSpec,
-    Organization,
-    RegistrySpec,
-    TrainingSpec,
-    WorkloadSpec,
-)
+from gpuinfra.plan.registry import RegistryPlan
+from gpuinfra.plan.training import TrainingPlan
+from gpuinfra.spec import Organization, WorkloadSpec
 
 AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan
 Plan = Annotated[AnyPlan, Field(discriminator="workload")]
@@ -31,20 +23,8 @@ _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
 
 def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPlan:
-    own = cloud_of(spec).part("planner")  # a cloud with its own planner; None: the built-in ones
-    if own is not None:
-        return own(spec, org, catalog)  # type: ignore[no-any-return]
-    if isinstance(spec, TrainingSpec):
-        return plan_training(spec, org, catalog)
-    if isinstance(spec, InferenceSpec):
-        return plan_inference(spec, org, catalog)
-    if isinstance(spec, RegistrySpec):
-        return plan_registry(spec, org)
-    if isinstance(spec, FinetuneSpec):
-        return plan_finetune(spec, org, catalog)
-    if isinstance(spec, DataprepSpec):
-        return plan_dataprep(spec, org, catalog)
-    raise TypeError(f"no planner for {type(spec).__name__}")
+    """The plan of `spec`, by the planner its cloud names (the registry's `planner`)."""
+    return cloud_of(spec).part("planner")(spec, org, catalog)  # type: ignore[no-any-return]
 
 
 def parse_plan(data: Any) -> AnyPlan | None:

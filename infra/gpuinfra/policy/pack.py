@@ -21,7 +21,7 @@ from gpuinfra.plan import AnyPlan
 from gpuinfra.policy.config import PolicyConfig, PolicyMeta, load_config_file, reconcile
 from gpuinfra.policy.facts import StackFacts, using
 from gpuinfra.policy.rules import PACK_NAME, POLICIES
-from gpuinfra.policy.runner import NOT_PRICED, NotApplicable, PolicyRun, Violation, run_pack
+from gpuinfra.policy.runner import NOT_PRICED, NotApplicable, PolicyRun, diagnostic, run_pack
 
 
 def meta_of(policy: Policy) -> PolicyMeta:
@@ -86,7 +86,7 @@ __all__ = [
     "PolicyConfig",
     "PolicyMeta",
     "PolicyRun",
-    "Violation",
+    "diagnostic",
     "meta_of",
     "pack",
     "pack_config",

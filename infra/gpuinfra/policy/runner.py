@@ -20,7 +20,7 @@ from __future__ import annotations
 import asyncio
 import gc
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from inspect import isawaitable
 from typing import Any
 
@@ -39,6 +39,7 @@ from pulumi_policy import (
 from pulumi_policy.policy import _NotApplicableError
 from pulumi_policy.proxy import UnknownValueError
 
+from gpuinfra.findings import Finding, Level
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.policy.config import PolicyConfig
 from gpuinfra.policy.proxy import lazy_unknown_checking_proxy
@@ -50,25 +51,27 @@ SERVED_VERSION = "0.0.1"
 shows PulumiPolicy.yaml's version elsewhere, but not inside that text)."""
 
 
-@dataclass(frozen=True, order=True)
-class Violation:
-    policy: str
-    level: str
-    """advisory or mandatory."""
-    urn: str
-    """The resource in violation; "" for the stack as a whole."""
-    message: str
-    """What the policy reported (or the "can't run policy" text)."""
-    description: str
-    unknown: bool = False
-    """The policy could not run: a value it reads is unknown during preview."""
+def violation(policy: Policy, level: EnforcementLevel, urn: str, message: str, unknown: bool = False) -> Finding:
+    """A policy's verdict as the one finding type: the policy's name is its rule, its enforcement level one of
+    the levels (advisory a warning, mandatory an error), the resource its urn ("" for the stack as a whole), the
+    message what the policy reported (or the "can't run policy" text)."""
+    return Finding(
+        policy.name,
+        Level.of(level.value),
+        "",
+        message,
+        stage="policy",
+        urn=urn,
+        description=policy.description or "",
+        unknown=unknown,
+    )
 
-    @property
-    def diagnostic(self) -> str:
-        """The message as the analyzer sends it to the engine (description, then the policy's message)."""
-        if self.unknown or not self.message:
-            return self.message or self.description
-        return f"{self.description}\n{self.message}"
+
+def diagnostic(finding: Finding) -> str:
+    """The message as the analyzer sends it to the engine (description, then the policy's message)."""
+    if finding.unknown or not finding.message:
+        return finding.message or finding.description
+    return f"{finding.description}\n{finding.message}"
 
 
 @dataclass(frozen=True, order=True)
@@ -85,14 +88,15 @@ class PolicyRun:
     """Each policy's effective enforcement level."""
     kinds: dict[str, str]
     """Each policy's kind: resource or stack."""
-    violations: list[Violation] = field(default_factory=list)
+    violations: list[Finding] = field(default_factory=list)
+    """Each violation, a finding of stage policy (named after the resource it names, when the graph has it)."""
     not_applicable: list[NotApplicable] = field(default_factory=list)
     evaluated: set[str] = field(default_factory=set)
     """Policies that ran at least once (a resource policy runs only on resources of its types)."""
 
     @property
-    def mandatory(self) -> list[Violation]:
-        return [v for v in self.violations if v.level == EnforcementLevel.MANDATORY.value]
+    def mandatory(self) -> list[Finding]:
+        return [v for v in self.violations if v.blocking]
 
 
 class _Wrapped:
@@ -244,7 +248,14 @@ def _run(
         for stack_policy in stack_policies:
             stack_args = GraphStackArgs(resources, graph, props_of[stack_policy.name], stack_tags, monthly_cost)
             _call(run, stack_policy, _reported(levels[stack_policy.name]), stack_args, pack, "")
+    run.violations = [_named(v, graph) for v in run.violations]
     return run
+
+
+def _named(finding: Finding, graph: Graph) -> Finding:
+    """The finding with the name of the resource it names (the report's and the review's `where`)."""
+    found = graph.by_urn.get(finding.urn)
+    return replace(finding, name=found.name) if found is not None else finding
 
 
 def _applies(policy: ResourceValidationPolicy, resource_type: str) -> bool:
@@ -277,7 +288,7 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
     def report_violation(message: str, urn: str | None = None) -> None:
         if message and not isinstance(message, str):
             raise TypeError("Expected message to be a string")
-        run.violations.append(Violation(policy.name, level.value, urn or subject, message or "", policy.description))
+        run.violations.append(violation(policy, level, urn or subject, message or ""))
 
     try:
         result = policy.validate(args, report_violation)  # type: ignore[attr-defined]
@@ -289,13 +300,12 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
                 loop.close()
     except UnknownValueError as exc:
         run.violations.append(
-            Violation(
-                policy.name,
-                EnforcementLevel.ADVISORY.value,
+            violation(
+                policy,
+                EnforcementLevel.ADVISORY,
                 subject,
                 f"can't run policy '{policy.name}' from policy pack '{pack}@v{SERVED_VERSION}' during preview: "
                 f"{exc.message}",
-                policy.description,
                 unknown=True,
             )
         )
@@ -303,13 +313,7 @@ def _call(run: PolicyRun, policy: Policy, level: EnforcementLevel, args: Any, pa
         run.not_applicable.append(NotApplicable(policy.name, exc.reason or "", subject))
     except Exception as exc:  # a broken policy must not pass silently
         run.violations.append(
-            Violation(
-                policy.name,
-                EnforcementLevel.MANDATORY.value,
-                subject,
-                f"policy crashed: {type(exc).__name__}: {exc}",
-                policy.description,
-            )
+            violation(policy, EnforcementLevel.MANDATORY, subject, f"policy crashed: {type(exc).__name__}: {exc}")
         )
 
 
@@ -319,8 +323,9 @@ __all__ = [
     "GraphStackArgs",
     "NotApplicable",
     "PolicyRun",
-    "Violation",
+    "diagnostic",
     "effective_level",
     "run_pack",
     "stack_resources",
+    "violation",
 ]

@@ -1,9 +1,11 @@
-"""Preflight: every resource of the graph judged by AWS's and Kubernetes' own published definitions.
+"""Preflight: every resource of the graph judged by its cloud's and Kubernetes' own published definitions.
 
-`preflight(graph, catalog)` returns findings (rule id, resource, property path, value, rule, source):
-what AWS would refuse (botocore service models, CloudFormation schemas), what Kubernetes would reject
-or prune (its OpenAPI schema), and documented rules those models cannot express. It reads only the
-graph and the catalog, never the Pulumi SDK.
+`preflight(graph, catalog)` returns findings (gpuinfra.findings: rule id, resource, property path, value, rule,
+source):
+what the cloud would refuse (its preflight part, found through the registry: AWS's botocore service models
+and CloudFormation schemas), what Kubernetes would reject or prune (its OpenAPI schema), and documented
+rules those models cannot express. It reads only the graph and the catalog,
+never the Pulumi SDK.
 """
 
 from __future__ import annotations
@@ -13,12 +15,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from gpuinfra.preflight.check import preflight
-    from gpuinfra.preflight.findings import PreflightFinding
-    from gpuinfra.preflight.rules import RULES
-    from gpuinfra.preflight.table import AWS
 
-_WHERE = {"preflight": "check", "PreflightFinding": "findings", "RULES": "rules", "AWS": "table"}
-"""Loaded on first use (PEP 562): reading a finding's shape (`validate`'s reports) must not import botocore."""
+_WHERE = {"preflight": "check"}
+"""Loaded on first use (PEP 562): importing the package (the findings' helpers) must not import botocore."""
 
 
 def __getattr__(name: str) -> Any:
@@ -29,4 +28,4 @@ def __getattr__(name: str) -> Any:
     return value
 
 
-__all__ = ["AWS", "RULES", "PreflightFinding", "preflight"]
+__all__ = ["preflight"]

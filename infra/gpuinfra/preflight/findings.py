@@ -1,14 +1,15 @@
-"""A preflight finding: what AWS or Kubernetes would refuse (or silently ignore), and by whose definition."""
+"""A preflight finding, made the one way: what a cloud or Kubernetes would refuse (or silently ignore) in one
+resource, at a property path, with the offending value and whose definition says so (a `Finding` of stage
+preflight, gpuinfra.findings)."""
 
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
 
+from gpuinfra.findings import Finding, Level
 from gpuinfra.graph import Resource
 
-Level = Literal["error", "info"]
 MAX_VALUE_CHARS = 120
 """Values are cut to this length: a finding names the value, the report is not a dump of user data."""
 
@@ -19,48 +20,30 @@ def cut(value: Any, limit: int = MAX_VALUE_CHARS) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
-@dataclass(frozen=True, slots=True)
-class PreflightFinding:
-    """One violation: rule id, where (resource and property path), the value, the rule and its source."""
-
-    rule: str
-    urn: str
-    name: str
-    type: str
-    path: str
-    """Property path in the resource's Pulumi inputs (`networkInterfaces[3].networkCardIndex`); empty for
-    the resource as a whole."""
-    value: str
-    message: str
-    source: str
-    """Where the rule comes from: a botocore operation, a CloudFormation schema, a document's URL."""
-    level: Level = "error"
-
-    @classmethod
-    def at(
-        cls,
-        resource: Resource,
-        rule: str,
-        path: str,
-        value: Any,
-        message: str,
-        source: str,
-        level: Level = "error",
-    ) -> PreflightFinding:
-        return cls(rule, resource.urn, resource.name, resource.type, path, cut(value), message, source, level)
-
-    def to_json(self) -> dict[str, str]:
-        return {
-            "rule": self.rule,
-            "level": self.level,
-            "urn": self.urn,
-            "name": self.name,
-            "type": self.type,
-            "path": self.path,
-            "value": self.value,
-            "message": self.message,
-            "source": self.source,
-        }
+def finding_at(
+    resource: Resource,
+    rule: str,
+    path: str,
+    value: Any,
+    message: str,
+    source: str,
+    level: Level = Level.ERROR,
+) -> Finding:
+    """One violation: rule id, where (the resource, and the property path in its Pulumi inputs such as
+    `networkInterfaces[3].networkCardIndex`; empty for the resource as a whole), the value, the rule and its
+    source (a botocore operation, a CloudFormation schema, a document's URL)."""
+    return Finding(
+        rule,
+        level,
+        path,
+        message,
+        stage="preflight",
+        urn=resource.urn,
+        name=resource.name,
+        type=resource.type,
+        value=cut(value),
+        source=source,
+    )
 
 
-__all__ = ["MAX_VALUE_CHARS", "Level", "PreflightFinding", "cut"]
+__all__ = ["MAX_VALUE_CHARS", "cut", "finding_at"]

@@ -16,9 +16,9 @@ from collections.abc import Iterator
 from functools import cache
 from typing import Any
 
-from gpuinfra.graph import Graph, Resource, tokens
-from gpuinfra.preflight.botocore_check import judgeable
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.findings import Finding
+from gpuinfra.graph import Graph, Resource, judgeable, tokens
+from gpuinfra.preflight.findings import finding_at
 
 DEFAULT_VERSION = "1.33"
 """Kubernetes version judged when the graph does not say (no EKS cluster): the version the EKS example
@@ -26,6 +26,10 @@ pins; kubernetes-validate gives identical results for 1.31-1.33 on every kind we
 SOURCE = "Kubernetes OpenAPI schema (kubernetes-validate {package}, Kubernetes {version}, strict)"
 HELM = tokens.HELM_RELEASE
 PATCH_SUFFIX = "Patch"
+KUBERNETES_PREFIX = "kubernetes:"
+"""Every Kubernetes object: the OpenAPI schema of its kind (Helm releases: see below)."""
+NOT_JUDGED = frozenset({tokens.HELM_RELEASE, tokens.HELM_CHART, tokens.K8S_CONFIG_GROUP})
+"""Kubernetes types that are not one object of the API: their content is judged by the conformance tests."""
 
 
 @cache
@@ -128,7 +132,7 @@ def _holds_unknown(value: Any) -> bool:
     return not judgeable(value)
 
 
-def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
+def check_object(resource: Resource, graph: Graph) -> list[Finding]:
     api_version, kind = api_version_kind(resource)
     obj = {"apiVersion": api_version, "kind": kind, **resource.inputs}
     version = target_version(graph, resource)
@@ -137,7 +141,7 @@ def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
     if problems is None:
         return []  # reported once per kind by `unchecked_kinds`
     findings = [
-        PreflightFinding.at(resource, "PF-K8S-SCHEMA", path, value, f"{kind} {api_version}: {message}", source)
+        finding_at(resource, "PF-K8S-SCHEMA", path, value, f"{kind} {api_version}: {message}", source)
         for path, message, value in problems
     ]
     if kind == "ConfigMap":
@@ -145,7 +149,7 @@ def check_object(resource: Resource, graph: Graph) -> list[PreflightFinding]:
     return findings
 
 
-def _embedded(resource: Resource, configmap: dict[str, Any], version: str, source: str) -> list[PreflightFinding]:
+def _embedded(resource: Resource, configmap: dict[str, Any], version: str, source: str) -> list[Finding]:
     """YAML documents in a ConfigMap's data that are Kubernetes objects (the training job template)."""
     import yaml
 
@@ -161,7 +165,7 @@ def _embedded(resource: Resource, configmap: dict[str, Any], version: str, sourc
             docs = [d for d in yaml.load_all(text, Loader=loader) if isinstance(d, dict)]
         except yaml.YAMLError as exc:
             message = f"data[{key!r}] is not valid YAML: {exc}"
-            findings.append(PreflightFinding.at(resource, "PF-K8S-EMBEDDED", f"data.{key}", text, message, "YAML 1.1"))
+            findings.append(finding_at(resource, "PF-K8S-EMBEDDED", f"data.{key}", text, message, "YAML 1.1"))
             continue
         for n, doc in enumerate(docs):
             for where, obj, partial in _judged_parts(doc):
@@ -169,7 +173,7 @@ def _embedded(resource: Resource, configmap: dict[str, Any], version: str, sourc
                 for path, message, value in problems or ():
                     at = f"data.{key}[doc {n}].{where}{path and '.' + path}"
                     text_ = f"embedded {doc.get('kind')}: {obj['kind']} {message}"
-                    findings.append(PreflightFinding.at(resource, "PF-K8S-EMBEDDED", at, value, text_, source))
+                    findings.append(finding_at(resource, "PF-K8S-EMBEDDED", at, value, text_, source))
     return findings
 
 
@@ -195,4 +199,13 @@ def is_checked(resource: Resource, graph: Graph) -> bool:
     return _validator(target_version(graph, resource), kind, api_version) is not None
 
 
-__all__ = ["DEFAULT_VERSION", "api_version_kind", "check_object", "is_checked", "schema_problems", "target_version"]
+__all__ = [
+    "DEFAULT_VERSION",
+    "KUBERNETES_PREFIX",
+    "NOT_JUDGED",
+    "api_version_kind",
+    "check_object",
+    "is_checked",
+    "schema_problems",
+    "target_version",
+]

@@ -14,10 +14,9 @@ from pulumi.runtime.config import CONFIG, get_config_env, get_config_secret_keys
 
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import InputError
+from gpuinfra.findings import Finding, Level
 from gpuinfra.load import Inputs
-from gpuinfra.plan import AnyPlan, DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
-from gpuinfra.validators import Finding, Level
+from gpuinfra.plan import AnyPlan
 
 
 def stack_config() -> dict[str, Any]:
@@ -42,32 +41,9 @@ def refuse_errors(findings: list[Finding]) -> None:
 
 
 def build(inputs: Inputs, plan: AnyPlan) -> None:
-    """Create the stack's providers and components."""
-    own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree; None: built-in
-    if own is not None:
-        own(inputs, plan)
-    elif isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):
-        from gpuinfra.pulumi.components.training.stack import build_training
-
-        build_training(inputs, plan)
-    elif isinstance(inputs.spec, InferenceSpec) and isinstance(plan, InferencePlan):
-        from gpuinfra.pulumi.components.inference.stack import build_inference
-
-        build_inference(inputs, plan)
-    elif isinstance(inputs.spec, RegistrySpec) and isinstance(plan, RegistryPlan):
-        from gpuinfra.pulumi.components.registry.stack import build_registry
-
-        build_registry(inputs, plan)
-    elif isinstance(inputs.spec, FinetuneSpec) and isinstance(plan, FinetunePlan):
-        from gpuinfra.pulumi.components.finetune.stack import build_finetune
-
-        build_finetune(inputs, plan)
-    elif isinstance(inputs.spec, DataprepSpec) and isinstance(plan, DataprepPlan):
-        from gpuinfra.pulumi.components.dataprep.stack import build_dataprep
-
-        build_dataprep(inputs, plan)
-    else:
-        raise TypeError(f"no program for a {type(inputs.spec).__name__} with a {type(plan).__name__}")
+    """Create the stack's providers and components: the component tree its cloud names (the registry's
+    `program`)."""
+    cloud_of(inputs.spec).part("program")(inputs, plan)
 
 
 def run(load: Callable[[], tuple[Inputs, AnyPlan]]) -> None:

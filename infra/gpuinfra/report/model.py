@@ -11,7 +11,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from gpuinfra.errors import blocks, verdict
+from gpuinfra.findings import blocks, verdict
 from gpuinfra.graph.model import Resource
 from gpuinfra.plan import Plan
 

@@ -15,11 +15,11 @@ from decimal import Decimal
 from typing import Any
 
 from gpuinfra.cost import Breakdown
-from gpuinfra.errors import BLOCKING_LEVELS, blocks
+from gpuinfra.findings import BLOCKING_LEVELS, blocks
 from gpuinfra.graph import SECRET, STACK_TYPE, Graph, Resource
 from gpuinfra.graph.readers import Step
 from gpuinfra.plan.figures import Figure
-from gpuinfra.review.replacements import MAY_REPLACE, REPLACE, Rules
+from gpuinfra.review.effects import MAY_REPLACE, REPLACE, Replacements
 from gpuinfra.review.stateful import DataLoss, data_loss
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
@@ -228,7 +228,7 @@ def walk(before: Any, after: Any, path: str = "") -> Iterator[tuple[str, Any, An
         yield path, before, after
 
 
-def changes(old: Resource, new: Resource, rules: Rules, step: Step | None = None) -> tuple[Change, ...]:
+def changes(old: Resource, new: Resource, rules: Replacements, step: Step | None = None) -> tuple[Change, ...]:
     """Property changes of a resource, each with its effect (Pulumi's replaceReasons win when present)."""
     pulumi_replaces = set(step.replace_reasons) if step else set()
     detailed = step.detailed if step else {}
@@ -263,7 +263,7 @@ def _same_priced(base: Snapshot | None, head: Snapshot | None) -> bool:
 
 
 def _resource_diffs(
-    name: str, base: Snapshot | None, head: Snapshot | None, rules: Rules
+    name: str, base: Snapshot | None, head: Snapshot | None, rules: Replacements
 ) -> tuple[list[ResourceDiff], list[DataLoss]]:
     """Each resource of either graph compared by key: created, deleted, replaced, updated or, at a changed
     cost, the same; and the data each replace or delete destroys."""
@@ -302,7 +302,7 @@ def _resource_diffs(
     return out, losses
 
 
-def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Rules) -> StackDiff:
+def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Replacements) -> StackDiff:
     name = (head or base).stack  # type: ignore[union-attr]
     base_f = {f.key: f for f in (base.findings if base else ())}
     head_f = {f.key: f for f in (head.findings if head else ())}
@@ -379,7 +379,7 @@ def figure_changes(base: Snapshot | None, head: Snapshot | None) -> tuple[Figure
     return tuple(out)
 
 
-def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules: Rules) -> Diff:
+def diff_sides(base: Mapping[str, Snapshot], head: Mapping[str, Snapshot], rules: Replacements) -> Diff:
     """Every stack of either side, by name."""
     return Diff(tuple(diff_stack(base.get(s), head.get(s), rules) for s in sorted(base.keys() | head.keys())))
 

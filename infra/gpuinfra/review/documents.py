@@ -25,6 +25,7 @@ from gpuinfra.graph.readers import PulumiPreview, read_events, read_export, read
 from gpuinfra.plan import AnyPlan, parse_plan
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.review.diff import ReviewItem, Snapshot
+from gpuinfra.review.items import read_findings, review_items
 from gpuinfra.spec import shown
 from gpuinfra.spec.files import loads_json, read_text
 
@@ -195,34 +196,8 @@ def gpuinfra_side(doc: Document, label: str, catalog: Catalog, usage: Usage) -> 
 
 
 def findings_of(stack: str, report: Mapping[str, Any]) -> tuple[ReviewItem, ...]:
-    """Validator findings, the policy pack's violations when the report carries them (`policy.violations`:
-    policy, level mandatory/advisory, resource URN and name, message) and preflight findings (error blocks)."""
-    out = [
-        ReviewItem(
-            stack, "validator", str(f.get("rule")), str(f.get("level")), str(f.get("path") or ""), str(f.get("message"))
-        )
-        for f in report.get("findings") or []
-    ]
-    for v in (report.get("policy") or {}).get("violations") or []:
-        if isinstance(v, dict):
-            where = v.get("resource_name") or str(v.get("resource") or "").rsplit("::", 1)[-1]
-            out.append(
-                ReviewItem(
-                    stack,
-                    "policy",
-                    str(v.get("policy")),
-                    str(v.get("level") or "advisory"),
-                    str(where or ""),
-                    str(v.get("message")),
-                )
-            )
-    for f in report.get("preflight") or []:
-        if isinstance(f, dict):
-            where = f"{f.get('name')}.{f.get('path')}" if f.get("path") else str(f.get("name"))
-            out.append(
-                ReviewItem(stack, "preflight", str(f.get("rule")), str(f.get("level")), where, str(f.get("message")))
-            )
-    return tuple(out)
+    """A stored report's findings, read back (review/items.py), as review items."""
+    return review_items(stack, read_findings(report))
 
 
 def _project(resources: list[Resource]) -> str:

@@ -3,7 +3,8 @@
 A rule is a generator function registered with `@rule(level)`. Its id is its name in kebab-case,
 its workload is the type annotation of its `spec` parameter, and it receives only the arguments it
 names (spec, plan, org, account, catalog, config) so it can be tested without building anything.
-It yields `Failure(message, path, hint)`; the runner turns those into `Finding`s with id and level.
+It yields `Failure(message, path, hint)`; the runner turns those into `Finding`s (gpuinfra.findings, the one
+finding type of every stage) with id and level.
 """
 
 from __future__ import annotations
@@ -12,21 +13,10 @@ import inspect
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from enum import IntEnum
 from typing import Any
 
-from gpuinfra.errors import FieldPath, format_path
-
-
-class Level(IntEnum):
-    """Same numbers as `logging`, so levels compare and sort naturally."""
-
-    INFO = 20
-    WARNING = 30
-    ERROR = 40
-
-    def __str__(self) -> str:
-        return self.name.lower()
+from gpuinfra.errors import FieldPath
+from gpuinfra.findings import Finding, Level
 
 
 @dataclass(frozen=True)
@@ -36,26 +26,6 @@ class Failure:
     message: str
     path: FieldPath = ()
     hint: str | None = None
-
-
-@dataclass(frozen=True, order=True)
-class Finding:
-    """A rule's verdict on one place of the spec."""
-
-    rule: str
-    level: Level
-    path: FieldPath
-    message: str
-    hint: str | None = None
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "rule": self.rule,
-            "level": str(self.level),
-            "path": format_path(self.path),
-            "message": self.message,
-            "hint": self.hint,
-        }
 
 
 Rule = Callable[..., Iterator[Failure]]

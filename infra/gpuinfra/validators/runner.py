@@ -25,7 +25,7 @@ def validate(
     account_problems: Iterable[str] = (),
 ) -> list[Finding]:
     """All findings, sorted by level (errors first) then path; suppressed warnings dropped."""
-    cloud_of(spec).part("validators")  # a cloud's own rules register on import; None: the built-in
+    cloud_of(spec).part("validators")  # the rules of the spec's cloud register on import
     available: dict[str, Any] = {
         "spec": spec,
         "plan": plan,

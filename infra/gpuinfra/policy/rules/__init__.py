@@ -29,7 +29,8 @@ for _module in pkgutil.iter_modules(__path__):
         importlib.import_module(f"{__name__}.{_module.name}")
 
 for _cloud in CLOUDS.values():
-    _cloud.part("policies")  # a cloud's own rules join the pack on import
+    if _cloud.parts.policies is not None:
+        _cloud.part("policies")  # a cloud's own rules join the pack's shared ones on import
 
 POLICIES = list(REGISTRY)
 

@@ -12,10 +12,9 @@ from __future__ import annotations
 
 from pulumi_policy import ResourceValidationArgs
 
-from gpuinfra.cost.node_pools import size_of
 from gpuinfra.graph import tokens
 from gpuinfra.graph.fleets import FLEET_TYPES, fleet
-from gpuinfra.graph.launchers import bound_problem, node_pool
+from gpuinfra.graph.launchers import bound_problem, node_pool, size_of
 from gpuinfra.graph.sagemaker import ENDPOINT_CONFIGURATION, variants
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy
 

@@ -1,6 +1,6 @@
 """Compute groups as policies see them: Auto Scaling groups, EKS managed node groups, AWS PCS compute node groups,
 Karpenter NodePools (at the count their limits allow: graph/launchers.py), AWS Batch compute environments (at
-the count their maxVcpus allows: cost/batch.py), EC2 Fleets and Spot Fleet requests (at their target capacity:
+the count their maxVcpus allows: graph/launchers.py), EC2 Fleets and Spot Fleet requests (at their target capacity:
 graph/fleets.py) alike.
 
 Quotas count them at maximum size, training wants them in one zone and a cluster placement group, and
@@ -14,11 +14,9 @@ from dataclasses import dataclass
 
 from pulumi_policy import PolicyResource
 
-from gpuinfra.cost.batch import batch_bounds
-from gpuinfra.cost.node_pools import size_of
 from gpuinfra.graph import tokens, views
 from gpuinfra.graph.fleets import FLEET_TYPES, fleet
-from gpuinfra.graph.launchers import node_pool
+from gpuinfra.graph.launchers import batch_bounds, node_pool, size_of
 from gpuinfra.policy.rules.values import StackView, as_int, get, has
 
 GROUP_TYPES = (

@@ -6,13 +6,14 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from gpuinfra.findings import Finding, Level
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.flows import Flow
 from gpuinfra.graph.views import account_of_arn
 from gpuinfra.preflight.access.decide import Decision, Policies, Principal, Request, evaluate
 from gpuinfra.preflight.access.statements import parse
 from gpuinfra.preflight.access.world import Role, World, read_world
-from gpuinfra.preflight.findings import Level, PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 RULE = "PF-ACCESS-FLOW"
 SOURCES = (
@@ -149,7 +150,7 @@ def _anchor(flow: Flow, world: World, graph: Graph) -> Resource:
     return role.resource if role is not None else graph.resources[0]
 
 
-def flow_findings(flows: Iterable[Flow], graph: Graph, peers: Iterable[Graph] = ()) -> list[PreflightFinding]:
+def flow_findings(flows: Iterable[Flow], graph: Graph, peers: Iterable[Graph] = ()) -> list[Finding]:
     """Findings for the flows of `graph`'s stack: an error per denied flow, an info per flow that cannot be
     judged (its policies are not all in sight), nothing for an allowed one."""
     world = read_world([graph, *peers])
@@ -165,8 +166,8 @@ def flow_findings(flows: Iterable[Flow], graph: Graph, peers: Iterable[Graph] = 
         else:
             message = f"cannot judge {what}: {d.reason}"
         source = f"{SOURCES}; {BUCKET_KEYS}" + (f"; {flow.source}" if flow.source else "")
-        level: Level = "error" if d.outcome == "deny" else "info"
-        findings.append(PreflightFinding.at(_anchor(flow, world, graph), RULE, "", flow.name, message, source, level))
+        level = Level.ERROR if d.outcome == "deny" else Level.INFO
+        findings.append(finding_at(_anchor(flow, world, graph), RULE, "", flow.name, message, source, level))
     return findings
 
 

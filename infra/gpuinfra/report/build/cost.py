@@ -8,6 +8,7 @@ from decimal import Decimal
 
 from gpuinfra.catalog import staleness
 from gpuinfra.cost import Breakdown, Line, ResourceCost
+from gpuinfra.findings import Finding, Level
 from gpuinfra.report.format import money
 from gpuinfra.report.model import (
     CostGroupOut,
@@ -95,12 +96,12 @@ def cost_out(b: Breakdown) -> CostOut:
     )
 
 
-def stale_finding(cost: CostOut) -> FindingOut | None:
+def stale_finding(cost: CostOut) -> Finding | None:
     """A warning when the oldest price behind the stack's cost is older than the configured limit."""
     message = staleness.stale_message(cost.prices_as_of)
     if message is None:
         return None
-    return FindingOut(rule=staleness.RULE, level="warning", path="", message=message, hint=staleness.HINT)
+    return Finding(staleness.RULE, Level.WARNING, (), message, staleness.HINT)
 
 
 PARTIAL_RULE = "cost-partial"
@@ -110,29 +111,41 @@ PARTIAL_HINT = (
 )
 
 
-def partial_finding(cost: CostOut) -> FindingOut | None:
+def partial_finding(cost: CostOut) -> Finding | None:
     """A warning when a line's price is unknown: the total is a lower bound, never the price with a zero in it."""
     if not cost.partial:
         return None
     shown = "; ".join(cost.unknown_prices[:4]) + (" ..." if len(cost.unknown_prices) > 4 else "")
-    return FindingOut(
-        rule=PARTIAL_RULE,
-        level="warning",
-        path="",
-        message=f"the monthly cost is at least {money(cost.monthly_usd)}, not exactly: "
+    return Finding(
+        PARTIAL_RULE,
+        Level.WARNING,
+        (),
+        f"the monthly cost is at least {money(cost.monthly_usd)}, not exactly: "
         f"{len(cost.unknown_prices)} line{'s' if len(cost.unknown_prices) != 1 else ''} with no price "
         f"(unknown, not zero): {shown}",
-        hint=PARTIAL_HINT,
+        PARTIAL_HINT,
     )
+
+
+def cost_findings(cost: CostOut | None) -> list[Finding]:
+    """The cost stage's warnings on the stack (listed with the validators' findings): stale or partial prices."""
+    if cost is None:
+        return []
+    return [f for f in (stale_finding(cost), partial_finding(cost)) if f is not None]
 
 
 def with_cost(stack: StackReport, b: Breakdown) -> StackReport:
     cost = cost_out(b)
-    extra = [f for f in (stale_finding(cost), partial_finding(cost)) if f is not None]
+    extra = [finding_out(f) for f in cost_findings(cost)]
     findings = [*stack.findings, *extra] if extra else stack.findings
     return stack.model_copy(
         update={"cost": cost, "summary": [*stack.summary, cost_section(cost)], "findings": findings}
     )
+
+
+def finding_out(f: Finding) -> FindingOut:
+    """A finding of the stack as a whole (no place in its file): the cost stage's, the engine's failure."""
+    return FindingOut(rule=f.rule, level=str(f.level), path="", message=f.message, hint=f.hint)  # type: ignore[arg-type]
 
 
 def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
@@ -153,4 +166,13 @@ def cost_total(costs: Iterable[CostOut]) -> CostTotalOut | None:
     )
 
 
-__all__ = ["PARTIAL_RULE", "cost_out", "cost_total", "partial_finding", "stale_finding", "with_cost"]
+__all__ = [
+    "PARTIAL_RULE",
+    "cost_findings",
+    "cost_out",
+    "cost_total",
+    "finding_out",
+    "partial_finding",
+    "stale_finding",
+    "with_cost",
+]

@@ -8,10 +8,10 @@ from typing import TYPE_CHECKING
 
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import format_path
+from gpuinfra.findings import Finding, ordered
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.preflight.findings import PreflightFinding
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
@@ -28,7 +28,6 @@ from gpuinfra.report.model import (
     Section,
     StackReport,
 )
-from gpuinfra.validators import Finding
 
 if TYPE_CHECKING:
     from gpuinfra.policy.pack import PolicyRun
@@ -38,12 +37,13 @@ def findings_out(inputs: Inputs, findings: Iterable[Finding]) -> list[FindingOut
     stack = inputs.stack
     out = []
     for f in findings:
-        full = (*stack.spec_prefix, *f.path)
+        path = f.path if isinstance(f.path, tuple) else ()  # a validator's finding names a field of the spec
+        full = (*stack.spec_prefix, *path)
         out.append(
             FindingOut(
                 rule=f.rule,
                 level=str(f.level),  # type: ignore[arg-type]
-                path=format_path(f.path),
+                path=format_path(path),
                 message=f.message,
                 hint=f.hint,
                 file=str(stack.path),
@@ -300,20 +300,17 @@ def graph_report(stack: StackReport, graph: Graph) -> StackReport:
 
 def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackReport:
     """The stack report with the policy pack's verdicts: mandatory first, then by policy and resource."""
-    violations = sorted(
-        (
-            PolicyViolationOut(
-                policy=v.policy,
-                level=v.level,
-                resource=v.urn or None,  # type: ignore[arg-type]
-                resource_name=graph.by_urn[v.urn].name if v.urn in graph.by_urn else None,
-                message=v.message,
-                description=v.description,
-            )
-            for v in run.violations
-        ),
-        key=lambda v: (v.level != "mandatory", v.policy, v.resource or "", v.message),
-    )
+    violations = [
+        PolicyViolationOut(
+            policy=v.rule,
+            level=v.level.enforcement,
+            resource=v.urn or None,
+            resource_name=v.name or None,
+            message=v.message,
+            description=v.description,
+        )
+        for v in ordered(run.violations)
+    ]
     counts: dict[str, int] = {}
     for v in violations:
         counts[v.policy] = counts.get(v.policy, 0) + 1
@@ -346,9 +343,23 @@ def policy_report(stack: StackReport, run: PolicyRun, graph: Graph) -> StackRepo
     return stack.model_copy(update={"policy": PolicyReportOut(pack=run.pack, policies=policies, violations=violations)})
 
 
-def preflight_report(stack: StackReport, found: Iterable[PreflightFinding]) -> StackReport:
+def preflight_report(stack: StackReport, found: Iterable[Finding]) -> StackReport:
     """The stack report with the preflight findings on its graph (errors first, as preflight sorts them)."""
-    return stack.model_copy(update={"preflight": [PreflightOut(**f.to_json()) for f in found]})
+    return stack.model_copy(update={"preflight": [preflight_out(f) for f in found]})
+
+
+def preflight_out(f: Finding) -> PreflightOut:
+    return PreflightOut(
+        rule=f.rule,
+        level=str(f.level),  # type: ignore[arg-type]
+        urn=f.urn,
+        name=f.name,
+        type=f.type,
+        path=str(f.path),
+        value=f.value,
+        message=f.message,
+        source=f.source,
+    )
 
 
 __all__ = ["findings_out", "graph_report", "policy_report", "preflight_report", "stack_report", "summary"]

@@ -6,6 +6,7 @@ The cost stage asks the cloud registry for this book for a `gcp:` type (`price`)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
@@ -199,4 +200,9 @@ def price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceCost:
     return ResourceCost(**base, lines=(_unknown("Resource", f"gpuinfra has no Google price for {r.type}"),))
 
 
-__all__ = ["FREE", "MIG", "price", "where"]
+def book(graph: Graph, catalog: object, usage: object) -> Callable[[Resource, dict[str, Any]], ResourceCost]:
+    """The registry's part: the pricer of `graph`'s Google resources (Google's own catalog, no usage file)."""
+    return lambda r, base: price(r, graph, base)
+
+
+__all__ = ["FREE", "MIG", "book", "price", "where"]

@@ -20,8 +20,9 @@ from functools import cache
 from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.discovery import document, source
+from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource, is_known
-from gpuinfra.preflight.findings import PreflightFinding
+from gpuinfra.preflight.findings import finding_at
 
 
 @dataclass(frozen=True)
@@ -99,18 +100,18 @@ def arguments(type_token: str) -> frozenset[str] | None:
     return frozenset(inspect.signature(cls._internal_init).parameters) - {"__self__", "resource_name", "opts"}
 
 
-def schema_problems(r: Resource) -> Iterator[PreflightFinding]:
+def schema_problems(r: Resource) -> Iterator[Finding]:
     """Arguments the installed pulumi-gcp does not take."""
     from importlib.metadata import version
 
     known = arguments(r.type)
     where = f"pulumi-gcp {version('pulumi-gcp')} Python SDK, {r.type.split(':')[2]} arguments"
     if known is None:
-        yield PreflightFinding.at(r, "PF-GCP-SCHEMA", "", r.type, f"pulumi-gcp has no resource {r.type}", where)
+        yield finding_at(r, "PF-GCP-SCHEMA", "", r.type, f"pulumi-gcp has no resource {r.type}", where)
         return
     for key, value in r.inputs.items():
         if snake(key) not in known and not key.startswith("__"):
-            yield PreflightFinding.at(
+            yield finding_at(
                 r,
                 "PF-GCP-SCHEMA",
                 key,
@@ -177,13 +178,13 @@ def _integral(item: Any) -> bool:
     return bool(re.fullmatch(r"-?[0-9]+", item))
 
 
-def discovery_problems(r: Resource) -> Iterator[PreflightFinding]:
+def discovery_problems(r: Resource) -> Iterator[Finding]:
     entry = TABLE[r.type]
     doc = document(entry.api, entry.version)
     where = f"{source(entry.api, entry.version)}, schema {entry.schema}"
     root = {"name": entry.schema, **doc["schemas"][entry.schema]}
     for path, value, problem in walk(doc, root, r.inputs, ""):
-        yield PreflightFinding.at(r, "PF-GCP-API", path, value, f"Google would refuse it: {problem}", where)
+        yield finding_at(r, "PF-GCP-API", path, value, f"Google would refuse it: {problem}", where)
 
 
 def judges(type_token: str) -> bool:
@@ -191,7 +192,7 @@ def judges(type_token: str) -> bool:
     return type_token in TABLE
 
 
-def check(r: Resource, graph: Graph) -> list[PreflightFinding]:
+def check(r: Resource, graph: Graph) -> list[Finding]:
     """Every way pulumi-gcp or Google's API would refuse what the graph asks of `r`."""
     found = list(schema_problems(r))
     if r.type in TABLE:

@@ -7,7 +7,11 @@ registry for this part by the type's package (`replacements`)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from gpuinfra.clouds.gcp.catalog.discovery import document
+from gpuinfra.graph import UNKNOWN
+from gpuinfra.review.effects import MAY_REPLACE
 
 COLLECTIONS: dict[str, tuple[str, str, str]] = {
     "gcp:compute/network:Network": ("compute", "v1", "networks"),
@@ -54,4 +58,11 @@ def effect(type_token: str, path: str) -> tuple[str, str] | None:
     return None
 
 
-__all__ = ["COLLECTIONS", "effect"]
+def marks(type_token: str, path: str, before: Any, after: Any, inputs: dict[str, Any]) -> tuple[str, str] | None:
+    """The registry's part (the review asks every cloud with the change's values): Google's mark, a possible
+    replacement while the new value is unknown until apply."""
+    found = effect(type_token, path)
+    return None if found is None else ((MAY_REPLACE if after == UNKNOWN else found[0]), found[1])
+
+
+__all__ = ["COLLECTIONS", "effect", "marks"]

@@ -263,7 +263,7 @@ class PcsCluster(pulumi.ComponentResource):
         self.controller_group = controller_group(f"{name}-sg", args.vpc_id, o)
         # No delete_before_replace: replacing the cluster (a new size class, another subnet) loses slurmctld's state
         # and the accounting database, which nothing carries over; create-first keeps the old one running until
-        # the new one exists, and the preview names the replacement (review/replacements.py).
+        # the new one exists, and the preview names the replacement (clouds/aws/review/replacements.py).
         self.cluster = aws_native.pcs.Cluster(
             f"{name}-cluster",
             name=suffixed(args.cluster, args.size, args.zone),

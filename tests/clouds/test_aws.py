@@ -1,0 +1,105 @@
+"""AWS sits behind the cloud seam as Google does: its own parts (preflight, price book, replacement table) live in
+gpuinfra.clouds.aws and are found through the registry, and nothing outside that package names it but the
+registry: the list of files a new cloud package touches outside itself."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+from gpuinfra.clouds import CLOUDS, Parts, cloud, owner_of, type_part
+from helpers import ROOT, example_graph
+from test_layout import imports
+
+PACKAGE = ROOT / "infra" / "gpuinfra"
+ALLOWED_OUTSIDE = {"infra/gpuinfra/clouds/__init__.py"}
+"""The registry names the package's parts by module path; AWS's specs are the stack specs of spec/ (spec/target.py
+lists no package for it) and its catalog data is catalog/data/."""
+
+
+def aws_package_users(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:
+    """Modules outside clouds/aws/ that import gpuinfra.clouds.aws (at any depth, also inside a function) or
+    name one of its modules."""
+    found = set()
+    for path in package.rglob("*.py"):
+        rel = path.relative_to(base).as_posix()
+        if "/clouds/aws/" in rel or "__pycache__" in rel:
+            continue
+        named = "gpuinfra.clouds.aws" in path.read_text(encoding="utf-8")
+        if named or any(m.startswith("gpuinfra.clouds.aws") for _, m in imports(path, base)):
+            found.add(rel)
+    return found
+
+
+def test_the_aws_package_is_named_only_by_the_registry() -> None:
+    assert aws_package_users() == ALLOWED_OUTSIDE
+
+
+def test_the_check_sees_a_stage_importing_the_aws_package(tmp_path: Path) -> None:
+    planted = tmp_path / "infra" / "gpuinfra" / "cost"
+    planted.mkdir(parents=True)
+    (planted / "bad.py").write_text("def f():\n    from gpuinfra.clouds.aws.cost.book import PRICERS\n")
+    (planted / "also.py").write_text("import gpuinfra.clouds.aws.preflight.table as table\n")
+    (planted / "fine.py").write_text("from gpuinfra.clouds import type_part\n")
+    assert aws_package_users(tmp_path / "infra" / "gpuinfra", tmp_path) == {
+        "infra/gpuinfra/cost/bad.py",
+        "infra/gpuinfra/cost/also.py",
+    }
+
+
+def test_every_cloud_names_its_planner_validators_and_program() -> None:
+    """No built-in fallback: each stage asks the spec's cloud for its part, and every cloud has one."""
+    for entry in CLOUDS.values():
+        for name in ("planner", "validators", "program"):
+            assert entry.part(name) is not None, (entry.name, name)
+
+
+@pytest.mark.parametrize("name", ["preflight", "prices", "replacements"])
+def test_a_cloud_that_owns_resource_types_names_their_parts(name: str) -> None:
+    for entry in CLOUDS.values():
+        if entry.packages or entry.types:
+            assert entry.part(name) is not None, (entry.name, name)
+        else:
+            with pytest.raises(LookupError, match=f"no {name} part"):
+                entry.part(name)
+
+
+def test_aws_parts_live_in_the_aws_package() -> None:
+    parts = cloud("aws").parts
+    own = {f.name: getattr(parts, f.name) for f in dataclasses.fields(Parts)}
+    assert {k for k, v in own.items() if v and v.startswith("gpuinfra.clouds.aws")} == {
+        "preflight",
+        "prices",
+        "replacements",
+    }
+
+
+@pytest.mark.parametrize(
+    ("type_token", "owner"),
+    [
+        ("aws:ec2/launchTemplate:LaunchTemplate", "aws"),
+        ("aws-native:pcs:Cluster", "aws"),
+        ("pulumi:providers:aws", "aws"),
+        ("kubernetes:karpenter.sh/v1:NodePool", "aws"),  # launches EC2 instances: AWS bills them
+        ("kubernetes:apps/v1:Deployment", None),
+        ("gcp:compute/network:Network", "gcp"),
+        ("random:index/randomPassword:RandomPassword", None),
+    ],
+)
+def test_a_resource_type_belongs_to_the_cloud_of_its_package(type_token: str, owner: str | None) -> None:
+    found = owner_of(type_token)
+    assert (found.name if found else None) == owner
+
+
+def test_aws_preflight_judges_the_graph_through_the_registry() -> None:
+    """A launch template of the training example is judged by botocore's CreateLaunchTemplate model, found by its
+    type's package; the rules over the whole graph come with the part."""
+    graph = example_graph("llm-train")
+    template = next(r for r in graph.resources if r.type == "aws:ec2/launchTemplate:LaunchTemplate")
+    part = type_part(template.type, "preflight")
+    assert part.judges(template.type) and not part.judges("kubernetes:apps/v1:Deployment")
+    assert {r.id for r in part.RULES} >= {"PF-X-TARGET"}
+    bad = dataclasses.replace(template, inputs={**template.inputs, "instanceType": 7})
+    found = part.check(bad, graph)
+    assert [f.rule for f in found if f.path == "instanceType"] == ["PF-AWS-API"]
