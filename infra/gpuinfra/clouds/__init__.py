@@ -40,6 +40,8 @@ class Parts:
     replacements: str | None = None
     """(type, property path) -> (effect, why) or None: which changes replace a resource of the cloud's types (the
     review's replace marks, beside catalog/data/replacements.yaml)."""
+    catalog_refresh: str | None = None
+    """(recorded dir or None, out dir, account) -> what was read: `gpuinfra catalog refresh --cloud <name>`."""
 
 
 @dataclass(frozen=True)
@@ -81,6 +83,7 @@ GCP_PARTS = Parts(
     prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
     replacements="gpuinfra.clouds.gcp.review.replacements:effect",
+    catalog_refresh="gpuinfra.clouds.gcp.catalog.refresh:run",
 )
 
 CLOUDS: dict[str, Cloud] = {
