@@ -156,3 +156,54 @@ def test_a_new_vm_starts_only_on_a_complete_release(tmp_path: Path, listing: str
     assert run.returncode == done, run.stderr
     if done:
         assert "the release is not complete in europe-west4 after 0 s" in run.stderr
+
+
+# ---- the pack: a copy is an edge between projects ------------------------------------------------------------
+def _planted_job(inputs: dict[str, object]) -> Graph:
+    graph = example_graph(STACK)
+    job = _named(graph, "chat-serve-gcp-to-europe-west4")
+    return dataclasses.replace(
+        graph,
+        resources=(*graph.resources, dataclasses.replace(job, urn=job.urn + "-planted", name="planted", inputs=inputs)),
+    )
+
+
+@pytest.mark.parametrize(
+    ("inputs", "says"),
+    [
+        (
+            {
+                "project": "acme-serve-prod",
+                "replicationSpec": {
+                    "gcsDataSource": {"bucketName": BUCKET.format("us-central1")},
+                    "gcsDataSink": {"bucketName": "research-checkpoints"},
+                },
+            },
+            "a copy to bucket 'research-checkpoints', which this stack does not create",
+        ),
+        (
+            {
+                "project": "acme-serve-prod",
+                "replicationSpec": {
+                    "gcsDataSource": {"bucketName": "someone-elses-weights"},
+                    "gcsDataSink": {"bucketName": BUCKET.format("europe-west4")},
+                },
+            },
+            "a copy from bucket 'someone-elses-weights'",
+        ),
+        (
+            {"project": "acme-train-prod", "replicationSpec": {}},
+            "a Storage Transfer job in project acme-train-prod (gcp-research), a training project",
+        ),
+    ],
+    ids=["to-a-bucket-not-created", "from-a-bucket-not-created", "in-a-training-project"],
+)
+def test_a_copy_out_of_the_stacks_buckets_is_refused(inputs: dict[str, object], says: str) -> None:
+    from gpuinfra.policy.pack import police_stack
+    from helpers import checked, inputs_for
+
+    run = police_stack(inputs_for(STACK), checked(STACK).plan, _planted_job(inputs))
+    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    assert any(says in m for m in found), found
+    clean = police_stack(inputs_for(STACK), checked(STACK).plan, example_graph(STACK))
+    assert not [v for v in clean.violations if v.policy == "separation-gcp-edges"]
