@@ -168,3 +168,23 @@ def test_the_recording_is_in_the_shape_of_the_api(api: str, schema: str, files: 
         assert _schema_errors(planted, {"$ref": schema}, doc, "x") == [
             "x.skus[0].pricingInfo[0].effectiveTimes: not in the schema"
         ]
+
+
+def test_the_stack_is_priced_with_the_refreshed_dates(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """With the refreshed file, the example's VMs carry their region's SKU date and the breakdown states the dates,
+    as an AWS stack's does: us-central1's on-demand group at its floor is 2 x (4 x $0.024988 + 16 x $0.002927) an
+    hour, as of 2026-11-28; its europe-west4 Spot group has no Spot rate there (unknown, not zero)."""
+    import gpuinfra.clouds.gcp.cost.book as cost_book
+    from gpuinfra.catalog import load_catalog
+    from gpuinfra.cost import price_graph
+    from helpers import example_graph
+
+    assert _refresh(tmp_path).returncode == 0
+    refreshed = gcp_book(tmp_path / "gcp" / "g2.yaml")
+    monkeypatch.setattr(cost_book, "gcp_book", lambda: refreshed)
+    breakdown = price_graph(example_graph("chat-serve-gcp"), load_catalog())
+    lines = {(r.name, line.name): line for r, line in breakdown.lines()}
+    host = lines[("chat-serve-gcp-us-central1-od", "g2-standard-4 cores and memory")]
+    assert host.monthly == 2 * Decimal("0.146784") * 730 and host.as_of == (datetime.date(2026, 11, 28),)
+    assert lines[("chat-serve-gcp-europe-west4-spot", "VMs")].monthly is None
+    assert breakdown.as_of() == (datetime.date(2026, 11, 28), datetime.date(2026, 11, 29))
