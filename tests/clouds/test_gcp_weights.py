@@ -207,3 +207,14 @@ def test_a_copy_out_of_the_stacks_buckets_is_refused(inputs: dict[str, object], 
     assert any(says in m for m in found), found
     clean = police_stack(inputs_for(STACK), checked(STACK).plan, example_graph(STACK))
     assert not [v for v in clean.violations if v.policy == "separation-gcp-edges"]
+
+
+def test_a_wait_past_autohealings_longest_delay_is_warned() -> None:
+    """Autohealing's initial delay stops at 3600 s (compute v1): a cold start plus a 60-minute wait passes it."""
+    from helpers import checked
+
+    found = [f for f in checked(STACK, {"weights.replication_wait_minutes": 60}).findings]
+    warned = [f for f in found if f.rule == "gcp-weights-wait-past-autoheal"]
+    assert len(warned) == 1 and warned[0].level == 30 and warned[0].path == ("weights", "replication_wait_minutes")
+    assert "past autohealing's longest initial delay (3600 s)" in warned[0].message
+    assert not [f for f in checked(STACK).findings if f.rule == "gcp-weights-wait-past-autoheal"]

@@ -13,14 +13,13 @@ import pulumi_gcp as gcp
 from gpuinfra.clouds.gcp.catalog import gcp_book
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec
+from gpuinfra.clouds.gcp.spec.fleet import MAX_AUTOHEAL_DELAY
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.templates import render
 
 QUEUE_METRIC = "custom.googleapis.com/gpuinfra/requests_in_flight"
 """The gauge each replica writes (templates/gcp/startup.sh.j2) and the autoscaler holds at its target."""
 BOOT_DISK_GB = 200
-MAX_AUTOHEAL_DELAY = 3600
-"""autoHealingPolicies.initialDelaySec: "between 0 and 3600" (compute v1 InstanceGroupManagerAutoHealingPolicy)."""
 
 
 @dataclass(frozen=True)

@@ -134,6 +134,10 @@ class Frontend(SpecModel):
     armor: Armor = Armor()
 
 
+MAX_AUTOHEAL_DELAY = 3600
+"""autoHealingPolicies.initialDelaySec: "between 0 and 3600" (compute v1 InstanceGroupManagerAutoHealingPolicy)."""
+
+
 class Weights(SpecModel):
     """Where the replicas read the weights: a Cloud Storage bucket in each serving region, the first region's
     written by the release and replicated to the others by Storage Transfer Service (cross-bucket replication)."""
@@ -231,6 +235,7 @@ class GcpInferenceSpec(SpecModel):
 
 __all__ = [
     "ARMOR_INTERVALS",
+    "MAX_AUTOHEAL_DELAY",
     "Armor",
     "Frontend",
     "GcpFleetRegion",
