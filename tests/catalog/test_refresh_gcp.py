@@ -188,3 +188,15 @@ def test_the_stack_is_priced_with_the_refreshed_dates(tmp_path: Path, monkeypatc
     assert host.monthly == 2 * Decimal("0.146784") * 730 and host.as_of == (datetime.date(2026, 11, 28),)
     assert lines[("chat-serve-gcp-europe-west4-spot", "VMs")].monthly is None
     assert breakdown.as_of() == (datetime.date(2026, 11, 28), datetime.date(2026, 11, 29))
+
+
+def test_a_recorded_page_is_named_by_its_url() -> None:
+    """The query's pageToken (decoded, then percent-encoded whole: a token may hold "/") names a later page; the
+    other parameters (alt, currencyCode, filter) do not."""
+    from gpuinfra.clouds.gcp.catalog.refresh.client import RecordedHttp
+
+    http = RecordedHttp(Path("rec"))
+    first = "https://cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus?currencyCode=USD&alt=json"
+    later = first + "&pageToken=Cg%2Fz%2B1%3D"
+    assert http.path_of(first) == Path("rec/cloudbilling.googleapis.com/v1/services/6F81-5844-456A/skus.json")
+    assert http.path_of(later).name == "skus.page-Cg%2Fz%2B1%3D.json"

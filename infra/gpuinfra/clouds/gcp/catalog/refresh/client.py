@@ -11,7 +11,7 @@ The two APIs (their Discovery documents, as the client ships them):
   nextPageToken}` (cloud.google.com/compute/docs/reference/rest/v1/machineTypes/aggregatedList).
 
 A recorded directory holds `<host>/<path>.json` for a first page and `<host>/<path>.page-<pageToken>.json` for the
-next ones (the query's other parameters are not part of the name)."""
+next ones, the token percent-encoded (the query's other parameters are not part of the name)."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ class RecordedHttp:
     def path_of(self, uri: str) -> Path:
         url = urllib.parse.urlsplit(uri)
         token = urllib.parse.parse_qs(url.query).get("pageToken", [""])[0]
-        suffix = f".page-{token}.json" if token else ".json"
+        suffix = f".page-{urllib.parse.quote(token, safe='')}.json" if token else ".json"  # a token may hold "/"
         return self.directory / url.netloc / (url.path.strip("/") + suffix)
 
     def request(self, uri: str, method: str = "GET", body: object = None, headers: object = None, **_: object) -> Any:
