@@ -144,7 +144,7 @@ def _schema_errors(value: Any, schema: dict[str, Any], doc: dict[str, Any], path
         if not isinstance(value, list):
             return [f"{path}: not a list"]
         return [e for i, item in enumerate(value) for e in _schema_errors(item, schema["items"], doc, f"{path}[{i}]")]
-    python = {"string": str, "integer": int, "number": (int, float), "boolean": bool}.get(str(kind))
+    python: Any = {"string": str, "integer": int, "number": (int, float), "boolean": bool}.get(str(kind))
     if python is not None and not isinstance(value, python):
         return [f"{path}: {value!r} is not a {kind}"]
     return []
