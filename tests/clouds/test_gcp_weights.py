@@ -218,3 +218,14 @@ def test_a_wait_past_autohealings_longest_delay_is_warned() -> None:
     assert len(warned) == 1 and warned[0].level == 30 and warned[0].path == ("weights", "replication_wait_minutes")
     assert "past autohealing's longest initial delay (3600 s)" in warned[0].message
     assert not [f for f in checked(STACK).findings if f.rule == "gcp-weights-wait-past-autoheal"]
+
+
+def test_the_review_reads_the_jobs_replacements_from_its_discovery_document() -> None:
+    """transferJobs has a patch method (storagetransfer v1): a changed spec updates the job in place; its project
+    is part of the request's address (projectId), so moving the job replaces it."""
+    from gpuinfra.review.replacements import load_rules
+
+    path = "replicationSpec.gcsDataSink.bucketName"
+    assert load_rules().effect(JOB, path, "a", "b", {}) == ("update", None)
+    found, why = load_rules().effect(JOB, "project", "a", "b", {})
+    assert found == "replace" and "storagetransfer v1 Discovery document" in str(why)
