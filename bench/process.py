@@ -2,8 +2,8 @@
 first runs), against a whole-process floor: a bare Pulumi program registering the same graph under the same
 mocks (bench/floor.py run as its own process, `python -m bench.process floor GRAPH.pickle`, imports included).
 
-Rows: one small stack, the examples together, and the 40-region fleet (`fleet_rows`: its synthetic regions
-registered by `python -m bench.process regions 40 ...` before the installed script's entry runs).
+Rows: one small stack, the Google example, the examples together, and the 40-region fleet (`fleet_rows`: its
+synthetic regions registered by `python -m bench.process regions 40 ...` before the installed script's entry runs).
 Issue 31: whole-process `preview` of one stack at most 1.5x the floor for the same graph; the examples
 together at most 1.5x the sum of their floors. Samples alternate (command, floor, command, ...) so a busy
 stretch of the shared machine hits both.
@@ -173,8 +173,9 @@ def _examples() -> list[str]:
     return stack_names(ROOT)
 
 
-GROUPS: tuple[Callable[[], list[str]], ...] = (lambda: ["llm-train"], _examples)
-"""One small stack, then the examples together (then the 40-region fleet: `fleet_rows`)."""
+GROUPS: tuple[Callable[[], list[str]], ...] = (lambda: ["llm-train"], lambda: ["chat-serve-gcp"], _examples)
+"""One small stack, the Google example (its provider SDK imported by the command and the floor alike), then the
+examples together (then the 40-region fleet: `fleet_rows`)."""
 
 
 def table(figures: list[Figure]) -> str:

@@ -415,6 +415,12 @@ def catalog(
         Path | None,
         typer.Option("--from", help="refresh: read recorded excerpts laid out like AWS's hosts (default: AWS)."),
     ] = None,
+    cloud_name: Annotated[
+        str, typer.Option("--cloud", help="refresh: whose catalog (aws, or a cloud of the registry with its own).")
+    ] = "aws",
+    account: Annotated[
+        str | None, typer.Option("--account", help="refresh: the account (project) a cloud's API lists types for.")
+    ] = None,
 ) -> None:
     """What the planner and the pricer read: instance types (hardware, network cards, EFA), regions, and one
     type's on-demand and spot prices by region with their dates, and its quota codes. `gpuinfra catalog refresh
@@ -430,7 +436,7 @@ def catalog(
     from gpuinfra.commands.catalog import catalog_command, refresh_command
 
     if instance_type == "refresh":
-        sys.stdout.write(refresh_command(from_dir, out))
+        sys.stdout.write(refresh_command(from_dir, out, cloud_name, account))
         raise typer.Exit(0)
 
     report = catalog_command(instance_type, accelerator, min_memory_gib, efa, region, regions)

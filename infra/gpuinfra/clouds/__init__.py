@@ -49,6 +49,8 @@ class Parts:
     the cloud's types (the review's replace marks). None: the cloud owns no resource type."""
     policies: str | None = None
     """A module whose import registers the cloud's own policy rules with the pack (beside its shared rules)."""
+    catalog_refresh: str | None = None
+    """(recorded dir or None, out dir, account) -> what was read: `gpuinfra catalog refresh --cloud <name>`."""
 
 
 SHARED = Parts(
@@ -110,6 +112,7 @@ GCP_PARTS = Parts(
     prices="gpuinfra.clouds.gcp.cost.book:book",
     policies="gpuinfra.clouds.gcp.policy",
     replacements="gpuinfra.clouds.gcp.review.replacements:marks",
+    catalog_refresh="gpuinfra.clouds.gcp.catalog.refresh:run",
 )
 
 CLOUDS: dict[str, Cloud] = {

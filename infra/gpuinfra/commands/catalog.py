@@ -8,6 +8,7 @@ from pathlib import Path
 from gpuinfra.catalog import load_catalog
 from gpuinfra.catalog.load import DATA_DIR
 from gpuinfra.catalog.refresh import Source, refresh
+from gpuinfra.clouds import CLOUDS, cloud
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.catalog import cited, detail_out, regions_out, sources_out, type_out
 from gpuinfra.report.model import CatalogReport
@@ -76,11 +77,23 @@ def catalog_command(
     return report
 
 
-def refresh_command(from_dir: Path | None, out: Path | None) -> str:
+def refresh_command(
+    from_dir: Path | None, out: Path | None, cloud_name: str = "aws", account: str | None = None
+) -> str:
     """Rebuild the data files (into `out`, default the bundled catalog's data directory) and say what was read:
-    the Regions and their publication dates, what the price list lacks, and accelerated types not carried."""
+    the Regions and their publication dates, what the price list lacks, and accelerated types not carried. A
+    cloud with its own catalog refresh (the registry's `catalog_refresh` part) refreshes its own data files."""
     if out is not None and out.exists() and not out.is_dir():
         raise InputError.single("--out must be a directory for refresh", file=out, hint="give a directory path")
+    if cloud_name not in CLOUDS:
+        raise InputError.single(
+            f"unknown cloud {cloud_name!r}", path=("--cloud",), hint=f"one of: {', '.join(sorted(CLOUDS))}"
+        )
+    own = cloud(cloud_name).part("catalog_refresh")
+    if own is not None:
+        return str(own(from_dir, out or DATA_DIR, account))
+    if not cloud(cloud_name).account_bill:
+        raise InputError.single(f"cloud {cloud_name!r} has no price catalog to refresh", path=("--cloud",))
     result = refresh(Source(from_dir), out or DATA_DIR, load_catalog())
     lines = [
         f"read {len(result.regions_read)} Region price lists ({'recorded: ' + str(from_dir) if from_dir else 'AWS'})",

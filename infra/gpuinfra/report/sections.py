@@ -20,8 +20,8 @@ MAX_ROWS = 60
 
 
 def as_of_text(oldest: object, newest: object) -> str:
-    if oldest is None:
-        return "no catalog prices used"
+    if oldest is None:  # no price used, or only prices whose source gives no date
+        return "no dated catalog prices"
     return f"prices as of {oldest}" if oldest == newest or newest is None else f"prices as of {oldest} to {newest}"
 
 

@@ -126,10 +126,13 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
         gpu: dict[tuple[str, str], Price] = {}
         host: dict[tuple[str, str, str], Price] = {}
         for region, row in prices["by_region"].items():
-            for purchase in ("on_demand", "spot"):
-                gpu[(region, purchase)] = _price(row["gpu"], src, as_of, purchase)
-                for name, rates in row["host"].items():
-                    host[(name, region, purchase)] = _price(rates, src, as_of, purchase)
+            dated = row.get("as_of", as_of)  # a refreshed region carries the date of its own SKUs
+            for purchase in ("on_demand", "spot"):  # a purchase with no figure has no row: unknown
+                if purchase in row["gpu"]:
+                    gpu[(region, purchase)] = _price(row["gpu"], src, dated, purchase)
+                for name, rates in (row["host"] or {}).items():
+                    if purchase in rates:
+                        host[(name, region, purchase)] = _price(rates, src, dated, purchase)
         quotas = tuple(
             QuotaMetric(q["metric"], q["accelerator"], q["purchase"], q["scope"], q["cloud_quotas_id"], q["source"])
             for q in data["quotas"]

@@ -50,6 +50,7 @@ NAT = "gcp:compute/routerNat:RouterNat"
 ARMOR = "gcp:compute/securityPolicy:SecurityPolicy"
 SECRET = "gcp:secretmanager/secret:Secret"
 BUCKET = "gcp:storage/bucket:Bucket"
+TRANSFER = "gcp:storage/transferJob:TransferJob"
 
 
 def where(r: Resource, graph: Graph) -> Location:
@@ -149,6 +150,16 @@ def service_lines(r: Resource, graph: Graph) -> tuple[Line, ...] | None:
         return (_service("Active secret version", Decimal(1), "versions", svc["secret_version"]),)
     if r.type == BUCKET:
         return (_usage("Storage", "GiB-months", "the model's weights in this region (Cloud Storage pricing)"),)
+    if r.type == TRANSFER:
+        return (
+            _usage(
+                "Data replicated",
+                "GiB",
+                "each release's bytes copied to this region: Cloud Storage's network rate between regions "
+                "(cloud.google.com/storage/pricing) and any Storage Transfer Service charge "
+                "(cloud.google.com/storage-transfer/pricing); no figure in the catalog: unknown, not zero",
+            ),
+        )
     return None
 
 

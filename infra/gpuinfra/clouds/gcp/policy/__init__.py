@@ -13,7 +13,7 @@ peering to Google's producer network: allowed only beside a managed service that
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Any
 
 from pulumi_policy import PolicyResource, StackValidationArgs
@@ -33,6 +33,9 @@ AUTOSCALER = "gcp:compute/regionAutoscaler:RegionAutoscaler"
 BACKEND = "gcp:compute/backendService:BackendService"
 SECURITY_POLICY = "gcp:compute/securityPolicy:SecurityPolicy"
 GLOBAL_RULE = "gcp:compute/globalForwardingRule:GlobalForwardingRule"
+TRANSFER = "gcp:storage/transferJob:TransferJob"
+BUCKET = "gcp:storage/bucket:Bucket"
+TRANSFER_ENDS = (("gcsDataSource", "from"), ("gcsDataSink", "to"))
 IAM_BINDINGS = (
     "gcp:projects/iAMMember:IAMMember",
     "gcp:storage/bucketIAMMember:BucketIAMMember",
@@ -74,6 +77,8 @@ def _edges(resource: PolicyResource) -> Iterator[tuple[str, Any]]:
                     yield "a network interface in", nic[key]
             if nic.get("subnetworkProject"):
                 yield "a network interface in", nic.get("subnetworkProject")
+    elif resource.resource_type == TRANSFER:
+        yield "a Storage Transfer job in", p.get("project")
     elif resource.resource_type in IAM_BINDINGS:
         if resource.resource_type == IAM_BINDINGS[0]:
             yield "an IAM binding in", p.get("project")
@@ -106,12 +111,26 @@ def edge_problem(facts: StackFacts, what: str, end: Any) -> str | None:
     return None
 
 
+def transfer_problems(props: Mapping[str, Any], own_buckets: set[Any]) -> Iterator[str]:
+    """A Storage Transfer job copies data between buckets: a bucket the stack does not create is in a project
+    that cannot be told from its name, so the copy is refused (fail closed); a value unknown at preview is the
+    stack's own bucket's name (a literal is always known)."""
+    spec = props.get("replicationSpec") or props.get("transferSpec") or {}
+    for end, way in TRANSFER_ENDS:
+        bucket = (spec.get(end) or {}).get("bucketName")
+        if isinstance(bucket, str) and bucket not in own_buckets:
+            yield (
+                f"a copy {way} bucket {bucket!r}, which this stack does not create: its project cannot be told "
+                "from its name; copy only between the stack's own buckets"
+            )
+
+
 @stack_policy(
     "separation-gcp-edges",
     "Every edge a Google stack opens to another project (VPC peering, Shared VPC, a network interface or Private "
-    "Service Connect endpoint in another project, an IAM binding in or for another project) ends in a project of "
-    "the stack's purpose that the organization names; private services access only beside a managed service "
-    "that needs it.",
+    "Service Connect endpoint in another project, an IAM binding in or for another project, a Storage Transfer job "
+    "copying to or from a bucket the stack does not create) ends in a project of the stack's purpose that the "
+    "organization names; private services access only beside a managed service that needs it.",
     MANDATORY,
 )
 def gcp_edges(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -122,6 +141,10 @@ def gcp_edges(args: StackValidationArgs, report_violation: ReportViolation) -> N
             problem = edge_problem(facts, what, end)
             if problem:
                 report_violation(f"{resource.name}: {problem}", resource.urn)
+    own_buckets = {b.props.get("name") for b in stack.of_type(BUCKET)}
+    for job in stack.of_type(TRANSFER):
+        for problem in transfer_problems(job.props, own_buckets):
+            report_violation(f"{job.name}: {problem}", job.urn)
     if stack.of_type(PSA) and not stack.of_type(*NEEDS_PSA):
         for resource in stack.of_type(PSA):
             report_violation(
@@ -175,4 +198,4 @@ def gcp_armored_frontend(args: StackValidationArgs, report_violation: ReportViol
             report_violation(f"{service.name} is public without a Cloud Armor security policy", service.urn)
 
 
-__all__ = ["edge_problem", "gcp_armored_frontend", "gcp_edges", "gcp_groups_bounded"]
+__all__ = ["edge_problem", "gcp_armored_frontend", "gcp_edges", "gcp_groups_bounded", "transfer_problems"]

@@ -53,6 +53,7 @@ TABLE: dict[str, ApiSchema] = {
     "gcp:compute/securityPolicy:SecurityPolicy": ApiSchema("compute", "v1", "SecurityPolicy"),
     "gcp:compute/networkPeering:NetworkPeering": ApiSchema("compute", "v1", "NetworkPeering"),
     "gcp:storage/bucket:Bucket": ApiSchema("storage", "v1", "Bucket"),
+    "gcp:storage/transferJob:TransferJob": ApiSchema("storagetransfer", "v1", "TransferJob"),
     "gcp:secretmanager/secret:Secret": ApiSchema("secretmanager", "v1", "Secret"),
     "gcp:billing/budget:Budget": ApiSchema("billingbudgets", "v1", "GoogleCloudBillingBudgetsV1Budget"),
 }
@@ -74,6 +75,7 @@ RENAMES: dict[str, dict[str, str]] = {
     "ForwardingRule": {"ipProtocol": "IPProtocol", "ipAddress": "IPAddress"},
     "GoogleCloudBillingBudgetsV1Budget": {"budgetFilter": "budgetFilter", "thresholdRules": "thresholdRules"},
     "SecurityPolicyRuleMatcher": {"expr": "expr"},
+    "TransferJob": {"project": "projectId"},
 }
 """pulumi-gcp field -> the API's name for it, per API schema (pulumi-gcp follows Terraform's names)."""
 FLATTENED: dict[str, dict[str, tuple[str, str]]] = {

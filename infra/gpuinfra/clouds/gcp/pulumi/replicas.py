@@ -13,14 +13,13 @@ import pulumi_gcp as gcp
 from gpuinfra.clouds.gcp.catalog import gcp_book
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec
+from gpuinfra.clouds.gcp.spec.fleet import MAX_AUTOHEAL_DELAY
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.templates import render
 
 QUEUE_METRIC = "custom.googleapis.com/gpuinfra/requests_in_flight"
 """The gauge each replica writes (templates/gcp/startup.sh.j2) and the autoscaler holds at its target."""
 BOOT_DISK_GB = 200
-MAX_AUTOHEAL_DELAY = 3600
-"""autoHealingPolicies.initialDelaySec: "between 0 and 3600" (compute v1 InstanceGroupManagerAutoHealingPolicy)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +35,12 @@ class ReplicaArgs:
     tag: str
     labels: dict[str, str]
     spot_notice_seconds: int
+    source_region: str
+    """The region whose bucket the release writes; the others' are filled by replication."""
+    wait_seconds: int
+    """How long a new VM waits for the release to be complete in its region's bucket (spec weights)."""
+    replication: pulumi.Resource | None = None
+    """The job that fills this region's bucket (None in the release's region): the groups are created after it."""
 
 
 def startup_script(a: ReplicaArgs, purchase: str) -> str:
@@ -65,6 +70,8 @@ def startup_script(a: ReplicaArgs, purchase: str) -> str:
             *s.server_args,
         ],
         metric=QUEUE_METRIC,
+        source_region=a.source_region,
+        wait_seconds=a.wait_seconds,
     )
 
 
@@ -137,6 +144,7 @@ def group(name: str, a: ReplicaArgs, purchase: str, parent: pulumi.Resource) -> 
     tpl = template(f"{name}-tpl", a, purchase, parent)
     r, rollout = a.region, a.spec.rollout
     cold = min(MAX_AUTOHEAL_DELAY, math.ceil(r.cold_start_seconds))
+    waited = min(MAX_AUTOHEAL_DELAY, cold + a.wait_seconds)  # a VM waiting for its weights is not yet failing
     warm = r.warm_pool if purchase == "on_demand" else 0
     return gcp.compute.RegionInstanceGroupManager(
         name,
@@ -147,7 +155,7 @@ def group(name: str, a: ReplicaArgs, purchase: str, parent: pulumi.Resource) -> 
         distribution_policy_zones=r.zones,
         distribution_policy_target_shape="EVEN",
         named_ports=[{"name": "http", "port": a.spec.health_check.server_port}],
-        auto_healing_policies={"health_check": a.health_check, "initial_delay_sec": cold},
+        auto_healing_policies={"health_check": a.health_check, "initial_delay_sec": waited},
         update_policy={
             "type": "PROACTIVE",
             "minimal_action": "REPLACE",
@@ -164,7 +172,7 @@ def group(name: str, a: ReplicaArgs, purchase: str, parent: pulumi.Resource) -> 
             else {}
         ),
         wait_for_instances=False,
-        opts=opts(parent, ignore_changes=["target_size"]),
+        opts=opts(parent, ignore_changes=["target_size"], depends_on=[a.replication] if a.replication else []),
     )
 
 

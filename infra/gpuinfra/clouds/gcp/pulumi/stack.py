@@ -15,6 +15,7 @@ from gpuinfra.clouds.gcp.pulumi.identity import FleetIdentity
 from gpuinfra.clouds.gcp.pulumi.network import FleetNetwork
 from gpuinfra.clouds.gcp.pulumi.quotas import request_quotas
 from gpuinfra.clouds.gcp.pulumi.replicas import RegionReplicas, ReplicaArgs
+from gpuinfra.clouds.gcp.pulumi.weights import WeightsReplication
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
 from gpuinfra.load import Inputs
 from gpuinfra.plan import InferencePlan
@@ -32,6 +33,7 @@ class GcpFleet(pulumi.ComponentResource):
         network = FleetNetwork(name, subnets, spec.health_check.server_port, name, self)
         buckets = {r.region: f"{spec.weights.bucket}-{r.region}" for r in plan.regions}
         identity = FleetIdentity(name, project.id, buckets, labels, self)
+        replication = WeightsReplication(name, project.id, identity.buckets, self)
         h = spec.health_check
         health = gcp.compute.HealthCheck(
             f"{name}-health",
@@ -58,6 +60,9 @@ class GcpFleet(pulumi.ComponentResource):
                 name,
                 labels,
                 cloud("gcp").spot_notice_seconds,
+                replication.source_region,
+                spec.weights.replication_wait_minutes * 60,
+                replication.jobs.get(rp.region),
             )
             replicas = RegionReplicas(f"{name}-{rp.region}", args, self)
             rate = spec.throughput_of(fleet_region)

@@ -34,6 +34,7 @@ COLLECTIONS: dict[str, tuple[str, str, str]] = {
     "gcp:compute/managedSslCertificate:ManagedSslCertificate": ("compute", "v1", "sslCertificates"),
     "gcp:compute/securityPolicy:SecurityPolicy": ("compute", "v1", "securityPolicies"),
     "gcp:storage/bucket:Bucket": ("storage", "v1", "buckets"),
+    "gcp:storage/transferJob:TransferJob": ("storagetransfer", "v1", "transferJobs"),
 }
 """The API collection each type is created in."""
 IN_PLACE = ("update", "patch")

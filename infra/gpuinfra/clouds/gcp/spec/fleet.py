@@ -134,12 +134,24 @@ class Frontend(SpecModel):
     armor: Armor = Armor()
 
 
+MAX_AUTOHEAL_DELAY = 3600
+"""autoHealingPolicies.initialDelaySec: "between 0 and 3600" (compute v1 InstanceGroupManagerAutoHealingPolicy)."""
+
+
 class Weights(SpecModel):
-    """Where the replicas read the weights: a Cloud Storage bucket in each serving region."""
+    """Where the replicas read the weights: a Cloud Storage bucket in each serving region, the first region's
+    written by the release and replicated to the others by Storage Transfer Service (cross-bucket replication)."""
 
     bucket: Annotated[str, StringConstraints(pattern=r"^[a-z0-9][a-z0-9_-]{1,40}[a-z0-9]$")]
-    """Name stem of the regional buckets: `<bucket>-<region>` holds the model prefix in each region, filled by the
-    release (the stack creates them, reads them, never writes them)."""
+    """Name stem of the regional buckets: `<bucket>-<region>` holds the model prefix in each region. The release
+    writes the first region's (manifest.json last); a replication job per other region copies every new or updated
+    object to it (the stack creates the buckets and jobs, reads the buckets, never writes them)."""
+    replication_wait_minutes: Annotated[int, Field(ge=0, le=360)] = 45
+    """How long a new replica waits for the release (its manifest and every file it lists, at their sizes) to be
+    in its region's bucket before it gives up and is replaced: cross-bucket replication has no RPO ("most objects
+    replicate in minutes; objects over 1 GiB can take hours", cloud.google.com/storage-transfer/docs/
+    cross-bucket-replication), so a replica never starts on a copy not yet complete and the MIG updater's roll in
+    that region waits with it."""
 
 
 class Rollout(SpecModel):
@@ -223,6 +235,7 @@ class GcpInferenceSpec(SpecModel):
 
 __all__ = [
     "ARMOR_INTERVALS",
+    "MAX_AUTOHEAL_DELAY",
     "Armor",
     "Frontend",
     "GcpFleetRegion",

@@ -8,12 +8,30 @@ from collections.abc import Iterator
 
 from gpuinfra.clouds.gcp.catalog import gcp_book
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
+from gpuinfra.clouds.gcp.spec.fleet import MAX_AUTOHEAL_DELAY
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
 from gpuinfra.spec import Organization
 from gpuinfra.validators.base import Failure, Level, rule
 
 GB = 1e9
+
+
+@rule(Level.WARNING)
+def gcp_weights_wait_past_autoheal(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
+    """A new VM waits up to weights.replication_wait_minutes for its region's copy of the release; autohealing
+    counts it failed after its initial delay, which cannot pass 3600 s (compute v1): past that, a VM still waiting
+    for its weights is recreated, and starts its wait again."""
+    wait = spec.weights.replication_wait_minutes * 60
+    for rp in plan.regions:
+        if rp.cold_start_seconds + wait > MAX_AUTOHEAL_DELAY:
+            yield Failure(
+                f"{rp.region}: cold start {rp.cold_start_seconds:.0f} s plus the {wait} s wait for the weights is past "
+                f"autohealing's longest initial delay ({MAX_AUTOHEAL_DELAY} s): a VM still waiting is recreated",
+                ("weights", "replication_wait_minutes"),
+                f"wait at most {max(0, int(MAX_AUTOHEAL_DELAY - rp.cold_start_seconds) // 60)} minutes",
+            )
+            return
 
 
 @rule(Level.ERROR)
