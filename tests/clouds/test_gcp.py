@@ -279,9 +279,11 @@ def test_the_isolation_check_sees_a_stage_naming_google(tmp_path: Path) -> None:
 
 def test_every_cloud_names_its_parts_or_the_built_in_pipeline() -> None:
     google = cloud("gcp").parts
-    for name in ("planner", "validators", "program", "preflight", "prices", "policies"):
+    for name in ("validators", "preflight", "prices", "policies"):
         assert getattr(google, name), name
         assert cloud("gcp").part(name) is not None
+    for name in ("planner", "program"):  # one per workload
+        assert cloud("gcp").part(name, "inference") is not None and cloud("gcp").part(name, "training") is not None
     assert all(getattr(CLOUDS["aws"].parts, f.name) is None for f in dataclasses.fields(CLOUDS["aws"].parts))
     assert load_catalog().instance("g2-standard-4") is None  # Google's types never reach AWS's `auto` choice
 
@@ -407,7 +409,7 @@ def test_a_named_machine_type_is_kept_and_priced() -> None:
     ("stack", "cloud", "says"),
     [
         (STACK, "azure", "cloud 'azure': gpuinfra builds inference stacks for aws (leave cloud out) and gcp"),
-        ("llm-train", "gcp", "cloud 'gcp': gpuinfra builds training stacks for aws (leave cloud out)"),
+        ("llm-finetune", "gcp", "cloud 'gcp': gpuinfra builds finetune stacks for aws (leave cloud out)"),
     ],
 )
 def test_a_cloud_gpuinfra_does_not_build_is_refused_at_its_line(

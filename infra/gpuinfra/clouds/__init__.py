@@ -12,6 +12,7 @@ region and metric in GPUs; a monthly bill per project; its parts in gpuinfra.clo
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import import_module
 from typing import TYPE_CHECKING, Any
@@ -24,12 +25,13 @@ if TYPE_CHECKING:
 class Parts:
     """Where a cloud's own stage parts live, as `module:attribute` paths (None: the built-in pipeline's)."""
 
-    planner: str | None = None
-    """(spec, org, catalog) -> plan: sizes the workload (the cloud-neutral planner inside, its own catalog)."""
+    planner: str | Mapping[str, str] | None = None
+    """(spec, org, catalog) -> plan: sizes the workload (the cloud-neutral planner inside, its own catalog); one
+    path per workload (`training`, `inference`) when the cloud has several."""
     validators: str | None = None
     """A module whose import registers the cloud's validator rules."""
-    program: str | None = None
-    """(inputs, plan) -> None: the component tree `pulumi up` builds."""
+    program: str | Mapping[str, str] | None = None
+    """(inputs, plan) -> None: the component tree `pulumi up` builds (one path per workload, as `planner`)."""
     preflight: str | None = None
     """A module with check(resource, graph) -> findings and judges(type): each generated request judged by the
     cloud's own API definitions."""
@@ -59,13 +61,19 @@ class Cloud:
     """The most warning a reclaimed spot instance gets: EC2's two-minute interruption notice; Compute Engine's
     preemption notice is "best effort and up to 30 seconds" (cloud.google.com/compute/docs/instances/spot)."""
     parts: Parts = field(default_factory=Parts)
+    accepted_unpriced: tuple[str, ...] = ()
+    """Lines of the cloud's types with no citable price yet that the budget policy leaves out of a total by default
+    (each a prefix of `<type>: <line>`, as its `accepted_unpriced` config takes them)."""
     packages: tuple[str, ...] = ()
     """The Pulumi packages of the cloud's own resource types (`gcp` of gcp:compute/...): stages that meet a
     resource, not a spec (cost, preflight, the review), find the cloud's part by the type's package."""
 
-    def part(self, name: str) -> Any:
-        """The cloud's own part `name` (imported now), or None when the built-in pipeline serves it."""
+    def part(self, name: str, workload: str | None = None) -> Any:
+        """The cloud's own part `name` (imported now), or None when the built-in pipeline serves it; a part given
+        per workload is the one of `workload` (None when the cloud has none for it)."""
         path = getattr(self.parts, name)
+        if isinstance(path, Mapping):
+            path = path.get(workload or "")
         if path is None:
             return None
         module, _, attribute = path.partition(":")
@@ -74,9 +82,15 @@ class Cloud:
 
 
 GCP_PARTS = Parts(
-    planner="gpuinfra.clouds.gcp.plan.fleet:plan_fleet",
+    planner={
+        "inference": "gpuinfra.clouds.gcp.plan.fleet:plan_fleet",
+        "training": "gpuinfra.clouds.gcp.plan.training:plan_gcp_training",
+    },
     validators="gpuinfra.clouds.gcp.validators",
-    program="gpuinfra.clouds.gcp.pulumi.stack:build_fleet",
+    program={
+        "inference": "gpuinfra.clouds.gcp.pulumi.stack:build_fleet",
+        "training": "gpuinfra.clouds.gcp.pulumi.training.stack:build_gcp_training",
+    },
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:price",
     policies="gpuinfra.clouds.gcp.policy",
@@ -96,6 +110,7 @@ CLOUDS: dict[str, Cloud] = {
         packages=("gcp",),
         spot_notice_seconds=30,
         parts=GCP_PARTS,
+        accepted_unpriced=("gcp:lustre/instance:Instance: Storage capacity",),  # no Managed Lustre price read yet
     ),
 }
 

@@ -24,6 +24,7 @@ from gpuinfra.spec import (
     TrainingSpec,
     WorkloadSpec,
 )
+from gpuinfra.spec.target import workload_of
 
 AnyPlan = TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan
 Plan = Annotated[AnyPlan, Field(discriminator="workload")]
@@ -31,7 +32,7 @@ _PLAN: TypeAdapter[AnyPlan] = TypeAdapter(Plan)
 
 
 def build_plan(spec: WorkloadSpec, org: Organization, catalog: Catalog) -> AnyPlan:
-    own = cloud_of(spec).part("planner")  # a cloud with its own planner; None: the built-in ones
+    own = cloud_of(spec).part("planner", workload_of(spec))  # a cloud's own planner; None: the built-in ones
     if own is not None:
         return own(spec, org, catalog)  # type: ignore[no-any-return]
     if isinstance(spec, TrainingSpec):

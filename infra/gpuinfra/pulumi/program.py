@@ -17,6 +17,7 @@ from gpuinfra.errors import InputError
 from gpuinfra.load import Inputs
 from gpuinfra.plan import AnyPlan, DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, RegistrySpec, TrainingSpec
+from gpuinfra.spec.target import workload_of
 from gpuinfra.validators import Finding, Level
 
 
@@ -43,7 +44,7 @@ def refuse_errors(findings: list[Finding]) -> None:
 
 def build(inputs: Inputs, plan: AnyPlan) -> None:
     """Create the stack's providers and components."""
-    own = cloud_of(inputs.spec).part("program")  # a cloud with its own component tree; None: built-in
+    own = cloud_of(inputs.spec).part("program", workload_of(inputs.spec))  # a cloud's own tree; None: built-in
     if own is not None:
         own(inputs, plan)
     elif isinstance(inputs.spec, TrainingSpec) and isinstance(plan, TrainingPlan):

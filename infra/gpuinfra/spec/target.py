@@ -45,6 +45,16 @@ def workload_model(workload: str, cloud: object) -> type[BaseModel] | None:
     return models.get(workload)
 
 
+def workload_of(spec: BaseModel) -> str | None:
+    """The workload a cloud's own spec model is (its key in the package's SPEC_MODELS); None for the default
+    models, whose clouds take no per-workload parts."""
+    for package in SPEC_PACKAGES.values():
+        for workload, model in import_module(package).SPEC_MODELS.items():
+            if type(spec) is model:
+                return str(workload)
+    return None
+
+
 def unknown_cloud(workload: str, cloud: object) -> str | None:
     """Why a stack's `cloud` cannot be built (None when it can): named clouds only, each with its models."""
     if cloud is None or workload_model(workload, cloud) is not None:
@@ -90,4 +100,5 @@ __all__ = [
     "cloud_workload_models",
     "unknown_cloud",
     "workload_model",
+    "workload_of",
 ]

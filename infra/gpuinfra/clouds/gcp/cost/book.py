@@ -11,6 +11,7 @@ from typing import Any
 
 from gpuinfra.clouds.gcp.catalog import HOURS_PER_MONTH, gcp_book
 from gpuinfra.clouds.gcp.catalog.book import Price, ServicePrice, gcp_services
+from gpuinfra.clouds.gcp.cost import training
 from gpuinfra.cost.model import NOT_IN_CATALOG, USAGE_BASED, Line, ResourceCost
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.views import Location
@@ -189,6 +190,8 @@ def mig_lines(r: Resource, graph: Graph) -> tuple[Line, ...]:
 def price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceCost:
     """One Google resource's cost (the cost stage's part for `gcp:` types)."""
     base = {**base, "where": where(r, graph)}
+    if r.type in training.TYPES:  # a training cluster's own types (its node pools, GKE, Managed Lustre)
+        return training.training_price(r, graph, base)
     if r.type == MIG:
         return ResourceCost(**base, lines=mig_lines(r, graph))
     lines = service_lines(r, graph)
