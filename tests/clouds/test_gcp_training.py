@@ -193,3 +193,74 @@ def test_the_registry_dispatches_per_workload() -> None:
     assert gcp.part("planner", "training").__name__ == "plan_gcp_training"
     assert gcp.part("planner", "inference").__name__ == "plan_fleet"
     assert gcp.part("planner", "finetune") is None  # no Google planner for it: the spec package refuses it first
+
+
+def _planted(name: str, path: tuple[str, ...], value: object) -> list[object]:
+    """`name`'s resource with the value at `path` replaced, judged by Google's preflight."""
+    import copy
+    import dataclasses
+
+    from gpuinfra.clouds.gcp.preflight.discovery import check
+
+    graph = example_graph(STACK)
+    resource = next(r for r in graph.resources if r.name == name)
+    inputs = copy.deepcopy(resource.inputs)
+    node = inputs
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return check(dataclasses.replace(resource, inputs=inputs), graph)  # type: ignore[return-value]
+
+
+def test_every_new_type_is_judged_and_the_example_passes() -> None:
+    from gpuinfra.clouds.gcp.preflight.discovery import check, judges
+
+    graph = example_graph(STACK)
+    google = [r for r in graph.resources if r.type.startswith("gcp:")]
+    assert all(judges(r.type) for r in google)
+    assert [f for r in google for f in check(r, graph)] == []
+
+
+@pytest.mark.parametrize(
+    ("name", "path", "value", "where", "says"),
+    [
+        ("llm-train-gcp-gpu", ("placementPolicy",), {"type": "SPREAD"}, "placementPolicy.type", "container v1"),
+        (
+            "llm-train-gcp-gpu",
+            ("nodeConfig", "reservationAffinity", "consumeReservationType"),
+            "SPECIFIC",
+            "nodeConfig.reservationAffinity.consumeReservationType",
+            "SPECIFIC_RESERVATION",
+        ),
+        (
+            "llm-train-gcp-gpu",
+            ("nodeConfig", "guestAccelerators"),
+            [{"type": "nvidia-h200-141gb", "count": 8, "gpuDriverInstallationConfig": {"gpuDriverVersion": "NEWEST"}}],
+            "nodeConfig.guestAccelerators[0].gpuDriverInstallationConfig.gpuDriverVersion",
+            "LATEST",
+        ),
+        ("llm-train-gcp-gke", ("datapathProvider",), "EBPF", "datapathProvider", "ADVANCED_DATAPATH"),
+        (
+            "llm-train-gcp-gpu",
+            ("autoscaling",),
+            {"totalMaxNodeCount": "many"},
+            "autoscaling.totalMaxNodeCount",
+            "integer",
+        ),
+        (
+            "llm-train-gcp-lustre",
+            ("perUnitStorageThroughput",),
+            "300",
+            "perUnitStorageThroughput",
+            "125, 250, 500, 1000",
+        ),
+        ("llm-train-gcp-lustre", ("capacityGib",), "40000", "capacityGib", "nearest 54000"),
+        ("llm-train-gcp-lustre", ("filesystem",), "training-fs", "filesystem", "eight letters"),
+    ],
+)
+def test_preflight_refuses_what_google_would(
+    name: str, path: tuple[str, ...], value: object, where: str, says: str
+) -> None:
+    (finding,) = _planted(name, path, value)
+    assert finding.rule == "PF-GCP-API" and finding.path == where  # type: ignore[attr-defined]
+    assert says in finding.message or says in finding.source  # type: ignore[attr-defined]

@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.discovery import document, source
+from gpuinfra.clouds.gcp.preflight import training
 from gpuinfra.graph import Graph, Resource, is_known
 from gpuinfra.preflight.findings import PreflightFinding
 
@@ -81,6 +82,9 @@ FLATTENED: dict[str, dict[str, tuple[str, str]]] = {
     "Bucket": {"publicAccessPrevention": ("iamConfiguration", "publicAccessPrevention")},
 }
 """pulumi-gcp top-level fields that sit in a nested object of the API's schema."""
+TABLE.update({t: ApiSchema(*s) for t, s in training.SCHEMAS.items()})  # a training cluster's types
+RENAMES.update(training.RENAMES)
+FLATTENED.update(training.FLATTENED)
 CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
@@ -188,7 +192,7 @@ def discovery_problems(r: Resource) -> Iterator[PreflightFinding]:
 
 def judges(type_token: str) -> bool:
     """This stage judges the type (the preflight stage's `unchecked` list leaves it out)."""
-    return type_token in TABLE
+    return type_token in TABLE or type_token in training.OWN
 
 
 def check(r: Resource, graph: Graph) -> list[PreflightFinding]:
@@ -196,6 +200,8 @@ def check(r: Resource, graph: Graph) -> list[PreflightFinding]:
     found = list(schema_problems(r))
     if r.type in TABLE:
         found += discovery_problems(r)
+    if r.type in training.OWN:
+        found += training.own_problems(r)
     return found
 
 
