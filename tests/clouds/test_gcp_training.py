@@ -13,7 +13,7 @@ from gpuinfra.clouds import CLOUDS
 from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.spec.training import TRAINING_MACHINES
 from gpuinfra.commands.preview import preview_stacks
-from gpuinfra.graph import Graph
+from gpuinfra.graph import Graph, Resource
 from gpuinfra.validators import Level
 from helpers import checked, example_graph, graph_for, rules_fired
 
@@ -127,7 +127,7 @@ def test_the_spec_offers_exactly_the_catalogs_machines() -> None:
     assert set(TRAINING_MACHINES) == set(training_book().machines)
 
 
-def _by_name(graph: Graph) -> dict[str, object]:
+def _by_name(graph: Graph) -> dict[str, Resource]:
     return {r.name: r for r in graph.resources}
 
 
@@ -264,3 +264,24 @@ def test_preflight_refuses_what_google_would(
     (finding,) = _planted(name, path, value)
     assert finding.rule == "PF-GCP-API" and finding.path == where  # type: ignore[attr-defined]
     assert says in finding.message or says in finding.source  # type: ignore[attr-defined]
+
+
+def test_kueue_packs_jobs_by_googles_topology_labels() -> None:
+    resources = _by_name(example_graph(STACK))
+    topology = resources["llm-train-gcp-topology"]
+    assert [level["nodeLabel"] for level in topology.inputs["spec"]["levels"]] == [
+        "cloud.google.com/gce-topology-block",
+        "cloud.google.com/gce-topology-subblock",
+        "cloud.google.com/gce-topology-host",
+        "kubernetes.io/hostname",
+    ]
+    flavor = resources["llm-train-gcp-flavor"].inputs["spec"]
+    assert flavor["nodeLabels"] == {"cloud.google.com/gke-nodepool": resources["llm-train-gcp-gpu"].inputs["name"]}
+    assert flavor["topologyName"] == topology.inputs["metadata"]["name"]
+    queue = resources["llm-train-gcp-cluster-queue"].inputs["spec"]
+    (group,) = queue["resourceGroups"]
+    assert group["flavors"][0]["resources"] == [{"name": "nvidia.com/gpu", "nominalQuota": 16 * 8}]
+    charts = {r.inputs["chart"]: r.inputs["version"] for r in resources.values() if r.type.endswith(":Release")}
+    assert set(charts) == {"oci://registry.k8s.io/kueue/charts/kueue", "oci://registry.k8s.io/jobset/charts/jobset"}
+    provider = resources["llm-train-gcp-k8s"]
+    assert resources["llm-train-gcp-gpu"].urn in provider.dependencies  # the charts' pods need the nodes first

@@ -47,6 +47,11 @@ OWN = frozenset({LUSTRE})
 """Types judged here rather than by a Discovery document."""
 
 
+def _int(value: Any) -> int | None:
+    """A whole number as pulumi-gcp carries it (a string of digits), else None."""
+    return int(str(value)) if is_known(value) and re.fullmatch(r"[0-9]+", str(value)) else None
+
+
 def _lustre(r: Resource) -> Iterator[tuple[str, Any, str]]:
     p = r.inputs
     tier, capacity, name = p.get("perUnitStorageThroughput"), p.get("capacityGib"), p.get("filesystem")
@@ -54,13 +59,12 @@ def _lustre(r: Resource) -> Iterator[tuple[str, Any, str]]:
         yield "perUnitStorageThroughput", tier, f"is one of {', '.join(LUSTRE_TIERS)} MB/s per TiB"
     if is_known(name) and not FILESYSTEM.match(str(name)):
         yield "filesystem", name, "is at most eight letters and digits"
-    found = training_book().lustre_tiers.get(int(tier)) if is_known(tier) and str(tier) in LUSTRE_TIERS else None
-    if found is not None and is_known(capacity) and not found.allows(int(capacity)):
-        yield (
-            "capacityGib",
-            capacity,
-            f"is on the {tier} MB/s per TiB tier's steps (nearest {found.nearest(int(capacity))})",
-        )
+    if is_known(capacity) and _int(capacity) is None:
+        yield "capacityGib", capacity, "is a whole number of GiB"
+    found = training_book().lustre_tiers.get(_int(tier) or 0) if str(tier) in LUSTRE_TIERS else None
+    gib = _int(capacity)
+    if found is not None and gib is not None and not found.allows(gib):
+        yield "capacityGib", capacity, f"is on the {tier} MB/s per TiB tier's steps (nearest {found.nearest(gib)})"
 
 
 def own_problems(r: Resource) -> Iterator[PreflightFinding]:

@@ -21,6 +21,8 @@ SYSTEM_MACHINE = ("e2-standard-2", 3)
 MASTER_CIDR = "172.16.0.32/28"
 """The control plane's private endpoint range (a /28 outside every node, pod and service range)."""
 RESERVATION_KEY = "compute.googleapis.com/reservation-name"
+GPU_POOL = "gpu"
+"""The GPU node pool's name: its nodes carry it as cloud.google.com/gke-nodepool (Kueue's flavor selects them)."""
 
 
 @dataclass(frozen=True)
@@ -152,7 +154,7 @@ class TrainingGke(pulumi.ComponentResource):
         )
         return gcp.container.NodePool(
             f"{name}-gpu",
-            name="gpu",
+            name=GPU_POOL,
             cluster=self.cluster.id,
             location=spec.compute.zone,
             node_locations=[spec.compute.zone],
@@ -166,4 +168,4 @@ class TrainingGke(pulumi.ComponentResource):
         )
 
 
-__all__ = ["GpuPoolArgs", "TrainingGke"]
+__all__ = ["GPU_POOL", "GpuPoolArgs", "TrainingGke"]

@@ -10,11 +10,13 @@ from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
-from gpuinfra.clouds.gcp.pulumi.training.gke import GpuPoolArgs, TrainingGke
+from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
+from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.load import Inputs
+from gpuinfra.pulumi.components.training.cluster import workload_labels
 
 
 def training_labels(stack: str, spec: GcpTrainingSpec, org_tags: dict[str, str]) -> dict[str, str]:
@@ -51,6 +53,9 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         assert machine is not None
         pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels, plan.flex_start_max_hours)
         self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
+        kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
+        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
+        GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self)
         self.register_outputs({"cluster": self.gke.cluster.name})
 
 
