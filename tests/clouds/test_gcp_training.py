@@ -285,3 +285,27 @@ def test_kueue_packs_jobs_by_googles_topology_labels() -> None:
     assert set(charts) == {"oci://registry.k8s.io/kueue/charts/kueue", "oci://registry.k8s.io/jobset/charts/jobset"}
     provider = resources["llm-train-gcp-k8s"]
     assert resources["llm-train-gcp-gpu"].urn in provider.dependencies  # the charts' pods need the nodes first
+
+
+def test_a4_is_planned_on_b200_with_its_price_unknown_never_zero() -> None:
+    result = checked(STACK, {"compute.machine_type": "a4-highgpu-8g"})
+    plan = result.plan
+    assert (plan.instance_type, plan.gpus, plan.fabric.series) == ("a4-highgpu-8g", 128, "a4")
+    assert plan.memory.gpu_bytes == 183359 * 2**20  # B200 (accelerators.yaml)
+    assert plan.run.at_spec.hourly_usd is None  # SkyPilot lists a4-highgpu-8g at 0.0, its mark for no price
+    assert plan.run.inputs.step is None  # no B200 HBM figure in the catalog: the default MFU, said so
+    assert plan.run.inputs.mfu_source == "default MFU"
+    pool = next(
+        r for r in graph_for(STACK, {"compute.machine_type": "a4-highgpu-8g"}).resources if r.name.endswith("-gpu")
+    )
+    assert pool.inputs["nodeConfig"]["guestAccelerators"][0]["type"] == "nvidia-b200"
+
+
+def test_a4_nodes_are_unpriced_in_the_cost_preview() -> None:
+    from gpuinfra.clouds.gcp.cost.training import node_pool_lines
+
+    pool = next(
+        r for r in graph_for(STACK, {"compute.machine_type": "a4-highgpu-8g"}).resources if r.name.endswith("-gpu")
+    )
+    (line,) = node_pool_lines(pool)
+    assert line.monthly is None and "no on-demand price for a4-highgpu-8g in us-central1" in (line.note or "")

@@ -6,8 +6,10 @@ from __future__ import annotations
 from typing import Any
 
 from pulumi_policy import StackValidationArgs
+from pulumi_policy.deserialize import serialize_properties
 
 from gpuinfra.clouds.gcp.spec import GcpProject
+from gpuinfra.graph.values import plain
 from gpuinfra.policy.facts import require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.values import view
@@ -47,11 +49,12 @@ def gcp_node_pools_bounded(args: StackValidationArgs, report_violation: ReportVi
         return
     counted = 0
     for pool in pools:
-        ceiling = pool_ceiling(pool.props)
+        props = plain(serialize_properties(pool.props))  # the pack's lazy proxies, as plain dicts and lists
+        ceiling = pool_ceiling(props)
         if ceiling is None:
             report_violation(f"{pool.name} names neither a node count nor an autoscaler maximum: unbounded", pool.urn)
             continue
-        counted += ceiling * pool_gpus(pool.props)
+        counted += ceiling * pool_gpus(props)
     planned = getattr(facts.plan, "gpus", None)
     if isinstance(planned, int) and counted > planned:
         report_violation(f"the node pools launch up to {counted} GPUs, more than the {planned} the plan counted")
