@@ -53,6 +53,8 @@ def test_the_reserved_nodes_are_priced_at_on_demand_rates(report: object) -> Non
     assert gke.lines[0].monthly_usd == Decimal("0.10") * HOURS
     system = next(r for r in cost.resources if r.name == "llm-train-gcp-system")
     assert system.lines[0].monthly_usd == 3 * Decimal("0.06701") * HOURS
+    nat = next(r for r in cost.resources if r.name == "llm-train-gcp-nat")
+    assert nat.lines[0].quantity == 16 + 3  # every GKE node reaches out through the NAT: $0.0014 per VM-hour
     lustre = next(r for r in cost.resources if r.name == "llm-train-gcp-lustre")
     assert lustre.lines[0].monthly_usd is None  # no price in the catalog: unknown, never zero
 

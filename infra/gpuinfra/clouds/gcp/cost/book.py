@@ -117,7 +117,8 @@ def _region_vms(graph: Graph, region: object) -> tuple[int, int]:
             policy = a.inputs.get("autoscalingPolicy") or {}
             low += int(policy.get("minReplicas") or 0)
             high += int(policy.get("maxReplicas") or 0)
-    return low, high
+    nodes = training.node_pool_vms(graph, region)  # a training cluster's GKE nodes use the NAT too
+    return low + nodes[0], high + nodes[1]
 
 
 def service_lines(r: Resource, graph: Graph) -> tuple[Line, ...] | None:

@@ -51,6 +51,16 @@ def _bounds(pool: dict[str, Any]) -> tuple[int, int]:
     return count, count
 
 
+def node_pool_vms(graph: Graph, region: object) -> tuple[int, int]:
+    """The region's GKE nodes at the pools' floors and ceilings (Cloud NAT bills per VM using it)."""
+    low = high = 0
+    for pool in graph.resources:
+        if pool.type == NODE_POOL and _region(pool.inputs.get("location")) == region:
+            floor, ceiling = _bounds(pool.inputs)
+            low, high = low + floor, high + ceiling
+    return low, high
+
+
 def node_pool_lines(r: Resource) -> tuple[Line, ...]:
     """The pool's VMs from its floor to its ceiling at the rate its capacity is bought at."""
     config: dict[str, Any] = r.inputs.get("nodeConfig") or {}
@@ -116,4 +126,4 @@ def training_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceC
     )
 
 
-__all__ = ["TYPES", "training_price"]
+__all__ = ["TYPES", "node_pool_lines", "node_pool_vms", "training_price"]
