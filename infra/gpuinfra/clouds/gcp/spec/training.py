@@ -61,12 +61,14 @@ class GcpCompute(SpecModel):
     machine_type: MachineTypeName = Field(json_schema_extra=updates("replace"))
     """a3-ultragpu-8g (8 x H200) or a4-highgpu-8g (8 x B200)."""
     node_count: Annotated[int, Field(ge=1, le=4096)]
+    """GPU nodes of the cluster (one GKE node pool)."""
     zone: GcpZone = Field(json_schema_extra=updates("replace"))
     """The one zone of the cluster: the RoCE network profile is zonal, and every NIC on it must be in its zone."""
     placement: Literal["compact", "none"] = Field("compact", json_schema_extra=updates("replace"))
     """compact: a compact placement policy (compute.ResourcePolicy) keeps the nodes close on the fabric."""
     capacity: GcpCapacity = GcpCapacity()
     boot_disk_gib: Annotated[int, Field(ge=100, le=65536)] = 500
+    """Each node's boot disk (Hyperdisk Balanced), GiB: the container images' room."""
 
     @property
     def region(self) -> str:
@@ -102,9 +104,11 @@ class GcpLustre(SpecModel):
     capacity_gib: Annotated[int, Field(ge=9000, le=7_632_000)] = Field(json_schema_extra=updates("in_place"))
     """On the tier's steps (`gcp-lustre-capacity-off-steps` names the nearest)."""
     throughput_mb_s_per_tib: Literal[125, 250, 500, 1000] = Field(json_schema_extra=updates("replace"))
+    """The performance tier, MB/s per TiB of capacity (fixed for the instance's life)."""
     filesystem: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]{1,8}$")] = "train"
     """The file system's name clients mount (eight letters or digits at most)."""
     mount_path: Annotated[str, StringConstraints(pattern=r"^/[A-Za-z0-9/_-]*$")] = "/lustre"
+    """Where the jobs see the file system."""
 
 
 class GcpCheckpointing(SpecModel):
@@ -113,9 +117,11 @@ class GcpCheckpointing(SpecModel):
     target: Literal["lustre", "gcs"] = "lustre"
     """Write to Lustre (its throughput is the write bandwidth) or straight to the checkpoint bucket."""
     interval_minutes: Annotated[float, Field(gt=0, le=1440)]
+    """Minutes between checkpoints; the planner computes the Young/Daly optimum to compare."""
     retention_days: Annotated[int, Field(ge=1, le=3650)] = 14
     """Days a superseded checkpoint object stays in the bucket (a noncurrent version's lifecycle)."""
     keep_last: Annotated[int, Field(ge=1, le=1000)] = 3
+    """Newest checkpoints kept per run."""
     size_gib: Annotated[float, Field(gt=0)] | None = None
     """Default: the model's weights and optimizer state (the planner's memory figure)."""
     write_bandwidth_gb_s: Annotated[float, Field(gt=0)] | None = None
@@ -133,8 +139,11 @@ class GcpTrainingScheduler(SpecModel):
     type: Literal["gke"] = Field("gke", json_schema_extra=updates("replace"))
     """GKE with Kueue and JobSet (the managed Slurm path, Cluster Director, is not built yet)."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
+    """The control plane's minimum version (the release channel upgrades from it)."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
+    """GKE's release channel: how soon the cluster takes new versions."""
     namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] = "training"
+    """The team's namespace: its LocalQueue and the jobs it submits."""
 
 
 class GcpTrainingSpec(SpecModel):
@@ -150,12 +159,15 @@ class GcpTrainingSpec(SpecModel):
     account: AccountName
     """The organization's project entry (cloud: gcp, purpose: training)."""
     compute: GcpCompute
+    """The GPU nodes: machine type, count, zone, placement and how their capacity is bought."""
     network: GcpTrainingNetwork = GcpTrainingNetwork()
     lustre: GcpLustre | None = None
     storage: GcpStorage
+    """The Cloud Storage buckets for data and checkpoints."""
     checkpointing: GcpCheckpointing | None = None
     model: TrainedModel
     scheduler: GcpTrainingScheduler = GcpTrainingScheduler()
+    """GKE with Kueue and JobSet."""
     failure: Failure = Failure()
     run: TrainingRun | None = None
     labels: dict[
