@@ -406,7 +406,7 @@ def test_a_named_machine_type_is_kept_and_priced() -> None:
     ("stack", "cloud", "says"),
     [
         (STACK, "azure", "cloud 'azure': gpuinfra builds inference stacks for aws (leave cloud out) and gcp"),
-        ("llm-train", "gcp", "cloud 'gcp': gpuinfra builds training stacks for aws (leave cloud out)"),
+        ("llm-finetune", "gcp", "cloud 'gcp': gpuinfra builds finetune stacks for aws (leave cloud out)"),
     ],
 )
 def test_a_cloud_gpuinfra_does_not_build_is_refused_at_its_line(

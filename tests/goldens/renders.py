@@ -61,5 +61,6 @@ GOLDENS: dict[str, Callable[[], str]] = {
     "jobset-llm-train-eks.yaml": jobset("llm-train-eks"),
     "user-data-llm-train-eks-gpu.mime": user_data("llm-train-eks", "llm-train-eks-eks-gpu-lt"),
     "preview-llm-train.md": preview_markdown("llm-train"),
+    "preview-llm-train-gcp.md": preview_markdown("llm-train-gcp"),
 }
 """Golden file name (under tests/goldens/files/) -> its producer."""

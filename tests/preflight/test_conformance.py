@@ -17,6 +17,7 @@ GRAPHS = {
     "llm-train-onprem": lambda: example_graph("llm-train-onprem"),
     "chat-serve-k8s": lambda: example_graph("chat-serve-k8s"),
     "llm-train": lambda: example_graph("llm-train"),
+    "llm-train-gcp": lambda: example_graph("llm-train-gcp"),
     "llm-finetune-kueue": lambda: graph_for(
         "llm-finetune",
         {
@@ -51,7 +52,9 @@ def _crd_errors(r: Resource) -> list[str]:
     return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
 
 
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s", "llm-finetune-kueue"])
+@pytest.mark.parametrize(
+    "stack", ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s", "llm-finetune-kueue", "llm-train-gcp"]
+)
 def test_custom_resources_fit_their_upstream_crd(stack: str) -> None:
     resources = _custom(GRAPHS[stack]())
     assert resources
@@ -74,7 +77,7 @@ def _releases(graph: Graph) -> list[Resource]:
     return graph.of_type("kubernetes:helm.sh/v3:Release")
 
 
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "llm-train-gcp"])
 def test_helm_values_are_values_the_chart_defines(stack: str) -> None:
     unknown = {}
     for release in _releases(GRAPHS[stack]()):

@@ -22,6 +22,7 @@ from typing import Any
 from pulumi_policy import PolicyResource, StackValidationArgs
 from pulumi_policy.deserialize import serialize_properties
 
+from gpuinfra.clouds import CLOUDS
 from gpuinfra.cost.model import MaxCost
 from gpuinfra.cost.money import money
 from gpuinfra.graph import Graph, Resource
@@ -47,10 +48,11 @@ ACCEPTED_UNPRICED = [
     "aws-native:pcs:Cluster: PCS controller",
     "aws-native:pcs:ComputeNodeGroup: PCS node management",
     "aws-native:pcs:Queue: Resource",
+    *(line for c in CLOUDS.values() for line in c.accepted_unpriced),
 ]
 """Unknown prices the pack accepts by default, each a prefix of `<type>: <line>`: AWS PCS's controller and node
-management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml).
-Every other unknown price makes the budget cannot-judge."""
+management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml),
+and each cloud's own (the registry's `accepted_unpriced`). Every other unknown price makes the budget cannot-judge."""
 
 
 ESTIMATE: MonthlyCost = estimate_monthly

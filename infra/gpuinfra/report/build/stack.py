@@ -75,7 +75,7 @@ def summary(
 ) -> list[Section]:
     """`unit`: what the cloud's quotas count (the registry's quota_unit: EC2 vCPUs, Compute Engine GPUs)."""
     if isinstance(plan, TrainingPlan):
-        return training_summary(plan)
+        return training_summary(plan, unit)
     if isinstance(plan, InferencePlan):
         return inference_summary(plan, unit)
     if isinstance(plan, FinetunePlan):
@@ -85,7 +85,7 @@ def summary(
     return registry_summary(plan)
 
 
-def training_summary(plan: TrainingPlan) -> list[Section]:
+def training_summary(plan: TrainingPlan, unit: str = "vCPUs") -> list[Section]:
     mem = plan.memory
     sections = [
         Section(
@@ -169,7 +169,7 @@ def training_summary(plan: TrainingPlan) -> list[Section]:
     elif plan.checkpoint_note:
         sections.append(Section(title="Checkpointing", notes=[plan.checkpoint_note]))
     sections.extend(economics_sections(plan))
-    sections.append(quota_section(plan.quotas))
+    sections.append(quota_section(plan.quotas, unit))
     return sections
 
 

@@ -12,6 +12,7 @@ from typing import Any
 
 from gpuinfra.clouds.gcp.catalog import HOURS_PER_MONTH, gcp_book
 from gpuinfra.clouds.gcp.catalog.book import Price, ServicePrice, gcp_services
+from gpuinfra.clouds.gcp.cost import training
 from gpuinfra.cost.model import NOT_IN_CATALOG, USAGE_BASED, Line, ResourceCost
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.views import Location
@@ -118,7 +119,8 @@ def _region_vms(graph: Graph, region: object) -> tuple[int, int]:
             policy = a.inputs.get("autoscalingPolicy") or {}
             low += int(policy.get("minReplicas") or 0)
             high += int(policy.get("maxReplicas") or 0)
-    return low, high
+    nodes = training.node_pool_vms(graph, region)  # a training cluster's GKE nodes use the NAT too
+    return low + nodes[0], high + nodes[1]
 
 
 def service_lines(r: Resource, graph: Graph) -> tuple[Line, ...] | None:
@@ -201,6 +203,8 @@ def mig_lines(r: Resource, graph: Graph) -> tuple[Line, ...]:
 def price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceCost:
     """One Google resource's cost (the cost stage's part for `gcp:` types)."""
     base = {**base, "where": where(r, graph)}
+    if r.type in training.TYPES:  # a training cluster's own types (its node pools, GKE, Managed Lustre)
+        return training.training_price(r, graph, base)
     if r.type == MIG:
         return ResourceCost(**base, lines=mig_lines(r, graph))
     lines = service_lines(r, graph)

@@ -43,6 +43,12 @@ IAM_BINDINGS = (
 )
 NEEDS_PSA = ("gcp:lustre/instance:Instance", "gcp:filestore/instance:Instance", "gcp:redis/instance:Instance")
 """Managed services reached through private services access (Managed Lustre requires it: research §1.5)."""
+TRAINING_NETWORKS = (
+    "gcp:container/cluster:Cluster",
+    "gcp:container/nodePool:NodePool",
+    "gcp:lustre/instance:Instance",
+)
+"""A training cluster's resources that name networks (its own VPCs; another project's is an edge)."""
 PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:/|$)")
 SERVICE_ACCOUNT = re.compile(r"^serviceAccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com\Z")
 
@@ -79,6 +85,15 @@ def _edges(resource: PolicyResource) -> Iterator[tuple[str, Any]]:
                 yield "a network interface in", nic.get("subnetworkProject")
     elif resource.resource_type == TRANSFER:
         yield "a Storage Transfer job in", p.get("project")
+    elif resource.resource_type in TRAINING_NETWORKS:  # a training cluster's GKE, node pool NICs, Managed Lustre
+        nics = (p.get("networkConfig") or {}).get("additionalNodeNetworkConfigs") or []
+        for value in [
+            p.get("network"),
+            p.get("subnetwork"),
+            *(n.get(k) for n in nics for k in ("network", "subnetwork")),
+        ]:
+            if isinstance(value, str) and "projects/" in value:  # a path names its project; a bare name is the stack's
+                yield "a network in", value
     elif resource.resource_type in IAM_BINDINGS:
         if resource.resource_type == IAM_BINDINGS[0]:
             yield "an IAM binding in", p.get("project")
@@ -199,3 +214,6 @@ def gcp_armored_frontend(args: StackValidationArgs, report_violation: ReportViol
 
 
 __all__ = ["edge_problem", "gcp_armored_frontend", "gcp_edges", "gcp_groups_bounded", "transfer_problems"]
+
+
+from gpuinfra.clouds.gcp.policy import training as _training  # noqa: E402,F401  (registers the training rules)

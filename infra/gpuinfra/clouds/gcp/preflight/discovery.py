@@ -20,6 +20,7 @@ from functools import cache
 from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.discovery import document, source
+from gpuinfra.clouds.gcp.preflight import training
 from gpuinfra.findings import Finding
 from gpuinfra.graph import Graph, Resource, is_known
 from gpuinfra.preflight.findings import finding_at
@@ -84,6 +85,9 @@ FLATTENED: dict[str, dict[str, tuple[str, str]]] = {
     "Bucket": {"publicAccessPrevention": ("iamConfiguration", "publicAccessPrevention")},
 }
 """pulumi-gcp top-level fields that sit in a nested object of the API's schema."""
+TABLE.update({t: ApiSchema(*s) for t, s in training.SCHEMAS.items()})  # a training cluster's types
+RENAMES.update(training.RENAMES)
+FLATTENED.update(training.FLATTENED)
 CAMEL = re.compile(r"(?<!^)(?=[A-Z])")
 
 
@@ -191,7 +195,7 @@ def discovery_problems(r: Resource) -> Iterator[Finding]:
 
 def judges(type_token: str) -> bool:
     """This stage judges the type (the preflight stage's `unchecked` list leaves it out)."""
-    return type_token in TABLE
+    return type_token in TABLE or type_token in training.OWN
 
 
 def check(r: Resource, graph: Graph) -> list[Finding]:
@@ -199,6 +203,8 @@ def check(r: Resource, graph: Graph) -> list[Finding]:
     found = list(schema_problems(r))
     if r.type in TABLE:
         found += discovery_problems(r)
+    if r.type in training.OWN:
+        found += training.own_problems(r)
     return found
 
 

@@ -196,3 +196,6 @@ __all__ = [
     "gcp_schedule_clock",
     "gcp_throughput_above_bound",
 ]
+
+
+from gpuinfra.clouds.gcp.validators import training as _training  # noqa: E402,F401  (registers the training rules)

@@ -1,0 +1,77 @@
+"""A Google training stack: one provider pinned to the project, the fabric (VPCs, RoCE VPC, placement), the
+storage (Managed Lustre, buckets), GKE; its outline is `build_gcp_training`, what the cloud registry hands the
+program for a Google training stack."""
+
+from __future__ import annotations
+
+import pulumi
+
+from gpuinfra.clouds.gcp.catalog.training import training_book
+from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
+from gpuinfra.clouds.gcp.pulumi.base import label, provider
+from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
+from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
+from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
+from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
+from gpuinfra.clouds.gcp.spec import GcpProject
+from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
+from gpuinfra.load import Inputs
+from gpuinfra.pulumi.components.training.cluster import workload_labels
+
+
+def training_labels(stack: str, spec: GcpTrainingSpec, org_tags: dict[str, str]) -> dict[str, str]:
+    """The organization's tags and the spec's labels as Google labels, with gpuinfra's own."""
+    base = {label(k): label(v) for k, v in org_tags.items()}
+    return {**base, **spec.labels, "gpuinfra-stack": label(stack), "gpuinfra-workload": "training"}
+
+
+class GcpTrainingCluster(pulumi.ComponentResource):
+    def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
+        spec = inputs.spec
+        assert isinstance(spec, GcpTrainingSpec)
+        name = spec.name
+        labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
+        google = provider(f"gcp-{spec.account}", project, labels)
+        super().__init__("gpuinfra:training:GcpCluster", name, None, pulumi.ResourceOptions(providers=[google]))
+        fabric = plan.fabric
+        assert fabric is not None, "the planner finds every catalog machine's fabric"
+        self.fabric = TrainingFabric(
+            name,
+            FabricArgs(
+                spec,
+                project.id,
+                fabric.gvnics,
+                fabric.mrdma_nics,
+                fabric.mtu,
+                fabric.roce_profile if spec.network.roce_vpc else None,
+            ),
+            self,
+        )
+        system_network = self.fabric.system_network
+        self.storage = TrainingStorage(name, spec, system_network, self)
+        machine = training_book().machine(plan.instance_type)
+        assert machine is not None
+        pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels, plan.flex_start_max_hours)
+        self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
+        kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
+        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
+        GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self)
+        self.register_outputs({"cluster": self.gke.cluster.name})
+
+
+def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
+    """The program of a Google training stack (the cloud registry's `program` part for gcp training)."""
+    spec = inputs.spec
+    assert isinstance(spec, GcpTrainingSpec)
+    project = inputs.org.org.accounts[spec.account]
+    assert isinstance(project, GcpProject), "the validators refuse a cluster outside a Google project"
+    cluster = GcpTrainingCluster(inputs, plan, project)
+    pulumi.export("cluster", cluster.gke.cluster.name)
+    pulumi.export("project", project.id)
+    pulumi.export("zone", spec.compute.zone)
+    pulumi.export("checkpoint_bucket", cluster.storage.checkpoints.url)
+    if cluster.storage.lustre is not None:
+        pulumi.export("lustre_mount_point", cluster.storage.lustre.mount_point)
+
+
+__all__ = ["GcpTrainingCluster", "build_gcp_training", "training_labels"]

@@ -1,0 +1,200 @@
+"""Google's validator rules for a training cluster: the project, what Google refuses to combine when capacity is
+bought (Cluster Toolkit's preconditions, each refused under its own name), flex-start's seven days, the RoCE VPC
+an RDMA machine family needs, the zone offering the machine type, Managed Lustre's capacity steps, the GPU
+quotas, and the 30-second notice a Spot node's checkpoint must fit."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from gpuinfra.clouds.gcp.catalog.training import training_book
+from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
+from gpuinfra.clouds.gcp.spec import GcpProject
+from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
+from gpuinfra.plan.quotas import blocks, requested_by_program
+from gpuinfra.spec import Organization
+from gpuinfra.validators.base import Failure, Level, rule
+
+CAPACITY = ("compute", "capacity")
+NODE_POOL_RULES = "Cluster Toolkit modules/compute/gke-node-pool/main.tf"
+
+
+@rule(Level.ERROR)
+def gcp_training_project_purpose(spec: GcpTrainingSpec, org: Organization) -> Iterator[Failure]:
+    """A Google training cluster deploys into a Google project of purpose training, never a serving one."""
+    entry = org.accounts.get(spec.account)
+    if entry is None:
+        return  # load's reference check names an unknown account
+    if not isinstance(entry, GcpProject):
+        yield Failure(
+            f"account {spec.account!r} is an AWS account, not a Google Cloud project",
+            ("account",),
+            "name an organization entry with cloud: gcp (docs/gcp-training.md), or drop cloud: gcp to train on AWS",
+        )
+    elif not entry.serves("training"):
+        yield Failure(
+            f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: training and serving never share a "
+            "project (separation)",
+            ("account",),
+            "name a project of purpose training",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_spot_with_flex_start(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """Spot and flex-start are two ways of buying the same nodes; Google takes one."""
+    capacity = spec.compute.capacity
+    if capacity.spot and capacity.flex_start:
+        yield Failure(
+            'spot and flex_start are both set: Google refuses the pair ("Both enable_flex_start and spot consumption '
+            f'option cannot be set to true at the same time", {NODE_POOL_RULES})',
+            (*CAPACITY, "spot"),
+            "keep one: flex_start for up to seven days of uninterrupted capacity, or spot for preemptible capacity",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_flex_start_with_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """Flex-start finds capacity of its own; it never consumes a reservation."""
+    capacity = spec.compute.capacity
+    if capacity.flex_start and capacity.reservation is not None:
+        yield Failure(
+            f'flex_start with reservation {capacity.reservation!r}: "DWS Flex Start cannot be used in tandem with a '
+            'reservation" (Cluster Toolkit docs/slurm-dws-flex.md)',
+            (*CAPACITY, "flex_start"),
+            "drop flex_start to run on the reservation, or drop the reservation to let flex-start find capacity",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_spot_with_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """Spot nodes consume no reservation."""
+    capacity = spec.compute.capacity
+    if capacity.spot and capacity.reservation is not None:
+        yield Failure(
+            f'spot with reservation {capacity.reservation!r}: "Spot consumption option only works with '
+            f'reservation_affinity consume_reservation_type NO_RESERVATION" ({NODE_POOL_RULES})',
+            (*CAPACITY, "spot"),
+            "drop spot to run on the reservation, or drop the reservation to run on Spot capacity",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_flex_start_duration(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
+    """Flex-start holds its capacity for a stated run of at most seven days; the spec says how long."""
+    capacity = spec.compute.capacity
+    if capacity.flex_start and capacity.max_run_hours is None:
+        yield Failure(
+            "flex_start without max_run_hours: flex-start nodes run for a stated duration, then Google reclaims them",
+            (*CAPACITY, "max_run_hours"),
+            f"set max_run_hours, at most {plan.flex_start_max_hours} (seven days)",
+        )
+    elif capacity.flex_start and capacity.max_run_hours and capacity.max_run_hours > plan.flex_start_max_hours:
+        yield Failure(
+            f"max_run_hours {capacity.max_run_hours:g} is past flex-start's {plan.flex_start_max_hours} hours (seven "
+            "days: Cluster Toolkit docs/slurm-dws-flex.md)",
+            (*CAPACITY, "max_run_hours"),
+            f"at most {plan.flex_start_max_hours}; longer runs need a reservation (calendar mode)",
+        )
+    elif capacity.max_run_hours is not None and not capacity.flex_start:
+        yield Failure(
+            "max_run_hours is set without flex_start: only flex-start nodes have a run duration",
+            (*CAPACITY, "max_run_hours"),
+            "remove max_run_hours, or set flex_start: true",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_rdma_without_roce(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
+    """A machine family with MRDMA NICs needs its zone's RoCE VPC: without it the NICs have nowhere to attach."""
+    fabric = plan.fabric
+    if fabric is not None and fabric.mrdma_nics and not spec.network.roce_vpc:
+        yield Failure(
+            f"{spec.compute.machine_type} carries {fabric.mrdma_nics} MRDMA NICs, which attach only to a VPC with the "
+            f"zone's RDMA network profile ({fabric.roce_profile}): without the RoCE VPC the GPUs have no fabric",
+            ("network", "roce_vpc"),
+            "set network.roce_vpc: true (the stack creates the RoCE VPC and a subnet per NIC)",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_zone_lacks_machine_type(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """The zone offers the machine type (the catalog's zones; the RoCE profile is zonal, so the zone is fixed)."""
+    book = training_book()
+    zones = book.zones.get(spec.compute.machine_type, ())
+    if spec.compute.zone not in zones:
+        yield Failure(
+            f"{spec.compute.machine_type} is not offered in {spec.compute.zone} (catalog/data/gcp/training.yaml)",
+            ("compute", "zone"),
+            f"use one of {', '.join(zones)}",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_lustre_capacity_off_steps(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
+    """Managed Lustre takes capacities on its tier's steps only."""
+    lustre = spec.lustre
+    if lustre is None:
+        return
+    tier = training_book().lustre_tiers[lustre.throughput_mb_s_per_tib]
+    if not tier.allows(lustre.capacity_gib):
+        yield Failure(
+            f"capacity_gib {lustre.capacity_gib:,} is not a capacity Managed Lustre takes at "
+            f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {tier.step_gib:,} GiB "
+            "steps: catalog/data/gcp/training.yaml)",
+            ("lustre", "capacity_gib"),
+            f"use {plan.lustre_nearest_gib:,}",
+        )
+
+
+@rule(Level.ERROR)
+def gcp_training_quota_short(
+    spec: GcpTrainingSpec, plan: GcpTrainingPlan, org: Organization, account_problems: list[str]
+) -> Iterator[Failure]:
+    """The project's GPU quotas hold what its stacks need together at full size (unknown is not zero)."""
+    project = org.accounts.get(spec.account)
+    if not isinstance(project, GcpProject):
+        return
+    for why in account_problems:
+        yield Failure(f"the project's quota cannot be counted: {why}", ("account",), "fix or remove that stack")
+    for need in plan.quotas:
+        if not blocks(need, requested_by_program(need, project.request_quota_increases)):
+            continue
+        others = ", ".join(f"{s} {v}" for s, v in need.held)
+        yield Failure(
+            f"{need.code} in {need.region}: the project {project.id} needs {need.vcpus} GPUs at full size"
+            + (f" (this stack {need.own}; {others})" if need.held else "")
+            + f", granted {need.granted or 0}",
+            ("account",),
+            f"raise {need.code} for {need.region} in the organization file once Google grants it, set "
+            "request_quota_increases: true on the project, or lower compute.node_count",
+        )
+
+
+@rule(Level.WARNING)
+def gcp_checkpoint_past_spot_notice(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
+    """A Spot node gets at most 30 s of notice: a checkpoint taken on notice must be written within it, or the
+    work since the last periodic checkpoint is lost (the interval bound then carries the risk alone)."""
+    notice, ckpt = plan.preemption_notice_seconds, plan.checkpoint
+    if notice is not None and ckpt is not None and ckpt.write_seconds > notice:
+        yield Failure(
+            f"a checkpoint takes {ckpt.write_seconds:.0f} s to write, past the {notice} s a Spot node is warned before "
+            "preemption: a checkpoint on notice cannot finish, so a preemption loses up to one interval",
+            ("checkpointing", "interval_minutes"),
+            "keep the interval at the planner's bound, raise the write bandwidth (Lustre capacity or tier), or buy "
+            "the nodes on a reservation or flex-start",
+        )
+
+
+__all__ = [
+    "gcp_checkpoint_past_spot_notice",
+    "gcp_flex_start_duration",
+    "gcp_flex_start_with_reservation",
+    "gcp_lustre_capacity_off_steps",
+    "gcp_rdma_without_roce",
+    "gcp_spot_with_flex_start",
+    "gcp_spot_with_reservation",
+    "gcp_training_project_purpose",
+    "gcp_training_quota_short",
+    "gcp_zone_lacks_machine_type",
+]
