@@ -20,6 +20,8 @@ CRDS = {
     "keda.sh": ("k8s/keda-v2.17.2", "keda.sh_{plural}.yaml"),
     "jobset.x-k8s.io": ("k8s/jobset-v0.12.0", "jobset.x-k8s.io_{plural}.yaml"),
     "ray.io": ("k8s/kuberay-v1.7.0", "ray.io_{plural}.yaml"),
+    "karpenter.sh": ("k8s/karpenter-v1.14.1", "karpenter.sh_{plural}.yaml"),
+    "karpenter.k8s.aws": ("k8s/karpenter-v1.14.1", "karpenter.k8s.aws_{plural}.yaml"),
 }
 
 
