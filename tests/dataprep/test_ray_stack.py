@@ -172,3 +172,137 @@ def test_the_pack_counts_the_pools_against_the_accounts_spot_grant(graph: Graph,
     assert any(v.policy == "quota-within-grant" and "L-34B43A08" in v.message for v in refused.violations), [
         (v.policy, v.message) for v in refused.violations
     ]
+
+
+# ---- the GPU dedup stage (NeMo Curator) -------------------------------------------------------------
+GPU_SPEC: dict[str, Any] = {"stages.dedup.accelerator": "gpu", "ray.curator_image": CURATOR_IMAGE}
+GPU_ORG: dict[str, Any] = {
+    "accounts.corpus-prep.allow_accelerators": True,
+    "accounts.corpus-prep.quotas.us-east-1.L-417A185B": 576,  # Running On-Demand P: 3 x p5.48xlarge (192 vCPUs)
+    # the budget policy counts every NodePool at its limits for a whole month: 3 p5.48xlarge alone are ~$120,000
+    "accounts.corpus-prep.monthly_budget_usd": 140_000,
+}
+
+
+@pytest.fixture(scope="module")
+def gpu_graph() -> Graph:
+    return graph_for("corpus-prep", {**RAY, **GPU_SPEC}, GPU_ORG, config=KUBECONFIG)
+
+
+def test_the_gpu_pool_holds_the_planned_p5_nodes_and_fits_the_crd(gpu_graph: Graph) -> None:
+    """22.11 TB of text at 8 TB a node (Curator's one-node benchmark): ceil(2.76) = 3 p5.48xlarge, 8 H100 and 192
+    vCPUs each; on-demand; no CPU cluster node (connected components run on the GPUs)."""
+    pools = of(gpu_graph, POOL)
+    assert set(pools) == {"corpus-prep-system-nodes", "corpus-prep-cpu-nodes", "corpus-prep-gpu-nodes"}
+    spec = pools["corpus-prep-gpu-nodes"].inputs["spec"]
+    assert spec["limits"] == {"cpu": str(3 * 192), "nvidia.com/gpu": str(3 * 8)}
+    requirements = {r["key"]: r["values"] for r in spec["template"]["spec"]["requirements"]}
+    assert requirements["node.kubernetes.io/instance-type"] == ["p5.48xlarge"]
+    assert requirements["karpenter.sh/capacity-type"] == ["on-demand"]
+    classes = of(gpu_graph, NODE_CLASS)
+    assert classes["corpus-prep-gpu-node-class"].inputs["spec"]["instanceStorePolicy"] == "RAID0"
+    objects = [*pools.values(), *classes.values()]
+    assert {r.name: crd_errors(r) for r in objects} == {r.name: [] for r in objects}
+
+
+def test_the_gpu_chain_is_three_rayjobs_each_fitting_the_crd() -> None:
+    jobs = rayjobs(GPU_SPEC)
+    assert [j["metadata"]["name"] for j in jobs] == ["corpus-prep-filter", "corpus-prep-gpu-dedup", "corpus-prep-tokenize"]
+    schema = crd_schema("ray.io", "v1", "RayJob")
+    for job in jobs:
+        jsonschema.validate(job, schema, cls=jsonschema.Draft7Validator)
+    entrypoints = [j["spec"]["entrypoint"] for j in jobs]
+    assert entrypoints == [
+        "python /home/ray/pipeline/pipeline.py ray filter",
+        "python /home/ray/pipeline/curator_dedup.py",
+        "python /home/ray/pipeline/pipeline.py ray tokenize",
+    ]
+    (gpu,) = jobs[1]["spec"]["rayClusterSpec"]["workerGroupSpecs"]
+    pod = gpu["template"]["spec"]
+    assert pod["containers"][0]["image"] == CURATOR_IMAGE
+    # p5.48xlarge: 192 vCPUs, 2,048 GiB, 8 GPUs -> 191 CPUs, 1,843 GiB and the 8 GPUs a pod
+    assert pod["containers"][0]["resources"]["limits"] == {"cpu": "191", "memory": "1843Gi", "nvidia.com/gpu": "8"}
+    assert {t["key"] for t in pod["tolerations"]} == {"gpuinfra.io/dataprep", "nvidia.com/gpu"}
+    assert gpu["maxReplicas"] == 3
+
+
+def test_the_gpu_stage_is_planned_from_curators_throughput(catalog: Catalog) -> None:
+    """By hand: text = 60 TB x 0.52/2.8/0.504 = 22.109 TB; 8 TB in 2.05 h on one node is 3.902 TB a node-hour;
+    3 nodes take 22.109 / 3.902 / 3 = 1.889 h, at the catalog's p5.48xlarge on-demand price."""
+    inputs = inputs_for("corpus-prep", {**RAY, **GPU_SPEC}, GPU_ORG, config=KUBECONFIG)
+    plan = build_plan(inputs.spec, inputs.org.org, load_catalog())
+    assert isinstance(plan, DataprepPlan)
+    text = 60 * 0.52 / 2.8 / 0.504
+    stages = {s.stage: s for s in plan.stages}
+    assert "minhash-cluster" not in stages and plan.cluster.instance_type is None
+    gpu = stages["curator-fuzzy-dedup"]
+    assert (gpu.accelerated, gpu.tasks, plan.gpu_nodes) == (True, 3, 3)
+    assert gpu.core_hours == pytest.approx(text * 2.05 / 8, rel=1e-9)
+    assert gpu.hours == pytest.approx(text * 2.05 / 8 / 3, rel=1e-9) == plan.gpu_hours
+    assert plan.gpu_hours == pytest.approx(1.889, abs=0.001)
+    p5 = catalog.on_demand("p5.48xlarge", "us-east-1")
+    assert p5 is not None and plan.gpu_usd_per_node_hour == p5.usd_per_hour
+    # the compute cost splits into the workers (all but the GPU stage), and the GPU nodes for the GPU stage
+    assert plan.usd_per_node_hour is not None and plan.compute_usd is not None
+    workers = plan.usd_per_node_hour * plan.nodes * Decimal(repr(plan.hours - plan.gpu_hours))
+    gpus = p5.usd_per_hour * 3 * Decimal(repr(plan.gpu_hours))
+    assert plan.compute_usd == pytest.approx(workers + gpus, rel=Decimal("1e-9"))
+    # the P quota counts the three nodes
+    assert any(q.code == "L-417A185B" and q.vcpus == 3 * 192 for q in plan.quotas)
+
+
+def test_a_gpu_pool_is_refused_in_an_account_not_allowed_gpus(gpu_graph: Graph) -> None:
+    allowed = police(gpu_graph, facts_for("corpus-prep", {**RAY, **GPU_SPEC}, GPU_ORG), pack_config())
+    assert [v.message for v in allowed.violations if v.level == "mandatory"] == []
+    denied_org = {**GPU_ORG, "accounts.corpus-prep.allow_accelerators": False}
+    denied = police(gpu_graph, facts_for("corpus-prep", {**RAY, **GPU_SPEC}, denied_org), pack_config())
+    found = [v.message for v in denied.violations if v.policy == "dataprep-no-accelerators"]
+    assert found and all("p5.48xlarge" in m and "allow_accelerators" in m for m in found), found
+
+
+CURATOR_API = {
+    "FuzzyDeduplicationWorkflow": {
+        "cache_path", "output_path", "input_path", "input_filetype", "input_blocksize", "input_file_extensions",
+        "read_kwargs", "cache_kwargs", "write_kwargs", "text_field", "perform_removal", "seed", "char_ngrams",
+        "num_bands", "minhashes_per_band", "use_64_bit_hash", "normalize_text", "bands_per_iteration",
+        "lsh_num_output_partitions", "lsh_rmm_pool_size", "lsh_spill_memory_limit", "env_vars", "use_async_memory",
+    },
+    "TextDuplicatesRemovalWorkflow": {
+        "input_path", "ids_to_remove_path", "output_path", "input_filetype", "input_fields", "id_field",
+        "input_files_per_partition", "input_blocksize", "input_file_extensions", "input_task_limit", "input_kwargs",
+        "duplicate_id_field", "duplicate_id_read_kwargs", "id_generator_path", "id_generator_storage_options",
+        "output_file_extension", "output_filetype", "output_kwargs", "output_fields", "output_mode", "drop_id_field",
+    },
+}  # fmt: skip
+"""The keyword parameters of NeMo Curator 1.4.0 (the wheel on PyPI): FuzzyDeduplicationWorkflow.__init__ in
+nemo_curator/stages/deduplication/fuzzy/workflow.py, the TextDuplicatesRemovalWorkflow dataclass fields in
+nemo_curator/stages/text/deduplication/removal_workflow.py, copied by hand."""
+
+
+def test_the_curator_program_calls_curators_api_with_the_specs_bands() -> None:
+    """The rendered program compiles, calls each workflow with keywords Curator 1.4.0 takes (and every required
+    one), reads the filter stage's gzipped JSONL and writes where datatrove's tokenize stage reads."""
+    import ast
+
+    from gpuinfra.pulumi.components.dataprep.pipeline import CURATOR_OUT, curator_settings, render_curator
+    from gpuinfra.pulumi.components.dataprep.stack import cluster_where
+
+    inputs = inputs_for("corpus-prep", {**RAY, **GPU_SPEC}, GPU_ORG, config=KUBECONFIG)
+    spec = inputs.spec
+    assert isinstance(spec, DataprepSpec)
+    text = render_curator(spec, cluster_where(spec))
+    tree = ast.parse(text)
+    calls = {
+        node.func.id: {k.arg for k in node.keywords}
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in CURATOR_API
+    }
+    assert set(calls) == set(CURATOR_API)
+    for name, used in calls.items():
+        assert used <= CURATOR_API[name], used - CURATOR_API[name]
+    assert {"cache_path", "output_path", "input_path"} <= calls["FuzzyDeduplicationWorkflow"]
+    assert {"input_path", "ids_to_remove_path", "output_path"} <= calls["TextDuplicatesRemovalWorkflow"]
+    s = curator_settings(spec, cluster_where(spec))
+    assert (s["num_bands"], s["minhashes_per_band"], s["use_64_bit_hash"]) == (14, 8, True)
+    assert s["input"] == "s3://acme-corpus-scratch/cc-2024-51/filtered/" and s["extensions"] == [".jsonl.gz"]
+    assert s["output"] == "s3://acme-corpus-scratch/cc-2024-51/" + CURATOR_OUT
