@@ -123,6 +123,10 @@ def test_the_rayjobs_fit_kuberays_crd_and_land_on_the_pools(graph: Graph, plan: 
         "cpu": "31",
         "memory": "230Gi",
     }
+    # the one cluster task asks Ray for FineWeb's 8 CPUs x 25 GB (datatrove: mem_per_cpu_gb x cpus x 2**30 bytes);
+    # the node's object store (a tenth of 230 GiB) leaves 207 GiB of the pod for it
+    store = int(groups["cluster"]["rayStartParams"]["object-store-memory"])
+    assert store == int(23 * 2**30) and 230 * 2**30 - store >= 8 * 25 * 2**30
     pools = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in of(graph, POOL).values()}
     head = cluster["headGroupSpec"]["template"]["spec"]
     for pod in [head, *(g["template"]["spec"] for g in groups.values())]:

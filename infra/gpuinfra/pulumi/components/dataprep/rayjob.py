@@ -67,14 +67,23 @@ def worker_shape(pool: RayPool) -> dict[str, str]:
     return shape
 
 
+OBJECT_STORE_SHARE = 0.1
+"""The cluster step's node keeps a tenth of its pod's memory for Ray's object store (Ray's default is 30%): the one
+MinHash cluster task asks Ray for FineWeb's 8 CPUs x 25 GB, which must fit in what the store leaves."""
+
+
 def _group(spec: DataprepSpec, image: str, pool: RayPool) -> dict[str, Any]:
+    shape = worker_shape(pool)
+    params: dict[str, str] = {}
+    if pool.role == "cluster":
+        params["object-store-memory"] = str(int(int(shape["memory"].removesuffix("Gi")) * OBJECT_STORE_SHARE * 2**30))
     return {
         "groupName": pool.role,
         "replicas": 0 if pool.role == "cluster" else pool.nodes,
         "minReplicas": 0,
         "maxReplicas": pool.nodes,
-        "rayStartParams": {},
-        "template": _pod(spec, f"ray-{pool.role}", image, pool, worker_shape(pool)),
+        "rayStartParams": params,
+        "template": _pod(spec, f"ray-{pool.role}", image, pool, shape),
     }
 
 
