@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -72,7 +73,18 @@ def charts() -> list[dict[str, Any]]:
     return json.loads(require(UPSTREAM / "k8s" / "helm" / "charts.json").read_text())["charts"]
 
 
+OPERATOR_CHARTS = {("kuberay-operator", "1.7.0"): "kuberay-v1.7.0"}
+"""Charts kept beside their CRDs rather than in helm/charts.json: (chart, version) -> folder of its values.yaml
+(kuberay-v1.7.0/SOURCE.md: helm-chart/kuberay-operator/values.yaml at the tag)."""
+
+
 def chart_values(chart: str, version: str) -> Any:
+    if (chart, version) in OPERATOR_CHARTS:
+        path = UPSTREAM / "k8s" / OPERATOR_CHARTS[chart, version] / "values.yaml"
+        values = _load(path)
+        # top-level keys the chart documents commented out (`# watchNamespace:`): its templates read them
+        documented = re.findall(r"^# ([A-Za-z][A-Za-z0-9]*):[ \t]*\n#[ \t]+- ", path.read_text(), flags=re.M)
+        return {**{key: {} for key in documented}, **values}
     for entry in charts():
         if entry["chart"] == chart and version in entry["versions"]:
             return _load(UPSTREAM / "k8s" / entry["versions"][version] / "values.yaml")
