@@ -16,11 +16,11 @@ from gpuinfra.catalog import Catalog, load_catalog
 from gpuinfra.cost import HOURS_PER_MONTH, price_graph
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.plan import DataprepPlan, build_plan
-from gpuinfra.spec import DataprepSpec
 from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.spec import DataprepSpec
 from helpers import DELETE, graph_for, inputs_for
 from policy_helpers import facts_for
-from preflight.upstream import UPSTREAM, crd_schema, require, unknown_values
+from preflight.upstream import UPSTREAM, crd_errors, crd_schema, require, unknown_values
 
 IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/datatrove-ray@sha256:" + "ab" * 32
 CURATOR_IMAGE = "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/nemo-curator@sha256:" + "cd" * 32
@@ -55,14 +55,6 @@ def plan() -> DataprepPlan:
 
 def of(graph: Graph, type_: str) -> dict[str, Resource]:
     return {r.name: r for r in graph.resources if r.type == type_}
-
-
-def crd_errors(resource: Resource) -> list[str]:
-    group_version, kind = resource.type.removeprefix("kubernetes:").split(":")
-    group, version = group_version.split("/")
-    obj = {"apiVersion": group_version, "kind": kind, **resource.inputs}
-    validator = jsonschema.Draft7Validator(crd_schema(group, version, kind))
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
 
 
 def test_the_stack_makes_the_operator_pools_namespace_and_identity(graph: Graph) -> None:
@@ -126,7 +118,7 @@ def test_the_rayjobs_fit_kuberays_crd_and_land_on_the_pools(graph: Graph, plan: 
     # the one cluster task asks Ray for FineWeb's 8 CPUs x 25 GB (datatrove: mem_per_cpu_gb x cpus x 2**30 bytes);
     # the node's object store (a tenth of 230 GiB) leaves 207 GiB of the pod for it
     store = int(groups["cluster"]["rayStartParams"]["object-store-memory"])
-    assert store == int(23 * 2**30) and 230 * 2**30 - store >= 8 * 25 * 2**30
+    assert store == (23 * 2**30) and 230 * 2**30 - store >= 8 * 25 * 2**30
     pools = {r.inputs["metadata"]["name"]: r.inputs["spec"] for r in of(graph, POOL).values()}
     head = cluster["headGroupSpec"]["template"]["spec"]
     for pod in [head, *(g["template"]["spec"] for g in groups.values())]:
@@ -211,7 +203,8 @@ def test_the_gpu_pool_holds_the_planned_p5_nodes_and_fits_the_crd(gpu_graph: Gra
 
 def test_the_gpu_chain_is_three_rayjobs_each_fitting_the_crd() -> None:
     jobs = rayjobs(GPU_SPEC)
-    assert [j["metadata"]["name"] for j in jobs] == ["corpus-prep-filter", "corpus-prep-gpu-dedup", "corpus-prep-tokenize"]
+    names = [j["metadata"]["name"] for j in jobs]
+    assert names == ["corpus-prep-filter", "corpus-prep-gpu-dedup", "corpus-prep-tokenize"]
     schema = crd_schema("ray.io", "v1", "RayJob")
     for job in jobs:
         jsonschema.validate(job, schema, cls=jsonschema.Draft7Validator)

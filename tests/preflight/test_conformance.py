@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from gpuinfra.graph import Graph, Resource
 from helpers import DELETE, ample_quotas, example_graph, graph_for
-from upstream import CRDS, chart_values, crd_schema, network_cards, unknown_values
+from upstream import CRDS, chart_values, crd_errors, crd_schema, network_cards, unknown_values
 
 GRAPHS = {
     "llm-train-eks": lambda: example_graph("llm-train-eks"),
@@ -64,11 +64,7 @@ def _custom(graph: Graph) -> list[Resource]:
 
 
 def _crd_errors(r: Resource) -> list[str]:
-    group_version, kind = r.type.removeprefix("kubernetes:").split(":")
-    group, version = group_version.split("/")
-    obj = {"apiVersion": group_version, "kind": kind, **r.inputs}
-    validator = jsonschema.Draft7Validator(crd_schema(group, version, kind))
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
+    return crd_errors(r)
 
 
 @pytest.mark.parametrize(

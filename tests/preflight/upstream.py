@@ -68,6 +68,17 @@ def crd_schema(group: str, version: str, kind: str) -> Any:
     raise LookupError(f"no CRD for {group}/{version} {kind} under {folder}")
 
 
+def crd_errors(resource: Any) -> list[str]:
+    """Every way a graph's custom resource (type `kubernetes:<group>/<version>:<Kind>`) breaks its CRD at the pin."""
+    import jsonschema
+
+    group_version, kind = resource.type.removeprefix("kubernetes:").split(":")
+    group, version = group_version.split("/")
+    obj = {"apiVersion": group_version, "kind": kind, **resource.inputs}
+    validator = jsonschema.Draft7Validator(crd_schema(group, version, kind))
+    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
+
+
 @cache
 def charts() -> list[dict[str, Any]]:
     return json.loads(require(UPSTREAM / "k8s" / "helm" / "charts.json").read_text())["charts"]
@@ -111,4 +122,4 @@ def network_cards() -> dict[str, Any]:
     return dict(json.loads(require(UPSTREAM / "aws" / "netcards.json").read_text()))
 
 
-__all__ = ["CRDS", "chart_values", "crd_schema", "network_cards", "require", "strict", "unknown_values"]
+__all__ = ["CRDS", "chart_values", "crd_errors", "crd_schema", "network_cards", "require", "strict", "unknown_values"]
