@@ -72,6 +72,8 @@ def test_the_stack_makes_the_operator_pools_namespace_and_identity(graph: Graph)
     assert system.urn in release.dependencies
     labels = system.inputs["spec"]["template"]["metadata"]["labels"]
     assert i["values"]["nodeSelector"].items() <= labels.items()
+    taints = {(t["key"], t["value"], t["effect"]) for t in system.inputs["spec"]["template"]["spec"]["taints"]}
+    assert taints and taints <= {(t["key"], t["value"], t["effect"]) for t in i["values"]["tolerations"]}
     (account,) = of(graph, "kubernetes:core/v1:ServiceAccount").values()
     assert account.inputs["metadata"]["name"] == "corpus-prep"
     (config,) = of(graph, "kubernetes:core/v1:ConfigMap").values()
@@ -124,8 +126,8 @@ def test_the_rayjobs_fit_kuberays_crd_and_land_on_the_pools(graph: Graph, plan: 
     for pod in [head, *(g["template"]["spec"] for g in groups.values())]:
         (pool_name,) = pod["nodeSelector"].values()
         template = pools[pool_name]["template"]
-        tolerated = {(t["key"], t["effect"]) for t in pod.get("tolerations", [])}
-        assert {(t["key"], t["effect"]) for t in template["spec"].get("taints", [])} <= tolerated
+        tolerated = {(t["key"], t["effect"]) for t in pod["tolerations"]}
+        assert {(t["key"], t["effect"]) for t in template["spec"]["taints"]} <= tolerated
 
 
 def rayjobs(spec: dict[str, Any] | None = None) -> list[dict[str, Any]]:

@@ -33,7 +33,7 @@ Role = Literal["system", "cpu", "cluster", "gpu"]
 POOL_LABEL = "gpuinfra.io/pool"
 """Set on every node a pool launches; each Ray pod selects its pool's nodes by it."""
 TAINT_KEY = "gpuinfra.io/dataprep"
-"""Worker nodes are tainted so only the run's pods (which tolerate it) land there."""
+"""The pools' nodes are tainted so only the run's pods and the operator (which tolerate it) land there."""
 GPU_RESOURCE = "nvidia.com/gpu"
 CPU_ROOT_GIB = 100
 """The CPU nodes' root volume: the Ray image, the tokenizer's local working folder, Ray's spill space."""
@@ -70,8 +70,8 @@ class RayPool:
         return out
 
     def taints(self) -> list[dict[str, str]]:
-        if self.role == "system":
-            return []
+        """Every pool is tainted, the system one too: another workload's pods landing on its one node would leave
+        the operator or a head Pending."""
         out = [{"key": TAINT_KEY, "value": "true", "effect": "NoSchedule"}]
         if self.role == "gpu":
             out.append({"key": GPU_RESOURCE, "value": "true", "effect": "NoSchedule"})
@@ -120,7 +120,7 @@ def node_pool_spec(spec: DataprepSpec, pool: RayPool) -> dict[str, Any]:
                     {"key": CAPACITY_TYPE, "operator": "In", "values": [CAPACITY_TYPES[pool.purchase]]},
                     {"key": REGION, "operator": "In", "values": [spec.region]},
                 ],
-                **({"taints": pool.taints()} if pool.taints() else {}),
+                "taints": pool.taints(),
             },
         },
         "limits": pool.limits(),

@@ -53,8 +53,7 @@ def _pod(spec: DataprepSpec, container: str, image: str, pool: RayPool, shape: d
         "containers": [body],
         "volumes": [{"name": "pipeline", "configMap": {"name": config_map_name(spec)}}],
     }
-    if pool.tolerations():
-        pod["tolerations"] = pool.tolerations()
+    pod["tolerations"] = pool.tolerations()
     return {"spec": pod}
 
 
@@ -146,8 +145,13 @@ and `helm install kuberay-operator kuberay/kuberay-operator --version 1.7.0`."""
 def operator_values(namespace: str, system: RayPool) -> dict[str, Any]:
     """The operator's chart values (keys of the chart's values.yaml at 1.7.0): namespaced RBAC, watching only the
     run's namespace (singleNamespaceInstall: "If watchNamespace is not set, the KubeRay operator will, by default,
-    only listen to resource events within its own namespace"), on the system pool's node."""
-    return {"singleNamespaceInstall": True, "watchNamespace": [namespace], "nodeSelector": {POOL_LABEL: system.name}}
+    only listen to resource events within its own namespace"), on the system pool's node, tolerating its taint."""
+    return {
+        "singleNamespaceInstall": True,
+        "watchNamespace": [namespace],
+        "nodeSelector": {POOL_LABEL: system.name},
+        "tolerations": system.tolerations(),
+    }
 
 
 __all__ = [
