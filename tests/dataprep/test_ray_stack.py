@@ -237,8 +237,13 @@ def test_the_gpu_stage_is_planned_from_curators_throughput(catalog: Catalog) -> 
     gpu = stages["curator-fuzzy-dedup"]
     assert (gpu.accelerated, gpu.tasks, plan.gpu_nodes) == (True, 3, 3)
     assert gpu.core_hours == pytest.approx(text * 2.05 / 8, rel=1e-9)
-    assert gpu.hours == pytest.approx(text * 2.05 / 8 / 3, rel=1e-9) == plan.gpu_hours
-    assert plan.gpu_hours == pytest.approx(1.889, abs=0.001)
+    assert gpu.hours == pytest.approx(text * 2.05 / 8 / 3, rel=1e-9) == pytest.approx(1.889, abs=0.001)
+    # Curator's CPU removal runs in the same RayJob, on the 3 x 192 CPUs of the GPU nodes, at FineWeb's dedup
+    # filter allowance (1000 tasks x 5 h per dump: 5,000 core-hours)
+    removal = stages["curator-removal"]
+    assert removal.accelerated and removal.core_hours == pytest.approx(5000, rel=1e-9)
+    assert removal.hours == pytest.approx(5000 / (3 * 192), rel=1e-9)
+    assert plan.gpu_hours == pytest.approx(gpu.hours + removal.hours, rel=1e-9)
     p5 = catalog.on_demand("p5.48xlarge", "us-east-1")
     assert p5 is not None and plan.gpu_usd_per_node_hour == p5.usd_per_hour
     # the compute cost splits into the workers (all but the GPU stage), and the GPU nodes for the GPU stage

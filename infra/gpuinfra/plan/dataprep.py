@@ -84,6 +84,10 @@ SERIAL_STAGES = frozenset({"minhash-cluster"})
 GPU_STAGE = "curator-fuzzy-dedup"
 """NeMo Curator's fuzzy dedup (MinHash, LSH, connected components) on GPU nodes: its hours do not shrink with the
 CPU workers (they are timed on the plan's GPU nodes)."""
+GPU_REMOVAL = "curator-removal"
+"""Curator's removal workflow ("The removal workflow is CPU only", Curator PR #1242): it runs in the GPU stage's
+RayJob, so on the GPU nodes' CPUs, timed at datatrove's dedup-filter rate (the same work: read, drop the listed
+ids, write)."""
 MB = 1e6
 TB = 1e12
 HOURS_A_MONTH = 730
@@ -103,7 +107,9 @@ class StagePlan(Plain):
     hours: float
     figure: str
     accelerated: bool = False
-    """Runs on the GPU nodes (core_hours are their node-hours)."""
+    """Runs on the GPU nodes (timed and billed there, not on the CPU workers)."""
+    node_hours: bool = False
+    """core_hours holds GPU node-hours (the GPU stage's figure is per node-hour)."""
     """The CALIBRATION key the hours come from."""
 
 
@@ -183,7 +189,7 @@ def stage_rows(spec: DataprepSpec) -> list[StagePlan]:
         nodes = gpu_nodes(text)
         rows += [
             _stage(GPU_STAGE, text, text / c["curator_fuzzy_tb_node_hour"], nodes, "curator_fuzzy_tb_node_hour"),
-            _stage("curator-removal", text, text * c["minhash_filter"], max(1, min(files, 1000)), "minhash_filter"),
+            _stage(GPU_REMOVAL, text, text * c["minhash_filter"], nodes, "minhash_filter"),
         ]
         text *= c["dedup_keep"]
     elif dedup is not None:
@@ -208,16 +214,17 @@ def gpu_nodes(text_tb: float) -> int:
 
 def _stage(stage: str, input_tb: float, core_hours: float, tasks: int, figure: str) -> StagePlan:
     serial = stage in SERIAL_STAGES
-    accelerated = stage == GPU_STAGE
+    accelerated = stage in (GPU_STAGE, GPU_REMOVAL)
     return StagePlan(
         stage=stage,
         input_tb=input_tb,
         core_hours=core_hours,
         tasks=tasks,
         serial=serial,
-        hours=core_hours if serial else core_hours / tasks if accelerated else 0.0,
+        hours=core_hours if serial else core_hours / tasks if stage == GPU_STAGE else 0.0,
         figure=figure,
         accelerated=accelerated,
+        node_hours=stage == GPU_STAGE,
     )
 
 
@@ -314,11 +321,18 @@ class _Point(Plain):
 
 
 class Gpu(Plain):
-    """The GPU dedup stage's nodes and their on-demand rate (None: unpriced)."""
+    """The GPU dedup stage's nodes, their vCPUs and on-demand rate (None: unpriced)."""
 
     nodes: int
     instance_type: str | None
     usd_per_node_hour: Decimal | None
+    vcpus: int = 0
+
+    def timed(self, row: StagePlan) -> StagePlan:
+        """The removal's hours on the GPU nodes' CPUs (the fuzzy dedup's are set from its node-hours)."""
+        if row.stage != GPU_REMOVAL or not self.nodes or not self.vcpus:
+            return row
+        return row.model_copy(update={"hours": row.core_hours / (self.nodes * self.vcpus)})
 
 
 def point(
@@ -363,6 +377,7 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
     text_tb = next((r.input_tb for r in rows if r.stage == "minhash-cluster"), None)
     cluster = cluster_step(spec, catalog, text_tb)
     gpu = gpu_of(spec, catalog, rows)
+    rows = [gpu.timed(r) for r in rows]
     monthly = DEFAULT_MONTHLY if spot else 0.0
     overhead = retry_overhead(rows, monthly)
     points = [point(rows, n, vcpus, rate, cluster, overhead, gpu) for n in range(1, spec.workers.max_nodes + 1)]
@@ -403,12 +418,18 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
 def gpu_of(spec: DataprepSpec, catalog: Catalog, rows: list[StagePlan]) -> Gpu:
     """The GPU dedup stage's nodes (its row's tasks) and their on-demand price: NeMo Curator's GPU stages resume
     no task, so they run on-demand."""
-    row = next((r for r in rows if r.accelerated), None)
+    row = next((r for r in rows if r.node_hours), None)
     if row is None or spec.stages.dedup is None:
         return Gpu(nodes=0, instance_type=None, usd_per_node_hour=None)
     name = spec.stages.dedup.gpu_instance_type
     price = catalog.on_demand(name, spec.region)
-    return Gpu(nodes=row.tasks, instance_type=name, usd_per_node_hour=price.usd_per_hour if price else None)
+    info = catalog.instance(name)
+    return Gpu(
+        nodes=row.tasks,
+        instance_type=name,
+        usd_per_node_hour=price.usd_per_hour if price else None,
+        vcpus=info.vcpu if info else 0,
+    )
 
 
 def _rate(catalog: Catalog, spec: DataprepSpec, spot: bool) -> Decimal | None:
@@ -449,6 +470,7 @@ def _quotas(
 
 __all__ = [
     "CALIBRATION",
+    "GPU_REMOVAL",
     "GPU_STAGE",
     "LOGIN_TYPE",
     "Calibration",

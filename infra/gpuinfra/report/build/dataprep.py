@@ -55,6 +55,8 @@ def _gpu(plan: DataprepPlan) -> list[list[str]]:
 def _stage_row(s: StagePlan) -> list[str]:
     work = (
         f"{number(s.core_hours, 1)} GPU node-h, {s.tasks:,} GPU nodes"
+        if s.node_hours
+        else f"{number(s.core_hours, 0)} core-h on the {s.tasks:,} GPU nodes"
         if s.accelerated
         else f"{number(s.core_hours, 0)} core-h, {s.tasks:,} tasks{' (serial)' if s.serial else ''}"
     )
