@@ -244,6 +244,7 @@ def test_the_gpu_stage_is_planned_from_curators_throughput(catalog: Catalog) -> 
     assert removal.accelerated and removal.core_hours == pytest.approx(5000, rel=1e-9)
     assert removal.hours == pytest.approx(5000 / (3 * 192), rel=1e-9)
     assert plan.gpu_hours == pytest.approx(gpu.hours + removal.hours, rel=1e-9)
+    assert plan.serial_hours == plan.gpu_hours  # more CPU workers cannot shorten what runs on the GPU nodes
     p5 = catalog.on_demand("p5.48xlarge", "us-east-1")
     assert p5 is not None and plan.gpu_usd_per_node_hour == p5.usd_per_hour
     # the compute cost splits into the workers (all but the GPU stage), and the GPU nodes for the GPU stage

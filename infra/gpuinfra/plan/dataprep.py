@@ -153,7 +153,7 @@ class DataprepPlan(Plain):
     """Share of task work redone after spot reclaims (lost half-task on average)."""
     hours: float
     serial_hours: float
-    """The floor more nodes cannot lower."""
+    """The floor more worker nodes cannot lower: the cluster step, and the stages on the GPU nodes."""
     compute_usd: Decimal | None
     cost_usd: Decimal | None
     meets_deadline: bool | None
@@ -401,7 +401,7 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
         interruption_monthly=monthly,
         retry_overhead=overhead,
         hours=best.hours,
-        serial_hours=sum(r.hours for r in timed if r.serial),
+        serial_hours=sum(r.hours for r in timed if r.serial or r.accelerated),
         compute_usd=best.compute_usd,
         cost_usd=total,
         meets_deadline=None if spec.deadline_hours is None else best.hours <= spec.deadline_hours,
