@@ -9,6 +9,10 @@ from helpers import DELETE, Case, run_case
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = "s3://commoncrawl/crawl-data/CC-MAIN-2024-51/"
+GPU = {
+    "stages.dedup.accelerator": "gpu",
+    "ray.curator_image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/curator@sha256:" + "cd" * 32,
+}
 RAY = {
     "engine": "datatrove-ray",
     "image_id": DELETE,
@@ -48,6 +52,19 @@ CASES = [
         "corpus-prep",
         {**RAY, "ray.kubeconfig_key": "gpuinfra:kube-us-east-1"},
         message=r"reaches cluster serve-us-east-1, an inference cluster",
+    ),
+    Case(
+        "dataprep-gpu-stage-not-allowed",
+        "corpus-prep",
+        {**RAY, **GPU},
+        {"accounts.corpus-prep.allow_accelerators": True},
+        fires=False,
+    ),
+    Case(
+        "dataprep-gpu-stage-not-allowed",
+        "corpus-prep",
+        {**RAY, **GPU},
+        message=r"launches 3 x p5.48xlarge in account corpus-prep, which is not allowed GPUs",
     ),
     Case(
         "dataprep-karpenter-verified",

@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpuinfra.plan import DataprepPlan
 from gpuinfra.spec import DataprepSpec, Organization
-from gpuinfra.spec.org import release_tuple
+from gpuinfra.spec.org import Account, release_tuple
 from gpuinfra.validators.base import Failure, Level, rule
 
 
@@ -36,6 +36,21 @@ def dataprep_gpu_stage_needs_ray(spec: DataprepSpec, plan: DataprepPlan) -> Iter
             "stages.dedup.accelerator gpu runs on the Ray engine; the Slurm engine launches CPU workers only",
             ("stages", "dedup", "accelerator"),
             "set engine: datatrove-ray, or accelerator: cpu",
+        )
+
+
+@rule(Level.ERROR)
+def dataprep_gpu_stage_not_allowed(
+    spec: DataprepSpec, plan: DataprepPlan, account: Account | None
+) -> Iterator[Failure]:
+    """A GPU dedup stage launches GPU instances in the dataprep account: only one the organization file allows GPUs
+    (dataprep-no-accelerators refuses the GPU NodePool at preview; this says so before anything is built)."""
+    if plan.gpu and account is not None and not account.allow_accelerators:
+        yield Failure(
+            f"stages.dedup.accelerator gpu launches {plan.gpu_nodes} x {plan.gpu_instance_type} in account "
+            f"{spec.account}, which is not allowed GPUs",
+            ("stages", "dedup", "accelerator"),
+            f"set allow_accelerators: true on accounts.{spec.account} in the organization file, or accelerator: cpu",
         )
 
 
