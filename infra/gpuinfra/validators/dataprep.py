@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuinfra.plan import DataprepPlan
+from gpuinfra.plan.cluster import cluster_for
 from gpuinfra.spec import DataprepSpec, Organization
 from gpuinfra.spec.org import Account, release_tuple
 from gpuinfra.validators.base import Failure, Level, rule
@@ -66,7 +67,7 @@ def dataprep_ray_cluster_registered(spec: DataprepSpec, plan: DataprepPlan, org:
     if spec.ray is None:
         return
     key = spec.ray.kubeconfig_key
-    found = next(((n, c) for n, c in org.clusters.items() if c.kubeconfig_key == key), None)
+    found = cluster_for(org, key)
     if found is None:
         yield Failure(
             f"ray.kubeconfig_key {key} is no cluster the organization file registers",
