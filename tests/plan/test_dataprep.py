@@ -144,3 +144,13 @@ def test_the_review_compares_the_runs_hours_and_cost(raw: dict[str, Any]) -> Non
     assert figures["dataprep run: cost per run"].value == plan.cost_usd.quantize(Decimal("1"))  # type: ignore[union-attr]
     _, slower = plan_of(raw, deadline_hours=2000)
     assert plan_figures(slower)["dataprep run: hours"].value > figures["dataprep run: hours"].value  # type: ignore[operator]
+
+
+def test_without_dedup_there_is_no_cluster_node_to_buy(raw: dict[str, Any]) -> None:
+    """No MinHash stage, no cluster step: no node is named for it, none is priced, and the on-demand quota counts
+    only the login node (m7i.xlarge, 4 vCPUs). It used to name the cheapest CPU type "holding" 0 GB."""
+    _, plan = plan_of(raw, stages={**raw["stages"], "dedup": None})
+    assert plan.cluster.instance_type is None and plan.cluster.usd_per_hour is None
+    assert [s.stage for s in plan.stages] == ["filter", "tokenize"]
+    on_demand = [q for q in plan.quotas if q.code == "L-1216C47A"]
+    assert [q.vcpus for q in on_demand] == [4]

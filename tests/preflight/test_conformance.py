@@ -9,8 +9,8 @@ from typing import Any
 import jsonschema
 import pytest
 from gpuinfra.graph import Graph, Resource
-from helpers import ample_quotas, example_graph, graph_for
-from upstream import CRDS, chart_values, crd_schema, network_cards, unknown_values
+from helpers import DELETE, ample_quotas, example_graph, graph_for
+from upstream import CRDS, chart_values, crd_errors, crd_schema, network_cards, unknown_values
 
 GRAPHS = {
     "llm-train-eks": lambda: example_graph("llm-train-eks"),
@@ -30,6 +30,26 @@ GRAPHS = {
         },
         config={"gpuinfra:kube-dc-east": {"secure": "v1:UExBQ0VIT0xERVI=:UExBQ0VIT0xERVI="}},
     ),
+    "corpus-prep-ray": lambda: graph_for(
+        "corpus-prep",
+        {
+            "engine": "datatrove-ray",
+            "image_id": DELETE,
+            "stages.dedup.accelerator": "gpu",
+            "ray": {
+                "kubeconfig_key": "gpuinfra:kube-prep",
+                "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/ray@sha256:" + "ab" * 32,
+                "curator_image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/curator@sha256:" + "cd" * 32,
+                "oidc_provider_arn": "arn:aws:iam::555555555555:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/P",
+                "karpenter": {"version": "1.14.1", "node_role": "prep-node", "discovery_tag": "prep-us-east-1"},
+            },
+        },
+        {
+            "accounts.corpus-prep.allow_accelerators": True,
+            "accounts.corpus-prep.quotas.us-east-1.L-417A185B": 576,
+        },
+        config={"gpuinfra:kube-prep": {"secure": "v1:UExBQ0VIT0xERVI=:UExBQ0VIT0xERVI="}},
+    ),
     "p4d": lambda: graph_for(
         "llm-train",
         {"compute.instance_type": "p4d.24xlarge", "compute.node_count": 16, "model.parallelism.zero_stage": 3},
@@ -45,15 +65,12 @@ def _custom(graph: Graph) -> list[Resource]:
 
 
 def _crd_errors(r: Resource) -> list[str]:
-    group_version, kind = r.type.removeprefix("kubernetes:").split(":")
-    group, version = group_version.split("/")
-    obj = {"apiVersion": group_version, "kind": kind, **r.inputs}
-    validator = jsonschema.Draft7Validator(crd_schema(group, version, kind))
-    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
+    return crd_errors(r)
 
 
 @pytest.mark.parametrize(
-    "stack", ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s", "llm-finetune-kueue", "llm-train-gcp"]
+    "stack",
+    ["llm-train-eks", "llm-train-onprem", "chat-serve-k8s", "llm-finetune-kueue", "llm-train-gcp", "corpus-prep-ray"],
 )
 def test_custom_resources_fit_their_upstream_crd(stack: str) -> None:
     resources = _custom(GRAPHS[stack]())
@@ -77,7 +94,7 @@ def _releases(graph: Graph) -> list[Resource]:
     return graph.of_type("kubernetes:helm.sh/v3:Release")
 
 
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "llm-train-gcp"])
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "llm-train-gcp", "corpus-prep-ray"])
 def test_helm_values_are_values_the_chart_defines(stack: str) -> None:
     unknown = {}
     for release in _releases(GRAPHS[stack]()):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,8 @@ CRDS = {
     "keda.sh": ("k8s/keda-v2.17.2", "keda.sh_{plural}.yaml"),
     "jobset.x-k8s.io": ("k8s/jobset-v0.12.0", "jobset.x-k8s.io_{plural}.yaml"),
     "ray.io": ("k8s/kuberay-v1.7.0", "ray.io_{plural}.yaml"),
+    "karpenter.sh": ("k8s/karpenter-v1.14.1", "karpenter.sh_{plural}.yaml"),
+    "karpenter.k8s.aws": ("k8s/karpenter-v1.14.1", "karpenter.k8s.aws_{plural}.yaml"),
 }
 
 
@@ -65,12 +68,34 @@ def crd_schema(group: str, version: str, kind: str) -> Any:
     raise LookupError(f"no CRD for {group}/{version} {kind} under {folder}")
 
 
+def crd_errors(resource: Any) -> list[str]:
+    """Every way a graph's custom resource (type `kubernetes:<group>/<version>:<Kind>`) breaks its CRD at the pin."""
+    import jsonschema
+
+    group_version, kind = resource.type.removeprefix("kubernetes:").split(":")
+    group, version = group_version.split("/")
+    obj = {"apiVersion": group_version, "kind": kind, **resource.inputs}
+    validator = jsonschema.Draft7Validator(crd_schema(group, version, kind))
+    return [f"{'.'.join(map(str, e.absolute_path))}: {e.message}" for e in validator.iter_errors(obj)]
+
+
 @cache
 def charts() -> list[dict[str, Any]]:
     return json.loads(require(UPSTREAM / "k8s" / "helm" / "charts.json").read_text())["charts"]
 
 
+OPERATOR_CHARTS = {("kuberay-operator", "1.7.0"): "kuberay-v1.7.0"}
+"""Charts kept beside their CRDs rather than in helm/charts.json: (chart, version) -> folder of its values.yaml
+(kuberay-v1.7.0/SOURCE.md: helm-chart/kuberay-operator/values.yaml at the tag)."""
+
+
 def chart_values(chart: str, version: str) -> Any:
+    if (chart, version) in OPERATOR_CHARTS:
+        path = UPSTREAM / "k8s" / OPERATOR_CHARTS[chart, version] / "values.yaml"
+        values = _load(path)
+        # top-level keys the chart documents commented out (`# watchNamespace:`): its templates read them
+        documented = re.findall(r"^# ([A-Za-z][A-Za-z0-9]*):[ \t]*\n#[ \t]+- ", path.read_text(), flags=re.M)
+        return {**{key: {} for key in documented}, **values}
     for entry in charts():
         if entry["chart"] == chart and version in entry["versions"]:
             return _load(UPSTREAM / "k8s" / entry["versions"][version] / "values.yaml")
@@ -97,4 +122,4 @@ def network_cards() -> dict[str, Any]:
     return dict(json.loads(require(UPSTREAM / "aws" / "netcards.json").read_text()))
 
 
-__all__ = ["CRDS", "chart_values", "crd_schema", "network_cards", "require", "strict", "unknown_values"]
+__all__ = ["CRDS", "chart_values", "crd_errors", "crd_schema", "network_cards", "require", "strict", "unknown_values"]

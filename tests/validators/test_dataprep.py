@@ -5,10 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import Case, run_case
+from helpers import DELETE, Case, run_case
 
 ROOT = Path(__file__).resolve().parents[2]
 CORPUS = "s3://commoncrawl/crawl-data/CC-MAIN-2024-51/"
+GPU = {
+    "stages.dedup.accelerator": "gpu",
+    "ray.curator_image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/curator@sha256:" + "cd" * 32,
+}
+RAY = {
+    "engine": "datatrove-ray",
+    "image_id": DELETE,
+    "ray": {
+        "kubeconfig_key": "gpuinfra:kube-prep",
+        "image": "123456789012.dkr.ecr.us-east-1.amazonaws.com/acme/ray@sha256:" + "ab" * 32,
+        "oidc_provider_arn": "arn:aws:iam::555555555555:oidc-provider/oidc.eks.us-east-1.amazonaws.com/id/PREP",
+        "karpenter": {"version": "1.14.1", "node_role": "prep-node", "discovery_tag": "prep-us-east-1"},
+    },
+}
 
 CASES = [
     Case("dataprep-writes-outside-the-corpus", "corpus-prep", fires=False),
@@ -24,6 +38,39 @@ CASES = [
         "corpus-prep",
         {"stages.dedup.accelerator": "gpu"},
         message=r"runs on the Ray engine",
+    ),
+    Case("dataprep-ray-cluster-registered", "corpus-prep", RAY, fires=False),
+    Case("dataprep-karpenter-verified", "corpus-prep", RAY, fires=False),
+    Case(
+        "dataprep-ray-cluster-registered",
+        "corpus-prep",
+        {**RAY, "ray.kubeconfig_key": "gpuinfra:kube-elsewhere"},
+        message=r"gpuinfra:kube-elsewhere is no cluster the organization file registers",
+    ),
+    Case(
+        "dataprep-ray-cluster-registered",
+        "corpus-prep",
+        {**RAY, "ray.kubeconfig_key": "gpuinfra:kube-us-east-1"},
+        message=r"reaches cluster serve-us-east-1, an inference cluster",
+    ),
+    Case(
+        "dataprep-gpu-stage-not-allowed",
+        "corpus-prep",
+        {**RAY, **GPU},
+        {"accounts.corpus-prep.allow_accelerators": True},
+        fires=False,
+    ),
+    Case(
+        "dataprep-gpu-stage-not-allowed",
+        "corpus-prep",
+        {**RAY, **GPU},
+        message=r"launches 3 x p5.48xlarge in account corpus-prep, which is not allowed GPUs",
+    ),
+    Case(
+        "dataprep-karpenter-verified",
+        "corpus-prep",
+        {**RAY, "ray.karpenter.version": "1.5.0"},
+        message=r"Karpenter 1.5.0 is older than 1.14.1",
     ),
 ]
 

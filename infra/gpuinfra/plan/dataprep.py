@@ -9,6 +9,7 @@ limits of the FineWeb recipe rather than measurements are marked `limit` (an upp
 
 from __future__ import annotations
 
+import math
 from decimal import Decimal
 from typing import Literal
 
@@ -31,6 +32,7 @@ class Calibration(Plain):
 
 
 FINEWEB = "huggingface/datatrove@a649de7 examples/fineweb.py"
+CURATOR = "NVIDIA-NeMo/Curator@1e2e427 fern/versions/main/pages/about/concepts/"
 DUMP_TB = 60.0
 """Compressed WARC of one Common Crawl snapshot (NeMo Framework user guide, pretraining datasets: "60 TB of
 compressed WARC files"): the per-dump limits of the FineWeb recipe are scaled per TB with it."""
@@ -70,15 +72,28 @@ CALIBRATION: dict[str, Calibration] = {
              f"{DUMP_TB:g} TB per snapshot / 2.64 billion pages (Common Crawl blog, December 2024 crawl archive)"),
         _row("text_bytes_per_document", 1658.55, "bytes per document", "measured",
              "huggingface/tokenizers PR #1584: 'documents: 10000 Length: 1658.55' (XNLI)"),
+        _row("curator_fuzzy_tb_node_hour", 8 / 2.05, "TB of text per 8 x H100 node-hour", "measured",
+             f"{CURATOR} throughput.mdx: fuzzy dedup of 8 TB RedPajama v2 on 1x H100 80 GB node 2.05 hours "
+             "(2x 1.01, 4x 0.50: linear)"),
+        _row("curator_tb_per_node", 8.0, "TB of text one 8 x H100 node held", "measured",
+             f"{CURATOR} throughput.mdx: the 8 TB benchmark ran on one H100 80 GB node (the most per node measured)"),
     )
 }  # fmt: skip
 """The planner's figures, one per key, with their sources (docs/dataprep.md shows the table)."""
 SERIAL_STAGES = frozenset({"minhash-cluster"})
+GPU_STAGE = "curator-fuzzy-dedup"
+"""NeMo Curator's fuzzy dedup (MinHash, LSH, connected components) on GPU nodes: its hours do not shrink with the
+CPU workers (they are timed on the plan's GPU nodes)."""
+GPU_REMOVAL = "curator-removal"
+"""Curator's removal workflow ("The removal workflow is CPU only", Curator PR #1242): it runs in the GPU stage's
+RayJob, so on the GPU nodes' CPUs, timed at datatrove's dedup-filter rate (the same work: read, drop the listed
+ids, write)."""
 MB = 1e6
 TB = 1e12
 HOURS_A_MONTH = 730
 LOGIN_TYPE = "m7i.xlarge"
-"""The PCS login node (where datatrove submits from): on-demand, for the run's length."""
+"""The PCS login node (where datatrove submits from), or on the Ray engine the system node (the KubeRay operator
+and the Ray heads): on-demand, for the run's length."""
 
 
 class StagePlan(Plain):
@@ -91,6 +106,10 @@ class StagePlan(Plain):
     serial: bool
     hours: float
     figure: str
+    accelerated: bool = False
+    """Runs on the GPU nodes (timed and billed there, not on the CPU workers)."""
+    node_hours: bool = False
+    """core_hours holds GPU node-hours (the GPU stage's figure is per node-hour)."""
     """The CALIBRATION key the hours come from."""
 
 
@@ -134,13 +153,18 @@ class DataprepPlan(Plain):
     """Share of task work redone after spot reclaims (lost half-task on average)."""
     hours: float
     serial_hours: float
-    """The floor more nodes cannot lower."""
+    """The floor more worker nodes cannot lower: the cluster step, and the stages on the GPU nodes."""
     compute_usd: Decimal | None
     cost_usd: Decimal | None
     meets_deadline: bool | None
     within_budget: bool | None
     gpu: bool
     """A stage asks for GPUs (the GPU dedup stage)."""
+    gpu_nodes: int = 0
+    """GPU nodes of the GPU dedup stage: the fewest that hold the text (more shorten it at the same cost)."""
+    gpu_instance_type: str | None = None
+    gpu_usd_per_node_hour: Decimal | None = None
+    gpu_hours: float = 0.0
     quotas: list[QuotaNeed]
 
 
@@ -161,7 +185,14 @@ def stage_rows(spec: DataprepSpec) -> list[StagePlan]:
     text = size * c["text_survival"]
     rows = [_stage("filter", size, size * c[first], files, first)]
     dedup = spec.stages.dedup
-    if dedup is not None:
+    if dedup is not None and dedup.accelerator == "gpu":
+        nodes = gpu_nodes(text)
+        rows += [
+            _stage(GPU_STAGE, text, text / c["curator_fuzzy_tb_node_hour"], nodes, "curator_fuzzy_tb_node_hour"),
+            _stage(GPU_REMOVAL, text, text * c["minhash_filter"], nodes, "minhash_filter"),
+        ]
+        text *= c["dedup_keep"]
+    elif dedup is not None:
         tasks = max(1, min(files, 1000))
         rows += [
             _stage("minhash-signatures", text, text * c["minhash_signatures"], tasks, "minhash_signatures"),
@@ -175,16 +206,25 @@ def stage_rows(spec: DataprepSpec) -> list[StagePlan]:
     return rows
 
 
+def gpu_nodes(text_tb: float) -> int:
+    """GPU dedup nodes: the fewest that hold the text at the most one node was measured with (cost is the same at
+    any count: the throughput scales linearly)."""
+    return max(1, math.ceil(text_tb / CALIBRATION["curator_tb_per_node"].value - 1e-9))
+
+
 def _stage(stage: str, input_tb: float, core_hours: float, tasks: int, figure: str) -> StagePlan:
     serial = stage in SERIAL_STAGES
+    accelerated = stage in (GPU_STAGE, GPU_REMOVAL)
     return StagePlan(
         stage=stage,
         input_tb=input_tb,
         core_hours=core_hours,
         tasks=tasks,
         serial=serial,
-        hours=core_hours if serial else 0.0,
+        hours=core_hours if serial else core_hours / tasks if stage == GPU_STAGE else 0.0,
         figure=figure,
+        accelerated=accelerated,
+        node_hours=stage == GPU_STAGE,
     )
 
 
@@ -193,7 +233,7 @@ def stage_hours(rows: list[StagePlan], cores: int, overhead: float) -> list[Stag
     redoes `overhead` of its work after reclaims; the serial step runs alone, on its own node."""
     out = []
     for row in rows:
-        if row.serial:
+        if row.serial or row.accelerated:
             out.append(row)
             continue
         width = max(1, min(cores, row.tasks))
@@ -203,17 +243,23 @@ def stage_hours(rows: list[StagePlan], cores: int, overhead: float) -> list[Stag
 
 def signature_bytes(spec: DataprepSpec) -> int:
     """Bytes of MinHash signatures per document: datatrove writes, per bucket, `hashes_per_bucket` hashes of
-    `precision` bits and a 4-byte document id (struct format `<{n}QI` or `<{n}II`)."""
+    `precision` bits and a 4-byte document id (struct format `<{n}QI` or `<{n}II`); NeMo Curator's MinHashStage
+    one row per document, its `buckets x hashes_per_bucket` hashes and an int64 id (`_curator_dedup_id`)."""
     dedup = spec.stages.dedup
     if dedup is None:
         return 0
+    if dedup.accelerator == "gpu":
+        return dedup.buckets * dedup.hashes_per_bucket * dedup.precision // 8 + 8
     return dedup.buckets * (dedup.hashes_per_bucket * dedup.precision // 8 + 4)
 
 
-def cluster_step(spec: DataprepSpec, catalog: Catalog, text_tb: float) -> ClusterStep:
+def cluster_step(spec: DataprepSpec, catalog: Catalog, text_tb: float | None) -> ClusterStep:
     """The one-task cluster step's memory (FineWeb's per-dump allowance, per TB of text) and the node for it: the
-    spec's, else the cheapest CPU type in the region's prices with that much memory."""
-    need = text_tb * CALIBRATION["minhash_cluster_memory"].value if spec.stages.dedup else 0.0
+    spec's, else the cheapest CPU type in the region's prices with that much memory. `text_tb` None: the pipeline
+    has no CPU cluster step (no dedup, or dedup on GPUs), so no node."""
+    if text_tb is None:
+        return ClusterStep(memory_gb=0.0, instance_type=None, usd_per_hour=None, why="no MinHash cluster step on CPU")
+    need = text_tb * CALIBRATION["minhash_cluster_memory"].value
     gib = need * 1e9 / 2**30
     if spec.workers.cluster_instance_type is not None:
         name = spec.workers.cluster_instance_type
@@ -238,7 +284,7 @@ def scratch(spec: DataprepSpec, catalog: Catalog, documents: int, rows: list[Sta
     per_doc = signature_bytes(spec)
     kept = documents * CALIBRATION["text_survival"].value
     signatures_gb = kept * per_doc / 1e9
-    text_gb = sum(r.input_tb for r in rows if r.stage in ("minhash-signatures", "tokenize")) * 1000
+    text_gb = sum(r.input_tb for r in rows if r.stage in ("minhash-signatures", GPU_STAGE, "tokenize")) * 1000
     intermediate = signatures_gb + text_gb
     months = (hours / 24 + spec.scratch.expire_days) / (HOURS_A_MONTH / 24)
     gb_month = catalog.service("s3/standard")
@@ -261,7 +307,7 @@ def scratch(spec: DataprepSpec, catalog: Catalog, documents: int, rows: list[Sta
 def retry_overhead(rows: list[StagePlan], monthly: float) -> float:
     """Work redone after reclaims: a reclaimed task restarts from scratch (datatrove's unit of resume is the task),
     losing half a task on average; a node is reclaimed at `monthly` per 730 hours."""
-    parallel = [r for r in rows if not r.serial and r.core_hours > 0]
+    parallel = [r for r in rows if not r.serial and not r.accelerated and r.core_hours > 0]
     if not parallel:
         return 0.0
     longest = max(r.core_hours / r.tasks for r in parallel)
@@ -274,17 +320,35 @@ class _Point(Plain):
     compute_usd: Decimal | None
 
 
+class Gpu(Plain):
+    """The GPU dedup stage's nodes, their vCPUs and on-demand rate (None: unpriced)."""
+
+    nodes: int
+    instance_type: str | None
+    usd_per_node_hour: Decimal | None
+    vcpus: int = 0
+
+    def timed(self, row: StagePlan) -> StagePlan:
+        """The removal's hours on the GPU nodes' CPUs (the fuzzy dedup's are set from its node-hours)."""
+        if row.stage != GPU_REMOVAL or not self.nodes or not self.vcpus:
+            return row
+        return row.model_copy(update={"hours": row.core_hours / (self.nodes * self.vcpus)})
+
+
 def point(
-    rows: list[StagePlan], nodes: int, vcpus: int, rate: Decimal | None, cluster: ClusterStep, o: float
+    rows: list[StagePlan], nodes: int, vcpus: int, rate: Decimal | None, cluster: ClusterStep, o: float, gpu: Gpu
 ) -> _Point:
     """Wall hours and compute cost at `nodes` workers: the workers are billed for the whole run (the PCS node
-    groups are static), the cluster node for the serial step."""
+    groups are static) but the GPU stage (its own RayJob: the CPU cluster is gone), the cluster node for the serial
+    step, the GPU nodes for the GPU stage."""
     timed = stage_hours(rows, nodes * vcpus, o)
     hours = sum(r.hours for r in timed)
     serial = sum(r.hours for r in timed if r.serial)
-    if rate is None or (serial and cluster.usd_per_hour is None):
+    on_gpu = sum(r.hours for r in timed if r.accelerated)
+    if rate is None or (serial and cluster.usd_per_hour is None) or (on_gpu and gpu.usd_per_node_hour is None):
         return _Point(nodes=nodes, hours=hours, compute_usd=None)
-    usd = rate * nodes * Decimal(repr(hours)) + (cluster.usd_per_hour or Decimal(0)) * Decimal(repr(serial))
+    usd = rate * nodes * Decimal(repr(hours - on_gpu)) + (cluster.usd_per_hour or Decimal(0)) * Decimal(repr(serial))
+    usd += (gpu.usd_per_node_hour or Decimal(0)) * gpu.nodes * Decimal(repr(on_gpu))
     return _Point(nodes=nodes, hours=hours, compute_usd=usd)
 
 
@@ -310,11 +374,13 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
     rate = _rate(catalog, spec, spot)
     documents = documents_of(spec)
     rows = stage_rows(spec)
-    text_tb = next((r.input_tb for r in rows if r.stage == "minhash-cluster"), 0.0)
+    text_tb = next((r.input_tb for r in rows if r.stage == "minhash-cluster"), None)
     cluster = cluster_step(spec, catalog, text_tb)
+    gpu = gpu_of(spec, catalog, rows)
+    rows = [gpu.timed(r) for r in rows]
     monthly = DEFAULT_MONTHLY if spot else 0.0
     overhead = retry_overhead(rows, monthly)
-    points = [point(rows, n, vcpus, rate, cluster, overhead) for n in range(1, spec.workers.max_nodes + 1)]
+    points = [point(rows, n, vcpus, rate, cluster, overhead, gpu) for n in range(1, spec.workers.max_nodes + 1)]
     best = choose(spec, points)
     timed = stage_hours(rows, best.nodes * vcpus, overhead)
     store = scratch(spec, catalog, documents, timed, best.hours)
@@ -335,13 +401,34 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
         interruption_monthly=monthly,
         retry_overhead=overhead,
         hours=best.hours,
-        serial_hours=sum(r.hours for r in timed if r.serial),
+        serial_hours=sum(r.hours for r in timed if r.serial or r.accelerated),
         compute_usd=best.compute_usd,
         cost_usd=total,
         meets_deadline=None if spec.deadline_hours is None else best.hours <= spec.deadline_hours,
         within_budget=None if spec.budget_usd is None or total is None else total <= spec.budget_usd,
-        gpu=spec.stages.dedup is not None and spec.stages.dedup.accelerator == "gpu",
-        quotas=_quotas(spec, org, catalog, best.nodes, cluster),
+        gpu=gpu.nodes > 0,
+        gpu_nodes=gpu.nodes,
+        gpu_instance_type=gpu.instance_type,
+        gpu_usd_per_node_hour=gpu.usd_per_node_hour,
+        gpu_hours=sum(r.hours for r in timed if r.accelerated),
+        quotas=_quotas(spec, org, catalog, best.nodes, cluster, gpu),
+    )
+
+
+def gpu_of(spec: DataprepSpec, catalog: Catalog, rows: list[StagePlan]) -> Gpu:
+    """The GPU dedup stage's nodes (its row's tasks) and their on-demand price: NeMo Curator's GPU stages resume
+    no task, so they run on-demand."""
+    row = next((r for r in rows if r.node_hours), None)
+    if row is None or spec.stages.dedup is None:
+        return Gpu(nodes=0, instance_type=None, usd_per_node_hour=None)
+    name = spec.stages.dedup.gpu_instance_type
+    price = catalog.on_demand(name, spec.region)
+    info = catalog.instance(name)
+    return Gpu(
+        nodes=row.tasks,
+        instance_type=name,
+        usd_per_node_hour=price.usd_per_hour if price else None,
+        vcpus=info.vcpu if info else 0,
     )
 
 
@@ -362,30 +449,39 @@ def _total(compute: Decimal | None, store: Scratch) -> Decimal | None:
 
 
 def _quotas(
-    spec: DataprepSpec, org: Organization, catalog: Catalog, nodes: int, cluster: ClusterStep
+    spec: DataprepSpec, org: Organization, catalog: Catalog, nodes: int, cluster: ClusterStep, gpu: Gpu
 ) -> list[QuotaNeed]:
+    """The workers; the PCS login node or the Ray engine's system node (operator and head), both LOGIN_TYPE on
+    demand; the cluster step's node; the GPU stage's nodes."""
     account = org.accounts.get(spec.account)
     if account is None:
         return []
     purchase: Literal["spot", "on_demand"] = "spot" if spec.workers.capacity == "spot" else "on_demand"
-    demands = [InstanceDemand(spec.region, spec.workers.instance_type, purchase, nodes)]
-    if spec.engine == "datatrove-slurm":
-        demands.append(InstanceDemand(spec.region, LOGIN_TYPE, "on_demand", 1))
+    demands = [
+        InstanceDemand(spec.region, spec.workers.instance_type, purchase, nodes),
+        InstanceDemand(spec.region, LOGIN_TYPE, "on_demand", 1),
+    ]
     if cluster.instance_type is not None:
         demands.append(InstanceDemand(spec.region, cluster.instance_type, "on_demand", 1))
+    if gpu.instance_type is not None:
+        demands.append(InstanceDemand(spec.region, gpu.instance_type, "on_demand", gpu.nodes))
     return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
 
 
 __all__ = [
     "CALIBRATION",
+    "GPU_REMOVAL",
+    "GPU_STAGE",
     "LOGIN_TYPE",
     "Calibration",
     "ClusterStep",
     "DataprepPlan",
+    "Gpu",
     "Scratch",
     "StagePlan",
     "cluster_step",
     "documents_of",
+    "gpu_nodes",
     "plan_dataprep",
     "signature_bytes",
     "stage_rows",

@@ -25,6 +25,7 @@ from gpuinfra.spec.base import (
     Zone,
     updates,
 )
+from gpuinfra.spec.org import KarpenterOnCluster
 from gpuinfra.spec.target import Target
 from gpuinfra.spec.words import S3Uri
 
@@ -91,6 +92,9 @@ class DedupStage(SpecModel):
     accelerator: Literal["cpu", "gpu"] = "cpu"
     """`gpu` runs fuzzy dedup on NeMo Curator's GPU stages instead (Ray engine only): the stack then launches GPU
     instances, refused in an account that is not allowed them."""
+    gpu_instance_type: Literal["p5.48xlarge"] = "p5.48xlarge"
+    """The GPU dedup stage's nodes: 8 x H100 80 GB, the hardware of the one cited throughput (NeMo Curator's
+    throughput page: 8 TB in 2.05 h on one such node), so the only type the planner can time."""
 
 
 class PiiStage(SpecModel):
@@ -151,18 +155,27 @@ class Workers(SpecModel):
 
 
 class RayOnEks(SpecModel):
-    """Where the RayJob runs: an EKS cluster of the dataprep account. The stack makes the Ray pods' IAM role (IRSA)
-    and exports the RayJob for a runner; the KubeRay operator and a CPU NodePool are the cluster's
+    """Where the RayJobs run: an EKS cluster of the dataprep account, registered in the organization file with
+    purpose dataprep. The stack installs the KubeRay operator, makes the namespace, the Ray pods' service account
+    and IAM role (IRSA), the pipeline's ConfigMap and Karpenter NodePools for the operator and head, the CPU
+    workers, the MinHash cluster step and the GPU dedup stage; it exports the RayJobs for a runner
     (docs/dataprep.md)."""
 
     kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9_.-]+:[A-Za-z0-9_.-]+$")]
-    """Pulumi config key holding the cluster's kubeconfig (a secret), for the runner that applies the RayJob."""
+    """Pulumi config key holding the cluster's kubeconfig (a secret): the stack deploys into the cluster with it."""
     namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] = "dataprep"
     """The namespace of the RayJob and its service account."""
     image: Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}$")]
     """The Ray image with datatrove installed, pinned by digest."""
     oidc_provider_arn: Annotated[str, StringConstraints(pattern=r"^arn:aws:iam::[0-9]{12}:oidc-provider/.+$")]
     """The cluster's IAM OIDC provider (IRSA: the Ray pods' role trusts it)."""
+    karpenter: KarpenterOnCluster
+    """The cluster's Karpenter (at least 1.14.1): the stack's NodePools launch through it, with its node role and
+    the subnets and security groups its discovery tag marks."""
+    curator_image: (
+        Annotated[str, StringConstraints(pattern=r"^[a-z0-9.-]+(:[0-9]+)?/[a-z0-9._/-]+@sha256:[0-9a-f]{64}$")] | None
+    ) = None
+    """The NeMo Curator image (Ray and RAPIDS inside), pinned by digest: required by a GPU dedup stage."""
 
 
 class DataprepSpec(SpecModel):
@@ -210,6 +223,13 @@ class DataprepSpec(SpecModel):
                 "a dataprep run needs a deadline or a budget to size its workers",
                 ("deadline_hours",),
                 "add deadline_hours: (wall hours) or budget_usd:",
+            )
+        dedup = self.stages.dedup
+        if self.ray is not None and dedup is not None and dedup.accelerator == "gpu" and self.ray.curator_image is None:
+            raise Invalid(
+                "the GPU dedup stage runs NeMo Curator's image",
+                ("ray", "curator_image"),
+                "add ray.curator_image: <registry>/<name>@sha256:<digest>",
             )
         if self.engine == "datatrove-ray" and self.ray is None:
             raise Invalid(

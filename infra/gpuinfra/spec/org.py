@@ -314,7 +314,7 @@ class KubernetesCluster(SpecModel):
     """A Kubernetes cluster stacks may deploy into, registered with what it is for: a stack reaches it only
     through the kubeconfig key named here, and only a stack of its purpose may."""
 
-    purpose: Literal["training", "inference"]
+    purpose: Literal["training", "inference", "dataprep"]
     """What the cluster is for: only stacks of this purpose may reach it (the separation policies)."""
     kubeconfig_key: Annotated[str, StringConstraints(pattern=r"^[a-z][a-zA-Z0-9:_-]*$")]
     """The Pulumi config key that holds this cluster's kubeconfig (a secret) in the stacks that use it."""

@@ -81,6 +81,9 @@ def _used_keys(facts: StackFacts) -> list[tuple[str, str]]:
     kueue = getattr(facts.spec, "kueue", None)
     if kueue is not None:
         out.append(("kueue.kubeconfig_key", kueue.kubeconfig_key))
+    ray = getattr(facts.spec, "ray", None)
+    if ray is not None:
+        out.append(("ray.kubeconfig_key", ray.kubeconfig_key))
     return out
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from decimal import Decimal
 
-from gpuinfra.plan.dataprep import CALIBRATION, DataprepPlan
+from gpuinfra.plan.dataprep import CALIBRATION, DataprepPlan, StagePlan
 from gpuinfra.report.format import UNKNOWN, check, number
 from gpuinfra.report.model import Section
 
@@ -25,6 +25,7 @@ def _run(plan: DataprepPlan) -> Section:
         rows=[
             ["engine", plan.engine],
             ["workers", f"{plan.nodes} x {plan.instance_type} ({plan.nodes * plan.vcpus_per_node} vCPUs, {capacity})"],
+            *_gpu(plan),
             ["documents in", f"{plan.documents:,}"],
             ["tokens out", f"{plan.tokens:,}"],
             ["wall time", f"{number(plan.hours, 1)} h ({number(plan.hours / 24, 1)} days)"],
@@ -38,18 +39,36 @@ def _run(plan: DataprepPlan) -> Section:
     )
 
 
+def _gpu(plan: DataprepPlan) -> list[list[str]]:
+    """The GPU dedup stage's nodes, when the plan has one (NeMo Curator, on-demand)."""
+    if not plan.gpu_nodes:
+        return []
+    rate = _hourly(plan.gpu_usd_per_node_hour)
+    return [
+        [
+            "GPU dedup nodes",
+            f"{plan.gpu_nodes} x {plan.gpu_instance_type} (on-demand, {rate}) for {number(plan.gpu_hours, 1)} h",
+        ]
+    ]
+
+
+def _stage_row(s: StagePlan) -> list[str]:
+    work = (
+        f"{number(s.core_hours, 1)} GPU node-h, {s.tasks:,} GPU nodes"
+        if s.node_hours
+        else f"{number(s.core_hours, 0)} core-h on the {s.tasks:,} GPU nodes"
+        if s.accelerated
+        else f"{number(s.core_hours, 0)} core-h, {s.tasks:,} tasks{' (serial)' if s.serial else ''}"
+    )
+    figure = f"[{s.figure}, {CALIBRATION[s.figure].kind}]"
+    return [s.stage, f"{number(s.hours, 1)} h: {number(s.input_tb, 2)} TB in, {work} {figure}"]
+
+
 def _stages(plan: DataprepPlan) -> Section:
     figures = sorted({s.figure for s in plan.stages})
     return Section(
         title="Stages",
-        rows=[
-            [
-                s.stage,
-                f"{number(s.hours, 1)} h: {number(s.input_tb, 2)} TB in, {number(s.core_hours, 0)} core-h, "
-                f"{s.tasks:,} tasks{' (serial)' if s.serial else ''} [{s.figure}, {CALIBRATION[s.figure].kind}]",
-            ]
-            for s in plan.stages
-        ],
+        rows=[_stage_row(s) for s in plan.stages],
         notes=[f"{k}: {CALIBRATION[k].source}" for k in figures]
         + ["'limit' figures are the FineWeb recipe's Slurm time limits, an upper bound (docs/dataprep.md)"],
     )

@@ -26,6 +26,8 @@ BUCKET_TASKS_PER_BUCKET = 50
 RANDOMIZE_START_SECONDS = 180
 """fineweb.py: 'don't hit the bucket all at once with the list requests'."""
 BYTES_PER_TOKEN = 4
+DATATROVE_DEDUP = {"buckets", "hashes_per_bucket", "n_grams", "precision"}
+"""The dedup fields datatrove's MinhashConfig takes."""
 
 
 @dataclass(frozen=True)
@@ -55,14 +57,19 @@ class Where:
     slurm_mem_per_cpu_gb: int | None = None
 
 
+def gpu_dedup(spec: DataprepSpec) -> bool:
+    """Dedup runs on NeMo Curator's GPU stages (curator_dedup.py), not datatrove's MinHash stages."""
+    return spec.stages.dedup is not None and spec.stages.dedup.accelerator == "gpu"
+
+
 def task_counts(spec: DataprepSpec, where: Where) -> dict[str, int]:
-    """Tasks per stage: the filter stage one per input file, at most 1000 after it (fineweb.py), the buckets a
-    multiple of the buckets, the cluster one."""
+    """Tasks per datatrove stage: the filter stage one per input file, at most 1000 after it (fineweb.py), the
+    buckets a multiple of the buckets, the cluster one."""
     first = where.files
     later = max(1, min(first, 1000))
     counts = {"filter": first}
     dedup = spec.stages.dedup
-    if dedup is not None:
+    if dedup is not None and not gpu_dedup(spec):
         counts |= {
             "minhash-signatures": later,
             "minhash-buckets": dedup.buckets * where.bucket_tasks_per_bucket,
@@ -110,7 +117,8 @@ def settings(spec: DataprepSpec, where: Where) -> dict[str, Any]:
         "threshold": repr(st.language.threshold),
         "lid_model": where.lid_model or st.language.model_uri,
         "quality": st.quality.model_dump(),
-        "dedup": None if st.dedup is None else st.dedup.model_dump(exclude={"accelerator"}),
+        "dedup": None if st.dedup is None or gpu_dedup(spec) else st.dedup.model_dump(include=DATATROVE_DEDUP),
+        "deduplicated": deduplicated(spec),
         "pii": None if st.pii is None else st.pii.model_dump(),
         "tokenize": {
             "tokenizer": where.tokenizer or st.tokenize.tokenizer,
@@ -126,8 +134,59 @@ def settings(spec: DataprepSpec, where: Where) -> dict[str, Any]:
     }  # fmt: skip
 
 
+def deduplicated(spec: DataprepSpec) -> str | None:
+    """Under the scratch prefix, what dedup keeps and tokenize reads: datatrove's dedup filter output, Curator's
+    removal output, or nothing (no dedup: tokenize reads the filtered text)."""
+    if spec.stages.dedup is None:
+        return None
+    return CURATOR_OUT if gpu_dedup(spec) else "deduped"
+
+
 def render_pipeline(spec: DataprepSpec, where: Where) -> str:
     return str(render("pipeline.py.j2", settings=settings(spec, where)))
 
 
-__all__ = ["SLURM_STAGES", "Where", "render_pipeline", "settings", "task_counts"]
+CURATOR_OUT = "curator/deduplicated/"
+"""Under the scratch prefix: the documents Curator's removal keeps, which datatrove's tokenize stage reads."""
+CURATOR_BLOCKSIZE = "1GiB"
+"""Curator's default input_blocksize; its docs: "512MiB-1.5GiB and reduce if running into OOMs during MinHash"."""
+CURATOR_CHAR_NGRAMS = 24
+"""Curator's default shingle: character 24-grams ("Using a value of at least 20 for char_ngrams is recommended":
+fewer give ~5% false positives). datatrove's word n-grams have no Curator counterpart."""
+
+
+def curator_settings(spec: DataprepSpec, where: Where) -> dict[str, Any]:
+    """The GPU dedup program's constant: the filter stage's output in, the kept documents out, the spec's bands
+    (buckets x hashes per bucket) and hash width."""
+    dedup = spec.stages.dedup
+    assert dedup is not None and dedup.accelerator == "gpu"
+    return {
+        "input": where.scratch + "filtered/",
+        "cache": where.scratch + "curator/cache/",
+        "ids": where.scratch + "curator/ids/",
+        "output": where.scratch + CURATOR_OUT,
+        "extensions": [".jsonl.gz"],  # datatrove's JsonlWriter: "${rank}.jsonl" gzip-compressed
+        "blocksize": CURATOR_BLOCKSIZE,
+        "seed": 42,
+        "char_ngrams": CURATOR_CHAR_NGRAMS,
+        "num_bands": dedup.buckets,
+        "minhashes_per_band": dedup.hashes_per_bucket,
+        "use_64_bit_hash": dedup.precision == 64,
+    }
+
+
+def render_curator(spec: DataprepSpec, where: Where) -> str:
+    return str(render("curator_dedup.py.j2", settings=curator_settings(spec, where)))
+
+
+__all__ = [
+    "CURATOR_OUT",
+    "SLURM_STAGES",
+    "Where",
+    "curator_settings",
+    "gpu_dedup",
+    "render_curator",
+    "render_pipeline",
+    "settings",
+    "task_counts",
+]

@@ -1,8 +1,14 @@
-"""The Ray engine's run: a KubeRay `RayJob` (ray.io/v1, KubeRay v1.7.0's CRD) that starts a Ray cluster of CPU
-workers on EKS, runs the rendered pipeline with datatrove's RayPipelineExecutor on it, and deletes the cluster
-when the job ends. It is emitted as a manifest for a runner (`kubectl apply`), not created by `pulumi up`: a
-RayJob is a run, and a stack update must not start or kill one. The stack makes the pods' IAM role (stack.py);
-the operator (chart values below), the namespace's service account and a CPU NodePool are the cluster's for now.
+"""The Ray engine's runs: KubeRay `RayJob`s (ray.io/v1, KubeRay v1.7.0's CRD), each starting a Ray cluster on the
+stack's NodePools, running one program on it and deleting the cluster when it ends. They are emitted as manifests
+for a runner (`kubectl apply`, in order), not created by `pulumi up`: a RayJob is a run, and a stack update must
+not start or kill one. The stack makes what they run on (components/dataprep/ray_cluster.py): the operator, the
+namespace, the service account and its role, the ConfigMap holding the programs, the NodePools.
+
+- CPU dedup (or none): one RayJob runs every datatrove stage (`pipeline.py ray`) on the `cpu` workers, the MinHash
+  cluster task on the `cluster` group's one memory-sized node.
+- GPU dedup: three, in order: datatrove's filter stage (`pipeline.py ray filter`), NeMo Curator's fuzzy dedup and
+  removal on the `gpu` group (`curator_dedup.py`, Curator's image), datatrove's PII and tokenize stage
+  (`pipeline.py ray tokenize`). Separate Ray clusters keep CPU tasks off the GPU nodes.
 
 Fields, from ray-project/kuberay@v1.7.0 ray-operator/apis/ray/v1/rayjob_types.go and raycluster_types.go:
 entrypoint, shutdownAfterJobFinishes, ttlSecondsAfterFinished, activeDeadlineSeconds ("the duration in seconds
@@ -16,77 +22,117 @@ from __future__ import annotations
 from typing import Any
 
 from gpuinfra.plan.dataprep import DataprepPlan
+from gpuinfra.pulumi.components.dataprep.ray_nodes import GPU_RESOURCE, POOL_LABEL, RayPool
 from gpuinfra.spec.dataprep import DataprepSpec
 
 PIPELINE_DIR = "/home/ray/pipeline"
-"""Where the head mounts the ConfigMap holding pipeline.py (the entrypoint runs on the head)."""
+"""Where every pod mounts the ConfigMap holding pipeline.py and curator_dedup.py (the entrypoint runs on the head;
+the workers import the pipeline's steps by value, so the mount is for the head)."""
+PIPELINE = "pipeline.py"
+CURATOR = "curator_dedup.py"
 RETRIES = 2
 TTL_SECONDS = 3600
-CAPACITY_TYPE = "karpenter.sh/capacity-type"
-"""Karpenter's well-known label: the head on on-demand, the workers where the spec says (spot by default)."""
 HEAD_CPUS = 2
 HEAD_MEMORY = "8Gi"
 
 
-def _pod(spec: DataprepSpec, container: str, cpus: int, memory: str, capacity: str, mount: bool) -> dict[str, Any]:
-    assert spec.ray is not None
+def config_map_name(spec: DataprepSpec) -> str:
+    return f"{spec.name}-pipeline"
+
+
+def _pod(spec: DataprepSpec, container: str, image: str, pool: RayPool, shape: dict[str, str]) -> dict[str, Any]:
     body: dict[str, Any] = {
         "name": container,
-        "image": spec.ray.image,
-        "resources": {"requests": {"cpu": str(cpus), "memory": memory}, "limits": {"cpu": str(cpus), "memory": memory}},
+        "image": image,
+        "resources": {"requests": dict(shape), "limits": dict(shape)},
+        "volumeMounts": [{"name": "pipeline", "mountPath": PIPELINE_DIR, "readOnly": True}],
     }
     pod: dict[str, Any] = {
         "serviceAccountName": spec.name,
-        "nodeSelector": {CAPACITY_TYPE: capacity},
+        "nodeSelector": {POOL_LABEL: pool.name},
         "containers": [body],
+        "volumes": [{"name": "pipeline", "configMap": {"name": config_map_name(spec)}}],
     }
-    if mount:
-        body["volumeMounts"] = [{"name": "pipeline", "mountPath": PIPELINE_DIR, "readOnly": True}]
-        pod["volumes"] = [{"name": "pipeline", "configMap": {"name": f"{spec.name}-pipeline"}}]
+    pod["tolerations"] = pool.tolerations()
     return {"spec": pod}
 
 
-def worker_shape(plan: DataprepPlan, memory_gib: int) -> tuple[int, str]:
-    """A worker pod fills a node less one vCPU and a tenth of the memory (kubelet, daemon sets)."""
-    return max(1, plan.vcpus_per_node - 1), f"{max(1, int(memory_gib * 0.9))}Gi"
+def worker_shape(pool: RayPool) -> dict[str, str]:
+    """A worker pod fills a node less one vCPU and a tenth of the memory (kubelet, daemon sets), and takes every
+    GPU (requests equal limits for an extended resource)."""
+    shape = {"cpu": str(max(1, pool.vcpus - 1)), "memory": f"{max(1, int(pool.memory_gib * 0.9))}Gi"}
+    if pool.accelerators:
+        shape[GPU_RESOURCE] = str(pool.accelerators)
+    return shape
 
 
-def ray_job(spec: DataprepSpec, plan: DataprepPlan, memory_gib: int) -> dict[str, Any]:
-    """The RayJob manifest for the spec's pipeline (ConfigMap `<name>-pipeline`, key pipeline.py)."""
+OBJECT_STORE_SHARE = 0.1
+"""The cluster step's node keeps a tenth of its pod's memory for Ray's object store (Ray's default is 30%): the one
+MinHash cluster task asks Ray for FineWeb's 8 CPUs x 25 GB, which must fit in what the store leaves."""
+
+
+def _group(spec: DataprepSpec, image: str, pool: RayPool) -> dict[str, Any]:
+    shape = worker_shape(pool)
+    params: dict[str, str] = {}
+    if pool.role == "cluster":
+        params["object-store-memory"] = str(int(int(shape["memory"].removesuffix("Gi")) * OBJECT_STORE_SHARE * 2**30))
+    return {
+        "groupName": pool.role,
+        "replicas": 0 if pool.role == "cluster" else pool.nodes,
+        "minReplicas": 0,
+        "maxReplicas": pool.nodes,
+        "rayStartParams": params,
+        "template": _pod(spec, f"ray-{pool.role}", image, pool, shape),
+    }
+
+
+def _job(
+    spec: DataprepSpec, name: str, entrypoint: str, image: str, head: RayPool, workers: list[RayPool], deadline: int
+) -> dict[str, Any]:
     assert spec.ray is not None
-    cpus, memory = worker_shape(plan, memory_gib)
-    capacity = "spot" if plan.spot else "on-demand"
-    deadline = int((spec.deadline_hours or plan.hours) * 3600) or None
     return {
         "apiVersion": "ray.io/v1",
         "kind": "RayJob",
-        "metadata": {"name": spec.name, "namespace": spec.ray.namespace, "labels": {"gpuinfra/stack": spec.name}},
+        "metadata": {"name": name, "namespace": spec.ray.namespace, "labels": {"gpuinfra/stack": spec.name}},
         "spec": {
-            "entrypoint": f"python {PIPELINE_DIR}/pipeline.py ray",
+            "entrypoint": entrypoint,
             "submissionMode": "K8sJobMode",
             "shutdownAfterJobFinishes": True,
             "ttlSecondsAfterFinished": TTL_SECONDS,
-            **({"activeDeadlineSeconds": deadline} if deadline else {}),
+            "activeDeadlineSeconds": deadline,
             "backoffLimit": RETRIES,
             "rayClusterSpec": {
                 "enableInTreeAutoscaling": True,
                 "headGroupSpec": {
                     "rayStartParams": {"num-cpus": "0"},  # the head runs the driver, no tasks
-                    "template": _pod(spec, "ray-head", HEAD_CPUS, HEAD_MEMORY, "on-demand", mount=True),
+                    "template": _pod(spec, "ray-head", image, head, {"cpu": str(HEAD_CPUS), "memory": HEAD_MEMORY}),
                 },
-                "workerGroupSpecs": [
-                    {
-                        "groupName": "cpu",
-                        "replicas": plan.nodes,
-                        "minReplicas": 0,
-                        "maxReplicas": plan.nodes,
-                        "rayStartParams": {},
-                        "template": _pod(spec, "ray-worker", cpus, memory, capacity, mount=False),
-                    }
-                ],
+                "workerGroupSpecs": [_group(spec, image, pool) for pool in workers],
             },
         },
     }
+
+
+def ray_jobs(spec: DataprepSpec, plan: DataprepPlan, pools: list[RayPool]) -> list[dict[str, Any]]:
+    """The RayJob manifests of a run, in the order a runner applies them (each after the one before succeeded).
+    Each may run for the whole deadline (or the planned hours when the spec sets only a budget)."""
+    assert spec.ray is not None
+    by_role = {p.role: p for p in pools}
+    head, cpu = by_role["system"], by_role["cpu"]
+    deadline = max(1, int((spec.deadline_hours or plan.hours) * 3600))
+    run = f"python {PIPELINE_DIR}/{PIPELINE} ray"
+    image = spec.ray.image
+    gpu = by_role.get("gpu")
+    if gpu is None:
+        workers = [cpu, *([by_role["cluster"]] if "cluster" in by_role else [])]
+        return [_job(spec, spec.name, run, image, head, workers, deadline)]
+    assert spec.ray.curator_image is not None, "the spec refuses a GPU stage without ray.curator_image"
+    curator = f"python {PIPELINE_DIR}/{CURATOR}"
+    return [
+        _job(spec, f"{spec.name}-filter", f"{run} filter", image, head, [cpu], deadline),
+        _job(spec, f"{spec.name}-gpu-dedup", curator, spec.ray.curator_image, head, [gpu], deadline),
+        _job(spec, f"{spec.name}-tokenize", f"{run} tokenize", image, head, [cpu], deadline),
+    ]
 
 
 OPERATOR_CHART = "kuberay-operator"
@@ -96,9 +142,26 @@ OPERATOR_REPO = "https://ray-project.github.io/kuberay-helm/"
 and `helm install kuberay-operator kuberay/kuberay-operator --version 1.7.0`."""
 
 
-def operator_values(namespace: str) -> dict[str, Any]:
-    """The operator's chart values (keys of the chart's values.yaml at 1.7.0): watch only the run's namespace."""
-    return {"singleNamespaceInstall": True, "watchNamespace": [namespace]}
+def operator_values(namespace: str, system: RayPool) -> dict[str, Any]:
+    """The operator's chart values (keys of the chart's values.yaml at 1.7.0): namespaced RBAC, watching only the
+    run's namespace (singleNamespaceInstall: "If watchNamespace is not set, the KubeRay operator will, by default,
+    only listen to resource events within its own namespace"), on the system pool's node, tolerating its taint."""
+    return {
+        "singleNamespaceInstall": True,
+        "watchNamespace": [namespace],
+        "nodeSelector": {POOL_LABEL: system.name},
+        "tolerations": system.tolerations(),
+    }
 
 
-__all__ = ["OPERATOR_CHART", "OPERATOR_REPO", "OPERATOR_VERSION", "operator_values", "ray_job", "worker_shape"]
+__all__ = [
+    "CURATOR",
+    "OPERATOR_CHART",
+    "OPERATOR_REPO",
+    "OPERATOR_VERSION",
+    "PIPELINE",
+    "config_map_name",
+    "operator_values",
+    "ray_jobs",
+    "worker_shape",
+]

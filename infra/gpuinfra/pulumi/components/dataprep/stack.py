@@ -1,7 +1,8 @@
 """A dataprep stack: the dataprep account's providers, the output and scratch buckets under the stack's key, and
 the engine's capacity. Slurm: an AWS PCS cluster built with the training workload's PcsCluster (spot CPU workers,
 an on-demand node for the MinHash cluster step, a login node that submits the pipeline). Ray: the workers' role
-for IRSA and the RayJob manifest a runner applies (components/dataprep/rayjob.py)."""
+for IRSA, and on the registered cluster the KubeRay operator, the NodePools, the namespace, service account and
+programs (components/dataprep/ray_cluster.py); the RayJob manifests a runner applies (rayjob.py)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,14 @@ import json
 import pulumi
 import pulumi_aws as aws
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan
 from gpuinfra.plan.dataprep import LOGIN_TYPE
 from gpuinfra.pulumi.components.base import aws_native_provider, aws_provider, stack_tags
-from gpuinfra.pulumi.components.dataprep.pipeline import Where, render_pipeline
-from gpuinfra.pulumi.components.dataprep.rayjob import ray_job
+from gpuinfra.pulumi.components.dataprep.pipeline import Where, gpu_dedup, render_curator, render_pipeline
+from gpuinfra.pulumi.components.dataprep.ray_cluster import DataprepRayCluster, RayClusterArgs, programs
+from gpuinfra.pulumi.components.dataprep.ray_nodes import ray_pools
 from gpuinfra.pulumi.components.dataprep.slurm import SlurmArgs, dataprep_pcs
 from gpuinfra.pulumi.components.dataprep.storage import DataprepStorage, StorageArgs
 from gpuinfra.pulumi.components.dataprep.workers import worker_policy
@@ -23,6 +26,8 @@ from gpuinfra.pulumi.components.quotas import request_increases
 from gpuinfra.spec import DataprepSpec, Organization
 
 WORK = "/scratch/dataprep/"
+RAY_WORK = "/tmp/dataprep/"
+"""The Ray pods' local working folder (the tokenizer's): the container's own disk, on the node's root volume."""
 SLURM_LOGS = "/var/log/dataprep/"
 """Node-local: datatrove's Slurm output files ("must be local", examples/fineweb.py)."""
 
@@ -33,7 +38,7 @@ def cluster_where(spec: DataprepSpec) -> Where:
         input=spec.corpus.uri.rstrip("/") + "/",
         scratch=spec.scratch.uri.rstrip("/") + "/",
         output=spec.output.uri.rstrip("/") + "/",
-        work=WORK,
+        work=WORK if spec.engine == "datatrove-slurm" else RAY_WORK,
         files=spec.corpus.files,
         slurm_logs=SLURM_LOGS,
     )
@@ -63,7 +68,8 @@ def build_dataprep(inputs: Inputs, plan: DataprepPlan) -> DataprepStorage:
         spec.region,
         provider,
     )
-    pipeline = render_pipeline(spec, cluster_where(spec))
+    where = cluster_where(spec)
+    pipeline = render_pipeline(spec, where)
     if spec.engine == "datatrove-slurm":
         native = aws_native_provider(f"aws-native-{spec.account}-{spec.region}", account, spec.region, tags, session)
         policy = storage.key.arn.apply(lambda k: worker_policy(spec, k, pcs=True))
@@ -71,15 +77,18 @@ def build_dataprep(inputs: Inputs, plan: DataprepPlan) -> DataprepStorage:
         pulumi.export("cluster_id", pcs.cluster.aws_id)
         pulumi.export("submit", "python /opt/dataprep/pipeline.py slurm  # on the login node")
     else:
-        _ray(spec, plan, storage, provider)
+        curator = render_curator(spec, where) if gpu_dedup(spec) else None
+        role = _ray_role(spec, storage, provider)
+        pools = ray_pools(spec, plan, load_catalog())
+        DataprepRayCluster(spec.name, RayClusterArgs(spec, plan, pools, programs(pipeline, curator), role.arn, tags))
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, {spec.region: provider})
     pulumi.export("output", spec.output.uri)
     return storage
 
 
-def _ray(spec: DataprepSpec, plan: DataprepPlan, storage: DataprepStorage, provider: pulumi.ProviderResource) -> None:
-    """The Ray pods' role (IRSA: the cluster's OIDC provider, the namespace's service account) and the RayJob."""
+def _ray_role(spec: DataprepSpec, storage: DataprepStorage, provider: pulumi.ProviderResource) -> aws.iam.Role:
+    """The Ray pods' role (IRSA: the cluster's OIDC provider, the namespace's service account)."""
     assert spec.ray is not None
     issuer = spec.ray.oidc_provider_arn.split("oidc-provider/", 1)[1]
     trust = {
@@ -107,7 +116,7 @@ def _ray(spec: DataprepSpec, plan: DataprepPlan, storage: DataprepStorage, provi
         opts=o,
     )
     pulumi.export("ray_role_arn", role.arn)
-    pulumi.export("rayjob", json.dumps(ray_job(spec, plan, plan.memory_gib_per_node), sort_keys=True))
+    return role
 
 
 __all__ = ["build_dataprep", "cluster_where", "reader_ids"]
