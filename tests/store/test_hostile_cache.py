@@ -3,13 +3,12 @@
 (gpuinfra.store.sealed.read_sealed: O_NONBLOCK, O_NOFOLLOW, regular files under a size cap), so the run ends within
 seconds, exit 0, with the same report as a run without a cache: a hostile entry is a miss, never a verdict. The
 unreadable folder cases run under root too (as here and in CI), as root without the capabilities that bypass file
-modes (NO_DAC)."""
+modes (helpers.without_dac)."""
 
 from __future__ import annotations
 
 import json
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -17,17 +16,12 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from helpers import STACKS
+from helpers import STACKS, without_dac
 
 STACK = str(STACKS / "Pulumi.llm-train.yaml")
 SIX_GIB = 6 * 1024**3
 SECONDS = 240
 """Generous for a shared two-core machine; a read that blocks on a FIFO or /dev/zero never ends."""
-NO_DAC = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-dac_override,-dac_read_search")
-"""Root without the two capabilities that let it read every folder (capabilities(7)): a mode-000 folder stops it
-as it stops any user, so the unreadable-folder case asserts the same thing under root (here and in CI) as under an
-ordinary user. The process stays UID 0, so everything else the run touches (the venv, the test's own folders) is
-still its own."""
 
 
 def fifo(path: Path) -> None:
@@ -95,21 +89,10 @@ def test_a_hostile_cache_entry_is_a_miss(primed, kind: str, where: str, tmp_path
     assert seconds < SECONDS
 
 
-def _without_dac() -> Sequence[str]:
-    """The command prefix under which a mode-000 folder stops this process (none for an ordinary user)."""
-    if os.geteuid() != 0:
-        return ()
-    if shutil.which("setpriv") is None:
-        if os.environ.get("CI"):
-            pytest.fail("setpriv (util-linux) is needed to run this case as root without CAP_DAC_*")
-        pytest.skip("setpriv (util-linux) not installed: root would read every folder")
-    return NO_DAC
-
-
 def test_an_unreadable_cache_folder_is_a_miss(primed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """The user's cache folder (GPUINFRA_CACHE_DIR: the compiled definitions and, with no --cache-dir, the
     previews) unreadable: the run works without it and reports the same."""
-    prefix = _without_dac()
+    prefix = without_dac()
     root, env, expected = primed
     copy = tmp_path / "cache"
     subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
@@ -129,7 +112,7 @@ def test_an_unreadable_cache_folder_is_a_miss(primed, tmp_path: Path) -> None:  
 def test_an_unreadable_cache_dir_named_is_refused(primed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """--cache-dir naming a folder this user cannot read: exit 2 naming the option and the folder, never a
     traceback (the folder is the user's own choice, so it is their error rather than a silent miss)."""
-    prefix = _without_dac()
+    prefix = without_dac()
     root, env, _ = primed
     copy = tmp_path / "cache"
     subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
