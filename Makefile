@@ -4,6 +4,9 @@ VENV   := .venv
 BIN    := $(VENV)/bin
 STAMP  := $(VENV)/.installed-stamp
 STACKS := $(sort $(wildcard stacks/Pulumi.*.yaml))
+# checkov (tests/components/test_checkov.py) pins an older botocore than preflight's: a virtualenv of its own.
+CHECKOV       := .venv-checkov
+CHECKOV_STAMP := $(CHECKOV)/.installed-stamp
 
 .PHONY: preview test lint bench goldens clean
 
@@ -25,8 +28,13 @@ $(STAMP): pyproject.toml setup.py
 preview: $(STAMP)
 	$(BIN)/gpuinfra preview $(STACKS)
 
+$(CHECKOV_STAMP): tools/checkov/requirements.txt
+	test -x $(CHECKOV)/bin/python || $(PYTHON) -m venv $(CHECKOV)
+	$(CHECKOV)/bin/python -m pip install --quiet --disable-pip-version-check -r tools/checkov/requirements.txt
+	touch $(CHECKOV_STAMP)
+
 ## Run the test suite.
-test: $(STAMP)
+test: $(STAMP) $(CHECKOV_STAMP)
 	$(BIN)/python -m pytest
 
 ## Rewrite the golden renders (user data, JobSet, Markdown) and their MANIFEST.json, deliberately.
@@ -43,4 +51,4 @@ bench: $(STAMP)
 	$(BIN)/python -m bench
 
 clean:
-	rm -rf $(VENV) build *.egg-info
+	rm -rf $(VENV) $(CHECKOV) build *.egg-info

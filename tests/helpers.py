@@ -28,10 +28,32 @@ DELETE = object()
 Mutations = Mapping[str, Any]
 
 
-def gpuinfra(*args: str, cwd: Path = ROOT) -> subprocess.CompletedProcess[str]:
-    """Run the installed script's entry point (`gpuinfra.cli:run`, pyproject.toml) in a subprocess."""
+NO_DAC = ("setpriv", "--bounding-set", "-dac_override,-dac_read_search", "--inh-caps", "-dac_override,-dac_read_search")
+"""Root without the two capabilities that let it read every folder (capabilities(7)): a mode-000 folder stops it
+as it stops any user, so an unreadable-folder case asserts the same thing under root (here and in CI) as under an
+ordinary user. The process stays UID 0, so everything else it touches (the venv, the test's folders) is its own."""
+
+
+def without_dac() -> tuple[str, ...]:
+    """The command prefix under which file modes stop this process: none for an ordinary user, NO_DAC for root;
+    without setpriv (util-linux) under root the test fails in CI and skips elsewhere."""
+    import os
+    import shutil
+
+    import pytest
+
+    if os.geteuid() != 0:
+        return ()
+    if shutil.which("setpriv") is None:
+        (pytest.fail if os.environ.get("CI") else pytest.skip)("setpriv (util-linux) is needed to drop CAP_DAC_*")
+    return NO_DAC
+
+
+def gpuinfra(*args: str, cwd: Path = ROOT, prefix: Iterable[str] = ()) -> subprocess.CompletedProcess[str]:
+    """Run the installed script's entry point (`gpuinfra.cli:run`, pyproject.toml) in a subprocess (after
+    `prefix`, e.g. without_dac())."""
     return subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import run; run()", *args],
+        [*prefix, sys.executable, "-c", "from gpuinfra.cli import run; run()", *args],
         cwd=cwd,
         capture_output=True,
         text=True,

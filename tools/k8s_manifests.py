@@ -1,5 +1,5 @@
 """Write every Kubernetes object the Kubernetes example stacks create, one YAML file each, plus the JobSet
-template their ConfigMaps carry (and each of its replicated Jobs as a batch/v1 Job, which scanners know), for a
+templates their ConfigMaps carry (and each of their replicated Jobs as a batch/v1 Job, which scanners know), for a
 manifest scanner (checkov, kube-linter, kubeconform):
 
     python tools/k8s_manifests.py OUT_DIR [STACK ...]
@@ -32,14 +32,30 @@ def manifests(stack: str) -> dict[str, object]:
         if not {"apiVersion", "kind"} <= set(data):
             continue
         out[f"{stack}--{data['kind']}--{resource.name}.yaml"] = data
-        template = (data.get("data") or {}).get("jobset.yaml") if data["kind"] == "ConfigMap" else None
-        if isinstance(template, str):
-            jobset = YAML(typ="safe", pure=True).load(template)
-            out[f"{stack}--JobSet--{resource.name}.yaml"] = jobset
-            for job in jobset["spec"]["replicatedJobs"]:  # scanners know Jobs, not the JobSet CRD
-                meta = {"name": f"{resource.name}-{job['name']}", "namespace": jobset["metadata"]["namespace"]}
-                job_object = {"apiVersion": "batch/v1", "kind": "Job", "metadata": meta, **job["template"]}
-                out[f"{stack}--Job--{resource.name}-{job['name']}.yaml"] = job_object
+        if data["kind"] == "ConfigMap":
+            out.update(carried_jobsets(stack, resource.name, data.get("data") or {}))
+    return out
+
+
+def carried_jobsets(stack: str, name: str, data: dict[str, object]) -> dict[str, object]:
+    """The JobSets a ConfigMap carries for the team to submit (the training job template, the NCCL acceptance
+    job), each with its replicated Jobs as batch/v1 Jobs: scanners know Jobs, not the JobSet CRD."""
+    out: dict[str, object] = {}
+    for key, text in data.items():
+        if not key.endswith(".yaml") or not isinstance(text, str):
+            continue
+        jobset = YAML(typ="safe", pure=True).load(text)
+        if not isinstance(jobset, dict) or jobset.get("kind") != "JobSet":
+            continue
+        out[f"{stack}--JobSet--{name}.yaml"] = jobset
+        for job in jobset["spec"]["replicatedJobs"]:
+            meta = {"name": f"{name}-{job['name']}", "namespace": jobset["metadata"]["namespace"]}
+            out[f"{stack}--Job--{name}-{job['name']}.yaml"] = {
+                "apiVersion": "batch/v1",
+                "kind": "Job",
+                "metadata": meta,
+                **job["template"],
+            }
     return out
 
 

@@ -604,8 +604,9 @@ def _os_problem(exc: OSError) -> str:
     name = exc.filename if exc.filename is not None else exc.filename2
     if name is None:
         return f"{reason}: check the paths given and that their folders can be read"
-    text = os.fsdecode(name) if isinstance(name, bytes) else str(name)
-    shown = text if len(text) <= 200 else f"{text[:120]}...{text[-40:]} ({len(text):,} characters)"
+    from gpuinfra.errors import shortened
+
+    shown = shortened(os.fsdecode(name) if isinstance(name, bytes) else str(name))
     return f"{shown}: {reason}: give a path that exists and can be read (each name at most 255 bytes)"
 
 

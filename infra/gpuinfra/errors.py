@@ -48,17 +48,23 @@ class Problem:
         return f"{text}\n    hint: {self.hint}" if self.hint else text
 
 
+def shortened(name: str) -> str:
+    """A path longer than a line (a 5,000-character name) as its head, its tail and its length, so the reason
+    after it stays on screen."""
+    return name if len(name) <= 200 else f"{name[:120]}...{name[-40:]} ({len(name):,} characters)"
+
+
 def _display(path: Path) -> str:
     """The path as the user wrote it, relative to the working directory when inside it (a symlink is named
-    as itself, not as what it points to, which may not exist)."""
+    as itself, not as what it points to, which may not exist), shortened past a line."""
     try:
-        return str(path.absolute().relative_to(Path.cwd()))
+        return shortened(str(path.absolute().relative_to(Path.cwd())))
     except (ValueError, OSError):
         pass
     try:
-        return str(path.resolve().relative_to(Path.cwd().resolve()))
+        return shortened(str(path.resolve().relative_to(Path.cwd().resolve())))
     except (ValueError, OSError, RuntimeError):  # outside the working directory, or a symlink loop
-        return str(path)
+        return shortened(str(path))
 
 
 class GpuinfraError(Exception):
@@ -99,4 +105,5 @@ __all__ = [
     "Problem",
     "format_path",
     "raise_if",
+    "shortened",
 ]

@@ -39,8 +39,14 @@ def user_error(result: tuple[int, str, str], *words: str) -> str:
 
 
 # ---- paths the user names ----------------------------------------------------------------------------------
-def test_a_5000_character_path_is_named_short_with_the_reason(cli) -> None:  # type: ignore[no-untyped-def]
-    err = user_error(cli("validate", "a" * 5000), "File name too long", "(5,000 characters)")
+@pytest.mark.parametrize(
+    "args",
+    [("validate",), ("preview",), ("cost",), ("diff",), ("advise",), ("schema", "--out")],
+    ids=["validate", "preview", "cost", "diff", "advise", "schema-out"],
+)
+def test_a_5000_character_path_is_named_short_with_the_reason(args: tuple[str, ...], cli) -> None:  # type: ignore[no-untyped-def]
+    """Each reader and writer names the path, shortened (errors.shortened), and the reason."""
+    err = user_error(cli(*args, "a" * 5000), "File name too long", "(5,000 characters)")
     assert len(err) < 600  # the path shortened, not printed whole
 
 
@@ -249,3 +255,17 @@ def test_a_huge_quantity_in_a_document_is_an_input_error(  # type: ignore[no-unt
     head.write_text(train_doc.replace('"storageCapacity": 57600', f'"storageCapacity": {value}'))
     args = [str(head)] if command == "cost" else [str(base), str(head)]
     user_error(cli(command, *args), "head.json", *words)
+
+
+# ---- numbers in stack files --------------------------------------------------------------------------------
+@pytest.mark.parametrize("digits", [4301, 5000])
+def test_a_number_past_pythons_digit_limit_is_named_at_its_line(digits: int, tmp_path: Path, cli) -> None:  # type: ignore[no-untyped-def]
+    """int() refuses more than 4,300 digits (sys.get_int_max_str_digits); the parser's ValueError named neither
+    the line nor the reason (`line 1: YAML that cannot be read as plain data`)."""
+    text = Path(TRAIN).read_text()
+    assert "      node_count: 16\n" in text
+    lines = text.splitlines()
+    line = lines.index("      node_count: 16") + 1
+    stack = tmp_path / "Pulumi.x.yaml"
+    stack.write_text(text.replace("node_count: 16", "node_count: " + "9" * digits, 1))
+    user_error(cli("validate", str(stack)), f"Pulumi.x.yaml:{line}: a number of more than 4,300 digits")

@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
 from gpuinfra.templating import unpacked
 from helpers import example_data, example_graph, graph_for, inputs_for, org_data, workload_of
 from pydantic import BaseModel
@@ -43,10 +43,13 @@ MODELS: dict[str, type[BaseModel]] = {
     "inference": InferenceSpec,
     "registry": RegistrySpec,
     "finetune": FinetuneSpec,
+    "dataprep": DataprepSpec,
 }
 STACKS = [
     "chat-serve",
+    "chat-serve-gcp",
     "chat-serve-k8s",
+    "corpus-prep",
     "llm-finetune",
     "llm-train",
     "llm-train-eks",

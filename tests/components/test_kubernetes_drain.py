@@ -106,7 +106,7 @@ def test_the_pod_waits_for_the_longest_generation() -> None:
         # Weights: 8B parameters in bf16 = 16e9 bytes (2 bytes each), with 10% slack = 16.4 GiB -> 17Gi.
         volumes = {v["name"]: v for v in pod["volumes"]}
         assert volumes["weights"]["emptyDir"]["sizeLimit"] == f"{math.ceil(16e9 * 1.1 / 2**30)}Gi" == "17Gi"
-        assert server["resources"]["requests"]["ephemeral-storage"] == "27Gi"  # weights 17 + cache 10
+        assert server["resources"]["requests"]["ephemeral-storage"] == "28Gi"  # weights 17 + cache 10 + /tmp 1
     for service in graph.of_type("kubernetes:core/v1:Service"):
         region = service.name.removeprefix("chat-k8s-").removesuffix("-service")
         attributes = service.inputs["metadata"]["annotations"][

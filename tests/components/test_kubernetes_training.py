@@ -431,6 +431,23 @@ def test_infiniband_nccl_matches_the_compute_rails_exactly_and_lets_nccl_choose_
     assert trainer(job_template(onprem))["securityContext"]["capabilities"]["add"] == ["IPC_LOCK"]
 
 
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
+def test_trainers_keep_only_the_privileges_docs_security_states(stack: str) -> None:
+    """Issue 47: no privilege escalation, NET_RAW dropped, no API token; root and IPC_LOCK stay (docs/security.md).
+    The on-premises mount check reads only the mount table, so it runs Restricted (pod_security judges it)."""
+    from gpuinfra.graph.pod_security import restricted_problems
+
+    spec = pod(job_template(example_graph(stack)))["spec"]
+    context = spec["containers"][0]["securityContext"]
+    assert context["allowPrivilegeEscalation"] is False
+    assert context["capabilities"] == {"drop": ["NET_RAW"], "add": ["IPC_LOCK"]}  # both examples: EFA, InfiniBand
+    assert spec["automountServiceAccountToken"] is False
+    inits = spec.get("initContainers", [])
+    assert len(inits) == (stack == "llm-train-onprem")  # the Lustre mount check, on premises only
+    for init in inits:
+        assert restricted_problems({"containers": [init]}) == [], init["name"]
+
+
 # ---- EKS: private endpoint and pod credentials --------------------------------------------------------------
 def test_eks_endpoint_is_public_only_to_the_specs_cidrs_or_private(eks: Graph) -> None:
     vpc = eks.one("aws:eks/cluster:Cluster").inputs["vpcConfig"]

@@ -142,5 +142,5 @@ def test_the_scanner_input_carries_the_pruner_as_deployed(tmp_path) -> None:  # 
     data = YAML(typ="safe", pure=True).load(cronjob.read_text())
     pod = data["spec"]["jobTemplate"]["spec"]["template"]["spec"]
     assert pod["containers"][0]["securityContext"]["capabilities"]["drop"] == ["ALL"]
-    (job,) = tmp_path.glob("llm-train-eks--Job--*.yaml")
+    (job,) = tmp_path.glob("llm-train-eks--Job--*-job-template-workers.yaml")
     assert YAML(typ="safe", pure=True).load(job.read_text())["kind"] == "Job"

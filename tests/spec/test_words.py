@@ -2,7 +2,8 @@
 spec and of the organization file that has one: whatever text hypothesis writes there, the stack is either refused
 with an input error (exit 2, never a traceback) or the value keeps the type's promise: an S3 key that is a normal
 relative path (PurePosixPath: not absolute, no empty, `.` or `..` segment), a Slurm token the `slurm` filter takes,
-a Kubernetes label value, a Prometheus metric name."""
+a Kubernetes label value, a Prometheus metric name, a pinned EC2 image whose SSM version the program reads as a
+number."""
 
 from __future__ import annotations
 
@@ -14,9 +15,18 @@ from typing import Any
 
 import pytest
 from gpuinfra.errors import InputError
-from gpuinfra.spec import FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.pulumi.components.training.slurm_pcs import ssm_image
+from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
 from gpuinfra.spec.org import RegistryPrefix
-from gpuinfra.spec.words import K8sLabelValue, KeyPrefix, PromMetricName, S3Uri, SlurmValue, relative_key
+from gpuinfra.spec.words import (
+    K8sLabelValue,
+    KeyPrefix,
+    PinnedImage,
+    PromMetricName,
+    S3Uri,
+    SlurmValue,
+    relative_key,
+)
 from gpuinfra.templating import slurm_value
 from helpers import example_data, inputs_for, org_data, workload_of
 from hypothesis import HealthCheck, given, settings
@@ -28,8 +38,18 @@ MODELS: dict[str, type[BaseModel]] = {
     "inference": InferenceSpec,
     "registry": RegistrySpec,
     "finetune": FinetuneSpec,
+    "dataprep": DataprepSpec,
 }
-STACKS = ["chat-serve", "chat-serve-k8s", "llm-finetune", "llm-train", "llm-train-eks", "llm-train-onprem"]
+STACKS = [
+    "chat-serve",
+    "chat-serve-gcp",
+    "chat-serve-k8s",
+    "corpus-prep",
+    "llm-finetune",
+    "llm-train",
+    "llm-train-eks",
+    "llm-train-onprem",
+]
 
 
 def _key_ok(key: str) -> bool:
@@ -62,6 +82,10 @@ PROMISES: dict[Any, Any] = {
     SlurmValue: _slurm_ok,
     K8sLabelValue: lambda v: re.fullmatch(r"(([A-Za-z0-9][-A-Za-z0-9_.]*)?[A-Za-z0-9])?", v) and len(v) <= 63,
     PromMetricName: lambda v: re.fullmatch(r"[a-zA-Z_:][a-zA-Z0-9_:]*", v) is not None,
+    PinnedImage: lambda v: (
+        re.fullmatch(r"ami-[0-9a-f]{8,17}|resolve:ssm:/[A-Za-z0-9_./-]+:[0-9]+", v) is not None
+        and (not v.startswith("resolve:ssm:") or ssm_image(v) is not None)
+    ),
 }
 
 
@@ -126,6 +150,8 @@ def _value(kind: Any, draw_text: str) -> str:
         return "s3://acme-bucket/" + draw_text
     if kind in (KeyPrefix, RegistryPrefix):
         return draw_text + "/"
+    if kind is PinnedImage:
+        return "resolve:ssm:/acme/ami" + draw_text
     return draw_text
 
 
@@ -160,7 +186,12 @@ def test_every_kind_of_word_is_swept() -> None:
     kinds = {kind for _, _, kind, _ in SPEC_CASES + ORG_CASES}
     assert kinds == set(PROMISES)
     paths = {f"{s}:{p}" for s, p, _, _ in SPEC_CASES}
-    for wanted in ("chat-serve:model.weights_prefix", "llm-train:lustre.export_path", "llm-finetune:adapter_prefix"):
+    for wanted in (
+        "chat-serve:model.weights_prefix",
+        "llm-train:lustre.export_path",
+        "llm-finetune:adapter_prefix",
+        "corpus-prep:image_id",
+    ):
         assert wanted in paths, sorted(paths)
 
 
@@ -189,3 +220,11 @@ def test_an_export_path_with_a_command_is_refused_at_the_field() -> None:
     with pytest.raises(InputError) as caught:
         inputs_for("llm-train", {"lustre.export_path": "s3://acme-ckpt/checkpoints/$(touch x)/"})
     assert "lustre.export_path" in str(caught.value)
+
+
+def test_a_dataprep_image_with_a_command_is_refused_at_the_field() -> None:
+    """It reached the program, whose int() of the SSM version failed: preview exited 1 with a `pulumi-program`
+    finding ("invalid literal for int()") naming neither the file nor the field."""
+    with pytest.raises(InputError) as caught:
+        inputs_for("corpus-prep", {"image_id": "resolve:ssm:/acme/pcs/cpu-ami:3$(touch x)"})
+    assert "image_id" in str(caught.value)

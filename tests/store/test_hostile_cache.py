@@ -1,7 +1,9 @@
 """Issue 47: hostile files in the cache (`preview --cache-dir` and the compiled-definitions cache): a FIFO, a link to
 /dev/zero, a sparse 6 GiB file and an unreadable folder where entries belong. Reads are bounded and never block
 (gpuinfra.store.sealed.read_sealed: O_NONBLOCK, O_NOFOLLOW, regular files under a size cap), so the run ends within
-seconds, exit 0, with the same report as a run without a cache: a hostile entry is a miss, never a verdict."""
+seconds, exit 0, with the same report as a run without a cache: a hostile entry is a miss, never a verdict. The
+unreadable folder cases run under root too (as here and in CI), as root without the capabilities that bypass file
+modes (helpers.without_dac)."""
 
 from __future__ import annotations
 
@@ -10,11 +12,11 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import pytest
-from helpers import STACKS
+from helpers import STACKS, without_dac
 
 STACK = str(STACKS / "Pulumi.llm-train.yaml")
 SIX_GIB = 6 * 1024**3
@@ -40,11 +42,13 @@ def sparse(path: Path) -> None:
 HOSTILE: dict[str, Callable[[Path], None]] = {"fifo": fifo, "dev-zero": dev_zero, "sparse-6gib": sparse}
 
 
-def preview(cache: Path, env: dict[str, str]) -> tuple[int, str, str, float]:
+def preview(cache: Path | None, env: dict[str, str], prefix: Sequence[str] = ()) -> tuple[int, str, str, float]:
+    """`preview --format json` with the previews kept in `cache` (None: the user's cache folder)."""
     started = time.monotonic()
+    named = ["--cache-dir", str(cache)] if cache is not None else []
     done = subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import run; run()", "preview", STACK, "--format", "json",
-         "--cache-dir", str(cache)],
+        [*prefix, sys.executable, "-c", "from gpuinfra.cli import run; run()", "preview", STACK, "--format", "json",
+         *named],
         capture_output=True, text=True, timeout=SECONDS, env=env,
     )  # fmt: skip
     return done.returncode, done.stdout, done.stderr, time.monotonic() - started
@@ -86,19 +90,38 @@ def test_a_hostile_cache_entry_is_a_miss(primed, kind: str, where: str, tmp_path
 
 
 def test_an_unreadable_cache_folder_is_a_miss(primed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    if os.geteuid() == 0:
-        pytest.skip("root reads every folder")
+    """The user's cache folder (GPUINFRA_CACHE_DIR: the compiled definitions and, with no --cache-dir, the
+    previews) unreadable: the run works without it and reports the same."""
+    prefix = without_dac()
     root, env, expected = primed
     copy = tmp_path / "cache"
     subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
-    folders = [copy / "previews", copy / "compiled"]
-    for folder in folders:
-        folder.chmod(0o000)
+    locked = copy / "compiled"
+    locked.chmod(0o000)
     try:
-        code, out, err, _ = preview(copy / "previews", {**env, "GPUINFRA_CACHE_DIR": str(copy / "compiled")})
+        code, out, err, _ = preview(None, {**env, "GPUINFRA_CACHE_DIR": str(locked)}, prefix)
+        blocked = subprocess.run([*prefix, "ls", str(locked)], capture_output=True, text=True, timeout=30)
     finally:
-        for folder in folders:
-            folder.chmod(0o755)
+        locked.chmod(0o755)
+    assert blocked.returncode != 0 and "Permission denied" in blocked.stderr, "the folder was readable after all"
     assert code == 0, err[-3000:]
     assert "Traceback" not in err
     assert comparable(out) == expected
+
+
+def test_an_unreadable_cache_dir_named_is_refused(primed, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """--cache-dir naming a folder this user cannot read: exit 2 naming the option and the folder, never a
+    traceback (the folder is the user's own choice, so it is their error rather than a silent miss)."""
+    prefix = without_dac()
+    root, env, _ = primed
+    copy = tmp_path / "cache"
+    subprocess.run(["cp", "-a", str(root), str(copy)], check=True)
+    (copy / "previews").chmod(0o000)
+    try:
+        code, _, err, seconds = preview(copy / "previews", env, prefix)
+    finally:
+        (copy / "previews").chmod(0o755)
+    assert code == 2, err[-3000:]
+    assert "--cache-dir" in err and "previews" in err and "not readable" in err, err[-3000:]
+    assert "Traceback" not in err
+    assert seconds < SECONDS

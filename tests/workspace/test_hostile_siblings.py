@@ -12,7 +12,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import STACKS, gpuinfra
+from helpers import STACKS, gpuinfra, without_dac
 
 SIX_GIB = 6 * 1024**3
 
@@ -63,11 +63,27 @@ def test_a_hostile_file_that_is_not_a_stack_file_is_not_read(folder: Path, kind:
     assert "notes.txt" not in result.stderr + result.stdout
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any folder: permissions cannot make one unreadable")
 def test_an_unreadable_stack_folder_exits_2(folder: Path) -> None:
+    """Under root too, as root without CAP_DAC_* (helpers.without_dac): the folder cannot be listed."""
+    prefix = without_dac()
     folder.chmod(0o300)
     try:
-        result = gpuinfra("validate", str(folder / "Pulumi.llm-train.yaml"), cwd=folder.parent)
+        result = gpuinfra("validate", str(folder / "Pulumi.llm-train.yaml"), cwd=folder.parent, prefix=prefix)
     finally:
         folder.chmod(0o755)
     assert result.returncode == 2, result.stdout + result.stderr
+    assert "stacks" in result.stderr and "Permission denied" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+
+
+@pytest.mark.parametrize("command", ["validate", "preview"])
+def test_an_unreadable_stack_file_beside_the_stack_exits_2_naming_it(folder: Path, command: str) -> None:
+    """A sibling stack file of mode 000 (under root too): the ledgers cannot be judged without it."""
+    prefix = without_dac()
+    (folder / "Pulumi.llm-train-eks.yaml").chmod(0o000)
+    started = time.monotonic()
+    result = gpuinfra(command, str(folder / "Pulumi.llm-train.yaml"), cwd=folder.parent, prefix=prefix)
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Pulumi.llm-train-eks.yaml" in result.stderr and "Permission denied" in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr
+    assert time.monotonic() - started < 120

@@ -27,7 +27,7 @@ from gpuinfra.spec.base import (
 )
 from gpuinfra.spec.org import KarpenterOnCluster
 from gpuinfra.spec.target import Target
-from gpuinfra.spec.words import S3Uri
+from gpuinfra.spec.words import PinnedImage, S3Uri
 
 Engine = Literal["datatrove-slurm", "datatrove-ray"]
 """datatrove's SlurmPipelineExecutor on an AWS PCS CPU cluster, or its RayPipelineExecutor on EKS (KubeRay)."""
@@ -208,7 +208,7 @@ class DataprepSpec(SpecModel):
     """Most the run may cost: the planner picks the fastest node count within it."""
     slurm_version: Literal["24.11", "25.05", "25.11"] = "25.05"
     """Slurm of the PCS cluster (the AMI's must match)."""
-    image_id: Annotated[str, StringConstraints(min_length=1)] | None = None
+    image_id: PinnedImage | None = None
     """AMI of the PCS nodes (an ami- id or resolve:ssm:<parameter>:<version>); Slurm engine only."""
     ray: RayOnEks | None = None
     """The EKS cluster (Ray engine only)."""

@@ -1,7 +1,7 @@
 """The types of the spec values that reach a generated file as words: S3 keys and prefixes (which nodes also use as
-folder names), Slurm values, Kubernetes label values and Prometheus metric names. Each is checked once, here, so a
-template, a policy ARN or a PromQL query can take it as it is; the templates quote it for their file as well
-(templating.py), which keeps a value inert, not meaningful."""
+folder names), Slurm values, Kubernetes label values, Prometheus metric names and pinned EC2 images. Each is checked
+once, here, so a template, a policy ARN or a PromQL query can take it as it is; the templates quote it for their
+file as well (templating.py), which keeps a value inert, not meaningful."""
 
 from __future__ import annotations
 
@@ -84,4 +84,16 @@ PromMetricName = Annotated[
 """Prometheus data model, "Metric names and labels": [a-zA-Z_:][a-zA-Z0-9_:]*. It is written into a PromQL query
 (the fleet's load), so anything else could change the query."""
 
-__all__ = ["K8sLabelValue", "KeyPrefix", "PromMetricName", "S3Uri", "SlurmValue", "relative_key"]
+PinnedImage = Annotated[
+    str,
+    StringConstraints(pattern=r"^(ami-[0-9a-f]{8,17}|resolve:ssm:/[A-Za-z0-9_.\-/]{1,1010}:[0-9]{1,9})$"),
+    Field(
+        description="A pinned EC2 image: an AMI id (ami-0123456789abcdef0) or resolve:ssm:<parameter>:<version>, "
+        "the parameter a /-path of letters, digits and ._-, the version a number."
+    ),
+]
+"""An image a launch template boots, written into it as is (EC2 ImageId: an AMI id or `resolve:ssm:`; SSM parameter
+names: a-zA-Z0-9_.- and / for the hierarchy, 1,011 characters at most with the leading /). The version is read
+as a number by the program (slurm_pcs.ssm_image)."""
+
+__all__ = ["K8sLabelValue", "KeyPrefix", "PinnedImage", "PromMetricName", "S3Uri", "SlurmValue", "relative_key"]

@@ -154,6 +154,8 @@ def parse_yaml(text: str, path: Path) -> YamlDocument:
     except YAMLError as exc:
         raise InputError.single(f"YAML error: {str(exc)[:200]}", file=path, line=1, hint="fix the YAML") from None
     except (TypeError, ValueError, KeyError, IndexError, AttributeError) as exc:
+        if isinstance(exc, ValueError) and "integer string conversion" in str(exc):
+            raise _overlong_number(text, path) from None
         # ruamel's constructor fails outside its error type on some valid YAML it cannot build, e.g. a mapping
         # used as a mapping key ("unhashable type"): refuse it as input, the way a syntax error is
         raise InputError.single(
@@ -173,6 +175,16 @@ def parse_yaml(text: str, path: Path) -> YamlDocument:
     budget = _Budget(path, text.splitlines())
     data = _plain(raw, (), lines, budget)
     return YamlDocument(path=path, data=data, lines=lines)
+
+
+def _overlong_number(text: str, path: Path) -> InputError:
+    """An integer Python refuses to convert (more digits than sys.get_int_max_str_digits, 4,300 by default),
+    at the line where it is written: no field takes one, and the parser's own message names neither."""
+    found = re.search(r"(?<![\w.])[-+]?\d[\d_]{4299,}", text)
+    line = text.count("\n", 0, found.start()) + 1 if found else None
+    return InputError.single(
+        "a number of more than 4,300 digits", file=path, line=line, hint="write the value the field asks for"
+    )
 
 
 @dataclass

@@ -9,7 +9,9 @@ resolve is kept as a member whose problem the account checks report (never count
 from __future__ import annotations
 
 import hashlib
+import os
 from dataclasses import dataclass
+from fnmatch import fnmatchcase
 from functools import cached_property
 from pathlib import Path
 from stat import S_ISREG
@@ -56,11 +58,14 @@ class Member:
 
 
 def stack_files(folder: Path) -> list[Path]:
-    """The stack files of `folder`, sorted; an unreadable folder is an input error naming it."""
+    """The stack files of `folder`, sorted; an unreadable folder is an input error naming it. Listed with
+    os.listdir, which raises: Path.glob answers an unlistable folder (mode -wx: its stack file can be opened, its
+    siblings not listed) with no matches, and the account ledgers would have counted no other stack."""
     try:
-        return sorted(folder.glob(STACK_GLOB))
+        names = os.listdir(folder)
     except OSError as exc:
         raise InputError.single(f"cannot list the stack folder: {exc.strerror or exc}", file=folder) from None
+    return sorted(folder / name for name in names if fnmatchcase(name, STACK_GLOB))
 
 
 def file_stamp(path: Path) -> tuple[int, int]:

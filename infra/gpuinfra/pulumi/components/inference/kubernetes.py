@@ -135,10 +135,15 @@ def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
     }
 
 
-RUN_AS = 1000
-"""Non-root UID the containers run as (restricted Pod Security Standard)."""
+RUN_AS = 10001
+"""Non-root UID the containers run as (restricted Pod Security Standard), 10,000 or more so that no account of the
+node shares it (the EKS AL2023 AMI's ec2-user is UID 1000; checkov CKV_K8S_40)."""
 CACHE_DIR = "/cache"
 """Writable home and caches (HF, torch.compile, vLLM) for a non-root user on a read-only image."""
+TMP_GIB = 1
+"""The /tmp emptyDir every container writes its temporary files to (vLLM's IPC sockets, Python's tempfile): the
+root file system is read-only."""
+TMP_MOUNT = {"name": "tmp", "mount_path": "/tmp"}
 
 
 def restricted_context() -> dict[str, Any]:
@@ -150,6 +155,7 @@ def restricted_context() -> dict[str, Any]:
         "allow_privilege_escalation": False,
         "capabilities": {"drop": ["ALL"]},
         "seccomp_profile": {"type": "RuntimeDefault"},
+        "read_only_root_filesystem": True,
     }
 
 
@@ -204,10 +210,13 @@ def deployment_spec(
         {"name": "cache", "mount_path": CACHE_DIR},
     )
     pod["containers"] = [server_container(spec, rp, devices, server_image, pod_requests(*node), weights_gib)]
+    for container in [*pod["init_containers"], *pod["containers"]]:
+        container["volume_mounts"].append(TMP_MOUNT)
     pod["volumes"] = [
         {"name": "weights", "empty_dir": {"size_limit": f"{weights_gib}Gi"}},
         {"name": "shm", "empty_dir": {"medium": "Memory", "size_limit": "16Gi"}},
         {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
+        {"name": "tmp", "empty_dir": {"size_limit": f"{TMP_GIB}Gi"}},
     ]
     return {
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
@@ -221,6 +230,9 @@ def pod_spec(spec: InferenceSpec, rp: RegionPlan, devices: Accelerators) -> dict
     taint tolerated), a drain-long grace, spread over zones. The caller adds containers and volumes."""
     return {
         "service_account_name": spec.name,
+        # No process in the pod calls the Kubernetes API; the weights' S3 credentials come through the token volume
+        # the EKS Pod Identity (or IRSA) webhook projects, not the service account token.
+        "automount_service_account_token": False,
         "security_context": {
             "run_as_non_root": True,
             "fs_group": RUN_AS,
@@ -254,9 +266,9 @@ def server_container(
     the API key from its Secret, probes sized by the cold start, and a drain before SIGTERM."""
     model, lb, kube = spec.model, spec.load_balancer, spec.kubernetes
     gpus = max(1, rp.accelerators_per_instance)
-    # Both emptyDirs count against the node's disk: request them, so the scheduler places the pod where they
+    # The emptyDirs on disk count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
-    disk = f"{weights_gib + CACHE_GIB}Gi"
+    disk = f"{weights_gib + CACHE_GIB + TMP_GIB}Gi"
     api_key = (
         [{"name": "VLLM_API_KEY", "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
         if kube and kube.api_key_secret and spec.access.auth == "api_key"
