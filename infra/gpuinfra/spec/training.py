@@ -98,6 +98,15 @@ class Interconnect(SpecModel):
     """Let the HCAs read and write GPU memory directly (GPUDirect RDMA)."""
 
 
+class PinnedPackage(SpecModel):
+    """A package a node downloads at boot and runs as root, pinned by content."""
+
+    url: Annotated[str, StringConstraints(pattern=r"^https://[^\s'\"`$]+$")]
+    """Where the nodes fetch it (HTTPS)."""
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+    """The SHA-256 of its content (`sha256sum <file>`): a download that differs is not run."""
+
+
 class Lustre(SpecModel):
     """FSx for Lustre, linked to S3 for the dataset and the checkpoints."""
 
@@ -129,6 +138,12 @@ class Lustre(SpecModel):
     the file system), fixes the throughput tier, needs a metadata configuration (AUTOMATIC is set) and makes the
     capacity a whole number of the tier's EFA steps (FSx for Lustre User Guide, "Working with EFA-enabled file
     systems")."""
+
+    efa_client_package: PinnedPackage | None = None
+    """With efa: the FSx for Lustre User Guide's configure-efa-fsx-lustre-client package the nodes run at their first
+    boot, pinned by URL and SHA-256 (a copy in your own bucket, or AWS's at a digest you checked). Default (unset): the
+    catalog's pin (catalog/data/downloads.yaml, with the date its digest was taken). A node whose download does not
+    match runs nothing and mounts over TCP."""
 
     preload: bool | None = None
     """Restore the whole dataset (everything under import_path) into Lustre before the first job, from the login node
@@ -546,6 +561,7 @@ __all__ = [
     "OnPremNodes",
     "Optimizer",
     "Parallelism",
+    "PinnedPackage",
     "Racks",
     "Scheduler",
     "SiteLustre",

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 
+from gpuinfra.catalog.downloads import FSX_EFA_CLIENT, pinned_download
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
 from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
@@ -68,9 +69,24 @@ JOB_GID = 59000
 """The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
 cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
 gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
-EFA_CLIENT_PACKAGE = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/samples/configure-efa-fsx-lustre-client.zip"
-"""The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip, run
-setup.sh), fetched at boot as the guide does: AWS publishes no versioned copy to pin."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """A URL a node fetches at boot and the SHA-256 its content must have (else it is not run)."""
+
+    url: str
+    sha256: str
+
+
+def efa_client_package() -> Download:
+    """The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip,
+    run setup.sh), pinned by content: AWS publishes no versioned copy, so the catalog gives the digest a fetched copy
+    had (catalog/data/downloads.yaml, with its source and date)."""
+    pinned = pinned_download(FSX_EFA_CLIENT)
+    return Download(pinned.url, pinned.sha256)
+
+
 EFA_CLIENT_UNIT = "/etc/systemd/system/configure-efa-fsx-lustre-client.service"
 """The unit setup.sh installs to configure LNet's EFA interfaces at every boot (the same guide page)."""
 EFA_SYSFS = "/sys/class/infiniband"
@@ -98,6 +114,9 @@ class LustreMount:
     """The file system is EFA-enabled: the nodes set themselves up as its EFA clients before mounting."""
     preload: bool = False
     """The login node restores the dataset into Lustre before the first job (gpuinfra-preload-dataset.service)."""
+    efa_client: Download | None = None
+    """The EFA client package and its digest, when the stack pins its own (lustre.efa_client_package); None: the
+    catalog's."""
 
     @property
     def dataset(self) -> str:
@@ -226,16 +245,20 @@ def job_group(cluster: str, checkpoint_root: str | None) -> str:
 
 
 def lustre_client(
-    cluster: str, mount_path: str, efa: bool = False, package: str = EFA_CLIENT_PACKAGE, sysfs: str = EFA_SYSFS
+    cluster: str, mount_path: str, efa: bool = False, package: Download | None = None, sysfs: str = EFA_SYSFS
 ) -> str:
     """The boot script that installs the Lustre client and, for an EFA-enabled file system, sets the node up as its
-    EFA client; `package` and `sysfs` are only changed by tests (a local zip, a fake device directory)."""
+    EFA client with `package` (default: the catalog's pin); `sysfs` is only changed by tests (a fake device
+    directory)."""
+    if efa and package is None:
+        package = efa_client_package()
     return render(
         "training/lustre-client.sh.j2",
         cluster=cluster,
         mount_path=mount_path,
         efa=efa,
-        efa_package=package,
+        efa_package=package.url if package else None,
+        efa_sha256=package.sha256 if package else None,
         efa_unit=EFA_CLIENT_UNIT,
         efa_sysfs=sysfs,
     )
@@ -369,7 +392,9 @@ def node_cloud_config(
         job_group=job_group(cluster, checkpoint_root),
         checkpoint_root=checkpoint_root,
         # Only nodes with EFA interfaces set up an EFA client (the login node mounts over TCP).
-        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0) if lustre else "",
+        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0, lustre.efa_client)
+        if lustre
+        else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
@@ -407,7 +432,6 @@ __all__ = [
     "CRITICAL_XIDS",
     "DATASET_DIR",
     "DATASET_READY_VAR",
-    "EFA_CLIENT_PACKAGE",
     "EFA_CLIENT_UNIT",
     "EFA_SYSFS",
     "HEALTH_CHECK",
@@ -421,10 +445,12 @@ __all__ = [
     "SCRATCH_PATH",
     "TASK_PROLOG",
     "Acceptance",
+    "Download",
     "HomeMount",
     "LustreMount",
     "NodeRole",
     "Retention",
+    "efa_client_package",
     "health_check",
     "imds_guard",
     "interruption_watcher",

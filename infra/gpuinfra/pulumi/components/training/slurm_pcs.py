@@ -18,6 +18,7 @@ from gpuinfra.pulumi.components.profiles import InstanceIdentity, instance_ident
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
     Acceptance,
+    Download,
     HomeMount,
     LustreMount,
     NodeRole,
@@ -110,12 +111,15 @@ UserData = Callable[[NodeRole], pulumi.Output[str]]
 def lustre_mount(
     spec: TrainingSpec, plan: TrainingPlan, fs: aws.fsx.LustreFileSystem | None
 ) -> pulumi.Output[LustreMount | None]:
-    """How every node mounts the FSx file system (its DNS and mount names, once it exists); None without one."""
+    """How every node mounts the FSx file system (its DNS and mount names, once it exists), and the EFA client package
+    the stack pins, if it pins its own; None without a file system."""
     lustre = spec.lustre
     if fs is None or lustre is None:
         return pulumi.Output.from_input(None)
+    pinned = lustre.efa_client_package
+    package = Download(pinned.url, pinned.sha256) if pinned else None
     return pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
-        lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload)
+        lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload, package)
     )
 
 
