@@ -47,9 +47,11 @@ ACCEPTED_UNPRICED = [
     "aws-native:pcs:Cluster: PCS controller",
     "aws-native:pcs:ComputeNodeGroup: PCS node management",
     "aws-native:pcs:Queue: Resource",
+    "aws:efs/backupPolicy:BackupPolicy: Backups",
 ]
 """Unknown prices the pack accepts by default, each a prefix of `<type>: <line>`: AWS PCS's controller and node
-management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml).
+management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml),
+and the AWS Backup storage of a home file system's daily backups (no cited rate, and its size is usage).
 Every other unknown price makes the budget cannot-judge."""
 
 

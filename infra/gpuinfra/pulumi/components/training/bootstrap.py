@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
@@ -24,6 +25,7 @@ from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
 from gpuinfra.pulumi.components.training.node_repair import FAILED, INTERVAL_SECONDS, PASSED, Repair, node_repair
 from gpuinfra.pulumi.components.training.node_repair import SCRIPT as REPAIR
 from gpuinfra.pulumi.templates import render
+from gpuinfra.spec.training import ClusterUser
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
 TASK_PROLOG = "/opt/gpuinfra/task-prolog"
@@ -87,6 +89,8 @@ def efa_client_package() -> Download:
     return Download(pinned.url, pinned.sha256)
 
 
+HOME = "/home"
+"""Where users' homes are: the shared EFS (home.py) on every node."""
 EFA_CLIENT_UNIT = "/etc/systemd/system/configure-efa-fsx-lustre-client.service"
 """The unit setup.sh installs to configure LNet's EFA interfaces at every boot (the same guide page)."""
 EFA_SYSFS = "/sys/class/infiniband"
@@ -136,6 +140,8 @@ class HomeMount:
     dns_name: str
     path: str
     options: str
+    users: tuple[ClusterUser, ...] = ()
+    """The cluster's users (scheduler.users): created on every node, their homes here by the login node."""
 
 
 @dataclass(frozen=True)
@@ -236,11 +242,26 @@ def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
     return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
 
 
-def job_group(cluster: str, checkpoint_root: str | None) -> str:
-    """The boot script that creates the job group (every node) and, given the checkpoint root (the login node),
-    makes the root and its run directories group-writable with the setgid bit."""
+def job_group(
+    cluster: str,
+    checkpoint_root: str | None,
+    users: Sequence[ClusterUser] = (),
+    homes: str = HOME,
+    make_homes: bool = False,
+) -> str:
+    """The boot script that creates the job group and the cluster's users, each with its one UID and a home under
+    `homes` (every node); given the checkpoint root (the login node), makes the root and its run directories
+    group-writable with the setgid bit; with `make_homes` (the login node, which mounts the shared /home before),
+    creates each user's home and authorized key."""
     return render(
-        "training/job-group.sh.j2", cluster=cluster, group=JOB_GROUP, gid=JOB_GID, checkpoint_root=checkpoint_root
+        "training/job-group.sh.j2",
+        cluster=cluster,
+        group=JOB_GROUP,
+        gid=JOB_GID,
+        checkpoint_root=checkpoint_root,
+        users=users,
+        homes=homes,
+        make_homes=make_homes,
     )
 
 
@@ -371,16 +392,6 @@ def node_cloud_config(
     preload = node.role == "login" and lustre is not None and lustre.preload
     if lustre is not None and lustre.preload:
         env = {**env, DATASET_READY_VAR: lustre.ready_marker}
-    units = [
-        "gpuinfra-imds-guard.service",
-        "gpuinfra-job-group.service",
-        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
-        *(["gpuinfra-health-check.timer"] if compute else []),
-        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
-        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
-        *(["gpuinfra-preload-dataset.service"] if preload else []),
-        *(["gpuinfra-node-repair.timer"] if node.repair else []),
-    ]
     return render(
         "training/node-cloud-config.yaml.j2",
         cluster=cluster,
@@ -389,7 +400,7 @@ def node_cloud_config(
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
         imds_guard=imds_guard(cluster),
-        job_group=job_group(cluster, checkpoint_root),
+        job_group=job_group(cluster, checkpoint_root, *((home.users, home.path, node.role == "login") if home else ())),
         checkpoint_root=checkpoint_root,
         # Only nodes with EFA interfaces set up an EFA client (the login node mounts over TCP).
         lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0, lustre.efa_client)
@@ -413,8 +424,23 @@ def node_cloud_config(
         health_interval=HEALTH_CHECK_INTERVAL_SECONDS,
         lustre=lustre,
         home=home,
-        units=units,
+        units=node_units(node, watcher, preload),
     )
+
+
+def node_units(node: NodeRole, watcher: bool, preload: bool) -> list[str]:
+    """The systemd units a node's user data enables: every node's, then each its role and purchase add."""
+    compute = node.role == "compute"
+    return [
+        "gpuinfra-imds-guard.service",
+        "gpuinfra-job-group.service",
+        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-health-check.timer"] if compute else []),
+        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
+        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
+        *(["gpuinfra-preload-dataset.service"] if preload else []),
+        *(["gpuinfra-node-repair.timer"] if node.repair else []),
+    ]
 
 
 def mime_user_data(cloud_config: str) -> str:
@@ -436,6 +462,7 @@ __all__ = [
     "EFA_SYSFS",
     "HEALTH_CHECK",
     "HEALTH_CHECK_INTERVAL_SECONDS",
+    "HOME",
     "JOB_ENV",
     "JOB_GID",
     "JOB_GROUP",
@@ -461,6 +488,7 @@ __all__ = [
     "mount_scratch",
     "nccl_acceptance",
     "node_cloud_config",
+    "node_units",
     "preload_dataset",
     "prune_checkpoints",
     "save_seconds",
