@@ -43,6 +43,8 @@ IMDS_ADDRESS = "169.254.169.254"
 IMDS = f"http://{IMDS_ADDRESS}"
 CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
 """Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
+CHECKPOINT_NOW_VAR = "GPUINFRA_CHECKPOINT_NOW_FILE"
+"""The job environment's name for it."""
 COMPLETE_MARKER = "COMPLETE"
 """The file a trainer writes into a checkpoint directory once every rank has finished writing it; the pruner counts
 (and prunes) only checkpoints that hold it."""
@@ -452,6 +454,7 @@ def mime_user_data(cloud_config: str) -> str:
 
 __all__ = [
     "CHECKPOINT_NOW_FILE",
+    "CHECKPOINT_NOW_VAR",
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",

@@ -17,6 +17,7 @@ from gpuinfra.pulumi.components.base import STACK_TAG, child
 from gpuinfra.pulumi.components.profiles import InstanceIdentity, instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
+    CHECKPOINT_NOW_VAR,
     Acceptance,
     Download,
     HomeMount,
@@ -248,7 +249,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
         nodes, login = self._identities(name, spec, compute, o)
         mount = lustre_mount(spec, plan, storage.lustre)
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
-        env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
+        env = {**env, CHECKPOINT_NOW_VAR: CHECKPOINT_NOW_FILE}
         home = self._home(name, network, compute, spec.scheduler.users, provider)
         # The agent's configuration exists before any node boots: its name rides along into the user data.
         self.agent_config = gpu_metrics.agent_parameter(name, spec.name, o)
