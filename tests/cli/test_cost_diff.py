@@ -54,7 +54,11 @@ def test_diff_two_previews(tmp_path: Path) -> None:
 
 def test_diff_exits_1_when_the_head_has_an_error_finding(tmp_path: Path) -> None:
     base = preview_json(tmp_path, "base", {})
-    head = preview_json(tmp_path, "head", {"checkpointing.interval_minutes": 1000})  # too long with spot
+    head = preview_json(  # too long with spot: the gang back on spot above 4 on-demand nodes
+        tmp_path,
+        "head",
+        {"checkpointing.interval_minutes": 1000, "compute.capacity": {"type": "spot", "on_demand_base": 4}},
+    )
     done = gpuinfra("diff", str(base), str(head), "--format", "json")
     report = json.loads(done.stdout)
     errors = [f for s in report["stacks"] for f in s["findings"] if f["level"] == "error"]
@@ -72,11 +76,11 @@ def test_base_ref_in_a_fresh_clone(tmp_path: Path) -> None:
     clone = tmp_path / "clone"
     subprocess.run(["git", "clone", "--quiet", str(ROOT), str(clone)], check=True, timeout=120)
     stack = clone / "stacks" / "Pulumi.llm-train.yaml"
-    # Fewer nodes: 20 would overrun the P5 spot quota, a mandatory policy violation (exit 1).
+    # Fewer nodes: 20 would overrun the on-demand P quota, a mandatory policy violation (exit 1).
     stack.write_text(stack.read_text().replace("node_count: 16", "node_count: 12"))
     done = gpuinfra("diff", "--base-ref", "HEAD~1", "llm-train", "--format", "markdown", cwd=clone)
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith(MARKER)
-    assert "`llm-train-slurm-pcs-spot`" in done.stdout and "HEAD~1 (" in done.stdout
+    assert "`llm-train-slurm-pcs-od`" in done.stdout and "HEAD~1 (" in done.stdout
     worktrees = subprocess.run(["git", "worktree", "list"], cwd=clone, capture_output=True, text=True).stdout
     assert len(worktrees.strip().splitlines()) == 1  # the temporary worktree is gone

@@ -32,12 +32,13 @@ def test_preview_table_shows_key_settings() -> None:
 
 
 def test_preview_stops_before_the_engine_on_error_findings(tmp_path: Path) -> None:
-    path = write_stack(tmp_path, "llm-train", spec={"checkpointing": None})
+    spot = {"type": "spot", "on_demand_base": 4}  # llm-train's gang before the review's finding T15
+    path = write_stack(tmp_path, "llm-train", spec={"checkpointing": None, "compute.capacity": spot})
     result = gpuinfra("preview", str(path), "--format", "json")
     assert result.returncode == 1
     (stack,) = json.loads(result.stdout)["stacks"]
     assert stack["resources"] is None
-    assert [f["rule"] for f in stack["findings"]] == ["spot-without-checkpointing"]
+    assert [f["rule"] for f in stack["findings"]] == ["spot-without-checkpointing", "gang-on-spot"]
 
 
 def test_preview_markdown() -> None:

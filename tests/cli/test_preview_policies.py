@@ -55,7 +55,7 @@ def test_a_quota_below_the_clusters_need_fails_with_the_code_and_numbers(tmp_pat
         (finding,) = [f for f in stack["findings"] if f["level"] == "error"]
         assert finding["rule"] == "quota-short"
         assert finding["message"] == (
-            "ml-training us-east-1: L-417A185B (Running On-Demand P instances) needs 768 vCPUs at full size, "
+            "ml-training us-east-1: L-417A185B (Running On-Demand P instances) needs 3072 vCPUs at full size, "
             "granted 512"
         )
 

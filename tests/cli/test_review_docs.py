@@ -19,7 +19,7 @@ def test_readme_usage_file_example_loads(tmp_path: Path) -> None:
     path = tmp_path / "usage.yml"
     path.write_text(block)
     usage = load_usage_file(path)
-    assert usage.file.resource_usage["llm-train-slurm-pcs-spot"].instances == 12
+    assert usage.file.resource_usage["llm-train-slurm-pcs-elastic"].instances == 1
 
 
 def test_workflow_runs_the_diff_and_finds_its_comment_by_the_marker() -> None:

@@ -19,7 +19,9 @@ from gpuinfra.validators.base import Level
 from helpers import checked
 
 LOW_P_QUOTA = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 512}
-"""The llm-train example needs 768 on-demand P vCPUs (4 on-demand p5.48xlarge x 192); 512 is short."""
+"""The llm-train example needs 3072 on-demand P vCPUs (16 p5.48xlarge x 192 on its reservation); 512 is short."""
+BEFORE_T15 = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}
+"""llm-train before the review's finding T15: 4 on-demand nodes and 12 spot, no elastic partition."""
 
 
 @dataclass(frozen=True)
@@ -41,7 +43,8 @@ class Pair:
 PAIRS = [
     Pair("quota-short", "quota-within-grant", "llm-train", org=LOW_P_QUOTA),
     # the same shortfall, asked of AWS by the stack itself (request_quota_increases): neither layer blocks, because
-    # the request asks for the account's total (llm-train 768 + llm-train-eks 768), which the policy counts too.
+    # the request asks for the account's total (llm-train 3072 + llm-train-eks 768 + llm-finetune 16), which the
+    # policy counts too.
     Pair(
         "quota-short",
         "quota-within-grant",
@@ -80,9 +83,17 @@ PAIRS = [
         "spot-checkpoint-interval-too-long",
         "training-spot-checkpointing",
         "llm-train",
-        {"checkpointing.interval_minutes": 1400},
+        {"checkpointing.interval_minutes": 1400, **BEFORE_T15},
     ),
-    Pair("spot-checkpoint-interval-too-long", "training-spot-checkpointing", "llm-train", fires=False),
+    Pair("spot-checkpoint-interval-too-long", "training-spot-checkpointing", "llm-train", BEFORE_T15, fires=False),
+    # the example's gang is on its reservation: its elastic spot nodes run other jobs, which no interval bounds
+    Pair(
+        "spot-checkpoint-interval-too-long",
+        "training-spot-checkpointing",
+        "llm-train",
+        {"checkpointing.interval_minutes": 1400},
+        fires=False,
+    ),
 ]
 POLICIES = pack_config()
 

@@ -110,7 +110,7 @@ def test_watchers_checkpoint_and_drain() -> None:
 def test_the_graph_carries_the_rendered_user_data() -> None:
     graph = example_graph("llm-train")
     templates = {r.name: r for r in graph.of_type(tokens.LAUNCH_TEMPLATE)}
-    text = base64.b64decode(templates["llm-train-slurm-pcs-spot-lt"].inputs["userData"]).decode()
+    text = base64.b64decode(templates["llm-train-slurm-pcs-elastic-lt"].inputs["userData"]).decode()
     part = next(p for p in email.message_from_string(text).walk() if p.get_content_type() == "text/cloud-config")
     assert "/opt/gpuinfra/interruption-watcher" in part.get_payload()
 

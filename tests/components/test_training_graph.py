@@ -14,6 +14,8 @@ from helpers import ample_quotas, example_graph, graph_for
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
 NG = tokens.PCS_NODE_GROUP
+SPOT_ABOVE_4 = {"type": "spot", "on_demand_base": 4}
+"""llm-train's capacity before the review's finding T15."""
 
 
 @pytest.fixture(scope="module")
@@ -64,20 +66,40 @@ def test_a_pcs_cluster_node_groups_a_queue_and_a_login_group(graph: Graph) -> No
     # the health check is a timer on the nodes now, not a cluster setting outside the schema's documented three
     assert not any(name.startswith("HealthCheck") for name in settings)
     found = groups(graph)
+    scaling = {k: g.inputs["scalingConfiguration"] for k, g in found.items()}
     assert {
-        k: (g.inputs["purchaseOption"], g.inputs["scalingConfiguration"]["maxInstanceCount"]) for k, g in found.items()
+        k: (g.inputs["purchaseOption"], scaling[k]["minInstanceCount"], scaling[k]["maxInstanceCount"])
+        for k, g in found.items()
     } == {
-        "od": ("ONDEMAND", 4),
-        "spot": ("SPOT", 12),
-        "login": ("ONDEMAND", 1),
+        "od": ("ONDEMAND", 16, 16),  # the gang, static, on its On-Demand Capacity Reservation
+        "elastic": ("SPOT", 0, 2),  # spot beside it, from none up to compute.elastic.max_nodes
+        "login": ("ONDEMAND", 1, 1),
     }
-    queue = graph.one(tokens.PCS_QUEUE).inputs
-    assert queue["name"] == "train"
-    assert [c["computeNodeGroupId"] for c in queue["computeNodeGroupConfigurations"]] == [
-        found["od"].inputs["name"] and found["od"].inputs.get("clusterId") and c["computeNodeGroupId"]
-        for c in queue["computeNodeGroupConfigurations"]
-    ]
-    assert len(queue["computeNodeGroupConfigurations"]) == 2  # the login group takes no jobs
+    queues = {q.inputs["name"]: q.inputs for q in graph.of_type(tokens.PCS_QUEUE)}
+    assert set(queues) == {"train", "elastic"}  # the login group takes no jobs
+    members = {
+        name: [c["computeNodeGroupId"] for c in q["computeNodeGroupConfigurations"]] for name, q in queues.items()
+    }
+    queue_urns = {q.inputs["name"]: q for q in graph.of_type(tokens.PCS_QUEUE)}
+    for name, group in (("train", found["od"]), ("elastic", found["elastic"])):
+        assert len(members[name]) == 1
+        assert graph.dependencies_of(queue_urns[name], NG) == [group]
+
+
+def test_the_gang_launches_into_its_reservation_and_the_elastic_nodes_are_spot(graph: Graph) -> None:
+    """The review's finding T15: the gang's group targets the On-Demand Capacity Reservation (no market option: an
+    ODCR runs on-demand instances; AWS PCS User Guide, "Using ODCRs with AWS PCS"); the elastic group is spot and
+    targets none; both in the placement group."""
+    found = groups(graph)
+    gang = template_of(graph, found["od"]).inputs
+    assert gang["capacityReservationSpecification"] == {
+        "capacityReservationTarget": {"capacityReservationId": "cr-0a1b2c3d4e5f60718"}
+    }
+    assert "instanceMarketOptions" not in gang
+    elastic = template_of(graph, found["elastic"]).inputs
+    assert "capacityReservationSpecification" not in elastic and "instanceMarketOptions" not in elastic
+    assert found["elastic"].inputs["spotOptions"] == {"allocationStrategy": "capacity-optimized"}
+    assert gang["placement"] == elastic["placement"]
 
 
 def test_no_home_made_slurm_remains(graph: Graph) -> None:
@@ -103,7 +125,7 @@ def test_node_groups_take_the_pinned_image_and_a_pcs_profile(graph: Graph) -> No
 
 
 def test_launch_template_has_an_efa_on_every_efa_card(graph: Graph) -> None:
-    lt = template_of(graph, groups(graph)["spot"]).inputs
+    lt = template_of(graph, groups(graph)["od"]).inputs
     nis = lt["networkInterfaces"]
     assert (nis[0]["networkCardIndex"], nis[0]["deviceIndex"], nis[0].get("interfaceType")) == (0, 0, None)
     efa = [(n["networkCardIndex"], n["deviceIndex"]) for n in nis if n.get("interfaceType") == "efa-only"]
@@ -118,6 +140,7 @@ def test_p6_b300_has_no_efa_on_card_zero() -> None:
         {
             "compute.instance_type": "p6-b300.48xlarge",
             "compute.capacity": {"type": "on_demand"},
+            "compute.elastic": None,  # no source names the P6 spot quota (quota-short fails closed)
             "region": "us-west-2",
             "availability_zone": "us-west-2a",
         },
@@ -308,19 +331,23 @@ def test_node_primary_interfaces_join_the_controller_group_efa_interfaces_stay_i
         efa_group = next(g for g in primary[0]["securityGroups"] if g != controller)
         assert all(i["securityGroups"] == [efa_group] for i in efa), group.name
         efa_counts[name] = len(efa)
-    assert efa_counts == {"od": 32, "spot": 32, "login": 0}  # p5.48xlarge: an EFA on each of its 32 cards
+    assert efa_counts == {"od": 32, "elastic": 32, "login": 0}  # p5.48xlarge: an EFA on each of its 32 cards
 
 
 def test_twice_the_nodes_doubles_the_capacity() -> None:
     graph = graph_for("llm-train", {"compute.node_count": 32}, ample_quotas())
     sizes = {k: g.inputs["scalingConfiguration"]["maxInstanceCount"] for k, g in groups(graph).items()}
-    assert sizes == {"od": 4, "spot": 28, "login": 1}
+    assert sizes == {"od": 32, "elastic": 2, "login": 1}
+    spot = graph_for("llm-train", {"compute.node_count": 32, "compute.capacity": SPOT_ABOVE_4}, ample_quotas())
+    sizes = {k: g.inputs["scalingConfiguration"]["maxInstanceCount"] for k, g in groups(spot).items()}
+    assert sizes == {"od": 4, "spot": 28, "elastic": 2, "login": 1}
     assert graph.one(tokens.PCS_CLUSTER).inputs["size"] == "MEDIUM"  # 33 > 32
 
 
 def test_on_demand_and_capacity_block_capacity() -> None:
-    graph = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}}, ample_quotas())
+    graph = graph_for("llm-train", {"compute.capacity": {"type": "on_demand"}, "compute.elastic": None}, ample_quotas())
     assert {k: g.inputs["purchaseOption"] for k, g in groups(graph).items()} == {"od": "ONDEMAND", "login": "ONDEMAND"}
+    assert "capacityReservationSpecification" not in template_of(graph, groups(graph)["od"]).inputs
     block = {
         "type": "capacity_block",
         "capacity_reservation_id": "cr-0123456789abcdef0",

@@ -32,19 +32,23 @@ def svc(catalog: Catalog, key: str) -> Decimal:
     return found.usd
 
 
-def test_spot_group_prices_on_demand_base_at_full_price_and_the_rest_at_the_spot_discount(catalog: Catalog) -> None:
+def test_the_reserved_gang_prices_at_the_on_demand_rate_and_the_elastic_group_at_the_spot_discount(
+    catalog: Catalog,
+) -> None:
     b = price_graph(example_graph("llm-train"), catalog)
     od = catalog.on_demand("p5.48xlarge", "us-east-1")
     discount = catalog.spot_discount("p5.48xlarge", "us-east-1").discount
     assert od is not None
-    # PCS: one node group per purchase option (4 on-demand, 12 spot, by hand from the example spec).
+    # PCS, by hand from the example spec: the gang's 16 nodes on an On-Demand Capacity Reservation, billed at the
+    # on-demand rate (EC2 User Guide, "Capacity Reservation pricing and billing"): 16 x $55.04 x 730 h; the elastic
+    # partition's spot group at its most, 2 nodes.
     od_lines = {line.name.split(" (")[0]: line for line in b.get(f"{PCS_NG}::llm-train-slurm-pcs-od").lines}
-    spot_lines = {line.name.split(" (")[0]: line for line in b.get(f"{PCS_NG}::llm-train-slurm-pcs-spot").lines}
-    assert od_lines["Instances, on-demand"].monthly == 4 * od.usd_per_hour * H == Decimal("160716.80")
-    assert spot_lines["Instances, spot"].quantity == 12
-    assert spot_lines["Instances, spot"].monthly == 12 * od.usd_per_hour * (1 - discount) * H
-    assert spot_lines["Instances, spot"].hourly == 12 * od.usd_per_hour * (1 - discount)
-    assert spot_lines["EBS /dev/xvda"].monthly == 12 * 512 * svc(catalog, "ebs/gp3")
+    spot_lines = {line.name.split(" (")[0]: line for line in b.get(f"{PCS_NG}::llm-train-slurm-pcs-elastic").lines}
+    assert od_lines["Instances, on-demand"].monthly == 16 * od.usd_per_hour * H == Decimal("642867.20")
+    assert spot_lines["Instances, spot"].quantity == 2
+    assert spot_lines["Instances, spot"].monthly == 2 * od.usd_per_hour * (1 - discount) * H
+    assert spot_lines["Instances, spot"].hourly == 2 * od.usd_per_hour * (1 - discount)
+    assert spot_lines["EBS /dev/xvda"].monthly == 2 * 512 * svc(catalog, "ebs/gp3")
     # PCS's own charges have no cited figure in the catalog yet: unknown, never zero.
     assert od_lines["PCS node management"].monthly is None
     (controller,) = b.get("aws-native:pcs:Cluster::llm-train-slurm-pcs-cluster").lines

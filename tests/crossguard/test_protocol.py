@@ -39,7 +39,7 @@ BROKEN = (
         "llm-train-slurm-pcs-od-lt",
         {"metadataOptions.httpTokens": "optional", "blockDeviceMappings[0].ebs.encrypted": "false"},
     ),
-    (LT, "llm-train-slurm-pcs-spot-lt", {"metadataOptions.httpTokens": UNKNOWN}),
+    (LT, "llm-train-slurm-pcs-elastic-lt", {"metadataOptions.httpTokens": UNKNOWN}),
     (
         SG,
         "llm-train-net-efa",
@@ -120,7 +120,7 @@ def test_violations_unknowns_and_config_match(training_pack: PackClient) -> None
     }
     assert not any(d.policy == "training-one-zone" for d in diagnostics)
     assert any(
-        "can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-pcs-spot-lt")
+        "can't run policy 'security-imdsv2'" in d.message and d.urn.endswith("llm-train-slurm-pcs-elastic-lt")
         for d in diagnostics
     )
 
@@ -143,8 +143,9 @@ def test_facts_from_the_pinned_organization_reach_the_pack(tmp_path: Path) -> No
         policy_config = reconcile(pack.metas(), given=pin)
         diagnostics, not_applicable = over_grpc(pack, graph, policy_config)
     assert (diagnostics, not_applicable) == in_process(graph, facts, policy_config)
+    # the stack alone needs 3072 vCPUs: 16 reserved p5.48xlarge of 192 each
     (quota,) = [d for d in diagnostics if d.policy == "quota-within-grant"]
-    assert quota.level == "mandatory" and "L-417A185B" in quota.message and "768 vCPUs" in quota.message
+    assert quota.level == "mandatory" and "L-417A185B" in quota.message and "3072 vCPUs" in quota.message
     assert not [d for d in diagnostics if d.policy.startswith("separation-")]
 
 

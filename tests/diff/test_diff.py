@@ -71,7 +71,7 @@ def test_a_new_image_version_rolls_the_node_groups(catalog: Catalog) -> None:
     base = graph_for("llm-train")
     head = graph_for("llm-train", {"compute.image_id": "resolve:ssm:/acme/pcs/slurm-25.05/gpu-ami:8"})
     d = diff(base, head, catalog)
-    for name in ("llm-train-slurm-pcs-od", "llm-train-slurm-pcs-spot", "llm-train-slurm-pcs-login"):
+    for name in ("llm-train-slurm-pcs-od", "llm-train-slurm-pcs-elastic", "llm-train-slurm-pcs-login"):
         group = by_name(d, name)
         assert group.action == "update"
         (change,) = [c for c in group.changes if c.path == "amiId"]

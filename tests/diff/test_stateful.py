@@ -78,10 +78,12 @@ def test_throughput_is_not_a_loss_and_the_headline_leads_with_cost(catalog: Cata
     d, report = _review(base, head, catalog)
     assert d.losses == []
     heading = render_diff_markdown(report).split("\n")[1]
-    # no stored data destroyed; what rolls (the nodes' user data carries the file system's throughput) comes
-    # before the money (report/build/disruption.py), then the cost
+    # no stored data destroyed; what rolls comes before the money (report/build/disruption.py), then the cost: the
+    # spot nodes' interruption watcher carries the checkpoint's write time, which the throughput sets, and the
+    # example's spot nodes are its elastic ones (the gang is on its reservation, without the watcher)
     assert "destroys stored data" not in heading and "monthly cost +" in heading, heading
-    assert heading.startswith("## gpuinfra: 🔄 1 group rolls its instances (llm-train-slurm-pcs-spot); monthly cost +")
+    rolls = "## gpuinfra: 🔄 1 group rolls its instances (llm-train-slurm-pcs-elastic); monthly cost +"
+    assert heading.startswith(rolls)
 
 
 def test_deleting_the_checkpoint_bucket_is_named_with_what_it_loses(catalog: Catalog) -> None:

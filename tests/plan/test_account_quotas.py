@@ -23,16 +23,18 @@ def test_validate_counts_the_other_stacks_of_the_account() -> None:
     plan = checked("llm-train").plan
     assert isinstance(plan, TrainingPlan)
     od = next(q for q in plan.quotas if q.code == "L-417A185B")
-    # llm-train: 4 on-demand p5.48xlarge; llm-train-eks: on_demand_base 4 of 16. llm-train-onprem is on premises.
-    assert od.own == 4 * P5_VCPUS
+    # llm-train: 16 p5.48xlarge on an On-Demand Capacity Reservation (it counts against the On-Demand quota);
+    # llm-train-eks: on_demand_base 4 of 16. llm-train-onprem is on premises.
+    assert od.own == 16 * P5_VCPUS
     assert od.held == (("llm-finetune", FINETUNE), ("llm-train-eks", 4 * P5_VCPUS))
-    assert od.vcpus == 8 * P5_VCPUS + FINETUNE
+    assert od.vcpus == 20 * P5_VCPUS + FINETUNE
     spot = next(q for q in plan.quotas if q.code == "L-C4BD4855")
-    assert (spot.own, spot.vcpus) == (12 * P5_VCPUS, 24 * P5_VCPUS + FINETUNE)  # 12 spot nodes in each stack
+    # llm-train's 2 elastic spot nodes at their most, llm-train-eks's 12 spot nodes
+    assert (spot.own, spot.vcpus) == (2 * P5_VCPUS, 14 * P5_VCPUS + FINETUNE)
 
 
 def test_the_increase_request_asks_for_the_account_total() -> None:
-    """AWS sets the account's quota value: a request for the stack's own 768 would leave the others' out."""
+    """AWS sets the account's quota value: a request for the stack's own 3072 would leave the others' out."""
     org = {
         "accounts.ml-training.quotas.us-east-1.L-417A185B": 512,
         "accounts.ml-training.request_quota_increases": True,
@@ -40,7 +42,7 @@ def test_the_increase_request_asks_for_the_account_total() -> None:
     graph = graph_for("llm-train", org=org)
     quota = "aws:servicequotas/serviceQuota:ServiceQuota"
     requests = {r.inputs["quotaCode"]: r.inputs["value"] for r in graph.resources if r.type == quota}
-    assert requests == {"L-417A185B": 8 * P5_VCPUS + FINETUNE}
+    assert requests == {"L-417A185B": 20 * P5_VCPUS + FINETUNE}
     result = checked("llm-train", org=org)
     assert "quota-short" not in {f.rule for f in result.findings}
 

@@ -26,8 +26,8 @@ def test_training_quota_needs_split_on_demand_and_spot() -> None:
     assert isinstance(plan, TrainingPlan)
     needs = {(q.code, q.purchase): q.own for q in plan.quotas}  # the stack's own (tests/plan/test_account_quotas.py)
     assert needs == {
-        ("L-417A185B", "on_demand"): 4 * 192,
-        ("L-C4BD4855", "spot"): 12 * 192,
+        ("L-417A185B", "on_demand"): 16 * 192,  # the gang, on its On-Demand Capacity Reservation
+        ("L-C4BD4855", "spot"): 2 * 192,  # compute.elastic: at most 2 spot nodes
         ("L-1216C47A", "on_demand"): 8,
     }
 

@@ -1,9 +1,10 @@
 """Account-wide totals: quotas and budgets hold for every stack of the repository in an account together.
 
-stacks/ holds two AWS training stacks in ml-training, us-east-1: llm-train (AWS PCS) and llm-train-eks (EKS),
-each with 4 on-demand and 12 spot p5.48xlarge at maximum size. A p5.48xlarge has 192 vCPUs (AWS, "Amazon EC2 P5
-Instances", https://aws.amazon.com/ec2/instance-types/p5/), so each stack needs 4 x 192 = 768 vCPUs of the
-Running On-Demand P instances quota (L-417A185B): within the old grant of 1152 alone, 1536 together.
+stacks/ holds two AWS training stacks in ml-training, us-east-1: llm-train (AWS PCS), 16 p5.48xlarge on an On-Demand
+Capacity Reservation, and llm-train-eks (EKS), 4 on-demand and 12 spot p5.48xlarge at maximum size. A p5.48xlarge has
+192 vCPUs (AWS, "Amazon EC2 P5 Instances", https://aws.amazon.com/ec2/instance-types/p5/), so of the Running
+On-Demand P instances quota (L-417A185B) llm-train needs 16 x 192 = 3072 vCPUs and llm-train-eks 4 x 192 = 768:
+each within a grant of 3200 alone, 3840 (and llm-finetune's 16) together.
 """
 
 from __future__ import annotations
@@ -24,7 +25,10 @@ from helpers import example_graph, write_stack
 from policy_helpers import facts_for, run_example
 
 P5_VCPUS = 192
-OLD_GRANT = {"accounts.ml-training.quotas.us-east-1.L-417A185B": 1152}
+GRANT = 3200
+A_GRANT = {"accounts.ml-training.quotas.us-east-1.L-417A185B": GRANT}
+NEEDS = {"llm-train": 16 * P5_VCPUS, "llm-train-eks": 4 * P5_VCPUS}
+"""On-demand P vCPUs of each training stack at maximum size (the module docstring)."""
 FINETUNE_OD = 16
 """p5.4xlarge: 16 vCPUs (Amazon EC2 accelerated computing instance types)."""
 
@@ -37,23 +41,23 @@ def violations(stack: str, org: dict[str, object], policy: str, alone: bool = Fa
     return [v.message for v in run.violations if v.rule == policy and v.level.enforcement == "mandatory"]
 
 
-def test_each_training_stack_fits_the_old_grant_alone() -> None:
+def test_each_training_stack_fits_the_grant_alone() -> None:
     for stack in ("llm-train", "llm-train-eks"):
-        assert violations(stack, OLD_GRANT, "quota-within-grant", alone=True) == []
+        assert violations(stack, A_GRANT, "quota-within-grant", alone=True) == []
 
 
 def test_together_they_exceed_it_and_the_review_of_either_names_both() -> None:
-    need = 4 * P5_VCPUS
     for stack, other in (("llm-train", "llm-train-eks"), ("llm-train-eks", "llm-train")):
-        (message,) = [m for m in violations(stack, OLD_GRANT, "quota-within-grant") if "L-417A185B" in m]
+        need = NEEDS[stack]
+        (message,) = [m for m in violations(stack, A_GRANT, "quota-within-grant") if "L-417A185B" in m]
         assert f"the stack needs {need} vCPUs" in message, message
         # llm-finetune's on-demand fallback environment holds one p5.4xlarge (16 vCPUs) in the account as well
-        held = sorted([("llm-finetune", FINETUNE_OD), (other, need)])
+        held = sorted([("llm-finetune", FINETUNE_OD), (other, NEEDS[other])])
         holders = ", ".join(f"{s} ({v})" for s, v in held)
-        total = 2 * need + FINETUNE_OD
-        assert f"{1152 - need - FINETUNE_OD} available of the 1152 granted" in message, message
+        total = need + NEEDS[other] + FINETUNE_OD
+        assert f"{GRANT - NEEDS[other] - FINETUNE_OD} available of the {GRANT} granted" in message, message
         assert f"other stacks hold {holders}, so together they need {total}" in message, message
-        assert f"request an increase of {total - 1152} vCPUs" in message, message
+        assert f"request an increase of {total - GRANT} vCPUs" in message, message
 
 
 def maximum(stack: str) -> object:
@@ -64,10 +68,10 @@ def maximum(stack: str) -> object:
 
 
 def test_two_stacks_over_the_budget_together_fail_the_review_naming_both() -> None:
-    org = {"accounts.ml-training.monthly_budget_usd": 450_000}
+    org = {"accounts.ml-training.monthly_budget_usd": 1_000_000}
     own, other = maximum("llm-train"), maximum("llm-train-eks")
     finetune = maximum("llm-finetune")  # the fine-tuning queue shares the training account
-    assert own < 450_000 and other < 450_000 < own + other  # type: ignore[operator]
+    assert own < 1_000_000 and other < 1_000_000 < own + other  # type: ignore[operator]
     assert violations("llm-train", org, "budget-within-account", alone=True) == []
     (message,) = violations("llm-train", org, "budget-within-account")
     assert f"llm-train costs up to {money(own, 0)}/month at maximum size" in message
@@ -76,7 +80,7 @@ def test_two_stacks_over_the_budget_together_fail_the_review_naming_both() -> No
         f"(llm-finetune up to {money(finetune, 0)}, llm-train-eks up to {money(other, 0)}) ml-training costs up to "
         f"{money(total, 0)}" in message
     )
-    assert f"by {money(total - 450_000, 0)}" in message
+    assert f"by {money(total - 1_000_000, 0)}" in message
 
 
 def test_the_unchanged_examples_fit_their_accounts_together() -> None:

@@ -36,8 +36,8 @@ CASES = [
         unchecked=True,
         level="mandatory",
         message=r"^ml-training \(111111111111\) us-east-1 L-417A185B \(Running On-Demand P instances\): "
-        r"the stack needs 768 vCPUs at maximum size \(llm-train-slurm-pcs-od\), 512 available; "
-        r"request an increase of 256 vCPUs \(to 768\)",
+        r"the stack needs 3072 vCPUs at maximum size \(llm-train-slurm-pcs-od\), 512 available; "
+        r"request an increase of 2560 vCPUs \(to 3072\)",
     ),
     PolicyCase(
         "quota-within-grant",
@@ -46,7 +46,8 @@ CASES = [
         alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         unchecked=True,
         label="spot counted on its own code",
-        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 2304 vCPUs .* 0 available",
+        # the elastic partition's 2 spot p5.48xlarge at their most (the gang is on its reservation)
+        message=r"L-C4BD4855 \(All P5 Spot Instance Requests\): the stack needs 384 vCPUs .* 0 available",
     ),
     PolicyCase(
         "quota-within-grant",
@@ -59,7 +60,7 @@ CASES = [
     PolicyCase(
         "quota-within-grant",
         "llm-train",
-        spec={"compute.capacity": CAPACITY_BLOCK},
+        spec={"compute.capacity": CAPACITY_BLOCK, "compute.elastic": None},
         org={P_ON_DEMAND: 0, P5_SPOT: 0},
         alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         fires=False,
@@ -72,7 +73,7 @@ CASES = [
         spec={"compute.instance_type": "p6-b200.48xlarge"},
         unchecked=True,
         label="a quota no source names fails closed",
-        message=r"us-east-1: the quota for p6-b200 spot \(2304 vCPUs at maximum size, llm-train-slurm-pcs-spot\) "
+        message=r"us-east-1: the quota for p6-b200 spot \(384 vCPUs at maximum size, llm-train-slurm-pcs-elastic\) "
         r"cannot be checked",
     ),
     PolicyCase(
@@ -92,8 +93,8 @@ CASES = [
         org={P_ON_DEMAND: 512, REQUEST: True},
         alone=True,  # per-stack mechanics; account-wide totals: test_account_wide.py
         level="advisory",
-        # the request asks for the account's total: 768 here, 768 in llm-train-eks, 16 in llm-finetune
-        message="512 available; the stack requests an increase to 1552, pending AWS approval",
+        # the request asks for the account's total: 3072 here, 768 in llm-train-eks, 16 in llm-finetune
+        message="512 available; the stack requests an increase to 3856, pending AWS approval",
     ),
 ]
 

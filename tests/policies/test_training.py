@@ -10,14 +10,16 @@ ASG = "aws:autoscaling/group:Group"
 LT = "aws:ec2/launchTemplate:LaunchTemplate"
 PG = "aws:ec2/placementGroup:PlacementGroup"
 FSX = "aws:fsx/lustreFileSystem:LustreFileSystem"
+BEFORE_T15 = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}
+"""llm-train before the review's finding T15: 4 on-demand nodes, 12 spot, no elastic partition."""
 
 CASES = [
     PolicyCase("training-efa-every-card", "llm-train", fires=False),
     PolicyCase(
         "training-efa-every-card",
         "llm-train",
-        edits=((LT, "llm-train-slurm-pcs-spot-lt", {"networkInterfaces[32].interfaceType": "interface"}),),
-        message=r"spot-lt: p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31",
+        edits=((LT, "llm-train-slurm-pcs-elastic-lt", {"networkInterfaces[32].interfaceType": "interface"}),),
+        message=r"elastic-lt: p5\.48xlarge has 32 EFA-capable network cards but EFA is on 31; cards without EFA: 31",
     ),
     PolicyCase(
         "training-efa-every-card",
@@ -55,20 +57,36 @@ CASES = [
         message=r"spans 2 zones \(us-east-1a: .*llm-train-slurm-pcs-od.*; us-east-1b: llm-train-storage-lustre\)",
     ),
     # The bound is 313 min on the EFA-enabled 57,600 GiB file system (tests/validators/test_checkpoints.py derives it).
-    PolicyCase("training-spot-checkpointing", "llm-train", fires=False, label="interval 150 within 313"),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        spec=BEFORE_T15,
+        fires=False,
+        label="interval 150 within 313",
+    ),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        spec={"checkpointing.interval_minutes": 600, **BEFORE_T15},
+        unchecked=True,
+        message=r"pcs-spot runs 12 spot node\(s\) but checkpoints every 600 min, longer than the bound of 313 min",
+    ),
+    PolicyCase(
+        "training-spot-checkpointing",
+        "llm-train",
+        spec={"checkpointing": None, **BEFORE_T15},
+        unchecked=True,
+        message=r"runs 12 spot node\(s\) without checkpointing",
+    ),
+    # The example's gang is on its reservation; its 2 elastic spot nodes run other jobs than the gang
+    # (compute.elastic), which the gang's checkpoint interval does not bound.
     PolicyCase(
         "training-spot-checkpointing",
         "llm-train",
         spec={"checkpointing.interval_minutes": 600},
         unchecked=True,
-        message=r"runs 12 spot node\(s\) but checkpoints every 600 min, longer than the bound of 313 min",
-    ),
-    PolicyCase(
-        "training-spot-checkpointing",
-        "llm-train",
-        spec={"checkpointing": None},
-        unchecked=True,
-        message=r"runs 12 spot node\(s\) without checkpointing",
+        fires=False,
+        label="elastic spot nodes are not the gang",
     ),
     PolicyCase(
         "training-spot-checkpointing",

@@ -32,6 +32,8 @@ VARIANTS: dict[str, tuple[str, dict[str, object]]] = {
         },
     ),
     "on-demand": ("llm-train", {"compute.capacity": {"type": "on_demand"}}),
+    # llm-train before the review's finding T15: spot above 4 on-demand nodes, no elastic partition
+    "spot-gang": ("llm-train", {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}),
     "global-accelerator": (
         "chat-serve",
         {"global_routing": {"type": "global_accelerator", "domain_name": "chat.acme.example"}},
@@ -84,12 +86,21 @@ def test_the_known_generator_findings_are_still_found(variant: str) -> None:
     assert KNOWN[variant] <= _errors(variant)
 
 
-@pytest.mark.parametrize("variant", ["llm-train", "capacity-block", "on-demand"])
-def test_the_slurm_variants_preview_a_pcs_cluster(variant: str) -> None:
+@pytest.mark.parametrize(
+    ("variant", "queues"),
+    [
+        ("llm-train", {"train", "elastic"}),  # the gang's queue, and the elastic spot nodes' (compute.elastic)
+        ("capacity-block", {"train", "elastic"}),
+        ("on-demand", {"train", "elastic"}),
+        ("spot-gang", {"train"}),
+    ],
+)
+def test_the_slurm_variants_preview_a_pcs_cluster(variant: str, queues: set[str]) -> None:
     from gpuinfra.graph import tokens
 
     graph = _graph(variant)
-    assert len(graph.of_type(tokens.PCS_CLUSTER)) == 1 and len(graph.of_type(tokens.PCS_QUEUE)) == 1
+    assert len(graph.of_type(tokens.PCS_CLUSTER)) == 1
+    assert {q.inputs["name"] for q in graph.of_type(tokens.PCS_QUEUE)} == queues
     names = {r.name.rsplit("-", 1)[-1] for r in graph.of_type(tokens.PCS_NODE_GROUP)}
     assert "login" in names and len(names) >= 2
     assert not graph.of_type(tokens.ASG)

@@ -5,6 +5,10 @@ from __future__ import annotations
 import pytest
 from helpers import Case, run_case
 
+BEFORE_T15 = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}
+"""llm-train before the review's finding T15: spot above an on-demand base of 4, no elastic partition (the account's
+P5 spot quota holds exactly that beside llm-train-eks and llm-finetune)."""
+
 CASES = [
     # p5.48xlarge's regions in the price snapshot (ec2instances.info, 2026-01-21): 13, none in the EU but eu-north-1
     # and eu-west-2; eu-west-1 is not one of them.
@@ -109,20 +113,33 @@ CASES = [
     ),
     Case("layout-does-not-fit", "llm-train", fires=False),
     Case("layout-does-not-fit", "llm-train-onprem", fires=False),
-    Case("spot-without-checkpointing", "llm-train", {"checkpointing": None}),
+    Case("spot-without-checkpointing", "llm-train", {"checkpointing": None, **BEFORE_T15}),
+    # llm-train's gang is on an On-Demand Capacity Reservation: no spot node to lose work on.
+    Case("spot-without-checkpointing", "llm-train", {"checkpointing": None}, fires=False),
     Case(
-        "spot-without-checkpointing",
+        "on-demand-base-exceeds-nodes",
         "llm-train",
-        {"checkpointing": None, "compute.capacity": {"type": "on_demand"}},
-        fires=False,
+        {"compute.capacity": {"type": "spot", "on_demand_base": 20}},
+        message="on_demand_base 20 exceeds node_count 16",
     ),
     Case(
         "on-demand-base-exceeds-nodes",
         "llm-train",
-        {"compute.capacity.on_demand_base": 20},
-        message="on_demand_base 20 exceeds node_count 16",
+        {"compute.capacity": {"type": "spot", "on_demand_base": 16}},
+        fires=False,
     ),
-    Case("on-demand-base-exceeds-nodes", "llm-train", {"compute.capacity.on_demand_base": 16}, fires=False),
+    # The review's finding T15: 16 nodes, 4 of them on-demand, in one placement group: 12 spot.
+    Case(
+        "gang-on-spot",
+        "llm-train",
+        BEFORE_T15,
+        message="12 of the gang's 16 nodes are spot in one cluster placement group: any one of 12 reclaims stops "
+        "the whole job",
+    ),
+    # llm-train-eks's gang is still 4 on-demand and 12 spot nodes in its placement group (docs/stacks.md).
+    Case("gang-on-spot", "llm-train-eks", message="12 of the gang's 16 nodes are spot in one cluster placement group"),
+    Case("gang-on-spot", "llm-train", fires=False),  # the reservation holds the gang; spot only on the elastic nodes
+    Case("gang-on-spot", "llm-train", {"compute.capacity": {"type": "spot", "on_demand_base": 16}}, fires=False),
 ]
 
 

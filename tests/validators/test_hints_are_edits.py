@@ -54,7 +54,8 @@ def test_a_lustre_too_small_hint_gives_the_next_size_fsx_takes() -> None:
 
 
 def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:
-    found = [f for f in checked("llm-train", {"checkpointing.interval_minutes": 20}).findings]
+    before_t15 = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}  # 12 spot nodes
+    found = [f for f in checked("llm-train", {"checkpointing.interval_minutes": 20, **before_t15}).findings]
     (f,) = [f for f in found if f.rule == "checkpoint-interval-off-optimum"]
     (snippet,) = edits(f.hint or "")
     value = yaml_of(snippet)["interval_minutes"]  # type: ignore[index]

@@ -49,6 +49,19 @@ CASES = [
         {"compute.capacity": {**BLOCK, "block_end": "2099-01-01T00:00:00Z"}},
         fires=False,
     ),
+    Case(
+        "elastic-partition-unsupported",
+        "llm-train",
+        {"compute.elastic.partition": "train"},
+        message="compute.elastic.partition 'train' is the gang's partition",
+    ),
+    Case(
+        "elastic-partition-unsupported",
+        "llm-train-eks",
+        {"compute.elastic": {"max_nodes": 2}},
+        message="compute.elastic is built for Slurm on AWS",
+    ),
+    Case("elastic-partition-unsupported", "llm-train", fires=False),  # partition elastic beside train
     # need = (12,000 + 1,043 x (3 + 1)) / 0.8 = 20,215 GiB: fits 57,600; with 33 kept, (12,000 + 1,043 x 34) / 0.8
     # = 59,330 GiB does not.
     Case(

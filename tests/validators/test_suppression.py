@@ -35,5 +35,6 @@ def test_a_suppressed_warning_disappears() -> None:
 
 
 def test_errors_stay_even_when_suppressed() -> None:
-    spec = {"checkpointing": None, "suppress": ["spot-without-checkpointing"]}
+    spot = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}  # before review T15
+    spec = {"checkpointing": None, "suppress": ["spot-without-checkpointing"], **spot}
     assert "spot-without-checkpointing" in rules_fired(checked("llm-train", spec))

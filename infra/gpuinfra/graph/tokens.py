@@ -64,6 +64,7 @@ K8S_NETWORK_POLICY = "kubernetes:networking.k8s.io/v1:NetworkPolicy"
 K8S_SERVICE = "kubernetes:core/v1:Service"
 EFS_FILE_SYSTEM = "aws:efs/fileSystem:FileSystem"
 EFS_MOUNT_TARGET = "aws:efs/mountTarget:MountTarget"
+EFS_BACKUP_POLICY = "aws:efs/backupPolicy:BackupPolicy"
 KARPENTER_NODE_POOL = "kubernetes:karpenter.sh/v1:NodePool"
 KMS_ALIAS = "aws:kms/alias:Alias"
 KUEUE_CLUSTER_QUEUE = "kubernetes:kueue.x-k8s.io/v1beta2:ClusterQueue"
@@ -125,6 +126,9 @@ WORKLOAD_LABEL = "gpuinfra.io/workload"
 EXPECTED_CAPACITY_TAG = "gpuinfra:expected-capacity"
 """The planner's expected instance count on every Auto Scaling group, so cost can price a real `pulumi preview
 --json` at the planned size (not propagated to instances)."""
+ELASTIC_PARTITION_TAG = "gpuinfra:elastic-partition"
+"""On a training stack's elastic node group (compute.elastic): the Slurm partition of its own it serves. Its spot
+nodes run the jobs that are not the gang, so the gang's checkpoint rules do not judge them."""
 
 __all__ = [
     "ACCOUNT_PUBLIC_ACCESS_BLOCK",
@@ -157,11 +161,13 @@ __all__ = [
     "EBS_VOLUME",
     "EC2_FLEET",
     "ECR_REPOSITORY",
+    "EFS_BACKUP_POLICY",
     "EFS_FILE_SYSTEM",
     "EFS_MOUNT_TARGET",
     "EIP",
     "EKS_CLUSTER",
     "EKS_NODE_GROUP",
+    "ELASTIC_PARTITION_TAG",
     "EXPECTED_CAPACITY_TAG",
     "FLOW_LOG",
     "FSX_DRA",

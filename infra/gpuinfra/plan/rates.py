@@ -44,7 +44,9 @@ def node_rates(catalog: Catalog, instance_type: str, region: str) -> NodeRates:
 
 
 def cluster_hourly(rates: NodeRates, capacity: str, on_demand_nodes: int, spot_nodes: int) -> Decimal | None:
-    """USD an hour of the whole cluster at its capacity mix; None when a rate it needs is unknown."""
+    """USD an hour of the whole cluster at its capacity mix; None when a rate it needs is unknown. An On-Demand
+    Capacity Reservation (capacity_reservation) is billed at the on-demand rate, used or not (EC2 User Guide,
+    "Capacity Reservation pricing and billing")."""
     if capacity == "capacity_block":
         total = on_demand_nodes + spot_nodes
         return None if rates.capacity_block is None else rates.capacity_block * total

@@ -231,8 +231,9 @@ def _checkpoint(
 def _quota_needs(
     spec: TrainingSpec, org: Organization, catalog: Catalog, info: InstanceType, on_demand: int, spot: int
 ) -> list[QuotaNeed]:
-    """vCPUs per quota code at full size on AWS: the nodes (unless a Capacity Block holds them), and the login
-    node or the EKS system nodes."""
+    """vCPUs per quota code at full size on AWS: the nodes (unless a Capacity Block holds them; an On-Demand Capacity
+    Reservation's count against the On-Demand quota), the elastic partition's spot nodes at their most, and the
+    login node or the EKS system nodes."""
     account = org.accounts.get(spec.account)
     if not cloud(spec.target.cloud).account_quotas or not spec.region or account is None:
         return []
@@ -242,6 +243,8 @@ def _quota_needs(
             InstanceDemand(spec.region, info.name, "on_demand", on_demand),
             InstanceDemand(spec.region, info.name, "spot", spot),
         ]
+    if spec.compute.elastic is not None:
+        demands.append(InstanceDemand(spec.region, info.name, "spot", spec.compute.elastic.max_nodes))
     if spec.scheduler.type == "slurm":
         demands.append(InstanceDemand(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
     else:

@@ -41,30 +41,52 @@ Optimizer = Literal["adam", "adamw", "sgd_momentum", "adafactor"]
 
 
 class Capacity(SpecModel):
-    """How nodes are bought: on-demand, spot above an on-demand base, or a capacity block."""
+    """How the gang's nodes are bought: on-demand, spot above an on-demand base, an On-Demand Capacity Reservation,
+    or a Capacity Block."""
 
-    type: Literal["on_demand", "spot", "capacity_block"] = Field("on_demand", json_schema_extra=updates("replace"))
-    """How the nodes are bought: on_demand, spot (only with checkpointing) or capacity_block (a reservation).
-    Changing it replaces the node groups."""
+    type: Literal["on_demand", "spot", "capacity_reservation", "capacity_block"] = Field(
+        "on_demand", json_schema_extra=updates("replace")
+    )
+    """How the nodes are bought: on_demand, spot (only with checkpointing), capacity_reservation (an On-Demand
+    Capacity Reservation, ODCR: on-demand nodes launched into capacity held for you, billed at the on-demand rate
+    whether used or not) or capacity_block (an EC2 Capacity Block for ML, bought for fixed days). Changing it
+    replaces the node groups."""
     on_demand_base: Annotated[int, Field(ge=0)] = 0
     """With type spot: this many nodes are always on-demand; the rest are spot."""
     capacity_reservation_id: Annotated[str, StringConstraints(pattern=r"^cr-[0-9a-f]{8,17}$")] | None = None
-    """With type capacity_block: the purchased Capacity Block reservation (cr-...)."""
+    """With type capacity_reservation or capacity_block: the reservation (cr-...) the nodes launch into. A targeted
+    ODCR of the instance type in the stack's zone, for at least node_count instances (EC2 User Guide, "Launch
+    instances into an existing Capacity Reservation"); created in the stack's placement group, it holds the nodes
+    close as well (EC2 User Guide, placement group rules)."""
     block_end: Annotated[datetime.datetime, Field(strict=False)] | None = None
     """With type capacity_block: when the block ends (UTC, ISO 8601, e.g. 2027-01-14T11:30:00Z). EC2 starts
     terminating the block's instances 30 minutes before; the nodes checkpoint and drain ahead of that."""
 
     @model_validator(mode="after")
     def _block_needs_reservation(self) -> Capacity:
-        if self.type == "capacity_block" and self.capacity_reservation_id is None:
-            raise ValueError("capacity_block needs capacity_reservation_id (the cr-... of the purchased block)")
+        reserved = self.type in ("capacity_reservation", "capacity_block")
+        if reserved and self.capacity_reservation_id is None:
+            raise ValueError(f"{self.type} needs capacity_reservation_id (the cr-... of the reservation)")
         if self.type == "capacity_block" and self.block_end is None:
             raise ValueError("capacity_block needs block_end (when the purchased block ends, UTC)")
-        if self.type != "capacity_block" and (self.capacity_reservation_id is not None or self.block_end is not None):
-            raise ValueError("capacity_reservation_id and block_end only apply to type capacity_block")
+        if not reserved and self.capacity_reservation_id is not None:
+            raise ValueError("capacity_reservation_id only applies to type capacity_reservation or capacity_block")
+        if self.type != "capacity_block" and self.block_end is not None:
+            raise ValueError("block_end only applies to type capacity_block")
         if self.type != "spot" and self.on_demand_base:
             raise ValueError("on_demand_base only applies to type spot (every node is on-demand otherwise)")
         return self
+
+
+class Elastic(SpecModel):
+    """Spot nodes beside the gang, for the jobs that are not the gang (evaluations, data preparation, debugging):
+    their own Slurm partition, scaled from none up to max_nodes as jobs queue and back after 10 idle minutes. A
+    reclaim there stops one small job, never the gang's."""
+
+    partition: SlurmValue = "elastic"
+    """The Slurm partition (an AWS PCS queue) of the elastic nodes; not the gang's (scheduler.partition)."""
+    max_nodes: Annotated[int, Field(ge=1, le=1024)]
+    """The most spot nodes the partition runs at once (each of compute.instance_type)."""
 
 
 class Compute(SpecModel):
@@ -81,6 +103,9 @@ class Compute(SpecModel):
     unset, the nodes boot the Deep Learning AMI's `latest` parameter (a warning: pin one)."""
     root_volume_gib: Annotated[int, Field(ge=64, le=16384)] = 512
     """Root EBS volume per node, GiB."""
+    elastic: Elastic | None = None
+    """Spot nodes in a partition of their own, beside the gang (Slurm on AWS PCS): where spot belongs when the gang
+    runs on reserved or on-demand capacity."""
 
 
 class Interconnect(SpecModel):
@@ -96,6 +121,15 @@ class Interconnect(SpecModel):
     plugin hands to training pods (its ifNames selector)."""
     gpudirect_rdma: bool = True
     """Let the HCAs read and write GPU memory directly (GPUDirect RDMA)."""
+
+
+class PinnedPackage(SpecModel):
+    """A package a node downloads at boot and runs as root, pinned by content."""
+
+    url: Annotated[str, StringConstraints(pattern=r"^https://[^\s'\"`$]+$")]
+    """Where the nodes fetch it (HTTPS)."""
+    sha256: Annotated[str, StringConstraints(pattern=r"^[0-9a-f]{64}$")]
+    """The SHA-256 of its content (`sha256sum <file>`): a download that differs is not run."""
 
 
 class Lustre(SpecModel):
@@ -129,6 +163,12 @@ class Lustre(SpecModel):
     the file system), fixes the throughput tier, needs a metadata configuration (AUTOMATIC is set) and makes the
     capacity a whole number of the tier's EFA steps (FSx for Lustre User Guide, "Working with EFA-enabled file
     systems")."""
+
+    efa_client_package: PinnedPackage | None = None
+    """With efa: the FSx for Lustre User Guide's configure-efa-fsx-lustre-client package the nodes run at their first
+    boot, pinned by URL and SHA-256 (a copy in your own bucket, or AWS's at a digest you checked). Default (unset): the
+    catalog's pin (catalog/data/downloads.yaml, with the date its digest was taken). A node whose download does not
+    match runs nothing and mounts over TCP."""
 
     preload: bool | None = None
     """Restore the whole dataset (everything under import_path) into Lustre before the first job, from the login node
@@ -337,6 +377,24 @@ class ApiAccess(SpecModel):
         return self
 
 
+SSH_PUBLIC_KEY = r"^(ssh-ed25519|ssh-rsa|ecdsa-sha2-nistp(256|384|521)) [A-Za-z0-9+/]+={0,2}( [^\x00-\x1f'\"`$\\]*)?$"
+"""One authorized_keys line: key type, base64 key, an optional comment without quotes, `$` or control characters."""
+
+
+class ClusterUser(SpecModel):
+    """A user of a Slurm cluster on AWS, created on every node with one UID (Slurm needs a uniform UID and GID space
+    across the cluster: SchedMD/slurm doc/html/quickstart_admin.shtml), the job group as primary group, and a home
+    directory on the shared /home."""
+
+    name: Annotated[str, StringConstraints(pattern=r"^[a-z_][a-z0-9_-]{0,31}$")]
+    """The login name (useradd(8): lower case, at most 32 characters)."""
+    uid: Annotated[int, Field(ge=1000, le=58999)]
+    """The same on every node, and in the files Lustre and EFS store. From your directory or HR system; in
+    login.defs(5)'s user range (UID_MIN 1000), below the ids the cluster's own groups use (59000)."""
+    ssh_public_key: Annotated[str, StringConstraints(pattern=SSH_PUBLIC_KEY)] | None = None
+    """An OpenSSH public key (one line of authorized_keys) put in the user's ~/.ssh/authorized_keys."""
+
+
 class Scheduler(SpecModel):
     """What places jobs on nodes."""
 
@@ -356,6 +414,19 @@ class Scheduler(SpecModel):
     eks.yaml: validate warns when standard support ends before the job's run_days are over)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
+    users: list[ClusterUser] = Field(default_factory=list, max_length=64)
+    """The cluster's users (scheduler slurm on AWS), each with one UID on every node and a home on the shared /home;
+    at most 64 (they travel in every node's user data, which EC2 caps at 16 KB). Empty: create them yourself, with
+    the same UID on every node and the group gpuinfra-train (a directory service through SSSD, or the AMI)."""
+
+    @model_validator(mode="after")
+    def _users_unique(self) -> Scheduler:
+        for what in ("name", "uid"):
+            values = [getattr(u, what) for u in self.users]
+            twice = sorted({v for v in values if values.count(v) > 1}, key=str)
+            if twice:
+                raise ValueError(f"users: {what} {', '.join(map(str, twice))} given more than once")
+        return self
 
 
 LocationName = Annotated[str, StringConstraints(pattern=r"^[A-Za-z0-9]([-A-Za-z0-9_.]{0,61}[A-Za-z0-9])?$")]
@@ -538,7 +609,9 @@ __all__ = [
     "Architecture",
     "Capacity",
     "Checkpointing",
+    "ClusterUser",
     "Compute",
+    "Elastic",
     "Failure",
     "Interconnect",
     "Lustre",
@@ -546,6 +619,7 @@ __all__ = [
     "OnPremNodes",
     "Optimizer",
     "Parallelism",
+    "PinnedPackage",
     "Racks",
     "Scheduler",
     "SiteLustre",

@@ -116,6 +116,26 @@ def spot_without_checkpointing(spec: TrainingSpec) -> Iterator[Failure]:
         )
 
 
+@rule(Level.WARNING)
+def gang_on_spot(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failure]:
+    """The training job is one tightly coupled gang over every node, in one cluster placement group on AWS (PCS and
+    EKS alike): any one spot reclaim stops the whole job until it restarts from its checkpoint, and spot capacity for
+    many nodes in one placement group is rarely there at once (EC2 User Guide, placement groups: a cluster group's
+    launches fail on insufficient capacity; review finding T15). The gang belongs on reserved capacity (an On-Demand
+    Capacity Reservation or a Capacity Block) or on-demand; spot on the elastic nodes beside it."""
+    if spec.provider != "aws" or plan.spot_nodes == 0:
+        return
+    yield Failure(
+        f"{plan.spot_nodes} of the gang's {plan.nodes} nodes are spot in one cluster placement group: any one of "
+        f"{plan.spot_nodes} reclaims stops the whole job, and {plan.spot_nodes} spot {plan.instance_type} in one "
+        "placement group are rarely to be had at once",
+        ("compute", "capacity", "type"),
+        "hold the gang on reserved capacity: write `type: capacity_reservation` and `capacity_reservation_id: "
+        "cr-0123456789abcdef0` (your On-Demand Capacity Reservation) under compute.capacity, or capacity_block; and "
+        "give spot to the jobs that are not the gang with `elastic: {max_nodes: 2}` under compute (Slurm on AWS PCS)",
+    )
+
+
 @rule(Level.ERROR)
 def on_demand_base_exceeds_nodes(spec: TrainingSpec) -> Iterator[Failure]:
     """The on-demand base cannot be larger than the cluster."""
@@ -131,6 +151,7 @@ def on_demand_base_exceeds_nodes(spec: TrainingSpec) -> Iterator[Failure]:
 __all__ = [
     "efa_not_enabled",
     "efa_unsupported",
+    "gang_on_spot",
     "interconnect_provider_mismatch",
     "layout_does_not_fit",
     "model_does_not_fit",

@@ -96,6 +96,27 @@ def capacity_block_over(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fail
 
 
 @rule(Level.ERROR)
+def elastic_partition_unsupported(spec: TrainingSpec) -> Iterator[Failure]:
+    """Elastic spot nodes are a partition of their own beside the gang: built for Slurm on AWS (a PCS queue over a
+    spot node group scaled from none), under a name that is not the gang's."""
+    elastic = spec.compute.elastic
+    if elastic is None:
+        return
+    if not _pcs(spec):
+        yield Failure(
+            "compute.elastic is built for Slurm on AWS (AWS PCS) only",
+            ("compute", "elastic"),
+            "remove compute.elastic; on Kubernetes run the side jobs from another Kueue LocalQueue of the cluster",
+        )
+    elif elastic.partition == spec.scheduler.partition:
+        yield Failure(
+            f"compute.elastic.partition {elastic.partition!r} is the gang's partition (scheduler.partition)",
+            ("compute", "elastic", "partition"),
+            "write `partition: elastic` under compute.elastic",
+        )
+
+
+@rule(Level.ERROR)
 def lustre_too_small(spec: TrainingSpec, plan: TrainingPlan, catalog: Catalog) -> Iterator[Failure]:
     """Lustre must hold the dataset share, the kept checkpoints plus the one being written, and headroom:
     nothing else prunes it."""
@@ -130,6 +151,7 @@ def lustre_dataset_share_unknown(spec: TrainingSpec) -> Iterator[Failure]:
 
 __all__ = [
     "capacity_block_over",
+    "elastic_partition_unsupported",
     "image_not_pinned",
     "image_problem",
     "lustre_dataset_share_unknown",

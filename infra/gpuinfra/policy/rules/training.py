@@ -109,8 +109,8 @@ def one_zone(args: StackValidationArgs, report_violation: ReportViolation) -> No
 def spot_checkpointing(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
     facts = require(args, "training")
     spot = _spot_nodes(args)
-    if spot == 0:
-        return
+    if spot == 0 or get(args.props, "tags", tokens.ELASTIC_PARTITION_TAG):
+        return  # an elastic partition's spot nodes run the jobs that are not the gang (compute.elastic)
     spec, plan = facts.spec, facts.plan
     assert isinstance(spec, TrainingSpec) and isinstance(plan, TrainingPlan)
     what = f"{args.name} runs {spot} spot node(s)" if spot > 0 else f"{args.name} launches spot instances"

@@ -81,6 +81,21 @@ def price_efs(resource: Resource, ctx: Ctx) -> list[Line]:
     return [usage_line(resource, ctx, "storage_gb", "Storage (Standard)", "GB", price, "EFS Standard storage")]
 
 
+EFS_BACKUP_PRICE = "backup/efs_warm"
+
+
+def price_efs_backup_policy(resource: Resource, ctx: Ctx) -> list[Line]:
+    """An EFS backup policy ENABLED: AWS Backup keeps a daily backup of the file system for 35 days in the default
+    vault (Amazon EFS User Guide, "Backing up EFS file systems"), billed per GB-month of backup storage. The catalog
+    has no cited rate for it: unknown, never zero. DISABLED costs nothing."""
+    policy = resource.inputs.get("backupPolicy") or {}
+    if policy.get("status") != "ENABLED":
+        return []
+    stated = ctx.book.catalog.unknown_price(EFS_BACKUP_PRICE)
+    why = f"AWS Backup storage of the file system's backups ({stated.reason})" if stated else EFS_BACKUP_PRICE
+    return [not_in_catalog("Backups (AWS Backup storage)", "GB", why)]
+
+
 def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:
     kind = resource.inputs.get("loadBalancerType") or "application"
     short = {"application": "alb", "network": "nlb"}.get(kind)
@@ -428,6 +443,7 @@ __all__ = [
     "price_alarm",
     "price_bucket",
     "price_efs",
+    "price_efs_backup_policy",
     "price_eip",
     "price_eks_cluster",
     "price_flow_log",

@@ -101,6 +101,7 @@ AWS: dict[str, AwsApi] = {
     ),
     tokens.EFS_FILE_SYSTEM: AwsApi("efs", "CreateFileSystem", storage.efs_file_system, TF + "efs/file_system.go"),
     tokens.EFS_MOUNT_TARGET: AwsApi("efs", "CreateMountTarget", storage.efs_mount_target, TF + "efs/mount_target.go"),
+    tokens.EFS_BACKUP_POLICY: AwsApi("efs", "PutBackupPolicy", storage.efs_backup_policy, TF + "efs/backup_policy.go"),
     tokens.BUCKET: AwsApi("s3", "CreateBucket", storage.bucket, TF + "s3/bucket.go"),
     tokens.BUCKET_V2: AwsApi("s3", "CreateBucket", storage.bucket, TF + "s3/bucket.go"),
     tokens.BUCKET_VERSIONING: AwsApi(

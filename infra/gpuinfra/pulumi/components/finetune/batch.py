@@ -22,8 +22,17 @@ from gpuinfra.plan import FinetunePlan
 from gpuinfra.plan.lineage import MANIFEST_NAME
 from gpuinfra.pulumi.components import iam
 from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.finetune.spot_notice import SCRIPT as spot_notice_script
+from gpuinfra.pulumi.components.finetune.spot_notice import UNIT as SPOT_NOTICE_UNIT
+from gpuinfra.pulumi.components.finetune.spot_notice import container_notice, spot_notice
 from gpuinfra.pulumi.components.network import nat_egress, subnet, vpc
-from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
+from gpuinfra.pulumi.components.training.bootstrap import (
+    CHECKPOINT_NOW_FILE,
+    CHECKPOINT_NOW_VAR,
+    CHECKPOINT_ROOT_VAR,
+    CHECKPOINT_SIGNAL,
+    COMPLETE_MARKER,
+)
 from gpuinfra.pulumi.components.vpc_logs import FlowLogSettings
 from gpuinfra.spec import FinetuneSpec
 from gpuinfra.templating import renderer
@@ -75,7 +84,15 @@ def user_data(name: str) -> str:
     """The launch template's user data as MIME multi-part, the only form Batch merges with its own (AWS Batch User
     Guide, "Amazon EC2 launch template support")."""
     message = MIMEMultipart(boundary="==GPUINFRA==")
-    script = render("batch-user-data.sh.j2", queue=name, signal=CHECKPOINT_SIGNAL, stop_timeout=STOP_TIMEOUT)
+    script = render(
+        "batch-user-data.sh.j2",
+        queue=name,
+        signal=CHECKPOINT_SIGNAL,
+        stop_timeout=STOP_TIMEOUT,
+        notice_script=spot_notice(name).rstrip("\n"),
+        script=spot_notice_script,
+        unit=SPOT_NOTICE_UNIT,
+    )
     message.attach(MIMEText(script, "x-shellscript"))
     return message.as_string()
 
@@ -89,6 +106,7 @@ def job_environment(args: BatchArgs) -> dict[str, str]:
         "AWS_REGION": spec.region,
         "AWS_DEFAULT_REGION": spec.region,
         CHECKPOINT_ROOT_VAR: args.checkpoint_uri,
+        CHECKPOINT_NOW_VAR: CHECKPOINT_NOW_FILE,  # written by the host on a spot notice (spot_notice.py)
         "GPUINFRA_CHECKPOINT_INTERVAL_SECONDS": str(round(spec.checkpoint_minutes * 60)),
         "GPUINFRA_CHECKPOINT_SIGNAL": CHECKPOINT_SIGNAL,
         "GPUINFRA_CHECKPOINT_COMPLETE_MARKER": COMPLETE_MARKER,
@@ -154,6 +172,7 @@ def container_properties(args: BatchArgs, job_role_arn: str) -> str:
                 {"type": "MEMORY", "value": str(plan.memory_mib)},
             ],
             "environment": [{"name": k, "value": v} for k, v in sorted(env.items())],
+            **container_notice(),
         },
         sort_keys=True,
     )

@@ -12,10 +12,12 @@ from __future__ import annotations
 
 import datetime
 import math
+from collections.abc import Sequence
 from dataclasses import dataclass
 from email.mime.multipart import MIMEMultipart
 from email.mime.text import MIMEText
 
+from gpuinfra.catalog.downloads import FSX_EFA_CLIENT, pinned_download
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.gpu_metrics import SCRIPT_PATH as GPU_METRICS
 from gpuinfra.pulumi.components.training.gpu_metrics import gpu_metrics_script
@@ -23,6 +25,7 @@ from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
 from gpuinfra.pulumi.components.training.node_repair import FAILED, INTERVAL_SECONDS, PASSED, Repair, node_repair
 from gpuinfra.pulumi.components.training.node_repair import SCRIPT as REPAIR
 from gpuinfra.pulumi.templates import render
+from gpuinfra.spec.training import ClusterUser
 
 JOB_ENV = "/etc/gpuinfra/job-env.sh"
 TASK_PROLOG = "/opt/gpuinfra/task-prolog"
@@ -40,6 +43,8 @@ IMDS_ADDRESS = "169.254.169.254"
 IMDS = f"http://{IMDS_ADDRESS}"
 CHECKPOINT_NOW_FILE = "/run/gpuinfra/checkpoint-now"
 """Appears on a node when its jobs must checkpoint now; holds the epoch second by which to be done."""
+CHECKPOINT_NOW_VAR = "GPUINFRA_CHECKPOINT_NOW_FILE"
+"""The job environment's name for it."""
 COMPLETE_MARKER = "COMPLETE"
 """The file a trainer writes into a checkpoint directory once every rank has finished writing it; the pruner counts
 (and prunes) only checkpoints that hold it."""
@@ -68,9 +73,26 @@ JOB_GID = 59000
 """The group the cluster's users share, with one GID on every node: Slurm needs a uniform UID/GID space across the
 cluster (SchedMD/slurm doc/html/quickstart_admin.shtml), and Lustre stores numeric ids. Above the range useradd
 gives users and their private groups by default (login.defs(5): GID_MIN 1000), below 60000."""
-EFA_CLIENT_PACKAGE = "https://docs.aws.amazon.com/fsx/latest/LustreGuide/samples/configure-efa-fsx-lustre-client.zip"
-"""The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip, run
-setup.sh), fetched at boot as the guide does: AWS publishes no versioned copy to pin."""
+
+
+@dataclass(frozen=True)
+class Download:
+    """A URL a node fetches at boot and the SHA-256 its content must have (else it is not run)."""
+
+    url: str
+    sha256: str
+
+
+def efa_client_package() -> Download:
+    """The FSx for Lustre User Guide's EFA client package ("Configuring EFA clients", quick setup: download, unzip,
+    run setup.sh), pinned by content: AWS publishes no versioned copy, so the catalog gives the digest a fetched copy
+    had (catalog/data/downloads.yaml, with its source and date)."""
+    pinned = pinned_download(FSX_EFA_CLIENT)
+    return Download(pinned.url, pinned.sha256)
+
+
+HOME = "/home"
+"""Where users' homes are: the shared EFS (home.py) on every node."""
 EFA_CLIENT_UNIT = "/etc/systemd/system/configure-efa-fsx-lustre-client.service"
 """The unit setup.sh installs to configure LNet's EFA interfaces at every boot (the same guide page)."""
 EFA_SYSFS = "/sys/class/infiniband"
@@ -98,6 +120,9 @@ class LustreMount:
     """The file system is EFA-enabled: the nodes set themselves up as its EFA clients before mounting."""
     preload: bool = False
     """The login node restores the dataset into Lustre before the first job (gpuinfra-preload-dataset.service)."""
+    efa_client: Download | None = None
+    """The EFA client package and its digest, when the stack pins its own (lustre.efa_client_package); None: the
+    catalog's."""
 
     @property
     def dataset(self) -> str:
@@ -117,6 +142,8 @@ class HomeMount:
     dns_name: str
     path: str
     options: str
+    users: tuple[ClusterUser, ...] = ()
+    """The cluster's users (scheduler.users): created on every node, their homes here by the login node."""
 
 
 @dataclass(frozen=True)
@@ -217,25 +244,44 @@ def imds_guard(cluster: str, address: str = IMDS_ADDRESS) -> str:
     return render("training/imds-guard.sh.j2", cluster=cluster, imds_address=address)
 
 
-def job_group(cluster: str, checkpoint_root: str | None) -> str:
-    """The boot script that creates the job group (every node) and, given the checkpoint root (the login node),
-    makes the root and its run directories group-writable with the setgid bit."""
+def job_group(
+    cluster: str,
+    checkpoint_root: str | None,
+    users: Sequence[ClusterUser] = (),
+    homes: str = HOME,
+    make_homes: bool = False,
+) -> str:
+    """The boot script that creates the job group and the cluster's users, each with its one UID and a home under
+    `homes` (every node); given the checkpoint root (the login node), makes the root and its run directories
+    group-writable with the setgid bit; with `make_homes` (the login node, which mounts the shared /home before),
+    creates each user's home and authorized key."""
     return render(
-        "training/job-group.sh.j2", cluster=cluster, group=JOB_GROUP, gid=JOB_GID, checkpoint_root=checkpoint_root
+        "training/job-group.sh.j2",
+        cluster=cluster,
+        group=JOB_GROUP,
+        gid=JOB_GID,
+        checkpoint_root=checkpoint_root,
+        users=users,
+        homes=homes,
+        make_homes=make_homes,
     )
 
 
 def lustre_client(
-    cluster: str, mount_path: str, efa: bool = False, package: str = EFA_CLIENT_PACKAGE, sysfs: str = EFA_SYSFS
+    cluster: str, mount_path: str, efa: bool = False, package: Download | None = None, sysfs: str = EFA_SYSFS
 ) -> str:
     """The boot script that installs the Lustre client and, for an EFA-enabled file system, sets the node up as its
-    EFA client; `package` and `sysfs` are only changed by tests (a local zip, a fake device directory)."""
+    EFA client with `package` (default: the catalog's pin); `sysfs` is only changed by tests (a fake device
+    directory)."""
+    if efa and package is None:
+        package = efa_client_package()
     return render(
         "training/lustre-client.sh.j2",
         cluster=cluster,
         mount_path=mount_path,
         efa=efa,
-        efa_package=package,
+        efa_package=package.url if package else None,
+        efa_sha256=package.sha256 if package else None,
         efa_unit=EFA_CLIENT_UNIT,
         efa_sysfs=sysfs,
     )
@@ -348,16 +394,6 @@ def node_cloud_config(
     preload = node.role == "login" and lustre is not None and lustre.preload
     if lustre is not None and lustre.preload:
         env = {**env, DATASET_READY_VAR: lustre.ready_marker}
-    units = [
-        "gpuinfra-imds-guard.service",
-        "gpuinfra-job-group.service",
-        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
-        *(["gpuinfra-health-check.timer"] if compute else []),
-        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
-        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
-        *(["gpuinfra-preload-dataset.service"] if preload else []),
-        *(["gpuinfra-node-repair.timer"] if node.repair else []),
-    ]
     return render(
         "training/node-cloud-config.yaml.j2",
         cluster=cluster,
@@ -366,10 +402,12 @@ def node_cloud_config(
         job_env=job_environment(env),
         task_prolog=task_prolog(cluster, env.get(CHECKPOINT_ROOT_VAR)),
         imds_guard=imds_guard(cluster),
-        job_group=job_group(cluster, checkpoint_root),
+        job_group=job_group(cluster, checkpoint_root, *((home.users, home.path, node.role == "login") if home else ())),
         checkpoint_root=checkpoint_root,
         # Only nodes with EFA interfaces set up an EFA client (the login node mounts over TCP).
-        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0) if lustre else "",
+        lustre_client=lustre_client(cluster, lustre.mount_path, lustre.efa and node.efa > 0, lustre.efa_client)
+        if lustre
+        else "",
         health_check=health_check(cluster, node, slurm_version, lustre.mount_path if lustre else None)
         if compute
         else "",
@@ -388,8 +426,23 @@ def node_cloud_config(
         health_interval=HEALTH_CHECK_INTERVAL_SECONDS,
         lustre=lustre,
         home=home,
-        units=units,
+        units=node_units(node, watcher, preload),
     )
+
+
+def node_units(node: NodeRole, watcher: bool, preload: bool) -> list[str]:
+    """The systemd units a node's user data enables: every node's, then each its role and purchase add."""
+    compute = node.role == "compute"
+    return [
+        "gpuinfra-imds-guard.service",
+        "gpuinfra-job-group.service",
+        *(["gpuinfra-scratch.service"] if compute and node.instance_store_gb else []),
+        *(["gpuinfra-health-check.timer"] if compute else []),
+        *(["gpuinfra-interruption-watcher.service"] if watcher else []),
+        *(["gpuinfra-prune-checkpoints.timer"] if node.retention else []),
+        *(["gpuinfra-preload-dataset.service"] if preload else []),
+        *(["gpuinfra-node-repair.timer"] if node.repair else []),
+    ]
 
 
 def mime_user_data(cloud_config: str) -> str:
@@ -401,17 +454,18 @@ def mime_user_data(cloud_config: str) -> str:
 
 __all__ = [
     "CHECKPOINT_NOW_FILE",
+    "CHECKPOINT_NOW_VAR",
     "CHECKPOINT_ROOT_VAR",
     "CHECKPOINT_SIGNAL",
     "COMPLETE_MARKER",
     "CRITICAL_XIDS",
     "DATASET_DIR",
     "DATASET_READY_VAR",
-    "EFA_CLIENT_PACKAGE",
     "EFA_CLIENT_UNIT",
     "EFA_SYSFS",
     "HEALTH_CHECK",
     "HEALTH_CHECK_INTERVAL_SECONDS",
+    "HOME",
     "JOB_ENV",
     "JOB_GID",
     "JOB_GROUP",
@@ -421,10 +475,12 @@ __all__ = [
     "SCRATCH_PATH",
     "TASK_PROLOG",
     "Acceptance",
+    "Download",
     "HomeMount",
     "LustreMount",
     "NodeRole",
     "Retention",
+    "efa_client_package",
     "health_check",
     "imds_guard",
     "interruption_watcher",
@@ -435,6 +491,7 @@ __all__ = [
     "mount_scratch",
     "nccl_acceptance",
     "node_cloud_config",
+    "node_units",
     "preload_dataset",
     "prune_checkpoints",
     "save_seconds",

@@ -15,7 +15,7 @@ from gpuinfra.pulumi.components import iam
 @dataclass(frozen=True)
 class CapacityArgs:
     type: str
-    """on_demand, spot or capacity_block."""
+    """on_demand, spot, capacity_reservation or capacity_block."""
     on_demand_base: int = 0
     capacity_reservation_id: str | None = None
 
@@ -98,18 +98,32 @@ class TrainingCompute:
 
     @staticmethod
     def market_options(args: ComputeArgs) -> dict[str, Any]:
-        """A Capacity Block is launched from the launch template's reservation with market type capacity-block
-        (EC2 User Guide, "Launch instances into Capacity Blocks")."""
-        if args.capacity.type != "capacity_block":
+        """The launch template's reservation options for the capacity type (reservation_options)."""
+        if args.capacity.type not in ("capacity_block", "capacity_reservation"):
             return {}
-        return {
-            "instance_market_options": aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
-            "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-                capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                    capacity_reservation_id=args.capacity.capacity_reservation_id
-                )
-            ),
-        }
+        return reservation_options(args.capacity.capacity_reservation_id, args.capacity.type == "capacity_block")
+
+
+def reservation_options(reservation_id: str | None, block: bool) -> dict[str, Any]:
+    """Launch template options for nodes launched into a reservation; both None without one. A Capacity Block is
+    launched from the template's reservation with market type capacity-block (EC2 User Guide, "Launch instances into
+    Capacity Blocks"); an On-Demand Capacity Reservation from the template's reservation target alone, as on-demand
+    (EC2 User Guide, "Launch instances into an existing Capacity Reservation"). A PCS node group takes either
+    through its launch template (AWS PCS User Guide, "Using ODCRs with AWS PCS", direct association; "Configure an
+    AWS PCS compute node group to use a Capacity Block"), a managed node group too (the EKS Blueprints'
+    targeted-ODCR pattern: aws-ia/terraform-aws-eks-blueprints patterns/targeted-odcr)."""
+    if reservation_id is None:
+        return {"instance_market_options": None, "capacity_reservation_specification": None}
+    return {
+        "instance_market_options": aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block")
+        if block
+        else None,
+        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
+            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
+                capacity_reservation_id=reservation_id
+            )
+        ),
+    }
 
 
 __all__ = [
@@ -119,4 +133,5 @@ __all__ = [
     "efa_interface_specs",
     "node_policy",
     "node_statements",
+    "reservation_options",
 ]

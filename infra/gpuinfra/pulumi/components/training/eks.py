@@ -94,7 +94,8 @@ class EksArgs:
 
 
 def gpu_node_groups(on_demand: int, spot: int, capacity_type: str) -> list[tuple[str, str, int]]:
-    """(suffix, EKS capacityType, size) for each GPU node group the capacity spec asks for."""
+    """(suffix, EKS capacityType, size) for each GPU node group the capacity spec asks for (an On-Demand Capacity
+    Reservation's group is on-demand, its launch template targets the reservation: compute.py)."""
     if capacity_type == "capacity_block":
         return [("block", "CAPACITY_BLOCK", on_demand)]
     groups = [("ondemand", "ON_DEMAND", on_demand)] if on_demand else []

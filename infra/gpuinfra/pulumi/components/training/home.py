@@ -16,9 +16,9 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
+from gpuinfra.pulumi.components.training.bootstrap import HOME
 
 TYPE = "gpuinfra:training:Home"
-HOME = "/home"
 NFS_PORT = 2049
 MOUNT_OPTIONS = "nfsvers=4.1,rsize=1048576,wsize=1048576,hard,timeo=600,retrans=2,noresvport,_netdev"
 """The options the Amazon EFS User Guide recommends for mounting with the NFS client ("Mounting EFS file systems
@@ -30,6 +30,7 @@ class SharedHome(pulumi.ComponentResource):
     file_system: aws.efs.FileSystem
     security_group: aws.ec2.SecurityGroup
     mount_targets: list[aws.efs.MountTarget]
+    backup_policy: aws.efs.BackupPolicy
 
     def __init__(
         self,
@@ -77,7 +78,15 @@ class SharedHome(pulumi.ComponentResource):
             )
             for n, subnet in enumerate(subnet_ids)
         ]
+        # Daily AWS Backup backups, kept 35 days in the default vault: a file system created through the API has
+        # them off unless asked (Amazon EFS User Guide, "Backing up EFS file systems"; review finding T17).
+        self.backup_policy = aws.efs.BackupPolicy(
+            f"{name}-backup",
+            file_system_id=self.file_system.id,
+            backup_policy=aws.efs.BackupPolicyBackupPolicyArgs(status="ENABLED"),
+            opts=o,
+        )
         self.register_outputs({"file_system_id": self.file_system.id, "dns_name": self.file_system.dns_name})
 
 
-__all__ = ["HOME", "MOUNT_OPTIONS", "NFS_PORT", "TYPE", "SharedHome"]
+__all__ = ["HOME", "MOUNT_OPTIONS", "NFS_PORT", "TYPE", "SharedHome"]  # HOME: bootstrap's, where homes are

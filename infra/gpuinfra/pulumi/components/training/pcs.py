@@ -28,15 +28,18 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_aws_native as aws_native
 
+from gpuinfra.graph import tokens
 from gpuinfra.pulumi.components.base import child
 from gpuinfra.pulumi.components.training.bootstrap import TASK_PROLOG
+from gpuinfra.pulumi.components.training.compute import reservation_options
 from gpuinfra.pulumi.components.training.node_repair import ROLE_TAG
 
 TYPE = "gpuinfra:training:Pcs"
 PROFILE_PATH = "/aws-pcs/"
 """IAM path PCS accepts for node roles and instance profiles."""
 SCALE_DOWN_IDLE_SECONDS = 600
-"""Dynamic nodes only; the training groups are static (min = max), the login group too."""
+"""Dynamic nodes only: the elastic partition's spot nodes; the gang's groups are static (min = max), the login group
+too."""
 CLUSTER_SLURM_SETTINGS = {
     "SelectTypeParameters": "CR_Core_Memory",
     "TaskProlog": TASK_PROLOG,
@@ -140,7 +143,16 @@ property, so no version would let the stack set it; and the AMI's Slurm must mat
 installer keeps one version per AMI). Until the resource type carries it, the HealthCheckProgram (health-check.sh.j2)
 drains a node that lost a GPU, an EFA device, its driver or Lustre; tests/components/test_pcs_settings.py fails as
 soon as the pinned schema gains the property, so it gets wired in then."""
-PURCHASE_OPTIONS = {"on_demand": "ONDEMAND", "spot": "SPOT", "capacity_block": "CAPACITY_BLOCK"}
+PURCHASE_OPTIONS = {
+    "on_demand": "ONDEMAND",
+    "spot": "SPOT",
+    "capacity_reservation": "ONDEMAND",
+    "capacity_block": "CAPACITY_BLOCK",
+}
+"""PCS purchase option per capacity type. An On-Demand Capacity Reservation is an ONDEMAND group whose launch
+template targets the reservation (AWS PCS User Guide, "Using ODCRs with AWS PCS": direct ODCR association, no
+backfill beyond the reservation); a Capacity Block is a CAPACITY_BLOCK group whose launch template has market type
+capacity-block and the block's reservation ("Configure an AWS PCS compute node group to use a Capacity Block")."""
 WEIGHTS = {"ONDEMAND": 1, "CAPACITY_BLOCK": 1, "SPOT": 10}
 """Slurm fills lower weights first: on-demand (and the block) before spot."""
 
@@ -158,6 +170,11 @@ class GroupArgs:
     efa_cards: tuple[int, ...] = ()
     placement: bool = True
     capacity_reservation_id: str | None = None
+    """The ODCR or Capacity Block the group's launch template targets."""
+    min_count: int | None = None
+    """Fewest instances (PCS scales between it and `count` as jobs queue); None: static, `count` always."""
+    partition: str | None = None
+    """The Slurm partition (PCS queue) of its own the group serves; None: the cluster's (PcsArgs.partition)."""
     role: str = "compute"
     """Tagged on the instances (node_repair.ROLE_TAG): the repair loop terminates compute instances only."""
     instance_profile_arn: pulumi.Input[str] | None = None
@@ -249,6 +266,8 @@ class PcsCluster(pulumi.ComponentResource):
     node_groups: list[aws_native.pcs.ComputeNodeGroup]
     login: aws_native.pcs.ComputeNodeGroup
     queue: aws_native.pcs.Queue
+    side_queues: list[aws_native.pcs.Queue]
+    """The queues of groups with a partition of their own (the elastic spot nodes)."""
 
     def __init__(
         self,
@@ -285,15 +304,32 @@ class PcsCluster(pulumi.ComponentResource):
         )
         self.node_groups = [self._group(name, args, g, o, n) for g in args.compute]
         self.login = self._group(name, args, args.login, o, n)
-        self.queue = aws_native.pcs.Queue(
-            f"{name}-queue",
-            name=args.partition,
+        groups = list(zip(args.compute, self.node_groups, strict=True))
+        self.queue = self._queue(
+            f"{name}-queue", args.partition, [ng for g, ng in groups if g.partition is None], args, n
+        )
+        self.side_queues = [
+            self._queue(f"{name}-{g.suffix}-queue", g.partition, [ng], args, n) for g, ng in groups if g.partition
+        ]
+        self.register_outputs({"cluster_id": self.cluster.aws_id, "queue": args.partition})
+
+    def _queue(
+        self,
+        name: str,
+        partition: str,
+        groups: list[aws_native.pcs.ComputeNodeGroup],
+        args: PcsArgs,
+        n: pulumi.ResourceOptions,
+    ) -> aws_native.pcs.Queue:
+        """A PCS queue: the Slurm partition `partition` over `groups`."""
+        return aws_native.pcs.Queue(
+            name,
+            name=partition,
             cluster_id=self.cluster.aws_id,
-            compute_node_group_configurations=[{"compute_node_group_id": g.aws_id} for g in self.node_groups],
+            compute_node_group_configurations=[{"compute_node_group_id": g.aws_id} for g in groups],
             tags=args.tags,
             opts=n,
         )
-        self.register_outputs({"cluster_id": self.cluster.aws_id, "queue": args.partition})
 
     def _group(
         self, name: str, args: PcsArgs, group: GroupArgs, o: pulumi.ResourceOptions, n: pulumi.ResourceOptions
@@ -315,11 +351,14 @@ class PcsCluster(pulumi.ComponentResource):
             iam_instance_profile_arn=group.instance_profile_arn or args.instance_profile_arn,
             instance_configs=[{"instance_type": group.instance_type}],
             purchase_option=group.purchase_option,
-            scaling_configuration={"min_instance_count": group.count, "max_instance_count": group.count},
+            scaling_configuration={
+                "min_instance_count": group.count if group.min_count is None else group.min_count,
+                "max_instance_count": group.count,
+            },
             slurm_configuration={"slurm_custom_settings": settings},
             spot_options={"allocation_strategy": "capacity-optimized"} if group.purchase_option == "SPOT" else None,
             subnet_ids=[args.subnet_id],
-            tags=args.tags,
+            tags={**args.tags, tokens.ELASTIC_PARTITION_TAG: group.partition} if group.partition else args.tags,
             opts=pulumi.ResourceOptions.merge(
                 n, pulumi.ResourceOptions(delete_before_replace=True, ignore_changes=["name"])
             ),
@@ -358,17 +397,8 @@ def root_volume(args: PcsArgs) -> aws.ec2.LaunchTemplateBlockDeviceMappingArgs:
 
 
 def capacity_block(group: GroupArgs) -> dict[str, Any]:
-    """A Capacity Block group's market type and reservation target; nothing for any other group."""
-    if group.capacity_reservation_id is None:
-        return {"instance_market_options": None, "capacity_reservation_specification": None}
-    return {
-        "instance_market_options": aws.ec2.LaunchTemplateInstanceMarketOptionsArgs(market_type="capacity-block"),
-        "capacity_reservation_specification": aws.ec2.LaunchTemplateCapacityReservationSpecificationArgs(
-            capacity_reservation_target=aws.ec2.LaunchTemplateCapacityReservationSpecificationCapacityReservationTargetArgs(
-                capacity_reservation_id=group.capacity_reservation_id
-            )
-        ),
-    }
+    """A reserved group's market type and reservation target (compute.reservation_options); none for others."""
+    return reservation_options(group.capacity_reservation_id, group.purchase_option == "CAPACITY_BLOCK")
 
 
 def launch_template(

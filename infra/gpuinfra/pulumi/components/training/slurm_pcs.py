@@ -17,7 +17,9 @@ from gpuinfra.pulumi.components.base import STACK_TAG, child
 from gpuinfra.pulumi.components.profiles import InstanceIdentity, instance_identity
 from gpuinfra.pulumi.components.training.bootstrap import (
     CHECKPOINT_NOW_FILE,
+    CHECKPOINT_NOW_VAR,
     Acceptance,
+    Download,
     HomeMount,
     LustreMount,
     NodeRole,
@@ -34,6 +36,7 @@ from gpuinfra.pulumi.components.training.pcs_logs import PcsLogArgs, PcsLogs, pc
 from gpuinfra.pulumi.components.training.pruner import retention_for
 from gpuinfra.pulumi.components.training.storage import TrainingStorage, split_s3
 from gpuinfra.spec import TrainingSpec
+from gpuinfra.spec.training import ClusterUser, Elastic
 
 TYPE = "gpuinfra:training:Slurm"
 SSM_IMAGE = "resolve:ssm:"
@@ -110,12 +113,15 @@ UserData = Callable[[NodeRole], pulumi.Output[str]]
 def lustre_mount(
     spec: TrainingSpec, plan: TrainingPlan, fs: aws.fsx.LustreFileSystem | None
 ) -> pulumi.Output[LustreMount | None]:
-    """How every node mounts the FSx file system (its DNS and mount names, once it exists); None without one."""
+    """How every node mounts the FSx file system (its DNS and mount names, once it exists), and the EFA client package
+    the stack pins, if it pins its own; None without a file system."""
     lustre = spec.lustre
     if fs is None or lustre is None:
         return pulumi.Output.from_input(None)
+    pinned = lustre.efa_client_package
+    package = Download(pinned.url, pinned.sha256) if pinned else None
     return pulumi.Output.all(fs.dns_name, fs.mount_name).apply(
-        lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload)
+        lambda v: LustreMount(v[0], v[1], lustre.mount_path, plan.lustre_efa, plan.lustre_preload, package)
     )
 
 
@@ -131,42 +137,59 @@ def pcs_retention(spec: TrainingSpec, compute: ComputeArgs) -> Retention | None:
     return dataclasses.replace(retention, metric_namespace=gpu_metrics.NAMESPACE, region=compute.region)
 
 
+GANG_GROUPS = {"capacity_reservation": "od", "capacity_block": "block"}
+"""The one node group of a reserved gang, by capacity type. An ODCR's group keeps the on-demand group's name: moving
+a gang from on-demand (or spot above an on-demand base) onto a reservation updates that group in place."""
+
+
+def gang_counts(spec: TrainingSpec, plan: TrainingPlan) -> list[tuple[str, str, int]]:
+    """(suffix, capacity type, nodes) of the gang's node groups: the reservation's, or on-demand and spot."""
+    kind = spec.compute.capacity.type
+    if kind in GANG_GROUPS:
+        return [(GANG_GROUPS[kind], kind, plan.nodes)]
+    return [("od", "on_demand", plan.on_demand_nodes), ("spot", "spot", plan.spot_nodes)]
+
+
 def compute_groups(
     spec: TrainingSpec, plan: TrainingPlan, compute: ComputeArgs, user_data: UserData
 ) -> list[GroupArgs]:
-    """One node group per capacity type with nodes: the Capacity Block's, or on-demand and spot."""
+    """The gang's node groups, one per capacity type with nodes, in the cluster's partition; and the elastic spot
+    nodes, in a partition of their own, scaled from none."""
     capacity = spec.compute.capacity
-    counts = (
-        [("block", "capacity_block", plan.nodes)]
-        if capacity.type == "capacity_block"
-        else [("od", "on_demand", plan.on_demand_nodes), ("spot", "spot", plan.spot_nodes)]
-    )
-    return [
-        GroupArgs(
+
+    def group(suffix: str, kind: str, count: int, elastic: Elastic | None = None) -> GroupArgs:
+        return GroupArgs(
             suffix=suffix,
             purchase_option=PURCHASE_OPTIONS[kind],
             instance_type=plan.instance_type,
             count=count,
             memory_gib=plan.memory_gib_per_node,
-            user_data=user_data(
-                NodeRole(
-                    "compute",
-                    plan.instance_type,
-                    gpus=plan.gpus_per_node,
-                    efa=len(plan.efa_cards),
-                    instance_store_gb=plan.instance_store_gb,
-                    spot=kind == "spot",
-                    block_checkpoint_at=plan.block_checkpoint_at,
-                    checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
-                    metrics_region=compute.region,
-                )
-            ),
+            user_data=user_data(compute_role(plan, compute, kind)),
             efa_cards=tuple(plan.efa_cards),
-            capacity_reservation_id=capacity.capacity_reservation_id if kind == "capacity_block" else None,
+            capacity_reservation_id=capacity.capacity_reservation_id if kind in GANG_GROUPS else None,
+            min_count=0 if elastic else None,
+            partition=elastic.partition if elastic else None,
         )
-        for suffix, kind, count in counts
-        if count > 0
-    ]
+
+    groups = [group(suffix, kind, count) for suffix, kind, count in gang_counts(spec, plan) if count > 0]
+    elastic = spec.compute.elastic
+    return groups + ([group("elastic", "spot", elastic.max_nodes, elastic)] if elastic else [])
+
+
+def compute_role(plan: TrainingPlan, compute: ComputeArgs, kind: str) -> NodeRole:
+    """What a compute node bought as `kind` sets up at boot: GPUs, EFA, scratch, the spot watcher (spot), the
+    checkpoint before its block ends (capacity_block)."""
+    return NodeRole(
+        "compute",
+        plan.instance_type,
+        gpus=plan.gpus_per_node,
+        efa=len(plan.efa_cards),
+        instance_store_gb=plan.instance_store_gb,
+        spot=kind == "spot",
+        block_checkpoint_at=plan.block_checkpoint_at if kind == "capacity_block" else None,
+        checkpoint_write_seconds=plan.checkpoint.write_seconds if plan.checkpoint else None,
+        metrics_region=compute.region,
+    )
 
 
 def login_group(
@@ -226,8 +249,8 @@ class SlurmOnPcs(pulumi.ComponentResource):
         nodes, login = self._identities(name, spec, compute, o)
         mount = lustre_mount(spec, plan, storage.lustre)
         # The interruption watcher's side of the checkpoint contract (bootstrap.py): the file it writes.
-        env = {**env, "GPUINFRA_CHECKPOINT_NOW_FILE": CHECKPOINT_NOW_FILE}
-        home = self._home(name, network, compute, provider)
+        env = {**env, CHECKPOINT_NOW_VAR: CHECKPOINT_NOW_FILE}
+        home = self._home(name, network, compute, spec.scheduler.users, provider)
         # The agent's configuration exists before any node boots: its name rides along into the user data.
         self.agent_config = gpu_metrics.agent_parameter(name, spec.name, o)
 
@@ -307,11 +330,16 @@ class SlurmOnPcs(pulumi.ComponentResource):
         return nodes, login
 
     def _home(
-        self, name: str, network: TrainingNetwork, compute: ComputeArgs, provider: pulumi.ProviderResource
+        self,
+        name: str,
+        network: TrainingNetwork,
+        compute: ComputeArgs,
+        users: list[ClusterUser],
+        provider: pulumi.ProviderResource,
     ) -> pulumi.Output[HomeMount]:
-        """The shared /home on EFS. The mount targets' ids ride along so every launch template waits for them: the
-        file system's DNS name resolves only once a mount target exists in the node's zone (Amazon EFS User
-        Guide, mount targets)."""
+        """The shared /home on EFS, and the users every node creates with homes there. The mount targets' ids ride
+        along so every launch template waits for them: the file system's DNS name resolves only once a mount target
+        exists in the node's zone (Amazon EFS User Guide, mount targets)."""
         self.home = SharedHome(
             f"{name}-home",
             network.vpc.id,
@@ -322,7 +350,7 @@ class SlurmOnPcs(pulumi.ComponentResource):
             pulumi.ResourceOptions(parent=self),
         )
         return pulumi.Output.all(self.home.file_system.dns_name, *[t.id for t in self.home.mount_targets]).apply(
-            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS)
+            lambda v: HomeMount(v[0], HOME, MOUNT_OPTIONS, tuple(users))
         )
 
     @staticmethod
@@ -341,10 +369,13 @@ class SlurmOnPcs(pulumi.ComponentResource):
 
 
 __all__ = [
+    "GANG_GROUPS",
     "TYPE",
     "SlurmOnPcs",
     "acceptance",
     "compute_groups",
+    "compute_role",
+    "gang_counts",
     "login_group",
     "lustre_mount",
     "pcs_login_policy",

@@ -70,6 +70,11 @@ def efs_file_system(r: Resource) -> list[Call]:
     return [Call("efs", "CreateFileSystem").put("CreationToken", AUTONAME).fill(r.inputs, spec)]
 
 
+def efs_backup_policy(r: Resource) -> list[Call]:
+    """PutBackupPolicy: the file system and the policy's one member, Status (botocore EFS model)."""
+    return [Call("efs", "PutBackupPolicy").fill(r.inputs, {"region": DROP})]
+
+
 def efs_mount_target(r: Resource) -> list[Call]:
     spec = {"securityGroups": F(convert=listed), "region": DROP, "name": DROP}
     return [Call("efs", "CreateMountTarget").fill(r.inputs, spec)]
@@ -172,6 +177,7 @@ __all__ = [
     "bucket_policy",
     "bucket_versioning",
     "data_repository_association",
+    "efs_backup_policy",
     "encryption",
     "lustre_file_system",
     "object_lock",
