@@ -31,7 +31,8 @@ def kind(meaning: str) -> str:
 def test_every_stand_in_class_is_rendered_unknown_in_every_format(catalog: Catalog) -> None:
     base = graph_for("llm-train", {}, ample_quotas())
     change = {
-        "compute.node_count": 18,  # user data of the login node (the acceptance job) -> a new template version
+        "compute.node_count": 18,  # node groups resized (no user data changes: the login node stays)
+        "lustre.throughput_mb_s_per_tib": 500,  # the spot nodes' checkpoint window -> a new template version
         "availability_zone": "us-east-1b",  # subnets replaced -> every reference to their ids changes
         "compute.image_id": "resolve:ssm:/acme/pcs/slurm-25.05/gpu-ami:8",  # another SSM version -> another AMI
     }
@@ -51,7 +52,7 @@ def test_every_stand_in_class_is_rendered_unknown_in_every_format(catalog: Catal
                     meaning = graph.after_apply.get(str(value))
                     if meaning is not None:
                         stand_ins[str(value)] = kind(meaning)
-    assert set(stand_ins.values()) == {"version", "ssm image"}, stand_ins  # what a resize and a new image change
+    assert set(stand_ins.values()) == {"version", "ssm image"}, stand_ins  # what new user data and a new image change
 
     report = diff_report(diff, "main", "head", catalog)
     shown = {(c.before, c.after) for s in report.stacks for r in s.resources for c in r.changes}
