@@ -1,7 +1,8 @@
 """Hints that are edits: every finding the validator tables raise on the examples (tests/validators' CASES that
 fire) has a hint, and every YAML snippet a hint gives (`key: value` in backticks) parses as YAML and is valid
 input: no number written with thousands separators ("12,715" is refused by the spec), sizes the next valid one.
-Spec errors for a missing section or a cross-field rule show the YAML to add."""
+No hint is prose alone: each names, in backticks, the YAML to write, a field path of the stack or organization
+schema, or a command. Spec errors for a missing section or a cross-field rule show the YAML to add."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import re
 
 import pytest
 from gpuinfra.errors import InputError
+from gpuinfra.spec.schema import org_schema, stack_schema
 from helpers import DELETE, Case, checked, sibling_test_modules
 from ruamel.yaml import YAML
 
 SNIPPET = re.compile(r"`([A-Za-z_][\w.-]*: [^`]+)`")
+SPAN = re.compile(r"`([^`]+)`")
+FIELD_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?)*")
+COMMANDS = ("gpuinfra ", "pulumi ", "kubectl ", "helm ", "aws ", "vllm ", "docker ")
 """A backticked `key: value` in a hint: the YAML it tells the user to write."""
 THOUSANDS = re.compile(r"\d,\d{3}")
 
@@ -23,6 +28,40 @@ def yaml_of(snippet: str) -> object:
 
 def edits(hint: str) -> list[str]:
     return SNIPPET.findall(hint)
+
+
+def schema_fields() -> set[str]:
+    """Every property name of the stack and organization JSON Schemas (what `gpuinfra schema` writes)."""
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            names.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else ())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(stack_schema())
+    walk(org_schema())
+    return names
+
+
+def actionable(hint: str, fields: set[str]) -> bool:
+    """The hint names, in backticks, YAML to write (one key), a schema field path, or a command to run."""
+    for span in SPAN.findall(hint):
+        if span.startswith(COMMANDS):
+            return True
+        try:
+            data = yaml_of(span)
+        except Exception:  # noqa: BLE001 - not YAML: maybe a field path
+            data = None
+        if isinstance(data, dict) and len(data) == 1:
+            return True
+        if FIELD_PATH.fullmatch(span) and re.sub(r"\[[^\]]*\]", "", span).split(".")[-1] in fields:
+            return True
+    return False
 
 
 def firing_cases() -> list[Case]:
@@ -42,6 +81,23 @@ def test_every_hint_of_the_examples_findings_is_an_edit_that_parses() -> None:
                 assert isinstance(data, dict) and len(data) == 1, (f.rule, snippet)
                 assert not THOUSANDS.search(snippet), (f.rule, snippet)
     assert snippets > 50  # the hints with a value to write carry it as YAML
+
+
+def test_no_hint_is_prose() -> None:
+    """Every finding of the validator tables' firing cases says what to write where, or what to run: no "change the
+    value as the message says", "make scale-in slower than scale-out" or "fix the spec instead"."""
+    fields = schema_fields()
+    assert {"node_count", "scale_in_cooldown_seconds", "kubernetes_version", "power_budget_kw"} <= fields
+    prose: dict[str, str] = {}
+    hints = 0
+    for case in firing_cases():
+        for f in checked(case.stack, case.spec, case.org, config=case.config).findings:
+            hints += 1
+            if not actionable(f.hint or "", fields):
+                prose[f.rule] = f.hint or ""
+    assert hints > 150 and not prose, prose
+    assert not actionable("make scale-in slower than scale-out", fields)  # the checker catches prose
+    assert not actionable("set `0` or at least `3`", fields)
 
 
 def test_a_lustre_too_small_hint_gives_the_next_size_fsx_takes() -> None:
