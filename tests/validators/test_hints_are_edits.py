@@ -109,6 +109,22 @@ def test_a_lustre_too_small_hint_gives_the_next_size_fsx_takes() -> None:
     assert yaml_of(snippet) == {"storage_capacity_gib": 76800}, f.hint
 
 
+def test_a_host_ram_hint_names_the_next_size_of_the_family_that_serves() -> None:
+    # 16 GB of bf16 weights need 16e9 / 0.75 = 21.3 GB (19.9 GiB) of host RAM (plan/serving.py HOST_RAM_SHARE):
+    # g6.xlarge has 16 GiB, g6.2xlarge 32 GiB with the same one L4 (EC2 User Guide, accelerated computing
+    # instance specifications), so the hint writes g6.2xlarge; fp8 halves the weights.
+    found = checked("chat-serve", {"model.precision": "bf16", "instance.type": "g6.xlarge"}).findings
+    f = next(f for f in found if f.rule == "host-ram-too-small")
+    assert [yaml_of(s) for s in edits(f.hint or "")] == [{"type": "g6.2xlarge"}, {"precision": "fp8"}], f.hint
+
+
+def test_a_duplicated_region_hint_sums_the_demand() -> None:
+    found = checked("chat-serve", {"regions[1].region": "us-east-1"}).findings
+    (f,) = [f for f in found if f.rule == "duplicate-region"]
+    # us-east-1 peaks at 24 requests/s and us-west-2 (now a second us-east-1) at 14 (stacks/Pulumi.chat-serve.yaml)
+    assert {"peak_rps": 38} in [yaml_of(s) for s in edits(f.hint or "")], f.hint
+
+
 def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:
     found = [f for f in checked("llm-train", {"checkpointing.interval_minutes": 20}).findings]
     (f,) = [f for f in found if f.rule == "checkpoint-interval-off-optimum"]

@@ -45,6 +45,23 @@ def _sibling(info: InstanceType, catalog: Catalog, ok: Callable[[InstanceType], 
     return min(family, key=lambda i: (i.memory_gib, i.accelerator_count, i.name), default=None)
 
 
+def _serves(spec: InferenceSpec, plan: InferencePlan) -> Callable[[InstanceType], bool]:
+    """Whether a type passes every per-type check of this module: the server drives it, the model and one
+    sequence fit its accelerators, the weights its host RAM, and its accelerator count is a valid tensor-parallel
+    size. A type a hint names must pass them all, or the hint trades one error for another."""
+    m = spec.model
+
+    def ok(i: InstanceType) -> bool:
+        return (
+            server_runs_on(spec.server_kind, i)
+            and fits(i, plan.memory, m.gpu_memory_utilization)[0]
+            and host_ram_fits(i, plan.memory.weights_bytes)
+            and not tensor_parallel_problem(i.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
+        )
+
+    return ok
+
+
 def _either(*choices: str) -> str:
     """'a, b, or c' of the non-empty choices."""
     kept = [c for c in choices if c]
@@ -99,7 +116,8 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
                 f"{spec.model.context_length_tokens:,}-token sequence {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
                 f"in {region.region}: vLLM would refuse to start",
                 path,
-                _either(
+                "use "
+                + _either(
                     "a type with more accelerator memory (`type: auto` under instance picks one)",
                     f"a shorter `model.context_length_tokens` than {spec.model.context_length_tokens}",
                     _quantize(spec),
@@ -178,11 +196,7 @@ def invalid_tensor_parallel(spec: InferenceSpec, plan: InferencePlan, catalog: C
     for _, region, _, info, path in _instances(spec, plan, catalog):
         problem = tensor_parallel_problem(info.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
         if problem:
-            fit = _sibling(
-                info,
-                catalog,
-                lambda i: not tensor_parallel_problem(i.accelerator_count, m.attention_heads, m.kv_cache.kv_heads),
-            )
+            fit = _sibling(info, catalog, _serves(spec, plan))
             yield Failure(
                 f"{info.name} in {region.region}: --tensor-parallel-size {info.accelerator_count}: {problem}",
                 path,
@@ -202,9 +216,10 @@ def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalo
                 f"{plan.memory.weights_bytes / GB:,.1f} GB of weights (at most {HOST_RAM_SHARE:.0%} of RAM): the "
                 "server would be killed for memory while loading",
                 path,
-                _either(
+                "write "
+                + _either(
                     _type_edit(path, bigger.name) + " (more host RAM)"
-                    if (bigger := _sibling(info, catalog, lambda i: host_ram_fits(i, plan.memory.weights_bytes)))
+                    if (bigger := _sibling(info, catalog, _serves(spec, plan)))
                     else _type_edit(path, "auto"),
                     _quantize(spec),
                 ),
@@ -279,7 +294,8 @@ def latency_target_unreachable(spec: InferenceSpec, plan: InferencePlan, catalog
                 f"steps/s (batch {b.batch}) take {b.generation_seconds:,.1f} s, above latency_target_seconds "
                 f"{shape.latency_target_seconds:g}",
                 ("requests", "latency_target_seconds"),
-                _either(
+                "use "
+                + _either(
                     f"a lower `model.max_concurrent_sequences` than {spec.model.max_concurrent_sequences}",
                     _quantize(spec),
                     f"`latency_target_seconds: {math.ceil(b.generation_seconds)}` under requests",
