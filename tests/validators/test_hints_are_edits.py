@@ -55,7 +55,7 @@ def actionable(hint: str, fields: set[str]) -> bool:
             return True
         try:
             data = yaml_of(span)
-        except Exception:  # noqa: BLE001 - not YAML: maybe a field path
+        except Exception:  # not YAML: maybe a field path
             data = None
         if isinstance(data, dict) and len(data) == 1:
             return True
