@@ -55,9 +55,15 @@ def first_difference(before: Any, after: Any, path: str = "") -> tuple[str, Any,
     return path, before, after
 
 
+def _comment(lines: list[str], i: int) -> bool:
+    """Line `i` is a shell or YAML comment (an absent line is not)."""
+    return i < len(lines) and lines[i].lstrip().startswith("#")
+
+
 def pair(c: PropertyChangeOut) -> tuple[str, str]:
     """Before and after of one change, short enough for a table cell. JSON documents (policies) show the first
-    leaf that differs, with its path; other long texts (user data) the first line that differs, with its number."""
+    leaf that differs, with its path; other long texts (user data) the first line that differs, with its number,
+    preferring one that is not a comment on both sides."""
     before, after = readable(c.before), readable(c.after)
     if (
         c.absent_before
@@ -73,14 +79,13 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
         where = f"{path}: " if path else ""
         return where + short(old, old is _ABSENT), where + short(new, new is _ABSENT)
     old, new = before.splitlines() or [""], after.splitlines() or [""]
-    line = next(
-        (
-            i
-            for i in range(max(len(old), len(new)))
-            if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
-        ),
-        0,
-    )
+    differ = [
+        i
+        for i in range(max(len(old), len(new)))
+        if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
+    ]
+    # The first line that does something: a changed comment above the changed command says less than the command.
+    line = next((i for i in differ if not (_comment(old, i) and _comment(new, i))), differ[0] if differ else 0)
     pick = lambda lines: lines[line].strip() if line < len(lines) else "(no line)"  # noqa: E731
     where = f"line {line + 1}: " if len(old) > 1 or len(new) > 1 else ""
     return where + short(pick(old)), where + short(pick(new))
