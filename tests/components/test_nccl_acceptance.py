@@ -13,11 +13,18 @@ from pathlib import Path
 
 import pytest
 from gpuinfra.pulumi.components.training.bootstrap import Acceptance, nccl_acceptance
-from slurm_local import PARTITION, SlurmCluster, slurm_cluster
+from slurm_local import NODE, PARTITION, SlurmCluster, slurm_cluster
 
 VERSION = "25.05"
-P5 = Acceptance(PARTITION, "p5.48xlarge", 16, 8, 3200.0)
+P5 = Acceptance(PARTITION, "p5.48xlarge", 8, 3200.0)
 """p5.48xlarge: 3200 Gbps (EC2 User Guide, accelerated computing instance network specifications)."""
+
+WIDE_PARTITION = "wide"
+WIDE = f"""NodeName=pcsnode2 NodeAddr=127.0.0.2 CPUs=1 State=DOWN
+PartitionName={WIDE_PARTITION} Nodes={NODE},pcsnode2 MaxTime=INFINITE State=UP
+"""
+"""A second partition of two nodes, one of them down (as a PCS node group's nodes not yet launched are there in
+Slurm): the job must count both, which a resize changes without touching the script."""
 
 FAKE = r"""#!/bin/bash
 # Stands in for nccl-tests' all_reduce_perf: prints its table; busbw and #wrong come from the test.
@@ -47,50 +54,64 @@ def test_the_floor_is_sixty_percent_of_the_nodes_network_rate() -> None:
     """3200 Gbps / 8 = 400 GB/s of bus bandwidth at most; 60 % of it, 240 GB/s, is the floor."""
     text = nccl_acceptance("llm-train", P5, VERSION)
     assert "\nfloor=240\n" in text and 'floor="${GPUINFRA_NCCL_MIN_BUSBW:-$floor}"' in text
-    assert "#SBATCH --nodes=16\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" in text
+    assert "#SBATCH --partition=train\n#SBATCH --ntasks-per-node=8\n#SBATCH --gpus-per-node=8\n" in text
+    assert "--nodes=" not in "".join(line for line in text.splitlines() if line.startswith("#SBATCH"))
     assert f"/opt/aws/pcs/scheduler/slurm-{VERSION}/bin/srun --mpi=" in text
-    p4d = nccl_acceptance("c", Acceptance(PARTITION, "p4d.24xlarge", 2, 8, 400.0), VERSION)
+    p4d = nccl_acceptance("c", Acceptance(PARTITION, "p4d.24xlarge", 8, 400.0), VERSION)
     assert "\nfloor=30\n" in p4d  # 400 Gbps / 8 * 0.6
 
 
 @pytest.fixture(scope="module")
 def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[SlurmCluster, Path]]:
     root = tmp_path_factory.mktemp("nccl")
-    with slurm_cluster(root / "slurm", VERSION) as c:
+    with slurm_cluster(root / "slurm", VERSION, WIDE) as c:
         c.wait_for(lambda: "IDLE" in c.node().get("State", ""), "the node to be idle")
         yield c, root
 
 
-def submit(cluster: SlurmCluster, root: Path, name: str, env: dict[str, str], fake: bool = True) -> tuple[int, str]:
-    """sbatch the rendered job (one node, one task, no GPU: the test node has one CPU and no GRES) from
-    `root/name`, with the stand-in binary on PATH; returns the job's exit status and its output file."""
-    work = root / name
-    work.mkdir()
-    if fake:
-        (work / "bin").mkdir()
-        binary = work / "bin" / "all_reduce_perf"
-        binary.write_text(FAKE)
-        binary.chmod(0o755)
+def write_job(work: Path, partition: str = PARTITION) -> Path:
+    """The rendered job (one task a node, no GPU: the test node has one CPU and no GRES), executable as on the
+    login node (cloud-init writes it 0755)."""
     script = work / "nccl-acceptance.sbatch"
-    script.write_text(nccl_acceptance("llm-train", Acceptance(PARTITION, "p5.48xlarge", 1, 0, 3200.0, 1), VERSION))
+    script.write_text(nccl_acceptance("llm-train", Acceptance(partition, "p5.48xlarge", 0, 3200.0, 1), VERSION))
+    script.chmod(0o755)
+    return script
+
+
+def run_job(cluster: SlurmCluster, work: Path, argv: list[str], env: dict[str, str]) -> str:
+    """Start the job the way `argv` does (the file itself, or sbatch on it) with the stand-in binary on PATH;
+    returns the job id sbatch printed."""
     path = f"{work / 'bin'}:{os.environ['PATH']}"
     result = subprocess.run(
-        ["sbatch", "--parsable", str(script)],
-        cwd=work,
-        env={**cluster.env(), "PATH": path, **env},
-        capture_output=True,
-        text=True,
-        timeout=30,
+        argv, cwd=work, env={**cluster.env(), "PATH": path, **env}, capture_output=True, text=True, timeout=30
     )
     assert result.returncode == 0, result.stderr
-    job = result.stdout.strip().split(";")[0]
-    # What `sbatch --wait` reports, polled faster than it polls: the job's ExitCode (status:signal).
+    return result.stdout.strip().split(";")[0]
+
+
+def wait_job(cluster: SlurmCluster, work: Path, job: str) -> tuple[int, str]:
+    """What `sbatch --wait` reports, polled faster than it polls: the job's ExitCode (status:signal), and its
+    output file."""
     done = ("COMPLETED", "FAILED", "CANCELLED", "TIMEOUT", "NODE_FAIL", "OUT_OF_MEMORY")
     cluster.wait_for(lambda: cluster.job(job).get("JobState") in done, f"job {job} to end", seconds=90)
     status = int(cluster.job(job)["ExitCode"].split(":")[0])
     outputs = list(work.glob("nccl-acceptance-*.out"))
-    assert len(outputs) == 1, result.stderr + cluster.logs()
+    assert len(outputs) == 1, cluster.logs()
     return status, outputs[0].read_text()
+
+
+def submit(cluster: SlurmCluster, root: Path, name: str, env: dict[str, str], fake: bool = True) -> tuple[int, str]:
+    """Run the rendered job from `root/name` as the operator does (the file itself, which submits itself over
+    every node of the partition) and wait for it."""
+    work = root / name
+    work.mkdir()
+    (work / "bin").mkdir()
+    if fake:
+        binary = work / "bin" / "all_reduce_perf"
+        binary.write_text(FAKE)
+        binary.chmod(0o755)
+    script = write_job(work)
+    return wait_job(cluster, work, run_job(cluster, work, [str(script), "--parsable"], env))
 
 
 def test_a_fabric_at_line_rate_passes(cluster: tuple[SlurmCluster, Path]) -> None:
@@ -123,3 +144,30 @@ def test_a_missing_all_reduce_perf_is_exit_2_with_how_to_build_it(cluster: tuple
     rc, out = submit(*cluster, "missing", {}, fake=False)
     assert rc == 2, out
     assert "all_reduce_perf not found: build NVIDIA/nccl-tests with MPI=1" in out
+
+
+def test_run_by_the_operator_it_submits_itself_over_every_node_of_the_partition(
+    cluster: tuple[SlurmCluster, Path],
+) -> None:
+    """The node count is Slurm's (2 in `wide`, one node down), not the file's: held, so it does not wait for the
+    node that never comes."""
+    c, root = cluster
+    work = root / "count"
+    (work / "bin").mkdir(parents=True)
+    job = run_job(c, work, [str(write_job(work, WIDE_PARTITION)), "--hold", "--parsable"], {})
+    try:
+        fields = c.job(job)
+        assert (fields["NumNodes"].split("-")[0], fields["Partition"].split()[0]) == ("2", WIDE_PARTITION), fields
+    finally:
+        c.run("scancel", job, check=False)
+
+
+def test_a_job_over_fewer_nodes_than_the_partition_refuses(cluster: tuple[SlurmCluster, Path]) -> None:
+    """`sbatch` on the file (one node, Slurm's default) would judge one node's NVLink, not the fabric: exit 2, naming
+    how to run it."""
+    c, root = cluster
+    work = root / "partial"
+    (work / "bin").mkdir(parents=True)
+    rc, out = wait_job(c, work, run_job(c, work, ["sbatch", "--parsable", str(write_job(work, WIDE_PARTITION))], {}))
+    assert rc == 2, out
+    assert "this job spans 1 of the 2 nodes of partition wide: run /opt/gpuinfra/nccl-acceptance.sbatch itself" in out

@@ -40,7 +40,7 @@ ROLES = {
         "login",
         "m7i.2xlarge",
         retention=RETENTION,
-        acceptance=Acceptance("train", "p5.48xlarge", 16, 8, 3200.0),
+        acceptance=Acceptance("train", "p5.48xlarge", 8, 3200.0),
         repair=Repair("llm-train", "us-east-1", metric_namespace="gpuinfra/Training"),
     ),
 }

@@ -198,6 +198,24 @@ def test_findings_are_compared_by_stack_rule_where_and_message(catalog: Catalog)
     assert verdict_of(d) == 1
 
 
+def test_a_finding_whose_figure_moved_is_neither_new_nor_resolved(catalog: Catalog) -> None:
+    """A resize moves the total inside cost-partial's message: the warning still holds on both sides (same rule,
+    same place), so the review calls it neither new nor resolved; a second finding of the rule at that place with
+    no counterpart is new, and one at another place that went away is resolved."""
+    g = graph(provider())
+    low = ReviewItem("s", "validator", "cost-partial", "warning", "", "at least $81,903.55")
+    high = ReviewItem("s", "validator", "cost-partial", "warning", "", "at least $122,123.71")
+    extra = ReviewItem("s", "validator", "cost-partial", "warning", "", "another")
+    gone = ReviewItem("s", "validator", "lustre-too-small", "error", "lustre", "needs 76,800 GiB")
+    d = diff_sides(
+        {"s": Snapshot("s", g, None, (low, gone))}, {"s": Snapshot("s", g, None, (high, extra))}, load_rules()
+    )
+    s = d.stacks[0]
+    assert len(s.new_findings) == 1 and s.new_findings[0].rule == "cost-partial"  # one of the two is paired
+    assert s.resolved_findings == (gone,)
+    assert s.head_findings == (high, extra)
+
+
 def test_advisory_and_warning_findings_do_not_block(catalog: Catalog) -> None:
     g = graph(provider())
     head = (ReviewItem("s", "policy", "c", "advisory", "", "m"), ReviewItem("s", "validator", "w", "warning", "", "m"))

@@ -108,11 +108,35 @@ def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Ca
     (diagram,) = re.findall(r"```mermaid\n.*?\n```", above, re.S)  # drawn as one picture, not read as lines
     assert len(above.replace(diagram, "(picture)").splitlines()) <= 30, above
     heading = text.splitlines()[1]
-    # what it does to running instances first (the login node's user data changes: it rolls), then the money
-    # the login node and the elastic spot nodes (their interruption watcher) carry figures of the throughput
-    rolls = "## gpuinfra: 🔄 2 groups roll their instances (llm-train-slurm-pcs-elastic, llm-train-slurm-pcs-login);"
-    assert heading.startswith(rolls), heading
+    # what it does to running instances first, then the money: the elastic spot nodes roll (the faster Lustre shortens
+    # the checkpoint window the interruption watcher allows, in their user data); the login node does not (the
+    # acceptance job counts the partition's nodes when submitted, so a resize leaves its user data alone)
+    assert heading.startswith("## gpuinfra: 🔄 1 group rolls its instances (llm-train-slurm-pcs-elastic); "), heading
     assert "; 🔄 2 nodes added; monthly cost +" in heading and "0 to replace" in heading
     versions = {v for g in (base, head) for v, meaning in g.after_apply.items() if "template's version" in meaning}
     assert versions and not any(v in text for v in versions)  # no invented launch template version is shown
     assert "replace" not in above.split("\n", 2)[2].split("<details>")[0].replace("0 to replace", "")
+
+
+def test_a_resize_changes_only_the_node_groups_and_the_headline_says_so(catalog: Catalog) -> None:
+    """llm-train 16 -> 20 nodes: the 4 on-demand-base nodes stay, so the spot group grows 12 -> 16, and nothing
+    else changes; the login node (whose NCCL acceptance job spans every node) is not touched, and the headline says
+    4 nodes are added and nothing rolls."""
+    base = graph_for("llm-train", {}, ample_quotas())
+    head = graph_for("llm-train", {"compute.node_count": 20}, ample_quotas())
+    d = diff_sides(
+        {"llm-train": Snapshot("llm-train", base, price_graph(base, catalog))},
+        {"llm-train": Snapshot("llm-train", head, price_graph(head, catalog))},
+        load_rules(),
+    )
+    changed = {(r.name, c.path, c.before, c.after) for s in d.stacks for r in s.resources for c in r.changes}
+    assert changed == {
+        ("llm-train-slurm-pcs-spot", "scalingConfiguration.minInstanceCount", 12, 16),
+        ("llm-train-slurm-pcs-spot", "scalingConfiguration.maxInstanceCount", 12, 16),
+    }, changed
+    text = render_diff_markdown(diff_report(d, "main", "head", catalog))
+    heading = text.splitlines()[1]
+    assert heading.startswith("## gpuinfra: 🔄 4 nodes added; monthly cost +"), heading
+    assert "roll" not in heading and heading.endswith("· 0 to add, 1 to change, 0 to replace, 0 to delete")
+    assert "`llm-train-slurm-pcs-login" not in text  # no row, no property table
+    assert '"PCS node group: llm-train-slurm-pcs-login"' in text  # drawn unchanged (a changed one is marked "~ ")

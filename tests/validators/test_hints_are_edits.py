@@ -1,7 +1,8 @@
 """Hints that are edits: every finding the validator tables raise on the examples (tests/validators' CASES that
 fire) has a hint, and every YAML snippet a hint gives (`key: value` in backticks) parses as YAML and is valid
 input: no number written with thousands separators ("12,715" is refused by the spec), sizes the next valid one.
-Spec errors for a missing section or a cross-field rule show the YAML to add."""
+No hint is prose alone: each names, in backticks, the YAML to write, a field path of the stack or organization
+schema, or a command. Spec errors for a missing section or a cross-field rule show the YAML to add."""
 
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ import re
 
 import pytest
 from gpuinfra.errors import InputError
+from gpuinfra.spec.schema import org_schema, stack_schema
 from helpers import DELETE, Case, checked, sibling_test_modules
 from ruamel.yaml import YAML
 
 SNIPPET = re.compile(r"`([A-Za-z_][\w.-]*: [^`]+)`")
+SPAN = re.compile(r"`([^`]+)`")
+FIELD_PATH = re.compile(r"[A-Za-z_][\w-]*(?:\[[^\]]*\])?(?:\.[A-Za-z_][\w-]*(?:\[[^\]]*\])?)*")
+COMMANDS = ("gpuinfra ", "pulumi ", "kubectl ", "helm ", "aws ", "vllm ", "docker ")
 """A backticked `key: value` in a hint: the YAML it tells the user to write."""
 THOUSANDS = re.compile(r"\d,\d{3}")
 
@@ -23,6 +28,40 @@ def yaml_of(snippet: str) -> object:
 
 def edits(hint: str) -> list[str]:
     return SNIPPET.findall(hint)
+
+
+def schema_fields() -> set[str]:
+    """Every property name of the stack and organization JSON Schemas (what `gpuinfra schema` writes)."""
+    names: set[str] = set()
+
+    def walk(node: object) -> None:
+        if isinstance(node, dict):
+            names.update(node.get("properties", {}) if isinstance(node.get("properties"), dict) else ())
+            for value in node.values():
+                walk(value)
+        elif isinstance(node, list):
+            for value in node:
+                walk(value)
+
+    walk(stack_schema())
+    walk(org_schema())
+    return names
+
+
+def actionable(hint: str, fields: set[str]) -> bool:
+    """The hint names, in backticks, YAML to write (one key), a schema field path, or a command to run."""
+    for span in SPAN.findall(hint):
+        if span.startswith(COMMANDS):
+            return True
+        try:
+            data = yaml_of(span)
+        except Exception:  # not YAML: maybe a field path
+            data = None
+        if isinstance(data, dict) and len(data) == 1:
+            return True
+        if FIELD_PATH.fullmatch(span) and re.sub(r"\[[^\]]*\]", "", span).split(".")[-1] in fields:
+            return True
+    return False
 
 
 def firing_cases() -> list[Case]:
@@ -44,6 +83,23 @@ def test_every_hint_of_the_examples_findings_is_an_edit_that_parses() -> None:
     assert snippets > 50  # the hints with a value to write carry it as YAML
 
 
+def test_no_hint_is_prose() -> None:
+    """Every finding of the validator tables' firing cases says what to write where, or what to run: no "change the
+    value as the message says", "make scale-in slower than scale-out" or "fix the spec instead"."""
+    fields = schema_fields()
+    assert {"node_count", "scale_in_cooldown_seconds", "kubernetes_version", "power_budget_kw"} <= fields
+    prose: dict[str, str] = {}
+    hints = 0
+    for case in firing_cases():
+        for f in checked(case.stack, case.spec, case.org, config=case.config).findings:
+            hints += 1
+            if not actionable(f.hint or "", fields):
+                prose[f.rule] = f.hint or ""
+    assert hints > 150 and not prose, prose
+    assert not actionable("make scale-in slower than scale-out", fields)  # the checker catches prose
+    assert not actionable("set `0` or at least `3`", fields)
+
+
 def test_a_lustre_too_small_hint_gives_the_next_size_fsx_takes() -> None:
     # llm-train keeping 33 checkpoints needs 59,331 GiB (tests/validators/test_pcs.py). Its file system is
     # EFA-enabled at 250 MB/s/TiB, whose capacity comes in steps of 19,200 GiB (catalog services.yaml fsx_efa,
@@ -51,6 +107,22 @@ def test_a_lustre_too_small_hint_gives_the_next_size_fsx_takes() -> None:
     (f,) = [f for f in checked("llm-train", {"checkpointing.keep_last": 33}).findings if f.rule == "lustre-too-small"]
     (snippet,) = edits(f.hint or "")
     assert yaml_of(snippet) == {"storage_capacity_gib": 76800}, f.hint
+
+
+def test_a_host_ram_hint_names_the_next_size_of_the_family_that_serves() -> None:
+    # 16 GB of bf16 weights need 16e9 / 0.75 = 21.3 GB (19.9 GiB) of host RAM (plan/serving.py HOST_RAM_SHARE):
+    # g6.xlarge has 16 GiB, g6.2xlarge 32 GiB with the same one L4 (EC2 User Guide, accelerated computing
+    # instance specifications), so the hint writes g6.2xlarge; fp8 halves the weights.
+    found = checked("chat-serve", {"model.precision": "bf16", "instance.type": "g6.xlarge"}).findings
+    f = next(f for f in found if f.rule == "host-ram-too-small")
+    assert [yaml_of(s) for s in edits(f.hint or "")] == [{"type": "g6.2xlarge"}, {"precision": "fp8"}], f.hint
+
+
+def test_a_duplicated_region_hint_sums_the_demand() -> None:
+    found = checked("chat-serve", {"regions[1].region": "us-east-1"}).findings
+    (f,) = [f for f in found if f.rule == "duplicate-region"]
+    # us-east-1 peaks at 24 requests/s and us-west-2 (now a second us-east-1) at 14 (stacks/Pulumi.chat-serve.yaml)
+    assert {"peak_rps": 38} in [yaml_of(s) for s in edits(f.hint or "")], f.hint
 
 
 def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:

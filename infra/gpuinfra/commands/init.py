@@ -378,6 +378,13 @@ def write_new(path: Path, text: str, result: InitResult, project: Path) -> None:
         write(path, text, result, project)
 
 
+def _umask() -> int:
+    """The process's umask (read by setting it, then put back): what a file made with open() gets masked by."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
 def write(path: Path, text: str, result: InitResult, project: Path) -> None:
     """Write `path` inside `project`, atomically (a temporary file beside it, renamed over it: a rename replaces
     a name, it never follows a link there)."""
@@ -389,6 +396,7 @@ def write(path: Path, text: str, result: InitResult, project: Path) -> None:
         try:
             with os.fdopen(fd, "w", encoding="utf-8") as stream:
                 stream.write(text)
+            os.chmod(temporary, 0o666 & ~_umask())  # mkstemp's 0600 would leave teammates unable to read it
             os.replace(temporary, path)
         except BaseException:
             Path(temporary).unlink(missing_ok=True)

@@ -7,6 +7,7 @@ diff read only this, never the Pulumi SDK.
 
 from __future__ import annotations
 
+import re
 from collections import defaultdict
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass, field
@@ -18,6 +19,9 @@ UNKNOWN = "04da6b54-80e4-46f7-96ec-b56ff0331ba9"
 SECRET = "[secret]"
 """How `pulumi preview --json` shows a secret; the engine records secrets the same way."""
 STACK_TYPE = "pulumi:pulumi:Stack"
+MIN_EMBEDDED = 8
+"""The shortest stand-in looked for inside a text (an FSx mount name is 8 characters): shorter ones would match
+ordinary words."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +81,21 @@ class Graph:
         """`value` as a report shows it: a stand-in becomes what it stands for."""
         text = str(value)
         return self.after_apply.get(text, text)
+
+    def masked(self, text: str, mark: str) -> str:
+        """`text` (a policy document, user data) with each stand-in inside it replaced by `mark`: an ARN in a
+        policy is as invented as the same ARN on its own. Whole tokens only, longest first (an id inside its DNS
+        name goes with the name); bare numbers (template versions) are stand-ins only as whole values."""
+        pattern = self._stand_ins
+        return pattern.sub(mark, text) if pattern is not None else text
+
+    @cached_property
+    def _stand_ins(self) -> re.Pattern[str] | None:
+        words = sorted((v for v in self.after_apply if len(v) >= MIN_EMBEDDED and not v.isdigit()), key=len)
+        if not words:
+            return None
+        alternatives = "|".join(re.escape(w) for w in reversed(words))
+        return re.compile(rf"(?<![\w-])(?:{alternatives})(?![\w-])")
 
     @cached_property
     def by_urn(self) -> dict[str, Resource]:

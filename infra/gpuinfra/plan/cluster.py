@@ -81,7 +81,8 @@ def cluster_problems(spec: InferenceSpec, org: Organization, node_label: str | N
                     f"{region}'s kubeconfig key {key} reaches no cluster registered in the organization file: what "
                     "it runs cannot be checked (fail closed)",
                     "clusters",
-                    f"register the cluster under clusters: with purpose inference, kubeconfig_key {key} and its "
+                    "register the cluster in the organization file: "
+                    f"`clusters: {{serve-{region}: {{purpose: inference, kubeconfig_key: '{key}'}}}}`, with its "
                     "components",
                 )
             )
@@ -124,7 +125,7 @@ def _nothing_declared(name: str, region: str, spec: InferenceSpec, node_label: s
         "a PodMonitor, an autoscaler and a NodePool but installs none of the controllers that act on them "
         "(on a cluster missing a CRD, `pulumi up` fails)",
         f"clusters.{name}.components",
-        f"install and declare under clusters.{name}.components: {'; '.join(_needed(spec, node_label))} "
+        f"install and declare under `clusters.{name}.components`: {'; '.join(_needed(spec, node_label))} "
         '(docs/inference.md, "Cluster prerequisites")',
     )
 
@@ -137,7 +138,8 @@ def _too_old(component: str, declared: str, minimum: str) -> list[SiteProblem]:
             f"its {component} {declared} is older than {minimum}, the oldest release the stack's objects are "
             "verified against",
             f"{component}.version",
-            f"upgrade the cluster's {component} to {minimum} or newer",
+            f"upgrade the cluster's {component} to {minimum} or newer, then write `version: '{minimum}'` under "
+            f"`components.{component}`",
         )
     ]
 
@@ -162,8 +164,8 @@ def _component_problems(
                 f"fleet labels its PodMonitor release={kube.prometheus_release}, which is never scraped (no queue "
                 "metric: the autoscaler never scales out)",
                 "prometheus_operator.release",
-                f"drop kubernetes.prometheus_release from the stack (the cluster's is used), or set it to "
-                f"{found.prometheus_operator.release}",
+                "remove `kubernetes.prometheus_release` from the stack (the cluster's is used), or write "
+                f"`prometheus_release: {found.prometheus_operator.release}` under kubernetes",
             )
         )
     if node_label == GPU_PRODUCT_LABEL:
@@ -177,7 +179,7 @@ def _component_problems(
                     f"the pods select nodes by {GPU_PRODUCT_LABEL}, which only GPU feature discovery sets: they "
                     "stay Pending",
                     f"install nvidia-device-plugin (>= {GPU_FEATURE_DISCOVERY_MINIMUM}) with gfd.enabled=true and "
-                    "declare its version",
+                    f"write `gpu_feature_discovery: {{version: '{GPU_FEATURE_DISCOVERY_MINIMUM}'}}` under components",
                 )
             ]
         )
@@ -188,7 +190,7 @@ def _component_problems(
             _absent(
                 f"Secret {secret}",
                 "the server reads its API key from it; without it the pods never start",
-                f"create {secret} (key api-key, e.g. synced from Secrets Manager) and list it under secrets",
+                f"create {secret} (key api-key, e.g. synced from Secrets Manager) and add it to `components.secrets`",
             )
         )
     return out
@@ -206,7 +208,8 @@ def _served_kinds(spec: InferenceSpec, found: ServingClusterComponents) -> list[
                 _absent(
                     component,
                     f"the stack creates {names}, whose CRDs it installs (on a cluster without them `pulumi up` fails)",
-                    f"install {component} (>= {kinds[0].minimum}) in the cluster and declare its version",
+                    f"install {component} (>= {kinds[0].minimum}) in the cluster and write `{component}: {{version: "
+                    f"'{kinds[0].minimum}'}}` under components",
                 )
             )
         else:
@@ -227,7 +230,8 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
             _absent(
                 "workload_identity",
                 f"the fleet's pods assume {role} to read weights; nothing says how the cluster hands pods roles",
-                f"declare irsa (its oidc_provider_arn; the role trusts it for {subject}) or pod_identity",
+                "write `workload_identity: {kind: irsa, oidc_provider_arn: <the cluster's OIDC provider ARN>}` under "
+                f"components (the role trusts it for {subject}), or `kind: pod_identity` with `eks_cluster_name`",
             )
         ]
     if identity.kind == "pod_identity" and identity.eks_cluster_name is None:
@@ -236,7 +240,8 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
                 "workload_identity.eks_cluster_name",
                 "the stack associates the fleet's service account with its role through EKS Pod Identity, which "
                 "names the cluster",
-                f"declare the EKS cluster's name; the role trusts pods.eks.amazonaws.com (sts:AssumeRole, "
+                "write `eks_cluster_name: <the EKS cluster's name>` under workload_identity; the role trusts "
+                "pods.eks.amazonaws.com (sts:AssumeRole, "
                 f"sts:TagSession) for {subject}",
             )
         ]
@@ -245,7 +250,8 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
             _absent(
                 "workload_identity.oidc_provider_arn",
                 "IRSA needs the cluster's IAM OIDC provider",
-                f"declare it; the role trusts it with sub {subject} and aud sts.amazonaws.com",
+                "write `oidc_provider_arn: arn:aws:iam::<account>:oidc-provider/<issuer>` under workload_identity; "
+                f"the role trusts it with sub {subject} and aud sts.amazonaws.com",
             )
         ]
     provider_account = identity.oidc_provider_arn.split(":")[4] if identity.oidc_provider_arn else None
@@ -255,7 +261,9 @@ def _identity_problems(spec: InferenceSpec, found: ServingClusterComponents) -> 
                 f"the role {role} and the cluster's OIDC provider are in different accounts; a role can trust only "
                 "an OIDC provider of its own account (IAM, 'Create an IAM OIDC provider for your cluster')",
                 "workload_identity.oidc_provider_arn",
-                f"create the cluster's OIDC provider in account {role.split(':')[4]}, or use a role there",
+                f"create the cluster's OIDC provider in account {role.split(':')[4]} and write its ARN in "
+                "`workload_identity.oidc_provider_arn`, or name a role of the provider's account in "
+                "`kubernetes.service_account_role_arn`",
             )
         ]
     return []

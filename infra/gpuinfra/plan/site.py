@@ -67,7 +67,7 @@ def _nothing_declared(spec: TrainingSpec) -> SiteProblem:
         f"install Kueue (>= {KUEUE_MINIMUM}, integrating {JOBSET_FRAMEWORK}), JobSet (>= {JOBSET_MINIMUM}){rdma} "
         "and NVIDIA's DCGM exporter "
         f'once for the site (docs/training.md, "Site prerequisites"), then declare them under '
-        f"onprem_sites.{spec.site}.components",
+        f"`onprem_sites.{spec.site}.components`",
     )
 
 
@@ -77,7 +77,8 @@ def _too_old(found: SiteComponents) -> list[SiteProblem]:
             f"the site's {name} {declared} is older than {minimum}, the oldest release the stack's objects are "
             "verified against",
             f"components.{name}.version",
-            f"upgrade the site's {name} to {minimum} or newer",
+            f"upgrade the site's {name} to {minimum} or newer, then write `version: '{minimum}'` under "
+            f"`components.{name}`",
         )
         for name, declared, minimum in (
             ("kueue", found.kueue.version, KUEUE_MINIMUM),
@@ -95,7 +96,8 @@ def _no_jobset_integration(found: SiteComponents) -> list[SiteProblem]:
             f"the site's Kueue does not integrate JobSets ({JOBSET_FRAMEWORK} is not among its frameworks): the "
             "job template would start unqueued, outside the cluster queue's quota",
             "components.kueue.frameworks",
-            f"add {JOBSET_FRAMEWORK} to the site's Kueue Configuration integrations.frameworks",
+            f"add {JOBSET_FRAMEWORK} to the site's Kueue Configuration integrations.frameworks, then to "
+            "`components.kueue.frameworks`",
         )
     ]
 
@@ -107,8 +109,9 @@ def _rdma_problems(found: SiteComponents) -> list[SiteProblem]:
             SiteProblem(
                 "an InfiniBand cluster needs the site's RDMA shared device plugin on its GPU nodes; none is declared",
                 "components.rdma_shared_device_plugin",
-                "install k8s-rdma-shared-dev-plugin for the site (compute rails only) and declare its version and "
-                "resource",
+                "install k8s-rdma-shared-dev-plugin for the site (compute rails only) and write "
+                f"`rdma_shared_device_plugin: {{version: '{RDMA_PLUGIN_MINIMUM}', resource: rdma/ib}}` under "
+                "components",
             )
         ]
     if release_tuple(rdma.version) < release_tuple(RDMA_PLUGIN_MINIMUM):
@@ -116,7 +119,8 @@ def _rdma_problems(found: SiteComponents) -> list[SiteProblem]:
             SiteProblem(
                 f"the site's RDMA shared device plugin {rdma.version} is older than {RDMA_PLUGIN_MINIMUM}",
                 "components.rdma_shared_device_plugin.version",
-                f"upgrade it to v{RDMA_PLUGIN_MINIMUM} or newer",
+                f"upgrade it to v{RDMA_PLUGIN_MINIMUM} or newer, then write `version: '{RDMA_PLUGIN_MINIMUM}'` under "
+                "`components.rdma_shared_device_plugin`",
             )
         ]
     return []
@@ -131,7 +135,8 @@ def _metrics_problems(found: SiteComponents) -> list[SiteProblem]:
             "NVLink), so a slow or failing GPU in the run goes unseen",
             "components.dcgm_exporter",
             "install NVIDIA's dcgm-exporter chart (https://nvidia.github.io/dcgm-exporter/helm-charts, tolerating "
-            "the GPU taint) or the GPU Operator with dcgmExporter enabled, and declare its version",
+            "the GPU taint) or the GPU Operator with dcgmExporter enabled, and write `dcgm_exporter: {version: "
+            "<its chart version>}` under components",
         )
     ]
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import base64
+import binascii
 import html
 import re
 from decimal import Decimal
 
 from gpuinfra.cost.money import UNKNOWN, money, signed_money
+from gpuinfra.templating import unpacked
 
 
 def gigabytes(n_bytes: float) -> str:
@@ -61,7 +64,27 @@ def check(ok: bool) -> str:
     return "yes" if ok else "NO"
 
 
+CELL_WIDTH = 60
+"""The longest property value a diff table cell shows whole; shorter strings are never base64 blobs worth decoding."""
+
+
+def readable(value: object) -> str | None:
+    """A string property as people read it; base64 (launch template user data) decoded when it is text, with its
+    gz+b64 scripts unpacked (templating.unpacked), so a diff's first differing line is a script's, not a packed
+    blob's. None for a value that is not a string."""
+    if not isinstance(value, str):
+        return None
+    if len(value) > CELL_WIDTH and "\n" not in value:
+        try:
+            decoded = base64.b64decode(value, validate=True).decode("utf-8")
+        except (binascii.Error, UnicodeDecodeError, ValueError):
+            return value
+        return unpacked(decoded) if decoded.isprintable() or "\n" in decoded else value
+    return value
+
+
 __all__ = [
+    "CELL_WIDTH",
     "UNKNOWN",
     "check",
     "figure",
@@ -70,5 +93,6 @@ __all__ = [
     "money",
     "number",
     "percent",
+    "readable",
     "signed_money",
 ]

@@ -4,7 +4,7 @@ the one escaping function for free text in the pull-request comment (report/form
 from typing import Any
 
 from gpuinfra.report.format import markdown_text
-from gpuinfra.templating import renderer, unpacked
+from gpuinfra.templating import renderer
 
 _render = renderer("report")
 
@@ -13,5 +13,4 @@ def render(name: str, **context: Any) -> str:
     return str(_render(name, md=markdown_text, **context))
 
 
-__all__ = ["render", "unpacked"]
-"""`unpacked`: user data as people read it (gz+b64 scripts shown as text), for the diff's property changes."""
+__all__ = ["render"]

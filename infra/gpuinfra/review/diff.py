@@ -9,6 +9,7 @@ work is linear in the graph; property diffs run only on resources whose inputs d
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
@@ -302,15 +303,35 @@ def _resource_diffs(
     return out, losses
 
 
+def finding_changes(
+    base: Mapping[tuple[str, str, str, str], ReviewItem], head: Mapping[tuple[str, str, str, str], ReviewItem]
+) -> tuple[tuple[ReviewItem, ...], tuple[ReviewItem, ...]]:
+    """(new, resolved) findings by key. A finding on both sides by the same rule at the same place whose message
+    changed (a figure in it moved: "at least $81,903.55" -> "$122,123.71") is neither: it still holds, and calling
+    the old text resolved would be false. Paired one to one per (stack, rule, where)."""
+    added = [f for k, f in head.items() if k not in base]
+    gone = [f for k, f in base.items() if k not in head]
+    return _unpaired(added, gone), _unpaired(gone, added)
+
+
+def _unpaired(items: list[ReviewItem], others: list[ReviewItem]) -> tuple[ReviewItem, ...]:
+    """`items` with no counterpart in `others` by (stack, rule, where), one counterpart each."""
+    left = Counter((f.stack, f.rule, f.where) for f in others)
+    out = []
+    for f in items:
+        place = (f.stack, f.rule, f.where)
+        if left[place] > 0:
+            left[place] -= 1
+        else:
+            out.append(f)
+    return tuple(out)
+
+
 def diff_stack(base: Snapshot | None, head: Snapshot | None, rules: Replacements) -> StackDiff:
     name = (head or base).stack  # type: ignore[union-attr]
     base_f = {f.key: f for f in (base.findings if base else ())}
     head_f = {f.key: f for f in (head.findings if head else ())}
-    findings = (
-        tuple(f for k, f in head_f.items() if k not in base_f),  # new
-        tuple(f for k, f in base_f.items() if k not in head_f),  # resolved
-        tuple(head_f.values()),  # head's
-    )
+    findings = (*finding_changes(base_f, head_f), tuple(head_f.values()))  # new, resolved, head's
     if head is not None and head.graph is None:
         # A head that was not previewed was not judged: the base's findings it lacks are unknown, never resolved.
         return StackDiff(

@@ -21,11 +21,13 @@ def account_purpose_mismatch(spec: WorkloadSpec, account: Account | None, org: O
     wanted = purpose_of(spec)
     if account is not None and not account.serves(wanted):
         matching = sorted(n for n, a in org.accounts.items() if a.purpose == wanted)
+        near = [n for n in matching if type(org.accounts[n]) is type(account)]  # the same cloud's entries
         yield Failure(
             f"account {spec.account!r} has purpose {account.purpose!r}, but this is {with_article(wanted)} stack",
             ("account",),
-            f"use {with_article(wanted)} account"
-            + (f": {', '.join(matching)}" if matching else " (add one to the organization file)"),
+            f"write `account: {(near or matching)[0]}` ({with_article(wanted)} account: {', '.join(matching)})"
+            if matching
+            else f"add {with_article(wanted)} account to the organization file's `accounts` and name it in `account`",
         )
 
 
@@ -53,8 +55,8 @@ def quota_short(
                 f"{need.account} {need.region}: the quota for {need.name} ({need.vcpus} vCPUs at full size) cannot "
                 f"be checked: {need.unknown}",
                 ("account",),
-                "use a purchase option or instance family whose quota the catalog names, or add the code with its "
-                "source to the catalog's quotas.yaml",
+                "use a purchase option or instance family whose quota the catalog names (`gpuinfra catalog "
+                "<type>` shows it), or add the code with its source to the catalog's quotas.yaml",
             )
         elif blocks(need, requested_by_program(need, asks)):
             others = "".join(f", {stack} {vcpus}" for stack, vcpus in need.held)

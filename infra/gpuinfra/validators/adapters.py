@@ -18,7 +18,8 @@ def adapter_on_another_base(spec: InferenceSpec) -> Iterator[Failure]:
             yield Failure(
                 f"adapter {adapter.name} was trained on {adapter.base_model}, not the served {spec.model.name}",
                 ("model", "adapters", i, "base_model"),
-                f"serve it with {adapter.base_model}, or fine-tune it again on {spec.model.name}",
+                f"serve it with its base (`name: {adapter.base_model}` under model), or fine-tune it again on "
+                f"{spec.model.name} and write `base_model: {spec.model.name}` in model.adapters[{i}]",
             )
 
 

@@ -18,8 +18,8 @@ def alarms_page_no_one(spec: InferenceSpec, account: Account | None) -> Iterator
     yield Failure(
         f"account {spec.account!r} names no alerts: the fleet's service-level alarms would page no one",
         ("account",),
-        "add alerts: {email: [oncall@example.com]} (or webhook_url: https://...) to the account in the organization "
-        "file, or suppress alarms-page-no-one",
+        f"write `alerts: {{email: [oncall@example.com]}}` (or `webhook_url: https://...` under alerts) under "
+        f"accounts.{spec.account} in the organization file, or `suppress: [alarms-page-no-one]`",
     )
 
 

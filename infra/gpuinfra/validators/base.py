@@ -10,6 +10,7 @@ finding type of every stage) with id and level.
 from __future__ import annotations
 
 import inspect
+import math
 import typing
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -29,6 +30,13 @@ class Failure:
 
 
 Rule = Callable[..., Iterator[Failure]]
+
+
+def floor_2(x: float) -> str:
+    """`x` rounded down to two significant decimals (at least two places): a figure to write that is at or
+    below it, never 0."""
+    places = max(2, 1 - math.floor(math.log10(x))) if x > 0 else 2
+    return f"{math.floor(x * 10**places) / 10**places:.{places}f}"
 
 
 @dataclass(frozen=True)
@@ -73,4 +81,4 @@ def rule(level: Level, *, suppressible: bool = False) -> Callable[[Rule], Rule]:
     return register
 
 
-__all__ = ["RULES", "Failure", "Finding", "Level", "RegisteredRule", "Rule", "rule", "rule_id"]
+__all__ = ["RULES", "Failure", "Finding", "Level", "RegisteredRule", "Rule", "floor_2", "rule", "rule_id"]

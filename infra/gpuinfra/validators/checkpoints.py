@@ -49,13 +49,13 @@ def checkpoint_target_missing(spec: TrainingSpec, plan: TrainingPlan) -> Iterato
         yield Failure(
             "checkpointing.target is lustre but no Lustre file system is configured",
             ("checkpointing", "target"),
-            "add lustre (aws) or site_lustre (onprem), or target s3",
+            "add a `lustre` section (aws) or `site_lustre` (onprem), or write `target: s3` under checkpointing",
         )
     elif plan.checkpoint is None:
         yield Failure(
             plan.checkpoint_note or "checkpoint plan unavailable",
             ("checkpointing",),
-            "set checkpointing.write_bandwidth_gb_s",
+            "write `write_bandwidth_gb_s: <measured GB/s>` under checkpointing",
         )
 
 

@@ -33,7 +33,10 @@ def efa_unsupported(spec: TrainingSpec, catalog: Catalog) -> Iterator[Failure]:
         yield Failure(
             f"{info.name} has no EFA interface",
             ("compute", "instance_type"),
-            f"pick an EFA type such as {', '.join(capable[:4])}, or set interconnect.type: none",
+            f"write an EFA type, e.g. `instance_type: {capable[0]}` under compute ({', '.join(capable[:4])}), or "
+            "`type: none` under interconnect"
+            if capable
+            else "write `type: none` under interconnect",
         )
 
 
@@ -61,7 +64,11 @@ def instance_type_not_in_region(spec: TrainingSpec, catalog: Catalog) -> Iterato
 def interconnect_provider_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
     """InfiniBand is for on-premises racks; EFA only exists on AWS."""
     if spec.provider == "aws" and spec.interconnect.type == "infiniband":
-        yield Failure("InfiniBand is not available on AWS", ("interconnect", "type"), "use efa on aws")
+        yield Failure(
+            "InfiniBand is not available on AWS",
+            ("interconnect", "type"),
+            "write `type: efa` under interconnect (AWS's fabric), or `provider: onprem`",
+        )
     if spec.provider == "onprem" and spec.interconnect.type == "efa":
         yield Failure("EFA only exists on AWS", ("interconnect", "type"), "use infiniband on premises")
 
@@ -77,8 +84,8 @@ def model_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failu
             f"{mem.total_bytes / GB:,.0f} GB of training state; {mem.per_gpu_bytes / GB:,.1f} GB per GPU over "
             f"{mem.gpus} GPUs, but only {mem.usable_bytes_per_gpu / GB:,.1f} GB per GPU is usable",
             ("model", "parameters_billion"),
-            f"use at least {-(-need_gpus // plan.gpus_per_node)} nodes, a larger-memory type, "
-            "or lower activation_headroom_fraction",
+            f"write `node_count: {-(-need_gpus // plan.gpus_per_node)}` (at least) under compute, or a type with "
+            "more GPU memory in `compute.instance_type`, or a lower `activation_headroom_fraction`",
         )
 
 
@@ -90,12 +97,18 @@ def layout_does_not_fit(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fail
     if mem is None or mem.fits:
         return
     if mem.proposal is not None:
+        p = mem.proposal
         hint = (
-            f"use {mem.proposal.describe()} ({mem.proposal_bytes / GB if mem.proposal_bytes else 0:,.1f} GB per GPU): "
-            "set model.parallelism.tensor/pipeline/zero_stage and model.architecture.recompute"
+            f"use {p.describe()} ({mem.proposal_bytes / GB if mem.proposal_bytes else 0:,.1f} GB per GPU): write "
+            f"`parallelism: {{tensor: {p.tensor}, pipeline: {p.pipeline}, zero_stage: {p.zero_stage}, context: "
+            f"{p.context}, sequence_parallel: {str(p.sequence_parallel).lower()}}}` under model and "
+            f"`recompute: {p.recompute}` under model.architecture"
         )
     else:
-        hint = "no layout of this cluster fits: add nodes, shorten the sequence or use a larger-memory type"
+        hint = (
+            "no layout of this cluster fits: raise `compute.node_count`, shorten `model.architecture.sequence_length`, "
+            "or use a type with more GPU memory in `compute.instance_type`"
+        )
     what = "; ".join(mem.problems) or (
         f"{mem.layout.describe()} needs {mem.total_bytes / GB:,.1f} GB per GPU (weights {mem.weights_bytes / GB:,.1f}, "
         f"gradients {mem.gradients_bytes / GB:,.1f}, optimizer {mem.optimizer_bytes / GB:,.1f}, activations "
@@ -112,7 +125,9 @@ def spot_without_checkpointing(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             "spot capacity without checkpointing",
             ("compute", "capacity", "type"),
-            "add checkpointing (target, interval_minutes) or use capacity type on_demand",
+            f"write `checkpointing: {{target: {'lustre' if spec.lustre or spec.site_lustre else 's3'}, "
+            "interval_minutes: 120}` (the planner then gives the optimum interval), or `type: on_demand` under "
+            "compute.capacity",
         )
 
 

@@ -25,7 +25,7 @@ def dataprep_writes_outside_the_corpus(spec: DataprepSpec, plan: DataprepPlan) -
             yield Failure(
                 f"{field}.uri {uri} overlaps the raw corpus {corpus}: the workers would write into it",
                 (field, "uri"),
-                "write tokens and intermediates to their own prefixes, outside corpus.uri",
+                f"write `uri: s3://<bucket>/<prefix>/` under {field}: a prefix of its own, outside {corpus}",
             )
 
 
@@ -36,7 +36,7 @@ def dataprep_gpu_stage_needs_ray(spec: DataprepSpec, plan: DataprepPlan) -> Iter
         yield Failure(
             "stages.dedup.accelerator gpu runs on the Ray engine; the Slurm engine launches CPU workers only",
             ("stages", "dedup", "accelerator"),
-            "set engine: datatrove-ray, or accelerator: cpu",
+            "write `engine: datatrove-ray`, or `accelerator: cpu` under stages.dedup",
         )
 
 

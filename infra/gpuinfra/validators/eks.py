@@ -23,8 +23,12 @@ def _today() -> datetime.date:
     return datetime.datetime.now(datetime.UTC).date()
 
 
-def _known_versions() -> str:
-    return ", ".join(v.version for v in eks_versions().versions)
+def _write_version(versions: list[str], which: str) -> str:
+    """The edit to the newest of `versions` (Kubernetes minor versions, compared as numbers), naming the rest."""
+    if not versions:
+        return f"no catalogued version is {which}"
+    newest = max(versions, key=lambda v: tuple(int(p) for p in v.split(".")))
+    return f'write `kubernetes_version: "{newest}"` under scheduler (a version {which}: {", ".join(versions)})'
 
 
 def _rate(catalog: Catalog, key: str) -> str:
@@ -42,9 +46,10 @@ def eks_version_ended(spec: TrainingSpec) -> Iterator[Failure]:
             f"EKS ended support for Kubernetes {support.version} on {support.extended_end}: it creates no new "
             "cluster at it",
             VERSION_FIELD,
-            f"use a version in standard support on {today} ("
-            + ", ".join(v.version for v in eks_versions().versions if v.tier(today) == "standard")
-            + ")",
+            _write_version(
+                [v.version for v in eks_versions().versions if v.tier(today) == "standard"],
+                f"in standard support on {today}",
+            ),
         )
 
 
@@ -62,8 +67,8 @@ def eks_standard_support_ends(spec: TrainingSpec, catalog: Catalog) -> Iterator[
             f"Kubernetes {version} has no EKS support dates in the catalog: when it bills at the extended-support "
             f"rate ({_rate(catalog, 'eks/cluster_extended')}) and when EKS upgrades it are unknown",
             VERSION_FIELD,
-            f"use a version the catalog dates ({_known_versions()}), or add its row to catalog/data/eks.yaml with "
-            "its source",
+            _write_version([v.version for v in eks_versions().versions], "the catalog dates")
+            + ", or add its row to catalog/data/eks.yaml with its source",
         )
         return
     today = _today()
@@ -88,7 +93,7 @@ def eks_standard_support_ends(spec: TrainingSpec, catalog: Catalog) -> Iterator[
         f"Kubernetes {version} {when}: the control plane bills {extended} (extended support) instead of "
         f"{_rate(catalog, 'eks/cluster')}{upgrade}",
         VERSION_FIELD,
-        f"use a version in standard support for the whole run ({', '.join(newer)})"
+        _write_version(newer, "in standard support for the whole run")
         if newer
         else "plan the control-plane upgrade between runs; no catalogued version stays in standard support "
         "for the whole run",
@@ -101,12 +106,11 @@ def eks_node_release_unknown(spec: TrainingSpec) -> Iterator[Failure]:
     kubelet its peers run (an unpinned group takes EKS's latest at creation and differs across groups)."""
     version = spec.scheduler.kubernetes_version
     if _eks(spec) and eks_versions().node_release(version) is None:
-        known = ", ".join(sorted(eks_versions().node_releases.releases))
         yield Failure(
             f"no EKS-optimized AL2023 AMI release is pinned for Kubernetes {version}",
             VERSION_FIELD,
-            f"use a version with a pinned release ({known}), or add one to catalog/data/eks.yaml node_releases "
-            "from the amazon-eks-ami release notes",
+            _write_version(sorted(eks_versions().node_releases.releases), "with a pinned AMI release")
+            + ", or add one to catalog/data/eks.yaml node_releases from the amazon-eks-ami release notes",
         )
 
 
@@ -120,7 +124,7 @@ def image_ignored_on_eks(spec: TrainingSpec) -> Iterator[Failure]:
             f"compute.image_id is not used on EKS: the nodes boot the EKS-optimized AL2023 NVIDIA AMI (release "
             f"{release})",
             ("compute", "image_id"),
-            "remove compute.image_id (the release follows scheduler.kubernetes_version)",
+            "remove `compute.image_id` (the release follows `scheduler.kubernetes_version`)",
         )
 
 
@@ -135,15 +139,15 @@ def job_code_not_delivered(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"nothing puts {script} on Lustre: the job's pods would start without their code",
             ("lustre", "code_path"),
-            "set lustre.code_path to the S3 prefix holding the code (linked at "
-            f"{spec.lustre.mount_path}/code) and keep job.script under code/, or copy the code onto Lustre before "
+            "write `code_path: s3://<bucket>/<prefix>/` under lustre, the S3 prefix holding the code (linked at "
+            f"{spec.lustre.mount_path}/code), and keep `job.script` under code/, or copy the code onto Lustre before "
             "submitting",
         )
     elif not spec.job.script.startswith("code/"):
         yield Failure(
             f"job.script {spec.job.script} is not under code/, where lustre.code_path is linked",
             ("job", "script"),
-            "put the script under code/ (code/train.py runs s3://.../train.py of code_path)",
+            f"write `script: code/{spec.job.script}` under job (code/train.py runs s3://.../train.py of code_path)",
         )
 
 

@@ -40,8 +40,8 @@ def failover_single_region(spec: InferenceSpec, plan: InferencePlan) -> Iterator
         f"{region} is the fleet's only region: losing it stops the fleet, and failover {spec.failover} has no other "
         "region to send its load to (no failover table, no capacity added)",
         ("regions",),
-        "add a second region (failover n_plus_one then sizes each to take the other's peak), or suppress "
-        "failover-single-region to accept a regional outage as the fleet's",
+        "add a second entry to regions (`failover: n_plus_one` then sizes each to take the other's peak), or "
+        "write `suppress: [failover-single-region]` to accept a regional outage as the fleet's",
     )
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from gpuinfra.plan import FinetunePlan
@@ -39,7 +40,9 @@ def finetune_does_not_fit(spec: FinetuneSpec, plan: FinetunePlan) -> Iterator[Fa
         f"(base {memory.base_bytes / GB:.1f} GB over {memory.gpus} GPU(s), "
         f"activations {memory.activation_bytes / GB:.1f})",
         ("instance_type",),
-        f"use {better} (the cheapest that fits) or instance_type: auto" if better else "use instance_type: auto",
+        f"write `instance_type: {better}` (the cheapest that fits), or `instance_type: auto`"
+        if better
+        else "write `instance_type: auto`",
     )
 
 
@@ -52,7 +55,8 @@ def finetune_mfu_above_published(spec: FinetuneSpec) -> Iterator[Failure]:
     yield Failure(
         f"run.mfu {spec.run.mfu:.0%} is above the {ceiling:.1%} the best published run reached (docs/planner.md)",
         ("run", "mfu"),
-        "give a measured MFU, or drop run.mfu for the calibrated default",
+        f"write a measured figure at or below it, e.g. `mfu: {math.floor(ceiling * 100) / 100:g}` under run, or "
+        "remove `run.mfu` for the calibrated default",
     )
 
 

@@ -55,7 +55,8 @@ def schedule_floor_never_lowered(spec: InferenceSpec, plan: InferencePlan) -> It
                     f"{raised} and no schedule lowers it back: each recurrence sets the minimum and nothing "
                     f"restores it ({SCHEDULED_ACTIONS}), so the region runs {raised} replicas around the clock",
                     ("autoscaling", "schedules", j, "min_replicas"),
-                    f"add a schedule at the end of the peak with min_replicas {region.min_replicas}, or raise "
-                    f"{region.region}'s min_replicas to {raised}",
+                    "add an entry to `autoscaling.schedules` at the end of the peak with "
+                    f"`min_replicas: {region.min_replicas}`, or write `min_replicas: {raised}` in {region.region}'s "
+                    "regions[] entry",
                 )
                 break  # one finding per schedule, at its first region

@@ -27,8 +27,8 @@ def mirror_without_digest(spec: InferenceSpec) -> Iterator[Failure]:
         yield Failure(
             f"image_source ecr_mirror mirrors one digest of {spec.server_image}, and the spec names none",
             ("server_image_digest",),
-            f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` prints the index "
-            "digest), or image_source: direct",
+            "write `server_image_digest: sha256:<digest>` (`docker buildx imagetools inspect "
+            f"{spec.server_image}` prints the index digest), or `image_source: direct`",
         )
 
 

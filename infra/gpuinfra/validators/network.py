@@ -16,10 +16,12 @@ def duplicate_region(spec: InferenceSpec) -> Iterator[Failure]:
     seen: dict[str, int] = {}
     for i, region in enumerate(spec.regions):
         if region.region in seen:
+            first = seen[region.region]
             yield Failure(
                 f"region {region.region} is listed twice (also at regions[{seen[region.region]}])",
                 ("regions", i, "region"),
-                "merge the two entries (sum their demand, widen min/max)",
+                f"delete regions[{i}] and write `peak_rps: {spec.regions[first].peak_rps + region.peak_rps:g}` in "
+                f"regions[{first}] (their demand summed), with its max_replicas raised to carry it",
             )
         else:
             seen[region.region] = i
@@ -50,6 +52,17 @@ def _region_networks(spec: InferenceSpec) -> list[ipaddress.IPv4Network | ipaddr
     return [ipaddress.ip_network(spec.vpc_cidr_of(i)) for i in range(len(spec.regions))]
 
 
+def _free_network(taken: list[ipaddress.IPv4Network | ipaddress.IPv6Network], spec: InferenceSpec) -> str:
+    """The first 10.x.0.0/16 from 10.64.0.0 (where the default region networks start) that overlaps no region's
+    VPC and no client network: a value to write."""
+    used = [*taken, *(ipaddress.ip_network(c) for c in spec.access.client_cidrs)]
+    for x in [*range(64, 256), *range(64)]:
+        candidate = ipaddress.ip_network(f"10.{x}.0.0/16")
+        if not any(candidate.overlaps(n) for n in used):
+            return str(candidate)
+    return "10.<x>.0.0/16"
+
+
 @rule(Level.WARNING)
 def overlapping_region_vpcs(spec: InferenceSpec) -> Iterator[Failure]:
     """Two regions on overlapping VPC networks can never be peered or joined by a Transit Gateway. A warning,
@@ -65,7 +78,7 @@ def overlapping_region_vpcs(spec: InferenceSpec) -> Iterator[Failure]:
                 f"{spec.regions[i].region}'s VPC {net} overlaps {spec.regions[clash].region}'s ({nets[clash]}): "
                 f"overlapping VPCs cannot be peered ({PEERING_LIMITS})",
                 ("regions", i, "vpc_cidr"),
-                "give each region its own /16 (regions[].vpc_cidr), or leave vpc_cidr out for 10.(64+i).0.0/16",
+                f"write `vpc_cidr: {_free_network(nets, spec)}` in regions[{i}] (a /16 no region or client uses)",
             )
 
 
@@ -82,7 +95,8 @@ def vpc_overlaps_client_network(spec: InferenceSpec) -> Iterator[Failure]:
                     f"{spec.regions[i].region}'s VPC {net} overlaps the client network {client}: the VPC's local "
                     "route keeps traffic to those addresses inside the VPC, so the clients get no replies",
                     ("regions", i, "vpc_cidr"),
-                    "move the region's VPC (regions[].vpc_cidr) off the client networks",
+                    f"write `vpc_cidr: {_free_network(_region_networks(spec), spec)}` in regions[{i}] (a /16 no "
+                    "region or client uses)",
                 )
 
 
@@ -98,5 +112,5 @@ def internal_records_in_public_zone(spec: InferenceSpec) -> Iterator[Failure]:
             f"hosted_zone_id {routing.hosted_zone_id} is not used: an internal fleet's records go to a private zone "
             f"for {routing.domain_name} the stack makes, so no public zone lists private addresses",
             ("global_routing", "hosted_zone_id"),
-            "remove hosted_zone_id (the private zone resolves only inside the fleet's VPCs)",
+            "remove `global_routing.hosted_zone_id` (the private zone resolves only inside the fleet's VPCs)",
         )

@@ -22,14 +22,16 @@ def instance_not_for_provider(spec: TrainingSpec, catalog: Catalog) -> Iterator[
         yield Failure(
             f"{info.name} is an on-premises system, not an EC2 instance type",
             ("compute", "instance_type"),
-            "use an EC2 type such as p5.48xlarge, or provider onprem",
+            "write an EC2 type, e.g. `instance_type: p5.48xlarge` under compute, or `provider: onprem`",
         )
     if spec.provider == "onprem" and not info.onprem:
         systems = sorted(i.name for i in catalog.instance_types if i.onprem)
         yield Failure(
             f"{info.name} is an EC2 instance type; on premises name the racked system",
             ("compute", "instance_type"),
-            f"use one of {', '.join(systems)}",
+            f"write `instance_type: {systems[0]}` under compute (the racked systems: {', '.join(systems)})"
+            if systems
+            else "write `provider: aws`: the catalog holds no on-premises system",
         )
 
 
@@ -43,11 +45,16 @@ def node_names_mismatch(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"{len(names)} node names for node_count {spec.compute.node_count}",
             ("onprem", "node_names"),
-            "list exactly one name per node, in rack order",
+            f"list {spec.compute.node_count} names under `onprem.node_names`, one per node in rack order, or write "
+            "`node_name_pattern: node-{index:02d}` under onprem",
         )
     duplicates = sorted({n for n in names if names.count(n) > 1})
     if duplicates:
-        yield Failure(f"node names repeat: {', '.join(duplicates)}", ("onprem",), "give every node its own name")
+        yield Failure(
+            f"node names repeat: {', '.join(duplicates)}",
+            ("onprem",),
+            f"give every node its own name in `onprem.node_names` (remove the second {duplicates[0]})",
+        )
 
 
 @rule(Level.ERROR)
@@ -57,8 +64,9 @@ def onprem_inventory_missing(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             "node rack, cooling-loop and power-domain labels would be guessed from the node names' order",
             ("onprem",),
-            "list onprem.inventory: each node with its rack, cooling_loop and power_domain from the site's "
-            "inventory (DCIM), in place of node_names / node_name_pattern",
+            "write `inventory: [{node: <name>, rack: <rack>, cooling_loop: <loop>, power_domain: <domain>}]` "
+            "under onprem, one entry a node from the site's inventory (DCIM), in place of node_names / "
+            "node_name_pattern",
         )
 
 
@@ -78,7 +86,8 @@ def inventory_rack_over_budget(spec: TrainingSpec, catalog: Catalog) -> Iterator
                 f"rack {rack} holds {len(nodes)} systems ({kw:g} kW at {power.max_kw:g} kW each) over its "
                 f"{spec.racks.power_budget_kw:g} kW budget",
                 ("onprem", "inventory"),
-                "check the inventory, or raise racks.power_budget_kw if the rack's feeds allow it",
+                f"check `onprem.inventory` for rack {rack}, or write `power_budget_kw: {kw:g}` under racks if the "
+                "rack's feeds allow it",
             )
 
 
@@ -142,7 +151,9 @@ def site_allocatable_unknown(spec: TrainingSpec, org: Organization, catalog: Cat
             f"onprem_sites.{spec.site}.node_allocatable ({declared.cpu_millicores}m CPU, {declared.memory_mib} MiB) "
             f"exceeds a {info.name}'s capacity ({info.vcpu} vCPUs, {info.memory_gib} GiB)",
             ("site",),
-            "copy status.allocatable of a GPU node (cpu in millicores, memory Ki / 1024)",
+            f"write `node_allocatable: {{cpu_millicores: <cpu x 1000>, memory_mib: <memory Ki / 1024>}}` under "
+            f"onprem_sites.{spec.site} in the organization file, from the smallest GPU node's "
+            "`kubectl get node <name> -o jsonpath='{.status.allocatable}'`",
         )
 
 

@@ -21,6 +21,12 @@ SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)\Z")
 GB_PER_GIB = 1024**3 / 1e9
 
 
+def _nearest(region: str, codes: frozenset[str] | set[str] | list[str] | tuple[str, ...]) -> str:
+    """A region to suggest instead of `region`: the first on the same continent prefix (eu-, ap-, us-...), by name."""
+    same = sorted(c for c in codes if c.split("-")[0] == region.split("-")[0])
+    return (same or sorted(codes) or ["us-east-1"])[0]
+
+
 def _pcs(spec: TrainingSpec) -> bool:
     return spec.provider == "aws" and spec.scheduler.type == "slurm"
 
@@ -66,7 +72,8 @@ def pcs_region_unsupported(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"AWS PCS has no endpoint in {spec.region} (per {regions.source}, as of {regions.as_of})",
             ("region",),
-            f"use one of {', '.join(sorted(regions.codes))}, or scheduler.type kubernetes",
+            f"write a PCS region, e.g. `region: {_nearest(spec.region, regions.codes)}` (PCS serves "
+            f"{', '.join(sorted(regions.codes))}), or `type: kubernetes` under scheduler",
         )
 
 
@@ -91,7 +98,8 @@ def capacity_block_over(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Fail
         yield Failure(
             f"the capacity block's nodes must checkpoint and drain at {at:%Y-%m-%d %H:%M} UTC, which has passed",
             ("compute", "capacity", "block_end"),
-            "buy a new block (capacity_reservation_id and block_end) or use on_demand",
+            "buy a new block and write its `capacity_reservation_id` and `block_end` under compute.capacity, or "
+            "`type: on_demand` under compute.capacity",
         )
 
 

@@ -45,7 +45,9 @@ def rack_power_unknown(spec: TrainingSpec, plan: TrainingPlan) -> Iterator[Failu
         yield Failure(
             plan.racks_note,
             ("compute", "instance_type"),
-            "lay racks out by hand; gpuinfra will not guess a power figure",
+            f"add {spec.compute.instance_type}'s power figure with its source to the catalog's power.yaml "
+            "(`gpuinfra catalog` lists what it knows), or lay the racks out by hand and remove `racks`: gpuinfra "
+            "will not guess a power figure",
         )
 
 

@@ -22,8 +22,8 @@ def promoter_not_a_role(spec: RegistrySpec, plan: RegistryPlan) -> Iterator[Fail
             "organization file, default: the training accounts): any principal they allow could release weights "
             "every fleet then loads",
             ("account",),
-            "name the releasing role in the organization file: registry.promoters: "
-            "[arn:aws:iam::<training account>:role/<release role>]",
+            "name the releasing role in the organization file: write `promoters: "
+            "[arn:aws:iam::<training account>:role/<release role>]` under registry",
         )
 
 

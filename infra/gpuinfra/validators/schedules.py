@@ -7,7 +7,7 @@ from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.plan.schedules import REGION, schedule_time_zone
-from gpuinfra.spec import InferenceSpec
+from gpuinfra.spec import InferenceSpec, did_you_mean
 from gpuinfra.validators.base import Failure, Level, rule
 
 
@@ -21,14 +21,20 @@ def schedule_time_zone_unknown(spec: InferenceSpec, catalog: Catalog) -> Iterato
         path = ("autoscaling", "schedules", i, "time_zone")
         if schedule.time_zone != REGION:
             if schedule.time_zone not in known:
-                yield Failure(f"{schedule.time_zone} is not an IANA time zone", path, "e.g. Asia/Tokyo or Etc/UTC")
+                yield Failure(
+                    f"{schedule.time_zone} is not an IANA time zone",
+                    path,
+                    f"write an IANA name, e.g. `time_zone: Etc/UTC` in autoscaling.schedules[{i}]"
+                    + (f" ({close})" if (close := did_you_mean(schedule.time_zone, known)) else ""),
+                )
             continue
         for r in spec.regions:
             if schedule_time_zone(REGION, r.region, zones) is None:
                 yield Failure(
                     f"schedule {schedule.name}: no local time zone known for {r.region}",
                     path,
-                    "set time_zone to an IANA name (it then applies to every region)",
+                    f"write an IANA name, e.g. `time_zone: Etc/UTC` in autoscaling.schedules[{i}] (it then applies to "
+                    "every region)",
                 )
 
 

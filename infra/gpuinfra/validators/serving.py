@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import math
+from collections.abc import Callable, Iterator
 
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan import InferencePlan
@@ -17,10 +18,54 @@ from gpuinfra.plan.serving import (
     tensor_parallel_problem,
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
-from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.base import Failure, Level, floor_2, rule
 from gpuinfra.validators.pcs import image_problem
 
 GB = 1e9
+QUANTIZED = {"fp32": "fp8", "bf16": "fp8", "fp16": "fp8", "fp8": "int8", "int8": "int4"}
+"""The next smaller serving precision a hint offers (fp8 halves bf16's bytes on Ada and Hopper)."""
+
+
+def _quantize(spec: InferenceSpec) -> str:
+    """The YAML that quantizes the served weights one step, or '' when they are already int4."""
+    smaller = QUANTIZED.get(spec.model.precision)
+    return f"`precision: {smaller}` under model" if smaller else ""
+
+
+def _type_edit(path: tuple[str | int, ...], name: str) -> str:
+    """The YAML naming an instance type where the spec names it: a region's entry, or the fleet's instance."""
+    if path and path[0] == "regions":
+        return f"`instance_type: {name}` in regions[{path[1]}]"
+    return f"`type: {name}` under instance"
+
+
+def _sibling(info: InstanceType, catalog: Catalog, ok: Callable[[InstanceType], bool]) -> InstanceType | None:
+    """The smallest type of the same family (host RAM, then accelerators) for which `ok` holds."""
+    family = [i for i in catalog.instance_types if i.family == info.family and i.name != info.name and ok(i)]
+    return min(family, key=lambda i: (i.memory_gib, i.accelerator_count, i.name), default=None)
+
+
+def _serves(spec: InferenceSpec, plan: InferencePlan) -> Callable[[InstanceType], bool]:
+    """Whether a type passes every per-type check of this module: the server drives it, the model and one
+    sequence fit its accelerators, the weights its host RAM, and its accelerator count is a valid tensor-parallel
+    size. A type a hint names must pass them all, or the hint trades one error for another."""
+    m = spec.model
+
+    def ok(i: InstanceType) -> bool:
+        return (
+            server_runs_on(spec.server_kind, i)
+            and fits(i, plan.memory, m.gpu_memory_utilization)[0]
+            and host_ram_fits(i, plan.memory.weights_bytes)
+            and not tensor_parallel_problem(i.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
+        )
+
+    return ok
+
+
+def _either(*choices: str) -> str:
+    """'a, b, or c' of the non-empty choices."""
+    kept = [c for c in choices if c]
+    return kept[0] if len(kept) == 1 else ", ".join(kept[:-1]) + ", or " + kept[-1]
 
 
 @rule(Level.ERROR)
@@ -43,9 +88,14 @@ def no_instance_fits(spec: InferenceSpec, plan: InferencePlan) -> Iterator[Failu
             )
             + (f" on {spec.instance.gpu}" if spec.instance.gpu else ""),
             ("instance",),
-            "lower context_length_tokens, quantize (fp8/int8), or drop the gpu filter"
+            _either(
+                f"lower `context_length_tokens: {spec.model.context_length_tokens}` under model",
+                f"quantize ({_quantize(spec)})" if _quantize(spec) else "",
+                "remove `gpu:` under instance" if spec.instance.gpu else "",
+            )
             if holds
-            else "name an instance type per region (regions[].instance_type), or change the filter or the model",
+            else "name a type in each region's entry (`instance_type: <type>` in regions[]), or change `instance.gpu` "
+            "or the model",
         )
 
 
@@ -66,7 +116,12 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
                 f"{spec.model.context_length_tokens:,}-token sequence {plan.memory.kv_cache_bytes / GB:,.1f} GB) "
                 f"in {region.region}: vLLM would refuse to start",
                 path,
-                "pick a type with more accelerator memory, lower context_length_tokens, or quantize",
+                "use "
+                + _either(
+                    "a type with more accelerator memory (`type: auto` under instance picks one)",
+                    f"a shorter `model.context_length_tokens` than {spec.model.context_length_tokens}",
+                    _quantize(spec),
+                ),
             )
 
 
@@ -90,7 +145,7 @@ def adapters_on_kubernetes(spec: InferenceSpec) -> Iterator[Failure]:
         yield Failure(
             f"{len(spec.model.adapters)} adapter(s) listed, but a Kubernetes fleet does not fetch adapters yet",
             ("model", "adapters"),
-            "serve the adapters from an EC2 fleet (platform: ec2), or remove model.adapters",
+            "serve the adapters from an EC2 fleet (`platform: ec2`), or remove `model.adapters`",
         )
 
 
@@ -100,10 +155,10 @@ def server_cannot_drive_accelerator(spec: InferenceSpec, plan: InferencePlan, ca
     for _, region, _, info, path in _instances(spec, plan, catalog):
         if not server_runs_on(spec.server_kind, info):
             hint = (
-                "set server_kind: neuron with a Neuron build of vLLM as server_image and its flags in server_args, "
-                "or pick an NVIDIA type"
+                "write `server_kind: neuron` with a Neuron build of vLLM as `server_image` and its flags in "
+                f"`server_args`, or pick an NVIDIA type ({_type_edit(path, 'auto')})"
                 if info.accelerator_kind in ("inferentia", "trainium")
-                else "pick an Inferentia/Trainium type for the neuron server, or set server_kind: cuda"
+                else "write `server_kind: cuda`, or pick an Inferentia/Trainium type for the neuron server"
             )
             yield Failure(
                 f"{info.name} in {region.region} has {info.accelerator} ({info.accelerator_kind}); the "
@@ -122,13 +177,15 @@ def neuron_server_without_flags(spec: InferenceSpec) -> Iterator[Failure]:
         yield Failure(
             f"server_kind neuron with {spec.server_image}, vLLM's CUDA image",
             ("server_image",),
-            "use a Neuron build of vLLM (AWS Neuron Deep Learning Container) as server_image",
+            "name a Neuron build of vLLM (the AWS Neuron Deep Learning Container's vLLM image) in "
+            "`server_image: <registry>/<neuron vllm image>`",
         )
     if not spec.server_args:
         yield Failure(
             "server_kind neuron without server_args",
             ("server_args",),
-            "give the Neuron flags the build needs (e.g. --device neuron and the compiled sequence length)",
+            "give the flags the Neuron build needs, e.g. "
+            f"`server_args: [--device, neuron, --max-model-len, '{spec.model.context_length_tokens}']`",
         )
 
 
@@ -139,10 +196,13 @@ def invalid_tensor_parallel(spec: InferenceSpec, plan: InferencePlan, catalog: C
     for _, region, _, info, path in _instances(spec, plan, catalog):
         problem = tensor_parallel_problem(info.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
         if problem:
+            fit = _sibling(info, catalog, _serves(spec, plan))
             yield Failure(
                 f"{info.name} in {region.region}: --tensor-parallel-size {info.accelerator_count}: {problem}",
                 path,
-                "pick a type whose accelerator count divides the model's heads (1, 2, 4 or 8 for most models)",
+                f"pick a type whose accelerator count divides the model's heads: {_type_edit(path, fit.name)}"
+                if fit
+                else f"pick a type whose accelerator count divides the model's heads ({_type_edit(path, 'auto')})",
             )
 
 
@@ -156,7 +216,13 @@ def host_ram_too_small(spec: InferenceSpec, plan: InferencePlan, catalog: Catalo
                 f"{plan.memory.weights_bytes / GB:,.1f} GB of weights (at most {HOST_RAM_SHARE:.0%} of RAM): the "
                 "server would be killed for memory while loading",
                 path,
-                "pick a larger size of the family (more RAM) or quantize the weights",
+                "write "
+                + _either(
+                    _type_edit(path, bigger.name) + " (more host RAM)"
+                    if (bigger := _sibling(info, catalog, _serves(spec, plan)))
+                    else _type_edit(path, "auto"),
+                    _quantize(spec),
+                ),
             )
 
 
@@ -181,9 +247,10 @@ def throughput_above_bound(spec: InferenceSpec, plan: InferencePlan, catalog: Ca
                 f"{physical:,.2f} requests/s at {shape.output_tokens} output tokens (published servers reach "
                 f"{b.requests_per_s:,.2f}, docs/planning.md)",
                 where,
-                f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}; raise "
-                "max_concurrent_sequences, quantize, or use a faster accelerator"
-                + ("" if len(where) > 1 else f", or give {region.region} its own regions[].throughput_rps_per_replica"),
+                f"write a measured figure (`vllm bench serve`) at or below the published one: "
+                f"`throughput_rps_per_replica: {floor_2(b.requests_per_s)}`"
+                + ("" if len(where) > 1 else f" (or give {region.region} its own in regions[{i}])")
+                + "; or raise `model.max_concurrent_sequences`, or use a faster accelerator",
             )
 
 
@@ -209,7 +276,8 @@ def throughput_near_ceiling(spec: InferenceSpec, plan: InferencePlan, catalog: C
                 f"{b.tokens_per_s:,.0f} tokens/s at batch {b.batch}): published servers reach "
                 "the calibrated ceiling within about 15%, not more (docs/planning.md)",
                 where,
-                "keep the figure only with its benchmark (vllm bench serve at the spec's request shape)",
+                "keep the figure only with its benchmark (`vllm bench serve` at the spec's request shape), else write "
+                f"`throughput_rps_per_replica: {floor_2(CEILING_WARNING_SHARE * b.requests_per_s)}`",
             )
 
 
@@ -226,7 +294,12 @@ def latency_target_unreachable(spec: InferenceSpec, plan: InferencePlan, catalog
                 f"steps/s (batch {b.batch}) take {b.generation_seconds:,.1f} s, above latency_target_seconds "
                 f"{shape.latency_target_seconds:g}",
                 ("requests", "latency_target_seconds"),
-                "lower max_concurrent_sequences, quantize, or use a faster accelerator",
+                "use "
+                + _either(
+                    f"a lower `model.max_concurrent_sequences` than {spec.model.max_concurrent_sequences}",
+                    _quantize(spec),
+                    f"`latency_target_seconds: {math.ceil(b.generation_seconds)}` under requests",
+                ),
             )
 
 
@@ -240,26 +313,27 @@ def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]
         yield Failure(
             "an internet-facing fleet without authentication: anyone may use (and pay for) the model",
             ("access", "auth"),
-            "set access.auth: api_key, or access.scheme: internal",
+            "write `auth: api_key` under access, or `scheme: internal`",
         )
     if access.waf is None:
         yield Failure(
             "an internet-facing fleet without a WAF web ACL (no rate limit, no managed rules)",
             ("access", "waf"),
-            "remove access.waf: null (the default web ACL), or set access.scheme: internal",
+            "remove `waf: null` from access (the default web ACL), or write `scheme: internal` under access",
         )
     elif spec.platform == "ec2" and spec.load_balancer.type == "nlb":
         yield Failure(
             "AWS WAF attaches to Application Load Balancers, not Network Load Balancers",
             ("load_balancer", "type"),
-            "use load_balancer.type: alb for an internet-facing fleet",
+            "write `type: alb` under load_balancer for an internet-facing fleet",
         )
     elif spec.platform == "kubernetes":
         yield Failure(
             "AWS WAF attaches to Application Load Balancers; the Kubernetes fleet's Service is a Network Load "
             "Balancer, so an internet-facing one would have no web ACL",
             ("access", "scheme"),
-            "set access.scheme: internal (reach it over the VPC), or front it with your own ALB Ingress and WAF",
+            "write `scheme: internal` under access (reach it over the VPC), or front it with your own ALB Ingress and "
+            "WAF",
         )
     if (
         spec.platform == "kubernetes"
@@ -270,7 +344,8 @@ def internet_facing_without_protection(spec: InferenceSpec) -> Iterator[Failure]
         yield Failure(
             "auth api_key on kubernetes needs the Secret holding the key",
             ("kubernetes", "api_key_secret"),
-            "name a Secret (key api-key) in the fleet's namespace",
+            f"write `api_key_secret: {spec.name}-api-key` under kubernetes: a Secret with the key api-key in the "
+            "fleet's namespace",
         )
 
 
@@ -342,13 +417,15 @@ def endpoint_without_certificate(spec: InferenceSpec) -> Iterator[Failure]:
             yield Failure(
                 f"{region.region} has no certificate_arn for the {where}",
                 ("regions", i, "certificate_arn"),
-                "add the ACM certificate ARN of this region",
+                f"write `certificate_arn: arn:aws:acm:{region.region}:<account>:certificate/<id>` in regions[{i}] "
+                "(an ACM certificate of that region)",
             )
         elif region.certificate_arn.split(":")[3] != region.region:
             yield Failure(
                 f"certificate_arn is in {region.certificate_arn.split(':')[3]}, not {region.region}",
                 ("regions", i, "certificate_arn"),
-                "ACM certificates are regional: use one from this region",
+                f"ACM certificates are regional: write `certificate_arn: arn:aws:acm:{region.region}:<account>:"
+                f"certificate/<id>` in regions[{i}]",
             )
 
 
@@ -361,7 +438,7 @@ def scale_in_faster_than_scale_out(spec: InferenceSpec) -> Iterator[Failure]:
             f"scale_in_cooldown_seconds {a.scale_in_cooldown_seconds} < scale_out_cooldown_seconds "
             f"{a.scale_out_cooldown_seconds}",
             ("autoscaling", "scale_in_cooldown_seconds"),
-            "make scale-in slower than scale-out",
+            f"write `scale_in_cooldown_seconds: {a.scale_out_cooldown_seconds}` (or more) under autoscaling",
         )
 
 
@@ -372,7 +449,10 @@ def training_class_instance(spec: InferenceSpec, plan: InferencePlan, catalog: C
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
         if info and catalog.is_training_class(info.family):
             path = ("regions", i, "instance_type") if spec.regions[i].instance_type else ("instance", "type")
-            hint = f"serve on a serving family: {', '.join(catalog.serving_families())}"
+            hint = (
+                f"serve on a serving family ({', '.join(catalog.serving_families())}): "
+                f"{_type_edit(path, 'auto')} picks the cheapest that holds the model"
+            )
             yield Failure(f"{info.name} is a training-class instance", path, hint)
 
 
@@ -383,7 +463,7 @@ def accelerator_needs_load_balancers(spec: InferenceSpec) -> Iterator[Failure]:
         yield Failure(
             "global_accelerator needs the fleet's own load balancers (platform ec2)",
             ("global_routing", "type"),
-            "use route53_latency on kubernetes",
+            "write `type: route53_latency` under global_routing (platform kubernetes)",
         )
 
 
@@ -406,7 +486,7 @@ def kubeconfig_per_region(spec: InferenceSpec) -> Iterator[Failure]:
             yield Failure(
                 f"kubeconfig for {name}, which is not a fleet region",
                 ("kubernetes", "kubeconfig_keys", name),
-                "remove it or add the region",
+                f"remove `{name}` from `kubernetes.kubeconfig_keys`, or add a regions[] entry for it",
             )
 
 
@@ -488,7 +568,8 @@ def server_image_not_pinned(spec: InferenceSpec) -> Iterator[Failure]:
             f"server_image {spec.server_image} is not pinned by digest: a moved tag changes the server under a "
             "running fleet, with no rollout",
             ("server_image_digest",),
-            f"set server_image_digest (`docker buildx imagetools inspect {spec.server_image}` shows it)",
+            f"write `server_image_digest: sha256:<digest>` (`docker buildx imagetools inspect {spec.server_image}` "
+            "shows it)",
         )
 
 
@@ -502,7 +583,8 @@ def accelerator_without_domain_record(spec: InferenceSpec) -> Iterator[Failure]:
             f"no DNS record for {routing.domain_name}: clients using the accelerator's own name get a certificate "
             "for another name",
             ("global_routing", "hosted_zone_id"),
-            f"set hosted_zone_id to the Route 53 zone of {routing.domain_name}; gpuinfra adds the alias record",
+            f"write `hosted_zone_id: <zone id>` under global_routing: the Route 53 zone of {routing.domain_name} "
+            "(gpuinfra adds the alias record)",
         )
 
 

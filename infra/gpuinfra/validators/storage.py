@@ -33,7 +33,8 @@ def export_bucket_is_dataset_bucket(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"import_path and export_path share bucket {bucket_of(spec.lustre.import_path)!r}",
             ("lustre", "export_path"),
-            "export checkpoints to their own bucket (it is created, versioned and expired by this stack)",
+            f"write `export_path: s3://{spec.name}-checkpoints/checkpoints/` under lustre: a bucket of their own (the "
+            "stack creates, versions and expires it)",
         )
 
 
@@ -60,7 +61,7 @@ def lustre_efa_without_efa_nodes(spec: TrainingSpec, plan: TrainingPlan, catalog
     yield Failure(
         f"lustre.efa is on but the nodes that mount it cannot use it: {why}",
         ("lustre", "efa"),
-        "remove lustre.efa (or set it false): the nodes mount over TCP",
+        "write `efa: false` under lustre (or remove it): the nodes mount over TCP",
     )
 
 
@@ -72,7 +73,8 @@ def lustre_efa_clients_not_set_up(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             "lustre.efa is on but EKS nodes are not set up as EFA clients here: they mount over TCP",
             ("lustre", "efa"),
-            "remove lustre.efa, or set the nodes up with the FSx guide's configure-efa-fsx-lustre-client yourself",
+            "write `efa: false` under lustre, or set the nodes up with the FSx guide's configure-efa-fsx-lustre-client "
+            "yourself",
         )
 
 
@@ -80,7 +82,12 @@ def lustre_efa_clients_not_set_up(spec: TrainingSpec) -> Iterator[Failure]:
 def no_parallel_file_system(spec: TrainingSpec) -> Iterator[Failure]:
     """Training reads its dataset through a parallel file system; without one, GPUs wait on S3."""
     if spec.lustre is None and spec.site_lustre is None:
-        yield Failure("no Lustre file system configured", (), "add lustre (aws) or site_lustre (onprem)")
+        yield Failure(
+            "no Lustre file system configured",
+            (),
+            "add a `lustre` section (aws: FSx for Lustre, `gpuinfra init training` writes one) or `site_lustre` "
+            "(onprem)",
+        )
 
 
 __all__ = [

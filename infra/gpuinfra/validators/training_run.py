@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 
 from gpuinfra.plan.flops import PUBLISHED_MFU_CEILING
@@ -21,5 +22,6 @@ def mfu_above_published(spec: TrainingSpec) -> Iterator[Failure]:
         f"run.mfu {run.mfu:.0%} at {spec.model.precision} is above the {ceiling:.1%} the best published run of "
         "the planner's calibration set reached (docs/planning.md)",
         ("run", "mfu"),
-        "give a measured MFU from a run of this model on this hardware, or drop run.mfu for the calibrated default",
+        f"write a figure measured on this model and hardware, at or below it (`mfu: "
+        f"{math.floor(ceiling * 100) / 100:g}` under run), or remove `run.mfu` for the calibrated default",
     )

@@ -155,6 +155,7 @@ class AwsMocks(pulumi_mocks.Mocks):
             "arn", f"arn:aws:{service}:{arn_region}:{account}:{typ.rsplit(':', 1)[-1].lower()}/{resource_id}"
         )
         given = {v for v in inputs.values() if isinstance(v, str)}  # an id equal to a given name is known
+        given |= _derived_from_given(typ, inputs, state)
         self.after_apply.update(
             (value, f"{name}-<random> (autonamed at apply)" if key == "name" else "(known after apply)")
             for key, value in [("id", resource_id), *state.items()]
@@ -169,6 +170,18 @@ class AwsMocks(pulumi_mocks.Mocks):
             if key in self._providers:
                 return self._providers[key]
         return "us-east-1", "000000000000"
+
+
+def _derived_from_given(typ: str, inputs: dict[str, Any], state: dict[str, Any]) -> set[str]:
+    """ARNs AWS builds from a name the program gives (and the provider's known account and region), so a policy
+    naming them says something true before apply: a bucket's arn:aws:s3:::<bucket> (Amazon S3 User Guide, "Policy
+    resources for Amazon S3"), a log group's arn:aws:logs:<region>:<account>:log-group:<name> (CloudWatch Logs
+    API Reference, LogGroup.arn)."""
+    if typ == tokens.BUCKET and inputs.get("bucket"):
+        return {str(state["arn"])}
+    if typ == tokens.LOG_GROUP and inputs.get("name"):
+        return {str(state["arn"])}
+    return set()
 
 
 _ID_PREFIX = {

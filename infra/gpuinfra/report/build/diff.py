@@ -12,6 +12,7 @@ from gpuinfra.graph import Graph
 from gpuinfra.report.build.cost import describe
 from gpuinfra.report.build.disruption import disruption
 from gpuinfra.report.build.picture import picture
+from gpuinfra.report.format import readable
 from gpuinfra.report.model import (
     DataLossOut,
     DiffReport,
@@ -36,10 +37,17 @@ KNOWN_AFTER_APPLY = "(known after apply)"
 def known(value: Any, graph: Graph | None) -> Any:
     """A value as the review shows it: one the embedded engine stood in for (an id, an ARN, an autonamed name,
     a launch template's version, a looked-up image: Graph.after_apply) is known only after apply, never shown
-    as if real. Whole values only: a stand-in inside a longer text (user data) is that text's own business."""
+    as if real; nor is one inside a longer text (an ARN in a policy document, a file system's DNS name in user
+    data, which is then shown decoded as the table shows it)."""
     if graph is None or value is MISSING or isinstance(value, bool) or not isinstance(value, str | int):
         return value
-    return KNOWN_AFTER_APPLY if str(value) in graph.after_apply else value
+    if str(value) in graph.after_apply:
+        return KNOWN_AFTER_APPLY
+    text = readable(value)
+    if text is None:
+        return value
+    masked = graph.masked(text, KNOWN_AFTER_APPLY)
+    return masked if masked != text else value
 
 
 def change_out(

@@ -3,21 +3,18 @@ to a table cell, effects and icons, the headline. They only format: every number
 
 from __future__ import annotations
 
-import base64
-import binascii
 import json
 from decimal import Decimal
 from typing import Any
 
-from gpuinfra.report.format import money, signed_money
+from gpuinfra.report.format import CELL_WIDTH, money, readable, signed_money
 from gpuinfra.report.model import DataLossOut, DiffReport, FindingChangeOut, PropertyChangeOut, ResourceChangeOut
-from gpuinfra.report.templates import unpacked
 
 MARKER = "<!-- gpuinfra-diff -->"
 """First line of the pull-request comment; the workflow finds and updates its own comment by it."""
 MARK = {"create": "+", "delete": "-", "update": "~", "replace": "-/+", "same": "="}
 ICON = {"error": "❌", "mandatory": "❌", "warning": "⚠️", "advisory": "⚠️", "info": "ℹ️"}
-MAX_VALUE = 60
+MAX_VALUE = CELL_WIDTH
 
 
 def short(value: Any, absent: bool = False, limit: int = MAX_VALUE) -> str:
@@ -29,24 +26,45 @@ def short(value: Any, absent: bool = False, limit: int = MAX_VALUE) -> str:
     return text if len(text) <= limit else text[: limit - 3] + "..."
 
 
-def _text(value: object) -> str | None:
-    """A string property as text; base64 (launch template user data) decoded when it is text, with its gz+b64
-    scripts unpacked (templating.unpacked), so the first differing line is a script's, not a packed blob's."""
-    if not isinstance(value, str):
+_ABSENT = object()
+
+
+def _document(text: str) -> Any:
+    """A JSON document (a policy, a container definition) parsed, or None for any other text."""
+    if not text.lstrip().startswith(("{", "[")):
         return None
-    if len(value) > MAX_VALUE and "\n" not in value:
-        try:
-            decoded = base64.b64decode(value, validate=True).decode("utf-8")
-        except (binascii.Error, UnicodeDecodeError, ValueError):
-            return value
-        return unpacked(decoded) if decoded.isprintable() or "\n" in decoded else value
-    return value
+    try:
+        return json.loads(text)
+    except ValueError:
+        return None
+
+
+def first_difference(before: Any, after: Any, path: str = "") -> tuple[str, Any, Any]:
+    """The first leaf where two JSON documents differ: ('Statement[1].Resource[0]', old, new); _ABSENT for a side
+    without it."""
+    if isinstance(before, dict) and isinstance(after, dict):
+        for key in sorted(before.keys() | after.keys()):
+            if before.get(key, _ABSENT) != after.get(key, _ABSENT):
+                return first_difference(before.get(key, _ABSENT), after.get(key, _ABSENT), f"{path}.{key}".lstrip("."))
+    if isinstance(before, list) and isinstance(after, list):
+        for i in range(max(len(before), len(after))):
+            old = before[i] if i < len(before) else _ABSENT
+            new = after[i] if i < len(after) else _ABSENT
+            if old != new:
+                return first_difference(old, new, f"{path}[{i}]")
+    return path, before, after
+
+
+def _comment(lines: list[str], i: int) -> bool:
+    """Line `i` is a shell or YAML comment (an absent line is not)."""
+    return i < len(lines) and lines[i].lstrip().startswith("#")
 
 
 def pair(c: PropertyChangeOut) -> tuple[str, str]:
-    """Before and after of one change, short enough for a table cell. Long texts (user data, policies) show
-    the first line that differs, with its line number."""
-    before, after = _text(c.before), _text(c.after)
+    """Before and after of one change, short enough for a table cell. JSON documents (policies) show the first
+    leaf that differs, with its path; other long texts (user data) the first line that differs, with its number,
+    preferring one that is not a comment on both sides."""
+    before, after = readable(c.before), readable(c.after)
     if (
         c.absent_before
         or c.absent_after
@@ -55,15 +73,19 @@ def pair(c: PropertyChangeOut) -> tuple[str, str]:
         or (len(before) <= MAX_VALUE and len(after) <= MAX_VALUE)
     ):
         return short(c.before, c.absent_before), short(c.after, c.absent_after)
+    documents = _document(before), _document(after)
+    if documents[0] is not None and documents[1] is not None:
+        path, old, new = first_difference(*documents)
+        where = f"{path}: " if path else ""
+        return where + short(old, old is _ABSENT), where + short(new, new is _ABSENT)
     old, new = before.splitlines() or [""], after.splitlines() or [""]
-    line = next(
-        (
-            i
-            for i in range(max(len(old), len(new)))
-            if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
-        ),
-        0,
-    )
+    differ = [
+        i
+        for i in range(max(len(old), len(new)))
+        if (old[i] if i < len(old) else None) != (new[i] if i < len(new) else None)
+    ]
+    # The first line that does something: a changed comment above the changed command says less than the command.
+    line = next((i for i in differ if not (_comment(old, i) and _comment(new, i))), differ[0] if differ else 0)
     pick = lambda lines: lines[line].strip() if line < len(lines) else "(no line)"  # noqa: E731
     where = f"line {line + 1}: " if len(old) > 1 or len(new) > 1 else ""
     return where + short(pick(old)), where + short(pick(new))

@@ -12,7 +12,7 @@ from gpuinfra.clouds.gcp.spec.fleet import MAX_AUTOHEAL_DELAY
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.quotas import blocks, requested_by_program
 from gpuinfra.spec import Organization
-from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.base import Failure, Level, floor_2, rule
 
 GB = 1e9
 
@@ -44,14 +44,15 @@ def gcp_project_purpose(spec: GcpInferenceSpec, org: Organization) -> Iterator[F
         yield Failure(
             f"account {spec.account!r} is an AWS account, not a Google Cloud project",
             ("account",),
-            "name an organization entry with cloud: gcp (docs/gcp.md), or drop cloud: gcp to serve on AWS",
+            "name an organization entry with `cloud: gcp` in `account` (docs/gcp.md), or remove `cloud: gcp` to "
+            "serve on AWS",
         )
     elif not entry.serves("inference"):
         yield Failure(
             f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: an inference fleet never shares a "
             "project with training (separation)",
             ("account",),
-            "name a project of purpose inference",
+            "name a project of `purpose: inference` in `account`",
         )
 
 
@@ -66,7 +67,9 @@ def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) ->
             yield Failure(
                 f"{region.region} offers G2 in no zone the catalog lists (it lists {', '.join(sorted(book.zones))})",
                 ("regions", i, "region"),
-                "serve from a region that offers G2",
+                f"write a region that offers G2 in regions[{i}], e.g. `region: {sorted(book.zones)[0]}`"
+                if book.zones
+                else "serve from a region that offers G2",
             )
             continue
         if machine is None:
@@ -75,7 +78,8 @@ def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) ->
             yield Failure(
                 f"{region.region}: machine type {machine!r} is not a G2 type the catalog knows",
                 ("regions", i, "machine_type") if region.machine_type else ("instance", "type"),
-                f"one of {', '.join(book.machine_types)}",
+                f"write `machine_type: {min(book.machine_types)}` in regions[{i}] "
+                f"(G2: {', '.join(book.machine_types)})",
             )
             continue
         for j, zone in enumerate(region.zones):
@@ -83,7 +87,7 @@ def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) ->
                 yield Failure(
                     f"{machine} is not offered in zone {zone} ({region.region} offers it in {', '.join(offered)})",
                     ("regions", i, "zones", j),
-                    f"use zones of {', '.join(offered)}, or leave zones out to use every one of them",
+                    f"write `zones: [{', '.join(offered)}]` in regions[{i}], or remove `zones` to use every one",
                 )
 
 
@@ -97,7 +101,11 @@ def gcp_quota_short(
     if not isinstance(project, GcpProject):
         return
     for why in account_problems:
-        yield Failure(f"the project's quota cannot be counted: {why}", ("account",), "fix or remove that stack")
+        yield Failure(
+            f"the project's quota cannot be counted: {why}",
+            ("account",),
+            "fix or remove that stack (`gpuinfra validate <stack>` names its problem)",
+        )
     for need in plan.quotas:
         if not blocks(need, requested_by_program(need, project.request_quota_increases)):
             continue
@@ -107,8 +115,8 @@ def gcp_quota_short(
             + (f" (this stack {need.own}; {others})" if need.held else "")
             + f", granted {need.granted or 0}",
             ("account",),
-            f"raise {need.code} for {need.region} in the organization file once Google grants it, set "
-            "request_quota_increases: true on the project, or lower max_replicas",
+            f"write `{need.code}: {need.vcpus}` under accounts.{spec.account}.quotas.{need.region} in the organization "
+            "file once Google grants it, `request_quota_increases: true` on the project, or lower `max_replicas`",
         )
 
 
@@ -116,10 +124,19 @@ def gcp_quota_short(
 def gcp_no_machine_type(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
     """`instance: auto` found a G2 machine type that holds the model in every region, or the spec names one."""
     if plan.choice.chosen is None and any(r.machine_type is None for r in spec.regions):
-        yield Failure(plan.choice.reason, ("instance", "type"), "quantize the model, or lower context or sequences")
+        yield Failure(
+            plan.choice.reason,
+            ("instance", "type"),
+            "quantize (`precision: fp8` under model), or lower `model.context_length_tokens` or "
+            "`model.max_concurrent_sequences`",
+        )
     for c in plan.choice.candidates:
         if spec.instance.type != "auto" and c.instance_type == spec.instance.type and c.rejected:
-            yield Failure(f"{c.instance_type}: {c.rejected}", ("instance", "type"), "choose a larger G2 type")
+            yield Failure(
+                f"{c.instance_type}: {c.rejected}",
+                ("instance", "type"),
+                "write `type: auto` under instance (the smallest G2 type that holds the model), or a larger G2 type",
+            )
 
 
 @rule(Level.ERROR)
@@ -137,7 +154,8 @@ def gcp_throughput_above_bound(spec: GcpInferenceSpec, plan: InferencePlan) -> I
                 f"throughput_rps_per_replica {claimed:g} is above what {rp.instance_type} in {region.region} can do "
                 f"at all: at most {physical:,.2f} requests/s at {spec.requests.output_tokens} output tokens",
                 where,
-                f"give a measured figure (vllm bench serve) at or below {b.requests_per_s:,.2f}",
+                f"write a measured figure (`vllm bench serve`) at or below the published one: "
+                f"`throughput_rps_per_replica: {floor_2(b.requests_per_s)}`",
             )
 
 
@@ -152,7 +170,8 @@ def gcp_rollout_surge(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[F
                 yield Failure(
                     f"rollout.{name} {value} is below {rp.region}'s {len(rp.zones)} zones: Compute Engine refuses it",
                     ("rollout", name),
-                    f"set 0 or at least {max(len(r.zones) for r in plan.regions)}",
+                    f"write `{name}: {max(len(r.zones) for r in plan.regions)}` under rollout (0 or at least the "
+                    "zone count)",
                 )
                 break
     if spec.rollout.max_surge == 0 and spec.rollout.max_unavailable == 0:
@@ -170,7 +189,7 @@ def gcp_schedule_clock(spec: GcpInferenceSpec) -> Iterator[Failure]:
                 f"schedule {schedule.name!r} runs on each region's clock, but the catalog has no time zone for "
                 f"{', '.join(unknown)}",
                 ("autoscaling", "schedules", i, "time_zone"),
-                "name an IANA time zone (e.g. Etc/UTC) for the schedule",
+                f"write an IANA name, e.g. `time_zone: Etc/UTC` in autoscaling.schedules[{i}]",
             )
 
 
@@ -182,7 +201,8 @@ def gcp_predictive_scaling(spec: GcpInferenceSpec) -> Iterator[Failure]:
         yield Failure(
             "predictive scaling is not available on Google for a Cloud Monitoring metric",
             ("autoscaling", "predictive"),
-            "remove predictive; schedules raise the floor before the daily peak",
+            "write `predictive: false` under autoscaling; `autoscaling.schedules` raise the floor before the daily "
+            "peak",
         )
 
 

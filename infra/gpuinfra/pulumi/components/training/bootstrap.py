@@ -171,11 +171,11 @@ class Retention:
 
 @dataclass(frozen=True)
 class Acceptance:
-    """The NCCL acceptance job's shape: the compute nodes it spans and the catalog's network figure."""
+    """The NCCL acceptance job's shape: the partition whose every node it spans (counted by the job when submitted, so
+    a resize leaves the login node's user data alone) and the catalog's network figure."""
 
     partition: str
     instance_type: str
-    nodes: int
     gpus_per_node: int
     network_gbps: float
     tasks_per_node: int | None = None
@@ -349,7 +349,6 @@ def nccl_acceptance(cluster: str, job: Acceptance, slurm_version: str) -> str:
         path=NCCL_ACCEPTANCE,
         partition=job.partition,
         instance_type=job.instance_type,
-        nodes=job.nodes,
         tasks_per_node=job.tasks_per_node if job.tasks_per_node is not None else job.gpus_per_node,
         gpus_per_node=job.gpus_per_node,
         network_gbps=f"{job.network_gbps:g}",

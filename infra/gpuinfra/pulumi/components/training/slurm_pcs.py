@@ -101,9 +101,7 @@ def acceptance(spec: TrainingSpec, plan: TrainingPlan) -> Acceptance | None:
     """The NCCL acceptance job over every compute node; none for a type without GPUs or a network figure."""
     if not plan.gpus_per_node or plan.network_gbps_per_node is None:
         return None
-    return Acceptance(
-        spec.scheduler.partition, plan.instance_type, plan.nodes, plan.gpus_per_node, plan.network_gbps_per_node
-    )
+    return Acceptance(spec.scheduler.partition, plan.instance_type, plan.gpus_per_node, plan.network_gbps_per_node)
 
 
 UserData = Callable[[NodeRole], pulumi.Output[str]]
