@@ -223,9 +223,9 @@ def test_a_wait_past_autohealings_longest_delay_is_warned() -> None:
 def test_the_review_reads_the_jobs_replacements_from_its_discovery_document() -> None:
     """transferJobs has a patch method (storagetransfer v1): a changed spec updates the job in place; its project
     is part of the request's address (projectId), so moving the job replaces it."""
-    from gpuinfra.review.replacements import load_rules
+    from gpuinfra.review.effects import replacements
 
     path = "replicationSpec.gcsDataSink.bucketName"
-    assert load_rules().effect(JOB, path, "a", "b", {}) == ("update", None)
-    found, why = load_rules().effect(JOB, "project", "a", "b", {})
+    assert replacements().effect(JOB, path, "a", "b", {}) == ("update", None)
+    found, why = replacements().effect(JOB, "project", "a", "b", {})
     assert found == "replace" and "storagetransfer v1 Discovery document" in str(why)

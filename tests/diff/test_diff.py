@@ -208,7 +208,7 @@ def test_a_finding_whose_figure_moved_is_neither_new_nor_resolved(catalog: Catal
     extra = ReviewItem("s", "validator", "cost-partial", "warning", "", "another")
     gone = ReviewItem("s", "validator", "lustre-too-small", "error", "lustre", "needs 76,800 GiB")
     d = diff_sides(
-        {"s": Snapshot("s", g, None, (low, gone))}, {"s": Snapshot("s", g, None, (high, extra))}, load_rules()
+        {"s": Snapshot("s", g, None, (low, gone))}, {"s": Snapshot("s", g, None, (high, extra))}, replacements()
     )
     s = d.stacks[0]
     assert len(s.new_findings) == 1 and s.new_findings[0].rule == "cost-partial"  # one of the two is paired

@@ -127,7 +127,7 @@ def test_a_resize_changes_only_the_node_groups_and_the_headline_says_so(catalog:
     d = diff_sides(
         {"llm-train": Snapshot("llm-train", base, price_graph(base, catalog))},
         {"llm-train": Snapshot("llm-train", head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
     changed = {(r.name, c.path, c.before, c.after) for s in d.stacks for r in s.resources for c in r.changes}
     assert changed == {

@@ -11,7 +11,7 @@ from gpuinfra.report.build.diff import diff_report
 from gpuinfra.report.format import readable
 from gpuinfra.report.render.markdown import render_diff_markdown
 from gpuinfra.review.diff import Diff, Snapshot, diff_sides
-from gpuinfra.review.replacements import load_rules
+from gpuinfra.review.effects import replacements
 from helpers import ample_quotas, graph_for
 
 
@@ -21,7 +21,7 @@ def review(catalog: Catalog, change: dict[str, object]) -> Diff:
     return diff_sides(
         {"llm-train": Snapshot("llm-train", base, price_graph(base, catalog))},
         {"llm-train": Snapshot("llm-train", head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
 
 

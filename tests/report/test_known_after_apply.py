@@ -89,7 +89,7 @@ def test_a_stand_in_inside_a_policy_or_user_data_is_unknown_in_every_format(cata
     diff = diff_sides(
         {"llm-train": Snapshot("llm-train", base, price_graph(base, catalog))},
         {"llm-train": Snapshot("llm-train", head, price_graph(head, catalog))},
-        load_rules(),
+        replacements(),
     )
     inside: dict[str, set[str]] = {}  # property -> stand-ins inside its changed text (as the table reads it)
     for s in diff.stacks:
