@@ -112,6 +112,12 @@ def test_planted_faults_are_refused_by_name(mutation: dict[str, object], rule: s
     assert rule in {f.rule for f in result.findings if f.level >= Level.ERROR}
 
 
+def test_a_reservation_keeps_its_own_placement() -> None:
+    found = [f for f in checked(STACK).findings if f.rule == "gcp-placement-from-reservation"]
+    assert [(f.level, f.path) for f in found] == [(Level.INFO, ("compute", "placement"))]
+    assert not [f for f in checked(STACK, FLEX).findings if f.rule == "gcp-placement-from-reservation"]
+
+
 def test_lustre_off_its_steps_names_the_nearest_capacity() -> None:
     found = next(f for f in checked(STACK, {"lustre.capacity_gib": 20000}).findings if f.rule.startswith("gcp-lustre"))
     assert found.path == ("lustre", "capacity_gib") and found.hint == "use 36,000"  # 500 MB/s/TiB: 18,000 GiB steps
