@@ -138,10 +138,13 @@ def gcp_lustre_capacity_off_steps(spec: GcpTrainingSpec, plan: GcpTrainingPlan) 
         return
     tier = training_book().lustre_tiers[lustre.throughput_mb_s_per_tib]
     if not tier.allows(lustre.capacity_gib):
+        steps = f"{tier.step_gib:,} GiB steps" + (
+            f" up to {tier.threshold_gib:,}, then {tier.large_step_gib:,}" if tier.threshold_gib else ""
+        )
         yield Failure(
             f"capacity_gib {lustre.capacity_gib:,} is not a capacity Managed Lustre takes at "
-            f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {tier.step_gib:,} GiB "
-            "steps: catalog/data/gcp/training.yaml)",
+            f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {steps}: "
+            "catalog/data/gcp/training.yaml)",
             ("lustre", "capacity_gib"),
             f"use {plan.lustre_nearest_gib:,}",
         )
