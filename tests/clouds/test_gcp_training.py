@@ -112,6 +112,12 @@ def test_planted_faults_are_refused_by_name(mutation: dict[str, object], rule: s
     assert rule in {f.rule for f in result.findings if f.level >= Level.ERROR}
 
 
+def test_a_reservation_keeps_its_own_placement() -> None:
+    found = [f for f in checked(STACK).findings if f.rule == "gcp-placement-from-reservation"]
+    assert [(f.level, f.path) for f in found] == [(Level.INFO, ("compute", "placement"))]
+    assert not [f for f in checked(STACK, FLEX).findings if f.rule == "gcp-placement-from-reservation"]
+
+
 def test_lustre_off_its_steps_names_the_nearest_capacity() -> None:
     found = next(f for f in checked(STACK, {"lustre.capacity_gib": 20000}).findings if f.rule.startswith("gcp-lustre"))
     assert found.path == ("lustre", "capacity_gib") and found.hint == "use 36,000"  # 500 MB/s/TiB: 18,000 GiB steps
@@ -161,6 +167,11 @@ def test_the_fabric_is_three_vpcs_one_of_them_roce() -> None:
     assert not [r for r in resources.values() if r.type == "gcp:compute/resourcePolicy:ResourcePolicy"]
     cluster = resources["llm-train-gcp-gke"]
     assert cluster.inputs["enableMultiNetworking"] is True and cluster.inputs["datapathProvider"] == "ADVANCED_DATAPATH"
+    # the control plane: reached from outside only by the deploy runners' CIDR
+    assert cluster.inputs["masterAuthorizedNetworksConfig"]["cidrBlocks"] == [
+        {"cidrBlock": "203.0.113.0/24", "displayName": "deploy-0"}
+    ]
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True
 
 
 def test_flex_start_nodes_are_compactly_placed_for_a_stated_run() -> None:
@@ -173,6 +184,13 @@ def test_flex_start_nodes_are_compactly_placed_for_a_stated_run() -> None:
     assert config["flexStart"] is True and config["maxRunDuration"] == f"{168 * 3600}s"
     assert config["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
     assert pool.inputs["autoscaling"]["totalMaxNodeCount"] == 4 and pool.inputs["initialNodeCount"] == 0
+
+
+def test_without_public_cidrs_the_control_plane_is_private() -> None:
+    resources = _by_name(graph_for(STACK, {"scheduler.api_access.public_cidrs": []}))
+    cluster = resources["llm-train-gcp-gke"]
+    assert cluster.inputs["privateClusterConfig"]["enablePrivateEndpoint"] is True
+    assert cluster.inputs["masterAuthorizedNetworksConfig"] == {"cidrBlocks": []}
 
 
 def test_lustre_sits_behind_private_services_access() -> None:

@@ -129,7 +129,7 @@ def _checkpoint(
     ), None
 
 
-def _fits(spec: GcpTrainingSpec, info: InstanceType) -> object:
+def _fits(spec: GcpTrainingSpec, info: InstanceType) -> Callable[[int], bool]:
     """Whether the model fits on n nodes, the way the plan checks the spec's own count (the layout when the spec
     gives an architecture, else the flat memory share)."""
 
@@ -185,7 +185,7 @@ def _run(
     price, floor = _node_price(spec, info)
     nodes = spec.compute.node_count
     max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None  # type: ignore[arg-type]
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
 
 
 def _node_price(spec: GcpTrainingSpec, info: InstanceType) -> tuple[Callable[[int], Decimal | None], Decimal | None]:

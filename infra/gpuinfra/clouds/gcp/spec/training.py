@@ -17,7 +17,7 @@ from pydantic import Field, StringConstraints
 from gpuinfra.clouds.gcp.spec.project import GcpZone
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
-from gpuinfra.spec.training import Failure, TrainedModel, TrainingRun
+from gpuinfra.spec.training import ApiAccess, Failure, TrainedModel, TrainingRun
 
 TRAINING_MACHINES = ("a3-ultragpu-8g", "a4-highgpu-8g")
 """The machine types whose fabric gpuinfra builds (A3 Ultra, A4: GPUDirect RDMA over MRDMA NICs); the catalog's
@@ -144,6 +144,9 @@ class GcpTrainingScheduler(SpecModel):
     """GKE's release channel: how soon the cluster takes new versions."""
     namespace: Annotated[str, StringConstraints(pattern=r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?$", max_length=63)] = "training"
     """The team's namespace: its LocalQueue and the jobs it submits."""
+    api_access: ApiAccess = ApiAccess()
+    """Who reaches the control plane from outside the VPC: only `public_cidrs` (its authorized networks); empty,
+    the endpoint is private (deploy from inside the VPC)."""
 
 
 class GcpTrainingSpec(SpecModel):

@@ -138,10 +138,13 @@ def gcp_lustre_capacity_off_steps(spec: GcpTrainingSpec, plan: GcpTrainingPlan) 
         return
     tier = training_book().lustre_tiers[lustre.throughput_mb_s_per_tib]
     if not tier.allows(lustre.capacity_gib):
+        steps = f"{tier.step_gib:,} GiB steps" + (
+            f" up to {tier.threshold_gib:,}, then {tier.large_step_gib:,}" if tier.threshold_gib else ""
+        )
         yield Failure(
             f"capacity_gib {lustre.capacity_gib:,} is not a capacity Managed Lustre takes at "
-            f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {tier.step_gib:,} GiB "
-            "steps: catalog/data/gcp/training.yaml)",
+            f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {steps}: "
+            "catalog/data/gcp/training.yaml)",
             ("lustre", "capacity_gib"),
             f"use {plan.lustre_nearest_gib:,}",
         )
@@ -171,6 +174,21 @@ def gcp_training_quota_short(
         )
 
 
+@rule(Level.INFO)
+def gcp_placement_from_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """A reservation carries its own placement: Google places reserved VMs as the reservation says, so the stack
+    makes no placement policy of its own (dstack's GCP backend: "Cannot use our own placement policies when
+    provisioning in a reservation"; Cluster Toolkit's A3 Ultra and A4 blueprints set enable_placement: false)."""
+    compute = spec.compute
+    if compute.placement == "compact" and compute.capacity.reservation is not None:
+        yield Failure(
+            f"placement compact with reservation {compute.capacity.reservation!r}: the reservation's own placement "
+            "applies (make it a dense reservation, or target one of its blocks, to keep the nodes close)",
+            ("compute", "placement"),
+            "nothing to change; set placement: none to say so",
+        )
+
+
 @rule(Level.WARNING)
 def gcp_checkpoint_past_spot_notice(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
     """A Spot node gets at most 30 s of notice: a checkpoint taken on notice must be written within it, or the
@@ -191,6 +209,7 @@ __all__ = [
     "gcp_flex_start_duration",
     "gcp_flex_start_with_reservation",
     "gcp_lustre_capacity_off_steps",
+    "gcp_placement_from_reservation",
     "gcp_rdma_without_roce",
     "gcp_spot_with_flex_start",
     "gcp_spot_with_reservation",

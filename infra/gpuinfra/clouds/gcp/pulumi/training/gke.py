@@ -35,6 +35,23 @@ class GpuPoolArgs:
     flex_start_max_hours: int
 
 
+def control_plane_access(spec: GcpTrainingSpec) -> dict[str, Any]:
+    """Private nodes always; the control plane reached from outside the VPC only by the spec's CIDRs (GKE's
+    authorized networks), or not at all (a private endpoint) when it lists none."""
+    cidrs = spec.scheduler.api_access.public_cidrs
+    private = {
+        "enable_private_nodes": True,
+        "master_ipv4_cidr_block": MASTER_CIDR,
+        "enable_private_endpoint": not cidrs,
+    }
+    return {
+        "private_cluster_config": private,
+        "master_authorized_networks_config": {
+            "cidr_blocks": [{"cidr_block": c, "display_name": f"deploy-{i}"} for i, c in enumerate(cidrs)]
+        },
+    }
+
+
 def _capacity(spec: GcpTrainingSpec, max_hours: int) -> dict[str, Any]:
     """The node config's share of the consumption model: a reservation's affinity, flex-start or Spot."""
     capacity = spec.compute.capacity
@@ -100,7 +117,7 @@ class TrainingGke(pulumi.ComponentResource):
                 "cluster_secondary_range_name": PODS_RANGE,
                 "services_secondary_range_name": SERVICES_RANGE,
             },
-            private_cluster_config={"enable_private_nodes": True, "master_ipv4_cidr_block": MASTER_CIDR},
+            **control_plane_access(spec),
             datapath_provider="ADVANCED_DATAPATH",
             enable_multi_networking=True,
             workload_identity_config={"workload_pool": f"{project}.svc.id.goog"},
