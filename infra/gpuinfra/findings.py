@@ -82,6 +82,9 @@ class Finding:
     hint: str | None = None
     """What to change (validators)."""
     stage: Stage = "validator"
+    """Which stage found it: the validators (also the engine's failure and the cost stage's warnings, which the
+    report lists among the stack's own findings and a review lets `--suppress` silence alike), preflight or the
+    pack."""
     urn: str = ""
     """The resource judged; empty for the spec or the stack as a whole."""
     name: str = ""
