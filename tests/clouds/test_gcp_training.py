@@ -209,10 +209,21 @@ def test_lustre_sits_behind_private_services_access() -> None:
 
 
 def test_the_registry_dispatches_per_workload() -> None:
-    gcp = CLOUDS["gcp"]
-    assert gcp.part("planner", "training").__name__ == "plan_gcp_training"
-    assert gcp.part("planner", "inference").__name__ == "plan_fleet"
-    assert gcp.part("planner", "finetune") is None  # no Google planner for it: the spec package refuses it first
+    """Google names one planner and one program; each gives a Google training spec its own plan and tree, a
+    Google inference spec the fleet's, and refuses a spec that is not Google's."""
+    from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
+    from gpuinfra.plan import InferencePlan
+    from helpers import inputs_for, load_catalog
+
+    planner = CLOUDS["gcp"].part("planner")
+    for stack, kind in ((STACK, GcpTrainingPlan), ("chat-serve-gcp", InferencePlan)):
+        inputs = inputs_for(stack)
+        assert isinstance(planner(inputs.spec, inputs.org.org, load_catalog()), kind), stack
+    aws = inputs_for("llm-train")
+    with pytest.raises(TypeError, match="no Google planner"):
+        planner(aws.spec, aws.org.org, load_catalog())
+    with pytest.raises(TypeError, match="no Google program"):
+        CLOUDS["gcp"].part("program")(aws, None)
 
 
 def _planted(name: str, path: tuple[str, ...], value: object) -> list[object]:

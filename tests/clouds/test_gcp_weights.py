@@ -203,10 +203,10 @@ def test_a_copy_out_of_the_stacks_buckets_is_refused(inputs: dict[str, object], 
     from helpers import checked, inputs_for
 
     run = police_stack(inputs_for(STACK), checked(STACK).plan, _planted_job(inputs))
-    found = [v.message for v in run.violations if v.policy == "separation-gcp-edges"]
+    found = [v.message for v in run.violations if v.rule == "separation-gcp-edges"]
     assert any(says in m for m in found), found
     clean = police_stack(inputs_for(STACK), checked(STACK).plan, example_graph(STACK))
-    assert not [v for v in clean.violations if v.policy == "separation-gcp-edges"]
+    assert not [v for v in clean.violations if v.rule == "separation-gcp-edges"]
 
 
 def test_a_wait_past_autohealings_longest_delay_is_warned() -> None:

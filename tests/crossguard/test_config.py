@@ -76,7 +76,8 @@ def test_the_packs_own_config_validates() -> None:
         "mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []}
     )
     assert config["inference-no-training-hardware"].level == "advisory"
-    # issue 26: mandatory by default; issue 46: only AWS PCS's fees may be left unpriced by default
+    # issue 26: mandatory by default; issue 46: only fees with no citable price may be left unpriced by default:
+    # AWS PCS's and Google's Managed Lustre capacity (#54)
     assert config["budget-within-account"] == PolicyConfig(
         "mandatory",
         {
@@ -85,6 +86,7 @@ def test_the_packs_own_config_validates() -> None:
                 "aws-native:pcs:Cluster: PCS controller",
                 "aws-native:pcs:ComputeNodeGroup: PCS node management",
                 "aws-native:pcs:Queue: Resource",
+                "gcp:lustre/instance:Instance: Storage capacity",
             ],
         },
     )

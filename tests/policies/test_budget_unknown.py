@@ -21,7 +21,7 @@ def _budget(run) -> list:  # type: ignore[no-untyped-def]
     return [v for v in run.violations if v.rule == POLICY]
 
 
-def test_llm_train_leaves_out_only_the_accepted_pcs_fees_and_backups() -> None:
+def test_llm_train_leaves_out_only_the_accepted_pcs_fees() -> None:
     estimate = budget.estimate_monthly(example_graph("llm-train"), facts_for("llm-train"))
     assert estimate is not None and estimate.unknown  # type: ignore[attr-defined]
     assert {key.rsplit(" (", 1)[0] for key in estimate.unknown} == {  # type: ignore[attr-defined]
@@ -29,7 +29,6 @@ def test_llm_train_leaves_out_only_the_accepted_pcs_fees_and_backups() -> None:
         "aws-native:pcs:ComputeNodeGroup: PCS node management (m7i.2xlarge)",
         "aws-native:pcs:ComputeNodeGroup: PCS node management (p5.48xlarge)",
         "aws-native:pcs:Queue: Resource",
-        "aws:efs/backupPolicy:BackupPolicy: Backups (AWS Backup storage)",  # the home file system (review T17)
     }
     assert all(key.startswith(tuple(budget.ACCEPTED_UNPRICED)) for key in estimate.unknown)  # type: ignore[attr-defined]
     run = run_example("llm-train")
@@ -42,8 +41,8 @@ def test_without_the_acceptance_llm_train_cannot_be_judged() -> None:
     assert found.level.enforcement == "mandatory"
     assert found.message.startswith("cannot judge ml-training's budget of $1,250,000: at maximum size the account's ")
     # PCS node management of the gang's, the elastic and the login groups, the controller, two queues (train and
-    # elastic), and the home file system's backups
-    assert "but 7 lines have no price: llm-train: aws:efs/backupPolicy:BackupPolicy: Backups" in found.message
+    # elastic); the home file system's backups are usage, priced per GB stored (not an unknown price)
+    assert "but 6 lines have no price: llm-train: aws-native:pcs:" in found.message
     assert "llm-train: aws-native:pcs:Cluster: PCS controller (SMALL)" in found.message
 
 

@@ -19,7 +19,7 @@ COVERS = ["quota-gcp-node-pools-bounded"]
 
 def _run(graph: Graph, policy: str) -> list[str]:
     run = police_stack(inputs_for(STACK), checked(STACK).plan, graph)
-    return [v.message for v in run.violations if v.policy == policy]
+    return [v.message for v in run.violations if v.rule == policy]
 
 
 def _edit(name: str, change: dict[str, object], drop: tuple[str, ...] = ()) -> Graph:

@@ -119,8 +119,8 @@ def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Ca
 
 
 def test_a_resize_changes_only_the_node_groups_and_the_headline_says_so(catalog: Catalog) -> None:
-    """llm-train 16 -> 20 nodes: the 4 on-demand-base nodes stay, so the spot group grows 12 -> 16, and nothing
-    else changes; the login node (whose NCCL acceptance job spans every node) is not touched, and the headline says
+    """llm-train 16 -> 20 nodes: the whole gang is on reserved capacity (#48, review T15), so its group grows
+    16 -> 20, and nothing else changes (the elastic spot partition is sized on its own); the login node (whose NCCL acceptance job spans every node) is not touched, and the headline says
     4 nodes are added and nothing rolls."""
     base = graph_for("llm-train", {}, ample_quotas())
     head = graph_for("llm-train", {"compute.node_count": 20}, ample_quotas())
@@ -131,8 +131,8 @@ def test_a_resize_changes_only_the_node_groups_and_the_headline_says_so(catalog:
     )
     changed = {(r.name, c.path, c.before, c.after) for s in d.stacks for r in s.resources for c in r.changes}
     assert changed == {
-        ("llm-train-slurm-pcs-spot", "scalingConfiguration.minInstanceCount", 12, 16),
-        ("llm-train-slurm-pcs-spot", "scalingConfiguration.maxInstanceCount", 12, 16),
+        ("llm-train-slurm-pcs-od", "scalingConfiguration.minInstanceCount", 16, 20),
+        ("llm-train-slurm-pcs-od", "scalingConfiguration.maxInstanceCount", 16, 20),
     }, changed
     text = render_diff_markdown(diff_report(d, "main", "head", catalog))
     heading = text.splitlines()[1]

@@ -106,6 +106,7 @@ AWS_PARTS = Parts(
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",
     replacements="gpuinfra.clouds.aws.review.replacements:effect",
+    catalog_refresh="gpuinfra.catalog.refresh.summary:run",
 )
 GCP_PARTS = Parts(
     planner="gpuinfra.clouds.gcp.plan.workloads:plan_workload",

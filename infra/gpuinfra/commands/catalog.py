@@ -7,7 +7,6 @@ from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
 from gpuinfra.catalog.load import DATA_DIR
-from gpuinfra.catalog.refresh import Source, refresh
 from gpuinfra.clouds import CLOUDS, cloud
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.catalog import cited, detail_out, regions_out, sources_out, type_out
@@ -80,40 +79,18 @@ def catalog_command(
 def refresh_command(
     from_dir: Path | None, out: Path | None, cloud_name: str = "aws", account: str | None = None
 ) -> str:
-    """Rebuild the data files (into `out`, default the bundled catalog's data directory) and say what was read:
-    the Regions and their publication dates, what the price list lacks, and accelerated types not carried. A
-    cloud with its own catalog refresh (the registry's `catalog_refresh` part) refreshes its own data files."""
+    """Rebuild a cloud's catalog data files (into `out`, default the bundled catalog's data directory) by its own
+    refresh (the registry's `catalog_refresh` part) and say what was read; a cloud without one (on premises) has no
+    price catalog to refresh."""
     if out is not None and out.exists() and not out.is_dir():
         raise InputError.single("--out must be a directory for refresh", file=out, hint="give a directory path")
     if cloud_name not in CLOUDS:
         raise InputError.single(
             f"unknown cloud {cloud_name!r}", path=("--cloud",), hint=f"one of: {', '.join(sorted(CLOUDS))}"
         )
-    own = cloud(cloud_name).part("catalog_refresh")
-    if own is not None:
-        return str(own(from_dir, out or DATA_DIR, account))
-    if not cloud(cloud_name).account_bill:
+    if cloud(cloud_name).parts.catalog_refresh is None:
         raise InputError.single(f"cloud {cloud_name!r} has no price catalog to refresh", path=("--cloud",))
-    result = refresh(Source(from_dir), out or DATA_DIR, load_catalog())
-    lines = [
-        f"read {len(result.regions_read)} Region price lists ({'recorded: ' + str(from_dir) if from_dir else 'AWS'})",
-        f"oldest publication date: {result.oldest or 'none'}",
-        f"wrote {result.rows} on-demand rows: {', '.join(str(p) for p in result.files)}",
-    ]
-    lines.append(
-        f"spot advice: {result.advice_rows} rows as of {result.advice_as_of}"
-        if result.advice_as_of
-        else "spot advice: no Spot Instance Advisor data read (spot_advice.json unchanged)"
-    )
-    if result.regions_missing:
-        lines.append(f"catalog Regions the Region index does not list: {', '.join(result.regions_missing)}")
-    if result.unpriced_types:
-        few = result.unpriced_types[:8]
-        more = f" and {len(result.unpriced_types) - len(few)} more" if len(result.unpriced_types) > len(few) else ""
-        lines.append(f"catalog types with no price in any Region read: {', '.join(few)}{more}")
-    for name, where in result.new_types.items():
-        lines.append(f"accelerated type not in the catalog: {name} ({len(where)} Regions); add it to instances.json")
-    return "\n".join(lines) + "\n"
+    return str(cloud(cloud_name).part("catalog_refresh")(from_dir, out or DATA_DIR, account))
 
 
 __all__ = ["catalog_command", "refresh_command"]

@@ -48,13 +48,11 @@ ACCEPTED_UNPRICED = [
     "aws-native:pcs:Cluster: PCS controller",
     "aws-native:pcs:ComputeNodeGroup: PCS node management",
     "aws-native:pcs:Queue: Resource",
-    "aws:efs/backupPolicy:BackupPolicy: Backups",
     *(line for c in CLOUDS.values() for line in c.accepted_unpriced),
 ]
 """Unknown prices the pack accepts by default, each a prefix of `<type>: <line>`: AWS PCS's controller and node
 management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml),
-the AWS Backup storage of a home file system's daily backups (no cited rate, and its size is usage), and each
-cloud's own (the registry's `accepted_unpriced`). Every other unknown price makes the budget cannot-judge."""
+and each cloud's own (the registry's `accepted_unpriced`). Every other unknown price makes the budget cannot-judge."""
 
 
 ESTIMATE: MonthlyCost = estimate_monthly

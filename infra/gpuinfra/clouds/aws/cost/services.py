@@ -86,14 +86,13 @@ EFS_BACKUP_PRICE = "backup/efs_warm"
 
 def price_efs_backup_policy(resource: Resource, ctx: Ctx) -> list[Line]:
     """An EFS backup policy ENABLED: AWS Backup keeps a daily backup of the file system for 35 days in the default
-    vault (Amazon EFS User Guide, "Backing up EFS file systems"), billed per GB-month of backup storage. The catalog
-    has no cited rate for it: unknown, never zero. DISABLED costs nothing."""
+    vault (Amazon EFS User Guide, "Backing up EFS file systems"), billed per GB-month of backup storage: the size
+    is usage (set backup_gb in a usage file), never zero. DISABLED costs nothing."""
     policy = resource.inputs.get("backupPolicy") or {}
     if policy.get("status") != "ENABLED":
         return []
-    stated = ctx.book.catalog.unknown_price(EFS_BACKUP_PRICE)
-    why = f"AWS Backup storage of the file system's backups ({stated.reason})" if stated else EFS_BACKUP_PRICE
-    return [not_in_catalog("Backups (AWS Backup storage)", "GB", why)]
+    price = ctx.book.service(EFS_BACKUP_PRICE, ctx.where.region)
+    return [usage_line(resource, ctx, "backup_gb", "Backups (AWS Backup storage)", "GB", price, "AWS Backup EFS storage")]
 
 
 def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:
