@@ -141,6 +141,26 @@ def rayjobs(spec: dict[str, Any] | None = None) -> list[dict[str, Any]]:
     return ray_jobs(inputs.spec, plan, ray_pools(inputs.spec, plan, load_catalog()))
 
 
+def test_ray_workers_are_not_billed_through_the_cluster_step(plan: DataprepPlan) -> None:
+    """Ray's autoscaler removes idle workers (the RayCluster says idleTimeoutSeconds 60), so while the one cluster
+    task runs the workers cost nothing: compute = workers x (wall hours - cluster hours) + the cluster node for its
+    hours. (PCS node groups hold their size: there the workers are billed through it.)"""
+    cluster = next(s for s in plan.stages if s.serial)
+    assert plan.usd_per_node_hour is not None and plan.cluster.usd_per_hour is not None
+    workers = plan.usd_per_node_hour * plan.nodes * Decimal(repr(plan.hours - cluster.hours))
+    expected = workers + plan.cluster.usd_per_hour * Decimal(repr(cluster.hours))
+    assert plan.compute_usd == pytest.approx(expected, rel=Decimal("1e-9"))
+    assert rayjobs()[0]["spec"]["rayClusterSpec"]["autoscalerOptions"] == {"idleTimeoutSeconds": 60}
+
+
+def test_the_plans_quotas_are_the_pools(plan: DataprepPlan) -> None:
+    """The on-demand Standard quota counts the system node (m7i.xlarge, 4 vCPUs) and the cluster node (r7i.8xlarge,
+    32): 36; the spot one the workers (8 vCPUs each): what the pools' limits allow."""
+    codes = {q.code: q.vcpus for q in plan.quotas}
+    assert codes["L-1216C47A"] == 4 + 32
+    assert codes["L-34B43A08"] == 8 * plan.nodes
+
+
 def test_the_cpu_pool_is_priced_at_its_limits(graph: Graph, plan: DataprepPlan, catalog: Catalog) -> None:
     """plan.nodes m7i.2xlarge (8 vCPUs) at most: the pool's cpu limit is 8 x nodes, priced at the catalog's spot
     price in us-east-1, in the dataprep account; its 100 GiB gp3 roots too."""

@@ -336,18 +336,27 @@ class Gpu(Plain):
 
 
 def point(
-    rows: list[StagePlan], nodes: int, vcpus: int, rate: Decimal | None, cluster: ClusterStep, o: float, gpu: Gpu
+    rows: list[StagePlan],
+    nodes: int,
+    vcpus: int,
+    rate: Decimal | None,
+    cluster: ClusterStep,
+    o: float,
+    gpu: Gpu,
+    static: bool = True,
 ) -> _Point:
-    """Wall hours and compute cost at `nodes` workers: the workers are billed for the whole run (the PCS node
-    groups are static) but the GPU stage (its own RayJob: the CPU cluster is gone), the cluster node for the serial
-    step, the GPU nodes for the GPU stage."""
+    """Wall hours and compute cost at `nodes` workers: the workers are billed for the whole run but the GPU RayJob's
+    stages (its own Ray cluster: the CPU one is gone); `static` (PCS: node groups hold their size) through the
+    serial cluster step too, else (Ray: the autoscaler removes idle workers, `idleTimeoutSeconds` 60 by default,
+    and Karpenter their empty nodes) not. The cluster node is billed for the serial step, the GPU nodes for theirs."""
     timed = stage_hours(rows, nodes * vcpus, o)
     hours = sum(r.hours for r in timed)
     serial = sum(r.hours for r in timed if r.serial)
     on_gpu = sum(r.hours for r in timed if r.accelerated)
     if rate is None or (serial and cluster.usd_per_hour is None) or (on_gpu and gpu.usd_per_node_hour is None):
         return _Point(nodes=nodes, hours=hours, compute_usd=None)
-    usd = rate * nodes * Decimal(repr(hours - on_gpu)) + (cluster.usd_per_hour or Decimal(0)) * Decimal(repr(serial))
+    busy = hours - on_gpu - (0.0 if static else serial)
+    usd = rate * nodes * Decimal(repr(busy)) + (cluster.usd_per_hour or Decimal(0)) * Decimal(repr(serial))
     usd += (gpu.usd_per_node_hour or Decimal(0)) * gpu.nodes * Decimal(repr(on_gpu))
     return _Point(nodes=nodes, hours=hours, compute_usd=usd)
 
@@ -380,7 +389,8 @@ def plan_dataprep(spec: DataprepSpec, org: Organization, catalog: Catalog) -> Da
     rows = [gpu.timed(r) for r in rows]
     monthly = DEFAULT_MONTHLY if spot else 0.0
     overhead = retry_overhead(rows, monthly)
-    points = [point(rows, n, vcpus, rate, cluster, overhead, gpu) for n in range(1, spec.workers.max_nodes + 1)]
+    static = spec.engine == "datatrove-slurm"
+    points = [point(rows, n, vcpus, rate, cluster, overhead, gpu, static) for n in range(1, spec.workers.max_nodes + 1)]
     best = choose(spec, points)
     timed = stage_hours(rows, best.nodes * vcpus, overhead)
     store = scratch(spec, catalog, documents, timed, best.hours)

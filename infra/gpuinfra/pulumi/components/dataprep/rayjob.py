@@ -32,6 +32,7 @@ PIPELINE = "pipeline.py"
 CURATOR = "curator_dedup.py"
 RETRIES = 2
 TTL_SECONDS = 3600
+IDLE_SECONDS = 60
 HEAD_CPUS = 2
 HEAD_MEMORY = "8Gi"
 
@@ -103,6 +104,8 @@ def _job(
             "backoffLimit": RETRIES,
             "rayClusterSpec": {
                 "enableInTreeAutoscaling": True,
+                # idle workers go after a minute (the planner bills no worker through the serial cluster step)
+                "autoscalerOptions": {"idleTimeoutSeconds": IDLE_SECONDS},
                 "headGroupSpec": {
                     "rayStartParams": {"num-cpus": "0"},  # the head runs the driver, no tasks
                     "template": _pod(spec, "ray-head", image, head, {"cpu": str(HEAD_CPUS), "memory": HEAD_MEMORY}),
