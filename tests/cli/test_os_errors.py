@@ -269,3 +269,35 @@ def test_a_number_past_pythons_digit_limit_is_named_at_its_line(digits: int, tmp
     stack = tmp_path / "Pulumi.x.yaml"
     stack.write_text(text.replace("node_count: 16", "node_count: " + "9" * digits, 1))
     user_error(cli("validate", str(stack)), f"Pulumi.x.yaml:{line}: a number of more than 4,300 digits")
+
+
+# ---- dataprep run --local: the sample folder ---------------------------------------------------------------
+@pytest.mark.parametrize("where", ["sample", "tokenizer"])
+@pytest.mark.parametrize("kind", ["fifo", "dev-zero"])
+def test_a_hostile_sample_file_is_named_not_read(kind: str, where: str, tmp_path: Path) -> None:
+    """datatrove's reader waited on a FIFO in the sample folder forever (the run never ended); a --tokenizer that
+    is no regular file was taken for a hub repository id (exit 1, the workers' tracebacks)."""
+    from gpuinfra.commands.dataprep import sample_folder
+
+    sample = tmp_path / "sample"
+    sample.mkdir()
+    if where == "tokenizer":
+        for shipped in sample_folder().glob("*.jsonl*"):
+            (sample / shipped.name).write_bytes(shipped.read_bytes())
+    planted = sample / "part-0.jsonl" if where == "sample" else tmp_path / "tokenizer.json"
+    if kind == "fifo":
+        os.mkfifo(planted)
+    else:
+        planted.symlink_to("/dev/zero")
+    started = time.monotonic()
+    code = "import sys; from gpuinfra.cli import main; sys.argv[0] = 'gpuinfra'; main()"
+    done = subprocess.run(
+        [sys.executable, "-c", code, "dataprep", "run", str(STACKS / "Pulumi.corpus-prep.yaml"), "--local",
+         "--sample", str(sample), "--out", str(tmp_path / "out"),
+         *(["--tokenizer", str(planted)] if where == "tokenizer" else [])],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert done.returncode == 2, done.stderr[-2000:]
+    assert f"{planted.name}: " in done.stderr and "not a regular file" in done.stderr, done.stderr[-2000:]
+    assert "Traceback" not in done.stderr
+    assert time.monotonic() - started < 120

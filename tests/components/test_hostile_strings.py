@@ -25,7 +25,7 @@ from typing import Any
 import pytest
 from gpuinfra.errors import InputError
 from gpuinfra.graph import Graph
-from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.spec import SPEC_MODELS, Organization
 from gpuinfra.templating import unpacked
 from helpers import example_data, example_graph, graph_for, inputs_for, org_data, workload_of
 from pydantic import BaseModel
@@ -38,13 +38,8 @@ WORD = f"$({MARK})`{MARK}`;{MARK}'q\"y"
 path) still accepts, appended to the example's own value so the field's prefix pattern holds too."""
 SAME_BASE = {"model.adapters[0].base_model": HOSTILE, "model.adapters[1].base_model": HOSTILE}
 """The example's adapters declare the served model as their base (adapter-on-another-base): renamed with it."""
-MODELS: dict[str, type[BaseModel]] = {
-    "training": TrainingSpec,
-    "inference": InferenceSpec,
-    "registry": RegistrySpec,
-    "finetune": FinetuneSpec,
-    "dataprep": DataprepSpec,
-}
+MODELS: dict[str, type[BaseModel]] = dict(SPEC_MODELS)
+"""Each workload's spec model (the one mapping the stack reader uses)."""
 STACKS = [
     "chat-serve",
     "chat-serve-gcp",

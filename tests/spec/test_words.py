@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from gpuinfra.errors import InputError
 from gpuinfra.pulumi.components.training.slurm_pcs import ssm_image
-from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, RegistrySpec, TrainingSpec
+from gpuinfra.spec import SPEC_MODELS, Organization
 from gpuinfra.spec.org import RegistryPrefix
 from gpuinfra.spec.words import (
     K8sLabelValue,
@@ -33,13 +33,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from pydantic import BaseModel, ValidationError
 
-MODELS: dict[str, type[BaseModel]] = {
-    "training": TrainingSpec,
-    "inference": InferenceSpec,
-    "registry": RegistrySpec,
-    "finetune": FinetuneSpec,
-    "dataprep": DataprepSpec,
-}
+MODELS: dict[str, type[BaseModel]] = dict(SPEC_MODELS)
+"""Each workload's spec model (the one mapping the stack reader uses)."""
 STACKS = [
     "chat-serve",
     "chat-serve-gcp",

@@ -63,6 +63,15 @@ def run_local(
         raise InputError.single(
             f"no JSONL files ({SAMPLE_GLOB})", file=source, hint="give a folder of .jsonl(.gz) files"
         )
+    if tokenizer is not None and not Path(tokenizer).is_file():  # else datatrove takes it for a hub repository id
+        raise InputError.single(
+            "--tokenizer is not a regular file", file=Path(tokenizer), hint="give the path of a tokenizer.json"
+        )
+    odd = next((f for f in files if not f.is_file()), None)  # is_file follows links: /dev/zero is no file
+    if odd is not None:  # datatrove's reader would wait on a FIFO forever, or read a device without end
+        raise InputError.single(
+            "not a regular file", file=odd, hint="give a folder of regular .jsonl(.gz) files (no FIFOs or devices)"
+        )
     spec = doc.spec.model_copy(update={"corpus": doc.spec.corpus.model_copy(update={"format": "jsonl"})})
     spec = spec.model_copy(update={"stages": spec.stages.model_copy(update={"extract": None})})
     out = out.resolve()
