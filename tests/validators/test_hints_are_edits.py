@@ -149,6 +149,7 @@ def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:
         ("chat-serve", {"platform": "kubernetes"}, {"platform": "ec2"}),
         # 64 attention heads: the divisors nearest 7 are 8 (off by 1) and 4 (off by 3)
         ("llm-finetune", {"base_model.architecture.kv_heads": 7}, {"kv_heads": 8}),
+        ("llm-train", {"compute.node_count": 0}, {"node_count": 1}),  # node_count: ge=1
     ],
 )
 def test_spec_errors_show_the_yaml_to_add(stack: str, spec: dict[str, object], snippet: dict[str, object]) -> None:

@@ -148,7 +148,27 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
         return f"{message}, got {len(given):,}", None
     if not isinstance(given, dict | list):
         message += f", got {shown(given)}"
-    return message, None
+    return message, _bound_edit(kind, err.get("ctx") or {}, given, loc)
+
+
+BOUNDS = {"greater_than_equal": "ge", "less_than_equal": "le", "greater_than": "gt", "less_than": "lt"}
+
+
+def _bound_edit(kind: str, ctx: dict[str, Any], given: Any, loc: FieldPath) -> str | None:
+    """The YAML that writes the nearest value inside a numeric bound: the bound itself when it is inclusive, the
+    next whole number past it for an integer, else None (a float just above an open bound is the user's to pick)."""
+    key = BOUNDS.get(kind)
+    field = loc[-1] if loc and isinstance(loc[-1], str) else None
+    if key is None or field is None or key not in ctx:
+        return None
+    bound = ctx[key]
+    if key in ("ge", "le"):
+        value: Any = bound
+    elif isinstance(given, int) and not isinstance(given, bool) and isinstance(bound, int):
+        value = bound + 1 if key == "gt" else bound - 1
+    else:
+        return None
+    return f"write `{field}: {value:g}`" if isinstance(value, float) else f"write `{field}: {value}`"
 
 
 def missing_snippet(model: type[BaseModel], loc: FieldPath) -> str:
