@@ -116,8 +116,10 @@ def _literal_edit(given: Any, options: list[str], loc: FieldPath) -> str | None:
         close = difflib.get_close_matches(str(given), options, n=1, cutoff=0.6)
         closest = close[0] if close else None
         ask = f"did you mean {closest!r}? " if closest else ""
-    if closest is None or field is None:
+    if field is None:
         return did_you_mean(str(given), options) if isinstance(given, str) else None
+    if closest is None:
+        return "write one of " + ", ".join(f"`{field}: {o}`" for o in options) if options else None
     return f"{ask}write `{field}: {closest}` (one of {', '.join(options)})"
 
 
