@@ -144,6 +144,13 @@ def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:
             {"kv_cache": {"layers": "<int>", "kv_heads": "<int>", "head_dim": "<int>"}},
         ),
         ("chat-serve", {"global_routing.hosted_zone_id": DELETE}, {"hosted_zone_id": "Z0123456789ABCDEFGHIJ"}),
+        # PERSISTENT_2 tiers 125, 250, 500, 1000 MB/s/TiB (FSx for Lustre API, PerUnitStorageThroughput): 300 -> 250
+        ("llm-train", {"lustre.throughput_mb_s_per_tib": 300}, {"throughput_mb_s_per_tib": 250}),
+        ("llm-train", {"compute.capacity.type": "on_demand"}, {"type": "spot"}),
+        ("chat-serve", {"platform": "kubernetes"}, {"platform": "ec2"}),
+        # 64 attention heads: the divisors nearest 7 are 8 (off by 1) and 4 (off by 3)
+        ("llm-finetune", {"base_model.architecture.kv_heads": 7}, {"kv_heads": 8}),
+        ("llm-train", {"compute.node_count": 0}, {"node_count": 1}),  # node_count: ge=1
     ],
 )
 def test_spec_errors_show_the_yaml_to_add(stack: str, spec: dict[str, object], snippet: dict[str, object]) -> None:

@@ -61,10 +61,26 @@ class BaseArchitecture(SpecModel):
     @model_validator(mode="after")
     def _heads(self) -> BaseArchitecture:
         if self.hidden_size % self.attention_heads:
-            raise ValueError("attention_heads must divide hidden_size (head_dim = hidden_size / attention_heads)")
+            raise Invalid(
+                "attention_heads must divide hidden_size (head_dim = hidden_size / attention_heads)",
+                ("attention_heads",),
+                f"write `attention_heads: {nearest_divisor(self.hidden_size, self.attention_heads)}` (the nearest "
+                "divisor; the base's config.json num_attention_heads)",
+            )
         if self.attention_heads % self.kv_heads:
-            raise ValueError("kv_heads must divide attention_heads (grouped-query attention)")
+            raise Invalid(
+                "kv_heads must divide attention_heads (grouped-query attention)",
+                ("kv_heads",),
+                f"write `kv_heads: {nearest_divisor(self.attention_heads, self.kv_heads)}` (the nearest divisor; the "
+                "base's config.json num_key_value_heads)",
+            )
         return self
+
+
+def nearest_divisor(whole: int, near: int) -> int:
+    """The divisor of `whole` closest to `near` (the smaller on a tie): a head count to write."""
+    divisors = [d for d in range(1, whole + 1) if whole % d == 0]
+    return min(divisors, key=lambda d: (abs(d - near), d))
 
 
 class BaseModelRef(SpecModel):
@@ -88,7 +104,11 @@ class BaseModelRef(SpecModel):
     @model_validator(mode="after")
     def _active_within_total(self) -> BaseModelRef:
         if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
-            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
+            raise Invalid(
+                "active_parameters_billion cannot exceed parameters_billion",
+                ("active_parameters_billion",),
+                f"write `active_parameters_billion: {self.parameters_billion:g}` (at most) under base_model",
+            )
         return self
 
 
@@ -113,7 +133,12 @@ class Lora(SpecModel):
     @model_validator(mode="after")
     def _unique(self) -> Lora:
         if len(set(self.target_modules)) != len(self.target_modules):
-            raise ValueError("target_modules lists a projection twice")
+            once = list(dict.fromkeys(self.target_modules))
+            raise Invalid(
+                "target_modules lists a projection twice",
+                ("target_modules",),
+                f"write `target_modules: [{', '.join(once)}]`",
+            )
         return self
 
 
@@ -235,7 +260,12 @@ class FinetuneSpec(SpecModel):
             if wrong:
                 raise Invalid(wrong, ("availability_zones", i), f"use a zone of {self.region}, e.g. {self.region}a")
         if len(set(self.availability_zones)) != len(self.availability_zones):
-            raise ValueError("availability_zones lists a zone twice")
+            once = list(dict.fromkeys(self.availability_zones))
+            raise Invalid(
+                "availability_zones lists a zone twice",
+                ("availability_zones",),
+                f"write `availability_zones: [{', '.join(once)}]`",
+            )
         return self
 
     @model_validator(mode="after")

@@ -118,13 +118,27 @@ class ServedModel(SpecModel):
     def _adapters(self) -> ServedModel:
         names = [a.name for a in self.adapters]
         if len(set(names)) != len(names):
-            raise ValueError("adapters: two adapters share a name")
+            i = next(i for i, n in enumerate(names) if names.index(n) != i)
+            raise Invalid(
+                "adapters: two adapters share a name",
+                ("adapters", i, "name"),
+                f"write `name: {names[i]}-2` in model.adapters[{i}] (a name of its own)",
+            )
         if self.name in names:
-            raise ValueError("adapters: an adapter cannot take the served model's name")
+            i = names.index(self.name)
+            raise Invalid(
+                "adapters: an adapter cannot take the served model's name",
+                ("adapters", i, "name"),
+                f"write `name: {self.name}-adapter` in model.adapters[{i}]",
+            )
         if self.max_loras is not None and not self.adapters:
-            raise ValueError("max_loras needs adapters")
+            raise Invalid("max_loras needs adapters", ("max_loras",), "remove `model.max_loras`, or list `adapters`")
         if self.active_parameters_billion is not None and self.active_parameters_billion > self.parameters_billion:
-            raise ValueError("active_parameters_billion cannot exceed parameters_billion")
+            raise Invalid(
+                "active_parameters_billion cannot exceed parameters_billion",
+                ("active_parameters_billion",),
+                f"write `active_parameters_billion: {self.parameters_billion:g}` (at most) under model",
+            )
         return self
 
 
@@ -463,9 +477,18 @@ class InferenceSpec(SpecModel):
     @model_validator(mode="after")
     def _platform_fields(self) -> InferenceSpec:
         if self.platform == "kubernetes" and self.kubernetes is None:
-            raise ValueError("platform kubernetes needs the kubernetes section (kubeconfig_keys per region)")
+            keys = ", ".join(f"{r.region}: 'gpuinfra:kube-{r.region}'" for r in self.regions)
+            raise Invalid(
+                "platform kubernetes needs the kubernetes section (kubeconfig_keys per region)",
+                ("platform",),
+                f"write `kubernetes: {{kubeconfig_keys: {{{keys}}}}}`, or `platform: ec2`",
+            )
         if self.platform == "ec2" and self.kubernetes is not None:
-            raise ValueError("the kubernetes section only applies to platform kubernetes")
+            raise Invalid(
+                "the kubernetes section only applies to platform kubernetes",
+                ("kubernetes",),
+                "write `platform: kubernetes`, or remove the `kubernetes` section",
+            )
         routing = self.global_routing
         if self.access.client_vpcs and self.access.scheme != "internal":
             raise Invalid(

@@ -104,6 +104,25 @@ def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument
     return replace(problem, about=about) if about else problem
 
 
+def _literal_edit(given: Any, options: list[str], loc: FieldPath) -> str | None:
+    """The YAML that writes the allowed value closest to `given`: the nearest number, else the closest spelling;
+    None when nothing is close or the field has no name."""
+    field = loc[-1] if loc and isinstance(loc[-1], str) else None
+    numbers = [o for o in options if o.lstrip("-").isdigit()]
+    ask = ""
+    if isinstance(given, int | float) and not isinstance(given, bool) and numbers:
+        closest: str | None = min(numbers, key=lambda o: (abs(int(o) - given), int(o)))
+    else:
+        close = difflib.get_close_matches(str(given), options, n=1, cutoff=0.6)
+        closest = close[0] if close else None
+        ask = f"did you mean {closest!r}? " if closest else ""
+    if field is None:
+        return did_you_mean(str(given), options) if isinstance(given, str) else None
+    if closest is None:
+        return "write one of " + ", ".join(f"`{field}: {o}`" for o in options) if options else None
+    return f"{ask}write `{field}: {closest}` (one of {', '.join(options)})"
+
+
 def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str | None]:
     kind = err["type"]
     given = err.get("input")
@@ -117,10 +136,10 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
     if kind in ("value_error", "assertion_error"):
         return str(err["msg"]).removeprefix("Value error, ").removeprefix("Assertion failed, "), None
     message = str(err["msg"])
-    if kind == "literal_error" and isinstance(given, str):
+    if kind == "literal_error":
         expected = err.get("ctx", {}).get("expected", "")
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
-        return f"{message}, got {shown(given)}", did_you_mean(given, options)
+        return f"{message}, got {shown(given)}", _literal_edit(given, options, loc)
     if kind == "string_pattern_mismatch":
         info = field_info_at(model, loc)
         form = _forms().get(err["ctx"]["pattern"])
@@ -131,7 +150,27 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
         return f"{message}, got {len(given):,}", None
     if not isinstance(given, dict | list):
         message += f", got {shown(given)}"
-    return message, None
+    return message, _bound_edit(kind, err.get("ctx") or {}, given, loc)
+
+
+BOUNDS = {"greater_than_equal": "ge", "less_than_equal": "le", "greater_than": "gt", "less_than": "lt"}
+
+
+def _bound_edit(kind: str, ctx: dict[str, Any], given: Any, loc: FieldPath) -> str | None:
+    """The YAML that writes the nearest value inside a numeric bound: the bound itself when it is inclusive, the
+    next whole number past it for an integer, else None (a float just above an open bound is the user's to pick)."""
+    key = BOUNDS.get(kind)
+    field = loc[-1] if loc and isinstance(loc[-1], str) else None
+    if key is None or field is None or key not in ctx:
+        return None
+    bound = ctx[key]
+    if key in ("ge", "le"):
+        value: Any = bound
+    elif isinstance(given, int) and not isinstance(given, bool) and isinstance(bound, int):
+        value = bound + 1 if key == "gt" else bound - 1
+    else:
+        return None
+    return f"write `{field}: {value:g}`" if isinstance(value, float) else f"write `{field}: {value}`"
 
 
 def missing_snippet(model: type[BaseModel], loc: FieldPath) -> str:

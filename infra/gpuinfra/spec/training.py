@@ -66,15 +66,37 @@ class Capacity(SpecModel):
     def _block_needs_reservation(self) -> Capacity:
         reserved = self.type in ("capacity_reservation", "capacity_block")
         if reserved and self.capacity_reservation_id is None:
-            raise ValueError(f"{self.type} needs capacity_reservation_id (the cr-... of the reservation)")
+            raise Invalid(
+                f"{self.type} needs capacity_reservation_id (the cr-... of the reservation)",
+                ("capacity_reservation_id",),
+                "write `capacity_reservation_id: cr-<id>` under compute.capacity (the reservation's, or the purchased "
+                "block's: `aws ec2 describe-capacity-block-offerings` sells one)",
+            )
         if self.type == "capacity_block" and self.block_end is None:
-            raise ValueError("capacity_block needs block_end (when the purchased block ends, UTC)")
+            raise Invalid(
+                "capacity_block needs block_end (when the purchased block ends, UTC)",
+                ("block_end",),
+                "write `block_end: 2027-01-14T11:30:00Z` (the block's end, UTC) under compute.capacity",
+            )
         if not reserved and self.capacity_reservation_id is not None:
-            raise ValueError("capacity_reservation_id only applies to type capacity_reservation or capacity_block")
+            raise Invalid(
+                "capacity_reservation_id only applies to type capacity_reservation or capacity_block",
+                ("type",),
+                "write `type: capacity_reservation` (or `capacity_block`) under compute.capacity, or remove "
+                "`capacity_reservation_id`",
+            )
         if self.type != "capacity_block" and self.block_end is not None:
-            raise ValueError("block_end only applies to type capacity_block")
+            raise Invalid(
+                "block_end only applies to type capacity_block",
+                ("block_end",),
+                "remove `block_end`, or write `type: capacity_block` under compute.capacity",
+            )
         if self.type != "spot" and self.on_demand_base:
-            raise ValueError("on_demand_base only applies to type spot (every node is on-demand otherwise)")
+            raise Invalid(
+                "on_demand_base only applies to type spot (every node is on-demand otherwise)",
+                ("on_demand_base",),
+                "remove `compute.capacity.on_demand_base`, or write `type: spot` under compute.capacity",
+            )
         return self
 
 
@@ -180,8 +202,10 @@ class Lustre(SpecModel):
     @model_validator(mode="after")
     def _efa_needs_persistent_2(self) -> Lustre:
         if self.efa and self.deployment_type != "PERSISTENT_2":
-            raise ValueError(
-                f"efa needs deployment_type PERSISTENT_2 (FSx serves EFA only there), not {self.deployment_type}"
+            raise Invalid(
+                f"efa needs deployment_type PERSISTENT_2 (FSx serves EFA only there), not {self.deployment_type}",
+                ("efa",),
+                "write `deployment_type: PERSISTENT_2` under lustre, or `efa: false`",
             )
         return self
 
@@ -190,10 +214,20 @@ class Lustre(SpecModel):
         tiers = {"PERSISTENT_1": (50, 100, 200), "PERSISTENT_2": (125, 250, 500, 1000)}
         if self.deployment_type == "SCRATCH_2":
             if self.throughput_mb_s_per_tib is not None:
-                raise ValueError("SCRATCH_2 has a fixed throughput; remove throughput_mb_s_per_tib")
+                raise Invalid(
+                    "SCRATCH_2 has a fixed throughput",
+                    ("throughput_mb_s_per_tib",),
+                    "remove `lustre.throughput_mb_s_per_tib`",
+                )
         elif self.throughput_mb_s_per_tib not in tiers[self.deployment_type]:
-            allowed = ", ".join(map(str, tiers[self.deployment_type]))
-            raise ValueError(f"{self.deployment_type} needs throughput_mb_s_per_tib in {{{allowed}}}")
+            allowed = tiers[self.deployment_type]
+            given = self.throughput_mb_s_per_tib or 0
+            near = min(allowed, key=lambda t: (abs(t - given), t))
+            raise Invalid(
+                f"{self.deployment_type} needs throughput_mb_s_per_tib in {{{', '.join(map(str, allowed))}}}",
+                ("throughput_mb_s_per_tib",),
+                f"write `throughput_mb_s_per_tib: {near}` under lustre (the nearest tier)",
+            )
         return self
 
 
