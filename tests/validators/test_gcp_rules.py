@@ -37,6 +37,15 @@ CASES = [
         message="no time zone for europe-west1",
     ),
     Case("gcp-schedule-clock", STACK, {"autoscaling.schedules": PEAK}, fires=False),
+    # autohealing's initial delay stops at 3600 s (compute v1): a cold start plus a 60-minute wait for the weights
+    # passes it
+    Case(
+        "gcp-weights-wait-past-autoheal",
+        STACK,
+        {"weights.replication_wait_minutes": 60},
+        message=r"past autohealing's longest initial delay \(3600 s\)",
+    ),
+    Case("gcp-weights-wait-past-autoheal", STACK, fires=False),
 ]
 
 

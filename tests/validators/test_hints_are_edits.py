@@ -146,7 +146,8 @@ def test_checkpoint_interval_hint_is_the_optimum_to_write() -> None:
         ("chat-serve", {"global_routing.hosted_zone_id": DELETE}, {"hosted_zone_id": "Z0123456789ABCDEFGHIJ"}),
         # PERSISTENT_2 tiers 125, 250, 500, 1000 MB/s/TiB (FSx for Lustre API, PerUnitStorageThroughput): 300 -> 250
         ("llm-train", {"lustre.throughput_mb_s_per_tib": 300}, {"throughput_mb_s_per_tib": 250}),
-        ("llm-train", {"compute.capacity.type": "on_demand"}, {"type": "spot"}),
+        # the example's gang is on an ODCR (#48): on_demand with its capacity_reservation_id is refused
+        ("llm-train", {"compute.capacity.type": "on_demand"}, {"type": "capacity_reservation"}),
         ("chat-serve", {"platform": "kubernetes"}, {"platform": "ec2"}),
         # 64 attention heads: the divisors nearest 7 are 8 (off by 1) and 4 (off by 3)
         ("llm-finetune", {"base_model.architecture.kv_heads": 7}, {"kv_heads": 8}),

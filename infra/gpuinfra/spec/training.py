@@ -82,8 +82,8 @@ class Capacity(SpecModel):
             raise Invalid(
                 "capacity_reservation_id only applies to type capacity_reservation or capacity_block",
                 ("type",),
-                "write `type: capacity_reservation` (or `capacity_block`) under compute.capacity, or remove "
-                "`capacity_reservation_id`",
+                "write `type: capacity_reservation` (an ODCR) or `type: capacity_block` under compute.capacity, or "
+                "remove `capacity_reservation_id`",
             )
         if self.type != "capacity_block" and self.block_end is not None:
             raise Invalid(

@@ -51,7 +51,8 @@ def dataprep_gpu_stage_not_allowed(
             f"stages.dedup.accelerator gpu launches {plan.gpu_nodes} x {plan.gpu_instance_type} in account "
             f"{spec.account}, which is not allowed GPUs",
             ("stages", "dedup", "accelerator"),
-            f"set allow_accelerators: true on accounts.{spec.account} in the organization file, or accelerator: cpu",
+            f"write `allow_accelerators: true` under accounts.{spec.account} in the organization file, or "
+            "`accelerator: cpu` under stages.dedup",
         )
 
 
@@ -72,14 +73,16 @@ def dataprep_ray_cluster_registered(spec: DataprepSpec, plan: DataprepPlan, org:
         yield Failure(
             f"ray.kubeconfig_key {key} is no cluster the organization file registers",
             ("ray", "kubeconfig_key"),
-            f"register it under clusters: with purpose: dataprep and kubeconfig_key: {key}",
+            f"register it under the organization file's clusters: `<cluster name>: {{purpose: dataprep, account: "
+            f"{spec.account}, kubeconfig_key: '{key}', server: 'https://<api server>'}}`",
         )
     elif found[1].purpose != "dataprep":
         yield Failure(
             f"ray.kubeconfig_key {key} reaches cluster {found[0]}, "
             f"{'an' if found[1].purpose[0] in 'aeiou' else 'a'} {found[1].purpose} cluster",
             ("ray", "kubeconfig_key"),
-            "use a cluster registered with purpose: dataprep (no two workloads share a cluster)",
+            "write `kubeconfig_key: <key>` under ray with the key of a cluster the organization file registers with "
+            "`purpose: dataprep` (no two workloads share a cluster)",
         )
 
 
@@ -94,5 +97,6 @@ def dataprep_karpenter_verified(spec: DataprepSpec, plan: DataprepPlan) -> Itera
             f"Karpenter {version} is older than {KARPENTER_VERIFIED}, whose CRDs the stack's NodePools are checked "
             "against",
             ("ray", "karpenter", "version"),
-            f"upgrade the cluster's Karpenter to {KARPENTER_VERIFIED} or later and declare it",
+            f"upgrade the cluster's Karpenter to {KARPENTER_VERIFIED} or later and write `version: "
+            f"'{KARPENTER_VERIFIED}'` under ray.karpenter",
         )

@@ -114,7 +114,7 @@ def elastic_partition_unsupported(spec: TrainingSpec) -> Iterator[Failure]:
         yield Failure(
             "compute.elastic is built for Slurm on AWS (AWS PCS) only",
             ("compute", "elastic"),
-            "remove compute.elastic; on Kubernetes run the side jobs from another Kueue LocalQueue of the cluster",
+            "remove `compute.elastic`; on Kubernetes run the side jobs from another Kueue LocalQueue of the cluster",
         )
     elif elastic.partition == spec.scheduler.partition:
         yield Failure(

@@ -29,7 +29,8 @@ def gcp_weights_wait_past_autoheal(spec: GcpInferenceSpec, plan: InferencePlan) 
                 f"{rp.region}: cold start {rp.cold_start_seconds:.0f} s plus the {wait} s wait for the weights is past "
                 f"autohealing's longest initial delay ({MAX_AUTOHEAL_DELAY} s): a VM still waiting is recreated",
                 ("weights", "replication_wait_minutes"),
-                f"wait at most {max(0, int(MAX_AUTOHEAL_DELAY - rp.cold_start_seconds) // 60)} minutes",
+                f"write `replication_wait_minutes: {max(0, int(MAX_AUTOHEAL_DELAY - rp.cold_start_seconds) // 60)}` "
+                "under weights (the most that fits autohealing's delay)",
             )
             return
 

@@ -36,7 +36,7 @@ def gcp_training_project_purpose(spec: GcpTrainingSpec, org: Organization) -> It
             f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: training and serving never share a "
             "project (separation)",
             ("account",),
-            "name a project of purpose training",
+            "name a Google project of `purpose: training` in `account:` (training and serving never share one)",
         )
 
 
@@ -49,7 +49,8 @@ def gcp_spot_with_flex_start(spec: GcpTrainingSpec) -> Iterator[Failure]:
             'spot and flex_start are both set: Google refuses the pair ("Both enable_flex_start and spot consumption '
             f'option cannot be set to true at the same time", {NODE_POOL_RULES})',
             (*CAPACITY, "spot"),
-            "keep one: flex_start for up to seven days of uninterrupted capacity, or spot for preemptible capacity",
+            "keep one under compute.capacity: `flex_start: true` (up to seven days of uninterrupted capacity) or "
+            "`spot: true` (preemptible capacity)",
         )
 
 
@@ -62,7 +63,8 @@ def gcp_flex_start_with_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
             f'flex_start with reservation {capacity.reservation!r}: "DWS Flex Start cannot be used in tandem with a '
             'reservation" (Cluster Toolkit docs/slurm-dws-flex.md)',
             (*CAPACITY, "flex_start"),
-            "drop flex_start to run on the reservation, or drop the reservation to let flex-start find capacity",
+            "remove `compute.capacity.flex_start` to run on the reservation, or `compute.capacity.reservation` to let "
+            "flex-start find capacity",
         )
 
 
@@ -75,7 +77,8 @@ def gcp_spot_with_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
             f'spot with reservation {capacity.reservation!r}: "Spot consumption option only works with '
             f'reservation_affinity consume_reservation_type NO_RESERVATION" ({NODE_POOL_RULES})',
             (*CAPACITY, "spot"),
-            "drop spot to run on the reservation, or drop the reservation to run on Spot capacity",
+            "remove `compute.capacity.spot` to run on the reservation, or `compute.capacity.reservation` to run on Spot "
+            "capacity",
         )
 
 
@@ -87,20 +90,21 @@ def gcp_flex_start_duration(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Ite
         yield Failure(
             "flex_start without max_run_hours: flex-start nodes run for a stated duration, then Google reclaims them",
             (*CAPACITY, "max_run_hours"),
-            f"set max_run_hours, at most {plan.flex_start_max_hours} (seven days)",
+            f"write `max_run_hours: {plan.flex_start_max_hours}` (seven days at most) under compute.capacity",
         )
     elif capacity.flex_start and capacity.max_run_hours and capacity.max_run_hours > plan.flex_start_max_hours:
         yield Failure(
             f"max_run_hours {capacity.max_run_hours:g} is past flex-start's {plan.flex_start_max_hours} hours (seven "
             "days: Cluster Toolkit docs/slurm-dws-flex.md)",
             (*CAPACITY, "max_run_hours"),
-            f"at most {plan.flex_start_max_hours}; longer runs need a reservation (calendar mode)",
+            f"write `max_run_hours: {plan.flex_start_max_hours}` under compute.capacity; longer runs need a reservation "
+            "(calendar mode)",
         )
     elif capacity.max_run_hours is not None and not capacity.flex_start:
         yield Failure(
             "max_run_hours is set without flex_start: only flex-start nodes have a run duration",
             (*CAPACITY, "max_run_hours"),
-            "remove max_run_hours, or set flex_start: true",
+            "remove `compute.capacity.max_run_hours`, or write `flex_start: true` under compute.capacity",
         )
 
 
@@ -113,7 +117,7 @@ def gcp_rdma_without_roce(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Itera
             f"{spec.compute.machine_type} carries {fabric.mrdma_nics} MRDMA NICs, which attach only to a VPC with the "
             f"zone's RDMA network profile ({fabric.roce_profile}): without the RoCE VPC the GPUs have no fabric",
             ("network", "roce_vpc"),
-            "set network.roce_vpc: true (the stack creates the RoCE VPC and a subnet per NIC)",
+            "write `roce_vpc: true` under network (the stack creates the RoCE VPC and a subnet per NIC)",
         )
 
 
@@ -126,7 +130,12 @@ def gcp_zone_lacks_machine_type(spec: GcpTrainingSpec) -> Iterator[Failure]:
         yield Failure(
             f"{spec.compute.machine_type} is not offered in {spec.compute.zone} (catalog/data/gcp/training.yaml)",
             ("compute", "zone"),
-            f"use one of {', '.join(zones)}",
+            (
+                f"write `zone: {zones[0]}` under compute"
+                + (f" (or one of {', '.join(zones[1:])})" if zones[1:] else "")
+                if zones
+                else "write another `machine_type:` under compute: the catalog lists no zone for this one"
+            ),
         )
 
 
@@ -146,7 +155,7 @@ def gcp_lustre_capacity_off_steps(spec: GcpTrainingSpec, plan: GcpTrainingPlan) 
             f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {steps}: "
             "catalog/data/gcp/training.yaml)",
             ("lustre", "capacity_gib"),
-            f"use {plan.lustre_nearest_gib:,}",
+            f"write `capacity_gib: {plan.lustre_nearest_gib}` under lustre (the nearest step of its tier)",
         )
 
 
@@ -159,7 +168,11 @@ def gcp_training_quota_short(
     if not isinstance(project, GcpProject):
         return
     for why in account_problems:
-        yield Failure(f"the project's quota cannot be counted: {why}", ("account",), "fix or remove that stack")
+        yield Failure(
+            f"the project's quota cannot be counted: {why}",
+            ("account",),
+            "fix or remove that stack (`gpuinfra validate <stack>` names the problem)",
+        )
     for need in plan.quotas:
         if not blocks(need, requested_by_program(need, project.request_quota_increases)):
             continue
@@ -169,8 +182,9 @@ def gcp_training_quota_short(
             + (f" (this stack {need.own}; {others})" if need.held else "")
             + f", granted {need.granted or 0}",
             ("account",),
-            f"raise {need.code} for {need.region} in the organization file once Google grants it, set "
-            "request_quota_increases: true on the project, or lower compute.node_count",
+            f"write `{need.code}: {need.vcpus}` under accounts.{spec.account}.quotas.{need.region} in the "
+            "organization file once Google grants it, or `request_quota_increases: true` on the project, or lower "
+            "`compute.node_count`",
         )
 
 
@@ -185,7 +199,7 @@ def gcp_placement_from_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
             f"placement compact with reservation {compute.capacity.reservation!r}: the reservation's own placement "
             "applies (make it a dense reservation, or target one of its blocks, to keep the nodes close)",
             ("compute", "placement"),
-            "nothing to change; set placement: none to say so",
+            "nothing to change; write `placement: none` under compute to say so",
         )
 
 
@@ -199,8 +213,8 @@ def gcp_checkpoint_past_spot_notice(spec: GcpTrainingSpec, plan: GcpTrainingPlan
             f"a checkpoint takes {ckpt.write_seconds:.0f} s to write, past the {notice} s a Spot node is warned before "
             "preemption: a checkpoint on notice cannot finish, so a preemption loses up to one interval",
             ("checkpointing", "interval_minutes"),
-            "keep the interval at the planner's bound, raise the write bandwidth (Lustre capacity or tier), or buy "
-            "the nodes on a reservation or flex-start",
+            "keep `checkpointing.interval_minutes` at the planner's bound, raise `lustre.capacity_gib` or "
+            "`lustre.throughput_mb_s_per_tib` (write bandwidth), or buy the nodes on a reservation or flex-start",
         )
 
 
