@@ -256,6 +256,14 @@ API_PLANTS = [
         "performanceMode",
         setting("performanceMode", "fast"),
     ),
+    # EFS PutBackupPolicy.BackupPolicy.Status: ENABLED | ENABLING | DISABLED | DISABLING (botocore EFS model, Status)
+    Plant(
+        "llm-train",
+        "aws:efs/backupPolicy:BackupPolicy",
+        "PF-AWS-API",
+        "backupPolicy.status",
+        setting("backupPolicy", {"status": "ON"}),
+    ),
     # EFS CreateMountTarget.SecurityGroups: at most 100 (SecurityGroups, max 100 items)
     Plant(
         "llm-train",
