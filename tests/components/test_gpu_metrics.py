@@ -102,7 +102,7 @@ def user_data(graph: Graph, group: str) -> dict:
     return cloud_config(part.get_payload())
 
 
-@pytest.mark.parametrize("group", ["od", "spot"])
+@pytest.mark.parametrize("group", ["od", "elastic"])  # the gang's reserved nodes and the elastic spot ones
 def test_gpu_nodes_start_the_agent_once_from_cloud_init(graph: Graph, group: str) -> None:
     config = user_data(graph, group)
     (script,) = [f for f in config["write_files"] if f["path"] == "/opt/gpuinfra/gpu-metrics"]
@@ -118,7 +118,7 @@ def test_the_login_node_runs_no_agent(graph: Graph) -> None:
 def test_the_user_data_waits_for_the_parameter(graph: Graph) -> None:
     """Every launch template's user data names the parameter's output, so it is created first."""
     (parameter,) = graph.of_type(tokens.SSM_PARAMETER)
-    for group in ("od", "spot"):
+    for group in ("od", "elastic"):
         (lt,) = [t for t in graph.of_type(tokens.LAUNCH_TEMPLATE) if t.name == f"llm-train-slurm-pcs-{group}-lt"]
         assert parameter.urn in lt.dependencies
 

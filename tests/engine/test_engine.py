@@ -86,7 +86,9 @@ def test_secrets_are_blinded_in_the_graph() -> None:
 
 def test_program_refuses_error_findings() -> None:
     with pytest.raises(EngineError, match="spot-without-checkpointing"):
-        program_graph(inputs_for("llm-train", {"checkpointing": None}))
+        # llm-train's gang back on spot (before the review's finding T15), without checkpointing
+        spot = {"compute.capacity": {"type": "spot", "on_demand_base": 4}, "compute.elastic": None}
+        program_graph(inputs_for("llm-train", {"checkpointing": None, **spot}))
 
 
 def test_skipping_source_positions_changes_no_graph() -> None:

@@ -259,7 +259,7 @@ API_PLANTS = [
         "performanceMode",
         setting("performanceMode", "fast"),
     ),
-    # EFS PutBackupPolicy.BackupPolicy.Status: ENABLED | ENABLING | DISABLED | DISABLING (botocore EFS model)
+    # EFS PutBackupPolicy.BackupPolicy.Status: ENABLED | ENABLING | DISABLED | DISABLING (botocore EFS model, Status)
     Plant(
         "llm-train",
         "aws:efs/backupPolicy:BackupPolicy",

@@ -145,3 +145,25 @@ def test_racks_in_an_aws_spec_are_refused_at_their_path(tmp_path: Path) -> None:
     (message,) = refused(path)
     assert "config.gpuinfra:training.racks: racks are for provider onprem" in message
     assert f"{path.name}:" in message
+
+
+@pytest.mark.parametrize(
+    ("users", "expected"),
+    [
+        # the same UID twice would give two names one owner on every node's files
+        ([{"name": "ana", "uid": 20001}, {"name": "bo", "uid": 20001}], "users: uid 20001 given more than once"),
+        ([{"name": "ana", "uid": 20001}, {"name": "ana", "uid": 20002}], "users: name ana given more than once"),
+        ([{"name": "ana", "uid": 59000}], "scheduler.users[0].uid: Input should be less than or equal to 58999, got 59000"),
+        # a key is one authorized_keys line: no shell syntax reaches the boot script
+        (
+            [{"name": "ana", "uid": 20001, "ssh_public_key": "ssh-ed25519 AAAA $(reboot)"}],
+            'scheduler.users[0].ssh_public_key: "ssh-ed25519 AAAA $(reboot)" does not have the expected form',
+        ),
+        ([{"name": f"u{i}", "uid": 20000 + i} for i in range(17)], "List should have at most 16 items"),
+    ],
+)
+def test_cluster_users_are_refused_with_the_field(tmp_path: Path, users: list[dict[str, Any]], expected: str) -> None:
+    path = write_stack(tmp_path, "llm-train", spec={"scheduler.users": users})
+    rendered = "\n".join(refused(path))
+    assert expected in rendered, rendered
+    assert str(path) in rendered

@@ -448,10 +448,12 @@ class Scheduler(SpecModel):
     eks.yaml: validate warns when standard support ends before the job's run_days are over)."""
     api_access: ApiAccess = ApiAccess()
     """EKS API endpoint exposure (scheduler kubernetes on AWS)."""
-    users: list[ClusterUser] = Field(default_factory=list, max_length=64)
+    users: list[ClusterUser] = Field(default_factory=list, max_length=16)
     """The cluster's users (scheduler slurm on AWS), each with one UID on every node and a home on the shared /home;
-    at most 64 (they travel in every node's user data, which EC2 caps at 16 KB). Empty: create them yourself, with
-    the same UID on every node and the group gpuinfra-train (a directory service through SSSD, or the AMI)."""
+    at most 16: they and their keys travel in the nodes' user data, which EC2 caps at 16 KB (about 90 bytes a user
+    with a key on the login node; preflight refuses a launch template past the cap). Empty, or for more: create
+    them yourself with the same UID on every node and the group gpuinfra-train (a directory service through SSSD, or
+    the AMI)."""
 
     @model_validator(mode="after")
     def _users_unique(self) -> Scheduler:
