@@ -187,8 +187,8 @@ def test_the_pack_counts_the_pools_against_the_accounts_spot_grant(graph: Graph,
     # the same graph judged under a smaller grant (the validators would refuse to build it: quota-short)
     small = {"accounts.corpus-prep.quotas.us-east-1.L-34B43A08": 8 * plan.nodes - 8}
     refused = police(graph, facts_for("corpus-prep", RAY, small), pack_config())
-    assert any(v.policy == "quota-within-grant" and "L-34B43A08" in v.message for v in refused.violations), [
-        (v.policy, v.message) for v in refused.violations
+    assert any(v.rule == "quota-within-grant" and "L-34B43A08" in v.message for v in refused.violations), [
+        (v.rule, v.message) for v in refused.violations
     ]
 
 
@@ -281,7 +281,7 @@ def test_a_gpu_pool_is_refused_in_an_account_not_allowed_gpus(gpu_graph: Graph) 
     assert [v.message for v in allowed.violations if v.level == "mandatory"] == []
     denied_org = {**GPU_ORG, "accounts.corpus-prep.allow_accelerators": False}
     denied = police(gpu_graph, facts_for("corpus-prep", {**RAY, **GPU_SPEC}, denied_org), pack_config())
-    found = [v.message for v in denied.violations if v.policy == "dataprep-no-accelerators"]
+    found = [v.message for v in denied.violations if v.rule == "dataprep-no-accelerators"]
     assert found and all("p5.48xlarge" in m and "allow_accelerators" in m for m in found), found
 
 

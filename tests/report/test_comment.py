@@ -120,8 +120,8 @@ def test_the_readme_example_change_fits_one_screen_above_the_details(catalog: Ca
 
 def test_a_resize_changes_only_the_node_groups_and_the_headline_says_so(catalog: Catalog) -> None:
     """llm-train 16 -> 20 nodes: the whole gang is on reserved capacity (#48, review T15), so its group grows
-    16 -> 20, and nothing else changes (the elastic spot partition is sized on its own); the login node (whose NCCL acceptance job spans every node) is not touched, and the headline says
-    4 nodes are added and nothing rolls."""
+    16 -> 20, and nothing else changes (the elastic spot partition is sized on its own); the login node (whose NCCL
+    acceptance job spans every node) is not touched, and the headline says 4 nodes are added and nothing rolls."""
     base = graph_for("llm-train", {}, ample_quotas())
     head = graph_for("llm-train", {"compute.node_count": 20}, ample_quotas())
     d = diff_sides(

@@ -153,7 +153,10 @@ def test_racks_in_an_aws_spec_are_refused_at_their_path(tmp_path: Path) -> None:
         # the same UID twice would give two names one owner on every node's files
         ([{"name": "ana", "uid": 20001}, {"name": "bo", "uid": 20001}], "users: uid 20001 given more than once"),
         ([{"name": "ana", "uid": 20001}, {"name": "ana", "uid": 20002}], "users: name ana given more than once"),
-        ([{"name": "ana", "uid": 59000}], "scheduler.users[0].uid: Input should be less than or equal to 58999, got 59000"),
+        (
+            [{"name": "ana", "uid": 59000}],
+            "scheduler.users[0].uid: Input should be less than or equal to 58999, got 59000",
+        ),
         # a key is one authorized_keys line: no shell syntax reaches the boot script
         (
             [{"name": "ana", "uid": 20001, "ssh_public_key": "ssh-ed25519 AAAA $(reboot)"}],

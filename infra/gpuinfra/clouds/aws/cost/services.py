@@ -92,7 +92,9 @@ def price_efs_backup_policy(resource: Resource, ctx: Ctx) -> list[Line]:
     if policy.get("status") != "ENABLED":
         return []
     price = ctx.book.service(EFS_BACKUP_PRICE, ctx.where.region)
-    return [usage_line(resource, ctx, "backup_gb", "Backups (AWS Backup storage)", "GB", price, "AWS Backup EFS storage")]
+    return [
+        usage_line(resource, ctx, "backup_gb", "Backups (AWS Backup storage)", "GB", price, "AWS Backup EFS storage")
+    ]
 
 
 def price_load_balancer(resource: Resource, ctx: Ctx) -> list[Line]:

@@ -16,8 +16,8 @@ from importlib.metadata import version
 from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.training import training_book
-from gpuinfra.graph import Resource, is_known
 from gpuinfra.findings import Finding
+from gpuinfra.graph import Resource, is_known
 from gpuinfra.preflight.findings import finding_at
 
 SCHEMAS: dict[str, tuple[str, str, str]] = {

@@ -77,8 +77,8 @@ def gcp_spot_with_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
             f'spot with reservation {capacity.reservation!r}: "Spot consumption option only works with '
             f'reservation_affinity consume_reservation_type NO_RESERVATION" ({NODE_POOL_RULES})',
             (*CAPACITY, "spot"),
-            "remove `compute.capacity.spot` to run on the reservation, or `compute.capacity.reservation` to run on Spot "
-            "capacity",
+            "remove `compute.capacity.spot` to run on the reservation, or `compute.capacity.reservation` to run on "
+            "Spot capacity",
         )
 
 
@@ -97,8 +97,8 @@ def gcp_flex_start_duration(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Ite
             f"max_run_hours {capacity.max_run_hours:g} is past flex-start's {plan.flex_start_max_hours} hours (seven "
             "days: Cluster Toolkit docs/slurm-dws-flex.md)",
             (*CAPACITY, "max_run_hours"),
-            f"write `max_run_hours: {plan.flex_start_max_hours}` under compute.capacity; longer runs need a reservation "
-            "(calendar mode)",
+            f"write `max_run_hours: {plan.flex_start_max_hours}` under compute.capacity; longer runs need a "
+            "reservation (calendar mode)",
         )
     elif capacity.max_run_hours is not None and not capacity.flex_start:
         yield Failure(
