@@ -1,5 +1,5 @@
-"""AWS sits behind the cloud seam as Google does: its own parts (preflight, price book, replacement table) live in
-gpuinfra.clouds.aws and are found through the registry, and nothing outside that package names it but the
+"""AWS sits behind the cloud seam as Google does: its own parts (quota model, preflight, price book, replacement
+table) live in gpuinfra.clouds.aws and are found through the registry, and nothing outside that package names it but the
 registry: the list of files a new cloud package touches outside itself."""
 
 from __future__ import annotations
@@ -8,7 +8,9 @@ import dataclasses
 from pathlib import Path
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.clouds import CLOUDS, Parts, cloud, owner_of, type_part
+from gpuinfra.plan.quotas import InstanceDemand
 from helpers import ROOT, example_graph
 from test_layout import imports
 
@@ -69,10 +71,43 @@ def test_aws_parts_live_in_the_aws_package() -> None:
     parts = cloud("aws").parts
     own = {f.name: getattr(parts, f.name) for f in dataclasses.fields(Parts)}
     assert {k for k, v in own.items() if v and v.startswith("gpuinfra.clouds.aws")} == {
+        "quotas",
         "preflight",
         "prices",
         "replacements",
     }
+
+
+def test_a_cloud_with_quotas_names_its_quota_model() -> None:
+    """The shared planners ask the spec's cloud for its quota model; on premises has none (a site's allotment)."""
+    for entry in CLOUDS.values():
+        if entry.account_quotas:
+            assert callable(entry.part("quotas")), entry.name
+        else:
+            with pytest.raises(LookupError, match="no quotas part"):
+                entry.part("quotas")
+
+
+def test_the_aws_quota_model_counts_vcpus_per_ec2_quota_code() -> None:
+    """Through the registry, as the shared planners and the pack's quota-within-grant reach it (the pack by the
+    owner of EC2's instance type). p5.48xlarge has 192 vCPUs and g6.xlarge 4 (EC2 instance type specifications);
+    P instances count against L-417A185B on demand and L-C4BD4855 as Spot, G ones against L-DB2E81BA (EC2 service
+    quotas: catalog/data/quotas.yaml)."""
+    model = cloud("aws").part("quotas")
+    assert type_part("aws:ec2/instance:Instance", "quotas") is model
+    demands = [
+        InstanceDemand("us-east-1", "p5.48xlarge", "on_demand", 2),
+        InstanceDemand("us-east-1", "p5.48xlarge", "spot", 3),
+        InstanceDemand("us-east-1", "g6.xlarge", "on_demand", 1),
+        InstanceDemand("us-east-1", "p5.48xlarge", "on_demand", 0),  # none: counts nothing
+        InstanceDemand("us-east-1", "no-such.type", "on_demand", 5),  # not in the catalog: the validators say so
+    ]
+    needs = model(demands, load_catalog(), "ml-training", "111111111111", {"us-east-1": {"L-417A185B": 400}})
+    assert [(n.code, n.purchase, n.vcpus, n.granted, n.shortfall) for n in needs] == [
+        ("L-417A185B", "on_demand", 384, 400, 0),
+        ("L-C4BD4855", "spot", 576, None, 576),
+        ("L-DB2E81BA", "on_demand", 4, None, 4),
+    ]
 
 
 @pytest.mark.parametrize(

@@ -6,9 +6,9 @@ cloud does, not which cloud it is.
 
 Each entry names the cloud's parts by module path (`Parts`), imported only when a stage asks for one, so a stack
 of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded for an AWS stack). Every cloud
-names its planner, validators and program; a cloud that owns resource types (`packages`, `types`) names its
-preflight, price book and replacement table, found by a resource's type (`type_part`); `policies` adds a cloud's
-own rules to the pack's shared ones.
+names its planner, validators and program; a cloud with quotas (`account_quotas`) names its quota model
+(`quotas`); a cloud that owns resource types (`packages`, `types`) names its preflight, price book and replacement
+table, found by a resource's type (`type_part`); `policies` adds a cloud's own rules to the pack's shared ones.
 
 Today: AWS (EC2 quotas per account, region and quota code; one monthly bill per account; its parts in
 gpuinfra.clouds.aws), on premises (no quotas or bill: a site's GPU allotment, judged by the quota-site-gpus
@@ -37,6 +37,11 @@ class Parts:
     """A module whose import registers the validator rules of the cloud's specs."""
     program: str
     """(inputs, plan) -> None: the component tree `pulumi up` builds."""
+    quotas: str | None = None
+    """(demands, catalog, account name, account id, grants per region and code) -> [QuotaNeed]: the cloud's quota
+    model, what its quotas count at a stack's full size in the cloud's own units and codes (AWS: EC2 vCPUs per
+    quota code, from InstanceDemands and the catalog; Google: GPUs per metric, from GpuDemands and its book).
+    None: the cloud grants no quotas (on premises: a site's GPU allotment)."""
     preflight: str | None = None
     """A module with check(resource, graph) -> findings, judges(type) and optionally RULES (documented rules over
     the whole graph): each generated request judged by the cloud's own API definitions. None: the cloud owns no
@@ -103,6 +108,7 @@ AWS_PARTS = Parts(
     planner=SHARED.planner,
     validators=SHARED.validators,
     program=SHARED.program,
+    quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",
     replacements="gpuinfra.clouds.aws.review.replacements:effect",
@@ -112,6 +118,7 @@ GCP_PARTS = Parts(
     planner="gpuinfra.clouds.gcp.plan.workloads:plan_workload",
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.workloads:build_workload",
+    quotas="gpuinfra.clouds.gcp.plan.quotas:gpu_quota_needs",
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:book",
     policies="gpuinfra.clouds.gcp.policy",

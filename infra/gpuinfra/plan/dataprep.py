@@ -14,9 +14,10 @@ from decimal import Decimal
 from typing import Literal
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud_of
 from gpuinfra.plan.interruption import DEFAULT_MONTHLY
 from gpuinfra.plan.memory import Plain
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
 from gpuinfra.spec import Organization
 from gpuinfra.spec.dataprep import DataprepSpec
 
@@ -475,7 +476,7 @@ def _quotas(
         demands.append(InstanceDemand(spec.region, cluster.instance_type, "on_demand", 1))
     if gpu.instance_type is not None:
         demands.append(InstanceDemand(spec.region, gpu.instance_type, "on_demand", gpu.nodes))
-    return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
+    return needs_in(cloud_of(spec), demands, catalog, spec.account, account.id, account.quotas)
 
 
 __all__ = [

@@ -8,6 +8,7 @@ from typing import Literal
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import InstanceType
+from gpuinfra.clouds import cloud_of
 from gpuinfra.plan.adapters import (
     DOUBLE_QUANT_CONSTANT_BITS,
     NF4_BITS,
@@ -18,7 +19,7 @@ from gpuinfra.plan.adapters import (
 )
 from gpuinfra.plan.flops import DEFAULT_MFU
 from gpuinfra.plan.memory import MIB, Plain
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
 from gpuinfra.plan.rates import node_rates
 from gpuinfra.plan.throughput import ModelShape, Parallel, hardware, step_time
 from gpuinfra.spec import FinetuneSpec, Organization
@@ -180,7 +181,7 @@ def _quotas(spec: FinetuneSpec, org: Organization, catalog: Catalog, instance: s
     demands = [InstanceDemand(spec.region, instance, "spot" if spot else "on_demand", 1)]
     if spot and spec.capacity.on_demand_fallback:
         demands.append(InstanceDemand(spec.region, instance, "on_demand", 1))
-    return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
+    return needs_in(cloud_of(spec), demands, catalog, spec.account, account.id, account.quotas)
 
 
 def plan_finetune(spec: FinetuneSpec, org: Organization, catalog: Catalog) -> FinetunePlan:

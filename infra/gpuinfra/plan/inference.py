@@ -6,11 +6,12 @@ import math
 from typing import Any, Literal
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds import cloud_of
 from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
 from gpuinfra.plan.failover import FailoverRow, FleetLoss, RegionLoad, failover_rows, fleet_losses
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import (
     InstanceChoice,
@@ -67,7 +68,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     regions = [_region(spec, r, choice, memory, catalog) for r in spec.regions]
     account = org.accounts.get(spec.account)
     demands = _demands(spec, regions, catalog)
-    quotas = quota_needs(demands, catalog, spec.account, account.id, account.quotas) if account else []
+    quotas = needs_in(cloud_of(spec), demands, catalog, spec.account, account.id, account.quotas) if account else []
     loads = [
         RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
         for r, rp in zip(spec.regions, regions, strict=True)

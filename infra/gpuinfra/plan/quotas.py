@@ -1,22 +1,27 @@
-"""Quota needs: vCPUs per account, region and quota code at the stack's maximum size.
+"""Quota needs, cloud-neutral: what a stack holds of one quota at its maximum size, and the one verdict on it.
 
-Like Cluster Toolkit, needs are summed over everything a stack creates before anything exists, then
-compared with what the organization file says was granted.
+Each cloud's quota model (its registry part `quotas`, in the cloud's own package: EC2 vCPUs per quota code, GPUs
+per metric) turns the planner's demands into these needs; the workspace folds an account's stacks into them, and
+the validators and the pack judge them here.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from gpuinfra.catalog import Catalog, Purchase
 from gpuinfra.plan.memory import Plain
 
+if TYPE_CHECKING:
+    from gpuinfra.clouds import Cloud
+
 
 @dataclass(frozen=True)
 class InstanceDemand:
-    """Instances of one type, bought one way, in one region."""
+    """Instances of one type, bought one way, in one region: what the shared planners ask of a cloud's quota
+    model."""
 
     region: str
     instance_type: str
@@ -63,48 +68,18 @@ def with_held(needs: Iterable[QuotaNeed], held: dict[tuple[str, str, str], list[
     return out
 
 
-def quota_needs(
+def needs_in(
+    cloud: Cloud,
     demands: Iterable[InstanceDemand],
     catalog: Catalog,
     account: str,
     account_id: str,
     granted: dict[str, dict[str, int]],
 ) -> list[QuotaNeed]:
-    totals: dict[tuple[str, str | None, str, Purchase], int] = defaultdict(int)
-    reasons: dict[tuple[str, str | None, str, Purchase], str] = {}
-    for use in demands:
-        info = catalog.instance(use.instance_type)
-        if info is None or use.count <= 0:
-            continue
-        code = catalog.quota_code(info.family, use.purchase)
-        key = (
-            use.region,
-            code.code if code else None,
-            code.name if code else f"{info.family} {use.purchase}",
-            use.purchase,
-        )
-        totals[key] += use.count * info.vcpu
-        if code is None:
-            stated = catalog.quota_unknown(info.family, use.purchase)
-            reasons[key] = (
-                stated.reason if stated else f"the catalog has no quota code for {info.family} {use.purchase}"
-            )
-    return [
-        QuotaNeed(
-            account=account,
-            account_id=account_id,
-            region=region,
-            code=code,
-            name=name,
-            purchase=purchase,
-            vcpus=vcpus,
-            granted=granted.get(region, {}).get(code) if code else None,
-            unknown=reasons.get((region, code, name, purchase)),
-        )
-        for (region, code, name, purchase), vcpus in sorted(
-            totals.items(), key=lambda kv: (kv[0][0], kv[0][1] or "", kv[0][3])
-        )
-    ]
+    """The shared planners' demands in `cloud`'s own quota model (its registry part `quotas`): the planners size
+    instances, the cloud says which of its quotas they count against and in what unit."""
+    needs: list[QuotaNeed] = cloud.part("quotas")(demands, catalog, account, account_id, granted)
+    return needs
 
 
 def blocks(need: QuotaNeed, requested: int | None) -> bool:
@@ -134,7 +109,7 @@ __all__ = [
     "InstanceDemand",
     "QuotaNeed",
     "blocks",
-    "quota_needs",
+    "needs_in",
     "requested_by_program",
     "site_gpus_over",
     "with_held",

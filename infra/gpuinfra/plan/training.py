@@ -16,7 +16,7 @@ from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.pcs import block_checkpoint_at, cluster_size
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, quota_needs
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
 from gpuinfra.plan.racks import NodePlacement, RackLayout, place_nodes, rack_layout
 from gpuinfra.plan.runtime import RunPlan
 from gpuinfra.spec import Organization, TrainingSpec
@@ -249,7 +249,7 @@ def _quota_needs(
         demands.append(InstanceDemand(spec.region, spec.scheduler.login_instance_type, "on_demand", LOGIN_NODES))
     else:
         demands.append(InstanceDemand(spec.region, EKS_SYSTEM_NODES[0], "on_demand", EKS_SYSTEM_NODES[1]))
-    return quota_needs(demands, catalog, spec.account, account.id, account.quotas)
+    return needs_in(cloud(spec.target.cloud), demands, catalog, spec.account, account.id, account.quotas)
 
 
 def _site(spec: TrainingSpec, org: Organization, racks: RackLayout | None) -> dict[str, Any]:

@@ -2,8 +2,8 @@
 
 Needs are read from the graph (every Auto Scaling group and EKS node group at maximum size, split
 into on-demand and spot the way the group splits them, plus every instance), counted per account,
-region and quota code with the planner's own functions (`split_capacity`, `quota_needs`), and
-compared with the organization file.
+region and quota code with the planner's own functions (`split_capacity`, and the quota model of the cloud
+that owns the instances: its registry part `quotas`), and compared with the organization file.
 
 A shortfall the same stack asks AWS to raise (an `aws.servicequotas.ServiceQuota` for that code and
 region, emitted when the account sets `request_quota_increases`) is not a mandatory violation: the
@@ -22,9 +22,9 @@ from typing import Any
 from pulumi_policy import StackValidationArgs
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.clouds import cloud
+from gpuinfra.clouds import cloud, type_part
 from gpuinfra.graph import tokens
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, quota_needs, site_gpus_over
+from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.groups import Group, groups
@@ -133,6 +133,7 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
     catalog = facts.catalog
     demands, users = stack_usages(stack, catalog)
     requested = _requests(stack)
+    model = type_part(tokens.INSTANCE, "quotas")  # the quota model of the cloud whose instances these are
     out = []
     for account_id, account_usages in sorted(demands.items()):
         known = facts.account_with_id(account_id)
@@ -146,7 +147,7 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
             }
             for region, grants in account.quotas.items()
         }
-        for need in quota_needs(account_usages, catalog, name, account_id, left):
+        for need in model(account_usages, catalog, name, account_id, left):
             if need.code is not None and not need.shortfall:
                 continue
             out.append(
