@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import dataclasses
+import datetime
 import subprocess
 import sys
 from decimal import Decimal
@@ -48,24 +49,49 @@ def test_the_example_previews_passes_preflight_and_the_pack(report: object) -> N
 
 
 def test_the_example_is_priced_as_google_bills_it(report: object) -> None:
-    """us-central1's on-demand group at its floor: 2 x (g2-standard-4 cores and memory $0.14679 + one L4 $0.56004)
-    an hour (catalog/data/gcp/g2.yaml, skypilot-gcp-vms), 730 hours."""
+    """us-central1's on-demand group at its floor: 2 g2-standard-4 VMs at $0.706832255 an hour each (cores,
+    memory and one L4), 730 hours. Figures read by hand from Cyclenerd/google-cloud-pricing-cost-calculator
+    pricing.yml at fd66b26ff84fee5cdd94f341ea89206e76c06b99 (generated 2026-07-30):
+    compute.instance.g2-standard-4.cost.<region>.hour / hour_spot."""
     cost = report.cost  # type: ignore[attr-defined]
     group = next(r for r in cost.resources if r.name == "chat-serve-gcp-us-central1-od")
-    host, gpu = group.lines
-    assert host.monthly_usd == Decimal("2") * Decimal("0.14679") * HOURS
-    assert gpu.monthly_usd == Decimal("2") * Decimal("0.56004") * HOURS
-    assert gpu.sources == ["skypilot-gcp-vms"]
+    (vm,) = group.lines
+    assert vm.monthly_usd == Decimal("2") * Decimal("0.706832255") * HOURS
+    assert vm.sources == ["cyclenerd-gcp-pricing"]
     # its ceiling: the plan's 10 on-demand replicas (failover n_plus_one raised 12 to 18; half the burst is Spot)
-    assert group.monthly_max_usd == Decimal(10) * (Decimal("0.14679") + Decimal("0.56004")) * HOURS
+    assert group.monthly_max_usd == Decimal(10) * Decimal("0.706832255") * HOURS
     spot = next(r for r in cost.resources if r.name == "chat-serve-gcp-europe-west4-spot")
-    assert spot.monthly_max_usd == Decimal(8) * (Decimal("0.0715") + Decimal("0.2438")) * HOURS
+    assert spot.monthly_max_usd == Decimal(8) * Decimal("0.38986") * HOURS  # europe-west4 hour_spot
     # the floor of the whole stack: three regions' two on-demand VMs, the forwarding rule, NAT (two VMs and an
     # address per region), Cloud Armor (a policy and its four rules) and the API key's secret version
-    vms = 2 * (Decimal("0.70683") + Decimal("0.15429") + Decimal("0.58804") + Decimal("0.1811") + Decimal("0.69092"))
+    vms = 2 * (Decimal("0.706832255") + Decimal("0.742916046") + Decimal("0.872018928"))
     fixed = Decimal("0.025") + 3 * 2 * Decimal("0.0014") + 3 * Decimal("0.005")
     assert cost.monthly_min_usd == (vms + fixed) * HOURS + 5 + 4 + Decimal("0.06")
     assert not cost.partial
+
+
+def test_the_bundled_g2_prices_are_the_dated_exports_figures() -> None:
+    """Rows read by hand from Cyclenerd/google-cloud-pricing-cost-calculator pricing.yml at commit
+    fd66b26ff84fee5cdd94f341ea89206e76c06b99 (about.generated "Thu Jul 30 06:13:17 2026"), under
+    compute.instance.<type>.cost.<region>: hour (on-demand) and hour_spot (Spot), USD per VM-hour."""
+    from gpuinfra.clouds.gcp.catalog.book import gcp_book
+
+    book = gcp_book()
+    by_hand = {
+        ("g2-standard-4", "europe-west4", "on_demand"): "0.742916046",
+        ("g2-standard-4", "asia-southeast1", "spot"): "0.523272",
+        ("g2-standard-48", "us-central1", "on_demand"): "4.001665148",  # unknown before (SkyPilot's rows had none)
+        ("g2-standard-96", "us-east4", "spot"): "3.516704",
+    }
+    for (machine, region, purchase), usd in by_hand.items():
+        rate = book.vm_rate(machine, region, purchase)
+        assert rate is not None and rate.usd_per_hour == Decimal(usd), (machine, region, purchase)
+        assert rate.source == "cyclenerd-gcp-pricing" and rate.as_of == datetime.date(2026, 7, 30)
+    source = book.sources["cyclenerd-gcp-pricing"]
+    assert source.date == datetime.date(2026, 7, 30) and source.date_basis and "fd66b26" in source.url
+    # every price row is dated with its source's date; none is zero
+    rows = [*book.whole_prices.values(), *book.host_prices.values(), *book.gpu_prices.values()]
+    assert len(rows) == 8 * 5 * 2 and all(p.as_of == book.sources[p.source].date and p.usd_per_hour > 0 for p in rows)
 
 
 def test_quota_needs_are_in_googles_units() -> None:
@@ -347,11 +373,11 @@ def test_googles_validators_refuse_by_name(rule: str, spec: dict[str, object], s
 
 
 def test_the_stack_budget_is_its_vms_at_full_size() -> None:
-    """Per region, the maxima at Google's rates (g2.yaml): us-central1 10 x $0.70683 + 8 x ($0.05874 + $0.2231),
-    europe-west4 10 x $0.74233 + 8 x ($0.0715 + $0.2438), asia-southeast1 9 x $0.87202 + 6 x ($0.07535 + $0.2478);
-    730 hours: $21,210.73, rounded up to whole dollars."""
+    """Per region, the maxima at Google's per-machine rates for g2-standard-4 (Cyclenerd's pricing.yml at fd66b26,
+    hour / hour_spot): us-central1 10 x $0.706832255 + 8 x $0.397336, europe-west4 10 x $0.742916046 + 8 x
+    $0.38986, asia-southeast1 9 x $0.872018928 + 6 x $0.523272; 730 hours: $23,201.48, rounded up to whole dollars."""
     budget = next(r for r in example_graph(STACK).resources if r.type == "gcp:billing/budget:Budget")
-    assert budget.inputs["amount"] == {"specifiedAmount": {"currencyCode": "USD", "units": "21211"}}
+    assert budget.inputs["amount"] == {"specifiedAmount": {"currencyCode": "USD", "units": "23202"}}
     assert budget.inputs["budgetFilter"]["projects"] == ["projects/acme-serve-prod"]
     assert budget.inputs["budgetFilter"]["labels"] == {"gpuinfra-stack": "chat-serve-gcp"}
     assert budget.inputs["billingAccount"] == "01A2B3-C4D5E6-F7A8B9"
@@ -393,13 +419,14 @@ def test_replacements_are_read_from_the_discovery_document(kind: str, path: str,
 
 
 def test_a_named_machine_type_is_kept_and_priced() -> None:
-    """g2-standard-8: 8 vCPUs, 32 GiB and one L4 (g2.yaml); $0.29358 + $0.56004 an hour in us-central1."""
+    """g2-standard-8: 8 vCPUs, 32 GiB and one L4 (g2.yaml); $0.853624271 an hour in us-central1 (Cyclenerd's
+    pricing.yml at fd66b26: compute.instance.g2-standard-8.cost.us-central1.hour)."""
     result = checked(STACK, {"instance.type": "g2-standard-8"})
     assert [f for f in result.findings if f.level >= 40] == []
     assert {r.instance_type for r in result.plan.regions} == {"g2-standard-8"}
     economics = result.plan.economics
     assert economics is not None
-    assert economics.regions[0].usd_per_hour == Decimal("0.29358") + Decimal("0.56004")
+    assert economics.regions[0].usd_per_hour == Decimal("0.853624271")
 
 
 @pytest.mark.parametrize(

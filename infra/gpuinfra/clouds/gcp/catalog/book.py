@@ -75,6 +75,9 @@ class GcpBook:
     """(region, purchase) -> one L4's hourly rate."""
     host_prices: dict[tuple[str, str, str], Price]
     """(machine type, region, purchase) -> the machine's cores and memory, hourly."""
+    whole_prices: dict[tuple[str, str, str], Price]
+    """(machine type, region, purchase) -> the whole VM (cores, memory and GPUs), hourly: a published
+    per-machine price, used when the SKUs apart (host, gpu) are not in the catalog."""
     quotas: tuple[QuotaMetric, ...]
     time_zones: dict[str, str]
     """Region -> its local IANA time zone (a schedule's `region` clock)."""
@@ -92,13 +95,31 @@ class GcpBook:
         gpu = self.gpu_prices.get((region, purchase))
         return (host, gpu) if host and gpu else None
 
-    def vm_hourly(self, machine_type: str, region: str, purchase: str) -> Decimal | None:
+    def whole_price(self, machine_type: str, region: str, purchase: str) -> Price | None:
+        """The published per-machine rate, or None: the SKUs apart (vm_price) are preferred when both exist."""
+        if self.vm_price(machine_type, region, purchase) is not None:
+            return None
+        return self.whole_prices.get((machine_type, region, purchase))
+
+    def vm_rate(self, machine_type: str, region: str, purchase: str) -> Price | None:
+        """One VM's hourly rate with its source and date (whole, or host + GPUs), or None when unknown."""
+        whole = self.whole_price(machine_type, region, purchase)
+        if whole is not None:
+            return whole
         found = self.vm_price(machine_type, region, purchase)
         machine = self.machine(machine_type)
         if found is None or machine is None:
             return None
         host, gpu = found
-        return host.usd_per_hour + gpu.usd_per_hour * machine.gpus
+        return Price(host.usd_per_hour + gpu.usd_per_hour * machine.gpus, gpu.source, gpu.as_of)
+
+    def vm_hourly(self, machine_type: str, region: str, purchase: str) -> Decimal | None:
+        rate = self.vm_rate(machine_type, region, purchase)
+        return rate.usd_per_hour if rate else None
+
+    def priced_regions(self) -> tuple[str, ...]:
+        """The regions with any price row (whole VMs or GPU SKUs), sorted."""
+        return tuple(sorted({r for _, r, _ in self.whole_prices} | {r for r, _ in self.gpu_prices}))
 
     def quota_metric(self, purchase: str, scope: str = "region") -> QuotaMetric:
         return next(q for q in self.quotas if q.scope == scope and q.purchase in (purchase, "any"))
@@ -125,14 +146,16 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
         src, as_of = prices["source"], prices["as_of"]
         gpu: dict[tuple[str, str], Price] = {}
         host: dict[tuple[str, str, str], Price] = {}
+        whole: dict[tuple[str, str, str], Price] = {}
         for region, row in prices["by_region"].items():
             dated = row.get("as_of", as_of)  # a refreshed region carries the date of its own SKUs
             for purchase in ("on_demand", "spot"):  # a purchase with no figure has no row: unknown
-                if purchase in row["gpu"]:
+                if purchase in (row.get("gpu") or {}):
                     gpu[(region, purchase)] = _price(row["gpu"], src, dated, purchase)
-                for name, rates in (row["host"] or {}).items():
-                    if purchase in rates:
-                        host[(name, region, purchase)] = _price(rates, src, dated, purchase)
+                for part, into in (("host", host), ("vm", whole)):
+                    for name, rates in (row.get(part) or {}).items():
+                        if purchase in rates:
+                            into[(name, region, purchase)] = _price(rates, src, dated, purchase)
         quotas = tuple(
             QuotaMetric(q["metric"], q["accelerator"], q["purchase"], q["scope"], q["cloud_quotas_id"], q["source"])
             for q in data["quotas"]
@@ -146,6 +169,7 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
             zones_source=data["zones"]["source"],
             gpu_prices=gpu,
             host_prices=host,
+            whole_prices=whole,
             quotas=quotas,
             time_zones=dict(data["time_zones"]["by_region"]),
         )
@@ -208,14 +232,13 @@ def _instance(machine: MachineType, book: GcpBook) -> InstanceType:
 def _spot(book: GcpBook, name: str, region: str) -> SpotDistribution | None:
     """Google's Spot rate of the VM as a discount off on-demand (one rate per region: no zone spread)."""
     on_demand = book.vm_hourly(name, region, "on_demand")
-    spot = book.vm_hourly(name, region, "spot")
+    spot = book.vm_rate(name, region, "spot")
     if not on_demand or spot is None:
         return None
-    discount = (1 - spot / on_demand).quantize(Decimal("0.0001"))
-    gpu = book.gpu_prices[(region, "spot")]
+    discount = (1 - spot.usd_per_hour / on_demand).quantize(Decimal("0.0001"))
     return SpotDistribution(
-        source=gpu.source,
-        as_of=gpu.as_of,
+        source=spot.source,
+        as_of=spot.as_of,
         instance_type=name,
         region=region,
         mean=discount,
@@ -240,10 +263,12 @@ def _view(base: Catalog) -> Catalog:
     book = gcp_book()
     types = tuple(_instance(m, book) for m in book.machine_types.values())
     prices = tuple(
-        OnDemandPrice(source=gpu.source, as_of=gpu.as_of, instance_type=name, region=region, usd_per_hour=total)
+        OnDemandPrice(
+            source=rate.source, as_of=rate.as_of, instance_type=name, region=region, usd_per_hour=rate.usd_per_hour
+        )
         for name in book.machine_types
-        for (region, purchase), gpu in sorted(book.gpu_prices.items())
-        if purchase == "on_demand" and (total := book.vm_hourly(name, region, purchase)) is not None
+        for region in book.priced_regions()
+        if (rate := book.vm_rate(name, region, "on_demand")) is not None
     )
     spots = tuple(s for name in book.machine_types for r in book.zones if (s := _spot(book, name, r)) is not None)
     family = Family(source="gcp-gpu-machines", as_of=None, family=FAMILY, role="serving", capacity_blocks=False)

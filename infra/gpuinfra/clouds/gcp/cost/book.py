@@ -172,7 +172,8 @@ def _unknown(name: str, note: str) -> Line:
 
 
 def mig_lines(r: Resource, graph: Graph) -> tuple[Line, ...]:
-    """The group's VMs from its floor (min) to its ceiling (max): cores and memory, and GPUs."""
+    """The group's VMs from its floor (min) to its ceiling (max): the whole VM at a published per-machine price,
+    or cores and memory, and GPUs, at their SKUs apart (what `catalog refresh --cloud gcp` writes)."""
     template, scaler = _depends(graph, r, TEMPLATE), _scaled_by(graph, r)
     if template is None or scaler is None:
         return (_unknown("VMs", "the group's template or autoscaler is not in the graph"),)
@@ -182,11 +183,14 @@ def mig_lines(r: Resource, graph: Graph) -> tuple[Line, ...]:
     spot = (template.inputs.get("scheduling") or {}).get("provisioningModel") == "SPOT"
     book = gcp_book()
     info = book.machine(str(machine))
-    found = book.vm_price(str(machine), str(region), "spot" if spot else "on_demand")
+    purchase, kind = ("spot", "Spot ") if spot else ("on_demand", "")
+    whole = book.whole_price(str(machine), str(region), purchase)
+    if info is not None and whole is not None:  # a published per-machine price: one line, GPUs included
+        return (_line(f"{kind}{machine} VMs ({info.gpus} NVIDIA L4 each)", low, "VMs", whole, low, high),)
+    found = book.vm_price(str(machine), str(region), purchase)
     if info is None or found is None:
         return (_unknown("VMs", f"no {'Spot' if spot else 'on-demand'} price for {machine} in {region}"),)
     host, gpu = found
-    kind = "Spot " if spot else ""
     return (
         _line(f"{kind}{machine} cores and memory", low, "VMs", host, low, high),
         _line(
