@@ -12,7 +12,7 @@ from typing import Any
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
 import pytest
 import yaml
-from gpuinfra.clouds.gcp.plan.jobs import gke_allocatable
+from gpuinfra.clouds.gcp.plan.jobs import gke_allocatable, spot_stop
 from gpuinfra.graph import Graph, Resource
 from helpers import DELETE, example_graph, graph_for
 
@@ -118,3 +118,34 @@ def test_without_a_job_section_no_template_is_rendered() -> None:
     assert [c for c in graph.of_type("kubernetes:core/v1:ConfigMap") if "jobset.yaml" in c.inputs.get("data", {})] == []
     (namespace,) = graph.of_type("kubernetes:core/v1:Namespace")
     assert namespace.inputs["metadata"]["labels"]["pod-security.kubernetes.io/enforce"] == "restricted"
+
+
+def test_on_spot_the_stop_fits_googles_30_second_notice() -> None:
+    # 30 s notice - GKE's 15 s for critical system pods = 15 s for the trainer; less the 5 s signal margin, a 10 s
+    # checkpoint window. llm-train-gcp's checkpoint takes longer (the plan's write time, 64 s on the reservation's
+    # stop), so the window is the budget's 10 s, and the deadline the hook writes is 10 s away.
+    graph = graph_for(STACK, {"compute.capacity": {"spot": True}, "compute.node_count": 4})  # within the quota
+    jobset = _jobset(graph)
+    assert jobset["metadata"]["labels"]["gpuinfra.io/capacity"] == "spot"
+    spec = _pod(jobset)["spec"]
+    assert spec["terminationGracePeriodSeconds"] == 15
+    (trainer,) = spec["containers"]
+    hook = trainer["lifecycle"]["preStop"]["exec"]["command"][2]
+    assert "+ 10 ))" in hook and hook.endswith("sleep 10")
+
+
+def test_on_reserved_nodes_the_stop_keeps_torchruns_shutdown(graph: Graph) -> None:
+    # Not Spot: the window is the checkpoint's write time (64 s) and the grace adds torchrun's 30 s and the 15 s
+    # requeue margin (pod_stop.grace_seconds): 109 s.
+    spec = _pod(_jobset(graph))["spec"]
+    assert spec["terminationGracePeriodSeconds"] == 64 + 30 + 15
+
+
+@pytest.mark.parametrize(("write", "window"), [(None, 10), (3.2, 4), (64.0, 10), (0.1, 1)])
+def test_the_spot_window_is_the_write_time_within_the_trainers_share(write: float | None, window: int) -> None:
+    assert spot_stop(write, 30) == (window, 15)
+
+
+def test_a_notice_too_short_for_any_window_is_refused() -> None:
+    with pytest.raises(ValueError, match="no checkpoint window"):
+        spot_stop(10.0, 20)

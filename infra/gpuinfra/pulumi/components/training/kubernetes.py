@@ -109,6 +109,9 @@ class JobArgs:
     checkpoint_window: int | None = None
     """Seconds the preStop hook gives the trainer to checkpoint before SIGTERM (pod_stop.py); None: the job does
     not checkpoint, no hook."""
+    grace_seconds: int | None = None
+    """terminationGracePeriodSeconds when the platform bounds it (GKE Spot: the pod's share of the 30 s notice);
+    None: the window, torchrun's shutdown and a margin (pod_stop.grace_seconds)."""
 
 
 @dataclass(frozen=True)
@@ -300,7 +303,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         topology_level=args.topology.preferred if args.topology else None,
         ipc_lock=args.fabric in RDMA_FABRICS,
         max_restarts=args.job.max_restarts,
-        grace_seconds=grace_seconds(args.job.checkpoint_window),
+        grace_seconds=args.job.grace_seconds or grace_seconds(args.job.checkpoint_window),
         pre_stop=pre_stop(args.job.checkpoint_window) if args.job.checkpoint_window else None,
         now_file=CHECKPOINT_NOW_FILE,
         now_dir=NOW_DIR,

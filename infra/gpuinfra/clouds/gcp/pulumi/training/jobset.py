@@ -26,6 +26,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 import yaml
 
+from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpFabric, GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GPU, TOPOLOGY_LEVELS
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
@@ -108,7 +109,9 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
     assert spec.job is not None and plan.job_pod is not None and plan.job_max_restarts is not None
     assert plan.fabric is not None, "the planner finds every catalog machine's fabric"
     mount = spec.lustre.mount_path if spec.lustre else "/lustre"
-    window = checkpoint_window(plan.checkpoint.write_seconds if plan.checkpoint else None)
+    write = plan.checkpoint.write_seconds if plan.checkpoint else None
+    notice = plan.preemption_notice_seconds
+    window, grace = spot_stop(write, notice) if notice is not None else (checkpoint_window(write), None)
     job = JobArgs(
         image=spec.job.image,
         script=posixpath.join(mount, spec.job.script),
@@ -117,6 +120,7 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
         max_restarts=plan.job_max_restarts,
         spot=plan.consumption == "spot",
         checkpoint_window=window if spec.checkpointing else None,
+        grace_seconds=grace,
     )
     return WorkloadArgs(
         cluster=spec.name,
