@@ -14,7 +14,7 @@ import pytest
 import yaml
 from gpuinfra.clouds.gcp.plan.jobs import gke_allocatable, spot_stop
 from gpuinfra.graph import Graph, Resource
-from helpers import DELETE, example_graph, graph_for
+from helpers import DELETE, checked, example_graph, graph_for, rules_fired
 
 STACK = "llm-train-gcp"
 
@@ -149,3 +149,15 @@ def test_the_spot_window_is_the_write_time_within_the_trainers_share(write: floa
 def test_a_notice_too_short_for_any_window_is_refused() -> None:
     with pytest.raises(ValueError, match="no checkpoint window"):
         spot_stop(10.0, 20)
+
+
+def test_a_checkpoint_inside_the_notice_but_past_the_trainers_window_is_warned() -> None:
+    # 1,120 GB at 56 GB/s: 20 s, inside the 30 s notice but past the trainer's 10 s window (15 s share - 5 s).
+    spot = {"compute.capacity": {"spot": True}, "compute.node_count": 4, "checkpointing.write_bandwidth_gb_s": 56}
+    result = checked(STACK, spot)
+    assert result.plan.checkpoint is not None and round(result.plan.checkpoint.write_seconds) == 20
+    assert "gcp-checkpoint-past-spot-notice" in rules_fired(result)
+    # 1,120 GB at 140 GB/s: 8 s, inside the window: no warning.
+    assert "gcp-checkpoint-past-spot-notice" not in rules_fired(
+        checked(STACK, {**spot, "checkpointing.write_bandwidth_gb_s": 140})
+    )
