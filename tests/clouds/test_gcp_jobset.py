@@ -161,3 +161,10 @@ def test_a_checkpoint_inside_the_notice_but_past_the_trainers_window_is_warned()
     assert "gcp-checkpoint-past-spot-notice" not in rules_fired(
         checked(STACK, {**spot, "checkpointing.write_bandwidth_gb_s": 140})
     )
+
+
+def test_no_voluntary_eviction_breaks_the_gang(graph: Graph) -> None:
+    (budget,) = graph.of_type("kubernetes:policy/v1:PodDisruptionBudget")
+    assert budget.inputs["spec"]["minAvailable"] == 16
+    assert budget.inputs["spec"]["selector"] == {"matchLabels": {"gpuinfra.io/workload": "training"}}
+    assert budget.inputs["metadata"]["namespace"] == "training"

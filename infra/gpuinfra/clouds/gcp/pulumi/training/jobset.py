@@ -38,6 +38,7 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     LustreVolume,
     Topology,
     WorkloadArgs,
+    disruption_budget,
     job_template,
     lustre_claim,
 )
@@ -154,7 +155,8 @@ def trainer_pods(args: WorkloadArgs, claim: str) -> list[dict[str, Any]]:
 
 
 class GkeTrainingJob(pulumi.ComponentResource):
-    """The Lustre claim and the ConfigMap holding the JobSet the team submits, in the team's namespace."""
+    """The Lustre claim, the gang's disruption budget and the ConfigMap holding the JobSet the team submits, in the
+    team's namespace."""
 
     def __init__(
         self,
@@ -182,6 +184,14 @@ class GkeTrainingJob(pulumi.ComponentResource):
             },
         )
         lustre_claim(name, args.labels, volume, claim, namespace, inner)
+        # No voluntary eviction of a running gang (EKS's budget, disruption_budget): GKE honours it while draining
+        # for an upgrade (for up to an hour); a Spot preemption or a repair is not voluntary and still stops the pod.
+        k8s.policy.v1.PodDisruptionBudget(
+            f"{name}-training-pdb",
+            metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
+            spec=disruption_budget(args),
+            opts=inner,
+        )
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
             metadata={"name": f"{args.cluster}-job-template", "namespace": namespace, "labels": args.labels},
