@@ -148,7 +148,7 @@ def test_network_card_counts_of_the_catalog_match_ec2(stack: str = "llm-train") 
     assert mismatched == {}
 
 
-@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem"])
+@pytest.mark.parametrize("stack", ["llm-train-eks", "llm-train-onprem", "llm-train-gcp"])
 def test_the_jobset_template_fits_the_jobset_crd_at_the_pin(stack: str) -> None:
     from ruamel.yaml import YAML
 

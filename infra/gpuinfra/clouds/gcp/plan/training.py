@@ -14,6 +14,7 @@ from decimal import Decimal
 
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.clouds.gcp.catalog.training import training_book, training_catalog
+from gpuinfra.clouds.gcp.plan.jobs import job_fields
 from gpuinfra.clouds.gcp.plan.training_quotas import training_quota_needs
 from gpuinfra.clouds.gcp.spec.training import GB_PER_GIB, GcpTrainingSpec
 from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan
@@ -264,6 +265,7 @@ def plan_gcp_training(spec: GcpTrainingSpec, org: Organization, base: Catalog) -
         preemption_notice_seconds=book.consumption["spot_notice_seconds"].value if spot else None,
         maintenance_notice_seconds=book.consumption["maintenance_notice_seconds"].value,
         flex_start_max_hours=book.consumption["flex_start_max_hours"].value,
+        **job_fields(spec, info.vcpu, info.memory_gib, spot, spot_rate),
         **lustre,  # type: ignore[arg-type]
     )
 

@@ -17,7 +17,7 @@ from pydantic import Field, StringConstraints
 from gpuinfra.clouds.gcp.spec.project import GcpZone
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
-from gpuinfra.spec.training import ApiAccess, Failure, TrainedModel, TrainingRun
+from gpuinfra.spec.training import ApiAccess, Failure, TrainedModel, TrainingJob, TrainingRun
 
 TRAINING_MACHINES = ("a3-ultragpu-8g", "a4-highgpu-8g")
 """The machine types whose fabric gpuinfra builds (A3 Ultra, A4: GPUDirect RDMA over MRDMA NICs); the catalog's
@@ -171,6 +171,9 @@ class GcpTrainingSpec(SpecModel):
     model: TrainedModel
     scheduler: GcpTrainingScheduler = GcpTrainingScheduler()
     """GKE with Kueue and JobSet."""
+    job: TrainingJob | None = None
+    """The trainer the JobSet template runs (AWS's job section: image, script under the Lustre mount, run days);
+    None: no template. `spot` is the capacity's here: a Spot pool's job is a spot job."""
     failure: Failure = Failure()
     run: TrainingRun | None = None
     labels: dict[

@@ -8,6 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuinfra.clouds.gcp.catalog.training import training_book
+from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
@@ -205,13 +206,15 @@ def gcp_placement_from_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
 
 @rule(Level.WARNING)
 def gcp_checkpoint_past_spot_notice(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
-    """A Spot node gets at most 30 s of notice: a checkpoint taken on notice must be written within it, or the
-    work since the last periodic checkpoint is lost (the interval bound then carries the risk alone)."""
+    """A Spot node gets at most 30 s of notice, of which the trainer's pod gets GKE's first 15 s less the signal
+    margin (plan/jobs.spot_stop): a checkpoint taken on notice must be written within that window, or the work
+    since the last periodic checkpoint is lost (the interval bound then carries the risk alone)."""
     notice, ckpt = plan.preemption_notice_seconds, plan.checkpoint
-    if notice is not None and ckpt is not None and ckpt.write_seconds > notice:
+    window = spot_stop(None, notice)[0] if notice is not None else None
+    if window is not None and ckpt is not None and ckpt.write_seconds > window:
         yield Failure(
-            f"a checkpoint takes {ckpt.write_seconds:.0f} s to write, past the {notice} s a Spot node is warned before "
-            "preemption: a checkpoint on notice cannot finish, so a preemption loses up to one interval",
+            f"a checkpoint takes {ckpt.write_seconds:.0f} s to write, past the {window} s the trainer gets of a Spot "
+            f"node's {notice} s notice: a checkpoint on notice cannot finish, so a preemption loses up to one interval",
             ("checkpointing", "interval_minutes"),
             "keep `checkpointing.interval_minutes` at the planner's bound, raise `lustre.capacity_gib` or "
             "`lustre.throughput_mb_s_per_tib` (write bandwidth), or buy the nodes on a reservation or flex-start",

@@ -109,6 +109,23 @@ class JobArgs:
     checkpoint_window: int | None = None
     """Seconds the preStop hook gives the trainer to checkpoint before SIGTERM (pod_stop.py); None: the job does
     not checkpoint, no hook."""
+    grace_seconds: int | None = None
+    """terminationGracePeriodSeconds when the platform bounds it (GKE Spot: the pod's share of the 30 s notice);
+    None: the window, torchrun's shutdown and a margin (pod_stop.grace_seconds)."""
+
+
+@dataclass(frozen=True)
+class HostMount:
+    """A node directory mounted read-only into the trainer, and why it is needed (a comment in the template)."""
+
+    name: str
+    host_path: str
+    mount_path: str
+    why: str
+
+
+RDMA_FABRICS = ("infiniband", "efa", "roce")
+"""Fabrics whose verbs register (pin) memory: the trainer keeps IPC_LOCK on them (docs/security.md)."""
 
 
 @dataclass(frozen=True)
@@ -120,7 +137,7 @@ class WorkloadArgs:
     platform: str
     """eks or onprem."""
     fabric: str
-    """efa, infiniband or none."""
+    """efa, infiniband, roce (GKE's GPUDirect RDMA: its NICs are pod networks, not a device resource) or none."""
     nodes: int
     gpus_per_node: int
     fabric_per_node: int
@@ -150,6 +167,10 @@ class WorkloadArgs:
     instance_type: str = ""
     network_gbps: float | None = None
     """The node's network rate (catalog): the NCCL acceptance job's floor; None: no acceptance job."""
+    pod_annotations: tuple[tuple[str, str], ...] = ()
+    """Annotations on every trainer pod beside Kueue's (GKE: the multi-network interfaces the RDMA NICs need)."""
+    host_mounts: tuple[HostMount, ...] = ()
+    """Host directories the trainer reads (GKE: the gIB NCCL plugin its RDMA installer puts on the node)."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -280,9 +301,9 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         mount_check=lustre_check_args(args.site_mount.path, args.site_mount.fs_name) if args.site_mount else None,
         shm=f"{args.job.pod.shm_mib}Mi",
         topology_level=args.topology.preferred if args.topology else None,
-        ipc_lock=args.fabric in ("infiniband", "efa"),
+        ipc_lock=args.fabric in RDMA_FABRICS,
         max_restarts=args.job.max_restarts,
-        grace_seconds=grace_seconds(args.job.checkpoint_window),
+        grace_seconds=args.job.grace_seconds or grace_seconds(args.job.checkpoint_window),
         pre_stop=pre_stop(args.job.checkpoint_window) if args.job.checkpoint_window else None,
         now_file=CHECKPOINT_NOW_FILE,
         now_dir=NOW_DIR,
@@ -290,6 +311,8 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         capacity_label=CAPACITY_JOB_LABEL,
         service_account=args.service_account,
         gpu_toleration=device_toleration(args.device_resource),
+        annotations=args.pod_annotations,
+        host_mounts=args.host_mounts,
     )
 
 
@@ -585,30 +608,43 @@ class TrainingWorkloads(pulumi.ComponentResource):
         namespace: k8s.core.v1.Namespace,
         o: pulumi.ResourceOptions,
     ) -> None:
-        volume = k8s.core.v1.PersistentVolume(
-            f"{name}-lustre-pv",
-            metadata={"name": claim, "labels": args.labels},
-            spec={
-                "capacity": {"storage": f"{lustre.capacity_gib}Gi"},
-                "access_modes": ["ReadWriteMany"],
-                "persistent_volume_reclaim_policy": "Retain",
-                "storage_class_name": "",
-                "mount_options": ["flock"],
-                "csi": dict(lustre.csi),
-            },
-            opts=o,
-        )
-        k8s.core.v1.PersistentVolumeClaim(
-            f"{name}-lustre-pvc",
-            metadata={"name": claim, "namespace": namespace.metadata["name"], "labels": args.labels},
-            spec={
-                "access_modes": ["ReadWriteMany"],
-                "storage_class_name": "",
-                "volume_name": volume.metadata["name"],
-                "resources": {"requests": {"storage": f"{lustre.capacity_gib}Gi"}},
-            },
-            opts=o,
-        )
+        lustre_claim(name, args.labels, lustre, claim, namespace.metadata["name"], o)
+
+
+def lustre_claim(
+    name: str,
+    labels: Mapping[str, str],
+    lustre: LustreVolume,
+    claim: str,
+    namespace: pulumi.Input[str],
+    o: pulumi.ResourceOptions,
+) -> None:
+    """A static PersistentVolume for the file system and the claim bound to it by name (the CSI drivers'
+    static-provisioning examples: FSx's, GKE Managed Lustre's)."""
+    volume = k8s.core.v1.PersistentVolume(
+        f"{name}-lustre-pv",
+        metadata={"name": claim, "labels": dict(labels)},
+        spec={
+            "capacity": {"storage": f"{lustre.capacity_gib}Gi"},
+            "access_modes": ["ReadWriteMany"],
+            "persistent_volume_reclaim_policy": "Retain",
+            "storage_class_name": "",
+            "mount_options": ["flock"],
+            "csi": dict(lustre.csi),
+        },
+        opts=o,
+    )
+    k8s.core.v1.PersistentVolumeClaim(
+        f"{name}-lustre-pvc",
+        metadata={"name": claim, "namespace": namespace, "labels": dict(labels)},
+        spec={
+            "access_modes": ["ReadWriteMany"],
+            "storage_class_name": "",
+            "volume_name": volume.metadata["name"],
+            "resources": {"requests": {"storage": f"{lustre.capacity_gib}Gi"}},
+        },
+        opts=o,
+    )
 
 
 __all__ = [
@@ -618,8 +654,10 @@ __all__ = [
     "POOL_LABEL",
     "RACK_LABEL",
     "RDMA",
+    "RDMA_FABRICS",
     "TYPE",
     "Flavor",
+    "HostMount",
     "JobArgs",
     "LustreVolume",
     "NodeLabels",
@@ -633,6 +671,7 @@ __all__ = [
     "fabric_resource",
     "job_template",
     "kueue_config",
+    "lustre_claim",
     "nccl_acceptance",
     "pod_requests",
 ]

@@ -111,7 +111,9 @@ class GkeQueues(pulumi.ComponentResource):
         cluster: gcp.container.Cluster,
         pools: list[pulumi.Resource],
         parent: pulumi.Resource,
+        pods: list[dict[str, Any]] | None = None,
     ) -> None:
+        """`pods`: the pod specs the namespace will run (the training JobSet's), which set its Pod Security level."""
         super().__init__("gpuinfra:training:GkeQueues", name, None, opts(parent))
         provider = k8s.Provider(
             f"{name}-k8s", kubeconfig=kubeconfig(cluster).apply(pulumi.Output.secret), opts=opts(self, depends_on=pools)
@@ -119,14 +121,16 @@ class GkeQueues(pulumi.ComponentResource):
         o = pulumi.ResourceOptions(parent=self, provider=provider)
         charts = [self._chart(name, chart, o) for chart in ("kueue", "jobset")]
         after = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=charts))
-        # No pod runs here yet (the JobSet is submitted by the team): the strictest Pod Security level, the default
-        # deny with the training allowances (its pods, DNS, HTTPS out) as on EKS.
-        enforce = pod_security.labels(pod_security.strictest_for([]))
+        # The strictest Pod Security level the namespace's pods meet (none given: Restricted), the default deny
+        # with the training allowances (its pods, DNS, HTTPS out) as on EKS.
+        enforce = pod_security.labels(pod_security.strictest_for(pods or []))
         namespace = k8s.core.v1.Namespace(
             f"{name}-ns", metadata={"name": args.namespace, "labels": {**args.labels, **enforce}}, opts=o
         )
         isolate(name, namespace.metadata["name"], args.labels, o)
         self._queues(name, args, namespace.metadata["name"], after)
+        self.namespace: pulumi.Output[str] = namespace.metadata["name"]
+        self.kubernetes = o
         self.register_outputs({"namespace": args.namespace})
 
     @staticmethod

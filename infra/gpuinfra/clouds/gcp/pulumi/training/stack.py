@@ -11,6 +11,13 @@ from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
 from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
+from gpuinfra.clouds.gcp.pulumi.training.jobset import (
+    GkeTrainingJob,
+    JobSetInputs,
+    claim_name,
+    trainer_pods,
+    workload_args,
+)
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
@@ -55,7 +62,12 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
         kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
         queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
-        GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self)
+        job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
+        pods = trainer_pods(job, claim_name(name)) if job else []
+        gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
+        if job is not None and self.storage.lustre is not None and spec.lustre is not None:
+            lustre = self.storage.lustre
+            GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
         self.register_outputs({"cluster": self.gke.cluster.name})
 
 
