@@ -12,7 +12,7 @@ from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
-from gpuinfra.plan.quotas import blocks, requested_by_program
+from gpuinfra.clouds.gcp.validators.quotas import quota_failures
 from gpuinfra.spec import Organization
 from gpuinfra.validators.base import Failure, Level, rule
 
@@ -168,25 +168,7 @@ def gcp_training_quota_short(
     project = org.accounts.get(spec.account)
     if not isinstance(project, GcpProject):
         return
-    for why in account_problems:
-        yield Failure(
-            f"the project's quota cannot be counted: {why}",
-            ("account",),
-            "fix or remove that stack (`gpuinfra validate <stack>` names the problem)",
-        )
-    for need in plan.quotas:
-        if not blocks(need, requested_by_program(need, project.request_quota_increases)):
-            continue
-        others = ", ".join(f"{s} {v}" for s, v in need.held)
-        yield Failure(
-            f"{need.code} in {need.region}: the project {project.id} needs {need.vcpus} GPUs at full size"
-            + (f" (this stack {need.own}; {others})" if need.held else "")
-            + f", granted {need.granted or 0}",
-            ("account",),
-            f"write `{need.code}: {need.vcpus}` under accounts.{spec.account}.quotas.{need.region} in the "
-            "organization file once Google grants it, or `request_quota_increases: true` on the project, or lower "
-            "`compute.node_count`",
-        )
+    yield from quota_failures(spec.account, project, plan.quotas, account_problems, "compute.node_count")
 
 
 @rule(Level.INFO)
