@@ -11,7 +11,7 @@ import pytest
 from gpuinfra.catalog import load_catalog
 from gpuinfra.clouds import CLOUDS, Parts, cloud, owner_of, type_part
 from gpuinfra.plan.quotas import InstanceDemand
-from helpers import ROOT, example_graph
+from helpers import ROOT, example_graph, graph_for
 from test_layout import imports
 
 PACKAGE = ROOT / "infra" / "gpuinfra"
@@ -72,6 +72,7 @@ def test_aws_parts_live_in_the_aws_package() -> None:
     own = {f.name: getattr(parts, f.name) for f in dataclasses.fields(Parts)}
     assert {k for k, v in own.items() if v and v.startswith("gpuinfra.clouds.aws")} == {
         "quotas",
+        "quota_usage",
         "preflight",
         "prices",
         "replacements",
@@ -108,6 +109,76 @@ def test_the_aws_quota_model_counts_vcpus_per_ec2_quota_code() -> None:
         ("L-C4BD4855", "spot", 576, None, 576),
         ("L-DB2E81BA", "on_demand", 4, None, 4),
     ]
+
+
+def test_the_pack_reads_ec2_quota_holdings_through_the_registry() -> None:
+    """quota-within-grant asks each cloud's `quota_usage` part what a graph holds of its quotas. llm-train's groups
+    at their most (org.yaml's comments on ml-training's grants): the gang's 16 p5.48xlarge on its reservation count
+    On-Demand P (L-417A185B), the elastic partition's 2 Spot p5.48xlarge count P5 Spot (L-C4BD4855), and the PCS
+    login node's m7i.2xlarge counts On-Demand Standard (L-1216C47A); the stack requests no increase."""
+    from gpuinfra.policy.rules.quotas import quota_clouds
+    from gpuinfra.policy.rules.values import StackView
+    from gpuinfra.policy.runner import stack_resources
+
+    assert [c.name for c in quota_clouds()] == ["aws"]  # Google's and on premises' say none (gpuinfra.clouds)
+    usage = cloud("aws").part("quota_usage")(StackView(stack_resources(example_graph("llm-train"))), load_catalog())
+    demands = {(d.region, d.instance_type, d.purchase, d.count) for d in usage.demands["111111111111"]}
+    assert demands == {
+        ("us-east-1", "p5.48xlarge", "on_demand", 16),
+        ("us-east-1", "p5.48xlarge", "spot", 2),
+        ("us-east-1", "m7i.2xlarge", "on_demand", 1),
+    }
+    assert {code: sorted(n for n, _ in users) for (_, _, code), users in usage.users.items()} == {
+        "L-417A185B": ["llm-train-slurm-pcs-od"],
+        "L-C4BD4855": ["llm-train-slurm-pcs-elastic"],
+        "L-1216C47A": ["llm-train-slurm-pcs-login"],
+    }
+    assert usage.requests == {}
+
+
+def test_the_aws_reading_sees_the_stacks_own_increase_request() -> None:
+    """With ml-training asking for increases and its P grant at 512, the program requests the account's whole need
+    on L-417A185B: llm-train's 16 x 192 vCPUs + llm-train-eks's 4 x 192 + llm-finetune's p5.4xlarge (16) = 3856."""
+    from gpuinfra.policy.rules.values import StackView
+    from gpuinfra.policy.runner import stack_resources
+
+    org = {
+        "accounts.ml-training.quotas.us-east-1.L-417A185B": 512,
+        "accounts.ml-training.request_quota_increases": True,
+    }
+    graph = graph_for("llm-train", org=org)
+    usage = cloud("aws").part("quota_usage")(StackView(stack_resources(graph)), load_catalog())
+    assert usage.requests == {("111111111111", "us-east-1", "L-417A185B"): 3856}
+
+
+EC2_QUOTA_WORDS = ("quota_code(", "quota_unknown(", "SERVICE_QUOTA", "serviceCode", "servicequotas")
+"""What reading EC2's quotas looks like: the catalog's EC2 quota codes, Service Quotas requests."""
+
+
+def shared_policy_ec2_readers(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:
+    """Shared policy modules (outside any cloud package) that read EC2 quota codes or Service Quotas requests
+    themselves instead of asking the cloud's `quota_usage` part."""
+    return {
+        path.relative_to(base).as_posix()
+        for path in (package / "policy").rglob("*.py")
+        if any(word in path.read_text(encoding="utf-8") for word in EC2_QUOTA_WORDS)
+    }
+
+
+def test_the_shared_pack_reads_no_ec2_quota_itself() -> None:
+    assert shared_policy_ec2_readers() == set()
+
+
+def test_the_ec2_reader_check_sees_a_planted_reading(tmp_path: Path) -> None:
+    planted = tmp_path / "infra" / "gpuinfra" / "policy" / "rules"
+    planted.mkdir(parents=True)
+    (planted / "bad.py").write_text("def f(catalog, info):\n    return catalog.quota_code(info.family, 'spot')\n")
+    (planted / "also.py").write_text("def g(stack):\n    return stack.of_type(tokens.SERVICE_QUOTA)\n")
+    (planted / "fine.py").write_text("from gpuinfra.clouds import CLOUDS\n")
+    assert shared_policy_ec2_readers(tmp_path / "infra" / "gpuinfra", tmp_path) == {
+        "infra/gpuinfra/policy/rules/bad.py",
+        "infra/gpuinfra/policy/rules/also.py",
+    }
 
 
 @pytest.mark.parametrize(

@@ -54,6 +54,11 @@ class Parts:
     the cloud's types (the review's replace marks). None: the cloud owns no resource type."""
     policies: str | None = None
     """A module whose import registers the cloud's own policy rules with the pack (beside its shared rules)."""
+    quota_usage: str | None = None
+    """(stack view, catalog) -> QuotaUsage: what a stack's resources of the cloud hold of its quotas at maximum size,
+    read from the graph in the demands its quota model counts, and the increases the stack itself requests; the
+    pack's shared quota-within-grant judges them (policy/rules/quotas.py). None: the rule has nothing of the
+    cloud's to judge."""
     catalog_refresh: str | None = None
     """(recorded dir or None, out dir, account) -> what was read: `gpuinfra catalog refresh --cloud <name>`."""
 
@@ -109,6 +114,7 @@ AWS_PARTS = Parts(
     validators=SHARED.validators,
     program=SHARED.program,
     quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
+    quota_usage="gpuinfra.clouds.aws.policy.quotas:quota_usage",
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",
     replacements="gpuinfra.clouds.aws.review.replacements:effect",
@@ -119,6 +125,7 @@ GCP_PARTS = Parts(
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.workloads:build_workload",
     quotas="gpuinfra.clouds.gcp.plan.quotas:gpu_quota_needs",
+    quota_usage=None,  # none: its validators hold the plan to the grant, its pack rules the groups to the plan
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:book",
     policies="gpuinfra.clouds.gcp.policy",

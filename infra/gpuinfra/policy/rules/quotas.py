@@ -1,33 +1,33 @@
 """GPU quotas: what the stack can run at its maximum size stays within what each account was granted.
 
-Needs are read from the graph (every Auto Scaling group and EKS node group at maximum size, split
-into on-demand and spot the way the group splits them, plus every instance), counted per account,
-region and quota code with the planner's own functions (`split_capacity`, and the quota model of the cloud
-that owns the instances: its registry part `quotas`), and compared with the organization file.
+What the stack holds of a cloud's quotas is the cloud's own reading of the graph (its registry part `quota_usage`:
+AWS counts every compute group at maximum size and every instance against EC2 quota codes, clouds/aws/policy/), in
+the units and codes of the cloud's quota model (its part `quotas`, the planner's own); this rule counts them per
+account, region and code with the repository's other stacks (the workspace's fold) and compares them with the
+organization file. A cloud without a `quota_usage` part has none for this rule to judge (Google's quotas are held by
+its validators and its pack's quota-gcp-*-bounded rules; on premises, by quota-site-gpus below).
 
-A shortfall the same stack asks AWS to raise (an `aws.servicequotas.ServiceQuota` for that code and
+A shortfall the same stack asks the cloud to raise (on AWS a Service Quotas request of its own for that code and
 region, emitted when the account sets `request_quota_increases`) is not a mandatory violation: the
-request is in the change under review, but AWS approves it later and until then the groups cannot
+request is in the change under review, but the cloud approves it later and until then the groups cannot
 reach full size. That case is reported by the advisory `quota-increase-requested` instead; a request
 smaller than the need stays mandatory.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
 from pulumi_policy import StackValidationArgs
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.clouds import cloud, type_part
+from gpuinfra.clouds import CLOUDS, Cloud, cloud
 from gpuinfra.graph import tokens
-from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, blocks, site_gpus_over
+from gpuinfra.plan.quotas import QuotaNeed, blocks, site_gpus_over
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import ADVISORY, MANDATORY, ReportViolation, stack_policy
-from gpuinfra.policy.rules.groups import Group, groups
 from gpuinfra.policy.rules.values import StackView, as_int, get, view
 
 CLUSTER_QUEUE = tokens.KUEUE_CLUSTER_QUEUE
@@ -40,7 +40,9 @@ class Shortfall:
     users: tuple[tuple[str, str], ...]
     """(name, URN) of the groups and instances counted against the code."""
     requested: int | None
-    """The value this stack asks AWS for, if it requests an increase of this code."""
+    """The value this stack asks the cloud for, if it requests an increase of this code."""
+    unit: str
+    """What the cloud's quotas count (its registry entry's `quota_unit`: vCPUs on AWS)."""
     held: tuple[tuple[str, int], ...] = ()
     """(stack, vCPUs at maximum size) of the repository's other stacks on this account, region and code."""
     grant: int | None = None
@@ -63,7 +65,7 @@ class Shortfall:
         need = self.need
         base = (
             f"{need.account} ({need.account_id}) {need.region} {need.code} ({need.name}): the stack needs "
-            f"{need.vcpus} vCPUs at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
+            f"{need.vcpus} {self.unit} at maximum size ({', '.join(n for n, _ in self.users)}), {need.granted or 0} "
             "available"
         )
         if not self.held:
@@ -81,61 +83,44 @@ class Shortfall:
         return self.users[0][1] if len(self.users) == 1 else None
 
 
-def _group_demands(group: Group, region: str, catalog: Catalog) -> Iterator[InstanceDemand]:
-    """A group at maximum size, on-demand and spot apart; per quota code, counted at the widest type the
-    group may launch (any of its types could fill it). Capacity blocks count against no quota."""
-    types = [t for t in group.instance_types if catalog.instance(t) is not None]
-    for purchase, count in (("on_demand", group.on_demand), ("spot", group.spot)):
-        widest: dict[str | None, str] = {}
-        for name in types:
-            info = catalog.instance(name)
-            assert info is not None
-            code = catalog.quota_code(info.family, purchase)  # type: ignore[arg-type]
-            key = code.code if code else None
-            if key not in widest or info.vcpu > catalog.instance(widest[key]).vcpu:  # type: ignore[union-attr]
-                widest[key] = name
-        for name in widest.values():
-            yield InstanceDemand(region, name, purchase, count)  # type: ignore[arg-type]
-
-
 Users = dict[tuple[str, str, str | None], set[tuple[str, str]]]
+"""(account id, region, code or None) -> (name, URN) of the groups and instances counted against it."""
 
 
-def stack_usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[InstanceDemand]], Users]:
-    """What the stack runs at maximum size, per account id; and who uses each (account, region, code)."""
-    demands: dict[str, list[InstanceDemand]] = defaultdict(list)
-    users: Users = defaultdict(set)
-    by_urn = {g.urn: g for g in groups(stack)}
-    for resource in [*(g.resource for g in by_urn.values()), *stack.of_type(tokens.INSTANCE)]:
-        account_id, region = stack.account_of(resource), stack.region_of(resource)
-        if account_id is None or region is None:
-            continue
-        if resource.urn in by_urn:
-            found = list(_group_demands(by_urn[resource.urn], region, catalog))
-        else:
-            spot = get(resource.props, "instanceMarketOptions", "marketType") == "spot"
-            found = [
-                InstanceDemand(region, str(get(resource.props, "instanceType")), "spot" if spot else "on_demand", 1)
-            ]
-        for demand in found:
-            info = catalog.instance(demand.instance_type)
-            if info is None or demand.count <= 0:
-                continue
-            code = catalog.quota_code(info.family, demand.purchase)
-            demands[account_id].append(demand)
-            users[(account_id, region, code.code if code else None)].add((resource.name, resource.urn))
-    return demands, users
+@dataclass(frozen=True)
+class QuotaUsage:
+    """What a stack's resources of one cloud hold of its quotas at maximum size: a cloud's `quota_usage` part
+    reads it from the graph, in the demands its own quota model (its `quotas` part) counts."""
+
+    demands: dict[str, list[Any]]
+    """Account id -> the demands the cloud's quota model counts (AWS: InstanceDemands)."""
+    users: Users
+    requests: dict[tuple[str, str, str], int]
+    """(account id, region, code) -> the value the stack itself asks the cloud to raise the quota to."""
+
+
+QuotaReader = Callable[[StackView, Catalog], QuotaUsage]
+
+
+def quota_clouds() -> list[Cloud]:
+    """The clouds whose quota holdings the rule reads from a graph (each names a `quota_usage` part)."""
+    return [entry for entry in CLOUDS.values() if entry.parts.quota_usage is not None]
 
 
 def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
     """Every (account, region, code) whose need at maximum size, with what the repository's other stacks hold
     there (from their plans, as `validate` counts them: plan/account.py), exceeds the organization's grant."""
-    catalog = facts.catalog
-    demands, users = stack_usages(stack, catalog)
-    requested = _requests(stack)
-    model = type_part(tokens.INSTANCE, "quotas")  # the quota model of the cloud whose instances these are
+    out: list[Shortfall] = []
+    for entry in quota_clouds():
+        out += _cloud_shortfalls(entry, entry.part("quota_usage")(stack, facts.catalog), facts)
+    return out
+
+
+def _cloud_shortfalls(entry: Cloud, usage: QuotaUsage, facts: StackFacts) -> list[Shortfall]:
+    """One cloud's holdings through its quota model, per account, against what the other stacks leave."""
+    model = entry.part("quotas")
     out = []
-    for account_id, account_usages in sorted(demands.items()):
+    for account_id, account_usages in sorted(usage.demands.items()):
         known = facts.account_with_id(account_id)
         if known is None:
             continue  # separation-accounts reports accounts the organization does not list
@@ -147,14 +132,15 @@ def shortfalls(stack: StackView, facts: StackFacts) -> list[Shortfall]:
             }
             for region, grants in account.quotas.items()
         }
-        for need in model(account_usages, catalog, name, account_id, left):
+        for need in model(account_usages, facts.catalog, name, account_id, left):
             if need.code is not None and not need.shortfall:
                 continue
             out.append(
                 Shortfall(
                     need,
-                    tuple(sorted(users[(account_id, need.region, need.code)])),
-                    requested.get((account_id, need.region, need.code)) if need.code else None,
+                    tuple(sorted(usage.users[(account_id, need.region, need.code)])),
+                    usage.requests.get((account_id, need.region, need.code)) if need.code else None,
+                    entry.quota_unit,
                     tuple(held.get((need.region, need.code or ""), [])),
                     account.quotas.get(need.region, {}).get(need.code or ""),
                 )
@@ -166,18 +152,6 @@ def _held_by_others(facts: StackFacts, account_id: str) -> dict[tuple[str, str],
     """(region, code) -> [(stack, vCPUs)] the other stacks hold on `account_id` (the workspace's fold)."""
     held = facts.held.quotas.held
     return {(region, code): users for (account, region, code), users in held.items() if account == account_id}
-
-
-def _requests(stack: StackView) -> dict[tuple[str, str, str], int]:
-    """Quota increases the stack asks for: (account, region, code) -> requested vCPUs."""
-    out: dict[tuple[str, str, str], int] = {}
-    for request in stack.of_type(tokens.SERVICE_QUOTA):
-        account_id, region = stack.account_of(request), stack.region_of(request)
-        if get(request.props, "serviceCode") != "ec2" or account_id is None or region is None:
-            continue
-        key = (account_id, region, str(get(request.props, "quotaCode")))
-        out[key] = max(out.get(key, 0), as_int(get(request.props, "value")))
-    return out
 
 
 def _shortfalls(args: StackValidationArgs) -> list[Shortfall]:
@@ -204,7 +178,7 @@ def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -
         if short.need.code is None:
             report_violation(
                 f"{short.need.account} ({short.need.account_id}) {short.need.region}: the quota for {short.need.name} "
-                f"({short.need.vcpus} vCPUs at maximum size, {', '.join(n for n, _ in short.users)}) cannot be "
+                f"({short.need.vcpus} {short.unit} at maximum size, {', '.join(n for n, _ in short.users)}) cannot be "
                 f"checked: {short.need.unknown}",
                 short.urn,
             )
@@ -215,7 +189,7 @@ def within_grant(args: StackValidationArgs, report_violation: ReportViolation) -
             else ", or set request_quota_increases: true on the account"
         )
         report_violation(
-            f"{short.describe()}; request an increase of {short.account_need.shortfall} vCPUs "
+            f"{short.describe()}; request an increase of {short.account_need.shortfall} {short.unit} "
             f"(to {short.account_need.vcpus}){asked}",
             short.urn,
         )
@@ -276,11 +250,14 @@ def site_gpus(args: StackValidationArgs, report_violation: ReportViolation) -> N
 
 
 __all__ = [
+    "QuotaReader",
+    "QuotaUsage",
     "Shortfall",
+    "Users",
     "increase_requested",
     "queue_gpus",
+    "quota_clouds",
     "shortfalls",
     "site_gpus",
-    "stack_usages",
     "within_grant",
 ]
