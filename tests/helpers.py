@@ -96,7 +96,9 @@ def apply(data: Any, mutations: Mutations) -> Any:
 def ample_quotas(account: str = "ml-training", region: str = "us-east-1") -> dict[str, int]:
     """Organization mutations granting every EC2 quota code generously: for tests that grow a cluster past the
     example's grants and are about something else (quota checks have their own tests)."""
-    return {f"accounts.{account}.quotas.{region}.{q.code}": 1_000_000 for q in load_catalog().quota_codes}
+    from gpuinfra.clouds import cloud
+
+    return {f"accounts.{account}.quotas.{region}.{q.code}": 1_000_000 for q in cloud("aws").part("quota_book")().codes}
 
 
 def workload_of(stack: str) -> str:

@@ -68,65 +68,6 @@ def test_the_snapshot_dates_are_the_ones_the_snapshots_state(catalog: Catalog) -
         assert catalog.sources[key].date == date and catalog.sources[key].date_basis, key
     assert {p.as_of for p in catalog.on_demand_prices} == {expect["van-od"], expect["kp-price"]}
     assert {s.as_of for s in catalog.spot_distributions} == {expect["van-spot"]}
-    assert all(q.as_of is None for q in catalog.quota_codes)  # AWS's quota page gives no date
-
-
-# ---- quota codes (AWS, "Amazon EC2 instance type quotas")
-
-
-def code(catalog: Catalog, family: str, purchase: str, scope: str = "account") -> str | None:
-    found = catalog.quota_code(family, purchase, scope)  # type: ignore[arg-type]
-    return found.code if found else None
-
-
-def test_inf_quota_codes(catalog: Catalog) -> None:
-    for family in ("inf1", "inf2"):
-        assert code(catalog, family, "on_demand") == "L-1945791B"  # Running On-Demand Inf instances
-        assert code(catalog, family, "spot") == "L-B5D1601B"  # All Inf Spot Instance Requests
-    assert catalog.quota_name("L-1945791B") == "Running On-Demand Inf instances"
-    assert catalog.quota_name("L-B5D1601B") == "All Inf Spot Instance Requests"
-
-
-def test_p_quota_codes_and_p6_spot_is_stated_unknown(catalog: Catalog) -> None:
-    for family in ("p4d", "p4de", "p5", "p5en", "p6-b200", "p6-b300"):
-        assert code(catalog, family, "on_demand") == "L-417A185B"
-    assert code(catalog, "p4d", "spot") == "L-7212CCBC"  # All P4, P3 and P2 Spot Instance Requests
-    assert code(catalog, "p5", "spot") == code(catalog, "p5en", "spot") == "L-C4BD4855"  # All P5 Spot ...
-    for family in ("p6-b200", "p6-b300"):
-        assert code(catalog, family, "spot") is None
-        unknown = catalog.quota_unknown(family, "spot")
-        assert unknown is not None and "P6" in unknown.reason
-
-
-def test_capacity_block_quota_codes(catalog: Catalog) -> None:
-    per_account = {
-        "p4d": "L-2C8F52B3",
-        "p5": "L-DA6814F2",
-        "p5e": "L-C45F30BC",
-        "p5en": "L-4F9BB70B",
-        "trn1": "L-2E30FD7D",
-    }
-    per_org = {"p4d": "L-B67430DE", "p5": "L-8131B2C6", "p5e": "L-AD1D1866", "p5en": "L-7EA86503", "trn1": "L-C4947F9A"}
-    for family, expected in per_account.items():
-        assert code(catalog, family, "capacity_block") == expected
-        assert code(catalog, family, "capacity_block", "organization") == per_org[family]
-    for family in ("p4de", "p6-b200", "p6-b300"):  # sold as Capacity Blocks; no AWS-listed quota
-        assert code(catalog, family, "capacity_block") is None
-        assert catalog.quota_unknown(family, "capacity_block") is not None
-
-
-def test_every_family_the_catalog_sells_maps_to_an_on_demand_and_a_spot_code_or_says_none_is_known(
-    catalog: Catalog,
-) -> None:
-    sold = {i.family for i in catalog.instance_types if not i.onprem}
-    assert {"g7e", "p6-b300", "trn1n", "inf1"} <= sold
-    for family in sold:
-        for purchase in ("on_demand", "spot"):
-            assert code(catalog, family, purchase) or catalog.quota_unknown(family, purchase), (family, purchase)  # type: ignore[arg-type]
-        fam = catalog.family(family)
-        assert fam is not None
-        if fam.capacity_blocks:
-            assert code(catalog, family, "capacity_block") or catalog.quota_unknown(family, "capacity_block")
 
 
 # ---- types and their hardware (karpenter's reference and VPC limits)
@@ -327,15 +268,6 @@ def test_consistency_check_refuses_a_gpu_without_a_product_label(catalog: Catalo
         catalog, accelerator_models=tuple(a for a in catalog.accelerator_models if a.name != "L40S")
     )
     assert any("g6e.xlarge" in p and "nvidia.com/gpu.product" in p for p in consistency_problems(bad))
-
-
-def test_consistency_check_refuses_a_family_without_a_quota_statement(catalog: Catalog) -> None:
-    bad = dataclasses.replace(
-        catalog,
-        quota_codes=tuple(q for q in catalog.quota_codes if q.code != "L-B5D1601B"),
-    )
-    problems = list(consistency_problems(bad))
-    assert any("family inf2 has no spot quota code" in p for p in problems)
 
 
 # ---- what was there before and stays

@@ -72,6 +72,7 @@ def test_aws_parts_live_in_the_aws_package() -> None:
     own = {f.name: getattr(parts, f.name) for f in dataclasses.fields(Parts)}
     assert {k for k, v in own.items() if v and v.startswith("gpuinfra.clouds.aws")} == {
         "quotas",
+        "quota_book",
         "quota_usage",
         "preflight",
         "prices",
@@ -93,7 +94,7 @@ def test_the_aws_quota_model_counts_vcpus_per_ec2_quota_code() -> None:
     """Through the registry, as the shared planners and the pack's quota-within-grant reach it (the pack by the
     owner of EC2's instance type). p5.48xlarge has 192 vCPUs and g6.xlarge 4 (EC2 instance type specifications);
     P instances count against L-417A185B on demand and L-C4BD4855 as Spot, G ones against L-DB2E81BA (EC2 service
-    quotas: catalog/data/quotas.yaml)."""
+    quotas: clouds/aws/catalog/data/quotas.yaml)."""
     model = cloud("aws").part("quotas")
     assert type_part("aws:ec2/instance:Instance", "quotas") is model
     demands = [

@@ -86,6 +86,7 @@ def _needed(messages: list[str]) -> int:
 def _baseline() -> int:
     """What chat-serve itself needs there at maximum size: its own groups' vCPUs on that code, summed here from
     the graph's groups and the catalog (the planted fleet must add exactly its own vCPUs to this)."""
+    from gpuinfra.clouds.aws.catalog import quota_book
     from gpuinfra.policy.rules.groups import groups
     from gpuinfra.policy.rules.values import StackView
     from gpuinfra.policy.runner import stack_resources
@@ -95,7 +96,7 @@ def _baseline() -> int:
     total = 0
     for g in groups(view):
         info = catalog.instance(g.instance_types[0]) if g.instance_types else None
-        code = catalog.quota_code(info.family, "spot") if info else None
+        code = quota_book().code(info.family, "spot") if info else None
         if view.region_of(g.resource) == "ap-northeast-1" and code is not None and code.code == "L-3819A6DF":
             total += g.spot * max(catalog.instance(t).vcpu for t in g.instance_types)  # type: ignore[union-attr]
     return total

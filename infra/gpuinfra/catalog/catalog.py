@@ -24,9 +24,6 @@ from gpuinfra.catalog.models import (
     NodePower,
     NvLink,
     OnDemandPrice,
-    Purchase,
-    QuotaCode,
-    QuotaUnknown,
     RegionAccounts,
     RegionList,
     RegionZones,
@@ -57,8 +54,6 @@ class Catalog:
     """Per type, the regions the price snapshot says it is sold in (its own list, apart from its prices)."""
     spot_default: SpotDefault
     spot_distributions: tuple[SpotDistribution, ...]
-    quota_codes: tuple[QuotaCode, ...]
-    quota_unknowns: tuple[QuotaUnknown, ...]
     families: tuple[Family, ...]
     accelerator_models: tuple[Accelerator, ...]
     node_powers: tuple[NodePower, ...]
@@ -131,10 +126,6 @@ class Catalog:
     @cached_property
     def _families(self) -> dict[str, Family]:
         return {f.family: f for f in self.families}
-
-    @cached_property
-    def _quotas(self) -> dict[tuple[str, Purchase, str], QuotaCode]:
-        return {(f, q.purchase, q.scope): q for q in self.quota_codes for f in q.families}
 
     @cached_property
     def regions(self) -> frozenset[str]:
@@ -287,16 +278,6 @@ class Catalog:
             if key == u.key or key.startswith(u.key + "/"):
                 return u
         return None
-
-    # ---- quotas
-    def quota_code(self, family: str, purchase: Purchase, scope: str = "account") -> QuotaCode | None:
-        return self._quotas.get((family, purchase, scope))
-
-    def quota_unknown(self, family: str, purchase: Purchase) -> QuotaUnknown | None:
-        return next((u for u in self.quota_unknowns if u.family == family and u.purchase == purchase), None)
-
-    def quota_name(self, code: str) -> str | None:
-        return next((q.name for q in self.quota_codes if q.code == code), None)
 
     # ---- power, storage
     def node_power(self, instance_type: str) -> NodePower | None:

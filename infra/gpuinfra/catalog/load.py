@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from functools import lru_cache
 from pathlib import Path
@@ -31,8 +31,6 @@ from gpuinfra.catalog.models import (
     NodePower,
     NvLink,
     OnDemandPrice,
-    QuotaCode,
-    QuotaUnknown,
     RegionAccounts,
     RegionList,
     RegionZones,
@@ -75,7 +73,6 @@ def load_catalog() -> Catalog:
         power = _read("power.yaml")
         spot = _read("spot.json")
         services = _read("services.yaml")
-        quotas = _read("quotas.yaml")
         prices = _read("prices.json")
         serving = _read("serving.yaml")
         accelerators = _read("accelerators.yaml")
@@ -86,8 +83,6 @@ def load_catalog() -> Catalog:
             offered_in={k: tuple(v) for k, v in prices["offered_in"].items()},
             spot_default=SpotDefault.model_validate(spot["default"]),
             spot_distributions=_entries(SpotDistribution, spot["distribution"]),
-            quota_codes=_entries(QuotaCode, quotas["codes"]),
-            quota_unknowns=_entries(QuotaUnknown, quotas["unknown"]),
             families=_entries(Family, _read("families.yaml")["families"]),
             accelerator_models=_entries(Accelerator, accelerators["accelerators"]),
             node_powers=_entries(NodePower, power["node_power"]),
@@ -125,8 +120,6 @@ def entries(catalog: Catalog) -> list[Entry]:
         catalog.spot_default,
         *catalog.spot_distributions,
         *catalog.spot_advice,
-        *catalog.quota_codes,
-        *catalog.quota_unknowns,
         *catalog.families,
         *catalog.accelerator_models,
         *catalog.accelerator_peaks,
@@ -150,27 +143,10 @@ def entries(catalog: Catalog) -> list[Entry]:
 
 def consistency_problems(catalog: Catalog) -> Iterator[str]:
     """What makes the files disagree: unknown sources, prices of unknown types or regions, a type without
-    network data, a family without a role or quota statement, an NVIDIA GPU without a product label."""
-    cited = {e.source for e in entries(catalog)} | {s for i in catalog.instance_types for s in i.cites}
-    yield from _listed("entries cite unknown sources", cited - set(catalog.sources))
-    yield from _listed(
-        "entries whose as_of is not their source's date (sources.yaml `date`, null when it gives none)",
-        {
-            f"{e.source} as_of {e.as_of}"
-            for e in entries(catalog)
-            if e.source in catalog.sources
-            and catalog.sources[e.source].dated == "source"
-            and e.as_of != catalog.sources[e.source].date
-        },
-    )
-    yield from _listed(
-        "entries of a source dated per row without an as_of",
-        {
-            f"{e.source}"
-            for e in entries(catalog)
-            if e.source in catalog.sources and catalog.sources[e.source].dated == "row" and e.as_of is None
-        },
-    )
+    network data, a family without a role, an NVIDIA GPU without a product label. (A cloud's own catalog files are
+    checked by their readers against this catalog: EC2's quota codes by AWS's own catalog.)"""
+    extra = {s for i in catalog.instance_types for s in i.cites}
+    yield from source_problems(entries(catalog), catalog.sources, extra)
     names = {i.name for i in catalog.instance_types}
     yield from _listed(
         "prices for types not in instances.yaml", {p.instance_type for p in catalog.on_demand_prices} - names
@@ -202,12 +178,27 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
         yield from _instance_problems(catalog, info)
     families = {i.family for i in catalog.instance_types}
     yield from _listed("families without a row in families.yaml", families - {f.family for f in catalog.families})
-    for family in sorted(families - {i.family for i in catalog.instance_types if i.onprem}):
-        fam = catalog.family(family)
-        needed = ["on_demand", "spot", *(["capacity_block"] if fam and fam.capacity_blocks else [])]
-        for purchase in needed:
-            if catalog.quota_code(family, purchase) is None and catalog.quota_unknown(family, purchase) is None:  # type: ignore[arg-type]
-                yield f"family {family} has no {purchase} quota code and no statement that none is known"
+
+
+def source_problems(
+    cited: Iterable[Entry], sources: Mapping[str, Source], extra: AbstractSet[str] = frozenset()
+) -> Iterator[str]:
+    """Entries (and `extra` source ids) that cite a source sources.yaml does not list, or that carry another date
+    than their source's (null when it gives none; per row when it is dated per row)."""
+    listed = list(cited)
+    yield from _listed("entries cite unknown sources", ({e.source for e in listed} | extra) - set(sources))
+    yield from _listed(
+        "entries whose as_of is not their source's date (sources.yaml `date`, null when it gives none)",
+        {
+            f"{e.source} as_of {e.as_of}"
+            for e in listed
+            if e.source in sources and sources[e.source].dated == "source" and e.as_of != sources[e.source].date
+        },
+    )
+    yield from _listed(
+        "entries of a source dated per row without an as_of",
+        {f"{e.source}" for e in listed if e.source in sources and sources[e.source].dated == "row" and e.as_of is None},
+    )
 
 
 def _instance_problems(catalog: Catalog, info: InstanceType) -> Iterable[str]:
@@ -233,4 +224,4 @@ def _listed(what: str, items: AbstractSet[str]) -> Iterator[str]:
         yield f"{what}: {', '.join(sorted(items))}"
 
 
-__all__ = ["DATA_DIR", "CatalogError", "consistency_problems", "entries", "load_catalog"]
+__all__ = ["DATA_DIR", "CatalogError", "consistency_problems", "entries", "load_catalog", "source_problems"]

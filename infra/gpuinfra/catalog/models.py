@@ -135,22 +135,6 @@ class SpotDefault(Entry):
     discount: Decimal
 
 
-class QuotaCode(UndatedEntry):
-    code: str
-    name: str
-    purchase: Purchase
-    scope: Literal["account", "organization"] = "account"
-    families: list[str]
-
-
-class QuotaUnknown(UndatedEntry):
-    """No cited source names the quota that counts this family's purchases (a check must fail closed)."""
-
-    family: str
-    purchase: Purchase
-    reason: str
-
-
 class Family(UndatedEntry):
     family: str
     role: Role
@@ -304,8 +288,6 @@ __all__ = [
     "NodePower",
     "OnDemandPrice",
     "Purchase",
-    "QuotaCode",
-    "QuotaUnknown",
     "RegionAccounts",
     "RegionList",
     "RegionZone",

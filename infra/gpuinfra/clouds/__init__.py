@@ -7,7 +7,8 @@ cloud does, not which cloud it is.
 Each entry names the cloud's parts by module path (`Parts`), imported only when a stage asks for one, so a stack
 of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded for an AWS stack). Every cloud
 names its planner, validators and program; a cloud with quotas (`account_quotas`) names its quota model
-(`quotas`); a cloud that owns resource types (`packages`, `types`) names its preflight, price book and replacement
+(`quotas`), and where it has them its quota codes (`quota_book`) and the pack's reading of a graph's holdings
+(`quota_usage`); a cloud that owns resource types (`packages`, `types`) names its preflight, price book and replacement
 table, found by a resource's type (`type_part`); `policies` adds a cloud's own rules to the pack's shared ones.
 
 Today: AWS (EC2 quotas per account, region and quota code; one monthly bill per account; its parts in
@@ -54,6 +55,11 @@ class Parts:
     the cloud's types (the review's replace marks). None: the cloud owns no resource type."""
     policies: str | None = None
     """A module whose import registers the cloud's own policy rules with the pack (beside its shared rules)."""
+    quota_book: str | None = None
+    """() -> the cloud's quota codes per instance family and purchase (`code(family, purchase, scope)`,
+    `unknown(family, purchase)`), each with its source: what its quota model counts against, and what `gpuinfra
+    catalog <type>` shows for the instances it owns. None: the cloud keeps its quota metrics inside its own catalog
+    (Google's book), or grants no quotas."""
     quota_usage: str | None = None
     """(stack view, catalog) -> QuotaUsage: what a stack's resources of the cloud hold of its quotas at maximum size,
     read from the graph in the demands its quota model counts, and the increases the stack itself requests; the
@@ -114,6 +120,7 @@ AWS_PARTS = Parts(
     validators=SHARED.validators,
     program=SHARED.program,
     quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
+    quota_book="gpuinfra.clouds.aws.catalog:quota_book",
     quota_usage="gpuinfra.clouds.aws.policy.quotas:quota_usage",
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",

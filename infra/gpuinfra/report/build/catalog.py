@@ -1,12 +1,17 @@
 """Build `gpuinfra catalog`'s report from the loaded catalog: the same lookups the planner and the pricer make
-(`Catalog.find_instances`, `on_demand`, `spot`, `quota_code`), so what the user reads is what they read."""
+(`Catalog.find_instances`, `on_demand`, `spot`; the quota codes from the quota book of the cloud that owns the
+catalog's instances, its registry part `quota_book`), so what the user reads is what they read."""
 
 from __future__ import annotations
 
 from decimal import Decimal
 
+from typing import Any
+
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.catalog.models import Purchase
+from gpuinfra.clouds import type_part
+from gpuinfra.graph import tokens
 from gpuinfra.report.model import (
     CatalogDetailOut,
     CatalogPriceOut,
@@ -91,23 +96,29 @@ def price_out(catalog: Catalog, info: InstanceType, region: str, capacity_blocks
     )
 
 
-def quotas_out(catalog: Catalog, family: str, capacity_blocks: bool) -> list[CatalogQuotaOut]:
-    """On-demand and spot always; Capacity Blocks (per account and per organization) when the family is sold so."""
+def quotas_out(book: Any, family: str, capacity_blocks: bool) -> list[CatalogQuotaOut]:
+    """On-demand and spot always; Capacity Blocks (per account and per organization) when the family is sold so.
+    `book` is a cloud's quota book (its `code` and `unknown` lookups)."""
     wanted: list[tuple[Purchase, str]] = [("on_demand", "account"), ("spot", "account")]
     if capacity_blocks:
         wanted += [("capacity_block", "account"), ("capacity_block", "organization")]
     out = []
     for purchase, scope in wanted:
-        code = catalog.quota_code(family, purchase, scope)
+        code = book.code(family, purchase, scope)
         if code is not None:
             out.append(
                 CatalogQuotaOut(purchase=purchase, scope=scope, code=code.code, name=code.name, source=code.source)
             )
             continue
-        unknown = catalog.quota_unknown(family, purchase)
+        unknown = book.unknown(family, purchase)
         if unknown is not None and scope == "account":
             out.append(CatalogQuotaOut(purchase=purchase, scope=scope, source=unknown.source, reason=unknown.reason))
     return out
+
+
+def instance_quota_book() -> Any:
+    """The quota book of the cloud that owns the instances the catalog's (not on-premises) types are launched as."""
+    return type_part(tokens.INSTANCE, "quota_book")()
 
 
 def detail_out(catalog: Catalog, info: InstanceType) -> CatalogDetailOut:
@@ -116,7 +127,7 @@ def detail_out(catalog: Catalog, info: InstanceType) -> CatalogDetailOut:
     return CatalogDetailOut(
         type=typ,
         prices=[price_out(catalog, info, r, typ.capacity_blocks) for r in regions],
-        quotas=[] if info.onprem else quotas_out(catalog, info.family, typ.capacity_blocks),
+        quotas=[] if info.onprem else quotas_out(instance_quota_book(), info.family, typ.capacity_blocks),
         spot_default_discount=catalog.spot_default.discount,
     )
 
@@ -154,4 +165,13 @@ def cited(catalog: Catalog, report: CatalogReport) -> set[str]:
     return ids
 
 
-__all__ = ["cited", "detail_out", "price_out", "quotas_out", "regions_out", "sources_out", "type_out"]
+__all__ = [
+    "cited",
+    "detail_out",
+    "instance_quota_book",
+    "price_out",
+    "quotas_out",
+    "regions_out",
+    "sources_out",
+    "type_out",
+]

@@ -2,7 +2,7 @@
 
 Like Cluster Toolkit, needs are summed over everything a stack creates before anything exists, then
 compared with what the organization file says was granted. EC2 counts vCPUs per instance class and purchase
-(the codes and their sources in catalog/data/quotas.yaml); the shared planners and the pack's
+(the codes and their sources in AWS's catalog: clouds/aws/catalog/data/quotas.yaml); the shared planners and the pack's
 `quota-within-grant` reach this through the registry (the `quotas` part), never by name.
 """
 
@@ -12,6 +12,7 @@ from collections import defaultdict
 from collections.abc import Iterable
 
 from gpuinfra.catalog import Catalog, Purchase
+from gpuinfra.clouds.aws.catalog import quota_book
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed
 
 
@@ -22,13 +23,14 @@ def quota_needs(
     account_id: str,
     granted: dict[str, dict[str, int]],
 ) -> list[QuotaNeed]:
+    book = quota_book()
     totals: dict[tuple[str, str | None, str, Purchase], int] = defaultdict(int)
     reasons: dict[tuple[str, str | None, str, Purchase], str] = {}
     for use in demands:
         info = catalog.instance(use.instance_type)
         if info is None or use.count <= 0:
             continue
-        code = catalog.quota_code(info.family, use.purchase)
+        code = book.code(info.family, use.purchase)
         key = (
             use.region,
             code.code if code else None,
@@ -37,7 +39,7 @@ def quota_needs(
         )
         totals[key] += use.count * info.vcpu
         if code is None:
-            stated = catalog.quota_unknown(info.family, use.purchase)
+            stated = book.unknown(info.family, use.purchase)
             reasons[key] = (
                 stated.reason if stated else f"the catalog has no quota code for {info.family} {use.purchase}"
             )

@@ -3,7 +3,7 @@
 
 Every compute group (Auto Scaling group, EKS node group, PCS node group, Karpenter NodePool, Batch environment, EC2
 and Spot Fleet: policy/rules/groups.py) at its maximum, split on-demand and spot as it splits them, plus every
-instance; each counted against the EC2 quota code of its family and purchase (catalog/data/quotas.yaml).
+instance; each counted against the EC2 quota code of its family and purchase (AWS's catalog: clouds/aws/catalog/).
 The increases a stack requests are its `aws.servicequotas.ServiceQuota` resources for EC2 (emitted when the
 account sets `request_quota_increases`): AWS approves them later, so the rule reports them apart.
 """
@@ -14,6 +14,7 @@ from collections import defaultdict
 from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.clouds.aws.catalog import quota_book
 from gpuinfra.graph import tokens
 from gpuinfra.plan.quotas import InstanceDemand
 from gpuinfra.policy.rules.groups import Group, groups
@@ -27,13 +28,14 @@ SERVICE_CODE = "ec2"
 def _group_demands(group: Group, region: str, catalog: Catalog) -> Iterator[InstanceDemand]:
     """A group at maximum size, on-demand and spot apart; per quota code, counted at the widest type the
     group may launch (any of its types could fill it). Capacity blocks count against no quota."""
+    book = quota_book()
     types = [t for t in group.instance_types if catalog.instance(t) is not None]
     for purchase, count in (("on_demand", group.on_demand), ("spot", group.spot)):
         widest: dict[str | None, str] = {}
         for name in types:
             info = catalog.instance(name)
             assert info is not None
-            code = catalog.quota_code(info.family, purchase)  # type: ignore[arg-type]
+            code = book.code(info.family, purchase)  # type: ignore[arg-type]
             key = code.code if code else None
             if key not in widest or info.vcpu > catalog.instance(widest[key]).vcpu:  # type: ignore[union-attr]
                 widest[key] = name
@@ -43,6 +45,7 @@ def _group_demands(group: Group, region: str, catalog: Catalog) -> Iterator[Inst
 
 def _usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[InstanceDemand]], Users]:
     """What the stack runs at maximum size, per account id; and who uses each (account, region, code)."""
+    book = quota_book()
     demands: dict[str, list[InstanceDemand]] = defaultdict(list)
     users: Users = defaultdict(set)
     by_urn = {g.urn: g for g in groups(stack)}
@@ -61,7 +64,7 @@ def _usages(stack: StackView, catalog: Catalog) -> tuple[dict[str, list[Instance
             info = catalog.instance(demand.instance_type)
             if info is None or demand.count <= 0:
                 continue
-            code = catalog.quota_code(info.family, demand.purchase)
+            code = book.code(info.family, demand.purchase)
             demands[account_id].append(demand)
             users[(account_id, region, code.code if code else None)].add((resource.name, resource.urn))
     return demands, users

@@ -282,8 +282,6 @@ def _view(base: Catalog) -> Catalog:
         },
         spot_distributions=spots,
         families=(family,),
-        quota_codes=(),
-        quota_unknowns=(),
         spot_advice=(),
     )
 

@@ -259,8 +259,6 @@ def training_catalog(base: Catalog) -> Catalog:
             offered_in={},
             spot_distributions=(),
             families=families,
-            quota_codes=(),
-            quota_unknowns=(),
             spot_advice=(),
         )
         kept = _VIEWS[id(base)] = (base, view)
