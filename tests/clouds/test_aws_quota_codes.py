@@ -99,5 +99,5 @@ def test_the_check_refuses_an_unknown_source_or_a_date_the_source_does_not_give(
 def test_an_unreadable_file_is_a_catalog_error_naming_it(tmp_path: Path) -> None:
     broken = tmp_path / "quotas.yaml"
     broken.write_text("codes:\n  - {code: L-1, name: x, purchase: sometimes, families: [p5], source: s, as_of: null}\n")
-    with pytest.raises(CatalogError, match="quotas.yaml"):
+    with pytest.raises(CatalogError, match=r"quotas\.yaml"):
         read_book(broken)

@@ -5,7 +5,6 @@ catalog's instances, its registry part `quota_book`), so what the user reads is 
 from __future__ import annotations
 
 from decimal import Decimal
-
 from typing import Any
 
 from gpuinfra.catalog import Catalog, InstanceType

@@ -12,13 +12,12 @@ from functools import cache, cached_property
 from pathlib import Path
 from typing import Literal
 
-from pydantic import ValidationError
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-
 from gpuinfra.catalog import Catalog, CatalogError, load_catalog
 from gpuinfra.catalog.load import source_problems
 from gpuinfra.catalog.models import Purchase, UndatedEntry
+from pydantic import ValidationError
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 DATA_FILE = Path(__file__).parent / "data" / "quotas.yaml"
 
@@ -65,7 +64,8 @@ def problems(book: QuotaBook, catalog: Catalog) -> Iterator[str]:
     yield from source_problems((*book.codes, *book.unknowns), catalog.sources)
     for family in sorted({i.family for i in catalog.instance_types if not i.onprem}):
         fam = catalog.family(family)
-        needed: list[Purchase] = ["on_demand", "spot", *(["capacity_block"] if fam and fam.capacity_blocks else [])]
+        block: list[Purchase] = ["capacity_block"] if fam and fam.capacity_blocks else []
+        needed: list[Purchase] = ["on_demand", "spot", *block]
         for purchase in needed:
             if book.code(family, purchase) is None and book.unknown(family, purchase) is None:
                 yield f"family {family} has no {purchase} quota code and no statement that none is known"
