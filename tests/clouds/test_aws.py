@@ -5,6 +5,8 @@ registry: the list of files a new cloud package touches outside itself."""
 from __future__ import annotations
 
 import dataclasses
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -71,6 +73,7 @@ def test_aws_parts_live_in_the_aws_package() -> None:
     parts = cloud("aws").parts
     own = {f.name: getattr(parts, f.name) for f in dataclasses.fields(Parts)}
     assert {k for k, v in own.items() if v and v.startswith("gpuinfra.clouds.aws")} == {
+        "validators",
         "quotas",
         "quota_book",
         "quota_usage",
@@ -78,6 +81,43 @@ def test_aws_parts_live_in_the_aws_package() -> None:
         "prices",
         "replacements",
     }
+
+
+def _in_a_fresh_process(script: str) -> str:
+    """What `script` prints in a new interpreter: the registry as a process that has met no stack yet sees it."""
+    done = subprocess.run([sys.executable, "-c", script], cwd=ROOT, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    return done.stdout
+
+
+def test_aws_rules_register_with_awss_validators_not_the_shared_ones() -> None:
+    """PCS's and EKS's rules are AWS's: the shared validators (on premises' too) no longer register them; AWS's
+    registry entry names the module that does, after the shared rules its stacks also run."""
+    out = _in_a_fresh_process(
+        "import gpuinfra.validators as shared\nfrom gpuinfra.clouds import cloud\n"
+        "ids = ('pcs-region-unsupported', 'eks-version-ended', 'lustre-too-small', 'model-does-not-fit')\n"
+        "print(*[i in shared.RULES for i in ids])\ncloud('aws').part('validators')\n"
+        "print(*[i in shared.RULES for i in ids])\n"
+        "print(cloud('onprem').parts.validators, cloud('aws').parts.validators)\n"
+    )
+    before, after, parts = out.splitlines()
+    assert before.split() == ["False", "False", "False", "True"]
+    assert after.split() == ["True", "True", "True", "True"]
+    assert parts.split() == ["gpuinfra.validators", "gpuinfra.clouds.aws.validators"]
+
+
+def test_suppress_knows_every_clouds_rules_whichever_are_loaded() -> None:
+    """`--suppress` is checked before any stack is read: an AWS rule (lustre-dataset-share-unknown, AWS's PCS) and a
+    Google one (gcp-weights-wait-past-autoheal) are known in a process that has loaded neither cloud's rules, and a
+    misspelt id is refused with the nearest one."""
+    out = _in_a_fresh_process(
+        "from gpuinfra.validators.checked import check_suppress_ids\nfrom gpuinfra.errors import InputError\n"
+        "check_suppress_ids(['lustre-dataset-share-unknown', 'gcp-weights-wait-past-autoheal'])\n"
+        "try:\n    check_suppress_ids(['lustre-dataset-share-unknwn'])\n"
+        "except InputError as exc:\n    print(exc)\n"
+    )
+    assert "--suppress names unknown rule 'lustre-dataset-share-unknwn'" in out
+    assert "lustre-dataset-share-unknown" in out.split("unknwn", 1)[1]
 
 
 def test_a_cloud_with_quotas_names_its_quota_model() -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpuinfra.validators.pcs import image_problem
+from gpuinfra.validators.images import image_problem
 from helpers import DELETE, Case, run_case
 
 BLOCK = {"type": "capacity_block", "capacity_reservation_id": "cr-0123456789abcdef0"}

@@ -16,7 +16,8 @@ gpuinfra.clouds.aws), on premises (no quotas or bill: a site's GPU allotment, ju
 policy; it owns no resource type of its own: Kubernetes objects and Slurm on its own machines), and Google Cloud
 (quotas per project, region and metric in GPUs; a monthly bill per project; its parts in gpuinfra.clouds.gcp).
 AWS and on premises share the workloads' planner, validators and component trees (gpuinfra.plan.workloads,
-gpuinfra.validators, gpuinfra.pulumi.components.workloads)."""
+gpuinfra.validators, gpuinfra.pulumi.components.workloads); AWS's own rules (PCS, EKS) register from its validators
+part, after the shared ones."""
 
 from __future__ import annotations
 
@@ -117,7 +118,7 @@ class Cloud:
 
 AWS_PARTS = Parts(
     planner=SHARED.planner,
-    validators=SHARED.validators,
+    validators="gpuinfra.clouds.aws.validators",
     program=SHARED.program,
     quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
     quota_book="gpuinfra.clouds.aws.catalog:quota_book",
@@ -132,7 +133,7 @@ GCP_PARTS = Parts(
     validators="gpuinfra.clouds.gcp.validators",
     program="gpuinfra.clouds.gcp.pulumi.workloads:build_workload",
     quotas="gpuinfra.clouds.gcp.plan.quotas:gpu_quota_needs",
-    quota_usage=None,  # none: its validators hold the plan to the grant, its pack rules the groups to the plan
+    quota_usage=None,  # none: gcp-*-quota-short holds the plan to the grant, quota-gcp-*-bounded the graph to the plan
     preflight="gpuinfra.clouds.gcp.preflight.discovery",
     prices="gpuinfra.clouds.gcp.cost.book:book",
     policies="gpuinfra.clouds.gcp.policy",

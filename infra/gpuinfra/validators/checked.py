@@ -12,8 +12,8 @@ from gpuinfra.load import Inputs
 from gpuinfra.plan import AnyPlan, build_plan
 from gpuinfra.plan.account import AccountQuotas, in_account
 from gpuinfra.spec import did_you_mean
-from gpuinfra.validators.base import RULES, Finding, Level
-from gpuinfra.validators.runner import validate
+from gpuinfra.validators.base import Finding, Level
+from gpuinfra.validators.runner import known_rules, validate
 
 
 @dataclass(frozen=True)
@@ -45,10 +45,12 @@ def check(
 
 def check_suppress_ids(suppress: Iterable[str]) -> None:
     """Every id given to --suppress names a rule (a typo would silence nothing, silently)."""
-    unknown = sorted(set(suppress) - set(RULES))
+    ids = list(suppress)
+    known = known_rules(ids)
+    unknown = sorted(set(ids) - set(known))
     if unknown:
         raise InputError(
-            [Problem(f"--suppress names unknown rule {u!r}", hint=did_you_mean(u, RULES)) for u in unknown]
+            [Problem(f"--suppress names unknown rule {u!r}", hint=did_you_mean(u, known)) for u in unknown]
         )
 
 

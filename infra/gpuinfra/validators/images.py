@@ -1,11 +1,26 @@
-"""Server images: pulled by digest from a registry the fleet can reach without a hand-stored credential."""
+"""Images: a machine image pinned by id or parameter version (training nodes and EC2 replicas alike); server images
+pulled by digest from a registry the fleet can reach without a hand-stored credential."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 
 from gpuinfra.spec import InferenceSpec
 from gpuinfra.validators.base import Failure, Level, rule
+
+AMI = re.compile(r"^ami-[0-9a-f]{8,17}\Z")
+SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)\Z")
+
+
+def image_problem(image_id: str) -> str | None:
+    """Why an image is not pinned (None when it is): an AMI id, or an SSM parameter at an explicit version."""
+    if AMI.match(image_id) or SSM_VERSIONED.match(image_id):
+        return ("latest" in image_id.lower() and f"{image_id} names a `latest` parameter") or None
+    if image_id.startswith("resolve:ssm:"):
+        return f"{image_id} resolves the parameter's current value at every launch"
+    return f"{image_id} is neither an AMI id nor resolve:ssm:<parameter>:<version>"
+
 
 CREDENTIAL_UPSTREAMS = ("docker.io", "ghcr.io")
 """Upstreams an ECR pull-through cache reaches only with a credential in Secrets Manager (ECR user guide, "Sync an
@@ -46,4 +61,4 @@ def image_needs_registry_credential(spec: InferenceSpec) -> Iterator[Failure]:
         )
 
 
-__all__ = ["image_needs_registry_credential", "mirror_without_digest", "registry_of"]
+__all__ = ["image_needs_registry_credential", "image_problem", "mirror_without_digest", "registry_of"]

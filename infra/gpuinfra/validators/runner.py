@@ -6,13 +6,23 @@ from collections.abc import Iterable
 from typing import Any
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.clouds import cloud_of
+from gpuinfra.clouds import CLOUDS, cloud_of
 from gpuinfra.spec import Organization, WorkloadSpec
 from gpuinfra.validators.base import RULES, Finding, Level, RegisteredRule
 
 
 def rules_for(spec: WorkloadSpec) -> list[RegisteredRule]:
     return [r for r in RULES.values() if isinstance(spec, r.spec_type)]
+
+
+def known_rules(ids: Iterable[str] = ()) -> dict[str, RegisteredRule]:
+    """The rules by id, with every cloud's when one of `ids` is not yet registered: a cloud's own rules register
+    when its `validators` part loads, so an id is told known or unknown (--suppress, a spec's `suppress`) whichever
+    stacks this process has met, without loading every cloud's rules when all are known."""
+    if not set(ids) <= set(RULES):
+        for entry in CLOUDS.values():
+            entry.part("validators")
+    return RULES
 
 
 def validate(
@@ -64,4 +74,4 @@ def _suppressible(finding: Finding) -> bool:
     return finding.level < Level.ERROR or (known is not None and known.suppressible and not crashed)
 
 
-__all__ = ["rules_for", "validate"]
+__all__ = ["known_rules", "rules_for", "validate"]

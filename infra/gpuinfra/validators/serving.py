@@ -19,7 +19,7 @@ from gpuinfra.plan.serving import (
 )
 from gpuinfra.spec import FleetRegion, InferenceSpec, Organization
 from gpuinfra.validators.base import Failure, Level, floor_2, rule
-from gpuinfra.validators.pcs import image_problem
+from gpuinfra.validators.images import image_problem
 
 GB = 1e9
 QUANTIZED = {"fp32": "fp8", "bf16": "fp8", "fp16": "fp8", "fp8": "int8", "int8": "int4"}

@@ -6,17 +6,19 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuinfra.spec import WorkloadSpec, did_you_mean
-from gpuinfra.validators.base import RULES, Failure, Level, rule
+from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.runner import known_rules
 
 
 @rule(Level.WARNING)
 def unknown_suppression(spec: WorkloadSpec) -> Iterator[Failure]:
     """`suppress` names a rule that does not exist, or an error (errors cannot be silenced)."""
+    rules = known_rules(spec.suppress)
     for i, rid in enumerate(spec.suppress):
-        known = RULES.get(rid)
+        known = rules.get(rid)
         rest = [r for j, r in enumerate(spec.suppress) if j != i]
         if known is None:
-            close = did_you_mean(rid, RULES)
+            close = did_you_mean(rid, rules)
             closest = close.split("'")[1] if close else None
             edit = _suppress([*rest[:i], closest, *rest[i:]] if closest else rest)
             yield Failure(

@@ -4,8 +4,8 @@ What the stack holds of a cloud's quotas is the cloud's own reading of the graph
 AWS counts every compute group at maximum size and every instance against EC2 quota codes, clouds/aws/policy/), in
 the units and codes of the cloud's quota model (its part `quotas`, the planner's own); this rule counts them per
 account, region and code with the repository's other stacks (the workspace's fold) and compares them with the
-organization file. A cloud without a `quota_usage` part has none for this rule to judge (Google's quotas are held by
-its validators and its pack's quota-gcp-*-bounded rules; on premises, by quota-site-gpus below).
+organization file. A cloud without a `quota_usage` part has none for this rule to judge (its registry entry says
+what holds its quotas instead; on premises, quota-site-gpus below).
 
 A shortfall the same stack asks the cloud to raise (on AWS a Service Quotas request of its own for that code and
 region, emitted when the account sets `request_quota_increases`) is not a mandatory violation: the

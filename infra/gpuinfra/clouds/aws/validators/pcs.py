@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import datetime
 import math
-import re
 from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
@@ -15,9 +14,8 @@ from gpuinfra.plan.pcs import LUSTRE_HEADROOM, PCS_SIZES, lustre_need_gib
 from gpuinfra.plan.training import LOGIN_NODES
 from gpuinfra.spec import TrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
+from gpuinfra.validators.images import image_problem
 
-AMI = re.compile(r"^ami-[0-9a-f]{8,17}\Z")
-SSM_VERSIONED = re.compile(r"^resolve:ssm:(/[^:]+):(\d+)\Z")
 GB_PER_GIB = 1024**3 / 1e9
 
 
@@ -29,15 +27,6 @@ def _nearest(region: str, codes: frozenset[str] | set[str] | list[str] | tuple[s
 
 def _pcs(spec: TrainingSpec) -> bool:
     return spec.provider == "aws" and spec.scheduler.type == "slurm"
-
-
-def image_problem(image_id: str) -> str | None:
-    """Why an image is not pinned (None when it is): an AMI id, or an SSM parameter at an explicit version."""
-    if AMI.match(image_id) or SSM_VERSIONED.match(image_id):
-        return ("latest" in image_id.lower() and f"{image_id} names a `latest` parameter") or None
-    if image_id.startswith("resolve:ssm:"):
-        return f"{image_id} resolves the parameter's current value at every launch"
-    return f"{image_id} is neither an AMI id nor resolve:ssm:<parameter>:<version>"
 
 
 @rule(Level.ERROR)
@@ -161,7 +150,6 @@ __all__ = [
     "capacity_block_over",
     "elastic_partition_unsupported",
     "image_not_pinned",
-    "image_problem",
     "lustre_dataset_share_unknown",
     "lustre_too_small",
     "pcs_cluster_too_large",
