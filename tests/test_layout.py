@@ -328,6 +328,103 @@ def test_every_cloud_a_spec_can_name_has_a_registry_entry() -> None:
     assert set(get_args(Cloud)) == set(CLOUDS)
 
 
+# The cloud seam: each cloud's own parts live in one package (clouds/<name>/), which no other cloud's package imports,
+# and outside it only the registry's two halves name it; a new cloud touches nothing else but its catalog data.
+CLOUD_SEAM = {"infra/gpuinfra/clouds/__init__.py", "infra/gpuinfra/spec/target.py"}
+"""The registry (the stages' half: each cloud's parts by module path) and spec/target.py (the spec's half: the
+package of a cloud's own spec models). Besides these a cloud adds only data: catalog/data/<name>/ (or its package's
+own catalog data) and templates/<name>/."""
+
+
+def cloud_packages(root: Path = ROOT) -> list[str]:
+    """The names of the cloud packages: every folder of clouds/ with Python modules in it."""
+    clouds = root / SOURCE_ROOT / "gpuinfra" / "clouds"
+    return sorted(d.name for d in clouds.iterdir() if d.is_dir() and any(d.rglob("*.py")))
+
+
+def _names(path: Path, package: str, root: Path) -> bool:
+    """Whether the module imports `package` (at any depth, also inside a function) or names it as a module path
+    (a registry entry's `module:attribute`, an import_module argument)."""
+    return package in path.read_text(encoding="utf-8") or any(
+        m == package or m.startswith(f"{package}.") for _, m in imports(path, root)
+    )
+
+
+def cross_cloud_imports(root: Path = ROOT) -> list[str]:
+    """Modules of one cloud's package that import (or name) another cloud's package."""
+    names = cloud_packages(root)
+    wrong = []
+    for own in names:
+        for path in sorted((root / SOURCE_ROOT / "gpuinfra" / "clouds" / own).rglob("*.py")):
+            for other in names:
+                if other != own and _names(path, f"gpuinfra.clouds.{other}", root):
+                    wrong.append(f"{path.relative_to(root).as_posix()} ({own}) names gpuinfra.clouds.{other}")
+    return wrong
+
+
+def test_no_cloud_package_imports_another_clouds() -> None:
+    assert cross_cloud_imports() == []
+
+
+def cloud_seam_crossings(root: Path = ROOT) -> dict[str, set[str]]:
+    """Per cloud package, the modules outside it (shared stages, other clouds) that name it: what adding a cloud
+    like it touches outside its own package."""
+    found: dict[str, set[str]] = {}
+    for name in cloud_packages(root):
+        inside = root / SOURCE_ROOT / "gpuinfra" / "clouds" / name
+        found[name] = {
+            path.relative_to(root).as_posix()
+            for path in modules(root)
+            if not path.is_relative_to(inside) and _names(path, f"gpuinfra.clouds.{name}", root)
+        }
+    return found
+
+
+def test_a_cloud_package_is_named_outside_itself_only_by_the_registry() -> None:
+    """The list of files a new cloud touches outside its package: the registry's two halves, nothing else (its data
+    files aside); every cloud today stays within it, so a stage that names a cloud's package fails here."""
+    crossings = cloud_seam_crossings()
+    assert set(crossings) >= {"aws", "gcp"}
+    for name, outside in crossings.items():
+        assert outside <= CLOUD_SEAM, (name, sorted(outside - CLOUD_SEAM))
+        assert "infra/gpuinfra/clouds/__init__.py" in outside, name  # the registry names each cloud's parts
+
+
+def _plant_clouds(tmp_path: Path) -> Path:
+    package = tmp_path / SOURCE_ROOT / "gpuinfra"
+    for folder in ("clouds/aws/cost", "clouds/gcp/plan", "clouds/onprem", "cost", "spec"):
+        (package / folder).mkdir(parents=True, exist_ok=True)
+    (package / "clouds" / "__init__.py").write_text('PARTS = {"aws": "gpuinfra.clouds.aws.cost.book:book"}\n')
+    (package / "spec" / "target.py").write_text('SPEC_PACKAGES = {"gcp": "gpuinfra.clouds.gcp.spec"}\n')
+    (package / "clouds" / "aws" / "cost" / "book.py").write_text("from gpuinfra.cost import lines\n")
+    (package / "clouds" / "gcp" / "plan" / "fleet.py").write_text(
+        "def f():\n    from gpuinfra.clouds.aws.cost.book import book\n"
+    )
+    (package / "cost" / "bad.py").write_text('PRICER = "gpuinfra.clouds.gcp.cost.book:book"\n')
+    (package / "cost" / "fine.py").write_text("from gpuinfra.clouds import type_part\n")
+    return tmp_path
+
+
+def test_the_cross_cloud_check_sees_a_planted_import(tmp_path: Path) -> None:
+    """A Google planner reaching into AWS's price book (inside a function) is caught; an empty folder of clouds/ is
+    no cloud package."""
+    root = _plant_clouds(tmp_path)
+    assert cloud_packages(root) == ["aws", "gcp"]
+    assert cross_cloud_imports(root) == [
+        "infra/gpuinfra/clouds/gcp/plan/fleet.py (gcp) names gpuinfra.clouds.aws",
+    ]
+
+
+def test_the_seam_check_sees_a_planted_stage_naming_a_cloud(tmp_path: Path) -> None:
+    """A shared stage naming a cloud's module path in a string is a file a new cloud would have to edit; the
+    registry's two halves are not."""
+    root = _plant_clouds(tmp_path)
+    assert cloud_seam_crossings(root) == {
+        "aws": {"infra/gpuinfra/clouds/__init__.py", "infra/gpuinfra/clouds/gcp/plan/fleet.py"},
+        "gcp": {"infra/gpuinfra/spec/target.py", "infra/gpuinfra/cost/bad.py"},
+    }
+
+
 LONG_FUNCTION_LINES = 60
 KNOWN_LONG: set[str] = set()
 """Functions over the limit when the rule was written (issue 45), to become outlines of named steps (as plan_training
