@@ -6,7 +6,7 @@ import ipaddress
 from decimal import Decimal
 from typing import TYPE_CHECKING, Annotated, Literal
 
-from pydantic import AfterValidator, Field, StringConstraints, model_validator
+from pydantic import AfterValidator, ConfigDict, Field, StringConstraints, model_validator
 
 from gpuinfra.spec.base import (
     PURPOSE_OF_WORKLOAD,
@@ -331,6 +331,9 @@ class KubernetesCluster(SpecModel):
 
 class Organization(SpecModel):
     """The organization file: accounts with their purpose, quotas and budget."""
+
+    model_config = ConfigDict(defer_build=True)  # built at first use: its accounts' union (spec/target.py) then
+    # holds every cloud's account model whichever module was imported first
 
     name: Annotated[str, StringConstraints(max_length=32, pattern=r"^[a-z][a-z0-9-]*$")]
     """Short organization name, used as a prefix and in tags."""

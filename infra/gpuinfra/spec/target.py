@@ -12,7 +12,8 @@ from dataclasses import dataclass
 from importlib import import_module
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import BaseModel, Discriminator, Tag
+from pydantic import BaseModel, Discriminator, GetCoreSchemaHandler, Tag
+from pydantic_core import CoreSchema
 
 Cloud = Literal["aws", "onprem", "gcp"]
 """The clouds the specs can target (each with its entry in gpuinfra.clouds)."""
@@ -69,9 +70,9 @@ def _entry_cloud(value: Any) -> str:
     return f"{TAG_PREFIX}{cloud}"
 
 
-def cloud_accounts(default: type[BaseModel]) -> Any:
-    """The type of an organization `accounts` entry: `default` (an AWS account) unless it names `cloud:`, then
-    that cloud's model; pydantic reports an unknown cloud as a tag none of the members has."""
+def account_union(default: type[BaseModel]) -> Any:
+    """The tagged union of an organization `accounts` entry: `default` (an AWS account) unless it names `cloud:`,
+    then that cloud's model; pydantic reports an unknown cloud as a tag none of the members has."""
     members: list[Any] = [Annotated[default, Tag(f"{TAG_PREFIX}{DEFAULT_CLOUD}")]]
     for cloud, package in SPEC_PACKAGES.items():
         model = getattr(import_module(package), "ACCOUNT_MODEL", None)
@@ -80,12 +81,33 @@ def cloud_accounts(default: type[BaseModel]) -> Any:
     return Annotated[Union[tuple(members)], Discriminator(_entry_cloud)]  # noqa: UP007 (built at run time)
 
 
+@dataclass(frozen=True)
+class CloudAccounts:
+    """Annotation of an `accounts` entry whose tagged union (`account_union`) is built when pydantic first builds
+    the model's schema, not when the model is defined: a cloud's spec package imports the spec stage (its models
+    extend spec.base), so were the union built at import, importing that package first would find it half
+    initialized, without its ACCOUNT_MODEL, and silently leave its entries out. The model that holds the entries
+    defers its build (`defer_build`) until its first validation or schema, when every import is done."""
+
+    default: type[BaseModel]
+
+    def __get_pydantic_core_schema__(self, source: Any, handler: GetCoreSchemaHandler) -> CoreSchema:
+        return handler.generate_schema(account_union(self.default))
+
+
+def cloud_accounts(default: type[BaseModel]) -> Any:
+    """The type of an organization `accounts` entry (see `account_union`), resolved at the first validation."""
+    return Annotated[default, CloudAccounts(default)]
+
+
 __all__ = [
     "DEFAULT_CLOUD",
     "SPEC_PACKAGES",
     "TAG_PREFIX",
     "Cloud",
+    "CloudAccounts",
     "Target",
+    "account_union",
     "cloud_accounts",
     "cloud_workload_models",
     "unknown_cloud",
