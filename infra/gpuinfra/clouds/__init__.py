@@ -46,8 +46,9 @@ class Parts:
     None: the cloud grants no quotas (on premises: a site's GPU allotment)."""
     preflight: str | None = None
     """A module with check(resource, graph) -> findings, judges(type) and optionally RULES (documented rules over
-    the whole graph): each generated request judged by the cloud's own API definitions. None: the cloud owns no
-    resource type."""
+    the whole graph) and `table` (the module of its type table, which a type it does not judge is missing from;
+    else the part itself): each generated request judged by the cloud's own API definitions. None: the cloud owns
+    no resource type."""
     prices: str | None = None
     """(graph, catalog, usage) -> ((resource, base) -> ResourceCost): the cloud's price book for its own resource
     types. None: the cloud owns no resource type."""

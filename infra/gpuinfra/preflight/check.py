@@ -4,6 +4,7 @@ documented rules over the whole graph."""
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Iterable
 from types import ModuleType
 
@@ -17,9 +18,24 @@ from gpuinfra.preflight.kubernetes import KUBERNETES_PREFIX, NOT_JUDGED
 
 UNCHECKED = "PF-UNCHECKED"
 CRASH = "PF-CRASH"
-UNCHECKED_SOURCE = "infra/gpuinfra/preflight/table.py"
-"""Where an unjudged type is said to be missing from, as every report prints it: the table is AWS's now
-(clouds/aws/preflight/table.py, issue 45), and the path stays until the goldens are next regenerated on purpose."""
+SOURCE_ROOT = "infra"
+"""The repository's source root (pyproject's package-dir): a finding cites a module by its file in the repository."""
+
+
+def source_file(module: ModuleType) -> str:
+    """The repository file of a module, as a finding cites it (infra/gpuinfra/preflight/kubernetes.py)."""
+    leaf = "/__init__.py" if hasattr(module, "__path__") else ".py"
+    return f"{SOURCE_ROOT}/{module.__name__.replace('.', '/')}{leaf}"
+
+
+def unchecked_source(type_: str) -> str:
+    """Where an unjudged type is missing from: the table of the cloud that owns it (its preflight part's `table`
+    module, else the part itself), the Kubernetes schema check for a Kubernetes kind, and for a type no cloud owns
+    this module, which lists what nothing judges."""
+    if type_.startswith(KUBERNETES_PREFIX):
+        return source_file(kubernetes)
+    own = type_part(type_, "preflight")
+    return source_file(getattr(own, "table", own) if own is not None else sys.modules[__name__])
 
 
 def check_resource(resource: Resource, graph: Graph) -> list[Finding]:
@@ -50,7 +66,7 @@ def unchecked(graph: Graph, resources: Iterable[Resource]) -> list[Finding]:
         else:
             why = "no entry in preflight's table"
         message = f"{type_} is not judged by preflight: {why}; the conformance tests check it against upstream"
-        findings.append(finding_at(r, UNCHECKED, "", type_, message, UNCHECKED_SOURCE, Level.INFO))
+        findings.append(finding_at(r, UNCHECKED, "", type_, message, unchecked_source(type_), Level.INFO))
     return findings
 
 
