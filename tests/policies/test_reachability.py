@@ -24,13 +24,13 @@ import pulumi_aws.ec2 as ec2
 import pulumi_aws.globalaccelerator as globalaccelerator
 import pulumi_aws.vpc as vpc
 import pytest
-from gpuinfra.graph import Graph, Resource, tokens
+from gpuinfra.graph import Graph, tokens
 from gpuinfra.policy.allowlist import allow_list
 from gpuinfra.policy.pack import pack_config, police
 from gpuinfra.policy.rules.paths import ROUTE_FIELDS, ROUTE_OUTPUTS, ROUTE_TARGETS
 from gpuinfra.policy.rules.separation import CIDR_PEERS, GROUP_PEERS, PREFIX_LIST_PEERS, SELF_PEER
 from helpers import example_graph
-from policy_helpers import facts_for, planted, with_resources
+from policy_helpers import facts_for, one_of_each, planted
 from provider_tokens import provider_types
 
 COVERS = ["separation-network"]
@@ -152,13 +152,8 @@ def test_every_unlisted_path_type_is_refused() -> None:
     """One real graph (llm-train) with one resource of each unlisted type of the family: each is refused."""
     rows = allow_list()
     unlisted = [t for t in path_family() if t not in rows]
-    graph = example_graph("llm-train")
-    anchor = next(r for r in graph.resources if r.type == tokens.VPC)
-    extra = [
-        Resource(f"{anchor.urn.rsplit('::', 1)[0]}${kind}::p{i}", kind, f"p{i}", anchor.parent, anchor.provider)
-        for i, kind in enumerate(unlisted)
-    ]
-    run = police(with_resources(graph, *extra), facts_for("llm-train"), pack_config())
+    graph, extra = one_of_each(example_graph("llm-train"), unlisted, "p")
+    run = police(graph, facts_for("llm-train"), pack_config())
     refused = {
         v.urn for v in run.violations if v.rule == "unrecognised-resource" and v.level.enforcement == "mandatory"
     }
