@@ -58,6 +58,7 @@ SG_RULES = (
 )
 RESOURCE_POLICIES = (
     tokens.BUCKET_POLICY,
+    tokens.BUCKET,
     tokens.BUCKET_V2,
     tokens.KMS_KEY,
     "aws:kms/keyPolicy:KeyPolicy",
@@ -75,7 +76,7 @@ RESOURCE_POLICIES = (
 )
 """Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
 SERVICE_OF = {
-    **dict.fromkeys((tokens.BUCKET_POLICY, tokens.BUCKET_V2, "aws:s3/accessPoint:AccessPoint"), "s3"),
+    **dict.fromkeys((tokens.BUCKET_POLICY, tokens.BUCKET, tokens.BUCKET_V2, "aws:s3/accessPoint:AccessPoint"), "s3"),
     "aws:s3control/accessPointPolicy:AccessPointPolicy": "s3",
     **dict.fromkeys((tokens.KMS_KEY, "aws:kms/keyPolicy:KeyPolicy"), "kms"),
     **dict.fromkeys((tokens.SECRETS_MANAGER_SECRET, "aws:secretsmanager/secretPolicy:SecretPolicy"), "secretsmanager"),
