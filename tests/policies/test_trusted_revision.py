@@ -16,6 +16,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from bad_inputs import run_cli
 from gpuinfra.policy import facts, rules
 from gpuinfra.policy.pack import pack_config
 from gpuinfra.policy.runner import run_pack
@@ -111,3 +112,29 @@ def test_the_real_pack_takes_base_ref_from_its_config_and_the_pull_request_from_
         diagnostics, _ = pack.analyze_graph(graph)
     refused = [d.message for d in diagnostics if d.policy == "separation-facts-readable" and d.level == "mandatory"]
     assert any("at origin/no-such-branch" in m for m in refused), refused
+
+
+@pytest.mark.parametrize("base_ref", ["", "HEAD"])
+def test_gpuinfra_preview_reads_the_same_revision_from_the_same_config(
+    base_ref: str, repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In-process, the config the pack takes under the CLI gives the same verdict: with base_ref the short grant
+    refuses chat-serve (exit 1); without, the working tree's raised grant passes it (exit 0)."""
+    config = tmp_path / "pin.json"
+    config.write_text(json.dumps({"separation-trusted-organization": {"base_ref": base_ref}}))
+    code, out, err = run_cli(capsys, monkeypatch, "preview", "chat-serve", "--policy-config", str(config))
+    assert "Traceback" not in err
+    if base_ref:
+        assert code == 1 and "granted 8" in out + err, out[-3000:] + err
+    else:
+        assert code == 0, out[-3000:] + err
+
+
+def test_gpuinfra_preview_refuses_a_revision_it_cannot_read(
+    repo: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    config = tmp_path / "pin.json"
+    config.write_text(json.dumps({"separation-trusted-organization": {"base_ref": "origin/not-fetched"}}))
+    code, _, err = run_cli(capsys, monkeypatch, "preview", "chat-serve", "--policy-config", str(config))
+    assert code == 2 and "Traceback" not in err
+    assert f"{config}: cannot read the trusted organization file at origin/not-fetched" in err, err

@@ -11,7 +11,8 @@ of the CI job. Under the Pulumi CLI the pack reads its facts from the pinned fil
 the engine calls Configure); in-process the host has read them already, and this policy checks it read the
 pinned one. Without a pinned file, under the CLI the pack trusts the organization file of a git revision, never the
 change under review: `base_ref`, or in a pull request's GitHub Actions run the base branch (origin/$GITHUB_BASE_REF,
-gpuinfra.workspace.pack); in-process, `gpuinfra diff --base-ref` judges a change by the base's file.
+gpuinfra.workspace.pack); in-process, `gpuinfra preview --policy-config` reads `base_ref`'s file the same way
+(gpuinfra.commands.options.with_trusted_revision), and `gpuinfra diff --base-ref` judges a change by the base's file.
 """
 
 from __future__ import annotations
@@ -43,9 +44,10 @@ BASE_PROPERTY = "base_ref"
         BASE_PROPERTY: {
             "type": "string",
             "default": "",
-            "description": "Under the Pulumi CLI, a git revision (origin/main) whose stacks/org.yaml is trusted "
-            "instead of the working tree's; empty: origin/$GITHUB_BASE_REF in a pull request's GitHub Actions run, "
-            "else the working tree's. organization_file takes precedence.",
+            "description": "A git revision (origin/main) whose stacks/org.yaml is trusted instead of the working "
+            "tree's (gpuinfra preview --policy-config reads it too); empty: under the Pulumi CLI, "
+            "origin/$GITHUB_BASE_REF in a pull request's GitHub Actions run, else the working tree's. "
+            "organization_file takes precedence.",
         },
     },
 )
