@@ -13,6 +13,7 @@ from gpuinfra.graph import Resource
 from gpuinfra.policy import rules as policies
 from gpuinfra.policy.allowlist import PURPOSES, AllowListError, allow_list, exempt
 from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.policy.rules.declare import ResourceRule
 from helpers import EXAMPLES, example_graph
 from policy_helpers import PolicyCase, facts_for, planted, run_case, with_resources
 from provider_tokens import provider_types
@@ -169,6 +170,17 @@ def test_every_row_has_a_reason_purposes_and_real_policies() -> None:
     for row in rows.values():
         assert len(row.reason) > 15 and set(row.purposes) <= set(PURPOSES), row
         assert set(row.judged_by) <= names, (row.type, set(row.judged_by) - names)
+
+
+def test_a_resource_policy_a_row_names_judges_its_type() -> None:
+    """A row may say a resource policy judges its type only if that policy applies to the type (its declared types
+    or prefix): a claim the pack would not act on is caught. Stack policies read types through the graph, which the
+    family tests hold for paths, launchers and policy carriers (test_reachability, test_launchers,
+    test_policy_carriers)."""
+    rules = {p.name: p for p in policies.POLICIES if isinstance(p, ResourceRule)}
+    claims = [(t, n) for t, row in allow_list().items() for n in row.judged_by if n in rules]
+    assert len(claims) > 20
+    assert [(t, n) for t, n in claims if not rules[n].applies_to(t)] == []
 
 
 def test_a_malformed_row_is_refused(tmp_path: Path) -> None:
