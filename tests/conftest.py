@@ -12,6 +12,9 @@ from gpuinfra.catalog import Catalog, load_catalog
 os.environ.setdefault("SOURCE_DATE_EPOCH", "1796083200")  # 2026-12-01T00:00:00Z
 # The CLI's default review cache stays out of the tests (tests/cli/test_review_cache_default.py turns it on).
 os.environ.setdefault("GPUINFRA_CACHE", "off")
+# Under the CLI the pack trusts the organization file of origin/$GITHUB_BASE_REF in a pull request's run
+# (gpuinfra.workspace.trusted); the tests that mean it set it (tests/policies/test_trusted_revision.py).
+os.environ.pop("GITHUB_BASE_REF", None)
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

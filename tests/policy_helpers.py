@@ -110,6 +110,19 @@ def planted(graph: Graph, kind: str, name: str, inputs: dict[str, Any], depends_
     return with_resources(graph, extra)
 
 
+def one_of_each(graph: Graph, kinds: Iterable[str], prefix: str) -> tuple[Graph, list[Resource]]:
+    """`graph` plus one resource of each type in `kinds`, without inputs (nothing bounds or names anything),
+    parented and provided like the graph's VPC; and the planted resources."""
+    anchor = next(r for r in graph.resources if r.type == "aws:ec2/vpc:Vpc")
+    extra = [
+        Resource(
+            f"{anchor.urn.rsplit('::', 1)[0]}${kind}::{prefix}{i}", kind, f"{prefix}{i}", anchor.parent, anchor.provider
+        )
+        for i, kind in enumerate(kinds)
+    ]
+    return with_resources(graph, *extra), extra
+
+
 @dataclass(frozen=True)
 class PolicyCase:
     """One scenario: an example stack, mutated; does `policy` report a violation, with what message?"""
@@ -173,6 +186,7 @@ __all__ = [
     "case_graph",
     "edited",
     "facts_for",
+    "one_of_each",
     "planted",
     "program_graph",
     "run_case",

@@ -43,3 +43,21 @@ def test_workflow_keeps_the_base_preview_in_the_folder_its_cache_step_restores()
     assert f"--cache-dir {folder}/" in review["run"]
     assert review["env"]["GPUINFRA_CACHE_DIR"] == folder
     assert steps.index(cached) < steps.index(review)
+
+
+def test_both_workflows_judge_the_change_by_the_base_branchs_organization_file(tmp_path: Path) -> None:
+    """The repository's workflow and the one `gpuinfra init` writes run the review as `diff --base-ref` of the pull
+    request's base with its history fetched, so the head's stacks are judged by the base's stacks/org.yaml
+    (tests/diff/test_trusted_organization.py), and neither names an organization file the change could edit."""
+    from gpuinfra.commands.init import init_repository
+
+    init_repository(tmp_path)
+    for path in (WORKFLOW, tmp_path / ".github" / "workflows" / "gpuinfra-review.yml"):
+        text = path.read_text()
+        steps = YAML(typ="safe").load(text)["jobs"]["review"]["steps"]
+        lines = [line.strip() for s in steps for line in str(s.get("run", "")).splitlines()]
+        commands = [line for line in lines if re.match(r"(\.venv/bin/)?gpuinfra diff ", line)]
+        assert commands and all(c.startswith(("gpuinfra diff --base-ref", ".venv/bin/gpuinfra diff --base-ref"))
+                                and '--base-ref "origin/${GITHUB_BASE_REF}"' in c for c in commands), path  # fmt: skip
+        assert "--org" not in text and "organization_file" not in text, path
+        assert steps[0]["with"]["fetch-depth"] == 0, path

@@ -73,7 +73,7 @@ def test_config_file_in_the_clis_format(tmp_path: Path) -> None:
 def test_the_packs_own_config_validates() -> None:
     config = pack_config()
     assert config["separation-network"] == PolicyConfig(
-        "mandatory", {"allowed_cidrs": [], "allowed_transit_gateways": []}
+        "mandatory", {"allowed_cidrs": [], "allowed_prefix_lists": [], "allowed_transit_gateways": []}
     )
     assert config["inference-no-training-hardware"].level == "advisory"
     # issue 26: mandatory by default; issue 46: only fees with no citable price may be left unpriced by default:

@@ -27,6 +27,7 @@ TRAINING, INFERENCE, REGISTRY = "111111111111", "222222222222", "333333333333"
 CHECKPOINTS = "arn:aws:s3:::llm-train-checkpoints/*"
 TRAIN_BUCKET_POLICY = "llm-train-storage-checkpoints-policy"
 UPLOADS = "arn:aws:s3:::acme-model-registry/uploads/*"  # stacks/org.yaml: registry.bucket, upload_prefix
+MODELS = "arn:aws:s3:::acme-model-registry/models/"  # and its model prefix
 
 
 def document(*statements: dict[str, Any]) -> str:
@@ -198,7 +199,39 @@ CANNOT_JUDGE = [
 ]
 
 
-@pytest.mark.parametrize("case", MISSED + DECIDED_BY_AWS, ids=lambda c: c.id)
+NOT_RESOURCE = [
+    # NotResource grants every resource but those listed (IAM User Guide, "IAM JSON policy elements: NotResource"):
+    # to the other workload, or to a training account everywhere in the registry but models/ (not its upload prefix).
+    PolicyCase(
+        POLICY,
+        "llm-train",
+        edits=on_training_bucket(
+            {"Sid": "NR", "Effect": "Allow", "Principal": {"AWS": f"arn:aws:iam::{INFERENCE}:root"},
+             "Action": "s3:GetObject", "NotResource": "arn:aws:s3:::other/*"}
+        ),
+        message=r"statement NR grants ml-inference \(222222222222, inference\) s3:GetObject",
+        level="mandatory",
+        label="NotResource-other-workload",
+    ),
+    PolicyCase(
+        POLICY,
+        "model-registry",
+        edits=(
+            (
+                BUCKET_POLICY,
+                "model-registry-primary-policy",
+                {"policy": document({"Sid": "NR", "Effect": "Allow", "Principal": {"AWS": TRAINING},
+                                     "Action": "s3:PutObject", "NotResource": f"{MODELS}*"})},
+            ),
+        ),
+        message=r"primary-policy: statement NR grants ml-training \(111111111111, training\) s3:PutObject",
+        level="mandatory",
+        label="NotResource-registry",
+    ),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("case", MISSED + DECIDED_BY_AWS + NOT_RESOURCE, ids=lambda c: c.id)
 def test_grants_are_decided_by_the_evaluator(case: PolicyCase) -> None:
     run_case(case)
 

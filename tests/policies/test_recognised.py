@@ -4,11 +4,8 @@ packages define (a misspelled type cannot hide in it)."""
 
 from __future__ import annotations
 
-import ast
 import json
 import os
-from functools import cache
-from importlib.util import find_spec
 from pathlib import Path
 
 import pytest
@@ -16,8 +13,10 @@ from gpuinfra.graph import Resource
 from gpuinfra.policy import rules as policies
 from gpuinfra.policy.allowlist import PURPOSES, AllowListError, allow_list, exempt
 from gpuinfra.policy.pack import pack_config, police
+from gpuinfra.policy.rules.declare import ResourceRule
 from helpers import EXAMPLES, example_graph
 from policy_helpers import PolicyCase, facts_for, planted, run_case, with_resources
+from provider_tokens import provider_types
 from ruamel.yaml import YAML
 
 POLICY = "unrecognised-resource"
@@ -35,7 +34,6 @@ CRD_FOLDERS = {
     "kueue.x-k8s.io": "k8s/kueue-v0.19.2",
     "monitoring.coreos.com": "k8s/prometheus-operator-v0.93.0",
 }
-PACKAGES = ("pulumi_aws", "pulumi_aws_native", "pulumi_kubernetes", "pulumi_random", "pulumi_gcp")
 
 
 @pytest.mark.parametrize("case", CASES, ids=lambda c: c.id)
@@ -174,6 +172,17 @@ def test_every_row_has_a_reason_purposes_and_real_policies() -> None:
         assert set(row.judged_by) <= names, (row.type, set(row.judged_by) - names)
 
 
+def test_a_resource_policy_a_row_names_judges_its_type() -> None:
+    """A row may say a resource policy judges its type only if that policy applies to the type (its declared types
+    or prefix): a claim the pack would not act on is caught. Stack policies read types through the graph, which the
+    family tests hold for paths, launchers and policy carriers (test_reachability, test_launchers,
+    test_policy_carriers)."""
+    rules = {p.name: p for p in policies.POLICIES if isinstance(p, ResourceRule)}
+    claims = [(t, n) for t, row in allow_list().items() for n in row.judged_by if n in rules]
+    assert len(claims) > 20
+    assert [(t, n) for t, n in claims if not rules[n].applies_to(t)] == []
+
+
 def test_a_malformed_row_is_refused(tmp_path: Path) -> None:
     bad = tmp_path / "types.yaml"
     bad.write_text('types:\n  "aws:ec2/vpc:Vpc": {category: network, purposes: [traning], reason: ""}\n')
@@ -184,24 +193,6 @@ def test_a_malformed_row_is_refused(tmp_path: Path) -> None:
     duplicate.write_text(f'types:\n  "aws:ec2/vpc:Vpc": {row}\n  "aws:ec2/vpc:Vpc": {row}\n')
     with pytest.raises(AllowListError, match="cannot be read"):
         allow_list(duplicate)
-
-
-@cache
-def provider_types() -> frozenset[str]:
-    """Every resource type token the installed provider packages register, and their provider types: read from
-    the `resource_modules` / `resource_packages` JSON each package's __init__.py hands to `_utilities.register`
-    (the tables the Pulumi SDK resolves type tokens with), without importing the packages."""
-    found: set[str] = set()
-    for package in PACKAGES:
-        spec = find_spec(package)
-        assert spec is not None and spec.origin, package
-        tree = ast.parse(Path(spec.origin).read_text(encoding="utf-8"))
-        calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and getattr(n.func, "attr", "") == "register"]
-        keywords = {k.arg: k.value for c in calls for k in c.keywords}
-        modules = json.loads(ast.literal_eval(keywords["resource_modules"]))
-        found.update(token for module in modules for token in module["classes"])
-        found.update(p["token"] for p in json.loads(ast.literal_eval(keywords["resource_packages"])))
-    return frozenset(found)
 
 
 def crd_defines(group: str, version: str, kind: str) -> bool:

@@ -9,8 +9,13 @@ from functools import lru_cache
 from pathlib import Path
 
 from gpuinfra.cost import Usage, load_usage_file
+from gpuinfra.errors import InputError, Problem
 from gpuinfra.policy.config import PolicyConfig
+from gpuinfra.policy.facts import FactsError
+from gpuinfra.policy.rules.trust import BASE_PROPERTY
+from gpuinfra.policy.rules.trust import POLICY as TRUST_POLICY
 from gpuinfra.workspace.members import file_stamp
+from gpuinfra.workspace.trusted import revision_organization
 
 
 @dataclass(frozen=True)
@@ -62,8 +67,26 @@ def _policies(path: Path | None, stamp: object) -> Mapping[str, PolicyConfig]:
     return pack_config(path)
 
 
+def with_trusted_revision(options: PreviewOptions) -> PreviewOptions:
+    """The run judged by the organization file of the revision the policy config trusts
+    (`separation-trusted-organization.base_ref`) when no --org names one, as the pack under the Pulumi CLI reads it
+    (gpuinfra.workspace.trusted): in-process and under the CLI, one config gives one verdict. A revision that cannot
+    be read is refused, naming the config (exit 2)."""
+    if options.org is not None or options.policy_config is None:
+        return options
+    trusted = policies(options).get(TRUST_POLICY)
+    ref = str(trusted.properties.get(BASE_PROPERTY) or "") if trusted is not None else ""
+    if not ref:
+        return options
+    try:
+        org = revision_organization(ref)
+    except FactsError as exc:
+        raise InputError([Problem(str(exc), file=options.policy_config)]) from None
+    return PreviewOptions(org, options.suppress, options.usage_file, options.policy_config)
+
+
 def usage(options: PreviewOptions) -> Usage:
     return load_usage_file(options.usage_file) if options.usage_file else Usage()
 
 
-__all__ = ["NO_OPTIONS", "PreviewOptions", "policies", "usage"]
+__all__ = ["NO_OPTIONS", "PreviewOptions", "policies", "usage", "with_trusted_revision"]

@@ -17,7 +17,7 @@ from gpuinfra.catalog import load_catalog
 from gpuinfra.commands import progress, stack_cache
 from gpuinfra.commands.groups import account_groups
 from gpuinfra.commands.heap import between_stacks, one_shot
-from gpuinfra.commands.options import NO_OPTIONS, PreviewOptions, policies
+from gpuinfra.commands.options import NO_OPTIONS, PreviewOptions, policies, with_trusted_revision
 from gpuinfra.commands.options import usage as usage_of
 from gpuinfra.commands.validate import to_report
 from gpuinfra.cost import Breakdown, Usage, assumed_usage, price_graph
@@ -83,6 +83,7 @@ def preview_started(
     usage = usage_of(options)
     if options.policy_config is not None:
         policies(options)  # a bad config file is refused whether or not any stack is previewed
+    options = with_trusted_revision(options)
     keys = _keys(stacks, options) if cache_dir is not None else {}
     early = [i for i in range(len(stacks)) if not _may_find(cache_dir, keys.get(i), later)]
     with _started([stacks[i] for i in early], options, usage, jobs) as started:

@@ -19,6 +19,39 @@ from typing import Any
 from gpuinfra.graph.views import as_int, mappings, text
 
 ENDPOINT_CONFIGURATION = "aws:sagemaker/endpointConfiguration:EndpointConfiguration"
+TRAINING_JOB = "aws:sagemaker/trainingJob:TrainingJob"
+SAGEMAKER_LAUNCHERS = (
+    ENDPOINT_CONFIGURATION,
+    TRAINING_JOB,
+    "aws:sagemaker/hyperParameterTuningJob:HyperParameterTuningJob",
+    "aws:sagemaker/notebookInstance:NotebookInstance",
+    "aws:sagemaker/app:App",
+    "aws:sagemaker/space:Space",
+    "aws:sagemaker/domain:Domain",
+    "aws:sagemaker/userProfile:UserProfile",
+    "aws:sagemaker/algorithm:Algorithm",
+    "aws:sagemaker/dataQualityJobDefinition:DataQualityJobDefinition",
+    "aws:sagemaker/monitoringSchedule:MonitoringSchedule",
+    "aws-native:sagemaker:App",
+    "aws-native:sagemaker:Cluster",
+    "aws-native:sagemaker:ComputeQuota",
+    "aws-native:sagemaker:DataQualityJobDefinition",
+    "aws-native:sagemaker:Domain",
+    "aws-native:sagemaker:EndpointConfig",
+    "aws-native:sagemaker:InferenceComponent",
+    "aws-native:sagemaker:InferenceExperiment",
+    "aws-native:sagemaker:ModelBiasJobDefinition",
+    "aws-native:sagemaker:ModelExplainabilityJobDefinition",
+    "aws-native:sagemaker:ModelPackage",
+    "aws-native:sagemaker:ModelQualityJobDefinition",
+    "aws-native:sagemaker:MonitoringSchedule",
+    "aws-native:sagemaker:NotebookInstance",
+    "aws-native:sagemaker:ProcessingJob",
+    "aws-native:sagemaker:Space",
+    "aws-native:sagemaker:UserProfile",
+)
+"""Every SageMaker type whose inputs name an ML instance type (pulumi-aws and pulumi-aws-native schemas): each runs
+on SageMaker's own quotas, per instance type and use, which the organization file does not state."""
 SCALABLE_TARGET = "aws:appautoscaling/target:Target"
 DIMENSION = "sagemaker:variant:DesiredInstanceCount"
 
@@ -61,4 +94,28 @@ def variants(props: Mapping[str, Any], targets: Iterable[Mapping[str, Any]] = ()
     return out
 
 
-__all__ = ["DIMENSION", "ENDPOINT_CONFIGURATION", "SCALABLE_TARGET", "Variant", "variants"]
+def training_groups(props: Mapping[str, Any]) -> list[Variant]:
+    """What a training job runs (SageMaker API, CreateTrainingJob ResourceConfig): `instanceCount` x
+    `instanceType`, or each of its heterogeneous `instanceGroups`; named by group (the whole job: no name)."""
+    config = props.get("resourceConfig")
+    config = config if isinstance(config, Mapping) else {}
+    groups = mappings(config.get("instanceGroups")) or [config]
+    out = []
+    for g in groups:
+        count = as_int(g.get("instanceCount"), -1)
+        out.append(
+            Variant(text(g.get("instanceGroupName")) or "", text(g.get("instanceType")), count if count >= 0 else None)
+        )
+    return out
+
+
+__all__ = [
+    "DIMENSION",
+    "ENDPOINT_CONFIGURATION",
+    "SAGEMAKER_LAUNCHERS",
+    "SCALABLE_TARGET",
+    "TRAINING_JOB",
+    "Variant",
+    "training_groups",
+    "variants",
+]

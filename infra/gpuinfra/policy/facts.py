@@ -90,14 +90,16 @@ class StackFacts:
         return self.accounts_by_id.get(account_id)
 
 
-_PACK_PIN: list[str] = [""]
-"""The organization file the pack's own config pins (`separation-trusted-organization.organization_file`,
-resolved against the project directory), recorded when the engine configures the pack; "" for the default."""
+_PACK_PIN: list[str] = ["", ""]
+"""What the pack's own config trusts (`separation-trusted-organization`), recorded when the engine configures the
+pack: the pinned organization file (`organization_file`, resolved against the project directory) and the git
+revision whose organization file is trusted (`base_ref`); "" for the default."""
 
 
-def pin_organization(organization_file: str) -> None:
-    """Record the pack config's organization file: every stack the pack judges is read against it."""
-    _PACK_PIN[0] = str(pinned_path(organization_file) or "")
+def pin_organization(organization_file: str, base_ref: str = "") -> None:
+    """Record the pack config's organization file and base revision: every stack the pack judges is read
+    against them."""
+    _PACK_PIN[:] = [str(pinned_path(organization_file) or ""), base_ref]
 
 
 def pinned_path(organization_file: str) -> Path | None:
@@ -112,12 +114,12 @@ _UNSET: Any = object()
 _INSTALLED: ContextVar[Any] = ContextVar("gpuinfra_policy_facts", default=_UNSET)
 
 
-_SOURCE: list[Callable[[str], StackFacts | None]] = []
+_SOURCE: list[Callable[[str, str], StackFacts | None]] = []
 """How the pack reads the running stack's facts under the Pulumi CLI (installed by its entry, `install_source`):
-called with the pinned organization file ("" for the default)."""
+called with the pinned organization file and base revision ("" for the default)."""
 
 
-def install_source(source: Callable[[str], StackFacts | None]) -> None:
+def install_source(source: Callable[[str, str], StackFacts | None]) -> None:
     """The pack's entry installs how facts are read under the CLI (gpuinfra.workspace.pack)."""
     _SOURCE[:] = [source]
 
@@ -130,7 +132,7 @@ def current() -> StackFacts | None:
         return installed  # type: ignore[no-any-return]
     if not _SOURCE:
         raise FactsError("the pack was not started by its entry (policies/__main__.py): no stack facts to judge by")
-    return _SOURCE[0](_PACK_PIN[0])
+    return _SOURCE[0](_PACK_PIN[0], _PACK_PIN[1])
 
 
 @contextmanager

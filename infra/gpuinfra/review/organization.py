@@ -48,7 +48,7 @@ def organization_change(root: Path, sha: str, head: Path) -> OrganizationChange 
         relative = head.resolve().relative_to(root.resolve()).as_posix()
     except (OSError, ValueError):
         return None
-    base = _blob(root, sha, relative)
+    base = base_blob(root, sha, relative)
     current = read_bytes_or_none(head, MAX_ORG_BYTES)
     if base is None or current is None or base == current:
         return None
@@ -63,7 +63,7 @@ def organization_change(root: Path, sha: str, head: Path) -> OrganizationChange 
     return OrganizationChange(relative, base, tuple(diff))
 
 
-def _blob(root: Path, sha: str, relative: str) -> bytes | None:
+def base_blob(root: Path, sha: str, relative: str) -> bytes | None:
     """The organization file of a commit; None when the commit has none (nothing to trust instead). One it has
     but that cannot be the trusted file (a symlink, a folder, over the size limit, not UTF-8) is an input error
     naming it: the head is never judged by its own file instead (fail closed)."""
@@ -106,4 +106,4 @@ def _blob(root: Path, sha: str, relative: str) -> bytes | None:
     return blob
 
 
-__all__ = ["OrganizationChange", "organization_change"]
+__all__ = ["OrganizationChange", "base_blob", "organization_change"]

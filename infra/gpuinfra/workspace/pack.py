@@ -1,7 +1,8 @@
 """The pack's entry under `pulumi preview --policy-pack policies`: the running stack's facts read from the
 config the engine hands the pack (PULUMI_CONFIG, PULUMI_STACK), its folder's other stacks through the workspace,
-against the pinned organization file, so the pack judges a stack with the same AccountFacts `gpuinfra preview`
-folds. Anything unreadable is a FactsError: the pack fails closed."""
+against the pinned organization file (or a trusted git revision's: gpuinfra.workspace.trusted), so the pack
+judges a stack with the same AccountFacts `gpuinfra preview` folds. Anything unreadable is a FactsError: the pack
+fails closed."""
 
 from __future__ import annotations
 
@@ -19,6 +20,7 @@ from gpuinfra.plan import build_plan
 from gpuinfra.plan.account import in_account
 from gpuinfra.policy.facts import FactsError, StackFacts, install_source
 from gpuinfra.workspace import workspace_of
+from gpuinfra.workspace.trusted import revision_organization, trusted_revision
 
 
 def serve() -> None:
@@ -29,8 +31,11 @@ def serve() -> None:
     serve_pack()
 
 
-def environment_facts(pinned: str) -> StackFacts | None:
-    """The running stack's facts from the engine's environment (once per process)."""
+def environment_facts(pinned: str, base_ref: str = "") -> StackFacts | None:
+    """The running stack's facts from the engine's environment (once per process), against the pinned organization
+    file, else the one of the trusted git revision (gpuinfra.workspace.trusted), else the working tree's."""
+    if not pinned and (revision := trusted_revision(base_ref)):
+        pinned = str(revision_organization(revision))
     return _from_environment(os.environ.get("PULUMI_STACK", ""), os.environ.get("PULUMI_CONFIG", ""), pinned)
 
 

@@ -50,7 +50,7 @@ def _record_pinned_organization() -> None:
     from pulumi_policy.policy import _PolicyAnalyzerServicer
 
     from gpuinfra.policy.facts import pin_organization
-    from gpuinfra.policy.rules.trust import POLICY, PROPERTY
+    from gpuinfra.policy.rules.trust import BASE_PROPERTY, POLICY, PROPERTY
 
     configure = _PolicyAnalyzerServicer.Configure
 
@@ -58,7 +58,7 @@ def _record_pinned_organization() -> None:
         response = configure(self, request, context)
         given = request.policyConfig.get(POLICY)
         properties = json_format.MessageToDict(given.properties) if given is not None else {}
-        pin_organization(str(properties.get(PROPERTY, "") or ""))
+        pin_organization(str(properties.get(PROPERTY, "") or ""), str(properties.get(BASE_PROPERTY, "") or ""))
         return response
 
     _PolicyAnalyzerServicer.Configure = recording  # type: ignore[method-assign]

@@ -47,8 +47,8 @@ PARTNER_ENDPOINT = "com.amazonaws.vpce."
 
 @stack_policy(
     "separation-paths",
-    "No RAM share, PrivateLink endpoint or endpoint service, KMS grant or S3 replication reaches an "
-    "account or network outside the stack's purpose.",
+    "No RAM share, PrivateLink endpoint or endpoint service, KMS grant, S3 replication or Global Accelerator "
+    "endpoint reaches an account or network outside the stack's purpose.",
     MANDATORY,
     config={
         "allowed_endpoint_services": {
@@ -68,6 +68,7 @@ def paths(args: StackValidationArgs, report_violation: ReportViolation) -> None:
         _endpoints(stack, facts, set(args.get_config().get("allowed_endpoint_services", []))),
         _kms_grants(stack, facts),
         _replication(stack),
+        _accelerator_endpoints(stack),
     )
     for found in checks:
         for resource, problem in found:
@@ -77,27 +78,55 @@ def paths(args: StackValidationArgs, report_violation: ReportViolation) -> None:
 Found = list[tuple[PolicyResource, str]]
 
 
+ROUTE_TARGETS: dict[str, tuple[str, ...]] = {
+    "gatewayId": (tokens.INTERNET_GATEWAY,),
+    "natGatewayId": (tokens.NAT_GATEWAY,),
+    "egressOnlyGatewayId": ("aws:ec2/egressOnlyInternetGateway:EgressOnlyInternetGateway",),
+    "carrierGatewayId": ("aws:ec2/carrierGateway:CarrierGateway",),
+    "vpcEndpointId": (tokens.VPC_ENDPOINT,),
+    "networkInterfaceId": ("aws:ec2/networkInterface:NetworkInterface",),
+    "vpcPeeringConnectionId": (tokens.VPC_PEERING,),
+    "transitGatewayId": (),
+    "localGatewayId": (),
+    "coreNetworkArn": (),
+    "odbNetworkArn": (),
+}
+"""Every target a route can send traffic to (pulumi-aws `aws.ec2.Route` and `aws.ec2.RouteTable` routes: the
+arguments that are neither the table nor the destination; tests/policies/test_reachability.py holds this against
+the provider's own arguments, so a target a new provider version adds fails the test, and a route naming one this
+table lacks fails closed at run time). A target stays inside the stack's network only when the stack creates it
+(the route depends on a resource of these types, itself judged): an internet, NAT, egress-only or carrier gateway,
+a Gateway Load Balancer endpoint or network interface of its own VPC, a peering it creates (separation-network
+judges the peer). A transit gateway passes only when `allowed_transit_gateways` lists it; an Outposts local gateway
+(the site's network), a Cloud WAN core network and an Oracle Database@AWS network join networks beyond the stack."""
+ROUTE_FIELDS = frozenset(
+    {
+        "routeTableId",
+        "destinationCidrBlock",
+        "destinationIpv6CidrBlock",
+        "destinationPrefixListId",
+        "cidrBlock",
+        "ipv6CidrBlock",
+        "region",
+    }
+)
+"""A route's arguments that are not its target: the table it is in, its destination, the provider's region."""
+ROUTE_OUTPUTS = frozenset({"id", "urn", "instanceId", "instanceOwnerId", "origin", "state"})
+"""What AWS reports back about a route (the provider's output-only properties), not chosen by the program."""
+LOCAL_TARGET = "local"
+"""`gatewayId: local`: the VPC's own local route (Amazon VPC User Guide, "Route tables": the local route)."""
+
+
 def route_problems(stack: StackView, allowed_tgws: set[str]) -> Found:
-    """Routes out of the stack's networks (separation-network judges them, with its transit gateway list)."""
+    """Routes out of the stack's networks (separation-network judges them, with its transit gateway list): every
+    target a route names is judged, and one the pack does not know fails closed."""
     out: Found = []
-    own_peerings = {r.urn for r in stack.of_type(tokens.VPC_PEERING)}
     candidates: list[tuple[PolicyResource, Mapping[str, Any]]] = [(r, r.props) for r in stack.of_type(tokens.ROUTE)]
     candidates += [
         (t, route) for t in stack.of_type(tokens.ROUTE_TABLE) for route in get(t.props, "routes", default=[])
     ]
     for resource, route in candidates:
-        peering = get(route, "vpcPeeringConnectionId")
-        if peering and not any(d.urn in own_peerings for d in resource.dependencies):
-            out.append(
-                (
-                    resource,
-                    f"routes to VPC peering connection {peering}, which this stack does not create; a peering made "
-                    "elsewhere may reach another workload's network",
-                )
-            )
-        tgw = get(route, "transitGatewayId")
-        if tgw and tgw not in allowed_tgws:
-            out.append((resource, _tgw_problem(str(tgw))))
+        out += [(resource, p) for p in _target_problems(resource, route, allowed_tgws)]
     for tgw_route in stack.of_type(TGW_ROUTE):
         target = get(tgw_route.props, "transitGatewayAttachmentId") or "a blackhole"
         out.append(
@@ -107,7 +136,58 @@ def route_problems(stack: StackView, allowed_tgws: set[str]) -> Found:
                 "in a transit gateway route table, which joins networks beyond this stack",
             )
         )
+    for association in stack.of_type(tokens.ROUTE_TABLE_ASSOCIATION):
+        problem = _association_problem(association)
+        if problem:
+            out.append((association, problem))
     return out
+
+
+def _target_problems(resource: PolicyResource, route: Mapping[str, Any], allowed_tgws: set[str]) -> list[str]:
+    """Why one route's targets may leave the stack's network ([] when each is the stack's own)."""
+    problems = []
+    for field, value in route.items():
+        if value in (None, "", [], {}) or field in ROUTE_FIELDS or field in ROUTE_OUTPUTS:
+            continue
+        if field not in ROUTE_TARGETS:
+            problems.append(
+                f"routes through {field} {value}, a route target the pack does not know: it fails closed; judge the "
+                "target in infra/gpuinfra/policy/rules/paths.py (ROUTE_TARGETS) before using it"
+            )
+        elif field == "transitGatewayId":
+            if value not in allowed_tgws:
+                problems.append(_tgw_problem(str(value)))
+        elif field == "gatewayId" and value == LOCAL_TARGET:
+            continue
+        elif not any(d.resource_type in ROUTE_TARGETS[field] for d in resource.dependencies):
+            problems.append(_foreign_target(field, str(value)))
+    return problems
+
+
+def _foreign_target(field: str, value: str) -> str:
+    if field == "vpcPeeringConnectionId":
+        return (
+            f"routes to VPC peering connection {value}, which this stack does not create; a peering made elsewhere "
+            "may reach another workload's network"
+        )
+    if not ROUTE_TARGETS[field]:
+        return f"routes to {value} ({field}), which joins networks beyond this stack"
+    return (
+        f"routes to {value} ({field}), which this stack does not create: a target made elsewhere (a virtual private "
+        "gateway's VPN, another VPC's appliance) may reach another workload's network; route to the stack's own"
+    )
+
+
+def _association_problem(association: PolicyResource) -> str | None:
+    """A route table association ties the stack's own table to its own subnet or internet gateway (an edge
+    association with a virtual private gateway would route a VPN's traffic through it)."""
+    owned = {d.resource_type for d in association.dependencies}
+    if get(association.props, "routeTableId") and tokens.ROUTE_TABLE not in owned:
+        return "associates a route table this stack does not create: its routes are not judged"
+    gateway = get(association.props, "gatewayId")
+    if gateway and tokens.INTERNET_GATEWAY not in owned:
+        return f"associates gateway {gateway}, which this stack does not create (a VPN's virtual private gateway?)"
+    return None
 
 
 def _tgw_problem(tgw: str) -> str:
@@ -208,4 +288,34 @@ def _replication(stack: StackView) -> Found:
     return out
 
 
-__all__ = ["account_problem", "paths", "route_problems"]
+ACCELERATOR_ENDPOINTS = (
+    tokens.LOAD_BALANCER,
+    tokens.ALB_LOAD_BALANCER,
+    tokens.EIP,
+    tokens.INSTANCE,
+)
+"""What a Global Accelerator endpoint group may send traffic to: a load balancer, Elastic IP or instance
+(Global Accelerator API, EndpointConfiguration.EndpointId); another account's only through a cross-account
+attachment (`attachmentArn`)."""
+
+
+def _accelerator_endpoints(stack: StackView) -> Found:
+    out: Found = []
+    for group in stack.of_type(tokens.GA_ENDPOINT_GROUP):
+        owned = any(d.resource_type in ACCELERATOR_ENDPOINTS for d in group.dependencies)
+        for endpoint in get(group.props, "endpointConfigurations", default=[]):
+            attachment = get(endpoint, "attachmentArn")
+            if attachment:
+                out.append((group, f"sends traffic through cross-account attachment {attachment} to another account"))
+            elif get(endpoint, "endpointId") and not owned:
+                out.append(
+                    (
+                        group,
+                        f"sends traffic to endpoint {get(endpoint, 'endpointId')}, which this stack does not create: "
+                        "it may be another workload's",
+                    )
+                )
+    return out
+
+
+__all__ = ["ROUTE_FIELDS", "ROUTE_OUTPUTS", "ROUTE_TARGETS", "account_problem", "paths", "route_problems"]

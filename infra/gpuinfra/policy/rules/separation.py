@@ -58,6 +58,7 @@ SG_RULES = (
 )
 RESOURCE_POLICIES = (
     tokens.BUCKET_POLICY,
+    tokens.BUCKET,
     tokens.BUCKET_V2,
     tokens.KMS_KEY,
     "aws:kms/keyPolicy:KeyPolicy",
@@ -75,7 +76,7 @@ RESOURCE_POLICIES = (
 )
 """Resources whose `policy` is a resource-based policy: who, in which account, may use them."""
 SERVICE_OF = {
-    **dict.fromkeys((tokens.BUCKET_POLICY, tokens.BUCKET_V2, "aws:s3/accessPoint:AccessPoint"), "s3"),
+    **dict.fromkeys((tokens.BUCKET_POLICY, tokens.BUCKET, tokens.BUCKET_V2, "aws:s3/accessPoint:AccessPoint"), "s3"),
     "aws:s3control/accessPointPolicy:AccessPointPolicy": "s3",
     **dict.fromkeys((tokens.KMS_KEY, "aws:kms/keyPolicy:KeyPolicy"), "kms"),
     **dict.fromkeys((tokens.SECRETS_MANAGER_SECRET, "aws:secretsmanager/secretPolicy:SecretPolicy"), "secretsmanager"),
@@ -241,8 +242,8 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
 # ---- networks -----------------------------------------------------------------------------------
 @stack_policy(
     "separation-network",
-    "No VPC peering, transit gateway attachment, route to a peering or transit gateway, or security-group rule "
-    "connects this stack's networks to another workload's.",
+    "No VPC peering, transit gateway attachment, route to a target the stack does not create, or security-group "
+    "rule (a range, prefix list or group) connects this stack's networks to another workload's.",
     MANDATORY,
     config={
         "allowed_transit_gateways": {
@@ -257,6 +258,13 @@ def provider_problems(facts: StackFacts, name: str, props: Mapping[str, Any]) ->
             "default": [],
             "description": "Private ranges outside the stack's VPCs that rules may reach "
             "(e.g. an on-premises VPN of the same workload).",
+        },
+        "allowed_prefix_lists": {
+            "type": "array",
+            "items": {"type": "string"},
+            "default": [],
+            "description": "Prefix lists (pl-...) security-group rules may name: an AWS service's, or this "
+            "workload's own ranges.",
         },
     },
 )
@@ -302,13 +310,14 @@ def network(args: StackValidationArgs, report_violation: ReportViolation) -> Non
     own = _own_networks(stack.of_type(tokens.VPC), stack.of_type(tokens.VPC_CIDR_ASSOCIATION)) + _networks(
         config.get("allowed_cidrs", [])
     )
+    prefix_lists = set(config.get("allowed_prefix_lists", []))
     for group in stack.of_type(tokens.SECURITY_GROUP):
         for direction in ("ingress", "egress"):
             for rule in get(group.props, direction, default=[]):
-                for problem in _rule_problems(rule, own, facts):
+                for problem in _rule_problems(rule, own, facts, prefix_lists):
                     report_violation(f"{group.name} {direction}: {problem}", group.urn)
     for rule in stack.of_type(*SG_RULES):
-        for problem in _rule_problems(rule.props, own, facts):
+        for problem in _rule_problems(rule.props, own, facts, prefix_lists):
             report_violation(f"{rule.name}: {problem}", rule.urn)
 
 
@@ -329,16 +338,31 @@ def _own_networks(vpcs: list[PolicyResource], extra: list[PolicyResource]) -> li
     )
 
 
-def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -> list[str]:
+CIDR_PEERS = ("cidrBlocks", "cidrIpv4", "ipv6CidrBlocks", "cidrIpv6")
+PREFIX_LIST_PEERS = ("prefixListIds", "prefixListId")
+GROUP_PEERS = ("securityGroups", "sourceSecurityGroupId", "referencedSecurityGroupId")
+SELF_PEER = "self"
+"""Every peer a security-group rule can name (pulumi-aws `aws.ec2.SecurityGroup` ingress/egress,
+`aws.ec2.SecurityGroupRule`, `aws.vpc.SecurityGroupIngressRule`/`EgressRule`; tests/policies/test_reachability.py
+holds these against the provider's arguments): ranges, prefix lists, other groups, the group itself."""
+VPC_RANGES = tuple(
+    ipaddress.ip_network(c) for c in ("10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "100.64.0.0/10", "198.19.0.0/16")
+)
+"""The ranges a VPC's IPv4 CIDR blocks may come from besides public ones (Amazon VPC User Guide, "VPC CIDR
+blocks": RFC 1918, the shared address space 100.64.0.0/10, 198.19.0.0/16), which Python's is_private does not all
+count: any of them may be another workload's VPC."""
+
+
+def _private(cidr: ipaddress.IPv4Network | ipaddress.IPv6Network) -> bool:
+    """A range another network may hold privately: a VPC's (VPC_RANGES) or any other non-public range."""
+    return cidr.is_private or any(cidr.version == r.version and cidr.overlaps(r) for r in VPC_RANGES)  # type: ignore[arg-type]
+
+
+def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts, prefix_lists: set[str]) -> list[str]:
     problems = []
-    for cidr in _networks(
-        listed(get(rule, "cidrBlocks"))
-        + listed(get(rule, "cidrIpv4"))
-        + listed(get(rule, "ipv6CidrBlocks"))
-        + listed(get(rule, "cidrIpv6"))
-    ):
+    for cidr in _networks([c for field in CIDR_PEERS for c in listed(get(rule, field))]):
         if (
-            cidr.is_private
+            _private(cidr)
             and cidr.prefixlen > 0
             and not any(cidr.version == n.version and cidr.subnet_of(n) for n in own)
         ):  # type: ignore[arg-type]
@@ -346,11 +370,14 @@ def _rule_problems(rule: Mapping[str, Any], own: list[Any], facts: StackFacts) -
                 f"{cidr} is a private range outside this stack's VPCs; it may be another workload's "
                 "network (list it in allowed_cidrs if it is this workload's)"
             )
-    for ref in (
-        listed(get(rule, "securityGroups"))
-        + listed(get(rule, "sourceSecurityGroupId"))
-        + listed(get(rule, "referencedSecurityGroupId"))
-    ):
+    for prefix_list in (p for field in PREFIX_LIST_PEERS for p in listed(get(rule, field))):
+        if str(prefix_list) not in prefix_lists:
+            problems.append(
+                f"names prefix list {prefix_list}, whose ranges the pack cannot see: it may hold another workload's "
+                "networks (list it in separation-network's allowed_prefix_lists if it is an AWS service's or this "
+                "workload's)"
+            )
+    for ref in (g for field in GROUP_PEERS for g in listed(get(rule, field))):
         account = str(ref).split("/")[0] if "/" in str(ref) else ""
         known = facts.account_with_id(account) if account else None
         if account and account != facts.account.id and (known is None or not known[1].serves(facts.workload)):

@@ -9,7 +9,10 @@ config pins, which a platform team sets where pull requests cannot reach it: a P
 pack config (`pulumi policy enable ORG/gpuinfra VERSION --config FILE`), or the `--policy-pack-config` file
 of the CI job. Under the Pulumi CLI the pack reads its facts from the pinned file (rules.serve records it when
 the engine calls Configure); in-process the host has read them already, and this policy checks it read the
-pinned one.
+pinned one. Without a pinned file, under the CLI the pack trusts the organization file of a git revision, never the
+change under review: `base_ref`, or in a pull request's GitHub Actions run the base branch (origin/$GITHUB_BASE_REF,
+gpuinfra.workspace.pack); in-process, `gpuinfra preview --policy-config` reads `base_ref`'s file the same way
+(gpuinfra.commands.options.with_trusted_revision), and `gpuinfra diff --base-ref` judges a change by the base's file.
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_poli
 
 POLICY = "separation-trusted-organization"
 PROPERTY = "organization_file"
+BASE_PROPERTY = "base_ref"
 
 
 @stack_policy(
@@ -36,7 +40,15 @@ PROPERTY = "organization_file"
             "default": "",
             "description": "The trusted organization file, relative to the project directory (or absolute); "
             "empty: stacks/org.yaml.",
-        }
+        },
+        BASE_PROPERTY: {
+            "type": "string",
+            "default": "",
+            "description": "A git revision (origin/main) whose stacks/org.yaml is trusted instead of the working "
+            "tree's (gpuinfra preview --policy-config reads it too); empty: under the Pulumi CLI, "
+            "origin/$GITHUB_BASE_REF in a pull request's GitHub Actions run, else the working tree's. "
+            "organization_file takes precedence.",
+        },
     },
 )
 def trusted_organization(args: StackValidationArgs, report_violation: ReportViolation) -> None:
@@ -68,4 +80,4 @@ def _resolved(path: object) -> str:
         return str(path)
 
 
-__all__ = ["POLICY", "PROPERTY", "trusted_organization"]
+__all__ = ["BASE_PROPERTY", "POLICY", "PROPERTY", "trusted_organization"]
