@@ -68,6 +68,7 @@ def test_kubernetes_pods_roll_one_at_a_time_after_the_copy_and_the_back_off() ->
         "eu-central-1": (2, 900, 900 + 300 + math.ceil(cold["eu-central-1"]), 0),
     }
     assert all(s.first_step == "1 new pod (maxSurge 1)" for s in plan.rollout)
+    assert {s.region: s.held_seconds for s in plan.rollout} == {"us-east-1": 0, "eu-central-1": 1200}
 
 
 def test_the_preview_carries_the_table() -> None:

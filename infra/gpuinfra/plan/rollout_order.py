@@ -41,8 +41,11 @@ class RolloutStep(Plain):
     manifest_wait_seconds: int
     """At most, after the promote: 0 in the home region, Replication Time Control's 15 minutes in a replica."""
     first_step: str
+    held_seconds: int
+    """At most, how long the region's first new replica may be held before its cold start begins: the manifest's
+    wait, plus on Kubernetes the kubelet's back-off after it arrives."""
     first_ready_seconds: int
-    """At most, after the promote: the manifest's wait (plus the kubelet's back-off), then one cold start."""
+    """At most, after the promote: held_seconds, then one cold start."""
     soak_seconds: int
     """EC2: the refresh's CheckpointDelay after the canary (0 on Kubernetes: readiness gates each pod)."""
 
@@ -82,6 +85,7 @@ def _step(region: str, cold: float, home: bool, bucket: str, kubernetes: bool, s
         region=region,
         weights_bucket=bucket,
         manifest_wait_seconds=wait,
+        held_seconds=wait + backoff,
         first_step="1 new pod (maxSurge 1)" if kubernetes else f"canary {CANARY_PERCENT}%, at least 1",
         first_ready_seconds=wait + backoff + math.ceil(cold),
         soak_seconds=0 if kubernetes else checkpoint_delay(cold, soak_window),
