@@ -243,6 +243,17 @@ def test_global_accelerator_variant_has_an_endpoint_group_per_region() -> None:
     graph = graph_for("chat-serve", {"global_routing": routing})
     groups = graph.of_type("aws:globalaccelerator/endpointGroup:EndpointGroup")
     assert sorted(g.inputs["endpointGroupRegion"] for g in groups) == sorted(REGIONS)
+    # Each endpoint is the region's ALB, whose target health Global Accelerator follows: health check settings on
+    # the group would be ignored for it (GA DG, "Endpoint groups for standard accelerators"), so none are set, and
+    # the ALB's target group checks the spec's health path.
+    albs = {lb.urn: lb for lb in graph.of_type("aws:lb/loadBalancer:LoadBalancer")}
+    for group in groups:
+        assert not [k for k in group.inputs if k.startswith("healthCheck")], group.inputs
+        (endpoint,) = group.inputs["endpointConfigurations"]
+        assert any(lb.urn in group.dependencies for lb in albs.values()), group.name
+        assert endpoint["weight"] == 100 and endpoint["clientIpPreservationEnabled"] is True
+    for tg in graph.of_type("aws:lb/targetGroup:TargetGroup"):
+        assert tg.inputs["healthCheck"]["path"] == "/health"
     # One record: the domain (the certificates' name) as an alias of the accelerator, no latency records.
     (record,) = graph.of_type("aws:route53/record:Record")
     assert record.inputs["name"] == "chat.acme.example" and record.inputs["type"] == "A"

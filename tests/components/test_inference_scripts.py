@@ -187,8 +187,9 @@ def test_a_key_without_a_value_is_waited_for_with_heartbeats(node: Any, aws_url:
 
 def test_a_release_not_yet_replicated_holds_the_canary(node: Any, aws_url: str) -> None:
     """A new weights_prefix rolls out while S3 replication is still copying it to this region: the shards are
-    there, the manifest (replicated last, as the promote script writes it last) is not. The launch hook holds the
-    canary out of service, with heartbeats, until the manifest arrives; then it fetches, verifies and serves."""
+    there, the manifest (written last by the promote script; replication keeps no order: the next test) is not.
+    The launch hook holds the canary out of service, with heartbeats, until the manifest arrives; then it fetches,
+    verifies and serves."""
     fake, _, autoscaling = node
     port = free_port()
     server = config(port)
@@ -217,6 +218,31 @@ def test_a_release_not_yet_replicated_holds_the_canary(node: Any, aws_url: str) 
     assert (fake.state / "weights/llama/v3/.verified").exists()
     assert [c["LifecycleActionResult"] for c in autoscaling.of("CompleteLifecycleAction")] == ["CONTINUE"]
     assert get(f"http://127.0.0.1:{port}/v1/models", "k") == 200
+
+
+def test_a_manifest_replicated_before_a_shard_fetches_nothing_verified_until_the_shard_arrives(
+    node: Any, aws_url: str
+) -> None:
+    """S3 replication copies objects asynchronously and keeps no write order (S3 UG "Replicating objects"), so a
+    replica may hold the release's manifest before one of its shards. prefetch then syncs what is there, finds a
+    listed file missing, writes no .verified and fails (the launch hook retries it every 15 s); once the shard
+    arrives the same prefetch completes."""
+    fake, _, _ = node
+    server = config(free_port())
+    upload_weights(aws_url)
+    s3 = client(aws_url, "s3")
+    late = next(iter(WEIGHTS))
+    s3.delete_object(Bucket=BUCKET, Key=f"models/llama/v3/{late}")  # still replicating
+    fake.install(render_scripts(server))
+    unit = units(server)["gpuinfra-lifecycle.service"]
+    first = fake.run("prefetch", unit)
+    assert first.returncode != 0, first.stderr
+    assert not (fake.state / "weights/llama/v3/.verified").exists()
+    s3.put_object(Bucket=BUCKET, Key=f"models/llama/v3/{late}", Body=WEIGHTS[late])  # the shard arrives
+    second = fake.run("prefetch", unit)
+    assert second.returncode == 0, second.stderr
+    assert (fake.state / "weights/llama/v3/.verified").exists()
+    assert (fake.state / f"weights/llama/v3/{late}").read_bytes() == WEIGHTS[late]
 
 
 def test_the_launch_deadline_covers_replication_time_control() -> None:

@@ -62,6 +62,10 @@ def test_rollout_timeouts_by_hand() -> None:
     replicas, one at a time (maxSurge 1): 22 x 1,500 = 33,000 s. Pulumi's default would fail both after 600 s."""
     t = rollout_timeouts(600, 22)
     assert (t.create, t.update) == ("1500s", "33000s")
+    # A replica region: the first pod may first wait for the release to replicate (RTC's 900 s) and the kubelet's
+    # back-off (300 s): 1,200 s more, once.
+    t = rollout_timeouts(600, 22, 1200)
+    assert (t.create, t.update) == ("2700s", "34200s")
 
 
 def test_the_deployment_is_registered_with_the_plan_s_timeouts(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -76,8 +80,11 @@ def test_the_deployment_is_registered_with_the_plan_s_timeouts(monkeypatch: pyte
     graph_for("chat-serve-k8s", {"cold_start.weights_load_seconds": 400})  # a measured cold start: 400 s
     plan = checked("chat-serve-k8s", spec={"cold_start.weights_load_seconds": 400}).plan
     assert isinstance(plan, InferencePlan)
+    # us-east-1 is the registry's home region; eu-central-1 reads a replica: RTC's 900 s + the back-off's 300 s.
+    wait = {"us-east-1": 0, "eu-central-1": 900 + 300}
+    assert sorted(wait) == sorted(rp.region for rp in plan.regions)
     for rp in plan.regions:
         timeouts = seen[f"chat-k8s-{rp.region}-server"]
         assert rp.cold_start_seconds == 400
-        assert timeouts.create == f"{300 + 2 * 400}s"
-        assert timeouts.update == f"{(300 + 2 * 400) * rp.max_replicas}s"
+        assert timeouts.create == f"{wait[rp.region] + 300 + 2 * 400}s"
+        assert timeouts.update == f"{wait[rp.region] + (300 + 2 * 400) * rp.max_replicas}s"

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from helpers import Case, run_case
+from helpers import DELETE, Case, run_case
 
 CASES = [
     Case(
@@ -19,6 +19,20 @@ CASES = [
         message=r"trust whole accounts \(arn:aws:iam::111111111111:root;",
     ),
     Case("promoter-not-a-role", "model-registry", fires=False),  # the example names arn:...:role/ml-release
+    Case("registry-alarms-page-no-one", "model-registry", fires=False),  # ml-registry names an on-call
+    Case(
+        "registry-alarms-page-no-one",
+        "model-registry",
+        org={"accounts.ml-registry.alerts": DELETE},
+        message=r"account 'ml-registry' names no alerts: the replication alarms",
+    ),
+    # No replica region, no replication alarm: nothing to page about.
+    Case(
+        "registry-alarms-page-no-one",
+        "model-registry",
+        org={"accounts.ml-registry.alerts": DELETE, "registry.replica_regions": []},
+        fires=False,
+    ),
 ]
 
 

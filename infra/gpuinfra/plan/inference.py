@@ -13,6 +13,7 @@ from gpuinfra.plan.failover import FailoverRow, FleetLoss, RegionLoad, failover_
 from gpuinfra.plan.memory import Plain, ServingMemory, serving_memory
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
+from gpuinfra.plan.rollout_order import RolloutStep, rollout_steps, soak_window_seconds
 from gpuinfra.plan.serving import (
     InstanceChoice,
     RegionPlan,
@@ -38,6 +39,8 @@ class InferencePlan(Plain):
     """Each region with the largest other region's peak failed over to it, against its (final) maximum."""
     fleet_losses: list[FleetLoss] = []
     """Each region lost at peak: the survivors' capacity against the fleet's peak."""
+    rollout: list[RolloutStep] = []
+    """Where a new release's canary can start in each region, home region first (empty without a registry)."""
 
 
 DEFAULT_DRAIN_SECONDS = 300
@@ -81,6 +84,21 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         economics=serving_economics(spec, memory, regions, catalog),
         failover=failover_rows(loads),
         fleet_losses=fleet_losses(loads),
+        rollout=_rollout(spec, org, regions),
+    )
+
+
+def _rollout(spec: InferenceSpec, org: Organization, regions: list[RegionPlan]) -> list[RolloutStep]:
+    """The release's order over the regions (none without a registry: region-without-weights-replica refuses)."""
+    registry = org.registry
+    if registry is None:
+        return []
+    return rollout_steps(
+        [(rp.region, rp.cold_start_seconds) for rp in regions],
+        registry.region,
+        {rp.region: registry.replica_bucket(rp.region) for rp in regions},
+        spec.platform == "kubernetes",
+        soak_window_seconds(spec.load_balancer.type == "alb", spec.slo.evaluation_minutes),
     )
 
 

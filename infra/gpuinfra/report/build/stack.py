@@ -15,6 +15,7 @@ from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPla
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
+from gpuinfra.report.build.rollout import rollout_section
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings
@@ -236,6 +237,7 @@ def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]
             notes=failover_notes(plan),
         ),
         *([failover] if (failover := failover_section(plan)) else []),
+        *([rollout] if (rollout := rollout_section(plan)) else []),
         *(serving_sections(plan.economics) if plan.economics else []),
         quota_section(plan.quotas, unit),
     ]

@@ -117,13 +117,18 @@ SCHEDULING_SECONDS = 300
 MAX_SURGE = KUBERNETES_SURGE
 
 
-def rollout_timeouts(cold_start_seconds: float, max_replicas: int) -> pulumi.CustomTimeouts:
+def rollout_timeouts(
+    cold_start_seconds: float, max_replicas: int, release_wait_seconds: int = 0
+) -> pulumi.CustomTimeouts:
     """How long Pulumi waits for the Deployment to become Available (its default is 10 minutes, after which the
     update is marked failed: Pulumi Kubernetes, apps/v1 Deployment). Create: one pod on a new node (scheduling, then
     the planned cold start, boot to healthy, with its margin). Update: the rolling update replaces up to
-    max_replicas pods MAX_SURGE at a time, each one a cold start."""
+    max_replicas pods MAX_SURGE at a time, each one a cold start. Both after `release_wait_seconds`, the longest the
+    region's first new pod may wait for a new release to replicate (the plan's rollout order: 0 in the registry's
+    home region), since its `verify` init container fails until the manifest is there."""
     one = math.ceil(SCHEDULING_SECONDS + COLD_START_MARGIN * cold_start_seconds)
-    return pulumi.CustomTimeouts(create=f"{one}s", update=f"{one * math.ceil(max_replicas / MAX_SURGE)}s")
+    update = release_wait_seconds + one * math.ceil(max_replicas / MAX_SURGE)
+    return pulumi.CustomTimeouts(create=f"{release_wait_seconds + one}s", update=f"{update}s")
 
 
 def labels(spec: InferenceSpec, stack_tags: dict[str, str]) -> dict[str, str]:
@@ -486,6 +491,8 @@ class KubernetesRegionArgs:
     """What the region's cluster runs."""
     pools: list[NodePoolPlan]
     alerts: Alerts | None = None
+    release_wait_seconds: int = 0
+    """The longest a new release may take to reach the region's bucket (plan.rollout's held_seconds)."""
 
 
 SERVICE_ANNOTATION = "service.beta.kubernetes.io/aws-load-balancer-"
@@ -552,7 +559,9 @@ class KubernetesRegion(pulumi.ComponentResource):
             opts=pulumi.ResourceOptions.merge(
                 o,
                 pulumi.ResourceOptions(
-                    custom_timeouts=rollout_timeouts(args.rp.cold_start_seconds, args.rp.max_replicas)
+                    custom_timeouts=rollout_timeouts(
+                        args.rp.cold_start_seconds, args.rp.max_replicas, args.release_wait_seconds
+                    )
                 ),
             ),
         )
@@ -807,6 +816,7 @@ def region_args(args: KubernetesFleetArgs, fleet_region: FleetRegion, rp: Region
         cluster=cluster_components(args, rp.region),
         pools=node_pools(spec, rp, args.catalog, args.plan.quotas),
         alerts=args.alerts,
+        release_wait_seconds=next((s.held_seconds for s in args.plan.rollout if s.region == rp.region), 0),
     )
 
 

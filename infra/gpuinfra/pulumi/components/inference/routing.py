@@ -180,14 +180,15 @@ class GlobalRouting(pulumi.ComponentResource):
                 ],
                 opts=o,
             )
+        # No health check settings on the groups: for load balancer endpoints Global Accelerator ignores them and
+        # follows the load balancer's own target health (GA DG, "Endpoint groups for standard accelerators": "For
+        # Network Load Balancer and Application Load Balancer endpoints, configure health check settings on the ELB
+        # console"), which is the target group's check of the spec's health path.
         for target in args.targets:
             aws.globalaccelerator.EndpointGroup(
                 f"{name}-ga-{target.region}",
                 listener_arn=listener.arn,
                 endpoint_group_region=target.region,
-                health_check_protocol="HTTPS",
-                health_check_port=443,
-                health_check_path=args.health_check_path,
                 traffic_dial_percentage=100,
                 endpoint_configurations=[
                     aws.globalaccelerator.EndpointGroupEndpointConfigurationArgs(

@@ -13,6 +13,7 @@ from gpuinfra.plan import RegistryPlan
 from gpuinfra.plan.registry import ReplicaBucket, promote_role
 from gpuinfra.plan.rollout import REPLICATION_SLA_MINUTES
 from gpuinfra.pulumi.components import iam
+from gpuinfra.pulumi.components.alerts import alert_topic, notify
 from gpuinfra.pulumi.components.base import child, stateful
 from gpuinfra.pulumi.components.buckets import harden
 from gpuinfra.pulumi.components.registry.policies import (
@@ -23,6 +24,7 @@ from gpuinfra.pulumi.components.registry.policies import (
     replication_policy,
 )
 from gpuinfra.pulumi.components.registry.promote import promote_script
+from gpuinfra.spec.org import Alerts
 
 TYPE = "gpuinfra:registry:ModelRegistry"
 BUCKET_TYPE = "gpuinfra:registry:Bucket"
@@ -37,6 +39,9 @@ class RegistryArgs:
     kms_deletion_window_days: int
     protect: bool = True
     """Pulumi protect and retainOnDelete on every model bucket and its key."""
+    alerts: Alerts | None = None
+    """The registry account's `alerts` (organization file): the replication alarms page through a topic they
+    subscribe in the home region (None: the alarms have no actions; registry-alarms-page-no-one warns)."""
 
 
 def object_lock(
@@ -276,11 +281,13 @@ def replication(
     )
 
 
-def replication_alarms(name: str, plan: RegistryPlan, o: pulumi.ResourceOptions) -> None:
+def replication_alarms(
+    name: str, plan: RegistryPlan, topic_arn: pulumi.Input[str] | None, o: pulumi.ResourceOptions
+) -> None:
     """Per replica region: an object that failed to replicate, or one past the 15 minutes RTC promises (S3
     publishes these RTC metrics per rule in the source bucket's region, 1-minute periods: S3 UG "Monitoring
     progress with replication metrics"). A release stuck there holds every canary of that region (the launch hook
-    waits for its manifest), so this says why. Actions: none yet (no organization alert target; docs/registry.md)."""
+    waits for its manifest), so this says why, to whoever `topic_arn` pages (None: nobody, actions off)."""
     for r in plan.replicas:
         dimensions = {
             "SourceBucket": plan.bucket,
@@ -304,6 +311,7 @@ def replication_alarms(name: str, plan: RegistryPlan, o: pulumi.ResourceOptions)
                 threshold=threshold,
                 comparison_operator="GreaterThanThreshold",
                 treat_missing_data="notBreaching",
+                **notify(topic_arn),
                 opts=o,
             )
 
@@ -332,7 +340,8 @@ class ModelRegistry(pulumi.ComponentResource):
         if replicas:
             o = child(self, home)
             replication(name, args, primary, replicas, o)
-            replication_alarms(name, plan, o)
+            topic = alert_topic(f"{name}-alerts", args.account_id, args.alerts, o).arn if args.alerts else None
+            replication_alarms(name, plan, topic, o)
         self.register_outputs(
             {"bucket": primary.bucket.bucket, "replicas": sorted(replicas), "promote_role": self.promote_role.arn}
         )

@@ -31,6 +31,7 @@ def build_registry(inputs: Inputs, plan: RegistryPlan) -> None:
             noncurrent_version_expiration_days=spec.noncurrent_version_expiration_days,
             kms_deletion_window_days=spec.kms_deletion_window_days,
             protect=spec.protect_data,
+            alerts=account.alerts,
         ),
         providers,
     )
