@@ -16,6 +16,7 @@ import pulumi_kubernetes as k8s
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.engines import VLLM, engine_of
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.alerts import alert_topic
@@ -279,7 +280,7 @@ def server_container(
         "image": server_image,
         "env": CACHE_ENV + api_key,
         "security_context": restricted_context(),
-        "args": engine_args(model, WEIGHTS_DIR, gpus, ["--port", str(lb.server_port), *spec.server_args]),
+        "args": engine_args(model, WEIGHTS_DIR, gpus, spec.server_args, spec.engine, lb.server_port),
         "ports": [{"name": "http", "container_port": lb.server_port}],
         "resources": {
             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
@@ -292,7 +293,9 @@ def server_container(
         ],
         **probes(spec, rp),
         # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
-        "lifecycle": {"pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}},
+        "lifecycle": {
+            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds, engine_of(spec.engine))}}
+        },
     }
 
 
@@ -366,19 +369,27 @@ METRIC_LABEL = "app_kubernetes_io_name"
 """The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
 
 
-def load_query(waiting_metric: str, namespace: str, name: str) -> str:
-    """Requests in flight (waiting + running) over the fleet's pods, with the labels the PodMonitor gives
-    every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
+def load_query(waiting_metric: str, namespace: str, name: str, running_metric: str = VLLM.running_metric) -> str:
+    """Requests in flight (waiting + running, the engine's own series) over the fleet's pods, with the labels the
+    PodMonitor gives every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
     selector = f'{{namespace="{namespace}",{METRIC_LABEL}="{name}"}}'
-    return f"sum({waiting_metric}{selector}) + sum(vllm:num_requests_running{selector})"
+    return f"sum({waiting_metric}{selector}) + sum({running_metric}{selector})"
+
+
+def waiting_metric(spec: InferenceSpec) -> str:
+    """The queue series the autoscaler counts: the spec's, else the engine's."""
+    kube = spec.kubernetes
+    assert kube is not None
+    return kube.queue_metric or engine_of(spec.engine).waiting_metric
 
 
 def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
-    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on the http port."""
+    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping the engine's metrics path (vLLM's and
+    SGLang's /metrics, trtllm-serve's /prometheus/metrics) on the http port."""
     return {
         "selector": {"matchLabels": {POD_LABEL: spec.name}},
         "podTargetLabels": [POD_LABEL],
-        "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
+        "podMetricsEndpoints": [{"port": "http", "path": engine_of(spec.engine).metrics_path, "interval": "15s"}],
     }
 
 
@@ -439,7 +450,7 @@ def scaled_object_spec(
     count was, so an outage of the monitoring stack never scales the fleet in under load."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
-    query = load_query(kube.queue_metric, namespace, spec.name)
+    query = load_query(waiting_metric(spec), namespace, spec.name, engine_of(spec.engine).running_metric)
     return {
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
