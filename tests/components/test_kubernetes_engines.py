@@ -4,6 +4,7 @@ waits for its requests; TensorRT-LLM's preStop reads its own path and names."""
 
 from __future__ import annotations
 
+import hashlib
 import subprocess
 import sys
 import threading
@@ -14,6 +15,7 @@ from gpuinfra.graph import Graph
 from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM, Engine
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command
 from helpers import graph_for
+from ruamel.yaml import YAML
 
 SGLANG_FLEET = {
     "engine": "sglang",
@@ -24,7 +26,7 @@ SGLANG_FLEET = {
 }
 
 
-def options(argv: list[str]) -> dict[str, str]:
+def options_of(argv: list[str]) -> dict[str, str]:
     """--flag value pairs of an argv (a flag followed by another flag, like --enable-metrics, takes no value)."""
     return {w: argv[i + 1] for i, w in enumerate(argv[:-1]) if w.startswith("--") and not argv[i + 1].startswith("--")}
 
@@ -41,7 +43,7 @@ def test_the_deployment_runs_sglangs_command_with_the_plans_values() -> None:
         (server,) = deployment.inputs["spec"]["template"]["spec"]["containers"]
         args = server["args"]
         assert args[:3] == ["python3", "-m", "sglang.launch_server"]
-        flags = options(args[3:])
+        flags = options_of(args[3:])
         assert flags["--model-path"] == "/weights" and flags["--tp-size"] == "1"
         assert flags["--mem-fraction-static"] == "0.9"  # the spec's gpu_memory_utilization, by SGLang's flag
         assert flags["--port"] == str(server["ports"][0]["containerPort"])  # where the probes and the NLB go
@@ -101,3 +103,45 @@ def test_the_prestop_drain_waits_for_each_engines_requests() -> None:
             assert fake.scrapes == 4, engine.name  # it read busy three times, then idle: its path, its names
         finally:
             fake.httpd.shutdown()
+
+
+def test_trtllm_on_kubernetes_reads_its_options_file_from_a_config_map() -> None:
+    graph = graph_for(
+        "chat-serve-k8s",
+        {
+            **SGLANG_FLEET,
+            "engine": "tensorrt-llm",
+            "server_image": TENSORRT_LLM.image,
+            "server_image_digest": TENSORRT_LLM.image_digest,
+        },
+    )
+    maps = graph.of_type("kubernetes:core/v1:ConfigMap")
+    assert len(maps) == 2  # one a region
+    for config_map, deployment in zip(maps, graph.of_type("kubernetes:apps/v1:Deployment"), strict=True):
+        text = config_map.inputs["data"]["trtllm.yaml"]
+        options = YAML(typ="safe").load(text)
+        assert options["return_perf_metrics"] is True and options["enable_iter_perf_stats"] is True
+        assert config_map.inputs["metadata"]["namespace"] == deployment.inputs["metadata"]["namespace"]
+        template = deployment.inputs["spec"]["template"]
+        (server,) = template["spec"]["containers"]
+        args = server["args"]
+        assert args[:3] == ["trtllm-serve", "serve", "/weights"]
+        assert options_of(args)["--config"] == "/etc/gpuinfra/trtllm.yaml"
+        volume = next(v for v in template["spec"]["volumes"] if v["name"] == "engine-config")
+        assert volume["configMap"]["name"] == config_map.inputs["metadata"]["name"]
+        assert {"name": "engine-config", "mountPath": "/etc/gpuinfra", "readOnly": True} in server["volumeMounts"]
+        # a changed file changes the pod template, so it rolls out
+        digest = hashlib.sha256(text.encode()).hexdigest()
+        assert template["metadata"]["annotations"] == {"gpuinfra.io/engine-config-sha256": digest}
+    for monitor in graph.of_type("kubernetes:monitoring.coreos.com/v1:PodMonitor"):
+        assert monitor.inputs["spec"]["podMetricsEndpoints"][0]["path"] == "/prometheus/metrics"
+    for scaler in graph.of_type("kubernetes:keda.sh/v1alpha1:ScaledObject"):
+        query = scaler.inputs["spec"]["triggers"][0]["metadata"]["query"]
+        assert query.startswith("sum(trtllm_num_requests_waiting{") and "+ sum(trtllm_num_requests_running{" in query
+
+
+def test_a_vllm_pod_has_no_options_file() -> None:
+    graph = graph_for("chat-serve-k8s", {})
+    assert graph.of_type("kubernetes:core/v1:ConfigMap") == []
+    for deployment in graph.of_type("kubernetes:apps/v1:Deployment"):
+        assert "annotations" not in deployment.inputs["spec"]["template"]["metadata"]

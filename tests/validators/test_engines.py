@@ -89,8 +89,6 @@ CASES = [
         message="server_kind neuron with engine sglang",
     ),
     Case("engine-server-kind", "chat-serve", {"server_kind": "neuron"}, fires=False),
-    Case("engine-platform", "chat-serve-k8s", TRTLLM_FLEET, message="engine tensorrt-llm on platform kubernetes"),
-    Case("engine-platform", "chat-serve", TRTLLM_FLEET, fires=False),
 ]
 
 

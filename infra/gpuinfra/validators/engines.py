@@ -83,24 +83,10 @@ def engine_server_kind(spec: InferenceSpec) -> Iterator[Failure]:
         )
 
 
-@rule(Level.ERROR)
-def engine_platform(spec: InferenceSpec) -> Iterator[Failure]:
-    """trtllm-serve reads its metrics switches from an options file, which the EC2 launch writes; the Kubernetes
-    Deployment does not mount one yet, so its queue gauge would never appear."""
-    if spec.engine == "tensorrt-llm" and spec.platform == "kubernetes":
-        yield Failure(
-            "engine tensorrt-llm on platform kubernetes: the Deployment has no options file, so trtllm-serve would "
-            "publish no queue metric for the autoscaler",
-            ("engine",),
-            "write `platform: ec2`, or `engine: sglang` or `engine: vllm` on Kubernetes",
-        )
-
-
 __all__ = [
     "engine_adapters",
     "engine_api_key",
     "engine_image_mismatch",
-    "engine_platform",
     "engine_queue_metric_mismatch",
     "engine_server_kind",
 ]

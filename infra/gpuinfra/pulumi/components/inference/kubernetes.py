@@ -4,6 +4,7 @@ queue-depth autoscaling (an autoscaling/v2 HPA on an external metric, or a KEDA 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from gpuinfra.pulumi.components.alerts import alert_topic
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
-from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
 from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
@@ -219,11 +220,35 @@ def deployment_spec(
         {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
         {"name": "tmp", "empty_dir": {"size_limit": f"{TMP_GIB}Gi"}},
     ]
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    options = engine_config(spec.model, spec.engine)
+    if options is not None:
+        mount_engine_config(pod, spec.name, options)
+        # A new options file is a new pod template, so it rolls out (a ConfigMap edit alone restarts nothing).
+        metadata["annotations"] = {ENGINE_CONFIG_ANNOTATION: hashlib.sha256(options.encode()).hexdigest()}
     return {
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
         "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
-        "template": {"metadata": {"labels": pod_labels}, "spec": pod},
+        "template": {"metadata": metadata, "spec": pod},
     }
+
+
+ENGINE_CONFIG_ANNOTATION = "gpuinfra.io/engine-config-sha256"
+ENGINE_CONFIG_KEY = TRTLLM_CONFIG.rsplit("/", 1)[1]
+"""The ConfigMap's key: the file name the command reads (trtllm.yaml)."""
+
+
+def engine_config_map_name(fleet: str) -> str:
+    return f"{fleet}-engine"
+
+
+def mount_engine_config(pod: dict[str, Any], fleet: str, options: str) -> None:
+    """The engine's options file (TensorRT-LLM's --config) from the fleet's ConfigMap, read-only at the path the
+    command names (engine.TRTLLM_CONFIG)."""
+    folder = TRTLLM_CONFIG.rsplit("/", 1)[0]
+    pod["volumes"].append({"name": "engine-config", "config_map": {"name": engine_config_map_name(fleet)}})
+    (server,) = pod["containers"]
+    server["volume_mounts"].append({"name": "engine-config", "mount_path": folder, "read_only": True})
 
 
 def pod_spec(spec: InferenceSpec, rp: RegionPlan, devices: Accelerators) -> dict[str, Any]:
@@ -556,6 +581,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             self._mirror(name, args, aws_opts),
         )
         meta = self._namespace(name, args, server, aws_provider, o)
+        self._engine_config(name, args, meta, o)
         deployment = k8s.apps.v1.Deployment(
             f"{name}-server",
             metadata=meta,
@@ -625,6 +651,18 @@ class KubernetesRegion(pulumi.ComponentResource):
         annotations = self._workload_identity(name, spec, args.cluster, args.stack_tags, aws_provider)
         k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={**meta, "annotations": annotations}, opts=o)
         return meta
+
+    @staticmethod
+    def _engine_config(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:
+        """The ConfigMap holding the engine's options file, for engines that read one (TensorRT-LLM)."""
+        options = engine_config(args.spec.model, args.spec.engine)
+        if options is not None:
+            k8s.core.v1.ConfigMap(
+                f"{name}-engine-config",
+                metadata={**meta, "name": engine_config_map_name(args.spec.name)},
+                data={ENGINE_CONFIG_KEY: options},
+                opts=o,
+            )
 
     @staticmethod
     def _monitoring(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:
