@@ -7,13 +7,21 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import pytest
-from components.test_inference_scripts import aws_url, free_port, get, node, published, statistics, units
+from components.test_inference_scripts import (
+    aws_url,
+    free_port,
+    get,
+    node,
+    published,
+    start_server,
+    statistics,
+    units,
+)
 from gpuinfra.plan.engines import ENGINE_TABLE, SGLANG, TENSORRT_LLM, VLLM, Engine
 from gpuinfra.pulumi.components.inference.bootstrap import ITL_METRIC, TTFT_METRIC, render_scripts
 from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
@@ -63,20 +71,12 @@ ThreadingHTTPServer(("127.0.0.1", port), H).serve_forever()
 
 
 def engine_server(fake: Node, engine: Engine, load: tuple[int, int]) -> None:
-    """Replace the vLLM stand-in with one that speaks only `engine`'s metric names at its path."""
+    """Replace the vLLM stand-in with one that speaks only `engine`'s metric names at its path (start_server starts
+    it)."""
     (fake.root / "fake_server.py").write_text(ENGINE_SERVER)
     names = {"path": engine.metrics_path, "running": engine.running_metric, "waiting": engine.waiting_metric}
     (fake.root / "engine.json").write_text(json.dumps(names))
     (fake.root / "load").write_text(f"{load[0]} {load[1]}")
-
-
-def start(fake: Node, port: int) -> None:
-    process = subprocess.Popen([sys.executable, str(fake.root / "fake_server.py"), str(port), str(fake.root)])
-    (fake.root / "server.pid").write_text(str(process.pid))
-    deadline = time.time() + 10
-    while get(f"http://127.0.0.1:{port}/health") != 200:
-        assert time.time() < deadline
-        time.sleep(0.1)
 
 
 def engine_config_of(engine: Engine, port: int, **overrides: Any) -> Any:
@@ -135,15 +135,21 @@ def test_the_launch_runs_the_engines_own_command_on_its_image(engine: Engine, no
     process.wait(timeout=10)
 
 
+def in_service(fake: Node, engine: Engine, load: tuple[int, int], **overrides: Any) -> Any:
+    """A replica in service running `engine`'s stand-in: its scripts installed, its server answering."""
+    port = free_port()
+    server = engine_config_of(engine, port, **overrides)
+    fake.install(render_scripts(server))
+    engine_server(fake, engine, load)
+    start_server(fake, port, load)
+    (fake.state / "in-service").touch()
+    return server
+
+
 @pytest.mark.parametrize("engine", list(ENGINE_TABLE.values()), ids=lambda e: e.name)
 def test_the_load_metric_reads_the_engines_own_series(engine: Engine, node: Any, aws_url: str) -> None:
     fake, _, _ = node
-    port = free_port()
-    server = engine_config_of(engine, port)
-    fake.install(render_scripts(server))
-    engine_server(fake, engine, load=(3, 5))
-    start(fake, port)
-    (fake.state / "in-service").touch()
+    server = in_service(fake, engine, (3, 5))
     result = fake.run("queue-metric", units(server)["gpuinfra-queue-metric.service"])
     assert result.returncode == 0, result.stderr
     assert published(aws_url) == [8.0]  # 3 running + 5 waiting, by the engine's names at its path
@@ -152,12 +158,7 @@ def test_the_load_metric_reads_the_engines_own_series(engine: Engine, node: Any,
 @pytest.mark.parametrize("engine", [SGLANG, TENSORRT_LLM], ids=lambda e: e.name)
 def test_latency_means_come_from_the_engines_histograms(engine: Engine, node: Any, aws_url: str) -> None:
     fake, _, _ = node
-    port = free_port()
-    server = engine_config_of(engine, port)
-    fake.install(render_scripts(server))
-    engine_server(fake, engine, load=(1, 0))
-    start(fake, port)
-    (fake.state / "in-service").touch()
+    server = in_service(fake, engine, (1, 0))
     itl = engine.itl_histograms[0]
 
     def run(ttft: tuple[float, int], gaps: tuple[float, int]) -> None:
@@ -178,11 +179,7 @@ def test_latency_means_come_from_the_engines_histograms(engine: Engine, node: An
 def test_the_drain_waits_for_the_engines_requests(engine: Engine, node: Any) -> None:
     """The drain polls the engine's own series: busy (1 running) it waits; idle it stops the server and goes on."""
     fake, imds, autoscaling = node
-    port = free_port()
-    server = engine_config_of(engine, port, drain_seconds=30)
-    fake.install(render_scripts(server))
-    engine_server(fake, engine, load=(1, 0))
-    start(fake, port)
+    server = in_service(fake, engine, (1, 0), drain_seconds=30)
     imds.target_state = "Terminated"
     env = fake.environment(units(server)["gpuinfra-drain.service"])
     process = subprocess.Popen([str(fake.sbin / "gpuinfra-drain")], env=env, cwd="/", text=True)
