@@ -44,14 +44,15 @@ MODEL = ServedModel(
 
 ENGINE_SERVER = r'''
 """A stand-in for one engine's server: /health, and its metrics at its own path only, with its own series names
-(load from <node>/load as "running waiting"; histograms verbatim from <node>/metrics)."""
+(names from <node>/engine.json and load from <node>/load as "running waiting", both read at every request;
+histograms verbatim from <node>/metrics)."""
 import json, os, sys
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 port, node = int(sys.argv[1]), sys.argv[2]
-engine = json.load(open(os.path.join(node, "engine.json")))
 class H(BaseHTTPRequestHandler):
     def log_message(self, *a): pass
     def do_GET(self):
+        engine = json.load(open(os.path.join(node, "engine.json")))
         if self.path == "/health":
             code, body = 200, ""
         elif self.path == engine["path"]:
@@ -193,3 +194,15 @@ def test_the_drain_waits_for_the_engines_requests(engine: Engine, node: Any) -> 
 
 def test_vllm_is_the_default_engine_of_a_replica() -> None:
     assert config(8000).engine == VLLM.name
+
+
+def test_metrics_without_the_queue_series_read_as_a_full_replica(node: Any, aws_url: str) -> None:
+    """trtllm-serve without its iteration stats serves /prometheus/metrics with no queue gauge: the load is unknown,
+    and the replica reports its max_sequences rather than a 0 that would hold the fleet at its floor."""
+    fake, _, _ = node
+    server = in_service(fake, TENSORRT_LLM, (2, 2))
+    bare = json.loads((fake.root / "engine.json").read_text()) | {"running": "other_a", "waiting": "other_b"}
+    (fake.root / "engine.json").write_text(json.dumps(bare))  # read per request: the gauges vanish now
+    result = fake.run("queue-metric", units(server)["gpuinfra-queue-metric.service"])
+    assert result.returncode == 0, result.stderr
+    assert published(aws_url) == [6.0] and "no trtllm_num_requests_waiting" in result.stderr
