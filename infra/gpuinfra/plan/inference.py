@@ -81,7 +81,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
         choice=choice,
         regions=regions,
         quotas=quotas,
-        economics=serving_economics(spec, memory, regions, catalog),
+        economics=serving_economics(spec, memory, regions, catalog, spec.engine),
         failover=failover_rows(loads),
         fleet_losses=fleet_losses(loads),
         rollout=_rollout(spec, org, regions),
@@ -132,6 +132,7 @@ def _choice(spec: InferenceSpec, memory: ServingMemory, catalog: Catalog) -> Ins
         m.attention_heads,
         m.kv_cache.kv_heads,
         m.precision,
+        spec.engine,
     )
 
 
@@ -151,7 +152,7 @@ def _region_extra(
         spec.cold_start.weights_load_seconds,
         spec.cold_start.compile_cache,
     )
-    replica = replica_roofline(info, memory, spec, catalog)
+    replica = replica_roofline(info, memory, spec, catalog, engine=spec.engine)
     longest = spec.requests.max_output_tokens or m.context_length_tokens
     drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
     return {
@@ -162,7 +163,9 @@ def _region_extra(
         # burst group diversify over types that serve at least as fast.
         "spot_types": [info.name]
         if pinned
-        else spot_types(info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision),
+        else spot_types(
+            info, region, memory, m.gpu_memory_utilization, spec.server_kind, catalog, m.precision, spec.engine
+        ),
     }
 
 

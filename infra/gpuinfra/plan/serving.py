@@ -9,8 +9,8 @@ from typing import Any
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.plan.capacity import on_demand_percentage, split_capacity
 from gpuinfra.plan.coldstart import ColdStart
-from gpuinfra.plan.memory import Plain, ServingMemory, usable_accelerator_bytes
-from gpuinfra.plan.roofline import ACTIVATION_WORKSPACE_BYTES, ReplicaBound
+from gpuinfra.plan.memory import MIB, Plain, ServingMemory, usable_accelerator_bytes
+from gpuinfra.plan.roofline import ACTIVATION_WORKSPACE_BYTES, ReplicaBound, kv_memory_bytes
 
 PEAK_TO_TROUGH = 10.0
 """Daily traffic varies about 10x between peak and trough."""
@@ -43,12 +43,18 @@ class InstanceChoice(Plain):
     reason: str
 
 
-def fits(info: InstanceType, memory: ServingMemory, utilization: float) -> tuple[bool, int]:
-    """vLLM's admission rule: weights plus one maximum-length sequence's KV cache (`memory`) fit what the server
-    may use after each GPU's activation workspace (plan/roofline.py serving_admits). Returns the fit and that
-    usable size."""
-    usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, utilization)
-    usable -= max(1, info.accelerator_count) * ACTIVATION_WORKSPACE_BYTES
+def fits(info: InstanceType, memory: ServingMemory, utilization: float, engine: str = "vllm") -> tuple[bool, int]:
+    """The engine's admission rule: weights plus one maximum-length sequence's KV cache (`memory`) fit what the
+    server may use (plan/roofline.py serving_admits). vLLM: its share of memory after each GPU's activation
+    workspace; the others: the weights plus the KV memory their own rule leaves (kv_memory_bytes). Returns the
+    fit and that usable size."""
+    if engine == "vllm":
+        usable = usable_accelerator_bytes(info.accelerator_count, info.accelerator_memory_mib, utilization)
+        usable -= max(1, info.accelerator_count) * ACTIVATION_WORKSPACE_BYTES
+        return memory.needed_bytes <= usable, usable
+    count = max(1, info.accelerator_count)
+    kv = kv_memory_bytes(count * info.accelerator_memory_mib * MIB, utilization, memory.weights_bytes, count, engine)
+    usable = int(memory.weights_bytes + kv)
     return memory.needed_bytes <= usable, usable
 
 
@@ -112,15 +118,18 @@ def choose_instance(
     attention_heads: int | None = None,
     kv_heads: int = 1,
     precision: str = "bf16",
+    engine: str = "vllm",
 ) -> InstanceChoice:
     """`auto`: the cheapest serving type the server can drive (fp8 weights: Ada, Hopper or Blackwell) whose
-    accelerators admit the model (weights plus one maximum-length sequence, vLLM's rule),
+    accelerators admit the model (weights plus one maximum-length sequence, by the engine's rule),
     whose host RAM holds the weights, whose accelerator count is a valid tensor-parallel size, priced in
     every region; an explicit type is kept (validators say if it does not fit)."""
     pool = _pool(requested, gpu, catalog)
     fp8_unserved = precision == "fp8" and server_kind == "cuda"
     candidates = [
-        _candidate(info, memory, utilization, regions, catalog, server_kind, attention_heads, kv_heads, fp8_unserved)
+        _candidate(
+            info, memory, utilization, regions, catalog, server_kind, attention_heads, kv_heads, fp8_unserved, engine
+        )
         for info in pool
     ]
     candidates.sort(key=lambda c: (c.usd_per_hour_total is None, c.usd_per_hour_total or 0, c.instance_type))
@@ -149,9 +158,11 @@ def _candidate(
     attention_heads: int | None,
     kv_heads: int,
     fp8_weights: bool,
+    engine: str = "vllm",
 ) -> Candidate:
-    """One type: whether it admits the model, its price summed over the regions, and why it is rejected."""
-    ok, usable = fits(info, memory, utilization)
+    """One type: whether it admits the model (by the engine's rule), its price summed over the regions, and why it
+    is rejected."""
+    ok, usable = fits(info, memory, utilization, engine)
     prices = [catalog.on_demand(info.name, r) for r in regions]
     unpriced = [r for r, p in zip(regions, prices, strict=True) if p is None]
     total = None if unpriced else sum((p.usd_per_hour for p in prices if p), Decimal(0))
@@ -346,6 +357,7 @@ def spot_types(
     server_kind: str,
     catalog: Catalog,
     precision: str = "bf16",
+    engine: str = "vllm",
 ) -> list[str]:
     """The chosen type first, then the cheapest serving types (priced in the region) that run the same
     server with the same accelerator count (one tensor-parallel size), hold the model in accelerator and
@@ -363,7 +375,7 @@ def spot_types(
             price is None
             or info.accelerator_count != chosen.accelerator_count
             or not server_runs_on(server_kind, info)
-            or not fits(info, memory, utilization)[0]
+            or not fits(info, memory, utilization, engine)[0]
             or not host_ram_fits(info, memory.weights_bytes)
             or (fp8 and not catalog.serves_fp8(info.accelerator))
             or info.vcpu > 2 * chosen.vcpu

@@ -26,7 +26,7 @@ from gpuinfra.plan.roofline import (
 )
 from gpuinfra.plan.serving import RegionPlan, host_ram_fits
 from gpuinfra.plan.serving import fits as holds
-from gpuinfra.spec import InferenceSpec
+from gpuinfra.spec import FleetRegion, InferenceSpec
 
 SECONDS_PER_HOUR = 3600
 PRECISIONS = ("bf16", "fp8", "int8", "int4")
@@ -72,11 +72,17 @@ def compute_efficiency(info: InstanceType, precision: str, catalog: Catalog) -> 
 
 
 def replica_roofline(
-    info: InstanceType, memory: ServingMemory, spec: InferenceSpec, catalog: Catalog, precision: str | None = None
+    info: InstanceType,
+    memory: ServingMemory,
+    spec: InferenceSpec,
+    catalog: Catalog,
+    precision: str | None = None,
+    engine: str = "vllm",
 ) -> ReplicaBound | None:
     """The calibrated ceiling of one replica on every accelerator of `info` (plan/roofline.py replica_ceiling:
     decode at the measured share of the bandwidth, time-shared with prefill at the measured share of the dense
-    peak); None when the bandwidth is unknown. `precision` is the weights' (default: the spec's)."""
+    peak); None when the bandwidth is unknown. `precision` is the weights' (default: the spec's); `engine` the server
+    whose KV rule sizes the batch."""
     per_device = catalog.memory_bandwidth_gb_s(info.name)
     if per_device is None:
         return None
@@ -99,6 +105,7 @@ def replica_roofline(
             compute_efficiency=compute_efficiency(info, precision or m.precision, catalog)
             if efficiency is None
             else efficiency,
+            engine=engine,
         )
 
     return ceiling_bound(ceiling(), per_device * count, shape.output_tokens, physical=ceiling(1.0))
@@ -136,6 +143,8 @@ class PrecisionPoint(Plain):
 class ServingEconomics(Plain):
     output_tokens: int
     regions: list[RegionTokens]
+    engine: str = "vllm"
+    """The server whose KV rule admitted each precision and sized each ceiling (plan/roofline.py kv_memory_bytes)."""
     quantization_region: str | None = None
     quantization_instance: str | None = None
     quantization: list[PrecisionPoint] = []
@@ -155,62 +164,78 @@ def _alternative(spec: InferenceSpec, precision: str) -> ServingMemory:
 
 
 def serving_economics(
-    spec: InferenceSpec, memory: ServingMemory, region_plans: list[RegionPlan], catalog: Catalog
+    spec: InferenceSpec,
+    memory: ServingMemory,
+    region_plans: list[RegionPlan],
+    catalog: Catalog,
+    engine: str = "vllm",
 ) -> ServingEconomics:
     """Per region (its planned type, measured rate and roofline), and the quantization table on the first priced
-    region's type."""
-    regions = []
-    for region, rp in zip(spec.regions, region_plans, strict=True):
-        if rp.instance_type is None:
-            continue
-        planned = spec.throughput_of(region) * spec.requests.output_tokens
-        price = catalog.on_demand(rp.instance_type, rp.region)
-        hourly = price.usd_per_hour if price else None
-        regions.append(
-            RegionTokens(
-                region=rp.region,
-                instance_type=rp.instance_type,
-                tokens_per_s=planned,
-                bound_tokens_per_s=rp.bound.tokens_per_s if rp.bound else None,
-                concurrency=rp.bound.batch if rp.bound else None,
-                usd_per_hour=hourly,
-                usd_per_million_tokens=cost_per_million_tokens(planned, hourly) if hourly is not None else None,
-            )
-        )
-    out = ServingEconomics(output_tokens=spec.requests.output_tokens, regions=regions)
+    region's type, both by the engine's KV rule."""
+    regions = [
+        _region_tokens(spec, region, rp, catalog)
+        for region, rp in zip(spec.regions, region_plans, strict=True)
+        if rp.instance_type is not None
+    ]
+    out = ServingEconomics(output_tokens=spec.requests.output_tokens, regions=regions, engine=engine)
     base = next((r for r in regions if r.usd_per_hour is not None and r.bound_tokens_per_s), None)
     info = catalog.instance(base.instance_type) if base else None
     if base is None or info is None or not base.bound_tokens_per_s:
         return out
-    planned = base.tokens_per_s  # the measured rate of the region the table is for
-    points = []
-    for precision in PRECISIONS:
-        alt = memory if precision == spec.model.precision else _alternative(spec, precision)
-        # the rules `auto` uses: vLLM's admission on the accelerators, and the weights through host RAM
-        fits = holds(info, alt, spec.model.gpu_memory_utilization)[0] and host_ram_fits(info, alt.weights_bytes)
-        bound = replica_roofline(info, alt, spec, catalog, precision) if fits else None
-        if bound is None:
-            rate = None
-        elif precision == spec.model.precision:
-            rate = planned  # the measured figure itself
-        else:
-            rate = planned * bound.tokens_per_s / base.bound_tokens_per_s
-        points.append(
-            PrecisionPoint(
-                precision=precision,
-                weights_bytes=alt.weights_bytes,
-                needed_bytes=alt.needed_bytes,
-                fits=fits,
-                concurrency=bound.batch if bound else None,
-                bound_tokens_per_s=bound.tokens_per_s if bound else None,
-                tokens_per_s=rate,
-                usd_per_million_tokens=(
-                    cost_per_million_tokens(rate, base.usd_per_hour) if rate and base.usd_per_hour else None
-                ),
-            )
-        )
+    points = [_precision_point(spec, memory, info, base, catalog, engine, p) for p in PRECISIONS]
     return out.model_copy(
         update={"quantization_region": base.region, "quantization_instance": info.name, "quantization": points}
+    )
+
+
+def _region_tokens(spec: InferenceSpec, region: FleetRegion, rp: RegionPlan, catalog: Catalog) -> RegionTokens:
+    """One region's planned rate (its measured requests/s x output tokens), its ceiling and a million tokens' cost."""
+    assert rp.instance_type is not None
+    planned = spec.throughput_of(region) * spec.requests.output_tokens
+    price = catalog.on_demand(rp.instance_type, rp.region)
+    hourly = price.usd_per_hour if price else None
+    return RegionTokens(
+        region=rp.region,
+        instance_type=rp.instance_type,
+        tokens_per_s=planned,
+        bound_tokens_per_s=rp.bound.tokens_per_s if rp.bound else None,
+        concurrency=rp.bound.batch if rp.bound else None,
+        usd_per_hour=hourly,
+        usd_per_million_tokens=cost_per_million_tokens(planned, hourly) if hourly is not None else None,
+    )
+
+
+def _precision_point(
+    spec: InferenceSpec,
+    memory: ServingMemory,
+    info: InstanceType,
+    base: RegionTokens,
+    catalog: Catalog,
+    engine: str,
+    precision: str,
+) -> PrecisionPoint:
+    """One row of the quantization table: the rules `auto` uses (the engine's admission on the accelerators, the
+    weights through host RAM), the ceiling at that precision, and the measured rate scaled by the ceilings' ratio."""
+    alt = memory if precision == spec.model.precision else _alternative(spec, precision)
+    fits = holds(info, alt, spec.model.gpu_memory_utilization, engine)[0] and host_ram_fits(info, alt.weights_bytes)
+    bound = replica_roofline(info, alt, spec, catalog, precision, engine) if fits else None
+    if bound is None or not base.bound_tokens_per_s:
+        rate = None
+    elif precision == spec.model.precision:
+        rate = base.tokens_per_s  # the measured figure itself
+    else:
+        rate = base.tokens_per_s * bound.tokens_per_s / base.bound_tokens_per_s
+    return PrecisionPoint(
+        precision=precision,
+        weights_bytes=alt.weights_bytes,
+        needed_bytes=alt.needed_bytes,
+        fits=fits,
+        concurrency=bound.batch if bound else None,
+        bound_tokens_per_s=bound.tokens_per_s if bound else None,
+        tokens_per_s=rate,
+        usd_per_million_tokens=(
+            cost_per_million_tokens(rate, base.usd_per_hour) if rate and base.usd_per_hour else None
+        ),
     )
 
 

@@ -32,6 +32,8 @@ DEFAULT_SERVING_AMI = (
 DEFAULT_VPC_SECOND_OCTET = 64
 """Default VPCs are 10.64.0.0/16, 10.65.0.0/16, ... by region order (regions[].vpc_cidr)."""
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
+ServingEngine = Literal["vllm", "tensorrt-llm", "sglang"]
+"""The model servers a fleet can run (plan/engines.py: each one's image, launch, health path and metrics)."""
 AcceleratorName = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9-]*$"),
@@ -352,8 +354,9 @@ class KubernetesPlatform(SpecModel):
     namespace: K8sName = "inference"
     gpu_product_label: K8sLabelValue | None = None
     """Value of nvidia.com/gpu.product to select nodes by; default: from the instance's GPU."""
-    queue_metric: PromMetricName = "vllm:num_requests_waiting"
-    """vLLM metric counted as load together with vllm:num_requests_running, per replica."""
+    queue_metric: PromMetricName | None = None
+    """The waiting-requests metric counted as load together with the engine's running-requests one, per replica;
+    default: the engine's own (vllm:num_requests_waiting, sglang:num_queue_reqs, trtllm_num_requests_waiting)."""
     prometheus_url: Annotated[str, StringConstraints(pattern=r"^https?://[^\s]+$")] | None = None
     """Where KEDA reads the queue metric (autoscaler keda); default: the Prometheus each cluster declares
     (organization file, clusters.<name>.components.prometheus_operator): the operator's governing Service
@@ -424,6 +427,10 @@ class InferenceSpec(SpecModel):
     """The replicas' machine image: an AMI id (ami-...) or an SSM parameter at an explicit version,
     resolve:ssm:<name>:<version>, so a new driver enters only as a rollout (serving-image-not-pinned refuses
     `latest`). Set per region (regions[].image_id) where ids or versions differ."""
+    engine: ServingEngine = "vllm"
+    """The model server: vllm, tensorrt-llm (trtllm-serve) or sglang. The planner admits the model and rates a
+    replica by that engine's own KV-cache rule, and the fleet runs its official image and launch command
+    (docs/serving-engines.md); server_image must be that engine's image."""
     server_image: ImageReference = "vllm/vllm-openai:v0.11.0"
     """Container image of the model server (ec2 runs it with Docker): a Docker image reference
     ([registry[:port]/]path[:tag])."""

@@ -54,7 +54,7 @@ def _serves(spec: InferenceSpec, plan: InferencePlan) -> Callable[[InstanceType]
     def ok(i: InstanceType) -> bool:
         return (
             server_runs_on(spec.server_kind, i)
-            and fits(i, plan.memory, m.gpu_memory_utilization)[0]
+            and fits(i, plan.memory, m.gpu_memory_utilization, spec.engine)[0]
             and host_ram_fits(i, plan.memory.weights_bytes)
             and not tensor_parallel_problem(i.accelerator_count, m.attention_heads, m.kv_cache.kv_heads)
         )
@@ -107,7 +107,7 @@ def model_does_not_fit_instance(spec: InferenceSpec, plan: InferencePlan, catalo
         info = catalog.instance(rp.instance_type) if rp.instance_type else None
         if info is None:
             continue
-        ok, usable = fits(info, plan.memory, spec.model.gpu_memory_utilization)
+        ok, usable = fits(info, plan.memory, spec.model.gpu_memory_utilization, spec.engine)
         if not ok:
             path = ("regions", i, "instance_type") if region.instance_type else ("instance", "type")
             yield Failure(

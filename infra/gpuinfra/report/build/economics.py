@@ -5,6 +5,7 @@ figure's row says which inputs it came from."""
 from __future__ import annotations
 
 from gpuinfra.plan import TrainingPlan
+from gpuinfra.plan.engines import engine_of
 from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.restart import RestartTime
@@ -221,8 +222,8 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
                     for p in econ.quantization
                 ],
                 notes=[
-                    "needed = weights + one context-length sequence's KV cache (vLLM's admission rule; each GPU "
-                    "also keeps 1 GiB of activation workspace); fits also needs the weights within 75% of host "
+                    f"needed = weights + one context-length sequence's KV cache ({engine_of(econ.engine).admission}); "
+                    "fits also needs the weights within 75% of host "
                     "RAM (loading); tokens/s = the planned rate x this precision's "
                     "ceiling / the spec's ceiling (fewer bytes a decode step, fp8 matmuls at the fp8 peak): an "
                     "estimate a benchmark at that precision replaces"

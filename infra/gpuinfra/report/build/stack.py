@@ -12,6 +12,7 @@ from gpuinfra.findings import Finding, ordered
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
+from gpuinfra.plan.engines import engine_of
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
@@ -186,7 +187,10 @@ def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]
                 ["KV cache of one context-length sequence", gigabytes(mem.kv_cache_bytes)],
                 ["needed", gigabytes(mem.needed_bytes)],
             ],
-            notes=["vLLM starts when weights + one maximum-length sequence fit (plan/roofline.py serving_admits)"],
+            notes=[
+                f"{engine_of(plan.economics.engine if plan.economics else 'vllm').label} starts when weights + one "
+                "maximum-length sequence fit (plan/roofline.py serving_admits)"
+            ],
         ),
         Section(
             title=f"Instance: {choice.chosen or 'none fits'} ({choice.requested})",

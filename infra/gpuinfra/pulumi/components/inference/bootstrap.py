@@ -6,6 +6,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
+from gpuinfra.plan.engines import engine_of
+from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG
 from gpuinfra.pulumi.templates import render
 
 METRIC_NAMESPACE = "gpuinfra/Inference"
@@ -39,7 +41,7 @@ class ServerConfig:
     image: str
     server_port: int
     engine_args: tuple[str, ...]
-    """vLLM's arguments after the image (engine.engine_args), one argv word each."""
+    """The server's argv after the image (engine.engine_args), one word each."""
     max_sequences: int
     """--max-num-seqs: what a replica whose server stops answering reports as its load (saturated)."""
     launch_heartbeat_seconds: int
@@ -59,6 +61,10 @@ class ServerConfig:
     image_registry: str | None = None
     """ECR registry host (<account>.dkr.ecr.<region>.amazonaws.com) to log in to before pulling; None: a
     public registry needing no login."""
+    engine: str = "vllm"
+    """The model server (plan/engines.py): its metrics path and the series the scripts read."""
+    engine_config: str | None = None
+    """The engine's options file (engine.engine_config), written beside the weights and mounted read-only."""
 
     @property
     def image_ref(self) -> str:
@@ -81,6 +87,20 @@ class ServerConfig:
         return max(1, self.launch_heartbeat_seconds // 3)
 
 
+def engine_values(server: ServerConfig) -> dict[str, object]:
+    """What the scripts read of the engine: where its metrics are, the series counted as load, its latency
+    histograms, and where its options file goes."""
+    engine = engine_of(server.engine)
+    return {
+        "metrics_path": engine.metrics_path,
+        "waiting_metric": engine.waiting_metric,
+        "running_metric": engine.running_metric,
+        "ttft_histogram": engine.ttft_histogram,
+        "itl_histograms": engine.itl_histograms,
+        "engine_config_path": TRTLLM_CONFIG,
+    }
+
+
 def render_scripts(server: ServerConfig) -> dict[str, str]:
     """Each script's text by name (prefetch, serve, lifecycle, drain, queue-metric; gpu-health on NVIDIA)."""
     values = {
@@ -99,6 +119,7 @@ def render_scripts(server: ServerConfig) -> dict[str, str]:
         "launch_hook": LAUNCH_HOOK,
         "terminate_hook": TERMINATE_HOOK,
         "fatal_xids": FATAL_XIDS,
+        **engine_values(server),
     }
     names = (*SCRIPTS, GPU_HEALTH) if server.server_kind == "cuda" else SCRIPTS
     return {name: render(f"inference/{name}.sh.j2", **values) for name in names}

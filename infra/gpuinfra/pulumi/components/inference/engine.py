@@ -1,5 +1,6 @@
-"""The vLLM engine's command line, from the spec: one function both platforms (Docker on EC2, a Kubernetes
-container) call, so what the planner assumed (weights precision, KV-cache element size) is what runs.
+"""The model server's command line, from the spec: one function both platforms (Docker on EC2, a Kubernetes
+container) call, so what the planner assumed (engine, weights precision, KV-cache element size, memory share,
+sequences in flight) is what runs. vLLM below; SGLang and TensorRT-LLM after it (their sources there).
 
 Flags and their values are vLLM's engine arguments at the pinned image (vllm/vllm-openai:v0.11.0;
 docs/configuration/engine_args.md, vllm/engine/arg_utils.py, vllm/config/cache.py):
@@ -17,6 +18,7 @@ docs/configuration/engine_args.md, vllm/engine/arg_utils.py, vllm/config/cache.p
 from __future__ import annotations
 
 from gpuinfra.plan.adapters import served_max_rank
+from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM
 from gpuinfra.plan.memory import KV_DEFAULT_BYTES, SERVING_BYTES
 from gpuinfra.spec.inference import LORA_RANKS, ServedModel
 
@@ -66,9 +68,26 @@ def lora_flags(model: ServedModel) -> list[str]:
 
 
 def engine_args(
-    model: ServedModel, model_dir: str, tensor_parallel: int, extra: list[str] | tuple[str, ...] = ()
+    model: ServedModel,
+    model_dir: str,
+    tensor_parallel: int,
+    extra: list[str] | tuple[str, ...] = (),
+    engine: str = "vllm",
+    port: int | None = None,
 ) -> list[str]:
-    """`vllm serve` arguments (the image's entrypoint), one list element per argv word."""
+    """The server's argv after the image, one list element per word: vLLM's flags (the image's entrypoint is
+    `vllm serve`), or the engine's launcher and flags. `port`: where it listens in the container (vLLM's default
+    8000 when None); `extra` (the spec's server_args) last, so a flag there wins."""
+    if engine == "sglang":
+        return [*SGLANG.launcher, *sglang_flags(model, model_dir, tensor_parallel, port or SERVER_PORT), *extra]
+    if engine == "tensorrt-llm":
+        flags = trtllm_flags(model, model_dir, tensor_parallel, port or SERVER_PORT)
+        return [*TENSORRT_LLM.launcher, *flags, *extra]
+    return [*vllm_flags(model, model_dir, tensor_parallel), *(["--port", str(port)] if port else []), *extra]
+
+
+def vllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int) -> list[str]:
+    """`vllm serve` flags for the plan's values."""
     return [
         "--model",
         model_dir,
@@ -86,8 +105,110 @@ def engine_args(
         "--kv-cache-dtype",
         kv_cache_dtype(model),
         *lora_flags(model),
-        *extra,
     ]
 
 
-__all__ = ["ADAPTER_DIR", "DTYPE", "engine_args", "kv_cache_dtype", "lora_flags", "weight_flags"]
+SERVER_PORT = 8000
+"""Where every engine listens inside its container (vLLM's default; SGLang's is 30000 and trtllm-serve's host
+localhost, so both get --host and --port)."""
+ANY_ADDRESS = "0.0.0.0"
+SGLANG_KV_DTYPE = {"fp8": "fp8_e4m3", "auto": "auto"}
+"""--kv-cache-dtype choices (sglang/srt/server_args.py): fp8_e4m3 for the plan's one-byte cache."""
+
+
+def sglang_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int) -> list[str]:
+    """`python3 -m sglang.launch_server` flags (docs.sglang.io, "Server Arguments"; sglang/srt/server_args.py):
+    --max-running-requests caps the batch as vLLM's --max-num-seqs does; --mem-fraction-static is the share of
+    memory for weights and the KV pool together (SGLang's rule, plan/roofline.py kv_memory_bytes);
+    --enable-metrics turns on /metrics, which the autoscaler reads (off by default)."""
+    return [
+        "--model-path",
+        model_dir,
+        "--served-model-name",
+        model.name,
+        "--context-length",
+        str(model.context_length_tokens),
+        "--max-running-requests",
+        str(model.max_concurrent_sequences),
+        SGLANG.memory_flag,
+        str(model.gpu_memory_utilization),
+        "--tp-size",
+        str(tensor_parallel),
+        *weight_flags(model),
+        "--kv-cache-dtype",
+        SGLANG_KV_DTYPE[kv_cache_dtype(model)],
+        "--enable-metrics",
+        "--host",
+        ANY_ADDRESS,
+        "--port",
+        str(port),
+    ]
+
+
+TRTLLM_CONFIG = "/etc/gpuinfra/trtllm.yaml"
+"""Where the container sees the options file trtllm_config writes (--config, alias --extra_llm_api_options)."""
+
+
+def trtllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int) -> list[str]:
+    """`trtllm-serve serve <model>` flags (tensorrt_llm/commands/serve.py): the PyTorch backend, which reads the
+    checkpoint's own quantization (a ModelOpt FP8 checkpoint stays FP8); --max_batch_size caps the requests it
+    schedules (vLLM's --max-num-seqs); --kv_cache_free_gpu_memory_fraction is its share of the memory the weights
+    leave (TensorRT-LLM's rule); the options file holds what has no flag."""
+    return [
+        model_dir,
+        "--served_model_name",
+        model.name,
+        "--host",
+        ANY_ADDRESS,
+        "--port",
+        str(port),
+        "--backend",
+        "pytorch",
+        "--max_batch_size",
+        str(model.max_concurrent_sequences),
+        "--max_seq_len",
+        str(model.context_length_tokens),
+        "--tp_size",
+        str(tensor_parallel),
+        TENSORRT_LLM.memory_flag,
+        str(model.gpu_memory_utilization),
+        "--config",
+        TRTLLM_CONFIG,
+    ]
+
+
+def trtllm_config(model: ServedModel) -> str:
+    """The options file (YAML, LLM API arguments): Prometheus on /prometheus/metrics (return_perf_metrics) with
+    the iteration stats the queue gauges come from (enable_iter_perf_stats; tensorrt_llm/metrics/collector.py),
+    and the KV cache: its element type and the same memory share (the file's kv_cache_config replaces the one the
+    flag built, so it repeats the fraction)."""
+    dtype = "fp8" if kv_cache_dtype(model) == "fp8" else "auto"
+    return (
+        "return_perf_metrics: true\n"
+        "enable_iter_perf_stats: true\n"
+        "kv_cache_config:\n"
+        f"  free_gpu_memory_fraction: {model.gpu_memory_utilization}\n"
+        f"  dtype: {dtype}\n"
+    )
+
+
+def engine_config(model: ServedModel, engine: str) -> str | None:
+    """The options file the engine reads at TRTLLM_CONFIG (TensorRT-LLM only), else None."""
+    return trtllm_config(model) if engine == "tensorrt-llm" else None
+
+
+__all__ = [
+    "ADAPTER_DIR",
+    "DTYPE",
+    "SERVER_PORT",
+    "TRTLLM_CONFIG",
+    "engine_args",
+    "engine_config",
+    "kv_cache_dtype",
+    "lora_flags",
+    "sglang_flags",
+    "trtllm_config",
+    "trtllm_flags",
+    "vllm_flags",
+    "weight_flags",
+]

@@ -4,6 +4,7 @@ queue-depth autoscaling (an autoscaling/v2 HPA on an external metric, or a KEDA 
 
 from __future__ import annotations
 
+import hashlib
 import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -16,13 +17,14 @@ import pulumi_kubernetes as k8s
 from gpuinfra.catalog import Catalog
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
+from gpuinfra.plan.engines import VLLM, engine_of
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.alerts import alert_topic
 from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LOG_PREFIX
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
-from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
 from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
@@ -223,11 +225,35 @@ def deployment_spec(
         {"name": "cache", "empty_dir": {"size_limit": f"{CACHE_GIB}Gi"}},
         {"name": "tmp", "empty_dir": {"size_limit": f"{TMP_GIB}Gi"}},
     ]
+    metadata: dict[str, Any] = {"labels": pod_labels}
+    options = engine_config(spec.model, spec.engine)
+    if options is not None:
+        mount_engine_config(pod, spec.name, options)
+        # A new options file is a new pod template, so it rolls out (a ConfigMap edit alone restarts nothing).
+        metadata["annotations"] = {ENGINE_CONFIG_ANNOTATION: hashlib.sha256(options.encode()).hexdigest()}
     return {
         "selector": {"match_labels": {"app.kubernetes.io/name": spec.name}},
         "strategy": {"type": "RollingUpdate", "rolling_update": {"max_surge": MAX_SURGE, "max_unavailable": 0}},
-        "template": {"metadata": {"labels": pod_labels}, "spec": pod},
+        "template": {"metadata": metadata, "spec": pod},
     }
+
+
+ENGINE_CONFIG_ANNOTATION = "gpuinfra.io/engine-config-sha256"
+ENGINE_CONFIG_KEY = TRTLLM_CONFIG.rsplit("/", 1)[1]
+"""The ConfigMap's key: the file name the command reads (trtllm.yaml)."""
+
+
+def engine_config_map_name(fleet: str) -> str:
+    return f"{fleet}-engine"
+
+
+def mount_engine_config(pod: dict[str, Any], fleet: str, options: str) -> None:
+    """The engine's options file (TensorRT-LLM's --config) from the fleet's ConfigMap, read-only at the path the
+    command names (engine.TRTLLM_CONFIG)."""
+    folder = TRTLLM_CONFIG.rsplit("/", 1)[0]
+    pod["volumes"].append({"name": "engine-config", "config_map": {"name": engine_config_map_name(fleet)}})
+    (server,) = pod["containers"]
+    server["volume_mounts"].append({"name": "engine-config", "mount_path": folder, "read_only": True})
 
 
 def pod_spec(spec: InferenceSpec, rp: RegionPlan, devices: Accelerators) -> dict[str, Any]:
@@ -284,7 +310,7 @@ def server_container(
         "image": server_image,
         "env": CACHE_ENV + api_key,
         "security_context": restricted_context(),
-        "args": engine_args(model, WEIGHTS_DIR, gpus, ["--port", str(lb.server_port), *spec.server_args]),
+        "args": engine_args(model, WEIGHTS_DIR, gpus, spec.server_args, spec.engine, lb.server_port),
         "ports": [{"name": "http", "container_port": lb.server_port}],
         "resources": {
             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
@@ -297,7 +323,9 @@ def server_container(
         ],
         **probes(spec, rp),
         # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
-        "lifecycle": {"pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds)}}},
+        "lifecycle": {
+            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds, engine_of(spec.engine))}}
+        },
     }
 
 
@@ -371,19 +399,27 @@ METRIC_LABEL = "app_kubernetes_io_name"
 """The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
 
 
-def load_query(waiting_metric: str, namespace: str, name: str) -> str:
-    """Requests in flight (waiting + running) over the fleet's pods, with the labels the PodMonitor gives
-    every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
+def load_query(waiting_metric: str, namespace: str, name: str, running_metric: str = VLLM.running_metric) -> str:
+    """Requests in flight (waiting + running, the engine's own series) over the fleet's pods, with the labels the
+    PodMonitor gives every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
     selector = f'{{namespace="{namespace}",{METRIC_LABEL}="{name}"}}'
-    return f"sum({waiting_metric}{selector}) + sum(vllm:num_requests_running{selector})"
+    return f"sum({waiting_metric}{selector}) + sum({running_metric}{selector})"
+
+
+def waiting_metric(spec: InferenceSpec) -> str:
+    """The queue series the autoscaler counts: the spec's, else the engine's."""
+    kube = spec.kubernetes
+    assert kube is not None
+    return kube.queue_metric or engine_of(spec.engine).waiting_metric
 
 
 def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
-    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping vLLM's /metrics on the http port."""
+    """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping the engine's metrics path (vLLM's and
+    SGLang's /metrics, trtllm-serve's /prometheus/metrics) on the http port."""
     return {
         "selector": {"matchLabels": {POD_LABEL: spec.name}},
         "podTargetLabels": [POD_LABEL],
-        "podMetricsEndpoints": [{"port": "http", "path": "/metrics", "interval": "15s"}],
+        "podMetricsEndpoints": [{"port": "http", "path": engine_of(spec.engine).metrics_path, "interval": "15s"}],
     }
 
 
@@ -444,7 +480,7 @@ def scaled_object_spec(
     count was, so an outage of the monitoring stack never scales the fleet in under load."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
-    query = load_query(kube.queue_metric, namespace, spec.name)
+    query = load_query(waiting_metric(spec), namespace, spec.name, engine_of(spec.engine).running_metric)
     return {
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
@@ -552,6 +588,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             self._mirror(name, args, aws_opts),
         )
         meta = self._namespace(name, args, server, aws_provider, o)
+        self._engine_config(name, args, meta, o)
         deployment = k8s.apps.v1.Deployment(
             f"{name}-server",
             metadata=meta,
@@ -623,6 +660,18 @@ class KubernetesRegion(pulumi.ComponentResource):
         annotations = self._workload_identity(name, spec, args.cluster, args.stack_tags, aws_provider)
         k8s.core.v1.ServiceAccount(f"{name}-sa", metadata={**meta, "annotations": annotations}, opts=o)
         return meta
+
+    @staticmethod
+    def _engine_config(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:
+        """The ConfigMap holding the engine's options file, for engines that read one (TensorRT-LLM)."""
+        options = engine_config(args.spec.model, args.spec.engine)
+        if options is not None:
+            k8s.core.v1.ConfigMap(
+                f"{name}-engine-config",
+                metadata={**meta, "name": engine_config_map_name(args.spec.name)},
+                data={ENGINE_CONFIG_KEY: options},
+                opts=o,
+            )
 
     @staticmethod
     def _monitoring(name: str, args: KubernetesRegionArgs, meta: dict[str, Any], o: pulumi.ResourceOptions) -> None:

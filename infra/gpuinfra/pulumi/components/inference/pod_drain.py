@@ -9,6 +9,8 @@ expects (`RegionPlan.drain_seconds`, the EC2 fleet's deregistration delay and dr
 
 from __future__ import annotations
 
+from gpuinfra.plan.engines import VLLM, Engine
+
 SETTLE_SECONDS = 30
 """Time for the load balancer to stop sending new requests before the drain starts counting."""
 EXIT_MARGIN_SECONDS = 30
@@ -18,30 +20,38 @@ DRAIN_PROGRAM = """\
 import re, sys, time, urllib.request
 settle, port, limit = (int(a) for a in sys.argv[1:4])
 poll = float(sys.argv[4])
+path, names = sys.argv[5], "|".join(re.escape(n) for n in sys.argv[6:8])
 time.sleep(settle)
 deadline = time.monotonic() + limit
-busy = re.compile(r"^vllm:num_requests_(?:running|waiting)(?:\\{[^}]*\\})? ([0-9.eE+-]+)$", re.M)
+busy = re.compile(r"^(?:" + names + r")(?:\\{[^}]*\\})? ([0-9.eE+-]+)$", re.M)
 while time.monotonic() < deadline:
     try:
-        text = urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+        text = urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=5).read().decode()
     except OSError:
         break
     if sum(float(v) for v in busy.findall(text)) == 0:
         break
     time.sleep(poll)
 """
-"""Python's standard library only (the vLLM image has python3; curl is not promised). /metrics needs no key:
-vLLM's --api-key guards /v1 only. An unreachable server has nothing left to drain."""
+"""Python's standard library only (every engine's image has python3; curl is not promised). The metrics path needs
+no key: vLLM's --api-key guards /v1 only. An unreachable server has nothing left to drain. Arguments: settle, port,
+drain limit, poll, then the engine's metrics path and its running and waiting series (plan/engines.py)."""
 
 
 POLL_SECONDS = 5
 
 
 def drain_command(
-    port: int, drain_seconds: int, settle_seconds: int = SETTLE_SECONDS, poll_seconds: float = POLL_SECONDS
+    port: int,
+    drain_seconds: int,
+    engine: Engine = VLLM,
+    settle_seconds: int = SETTLE_SECONDS,
+    poll_seconds: float = POLL_SECONDS,
 ) -> list[str]:
     """The preStop exec command: values are arguments, never spliced into the program."""
-    return ["python3", "-c", DRAIN_PROGRAM, str(settle_seconds), str(port), str(drain_seconds), f"{poll_seconds:g}"]
+    timing = [str(settle_seconds), str(port), str(drain_seconds), f"{poll_seconds:g}"]
+    series = [engine.running_metric, engine.waiting_metric]
+    return ["python3", "-c", DRAIN_PROGRAM, *timing, engine.metrics_path, *series]
 
 
 def grace_seconds(drain_seconds: int, settle_seconds: int = SETTLE_SECONDS) -> int:

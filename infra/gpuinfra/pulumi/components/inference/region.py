@@ -18,7 +18,7 @@ from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.alerts import alert_topic
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.pulumi.components.inference.endpoint import EndpointArgs, RegionalEndpoint, log_bucket_name
-from gpuinfra.pulumi.components.inference.engine import engine_args
+from gpuinfra.pulumi.components.inference.engine import engine_args, engine_config
 from gpuinfra.pulumi.components.inference.images import (
     CachedImage,
     fleet_image,
@@ -176,7 +176,9 @@ def server_config(args: RegionArgs, cached: CachedImage | None, api_key: str | N
         image=cached.image if cached else spec.server_image,
         image_registry=cached.registry if cached else None,
         server_port=lb.server_port,
-        engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args)),
+        engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args, spec.engine)),
+        engine=spec.engine,
+        engine_config=engine_config(model, spec.engine),
         max_sequences=model.max_concurrent_sequences,
         launch_heartbeat_seconds=launch_heartbeat(rp.cold_start_seconds),
         launch_deadline_seconds=launch_deadline(rp.cold_start_seconds),
