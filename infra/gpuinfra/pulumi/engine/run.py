@@ -32,6 +32,7 @@ from gpuinfra.errors import GpuinfraError
 from gpuinfra.graph import STACK_TYPE, Graph, Resource
 from gpuinfra.graph.values import plain
 from gpuinfra.pulumi.engine.mocks import AwsMocks
+from gpuinfra.pulumi.engine.unknowns import acyclic_unknown_checks
 
 _RUN_LOCK = threading.Lock()
 
@@ -190,7 +191,7 @@ def no_source_positions() -> Iterator[None]:
 @contextmanager
 def engine_settings() -> Iterator[None]:
     """How the engine runs a program (bench/floor.py runs its floor the same way, so they compare code)."""
-    with gc_paused(), no_source_positions():
+    with gc_paused(), no_source_positions(), acyclic_unknown_checks():
         yield
 
 
