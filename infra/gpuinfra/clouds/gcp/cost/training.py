@@ -1,8 +1,9 @@
 """A Google training cluster's resources priced from catalog/data/gcp/training.yaml: a GKE node pool's VMs as
 Google bills them (the machine's cores, memory and Local SSD plus its GPUs, at on-demand rates for on-demand or
 reserved nodes and Spot rates for Spot nodes; flex-start's own SKUs are not in the source: unknown), from its
-floor to its ceiling; the GKE cluster's management fee; Managed Lustre unknown (no price in the catalog yet,
-never zero). The placement policy and the private services access peering have no charge of their own."""
+floor to its ceiling; the GKE cluster's management fee; Managed Lustre and Filestore unknown (no dated price in
+the catalog yet, never zero). The placement policy and the private services access peering have no charge of their
+own."""
 
 from __future__ import annotations
 
@@ -18,13 +19,18 @@ from gpuinfra.graph.views import Location
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
 LUSTRE = "gcp:lustre/instance:Instance"
+FILESTORE = "gcp:filestore/instance:Instance"
+NO_DATED_PRICE = (
+    "no dated price: Cyclenerd's pricing.yml at fd66b26 (generated 2026-07-30), the export the catalog's G2 rates "
+    "come from, has no {service} rows"
+)
 FREE: dict[str, str] = {
     "gcp:compute/resourcePolicy:ResourcePolicy": "a placement policy has no charge of its own: its VMs are priced on "
     "their node pool",
     "gcp:servicenetworking/connection:Connection": "VPC Network Peering has no charge of its own "
     "(https://cloud.google.com/vpc/network-pricing); traffic over it bills as the VMs' egress",
 }
-TYPES = frozenset({NODE_POOL, CLUSTER, LUSTRE, *FREE})
+TYPES = frozenset({NODE_POOL, CLUSTER, LUSTRE, FILESTORE, *FREE})
 """The types this book prices (gpuinfra.clouds.gcp.cost.book hands them here)."""
 
 
@@ -119,6 +125,12 @@ def training_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceC
         return ResourceCost(**base, lines=node_pool_lines(r))
     if r.type == CLUSTER:
         return ResourceCost(**base, lines=cluster_lines())
+    if r.type == FILESTORE:
+        shares = r.inputs.get("fileShares") or {}
+        note = f"{shares.get('capacityGb')} GiB of Filestore {r.inputs.get('tier')}: " + NO_DATED_PRICE.format(
+            service="Filestore"
+        )
+        return ResourceCost(**base, lines=(_unknown("Storage capacity", note),))
     capacity = r.inputs.get("capacityGib")
     return ResourceCost(
         **base,

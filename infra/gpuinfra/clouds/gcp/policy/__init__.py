@@ -47,6 +47,7 @@ TRAINING_NETWORKS = (
     "gcp:container/cluster:Cluster",
     "gcp:container/nodePool:NodePool",
     "gcp:lustre/instance:Instance",
+    "gcp:filestore/instance:Instance",
 )
 """A training cluster's resources that name networks (its own VPCs; another project's is an edge)."""
 PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:/|$)")
@@ -87,6 +88,7 @@ def _edges(resource: PolicyResource) -> Iterator[tuple[str, Any]]:
         yield "a Storage Transfer job in", p.get("project")
     elif resource.resource_type in TRAINING_NETWORKS:  # a training cluster's GKE, node pool NICs, Managed Lustre
         nics = (p.get("networkConfig") or {}).get("additionalNodeNetworkConfigs") or []
+        nics = [*nics, *(p.get("networks") or [])]  # Filestore's `networks`
         for value in [
             p.get("network"),
             p.get("subnetwork"),

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from gpuinfra.clouds.gcp.spec.filestore import GcpFilestore
 from gpuinfra.clouds.gcp.spec.project import GcpZone
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
@@ -165,6 +166,8 @@ class GcpTrainingSpec(SpecModel):
     """The GPU nodes: machine type, count, zone, placement and how their capacity is bought."""
     network: GcpTrainingNetwork = GcpTrainingNetwork()
     lustre: GcpLustre | None = None
+    filestore: GcpFilestore | None = None
+    """/home on Filestore (docs/gcp-training.md): mounted on every node and, on GKE, in every trainer pod."""
     storage: GcpStorage
     """The Cloud Storage buckets for data and checkpoints."""
     checkpointing: GcpCheckpointing | None = None

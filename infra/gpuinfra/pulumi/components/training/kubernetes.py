@@ -115,6 +115,16 @@ class JobArgs:
 
 
 @dataclass(frozen=True)
+class ClaimMount:
+    """A further shared file system the trainer mounts through its claim (GKE: /home on Filestore)."""
+
+    name: str
+    claim: str
+    mount_path: str
+    why: str
+
+
+@dataclass(frozen=True)
 class HostMount:
     """A node directory mounted read-only into the trainer, and why it is needed (a comment in the template)."""
 
@@ -171,6 +181,8 @@ class WorkloadArgs:
     """Annotations on every trainer pod beside Kueue's (GKE: the multi-network interfaces the RDMA NICs need)."""
     host_mounts: tuple[HostMount, ...] = ()
     """Host directories the trainer reads (GKE: the gIB NCCL plugin its RDMA installer puts on the node)."""
+    claim_mounts: tuple[ClaimMount, ...] = ()
+    """Further claims the trainer mounts read-write beside the shared file system (GKE: /home on Filestore)."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -313,6 +325,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         gpu_toleration=device_toleration(args.device_resource),
         annotations=args.pod_annotations,
         host_mounts=args.host_mounts,
+        claim_mounts=args.claim_mounts,
     )
 
 
@@ -656,6 +669,7 @@ __all__ = [
     "RDMA",
     "RDMA_FABRICS",
     "TYPE",
+    "ClaimMount",
     "Flavor",
     "HostMount",
     "JobArgs",

@@ -28,6 +28,7 @@ import yaml
 
 from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpFabric, GcpTrainingPlan
+from gpuinfra.clouds.gcp.pulumi.training.filestore import home_mounts
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GPU, TOPOLOGY_LEVELS
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
@@ -141,6 +142,7 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
         device_resource=plan.device_resource or GPU,
         pod_annotations=pod_annotations(plan.fabric),
         host_mounts=HOST_MOUNTS,
+        claim_mounts=home_mounts(spec),
     )
 
 

@@ -10,6 +10,7 @@ from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
+from gpuinfra.clouds.gcp.pulumi.training.filestore import home_volume
 from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
 from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     GkeTrainingJob,
@@ -65,6 +66,8 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
+        if self.storage.home is not None and spec.filestore is not None:  # /home for the trainers
+            home_volume(name, name, spec.filestore, self.storage.home, gke.namespace, kube_labels, gke.kubernetes)
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
@@ -84,6 +87,8 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
     pulumi.export("checkpoint_bucket", cluster.storage.checkpoints.url)
     if cluster.storage.lustre is not None:
         pulumi.export("lustre_mount_point", cluster.storage.lustre.mount_point)
+    if cluster.storage.home is not None:
+        pulumi.export("home_filestore", cluster.storage.home.name)
 
 
 __all__ = ["GcpTrainingCluster", "build_gcp_training", "training_labels"]
