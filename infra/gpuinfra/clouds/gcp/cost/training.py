@@ -93,6 +93,7 @@ def node_pool_lines(r: Resource) -> tuple[Line, ...]:
             unit_price=rate,
             price_unit="VM-hour",
             sources=(book.rate_source(machine, region or "", purchase) or "",),
+            as_of=tuple(d for d in (book.rate_as_of(machine, region or "", purchase),) if d is not None),
             note="a reservation bills its VMs at on-demand rates whether they run or not (gcp-reservations)"
             if reserved
             else None,
