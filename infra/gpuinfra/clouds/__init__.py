@@ -151,6 +151,7 @@ CLOUDS: dict[str, Cloud] = {
         accepted_unpriced=(  # no dated Managed Lustre or Filestore price yet
             "gcp:lustre/instance:Instance: Storage capacity",
             "gcp:filestore/instance:Instance: Storage capacity",
+            "gcp:hypercomputecluster/cluster:Cluster: Slurm controller",  # Google's own: no source prices it
         ),
     ),
 }

@@ -19,6 +19,7 @@ from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.filestore import filestore_book
 from gpuinfra.clouds.gcp.catalog.training import training_book
+from gpuinfra.clouds.gcp.preflight import slurm
 from gpuinfra.findings import Finding
 from gpuinfra.graph import Resource, is_known
 from gpuinfra.preflight.findings import finding_at
@@ -29,6 +30,7 @@ SCHEMAS: dict[str, tuple[str, str, str]] = {
     "gcp:compute/resourcePolicy:ResourcePolicy": ("compute", "v1", "ResourcePolicy"),
     "gcp:servicenetworking/connection:Connection": ("servicenetworking", "v1", "Connection"),
     "gcp:filestore/instance:Instance": ("file", "v1", "Instance"),
+    slurm.CLUSTER: ("hypercomputecluster", "v1", "Cluster"),
 }
 """Type -> (api, version, the schema its create request carries)."""
 RENAMES: dict[str, dict[str, str]] = {
@@ -49,8 +51,11 @@ LUSTRE_TIERS = ("125", "250", "500", "1000")
 FILESYSTEM = re.compile(r"^[A-Za-z0-9]{1,8}$")
 """pulumi-gcp lustre.Instance filesystem: "eight characters or less and can only contain letters and numbers"."""
 FILESTORE = "gcp:filestore/instance:Instance"
-OWN = frozenset({LUSTRE, FILESTORE})
-"""Types judged here (Managed Lustre instead of a Discovery document; Filestore beside file v1's)."""
+OWN = frozenset({LUSTRE, FILESTORE, slurm.CLUSTER})
+"""Types judged here (Managed Lustre instead of a Discovery document; Filestore and Cluster Director beside their
+Discovery documents)."""
+SHAPES = {slurm.CLUSTER: slurm.api_shape}
+"""Types whose pulumi-gcp inputs are laid out otherwise than the API's request, and how to read them as the API's."""
 
 
 def _int(value: Any) -> int | None:
@@ -86,7 +91,10 @@ def _filestore(r: Resource) -> Iterator[tuple[str, Any, str]]:
 def own_problems(r: Resource) -> Iterator[Finding]:
     """Managed Lustre's values held to what pulumi-gcp documents and the catalog's tier steps; Filestore's capacity
     to its tier's steps (catalog/data/gcp/filestore.yaml)."""
-    if r.type == FILESTORE:
+    if r.type == slurm.CLUSTER:
+        where = "hypercomputecluster v1 Discovery document and pulumi-gcp hypercomputecluster.Cluster documentation"
+        found = slurm.rules(r.inputs)
+    elif r.type == FILESTORE:
         where, found = "catalog/data/gcp/filestore.yaml tiers (Filestore documentation, Service tiers)", _filestore(r)
     else:
         lustre = f"pulumi-gcp {version('pulumi-gcp')} lustre.Instance documentation"
@@ -95,4 +103,4 @@ def own_problems(r: Resource) -> Iterator[Finding]:
         yield finding_at(r, "PF-GCP-API", path, value, f"Google would refuse it: {path} {problem}", where)
 
 
-__all__ = ["FLATTENED", "OWN", "RENAMES", "SCHEMAS", "own_problems"]
+__all__ = ["FLATTENED", "OWN", "RENAMES", "SCHEMAS", "SHAPES", "own_problems"]

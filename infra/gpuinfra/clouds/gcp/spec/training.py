@@ -16,6 +16,7 @@ from pydantic import Field, StringConstraints
 
 from gpuinfra.clouds.gcp.spec.filestore import GcpFilestore
 from gpuinfra.clouds.gcp.spec.project import GcpZone
+from gpuinfra.clouds.gcp.spec.slurm import GcpSlurm, SchedulerType
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
 from gpuinfra.spec.training import ApiAccess, Failure, TrainedModel, TrainingJob, TrainingRun
@@ -137,8 +138,10 @@ class GcpStorage(SpecModel):
 
 
 class GcpTrainingScheduler(SpecModel):
-    type: Literal["gke"] = Field("gke", json_schema_extra=updates("replace"))
-    """GKE with Kueue and JobSet (the managed Slurm path, Cluster Director, is not built yet)."""
+    type: SchedulerType = Field("gke", json_schema_extra=updates("replace"))
+    """gke: GKE with Kueue and JobSet; slurm: Cluster Director's managed Slurm (`slurm` below, docs/gcp-slurm.md)."""
+    slurm: GcpSlurm | None = None
+    """The Slurm cluster's IDs and login nodes (scheduler slurm: required)."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """The control plane's minimum version (the release channel upgrades from it)."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"

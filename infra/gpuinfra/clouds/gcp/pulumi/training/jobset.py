@@ -82,7 +82,12 @@ def pod_annotations(fabric: GcpFabric) -> tuple[tuple[str, str], ...]:
 
 def trainer_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str) -> dict[str, str]:
     """NCCL's gIB settings and the checkpoint contract's variables (AWS's names: bootstrap.py)."""
-    env = dict(NCCL_ENV)
+    return {**NCCL_ENV, **checkpoint_env(spec, plan, mount_path)}
+
+
+def checkpoint_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str) -> dict[str, str]:
+    """The checkpoint contract's variables (AWS's names: bootstrap.py); the Slurm path exports them too."""
+    env: dict[str, str] = {}
     ckpt = spec.checkpointing
     if ckpt is not None:
         bucket = f"gs://{spec.storage.checkpoint_bucket}/checkpoints/"
@@ -209,6 +214,7 @@ __all__ = [
     "NCCL_ENV",
     "GkeTrainingJob",
     "JobSetInputs",
+    "checkpoint_env",
     "claim_name",
     "pod_annotations",
     "pod_networks",

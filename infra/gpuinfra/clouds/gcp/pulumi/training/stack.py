@@ -20,6 +20,7 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     workload_args,
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
+from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
@@ -74,12 +75,42 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         self.register_outputs({"cluster": self.gke.cluster.name})
 
 
+class GcpSlurmTraining(pulumi.ComponentResource):
+    """The managed Slurm path (scheduler slurm): the system network alone (Cluster Director takes one), the same
+    storage as the GKE path, and the Cluster Director cluster (slurm.py)."""
+
+    def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
+        spec = inputs.spec
+        assert isinstance(spec, GcpTrainingSpec)
+        name = spec.name
+        labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
+        google = provider(f"gcp-{spec.account}", project, labels)
+        super().__init__("gpuinfra:training:GcpCluster", name, None, pulumi.ResourceOptions(providers=[google]))
+        assert plan.fabric is not None, "the planner finds every catalog machine's fabric"
+        self.fabric = TrainingFabric(name, FabricArgs(spec, project.id, 1, 0, plan.fabric.mtu, None), self)
+        self.storage = TrainingStorage(name, spec, self.fabric.system_network, self)
+        args = SlurmArgs(spec, plan, project.id, labels)
+        self.slurm = SlurmCluster(name, args, self.fabric.gvnic_subnets[0], self.storage, self)
+        self.register_outputs({"cluster": self.slurm.cluster.name})
+
+
+def build_gcp_slurm(inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
+    cluster = GcpSlurmTraining(inputs, plan, project)
+    pulumi.export("cluster", cluster.slurm.cluster.name)
+    pulumi.export("project", project.id)
+    pulumi.export("zone", inputs.spec.compute.zone)  # type: ignore[union-attr]
+    pulumi.export("checkpoint_bucket", cluster.storage.checkpoints.url)
+
+
 def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
     """The program of a Google training stack (the cloud registry's `program` part for gcp training)."""
     spec = inputs.spec
     assert isinstance(spec, GcpTrainingSpec)
     project = inputs.org.org.accounts[spec.account]
     assert isinstance(project, GcpProject), "the validators refuse a cluster outside a Google project"
+    if spec.scheduler.type == "slurm":  # Cluster Director's managed Slurm
+        build_gcp_slurm(inputs, plan, project)
+        return
     cluster = GcpTrainingCluster(inputs, plan, project)
     pulumi.export("cluster", cluster.gke.cluster.name)
     pulumi.export("project", project.id)
@@ -91,4 +122,4 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
         pulumi.export("home_filestore", cluster.storage.home.name)
 
 
-__all__ = ["GcpTrainingCluster", "build_gcp_training", "training_labels"]
+__all__ = ["GcpSlurmTraining", "GcpTrainingCluster", "build_gcp_slurm", "build_gcp_training", "training_labels"]

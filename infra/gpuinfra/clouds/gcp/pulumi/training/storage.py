@@ -72,7 +72,7 @@ class TrainingStorage(pulumi.ComponentResource):
                 per_unit_storage_throughput=str(spec.lustre.throughput_mb_s_per_tib),
                 filesystem=spec.lustre.filesystem,
                 network=network,
-                gke_support_enabled=True,
+                gke_support_enabled=spec.scheduler.type == "gke",  # GKE's Lustre CSI driver mounts it
                 opts=opts(self, depends_on=[access]),
             )
 
