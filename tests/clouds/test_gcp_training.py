@@ -85,7 +85,8 @@ def test_spot_nodes_take_the_30_second_window_and_the_preemptible_quota() -> Non
     assert plan.preemption_notice_seconds == 30 == CLOUDS["gcp"].spot_notice_seconds
     assert plan.spot_nodes == 4 and plan.on_demand_nodes == 0
     needs = {(n.region, n.code): n.vcpus for n in plan.quotas}
-    assert needs == {("us-central1", "PREEMPTIBLE_NVIDIA_H200_GPUS"): 32, ("global", "GPUS_ALL_REGIONS"): 32}
+    # the project's needs: this stack's 4 x 8 Spot H200 and llm-train-gcp-slurm's 2 x 8 in the same project
+    assert needs == {("us-central1", "PREEMPTIBLE_NVIDIA_H200_GPUS"): 48, ("global", "GPUS_ALL_REGIONS"): 48}
     # a 1,120 GB checkpoint takes 64 s at 17.6 GB/s: past the notice, so a checkpoint on notice cannot finish
     assert "gcp-checkpoint-past-spot-notice" in rules_fired(result)
     assert plan.run.at_spec.hourly_usd == 4 * (Decimal("3.74713") + Decimal("37.2472"))

@@ -8,11 +8,10 @@ machine type as the label MACHINE_LABEL (the program sets it from the spec), whi
 
 from __future__ import annotations
 
-from decimal import Decimal
 from typing import Any
 
-from gpuinfra.clouds.gcp.catalog import HOURS_PER_MONTH
 from gpuinfra.clouds.gcp.catalog.training import training_book
+from gpuinfra.clouds.gcp.cost.training import vm_line
 from gpuinfra.clouds.gcp.spec.slurm import MACHINE_LABEL
 from gpuinfra.cost.model import NOT_IN_CATALOG, Line, ResourceCost
 from gpuinfra.graph import Graph, Resource
@@ -87,20 +86,8 @@ def _vms(name: str, machine: str | None, region: str, purchase: str | None, low:
     if rate is None:
         why = f"no {purchase.replace('_', '-')} price" if purchase else "flex-start VMs bill their own SKUs: no price"
         return _unknown(name, f"{why} for {machine} in {region} in the catalog")
-    date = book.rate_as_of(machine or "", region, purchase or "")
-    return Line(
-        name=f"{'Spot ' if purchase == 'spot' else ''}{machine} {name}",
-        quantity=Decimal(low),
-        unit="VMs",
-        hourly=rate * low,
-        monthly=rate * low * HOURS_PER_MONTH,
-        monthly_min=rate * low * HOURS_PER_MONTH,
-        monthly_max=rate * high * HOURS_PER_MONTH,
-        unit_price=rate,
-        price_unit="VM-hour",
-        sources=(book.rate_source(machine or "", region, purchase or "") or "",),
-        as_of=(date,) if date else (),
-    )
+    label = f"{'Spot ' if purchase == 'spot' else ''}{machine} {name}"
+    return vm_line(label, (machine or "", region, purchase or ""), rate, low, high)
 
 
 def slurm_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceCost:

@@ -7,6 +7,7 @@ own."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from typing import Any
 
@@ -81,23 +82,29 @@ def node_pool_lines(r: Resource) -> tuple[Line, ...]:
     low, high = _bounds(r.inputs)
     reserved = (config.get("reservationAffinity") or {}).get("consumeReservationType") == "SPECIFIC_RESERVATION"
     kind = "Spot " if purchase == "spot" else "reserved " if reserved else ""
-    return (
-        Line(
-            name=f"{kind}{machine} VMs",
-            quantity=Decimal(low),
-            unit="VMs",
-            hourly=rate * low,
-            monthly=rate * low * HOURS_PER_MONTH,
-            monthly_min=rate * low * HOURS_PER_MONTH,
-            monthly_max=rate * high * HOURS_PER_MONTH,
-            unit_price=rate,
-            price_unit="VM-hour",
-            sources=(book.rate_source(machine, region or "", purchase) or "",),
-            as_of=tuple(d for d in (book.rate_as_of(machine, region or "", purchase),) if d is not None),
-            note="a reservation bills its VMs at on-demand rates whether they run or not (gcp-reservations)"
-            if reserved
-            else None,
-        ),
+    line = vm_line(f"{kind}{machine} VMs", (machine, region or "", purchase), rate, low, high)
+    if reserved:
+        note = "a reservation bills its VMs at on-demand rates whether they run or not (gcp-reservations)"
+        line = dataclasses.replace(line, note=note)
+    return (line,)
+
+
+def vm_line(name: str, priced: tuple[str, str, str], rate: Decimal, low: int, high: int) -> Line:
+    """`low` to `high` VMs at `rate` an hour, with the source and date of the (machine, region, purchase) row."""
+    book = training_book()
+    date = book.rate_as_of(*priced)
+    return Line(
+        name=name,
+        quantity=Decimal(low),
+        unit="VMs",
+        hourly=rate * low,
+        monthly=rate * low * HOURS_PER_MONTH,
+        monthly_min=rate * low * HOURS_PER_MONTH,
+        monthly_max=rate * high * HOURS_PER_MONTH,
+        unit_price=rate,
+        price_unit="VM-hour",
+        sources=(book.rate_source(*priced) or "",),
+        as_of=(date,) if date else (),
     )
 
 
@@ -139,4 +146,4 @@ def training_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceC
     )
 
 
-__all__ = ["TYPES", "node_pool_lines", "node_pool_vms", "training_price"]
+__all__ = ["TYPES", "node_pool_lines", "node_pool_vms", "training_price", "vm_line"]

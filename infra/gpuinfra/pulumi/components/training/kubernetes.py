@@ -634,27 +634,42 @@ def lustre_claim(
 ) -> None:
     """A static PersistentVolume for the file system and the claim bound to it by name (the CSI drivers'
     static-provisioning examples: FSx's, GKE Managed Lustre's)."""
+    static_claim(f"{name}-lustre", labels, (lustre.capacity_gib, lustre.csi), claim, namespace, o, ("flock",))
+
+
+def static_claim(
+    name: str,
+    labels: Mapping[str, str],
+    share: tuple[int, Mapping[str, Any]],
+    claim: str,
+    namespace: pulumi.Input[str],
+    o: pulumi.ResourceOptions,
+    mount_options: tuple[str, ...] = (),
+) -> k8s.core.v1.PersistentVolumeClaim:
+    """A shared file system's static PersistentVolume (`<name>-pv`; `share` is its capacity in GiB and its CSI
+    source) and the claim bound to it by name (`<name>-pvc`): Lustre's, or GKE's Filestore /home."""
+    capacity_gib, csi = share
     volume = k8s.core.v1.PersistentVolume(
-        f"{name}-lustre-pv",
+        f"{name}-pv",
         metadata={"name": claim, "labels": dict(labels)},
         spec={
-            "capacity": {"storage": f"{lustre.capacity_gib}Gi"},
+            "capacity": {"storage": f"{capacity_gib}Gi"},
             "access_modes": ["ReadWriteMany"],
             "persistent_volume_reclaim_policy": "Retain",
             "storage_class_name": "",
-            "mount_options": ["flock"],
-            "csi": dict(lustre.csi),
+            **({"mount_options": list(mount_options)} if mount_options else {}),
+            "csi": dict(csi),
         },
         opts=o,
     )
-    k8s.core.v1.PersistentVolumeClaim(
-        f"{name}-lustre-pvc",
+    return k8s.core.v1.PersistentVolumeClaim(
+        f"{name}-pvc",
         metadata={"name": claim, "namespace": namespace, "labels": dict(labels)},
         spec={
             "access_modes": ["ReadWriteMany"],
             "storage_class_name": "",
             "volume_name": volume.metadata["name"],
-            "resources": {"requests": {"storage": f"{lustre.capacity_gib}Gi"}},
+            "resources": {"requests": {"storage": f"{capacity_gib}Gi"}},
         },
         opts=o,
     )
@@ -688,4 +703,5 @@ __all__ = [
     "lustre_claim",
     "nccl_acceptance",
     "pod_requests",
+    "static_claim",
 ]

@@ -21,7 +21,7 @@ from gpuinfra.clouds.gcp.catalog.filestore import filestore_book
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.spec.filestore import GcpFilestore
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
-from gpuinfra.pulumi.components.training.kubernetes import ClaimMount
+from gpuinfra.pulumi.components.training.kubernetes import ClaimMount, static_claim
 
 FILESTORE_DRIVER = "filestore.csi.storage.gke.io"
 CONNECT_MODE = "PRIVATE_SERVICE_ACCESS"
@@ -109,37 +109,12 @@ def home_volume(
     o: pulumi.ResourceOptions,
 ) -> k8s.core.v1.PersistentVolumeClaim:
     """A static PersistentVolume for the share through GKE's Filestore CSI driver, and its claim in `namespace`."""
-    claim = home_claim_name(cluster)
-    volume = k8s.core.v1.PersistentVolume(
-        f"{name}-home-pv",
-        metadata={"name": claim, "labels": dict(labels)},
-        spec={
-            "capacity": {"storage": f"{home.capacity_gib}Gi"},
-            "access_modes": ["ReadWriteMany"],
-            "persistent_volume_reclaim_policy": "Retain",
-            "storage_class_name": "",
-            "volume_mode": "Filesystem",
-            "csi": {
-                "driver": FILESTORE_DRIVER,
-                "volume_handle": pulumi.Output.concat(
-                    "modeInstance/", instance.location, "/", instance.name, "/", home.share
-                ),
-                "volume_attributes": {"ip": instance.networks.apply(_first_address), "volume": home.share},
-            },
-        },
-        opts=o,
-    )
-    return k8s.core.v1.PersistentVolumeClaim(
-        f"{name}-home-pvc",
-        metadata={"name": claim, "namespace": namespace, "labels": dict(labels)},
-        spec={
-            "access_modes": ["ReadWriteMany"],
-            "storage_class_name": "",
-            "volume_name": volume.metadata["name"],
-            "resources": {"requests": {"storage": f"{home.capacity_gib}Gi"}},
-        },
-        opts=o,
-    )
+    csi = {
+        "driver": FILESTORE_DRIVER,
+        "volume_handle": pulumi.Output.concat("modeInstance/", instance.location, "/", instance.name, "/", home.share),
+        "volume_attributes": {"ip": instance.networks.apply(_first_address), "volume": home.share},
+    }
+    return static_claim(f"{name}-home", labels, (home.capacity_gib, csi), home_claim_name(cluster), namespace, o)
 
 
 __all__ = [

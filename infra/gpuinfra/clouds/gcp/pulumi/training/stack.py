@@ -34,14 +34,20 @@ def training_labels(stack: str, spec: GcpTrainingSpec, org_tags: dict[str, str])
     return {**base, **spec.labels, "gpuinfra-stack": label(stack), "gpuinfra-workload": "training"}
 
 
+def _root(inputs: Inputs, project: GcpProject) -> tuple[GcpTrainingSpec, dict[str, str], pulumi.ResourceOptions]:
+    """The spec, the stack's labels and the cluster's options: one provider pinned to the project, for every child."""
+    spec = inputs.spec
+    assert isinstance(spec, GcpTrainingSpec)
+    labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
+    google = provider(f"gcp-{spec.account}", project, labels)
+    return spec, labels, pulumi.ResourceOptions(providers=[google])
+
+
 class GcpTrainingCluster(pulumi.ComponentResource):
     def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
-        spec = inputs.spec
-        assert isinstance(spec, GcpTrainingSpec)
+        spec, labels, options = _root(inputs, project)
         name = spec.name
-        labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
-        google = provider(f"gcp-{spec.account}", project, labels)
-        super().__init__("gpuinfra:training:GcpCluster", name, None, pulumi.ResourceOptions(providers=[google]))
+        super().__init__("gpuinfra:training:GcpCluster", name, None, options)
         fabric = plan.fabric
         assert fabric is not None, "the planner finds every catalog machine's fabric"
         self.fabric = TrainingFabric(
@@ -80,12 +86,9 @@ class GcpSlurmTraining(pulumi.ComponentResource):
     storage as the GKE path, and the Cluster Director cluster (slurm.py)."""
 
     def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
-        spec = inputs.spec
-        assert isinstance(spec, GcpTrainingSpec)
+        spec, labels, options = _root(inputs, project)
         name = spec.name
-        labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
-        google = provider(f"gcp-{spec.account}", project, labels)
-        super().__init__("gpuinfra:training:GcpCluster", name, None, pulumi.ResourceOptions(providers=[google]))
+        super().__init__("gpuinfra:training:GcpCluster", name, None, options)
         assert plan.fabric is not None, "the planner finds every catalog machine's fabric"
         self.fabric = TrainingFabric(name, FabricArgs(spec, project.id, 1, 0, plan.fabric.mtu, None), self)
         self.storage = TrainingStorage(name, spec, self.fabric.system_network, self)
