@@ -45,7 +45,12 @@ def complete(words: str, cword: int, cwd: Path = ROOT) -> list[str]:
 def test_shell_completion_of_commands_options_and_stacks() -> None:
     assert complete("gpuinfra pre", 1) == ["preview"]
     assert complete("gpuinfra preview --for", 2) == ["--format"]
-    assert complete("gpuinfra validate llm-train-", 2) == ["llm-train-eks", "llm-train-gcp", "llm-train-onprem"]
+    assert complete("gpuinfra validate llm-train-", 2) == [
+        "llm-train-eks",
+        "llm-train-gcp",
+        "llm-train-gcp-slurm",
+        "llm-train-onprem",
+    ]
     assert "--install-completion" in gpuinfra("--help").stdout
 
 

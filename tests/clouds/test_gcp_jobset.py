@@ -89,8 +89,9 @@ def test_checkpoints_go_to_lustre_through_gkes_csi_driver(graph: Graph) -> None:
     pod = _pod(_jobset(graph))["spec"]
     (lustre,) = [v for v in pod["volumes"] if v["name"] == "lustre"]
     claim = lustre["persistentVolumeClaim"]["claimName"]
-    (pvc,) = graph.of_type("kubernetes:core/v1:PersistentVolumeClaim")
-    (pv,) = graph.of_type("kubernetes:core/v1:PersistentVolume")
+    # the Lustre claim and volume (the other pair is /home's, test_gcp_filestore.py)
+    (pvc,) = [c for c in graph.of_type("kubernetes:core/v1:PersistentVolumeClaim") if c.name.endswith("-lustre-pvc")]
+    (pv,) = [v for v in graph.of_type("kubernetes:core/v1:PersistentVolume") if v.name.endswith("-lustre-pv")]
     assert pvc.inputs["metadata"]["name"] == claim and pvc.inputs["metadata"]["namespace"] == "training"
     csi = pv.inputs["spec"]["csi"]
     assert csi["driver"] == "lustre.csi.storage.gke.io"

@@ -43,7 +43,8 @@ def test_the_example_previews_passes_preflight_and_the_pack(report: object) -> N
 
 def test_the_reserved_nodes_are_priced_at_on_demand_rates(report: object) -> None:
     """16 reserved a3-ultragpu-8g: a reservation bills on-demand rates; the GKE fee $0.10 an hour; three
-    e2-standard-2 system nodes at $0.06701 (skypilot-gcp-vms, us-central1)."""
+    e2-standard-2 system nodes at $0.06701142 (cyclenerd-gcp-pricing at fd66b26, compute.instance.e2-standard-2
+    .cost.us-central1.hour, dated 2026-07-30)."""
     cost = report.cost  # type: ignore[attr-defined]
     pool = next(r for r in cost.resources if r.name == "llm-train-gcp-gpu")
     (line,) = pool.lines
@@ -52,7 +53,8 @@ def test_the_reserved_nodes_are_priced_at_on_demand_rates(report: object) -> Non
     gke = next(r for r in cost.resources if r.name == "llm-train-gcp-gke")
     assert gke.lines[0].monthly_usd == Decimal("0.10") * HOURS
     system = next(r for r in cost.resources if r.name == "llm-train-gcp-system")
-    assert system.lines[0].monthly_usd == 3 * Decimal("0.06701") * HOURS
+    assert system.lines[0].monthly_usd == 3 * Decimal("0.06701142") * HOURS
+    assert system.lines[0].sources == ["cyclenerd-gcp-pricing"]
     nat = next(r for r in cost.resources if r.name == "llm-train-gcp-nat")
     assert nat.lines[0].quantity == 16 + 3  # every GKE node reaches out through the NAT: $0.0014 per VM-hour
     lustre = next(r for r in cost.resources if r.name == "llm-train-gcp-lustre")
@@ -83,7 +85,8 @@ def test_spot_nodes_take_the_30_second_window_and_the_preemptible_quota() -> Non
     assert plan.preemption_notice_seconds == 30 == CLOUDS["gcp"].spot_notice_seconds
     assert plan.spot_nodes == 4 and plan.on_demand_nodes == 0
     needs = {(n.region, n.code): n.vcpus for n in plan.quotas}
-    assert needs == {("us-central1", "PREEMPTIBLE_NVIDIA_H200_GPUS"): 32, ("global", "GPUS_ALL_REGIONS"): 32}
+    # the project's needs: this stack's 4 x 8 Spot H200 and llm-train-gcp-slurm's 2 x 8 in the same project
+    assert needs == {("us-central1", "PREEMPTIBLE_NVIDIA_H200_GPUS"): 48, ("global", "GPUS_ALL_REGIONS"): 48}
     # a 1,120 GB checkpoint takes 64 s at 17.6 GB/s: past the notice, so a checkpoint on notice cannot finish
     assert "gcp-checkpoint-past-spot-notice" in rules_fired(result)
     assert plan.run.at_spec.hourly_usd == 4 * (Decimal("3.74713") + Decimal("37.2472"))

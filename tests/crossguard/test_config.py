@@ -77,7 +77,8 @@ def test_the_packs_own_config_validates() -> None:
     )
     assert config["inference-no-training-hardware"].level == "advisory"
     # issue 26: mandatory by default; issue 46: only fees with no citable price may be left unpriced by default:
-    # AWS PCS's and Google's Managed Lustre capacity (#54)
+    # AWS PCS's, Google's Managed Lustre and Filestore capacity (no dated price: #54) and Cluster Director's
+    # Slurm controller (no source prices it: #54)
     assert config["budget-within-account"] == PolicyConfig(
         "mandatory",
         {
@@ -87,6 +88,8 @@ def test_the_packs_own_config_validates() -> None:
                 "aws-native:pcs:ComputeNodeGroup: PCS node management",
                 "aws-native:pcs:Queue: Resource",
                 "gcp:lustre/instance:Instance: Storage capacity",
+                "gcp:filestore/instance:Instance: Storage capacity",
+                "gcp:hypercomputecluster/cluster:Cluster: Slurm controller",
             ],
         },
     )

@@ -55,3 +55,12 @@ def test_a_node_network_in_a_serving_project_is_an_edge() -> None:
     config = {**pool.inputs["networkConfig"], "additionalNodeNetworkConfigs": nics}
     found = _run(_edit(pool.name, {"networkConfig": config}), "separation-gcp-edges")
     assert any("a network in project acme-serve-prod (gcp-chat), a inference project" in m for m in found)
+
+
+def test_a_filestore_network_in_a_serving_project_is_an_edge() -> None:
+    """/home's Filestore instance names its network by name (the stack's own); a path into another project is an
+    edge, judged as the node pools' networks are."""
+    home = next(r for r in example_graph(STACK).resources if r.name == "llm-train-gcp-home")
+    networks = [{**home.inputs["networks"][0], "network": "projects/acme-serve-prod/global/networks/serve"}]
+    found = _run(_edit(home.name, {"networks": networks}), "separation-gcp-edges")
+    assert any("a network in project acme-serve-prod (gcp-chat), a inference project" in m for m in found)

@@ -164,7 +164,11 @@ CLOUDS: dict[str, Cloud] = {
         packages=("gcp",),
         spot_notice_seconds=30,
         parts=GCP_PARTS,
-        accepted_unpriced=("gcp:lustre/instance:Instance: Storage capacity",),  # no Managed Lustre price read yet
+        accepted_unpriced=(  # no dated Managed Lustre or Filestore price yet
+            "gcp:lustre/instance:Instance: Storage capacity",
+            "gcp:filestore/instance:Instance: Storage capacity",
+            "gcp:hypercomputecluster/cluster:Cluster: Slurm controller",  # Google's own: no source prices it
+        ),
     ),
 }
 

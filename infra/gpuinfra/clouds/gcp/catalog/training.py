@@ -8,6 +8,7 @@ tables (accelerator peaks, HBM and NVLink bandwidths, restart figures), so the t
 
 from __future__ import annotations
 
+import datetime
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
@@ -94,10 +95,11 @@ class LustreTier:
 
 @dataclass(frozen=True)
 class Rate:
-    """One hourly rate and where it comes from."""
+    """One hourly rate, where it comes from and the day its source read it (None: the source gives no date)."""
 
     usd_per_hour: Decimal
     source: str
+    as_of: datetime.date | None = None
 
 
 @dataclass(frozen=True)
@@ -138,6 +140,11 @@ class TrainingBook:
         found = self.prices.get((machine, region, "host", purchase))
         return found.source if found else None
 
+    def rate_as_of(self, machine: str, region: str, purchase: str) -> datetime.date | None:
+        """The day the VM's rate was read (its host row's block: a VM's rows come from one block)."""
+        found = self.prices.get((machine, region, "host", purchase))
+        return found.as_of if found else None
+
     def machine(self, name: str) -> TrainingMachine | None:
         return self.machines.get(name)
 
@@ -159,15 +166,21 @@ def _tier(row: dict[str, Any]) -> LustreTier:
     return LustreTier(*(row[k] for k in keys))
 
 
-def _prices(section: dict[str, Any]) -> dict[tuple[str, str, str, str], Rate]:
-    source = section["source"]
-    return {
-        (machine, region, part, purchase): Rate(Decimal(str(value)), source)
-        for machine, regions in section["by_machine"].items()
-        for region, parts in regions.items()
-        for part, rates in parts.items()
-        for purchase, value in rates.items()
-    }
+def _prices(blocks: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], Rate]:
+    """Every block's rates, each with its block's source (a machine type priced by two blocks is the file's bug)."""
+    found: dict[tuple[str, str, str, str], Rate] = {}
+    for block in blocks:
+        rates = {
+            (machine, region, part, purchase): Rate(Decimal(str(value)), block["source"], block.get("as_of"))
+            for machine, regions in block["by_machine"].items()
+            for region, parts in regions.items()
+            for part, rates in parts.items()
+            for purchase, value in rates.items()
+        }
+        if rates.keys() & found.keys():
+            raise ValueError(f"prices from {block['source']} repeat rows: {sorted(rates.keys() & found.keys())[:3]}")
+        found.update(rates)
+    return found
 
 
 @cache

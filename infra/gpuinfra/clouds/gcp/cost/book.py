@@ -12,7 +12,7 @@ from typing import Any
 
 from gpuinfra.clouds.gcp.catalog import HOURS_PER_MONTH, gcp_book
 from gpuinfra.clouds.gcp.catalog.book import Price, ServicePrice, gcp_services
-from gpuinfra.clouds.gcp.cost import training
+from gpuinfra.clouds.gcp.cost import slurm, training
 from gpuinfra.cost.model import NOT_IN_CATALOG, USAGE_BASED, Line, ResourceCost
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.graph.views import Location
@@ -120,7 +120,8 @@ def _region_vms(graph: Graph, region: object) -> tuple[int, int]:
             low += int(policy.get("minReplicas") or 0)
             high += int(policy.get("maxReplicas") or 0)
     nodes = training.node_pool_vms(graph, region)  # a training cluster's GKE nodes use the NAT too
-    return low + nodes[0], high + nodes[1]
+    cluster = slurm.cluster_vms(graph, region)  # and a Cluster Director cluster's nodes
+    return low + nodes[0] + cluster[0], high + nodes[1] + cluster[1]
 
 
 def service_lines(r: Resource, graph: Graph) -> tuple[Line, ...] | None:
@@ -209,6 +210,8 @@ def price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceCost:
     base = {**base, "where": where(r, graph)}
     if r.type in training.TYPES:  # a training cluster's own types (its node pools, GKE, Managed Lustre)
         return training.training_price(r, graph, base)
+    if r.type in slurm.TYPES:  # the managed Slurm path's cluster
+        return slurm.slurm_price(r, graph, base)
     if r.type == MIG:
         return ResourceCost(**base, lines=mig_lines(r, graph))
     lines = service_lines(r, graph)

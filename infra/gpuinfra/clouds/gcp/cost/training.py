@@ -1,11 +1,13 @@
 """A Google training cluster's resources priced from catalog/data/gcp/training.yaml: a GKE node pool's VMs as
 Google bills them (the machine's cores, memory and Local SSD plus its GPUs, at on-demand rates for on-demand or
 reserved nodes and Spot rates for Spot nodes; flex-start's own SKUs are not in the source: unknown), from its
-floor to its ceiling; the GKE cluster's management fee; Managed Lustre unknown (no price in the catalog yet,
-never zero). The placement policy and the private services access peering have no charge of their own."""
+floor to its ceiling; the GKE cluster's management fee; Managed Lustre and Filestore unknown (no dated price in
+the catalog yet, never zero). The placement policy and the private services access peering have no charge of their
+own."""
 
 from __future__ import annotations
 
+import dataclasses
 from decimal import Decimal
 from typing import Any
 
@@ -18,13 +20,18 @@ from gpuinfra.graph.views import Location
 NODE_POOL = "gcp:container/nodePool:NodePool"
 CLUSTER = "gcp:container/cluster:Cluster"
 LUSTRE = "gcp:lustre/instance:Instance"
+FILESTORE = "gcp:filestore/instance:Instance"
+NO_DATED_PRICE = (
+    "no dated price: Cyclenerd's pricing.yml at fd66b26 (generated 2026-07-30), the export the catalog's G2 rates "
+    "come from, has no {service} rows"
+)
 FREE: dict[str, str] = {
     "gcp:compute/resourcePolicy:ResourcePolicy": "a placement policy has no charge of its own: its VMs are priced on "
     "their node pool",
     "gcp:servicenetworking/connection:Connection": "VPC Network Peering has no charge of its own "
     "(https://cloud.google.com/vpc/network-pricing); traffic over it bills as the VMs' egress",
 }
-TYPES = frozenset({NODE_POOL, CLUSTER, LUSTRE, *FREE})
+TYPES = frozenset({NODE_POOL, CLUSTER, LUSTRE, FILESTORE, *FREE})
 """The types this book prices (gpuinfra.clouds.gcp.cost.book hands them here)."""
 
 
@@ -75,22 +82,29 @@ def node_pool_lines(r: Resource) -> tuple[Line, ...]:
     low, high = _bounds(r.inputs)
     reserved = (config.get("reservationAffinity") or {}).get("consumeReservationType") == "SPECIFIC_RESERVATION"
     kind = "Spot " if purchase == "spot" else "reserved " if reserved else ""
-    return (
-        Line(
-            name=f"{kind}{machine} VMs",
-            quantity=Decimal(low),
-            unit="VMs",
-            hourly=rate * low,
-            monthly=rate * low * HOURS_PER_MONTH,
-            monthly_min=rate * low * HOURS_PER_MONTH,
-            monthly_max=rate * high * HOURS_PER_MONTH,
-            unit_price=rate,
-            price_unit="VM-hour",
-            sources=(book.rate_source(machine, region or "", purchase) or "",),
-            note="a reservation bills its VMs at on-demand rates whether they run or not (gcp-reservations)"
-            if reserved
-            else None,
-        ),
+    line = vm_line(f"{kind}{machine} VMs", (machine, region or "", purchase), rate, low, high)
+    if reserved:
+        note = "a reservation bills its VMs at on-demand rates whether they run or not (gcp-reservations)"
+        line = dataclasses.replace(line, note=note)
+    return (line,)
+
+
+def vm_line(name: str, priced: tuple[str, str, str], rate: Decimal, low: int, high: int) -> Line:
+    """`low` to `high` VMs at `rate` an hour, with the source and date of the (machine, region, purchase) row."""
+    book = training_book()
+    date = book.rate_as_of(*priced)
+    return Line(
+        name=name,
+        quantity=Decimal(low),
+        unit="VMs",
+        hourly=rate * low,
+        monthly=rate * low * HOURS_PER_MONTH,
+        monthly_min=rate * low * HOURS_PER_MONTH,
+        monthly_max=rate * high * HOURS_PER_MONTH,
+        unit_price=rate,
+        price_unit="VM-hour",
+        sources=(book.rate_source(*priced) or "",),
+        as_of=(date,) if date else (),
     )
 
 
@@ -119,6 +133,12 @@ def training_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceC
         return ResourceCost(**base, lines=node_pool_lines(r))
     if r.type == CLUSTER:
         return ResourceCost(**base, lines=cluster_lines())
+    if r.type == FILESTORE:
+        shares = r.inputs.get("fileShares") or {}
+        note = f"{shares.get('capacityGb')} GiB of Filestore {r.inputs.get('tier')}: " + NO_DATED_PRICE.format(
+            service="Filestore"
+        )
+        return ResourceCost(**base, lines=(_unknown("Storage capacity", note),))
     capacity = r.inputs.get("capacityGib")
     return ResourceCost(
         **base,
@@ -126,4 +146,4 @@ def training_price(r: Resource, graph: Graph, base: dict[str, Any]) -> ResourceC
     )
 
 
-__all__ = ["TYPES", "node_pool_lines", "node_pool_vms", "training_price"]
+__all__ = ["TYPES", "node_pool_lines", "node_pool_vms", "training_price", "vm_line"]

@@ -47,6 +47,8 @@ TRAINING_NETWORKS = (
     "gcp:container/cluster:Cluster",
     "gcp:container/nodePool:NodePool",
     "gcp:lustre/instance:Instance",
+    "gcp:filestore/instance:Instance",
+    "gcp:hypercomputecluster/cluster:Cluster",
 )
 """A training cluster's resources that name networks (its own VPCs; another project's is an edge)."""
 PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:/|$)")
@@ -87,6 +89,9 @@ def _edges(resource: PolicyResource) -> Iterator[tuple[str, Any]]:
         yield "a Storage Transfer job in", p.get("project")
     elif resource.resource_type in TRAINING_NETWORKS:  # a training cluster's GKE, node pool NICs, Managed Lustre
         nics = (p.get("networkConfig") or {}).get("additionalNodeNetworkConfigs") or []
+        nics = [*nics, *(p.get("networks") or [])]  # Filestore's `networks`
+        for net in p.get("networkResources") or []:  # a Cluster Director cluster's one network
+            nics.append(((net.get("config") or {}).get("existingNetwork")) or {})
         for value in [
             p.get("network"),
             p.get("subnetwork"),
@@ -216,4 +221,5 @@ def gcp_armored_frontend(args: StackValidationArgs, report_violation: ReportViol
 __all__ = ["edge_problem", "gcp_armored_frontend", "gcp_edges", "gcp_groups_bounded", "transfer_problems"]
 
 
+from gpuinfra.clouds.gcp.policy import slurm as _slurm  # noqa: E402,F401  (the managed Slurm path's rule)
 from gpuinfra.clouds.gcp.policy import training as _training  # noqa: E402,F401  (registers the training rules)

@@ -171,6 +171,11 @@ def _value(
         yield path, item, f"{owner}.{field} must be one of {', '.join(enum)}"
     if prop.get("type") == "integer" and isinstance(item, str | float | bool) and not _integral(item):
         yield path, item, f"{owner}.{field} is an integer ({prop.get('format', 'int')})"
+    values = prop.get("additionalProperties")
+    if prop.get("type") == "object" and isinstance(values, dict) and isinstance(item, dict):
+        for key, element in item.items():  # a map keyed by ID (hypercomputecluster's resources)
+            yield from _value(doc, values, element, f"{path}.{key}", field, owner)
+        return
     nested = _resolve(doc, prop)
     if nested is not None:
         yield from walk(doc, nested, item, path)
@@ -189,7 +194,8 @@ def discovery_problems(r: Resource) -> Iterator[Finding]:
     doc = document(entry.api, entry.version)
     where = f"{source(entry.api, entry.version)}, schema {entry.schema}"
     root = {"name": entry.schema, **doc["schemas"][entry.schema]}
-    for path, value, problem in walk(doc, root, r.inputs, ""):
+    shape = training.SHAPES.get(r.type)
+    for path, value, problem in walk(doc, root, shape(r.inputs) if shape else r.inputs, ""):
         yield finding_at(r, "PF-GCP-API", path, value, f"Google would refuse it: {problem}", where)
 
 

@@ -14,7 +14,9 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints
 
+from gpuinfra.clouds.gcp.spec.filestore import GcpFilestore
 from gpuinfra.clouds.gcp.spec.project import GcpZone
+from gpuinfra.clouds.gcp.spec.slurm import GcpSlurm, SchedulerType
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
 from gpuinfra.spec.training import ApiAccess, Failure, TrainedModel, TrainingJob, TrainingRun
@@ -136,8 +138,10 @@ class GcpStorage(SpecModel):
 
 
 class GcpTrainingScheduler(SpecModel):
-    type: Literal["gke"] = Field("gke", json_schema_extra=updates("replace"))
-    """GKE with Kueue and JobSet (the managed Slurm path, Cluster Director, is not built yet)."""
+    type: SchedulerType = Field("gke", json_schema_extra=updates("replace"))
+    """gke: GKE with Kueue and JobSet; slurm: Cluster Director's managed Slurm (`slurm` below, docs/gcp-slurm.md)."""
+    slurm: GcpSlurm | None = None
+    """The Slurm cluster's IDs and login nodes (scheduler slurm: required)."""
     kubernetes_version: Annotated[str, StringConstraints(pattern=r"^1\.[0-9]{2}$")] = "1.33"
     """The control plane's minimum version (the release channel upgrades from it)."""
     release_channel: Literal["RAPID", "REGULAR", "STABLE"] = "REGULAR"
@@ -165,6 +169,8 @@ class GcpTrainingSpec(SpecModel):
     """The GPU nodes: machine type, count, zone, placement and how their capacity is bought."""
     network: GcpTrainingNetwork = GcpTrainingNetwork()
     lustre: GcpLustre | None = None
+    filestore: GcpFilestore | None = None
+    """/home on Filestore (docs/gcp-training.md): mounted on every node and, on GKE, in every trainer pod."""
     storage: GcpStorage
     """The Cloud Storage buckets for data and checkpoints."""
     checkpointing: GcpCheckpointing | None = None

@@ -202,4 +202,6 @@ __all__ = [
 ]
 
 
+from gpuinfra.clouds.gcp.validators import filestore as _filestore  # noqa: E402,F401  (/home's rules)
+from gpuinfra.clouds.gcp.validators import slurm as _slurm  # noqa: E402,F401  (the managed Slurm path's rules)
 from gpuinfra.clouds.gcp.validators import training as _training  # noqa: E402,F401  (registers the training rules)

@@ -113,6 +113,8 @@ def gcp_flex_start_duration(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Ite
 def gcp_rdma_without_roce(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
     """A machine family with MRDMA NICs needs its zone's RoCE VPC: without it the NICs have nowhere to attach."""
     fabric = plan.fabric
+    if spec.scheduler.type == "slurm":
+        return  # Cluster Director attaches its nodes' NICs itself (gcp-slurm-roce-vpc)
     if fabric is not None and fabric.mrdma_nics and not spec.network.roce_vpc:
         yield Failure(
             f"{spec.compute.machine_type} carries {fabric.mrdma_nics} MRDMA NICs, which attach only to a VPC with the "

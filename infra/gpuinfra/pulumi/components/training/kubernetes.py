@@ -115,6 +115,16 @@ class JobArgs:
 
 
 @dataclass(frozen=True)
+class ClaimMount:
+    """A further shared file system the trainer mounts through its claim (GKE: /home on Filestore)."""
+
+    name: str
+    claim: str
+    mount_path: str
+    why: str
+
+
+@dataclass(frozen=True)
 class HostMount:
     """A node directory mounted read-only into the trainer, and why it is needed (a comment in the template)."""
 
@@ -171,6 +181,8 @@ class WorkloadArgs:
     """Annotations on every trainer pod beside Kueue's (GKE: the multi-network interfaces the RDMA NICs need)."""
     host_mounts: tuple[HostMount, ...] = ()
     """Host directories the trainer reads (GKE: the gIB NCCL plugin its RDMA installer puts on the node)."""
+    claim_mounts: tuple[ClaimMount, ...] = ()
+    """Further claims the trainer mounts read-write beside the shared file system (GKE: /home on Filestore)."""
 
 
 def fabric_resource(fabric: str) -> str | None:
@@ -313,6 +325,7 @@ def job_template(args: WorkloadArgs, claim: str | None) -> str:
         gpu_toleration=device_toleration(args.device_resource),
         annotations=args.pod_annotations,
         host_mounts=args.host_mounts,
+        claim_mounts=args.claim_mounts,
     )
 
 
@@ -621,27 +634,42 @@ def lustre_claim(
 ) -> None:
     """A static PersistentVolume for the file system and the claim bound to it by name (the CSI drivers'
     static-provisioning examples: FSx's, GKE Managed Lustre's)."""
+    static_claim(f"{name}-lustre", labels, (lustre.capacity_gib, lustre.csi), claim, namespace, o, ("flock",))
+
+
+def static_claim(
+    name: str,
+    labels: Mapping[str, str],
+    share: tuple[int, Mapping[str, Any]],
+    claim: str,
+    namespace: pulumi.Input[str],
+    o: pulumi.ResourceOptions,
+    mount_options: tuple[str, ...] = (),
+) -> k8s.core.v1.PersistentVolumeClaim:
+    """A shared file system's static PersistentVolume (`<name>-pv`; `share` is its capacity in GiB and its CSI
+    source) and the claim bound to it by name (`<name>-pvc`): Lustre's, or GKE's Filestore /home."""
+    capacity_gib, csi = share
     volume = k8s.core.v1.PersistentVolume(
-        f"{name}-lustre-pv",
+        f"{name}-pv",
         metadata={"name": claim, "labels": dict(labels)},
         spec={
-            "capacity": {"storage": f"{lustre.capacity_gib}Gi"},
+            "capacity": {"storage": f"{capacity_gib}Gi"},
             "access_modes": ["ReadWriteMany"],
             "persistent_volume_reclaim_policy": "Retain",
             "storage_class_name": "",
-            "mount_options": ["flock"],
-            "csi": dict(lustre.csi),
+            **({"mount_options": list(mount_options)} if mount_options else {}),
+            "csi": dict(csi),
         },
         opts=o,
     )
-    k8s.core.v1.PersistentVolumeClaim(
-        f"{name}-lustre-pvc",
+    return k8s.core.v1.PersistentVolumeClaim(
+        f"{name}-pvc",
         metadata={"name": claim, "namespace": namespace, "labels": dict(labels)},
         spec={
             "access_modes": ["ReadWriteMany"],
             "storage_class_name": "",
             "volume_name": volume.metadata["name"],
-            "resources": {"requests": {"storage": f"{lustre.capacity_gib}Gi"}},
+            "resources": {"requests": {"storage": f"{capacity_gib}Gi"}},
         },
         opts=o,
     )
@@ -656,6 +684,7 @@ __all__ = [
     "RDMA",
     "RDMA_FABRICS",
     "TYPE",
+    "ClaimMount",
     "Flavor",
     "HostMount",
     "JobArgs",
@@ -674,4 +703,5 @@ __all__ = [
     "lustre_claim",
     "nccl_acceptance",
     "pod_requests",
+    "static_claim",
 ]

@@ -124,6 +124,7 @@ class TrainingGke(pulumi.ComponentResource):
             addons_config={
                 "gcs_fuse_csi_driver_config": {"enabled": True},
                 "lustre_csi_driver_config": {"enabled": True},
+                **({"gcp_filestore_csi_driver_config": {"enabled": True}} if spec.filestore else {}),  # /home
             },
             resource_labels=args.labels,
             deletion_protection=True,

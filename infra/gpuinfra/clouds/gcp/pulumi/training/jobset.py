@@ -28,6 +28,7 @@ import yaml
 
 from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpFabric, GcpTrainingPlan
+from gpuinfra.clouds.gcp.pulumi.training.filestore import home_mounts
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GPU, TOPOLOGY_LEVELS
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
@@ -81,7 +82,12 @@ def pod_annotations(fabric: GcpFabric) -> tuple[tuple[str, str], ...]:
 
 def trainer_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str) -> dict[str, str]:
     """NCCL's gIB settings and the checkpoint contract's variables (AWS's names: bootstrap.py)."""
-    env = dict(NCCL_ENV)
+    return {**NCCL_ENV, **checkpoint_env(spec, plan, mount_path)}
+
+
+def checkpoint_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str) -> dict[str, str]:
+    """The checkpoint contract's variables (AWS's names: bootstrap.py); the Slurm path exports them too."""
+    env: dict[str, str] = {}
     ckpt = spec.checkpointing
     if ckpt is not None:
         bucket = f"gs://{spec.storage.checkpoint_bucket}/checkpoints/"
@@ -141,6 +147,7 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
         device_resource=plan.device_resource or GPU,
         pod_annotations=pod_annotations(plan.fabric),
         host_mounts=HOST_MOUNTS,
+        claim_mounts=home_mounts(spec),
     )
 
 
@@ -207,6 +214,7 @@ __all__ = [
     "NCCL_ENV",
     "GkeTrainingJob",
     "JobSetInputs",
+    "checkpoint_env",
     "claim_name",
     "pod_annotations",
     "pod_networks",

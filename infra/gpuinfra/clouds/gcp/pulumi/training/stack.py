@@ -10,6 +10,7 @@ from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
+from gpuinfra.clouds.gcp.pulumi.training.filestore import home_volume
 from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
 from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     GkeTrainingJob,
@@ -19,6 +20,7 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     workload_args,
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
+from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
@@ -32,14 +34,20 @@ def training_labels(stack: str, spec: GcpTrainingSpec, org_tags: dict[str, str])
     return {**base, **spec.labels, "gpuinfra-stack": label(stack), "gpuinfra-workload": "training"}
 
 
+def _root(inputs: Inputs, project: GcpProject) -> tuple[GcpTrainingSpec, dict[str, str], pulumi.ResourceOptions]:
+    """The spec, the stack's labels and the cluster's options: one provider pinned to the project, for every child."""
+    spec = inputs.spec
+    assert isinstance(spec, GcpTrainingSpec)
+    labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
+    google = provider(f"gcp-{spec.account}", project, labels)
+    return spec, labels, pulumi.ResourceOptions(providers=[google])
+
+
 class GcpTrainingCluster(pulumi.ComponentResource):
     def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
-        spec = inputs.spec
-        assert isinstance(spec, GcpTrainingSpec)
+        spec, labels, options = _root(inputs, project)
         name = spec.name
-        labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
-        google = provider(f"gcp-{spec.account}", project, labels)
-        super().__init__("gpuinfra:training:GcpCluster", name, None, pulumi.ResourceOptions(providers=[google]))
+        super().__init__("gpuinfra:training:GcpCluster", name, None, options)
         fabric = plan.fabric
         assert fabric is not None, "the planner finds every catalog machine's fabric"
         self.fabric = TrainingFabric(
@@ -65,10 +73,36 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
+        if self.storage.home is not None and spec.filestore is not None:  # /home for the trainers
+            home_volume(name, name, spec.filestore, self.storage.home, gke.namespace, kube_labels, gke.kubernetes)
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
         self.register_outputs({"cluster": self.gke.cluster.name})
+
+
+class GcpSlurmTraining(pulumi.ComponentResource):
+    """The managed Slurm path (scheduler slurm): the system network alone (Cluster Director takes one), the same
+    storage as the GKE path, and the Cluster Director cluster (slurm.py)."""
+
+    def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
+        spec, labels, options = _root(inputs, project)
+        name = spec.name
+        super().__init__("gpuinfra:training:GcpCluster", name, None, options)
+        assert plan.fabric is not None, "the planner finds every catalog machine's fabric"
+        self.fabric = TrainingFabric(name, FabricArgs(spec, project.id, 1, 0, plan.fabric.mtu, None), self)
+        self.storage = TrainingStorage(name, spec, self.fabric.system_network, self)
+        args = SlurmArgs(spec, plan, project.id, labels)
+        self.slurm = SlurmCluster(name, args, self.fabric.gvnic_subnets[0], self.storage, self)
+        self.register_outputs({"cluster": self.slurm.cluster.name})
+
+
+def build_gcp_slurm(inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
+    cluster = GcpSlurmTraining(inputs, plan, project)
+    pulumi.export("cluster", cluster.slurm.cluster.name)
+    pulumi.export("project", project.id)
+    pulumi.export("zone", inputs.spec.compute.zone)  # type: ignore[union-attr]
+    pulumi.export("checkpoint_bucket", cluster.storage.checkpoints.url)
 
 
 def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
@@ -77,6 +111,9 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
     assert isinstance(spec, GcpTrainingSpec)
     project = inputs.org.org.accounts[spec.account]
     assert isinstance(project, GcpProject), "the validators refuse a cluster outside a Google project"
+    if spec.scheduler.type == "slurm":  # Cluster Director's managed Slurm
+        build_gcp_slurm(inputs, plan, project)
+        return
     cluster = GcpTrainingCluster(inputs, plan, project)
     pulumi.export("cluster", cluster.gke.cluster.name)
     pulumi.export("project", project.id)
@@ -84,6 +121,8 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
     pulumi.export("checkpoint_bucket", cluster.storage.checkpoints.url)
     if cluster.storage.lustre is not None:
         pulumi.export("lustre_mount_point", cluster.storage.lustre.mount_point)
+    if cluster.storage.home is not None:
+        pulumi.export("home_filestore", cluster.storage.home.name)
 
 
-__all__ = ["GcpTrainingCluster", "build_gcp_training", "training_labels"]
+__all__ = ["GcpSlurmTraining", "GcpTrainingCluster", "build_gcp_slurm", "build_gcp_training", "training_labels"]

@@ -1,5 +1,6 @@
-"""The cluster's storage: Managed Lustre in the cluster's zone, reached over private services access (a reserved
-range peered to Google's producer network: Cluster Toolkit's managed-lustre module requires it), and the Cloud
+"""The cluster's storage: Managed Lustre in the cluster's zone and Filestore for /home (filestore.py), both reached
+over private services access (a reserved range peered to Google's producer network: Cluster Toolkit's
+managed-lustre module requires it), and the Cloud
 Storage buckets for the training data and the checkpoints (uniform access, public access prevented; the
 checkpoint bucket versioned, its superseded versions deleted after the retention, as the S3 bucket's lifecycle
 does on AWS)."""
@@ -12,6 +13,7 @@ import pulumi
 import pulumi_gcp as gcp
 
 from gpuinfra.clouds.gcp.pulumi.base import opts
+from gpuinfra.clouds.gcp.pulumi.training.filestore import home_instance
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 
 SERVICE_NETWORKING = "servicenetworking.googleapis.com"
@@ -51,8 +53,17 @@ class TrainingStorage(pulumi.ComponentResource):
         self.data = _bucket(f"{name}-data", spec.storage.data_bucket, region, self, None)
         self.checkpoints = _bucket(f"{name}-checkpoints", spec.storage.checkpoint_bucket, region, self, retention)
         self.lustre: gcp.lustre.Instance | None = None
+        self.home: gcp.filestore.Instance | None = None
+        if spec.lustre is not None or spec.filestore is not None:
+            self._managed_services(name, spec, network)
+        self.register_outputs({"checkpoint_bucket": self.checkpoints.url})
+
+    def _managed_services(self, name: str, spec: GcpTrainingSpec, network: pulumi.Input[str]) -> None:
+        """Managed Lustre and /home's Filestore, each after the private services access peering they share."""
+        access, reserved = self._private_service_access(name, spec, network)
+        if spec.filestore is not None:
+            self.home = home_instance(name, spec, network, reserved.name, access, self)
         if spec.lustre is not None:
-            access = self._private_service_access(name, spec, network)
             self.lustre = gcp.lustre.Instance(
                 f"{name}-lustre",
                 instance_id=f"{name}-lustre",
@@ -61,14 +72,13 @@ class TrainingStorage(pulumi.ComponentResource):
                 per_unit_storage_throughput=str(spec.lustre.throughput_mb_s_per_tib),
                 filesystem=spec.lustre.filesystem,
                 network=network,
-                gke_support_enabled=True,
+                gke_support_enabled=spec.scheduler.type == "gke",  # GKE's Lustre CSI driver mounts it
                 opts=opts(self, depends_on=[access]),
             )
-        self.register_outputs({"checkpoint_bucket": self.checkpoints.url})
 
     def _private_service_access(
         self, name: str, spec: GcpTrainingSpec, network: pulumi.Input[str]
-    ) -> gcp.servicenetworking.Connection:
+    ) -> tuple[gcp.servicenetworking.Connection, gcp.compute.GlobalAddress]:
         """The reserved range (VPC_PEERING) and the peering to Google's service producer network."""
         block = ipaddress.ip_network(spec.network.private_service_cidr)
         reserved = gcp.compute.GlobalAddress(
@@ -81,13 +91,14 @@ class TrainingStorage(pulumi.ComponentResource):
             network=network,
             opts=opts(self),
         )
-        return gcp.servicenetworking.Connection(
+        peering = gcp.servicenetworking.Connection(
             f"{name}-psa-peering",
             network=network,
             service=SERVICE_NETWORKING,
             reserved_peering_ranges=[reserved.name],
             opts=opts(self),
         )
+        return peering, reserved
 
 
 __all__ = ["TrainingStorage"]
