@@ -19,6 +19,8 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     workload_args,
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
+from gpuinfra.clouds.gcp.pulumi.training.networks import create_networks, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import create_installer
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
@@ -65,6 +67,9 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
+        # The pods' extra networks and the gIB plugin on the nodes: without them no trainer pod starts.
+        create_networks(name, pod_networks(name, fabric), kube_labels, gke.kubernetes)
+        create_installer(name, machine.gke_accelerator, kube_labels, gke.kubernetes)
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
