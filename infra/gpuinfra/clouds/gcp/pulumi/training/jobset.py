@@ -139,6 +139,8 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
         device_resource=plan.device_resource or GPU,
         pod_annotations=pod_annotations(spec.name, plan.fabric),
         host_mounts=HOST_MOUNTS,
+        instance_type=spec.compute.machine_type,
+        network_gbps=plan.fabric.rdma_gbps,
     )
 
 

@@ -9,6 +9,7 @@ import pulumi
 from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
+from gpuinfra.clouds.gcp.pulumi.training.acceptance import acceptance_pod_spec, gke_acceptance
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
 from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
 from gpuinfra.clouds.gcp.pulumi.training.jobset import (
@@ -25,6 +26,7 @@ from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.load import Inputs
+from gpuinfra.pulumi.components.training.acceptance import create_acceptance
 from gpuinfra.pulumi.components.training.cluster import workload_labels
 
 
@@ -62,18 +64,29 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         assert machine is not None
         pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels, plan.flex_start_max_hours)
         self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
+        self._workloads(inputs, plan, project, machine.gke_accelerator)
+        self.register_outputs({"cluster": self.gke.cluster.name})
+
+    def _workloads(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject, accelerator: str) -> None:
+        """Kueue and its queues; the pods' extra networks and the gIB plugin on the nodes (without them no trainer
+        pod starts); with a job, the trainer's JobSet template and the NCCL acceptance job."""
+        spec = inputs.spec
+        assert isinstance(spec, GcpTrainingSpec) and plan.fabric is not None
+        name = spec.name
         kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
         queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
+        acceptance = gke_acceptance(job, plan.fabric.rdma_gbps) if job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
+        pods += [acceptance_pod_spec(acceptance[1])] if acceptance else []
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
-        # The pods' extra networks and the gIB plugin on the nodes: without them no trainer pod starts.
-        create_networks(name, pod_networks(name, fabric), kube_labels, gke.kubernetes)
-        create_installer(name, machine.gke_accelerator, kube_labels, gke.kubernetes)
+        create_networks(name, pod_networks(name, plan.fabric), kube_labels, gke.kubernetes)
+        create_installer(name, accelerator, kube_labels, gke.kubernetes)
+        if acceptance is not None:
+            create_acceptance(name, name, gke.namespace, kube_labels, *acceptance, gke.kubernetes)
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
-        self.register_outputs({"cluster": self.gke.cluster.name})
 
 
 def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
