@@ -54,6 +54,10 @@ def strict(schema: Any) -> Any:
     unless the schema preserves them."""
     if isinstance(schema, dict):
         out = {k: strict(v) for k, v in schema.items()}
+        pattern = out.get("pattern")
+        if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+            # Go's regexp takes a flag group anywhere (Kueue's AdmissionCheck kind pattern); Python's only first.
+            out["pattern"] = "(?i)^" + pattern.removeprefix("^(?i)")
         if (
             "properties" in out
             and "additionalProperties" not in out

@@ -110,7 +110,7 @@ def acceptance_script(
     image: ImagePaths | None = None,
 ) -> str:
     """The script every pod of the acceptance JobSet runs (pod 0 leads, the others serve ssh); `image`: where an
-    image other than the pinned nccl-tests one keeps its tools (GKE: Google's gIB diagnostic image)."""
+    image other than the pinned nccl-tests one keeps its tools (a platform vendor's own NCCL test image)."""
     paths = image or ImagePaths()
     return render(
         "kubernetes/nccl-acceptance.sh.j2",

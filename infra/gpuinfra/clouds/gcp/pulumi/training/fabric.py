@@ -127,9 +127,10 @@ class TrainingFabric(pulumi.ComponentResource):
 
     def _placement(self, name: str, args: FabricArgs) -> gcp.compute.ResourcePolicy | None:
         """Compact placement: every node close on the fabric (a reservation brings its own placement: Google
-        then ignores the stack's, so none is made)."""
+        then ignores the stack's, so none is made; queued provisioning, flex-start's, takes none: Cluster Toolkit
+        examples/gke-dws-flex-start, "Compact placement policy is not supported")."""
         compute = args.spec.compute
-        if compute.placement != "compact" or compute.capacity.model == "reservation":
+        if compute.placement != "compact" or compute.capacity.model in ("reservation", "flex_start"):
             return None
         return gcp.compute.ResourcePolicy(
             f"{name}-compact",

@@ -36,6 +36,14 @@ def training_labels(stack: str, spec: GcpTrainingSpec, org_tags: dict[str, str])
     return {**base, **spec.labels, "gpuinfra-stack": label(stack), "gpuinfra-workload": "training"}
 
 
+def queued_run(spec: GcpTrainingSpec) -> int | None:
+    """Flex-start's run duration in seconds, which its ProvisioningRequests carry (None: not flex-start)."""
+    capacity = spec.compute.capacity
+    if capacity.model != "flex_start" or capacity.max_run_hours is None:
+        return None
+    return round(capacity.max_run_hours * 3600)
+
+
 class GcpTrainingCluster(pulumi.ComponentResource):
     def __init__(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject) -> None:
         spec = inputs.spec
@@ -62,7 +70,7 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         self.storage = TrainingStorage(name, spec, system_network, self)
         machine = training_book().machine(plan.instance_type)
         assert machine is not None
-        pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels, plan.flex_start_max_hours)
+        pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels)
         self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
         self._workloads(inputs, plan, project, machine.gke_accelerator)
         self.register_outputs({"cluster": self.gke.cluster.name})
@@ -74,7 +82,7 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         assert isinstance(spec, GcpTrainingSpec) and plan.fabric is not None
         name = spec.name
         kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
-        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
+        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels, queued_run(spec))
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
         acceptance = gke_acceptance(job, plan.fabric.rdma_gbps) if job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
@@ -104,4 +112,4 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
         pulumi.export("lustre_mount_point", cluster.storage.lustre.mount_point)
 
 
-__all__ = ["GcpTrainingCluster", "build_gcp_training", "training_labels"]
+__all__ = ["GcpTrainingCluster", "build_gcp_training", "queued_run", "training_labels"]
