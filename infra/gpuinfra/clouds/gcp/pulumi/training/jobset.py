@@ -30,6 +30,7 @@ from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpFabric, GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GPU, TOPOLOGY_LEVELS
 from gpuinfra.clouds.gcp.pulumi.training.networks import POD_NETWORK, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.pruner import MILESTONE_MARKER
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
 from gpuinfra.pulumi.components.training.kubernetes import (
@@ -89,6 +90,7 @@ def trainer_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str) -
         env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
         env["GPUINFRA_CHECKPOINT_SIGNAL"] = CHECKPOINT_SIGNAL
         env["GPUINFRA_CHECKPOINT_COMPLETE_MARKER"] = COMPLETE_MARKER
+        env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = MILESTONE_MARKER
     return env
 
 

@@ -73,7 +73,7 @@ def create_check(
     name: str, cluster: str, resource: str, run_seconds: int, labels: dict[str, str], o: pulumi.ResourceOptions
 ) -> pulumi.Resource:
     """The config and the check naming it (the ClusterQueue depends on the check)."""
-    made = []
+    made: list[pulumi.Resource] = []
     for manifest in (provisioning_config(cluster, resource, run_seconds, labels), admission_check(cluster, labels)):
         made.append(
             k8s.apiextensions.CustomResource(

@@ -21,6 +21,7 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
 from gpuinfra.clouds.gcp.pulumi.training.networks import create_networks, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.pruner import create_gke_pruner, gke_retention, pruner_pod
 from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import create_installer
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
@@ -87,6 +88,9 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         acceptance = gke_acceptance(job, plan.fabric.rdma_gbps) if job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
         pods += [acceptance_pod_spec(acceptance[1])] if acceptance else []
+        retention = gke_retention(spec) if job else None
+        if job is not None and retention is not None:
+            pods.append(pruner_pod(name, retention, job.job.image, claim_name(name)))
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
         create_networks(name, pod_networks(name, plan.fabric), kube_labels, gke.kubernetes)
         create_installer(name, accelerator, kube_labels, gke.kubernetes)
@@ -95,6 +99,10 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
+            if retention is not None:
+                create_gke_pruner(
+                    name, name, retention, job.job.image, claim_name(name), gke.namespace, kube_labels, gke.kubernetes
+                )
 
 
 def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
