@@ -179,14 +179,16 @@ def test_the_fabric_is_three_vpcs_one_of_them_roce() -> None:
     assert cluster.inputs["privateClusterConfig"]["enablePrivateNodes"] is True
 
 
-def test_flex_start_nodes_are_compactly_placed_for_a_stated_run() -> None:
+def test_flex_start_nodes_come_through_queued_provisioning_without_a_placement_policy() -> None:
+    # Queued provisioning takes no compact policy (Cluster Toolkit examples/gke-dws-flex-start); the run's duration
+    # is the ProvisioningRequest's (tests/clouds/test_gcp_flex.py), not the node config's.
     resources = _by_name(graph_for(STACK, FLEX))
-    policy = resources["llm-train-gcp-compact"]
-    assert policy.inputs["groupPlacementPolicy"] == {"collocation": "COLLOCATED", "vmCount": 4}
+    assert "llm-train-gcp-compact" not in resources
     pool = resources["llm-train-gcp-gpu"]
-    assert pool.inputs["placementPolicy"]["type"] == "COMPACT"
+    assert "placementPolicy" not in pool.inputs
+    assert pool.inputs["queuedProvisioning"] == {"enabled": True}
     config = pool.inputs["nodeConfig"]
-    assert config["flexStart"] is True and config["maxRunDuration"] == f"{168 * 3600}s"
+    assert config["flexStart"] is True and "maxRunDuration" not in config
     assert config["reservationAffinity"] == {"consumeReservationType": "NO_RESERVATION"}
     assert pool.inputs["autoscaling"]["totalMaxNodeCount"] == 4 and pool.inputs["initialNodeCount"] == 0
 

@@ -16,6 +16,7 @@ from gpuinfra.policy.pack import pack_config, police
 from gpuinfra.policy.rules.declare import ResourceRule
 from helpers import EXAMPLES, example_graph
 from policy_helpers import PolicyCase, facts_for, planted, run_case, with_resources
+from preflight.upstream import local_crds
 from provider_tokens import provider_types
 from ruamel.yaml import YAML
 
@@ -25,7 +26,7 @@ COVERS = [POLICY]
 """Its failing cases plant resources into real graphs below (tests/policies/test_registration.py reads this)."""
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"
-CRD_FOLDERS = {
+CRD_FOLDERS: dict[str, str | None] = {
     # The custom resources' API groups, and the upstream release whose CRDs define them: the versions the
     # example organization file pins for its clusters (stacks/org.yaml `components`).
     "karpenter.sh": "k8s/karpenter-v1.14.1",
@@ -33,6 +34,7 @@ CRD_FOLDERS = {
     "keda.sh": "k8s/keda-v2.17.2",
     "kueue.x-k8s.io": "k8s/kueue-v0.19.2",
     "monitoring.coreos.com": "k8s/prometheus-operator-v0.93.0",
+    "networking.gke.io": None,  # only in tests/fixtures/upstream (preflight.upstream.local_crds)
 }
 
 
@@ -196,12 +198,15 @@ def test_a_malformed_row_is_refused(tmp_path: Path) -> None:
 
 
 def crd_defines(group: str, version: str, kind: str) -> bool:
-    folder = UPSTREAM / CRD_FOLDERS[group]
-    if not folder.exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"{folder} is missing: custom resource types are checked against upstream CRDs in CI")
-        pytest.skip(f"{folder} not present (outside CI)")
-    for path in sorted(folder.glob(f"{group}_*.yaml")):
+    shared: list[Path] = []
+    if CRD_FOLDERS[group] is not None:
+        folder = UPSTREAM / str(CRD_FOLDERS[group])
+        if not folder.exists():
+            if os.environ.get("CI"):
+                pytest.fail(f"{folder} is missing: custom resource types are checked against upstream CRDs in CI")
+            pytest.skip(f"{folder} not present (outside CI)")
+        shared = sorted(folder.glob(f"{group}_*.yaml"))
+    for path in shared + local_crds(group):
         crd = YAML(typ="safe", pure=True).load(path.read_text())
         if crd["spec"]["group"] == group and crd["spec"]["names"]["kind"] == kind:
             return any(v["name"] == version and v.get("served") for v in crd["spec"]["versions"])

@@ -10,7 +10,7 @@ import jsonschema
 import pytest
 from gpuinfra.graph import Graph, Resource
 from helpers import DELETE, ample_quotas, example_graph, graph_for
-from upstream import CRDS, chart_values, crd_errors, crd_schema, network_cards, unknown_values
+from upstream import CRD_GROUPS, chart_values, crd_errors, crd_schema, network_cards, unknown_values
 
 GRAPHS = {
     "llm-train-eks": lambda: example_graph("llm-train-eks"),
@@ -60,7 +60,9 @@ GRAPHS = {
 
 def _custom(graph: Graph) -> list[Resource]:
     return [
-        r for r in graph.resources if r.type.startswith("kubernetes:") and r.type.split(":")[1].split("/")[0] in CRDS
+        r
+        for r in graph.resources
+        if r.type.startswith("kubernetes:") and r.type.split(":")[1].split("/")[0] in CRD_GROUPS
     ]
 
 

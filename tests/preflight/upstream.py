@@ -24,6 +24,17 @@ CRDS = {
     "karpenter.sh": ("k8s/karpenter-v1.14.1", "karpenter.sh_{plural}.yaml"),
     "karpenter.k8s.aws": ("k8s/karpenter-v1.14.1", "karpenter.k8s.aws_{plural}.yaml"),
 }
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "upstream"
+LOCAL_CRDS = {"kueue.x-k8s.io": "kueue-v0.19.2", "networking.gke.io": "gke-networking-api-34c617f"}
+"""CRDs of the pinned releases that ../shared/upstream does not hold (Kueue's AdmissionCheck and
+ProvisioningRequestConfig, GKE's networking API), kept verbatim under tests/fixtures/upstream (its SOURCES.md)."""
+CRD_GROUPS = frozenset(CRDS) | frozenset(LOCAL_CRDS)
+
+
+def local_crds(group: str) -> list[Path]:
+    """The fixture CRD files of an API group (none for most)."""
+    folder = LOCAL_CRDS.get(group)
+    return sorted((FIXTURES / folder).glob(f"{group}_*.yaml")) if folder else []
 
 
 def require(path: Path) -> Path:
@@ -43,6 +54,10 @@ def strict(schema: Any) -> Any:
     unless the schema preserves them."""
     if isinstance(schema, dict):
         out = {k: strict(v) for k, v in schema.items()}
+        pattern = out.get("pattern")
+        if isinstance(pattern, str) and pattern.startswith("^(?i)"):
+            # Go's regexp takes a flag group anywhere (Kueue's AdmissionCheck kind pattern); Python's only first.
+            out["pattern"] = "(?i)^" + pattern.removeprefix("^(?i)")
         if (
             "properties" in out
             and "additionalProperties" not in out
@@ -57,15 +72,18 @@ def strict(schema: Any) -> Any:
 
 @cache
 def crd_schema(group: str, version: str, kind: str) -> Any:
-    folder, pattern = CRDS[group]
-    for path in sorted(require(UPSTREAM / folder).glob(pattern.format(plural="*"))):
+    shared = []
+    if group in CRDS:
+        folder, pattern = CRDS[group]
+        shared = sorted(require(UPSTREAM / folder).glob(pattern.format(plural="*")))
+    for path in shared + local_crds(group):
         crd = _load(path)
         if crd["spec"]["names"]["kind"] != kind:
             continue
         for v in crd["spec"]["versions"]:
             if v["name"] == version:
                 return strict(v["schema"]["openAPIV3Schema"])
-    raise LookupError(f"no CRD for {group}/{version} {kind} under {folder}")
+    raise LookupError(f"no CRD for {group}/{version} {kind} in ../shared/upstream or {FIXTURES}")
 
 
 def crd_errors(resource: Any) -> list[str]:
@@ -122,4 +140,15 @@ def network_cards() -> dict[str, Any]:
     return dict(json.loads(require(UPSTREAM / "aws" / "netcards.json").read_text()))
 
 
-__all__ = ["CRDS", "chart_values", "crd_errors", "crd_schema", "network_cards", "require", "strict", "unknown_values"]
+__all__ = [
+    "CRDS",
+    "CRD_GROUPS",
+    "chart_values",
+    "crd_errors",
+    "crd_schema",
+    "local_crds",
+    "network_cards",
+    "require",
+    "strict",
+    "unknown_values",
+]

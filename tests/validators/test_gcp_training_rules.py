@@ -41,9 +41,13 @@ CASES = [
     # the example's project grants no preemptible H200s: Spot draws on them
     Case("gcp-training-quota-short", STACK, {"compute.capacity": {"spot": True}}),
     Case("gcp-training-quota-short", STACK, fires=False),
-    # a reservation keeps its own placement (the example asks compact with one); flex-start makes a policy
+    # a reservation keeps its own placement (the example asks compact with one)
     Case("gcp-placement-from-reservation", STACK),
     Case("gcp-placement-from-reservation", STACK, FLEX, fires=False),
+    # queued provisioning (flex-start) takes no compact policy; on Spot compact placement is made
+    Case("gcp-placement-with-flex-start", STACK, FLEX),
+    Case("gcp-placement-with-flex-start", STACK, SPOT, fires=False),
+    Case("gcp-placement-with-flex-start", STACK, {**FLEX, "compute.placement": "none"}, fires=False),
     # a 1,120 GB checkpoint takes 64 s at 17.6 GB/s: past Spot's 30 s notice
     Case("gcp-checkpoint-past-spot-notice", STACK, SPOT),
     Case("gcp-checkpoint-past-spot-notice", STACK, fires=False),

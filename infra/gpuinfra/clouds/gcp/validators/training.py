@@ -188,6 +188,21 @@ def gcp_placement_from_reservation(spec: GcpTrainingSpec) -> Iterator[Failure]:
         )
 
 
+@rule(Level.INFO)
+def gcp_placement_with_flex_start(spec: GcpTrainingSpec) -> Iterator[Failure]:
+    """Flex-start on GKE is queued provisioning (the gang's nodes all at once), which takes no compact placement
+    policy (Cluster Toolkit examples/gke-dws-flex-start: "Compact placement policy is not supported"): none is made,
+    and Kueue's topology-aware scheduling keeps the gang within a sub-block of what Google provides."""
+    compute = spec.compute
+    if compute.placement == "compact" and compute.capacity.flex_start and compute.capacity.reservation is None:
+        yield Failure(
+            "placement compact with flex_start: queued provisioning takes no compact placement policy, so none is "
+            "made; Kueue places the gang by Google's topology labels (the sub-block) on the nodes it provides",
+            ("compute", "placement"),
+            "nothing to change; write `placement: none` under compute to say so",
+        )
+
+
 @rule(Level.WARNING)
 def gcp_checkpoint_past_spot_notice(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> Iterator[Failure]:
     """A Spot node gets at most 30 s of notice, of which the trainer's pod gets GKE's first 15 s less the signal
@@ -211,6 +226,7 @@ __all__ = [
     "gcp_flex_start_with_reservation",
     "gcp_lustre_capacity_off_steps",
     "gcp_placement_from_reservation",
+    "gcp_placement_with_flex_start",
     "gcp_rdma_without_roce",
     "gcp_spot_with_flex_start",
     "gcp_spot_with_reservation",

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
 import pulumi
@@ -50,6 +51,18 @@ FINISHED_TTL_SECONDS = 86400
 """The finished JobSet (and its pods' logs) stays a day."""
 FABRIC_PREFIXES = ("NCCL_", "FI_")
 """The training environment's fabric settings, the only part of it the acceptance job takes."""
+
+
+@dataclass(frozen=True)
+class ImagePaths:
+    """Where the acceptance image keeps its tools, and what the script must do for them."""
+
+    mpirun: str = MPIRUN
+    all_reduce_perf: str = ALL_REDUCE_PERF
+    env_script: str | None = None
+    """A file the leader sources before mpirun for the fabric's NCCL settings (None: the pod's env has them)."""
+    ssh_port: int | None = None
+    """The port sshd listens on and ssh dials (None: sshd's own, 22)."""
 
 
 def key_pair(seed: bytes) -> dict[str, str]:
@@ -88,9 +101,17 @@ def fabric_env(env: Mapping[str, str], fabric: str) -> dict[str, str]:
 
 
 def acceptance_script(
-    cluster: str, nodes: int, gpus_per_node: int, instance_type: str, network_gbps: float, jobset_path: str
+    cluster: str,
+    nodes: int,
+    gpus_per_node: int,
+    instance_type: str,
+    network_gbps: float,
+    jobset_path: str,
+    image: ImagePaths | None = None,
 ) -> str:
-    """The script every pod of the acceptance JobSet runs (pod 0 leads, the others serve ssh)."""
+    """The script every pod of the acceptance JobSet runs (pod 0 leads, the others serve ssh); `image`: where an
+    image other than the pinned nccl-tests one keeps its tools (a platform vendor's own NCCL test image)."""
+    paths = image or ImagePaths()
     return render(
         "kubernetes/nccl-acceptance.sh.j2",
         cluster=cluster,
@@ -105,8 +126,10 @@ def acceptance_script(
         replicated_job=REPLICATED_JOB,
         wait_seconds=PEER_WAIT_SECONDS,
         max_bytes=NCCL_MAX_BYTES,
-        mpirun=MPIRUN,
-        all_reduce_perf=ALL_REDUCE_PERF,
+        mpirun=paths.mpirun,
+        all_reduce_perf=paths.all_reduce_perf,
+        env_script=paths.env_script,
+        ssh_port=paths.ssh_port,
         jobset_path=jobset_path,
     )
 
@@ -250,6 +273,7 @@ __all__ = [
     "JOBSET_KEY",
     "MPIRUN",
     "SCRIPT",
+    "ImagePaths",
     "acceptance_jobset",
     "acceptance_pod",
     "acceptance_script",

@@ -17,6 +17,16 @@ PODS_RANGE = "pods"
 SERVICES_RANGE = "services"
 
 
+def gvnic_vpc(name: str, index: int) -> tuple[str, str]:
+    """The i-th gVNIC's VPC and subnet names (GKE's GKENetworkParamSet names them: networks.py)."""
+    return f"{name}-net-{index}", f"{name}-sub-{index}"
+
+
+def rdma_vpc(name: str, index: int) -> tuple[str, str]:
+    """The RoCE VPC's name and its i-th MRDMA NIC's subnet."""
+    return f"{name}-rdma", f"{name}-rdma-{index}"
+
+
 @dataclass(frozen=True)
 class FabricArgs:
     spec: GcpTrainingSpec
@@ -29,9 +39,10 @@ class FabricArgs:
 
 
 def _gvnic_network(name: str, index: int, args: FabricArgs, parent: pulumi.Resource) -> gcp.compute.Subnetwork:
+    vpc, subnet = gvnic_vpc(name, index)
     net = gcp.compute.Network(
         f"{name}-net-{index}",
-        name=f"{name}-net-{index}",
+        name=vpc,
         auto_create_subnetworks=False,
         mtu=args.mtu,
         opts=opts(parent),
@@ -53,7 +64,7 @@ def _gvnic_network(name: str, index: int, args: FabricArgs, parent: pulumi.Resou
     )
     return gcp.compute.Subnetwork(
         f"{name}-sub-{index}",
-        name=f"{name}-sub-{index}",
+        name=subnet,
         network=net.id,
         region=args.spec.compute.region,
         ip_cidr_range=args.spec.network.gvnic_subnet(index),
@@ -68,7 +79,7 @@ def _roce(name: str, args: FabricArgs, parent: pulumi.Resource) -> list[gcp.comp
     assert args.roce_profile is not None
     net = gcp.compute.Network(
         f"{name}-rdma",
-        name=f"{name}-rdma",
+        name=rdma_vpc(name, 0)[0],
         auto_create_subnetworks=False,
         mtu=args.mtu,
         network_profile=f"projects/{args.project}/global/networkProfiles/{args.roce_profile}",
@@ -77,7 +88,7 @@ def _roce(name: str, args: FabricArgs, parent: pulumi.Resource) -> list[gcp.comp
     return [
         gcp.compute.Subnetwork(
             f"{name}-rdma-{i}",
-            name=f"{name}-rdma-{i}",
+            name=rdma_vpc(name, i)[1],
             network=net.id,
             region=args.spec.compute.region,
             ip_cidr_range=args.spec.network.rdma_subnet(i),
@@ -116,9 +127,10 @@ class TrainingFabric(pulumi.ComponentResource):
 
     def _placement(self, name: str, args: FabricArgs) -> gcp.compute.ResourcePolicy | None:
         """Compact placement: every node close on the fabric (a reservation brings its own placement: Google
-        then ignores the stack's, so none is made)."""
+        then ignores the stack's, so none is made; queued provisioning, flex-start's, takes none: Cluster Toolkit
+        examples/gke-dws-flex-start, "Compact placement policy is not supported")."""
         compute = args.spec.compute
-        if compute.placement != "compact" or compute.capacity.model == "reservation":
+        if compute.placement != "compact" or compute.capacity.model in ("reservation", "flex_start"):
             return None
         return gcp.compute.ResourcePolicy(
             f"{name}-compact",
@@ -129,4 +141,4 @@ class TrainingFabric(pulumi.ComponentResource):
         )
 
 
-__all__ = ["PODS_RANGE", "SERVICES_RANGE", "FabricArgs", "TrainingFabric"]
+__all__ = ["PODS_RANGE", "SERVICES_RANGE", "FabricArgs", "TrainingFabric", "gvnic_vpc", "rdma_vpc"]

@@ -32,7 +32,6 @@ class GpuPoolArgs:
     """GKE's accelerator type (nvidia-h200-141gb)."""
     gpus_per_node: int
     labels: dict[str, str]
-    flex_start_max_hours: int
 
 
 def control_plane_access(spec: GcpTrainingSpec) -> dict[str, Any]:
@@ -52,8 +51,9 @@ def control_plane_access(spec: GcpTrainingSpec) -> dict[str, Any]:
     }
 
 
-def _capacity(spec: GcpTrainingSpec, max_hours: int) -> dict[str, Any]:
-    """The node config's share of the consumption model: a reservation's affinity, flex-start or Spot."""
+def _capacity(spec: GcpTrainingSpec) -> dict[str, Any]:
+    """The node config's share of the consumption model: a reservation's affinity, flex-start or Spot. A flex-start
+    node's run duration is its ProvisioningRequest's (provisioning.py), not the node config's."""
     capacity = spec.compute.capacity
     model = capacity.model
     if model == "reservation":
@@ -66,8 +66,7 @@ def _capacity(spec: GcpTrainingSpec, max_hours: int) -> dict[str, Any]:
         }
     affinity = {"reservation_affinity": {"consume_reservation_type": "NO_RESERVATION"}}
     if model == "flex_start":
-        hours = min(capacity.max_run_hours or max_hours, max_hours)
-        return {**affinity, "flex_start": True, "max_run_duration": f"{int(hours * 3600)}s"}
+        return {**affinity, "flex_start": True}
     if model == "spot":
         return {**affinity, "spot": True}
     return affinity
@@ -91,8 +90,18 @@ def _node_config(args: GpuPoolArgs) -> dict[str, Any]:
         "workload_metadata_config": {"mode": "GKE_METADATA"},
         "shielded_instance_config": {"enable_secure_boot": True, "enable_integrity_monitoring": True},
         "oauth_scopes": ["https://www.googleapis.com/auth/cloud-platform"],
-        **_capacity(spec, args.flex_start_max_hours),
+        **_capacity(spec),
     }
+
+
+def _queued(spec: GcpTrainingSpec) -> dict[str, Any]:
+    """Flex-start for a gang is queued provisioning: the pool takes only ProvisioningRequests (Kueue's, from the
+    queue's admission check), so the gang's nodes come all at once; such a pool repairs and upgrades no node
+    (Cluster Toolkit examples/gke-dws-flex-start: `auto_repair: false`, `auto_upgrade: false`). Otherwise node
+    auto-repair."""
+    if spec.compute.capacity.model == "flex_start":
+        return {"queued_provisioning": {"enabled": True}, "management": {"auto_repair": False, "auto_upgrade": False}}
+    return {"management": {"auto_repair": True, "auto_upgrade": False}}
 
 
 class TrainingGke(pulumi.ComponentResource):
@@ -178,7 +187,7 @@ class TrainingGke(pulumi.ComponentResource):
             node_locations=[spec.compute.zone],
             node_config=_node_config(args),
             network_config={"additional_node_network_configs": extra},
-            management={"auto_repair": True, "auto_upgrade": False},
+            **_queued(spec),
             upgrade_settings={"strategy": "SURGE", "max_surge": 0, "max_unavailable": 1},
             **sizing,
             **placement,

@@ -11,8 +11,8 @@ premises render it, with their failure policy and checkpoint contract) fed what 
 - Managed Lustre through GKE's CSI driver (a static PV and its claim: GKE docs, "Access existing Managed Lustre
   instances": volumeHandle `<project>/<zone>/<instance>`, attributes `ip` and `filesystem`).
 
-The pod networks name GKE `Network` objects (networking.gke.io/v1, each with a `GKENetworkParamSet`), which this
-stack does not create yet and no pinned CRD describes: the annotations are validated only as annotations."""
+The pod networks name GKE `Network` objects (networking.gke.io/v1, each with a `GKENetworkParamSet`), which the stack
+creates beside the queues (networks.py)."""
 
 from __future__ import annotations
 
@@ -30,6 +30,8 @@ from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpFabric, GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.training.filestore import home_mounts
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GPU, TOPOLOGY_LEVELS
+from gpuinfra.clouds.gcp.pulumi.training.networks import POD_NETWORK, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.pruner import MILESTONE_MARKER
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_ROOT_VAR, CHECKPOINT_SIGNAL, COMPLETE_MARKER
 from gpuinfra.pulumi.components.training.kubernetes import (
@@ -48,7 +50,6 @@ from gpuinfra.pulumi.components.training.storage import CHECKPOINT_PATH
 
 LUSTRE_DRIVER = "lustre.csi.storage.gke.io"
 DEFAULT_INTERFACE = "eth0"
-POD_NETWORK = "default"
 HOST_MOUNTS = (
     HostMount(
         "nvidia", "/home/kubernetes/bin/nvidia", "/usr/local/nvidia", "GKE's NVIDIA driver libraries on the node"
@@ -65,18 +66,16 @@ NCCL_ENV = {"NCCL_NET": "gIB", "LD_LIBRARY_PATH": "/usr/local/gib/lib64:/usr/loc
 /usr/local/gib/scripts/set_nccl_env.sh, whose tuning a trainer image may source too)."""
 
 
-def pod_networks(fabric: GcpFabric) -> list[dict[str, str]]:
-    """The pod's interfaces in order: the pod network, each further gVNIC's network, each MRDMA NIC's."""
-    names = [POD_NETWORK]
-    names += [f"gvnic-{i}" for i in range(1, fabric.gvnics)]
-    names += [f"rdma-{i}" for i in range(fabric.mrdma_nics)]
+def pod_interfaces(cluster: str, fabric: GcpFabric) -> list[dict[str, str]]:
+    """The pod's interfaces in order: the pod network, then each GKE Network of the node's extra NICs."""
+    names = [POD_NETWORK] + [n.name for n in pod_networks(cluster, fabric)]
     return [{"interfaceName": f"eth{i}", "network": name} for i, name in enumerate(names)]
 
 
-def pod_annotations(fabric: GcpFabric) -> tuple[tuple[str, str], ...]:
+def pod_annotations(cluster: str, fabric: GcpFabric) -> tuple[tuple[str, str], ...]:
     return (
         ("networking.gke.io/default-interface", DEFAULT_INTERFACE),
-        ("networking.gke.io/interfaces", json.dumps(pod_networks(fabric))),
+        ("networking.gke.io/interfaces", json.dumps(pod_interfaces(cluster, fabric))),
     )
 
 
@@ -97,6 +96,7 @@ def checkpoint_env(spec: GcpTrainingSpec, plan: GcpTrainingPlan, mount_path: str
         env["GPUINFRA_CHECKPOINT_KEEP_LAST"] = str(ckpt.keep_last)
         env["GPUINFRA_CHECKPOINT_SIGNAL"] = CHECKPOINT_SIGNAL
         env["GPUINFRA_CHECKPOINT_COMPLETE_MARKER"] = COMPLETE_MARKER
+        env["GPUINFRA_CHECKPOINT_MILESTONE_MARKER"] = MILESTONE_MARKER
     return env
 
 
@@ -145,9 +145,11 @@ def workload_args(inputs: JobSetInputs) -> WorkloadArgs:
         mount_path=mount,
         topology=Topology(f"{spec.name}-topology", TOPOLOGY_LEVELS, TOPOLOGY_LEVELS[1]),
         device_resource=plan.device_resource or GPU,
-        pod_annotations=pod_annotations(plan.fabric),
+        pod_annotations=pod_annotations(spec.name, plan.fabric),
         host_mounts=HOST_MOUNTS,
         claim_mounts=home_mounts(spec),
+        instance_type=spec.compute.machine_type,
+        network_gbps=plan.fabric.rdma_gbps,
     )
 
 
@@ -217,7 +219,7 @@ __all__ = [
     "checkpoint_env",
     "claim_name",
     "pod_annotations",
-    "pod_networks",
+    "pod_interfaces",
     "trainer_env",
     "trainer_pods",
     "workload_args",

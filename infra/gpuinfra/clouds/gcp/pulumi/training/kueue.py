@@ -17,6 +17,7 @@ import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
 from gpuinfra.clouds.gcp.pulumi.base import opts
+from gpuinfra.clouds.gcp.pulumi.training.provisioning import QUEUED_TAINT, create_check, queue_check
 from gpuinfra.graph import pod_security
 from gpuinfra.pulumi.components.training.kubernetes import (
     KUEUE_API,
@@ -50,6 +51,9 @@ class QueueArgs:
     gpus: int
     labels: dict[str, str]
     """Kubernetes labels on every object (the workload tag among them: separation-workload-tag)."""
+    queued_run_seconds: int | None = None
+    """Flex-start: the nodes come through queued provisioning for at most this long (provisioning.py); None: the
+    pool's nodes are there (a reservation, Spot, on-demand) and no admission check waits for them."""
 
 
 def kubeconfig(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
@@ -88,8 +92,11 @@ def kubeconfig(cluster: gcp.container.Cluster) -> pulumi.Output[str]:
 
 
 def cluster_queue(args: QueueArgs, flavor: str) -> dict[str, Any]:
-    """The queue's nominal quota: the GPU pool's GPUs, in its one flavor; jobs of the team's namespace only."""
+    """The queue's nominal quota: the GPU pool's GPUs, in its one flavor; jobs of the team's namespace only; on
+    flex-start, admitted only once queued provisioning has their nodes."""
+    check = queue_check(args.name) if args.queued_run_seconds is not None else {}
     return {
+        **check,
         "namespaceSelector": {"matchLabels": {"kubernetes.io/metadata.name": args.namespace}},
         "queueingStrategy": "BestEffortFIFO",
         "resourceGroups": [
@@ -172,11 +179,14 @@ class GkeQueues(pulumi.ComponentResource):
             metadata={"name": flavor, "labels": args.labels},
             spec={
                 "nodeLabels": {POOL_LABEL: args.gpu_pool},
-                "tolerations": [device_toleration(GPU)],
+                "tolerations": [device_toleration(GPU)] + ([QUEUED_TAINT] if args.queued_run_seconds else []),
                 "topologyName": topology,
             },
             opts=o,
         )
+        if args.queued_run_seconds is not None:
+            check = create_check(name, args.name, GPU, args.queued_run_seconds, args.labels, o)
+            o = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[check]))
         k8s.apiextensions.CustomResource(
             f"{name}-cluster-queue",
             api_version=KUEUE_API,

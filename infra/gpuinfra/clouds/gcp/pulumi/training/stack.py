@@ -9,6 +9,7 @@ import pulumi
 from gpuinfra.clouds.gcp.catalog.training import training_book
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.pulumi.base import label, provider
+from gpuinfra.clouds.gcp.pulumi.training.acceptance import acceptance_pod_spec, gke_acceptance
 from gpuinfra.clouds.gcp.pulumi.training.fabric import FabricArgs, TrainingFabric
 from gpuinfra.clouds.gcp.pulumi.training.filestore import home_volume
 from gpuinfra.clouds.gcp.pulumi.training.gke import GPU_POOL, GpuPoolArgs, TrainingGke
@@ -21,10 +22,14 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
 from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
+from gpuinfra.clouds.gcp.pulumi.training.networks import create_networks, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.pruner import create_gke_pruner, gke_retention, pruner_pod
+from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import create_installer
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.load import Inputs
+from gpuinfra.pulumi.components.training.acceptance import create_acceptance
 from gpuinfra.pulumi.components.training.cluster import workload_labels
 
 
@@ -41,6 +46,14 @@ def _root(inputs: Inputs, project: GcpProject) -> tuple[GcpTrainingSpec, dict[st
     labels = training_labels(inputs.stack.name, spec, inputs.org.org.default_tags)
     google = provider(f"gcp-{spec.account}", project, labels)
     return spec, labels, pulumi.ResourceOptions(providers=[google])
+
+
+def queued_run(spec: GcpTrainingSpec) -> int | None:
+    """Flex-start's run duration in seconds, which its ProvisioningRequests carry (None: not flex-start)."""
+    capacity = spec.compute.capacity
+    if capacity.model != "flex_start" or capacity.max_run_hours is None:
+        return None
+    return round(capacity.max_run_hours * 3600)
 
 
 class GcpTrainingCluster(pulumi.ComponentResource):
@@ -66,19 +79,40 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         self.storage = TrainingStorage(name, spec, system_network, self)
         machine = training_book().machine(plan.instance_type)
         assert machine is not None
-        pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels, plan.flex_start_max_hours)
+        pool = GpuPoolArgs(spec, machine.gke_accelerator, plan.gpus_per_node, labels)
         self.gke = TrainingGke(name, project.id, pool, self.fabric, self)
+        self._workloads(inputs, plan, project, machine.gke_accelerator)
+        self.register_outputs({"cluster": self.gke.cluster.name})
+
+    def _workloads(self, inputs: Inputs, plan: GcpTrainingPlan, project: GcpProject, accelerator: str) -> None:
+        """Kueue and its queues; the pods' extra networks and the gIB plugin on the nodes (without them no trainer
+        pod starts); with a job, the trainer's JobSet template and the NCCL acceptance job."""
+        spec = inputs.spec
+        assert isinstance(spec, GcpTrainingSpec) and plan.fabric is not None
+        name = spec.name
         kube_labels = workload_labels({"workload": "training", "gpuinfra:stack": inputs.stack.name})
-        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels)
+        queues = QueueArgs(name, spec.scheduler.namespace, GPU_POOL, plan.gpus, kube_labels, queued_run(spec))
         job = workload_args(JobSetInputs(spec, plan, name, GPU_POOL, kube_labels)) if spec.job else None
+        acceptance = gke_acceptance(job, plan.fabric.rdma_gbps) if job else None
         pods = trainer_pods(job, claim_name(name)) if job else []
+        pods += [acceptance_pod_spec(acceptance[1])] if acceptance else []
+        retention = gke_retention(spec) if job else None
+        if job is not None and retention is not None:
+            pods.append(pruner_pod(name, retention, job.job.image, claim_name(name)))
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
         if self.storage.home is not None and spec.filestore is not None:  # /home for the trainers
             home_volume(name, name, spec.filestore, self.storage.home, gke.namespace, kube_labels, gke.kubernetes)
+        create_networks(name, pod_networks(name, plan.fabric), kube_labels, gke.kubernetes)
+        create_installer(name, accelerator, kube_labels, gke.kubernetes)
+        if acceptance is not None:
+            create_acceptance(name, name, gke.namespace, kube_labels, *acceptance, gke.kubernetes)
         if job is not None and self.storage.lustre is not None and spec.lustre is not None:
             lustre = self.storage.lustre
             GkeTrainingJob(name, job, lustre, spec.lustre.capacity_gib, project.id, gke.namespace, gke.kubernetes)
-        self.register_outputs({"cluster": self.gke.cluster.name})
+            if retention is not None:
+                create_gke_pruner(
+                    name, name, retention, job.job.image, claim_name(name), gke.namespace, kube_labels, gke.kubernetes
+                )
 
 
 class GcpSlurmTraining(pulumi.ComponentResource):
@@ -125,4 +159,11 @@ def build_gcp_training(inputs: Inputs, plan: GcpTrainingPlan) -> None:
         pulumi.export("home_filestore", cluster.storage.home.name)
 
 
-__all__ = ["GcpSlurmTraining", "GcpTrainingCluster", "build_gcp_slurm", "build_gcp_training", "training_labels"]
+__all__ = [
+    "GcpSlurmTraining",
+    "GcpTrainingCluster",
+    "build_gcp_slurm",
+    "build_gcp_training",
+    "queued_run",
+    "training_labels",
+]
