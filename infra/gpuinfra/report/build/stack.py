@@ -16,10 +16,10 @@ from gpuinfra.plan.engines import engine_of
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
 from gpuinfra.report.build.failover import failover_section
-from gpuinfra.report.build.rollout import rollout_section
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
 from gpuinfra.report.build.resources import by_component, key_settings
+from gpuinfra.report.build.rollout import rollout_section
 from gpuinfra.report.format import check, gigabytes, money, number, percent
 from gpuinfra.report.model import (
     FindingOut,

@@ -21,10 +21,10 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     workload_args,
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
-from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
 from gpuinfra.clouds.gcp.pulumi.training.networks import create_networks, pod_networks
 from gpuinfra.clouds.gcp.pulumi.training.pruner import create_gke_pruner, gke_retention, pruner_pod
 from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import create_installer
+from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
 from gpuinfra.clouds.gcp.pulumi.training.storage import TrainingStorage
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
