@@ -75,6 +75,7 @@ SHARED = Parts(
     planner="gpuinfra.plan.workloads:plan_workload",
     validators="gpuinfra.validators",
     program="gpuinfra.pulumi.components.workloads:build_workload",
+    quota_usage=None,  # on premises: no quota to read from a graph; a site's GPU allotment, held by quota-site-gpus
 )
 """The workloads AWS and on premises share: training, inference, registry, fine-tuning, data preparation."""
 

@@ -56,7 +56,7 @@ def quota_short(
                 f"be checked: {need.unknown}",
                 ("account",),
                 "use a purchase option or instance family whose quota the catalog names (`gpuinfra catalog "
-                "<type>` shows it), or add the code with its source to the catalog's quotas.yaml",
+                "<type>` shows it), or add the code with its source to the cloud's own catalog (its quotas.yaml)",
             )
         elif blocks(need, requested_by_program(need, asks)):
             others = "".join(f", {stack} {vcpus}" for stack, vcpus in need.held)
