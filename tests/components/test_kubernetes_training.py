@@ -512,7 +512,7 @@ def test_eks_gpu_nodes_use_the_efa_template_in_the_placement_group(eks: Graph) -
 
 # ---- pins ----------------------------------------------------------------------------------------------------
 def test_every_chart_is_installed_at_its_one_pin_and_the_pin_is_an_upstream_release(eks: Graph, onprem: Graph) -> None:
-    from gpuinfra.pulumi.components.training.pins import CHARTS
+    from gpuinfra.catalog.pins import CHARTS
 
     charts = json.loads(require(UPSTREAM / "k8s/helm/charts.json").read_text())["charts"]
     verified = {(c["chart"], v) for c in charts for v in c["versions"]}
@@ -530,7 +530,7 @@ def test_every_chart_is_installed_at_its_one_pin_and_the_pin_is_an_upstream_rele
 def test_the_readme_pins_table_is_the_pins() -> None:
     from pathlib import Path
 
-    from gpuinfra.pulumi.components.training.pins import CHARTS, IMAGES
+    from gpuinfra.catalog.pins import CHARTS, IMAGES
 
     readme = (Path(__file__).resolve().parents[2] / "docs" / "training.md").read_text()  # moved from README
     for pin in [*CHARTS.values(), *IMAGES.values()]:

@@ -78,7 +78,7 @@ def test_pods_request_the_fabric_resource_the_site_declares() -> None:
 
 
 def test_the_example_site_and_the_docs_install_what_the_stack_needs() -> None:
-    from gpuinfra.pulumi.components.training.pins import CHARTS, IMAGES
+    from gpuinfra.catalog.pins import CHARTS, IMAGES
 
     site = yaml.safe_load((ROOT / "stacks/org.yaml").read_text())["onprem_sites"]["dc-east"]["components"]
     docs = (ROOT / "docs/training.md").read_text()

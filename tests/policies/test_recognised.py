@@ -15,14 +15,14 @@ from gpuinfra.policy.allowlist import PURPOSES, AllowListError, allow_list, exem
 from gpuinfra.policy.pack import pack_config, police
 from gpuinfra.policy.rules.declare import ResourceRule
 from helpers import EXAMPLES, example_graph
-from policy_helpers import PolicyCase, facts_for, planted, run_case, with_resources
+from policy_helpers import PolicyCase, edited, facts_for, planted, run_case, with_resources
 from preflight.upstream import local_crds
 from provider_tokens import provider_types
 from ruamel.yaml import YAML
 
 POLICY = "unrecognised-resource"
 CASES = [PolicyCase(POLICY, stack, fires=False) for stack in EXAMPLES]
-COVERS = [POLICY]
+COVERS = [POLICY, "unrecognised-chart"]
 """Its failing cases plant resources into real graphs below (tests/policies/test_registration.py reads this)."""
 
 UPSTREAM = Path(__file__).resolve().parents[3] / "shared" / "upstream"
@@ -229,3 +229,49 @@ def test_every_listed_type_is_one_its_provider_defines() -> None:
         group_version, kind = token.removeprefix("kubernetes:").split(":")
         group, version = group_version.split("/")
         assert crd_defines(group, version, kind), token
+
+
+# ---- inside a Helm release: only the charts the program pins ------------------------------------------------
+CHART = "unrecognised-chart"
+RELEASE = "kubernetes:helm.sh/v3:Release"
+CHART_CASES = [PolicyCase(CHART, stack, fires=False) for stack in ("llm-train-eks", "llm-train-gcp")]
+"""(The KubeRay operator's release passes with the Ray engine's whole stack: tests/dataprep/test_ray_stack.py.)"""
+
+
+@pytest.mark.parametrize("case", CHART_CASES, ids=lambda c: c.id)
+def test_the_examples_releases_are_the_pinned_charts(case: PolicyCase) -> None:
+    assert any(r.type == RELEASE for r in example_graph(case.stack).resources)
+    run_case(case)
+
+
+def _chart_violations(graph, stack: str) -> list:  # type: ignore[no-untyped-def]
+    run = police(graph, facts_for(stack), pack_config())
+    return [(v.level.enforcement, v.message) for v in run.violations if v.rule == CHART]
+
+
+def test_a_release_of_a_chart_the_program_does_not_pin_is_refused() -> None:
+    """A hand-edited program adds a chart (Karpenter, whose NodePools no quota would see) to the training cluster."""
+    inputs = {
+        "chart": "oci://public.ecr.aws/karpenter/karpenter",
+        "version": "1.8.1",
+        "namespace": "kube-system",
+        "values": {"settings": {"clusterName": "llm-train-eks"}},
+    }
+    found = _chart_violations(planted(example_graph("llm-train-eks"), RELEASE, "extra", inputs), "llm-train-eks")
+    assert found == [
+        (
+            "mandatory",
+            "extra installs chart oci://public.ecr.aws/karpenter/karpenter 1.8.1, which the pack does not recognise: a "
+            "Helm release creates objects the graph does not show, so no policy can judge them. Install only the "
+            "charts gpuinfra pins (infra/gpuinfra/catalog/pins.py), at their pinned version and repository, or declare "
+            "the objects themselves",
+        )
+    ]
+
+
+def test_a_pinned_chart_at_another_version_or_repository_is_refused() -> None:
+    graph = example_graph("llm-train-eks")
+    release = next(r for r in graph.resources if r.type == RELEASE and r.inputs.get("chart") == "nvidia-device-plugin")
+    for change in ({"version": "0.20.0"}, {"repositoryOpts": {"repo": "https://charts.example.com"}}):
+        found = _chart_violations(edited(graph, ((RELEASE, release.name, change),)), "llm-train-eks")
+        assert len(found) == 1 and found[0][1].startswith(f"{release.name} installs chart nvidia-device-plugin")

@@ -8,8 +8,13 @@ the type and what to do.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
+
 from pulumi_policy import ResourceValidationArgs
 
+from gpuinfra.catalog.pins import CHARTS, OPERATOR_CHART, OPERATOR_REPO, OPERATOR_VERSION
+from gpuinfra.graph import tokens
+from gpuinfra.graph.views import text
 from gpuinfra.policy.allowlist import DATA_FILE, AllowListError, allow_list, exempt
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, resource_policy
@@ -68,4 +73,39 @@ def _destination(args: ResourceValidationArgs, facts: StackFacts) -> tuple[str, 
     return facts.account_name, facts.account.purpose
 
 
-__all__ = ["DATA_FILE", "LIST_FILE", "NAME", "recognised"]
+CHART_NAME = "unrecognised-chart"
+
+
+def pinned_charts() -> frozenset[tuple[str, str, str]]:
+    """(chart, version, repository) of every chart the program installs (gpuinfra.catalog.pins): the Kubernetes
+    training add-ons and dataprep's KubeRay operator; "" for no repository (an OCI reference names its registry)."""
+    return frozenset(
+        {(p.source, p.version, p.repo or "") for p in CHARTS.values()}
+        | {(OPERATOR_CHART, OPERATOR_VERSION, OPERATOR_REPO)}
+    )
+
+
+@resource_policy(
+    CHART_NAME,
+    "Deny by default inside a Helm release too: a release installs objects the graph does not show, so it must be a "
+    "chart the program pins (name, version and repository); any other chart is refused.",
+    MANDATORY,
+    types=(tokens.HELM_RELEASE,),
+)
+def recognised_chart(args: ResourceValidationArgs, report_violation: ReportViolation) -> None:
+    chart = text(args.props.get("chart")) or ""
+    version = text(args.props.get("version")) or ""
+    repository = args.props.get("repositoryOpts") or {}
+    repo = text(repository.get("repo") if isinstance(repository, Mapping) else None) or ""
+    if (chart, version, repo) in pinned_charts():
+        return
+    where = f" from {repo}" if repo else ""
+    report_violation(
+        f"{args.name} installs chart {chart or '(unknown)'} {version or '(no version)'}{where}, which the pack does "
+        "not recognise: a Helm release creates objects the graph does not show, so no policy can judge them. "
+        "Install only the charts gpuinfra pins (infra/gpuinfra/catalog/pins.py), at their pinned version and "
+        "repository, or declare the objects themselves"
+    )
+
+
+__all__ = ["CHART_NAME", "DATA_FILE", "LIST_FILE", "NAME", "pinned_charts", "recognised", "recognised_chart"]

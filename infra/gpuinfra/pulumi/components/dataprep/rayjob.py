@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from gpuinfra.catalog.pins import OPERATOR_CHART, OPERATOR_REPO, OPERATOR_VERSION
 from gpuinfra.plan.dataprep import DataprepPlan
 from gpuinfra.pulumi.components.dataprep.ray_nodes import GPU_RESOURCE, POOL_LABEL, RayPool
 from gpuinfra.spec.dataprep import DataprepSpec
@@ -136,13 +137,6 @@ def ray_jobs(spec: DataprepSpec, plan: DataprepPlan, pools: list[RayPool]) -> li
         _job(spec, f"{spec.name}-gpu-dedup", curator, spec.ray.curator_image, head, [gpu], deadline),
         _job(spec, f"{spec.name}-tokenize", f"{run} tokenize", image, head, [cpu], deadline),
     ]
-
-
-OPERATOR_CHART = "kuberay-operator"
-OPERATOR_VERSION = "1.7.0"
-OPERATOR_REPO = "https://ray-project.github.io/kuberay-helm/"
-"""helm-chart/kuberay-operator/README.md at v1.7.0: `helm repo add kuberay https://ray-project.github.io/kuberay-helm/`
-and `helm install kuberay-operator kuberay/kuberay-operator --version 1.7.0`."""
 
 
 def operator_values(namespace: str, system: RayPool) -> dict[str, Any]:

@@ -26,9 +26,9 @@ import yaml
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric import ec
 
+from gpuinfra.catalog.pins import IMAGES
 from gpuinfra.plan.pcs import ACCEPTANCE_SHARE, acceptance_floor_gb_s, busbw_ceiling_gb_s
 from gpuinfra.pulumi.components.training.bootstrap import NCCL_MAX_BYTES
-from gpuinfra.pulumi.components.training.pins import IMAGES
 from gpuinfra.pulumi.templates import render
 
 SCRIPT_DIR = "/opt/gpuinfra"

@@ -18,6 +18,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 import yaml
 
+from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
 from gpuinfra.pulumi.components.training.acceptance import (
@@ -28,7 +29,6 @@ from gpuinfra.pulumi.components.training.acceptance import (
 )
 from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE, Retention
 from gpuinfra.pulumi.components.training.mount_check import lustre_check_args
-from gpuinfra.pulumi.components.training.pins import CHARTS
 from gpuinfra.pulumi.components.training.pod_stop import NOW_DIR, grace_seconds, pre_stop
 from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_spec
 from gpuinfra.pulumi.templates import render

@@ -16,6 +16,7 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
+from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.pulumi.training.provisioning import QUEUED_TAINT, create_check, queue_check
 from gpuinfra.graph import pod_security
@@ -26,7 +27,6 @@ from gpuinfra.pulumi.components.training.kubernetes import (
     isolate,
     kueue_config,
 )
-from gpuinfra.pulumi.components.training.pins import CHARTS
 
 TOPOLOGY_LEVELS = (
     "cloud.google.com/gce-topology-block",

@@ -1,5 +1,7 @@
-"""Every chart and image the Kubernetes training stacks install, pinned, in one place: bump deliberately (an
-upgrade restarts the add-on's pods, and Kueue/JobSet upgrades change the APIs the stacks emit).
+"""Every chart and image the Kubernetes stacks install, pinned, in one place: bump deliberately (an upgrade
+restarts the add-on's pods, and Kueue/JobSet upgrades change the APIs the stacks emit). The program installs them
+(the Kubernetes training clusters' add-ons, dataprep's KubeRay operator) and the pack's `unrecognised-chart`
+refuses a Helm release of any other chart, version or repository: the catalog holds them so both read one source.
 
 `checked` is the day the pin was compared with its upstream release (chart repository index or tag);
 `newest` is the newest release seen that day, so the README's pins table shows how far behind a pin is.
@@ -111,5 +113,12 @@ IMAGES: dict[str, Pin] = {
     )
 }
 
+OPERATOR_CHART = "kuberay-operator"
+OPERATOR_VERSION = "1.7.0"
+OPERATOR_REPO = "https://ray-project.github.io/kuberay-helm/"
+"""dataprep's KubeRay operator: helm-chart/kuberay-operator/README.md at v1.7.0: `helm repo add kuberay
+https://ray-project.github.io/kuberay-helm/` and `helm install kuberay-operator kuberay/kuberay-operator --version
+1.7.0`."""
 
-__all__ = ["CHARTS", "IMAGES", "Pin"]
+
+__all__ = ["CHARTS", "IMAGES", "OPERATOR_CHART", "OPERATOR_REPO", "OPERATOR_VERSION", "Pin"]
