@@ -18,6 +18,7 @@ from helpers import DELETE, checked, example_graph, graph_for
 
 STACK = "llm-train-gcp-slurm"
 CLUSTER = "llm-train-gcp-slurm-slurm"
+CLUSTER_TYPE = "gcp:hypercomputecluster/cluster:Cluster"
 HOURS = Decimal(730)
 SPOT_VM = Decimal("3.74713") + Decimal("37.2472")
 """One Spot a3-ultragpu-8g in us-central1: host plus eight H200 (skypilot-gcp-vms)."""
@@ -243,3 +244,28 @@ def test_the_example_cluster_passes_preflight_by_the_discovery_document() -> Non
     google = [r for r in graph.resources if r.type.startswith("gcp:")]
     assert all(judges(r.type) for r in google)
     assert [f for r in google for f in check(r, graph)] == []
+
+
+@pytest.mark.parametrize(
+    ("type_token", "path", "effect", "why"),
+    [
+        # file v1: Instance.protocol "Immutable. The protocol ..."; FileShareConfig.name "... Immutable."
+        ("gcp:filestore/instance:Instance", "protocol", "replace", "Instance.protocol is Immutable"),
+        ("gcp:filestore/instance:Instance", "fileShares.name", "replace", "FileShareConfig.name is Immutable"),
+        ("gcp:filestore/instance:Instance", "fileShares.capacityGb", "update", None),
+        ("gcp:filestore/instance:Instance", "location", "replace", "part of a projects.locations.instances"),
+        # hypercomputecluster v1: ComputeResource.config "Required. Immutable."; counts are not marked
+        (CLUSTER_TYPE, "computeResources[0].config.newSpotInstances.machineType", "replace", "ComputeResource.config"),
+        (CLUSTER_TYPE, "orchestrator.slurm.nodeSets[0].staticNodeCount", "update", None),
+        (CLUSTER_TYPE, "clusterId", "replace", "part of a projects.locations.clusters"),
+        (CLUSTER_TYPE, "labels.team", "update", None),
+    ],
+)
+def test_replacements_are_read_from_the_discovery_documents(
+    type_token: str, path: str, effect: str, why: str | None
+) -> None:
+    from gpuinfra.review.effects import replacements
+
+    found, source = replacements().effect(type_token, path, "a", "b", {})
+    assert found == effect
+    assert (source is None) if why is None else (why in str(source) and "v1 Discovery document" in str(source))
