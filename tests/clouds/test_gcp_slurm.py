@@ -6,15 +6,13 @@ would."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from decimal import Decimal
 
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
 import pytest
 from gpuinfra.clouds import CLOUDS
 from gpuinfra.validators import Level
-from helpers import DELETE, checked, example_graph, graph_for
+from helpers import DELETE, checked, example_graph, graph_for, planted_google_check
 
 STACK = "llm-train-gcp-slurm"
 CLUSTER = "llm-train-gcp-slurm-slurm"
@@ -186,16 +184,7 @@ def test_the_example_has_no_slurm_finding_and_roce_is_not_asked_of_it() -> None:
 
 
 def _planted(path: tuple[object, ...], value: object) -> list[object]:
-    from gpuinfra.clouds.gcp.preflight.discovery import check
-
-    graph = example_graph(STACK)
-    resource = next(r for r in graph.resources if r.name == CLUSTER)
-    inputs = copy.deepcopy(resource.inputs)
-    node = inputs
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return check(dataclasses.replace(resource, inputs=inputs), graph)  # type: ignore[return-value]
+    return planted_google_check(STACK, CLUSTER, path, value)
 
 
 SLURM = ("orchestrator", "slurm")
