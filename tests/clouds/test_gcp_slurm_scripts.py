@@ -128,7 +128,8 @@ def test_an_unmounted_file_system_drains_the_node(tmp_path: Path, mounts: tuple[
     scripts = _scripts(plain, home, tmp_path / "checkpoint-now")
     with slurm_cluster(tmp_path / "slurm", VERSION, _conf(tmp_path, scripts)) as cluster:
         cluster.wait_for(lambda: "IDLE" in cluster.node().get("State", ""), "the node to be idle")
-        job = cluster.run("sbatch", "-p", PARTITION, "--parsable", "--wrap", "true").stdout.strip()
+        out = tmp_path / "job.out"
+        job = cluster.run("sbatch", "-p", PARTITION, "--parsable", "-o", str(out), "--wrap", "true").stdout.strip()
         cluster.wait_for(lambda: "DRAIN" in cluster.node().get("State", ""), "the node to drain")
         assert "Prolog" in cluster.node().get("Reason", ""), cluster.node()
         assert not (plain / "checkpoints").exists()  # nothing written to the boot disk
