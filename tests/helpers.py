@@ -253,6 +253,24 @@ def example_graph(stack: str) -> Graph:
     return graph_for(stack)
 
 
+def planted_google_check(stack: str, name: str, path: tuple[Any, ...], value: Any) -> list[Any]:
+    """The example's resource `name` with the value at `path` (keys and list indexes) replaced, judged by Google's
+    preflight (gpuinfra.clouds.gcp.preflight.discovery.check)."""
+    import copy
+    import dataclasses
+
+    from gpuinfra.clouds.gcp.preflight.discovery import check
+
+    graph = example_graph(stack)
+    resource = next(r for r in graph.resources if r.name == name)
+    inputs = copy.deepcopy(resource.inputs)
+    node = inputs
+    for key in path[:-1]:
+        node = node[key]
+    node[path[-1]] = value
+    return list(check(dataclasses.replace(resource, inputs=inputs), graph))
+
+
 # ---- rendered bootstrap ------------------------------------------------------------------------
 def cloud_config(text: str) -> dict[str, Any]:
     """The cloud-config, with each write_files entry's content as cloud-init writes it: `gz+b64` entries are

@@ -6,16 +6,13 @@ never zero (no dated source carries one)."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
-
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
 import pytest
 import yaml
 from gpuinfra.clouds import CLOUDS
 from gpuinfra.clouds.gcp.catalog.filestore import filestore_book
 from gpuinfra.validators import Level
-from helpers import DELETE, checked, example_graph, graph_for
+from helpers import DELETE, checked, example_graph, graph_for, planted_google_check
 
 STACK = "llm-train-gcp"
 
@@ -130,17 +127,8 @@ def test_without_filestore_nothing_of_it_is_made() -> None:
     assert "gcpFilestoreCsiDriverConfig" not in gke.inputs["addonsConfig"]
 
 
-def _planted(path: tuple[str, ...], value: object) -> list[object]:
-    from gpuinfra.clouds.gcp.preflight.discovery import check
-
-    graph = example_graph(STACK)
-    resource = next(r for r in graph.resources if r.name == "llm-train-gcp-home")
-    inputs = copy.deepcopy(resource.inputs)
-    node = inputs
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return check(dataclasses.replace(resource, inputs=inputs), graph)  # type: ignore[return-value]
+def _planted(path: tuple[object, ...], value: object) -> list[object]:
+    return planted_google_check(STACK, "llm-train-gcp-home", path, value)
 
 
 @pytest.mark.parametrize(

@@ -6,18 +6,17 @@ would."""
 
 from __future__ import annotations
 
-import copy
-import dataclasses
 from decimal import Decimal
 
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
 import pytest
 from gpuinfra.clouds import CLOUDS
 from gpuinfra.validators import Level
-from helpers import DELETE, checked, example_graph, graph_for
+from helpers import DELETE, checked, example_graph, graph_for, planted_google_check
 
 STACK = "llm-train-gcp-slurm"
 CLUSTER = "llm-train-gcp-slurm-slurm"
+CLUSTER_TYPE = "gcp:hypercomputecluster/cluster:Cluster"
 HOURS = Decimal(730)
 SPOT_VM = Decimal("3.74713") + Decimal("37.2472")
 """One Spot a3-ultragpu-8g in us-central1: host plus eight H200 (skypilot-gcp-vms)."""
@@ -185,16 +184,7 @@ def test_the_example_has_no_slurm_finding_and_roce_is_not_asked_of_it() -> None:
 
 
 def _planted(path: tuple[object, ...], value: object) -> list[object]:
-    from gpuinfra.clouds.gcp.preflight.discovery import check
-
-    graph = example_graph(STACK)
-    resource = next(r for r in graph.resources if r.name == CLUSTER)
-    inputs = copy.deepcopy(resource.inputs)
-    node = inputs
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return check(dataclasses.replace(resource, inputs=inputs), graph)  # type: ignore[return-value]
+    return planted_google_check(STACK, CLUSTER, path, value)
 
 
 SLURM = ("orchestrator", "slurm")
@@ -243,3 +233,28 @@ def test_the_example_cluster_passes_preflight_by_the_discovery_document() -> Non
     google = [r for r in graph.resources if r.type.startswith("gcp:")]
     assert all(judges(r.type) for r in google)
     assert [f for r in google for f in check(r, graph)] == []
+
+
+@pytest.mark.parametrize(
+    ("type_token", "path", "effect", "why"),
+    [
+        # file v1: Instance.protocol "Immutable. The protocol ..."; FileShareConfig.name "... Immutable."
+        ("gcp:filestore/instance:Instance", "protocol", "replace", "Instance.protocol is Immutable"),
+        ("gcp:filestore/instance:Instance", "fileShares.name", "replace", "FileShareConfig.name is Immutable"),
+        ("gcp:filestore/instance:Instance", "fileShares.capacityGb", "update", None),
+        ("gcp:filestore/instance:Instance", "location", "replace", "part of a projects.locations.instances"),
+        # hypercomputecluster v1: ComputeResource.config "Required. Immutable."; counts are not marked
+        (CLUSTER_TYPE, "computeResources[0].config.newSpotInstances.machineType", "replace", "ComputeResource.config"),
+        (CLUSTER_TYPE, "orchestrator.slurm.nodeSets[0].staticNodeCount", "update", None),
+        (CLUSTER_TYPE, "clusterId", "replace", "part of a projects.locations.clusters"),
+        (CLUSTER_TYPE, "labels.team", "update", None),
+    ],
+)
+def test_replacements_are_read_from_the_discovery_documents(
+    type_token: str, path: str, effect: str, why: str | None
+) -> None:
+    from gpuinfra.review.effects import replacements
+
+    found, source = replacements().effect(type_token, path, "a", "b", {})
+    assert found == effect
+    assert (source is None) if why is None else (why in str(source) and "v1 Discovery document" in str(source))

@@ -10,7 +10,10 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
+import threading
+import time
 from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
@@ -20,6 +23,7 @@ from gpuinfra.pulumi.components.training.bootstrap import CHECKPOINT_NOW_FILE
 from helpers import checked
 from node_fakes import shellcheck
 from slurm_local import PARTITION, slurm_cluster
+from slurm_local import SYSTEMD_PATH as SYSTEMD
 
 STACK = "llm-train-gcp-slurm"
 VERSION = "25.05"
@@ -124,9 +128,66 @@ def test_an_unmounted_file_system_drains_the_node(tmp_path: Path, mounts: tuple[
     scripts = _scripts(plain, home, tmp_path / "checkpoint-now")
     with slurm_cluster(tmp_path / "slurm", VERSION, _conf(tmp_path, scripts)) as cluster:
         cluster.wait_for(lambda: "IDLE" in cluster.node().get("State", ""), "the node to be idle")
-        job = cluster.run("sbatch", "-p", PARTITION, "--parsable", "--wrap", "true").stdout.strip()
+        out = tmp_path / "job.out"
+        job = cluster.run("sbatch", "-p", PARTITION, "--parsable", "-o", str(out), "--wrap", "true").stdout.strip()
         cluster.wait_for(lambda: "DRAIN" in cluster.node().get("State", ""), "the node to drain")
         assert "Prolog" in cluster.node().get("Reason", ""), cluster.node()
         assert not (plain / "checkpoints").exists()  # nothing written to the boot disk
         assert cluster.job(job)["JobState"] in ("PENDING", "REQUEUED"), cluster.job(job)
         assert f"{plain} is not mounted" in cluster.logs()
+
+
+class _Metadata(BaseHTTPRequestHandler):
+    """Compute Engine's metadata server, as far as the watcher asks it: instance/preempted answers FALSE, then TRUE
+    (the preemption), only to a request with the Metadata-Flavor header; every request is kept."""
+
+    answers = ["FALSE", "TRUE"]
+    seen: list[tuple[str, str | None]] = []
+
+    def do_GET(self) -> None:
+        type(self).seen.append((self.path, self.headers.get("Metadata-Flavor")))
+        if self.headers.get("Metadata-Flavor") != "Google":
+            self.send_error(403)
+            return
+        body = (type(self).answers.pop(0) if type(self).answers else "TRUE").encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        self.wfile.write(body)
+
+    def log_message(self, *args: object) -> None:
+        return
+
+
+def test_a_spot_nodes_watcher_asks_for_a_checkpoint_when_preempted(tmp_path: Path) -> None:
+    """8 s: the planner's write time (128 GB at 17.6 GB/s, 7.3 s, rounded up) within the 30 s notice less the 10 s
+    the guest keeps for its shutdown."""
+    from gpuinfra.clouds.gcp.pulumi.training.slurm import PREEMPTED_URL, preemption_watcher
+
+    result = checked(STACK)
+    text = preemption_watcher(result.inputs.spec, result.plan)  # type: ignore[arg-type]
+    assert text is not None
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Metadata)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    now = tmp_path / "run" / "checkpoint-now"
+    url = f"http://127.0.0.1:{server.server_address[1]}/computeMetadata/v1/instance/preempted"
+    script = tmp_path / "watcher"
+    script.write_text(text.replace(PREEMPTED_URL, url).replace(CHECKPOINT_NOW_FILE, str(now)))
+    try:
+        before = int(time.time())
+        run = subprocess.run(["bash", str(script)], capture_output=True, text=True, timeout=60, env={"PATH": SYSTEMD})
+        after = int(time.time())
+    finally:
+        server.shutdown()
+    assert run.returncode == 0, run.stderr
+    assert before + 8 <= int(now.read_text()) <= after + 8
+    assert _Metadata.seen == [("/computeMetadata/v1/instance/preempted?wait_for_change=true", "Google")] * 2
+
+
+def test_only_spot_nodes_watch_for_preemption() -> None:
+    from gpuinfra.clouds.gcp.pulumi.training.slurm import preemption_watcher
+
+    reserved = checked(STACK, {"compute.capacity": {"reservation": "acme-h200-train"}})
+    assert preemption_watcher(reserved.inputs.spec, reserved.plan) is None  # type: ignore[arg-type]
+    node = slurm_scripts(checked(STACK).inputs.spec, checked(STACK).plan).node_startup  # type: ignore[arg-type]
+    assert "systemctl enable --now gpuinfra-preemption-watcher.service" in node

@@ -7,6 +7,7 @@ registry for this part by the type's package (`replacements`)."""
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gpuinfra.clouds.gcp.catalog.discovery import document
@@ -35,11 +36,21 @@ COLLECTIONS: dict[str, tuple[str, str, str]] = {
     "gcp:compute/securityPolicy:SecurityPolicy": ("compute", "v1", "securityPolicies"),
     "gcp:storage/bucket:Bucket": ("storage", "v1", "buckets"),
     "gcp:storage/transferJob:TransferJob": ("storagetransfer", "v1", "transferJobs"),
+    "gcp:filestore/instance:Instance": ("file", "v1", "projects.locations.instances"),
+    "gcp:hypercomputecluster/cluster:Cluster": ("hypercomputecluster", "v1", "projects.locations.clusters"),
 }
-"""The API collection each type is created in."""
+"""The API collection each type is created in (a nested one by its dotted path)."""
+REQUESTS = {"gcp:filestore/instance:Instance": "Instance", "gcp:hypercomputecluster/cluster:Cluster": "Cluster"}
+"""The request schema of the types whose documents mark fields "Immutable.": a change to one replaces."""
 IN_PLACE = ("update", "patch")
 IN_URL = ("name", "region", "project")
+URL_OF: dict[str, tuple[str, ...]] = {
+    "gcp:filestore/instance:Instance": ("location",),  # projects/{project}/locations/{location}/instances/{name}
+    "gcp:hypercomputecluster/cluster:Cluster": ("location", "clusterId"),
+}
+"""The further parts of a resource's URL, per type (a location-scoped collection's, beside IN_URL's)."""
 REPLACE = "replace"
+IMMUTABLE = re.compile(r"\bImmutable\.")
 
 
 def effect(type_token: str, path: str) -> tuple[str, str] | None:
@@ -48,14 +59,44 @@ def effect(type_token: str, path: str) -> tuple[str, str] | None:
     if entry is None:
         return None
     api, version, collection = entry
-    methods = document(api, version)["resources"][collection]["methods"]
+    doc = document(api, version)
+    methods = _collection(doc, collection)["methods"]
     top = path.split(".", 1)[0].split("[", 1)[0]
-    if top in IN_URL:
+    if top in IN_URL + URL_OF.get(type_token, ()):
         return REPLACE, f"{api} {version} Discovery document: the {top} is part of a {collection} resource's URL"
     if top == "labels" and "setLabels" in methods:
         return None
     if not any(m in methods for m in IN_PLACE):
         return REPLACE, f"{api} {version} Discovery document: {collection} has no update or patch method"
+    field = immutable_field(doc, REQUESTS[type_token], path) if type_token in REQUESTS else None
+    if field is not None:
+        return REPLACE, f"{api} {version} Discovery document: {field} is Immutable"
+    return None
+
+
+def _collection(doc: dict[str, Any], dotted: str) -> dict[str, Any]:
+    node: dict[str, Any] = doc
+    for name in dotted.split("."):
+        node = node["resources"][name]
+    return node
+
+
+def immutable_field(doc: dict[str, Any], schema: str, path: str) -> str | None:
+    """The first field along `path` (pulumi-gcp's, camel-cased: lists, maps and nested objects walked alike) whose
+    description says "Immutable.", as `Schema.field`; None when none on the way does or the path leaves the
+    schema."""
+    owner, node = schema, doc["schemas"][schema]
+    for part in path.split("."):
+        prop = node.get("properties", {}).get(part.split("[", 1)[0])
+        if prop is None:
+            return None
+        if IMMUTABLE.search(prop.get("description") or ""):
+            return f"{owner}.{part.split('[', 1)[0]}"
+        while isinstance(prop.get("items") or prop.get("additionalProperties"), dict):
+            prop = prop.get("items") or prop["additionalProperties"]
+        if "$ref" not in prop:
+            return None
+        owner, node = prop["$ref"], doc["schemas"][prop["$ref"]]
     return None
 
 
@@ -66,4 +107,4 @@ def marks(type_token: str, path: str, before: Any, after: Any, inputs: dict[str,
     return None if found is None else ((MAY_REPLACE if after == UNKNOWN else found[0]), found[1])
 
 
-__all__ = ["COLLECTIONS", "effect", "marks"]
+__all__ = ["COLLECTIONS", "effect", "immutable_field", "marks"]

@@ -12,6 +12,7 @@ checkpoint request removed); its variables reach jobs from the login shells' pro
 
 from __future__ import annotations
 
+import math
 import posixpath
 from dataclasses import dataclass
 from typing import Any
@@ -38,6 +39,38 @@ BUCKET_MOUNTS = {"data": "/gcs", "checkpoints": "/gcs-checkpoints"}
 NODE_DISK = "hyperdisk-balanced"
 """A3 Ultra and A4 boot from Hyperdisk (the GKE pool's disk type too)."""
 LOGIN_DISK = "pd-balanced"
+PREEMPTED_URL = "http://metadata.google.internal/computeMetadata/v1/instance/preempted"
+"""The metadata server's preemption flag (Compute Engine docs, "Detect if a VM was preempted")."""
+SHUTDOWN_MARGIN_SECONDS = 10
+"""Of a Spot VM's notice, what the checkpoint window leaves for the guest's shutdown (slurmd stopping, Lustre and
+NFS unmounting). A choice: Google states no figure for it."""
+
+
+def preemption_window(plan: GcpTrainingPlan) -> int | None:
+    """Seconds a Spot node's job gets to checkpoint once preempted: the planner's write time within the notice less
+    the shutdown margin; None when the nodes are not Spot."""
+    notice = plan.preemption_notice_seconds
+    if notice is None:
+        return None
+    budget = notice - SHUTDOWN_MARGIN_SECONDS
+    write = plan.checkpoint.write_seconds if plan.checkpoint else None
+    return budget if write is None else max(1, min(budget, math.ceil(write)))
+
+
+def preemption_watcher(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> str | None:
+    """The Spot node's watcher script (None on other nodes)."""
+    window = preemption_window(plan)
+    if window is None or spec.checkpointing is None:
+        return None
+    return render(
+        "gcp/slurm-preemption-watcher.sh.j2",
+        cluster=spec.name,
+        notice_seconds=plan.preemption_notice_seconds,
+        now_file=CHECKPOINT_NOW_FILE,
+        window_seconds=window,
+        margin_seconds=SHUTDOWN_MARGIN_SECONDS,
+        metadata_url=PREEMPTED_URL,
+    )
 
 
 @dataclass(frozen=True)
@@ -79,8 +112,17 @@ def slurm_scripts(spec: GcpTrainingSpec, plan: GcpTrainingPlan) -> SlurmScripts:
     return SlurmScripts(
         prolog=render("gcp/slurm-prolog.sh.j2", **common, mounts=mounts, checkpoint_root=root),
         epilog=render("gcp/slurm-epilog.sh.j2", **common),
-        node_startup=render("gcp/slurm-job-env.sh.j2", **common, role="GPU nodes", profile=PROFILE, env=env),
-        login_startup=render("gcp/slurm-job-env.sh.j2", **common, role="login nodes", profile=PROFILE, env=env),
+        node_startup=render(
+            "gcp/slurm-job-env.sh.j2",
+            **common,
+            role="GPU nodes",
+            profile=PROFILE,
+            env=env,
+            watcher=preemption_watcher(spec, plan),
+        ),
+        login_startup=render(
+            "gcp/slurm-job-env.sh.j2", **common, role="login nodes", profile=PROFILE, env=env, watcher=None
+        ),
     )
 
 
@@ -223,6 +265,8 @@ __all__ = [
     "job_env",
     "mount_paths",
     "orchestrator",
+    "preemption_watcher",
+    "preemption_window",
     "slurm_scripts",
     "storage_resources",
 ]
