@@ -85,13 +85,22 @@ def test_the_objects_fit_gkes_networking_crds(graph: Graph) -> None:
     assert any("'Rdma' is not one of" in e.message for e in errors)
 
 
+def _installer(graph: Graph) -> Resource:
+    (daemonset,) = [
+        d
+        for d in graph.of_type("kubernetes:apps/v1:DaemonSet")
+        if d.inputs["metadata"]["name"] == "nccl-rdma-installer"
+    ]
+    return daemonset
+
+
 def _upstream_installer() -> dict[str, Any]:
     path = FIXTURES / "container-engine-accelerators-992db81" / "nccl-rdma-installer.yaml"
     return dict(yaml.safe_load(path.read_text()))
 
 
 def test_the_rdma_installer_is_googles_at_the_pin_on_this_clusters_gpus(graph: Graph) -> None:
-    (daemonset,) = graph.of_type("kubernetes:apps/v1:DaemonSet")
+    daemonset = _installer(graph)
     ours, theirs = daemonset.inputs, _upstream_installer()
     assert ours["metadata"]["name"] == theirs["metadata"]["name"] == "nccl-rdma-installer"
     assert ours["metadata"]["namespace"] == theirs["metadata"]["namespace"] == "kube-system"
@@ -112,7 +121,7 @@ def test_the_rdma_installer_is_googles_at_the_pin_on_this_clusters_gpus(graph: G
 
 
 def test_the_installer_puts_the_plugin_where_the_trainer_mounts_it(graph: Graph) -> None:
-    (daemonset,) = graph.of_type("kubernetes:apps/v1:DaemonSet")
+    daemonset = _installer(graph)
     host = {v["hostPath"]["path"] for v in daemonset.inputs["spec"]["template"]["spec"]["volumes"]}
     (config,) = [c for c in graph.of_type("kubernetes:core/v1:ConfigMap") if "jobset.yaml" in c.inputs.get("data", {})]
     jobset = yaml.safe_load(config.inputs["data"]["jobset.yaml"])

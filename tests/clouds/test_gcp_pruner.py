@@ -15,6 +15,7 @@ from typing import Any
 
 import gpuinfra.spec  # noqa: F401  (first: importing Google's spec models before it drops them from the org's accounts)
 import pytest
+from components.test_prune_checkpoints import _checkpoint
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.pulumi.components.training.mount_check import MOUNTS
 from helpers import example_graph, graph_for
@@ -64,17 +65,6 @@ def test_the_script_prunes_the_trainers_checkpoint_root_and_checks_the_mount(gra
     assert "\nroot=/lustre/checkpoints\nkeep=3\n" in script
     assert "-v m=/lustre -v f=:/train" in script  # the example's Lustre, by file system name
     assert "aws " not in script and "bucket=" not in script  # Managed Lustre exports nothing: no copies to tag
-
-
-def _checkpoint(run: Path, name: str, t: int, *, complete: bool = True, milestone: bool = False) -> None:
-    d = run / name
-    (d / "shard").mkdir(parents=True)
-    (d / "shard" / "weights.bin").write_bytes(b"w")
-    if milestone:
-        (d / "MILESTONE").write_text("")
-    if complete:
-        (d / "COMPLETE").write_text("")
-        os.utime(d / "COMPLETE", (t, t))
 
 
 def _tree(mount: Path) -> Path:

@@ -333,13 +333,10 @@ def acceptance_config_map(args: WorkloadArgs) -> str:
     return f"{args.cluster}-nccl-acceptance"
 
 
-def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
-    """The NCCL acceptance job's script and JobSet (acceptance.py), requesting what a training pod requests; None
-    without GPUs or a network figure to judge the fabric by."""
-    if not args.gpus_per_node or args.network_gbps is None:
-        return None
+def nccl_acceptance_pod(args: WorkloadArgs) -> dict[str, Any]:
+    """One node's acceptance pod (acceptance.py): a training pod's requests, GPU toleration and fabric settings."""
     config_map = acceptance_config_map(args)
-    pod = acceptance_pod(
+    return acceptance_pod(
         pod_requests(args),
         args.env,
         args.fabric,
@@ -347,9 +344,18 @@ def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
         config_map,
         f"{config_map}-ssh",
         f"{args.job.pod.shm_mib}Mi",
-        args.fabric in ("infiniband", "efa"),
+        args.fabric in RDMA_FABRICS,
         args.topology.preferred if args.topology else None,
     )
+
+
+def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
+    """The NCCL acceptance job's script and JobSet (acceptance.py), requesting what a training pod requests; None
+    without GPUs or a network figure to judge the fabric by."""
+    if not args.gpus_per_node or args.network_gbps is None:
+        return None
+    config_map = acceptance_config_map(args)
+    pod = nccl_acceptance_pod(args)
     jobset = acceptance_jobset(args.cluster, args.namespace, args.queue, args.nodes, pod)
     script = acceptance_script(
         args.cluster, args.nodes, args.gpus_per_node, args.instance_type, args.network_gbps, f"configmap/{config_map}"
@@ -702,6 +708,7 @@ __all__ = [
     "kueue_config",
     "lustre_claim",
     "nccl_acceptance",
+    "nccl_acceptance_pod",
     "pod_requests",
     "static_claim",
 ]

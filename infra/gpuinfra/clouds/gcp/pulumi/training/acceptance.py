@@ -18,18 +18,8 @@ from __future__ import annotations
 from typing import Any
 
 from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import GIB_VERSION
-from gpuinfra.pulumi.components.training.acceptance import (
-    ImagePaths,
-    acceptance_jobset,
-    acceptance_pod,
-    acceptance_script,
-)
-from gpuinfra.pulumi.components.training.kubernetes import (
-    WorkloadArgs,
-    acceptance_config_map,
-    device_toleration,
-    pod_requests,
-)
+from gpuinfra.pulumi.components.training.acceptance import ImagePaths, acceptance_jobset, acceptance_script
+from gpuinfra.pulumi.components.training.kubernetes import WorkloadArgs, acceptance_config_map, nccl_acceptance_pod
 
 IMAGE = f"us-docker.pkg.dev/gce-ai-infra/gpudirect-gib/nccl-plugin-gib-diagnostic:{GIB_VERSION}"
 PATHS = ImagePaths(
@@ -66,17 +56,7 @@ def _on_gke(pod: dict[str, Any], args: WorkloadArgs) -> None:
 def gke_acceptance(args: WorkloadArgs, network_gbps: float) -> tuple[str, dict[str, Any]]:
     """The script and the JobSet (requesting what a training pod requests, in the training queue)."""
     config_map = acceptance_config_map(args)
-    pod = acceptance_pod(
-        pod_requests(args),
-        args.env,
-        args.fabric,
-        device_toleration(args.device_resource),
-        config_map,
-        f"{config_map}-ssh",
-        f"{args.job.pod.shm_mib}Mi",
-        True,
-        args.topology.preferred if args.topology else None,
-    )
+    pod = nccl_acceptance_pod(args)
     _on_gke(pod, args)
     jobset = acceptance_jobset(args.cluster, args.namespace, args.queue, args.nodes, pod)
     script = acceptance_script(

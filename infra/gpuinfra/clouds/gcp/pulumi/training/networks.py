@@ -69,27 +69,19 @@ def create_networks(
     """Both objects per NIC on the cluster's provider (GKE serves their CRDs on a multi-networking cluster)."""
     made: list[pulumi.Resource] = []
     for network in networks:
-        params, device = network_objects(network, labels)
-        first = k8s.apiextensions.CustomResource(
-            f"{name}-{network.name}-params",
-            api_version=API,
-            kind=params["kind"],
-            metadata=params["metadata"],
-            spec=params["spec"],
-            opts=o,
-        )
-        after = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[first]))
-        made += [
-            first,
-            k8s.apiextensions.CustomResource(
-                f"{name}-{network.name}-network",
-                api_version=API,
-                kind=device["kind"],
-                metadata=device["metadata"],
-                spec=device["spec"],
-                opts=after,
-            ),
-        ]
+        first: list[pulumi.Resource] = []  # the Network after its param set
+        for role, manifest in zip(("params", "network"), network_objects(network, labels), strict=True):
+            first.append(
+                k8s.apiextensions.CustomResource(
+                    f"{name}-{network.name}-{role}",
+                    api_version=API,
+                    kind=manifest["kind"],
+                    metadata=manifest["metadata"],
+                    spec=manifest["spec"],
+                    opts=pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=list(first))),
+                )
+            )
+        made += first
     return made
 
 

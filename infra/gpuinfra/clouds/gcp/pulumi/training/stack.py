@@ -21,7 +21,9 @@ from gpuinfra.clouds.gcp.pulumi.training.jobset import (
     workload_args,
 )
 from gpuinfra.clouds.gcp.pulumi.training.kueue import GkeQueues, QueueArgs
+from gpuinfra.clouds.gcp.pulumi.training.maintenance import create_notice, notice_daemonset
 from gpuinfra.clouds.gcp.pulumi.training.networks import create_networks, pod_networks
+from gpuinfra.clouds.gcp.pulumi.training.provisioning import QUEUED_TAINT
 from gpuinfra.clouds.gcp.pulumi.training.pruner import create_gke_pruner, gke_retention, pruner_pod
 from gpuinfra.clouds.gcp.pulumi.training.rdma_installer import create_installer
 from gpuinfra.clouds.gcp.pulumi.training.slurm import SlurmArgs, SlurmCluster
@@ -99,9 +101,15 @@ class GcpTrainingCluster(pulumi.ComponentResource):
         retention = gke_retention(spec) if job else None
         if job is not None and retention is not None:
             pods.append(pruner_pod(name, retention, job.job.image, claim_name(name)))
+        notice = job if job and job.job.checkpoint_window is not None and plan.consumption != "spot" else None
+        queued = [QUEUED_TAINT] if queues.queued_run_seconds is not None else []
+        if notice is not None:
+            pods.append(notice_daemonset(notice, queued)["template"]["spec"])
         gke = GkeQueues(name, queues, self.gke.cluster, [self.gke.system_pool, self.gke.gpu_pool], self, pods)
         if self.storage.home is not None and spec.filestore is not None:  # /home for the trainers
             home_volume(name, name, spec.filestore, self.storage.home, gke.namespace, kube_labels, gke.kubernetes)
+        if notice is not None:
+            create_notice(name, notice, plan.maintenance_notice_seconds, queued, gke.namespace, gke.kubernetes)
         create_networks(name, pod_networks(name, plan.fabric), kube_labels, gke.kubernetes)
         create_installer(name, accelerator, kube_labels, gke.kubernetes)
         if acceptance is not None:
