@@ -53,7 +53,8 @@ def test_the_cronjob_prunes_the_trainers_lustre_outside_kueue(graph: Graph) -> N
     assert container["command"] == ["/bin/bash", "/opt/gpuinfra/prune-checkpoints"]
     assert container["image"] == "nvcr.io/nvidia/pytorch:25.01-py3"  # the trainer's (bash, find, coreutils)
     (lustre,) = [v for v in pod["volumes"] if v["name"] == "lustre"]
-    (pvc,) = graph.of_type("kubernetes:core/v1:PersistentVolumeClaim")
+    # Lustre's claim, by name: /home's Filestore claim sits beside it.
+    (pvc,) = [c for c in graph.of_type("kubernetes:core/v1:PersistentVolumeClaim") if c.name.endswith("-lustre-pvc")]
     assert lustre["persistentVolumeClaim"]["claimName"] == pvc.inputs["metadata"]["name"]
     assert {m["name"]: m["mountPath"] for m in container["volumeMounts"]}["lustre"] == "/lustre"
     # No GPU toleration: it runs on the system nodes, never holding a GPU node.
