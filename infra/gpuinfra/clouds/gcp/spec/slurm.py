@@ -26,6 +26,7 @@ class GcpSlurmLogin(SpecModel):
     machine_type: LoginMachineType = Field("n2-standard-8", json_schema_extra=updates("replace"))
     """An N2 standard machine type of at most 32 vCPUs (Cluster Director's login nodes take no other)."""
     count: Annotated[int, Field(ge=1, le=16)] = 1
+    """How many login nodes (1 to 16), each priced as its machine type on demand."""
     boot_disk_gib: Annotated[int, Field(ge=40, le=65536)] = Field(100, json_schema_extra=updates("replace"))
     """Each login node's boot disk (pd-balanced), GiB: at least 40."""
     os_login: bool = True
