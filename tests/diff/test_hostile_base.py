@@ -1,12 +1,14 @@
 """Issue 47: hostile files in a *base commit* of `gpuinfra diff --base-ref`: the review ends within seconds, exit 0
 or 2, naming the file, never a hang or a traceback. Git cannot hold a FIFO, so the base plants what it can: a
-symlink to /dev/zero, a blob over the size limit, bytes that are not UTF-8, YAML nested past the reader's depth.
+symlink to /dev/zero, a blob over the size limit, bytes that are not UTF-8, YAML nested past the reader's depth, and
+symlinks out of the repository to what git cannot hold: a FIFO nobody writes to and a sparse 6 GiB file.
 
 The trusted organization file (the base's: gpuinfra.review.organization) is held to more: a base whose file
 cannot be read refuses the review (exit 2) rather than judging the head by the head's own copy."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -41,11 +43,30 @@ def deeply_nested(path: Path) -> None:
     path.write_bytes(path.read_bytes() + b"nested: " + b"[" * 5000 + b"]" * 5000 + b"\n")
 
 
+def symlink_to_fifo(path: Path) -> None:
+    """A FIFO beside the repository (no writer: an open for reading that waits would never return)."""
+    fifo = path.parents[2] / f"{path.name}.fifo"
+    os.mkfifo(fifo)
+    path.unlink()
+    path.symlink_to(fifo)
+
+
+def symlink_to_sparse_file(path: Path) -> None:
+    """A 6 GiB file of holes beside the repository: read whole, it would take 6 GiB of memory."""
+    sparse = path.parents[2] / f"{path.name}.sparse"
+    with sparse.open("wb") as handle:
+        handle.truncate(6 * 1024**3)
+    path.unlink()
+    path.symlink_to(sparse)
+
+
 PLANTS: dict[str, Callable[[Path], None]] = {
     "symlink-to-dev-zero": symlink_to_dev_zero,
     "oversized": oversized,
     "not-utf8": not_utf8,
     "deeply-nested": deeply_nested,
+    "symlink-to-fifo": symlink_to_fifo,
+    "symlink-to-sparse-6gib": symlink_to_sparse_file,
 }
 
 
