@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import GIT, committed_project
+from helpers import GIT, committed_project, without_dac
 
 STACK = "stacks/Pulumi.chat-serve.yaml"
 ORG = "stacks/org.yaml"
@@ -70,8 +70,11 @@ PLANTS: dict[str, Callable[[Path], None]] = {
 }
 
 
-def review_with_hostile_base(root: Path, relative: str, plant: Callable[[Path], None]) -> tuple[int, str, float]:
-    """Commit the hostile file as the base, put the good one back in the working tree, run the review."""
+def review_with_hostile_base(
+    root: Path, relative: str, plant: Callable[[Path], None], prefix: tuple[str, ...] = ()
+) -> tuple[int, str, float]:
+    """Commit the hostile file as the base, put the good one back in the working tree, run the review (after
+    `prefix`, e.g. helpers.without_dac())."""
     path = root / relative
     good = path.read_bytes()
     plant(path)
@@ -81,7 +84,16 @@ def review_with_hostile_base(root: Path, relative: str, plant: Callable[[Path], 
     path.write_bytes(good)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import run; run()", "diff", "--base-ref", "HEAD", "chat-serve"],
+        [
+            *prefix,
+            sys.executable,
+            "-c",
+            "from gpuinfra.cli import run; run()",
+            "diff",
+            "--base-ref",
+            "HEAD",
+            "chat-serve",
+        ],
         cwd=root,
         capture_output=True,
         text=True,
@@ -113,4 +125,31 @@ def test_a_hostile_stack_file_at_the_base_is_named_not_read(root: Path, plant: s
     assert code in (0, 2), output[-3000:]
     assert "Traceback" not in output, output[-3000:]
     assert STACK in output and "cannot be read" in output, output[-3000:]
+    assert seconds < SECONDS
+
+
+@pytest.mark.parametrize("relative", [STACK, ORG], ids=["stack-file", "organization-file"])
+def test_a_base_file_behind_an_unreadable_folder(root: Path, relative: str) -> None:
+    """The base's file a symlink into a folder this user cannot list (git holds no modes, so the folder is outside
+    the repository; under root too, as root without CAP_DAC_*): the stack's base side cannot be read, the
+    organization's refuses the review (a symlink is no trusted file, wherever it points), each named."""
+    prefix = without_dac()
+    locked = root.parent / "locked"
+    locked.mkdir()
+    target = locked / Path(relative).name
+    target.write_bytes((root / relative).read_bytes())
+
+    def behind_the_folder(path: Path) -> None:
+        path.unlink()
+        path.symlink_to(target)
+
+    locked.chmod(0o000)
+    try:
+        code, output, seconds = review_with_hostile_base(root, relative, behind_the_folder, prefix)
+    finally:
+        locked.chmod(0o755)
+    assert code == (2 if relative == ORG else code) and code in (0, 2), output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    reason = "not a regular file" if relative == ORG else "Permission denied"  # the trusted file: no symlink at all
+    assert Path(relative).name in output and reason in output, output[-3000:]
     assert seconds < SECONDS
