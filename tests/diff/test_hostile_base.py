@@ -1,12 +1,14 @@
 """Issue 47: hostile files in a *base commit* of `gpuinfra diff --base-ref`: the review ends within seconds, exit 0
 or 2, naming the file, never a hang or a traceback. Git cannot hold a FIFO, so the base plants what it can: a
-symlink to /dev/zero, a blob over the size limit, bytes that are not UTF-8, YAML nested past the reader's depth.
+symlink to /dev/zero, a blob over the size limit, bytes that are not UTF-8, YAML nested past the reader's depth, and
+symlinks out of the repository to what git cannot hold: a FIFO nobody writes to and a sparse 6 GiB file.
 
 The trusted organization file (the base's: gpuinfra.review.organization) is held to more: a base whose file
 cannot be read refuses the review (exit 2) rather than judging the head by the head's own copy."""
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 import time
@@ -14,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from helpers import GIT, committed_project
+from helpers import GIT, committed_project, without_dac
 
 STACK = "stacks/Pulumi.chat-serve.yaml"
 ORG = "stacks/org.yaml"
@@ -41,16 +43,38 @@ def deeply_nested(path: Path) -> None:
     path.write_bytes(path.read_bytes() + b"nested: " + b"[" * 5000 + b"]" * 5000 + b"\n")
 
 
+def symlink_to_fifo(path: Path) -> None:
+    """A FIFO beside the repository (no writer: an open for reading that waits would never return)."""
+    fifo = path.parents[2] / f"{path.name}.fifo"
+    os.mkfifo(fifo)
+    path.unlink()
+    path.symlink_to(fifo)
+
+
+def symlink_to_sparse_file(path: Path) -> None:
+    """A 6 GiB file of holes beside the repository: read whole, it would take 6 GiB of memory."""
+    sparse = path.parents[2] / f"{path.name}.sparse"
+    with sparse.open("wb") as handle:
+        handle.truncate(6 * 1024**3)
+    path.unlink()
+    path.symlink_to(sparse)
+
+
 PLANTS: dict[str, Callable[[Path], None]] = {
     "symlink-to-dev-zero": symlink_to_dev_zero,
     "oversized": oversized,
     "not-utf8": not_utf8,
     "deeply-nested": deeply_nested,
+    "symlink-to-fifo": symlink_to_fifo,
+    "symlink-to-sparse-6gib": symlink_to_sparse_file,
 }
 
 
-def review_with_hostile_base(root: Path, relative: str, plant: Callable[[Path], None]) -> tuple[int, str, float]:
-    """Commit the hostile file as the base, put the good one back in the working tree, run the review."""
+def review_with_hostile_base(
+    root: Path, relative: str, plant: Callable[[Path], None], prefix: tuple[str, ...] = ()
+) -> tuple[int, str, float]:
+    """Commit the hostile file as the base, put the good one back in the working tree, run the review (after
+    `prefix`, e.g. helpers.without_dac())."""
     path = root / relative
     good = path.read_bytes()
     plant(path)
@@ -60,7 +84,16 @@ def review_with_hostile_base(root: Path, relative: str, plant: Callable[[Path], 
     path.write_bytes(good)
     started = time.monotonic()
     done = subprocess.run(
-        [sys.executable, "-c", "from gpuinfra.cli import run; run()", "diff", "--base-ref", "HEAD", "chat-serve"],
+        [
+            *prefix,
+            sys.executable,
+            "-c",
+            "from gpuinfra.cli import run; run()",
+            "diff",
+            "--base-ref",
+            "HEAD",
+            "chat-serve",
+        ],
         cwd=root,
         capture_output=True,
         text=True,
@@ -92,4 +125,31 @@ def test_a_hostile_stack_file_at_the_base_is_named_not_read(root: Path, plant: s
     assert code in (0, 2), output[-3000:]
     assert "Traceback" not in output, output[-3000:]
     assert STACK in output and "cannot be read" in output, output[-3000:]
+    assert seconds < SECONDS
+
+
+@pytest.mark.parametrize("relative", [STACK, ORG], ids=["stack-file", "organization-file"])
+def test_a_base_file_behind_an_unreadable_folder(root: Path, relative: str) -> None:
+    """The base's file a symlink into a folder this user cannot list (git holds no modes, so the folder is outside
+    the repository; under root too, as root without CAP_DAC_*): the stack's base side cannot be read, the
+    organization's refuses the review (a symlink is no trusted file, wherever it points), each named."""
+    prefix = without_dac()
+    locked = root.parent / "locked"
+    locked.mkdir()
+    target = locked / Path(relative).name
+    target.write_bytes((root / relative).read_bytes())
+
+    def behind_the_folder(path: Path) -> None:
+        path.unlink()
+        path.symlink_to(target)
+
+    locked.chmod(0o000)
+    try:
+        code, output, seconds = review_with_hostile_base(root, relative, behind_the_folder, prefix)
+    finally:
+        locked.chmod(0o755)
+    assert code == (2 if relative == ORG else code) and code in (0, 2), output[-3000:]
+    assert "Traceback" not in output, output[-3000:]
+    reason = "not a regular file" if relative == ORG else "Permission denied"  # the trusted file: no symlink at all
+    assert Path(relative).name in output and reason in output, output[-3000:]
     assert seconds < SECONDS

@@ -73,7 +73,7 @@ def _garbage_of(run: Any) -> tuple[Any, list[str]]:
 
 def test_a_run_leaves_no_cycle_per_check_and_the_same_graph() -> None:
     engine_run = importlib.import_module("gpuinfra.pulumi.engine.run")  # the module (the package exports run())
-    inputs = inputs_for("chat-serve")
+    inputs = inputs_for("llm-train")
     plan = check(inputs, load_catalog()).plan
     graph, left = _garbage_of(lambda: preview_graph(inputs, plan))
     saved = engine_run.acyclic_unknown_checks

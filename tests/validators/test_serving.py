@@ -346,3 +346,15 @@ def test_every_catalog_region_has_its_local_time_zone() -> None:
     )
     assert schedule_time_zone(REGION, "xx-nowhere-1", zones) is None
     assert schedule_time_zone("Etc/UTC", "ap-northeast-1", zones) == "Etc/UTC"  # a zone given is kept
+
+
+def test_the_iana_zone_names_are_the_databases_read_once() -> None:
+    """schedule-time-zone-unknown reads the zone names once per process (each read opens the database's ~600 files):
+    the same names the database gives now, one object however often a stack is validated."""
+    import zoneinfo
+
+    from gpuinfra.validators.schedules import iana_time_zones
+
+    assert iana_time_zones() == zoneinfo.available_timezones()
+    assert iana_time_zones() is iana_time_zones()
+    assert {"Asia/Tokyo", "Etc/UTC"} <= iana_time_zones() and "Mars/Olympus" not in iana_time_zones()

@@ -4,15 +4,21 @@ the same figure whether the run built the stack itself or the workspace built it
 
 from __future__ import annotations
 
+import copy
 import shutil
 from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.commands.preview import built_stack
 from gpuinfra.cost import Usage
 from gpuinfra.cost.usage import ResourceUsage, UsageFile
+from gpuinfra.load import resolve
+from gpuinfra.spec import YamlDocument, parse_stack, read_yaml
+from gpuinfra.spec.documents import read_org
 from gpuinfra.store import disk
+from gpuinfra.validators.checked import check
 from gpuinfra.workspace import _workspace, builds, workspace_of
 from gpuinfra.workspace.check import check_stack
 from gpuinfra.workspace.members import read_member
@@ -91,6 +97,25 @@ def test_the_recorded_total_is_the_built_total(fresh: Path, stack: str) -> None:
     rebuilt = builds._build_total(read_member(path), org, workspace.quotas(stack))
     assert recorded == rebuilt
     assert recorded.problem is None and recorded.monthly_max  # a real total: priced, in a known account
+
+
+def test_a_stack_edited_in_memory_is_not_recorded_as_its_file(fresh: Path) -> None:
+    """A spec edited in memory under its file's name (the property tests preview thousands) is built and priced, but
+    its total does not stand for the file's: not in the workspace, not on disk. The file's own build is recorded."""
+    path, org = fresh / "Pulumi.llm-train.yaml", fresh / "org.yaml"
+    data = copy.deepcopy(read_yaml(path).data)
+    data["config"]["gpuinfra:training"]["compute"]["elastic"]["max_nodes"] = 1  # 2 in the file
+    inputs = resolve(parse_stack(YamlDocument(path=path, data=data)), read_org(org), load_catalog())
+    edited = built_stack(check(inputs, load_catalog()), Usage())
+    workspace = workspace_of(path, org)
+    key = builds._total_key(read_member(path), org.read_bytes(), workspace.quotas("llm-train"))
+    file_total = builds._build_total(read_member(path), org, workspace.quotas("llm-train"))
+    assert edited.graph is not None and edited.report.cost is not None
+    assert builds.total_of("llm-train", edited.checked.plan, edited.graph) != file_total  # one elastic node less
+    assert "llm-train" not in workspace._built and disk.read(key) is None
+
+    built_stack(check_stack(path, org), Usage())
+    assert workspace._built["llm-train"] == file_total and disk.read(key) is not None
 
 
 def test_a_usage_file_does_not_reach_the_account_totals(fresh: Path) -> None:

@@ -337,7 +337,7 @@ def built_stack(checked: Checked, usage: Usage) -> Built:
         return Built(checked, stack, None, None, (*checked.findings, failure))
     catalog = load_catalog()
     workspace = workspace_of(checked.inputs.stack.path, checked.inputs.org.path)
-    workspace.record(checked.inputs.stack.name, checked.plan, graph)
+    workspace.record(checked.inputs, checked.plan, graph)
     judged = preflight(graph, catalog) + flows_judged(checked, graph)
     stack = preflight_report(graph_report(stack, graph), judged)
     breakdown = price_graph(graph, catalog, usage.with_assumed(assumed_usage(checked.plan, graph)))

@@ -17,11 +17,12 @@ from typing import Any
 
 from gpuinfra.account import AccountFacts, StackTotal
 from gpuinfra.clouds import cloud
+from gpuinfra.errors import GpuinfraError
 from gpuinfra.graph import Graph
 from gpuinfra.plan.account import AccountQuotas
 from gpuinfra.spec import RegistrySpec
 from gpuinfra.spec.files import read_text
-from gpuinfra.spec.yamlfile import HINT, MAX_BYTES
+from gpuinfra.spec.yamlfile import HINT, MAX_BYTES, read_yaml
 from gpuinfra.workspace.builds import built_total, registry_graph, store_total, total_of
 from gpuinfra.workspace.members import Member, file_stamp, read_members, stack_files, stack_name
 from gpuinfra.workspace.quotas import account_quotas
@@ -65,13 +66,26 @@ class Workspace:
             out.append(total or built_total(member, self.org, self.org_data, self.quotas(member.stack)))
         return tuple(out)
 
-    def record(self, stack: str, plan: Any, graph: Graph) -> None:
+    def record(self, inputs: Any, plan: Any, graph: Graph) -> None:
         """A stack this run built from its file: its total is what `totals` gives its account's other stacks,
-        here and, by content, in the next process."""
+        here and, by content, in the next process. One built from anything else under the file's name (a spec or
+        organization edited in memory, as the property tests build thousands) is not recorded: its total is not
+        the file's, and stored under the file's key it would stand for the file in every later budget."""
+        stack = inputs.stack.name
         member = next((m for m in self.members if m.stack == stack), None)
-        if member is None:
+        if member is None or not self._from_files(member, inputs):
             return
         self._built[stack] = store_total(member, self.org_data, self.quotas(stack), total_of(stack, plan, graph))
+
+    def _from_files(self, member: Member, inputs: Any) -> bool:
+        """Whether `inputs` hold what the member's file and the organization file hold (parsed once per content)."""
+        try:
+            return (
+                inputs.stack.doc.data == read_yaml(member.path, "stack file").data
+                and inputs.org.doc.data == read_yaml(self.org, "organization file").data
+            )
+        except GpuinfraError:
+            return False
 
     def registries(self, stack: str, spec: Any, registry: Any) -> tuple[Graph, ...]:
         """The registry stacks' graphs the stack's data flows reach into (none for the registry itself)."""

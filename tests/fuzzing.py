@@ -1,0 +1,92 @@
+"""Fuzzing strategies over the example stacks (tests/spec/test_fuzz.py, test_fuzz_preview.py): a spec with a few
+fields set, dropped or added anywhere (`mutated`), or with its numbers rescaled (`rescaled`)."""
+
+from __future__ import annotations
+
+import copy
+from typing import Any
+
+from helpers import example_data, field_paths, org_data
+from hypothesis import strategies as st
+
+EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
+ORG = org_data()
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-10, 10**7),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=12),
+    st.sampled_from(["p5.48xlarge", "auto", "spot", "efa", "us-east-1", "L4", "s3://x/y/"]),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner, max_size=3),
+    max_leaves=6,
+)
+
+
+def child(node: Any, key: Any) -> Any:
+    """node[key] when that exists (the tree changes under earlier mutations), else None."""
+    if isinstance(node, dict):
+        return node.get(key)
+    if isinstance(node, list) and isinstance(key, int) and key < len(node):
+        return node[key]
+    return None
+
+
+@st.composite
+def mutated(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    name = draw(st.sampled_from(sorted(EXAMPLES)))
+    data = copy.deepcopy(EXAMPLES[name])
+    targets = field_paths(data["config"])
+    for _ in range(draw(st.integers(1, 4))):
+        path = draw(st.sampled_from(targets))
+        node: Any = data["config"]
+        for key in path[:-1]:
+            node = child(node, key)
+        last = path[-1]
+        action = draw(st.sampled_from(["set", "delete", "add"]))
+        if isinstance(node, dict):
+            if action == "delete":
+                node.pop(last, None)
+            elif action == "add":
+                node[draw(st.text(min_size=1, max_size=10))] = draw(values)
+            else:
+                node[last] = draw(values)
+        elif child(node, last) is not None or (isinstance(node, list) and isinstance(last, int) and last < len(node)):
+            node[last] = draw(values)
+    return name, data
+
+
+def numeric_paths(node: Any, prefix: tuple[Any, ...] = ()) -> list[tuple[Any, ...]]:
+    return [
+        p
+        for p in field_paths(node, prefix)
+        if isinstance(_at(node, p[len(prefix) :]), int | float) and not isinstance(_at(node, p[len(prefix) :]), bool)
+    ]
+
+
+def _at(node: Any, path: tuple[Any, ...]) -> Any:
+    for key in path:
+        node = child(node, key)
+    return node
+
+
+@st.composite
+def rescaled(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
+    """Numbers moved anywhere from a thousandth to a thousand times their example value: mostly
+    valid specs, so planning and validation run on shapes nobody wrote by hand."""
+    name = draw(st.sampled_from(sorted(EXAMPLES)))
+    data = copy.deepcopy(EXAMPLES[name])
+    targets = numeric_paths(data["config"])
+    if not targets:
+        return name, data
+    for path in draw(st.lists(st.sampled_from(targets), min_size=1, max_size=5)):
+        *head, last = path
+        parent = _at(data["config"], tuple(head))
+        factor = draw(st.sampled_from([0.001, 0.1, 0.5, 0.9, 1.1, 2, 3, 10, 1000]))
+        value = parent[last] * factor
+        parent[last] = round(value) if isinstance(parent[last], int) else value
+    return name, data
