@@ -35,7 +35,7 @@ def pinned_downloads() -> dict[str, PinnedDownload]:
 
     from gpuinfra.catalog import load_catalog
 
-    data = YAML(typ="safe", pure=True).load((DATA_DIR / "downloads.yaml").read_text(encoding="utf-8"))
+    data = YAML(typ="safe").load((DATA_DIR / "downloads.yaml").read_text(encoding="utf-8"))
     rows = [PinnedDownload.model_validate(row) for row in data["downloads"]]
     sources = load_catalog().sources
     for row in rows:

@@ -20,7 +20,7 @@ class FreeType(Entry):
 def free_types() -> tuple[FreeType, ...]:
     from ruamel.yaml import YAML
 
-    rows = YAML(typ="safe", pure=True).load((DATA_DIR / "free.yaml").read_text(encoding="utf-8"))["free"]
+    rows = YAML(typ="safe").load((DATA_DIR / "free.yaml").read_text(encoding="utf-8"))["free"]
     return tuple(FreeType.model_validate(row) for row in rows)
 
 

@@ -56,7 +56,7 @@ class AllowListError(ValueError):
 def allow_list(path: Path = DATA_FILE) -> dict[str, Allowed]:
     """Every row of the allow-list, by type (read once per process)."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
     except Exception as exc:  # a duplicate key, a YAML error: refuse to judge with a half-read list
         raise AllowListError(f"{path.name}: cannot be read: {exc}") from None
     rows = data.get("types") if isinstance(data, dict) else None

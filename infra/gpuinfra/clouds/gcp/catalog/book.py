@@ -136,7 +136,7 @@ def _price(row: Any, source: str, as_of: datetime.date | None, purchase: str) ->
 def gcp_book(path: Path = DATA_FILE) -> GcpBook:
     """The Google catalog (read once per process); a malformed file is gpuinfra's bug, named with the file."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
         sources = {k: Source.model_validate(v) for k, v in data["sources"].items()}
         machines = {
             m["name"]: MachineType(m["name"], m["vcpu"], m["memory_gib"], m["gpus"], m["egress_gbps"], m["source"])
@@ -193,7 +193,7 @@ class ServicePrice:
 def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
     """Google's service prices by key (catalog/data/gcp/services.yaml), each naming a source the file lists."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
         sources = set(data["sources"])
         found = {
             k: ServicePrice(Decimal(str(v["usd"])), v["unit"], v["source"], v["as_of"])

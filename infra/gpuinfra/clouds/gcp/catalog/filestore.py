@@ -74,7 +74,7 @@ def _tier(row: dict[str, Any]) -> FilestoreTier:
 def filestore_book(path: Path = FILESTORE_FILE) -> FilestoreBook:
     """Filestore's tiers (read once per process); a malformed file is gpuinfra's bug, named with the file."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
         book = FilestoreBook(
             sources={k: Source.model_validate(v) for k, v in data["sources"].items()},
             tiers={t["tier"]: _tier(t) for t in data["tiers"]},

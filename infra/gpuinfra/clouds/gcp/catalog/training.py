@@ -187,7 +187,7 @@ def _prices(blocks: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], Rat
 def training_book(path: Path = TRAINING_FILE) -> TrainingBook:
     """Google's training catalog (read once per process); a malformed file is gpuinfra's bug, named with the file."""
     try:
-        data = YAML(typ="safe", pure=True).load(path.read_text(encoding="utf-8"))
+        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
         book = TrainingBook(
             sources={k: Source.model_validate(v) for k, v in data["sources"].items()},
             machines={m["name"]: _machine(m) for m in data["machine_types"]},
