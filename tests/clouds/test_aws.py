@@ -76,6 +76,7 @@ def test_aws_parts_live_in_the_aws_package() -> None:
         "validators",
         "quotas",
         "quota_book",
+        "eks_versions",
         "quota_usage",
         "preflight",
         "prices",

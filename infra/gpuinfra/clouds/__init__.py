@@ -62,6 +62,9 @@ class Parts:
     `unknown(family, purchase)`), each with its source: what its quota model counts against, and what `gpuinfra
     catalog <type>` shows for the instances it owns. None: the cloud keeps its quota metrics inside its own catalog
     (Google's book), or grants no quotas."""
+    eks_versions: str | None = None
+    """() -> the Kubernetes versions the cloud's managed Kubernetes supports and the node image release pinned per
+    version, each cited: what the node groups and Karpenter's node class pin. None: the cloud runs no EKS."""
     quota_usage: str | None = None
     """(stack view, catalog) -> QuotaUsage: what a stack's resources of the cloud hold of its quotas at maximum size,
     read from the graph in the demands its quota model counts, and the increases the stack itself requests; the
@@ -124,6 +127,7 @@ AWS_PARTS = Parts(
     program=SHARED.program,
     quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
     quota_book="gpuinfra.clouds.aws.catalog:quota_book",
+    eks_versions="gpuinfra.clouds.aws.catalog.eks:eks_versions",
     quota_usage="gpuinfra.clouds.aws.policy.quotas:quota_usage",
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",

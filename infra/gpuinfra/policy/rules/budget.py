@@ -51,8 +51,9 @@ ACCEPTED_UNPRICED = [
     *(line for c in CLOUDS.values() for line in c.accepted_unpriced),
 ]
 """Unknown prices the pack accepts by default, each a prefix of `<type>: <line>`: AWS PCS's controller and node
-management fees, and its queues, for which no citable price has been read into the catalog (catalog/data/pcs.yaml),
-and each cloud's own (the registry's `accepted_unpriced`). Every other unknown price makes the budget cannot-judge."""
+management fees, and its queues, for which no citable price has been read into the catalog
+(clouds/aws/catalog/data/pcs.yaml), and each cloud's own (the registry's `accepted_unpriced`). Every other unknown
+price makes the budget cannot-judge."""
 
 
 ESTIMATE: MonthlyCost = estimate_monthly

@@ -7,7 +7,7 @@ from __future__ import annotations
 import datetime
 from decimal import Decimal
 
-from gpuinfra.catalog.eks import eks_versions
+from gpuinfra.clouds.aws.catalog.eks import eks_versions
 from gpuinfra.clouds.aws.cost.lines import (
     Ctx,
     not_in_catalog,

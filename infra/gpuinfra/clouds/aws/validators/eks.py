@@ -8,7 +8,7 @@ import datetime
 from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.catalog.eks import eks_versions
+from gpuinfra.clouds.aws.catalog.eks import eks_versions
 from gpuinfra.spec import TrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
@@ -68,7 +68,7 @@ def eks_standard_support_ends(spec: TrainingSpec, catalog: Catalog) -> Iterator[
             f"rate ({_rate(catalog, 'eks/cluster_extended')}) and when EKS upgrades it are unknown",
             VERSION_FIELD,
             _write_version([v.version for v in eks_versions().versions], "the catalog dates")
-            + ", or add its row to catalog/data/eks.yaml with its source",
+            + ", or add its row to clouds/aws/catalog/data/eks.yaml with its source",
         )
         return
     today = _today()
@@ -110,7 +110,7 @@ def eks_node_release_unknown(spec: TrainingSpec) -> Iterator[Failure]:
             f"no EKS-optimized AL2023 AMI release is pinned for Kubernetes {version}",
             VERSION_FIELD,
             _write_version(sorted(eks_versions().node_releases.releases), "with a pinned AMI release")
-            + ", or add one to catalog/data/eks.yaml node_releases from the amazon-eks-ami release notes",
+            + ", or add one to clouds/aws/catalog/data/eks.yaml node_releases from the amazon-eks-ami release notes",
         )
 
 

@@ -8,7 +8,7 @@ import math
 from collections.abc import Iterator
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.catalog.pcs import pcs_regions
+from gpuinfra.clouds.aws.catalog.pcs import pcs_regions
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.pcs import LUSTRE_HEADROOM, PCS_SIZES, lustre_need_gib
 from gpuinfra.plan.training import LOGIN_NODES

@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gpuinfra.catalog import Catalog
-from gpuinfra.catalog.eks import eks_versions
+from gpuinfra.clouds import type_part
+from gpuinfra.graph import tokens
 from gpuinfra.plan.quotas import QuotaNeed
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
@@ -43,7 +44,8 @@ def ami_alias() -> str:
     """The EKS-optimized AL2023 release the catalog pins, as a Karpenter alias (nodeclasses.md: `al2023@v20240703`
     pins the AMI by its release tag; with an alias Karpenter picks the accelerated variant for GPU types). The
     catalog's node releases (`1.33.13-20260714`) share one AMI release date across Kubernetes minors."""
-    dates = {release.rsplit("-", 1)[1] for release in eks_versions().node_releases.releases.values()}
+    releases = type_part(tokens.EKS_CLUSTER, "eks_versions")().node_releases.releases
+    dates = {release.rsplit("-", 1)[1] for release in releases.values()}
     assert len(dates) == 1, f"the catalog's EKS node releases span several AMI releases: {sorted(dates)}"
     return f"al2023@v{dates.pop()}"
 

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 import pulumi
 
-from gpuinfra.catalog.eks import eks_versions
+from gpuinfra.clouds import type_part
 from gpuinfra.graph import tokens
 from gpuinfra.plan import TrainingPlan
 from gpuinfra.plan.training import EKS_SYSTEM_NODES
@@ -162,7 +162,7 @@ def eks_args(args: ClusterArgs, compute: ComputeArgs, control_plane_subnet_id: p
         pruner=(spec.scheduler.namespace, pruner_service_account(spec.name), *split_s3(checkpoint_uri(spec)))
         if spec.checkpointing is not None and spec.checkpointing.target == "lustre"
         else None,
-        node_release=eks_versions().node_release(spec.scheduler.kubernetes_version),
+        node_release=type_part(tokens.EKS_CLUSTER, "eks_versions")().node_release(spec.scheduler.kubernetes_version),
         instance_store_gb=plan.instance_store_gb,
         pod_grace_seconds=grace_seconds(job_checkpoint_window(spec, plan)),
         device_resource=plan.device_resource or "",

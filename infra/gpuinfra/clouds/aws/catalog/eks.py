@@ -1,4 +1,4 @@
-"""Amazon EKS version support and node image releases, from catalog/data/eks.yaml (each row cited and dated):
+"""Amazon EKS version support and node image releases, from data/eks.yaml here (each row cited and dated):
 what the cost report bills the control plane at, what `validate` warns about, and the `releaseVersion` the
 node groups pin."""
 
@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import datetime
 from functools import cache
+from pathlib import Path
 
+from gpuinfra.catalog.load import CatalogError
 from pydantic import BaseModel, ConfigDict
 
-from gpuinfra.catalog.load import DATA_DIR, CatalogError
+DATA_DIR = Path(__file__).parent / "data"
 
 
 class VersionSupport(BaseModel):
@@ -58,9 +60,8 @@ class EksVersions(BaseModel):
 
 @cache
 def eks_versions() -> EksVersions:
-    from ruamel.yaml import YAML
-
     from gpuinfra.catalog import load_catalog
+    from ruamel.yaml import YAML
 
     data = YAML(typ="safe", pure=True).load((DATA_DIR / "eks.yaml").read_text(encoding="utf-8"))
     versions = EksVersions.model_validate(data)

@@ -1,13 +1,15 @@
-"""The regions AWS PCS serves, from catalog/data/pcs.yaml (each list with its source and as-of date)."""
+"""The regions AWS PCS serves, from clouds/aws/catalog/data/pcs.yaml (each list with its source and as-of date)."""
 
 from __future__ import annotations
 
 import datetime
 from functools import cache
+from pathlib import Path
 
+from gpuinfra.catalog.load import CatalogError
 from pydantic import BaseModel, ConfigDict
 
-from gpuinfra.catalog.load import DATA_DIR, CatalogError
+DATA_DIR = Path(__file__).parent / "data"
 
 
 class PcsRegions(BaseModel):
@@ -20,9 +22,8 @@ class PcsRegions(BaseModel):
 
 @cache
 def pcs_regions() -> PcsRegions:
-    from ruamel.yaml import YAML
-
     from gpuinfra.catalog import load_catalog
+    from ruamel.yaml import YAML
 
     data = YAML(typ="safe", pure=True).load((DATA_DIR / "pcs.yaml").read_text(encoding="utf-8"))
     regions = PcsRegions.model_validate(data["regions"])
