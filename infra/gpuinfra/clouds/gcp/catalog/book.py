@@ -8,11 +8,12 @@ Google's types, and `instance: auto` chooses among Google's types only."""
 from __future__ import annotations
 
 import datetime
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 from ruamel.yaml import YAML
 
@@ -30,6 +31,25 @@ HOURS_PER_MONTH = Decimal(730)
 
 class GcpCatalogError(GpuinfraError):
     """Google's catalog data is inconsistent: a bug in gpuinfra's data, not in the user's input."""
+
+
+B = TypeVar("B")
+
+
+def read_data(path: Path, what: str, build: Callable[[Any], B]) -> B:
+    """A bundled Google data file, parsed and built by `build`; a malformed one is gpuinfra's bug, named with the
+    file and `what` it holds (every Google catalog reader: the G2 book, service prices, training, Filestore)."""
+    try:
+        return build(YAML(typ="safe").load(path.read_text(encoding="utf-8")))
+    except (OSError, KeyError, TypeError, ValueError) as exc:
+        raise GcpCatalogError(f"{path}: {what} cannot be read: {type(exc).__name__}: {exc}") from None
+
+
+def check_sources(path: Path, named: set[str], listed: Iterable[str], rows: str = "rows") -> None:
+    """Every source a file's rows name is one the file lists (with its date), else gpuinfra's data is wrong."""
+    unknown = named - set(listed)
+    if unknown:
+        raise GcpCatalogError(f"{path}: {rows} name sources it does not list: {sorted(unknown)}")
 
 
 @dataclass(frozen=True)
@@ -175,9 +195,7 @@ def gcp_book(path: Path = DATA_FILE) -> GcpBook:
         )
     except (OSError, KeyError, TypeError, ValueError) as exc:
         raise GcpCatalogError(f"{path}: Google's catalog cannot be read: {type(exc).__name__}: {exc}") from None
-    unknown = {m.source for m in machines.values()} | {src} | {q.source for q in quotas}
-    if unknown - set(sources):
-        raise GcpCatalogError(f"{path}: rows name sources it does not list: {sorted(unknown - set(sources))}")
+    check_sources(path, {m.source for m in machines.values()} | {src} | {q.source for q in quotas}, sources)
     return book
 
 
@@ -192,18 +210,15 @@ class ServicePrice:
 @cache
 def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
     """Google's service prices by key (catalog/data/gcp/services.yaml), each naming a source the file lists."""
-    try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        sources = set(data["sources"])
-        found = {
-            k: ServicePrice(Decimal(str(v["usd"])), v["unit"], v["source"], v["as_of"])
-            for k, v in data["services"].items()
+
+    def build(data: Any) -> tuple[list[str], dict[str, ServicePrice]]:
+        services = data["services"].items()
+        return list(data["sources"]), {
+            k: ServicePrice(Decimal(str(v["usd"])), v["unit"], v["source"], v["as_of"]) for k, v in services
         }
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise GcpCatalogError(f"{path}: Google's service prices cannot be read: {type(exc).__name__}: {exc}") from None
-    missing = {p.source for p in found.values()} - sources
-    if missing:
-        raise GcpCatalogError(f"{path}: prices name sources it does not list: {sorted(missing)}")
+
+    listed, found = read_data(path, "Google's service prices", build)
+    check_sources(path, {p.source for p in found.values()}, listed, rows="prices")
     return found
 
 
@@ -294,7 +309,9 @@ __all__ = [
     "MachineType",
     "Price",
     "QuotaMetric",
+    "check_sources",
     "gcp_book",
     "gcp_catalog",
     "gcp_services",
+    "read_data",
 ]

@@ -10,11 +10,9 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-from ruamel.yaml import YAML
-
 import gpuinfra.catalog as bundled
 from gpuinfra.catalog.models import Source
-from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError
+from gpuinfra.clouds.gcp.catalog.book import check_sources, read_data
 
 FILESTORE_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "filestore.yaml"
 
@@ -73,17 +71,15 @@ def _tier(row: dict[str, Any]) -> FilestoreTier:
 @cache
 def filestore_book(path: Path = FILESTORE_FILE) -> FilestoreBook:
     """Filestore's tiers (read once per process); a malformed file is gpuinfra's bug, named with the file."""
-    try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        book = FilestoreBook(
+    book = read_data(
+        path,
+        "Filestore's tiers",
+        lambda data: FilestoreBook(
             sources={k: Source.model_validate(v) for k, v in data["sources"].items()},
             tiers={t["tier"]: _tier(t) for t in data["tiers"]},
-        )
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise GcpCatalogError(f"{path}: Filestore's tiers cannot be read: {type(exc).__name__}: {exc}") from None
-    unnamed = {t.source for t in book.tiers.values()} - set(book.sources)
-    if unnamed:
-        raise GcpCatalogError(f"{path}: rows name sources it does not list: {sorted(unnamed)}")
+        ),
+    )
+    check_sources(path, {t.source for t in book.tiers.values()}, book.sources)
     return book
 
 

@@ -15,12 +15,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from ruamel.yaml import YAML
-
 import gpuinfra.catalog as bundled
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import Family, InstanceType, Source
-from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError
+from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError, check_sources, read_data
 
 TRAINING_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "training.yaml"
 
@@ -183,32 +181,31 @@ def _prices(blocks: list[dict[str, Any]]) -> dict[tuple[str, str, str, str], Rat
     return found
 
 
+def _training(data: Any) -> TrainingBook:
+    """The training book from the file's parsed YAML (a missing key or a wrong type is the caller's named error)."""
+    return TrainingBook(
+        sources={k: Source.model_validate(v) for k, v in data["sources"].items()},
+        machines={m["name"]: _machine(m) for m in data["machine_types"]},
+        fabrics={
+            k: Fabric(v["gvnics"], v["mrdma_nics"], v["mtu"], v["roce_profile"], v["source"])
+            for k, v in data["fabrics"].items()
+        },
+        consumption={k: Figure(v["value"], v["source"]) for k, v in data["consumption"].items()},
+        lustre_tiers={t["mb_s_per_tib"]: _tier(t) for t in data["lustre_tiers"]},
+        quotas={
+            q["accelerator"]: GpuQuota(q["accelerator"], q["on_demand"], q["preemptible"], q["source"])
+            for q in data["quotas"]
+        },
+        zones={m: tuple(z) for m, z in data["zones"]["by_machine"].items()},
+        prices=_prices(data["prices"]),
+        gke_cluster=Rate(Decimal(str(data["gke_cluster_hourly"]["value"])), data["gke_cluster_hourly"]["source"]),
+    )
+
+
 @cache
 def training_book(path: Path = TRAINING_FILE) -> TrainingBook:
     """Google's training catalog (read once per process); a malformed file is gpuinfra's bug, named with the file."""
-    try:
-        data = YAML(typ="safe").load(path.read_text(encoding="utf-8"))
-        book = TrainingBook(
-            sources={k: Source.model_validate(v) for k, v in data["sources"].items()},
-            machines={m["name"]: _machine(m) for m in data["machine_types"]},
-            fabrics={
-                k: Fabric(v["gvnics"], v["mrdma_nics"], v["mtu"], v["roce_profile"], v["source"])
-                for k, v in data["fabrics"].items()
-            },
-            consumption={k: Figure(v["value"], v["source"]) for k, v in data["consumption"].items()},
-            lustre_tiers={t["mb_s_per_tib"]: _tier(t) for t in data["lustre_tiers"]},
-            quotas={
-                q["accelerator"]: GpuQuota(q["accelerator"], q["on_demand"], q["preemptible"], q["source"])
-                for q in data["quotas"]
-            },
-            zones={m: tuple(z) for m, z in data["zones"]["by_machine"].items()},
-            prices=_prices(data["prices"]),
-            gke_cluster=Rate(Decimal(str(data["gke_cluster_hourly"]["value"])), data["gke_cluster_hourly"]["source"]),
-        )
-    except (OSError, KeyError, TypeError, ValueError) as exc:
-        raise GcpCatalogError(
-            f"{path}: Google's training catalog cannot be read: {type(exc).__name__}: {exc}"
-        ) from None
+    book = read_data(path, "Google's training catalog", _training)
     named = (
         {m.source for m in book.machines.values()}
         | {f.source for f in book.fabrics.values()}
@@ -218,8 +215,7 @@ def training_book(path: Path = TRAINING_FILE) -> TrainingBook:
         | {r.source for r in book.prices.values()}
         | {book.gke_cluster.source}
     )
-    if named - set(book.sources):
-        raise GcpCatalogError(f"{path}: rows name sources it does not list: {sorted(named - set(book.sources))}")
+    check_sources(path, named, book.sources)
     missing = {m.series for m in book.machines.values()} - set(book.fabrics)
     if missing:
         raise GcpCatalogError(f"{path}: machine series without a fabric row: {sorted(missing)}")
