@@ -19,7 +19,8 @@ from test_layout import imports
 PACKAGE = ROOT / "infra" / "gpuinfra"
 ALLOWED_OUTSIDE = {"infra/gpuinfra/clouds/__init__.py"}
 """The registry names the package's parts by module path; AWS's specs are the stack specs of spec/ (spec/target.py
-lists no package for it) and its catalog data is catalog/data/."""
+lists no package for it); its own catalog data (quota codes, EKS versions, PCS regions, ELB's log-delivery accounts)
+is in the package (clouds/aws/catalog/data/), the data it shares with on premises in catalog/data/."""
 
 
 def aws_package_users(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:
@@ -77,6 +78,7 @@ def test_aws_parts_live_in_the_aws_package() -> None:
         "quotas",
         "quota_book",
         "eks_versions",
+        "log_delivery",
         "quota_usage",
         "preflight",
         "prices",

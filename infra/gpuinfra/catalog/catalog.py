@@ -24,7 +24,6 @@ from gpuinfra.catalog.models import (
     NodePower,
     NvLink,
     OnDemandPrice,
-    RegionAccounts,
     RegionList,
     RegionZones,
     Role,
@@ -80,9 +79,6 @@ class Catalog:
     instance_topology: AcceleratorSet | None = None
     """Instance types whose network topology EC2 describes (topology.yaml; `names` are instance types)."""
 
-    elb_log_accounts: RegionAccounts | None = None
-    """The account ELB delivers ALB access logs as, per region (log_delivery.yaml)."""
-
     region_time_zones: RegionZones | None = None
     """Each region's local IANA time zone (time_zones.yaml)."""
 
@@ -90,10 +86,6 @@ class Catalog:
         """Region -> its local IANA time zone (scheduled floors run on it: plan/schedules.py)."""
         rows = self.region_time_zones.zones if self.region_time_zones else {}
         return {region: row.zone for region, row in rows.items()}
-
-    def elb_log_account(self, region: str) -> str | None:
-        """ELB's log-delivery account in `region`; None for regions opened since August 2022 (service principal)."""
-        return self.elb_log_accounts.accounts.get(region) if self.elb_log_accounts else None
 
     def describes_topology(self, instance_type: str) -> bool:
         """EC2 describes the type's place in the network, so EKS labels its network layers."""

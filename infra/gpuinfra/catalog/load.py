@@ -31,7 +31,6 @@ from gpuinfra.catalog.models import (
     NodePower,
     NvLink,
     OnDemandPrice,
-    RegionAccounts,
     RegionList,
     RegionZones,
     ServicePrice,
@@ -101,7 +100,6 @@ def load_catalog() -> Catalog:
             fp8_weights=AcceleratorSet.model_validate(accelerators["fp8_weights"]),
             spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
             instance_topology=AcceleratorSet.model_validate(_read("topology.yaml")["instance_topology"]),
-            elb_log_accounts=RegionAccounts.model_validate(_read("log_delivery.yaml")["elb_log_accounts"]),
             region_time_zones=RegionZones.model_validate(_read("time_zones.yaml")["region_time_zones"]),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
@@ -126,7 +124,6 @@ def entries(catalog: Catalog) -> list[Entry]:
         *catalog.devices,
         *([catalog.fp8_weights] if catalog.fp8_weights else []),
         *([catalog.instance_topology] if catalog.instance_topology else []),
-        *([catalog.elb_log_accounts] if catalog.elb_log_accounts else []),
         *([catalog.region_time_zones] if catalog.region_time_zones else []),
         *catalog.node_powers,
         *catalog.accelerators,

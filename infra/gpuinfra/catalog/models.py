@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import datetime
 from decimal import Decimal
-from typing import Annotated, Literal
+from typing import Literal
 
-from pydantic import BaseModel, ConfigDict, StringConstraints
+from pydantic import BaseModel, ConfigDict
 
 Purchase = Literal["on_demand", "spot", "capacity_block"]
 Role = Literal["serving", "training", "other"]
@@ -165,12 +165,6 @@ class AcceleratorSet(UndatedEntry):
     names: list[str]
 
 
-class RegionAccounts(UndatedEntry):
-    """An AWS-owned account per region that a service acts as (ELB access-log delivery)."""
-
-    accounts: dict[str, Annotated[str, StringConstraints(pattern=r"^[0-9]{12}$")]]
-
-
 class RegionZone(BaseModel):
     model_config = ConfigDict(extra="forbid", frozen=True)
 
@@ -288,7 +282,6 @@ __all__ = [
     "NodePower",
     "OnDemandPrice",
     "Purchase",
-    "RegionAccounts",
     "RegionList",
     "RegionZone",
     "RegionZones",

@@ -9,7 +9,8 @@ of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded
 names its planner, validators and program; a cloud with quotas (`account_quotas`) names its quota model
 (`quotas`), and where it has them its quota codes (`quota_book`) and the pack's reading of a graph's holdings
 (`quota_usage`); a cloud that owns resource types (`packages`, `types`) names its preflight, price book and replacement
-table, found by a resource's type (`type_part`); `policies` adds a cloud's own rules to the pack's shared ones.
+table, found by a resource's type (`type_part`), and, where its services deliver logs as accounts of their own, whom
+(`log_delivery`); `policies` adds a cloud's own rules to the pack's shared ones.
 
 Today: AWS (EC2 quotas per account, region and quota code; one monthly bill per account; its parts in
 gpuinfra.clouds.aws), on premises (no quotas or bill: a site's GPU allotment, judged by the quota-site-gpus
@@ -65,6 +66,12 @@ class Parts:
     eks_versions: str | None = None
     """() -> the Kubernetes versions the cloud's managed Kubernetes supports and the node image release pinned per
     version, each cited: what the node groups and Karpenter's node class pin. None: the cloud runs no EKS."""
+    log_delivery: str | None = None
+    """() -> who the cloud's load balancers deliver access logs as, per region (`account(region)`: an account id, or
+    None where a service principal delivers), cited: what an access-log bucket's policy grants, and the one
+    cross-account grant the pack lets a log bucket carry (separation-cross-account-grants). None: the cloud registers
+    none (Google's load balancers log to Cloud Logging in their own project: no bucket, no grant); the pack then lets
+    no such grant through (it fails closed: an ordinary cross-account grant)."""
     quota_usage: str | None = None
     """(stack view, catalog) -> QuotaUsage: what a stack's resources of the cloud hold of its quotas at maximum size,
     read from the graph in the demands its quota model counts, and the increases the stack itself requests; the
@@ -128,6 +135,7 @@ AWS_PARTS = Parts(
     quotas="gpuinfra.clouds.aws.plan.quotas:quota_needs",
     quota_book="gpuinfra.clouds.aws.catalog:quota_book",
     eks_versions="gpuinfra.clouds.aws.catalog.eks:eks_versions",
+    log_delivery="gpuinfra.clouds.aws.catalog.log_delivery:elb_log_accounts",
     quota_usage="gpuinfra.clouds.aws.policy.quotas:quota_usage",
     preflight="gpuinfra.clouds.aws.preflight",
     prices="gpuinfra.clouds.aws.cost.book:book",

@@ -16,7 +16,7 @@ from typing import Any
 from pulumi_policy import PolicyResource, ResourceValidationArgs, StackValidationArgs
 
 from gpuinfra.graph import SECRET, tokens
-from gpuinfra.graph.log_delivery import elb_log_account
+from gpuinfra.graph.log_delivery import log_delivery
 from gpuinfra.graph.values import plain
 from gpuinfra.graph.views import decoded
 from gpuinfra.plan.registry import PROMOTE_ROLE_SUFFIX
@@ -542,9 +542,11 @@ def _shares(facts: StackFacts, stack: StackView) -> list[tuple[str, PolicyResour
 
 def elb_log_delivery(own: str, resource: PolicyResource, statement: Mapping[str, Any], account: str) -> bool:
     """An access-log bucket's grant to the ELB log-delivery account of its region: s3:PutObject only, and only
-    under `AWSLogs/<this account>/` (ELB user guide, "Enable access logs", step 2; gpuinfra.graph.log_delivery)."""
+    under `AWSLogs/<this account>/` (ELB user guide, "Enable access logs", step 2; gpuinfra.graph.log_delivery).
+    The account is the bucket's cloud's `log_delivery` part's; a cloud that registers none allows no such grant."""
     region = StackView.region_of(resource)
-    if resource.resource_type != tokens.BUCKET_POLICY or (elb_log_account(region) if region else None) != account:
+    facts = log_delivery(resource.resource_type) if resource.resource_type == tokens.BUCKET_POLICY else None
+    if facts is None or not region or facts.account(region) != account:
         return False
     resources = [str(r) for r in listed(statement.get("Resource"))]
     return (
