@@ -1,5 +1,5 @@
-"""Generate infra/gpuinfra/catalog/data/replacements.yaml: which input changes replace a resource, from the
-providers' own definitions at the pinned versions.
+"""Generate infra/gpuinfra/clouds/aws/catalog/data/replacements.yaml (AWS's own catalog): which input changes replace
+a resource, from the providers' own definitions at the pinned versions.
 
 - pulumi-aws resources: the ForceNew flags of terraform-provider-aws's schema (pulumi-aws is generated from it),
   read from a checkout of the terraform-provider-aws commit the pinned pulumi-aws bridges. That commit is the
@@ -11,7 +11,7 @@ providers' own definitions at the pinned versions.
     .venv/bin/python tools/replacements_build.py --tfaws ../terraform-provider-aws --tfaws-ref v6.x.y
 
 A type whose source file is not in the checkout is carried from the current table and marked `carried: true`
-(with --keep-missing); without that flag a missing file is an error. tests/review/test_replacements_table.py
+(with --keep-missing); without that flag a missing file is an error. tests/diff/test_replacements_table.py
 fails when an installed pin differs from the table's, so a provider upgrade forces a regeneration.
 """
 
@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
-TABLE = ROOT / "infra" / "gpuinfra" / "catalog" / "data" / "replacements.yaml"
+TABLE = ROOT / "infra" / "gpuinfra" / "clouds" / "aws" / "catalog" / "data" / "replacements.yaml"
 
 TERRAFORM = {
     "aws:fsx/lustreFileSystem:LustreFileSystem": "aws_fsx_lustre_file_system",

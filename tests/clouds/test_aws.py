@@ -19,8 +19,9 @@ from test_layout import imports
 PACKAGE = ROOT / "infra" / "gpuinfra"
 ALLOWED_OUTSIDE = {"infra/gpuinfra/clouds/__init__.py"}
 """The registry names the package's parts by module path; AWS's specs are the stack specs of spec/ (spec/target.py
-lists no package for it); its own catalog data (quota codes, EKS versions, PCS regions, ELB's log-delivery accounts)
-is in the package (clouds/aws/catalog/data/), the data it shares with on premises in catalog/data/."""
+lists no package for it); its own catalog data (quota codes, EKS versions, PCS regions, ELB's log-delivery accounts,
+the replacement rules) is in the package (clouds/aws/catalog/data/), the data it shares with on premises in
+catalog/data/."""
 
 
 def aws_package_users(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:

@@ -40,6 +40,17 @@ def test_the_table_was_generated_at_the_installed_pins(pin: str, dist: str) -> N
     )
 
 
+def test_the_table_is_awss_own_catalog_and_the_tool_writes_it_there() -> None:
+    """Every rule is of an aws or aws-native type: the file is AWS's (clouds/aws/catalog/data/), which the tool
+    regenerates in place, and the shared catalog no longer holds it."""
+    from gpuinfra.clouds.aws.catalog import DATA_DIR
+
+    assert DATA_DIR == ROOT / "infra" / "gpuinfra" / "clouds" / "aws" / "catalog" / "data"
+    assert _tool().TABLE == DATA_DIR / "replacements.yaml" and (DATA_DIR / "replacements.yaml").is_file()
+    assert not (ROOT / "infra" / "gpuinfra" / "catalog" / "data" / "replacements.yaml").exists()
+    assert {t.split(":")[0] for r in load_table()["rules"] for t in r["types"]} == {"aws", "aws-native"}
+
+
 # terraform-provider-aws internal/service/fsx/lustre_file_system.go (aws-sdk-go-v2 version, with
 # metadata_configuration; the version recorded in the table's pins): expected marks typed in from the file.
 LUSTRE_SOURCE = [

@@ -1,6 +1,6 @@
 """AWS's replacement table (the registry's `replacements` for the aws and aws-native packages): which property
-changes replace a resource instead of updating it, from catalog/data/replacements.yaml, which
-tools/replacements_build.py generates from the providers' own definitions at the pinned versions
+changes replace a resource instead of updating it, from AWS's own catalog (clouds/aws/catalog/data/replacements.yaml),
+which tools/replacements_build.py generates from the providers' own definitions at the pinned versions
 (terraform-provider-aws ForceNew for pulumi-aws, CloudFormation createOnlyProperties for pulumi-aws-native).
 The review asks `effect(type, path, before, after, inputs)` through gpuinfra.review.effects.
 """
@@ -12,7 +12,8 @@ import re
 from functools import lru_cache
 from typing import Any
 
-from gpuinfra.catalog.load import DATA_DIR, CatalogError
+from gpuinfra.catalog.load import CatalogError
+from gpuinfra.clouds.aws.catalog import DATA_DIR
 from gpuinfra.graph import UNKNOWN
 from gpuinfra.review.effects import MAY_REPLACE, REFRESH, REPLACE, UPDATE, Effect
 from pydantic import BaseModel, ConfigDict
