@@ -329,11 +329,12 @@ def test_every_cloud_a_spec_can_name_has_a_registry_entry() -> None:
 
 
 # The cloud seam: each cloud's own parts live in one package (clouds/<name>/), which no other cloud's package imports,
-# and outside it only the registry's two halves name it; a new cloud touches nothing else but its catalog data.
+# and outside it only the registry's two halves name it; a new cloud touches nothing else but its templates (its catalog
+# data is in its package: clouds/<name>/catalog/data/).
 CLOUD_SEAM = {"infra/gpuinfra/clouds/__init__.py", "infra/gpuinfra/spec/target.py"}
 """The registry (the stages' half: each cloud's parts by module path) and spec/target.py (the spec's half: the
-package of a cloud's own spec models). Besides these a cloud adds only data: catalog/data/<name>/ (or its package's
-own catalog data) and templates/<name>/."""
+package of a cloud's own spec models). Besides these a cloud adds only templates/<name>/ and its package data's line in
+pyproject.toml; its catalog data is its package's own (clouds/<name>/catalog/data/)."""
 
 
 def cloud_packages(root: Path = ROOT) -> list[str]:

@@ -6,6 +6,7 @@ APIs' own response schemas (the Discovery documents google-api-python-client shi
 from __future__ import annotations
 
 import datetime
+import importlib
 import json
 import shutil
 from decimal import Decimal
@@ -92,6 +93,25 @@ def test_the_catalog_reads_what_the_refresh_writes(tmp_path: Path) -> None:
     for key in ("sources", "billing", "accelerator", "machine_types", "time_zones", "quotas"):
         assert after[key] == before[key], key
     assert "# How the Cloud Billing Catalog names this series' SKUs" in path.read_text(encoding="utf-8")
+
+
+def test_without_out_the_refresh_rewrites_googles_own_bundled_file(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """No --out: the file rewritten is Google's bundled one, in its own package (clouds/gcp/catalog/data/g2.yaml), not
+    the shared catalog's data directory; a copy stands in for it so the bundled file is left as it is."""
+    from gpuinfra.commands.catalog import refresh_command
+
+    run = importlib.import_module("gpuinfra.clouds.gcp.catalog.refresh.run")  # the module: the package re-exports run()
+
+    assert DATA_FILE == ROOT / "infra" / "gpuinfra" / "clouds" / "gcp" / "catalog" / "data" / "g2.yaml"
+    assert not (ROOT / "infra" / "gpuinfra" / "catalog" / "data" / "gcp").exists()
+    stand_in = tmp_path / "g2.yaml"
+    shutil.copyfile(DATA_FILE, stand_in)
+    monkeypatch.setattr(run, "DATA_FILE", stand_in)
+    said = refresh_command(FIXTURE, None, "gcp", PROJECT)
+    assert f"wrote {stand_in}" in said
+    assert _load(stand_in)["prices"]["by_region"] == EXPECTED_PRICES
 
 
 def test_the_same_recording_gives_byte_identical_files(tmp_path: Path) -> None:

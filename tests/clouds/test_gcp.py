@@ -1,5 +1,5 @@
 """Google Cloud as a second cloud: the example previews, passes preflight and the pack, and is priced with sources
-(figures computed by hand from catalog/data/gcp/); planted faults are refused by name; pulumi-gcp loads only for
+(figures computed by hand from clouds/gcp/catalog/data/); planted faults are refused by name; pulumi-gcp loads only for
 a stack that uses it; the Google package touches nothing outside itself but the registry and data."""
 
 from __future__ import annotations
@@ -124,7 +124,7 @@ def test_the_fleet_in_a_training_project_is_refused() -> None:
 
 
 def test_a_zone_that_does_not_offer_the_machine_type_is_refused() -> None:
-    """us-east4 lists G2 in zones a and c only (catalog/data/gcp/g2.yaml)."""
+    """us-east4 lists G2 in zones a and c only (clouds/gcp/catalog/data/g2.yaml)."""
     spec = {"regions[0].region": "us-east4", "regions[0].zones": ["us-east4-a", "us-east4-b"]}
     found = [f for f in checked(STACK, spec).findings if f.rule == "gcp-machine-type-not-in-zone"]
     assert len(found) == 1 and "us-east4-b" in found[0].message and found[0].path == ("regions", 0, "zones", 1)
@@ -265,7 +265,7 @@ def test_pulumi_gcp_is_imported_only_by_stacks_that_use_it(stack: str, loaded: b
 
 ALLOWED_OUTSIDE = {"infra/gpuinfra/clouds/__init__.py", "infra/gpuinfra/spec/target.py"}
 """The registry's two halves: the stages' (clouds/) and the spec's (spec/target.py). Everything else Google is in
-clouds/gcp/, catalog data (catalog/data/gcp/), templates (templates/gcp/) and the stacks."""
+clouds/gcp/ (its catalog data too: clouds/gcp/catalog/data/), templates (templates/gcp/) and the stacks."""
 
 
 def google_mentions(package: Path = PACKAGE, base: Path = ROOT) -> set[str]:

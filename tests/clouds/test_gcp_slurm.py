@@ -1,6 +1,6 @@
 """The managed Slurm path on Google Cloud (scheduler slurm: Cluster Director, hypercomputecluster.Cluster):
 llm-train-gcp-slurm previews, passes preflight and the pack and is priced (figures by hand from
-catalog/data/gcp/training.yaml); the cluster is the arguments the hypercomputecluster v1 API takes, on the
+clouds/gcp/catalog/data/training.yaml); the cluster is the arguments the hypercomputecluster v1 API takes, on the
 stack's own network and storage; what the API has no field for is refused by name; preflight refuses what Google
 would."""
 

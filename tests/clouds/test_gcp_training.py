@@ -1,7 +1,7 @@
 """Training on Google Cloud: llm-train-gcp previews, passes preflight and the pack and is priced with sources
-(figures computed by hand from catalog/data/gcp/training.yaml); its plan runs on Google's figures (H200, the MRDMA
-NICs' bandwidth, Lustre's tier, the 30-second notice); the fabric, placement, capacity and storage resources are
-the arguments Google takes; the combinations Google refuses are refused by name."""
+(figures computed by hand from clouds/gcp/catalog/data/training.yaml); its plan runs on Google's figures (H200, the
+MRDMA NICs' bandwidth, Lustre's tier, the 30-second notice); the fabric, placement, capacity and storage resources
+are the arguments Google takes; the combinations Google refuses are refused by name."""
 
 from __future__ import annotations
 

@@ -1,8 +1,9 @@
 """The cloud registry: what differs between the clouds a spec can target (`spec.target.cloud`), looked up by name
 instead of branching on a cloud's name in every stage. A new cloud is one package `clouds/<name>/` (subpackages
-named for the stage they belong to) plus, outside it, only: one entry here, its spec package in spec/target.py's
-SPEC_PACKAGES, and its catalog data (tests/clouds/ checks that nothing else names it). The stages ask what the
-cloud does, not which cloud it is.
+named for the stage they belong to; its catalog data in clouds/<name>/catalog/data/) plus, outside it, only: one
+entry here, its spec package in spec/target.py's SPEC_PACKAGES, its templates (templates/<name>/) and its data's
+package-data line in pyproject.toml (tests/clouds/ checks that nothing else names it). The stages ask what the cloud
+does, not which cloud it is.
 
 Each entry names the cloud's parts by module path (`Parts`), imported only when a stage asks for one, so a stack
 of one cloud never loads another cloud's provider SDK (pulumi-gcp stays unloaded for an AWS stack). Every cloud
@@ -78,7 +79,8 @@ class Parts:
     pack's shared quota-within-grant judges them (policy/rules/quotas.py). None: the rule has nothing of the
     cloud's to judge."""
     catalog_refresh: str | None = None
-    """(recorded dir or None, out dir, account) -> what was read: `gpuinfra catalog refresh --cloud <name>`."""
+    """(recorded dir or None, out dir or None: the cloud's bundled files, account) -> what was read: `gpuinfra catalog
+    refresh --cloud <name>`."""
 
 
 SHARED = Parts(

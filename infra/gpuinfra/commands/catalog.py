@@ -6,7 +6,6 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
-from gpuinfra.catalog.load import DATA_DIR
 from gpuinfra.clouds import CLOUDS, cloud
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.catalog import cited, detail_out, regions_out, sources_out, type_out
@@ -79,7 +78,7 @@ def catalog_command(
 def refresh_command(
     from_dir: Path | None, out: Path | None, cloud_name: str = "aws", account: str | None = None
 ) -> str:
-    """Rebuild a cloud's catalog data files (into `out`, default the bundled catalog's data directory) by its own
+    """Rebuild a cloud's catalog data files (into `out`, default the cloud's bundled data files) by its own
     refresh (the registry's `catalog_refresh` part) and say what was read; a cloud without one (on premises) has no
     price catalog to refresh."""
     if out is not None and out.exists() and not out.is_dir():
@@ -90,7 +89,7 @@ def refresh_command(
         )
     if cloud(cloud_name).parts.catalog_refresh is None:
         raise InputError.single(f"cloud {cloud_name!r} has no price catalog to refresh", path=("--cloud",))
-    return str(cloud(cloud_name).part("catalog_refresh")(from_dir, out or DATA_DIR, account))
+    return str(cloud(cloud_name).part("catalog_refresh")(from_dir, out, account))
 
 
 __all__ = ["catalog_command", "refresh_command"]

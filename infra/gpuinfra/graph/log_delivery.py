@@ -28,7 +28,8 @@ class LogDelivery(Protocol):
 
 def log_delivery(type_token: str) -> LogDelivery | None:
     """The log-delivery facts of the cloud that owns `type_token`; None when no cloud owns the type or its cloud
-    registers none (Google's): a judge that would let a grant through on them must then refuse it (fail closed)."""
+    registers none (the part is optional): a judge that would let a grant through on them must then refuse it (fail
+    closed)."""
     owner = owner_of(type_token)
     if owner is None or owner.parts.log_delivery is None:
         return None

@@ -6,13 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.load import DATA_DIR
 from gpuinfra.catalog.refresh.run import RefreshResult, refresh
 from gpuinfra.catalog.refresh.source import Source
 
 
-def run(recorded: Path | None, out: Path, account: str | None = None) -> str:
-    """Refresh into `out` (an AWS refresh reads public price lists: no account is needed, `account` is unused)."""
-    return summary(refresh(Source(recorded), out, load_catalog()), recorded)
+def run(recorded: Path | None, out: Path | None, account: str | None = None) -> str:
+    """Refresh into `out` (None: the bundled catalog's data directory; an AWS refresh reads public price lists: no
+    account is needed, `account` is unused)."""
+    return summary(refresh(Source(recorded), out or DATA_DIR, load_catalog()), recorded)
 
 
 def summary(result: RefreshResult, recorded: Path | None) -> str:

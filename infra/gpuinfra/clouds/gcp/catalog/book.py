@@ -1,4 +1,4 @@
-"""Google's price book and machine catalog, read from catalog/data/gcp/g2.yaml, every figure with its source.
+"""Google's price book and machine catalog, read from clouds/gcp/catalog/data/g2.yaml, every figure with its source.
 
 `gcp_catalog` presents Google's machine types through the bundled catalog's interface (instance types, on-demand
 prices, serving families), keeping its cloud-neutral tables (accelerator bandwidths and peaks, cold-start
@@ -17,12 +17,11 @@ from typing import Any, Literal, TypeVar
 
 from ruamel.yaml import YAML
 
-import gpuinfra.catalog as bundled
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import Family, InstanceType, OnDemandPrice, Source, SpotDistribution
 from gpuinfra.errors import GpuinfraError
 
-DATA_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "g2.yaml"
+DATA_FILE = Path(__file__).parent / "data" / "g2.yaml"
 SERVICES_FILE = DATA_FILE.with_name("services.yaml")
 FAMILY = "g2"
 HOURS_PER_MONTH = Decimal(730)
@@ -209,7 +208,7 @@ class ServicePrice:
 
 @cache
 def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
-    """Google's service prices by key (catalog/data/gcp/services.yaml), each naming a source the file lists."""
+    """Google's service prices by key (clouds/gcp/catalog/data/services.yaml), each naming a source the file lists."""
 
     def build(data: Any) -> tuple[list[str], dict[str, ServicePrice]]:
         services = data["services"].items()

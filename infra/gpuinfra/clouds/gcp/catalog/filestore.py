@@ -1,4 +1,4 @@
-"""Filestore's service tiers, read from catalog/data/gcp/filestore.yaml: the capacities each tier takes (ranges,
+"""Filestore's service tiers, read from clouds/gcp/catalog/data/filestore.yaml: the capacities each tier takes (ranges,
 each in its own steps), whether an instance of the tier is zonal or regional, and how long its share's name may
 be. A training cluster's /home is one instance; its capacity is refused by name off its tier's steps rather than
 sent to Google to refuse. No price: the file names why."""
@@ -10,11 +10,10 @@ from functools import cache
 from pathlib import Path
 from typing import Any, Literal
 
-import gpuinfra.catalog as bundled
 from gpuinfra.catalog.models import Source
 from gpuinfra.clouds.gcp.catalog.book import check_sources, read_data
 
-FILESTORE_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "filestore.yaml"
+FILESTORE_FILE = Path(__file__).parent / "data" / "filestore.yaml"
 
 
 @dataclass(frozen=True)

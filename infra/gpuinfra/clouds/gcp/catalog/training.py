@@ -1,4 +1,4 @@
-"""Google's training catalog, read from catalog/data/gcp/training.yaml: the A3 Ultra and A4 machine types, the
+"""Google's training catalog, read from clouds/gcp/catalog/data/training.yaml: the A3 Ultra and A4 machine types, the
 fabric each series needs, the consumption limits (flex-start's seven days, Spot's 30-second notice) and Managed
 Lustre's tiers, every figure with its source.
 
@@ -15,12 +15,11 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-import gpuinfra.catalog as bundled
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import Family, InstanceType, Source
 from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError, check_sources, read_data
 
-TRAINING_FILE = Path(bundled.__file__).parent / "data" / "gcp" / "training.yaml"
+TRAINING_FILE = Path(__file__).parent / "data" / "training.yaml"
 
 
 @dataclass(frozen=True)

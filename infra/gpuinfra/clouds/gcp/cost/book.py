@@ -1,4 +1,4 @@
-"""Google's resources priced from Google's catalog (catalog/data/gcp/g2.yaml): a managed instance group's VMs as
+"""Google's resources priced from Google's catalog (clouds/gcp/catalog/data/g2.yaml): a managed instance group's VMs as
 Google bills them, one line for the machine's cores and memory (the G2 core and RAM SKUs) and one for its L4s
 (the GPU SKU), each at the group's purchase (on-demand or Spot rates), between the group's autoscaler bounds.
 Types with no charge of their own say so with the page that says it; every other type is unknown, never zero.

@@ -1,4 +1,4 @@
-"""A Cluster Director cluster (hypercomputecluster.Cluster) priced from catalog/data/gcp/training.yaml: its GPU
+"""A Cluster Director cluster (hypercomputecluster.Cluster) priced from clouds/gcp/catalog/data/training.yaml: its GPU
 nodeset's static nodes at the rate their compute resource buys them at (on-demand and reserved at on-demand rates,
 Spot at Spot rates; flex-start's own SKUs are not in the catalog: unknown), its login nodes at on-demand rates, and
 the Slurm controller Google runs for it, for which no source gives a price (unknown, never zero).

@@ -1,4 +1,4 @@
-"""A Google training cluster's resources priced from catalog/data/gcp/training.yaml: a GKE node pool's VMs as
+"""A Google training cluster's resources priced from clouds/gcp/catalog/data/training.yaml: a GKE node pool's VMs as
 Google bills them (the machine's cores, memory and Local SSD plus its GPUs, at on-demand rates for on-demand or
 reserved nodes and Spot rates for Spot nodes; flex-start's own SKUs are not in the source: unknown), from its
 floor to its ceiling; the GKE cluster's management fee; Managed Lustre and Filestore unknown (no dated price in

@@ -5,10 +5,10 @@
   pulumi-gcp's names mapped to the API's (pulumi-gcp follows Terraform's: `node_config` is the API's `config`,
   `guest_accelerators` its `accelerators`, `datapath_provider` sits in the cluster's `networkConfig`);
 - Filestore (/home) by the file v1 Discovery document (Instance) and its capacity by the tier's steps in the catalog
-  (catalog/data/gcp/filestore.yaml);
+  (clouds/gcp/catalog/data/filestore.yaml);
 - Managed Lustre, whose Discovery document google-api-python-client does not ship, by what pulumi-gcp documents for
   `lustre.Instance` (the throughput tiers, the file system's name) and by the tier's capacity steps in the catalog
-  (catalog/data/gcp/training.yaml)."""
+  (clouds/gcp/catalog/data/training.yaml)."""
 
 from __future__ import annotations
 
@@ -90,15 +90,16 @@ def _filestore(r: Resource) -> Iterator[tuple[str, Any, str]]:
 
 def own_problems(r: Resource) -> Iterator[Finding]:
     """Managed Lustre's values held to what pulumi-gcp documents and the catalog's tier steps; Filestore's capacity
-    to its tier's steps (catalog/data/gcp/filestore.yaml)."""
+    to its tier's steps (clouds/gcp/catalog/data/filestore.yaml)."""
     if r.type == slurm.CLUSTER:
         where = "hypercomputecluster v1 Discovery document and pulumi-gcp hypercomputecluster.Cluster documentation"
         found = slurm.rules(r.inputs)
     elif r.type == FILESTORE:
-        where, found = "catalog/data/gcp/filestore.yaml tiers (Filestore documentation, Service tiers)", _filestore(r)
+        tiers = "clouds/gcp/catalog/data/filestore.yaml tiers (Filestore documentation, Service tiers)"
+        where, found = tiers, _filestore(r)
     else:
         lustre = f"pulumi-gcp {version('pulumi-gcp')} lustre.Instance documentation"
-        where, found = f"{lustre}; catalog/data/gcp/training.yaml tiers", _lustre(r)
+        where, found = f"{lustre}; clouds/gcp/catalog/data/training.yaml tiers", _lustre(r)
     for path, value, problem in found:
         yield finding_at(r, "PF-GCP-API", path, value, f"Google would refuse it: {path} {problem}", where)
 

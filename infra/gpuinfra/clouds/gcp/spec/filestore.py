@@ -2,7 +2,7 @@
 share) on the nodes' network, reached over private services access, exported read-write to the node subnet only.
 Cluster Toolkit's A3 Ultra blueprints put /home on a zonal Filestore instance ("We suggest using a filestore zonal
 instance for the best NFS performance", examples/machine-learning/a3-ultragpu-8g/README.md); the capacity's
-steps are the catalog's (catalog/data/gcp/filestore.yaml), judged by `gcp-filestore-capacity-off-tier`."""
+steps are the catalog's (clouds/gcp/catalog/data/filestore.yaml), judged by `gcp-filestore-capacity-off-tier`."""
 
 from __future__ import annotations
 

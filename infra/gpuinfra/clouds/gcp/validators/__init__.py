@@ -60,7 +60,7 @@ def gcp_project_purpose(spec: GcpInferenceSpec, org: Organization) -> Iterator[F
 @rule(Level.ERROR)
 def gcp_machine_type_not_in_zone(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[Failure]:
     """Every zone of a regional MIG must offer its machine type: Compute Engine refuses the instance in one that
-    does not (the catalog's zones per region, catalog/data/gcp/g2.yaml)."""
+    does not (the catalog's zones per region, clouds/gcp/catalog/data/g2.yaml)."""
     book = gcp_book()
     for i, (region, rp) in enumerate(zip(spec.regions, plan.regions, strict=True)):
         machine, offered = rp.instance_type, book.zones_of(region.region)
@@ -164,7 +164,8 @@ def gcp_rollout_surge(spec: GcpInferenceSpec, plan: InferencePlan) -> Iterator[F
 
 @rule(Level.ERROR)
 def gcp_schedule_clock(spec: GcpInferenceSpec) -> Iterator[Failure]:
-    """A schedule on each region's clock needs the region's time zone in the catalog (catalog/data/gcp/g2.yaml)."""
+    """A schedule on each region's clock needs the region's time zone in the catalog
+    (clouds/gcp/catalog/data/g2.yaml)."""
     zones = gcp_book().time_zones
     unknown = sorted({r.region for r in spec.regions} - set(zones))
     for i, schedule in enumerate(spec.autoscaling.schedules):

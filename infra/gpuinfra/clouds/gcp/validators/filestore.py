@@ -10,7 +10,7 @@ from gpuinfra.clouds.gcp.catalog.filestore import filestore_book
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
-CATALOG = "catalog/data/gcp/filestore.yaml"
+CATALOG = "clouds/gcp/catalog/data/filestore.yaml"
 
 
 @rule(Level.ERROR)

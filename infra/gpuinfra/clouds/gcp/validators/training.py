@@ -131,7 +131,8 @@ def gcp_zone_lacks_machine_type(spec: GcpTrainingSpec) -> Iterator[Failure]:
     zones = book.zones.get(spec.compute.machine_type, ())
     if spec.compute.zone not in zones:
         yield Failure(
-            f"{spec.compute.machine_type} is not offered in {spec.compute.zone} (catalog/data/gcp/training.yaml)",
+            f"{spec.compute.machine_type} is not offered in {spec.compute.zone} "
+            "(clouds/gcp/catalog/data/training.yaml)",
             ("compute", "zone"),
             (
                 f"write `zone: {zones[0]}` under compute"
@@ -156,7 +157,7 @@ def gcp_lustre_capacity_off_steps(spec: GcpTrainingSpec, plan: GcpTrainingPlan) 
         yield Failure(
             f"capacity_gib {lustre.capacity_gib:,} is not a capacity Managed Lustre takes at "
             f"{tier.mb_s_per_tib} MB/s per TiB ({tier.min_gib:,} to {tier.max_gib:,} GiB in {steps}: "
-            "catalog/data/gcp/training.yaml)",
+            "clouds/gcp/catalog/data/training.yaml)",
             ("lustre", "capacity_gib"),
             f"write `capacity_gib: {plan.lustre_nearest_gib}` under lustre (the nearest step of its tier)",
         )

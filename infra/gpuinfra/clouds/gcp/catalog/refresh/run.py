@@ -1,6 +1,6 @@
-"""`gpuinfra catalog refresh --cloud gcp`: rebuild the `zones` and `prices` of catalog/data/gcp/g2.yaml from Google's
-own sources, the Compute Engine machine types of a project (which zones offer each carried G2 type) and the Cloud
-Billing Catalog's Compute Engine SKUs (the G2 core and RAM rates and the L4 GPU's, on-demand and Spot), every
+"""`gpuinfra catalog refresh --cloud gcp`: rebuild the `zones` and `prices` of clouds/gcp/catalog/data/g2.yaml from
+Google's own sources, the Compute Engine machine types of a project (which zones offer each carried G2 type) and the
+Cloud Billing Catalog's Compute Engine SKUs (the G2 core and RAM rates and the L4 GPU's, on-demand and Spot), every
 other part of the file kept as it is (comments included).
 
 A VM's price is Google's billing: host = vCPUs x core rate + GiB x RAM rate (one figure per machine type), plus
@@ -125,8 +125,9 @@ def _region_prices(
     return CommentedMap(as_of=result.as_of[region], gpu=gpu_row, host=host)
 
 
-def refresh(recorded: Path | None, out: Path, account: str | None) -> GcpRefreshResult:
-    """Rewrite `out/gcp/g2.yaml` (default: the bundled file) from Google's sources or a recorded directory."""
+def refresh(recorded: Path | None, out: Path | None, account: str | None) -> GcpRefreshResult:
+    """Rewrite `out/gcp/g2.yaml` (no `out`: the bundled file, clouds/gcp/catalog/data/g2.yaml) from Google's sources
+    or a recorded directory."""
     if not account:
         raise InputError.single(
             "refresh for gcp needs the project whose machine types to list",
@@ -136,7 +137,8 @@ def refresh(recorded: Path | None, out: Path, account: str | None) -> GcpRefresh
     yaml = _yaml()
     data = yaml.load(DATA_FILE.read_text(encoding="utf-8"))
     billing = data["billing"]
-    result = GcpRefreshResult(out=out)
+    path = out / "gcp" / DATA_FILE.name if out is not None else DATA_FILE
+    result = GcpRefreshResult(out=path.parent)
     regions = set(data["time_zones"]["by_region"]) | set(data["zones"]["by_region"])
     zones, offered_in = _machine_types(recorded, account, billing["series"], data, result)
     skus_api = service("cloudbilling", "v1", recorded)
@@ -165,7 +167,6 @@ def refresh(recorded: Path | None, out: Path, account: str | None) -> GcpRefresh
         source=ZONE_SOURCE, as_of=None, by_region=CommentedMap((r, _list(z)) for r, z in zones.items() if r in regions)
     )
     data["prices"] = CommentedMap(source=PRICE_SOURCE, as_of=oldest, by_region=by_region)
-    path = out / "gcp" / DATA_FILE.name
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("w", encoding="utf-8") as handle:
         yaml.dump(data, handle)
@@ -181,7 +182,7 @@ def _list(values: list[str]) -> Any:
     return seq
 
 
-def run(recorded: Path | None, out: Path, account: str | None) -> str:
+def run(recorded: Path | None, out: Path | None, account: str | None) -> str:
     """The cloud registry's `catalog_refresh` part for gcp: refresh, then say what was read."""
     return summary(refresh(recorded, out, account), recorded)
 

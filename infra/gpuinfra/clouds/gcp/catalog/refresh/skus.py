@@ -97,7 +97,7 @@ def _keep(found: dict[tuple[str, str, str], Rate], key: tuple[str, str, str], ra
     if seen is not None and seen.usd != rate.usd:
         raise InputError.single(
             f"{where}: {key[0]} in {key[1]} ({key[2]}) has two rates, {seen.usd} ({seen.sku}) and {rate.usd}",
-            hint="the description markers in catalog/data/gcp/g2.yaml `billing` match more than one SKU",
+            hint="the description markers in clouds/gcp/catalog/data/g2.yaml `billing` match more than one SKU",
         )
     if seen is None or rate.as_of < seen.as_of:
         found[key] = rate
