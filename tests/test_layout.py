@@ -382,8 +382,9 @@ def cloud_seam_crossings(root: Path = ROOT) -> dict[str, set[str]]:
 
 
 def test_a_cloud_package_is_named_outside_itself_only_by_the_registry() -> None:
-    """The list of files a new cloud touches outside its package: the registry's two halves, nothing else (its data
-    files aside); every cloud today stays within it, so a stage that names a cloud's package fails here."""
+    """The list of files a new cloud touches outside its package: the registry's two halves, nothing else (its
+    templates and package-data line aside); every cloud today stays within it, so a stage that names a cloud's package
+    fails here."""
     crossings = cloud_seam_crossings()
     assert set(crossings) >= {"aws", "gcp"}
     for name, outside in crossings.items():
@@ -424,6 +425,49 @@ def test_the_seam_check_sees_a_planted_stage_naming_a_cloud(tmp_path: Path) -> N
         "aws": {"infra/gpuinfra/clouds/__init__.py", "infra/gpuinfra/clouds/gcp/plan/fleet.py"},
         "gcp": {"infra/gpuinfra/spec/target.py", "infra/gpuinfra/cost/bad.py"},
     }
+
+
+def stray_cloud_data(root: Path = ROOT) -> list[str]:
+    """A cloud's catalog data outside its package (a catalog/data/<cloud>/ folder), or a data file of a cloud's own
+    catalog (clouds/<name>/catalog/data/) that pyproject.toml's package data leaves out of the wheel."""
+    import fnmatch
+    import tomllib
+
+    setuptools = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["tool"]["setuptools"]
+    globs = setuptools.get("package-data", {})
+    wrong = []
+    for name in cloud_packages(root):
+        if (root / SOURCE_ROOT / "gpuinfra" / "catalog" / "data" / name).exists():
+            wrong.append(f"infra/gpuinfra/catalog/data/{name}/ holds {name}'s data outside its package")
+        own = root / SOURCE_ROOT / "gpuinfra" / "clouds" / name / "catalog"
+        patterns = globs.get(f"gpuinfra.clouds.{name}.catalog", [])
+        for path in sorted((own / "data").rglob("*")) if (own / "data").is_dir() else []:
+            rel = path.relative_to(own).as_posix()
+            if path.is_file() and not any(fnmatch.fnmatch(rel, p) for p in patterns):
+                wrong.append(
+                    f"{path.relative_to(root).as_posix()} is not in the package data of gpuinfra.clouds.{name}"
+                )
+    return wrong
+
+
+def test_a_clouds_catalog_data_is_inside_its_package_and_ships() -> None:
+    assert stray_cloud_data() == []
+
+
+def test_the_data_check_sees_stray_and_unshipped_files(tmp_path: Path) -> None:
+    root = _plant_clouds(tmp_path)
+    (root / "pyproject.toml").write_text(
+        '[tool.setuptools.package-data]\n"gpuinfra.clouds.aws.catalog" = ["data/*.yaml"]\n'
+    )
+    (root / SOURCE_ROOT / "gpuinfra" / "catalog" / "data" / "gcp").mkdir(parents=True)
+    data = root / SOURCE_ROOT / "gpuinfra" / "clouds" / "aws" / "catalog" / "data"
+    data.mkdir(parents=True)
+    (data / "quotas.yaml").write_text("codes: []\n")
+    (data / "prices.json").write_text("{}\n")
+    assert stray_cloud_data(root) == [
+        "infra/gpuinfra/clouds/aws/catalog/data/prices.json is not in the package data of gpuinfra.clouds.aws",
+        "infra/gpuinfra/catalog/data/gcp/ holds gcp's data outside its package",
+    ]
 
 
 LONG_FUNCTION_LINES = 60
