@@ -1,7 +1,7 @@
 """Shared building blocks of every spec model: strict config and the constrained scalar types.
 
-Field docstrings become JSON Schema descriptions (``use_attribute_docstrings``), so the schema an
-editor shows is the documentation. Units live in field names (``power_budget_kw``).
+Field docstrings become JSON Schema descriptions (spec/docs.py reads them when a schema or a problem shows one),
+so the schema an editor shows is the documentation. Units live in field names (``power_budget_kw``).
 """
 
 from __future__ import annotations
@@ -86,7 +86,6 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(
         extra="forbid",
         frozen=True,
-        use_attribute_docstrings=True,
         validate_default=True,
         strict=True,
         allow_inf_nan=False,

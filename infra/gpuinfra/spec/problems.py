@@ -17,6 +17,7 @@ from pydantic.fields import FieldInfo
 import gpuinfra.spec.base as base
 from gpuinfra.errors import FieldPath, Problem
 from gpuinfra.spec.base import Invalid
+from gpuinfra.spec.docs import field_description
 from gpuinfra.spec.target import TAG_PREFIX
 from gpuinfra.spec.yamlfile import YamlDocument
 
@@ -97,8 +98,7 @@ def _problem(err: Any, loc: FieldPath, model: type[BaseModel], doc: YamlDocument
     message, hint = _message(err, loc, model)
     if isinstance(raised, Invalid) and raised.hint:
         hint = raised.hint
-    info = field_info_at(model, loc)
-    about = info.description if info is not None and info.description else None
+    about = description_at(model, loc)
     hint = hint or KIND_HINTS.get(err["type"]) or GENERIC_HINT
     problem = doc.problem(message, path, hint=hint)
     return replace(problem, about=about) if about else problem
@@ -141,9 +141,8 @@ def _message(err: Any, loc: FieldPath, model: type[BaseModel]) -> tuple[str, str
         options = [o.strip().strip("'") for o in expected.replace(" or ", ",").split(",") if o.strip()]
         return f"{message}, got {shown(given)}", _literal_edit(given, options, loc)
     if kind == "string_pattern_mismatch":
-        info = field_info_at(model, loc)
         form = _forms().get(err["ctx"]["pattern"])
-        if form is None and (info is None or not info.description):
+        if form is None and not description_at(model, loc):
             form = f"the form {err['ctx']['pattern']}"
         return f"{shown(given)} does not have the expected form", (f"expected: {form}" if form else None)
     if kind in ("string_too_long", "too_long") and given is not None:
@@ -218,18 +217,30 @@ def _forms() -> dict[str, str]:
 
 
 def field_info_at(model: type[BaseModel], loc: FieldPath) -> Any:
-    """The FieldInfo at `loc` (following nested models, lists and dicts), for its description; None if none."""
+    """The FieldInfo at `loc` (following nested models, lists and dicts); None if none."""
+    return _field_at(model, loc)[2]
+
+
+def description_at(model: type[BaseModel], loc: FieldPath) -> str | None:
+    """The description of the field at `loc` (its docstring, spec/docs.py), for a problem to quote."""
+    owner, name, _ = _field_at(model, loc)
+    return field_description(owner, name) if owner is not None and name is not None else None
+
+
+def _field_at(model: type[BaseModel], loc: FieldPath) -> tuple[type[BaseModel] | None, str | None, Any]:
+    """(the model that holds the field at `loc`, its name, its FieldInfo), each None when `loc` reaches none."""
     current: Any = model
-    info = None
+    found: tuple[type[BaseModel] | None, str | None, Any] = (None, None, None)
     for part in loc:
         if _is_model(current) and isinstance(part, str):
             info = current.model_fields.get(part)
             if info is None:
-                return None
+                return None, None, None
+            found = (current, part, info)
             current = _unwrap(info.annotation)
         else:
             current = _element_type(current)
-    return info
+    return found
 
 
 def _is_union_tag(part: Any) -> bool:

@@ -8,6 +8,7 @@ from pydantic import BaseModel
 from pydantic.json_schema import models_json_schema
 
 from gpuinfra.spec import NAMESPACE, ORG_KEY, SPEC_MODELS, Organization
+from gpuinfra.spec.docs import DocumentedSchema
 from gpuinfra.spec.intent import INTENT_KEY, IntentSpec
 from gpuinfra.spec.target import cloud_workload_models
 
@@ -19,7 +20,7 @@ def stack_schema() -> dict[str, Any]:
     others = cloud_workload_models()
     every = [*SPEC_MODELS.values(), *(m for ms in others.values() for m in ms)]
     models: list[tuple[type[BaseModel], Literal["validation"]]] = [(m, "validation") for m in every]
-    refs, top = models_json_schema(models, ref_template="#/$defs/{model}")
+    refs, top = models_json_schema(models, ref_template="#/$defs/{model}", schema_generator=DocumentedSchema)
 
     def spec_schema(workload: str, model: type[BaseModel]) -> dict[str, Any]:
         own = refs[(model, "validation")]
@@ -62,7 +63,7 @@ def stack_schema() -> dict[str, Any]:
 
 def intent_schema() -> dict[str, Any]:
     """An intent file (docs/advise.md): one key, `gpuinfra:intent`."""
-    spec = IntentSpec.model_json_schema(ref_template="#/$defs/{model}")
+    spec = IntentSpec.model_json_schema(ref_template="#/$defs/{model}", schema_generator=DocumentedSchema)
     defs = spec.pop("$defs", {})
     return {
         "$schema": SCHEMA_DRAFT,
@@ -76,7 +77,7 @@ def intent_schema() -> dict[str, Any]:
 
 
 def org_schema() -> dict[str, Any]:
-    schema = Organization.model_json_schema(ref_template="#/$defs/{model}")
+    schema = Organization.model_json_schema(ref_template="#/$defs/{model}", schema_generator=DocumentedSchema)
     return {"$schema": SCHEMA_DRAFT, "title": "gpuinfra organization file (stacks/org.yaml)", **schema}
 
 

@@ -6,7 +6,8 @@ holds and the cache does not, so an entry someone wrote into the cache folder (a
 whose plain SHA-256 anyone can recompute) does not check out and is ignored. The key is `GPUINFRA_CACHE_KEY` (a CI
 secret), else a random key kept in the user's configuration folder (`$XDG_CONFIG_HOME/gpuinfra/cache.key`, mode
 0600), else, when neither can be had, a key of this process alone (nothing is trusted across processes). Reads are
-bounded: regular files only, at most `max_bytes`. Writes go to a temporary file renamed into place."""
+bounded: regular files only, at most `max_bytes`. Writes go to a temporary file renamed into place. Each folder
+stays under a size cap, least recently used entries dropped first (gpuinfra.store.prune)."""
 
 from __future__ import annotations
 
@@ -17,6 +18,8 @@ import tempfile
 from functools import cache
 from pathlib import Path
 from stat import S_ISREG
+
+from gpuinfra.store import prune
 
 KEY_ENV = "GPUINFRA_CACHE_KEY"
 
@@ -82,6 +85,7 @@ def write_sealed(path: Path, kind: str, key: str, payload: bytes) -> None:
             raise
     except OSError:
         return
+    prune.after_write(path.parent)
 
 
 def read_sealed(path: Path, kind: str, key: str, max_bytes: int) -> bytes | None:
@@ -98,7 +102,10 @@ def read_sealed(path: Path, kind: str, key: str, max_bytes: int) -> bytes | None
     if len(blob) > max_bytes:
         return None
     found, _, payload = blob.partition(b"\n")
-    return payload if hmac.compare_digest(found, seal(kind, key, payload)) else None
+    if not hmac.compare_digest(found, seal(kind, key, payload)):
+        return None
+    prune.touch(path)  # used now: pruning drops the least recently used entries first
+    return payload
 
 
 def _no_block(path: str, flags: int) -> int:

@@ -5,22 +5,24 @@ parliament: its __init__ imports pkg_resources, which setuptools 81+ no longer s
 from __future__ import annotations
 
 import importlib.util
-import json
 from functools import lru_cache
 from pathlib import Path
 from typing import Any
+
+import orjson
 
 from gpuinfra.preflight.access.match import like
 
 
 @lru_cache(maxsize=1)
 def definitions() -> list[dict[str, Any]]:
-    """parliament's bundled iam_definition.json: one entry per service (prefix, privileges, access levels)."""
+    """parliament's bundled iam_definition.json: one entry per service (prefix, privileges, access levels). Parsed
+    with orjson (as preview documents are): 4 MB, a fifth of the time of the standard library's parser."""
     spec = importlib.util.find_spec("parliament")
     if spec is None or not spec.submodule_search_locations:
         raise RuntimeError("the parliament package (the IAM action catalog) is not installed")
     folder = Path(next(iter(spec.submodule_search_locations)))
-    return list(json.loads((folder / "iam_definition.json").read_text(encoding="utf-8")))
+    return list(orjson.loads((folder / "iam_definition.json").read_bytes()))
 
 
 @lru_cache(maxsize=1)
