@@ -11,12 +11,15 @@ import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.graph import Graph
-from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM, Engine
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command
 from helpers import graph_for
 from ruamel.yaml import YAML
 
+SGLANG = load_catalog().engine("sglang")
+TENSORRT_LLM = load_catalog().engine("tensorrt-llm")
 SGLANG_FLEET = {
     "engine": "sglang",
     "server_image": SGLANG.image,
