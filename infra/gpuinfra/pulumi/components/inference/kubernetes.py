@@ -25,6 +25,7 @@ from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LO
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
+from gpuinfra.pulumi.components.inference.external_metric import METRIC_LABEL, external_metric
 from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
@@ -358,13 +359,10 @@ def probes(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
     }
 
 
-EXTERNAL_METRIC = "vllm_requests_in_flight"
-"""External metric the HPA reads: the cluster's prometheus-adapter must expose it (README, Kubernetes
-serving: an external rule summing vllm:num_requests_waiting and vllm:num_requests_running by the labels
-of the selector). The spec requires the adapter to be named (kubernetes.external_metrics_adapter)."""
-
-
-def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
+def hpa_spec(spec: InferenceSpec, rp: RegionPlan, engine: Engine) -> dict[str, Any]:
+    """The HPA on the engine's own external metric, which the cluster's prometheus-adapter serves from the engine's
+    rule (external_metric.py; docs/inference.md lists each engine's). The spec requires the adapter to be named
+    (kubernetes.external_metrics_adapter)."""
     a = spec.autoscaling
     assert spec.kubernetes is not None
     return {
@@ -376,7 +374,7 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
                 "type": "External",
                 "external": {
                     "metric": {
-                        "name": EXTERNAL_METRIC,
+                        "name": external_metric(engine),
                         "selector": {"match_labels": {METRIC_LABEL: spec.name, "namespace": spec.kubernetes.namespace}},
                     },
                     "target": {"type": "AverageValue", "average_value": f"{a.target_queue_depth_per_replica:g}"},
@@ -397,8 +395,6 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
 
 
 POD_LABEL = "app.kubernetes.io/name"
-METRIC_LABEL = "app_kubernetes_io_name"
-"""The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
 
 
 def load_query(waiting_metric: str, namespace: str, name: str, running_metric: str) -> str:
@@ -742,7 +738,9 @@ class KubernetesRegion(pulumi.ComponentResource):
                 opts=o,
             )
         else:
-            k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=o)
+            k8s.autoscaling.v2.HorizontalPodAutoscaler(
+                f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp, args.engine), opts=o
+            )
 
     def _alarms(
         self,
@@ -939,7 +937,6 @@ class KubernetesFleet(pulumi.ComponentResource):
 
 
 __all__ = [
-    "EXTERNAL_METRIC",
     "FLEET_TYPE",
     "REGION_TYPE",
     "Accelerators",
