@@ -6,6 +6,7 @@ set; and the report says how old a row is: undated when its source gives no date
 from __future__ import annotations
 
 import datetime
+import json
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
@@ -15,9 +16,12 @@ import pytest
 from gpuinfra.catalog import Catalog, CatalogError, load_catalog
 from gpuinfra.catalog import load as catalog_load
 from gpuinfra.catalog.engines import FILE, Engine, EngineTable, table_problems
-from gpuinfra.report.build.stack import engine_note
+from gpuinfra.commands.validate import to_report
+from gpuinfra.report.build.engine import engine_note
+from gpuinfra.report.model import Report
+from gpuinfra.report.render.json import render_json
 from gpuinfra.spec.inference import ServingEngine
-from helpers import STACKS
+from helpers import STACKS, checked
 from ruamel.yaml import YAML
 
 
@@ -127,3 +131,21 @@ def test_the_examples_pin_the_vllm_rows_image_and_digest(catalog: Catalog) -> No
 def test_an_engine_the_file_lacks_is_named_in_the_error(catalog: Catalog) -> None:
     with pytest.raises(KeyError, match=r"engines\.yaml has no engine 'lmdeploy'"):
         catalog.engine("lmdeploy")
+
+
+def test_the_report_shows_the_engine_rows_date_in_markdown_and_json() -> None:
+    """An inference report names the row it launched from and its date (the Markdown's memory section, the JSON's
+    `engine`), for the engine the spec names; a training report has no `engine` at all."""
+    access = {"scheme": "internal", "auth": "none", "waf": None}
+    sglang = load_catalog().engine("sglang")
+    spec = {"engine": "sglang", "server_image": sglang.image, "server_image_digest": sglang.image_digest}
+    stack = to_report(checked("chat-serve", {**spec, "access": access, "model.adapters": []}))
+    memory = next(s for s in stack.summary if s.title == "Model memory per replica")
+    assert memory.notes[-1] == (
+        "SGLang's image, launch and metrics: catalog engines.yaml (sglang-server-arguments), undated (its source gives "
+        "no date)"
+    )
+    document = json.loads(render_json(Report(command="preview", stacks=[stack])))
+    assert document["stacks"][0]["engine"] == {"name": "sglang", "source": "sglang-server-arguments", "as_of": None}
+    training = json.loads(render_json(Report(command="preview", stacks=[to_report(checked("llm-train"))])))
+    assert "engine" not in training["stacks"][0]

@@ -6,8 +6,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from gpuinfra.catalog import Catalog, staleness
-from gpuinfra.catalog.engines import Engine, age_days
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import format_path
 from gpuinfra.findings import Finding, ordered
@@ -16,6 +16,7 @@ from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
+from gpuinfra.report.build.engine import engine_note, engine_out, plan_engine
 from gpuinfra.report.build.failover import failover_section
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
@@ -23,7 +24,6 @@ from gpuinfra.report.build.resources import by_component, key_settings
 from gpuinfra.report.build.rollout import rollout_section
 from gpuinfra.report.format import check, gigabytes, money, number, percent
 from gpuinfra.report.model import (
-    EngineOut,
     FindingOut,
     PolicyOut,
     PolicyReportOut,
@@ -180,29 +180,6 @@ def training_summary(plan: TrainingPlan, unit: str = "vCPUs") -> list[Section]:
     sections.extend(economics_sections(plan))
     sections.append(quota_section(plan.quotas, unit))
     return sections
-
-
-def plan_engine(plan: InferencePlan, catalog: Catalog) -> Engine:
-    """The catalog row of the engine the plan sized the fleet for (a plan read back without economics: vLLM, the
-    spec's default)."""
-    return catalog.engine(plan.economics.engine if plan.economics else "vllm")
-
-
-def engine_out(engine: Engine) -> EngineOut:
-    return EngineOut(name=engine.name, source=engine.source, as_of=engine.as_of)
-
-
-def engine_note(engine: Engine) -> str:
-    """Where the engine's image, launch and metrics come from and how old they are (engines.yaml): a missing date
-    shows as undated, one older than the catalog's age limit as stale, as a price's does (catalog/staleness.py)."""
-    where = f"{engine.label}'s image, launch and metrics: catalog engines.yaml ({engine.source})"
-    age = age_days(engine, staleness.today())
-    if age is None:
-        return f"{where}, undated (its source gives no date)"
-    limit = staleness.max_age_days()
-    if age > limit:
-        return f"{where}, as of {engine.as_of}: stale, {age} days old (limit {limit} days: {staleness.MAX_AGE_ENV})"
-    return f"{where}, as of {engine.as_of}"
 
 
 def inference_summary(plan: InferencePlan, engine: Engine, unit: str = "vCPUs") -> list[Section]:
