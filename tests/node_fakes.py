@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig
 
 SYSTEMD_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -54,6 +55,7 @@ def server_config(port: int, **overrides: Any) -> ServerConfig:
         "server_port": port,
         "engine_args": ENGINE,
         "max_sequences": 6,
+        "engine": load_catalog().engine("vllm"),
         "launch_heartbeat_seconds": 3,  # a heartbeat every second
         "launch_deadline_seconds": 60,
         "drain_seconds": 20,

@@ -24,6 +24,7 @@ from pathlib import Path
 
 import pytest
 import yaml as pyyaml
+from gpuinfra.catalog import load_catalog
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, render_scripts
 from gpuinfra.pulumi.components.training.bootstrap import Retention, prune_checkpoints
 from gpuinfra.templating import (
@@ -316,6 +317,7 @@ def test_the_prefetch_keeps_hostile_names_and_prefixes_inert(tmp_path: Path) -> 
         server_port=8000,
         engine_args=(hostile,),
         max_sequences=4,
+        engine=load_catalog().engine("vllm"),
         launch_heartbeat_seconds=60,
         launch_deadline_seconds=600,
         adapters=((hostile, hostile + "/a/"),),

@@ -3,9 +3,12 @@ names (sglang/srt/server_args.py; tensorrt_llm/commands/serve.py), not from the 
 
 from __future__ import annotations
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.pulumi.components.inference.engine import engine_args, engine_config
 from gpuinfra.spec.inference import ServedModel
 from ruamel.yaml import YAML
+
+VLLM, SGLANG, TENSORRT_LLM = (load_catalog().engine(n) for n in ("vllm", "sglang", "tensorrt-llm"))
 
 
 def model(**overrides: object) -> ServedModel:
@@ -23,7 +26,7 @@ def model(**overrides: object) -> ServedModel:
 
 
 def test_sglang_gets_the_plans_values_under_its_own_names() -> None:
-    assert engine_args(model(), "/model", 4, ["--chunked-prefill-size", "4096"], "sglang") == [
+    assert engine_args(model(), "/model", 4, SGLANG, ["--chunked-prefill-size", "4096"]) == [
         "python3", "-m", "sglang.launch_server",
         "--model-path", "/model",
         "--served-model-name", "llama-3.1-70b",
@@ -41,13 +44,13 @@ def test_sglang_gets_the_plans_values_under_its_own_names() -> None:
 
 
 def test_sglang_keeps_a_bf16_cache_for_bf16_weights() -> None:
-    args = engine_args(model(precision="bf16"), "/model", 1, (), "sglang", port=9000)
+    args = engine_args(model(precision="bf16"), "/model", 1, SGLANG, port=9000)
     assert args[args.index("--kv-cache-dtype") + 1] == "auto" and args[args.index("--dtype") + 1] == "bfloat16"
     assert args[args.index("--port") + 1] == "9000"
 
 
 def test_trtllm_serve_gets_the_plans_values_under_its_own_names() -> None:
-    assert engine_args(model(), "/model", 8, (), "tensorrt-llm") == [
+    assert engine_args(model(), "/model", 8, TENSORRT_LLM) == [
         "trtllm-serve", "serve", "/model",
         "--served_model_name", "llama-3.1-70b",
         "--host", "0.0.0.0",  # trtllm-serve's default host is localhost
@@ -69,7 +72,7 @@ def test_trtllm_serve_gets_the_plans_values_under_its_own_names() -> None:
 
 def test_vllm_has_no_options_file_and_its_flags_are_unchanged() -> None:
     assert engine_config(model(), "vllm") is None and engine_config(model(), "sglang") is None
-    args = engine_args(model(), "/model", 2, ["--port", "8080"])
+    args = engine_args(model(), "/model", 2, VLLM, ["--port", "8080"])
     assert args[:2] == ["--model", "/model"] and args[-2:] == ["--port", "8080"]
     assert args[args.index("--max-num-seqs") + 1] == "48"
     assert args[args.index("--gpu-memory-utilization") + 1] == "0.85"

@@ -22,7 +22,8 @@ from components.test_inference_scripts import (
     statistics,
     units,
 )
-from gpuinfra.plan.engines import ENGINE_TABLE, SGLANG, TENSORRT_LLM, VLLM, Engine
+from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.pulumi.components.inference.bootstrap import ITL_METRIC, TTFT_METRIC, render_scripts
 from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
 from gpuinfra.spec.inference import ServedModel
@@ -31,6 +32,9 @@ from node_fakes import server_config as config
 from ruamel.yaml import YAML
 
 __all__ = ["aws_url", "node"]  # the fixtures, shared with the vLLM script tests
+
+ENGINES = load_catalog().engine_table.engines
+VLLM, SGLANG, TENSORRT_LLM = (load_catalog().engine(n) for n in ("vllm", "sglang", "tensorrt-llm"))
 
 MODEL = ServedModel(
     name="llama 8b",
@@ -84,8 +88,8 @@ def engine_config_of(engine: Engine, port: int, **overrides: Any) -> Any:
     """The replica's scripts for `engine`, from the same functions the fleet builds them with."""
     return config(
         port,
-        engine=engine.name,
-        engine_args=tuple(engine_args(MODEL, "/model", 1, (), engine.name)),
+        engine=engine,
+        engine_args=tuple(engine_args(MODEL, "/model", 1, engine)),
         engine_config=engine_config(MODEL, engine.name),
         image=engine.image,
         api_key_secret=None,
@@ -93,7 +97,7 @@ def engine_config_of(engine: Engine, port: int, **overrides: Any) -> Any:
     )
 
 
-@pytest.mark.parametrize("engine", list(ENGINE_TABLE.values()), ids=lambda e: e.name)
+@pytest.mark.parametrize("engine", list(ENGINES), ids=lambda e: e.name)
 def test_every_script_of_every_engine_passes_shellcheck(engine: Engine, tmp_path: Path) -> None:
     for name, script in render_scripts(engine_config_of(engine, 8000)).items():
         result = shellcheck(script, tmp_path)
@@ -147,7 +151,7 @@ def in_service(fake: Node, engine: Engine, load: tuple[int, int], **overrides: A
     return server
 
 
-@pytest.mark.parametrize("engine", list(ENGINE_TABLE.values()), ids=lambda e: e.name)
+@pytest.mark.parametrize("engine", list(ENGINES), ids=lambda e: e.name)
 def test_the_load_metric_reads_the_engines_own_series(engine: Engine, node: Any, aws_url: str) -> None:
     fake, _, _ = node
     server = in_service(fake, engine, (3, 5))
@@ -190,10 +194,6 @@ def test_the_drain_waits_for_the_engines_requests(engine: Engine, node: Any) -> 
     assert process.wait(timeout=20) == 0
     assert ["stop", "--time", "30", "model-server"] in fake.log("docker")
     assert len(autoscaling.of("CompleteLifecycleAction")) == 1
-
-
-def test_vllm_is_the_default_engine_of_a_replica() -> None:
-    assert config(8000).engine == VLLM.name
 
 
 def test_metrics_without_the_queue_series_read_as_a_full_replica(node: Any, aws_url: str) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 from pathlib import Path
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.pulumi.components.inference.bootstrap import ServerConfig, replica_cloud_init
 from gpuinfra.templating import unpacked
 from helpers import assert_bash_ok, cloud_config, example_graph, scripts
@@ -23,6 +24,7 @@ def test_cloud_init_parses_and_scripts_pass_bash_n(tmp_path: Path) -> None:
             server_port=8000,
             engine_args=("--model", "/model"),
             max_sequences=4,
+            engine=load_catalog().engine("vllm"),
             launch_heartbeat_seconds=461,
             launch_deadline_seconds=783,
         )

@@ -11,6 +11,7 @@ import shlex
 from typing import Any
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.pulumi.components.inference.engine import engine_args
 from gpuinfra.spec.inference import ServedModel
 from helpers import cloud_config, example_graph
@@ -54,7 +55,7 @@ def flag(args: list[str], name: str) -> str | None:
     ],
 )
 def test_flags_follow_the_spec(overrides: dict[str, Any], kv: str, quantization: str | None, dtype: str | None) -> None:
-    args = engine_args(model(**overrides), "/model", 1)
+    args = engine_args(model(**overrides), "/model", 1, load_catalog().engine("vllm"))
     assert flag(args, "--kv-cache-dtype") == kv
     assert flag(args, "--quantization") == quantization
     assert flag(args, "--dtype") == dtype

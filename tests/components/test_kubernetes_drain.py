@@ -62,7 +62,7 @@ def server(request: pytest.FixtureRequest) -> Iterator[FakeServer]:
 
 def run_drain(port: int, limit: int) -> float:
     """Run the preStop command as the kubelet would (its argv), with no settle and a fast poll; seconds taken."""
-    command = drain_command(port, limit, settle_seconds=0, poll_seconds=0.05)
+    command = drain_command(port, limit, load_catalog().engine("vllm"), settle_seconds=0, poll_seconds=0.05)
     assert command[0] == "python3"
     start = time.monotonic()
     subprocess.run([sys.executable, *command[1:]], check=True, timeout=30)

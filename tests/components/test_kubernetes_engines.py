@@ -10,13 +10,18 @@ import sys
 import threading
 import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
 
+from gpuinfra.catalog import load_catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.graph import Graph
-from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM, Engine
+from gpuinfra.pulumi.components.inference.external_metric import external_rule
 from gpuinfra.pulumi.components.inference.pod_drain import drain_command
-from helpers import graph_for
+from helpers import ROOT, graph_for
 from ruamel.yaml import YAML
 
+SGLANG = load_catalog().engine("sglang")
+TENSORRT_LLM = load_catalog().engine("tensorrt-llm")
 SGLANG_FLEET = {
     "engine": "sglang",
     "server_image": SGLANG.image,
@@ -145,3 +150,51 @@ def test_a_vllm_pod_has_no_options_file() -> None:
     assert graph.of_type("kubernetes:core/v1:ConfigMap") == []
     for deployment in graph.of_type("kubernetes:apps/v1:Deployment"):
         assert "annotations" not in deployment.inputs["spec"]["template"]["metadata"]
+
+
+HPA = {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"}
+
+
+def adapter_rules() -> list[dict[str, Any]]:
+    """The `externalRules` block docs/inference.md tells a cluster's prometheus-adapter to serve."""
+    text = (ROOT / "docs" / "inference.md").read_text(encoding="utf-8")
+    block = text.split("```yaml\nexternalRules:\n", 1)[1].split("```", 1)[0]
+    rules = YAML(typ="safe").load("externalRules:\n" + block)["externalRules"]
+    assert isinstance(rules, list)
+    return rules
+
+
+def test_an_hpa_fleet_of_sglang_scales_on_sglangs_own_series() -> None:
+    """An SGLang fleet's HPA reads sglang_requests_in_flight, the rule of that name sums SGLang's gauges, and with the
+    HPA's selector as its label matchers (prometheus-adapter docs/externalmetrics.md) the query is KEDA's for the same
+    fleet. (It read vllm_requests_in_flight, whose rule sums vLLM's series, which SGLang's pods never export: it could
+    never scale.)"""
+    hpas = graph_for("chat-serve-k8s", {**SGLANG_FLEET, **HPA}).of_type(
+        "kubernetes:autoscaling/v2:HorizontalPodAutoscaler"
+    )
+    scalers = sglang_graph().of_type("kubernetes:keda.sh/v1alpha1:ScaledObject")
+    assert len(hpas) == len(scalers) == 2  # one a region
+    rules = {r["name"]["as"]: r for r in adapter_rules()}
+    for hpa, scaler in zip(hpas, scalers, strict=True):
+        metric = hpa.inputs["spec"]["metrics"][0]["external"]["metric"]
+        assert metric["name"] == "sglang_requests_in_flight"
+        rule = rules[metric["name"]]
+        assert rule["seriesQuery"] == 'sglang:num_queue_reqs{namespace!="",app_kubernetes_io_name!=""}'
+        assert rule["metricsQuery"] == (
+            "sum(sglang:num_queue_reqs{<<.LabelMatchers>>}) + sum(sglang:num_running_reqs{<<.LabelMatchers>>})"
+        )
+        labels = metric["selector"]["matchLabels"]
+        matchers = f'namespace="{labels["namespace"]}",app_kubernetes_io_name="{labels["app_kubernetes_io_name"]}"'
+        keda = scaler.inputs["spec"]["triggers"][0]["metadata"]["query"]
+        assert rule["metricsQuery"].replace("<<.LabelMatchers>>", matchers) == keda
+
+
+def test_the_docs_adapter_rules_are_the_programs_one_an_engine() -> None:
+    """docs/inference.md's block is what external_rule makes of every catalog engine; no two rules share a name or
+    discover the same series (prometheus-adapter: rules must be mutually exclusive)."""
+    engines = load_catalog().engine_table.engines
+    rules = adapter_rules()
+    assert rules == [external_rule(e) for e in engines]
+    assert len({r["name"]["as"] for r in rules}) == len({r["seriesQuery"] for r in rules}) == len(engines)
+    vllm = graph_for("chat-serve-k8s", HPA).of_type("kubernetes:autoscaling/v2:HorizontalPodAutoscaler")
+    assert {h.inputs["spec"]["metrics"][0]["external"]["metric"]["name"] for h in vllm} == {"vllm_requests_in_flight"}

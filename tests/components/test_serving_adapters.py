@@ -41,7 +41,7 @@ def spec_with_adapters(**model: Any) -> InferenceSpec:
 
 
 def test_server_command_carries_the_lora_flags() -> None:
-    args = engine_args(spec_with_adapters().model, "/model", 1)
+    args = engine_args(spec_with_adapters().model, "/model", 1, load_catalog().engine("vllm"))
     at = args.index("--enable-lora")
     # vLLM: --max-loras slots (both adapters), --max-lora-rank 16 (a MaxLoRARanks value covering 16 and 8)
     assert args[at : at + 5] == ["--enable-lora", "--max-loras", "2", "--max-lora-rank", "16"]
@@ -51,7 +51,7 @@ def test_server_command_carries_the_lora_flags() -> None:
 
 def test_rank_rounds_up_to_a_value_vllm_accepts() -> None:
     odd = [{**ADAPTERS[0], "rank": 24}]
-    args = engine_args(spec_with_adapters(adapters=odd).model, "/model", 1)
+    args = engine_args(spec_with_adapters(adapters=odd).model, "/model", 1, load_catalog().engine("vllm"))
     assert args[args.index("--max-lora-rank") + 1] == "32"  # 1, 8, 16, 32, ... (vllm/config/lora.py)
 
 
@@ -82,6 +82,7 @@ def test_prefetch_fetches_and_serve_mounts_each_adapter(tmp_path: Path) -> None:
             server_port=8000,
             engine_args=("--model", "/model"),
             max_sequences=4,
+            engine=load_catalog().engine("vllm"),
             launch_heartbeat_seconds=461,
             launch_deadline_seconds=783,
         )

@@ -18,8 +18,8 @@ allowed (so the KV memory, not the cap, sets the batch):
 from __future__ import annotations
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import InferencePlan
-from gpuinfra.plan.engines import ENGINE_TABLE
 from helpers import checked
 
 KV_BOUND = {
@@ -34,7 +34,7 @@ KV_BOUND = {
 
 
 def plan_on(engine: str) -> InferencePlan:
-    e = ENGINE_TABLE[engine]
+    e = load_catalog().engine(engine)
     access = {"scheme": "internal", "auth": "none", "waf": None}
     spec = {**KV_BOUND, "engine": engine, "server_image": e.image, "server_image_digest": e.image_digest}
     plan = checked("chat-serve", {**spec, "access": access}).plan
@@ -61,8 +61,8 @@ def test_the_admission_follows_the_engine() -> None:
     4,073,241,600 (admitted)."""
     shape = {"model.parameters_billion": 21.2, "model.kv_cache.precision": "bf16"}
     fits = {}
-    for engine in ENGINE_TABLE:
-        e = ENGINE_TABLE[engine]
+    for engine in load_catalog().engine_table.names:
+        e = load_catalog().engine(engine)
         spec = {**KV_BOUND, **shape, "engine": engine, "server_image": e.image, "server_image_digest": e.image_digest}
         result = checked("chat-serve", {**spec, "access": {"scheme": "internal", "auth": "none", "waf": None}})
         fits[engine] = "model-does-not-fit-instance" not in {f.rule for f in result.findings}

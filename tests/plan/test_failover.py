@@ -18,6 +18,7 @@ within the 216 granted.
 from __future__ import annotations
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.serving import failover_replicas
 from gpuinfra.report.build.stack import inference_summary
@@ -87,7 +88,7 @@ def test_the_formula() -> None:
 
 def test_the_region_section_shows_the_raised_maximum_and_why(both: tuple) -> None:
     _, plan, _, _ = both
-    regions = next(s for s in inference_summary(plan) if s.title == "Regions")
+    regions = next(s for s in inference_summary(plan, load_catalog().engine("vllm")) if s.title == "Regions")
     column = regions.columns.index("max")
     assert [row[column] for row in regions.rows] == ["26 (spec 18)", "26 (spec 12)", "24 (spec 10)", "20 (spec 6)"]
     assert regions.notes[0] == (

@@ -12,6 +12,7 @@ Hand figures for chat-serve with failover: none (1.5 requests/s a replica everyw
 
 from __future__ import annotations
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.figures import plan_figures
 from gpuinfra.report.build.stack import inference_summary
@@ -61,7 +62,7 @@ def test_failover_short_is_an_error_a_spec_may_accept() -> None:
 
 def test_the_report_and_the_review_carry_the_table() -> None:
     plan, _, _ = _plan(failover="none")
-    section = next(s for s in inference_summary(plan) if s.title.startswith("Failover"))
+    section = next(s for s in inference_summary(plan, load_catalog().engine("vllm")) if s.title.startswith("Failover"))
     rows = {row[0]: row for row in section.rows}
     assert rows["us-west-2"][2:] == ["us-east-1", "38", "26", "12", "18", "20"]
     assert "us-east-1 lost: the survivors serve 42 of the fleet's 56 requests/s at their maxima (short by 14)" in (

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import math
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.graph import Graph
 from gpuinfra.plan import InferencePlan
 from gpuinfra.report.build.stack import inference_summary
@@ -72,7 +73,11 @@ def test_kubernetes_pods_roll_one_at_a_time_after_the_copy_and_the_back_off() ->
 
 
 def test_the_preview_carries_the_table() -> None:
-    section = next(s for s in inference_summary(_plan("chat-serve")) if s.title.startswith("Rollout"))
+    section = next(
+        s
+        for s in inference_summary(_plan("chat-serve"), load_catalog().engine("vllm"))
+        if s.title.startswith("Rollout")
+    )
     assert [row[:4] for row in section.rows] == [
         ["1", "us-east-1", "acme-model-registry", "-"],
         ["2", "us-west-2", "acme-model-registry-us-west-2", "900 s"],

@@ -20,6 +20,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+from gpuinfra.catalog import load_catalog
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.figures import PER_MILLION_TOKENS, plan_figures
 from gpuinfra.plan.tokens import cost_per_million_tokens
@@ -145,7 +146,7 @@ def test_the_report_shows_both_tables_and_the_figure_reads_in_cents(plan: Infere
     from gpuinfra.report.build.stack import inference_summary
     from gpuinfra.report.format import figure
 
-    sections = {s.title: s for s in inference_summary(plan)}
+    sections = {s.title: s for s in inference_summary(plan, load_catalog().engine("vllm"))}
     regions = sections["Serving economics (per replica, on-demand)"]
     assert ["us-east-1", "g6.xlarge", "375", "473", "36", "$0.8048", "$0.596"] in regions.rows
     quantized = sections["Quantization on g6.xlarge in us-east-1"]

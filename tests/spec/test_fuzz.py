@@ -31,7 +31,7 @@ def test_mutated_specs_fail_only_with_input_errors(case: tuple[str, dict[str, An
     except InputError as exc:
         assert exc.problems and all(p.message for p in exc.problems)
         return
-    stack_report(checked.inputs, checked.plan, checked.findings)  # rendering the plan must not crash either
+    stack_report(checked.inputs, checked.plan, checked.findings, load_catalog())  # rendering must not crash either
 
 
 @settings(max_examples=800, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -106,4 +106,4 @@ def test_edited_yaml_text_fails_only_with_input_errors(case: tuple[str, str]) ->
         assert exc.problems and all(p.message and p.file == path for p in exc.problems)
         assert all(p.hint for p in exc.problems), exc.render()
         return
-    stack_report(checked.inputs, checked.plan, checked.findings)
+    stack_report(checked.inputs, checked.plan, checked.findings, load_catalog())

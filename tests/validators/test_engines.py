@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM, VLLM
+from gpuinfra.catalog import load_catalog
 from helpers import Case, run_case
 
 INTERNAL = {"scheme": "internal", "auth": "none", "waf": None}
@@ -22,6 +22,7 @@ def runs(engine: str, image: str, digest: str, **more: object) -> dict[str, obje
     }
 
 
+VLLM, SGLANG, TENSORRT_LLM = (load_catalog().engine(n) for n in ("vllm", "sglang", "tensorrt-llm"))
 SGLANG_FLEET = runs("sglang", SGLANG.image, SGLANG.image_digest)
 TRTLLM_FLEET = runs("tensorrt-llm", TENSORRT_LLM.image, TENSORRT_LLM.image_digest)
 

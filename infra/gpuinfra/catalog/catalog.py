@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from decimal import Decimal
 from functools import cached_property
 
+from gpuinfra.catalog.engines import Engine, EngineTable
 from gpuinfra.catalog.models import (
     Accelerator,
     AcceleratorPeak,
@@ -81,6 +82,13 @@ class Catalog:
 
     region_time_zones: RegionZones | None = None
     """Each region's local IANA time zone (time_zones.yaml)."""
+
+    engine_table: EngineTable = field(default_factory=EngineTable)
+    """The serving engines' images, launch and metrics (engines.yaml, with its own sources)."""
+
+    def engine(self, name: str) -> Engine:
+        """The serving engine a spec names (engines.yaml)."""
+        return self.engine_table.engine(name)
 
     def time_zones(self) -> dict[str, str]:
         """Region -> its local IANA time zone (scheduled floors run on it: plan/schedules.py)."""

@@ -14,6 +14,8 @@ from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
 from gpuinfra.catalog.catalog import Catalog
+from gpuinfra.catalog.engines import FILE as ENGINES_FILE
+from gpuinfra.catalog.engines import EngineTable, table_problems
 from gpuinfra.catalog.models import (
     Accelerator,
     AcceleratorPeak,
@@ -101,6 +103,7 @@ def load_catalog() -> Catalog:
             spot_advice=_entries(SpotAdvice, _read("spot_advice.json")["advice"]),
             instance_topology=AcceleratorSet.model_validate(_read("topology.yaml")["instance_topology"]),
             region_time_zones=RegionZones.model_validate(_read("time_zones.yaml")["region_time_zones"]),
+            engine_table=EngineTable.model_validate(_read(ENGINES_FILE)),
         )
     except (ValidationError, KeyError, OSError, ValueError, YAMLError) as exc:
         raise CatalogError(f"bundled catalog is invalid: {exc}") from exc
@@ -144,6 +147,7 @@ def consistency_problems(catalog: Catalog) -> Iterator[str]:
     checked by their readers against this catalog: EC2's quota codes by AWS's own catalog.)"""
     extra = {s for i in catalog.instance_types for s in i.cites}
     yield from source_problems(entries(catalog), catalog.sources, extra)
+    yield from table_problems(catalog.engine_table)  # engines.yaml lists its own sources
     names = {i.name for i in catalog.instance_types}
     yield from _listed(
         "prices for types not in instances.yaml", {p.instance_type for p in catalog.on_demand_prices} - names

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from gpuinfra import __version__
+from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
 from gpuinfra.load import PROJECT_FILE, project_dir, stacks_dir
 from gpuinfra.spec import read_yaml
@@ -280,6 +281,7 @@ def stack_context(workload: str, name: str, org_path: Path) -> dict[str, Any]:
         "account_id": account_id,
         "site": site,
         "kube_placeholder": f"v1:UExBQ0VIT0xERVI=:{placeholder}",  # base64 of PLACEHOLDER: no passphrase opens it
+        "vllm": load_catalog().engine("vllm"),  # an inference stack's image and digest at the catalog's pin
     }
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 
+from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
 from gpuinfra.report.build.stack import stack_report
 from gpuinfra.report.model import InputProblem, Report, StackReport
@@ -27,7 +28,7 @@ def checked_stacks(
 
 
 def to_report(checked: Checked) -> StackReport:
-    return stack_report(checked.inputs, checked.plan, checked.findings)
+    return stack_report(checked.inputs, checked.plan, checked.findings, load_catalog())
 
 
 def validate_stacks(stacks: Iterable[str], org: Path | None = None, suppress: Iterable[str] = ()) -> Report:

@@ -9,7 +9,7 @@ import datetime
 from decimal import Decimal
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict
+from pydantic import BaseModel, ConfigDict, Field
 
 from gpuinfra.findings import blocks, verdict
 from gpuinfra.graph.model import Resource
@@ -202,6 +202,17 @@ class PictureOut(Model):
     edges: list[tuple[str, str]] = []
 
 
+class EngineOut(Model):
+    """The serving engine's catalog row a fleet's image, launch and metrics come from (catalog engines.yaml), and
+    how old it is, as `cost.prices_as_of` says of the prices."""
+
+    name: str
+    source: str
+    """The row's source id (engines.yaml `sources:`)."""
+    as_of: datetime.date | None = None
+    """Its source's date; None when the source gives none (undated, not new)."""
+
+
 class StackReport(Model):
     stack: str
     file: str
@@ -224,6 +235,8 @@ class StackReport(Model):
     """Preflight findings on the graph (preview only): errors first."""
     picture: PictureOut | None = None
     """The stack's main parts (preview only)."""
+    engine: EngineOut | None = Field(default=None, exclude_if=lambda engine: engine is None)
+    """An inference fleet's serving engine: which catalog row, its source and date (absent for other workloads)."""
 
 
 class InputProblem(Model):
@@ -543,6 +556,7 @@ __all__ = [
     "CostReport",
     "CostTotalOut",
     "DiffReport",
+    "EngineOut",
     "FindingChangeOut",
     "FindingOut",
     "InputProblem",

@@ -33,7 +33,7 @@ DEFAULT_VPC_SECOND_OCTET = 64
 """Default VPCs are 10.64.0.0/16, 10.65.0.0/16, ... by region order (regions[].vpc_cidr)."""
 ServingPrecision = Literal["fp32", "bf16", "fp16", "fp8", "int8", "int4"]
 ServingEngine = Literal["vllm", "tensorrt-llm", "sglang"]
-"""The model servers a fleet can run (plan/engines.py: each one's image, launch, health path and metrics)."""
+"""The model servers a fleet can run (catalog engines.yaml: each one's image, launch, health path and metrics)."""
 AcceleratorName = Annotated[
     str,
     StringConstraints(pattern=r"^[A-Za-z][A-Za-z0-9-]*$"),

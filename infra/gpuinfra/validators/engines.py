@@ -1,11 +1,12 @@
 """Serving engines: the fleet runs the engine the planner assumed, and only what that engine can do as launched
-(plan/engines.py holds each engine's facts; docs/serving-engines.md their sources)."""
+(the catalog's engines.yaml holds each engine's facts and their sources; docs/serving-engines.md quotes them)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from gpuinfra.plan.engines import ENGINE_TABLE, Engine, engine_of, image_repository
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.spec import InferenceSpec
 from gpuinfra.validators.base import Failure, Level, rule
 
@@ -15,12 +16,11 @@ def _pin(engine: Engine) -> str:
 
 
 @rule(Level.ERROR)
-def engine_image_mismatch(spec: InferenceSpec) -> Iterator[Failure]:
+def engine_image_mismatch(spec: InferenceSpec, catalog: Catalog) -> Iterator[Failure]:
     """server_image is another engine's official image: the launch command would be handed to the wrong server
     (an image of a repository no engine owns is taken as your own build of the named engine)."""
-    engine = engine_of(spec.engine)
-    repository = image_repository(spec.server_image)
-    owner = next((e for e in ENGINE_TABLE.values() if e.repository == repository), None)
+    engine = catalog.engine(spec.engine)
+    owner = catalog.engine_table.owner_of(spec.server_image)
     if owner is not None and owner.name != engine.name:
         yield Failure(
             f"engine {engine.name} with server_image {spec.server_image}, {owner.label}'s image: the fleet would "
@@ -31,12 +31,12 @@ def engine_image_mismatch(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
-def engine_queue_metric_mismatch(spec: InferenceSpec) -> Iterator[Failure]:
+def engine_queue_metric_mismatch(spec: InferenceSpec, catalog: Catalog) -> Iterator[Failure]:
     """kubernetes.queue_metric names another engine's series: the autoscaler's query would find no series and read
     an empty result, never scaling out."""
     chosen = spec.kubernetes.queue_metric if spec.kubernetes else None
-    engine = engine_of(spec.engine)
-    others = {e.waiting_metric: e for e in ENGINE_TABLE.values() if e.name != engine.name}
+    engine = catalog.engine(spec.engine)
+    others = {e.waiting_metric: e for e in catalog.engine_table.engines if e.name != engine.name}
     if chosen in others:
         yield Failure(
             f"queue_metric {chosen} is {others[chosen].label}'s, and the fleet runs {engine.label}",
@@ -46,10 +46,10 @@ def engine_queue_metric_mismatch(spec: InferenceSpec) -> Iterator[Failure]:
 
 
 @rule(Level.ERROR)
-def engine_api_key(spec: InferenceSpec) -> Iterator[Failure]:
+def engine_api_key(spec: InferenceSpec, catalog: Catalog) -> Iterator[Failure]:
     """auth api_key hands the server its key through the environment (vLLM's VLLM_API_KEY), never on the command
     line, where `ps` and `docker inspect` show it; SGLang takes it only as --api-key and trtllm-serve has no key."""
-    engine = engine_of(spec.engine)
+    engine = catalog.engine(spec.engine)
     if spec.access.auth == "api_key" and engine.api_key_env is None:
         yield Failure(
             f"{engine.label} cannot be given the API key outside its command line (access.auth api_key)",

@@ -14,6 +14,7 @@ import math
 from decimal import Decimal
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan.advise.managed import DAYS_PER_MONTH
 from gpuinfra.plan.advise.model import ApiOption, ServingRung
 from gpuinfra.plan.advise.specs import VLLM_MAX_NUM_SEQS, advice_org, serving_spec
@@ -29,6 +30,11 @@ BATCHES = tuple(VLLM_MAX_NUM_SEQS >> k for k in range(9))
 CEILING_SOURCE = "the planner's calibrated ceiling (plan/roofline.py); a `vllm bench serve` figure replaces it"
 
 
+def served_engine(catalog: Catalog) -> Engine:
+    """The engine the advice's fleet runs: vLLM, the spec's default (its VLLM_MAX_NUM_SEQS sizes the batches)."""
+    return catalog.engine("vllm")
+
+
 def sized_batch(intent: IntentSpec, catalog: Catalog, adapter: int | None) -> tuple[int, InferencePlan]:
     """The largest batch whose decode meets the latency target on the type `auto` picks (1 if none does: the
     target is then out of reach, which the rung says), with its plan."""
@@ -36,7 +42,7 @@ def sized_batch(intent: IntentSpec, catalog: Catalog, adapter: int | None) -> tu
     assert traffic is not None
     org, plan = advice_org(), None
     for batch in BATCHES:
-        plan = plan_inference(serving_spec(intent, 1.0, batch, adapter), org, catalog)
+        plan = plan_inference(serving_spec(intent, 1.0, batch, served_engine(catalog), adapter), org, catalog)
         bound = plan.regions[0].bound
         if bound is None or bound.generation_seconds <= traffic.latency_target_seconds:
             return batch, plan
@@ -77,8 +83,8 @@ def serving_rung(
     if probe.choice.chosen is None or throughput is None:
         why = probe.choice.reason if probe.choice.chosen is None else "the accelerator's memory bandwidth is unknown"
         empty = ServingRung(instance_type=probe.choice.chosen, regions=list(traffic.regions), note=why)
-        return empty, serving_spec(intent, measured or 1.0, batch, adapter)
-    spec = serving_spec(intent, throughput, batch, adapter)
+        return empty, serving_spec(intent, measured or 1.0, batch, served_engine(catalog), adapter)
+    spec = serving_spec(intent, throughput, batch, served_engine(catalog), adapter)
     plan = plan_inference(spec, advice_org(), catalog)
     return _figures(intent, catalog, plan, batch, throughput, api), spec
 

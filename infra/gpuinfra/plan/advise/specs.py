@@ -12,6 +12,7 @@ from typing import Any, TypeVar
 
 from pydantic import ValidationError
 
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan.layout import Layout
 from gpuinfra.plan.pcs import lustre_need_gib
 from gpuinfra.spec import DataprepSpec, FinetuneSpec, InferenceSpec, Organization, TrainingSpec
@@ -30,9 +31,6 @@ DATAPREP_DEADLINE_HOURS = 720
 planner then picks the cheapest worker count that meets it."""
 DIGEST = "sha256:" + "0" * 64
 """A digest placeholder: a trainer image is pinned by digest (the spec refuses a tag alone)."""
-VLLM_IMAGE = "vllm/vllm-openai:v0.11.0"
-VLLM_DIGEST = "sha256:014a95f21c9edf6abe0aea6b07353f96baa4ec291c427bb1176dc7c93a85845c"
-"""The server image and its index digest on Docker Hub, as templates/init/inference-ec2.yaml.j2 pins them."""
 VLLM_MAX_NUM_SEQS = 256
 """vLLM's default max_num_seqs (EngineArgs): the most sequences a replica batches unless told otherwise."""
 INT32_TOKEN_BYTES = 4
@@ -98,10 +96,15 @@ def _head_dim(intent: IntentSpec) -> int:
 
 
 def serving_spec(
-    intent: IntentSpec, throughput_rps: float, max_sequences: int, adapter_parameters: int | None = None
+    intent: IntentSpec,
+    throughput_rps: float,
+    max_sequences: int,
+    engine: Engine,
+    adapter_parameters: int | None = None,
 ) -> InferenceSpec:
-    """A fleet in each traffic region, sized for the region's share of the peak at `throughput_rps` a replica;
-    with `adapter_parameters`, the intent's LoRA adapter served beside its base (vLLM --enable-lora)."""
+    """A fleet in each traffic region, sized for the region's share of the peak at `throughput_rps` a replica, on
+    `engine`'s image at its pin (its engines.yaml row); with `adapter_parameters`, the intent's LoRA adapter served
+    beside its base (vLLM --enable-lora)."""
     traffic = intent.traffic
     assert traffic is not None, "only an intent with traffic is served"
     model, arch = intent.model, intent.model.architecture
@@ -141,8 +144,8 @@ def serving_spec(
         },
         "throughput_rps_per_replica": throughput_rps,
         "image_id": "ami-0123456789abcdef0",
-        "server_image": VLLM_IMAGE,
-        "server_image_digest": VLLM_DIGEST,
+        "server_image": engine.image,
+        "server_image_digest": engine.image_digest,
         "regions": regions,
         "autoscaling": {"target_queue_depth_per_replica": max(1, max_sequences // 2)},
         "global_routing": {

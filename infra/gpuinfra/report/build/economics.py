@@ -4,8 +4,8 @@ figure's row says which inputs it came from."""
 
 from __future__ import annotations
 
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan import TrainingPlan
-from gpuinfra.plan.engines import engine_of
 from gpuinfra.plan.layout import LayoutMemory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.restart import RestartTime
@@ -166,7 +166,7 @@ def _rate(value: float | None) -> str:
     return UNKNOWN if value is None else number(value, 0)
 
 
-def serving_sections(econ: ServingEconomics) -> list[Section]:
+def serving_sections(econ: ServingEconomics, engine: Engine) -> list[Section]:
     """Per region: the planned token rate, the roofline, concurrency and cost per million output tokens; then
     what each weight precision changes on one region's instance."""
     out = [
@@ -222,7 +222,7 @@ def serving_sections(econ: ServingEconomics) -> list[Section]:
                     for p in econ.quantization
                 ],
                 notes=[
-                    f"needed = weights + one context-length sequence's KV cache ({engine_of(econ.engine).admission}); "
+                    f"needed = weights + one context-length sequence's KV cache ({engine.admission}); "
                     "fits also needs the weights within 75% of host "
                     "RAM (loading); tokens/s = the planned rate x this precision's "
                     "ceiling / the spec's ceiling (fewer bytes a decode step, fp8 matmuls at the fp8 peak): an "

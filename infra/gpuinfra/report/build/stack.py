@@ -6,15 +6,17 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.clouds import cloud_of
 from gpuinfra.errors import format_path
 from gpuinfra.findings import Finding, ordered
 from gpuinfra.graph import Graph
 from gpuinfra.load import Inputs
 from gpuinfra.plan import DataprepPlan, FinetunePlan, InferencePlan, RegistryPlan, TrainingPlan
-from gpuinfra.plan.engines import engine_of
 from gpuinfra.report.build.dataprep import dataprep_summary
 from gpuinfra.report.build.economics import economics_sections, serving_sections
+from gpuinfra.report.build.engine import engine_note, engine_out, plan_engine
 from gpuinfra.report.build.failover import failover_section
 from gpuinfra.report.build.finetune import finetune_summary
 from gpuinfra.report.build.picture import picture
@@ -59,6 +61,7 @@ def stack_report(
     inputs: Inputs,
     plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan,
     findings: list[Finding],
+    catalog: Catalog,
 ) -> StackReport:
     return StackReport(
         stack=inputs.stack.name,
@@ -68,18 +71,22 @@ def stack_report(
         account_id=inputs.account.id,
         findings=findings_out(inputs, findings),
         plan=plan,
-        summary=summary(plan, cloud_of(inputs.spec).quota_unit),
+        summary=summary(plan, catalog, cloud_of(inputs.spec).quota_unit),
+        engine=engine_out(plan_engine(plan, catalog)) if isinstance(plan, InferencePlan) else None,
     )
 
 
 def summary(
-    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan, unit: str = "vCPUs"
+    plan: TrainingPlan | InferencePlan | RegistryPlan | FinetunePlan | DataprepPlan,
+    catalog: Catalog,
+    unit: str = "vCPUs",
 ) -> list[Section]:
-    """`unit`: what the cloud's quotas count (the registry's quota_unit: EC2 vCPUs, Compute Engine GPUs)."""
+    """`unit`: what the cloud's quotas count (the registry's quota_unit: EC2 vCPUs, Compute Engine GPUs);
+    `catalog`: the facts a section names beside the plan's figures (the serving engine's row)."""
     if isinstance(plan, TrainingPlan):
         return training_summary(plan, unit)
     if isinstance(plan, InferencePlan):
-        return inference_summary(plan, unit)
+        return inference_summary(plan, plan_engine(plan, catalog), unit)
     if isinstance(plan, FinetunePlan):
         return finetune_summary(plan)
     if isinstance(plan, DataprepPlan):
@@ -175,7 +182,7 @@ def training_summary(plan: TrainingPlan, unit: str = "vCPUs") -> list[Section]:
     return sections
 
 
-def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]:
+def inference_summary(plan: InferencePlan, engine: Engine, unit: str = "vCPUs") -> list[Section]:
     mem = plan.memory
     choice = plan.choice
     return [
@@ -188,8 +195,9 @@ def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]
                 ["needed", gigabytes(mem.needed_bytes)],
             ],
             notes=[
-                f"{engine_of(plan.economics.engine if plan.economics else 'vllm').label} starts when weights + one "
-                "maximum-length sequence fit (plan/roofline.py serving_admits)"
+                f"{engine.label} starts when weights + one "
+                "maximum-length sequence fit (plan/roofline.py serving_admits)",
+                engine_note(engine),
             ],
         ),
         Section(
@@ -242,7 +250,7 @@ def inference_summary(plan: InferencePlan, unit: str = "vCPUs") -> list[Section]
         ),
         *([failover] if (failover := failover_section(plan)) else []),
         *([rollout] if (rollout := rollout_section(plan)) else []),
-        *(serving_sections(plan.economics) if plan.economics else []),
+        *(serving_sections(plan.economics, engine) if plan.economics else []),
         quota_section(plan.quotas, unit),
     ]
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from gpuinfra.plan.engines import engine_of
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG
 from gpuinfra.pulumi.templates import render
 
@@ -44,6 +44,8 @@ class ServerConfig:
     """The server's argv after the image (engine.engine_args), one word each."""
     max_sequences: int
     """--max-num-seqs: what a replica whose server stops answering reports as its load (saturated)."""
+    engine: Engine
+    """The model server (the catalog's engines.yaml row): its metrics path and the series the scripts read."""
     launch_heartbeat_seconds: int
     """The launch hook's heartbeat timeout: the lifecycle script records a heartbeat three times within it."""
     launch_deadline_seconds: int
@@ -61,8 +63,6 @@ class ServerConfig:
     image_registry: str | None = None
     """ECR registry host (<account>.dkr.ecr.<region>.amazonaws.com) to log in to before pulling; None: a
     public registry needing no login."""
-    engine: str = "vllm"
-    """The model server (plan/engines.py): its metrics path and the series the scripts read."""
     engine_config: str | None = None
     """The engine's options file (engine.engine_config), written beside the weights and mounted read-only."""
 
@@ -90,8 +90,9 @@ class ServerConfig:
 def engine_values(server: ServerConfig) -> dict[str, object]:
     """What the scripts read of the engine: where its metrics are, the series counted as load, its latency
     histograms, and where its options file goes."""
-    engine = engine_of(server.engine)
+    engine = server.engine
     return {
+        "engine": engine.name,
         "metrics_path": engine.metrics_path,
         "waiting_metric": engine.waiting_metric,
         "running_metric": engine.running_metric,

@@ -17,8 +17,8 @@ docs/configuration/engine_args.md, vllm/engine/arg_utils.py, vllm/config/cache.p
 
 from __future__ import annotations
 
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan.adapters import served_max_rank
-from gpuinfra.plan.engines import SGLANG, TENSORRT_LLM
 from gpuinfra.plan.memory import KV_DEFAULT_BYTES, SERVING_BYTES
 from gpuinfra.spec.inference import LORA_RANKS, ServedModel
 
@@ -71,23 +71,27 @@ def engine_args(
     model: ServedModel,
     model_dir: str,
     tensor_parallel: int,
+    engine: Engine,
     extra: list[str] | tuple[str, ...] = (),
-    engine: str = "vllm",
     port: int | None = None,
 ) -> list[str]:
-    """The server's argv after the image, one list element per word: vLLM's flags (the image's entrypoint is
-    `vllm serve`), or the engine's launcher and flags. `port`: where it listens in the container (vLLM's default
+    """The server's argv after the image, one list element per word: the engine's launcher (none for vLLM, whose
+    image's entrypoint is `vllm serve`), then its flags. `port`: where it listens in the container (vLLM's default
     8000 when None); `extra` (the spec's server_args) last, so a flag there wins."""
-    if engine == "sglang":
-        return [*SGLANG.launcher, *sglang_flags(model, model_dir, tensor_parallel, port or SERVER_PORT), *extra]
-    if engine == "tensorrt-llm":
-        flags = trtllm_flags(model, model_dir, tensor_parallel, port or SERVER_PORT)
-        return [*TENSORRT_LLM.launcher, *flags, *extra]
-    return [*vllm_flags(model, model_dir, tensor_parallel), *(["--port", str(port)] if port else []), *extra]
+    if engine.name == "sglang":
+        flags = sglang_flags(model, model_dir, tensor_parallel, port or SERVER_PORT, engine.memory_flag)
+    elif engine.name == "tensorrt-llm":
+        flags = trtllm_flags(model, model_dir, tensor_parallel, port or SERVER_PORT, engine.memory_flag)
+    else:
+        flags = [
+            *vllm_flags(model, model_dir, tensor_parallel, engine.memory_flag),
+            *(["--port", str(port)] if port else []),
+        ]
+    return [*engine.launcher, *flags, *extra]
 
 
-def vllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int) -> list[str]:
-    """`vllm serve` flags for the plan's values."""
+def vllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int, memory_flag: str) -> list[str]:
+    """`vllm serve` flags for the plan's values (`memory_flag`: engines.yaml's, --gpu-memory-utilization)."""
     return [
         "--model",
         model_dir,
@@ -97,7 +101,7 @@ def vllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int) -> list
         str(model.context_length_tokens),
         "--max-num-seqs",
         str(model.max_concurrent_sequences),
-        "--gpu-memory-utilization",
+        memory_flag,
         str(model.gpu_memory_utilization),
         "--tensor-parallel-size",
         str(tensor_parallel),
@@ -116,7 +120,7 @@ SGLANG_KV_DTYPE = {"fp8": "fp8_e4m3", "auto": "auto"}
 """--kv-cache-dtype choices (sglang/srt/server_args.py): fp8_e4m3 for the plan's one-byte cache."""
 
 
-def sglang_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int) -> list[str]:
+def sglang_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int, memory_flag: str) -> list[str]:
     """`python3 -m sglang.launch_server` flags (docs.sglang.io, "Server Arguments"; sglang/srt/server_args.py):
     --max-running-requests caps the batch as vLLM's --max-num-seqs does; --mem-fraction-static is the share of
     memory for weights and the KV pool together (SGLang's rule, plan/roofline.py kv_memory_bytes);
@@ -130,7 +134,7 @@ def sglang_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port:
         str(model.context_length_tokens),
         "--max-running-requests",
         str(model.max_concurrent_sequences),
-        SGLANG.memory_flag,
+        memory_flag,
         str(model.gpu_memory_utilization),
         "--tp-size",
         str(tensor_parallel),
@@ -149,7 +153,7 @@ TRTLLM_CONFIG = "/etc/gpuinfra/trtllm.yaml"
 """Where the container sees the options file trtllm_config writes (--config, alias --extra_llm_api_options)."""
 
 
-def trtllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int) -> list[str]:
+def trtllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port: int, memory_flag: str) -> list[str]:
     """`trtllm-serve serve <model>` flags (tensorrt_llm/commands/serve.py): the PyTorch backend, which reads the
     checkpoint's own quantization (a ModelOpt FP8 checkpoint stays FP8); --max_batch_size caps the requests it
     schedules (vLLM's --max-num-seqs); --kv_cache_free_gpu_memory_fraction is its share of the memory the weights
@@ -170,7 +174,7 @@ def trtllm_flags(model: ServedModel, model_dir: str, tensor_parallel: int, port:
         str(model.context_length_tokens),
         "--tp_size",
         str(tensor_parallel),
-        TENSORRT_LLM.memory_flag,
+        memory_flag,
         str(model.gpu_memory_utilization),
         "--config",
         TRTLLM_CONFIG,

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import pulumi
 
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan import InferencePlan
 from gpuinfra.pulumi.components.inference.region import InferenceRegion, RegionArgs
 from gpuinfra.pulumi.components.inference.routing import GlobalRouting, RegionalTarget, RoutingArgs, zone_vpcs
@@ -24,6 +25,8 @@ class FleetArgs:
     registry_account_id: str
     account_id: str
     tags: dict[str, str]
+    engine: Engine
+    """The model server the fleet runs (the catalog's engines.yaml row for spec.engine)."""
     alerts: Alerts | None = None
     """The account's `alerts` (organization file), which every region's paging alarms reach."""
     time_zones: Mapping[str, str] = field(default_factory=dict)
@@ -58,6 +61,7 @@ class InferenceFleet(pulumi.ComponentResource):
                     registry_account_id=args.registry_account_id,
                     account_id=args.account_id,
                     tags=args.tags,
+                    engine=args.engine,
                     alerts=args.alerts,
                     time_zones=args.time_zones,
                 ),

@@ -15,9 +15,9 @@ import pulumi_aws as aws
 import pulumi_kubernetes as k8s
 
 from gpuinfra.catalog import Catalog
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.graph import pod_security, tokens
 from gpuinfra.plan import InferencePlan
-from gpuinfra.plan.engines import VLLM, engine_of
 from gpuinfra.plan.rollout import KUBERNETES_SURGE
 from gpuinfra.plan.serving import RegionPlan
 from gpuinfra.pulumi.components.alerts import alert_topic
@@ -25,6 +25,7 @@ from gpuinfra.pulumi.components.inference.access_logs import PREFIX as ACCESS_LO
 from gpuinfra.pulumi.components.inference.access_logs import access_log_bucket
 from gpuinfra.pulumi.components.inference.endpoint import log_bucket_name
 from gpuinfra.pulumi.components.inference.engine import TRTLLM_CONFIG, engine_args, engine_config
+from gpuinfra.pulumi.components.inference.external_metric import METRIC_LABEL, external_metric
 from gpuinfra.pulumi.components.inference.images import mirror_repository, mirrored_image
 from gpuinfra.pulumi.components.inference.nodes import (
     NODE_CLASS_API,
@@ -195,6 +196,7 @@ def deployment_spec(
     model_prefix: str,
     devices: Accelerators,
     pod_labels: dict[str, str],
+    engine: Engine,
     node: tuple[int, int] = (4, 16),
     weights_bytes: int = 16 * 10**9,
     mirror: str | None = None,
@@ -216,7 +218,7 @@ def deployment_spec(
         restricted_context(),
         {"name": "cache", "mount_path": CACHE_DIR},
     )
-    pod["containers"] = [server_container(spec, rp, devices, server_image, pod_requests(*node), weights_gib)]
+    pod["containers"] = [server_container(spec, rp, devices, server_image, pod_requests(*node), weights_gib, engine)]
     for container in [*pod["init_containers"], *pod["containers"]]:
         container["volume_mounts"].append(TMP_MOUNT)
     pod["volumes"] = [
@@ -292,6 +294,7 @@ def server_container(
     server_image: str,
     requests: dict[str, str],
     weights_gib: int,
+    engine: Engine,
 ) -> dict[str, Any]:
     """vLLM on the synced weights: its accelerators, CPU and memory, the emptyDirs it writes as ephemeral storage,
     the API key from its Secret, probes sized by the cold start, and a drain before SIGTERM."""
@@ -300,9 +303,11 @@ def server_container(
     # The emptyDirs on disk count against the node's disk: request them, so the scheduler places the pod where they
     # fit and the kubelet evicts only this pod if it outgrows them (Kubernetes docs, "Local ephemeral storage").
     disk = f"{weights_gib + CACHE_GIB + TMP_GIB}Gi"
+    # The engine's key variable (engine-api-key refuses api_key auth for an engine without one).
+    key_env = engine.api_key_env
     api_key = (
-        [{"name": "VLLM_API_KEY", "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
-        if kube and kube.api_key_secret and spec.access.auth == "api_key"
+        [{"name": key_env, "value_from": {"secret_key_ref": {"name": kube.api_key_secret, "key": "api-key"}}}]
+        if kube and kube.api_key_secret and spec.access.auth == "api_key" and key_env
         else []
     )
     return {
@@ -310,7 +315,7 @@ def server_container(
         "image": server_image,
         "env": CACHE_ENV + api_key,
         "security_context": restricted_context(),
-        "args": engine_args(model, WEIGHTS_DIR, gpus, spec.server_args, spec.engine, lb.server_port),
+        "args": engine_args(model, WEIGHTS_DIR, gpus, engine, spec.server_args, lb.server_port),
         "ports": [{"name": "http", "container_port": lb.server_port}],
         "resources": {
             "limits": {devices.resource: str(gpus), "memory": requests["memory"]},
@@ -323,9 +328,7 @@ def server_container(
         ],
         **probes(spec, rp),
         # In-flight generations finish before SIGTERM, which vLLM answers by cancelling them.
-        "lifecycle": {
-            "pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds, engine_of(spec.engine))}}
-        },
+        "lifecycle": {"pre_stop": {"exec": {"command": drain_command(lb.server_port, rp.drain_seconds, engine)}}},
     }
 
 
@@ -356,13 +359,10 @@ def probes(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
     }
 
 
-EXTERNAL_METRIC = "vllm_requests_in_flight"
-"""External metric the HPA reads: the cluster's prometheus-adapter must expose it (README, Kubernetes
-serving: an external rule summing vllm:num_requests_waiting and vllm:num_requests_running by the labels
-of the selector). The spec requires the adapter to be named (kubernetes.external_metrics_adapter)."""
-
-
-def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
+def hpa_spec(spec: InferenceSpec, rp: RegionPlan, engine: Engine) -> dict[str, Any]:
+    """The HPA on the engine's own external metric, which the cluster's prometheus-adapter serves from the engine's
+    rule (external_metric.py; docs/inference.md lists each engine's). The spec requires the adapter to be named
+    (kubernetes.external_metrics_adapter)."""
     a = spec.autoscaling
     assert spec.kubernetes is not None
     return {
@@ -374,7 +374,7 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
                 "type": "External",
                 "external": {
                     "metric": {
-                        "name": EXTERNAL_METRIC,
+                        "name": external_metric(engine),
                         "selector": {"match_labels": {METRIC_LABEL: spec.name, "namespace": spec.kubernetes.namespace}},
                     },
                     "target": {"type": "AverageValue", "average_value": f"{a.target_queue_depth_per_replica:g}"},
@@ -395,31 +395,29 @@ def hpa_spec(spec: InferenceSpec, rp: RegionPlan) -> dict[str, Any]:
 
 
 POD_LABEL = "app.kubernetes.io/name"
-METRIC_LABEL = "app_kubernetes_io_name"
-"""The series label the PodMonitor's podTargetLabels copies from the pod label (Prometheus sanitizes names)."""
 
 
-def load_query(waiting_metric: str, namespace: str, name: str, running_metric: str = VLLM.running_metric) -> str:
+def load_query(waiting_metric: str, namespace: str, name: str, running_metric: str) -> str:
     """Requests in flight (waiting + running, the engine's own series) over the fleet's pods, with the labels the
     PodMonitor gives every series: `namespace` (always) and app_kubernetes_io_name (podTargetLabels)."""
     selector = f'{{namespace="{namespace}",{METRIC_LABEL}="{name}"}}'
     return f"sum({waiting_metric}{selector}) + sum({running_metric}{selector})"
 
 
-def waiting_metric(spec: InferenceSpec) -> str:
+def waiting_metric(spec: InferenceSpec, engine: Engine) -> str:
     """The queue series the autoscaler counts: the spec's, else the engine's."""
     kube = spec.kubernetes
     assert kube is not None
-    return kube.queue_metric or engine_of(spec.engine).waiting_metric
+    return kube.queue_metric or engine.waiting_metric
 
 
-def pod_monitor_spec(spec: InferenceSpec) -> dict[str, Any]:
+def pod_monitor_spec(spec: InferenceSpec, engine: Engine) -> dict[str, Any]:
     """Prometheus Operator PodMonitor (monitoring.coreos.com/v1) scraping the engine's metrics path (vLLM's and
     SGLang's /metrics, trtllm-serve's /prometheus/metrics) on the http port."""
     return {
         "selector": {"matchLabels": {POD_LABEL: spec.name}},
         "podTargetLabels": [POD_LABEL],
-        "podMetricsEndpoints": [{"port": "http", "path": engine_of(spec.engine).metrics_path, "interval": "15s"}],
+        "podMetricsEndpoints": [{"port": "http", "path": engine.metrics_path, "interval": "15s"}],
     }
 
 
@@ -472,7 +470,7 @@ def prometheus_address(spec: InferenceSpec, cluster: ServingClusterComponents) -
 
 
 def scaled_object_spec(
-    spec: InferenceSpec, rp: RegionPlan, namespace: str, cluster: ServingClusterComponents
+    spec: InferenceSpec, rp: RegionPlan, namespace: str, cluster: ServingClusterComponents, engine: Engine
 ) -> dict[str, Any]:
     """KEDA ScaledObject spec (CRD fields are camelCase: it is passed through untranslated). When Prometheus stops
     answering, KEDA holds `fallback.replicas` (KEDA docs, ScaledObject spec, fallback: for scalers of metric type
@@ -480,7 +478,7 @@ def scaled_object_spec(
     count was, so an outage of the monitoring stack never scales the fleet in under load."""
     a, kube = spec.autoscaling, spec.kubernetes
     assert kube is not None
-    query = load_query(waiting_metric(spec), namespace, spec.name, engine_of(spec.engine).running_metric)
+    query = load_query(waiting_metric(spec, engine), namespace, spec.name, engine.running_metric)
     return {
         "scaleTargetRef": {"name": spec.name},
         "minReplicaCount": rp.min_replicas,
@@ -526,6 +524,8 @@ class KubernetesRegionArgs:
     cluster: ServingClusterComponents
     """What the region's cluster runs."""
     pools: list[NodePoolPlan]
+    engine: Engine
+    """The model server (the catalog's engines.yaml row for spec.engine)."""
     alerts: Alerts | None = None
     release_wait_seconds: int = 0
     """The longest a new release may take to reach the region's bucket (plan.rollout's held_seconds)."""
@@ -583,6 +583,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             args.registry.model_prefix,
             args.devices,
             labels(spec, args.stack_tags),
+            args.engine,
             args.node,
             args.weights_bytes,
             self._mirror(name, args, aws_opts),
@@ -682,7 +683,7 @@ class KubernetesRegion(pulumi.ComponentResource):
             api_version="monitoring.coreos.com/v1",
             kind="PodMonitor",
             metadata={**meta, "labels": {**meta["labels"], "release": cluster.prometheus_operator.release}},
-            spec=pod_monitor_spec(spec),
+            spec=pod_monitor_spec(spec, args.engine),
             opts=o,
         )
         k8s.networking.v1.NetworkPolicy(
@@ -733,11 +734,13 @@ class KubernetesRegion(pulumi.ComponentResource):
                 api_version="keda.sh/v1alpha1",
                 kind="ScaledObject",
                 metadata=meta,
-                spec=scaled_object_spec(spec, rp, kube.namespace, args.cluster),
+                spec=scaled_object_spec(spec, rp, kube.namespace, args.cluster, args.engine),
                 opts=o,
             )
         else:
-            k8s.autoscaling.v2.HorizontalPodAutoscaler(f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp), opts=o)
+            k8s.autoscaling.v2.HorizontalPodAutoscaler(
+                f"{name}-hpa", metadata=meta, spec=hpa_spec(spec, rp, args.engine), opts=o
+            )
 
     def _alarms(
         self,
@@ -864,6 +867,7 @@ def region_args(args: KubernetesFleetArgs, fleet_region: FleetRegion, rp: Region
         weights_bytes=args.plan.memory.weights_bytes,
         cluster=cluster_components(args, rp.region),
         pools=node_pools(spec, rp, args.catalog, args.plan.quotas),
+        engine=args.catalog.engine(spec.engine),
         alerts=args.alerts,
         release_wait_seconds=next((s.held_seconds for s in args.plan.rollout if s.region == rp.region), 0),
     )
@@ -933,7 +937,6 @@ class KubernetesFleet(pulumi.ComponentResource):
 
 
 __all__ = [
-    "EXTERNAL_METRIC",
     "FLEET_TYPE",
     "REGION_TYPE",
     "Accelerators",

@@ -9,7 +9,7 @@ expects (`RegionPlan.drain_seconds`, the EC2 fleet's deregistration delay and dr
 
 from __future__ import annotations
 
-from gpuinfra.plan.engines import VLLM, Engine
+from gpuinfra.catalog.engines import Engine
 
 SETTLE_SECONDS = 30
 """Time for the load balancer to stop sending new requests before the drain starts counting."""
@@ -35,7 +35,7 @@ while time.monotonic() < deadline:
 """
 """Python's standard library only (every engine's image has python3; curl is not promised). The metrics path needs
 no key: vLLM's --api-key guards /v1 only. An unreachable server has nothing left to drain. Arguments: settle, port,
-drain limit, poll, then the engine's metrics path and its running and waiting series (plan/engines.py)."""
+drain limit, poll, then the engine's metrics path and its running and waiting series (catalog engines.yaml)."""
 
 
 POLL_SECONDS = 5
@@ -44,7 +44,7 @@ POLL_SECONDS = 5
 def drain_command(
     port: int,
     drain_seconds: int,
-    engine: Engine = VLLM,
+    engine: Engine,
     settle_seconds: int = SETTLE_SECONDS,
     poll_seconds: float = POLL_SECONDS,
 ) -> list[str]:

@@ -10,6 +10,7 @@ import pulumi
 import pulumi_aws as aws
 import pulumi_random as random
 
+from gpuinfra.catalog.engines import Engine
 from gpuinfra.plan import InferencePlan
 from gpuinfra.plan.capacity import split_capacity
 from gpuinfra.plan.rollout import ALARM_WINDOW_SECONDS
@@ -55,6 +56,8 @@ class RegionArgs:
     registry_account_id: str
     account_id: str
     tags: dict[str, str]
+    engine: Engine
+    """The model server the fleet runs (the catalog's engines.yaml row for spec.engine)."""
     alerts: Alerts | None = None
     """The account's `alerts` (organization file): the region's paging alarms notify a topic they subscribe."""
     time_zones: Mapping[str, str] = field(default_factory=dict)
@@ -176,8 +179,8 @@ def server_config(args: RegionArgs, cached: CachedImage | None, api_key: str | N
         image=cached.image if cached else spec.server_image,
         image_registry=cached.registry if cached else None,
         server_port=lb.server_port,
-        engine_args=tuple(engine_args(model, "/model", accelerators, spec.server_args, spec.engine)),
-        engine=spec.engine,
+        engine_args=tuple(engine_args(model, "/model", accelerators, args.engine, spec.server_args)),
+        engine=args.engine,
         engine_config=engine_config(model, spec.engine),
         max_sequences=model.max_concurrent_sequences,
         launch_heartbeat_seconds=launch_heartbeat(rp.cold_start_seconds),

@@ -47,8 +47,18 @@ def build_inference(inputs: Inputs, plan: InferencePlan) -> None:
     else:
         routing_provider = providers[plan.regions[0].region]
     registry_account_id = org.accounts[registry.account].id
-    zones = load_catalog().time_zones()
-    fleet_args = FleetArgs(spec, plan, registry, registry_account_id, account.id, tags, account.alerts, zones)
+    catalog = load_catalog()
+    fleet_args = FleetArgs(
+        spec,
+        plan,
+        registry,
+        registry_account_id,
+        account.id,
+        tags,
+        catalog.engine(spec.engine),
+        account.alerts,
+        catalog.time_zones(),
+    )
     InferenceFleet(spec.name, fleet_args, providers, routing_provider)
     if account.request_quota_increases:
         request_increases(spec.name, plan.quotas, providers)
