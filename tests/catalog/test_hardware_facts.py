@@ -166,6 +166,8 @@ def test_the_eks_training_cluster_requests_what_the_catalog_says(family: str) ->
 # ---- no hardware fact in code -----------------------------------------------------------------------------
 CODE_ROOTS = ("infra", "policies", "templates", "tools", "bench")
 CATALOG = ROOT / "infra" / "gpuinfra" / "catalog"
+CATALOGS = (CATALOG, *sorted((ROOT / "infra" / "gpuinfra" / "clouds").glob("*/catalog")))
+"""The shared catalog and each cloud's own (clouds/<cloud>/catalog/): where hardware facts belong."""
 
 
 def code_files() -> list[Path]:
@@ -177,7 +179,7 @@ def code_files() -> list[Path]:
         if path.is_file()
         and path.suffix in suffixes
         and "__pycache__" not in path.parts
-        and not path.is_relative_to(CATALOG)
+        and not any(path.is_relative_to(catalog) for catalog in CATALOGS)
     ]
 
 
