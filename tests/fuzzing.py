@@ -1,12 +1,13 @@
-"""Fuzzing strategies over the example stacks (tests/spec/test_fuzz.py, test_fuzz_preview.py): a spec with a few
-fields set, dropped or added anywhere (`mutated`), or with its numbers rescaled (`rescaled`)."""
+"""Fuzzing strategies over the example stacks (tests/spec/test_fuzz.py, test_fuzz_preview.py, test_yaml_fast.py): a
+spec with a few fields set, dropped or added anywhere (`mutated`), with its numbers rescaled (`rescaled`), or an
+example file's text with a few YAML-significant characters edited in (`edited_text`)."""
 
 from __future__ import annotations
 
 import copy
 from typing import Any
 
-from helpers import example_data, field_paths, org_data
+from helpers import STACKS, example_data, field_paths, org_data
 from hypothesis import strategies as st
 
 EXAMPLES = {name: example_data(name) for name in ("llm-train", "chat-serve", "model-registry")}
@@ -90,3 +91,56 @@ def rescaled(draw: st.DrawFn) -> tuple[str, dict[str, Any]]:
         value = parent[last] * factor
         parent[last] = round(value) if isinstance(parent[last], int) else value
     return name, data
+
+
+TEXTS = {name: (STACKS / f"Pulumi.{name}.yaml").read_text() for name in (*EXAMPLES, "llm-train-onprem")}
+YAML_BITS = st.sampled_from(
+    [
+        ":",
+        " ",
+        "\n",
+        "-",
+        "&a ",
+        "*a",
+        "!!",
+        "!x ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "'",
+        '"',
+        "#",
+        "\t",
+        "? ",
+        ",",
+        "|",
+        ">",
+        ".inf",
+        "1e308",
+        "0x1F",
+        "~",
+        "null",
+        "true",
+        "\x00",
+        "\u2028",
+        "\ufeff",
+        "%YAML 1.1\n",
+        "<<: *a\n",
+    ]
+)
+
+EDITS = st.one_of(YAML_BITS, st.text(max_size=3))
+"""What an edit inserts; one strategy for every draw (made per draw, hypothesis validated it again each time)."""
+
+
+@st.composite
+def edited_text(draw: st.DrawFn) -> tuple[str, str]:
+    """An example stack file with a few YAML-significant characters inserted, deleted or replaced."""
+    name = draw(st.sampled_from(sorted(TEXTS)))
+    text = TEXTS[name]
+    for _ in range(draw(st.integers(1, 4))):
+        at = draw(st.integers(0, len(text)))
+        cut = draw(st.integers(0, 3))
+        text = text[:at] + draw(EDITS) + text[at + cut :]
+    return name, text
