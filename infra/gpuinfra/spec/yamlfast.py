@@ -17,6 +17,7 @@ from __future__ import annotations
 import datetime
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 from ruamel.yaml.constructor import SafeConstructor
@@ -52,6 +53,7 @@ DOCUMENT_MARKER = re.compile(r"(?<=[\r\n])(?:---|\.\.\.)|\A\.\.\.")
 libyaml ends the document (a leading `---` they read alike)."""
 RESOLVER = VersionedResolver(version=(1, 2))
 """The round-trip loader's resolver, at the version it reads a file without a `%YAML` directive."""
+STR = "tag:yaml.org,2002:str"
 DATE = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})")
 
 _SCALAR, _SEQUENCE, _MAPPING, _DATE = 0, 1, 2, 3
@@ -162,9 +164,9 @@ def _scalar(event: Any) -> Node:
     if event.tag is not None:
         raise Refused("a tag")
     text: str = event.value
-    tag = str(RESOLVER.resolve(ScalarNode, text, event.implicit))
+    tag = _resolved(text) if event.implicit[0] else STR  # quoted or a block scalar: text, whatever it reads
     mark = event.start_mark
-    if tag == "tag:yaml.org,2002:str":
+    if tag == STR:
         return Node(_SCALAR, text, mark.line, mark.column)
     if tag == "tag:yaml.org,2002:null":
         return Node(_SCALAR, None, mark.line, mark.column)
@@ -178,6 +180,13 @@ def _scalar(event: Any) -> Node:
     if tag == "tag:yaml.org,2002:timestamp" and (date := DATE.fullmatch(text)):
         return Node(_DATE, datetime.date(*map(int, date.groups())).isoformat(), mark.line, mark.column)
     raise Refused(f"a scalar resolved as {tag}")  # a timestamp with a time, `<<`, `=`
+
+
+@lru_cache(maxsize=4096)
+def _resolved(plain: str) -> str:
+    """The tag the round-trip loader's resolver gives a plain scalar (kept: a repository's files repeat their
+    words, and the resolver looks its version up twice a call)."""
+    return str(RESOLVER.resolve(ScalarNode, plain, (True, False)))
 
 
 def _int(text: str) -> int:
