@@ -4,9 +4,10 @@ the pyproject addopts (`-n 3 --dist loadfile`). Reports the run's wall seconds, 
 (setup, call and teardown, from pytest's JUnit XML), the slowest tests first, and the CPU seconds of the pytest
 processes (user + system, its workers included): the figure other work on a shared machine disturbs least.
 
-Issue 47: the property tests run in under a minute in CI. The target is on the sum of their durations, what they
-add to CI's workers inside the full run (alone, with three workers on two cores, the wall time is lower).
-`--write` refreshes only this section of bench/RESULTS.md (the rest is from the last full `make bench`).
+Issue 47: the property tests run in under a minute in CI, read two ways and judged both: the run alone takes under
+60 s of wall time, and their durations add to under 60 s (what they cost CI's workers inside the full run, where
+they share the two cores with 4,000 other tests). Exit 1 when either is missed. `--write` refreshes only this
+section of bench/RESULTS.md (the rest is from the last full `make bench`).
 """
 
 from __future__ import annotations
@@ -26,7 +27,7 @@ from pathlib import Path
 from bench.process import compiled, refresh
 
 TARGET_S = 60.0
-"""Issue 47: the property tests' durations add to under a minute."""
+"""Issue 47: the property tests run in under a minute (the run's wall time, and the sum of their durations)."""
 ROOT = Path(__file__).resolve().parent.parent
 TITLE = "Property tests"
 
@@ -88,17 +89,17 @@ def section(runs: list[Run], files: list[Path]) -> str:
     wall, total, cpu = median(r.wall_s for r in runs), median(r.total_s for r in runs), median(r.cpu_s for r in runs)
     middle = sorted(runs, key=lambda r: r.total_s)[len(runs) // 2]
     names = ", ".join(f"`{p.relative_to(ROOT)}`" for p in files)
-    verdict = "met" if total < TARGET_S else "missed"
+    verdicts = ["met" if seconds < TARGET_S else "missed" for seconds in (wall, total)]
+    loads = ", ".join(f"{r.load:.1f}" for r in runs)
     lines = [
         f"The property tests ({names}) run alone with CI's settings (`CI=true`, the pyproject addopts"
         f" `-n 3 --dist loadfile`), {len(runs)} run(s); wall seconds of the pytest process, the sum of the"
         " tests' durations (setup + call + teardown, JUnit XML) and the CPU seconds of the pytest processes (user +"
-        f" system, workers included), medians. Target (issue 47): the durations add to under {TARGET_S:.0f} s.",
+        f" system, workers included), medians. Targets (issue 47): each of the first two under {TARGET_S:.0f} s.",
         "",
-        "| wall s | sum of durations s | CPU s | target | load average before each run |",
-        "|---:|---:|---:|---|---|",
-        f"| {wall:.1f} | {total:.1f} | {cpu:.1f} | {verdict} (< {TARGET_S:.0f} s) |"
-        f" {', '.join(f'{r.load:.1f}' for r in runs)} |",
+        "| wall s | sum of durations s | CPU s | load average before each run (2 cores) |",
+        "|---:|---:|---:|---|",
+        f"| {wall:.1f} ({verdicts[0]}) | {total:.1f} ({verdicts[1]}) | {cpu:.1f} | {loads} |",
         "",
         "| test (slowest of the median run) | seconds |",
         "|---|---:|",
@@ -121,7 +122,8 @@ def main(argv: list[str] | None = None) -> int:
     sys.stdout.write(body)
     if args.write:
         refresh(ROOT / "bench" / "RESULTS.md", TITLE, body, "python -m bench.properties --write")
-    return 0 if statistics.median(r.total_s for r in runs) < TARGET_S else 1
+    median = statistics.median
+    return 0 if median(r.wall_s for r in runs) < TARGET_S and median(r.total_s for r in runs) < TARGET_S else 1
 
 
 if __name__ == "__main__":
