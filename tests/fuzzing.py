@@ -144,14 +144,16 @@ YAML_BITS = st.sampled_from(
     ]
 )
 
+TEXT_NAMES = st.sampled_from(sorted(TEXTS))
 EDITS = st.one_of(YAML_BITS, st.text(max_size=3))
-"""What an edit inserts; one strategy for every draw (made per draw, hypothesis validated it again each time)."""
+"""Which file, and what an edit inserts: one strategy each for every draw (made in each draw, hypothesis built and
+validated it again each time)."""
 
 
 @st.composite
 def edited_text(draw: st.DrawFn) -> tuple[str, str]:
     """An example stack file with a few YAML-significant characters inserted, deleted or replaced."""
-    name = draw(st.sampled_from(sorted(TEXTS)))
+    name = draw(TEXT_NAMES)
     text = TEXTS[name]
     for _ in range(draw(st.integers(1, 4))):
         at = draw(st.integers(0, len(text)))
