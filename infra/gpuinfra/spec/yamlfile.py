@@ -63,9 +63,10 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
     """Parse `path`; a missing file or a syntax error becomes an InputError naming file and line.
 
     Parsed documents are cached by path, size and modification time: the CLI and the Pulumi program it
-    runs in-process read the same organization file, and round-trip parsing is the slowest step of a
-    small preview. The cache holds a repository's every stack file (the quota and budget ledgers and the access
-    flows read each stack's siblings: with fewer entries than files, reading them in turn missed every time).
+    runs in-process read the same organization file, and parsing (round-trip wherever the fast path declines)
+    is a step of every small preview. The cache holds a repository's every stack file (the quota and budget
+    ledgers and the access flows read each stack's siblings: with fewer entries than files, reading them in turn
+    missed every time).
     Callers must not mutate `data` (copy it first)."""
     try:
         stat = path.stat()
