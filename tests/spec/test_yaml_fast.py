@@ -2,23 +2,26 @@
 every text, either the fast path declines (and the round-trip path answers, as before) or both give the same data,
 value for value and type for type, and the same field-path -> line index, in the same order. Texts: the example
 files byte for byte, character-level edits of them (tests/fuzzing.py `edited_text`, with CRLF, CR, a byte-order
-mark and tabs), and generated documents full of what YAML 1.1 and 1.2 read differently."""
+mark and tabs), generated documents full of what YAML 1.1 and 1.2 read differently, and generated data as three
+emitters write it (quoting, escapes, long lines folded)."""
 
 from __future__ import annotations
 
+import io
 import math
 from pathlib import Path
 from typing import Any
 
 import pytest
 from bad_inputs import ALIAS_BOMB
-from fuzzing import edited_text
+from fuzzing import edited_text, scalars
 from gpuinfra.errors import InputError
 from gpuinfra.spec import yamlfast
 from gpuinfra.spec.yamlfile import MAX_DEPTH, MAX_VALUES, _round_trip, parse_yaml
 from helpers import STACKS
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
+from ruamel.yaml import YAML
 
 HERE = Path("Pulumi.fuzz.yaml")
 FILES = sorted(STACKS.rglob("*.yaml"))
@@ -138,8 +141,17 @@ def generated(draw: st.DrawFn) -> str:
 
 
 HOSTILE_EDITS, GENERATED = hostile_edit(), generated()
-ANSWERED = {"edited": 0, "generated": 0}
-DRAWN = {"edited": 0, "generated": 0}
+DATA = st.recursive(
+    scalars | st.text(max_size=120),  # text past the emitters' width: folded and continued lines
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+    max_leaves=10,
+)
+"""tests/fuzzing.py's scalars (hostile text, NaN, infinities, large numbers) and long text, nested."""
+EMITTERS = (YAML(), YAML(typ="safe", pure=False), YAML(typ="safe", pure=True))
+"""ruamel's round-trip emitter (what the reader property tests write files with), libyaml's and ruamel's safe one."""
+EMITTERS[1].default_flow_style = None  # leaf collections in flow style
+ANSWERED = {"edited": 0, "generated": 0, "dumped": 0}
+DRAWN = {"edited": 0, "generated": 0, "dumped": 0}
 
 
 @settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -159,12 +171,24 @@ def test_generated_documents_read_alike_or_fall_back(text: str) -> None:
     ANSWERED["generated"] += agree(text)
 
 
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(DATA, st.sampled_from(range(len(EMITTERS))), st.integers(20, 100))
+def test_emitted_documents_read_alike_or_fall_back(data: Any, emitter: int, width: int) -> None:
+    yaml = EMITTERS[emitter]
+    yaml.width = width
+    written = io.StringIO()
+    yaml.dump({"root": data}, written)
+    DRAWN["dumped"] += 1
+    ANSWERED["dumped"] += agree(written.getvalue())
+
+
 def test_the_fast_path_answers_for_most_generated_texts() -> None:
     """Not a vacuous property: the fast path answered for a good share of the texts drawn above (the same
     worker runs this file's tests in order; counted only when both ran here)."""
     if not all(ANSWERED.values()):
         pytest.skip("the property tests above did not run in this process")
     assert all(ANSWERED[kind] >= DRAWN[kind] // 8 for kind in DRAWN), (ANSWERED, DRAWN)  # about 1 in 5 under CI
+    assert ANSWERED["dumped"] >= DRAWN["dumped"] * 9 // 10, (ANSWERED, DRAWN)  # what an emitter writes it reads
 
 
 ALIKE = {
