@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fuzzing import EXAMPLES, ORG, mutated, rescaled
+from fuzzing import ORG, edited_text, mutated, rescaled
 from gpuinfra.catalog import load_catalog
 from gpuinfra.errors import InputError
 from gpuinfra.load import resolve
@@ -16,7 +16,6 @@ from gpuinfra.spec.yamlfile import parse_yaml
 from gpuinfra.validators.checked import check
 from helpers import STACKS
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 
 
 @settings(max_examples=2500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
@@ -38,56 +37,6 @@ def test_mutated_specs_fail_only_with_input_errors(case: tuple[str, dict[str, An
 @given(rescaled())
 def test_rescaled_specs_plan_or_fail_cleanly(case: tuple[str, dict[str, Any]]) -> None:
     test_mutated_specs_fail_only_with_input_errors.hypothesis.inner_test(case)  # type: ignore[attr-defined]
-
-
-TEXTS = {name: (STACKS / f"Pulumi.{name}.yaml").read_text() for name in (*EXAMPLES, "llm-train-onprem")}
-YAML_BITS = st.sampled_from(
-    [
-        ":",
-        " ",
-        "\n",
-        "-",
-        "&a ",
-        "*a",
-        "!!",
-        "!x ",
-        "[",
-        "]",
-        "{",
-        "}",
-        "'",
-        '"',
-        "#",
-        "\t",
-        "? ",
-        ",",
-        "|",
-        ">",
-        ".inf",
-        "1e308",
-        "0x1F",
-        "~",
-        "null",
-        "true",
-        "\x00",
-        "\u2028",
-        "\ufeff",
-        "%YAML 1.1\n",
-        "<<: *a\n",
-    ]
-)
-
-
-@st.composite
-def edited_text(draw: st.DrawFn) -> tuple[str, str]:
-    """An example stack file with a few YAML-significant characters inserted, deleted or replaced."""
-    name = draw(st.sampled_from(sorted(TEXTS)))
-    text = TEXTS[name]
-    for _ in range(draw(st.integers(1, 4))):
-        at = draw(st.integers(0, len(text)))
-        cut = draw(st.integers(0, 3))
-        text = text[:at] + draw(st.one_of(YAML_BITS, st.text(max_size=3))) + text[at + cut :]
-    return name, text
 
 
 @settings(max_examples=1500, deadline=None, suppress_health_check=[HealthCheck.too_slow])

@@ -31,6 +31,8 @@ from ruamel.yaml.scalarbool import ScalarBoolean
 
 from gpuinfra.errors import FieldPath, InputError, Problem
 from gpuinfra.spec.files import read_text
+from gpuinfra.spec.yamlfast import plain as fast_plain
+from gpuinfra.spec.yamlfast import underscored
 
 MAX_BYTES = 4 * 1024 * 1024
 MAX_VALUES = 200_000
@@ -61,9 +63,10 @@ def read_yaml(path: Path, what: str = "file") -> YamlDocument:
     """Parse `path`; a missing file or a syntax error becomes an InputError naming file and line.
 
     Parsed documents are cached by path, size and modification time: the CLI and the Pulumi program it
-    runs in-process read the same organization file, and round-trip parsing is the slowest step of a
-    small preview. The cache holds a repository's every stack file (the quota and budget ledgers and the access
-    flows read each stack's siblings: with fewer entries than files, reading them in turn missed every time).
+    runs in-process read the same organization file, and parsing (round-trip wherever the fast path declines)
+    is a step of every small preview. The cache holds a repository's every stack file (the quota and budget
+    ledgers and the access flows read each stack's siblings: with fewer entries than files, reading them in turn
+    missed every time).
     Callers must not mutate `data` (copy it first)."""
     try:
         stat = path.stat()
@@ -101,7 +104,7 @@ def _compiled(text: str, path: Path) -> tuple[Any, dict[FieldPath, int]]:
 
     from gpuinfra.store.disk import cached
 
-    key = f"yaml-plain-1|{ruamel.yaml.__version__}|{_own_code()}|{hashlib.sha256(text.encode()).hexdigest()}"
+    key = f"yaml-plain-2|{ruamel.yaml.__version__}|{_own_code()}|{hashlib.sha256(text.encode()).hexdigest()}"
     found = cached(key, lambda: _as_stored(parse_yaml(text, path)))
     return found[0], {tuple(k): v for k, v in found[1]}
 
@@ -118,12 +121,23 @@ def _as_stored(doc: YamlDocument) -> tuple[Any, list[tuple[FieldPath, int]]]:
 
 @lru_cache(maxsize=1)
 def _own_code() -> str:
+    """This module's code and its fast path's: a parse depends on both."""
     import hashlib
 
-    return hashlib.sha256(Path(__file__).read_bytes()).hexdigest()
+    code = Path(__file__).read_bytes() + Path(__file__).with_name("yamlfast.py").read_bytes()
+    return hashlib.sha256(code).hexdigest()
 
 
 def parse_yaml(text: str, path: Path) -> YamlDocument:
+    """Plain data and lines from libyaml's events (spec/yamlfast.py) where that path gives exactly the round-trip
+    path's answer; the round-trip parse otherwise, which names every error by line (the fast path has none)."""
+    fast = fast_plain(text, MAX_VALUES, MAX_DEPTH)
+    if fast is not None:
+        return YamlDocument(path=path, data=fast[0], lines=fast[1])
+    return _round_trip(text, path)
+
+
+def _round_trip(text: str, path: Path) -> YamlDocument:
     yaml = YAML(typ="rt", pure=True)
     yaml.max_depth = MAX_DEPTH  # the composer refuses deeper nesting at its line, before recursing into it
     try:
@@ -271,9 +285,6 @@ def _plain(node: Any, path: FieldPath, lines: dict[FieldPath, int], budget: _Bud
     )
 
 
-_PLAIN_TOKEN = re.compile(r"[^\s#,\[\]{}]+")
-
-
 def _written_as_yaml12(value: Any, where: tuple[int, int], path: FieldPath, budget: _Budget) -> None:
     """Refuse a number written with `_` (`1_6`): ruamel reads it as 16, YAML 1.1's way, while YAML 1.2's core
     schema (yaml.org/spec/1.2.2, 10.3.2 "Tag Resolution") has no `_` in numbers and reads it as text. Stack
@@ -281,9 +292,8 @@ def _written_as_yaml12(value: Any, where: tuple[int, int], path: FieldPath, budg
     if isinstance(value, bool) or not isinstance(value, int | float):
         return
     line, column = where
-    match = _PLAIN_TOKEN.match(budget.source[line], column) if 0 <= line < len(budget.source) else None
-    if match and "_" in match.group():
-        written = match.group()
+    written = underscored(budget.source, line, column)
+    if written:
         raise InputError.single(
             f"the number {written} is written with '_', which YAML 1.2 reads as text",
             file=budget.path,
