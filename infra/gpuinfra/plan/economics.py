@@ -33,6 +33,22 @@ from gpuinfra.spec import Organization, TrainingSpec
 MAX_SWEEP_NODES = 4096
 
 
+def sweep_limit(nodes: int) -> int:
+    """The most nodes the run sweep tries for a cluster of `nodes`: eight times it (at least 64), never past
+    MAX_SWEEP_NODES."""
+    return min(MAX_SWEEP_NODES, max(64, 8 * nodes))
+
+
+def dense_peak(catalog: Catalog, info: InstanceType, precision: str) -> tuple[AcceleratorPeak, float] | str:
+    """The accelerator's catalog peak and its dense TFLOPS at `precision`, or the note saying the run cannot be
+    planned without them (every cloud's run planner starts here)."""
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    tflops = peak.dense_tflops.get(precision) if peak else None
+    if peak is None or tflops is None:
+        return f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    return peak, tflops
+
+
 def _shape(spec: TrainingSpec) -> Shape | None:
     arch = spec.model.architecture
     if arch is None:
@@ -224,11 +240,10 @@ def training_run(
     run = spec.run
     if run is None:
         return None, None
-    precision = spec.model.precision
-    peak = catalog.accelerator_peak(info.accelerator or "")
-    tflops = peak.dense_tflops.get(precision) if peak else None
-    if peak is None or tflops is None:
-        return None, f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    peaked = dense_peak(catalog, info, spec.model.precision)
+    if isinstance(peaked, str):
+        return None, peaked
+    peak, tflops = peaked
     per_doubling = run.scaling_per_doubling or DEFAULT_SCALING_PER_DOUBLING[spec.interconnect.type]
     if per_doubling is None:
         return None, (
@@ -237,8 +252,7 @@ def training_run(
     price, price_sources, floor = _node_price(spec, catalog, info, ownership)
     inputs = _run_inputs(spec, catalog, info, checkpoint, peak, tflops, per_doubling, price_sources)
     nodes = spec.compute.node_count
-    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), sweep_limit(nodes), floor), None
 
 
 def _node_price(
@@ -324,4 +338,13 @@ def _run_inputs(
     )
 
 
-__all__ = ["restart_parts", "step_inputs", "training_layout", "training_ownership", "training_run"]
+__all__ = [
+    "MAX_SWEEP_NODES",
+    "dense_peak",
+    "restart_parts",
+    "step_inputs",
+    "sweep_limit",
+    "training_layout",
+    "training_ownership",
+    "training_run",
+]
