@@ -11,6 +11,11 @@ from pydantic import Field, StringConstraints
 
 from gpuinfra.spec.base import PURPOSE_OF_WORKLOAD, Money, Purpose, SpecModel
 
+PROJECT_ID = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
+"""A project ID (6 to 30 lower-case letters, digits and hyphens, starting with a letter, not ending with a hyphen):
+one pattern for the spec's fields and images and the pack's reading of resource paths and service accounts."""
+ProjectId = Annotated[str, StringConstraints(pattern=f"^{PROJECT_ID}$")]
+
 GcpRegion = Annotated[
     str,
     StringConstraints(pattern=r"^[a-z]+-[a-z]+[0-9]{1,2}$"),
@@ -40,7 +45,7 @@ class GcpProject(SpecModel):
 
     cloud: Literal["gcp"]
     """Marks the entry as a Google Cloud project (entries without `cloud` are AWS accounts)."""
-    id: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")]
+    id: ProjectId
     """The project ID (6 to 30 lower-case letters, digits and hyphens, starting with a letter): every provider and
     resource of the stack is pinned to it."""
     purpose: Purpose
@@ -56,7 +61,7 @@ class GcpProject(SpecModel):
     """Emit cloudquota.SQuotaPreference resources asking Google for what the project's stacks need."""
     production: bool = False
     """Runs production workloads."""
-    network_host_project: Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9-]{4,28}[a-z0-9]$")] | None = None
+    network_host_project: ProjectId | None = None
     """A Shared VPC host project whose networks this project's stacks attach to (None: the stack's own VPC): the
     host must be a project of the same purpose (separation-gcp-edges)."""
 
@@ -65,4 +70,13 @@ class GcpProject(SpecModel):
         return self.purpose == PURPOSE_OF_WORKLOAD.get(workload, workload)
 
 
-__all__ = ["MAX_GPU_QUOTA", "GcpProject", "GcpRegion", "GcpZone", "QuotaMetric", "QuotaScope"]
+__all__ = [
+    "MAX_GPU_QUOTA",
+    "PROJECT_ID",
+    "GcpProject",
+    "GcpRegion",
+    "GcpZone",
+    "ProjectId",
+    "QuotaMetric",
+    "QuotaScope",
+]
