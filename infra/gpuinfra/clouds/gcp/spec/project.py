@@ -15,20 +15,22 @@ PROJECT_ID = r"[a-z][a-z0-9-]{4,28}[a-z0-9]"
 """A project ID (6 to 30 lower-case letters, digits and hyphens, starting with a letter, not ending with a hyphen):
 one pattern for the spec's fields and images and the pack's reading of resource paths and service accounts."""
 ProjectId = Annotated[str, StringConstraints(pattern=f"^{PROJECT_ID}$")]
+REGION = r"[a-z]+-[a-z]+[0-9]{1,2}"
+"""A Google Cloud region's name (us-central1, europe-west4): its zones and the regional quota scopes build on it."""
 
 GcpRegion = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z]+-[a-z]+[0-9]{1,2}$"),
+    StringConstraints(pattern=f"^{REGION}$"),
     Field(description="Google Cloud region, e.g. us-central1, europe-west4."),
 ]
 GcpZone = Annotated[
     str,
-    StringConstraints(pattern=r"^[a-z]+-[a-z]+[0-9]{1,2}-[a-z]$"),
+    StringConstraints(pattern=f"^{REGION}-[a-z]$"),
     Field(description="Google Cloud zone: the region and a letter, e.g. us-central1-a."),
 ]
 QuotaScope = Annotated[
     str,
-    StringConstraints(pattern=r"^(global|[a-z]+-[a-z]+[0-9]{1,2})$"),
+    StringConstraints(pattern=f"^(global|{REGION})$"),
     Field(description="A region (regional quotas) or `global` (project-wide quotas such as GPUS_ALL_REGIONS)."),
 ]
 QuotaMetric = Annotated[
@@ -73,6 +75,7 @@ class GcpProject(SpecModel):
 __all__ = [
     "MAX_GPU_QUOTA",
     "PROJECT_ID",
+    "REGION",
     "GcpProject",
     "GcpRegion",
     "GcpZone",
