@@ -21,6 +21,7 @@ import yaml
 from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.kueue import queues, resource_flavor, topology
 from gpuinfra.pulumi.components.training.acceptance import (
     acceptance_jobset,
     acceptance_pod,
@@ -34,7 +35,6 @@ from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_sp
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
 """Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 RELEASE_TIMEOUT_SECONDS = 900
@@ -500,42 +500,13 @@ class TrainingWorkloads(pulumi.ComponentResource):
         """Kueue's objects (after its chart, whose CRDs they need): the Topology, the fabric domain's flavor, the
         ClusterQueue holding the job's quota and the team's LocalQueue."""
         if args.topology:
-            k8s.apiextensions.CustomResource(
-                f"{name}-topology",
-                api_version=KUEUE_API,
-                kind="Topology",
-                metadata={"name": args.topology.name, "labels": args.labels},
-                spec={"levels": [{"nodeLabel": level} for level in args.topology.levels]},
-                opts=crds,
-            )
+            topology(name, args.topology.name, args.topology.levels, args.labels, crds)
         toleration = device_toleration(args.device_resource)
         flavor_spec: dict[str, Any] = {"nodeLabels": args.flavor.node_labels, "tolerations": [toleration]}
         if args.flavor.topology:
             flavor_spec["topologyName"] = args.flavor.topology
-        k8s.apiextensions.CustomResource(
-            f"{name}-flavor",
-            api_version=KUEUE_API,
-            kind="ResourceFlavor",
-            metadata={"name": args.flavor.name, "labels": args.labels},
-            spec=flavor_spec,
-            opts=crds,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-cluster-queue",
-            api_version=KUEUE_API,
-            kind="ClusterQueue",
-            metadata={"name": queue_name(args), "labels": args.labels},
-            spec=cluster_queue_spec(args),
-            opts=crds,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-local-queue",
-            api_version=KUEUE_API,
-            kind="LocalQueue",
-            metadata={"name": args.queue, "namespace": namespace, "labels": args.labels},
-            spec={"clusterQueue": queue_name(args)},
-            opts=crds,
-        )
+        resource_flavor(name, args.flavor.name, flavor_spec, args.labels, crds)
+        queues(name, queue_name(args), cluster_queue_spec(args), args.queue, namespace, args.labels, crds)
 
     @staticmethod
     def _nodes_and_identity(
@@ -684,7 +655,6 @@ def static_claim(
 __all__ = [
     "DOMAIN_LABEL",
     "EFA",
-    "KUEUE_API",
     "POOL_LABEL",
     "RACK_LABEL",
     "RDMA",
