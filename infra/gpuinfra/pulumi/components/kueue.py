@@ -12,6 +12,7 @@ import pulumi
 import pulumi_kubernetes as k8s
 
 KUEUE_API = "kueue.x-k8s.io/v1beta2"
+"""Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 
 
 def topology(

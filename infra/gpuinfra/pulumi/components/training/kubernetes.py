@@ -35,7 +35,6 @@ from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_sp
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
-"""Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 RELEASE_TIMEOUT_SECONDS = 900
 """How long a chart's install may take to become ready (Release `timeout`; Helm's default is 300 s)."""
@@ -269,6 +268,26 @@ def device_toleration(resource: str) -> dict[str, str]:
     EKS user guide's GPU node groups: `nvidia.com/gpu`; the resource is the catalog's, `Catalog.k8s_resource`), so
     only pods that tolerate it, with any value, land there: the job, its device plugins and node agents."""
     return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
+
+
+def pinned_release(name: str, chart: str, values: dict[str, Any], o: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
+    """The chart at its pin (catalog/pins.py: source, version, namespace, repository when not OCI), in a namespace
+    of its own, given RELEASE_TIMEOUT_SECONDS to become ready: Helm's own default is 300 s, and a first install
+    pulls images onto fresh nodes. Every cluster a stack owns installs its charts so (EKS's add-ons, GKE's Kueue
+    and JobSet)."""
+    pin = CHARTS[chart]
+    return k8s.helm.v3.Release(
+        f"{name}-{chart}",
+        name=chart,
+        chart=pin.source,
+        version=pin.version,
+        namespace=pin.namespace,
+        create_namespace=True,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
+        values=values,
+        timeout=RELEASE_TIMEOUT_SECONDS,
+        opts=o,
+    )
 
 
 def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
@@ -569,25 +588,7 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.lustre is not None:
             wanted.append("aws-fsx-csi-driver")
         values = chart_values(args)
-        releases: list[pulumi.Resource] = []
-        for chart in wanted:
-            pin = CHARTS[chart]
-            releases.append(
-                k8s.helm.v3.Release(
-                    f"{name}-{chart}",
-                    name=chart,
-                    chart=pin.source,
-                    version=pin.version,
-                    namespace=pin.namespace,
-                    create_namespace=True,
-                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
-                    values=values.get(chart, {}),
-                    # Helm's own default is 300 s; a first install pulls images onto fresh nodes.
-                    timeout=RELEASE_TIMEOUT_SECONDS,
-                    opts=o,
-                )
-            )
-        return releases
+        return [pinned_release(name, chart, values.get(chart, {}), o) for chart in wanted]
 
     @staticmethod
     def _lustre(
@@ -679,6 +680,7 @@ __all__ = [
     "lustre_claim",
     "nccl_acceptance",
     "nccl_acceptance_pod",
+    "pinned_release",
     "pod_requests",
     "static_claim",
 ]

@@ -16,16 +16,15 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.pulumi.training.provisioning import QUEUED_TAINT, create_check, queue_check
 from gpuinfra.graph import pod_security
 from gpuinfra.pulumi.components.kueue import queues, resource_flavor, topology
 from gpuinfra.pulumi.components.training.kubernetes import (
-    RELEASE_TIMEOUT_SECONDS,
     device_toleration,
     isolate,
     kueue_config,
+    pinned_release,
 )
 
 TOPOLOGY_LEVELS = (
@@ -142,24 +141,13 @@ class GkeQueues(pulumi.ComponentResource):
 
     @staticmethod
     def _chart(name: str, chart: str, o: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
-        pin = CHARTS[chart]
         values: dict[str, Any] = {}
         if chart == "kueue":
             values = {
                 "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
                 "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
             }
-        return k8s.helm.v3.Release(
-            f"{name}-{chart}",
-            name=chart,
-            chart=pin.source,
-            version=pin.version,
-            namespace=pin.namespace,
-            create_namespace=True,
-            values=values,
-            timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=o,
-        )
+        return pinned_release(name, chart, values, o)
 
     @staticmethod
     def _queues(name: str, args: QueueArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions) -> None:
