@@ -290,15 +290,21 @@ def pinned_release(name: str, chart: str, values: dict[str, Any], o: pulumi.Reso
     )
 
 
+def kueue_values() -> dict[str, Any]:
+    """The Kueue chart's values wherever a stack installs it (EKS, GKE): topology-aware scheduling, and the
+    manager's configuration (kueue_config)."""
+    return {
+        # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
+        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
+        "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
+    }
+
+
 def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
     """Helm values per chart, each a key of the chart's values.yaml at the pin."""
     toleration = device_toleration(args.device_resource)
     return {
-        "kueue": {
-            # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
-            "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
-            "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
-        },
+        "kueue": kueue_values(),
         # EKS user guide (ml-eks-k8s-device-plugin): install with gfd.enabled=true; GFD brings NFD, whose worker
         # must tolerate the GPU taint with any value (the chart's own toleration expects value "present").
         "nvidia-device-plugin": {
@@ -677,6 +683,7 @@ __all__ = [
     "fabric_resource",
     "job_template",
     "kueue_config",
+    "kueue_values",
     "lustre_claim",
     "nccl_acceptance",
     "nccl_acceptance_pod",

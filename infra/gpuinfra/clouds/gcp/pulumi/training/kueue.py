@@ -23,7 +23,7 @@ from gpuinfra.pulumi.components.kueue import queues, resource_flavor, topology
 from gpuinfra.pulumi.components.training.kubernetes import (
     device_toleration,
     isolate,
-    kueue_config,
+    kueue_values,
     pinned_release,
 )
 
@@ -141,13 +141,7 @@ class GkeQueues(pulumi.ComponentResource):
 
     @staticmethod
     def _chart(name: str, chart: str, o: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
-        values: dict[str, Any] = {}
-        if chart == "kueue":
-            values = {
-                "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
-                "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
-            }
-        return pinned_release(name, chart, values, o)
+        return pinned_release(name, chart, kueue_values() if chart == "kueue" else {}, o)
 
     @staticmethod
     def _queues(name: str, args: QueueArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions) -> None:
