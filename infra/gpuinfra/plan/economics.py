@@ -15,7 +15,7 @@ from gpuinfra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
 from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layout_memory
-from gpuinfra.plan.memory import MIB, training_memory
+from gpuinfra.plan.memory import MIB, model_memory
 from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
 from gpuinfra.plan.racks import RackLayout
 from gpuinfra.plan.rates import cluster_hourly, lowest_rate, node_rates
@@ -105,14 +105,7 @@ def _fits(spec: TrainingSpec, info: InstanceType) -> Callable[[int], bool]:
 
     def fits(nodes: int) -> bool:
         if shape is None:
-            return training_memory(
-                model.parameters_billion,
-                model.precision,
-                model.optimizer,
-                nodes * info.accelerator_count,
-                info.accelerator_memory_mib,
-                model.activation_headroom_fraction,
-            ).fits
+            return model_memory(model, nodes * info.accelerator_count, info.accelerator_memory_mib).fits
         return fits_on(layout, shape, _budget(spec, info, nodes))
 
     return fits

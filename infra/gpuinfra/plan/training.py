@@ -13,7 +13,7 @@ from gpuinfra.plan.economics import training_layout, training_ownership, trainin
 from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.jobs import PodSize, pod_size, pod_size_from_allocatable, restart_budget
 from gpuinfra.plan.layout import LayoutMemory
-from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
+from gpuinfra.plan.memory import Plain, TrainingMemory, model_memory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.pcs import block_checkpoint_at, cluster_size
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
@@ -158,14 +158,7 @@ def _capacity(spec: TrainingSpec) -> tuple[int, int]:
 
 
 def _memory(spec: TrainingSpec, info: InstanceType) -> TrainingMemory:
-    return training_memory(
-        spec.model.parameters_billion,
-        spec.model.precision,
-        spec.model.optimizer,
-        spec.compute.node_count * info.accelerator_count,
-        info.accelerator_memory_mib,
-        spec.model.activation_headroom_fraction,
-    )
+    return model_memory(spec.model, spec.compute.node_count * info.accelerator_count, info.accelerator_memory_mib)
 
 
 def _racks(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> tuple[RackLayout | None, str | None]:

@@ -21,7 +21,7 @@ from gpuinfra.plan.checkpoint import CheckpointPlan, planned_checkpoint
 from gpuinfra.plan.economics import dense_peak, restart_parts, step_inputs, sweep_limit, training_layout
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
 from gpuinfra.plan.interruption import DEFAULT_MONTHLY
-from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
+from gpuinfra.plan.memory import Plain, TrainingMemory, model_memory
 from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
 from gpuinfra.plan.training import TrainingPlan
 from gpuinfra.spec import Organization
@@ -68,16 +68,7 @@ def _machine(spec: GcpTrainingSpec, catalog: Catalog) -> InstanceType | None:
 
 
 def _memory(spec: GcpTrainingSpec, info: InstanceType) -> TrainingMemory:
-    m = spec.model
-    gpus = spec.compute.node_count * info.accelerator_count
-    return training_memory(
-        m.parameters_billion,
-        m.precision,
-        m.optimizer,
-        gpus,
-        info.accelerator_memory_mib,
-        m.activation_headroom_fraction,
-    )
+    return model_memory(spec.model, spec.compute.node_count * info.accelerator_count, info.accelerator_memory_mib)
 
 
 def _lustre(spec: GcpTrainingSpec) -> dict[str, int | float | None]:
