@@ -388,14 +388,21 @@ def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
     return script, jobset
 
 
-def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
+def disruption_budget(
+    name: str, args: WorkloadArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions
+) -> k8s.policy.v1.PodDisruptionBudget:
     """No voluntary eviction of a running training pod: every worker of the gang must stay (minAvailable = the
     job's pod count), since evicting one restarts the whole JobSet. A managed node group update then waits for the
     budget and fails (PodEvictionFailure after 15 minutes) instead of draining a node under the run: updates happen
     between runs (EKS User Guide, "Understand each phase of node updates": the upgrade phase honours
     PodDisruptionBudgets unless forced). Spot reclaims are not voluntary evictions and still end the pod with
     SIGTERM (the checkpoint contract)."""
-    return {"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}}
+    return k8s.policy.v1.PodDisruptionBudget(
+        f"{name}-training-pdb",
+        metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
+        spec={"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}},
+        opts=o,
+    )
 
 
 def checkpoint_volume(args: WorkloadArgs, claim: str | None) -> dict[str, Any]:
@@ -560,12 +567,7 @@ class TrainingWorkloads(pulumi.ComponentResource):
     ) -> None:
         """What runs in the namespace: the gang's disruption budget, the pruner, the NCCL acceptance job and the
         training JobSet's template."""
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-training-pdb",
-            metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
-            spec=disruption_budget(args),
-            opts=o,
-        )
+        disruption_budget(name, args, namespace, o)
         if args.retention is not None:
             create_pruner(
                 name, args.cluster, args.retention, args.job.image, args.mount_path, volume, namespace, args.labels, o
