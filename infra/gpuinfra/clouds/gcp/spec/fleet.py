@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from gpuinfra.clouds.gcp.spec.project import PROJECT_ID, GcpRegion, GcpZone
+from gpuinfra.clouds.gcp.spec.project import PROJECT_ID, GcpLabels, GcpRegion, GcpZone
 from gpuinfra.spec.base import AccountName, Invalid, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.inference import (
     AcceleratorName,
@@ -204,10 +204,7 @@ class GcpInferenceSpec(SpecModel):
     failover: Literal["none", "n_plus_one"] = "n_plus_one"
     """n_plus_one: each region can take its own peak plus the largest other region's (the load balancer sends a
     failed region's users to the next closest healthy one)."""
-    labels: dict[
-        Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,62}$")],
-        Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{0,63}$")],
-    ] = {}
+    labels: GcpLabels = {}
     """Labels on every resource that takes them (Google labels: lower-case keys and values)."""
     suppress: list[RuleId] = []
     """Warnings (and suppressible errors) this stack accepts, by rule id."""

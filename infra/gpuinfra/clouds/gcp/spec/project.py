@@ -38,6 +38,12 @@ QuotaMetric = Annotated[
     StringConstraints(pattern=r"^[A-Z][A-Z0-9_]{1,62}$"),
     Field(description="A Compute Engine quota metric as regions.get names it, e.g. NVIDIA_L4_GPUS."),
 ]
+GcpLabels = dict[
+    Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,62}$")],
+    Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{0,63}$")],
+]
+"""Google resource labels: lower-case keys of 1 to 63 characters starting with a letter, values of up to 63 (every
+Google workload spec's `labels`)."""
 MAX_GPU_QUOTA = 1_000_000
 """Largest GPU quota value read: far above any grant, far below what overflows."""
 
@@ -76,6 +82,7 @@ __all__ = [
     "MAX_GPU_QUOTA",
     "PROJECT_ID",
     "REGION",
+    "GcpLabels",
     "GcpProject",
     "GcpRegion",
     "GcpZone",
