@@ -1,7 +1,7 @@
 """Kueue's objects as every stack that queues GPU jobs creates them (kueue.x-k8s.io/v1beta2 at the chart pinned in
 catalog/pins.py; preflight holds them to that release's CRDs): a Topology of node labels, a ResourceFlavor, the
-ClusterQueue holding the quota and a namespace's LocalQueue submitting to it. AWS's training cluster, Google's
-and fine-tuning on an existing cluster each give only their names, specs and options."""
+ClusterQueue holding the quota and a namespace's LocalQueue submitting to it. Each cloud's training cluster and
+fine-tuning on an existing cluster give only their names, specs and options."""
 
 from __future__ import annotations
 
