@@ -194,3 +194,56 @@ def test_event_lines_are_read_with_pulumis_own_engine_event_type(tmp_path: Path)
     done = gpuinfra("diff", str(broken))
     assert done.returncode == 2
     assert "event 99 is not a Pulumi engine event" in done.stderr and "explode" in done.stderr
+
+
+def test_one_step_reads_the_same_from_the_digest_and_the_event_log() -> None:
+    """The two formats carry one step under different names (pkg/display/json.go's StepEventMetadata: oldState,
+    newState, replaceReasons, diffReasons, detailedDiff kind; apitype's StepEventMetadata in the event log: old,
+    new, keys, diffs, detailedDiff diffKind): read by one reader, they give the same steps and graphs."""
+    urn = "urn:pulumi:dev::p::aws:ec2/instance:Instance::web"
+    old = {"urn": urn, "type": "aws:ec2/instance:Instance", "inputs": {"userData": "a"}, "outputs": {}}
+    new = {**old, "inputs": {"userData": "b"}}
+    skipped = {"op": "delete-replaced", "urn": urn, "type": "aws:ec2/instance:Instance"}
+    digest = {
+        "steps": [
+            {
+                "op": "replace",
+                "urn": urn,
+                "oldState": old,
+                "newState": new,
+                "replaceReasons": ["userData"],
+                "diffReasons": ["userData"],
+                "detailedDiff": {"userData": {"kind": "update-replace"}},
+            },
+            skipped,
+            "not a step",
+        ]
+    }
+    log = [
+        {"preludeEvent": {"config": {}}},
+        {
+            "resourcePreEvent": {
+                "metadata": {
+                    "op": "replace",
+                    "urn": urn,
+                    "old": old,
+                    "new": new,
+                    "keys": ["userData"],
+                    "diffs": ["userData"],
+                    "detailedDiff": {"userData": {"diffKind": "update-replace"}},
+                }
+            }
+        },
+        {"resourcePreEvent": {"metadata": skipped}},
+    ]
+    a, b = read_preview(digest, "x"), read_events(log, "x")
+    assert a.steps == b.steps
+    (step,) = a.steps.values()
+    assert (step.op, step.replace_reasons, step.diff_reasons, step.detailed) == (
+        "replace",
+        ("userData",),
+        ("userData",),
+        {"userData": "update-replace"},
+    )
+    assert a.old["dev"].named("aws:ec2/instance:Instance", "web").inputs == {"userData": "a"}
+    assert b.new["dev"].named("aws:ec2/instance:Instance", "web").inputs == {"userData": "b"}

@@ -35,3 +35,28 @@ def test_optimum_minimizes_waste() -> None:
 
 def test_no_interruptions_means_infinite_interval() -> None:
     assert math.isinf(mean_time_between_interruptions(0, 0, 5000, 0.1))
+
+
+def test_planned_checkpoint_defaults_and_notes() -> None:
+    """The one checkpoint step both clouds' planners take (AWS's Checkpointing, Google's GcpCheckpointing):
+    size from the training state, bandwidth from Lustre's throughput, a note naming what is missing."""
+    from gpuinfra.clouds.gcp.spec.training import GcpCheckpointing
+    from gpuinfra.plan.checkpoint import planned_checkpoint
+    from gpuinfra.spec.training import Checkpointing
+
+    assert planned_checkpoint(None, 1e12, 1000.0, 4, 0, 5000, 0.1) == (None, "no checkpointing configured")
+    gcs = GcpCheckpointing(target="gcs", interval_minutes=30)
+    assert planned_checkpoint(gcs, 1e12, 1000.0, 4, 0, 5000, 0.1) == (
+        None,
+        "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s",
+    )
+    # 1,120 GB of state at Lustre's 11,718.75 MB/s: the hand figures of test_young_interval_by_hand.
+    for ckpt in (GcpCheckpointing(interval_minutes=150), Checkpointing(interval_minutes=150)):
+        plan, note = planned_checkpoint(ckpt, 1120e9, 11718.75, 16, 12, 5000, 0.2)
+        assert note is None and plan is not None
+        assert plan.write_seconds == pytest.approx(1120 / 11.71875)
+    # A given size is GiB: 10 GiB = 10.737418240 GB, at a given 2 GB/s.
+    sized = Checkpointing(interval_minutes=60, size_gib=10, write_bandwidth_gb_s=2)
+    plan, _ = planned_checkpoint(sized, 1e15, None, 1, 0, 5000, 0.0)
+    assert plan is not None and plan.size_gb == pytest.approx(10.73741824)
+    assert plan.write_seconds == pytest.approx(10.73741824 / 2)

@@ -40,3 +40,18 @@ def test_70b_fp16_weights_are_140_gb_plus_kv() -> None:
 def test_kv_precision_defaults(precision: str, kv: str | None, expected: int) -> None:
     mem = serving_memory(1, precision, 1, 1, 1, kv, 1, 1)
     assert mem.kv_bytes_per_token == 2 * expected
+
+
+def test_model_memory_of_a_spec_model() -> None:
+    """The one memory step of AWS's and Google's training planners (both specs' model is spec.training's
+    TrainedModel). 70B at bf16 with AdamW is 1,120 GB (16 bytes a parameter); over 128 GPUs 8.75 GB each; the usable
+    share of 80 GiB is what the headroom leaves."""
+    from gpuinfra.plan.memory import model_memory
+    from gpuinfra.spec.training import TrainedModel
+
+    model = TrainedModel.model_validate(
+        {"name": "m", "parameters_billion": 70, "precision": "bf16", "optimizer": "adamw"}
+    )
+    mem = model_memory(model, 128, 81920)
+    assert (mem.total_bytes, mem.per_gpu_bytes, mem.gpus) == (1_120 * 10**9, 8_750_000_000, 128)
+    assert mem.usable_bytes_per_gpu == int(81920 * 1024**2 * (1 - model.activation_headroom_fraction))

@@ -110,25 +110,30 @@ def read_export(doc: dict[str, Any], where: str) -> dict[str, Graph]:
     return graphs(resource(s) for s in states if not s.get("delete"))
 
 
+@dataclass(frozen=True)
+class StepKeys:
+    """Where a format writes a step's fields: the preview digest (StepEventMetadata in apitype) and the engine event
+    log (resourcePreEvent's metadata) carry the same step under different names."""
+
+    old: str
+    new: str
+    replace: str
+    diff: str
+    kind: str
+
+
+DIGEST_KEYS = StepKeys("oldState", "newState", "replaceReasons", "diffReasons", "kind")
+EVENT_KEYS = StepKeys("old", "new", "keys", "diffs", "diffKind")
+
+
 def read_preview(doc: dict[str, Any], where: str) -> PulumiPreview:
     """`pulumi preview --json`: old and new states of every step."""
     steps = doc.get("steps")
     if not isinstance(steps, list):
         raise InputError([Problem(f"{where}: not a pulumi preview: 'steps' is missing")])
     return _preview(
-        (
-            (
-                s.get("op", ""),
-                s,
-                s.get("oldState"),
-                s.get("newState"),
-                s.get("replaceReasons"),
-                s.get("diffReasons"),
-                {k: (v or {}).get("kind", "") for k, v in (s.get("detailedDiff") or {}).items()},
-            )
-            for s in steps
-            if isinstance(s, dict) and "urn" in s
-        ),
+        steps,
+        DIGEST_KEYS,
         diagnostics=[d for d in doc.get("diagnostics") or [] if isinstance(d, dict)],
         config={str(k): str(v) for k, v in (doc.get("config") or {}).items()},
         summary=doc.get("changeSummary") or {},
@@ -145,34 +150,30 @@ def read_events(lines: list[dict[str, Any]], where: str) -> PulumiPreview:
     if not metas:
         raise InputError([Problem(f"{where}: no resourcePreEvent in the event log")])
     return _preview(
-        (
-            (
-                m.get("op", ""),
-                m,
-                m.get("old"),
-                m.get("new"),
-                m.get("keys"),
-                m.get("diffs"),
-                {k: (v or {}).get("diffKind", "") for k, v in (m.get("detailedDiff") or {}).items()},
-            )
-            for m in metas
-            if "urn" in m
-        ),
-        diagnostics=[],
-        config={str(k): str(v) for k, v in config.items()},
-        summary=summary,
+        metas, EVENT_KEYS, diagnostics=[], config={str(k): str(v) for k, v in config.items()}, summary=summary
     )
 
 
 def _preview(
-    rows: Iterable[tuple[Any, ...]], diagnostics: list[dict[str, Any]], config: dict[str, str], summary: dict[str, Any]
+    raw_steps: Iterable[Any],
+    keys: StepKeys,
+    diagnostics: list[dict[str, Any]],
+    config: dict[str, str],
+    summary: dict[str, Any],
 ) -> PulumiPreview:
+    """The steps (each a dict with a urn; others skipped) read by the format's `keys`, as two graphs and Pulumi's
+    verdicts."""
     old: list[Resource] = []
     new: list[Resource] = []
     steps: dict[str, Step] = {}
-    for op, raw, old_state, new_state, replace, diff, detailed in rows:
+    for raw in raw_steps:
+        if not isinstance(raw, dict) or "urn" not in raw:
+            continue
+        op = raw.get("op", "")
         if op in NON_LOGICAL_OPS:
             continue
+        old_state, new_state = raw.get(keys.old), raw.get(keys.new)
+        detailed = {k: (v or {}).get(keys.kind, "") for k, v in (raw.get("detailedDiff") or {}).items()}
         urn = str(raw["urn"])
         type_ = str(raw.get("type") or (new_state or old_state or {}).get("type") or urn.split("::")[2])
         provider = raw.get("provider")
@@ -180,6 +181,7 @@ def _preview(
             old.append(resource(old_state, provider))
         if isinstance(new_state, dict) and new_state.get("urn") and op not in NO_NEW:
             new.append(resource(new_state, provider))
+        replace, diff = raw.get(keys.replace), raw.get(keys.diff)
         steps[urn] = Step(op, urn, type_, tuple(diff or ()), tuple(replace or ()), detailed)
     sames = sum(1 for s in steps.values() if s.op == "same")
     complete = not (isinstance(summary.get("same"), int) and summary["same"] > sames)

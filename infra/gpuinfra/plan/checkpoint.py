@@ -7,6 +7,7 @@ interruptions, from node failures and spot reclaims over every node.
 from __future__ import annotations
 
 import math
+from typing import Protocol
 
 from gpuinfra.plan.memory import Plain
 
@@ -57,6 +58,44 @@ def interval_within_bound(interval_minutes: float, checkpoint: CheckpointPlan) -
     return interval_minutes <= checkpoint.max_interval_minutes + 1e-9
 
 
+class CheckpointContract(Protocol):
+    """The checkpoint fields every cloud's training spec carries (each cloud's own checkpointing model)."""
+
+    @property
+    def target(self) -> str: ...
+    @property
+    def interval_minutes(self) -> float: ...
+    @property
+    def size_gib(self) -> float | None: ...
+    @property
+    def write_bandwidth_gb_s(self) -> float | None: ...
+
+
+def planned_checkpoint(
+    ckpt: CheckpointContract | None,
+    state_bytes: float,
+    lustre_mb_s: float | None,
+    node_count: int,
+    spot_nodes: int,
+    node_mtbf_hours: float,
+    spot_rate: float,
+) -> tuple[CheckpointPlan | None, str | None]:
+    """The checkpoint interval and its cost, from the write bandwidth (given, else Lustre's) and the failure
+    rates; a note saying what is missing otherwise. One step for every cloud's training planner: the size defaults
+    to the training state (`state_bytes`), the bandwidth to Lustre's aggregate throughput."""
+    if ckpt is None:
+        return None, "no checkpointing configured"
+    size_gb = ckpt.size_gib * 1024**3 / 1e9 if ckpt.size_gib else state_bytes / 1e9
+    bandwidth = ckpt.write_bandwidth_gb_s
+    if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
+        bandwidth = lustre_mb_s / 1000
+    if bandwidth is None:
+        return None, "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
+    return checkpoint_plan(
+        size_gb, bandwidth, node_count, spot_nodes, node_mtbf_hours, spot_rate, ckpt.interval_minutes
+    ), None
+
+
 def checkpoint_plan(
     size_gb: float,
     write_bandwidth_gb_s: float,
@@ -87,10 +126,12 @@ def checkpoint_plan(
 
 __all__ = [
     "HOURS_PER_MONTH",
+    "CheckpointContract",
     "CheckpointPlan",
     "checkpoint_plan",
     "interval_within_bound",
     "mean_time_between_interruptions",
+    "planned_checkpoint",
     "waste_fraction",
     "young_interval_seconds",
 ]

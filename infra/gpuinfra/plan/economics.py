@@ -15,7 +15,7 @@ from gpuinfra.plan.checkpoint import HOURS_PER_MONTH, CheckpointPlan
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
 from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.layout import Budget, Layout, LayoutMemory, Shape, fits_on, layout_memory
-from gpuinfra.plan.memory import MIB, training_memory
+from gpuinfra.plan.memory import MIB, model_memory
 from gpuinfra.plan.ownership import OwnershipPlan, ownership_plan
 from gpuinfra.plan.racks import RackLayout
 from gpuinfra.plan.rates import cluster_hourly, lowest_rate, node_rates
@@ -31,6 +31,22 @@ from gpuinfra.plan.throughput import ModelShape, Parallel, StepInputs, hardware
 from gpuinfra.spec import Organization, TrainingSpec
 
 MAX_SWEEP_NODES = 4096
+
+
+def sweep_limit(nodes: int) -> int:
+    """The most nodes the run sweep tries for a cluster of `nodes`: eight times it (at least 64), never past
+    MAX_SWEEP_NODES."""
+    return min(MAX_SWEEP_NODES, max(64, 8 * nodes))
+
+
+def dense_peak(catalog: Catalog, info: InstanceType, precision: str) -> tuple[AcceleratorPeak, float] | str:
+    """The accelerator's catalog peak and its dense TFLOPS at `precision`, or the note saying the run cannot be
+    planned without them (every cloud's run planner starts here)."""
+    peak = catalog.accelerator_peak(info.accelerator or "")
+    tflops = peak.dense_tflops.get(precision) if peak else None
+    if peak is None or tflops is None:
+        return f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    return peak, tflops
 
 
 def _shape(spec: TrainingSpec) -> Shape | None:
@@ -89,14 +105,7 @@ def _fits(spec: TrainingSpec, info: InstanceType) -> Callable[[int], bool]:
 
     def fits(nodes: int) -> bool:
         if shape is None:
-            return training_memory(
-                model.parameters_billion,
-                model.precision,
-                model.optimizer,
-                nodes * info.accelerator_count,
-                info.accelerator_memory_mib,
-                model.activation_headroom_fraction,
-            ).fits
+            return model_memory(model, nodes * info.accelerator_count, info.accelerator_memory_mib).fits
         return fits_on(layout, shape, _budget(spec, info, nodes))
 
     return fits
@@ -224,11 +233,10 @@ def training_run(
     run = spec.run
     if run is None:
         return None, None
-    precision = spec.model.precision
-    peak = catalog.accelerator_peak(info.accelerator or "")
-    tflops = peak.dense_tflops.get(precision) if peak else None
-    if peak is None or tflops is None:
-        return None, f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    peaked = dense_peak(catalog, info, spec.model.precision)
+    if isinstance(peaked, str):
+        return None, peaked
+    peak, tflops = peaked
     per_doubling = run.scaling_per_doubling or DEFAULT_SCALING_PER_DOUBLING[spec.interconnect.type]
     if per_doubling is None:
         return None, (
@@ -237,8 +245,7 @@ def training_run(
     price, price_sources, floor = _node_price(spec, catalog, info, ownership)
     inputs = _run_inputs(spec, catalog, info, checkpoint, peak, tflops, per_doubling, price_sources)
     nodes = spec.compute.node_count
-    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), sweep_limit(nodes), floor), None
 
 
 def _node_price(
@@ -324,4 +331,13 @@ def _run_inputs(
     )
 
 
-__all__ = ["restart_parts", "step_inputs", "training_layout", "training_ownership", "training_run"]
+__all__ = [
+    "MAX_SWEEP_NODES",
+    "dense_peak",
+    "restart_parts",
+    "step_inputs",
+    "sweep_limit",
+    "training_layout",
+    "training_ownership",
+    "training_run",
+]

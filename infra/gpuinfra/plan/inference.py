@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any, Literal
 
-from gpuinfra.catalog import Catalog
+from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.clouds import cloud_of
 from gpuinfra.plan.adapters import lora_slot_bytes, served_max_rank
 from gpuinfra.plan.coldstart import cold_start
@@ -47,6 +48,8 @@ DEFAULT_DRAIN_SECONDS = 300
 """Drain when the replica's decode rate is unknown (no bandwidth figure): five minutes."""
 MAX_DRAIN_SECONDS = 3600
 """Target groups allow a deregistration delay of at most 3,600 s (ELB TargetGroupAttribute)."""
+MIN_DRAIN_SECONDS = 30
+"""The shortest drain AWS's fleet plans, however fast its replicas answer."""
 FALLBACK_COLD_START_SECONDS = 600.0
 """Used only for a region without an instance type, which the validators refuse anyway."""
 
@@ -72,10 +75,7 @@ def plan_inference(spec: InferenceSpec, org: Organization, catalog: Catalog) -> 
     account = org.accounts.get(spec.account)
     demands = _demands(spec, regions, catalog)
     quotas = needs_in(cloud_of(spec), demands, catalog, spec.account, account.id, account.quotas) if account else []
-    loads = [
-        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
-        for r, rp in zip(spec.regions, regions, strict=True)
-    ]
+    loads = region_loads(spec, regions)
     return InferencePlan(
         memory=memory,
         choice=choice,
@@ -118,9 +118,22 @@ def replica_memory(m: ServedModel) -> ServingMemory:
 
 
 def _choice(spec: InferenceSpec, memory: ServingMemory, catalog: Catalog) -> InstanceChoice:
-    """The instance for the regions that leave it to the plan (all regions when each names its own)."""
+    """The instance for the regions that leave it to the plan, on the spec's server and engine."""
+    return instance_choice(spec, memory, catalog, lambda r: r.instance_type, spec.server_kind, spec.engine)
+
+
+def instance_choice(
+    spec: InferenceSpec,
+    memory: ServingMemory,
+    catalog: Catalog,
+    pinned: Callable[[Any], str | None],
+    server_kind: str,
+    engine: str = "vllm",
+) -> InstanceChoice:
+    """The type `auto` picks for the regions that leave it to the plan (`pinned(region)` is None; all regions when
+    each names its own): a step every cloud's fleet planner takes, on its own catalog."""
     m = spec.model
-    fleet_regions = [r.region for r in spec.regions if r.instance_type is None] or [r.region for r in spec.regions]
+    fleet_regions = [r.region for r in spec.regions if pinned(r) is None] or [r.region for r in spec.regions]
     return choose_instance(
         spec.instance.type,
         spec.instance.gpu,
@@ -128,12 +141,34 @@ def _choice(spec: InferenceSpec, memory: ServingMemory, catalog: Catalog) -> Ins
         m.gpu_memory_utilization,
         fleet_regions,
         catalog,
-        spec.server_kind,
+        server_kind,
         m.attention_heads,
         m.kv_cache.kv_heads,
         m.precision,
-        spec.engine,
+        engine,
     )
+
+
+def replica_figures(
+    spec: InferenceSpec,
+    memory: ServingMemory,
+    info: InstanceType,
+    catalog: Catalog,
+    min_drain_seconds: int,
+    engine: str = "vllm",
+) -> dict[str, Any]:
+    """What one replica on `info` takes and gives, on any cloud: its cold start, its roofline ceiling, and the drain
+    its longest answer needs (at least `min_drain_seconds`, at most a target group's 3,600 s)."""
+    c = spec.cold_start
+    cold = cold_start(info, memory.weights_bytes, catalog, c.download_gb_s, c.weights_load_seconds, c.compile_cache)
+    replica = replica_roofline(info, memory, spec, catalog, engine=engine)
+    longest = spec.requests.max_output_tokens or spec.model.context_length_tokens
+    drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
+    return {
+        "cold_start": cold,
+        "bound": replica,
+        "drain_seconds": max(min_drain_seconds, min(MAX_DRAIN_SECONDS, drain)),
+    }
 
 
 def _region_extra(
@@ -144,21 +179,8 @@ def _region_extra(
     info = catalog.instance(instance_type) if instance_type else None
     if info is None:
         return {}
-    cold = cold_start(
-        info,
-        memory.weights_bytes,
-        catalog,
-        spec.cold_start.download_gb_s,
-        spec.cold_start.weights_load_seconds,
-        spec.cold_start.compile_cache,
-    )
-    replica = replica_roofline(info, memory, spec, catalog, engine=spec.engine)
-    longest = spec.requests.max_output_tokens or m.context_length_tokens
-    drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
     return {
-        "cold_start": cold,
-        "bound": replica,
-        "drain_seconds": max(30, min(MAX_DRAIN_SECONDS, drain)),
+        **replica_figures(spec, memory, info, catalog, MIN_DRAIN_SECONDS, spec.engine),
         # A type the spec names stays that type on spot too (and in the quota plan); only `auto` lets the
         # burst group diversify over types that serve at least as fast.
         "spot_types": [info.name]
@@ -169,11 +191,6 @@ def _region_extra(
     }
 
 
-def _accelerator(catalog: Catalog, instance_type: str | None) -> tuple[str | None, int]:
-    info = catalog.instance(instance_type) if instance_type else None
-    return (info.accelerator, info.accelerator_count) if info else (None, 0)
-
-
 def _region(
     spec: InferenceSpec, r: FleetRegion, choice: InstanceChoice, memory: ServingMemory, catalog: Catalog
 ) -> RegionPlan:
@@ -181,25 +198,50 @@ def _region(
     instance_type = r.instance_type or choice.chosen
     pinned = r.instance_type is not None or spec.instance.type != "auto"
     extra = _region_extra(spec, memory, catalog, r.region, instance_type, pinned)
-    cold = extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS
+    zones = r.availability_zones or default_zones(r.region)
+    return fleet_region(
+        spec, r, instance_type, catalog.instance(instance_type) if instance_type else None, zones, extra
+    )
+
+
+def fleet_region(
+    spec: InferenceSpec,
+    r: Any,
+    instance_type: str | None,
+    info: InstanceType | None,
+    zones: list[str],
+    extra: dict[str, Any],
+) -> RegionPlan:
+    """Region `r`'s replicas, spot split, warm pool and N+1 failover headroom on `instance_type` (`info`), with the
+    figures `extra` derived from it (replica_figures and the spot types; empty when the type is unknown): a step
+    every cloud's fleet planner takes, on its own zones."""
     return region_plan(
         r.region,
         instance_type,
-        *_accelerator(catalog, instance_type),
-        r.availability_zones or default_zones(r.region),
+        info.accelerator if info else None,
+        info.accelerator_count if info else 0,
+        zones,
         r.min_replicas,
         r.max_replicas,
         r.peak_rps,
         spec.throughput_of(r),
         spec.spot_burst_share,
         spec.cold_start.warm_pool,
-        cold,
+        extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS,
         spec.cold_start.demand_ramp_minutes,
         failover=failover_replicas(r.peak_rps, [o.peak_rps for o in spec.regions if o is not r], spec.throughput_of(r))
         if spec.failover == "n_plus_one"
         else None,
         **extra,
     )
+
+
+def region_loads(spec: InferenceSpec, regions: list[RegionPlan]) -> list[RegionLoad]:
+    """Each region's peak, per-replica throughput and planned maximum: what failover and fleet losses weigh."""
+    return [
+        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
+        for r, rp in zip(spec.regions, regions, strict=True)
+    ]
 
 
 def _demands(spec: InferenceSpec, regions: list[RegionPlan], catalog: Catalog) -> list[InstanceDemand]:
@@ -226,9 +268,15 @@ def _demands(spec: InferenceSpec, regions: list[RegionPlan], catalog: Catalog) -
 
 __all__ = [
     "DEFAULT_DRAIN_SECONDS",
+    "FALLBACK_COLD_START_SECONDS",
     "MAX_DRAIN_SECONDS",
+    "MIN_DRAIN_SECONDS",
     "InferencePlan",
     "default_zones",
+    "fleet_region",
+    "instance_choice",
     "plan_inference",
+    "region_loads",
+    "replica_figures",
     "replica_memory",
 ]

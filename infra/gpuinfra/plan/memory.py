@@ -2,7 +2,12 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from pydantic import BaseModel, ConfigDict
+
+if TYPE_CHECKING:
+    from gpuinfra.spec.training import TrainedModel
 
 GB = 10**9
 MIB = 1024**2
@@ -63,6 +68,19 @@ def training_memory(
     )
 
 
+def model_memory(model: TrainedModel, gpus: int, gpu_memory_mib: int) -> TrainingMemory:
+    """The training state of a spec's model (every cloud's training spec has one), fully sharded over `gpus` GPUs
+    of `gpu_memory_mib` each."""
+    return training_memory(
+        model.parameters_billion,
+        model.precision,
+        model.optimizer,
+        gpus,
+        gpu_memory_mib,
+        model.activation_headroom_fraction,
+    )
+
+
 def kv_bytes_per_token(layers: int, kv_heads: int, head_dim: int, element_bytes: float) -> int:
     """2 (K and V) x layers x KV heads x head dim x bytes: Llama-3.1-70B at fp16 is 327,680."""
     return round(2 * layers * kv_heads * head_dim * element_bytes)
@@ -114,6 +132,7 @@ __all__ = [
     "ServingMemory",
     "TrainingMemory",
     "kv_bytes_per_token",
+    "model_memory",
     "serving_memory",
     "training_bytes_per_parameter",
     "training_memory",

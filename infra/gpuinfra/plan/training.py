@@ -8,12 +8,12 @@ from typing import Any, Literal
 from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.clouds import cloud
 from gpuinfra.plan.capacity import split_capacity
-from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan, mean_time_between_interruptions
+from gpuinfra.plan.checkpoint import CheckpointPlan, mean_time_between_interruptions, planned_checkpoint
 from gpuinfra.plan.economics import training_layout, training_ownership, training_run
 from gpuinfra.plan.interruption import spot_interruption
 from gpuinfra.plan.jobs import PodSize, pod_size, pod_size_from_allocatable, restart_budget
 from gpuinfra.plan.layout import LayoutMemory
-from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
+from gpuinfra.plan.memory import Plain, TrainingMemory, model_memory
 from gpuinfra.plan.ownership import OwnershipPlan
 from gpuinfra.plan.pcs import block_checkpoint_at, cluster_size
 from gpuinfra.plan.quotas import InstanceDemand, QuotaNeed, needs_in
@@ -158,14 +158,7 @@ def _capacity(spec: TrainingSpec) -> tuple[int, int]:
 
 
 def _memory(spec: TrainingSpec, info: InstanceType) -> TrainingMemory:
-    return training_memory(
-        spec.model.parameters_billion,
-        spec.model.precision,
-        spec.model.optimizer,
-        spec.compute.node_count * info.accelerator_count,
-        info.accelerator_memory_mib,
-        spec.model.activation_headroom_fraction,
-    )
+    return model_memory(spec.model, spec.compute.node_count * info.accelerator_count, info.accelerator_memory_mib)
 
 
 def _racks(spec: TrainingSpec, catalog: Catalog, info: InstanceType) -> tuple[RackLayout | None, str | None]:
@@ -211,21 +204,16 @@ def _storage(spec: TrainingSpec, catalog: Catalog) -> dict[str, Any]:
 def _checkpoint(
     spec: TrainingSpec, memory: TrainingMemory, lustre_mb_s: float | None, spot: int, spot_rate: float
 ) -> tuple[CheckpointPlan | None, str | None]:
-    """The checkpoint interval and its cost, from the write bandwidth (given, else Lustre's) and the failure
-    rates; a note saying what is missing otherwise."""
-    ckpt = spec.checkpointing
-    if ckpt is None:
-        return None, "no checkpointing configured"
-    size_gb = ckpt.size_gib * 1024**3 / 1e9 if ckpt.size_gib else memory.total_bytes / 1e9
-    bandwidth = ckpt.write_bandwidth_gb_s
-    if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
-        bandwidth = lustre_mb_s / 1000
-    if bandwidth is None:
-        return None, "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
-    nodes = spec.compute.node_count
-    return checkpoint_plan(
-        size_gb, bandwidth, nodes, spot, spec.failure.node_mtbf_hours, spot_rate, ckpt.interval_minutes
-    ), None
+    """The spec's checkpoint by the one step every cloud's planner takes (plan/checkpoint.py planned_checkpoint)."""
+    return planned_checkpoint(
+        spec.checkpointing,
+        memory.total_bytes,
+        lustre_mb_s,
+        spec.compute.node_count,
+        spot,
+        spec.failure.node_mtbf_hours,
+        spot_rate,
+    )
 
 
 def _quota_needs(

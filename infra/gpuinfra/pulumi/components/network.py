@@ -43,6 +43,40 @@ def subnet(name: str, network: aws.ec2.Vpc, cidr: str, zone: str, opts: pulumi.R
     )
 
 
+def default_route_table(
+    name: str,
+    network: aws.ec2.Vpc,
+    opts: pulumi.ResourceOptions,
+    gateway_id: pulumi.Input[str] | None = None,
+    nat_gateway_id: pulumi.Input[str] | None = None,
+) -> aws.ec2.RouteTable:
+    """A route table whose default route (0.0.0.0/0) leaves through the internet gateway (public subnets) or a
+    NAT gateway (private ones)."""
+    return aws.ec2.RouteTable(
+        name,
+        vpc_id=network.id,
+        routes=[
+            aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=gateway_id, nat_gateway_id=nat_gateway_id)
+        ],
+        opts=opts,
+    )
+
+
+def s3_gateway(
+    name: str, network: aws.ec2.Vpc, region: str, tables: Sequence[aws.ec2.RouteTable], opts: pulumi.ResourceOptions
+) -> aws.ec2.VpcEndpoint:
+    """The S3 gateway endpoint on the private route tables: dataset, checkpoint, weight and image-layer traffic
+    never crosses a NAT gateway (and costs no NAT processing)."""
+    return aws.ec2.VpcEndpoint(
+        f"{name}-s3",
+        vpc_id=network.id,
+        service_name=f"com.amazonaws.{region}.s3",
+        vpc_endpoint_type="Gateway",
+        route_table_ids=[t.id for t in tables],
+        opts=opts,
+    )
+
+
 def nat_egress(
     name: str,
     network: aws.ec2.Vpc,
@@ -57,32 +91,15 @@ def nat_egress(
     igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=network.id, opts=opts)
     eip = aws.ec2.Eip(f"{name}-nat-ip", domain="vpc", opts=opts)
     nat = aws.ec2.NatGateway(f"{name}-nat", subnet_id=public_subnets[0][1].id, allocation_id=eip.id, opts=opts)
-    public_rt = aws.ec2.RouteTable(
-        f"{name}-public-rt",
-        vpc_id=network.id,
-        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-        opts=opts,
-    )
-    private_rt = aws.ec2.RouteTable(
-        f"{name}-private-rt",
-        vpc_id=network.id,
-        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nat.id)],
-        opts=opts,
-    )
+    public_rt = default_route_table(f"{name}-public-rt", network, opts, gateway_id=igw.id)
+    private_rt = default_route_table(f"{name}-private-rt", network, opts, nat_gateway_id=nat.id)
     for table, subnets in ((public_rt, public_subnets), (private_rt, private_subnets)):
         for suffix, subnet in subnets:
             aws.ec2.RouteTableAssociation(
                 f"{name}-{suffix}-rta", subnet_id=subnet.id, route_table_id=table.id, opts=opts
             )
-    aws.ec2.VpcEndpoint(
-        f"{name}-s3",
-        vpc_id=network.id,
-        service_name=f"com.amazonaws.{region}.s3",
-        vpc_endpoint_type="Gateway",
-        route_table_ids=[private_rt.id],
-        opts=opts,
-    )
+    s3_gateway(name, network, region, [private_rt], opts)
     return private_rt
 
 
-__all__ = ["close_default_group", "nat_egress", "subnet", "vpc"]
+__all__ = ["close_default_group", "default_route_table", "nat_egress", "s3_gateway", "subnet", "vpc"]

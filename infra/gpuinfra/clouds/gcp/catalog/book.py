@@ -221,25 +221,53 @@ def gcp_services(path: Path = SERVICES_FILE) -> dict[str, ServicePrice]:
     return found
 
 
-def _instance(machine: MachineType, book: GcpBook) -> InstanceType:
+def compute_engine_type(
+    source: str,
+    name: str,
+    family: str,
+    vcpu: int,
+    memory_gib: float,
+    accelerator: str,
+    gpus: int,
+    accelerator_memory_mib: int,
+    network_gbps: float,
+    note: str,
+) -> InstanceType:
+    """A Compute Engine machine type as the catalog's InstanceType (serving's G2 and training's A3/A4 alike): GPUs,
+    one NIC as gpuinfra attaches it, its egress as both baseline and burst, and no EFA (an AWS adapter)."""
     return InstanceType(
-        source=machine.source,
+        source=source,
         as_of=None,
-        name=machine.name,
-        family=FAMILY,
-        vcpu=machine.vcpu,
-        memory_gib=machine.memory_gib,
-        accelerator=book.accelerator,
-        accelerator_count=machine.gpus,
-        accelerator_memory_mib=book.accelerator_memory_mib,
+        name=name,
+        family=family,
+        vcpu=vcpu,
+        memory_gib=memory_gib,
+        accelerator=accelerator,
+        accelerator_count=gpus,
+        accelerator_memory_mib=accelerator_memory_mib,
         accelerator_kind="gpu",
         efa_interfaces=0,
-        network_baseline_gbps=machine.egress_gbps,
-        network_burst_gbps=machine.egress_gbps,
+        network_baseline_gbps=network_gbps,
+        network_burst_gbps=network_gbps,
         max_interfaces=1,
         cards=(1,),
         efa_cards=(),
-        note="a Compute Engine machine type (one gVNIC as gpuinfra attaches it); no EFA",
+        note=note,
+    )
+
+
+def _instance(machine: MachineType, book: GcpBook) -> InstanceType:
+    return compute_engine_type(
+        machine.source,
+        machine.name,
+        FAMILY,
+        machine.vcpu,
+        machine.memory_gib,
+        book.accelerator,
+        machine.gpus,
+        book.accelerator_memory_mib,
+        machine.egress_gbps,
+        "a Compute Engine machine type (one gVNIC as gpuinfra attaches it); no EFA",
     )
 
 
@@ -264,13 +292,19 @@ def _spot(book: GcpBook, name: str, region: str) -> SpotDistribution | None:
 _VIEWS: dict[int, tuple[Catalog, Catalog]] = {}
 
 
+def kept_view(views: dict[int, tuple[Catalog, Catalog]], base: Catalog, build: Callable[[Catalog], Catalog]) -> Catalog:
+    """`build(base)` once per bundled catalog (loaded once per process), kept in `views`: keyed by the catalog's id
+    and checked by identity, since an id may be reused once a catalog is gone."""
+    kept = views.get(id(base))
+    if kept is None or kept[0] is not base:
+        kept = views[id(base)] = (base, build(base))
+    return kept[1]
+
+
 def gcp_catalog(base: Catalog) -> Catalog:
     """The bundled catalog with Google's machine types in place of EC2's (its cloud-neutral tables kept); one view
-    per bundled catalog (the catalog is loaded once per process)."""
-    kept = _VIEWS.get(id(base))
-    if kept is None or kept[0] is not base:
-        kept = _VIEWS[id(base)] = (base, _view(base))
-    return kept[1]
+    per bundled catalog."""
+    return kept_view(_VIEWS, base, _view)
 
 
 def _view(base: Catalog) -> Catalog:
@@ -309,8 +343,10 @@ __all__ = [
     "Price",
     "QuotaMetric",
     "check_sources",
+    "compute_engine_type",
     "gcp_book",
     "gcp_catalog",
     "gcp_services",
+    "kept_view",
     "read_data",
 ]

@@ -17,7 +17,7 @@ from typing import Any
 
 from gpuinfra.catalog import Catalog
 from gpuinfra.catalog.models import Family, InstanceType, Source
-from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError, check_sources, read_data
+from gpuinfra.clouds.gcp.catalog.book import GcpCatalogError, check_sources, compute_engine_type, kept_view, read_data
 
 TRAINING_FILE = Path(__file__).parent / "data" / "training.yaml"
 
@@ -225,24 +225,17 @@ def _instance(machine: TrainingMachine, base: Catalog) -> InstanceType:
     accelerator = next((a for a in base.accelerator_models if a.name == machine.accelerator), None)
     if accelerator is None:
         raise GcpCatalogError(f"{TRAINING_FILE}: {machine.name}'s {machine.accelerator} is not in accelerators.yaml")
-    return InstanceType(
-        source=machine.source,
-        as_of=None,
-        name=machine.name,
-        family=machine.series,
-        vcpu=machine.vcpu,
-        memory_gib=machine.memory_gib,
-        accelerator=machine.accelerator,
-        accelerator_count=machine.gpus,
-        accelerator_memory_mib=accelerator.memory_mib,
-        accelerator_kind="gpu",
-        efa_interfaces=0,
-        network_baseline_gbps=machine.network_gbps,
-        network_burst_gbps=machine.network_gbps,
-        max_interfaces=1,
-        cards=(1,),
-        efa_cards=(),
-        note="a Compute Engine machine type: its fabric is GPUDirect RDMA over the MRDMA NICs (no EFA)",
+    return compute_engine_type(
+        machine.source,
+        machine.name,
+        machine.series,
+        machine.vcpu,
+        machine.memory_gib,
+        machine.accelerator,
+        machine.gpus,
+        accelerator.memory_mib,
+        machine.network_gbps,
+        "a Compute Engine machine type: its fabric is GPUDirect RDMA over the MRDMA NICs (no EFA)",
     )
 
 
@@ -252,25 +245,25 @@ _VIEWS: dict[int, tuple[Catalog, Catalog]] = {}
 def training_catalog(base: Catalog) -> Catalog:
     """The bundled catalog with Google's training machine types in place of EC2's (its cloud-neutral tables kept);
     no prices: Google's A3 Ultra and A4 rates have no source in the catalog yet (unknown, never zero)."""
-    kept = _VIEWS.get(id(base))
-    if kept is None or kept[0] is not base:
-        book = training_book()
-        families = tuple(
-            Family(source=m.source, as_of=None, family=m.series, role="training", capacity_blocks=False)
-            for m in {m.series: m for m in book.machines.values()}.values()
-        )
-        view = replace(
-            base,
-            sources={**base.sources, **book.sources},
-            instance_types=tuple(_instance(m, base) for m in book.machines.values()),
-            on_demand_prices=(),
-            offered_in={},
-            spot_distributions=(),
-            families=families,
-            spot_advice=(),
-        )
-        kept = _VIEWS[id(base)] = (base, view)
-    return kept[1]
+    return kept_view(_VIEWS, base, _training_view)
+
+
+def _training_view(base: Catalog) -> Catalog:
+    book = training_book()
+    families = tuple(
+        Family(source=m.source, as_of=None, family=m.series, role="training", capacity_blocks=False)
+        for m in {m.series: m for m in book.machines.values()}.values()
+    )
+    return replace(
+        base,
+        sources={**base.sources, **book.sources},
+        instance_types=tuple(_instance(m, base) for m in book.machines.values()),
+        on_demand_prices=(),
+        offered_in={},
+        spot_distributions=(),
+        families=families,
+        spot_advice=(),
+    )
 
 
 __all__ = [

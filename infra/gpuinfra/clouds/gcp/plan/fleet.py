@@ -8,7 +8,6 @@ region's zones are the ones the catalog lists G2 in, unless the spec names its o
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from gpuinfra.catalog import Catalog
@@ -16,19 +15,19 @@ from gpuinfra.clouds import cloud
 from gpuinfra.clouds.gcp.catalog import gcp_book, gcp_catalog
 from gpuinfra.clouds.gcp.plan.quotas import GpuDemand, gpu_quota_needs
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
-from gpuinfra.plan.coldstart import cold_start
-from gpuinfra.plan.failover import RegionLoad, failover_rows, fleet_losses
+from gpuinfra.plan.failover import failover_rows, fleet_losses
 from gpuinfra.plan.inference import (
-    DEFAULT_DRAIN_SECONDS,
-    FALLBACK_COLD_START_SECONDS,
-    MAX_DRAIN_SECONDS,
     InferencePlan,
+    fleet_region,
+    instance_choice,
+    region_loads,
+    replica_figures,
     replica_memory,
 )
 from gpuinfra.plan.memory import ServingMemory
 from gpuinfra.plan.quotas import QuotaNeed
-from gpuinfra.plan.serving import InstanceChoice, RegionPlan, choose_instance, failover_replicas, region_plan
-from gpuinfra.plan.tokens import replica_roofline, serving_economics
+from gpuinfra.plan.serving import InstanceChoice, RegionPlan
+from gpuinfra.plan.tokens import serving_economics
 from gpuinfra.spec import Organization
 
 SPOT_NOTICE_SECONDS = cloud("gcp").spot_notice_seconds
@@ -36,71 +35,31 @@ SPOT_NOTICE_SECONDS = cloud("gcp").spot_notice_seconds
 
 def fleet_choice(spec: GcpInferenceSpec, memory: ServingMemory, catalog: Catalog) -> InstanceChoice:
     """The machine type `auto` picks: the cheapest G2 type priced in every region without its own type."""
-    m = spec.model
-    regions = [r.region for r in spec.regions if r.machine_type is None] or [r.region for r in spec.regions]
-    return choose_instance(
-        spec.instance.type,
-        spec.instance.gpu,
-        memory,
-        m.gpu_memory_utilization,
-        regions,
-        catalog,
-        "cuda",
-        m.attention_heads,
-        m.kv_cache.kv_heads,
-        m.precision,
-    )
+    return instance_choice(spec, memory, catalog, lambda r: r.machine_type, "cuda")  # type: ignore[arg-type]
 
 
 def region_figures(spec: GcpInferenceSpec, memory: ServingMemory, machine: str, catalog: Catalog) -> dict[str, Any]:
-    """Cold start, the replica's roofline and the drain of one region's machine type (empty when unknown)."""
+    """Cold start, the replica's roofline and the drain of one region's machine type (empty when unknown): a Spot
+    VM's drain is at least its notice."""
     info = catalog.instance(machine)
     if info is None:
         return {}
-    c = spec.cold_start
-    cold = cold_start(info, memory.weights_bytes, catalog, c.download_gb_s, c.weights_load_seconds, c.compile_cache)
-    replica = replica_roofline(info, memory, spec, catalog)  # type: ignore[arg-type]  # the neutral fields it reads
-    longest = spec.requests.max_output_tokens or spec.model.context_length_tokens
-    drain = math.ceil(longest / replica.steps_per_s) if replica else DEFAULT_DRAIN_SECONDS
-    return {
-        "cold_start": cold,
-        "bound": replica,
-        "drain_seconds": max(SPOT_NOTICE_SECONDS, min(MAX_DRAIN_SECONDS, drain)),
-        "spot_types": [info.name],
-    }
+    figures = replica_figures(spec, memory, info, catalog, SPOT_NOTICE_SECONDS)  # type: ignore[arg-type]
+    return {**figures, "spot_types": [info.name]}
 
 
 def fleet_regions(
     spec: GcpInferenceSpec, memory: ServingMemory, choice: InstanceChoice, catalog: Catalog
 ) -> list[RegionPlan]:
+    """Each region on its machine type, in the zones it names or those the catalog lists G2 in."""
     book = gcp_book()
     plans = []
     for r in spec.regions:
         machine = r.machine_type or choice.chosen
         extra = region_figures(spec, memory, machine, catalog) if machine else {}
         info = catalog.instance(machine) if machine else None
-        others = [o.peak_rps for o in spec.regions if o is not r]
-        plans.append(
-            region_plan(
-                r.region,
-                machine,
-                info.accelerator if info else None,
-                info.accelerator_count if info else 0,
-                list(r.zones) or list(book.zones_of(r.region)),
-                r.min_replicas,
-                r.max_replicas,
-                r.peak_rps,
-                spec.throughput_of(r),
-                spec.spot_burst_share,
-                spec.cold_start.warm_pool,
-                extra["cold_start"].total_seconds if extra else FALLBACK_COLD_START_SECONDS,
-                spec.cold_start.demand_ramp_minutes,
-                failover=failover_replicas(r.peak_rps, others, spec.throughput_of(r))
-                if spec.failover == "n_plus_one"
-                else None,
-                **extra,
-            )
-        )
+        zones = list(r.zones) or list(book.zones_of(r.region))
+        plans.append(fleet_region(spec, r, machine, info, zones, extra))  # type: ignore[arg-type]
     return plans
 
 
@@ -125,10 +84,7 @@ def plan_fleet(spec: GcpInferenceSpec, org: Organization, catalog: Catalog) -> I
     memory = replica_memory(spec.model)
     choice = fleet_choice(spec, memory, google)
     regions = fleet_regions(spec, memory, choice, google)
-    loads = [
-        RegionLoad(r.region, r.peak_rps, spec.throughput_of(r), rp.max_replicas)
-        for r, rp in zip(spec.regions, regions, strict=True)
-    ]
+    loads = region_loads(spec, regions)  # type: ignore[arg-type]
     return InferencePlan(
         memory=memory,
         choice=choice,

@@ -16,17 +16,16 @@ from gpuinfra.catalog import Catalog, InstanceType
 from gpuinfra.clouds.gcp.catalog.training import training_book, training_catalog
 from gpuinfra.clouds.gcp.plan.jobs import job_fields
 from gpuinfra.clouds.gcp.plan.training_quotas import training_quota_needs
-from gpuinfra.clouds.gcp.spec.training import GB_PER_GIB, GcpTrainingSpec
-from gpuinfra.plan.checkpoint import CheckpointPlan, checkpoint_plan
-from gpuinfra.plan.economics import restart_parts, step_inputs, training_layout
+from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
+from gpuinfra.plan.checkpoint import CheckpointPlan, planned_checkpoint
+from gpuinfra.plan.economics import dense_peak, restart_parts, step_inputs, sweep_limit, training_layout
 from gpuinfra.plan.flops import DEFAULT_MFU, DEFAULT_SCALING_PER_DOUBLING, training_flops
 from gpuinfra.plan.interruption import DEFAULT_MONTHLY
-from gpuinfra.plan.memory import Plain, TrainingMemory, training_memory
+from gpuinfra.plan.memory import Plain, TrainingMemory, model_memory
 from gpuinfra.plan.runtime import RunInputs, RunPlan, plan_run
 from gpuinfra.plan.training import TrainingPlan
 from gpuinfra.spec import Organization
 
-MAX_SWEEP_NODES = 4096
 PURCHASE = {"on_demand": "on_demand", "reservation": "on_demand", "spot": "spot"}
 """The rates each consumption model bills at (a reservation: on-demand rates, gcp-reservations); flex-start none."""
 FABRIC = "infiniband"
@@ -69,16 +68,7 @@ def _machine(spec: GcpTrainingSpec, catalog: Catalog) -> InstanceType | None:
 
 
 def _memory(spec: GcpTrainingSpec, info: InstanceType) -> TrainingMemory:
-    m = spec.model
-    gpus = spec.compute.node_count * info.accelerator_count
-    return training_memory(
-        m.parameters_billion,
-        m.precision,
-        m.optimizer,
-        gpus,
-        info.accelerator_memory_mib,
-        m.activation_headroom_fraction,
-    )
+    return model_memory(spec.model, spec.compute.node_count * info.accelerator_count, info.accelerator_memory_mib)
 
 
 def _lustre(spec: GcpTrainingSpec) -> dict[str, int | float | None]:
@@ -106,30 +96,6 @@ def _spot_rate(spec: GcpTrainingSpec) -> tuple[float, str]:
     return DEFAULT_MONTHLY, f"default {DEFAULT_MONTHLY:.0%}/month (Google publishes no interruption rates)"
 
 
-def _checkpoint(
-    spec: GcpTrainingSpec, memory: TrainingMemory, lustre_mb_s: float | None, spot_rate: float
-) -> tuple[CheckpointPlan | None, str | None]:
-    ckpt = spec.checkpointing
-    if ckpt is None:
-        return None, "no checkpointing configured"
-    size_gb = ckpt.size_gib * GB_PER_GIB if ckpt.size_gib else memory.total_bytes / 1e9
-    bandwidth = ckpt.write_bandwidth_gb_s
-    if bandwidth is None and ckpt.target == "lustre" and lustre_mb_s:
-        bandwidth = lustre_mb_s / 1000
-    if bandwidth is None:
-        return None, "checkpoint write bandwidth unknown: set checkpointing.write_bandwidth_gb_s"
-    nodes = spec.compute.node_count
-    return checkpoint_plan(
-        size_gb,
-        bandwidth,
-        nodes,
-        _spot_nodes(spec),
-        spec.failure.node_mtbf_hours,
-        spot_rate,
-        ckpt.interval_minutes,
-    ), None
-
-
 def _fits(spec: GcpTrainingSpec, info: InstanceType) -> Callable[[int], bool]:
     """Whether the model fits on n nodes, the way the plan checks the spec's own count (the layout when the spec
     gives an architecture, else the flat memory share)."""
@@ -151,10 +117,10 @@ def _run(
     if run is None:
         return None, None
     precision = spec.model.precision
-    peak = catalog.accelerator_peak(info.accelerator or "")
-    tflops = peak.dense_tflops.get(precision) if peak else None
-    if peak is None or tflops is None:
-        return None, f"no dense {precision} peak for {info.accelerator} in the catalog: run not planned"
+    peaked = dense_peak(catalog, info, precision)
+    if isinstance(peaked, str):
+        return None, peaked
+    peak, tflops = peaked
     step = None if run.mfu or run.scaling_per_doubling else step_inputs(spec, catalog, info)  # type: ignore[arg-type]
     domain = step.tflops_per_gpu(info.nvlink_gpus) if step else None
     active = (spec.model.active_parameters_billion or spec.model.parameters_billion) * 1e9
@@ -185,8 +151,7 @@ def _run(
 
     price, floor = _node_price(spec, info)
     nodes = spec.compute.node_count
-    max_nodes = min(MAX_SWEEP_NODES, max(64, 8 * nodes))
-    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), max_nodes, floor), None
+    return plan_run(inputs, nodes, run.target_days, price, _fits(spec, info), sweep_limit(nodes), floor), None
 
 
 def _node_price(spec: GcpTrainingSpec, info: InstanceType) -> tuple[Callable[[int], Decimal | None], Decimal | None]:
@@ -232,10 +197,18 @@ def plan_gcp_training(spec: GcpTrainingSpec, org: Organization, base: Catalog) -
     memory = _memory(spec, info)
     lustre = _lustre(spec)
     spot_rate, spot_source = _spot_rate(spec)
-    checkpoint, note = _checkpoint(spec, memory, lustre["lustre_throughput_mb_s"], spot_rate)  # type: ignore[arg-type]
-    run, run_note = _run(spec, catalog, info, checkpoint, spot_rate)
     spot = _spot_nodes(spec)
     nodes = spec.compute.node_count
+    checkpoint, note = planned_checkpoint(
+        spec.checkpointing,
+        memory.total_bytes,
+        lustre["lustre_throughput_mb_s"],
+        nodes,
+        spot,
+        spec.failure.node_mtbf_hours,
+        spot_rate,
+    )
+    run, run_note = _run(spec, catalog, info, checkpoint, spot_rate)
     return GcpTrainingPlan(
         instance_type=info.name,
         nodes=nodes,

@@ -19,6 +19,7 @@ from typing import Any
 from pulumi_policy import PolicyResource, StackValidationArgs
 
 from gpuinfra.clouds.gcp.spec import GcpProject
+from gpuinfra.clouds.gcp.spec.project import PROJECT_ID
 from gpuinfra.policy.facts import StackFacts, require
 from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_policy
 from gpuinfra.policy.rules.values import view
@@ -51,8 +52,8 @@ TRAINING_NETWORKS = (
     "gcp:hypercomputecluster/cluster:Cluster",
 )
 """A training cluster's resources that name networks (its own VPCs; another project's is an edge)."""
-PROJECT_IN_PATH = re.compile(r"(?:^|/)projects/([a-z][a-z0-9-]{4,28}[a-z0-9])(?:/|$)")
-SERVICE_ACCOUNT = re.compile(r"^serviceAccount:[^@]+@([a-z][a-z0-9-]{4,28}[a-z0-9])\.iam\.gserviceaccount\.com\Z")
+PROJECT_IN_PATH = re.compile(rf"(?:^|/)projects/({PROJECT_ID})(?:/|$)")
+SERVICE_ACCOUNT = re.compile(rf"^serviceAccount:[^@]+@({PROJECT_ID})\.iam\.gserviceaccount\.com\Z")
 
 
 def google_facts(args: StackValidationArgs) -> StackFacts:

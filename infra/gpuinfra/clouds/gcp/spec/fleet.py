@@ -12,7 +12,7 @@ from typing import Annotated, Literal
 
 from pydantic import Field, StringConstraints, model_validator
 
-from gpuinfra.clouds.gcp.spec.project import GcpRegion, GcpZone
+from gpuinfra.clouds.gcp.spec.project import PROJECT_ID, GcpLabels, GcpRegion, GcpZone
 from gpuinfra.spec.base import AccountName, Invalid, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.inference import (
     AcceleratorName,
@@ -26,7 +26,7 @@ from gpuinfra.spec.target import Target
 
 DEFAULT_SUBNET_SECOND_OCTET = 96
 """Default subnets are 10.96.0.0/20, 10.97.0.0/20, ... by region order (one VPC network, a subnet per region)."""
-IMAGE = r"^projects/[a-z][a-z0-9-]{4,28}[a-z0-9]/global/images/[a-z]([-a-z0-9]{0,61}[a-z0-9])?$"
+IMAGE = rf"^projects/{PROJECT_ID}/global/images/[a-z]([-a-z0-9]{{0,61}}[a-z0-9])?$"
 """A Compute Engine image by name (projects/<project>/global/images/<name>): one image, never a family, whose
 newest member would change under a running fleet."""
 ARMOR_INTERVALS = (10, 30, 60, 120, 180, 240, 300, 600, 900, 1200, 1800, 2700, 3600)
@@ -204,10 +204,7 @@ class GcpInferenceSpec(SpecModel):
     failover: Literal["none", "n_plus_one"] = "n_plus_one"
     """n_plus_one: each region can take its own peak plus the largest other region's (the load balancer sends a
     failed region's users to the next closest healthy one)."""
-    labels: dict[
-        Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,62}$")],
-        Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{0,63}$")],
-    ] = {}
+    labels: GcpLabels = {}
     """Labels on every resource that takes them (Google labels: lower-case keys and values)."""
     suppress: list[RuleId] = []
     """Warnings (and suppressible errors) this stack accepts, by rule id."""

@@ -15,7 +15,7 @@ from typing import Annotated, Literal
 from pydantic import Field, StringConstraints
 
 from gpuinfra.clouds.gcp.spec.filestore import GcpFilestore
-from gpuinfra.clouds.gcp.spec.project import GcpZone
+from gpuinfra.clouds.gcp.spec.project import GcpLabels, GcpZone
 from gpuinfra.clouds.gcp.spec.slurm import GcpSlurm, SchedulerType
 from gpuinfra.spec.base import AccountName, Name, RuleId, SpecModel, VpcCidr, updates
 from gpuinfra.spec.target import Target
@@ -182,10 +182,7 @@ class GcpTrainingSpec(SpecModel):
     None: no template. `spot` is the capacity's here: a Spot pool's job is a spot job."""
     failure: Failure = Failure()
     run: TrainingRun | None = None
-    labels: dict[
-        Annotated[str, StringConstraints(pattern=r"^[a-z][a-z0-9_-]{0,62}$")],
-        Annotated[str, StringConstraints(pattern=r"^[a-z0-9_-]{0,63}$")],
-    ] = {}
+    labels: GcpLabels = {}
     """Labels on every resource that takes them (Google labels: lower-case keys and values)."""
     suppress: list[RuleId] = []
     """Warnings (and suppressible errors) this stack accepts, by rule id."""

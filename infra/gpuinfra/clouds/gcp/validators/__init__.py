@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from gpuinfra.clouds.gcp.catalog import gcp_book
 from gpuinfra.clouds.gcp.spec import GcpInferenceSpec, GcpProject
 from gpuinfra.clouds.gcp.spec.fleet import MAX_AUTOHEAL_DELAY
+from gpuinfra.clouds.gcp.validators.project import project_failures
 from gpuinfra.clouds.gcp.validators.quotas import quota_failures
 from gpuinfra.plan import InferencePlan
 from gpuinfra.spec import Organization
@@ -38,23 +39,15 @@ def gcp_weights_wait_past_autoheal(spec: GcpInferenceSpec, plan: InferencePlan) 
 @rule(Level.ERROR)
 def gcp_project_purpose(spec: GcpInferenceSpec, org: Organization) -> Iterator[Failure]:
     """A Google fleet deploys into a Google project (cloud: gcp) of purpose inference, never a training one."""
-    entry = org.accounts.get(spec.account)
-    if entry is None:
-        return  # load's reference check names an unknown account
-    if not isinstance(entry, GcpProject):
-        yield Failure(
-            f"account {spec.account!r} is an AWS account, not a Google Cloud project",
-            ("account",),
-            "name an organization entry with `cloud: gcp` in `account` (docs/gcp.md), or remove `cloud: gcp` to "
-            "serve on AWS",
-        )
-    elif not entry.serves("inference"):
-        yield Failure(
-            f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: an inference fleet never shares a "
-            "project with training (separation)",
-            ("account",),
-            "name a project of `purpose: inference` in `account`",
-        )
+    yield from project_failures(
+        spec.account,
+        org,
+        "inference",
+        "name an organization entry with `cloud: gcp` in `account` (docs/gcp.md), or remove `cloud: gcp` to serve "
+        "on AWS",
+        "an inference fleet never shares a project with training",
+        "name a project of `purpose: inference` in `account`",
+    )
 
 
 @rule(Level.ERROR)

@@ -12,6 +12,7 @@ from gpuinfra.clouds.gcp.plan.jobs import spot_stop
 from gpuinfra.clouds.gcp.plan.training import GcpTrainingPlan
 from gpuinfra.clouds.gcp.spec import GcpProject
 from gpuinfra.clouds.gcp.spec.training import GcpTrainingSpec
+from gpuinfra.clouds.gcp.validators.project import project_failures
 from gpuinfra.clouds.gcp.validators.quotas import quota_failures
 from gpuinfra.spec import Organization
 from gpuinfra.validators.base import Failure, Level, rule
@@ -23,22 +24,14 @@ NODE_POOL_RULES = "Cluster Toolkit modules/compute/gke-node-pool/main.tf"
 @rule(Level.ERROR)
 def gcp_training_project_purpose(spec: GcpTrainingSpec, org: Organization) -> Iterator[Failure]:
     """A Google training cluster deploys into a Google project of purpose training, never a serving one."""
-    entry = org.accounts.get(spec.account)
-    if entry is None:
-        return  # load's reference check names an unknown account
-    if not isinstance(entry, GcpProject):
-        yield Failure(
-            f"account {spec.account!r} is an AWS account, not a Google Cloud project",
-            ("account",),
-            "name an organization entry with cloud: gcp (docs/gcp-training.md), or drop cloud: gcp to train on AWS",
-        )
-    elif not entry.serves("training"):
-        yield Failure(
-            f"project {spec.account!r} ({entry.id}) is a {entry.purpose} project: training and serving never share a "
-            "project (separation)",
-            ("account",),
-            "name a Google project of `purpose: training` in `account:` (training and serving never share one)",
-        )
+    yield from project_failures(
+        spec.account,
+        org,
+        "training",
+        "name an organization entry with cloud: gcp (docs/gcp-training.md), or drop cloud: gcp to train on AWS",
+        "training and serving never share a project",
+        "name a Google project of `purpose: training` in `account:` (training and serving never share one)",
+    )
 
 
 @rule(Level.ERROR)

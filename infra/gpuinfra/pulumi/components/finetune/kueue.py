@@ -11,7 +11,8 @@ import yaml
 
 from gpuinfra.plan import FinetunePlan
 from gpuinfra.pulumi.components.finetune.batch import BatchArgs, job_environment
-from gpuinfra.pulumi.components.training.kubernetes import KUEUE_API, device_toleration
+from gpuinfra.pulumi.components.kueue import local_queue
+from gpuinfra.pulumi.components.training.kubernetes import device_toleration
 from gpuinfra.spec import FinetuneSpec
 
 QUEUE_LABEL = "kueue.x-k8s.io/queue-name"
@@ -67,14 +68,7 @@ def kueue_workloads(args: BatchArgs, labels: dict[str, str], kubeconfig_key: str
         enable_server_side_apply=True,
     )
     o = pulumi.ResourceOptions(provider=provider)
-    k8s.apiextensions.CustomResource(
-        f"{spec.name}-local-queue",
-        api_version=KUEUE_API,
-        kind="LocalQueue",
-        metadata={"name": spec.kueue.queue, "namespace": spec.kueue.namespace, "labels": labels},
-        spec={"clusterQueue": spec.kueue.cluster_queue},
-        opts=o,
-    )
+    local_queue(spec.name, spec.kueue.queue, spec.kueue.namespace, spec.kueue.cluster_queue, labels, o)
     k8s.core.v1.ConfigMap(
         f"{spec.name}-job-template",
         metadata={"name": f"{spec.name}-job-template", "namespace": spec.kueue.namespace, "labels": labels},

@@ -17,7 +17,7 @@ import pulumi
 import pulumi_aws as aws
 
 from gpuinfra.pulumi.components.base import child
-from gpuinfra.pulumi.components.network import subnet, vpc
+from gpuinfra.pulumi.components.network import default_route_table, s3_gateway, subnet, vpc
 from gpuinfra.pulumi.components.vpc_logs import DEFAULT_SETTINGS, FlowLogSettings
 
 TYPE = "gpuinfra:inference:Network"
@@ -66,12 +66,7 @@ def egress(
     """An internet gateway; a NAT gateway in each zone's public subnet (or the first zone's only) and a
     private route table per zone to its own zone's NAT; the S3 gateway endpoint on every private table."""
     igw = aws.ec2.InternetGateway(f"{name}-igw", vpc_id=network.id, opts=o)
-    public_rt = aws.ec2.RouteTable(
-        f"{name}-public-rt",
-        vpc_id=network.id,
-        routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", gateway_id=igw.id)],
-        opts=o,
-    )
+    public_rt = default_route_table(f"{name}-public-rt", network, o, gateway_id=igw.id)
     nats: list[aws.ec2.NatGateway] = []
     tables = []
     for zone, pub, priv in zip(args.zones, public, private, strict=True):
@@ -80,22 +75,10 @@ def egress(
         if args.nat_per_zone or not nats:
             eip = aws.ec2.Eip(f"{name}-nat-ip-{z}", domain="vpc", opts=o)
             nats.append(aws.ec2.NatGateway(f"{name}-nat-{z}", subnet_id=pub.id, allocation_id=eip.id, opts=o))
-        table = aws.ec2.RouteTable(
-            f"{name}-private-{z}-rt",
-            vpc_id=network.id,
-            routes=[aws.ec2.RouteTableRouteArgs(cidr_block="0.0.0.0/0", nat_gateway_id=nats[-1].id)],
-            opts=o,
-        )
+        table = default_route_table(f"{name}-private-{z}-rt", network, o, nat_gateway_id=nats[-1].id)
         aws.ec2.RouteTableAssociation(f"{name}-private-{z}-rta", subnet_id=priv.id, route_table_id=table.id, opts=o)
         tables.append(table)
-    aws.ec2.VpcEndpoint(
-        f"{name}-s3",
-        vpc_id=network.id,
-        service_name=f"com.amazonaws.{args.region}.s3",
-        vpc_endpoint_type="Gateway",
-        route_table_ids=[t.id for t in tables],
-        opts=o,
-    )
+    s3_gateway(name, network, args.region, tables, o)
     return nats
 
 

@@ -21,6 +21,7 @@ import yaml
 from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.graph import pod_security
 from gpuinfra.plan.jobs import PodSize
+from gpuinfra.pulumi.components.kueue import queues, resource_flavor, topology
 from gpuinfra.pulumi.components.training.acceptance import (
     acceptance_jobset,
     acceptance_pod,
@@ -34,8 +35,6 @@ from gpuinfra.pulumi.components.training.pruner import create_pruner, cronjob_sp
 from gpuinfra.pulumi.templates import render
 
 TYPE = "gpuinfra:training:Kubernetes"
-KUEUE_API = "kueue.x-k8s.io/v1beta2"
-"""Kueue 0.19 serves v1beta2 as the storage version of every CRD (v1beta1 is deprecated)."""
 KUEUE_CONFIG_API = "config.kueue.x-k8s.io/v1beta2"
 RELEASE_TIMEOUT_SECONDS = 900
 """How long a chart's install may take to become ready (Release `timeout`; Helm's default is 300 s)."""
@@ -271,15 +270,41 @@ def device_toleration(resource: str) -> dict[str, str]:
     return {"key": resource, "operator": "Exists", "effect": "NoSchedule"}
 
 
+def pinned_release(name: str, chart: str, values: dict[str, Any], o: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
+    """The chart at its pin (catalog/pins.py: source, version, namespace, repository when not OCI), in a namespace
+    of its own, given RELEASE_TIMEOUT_SECONDS to become ready: Helm's own default is 300 s, and a first install
+    pulls images onto fresh nodes. Every cluster a stack owns installs its charts so (EKS's add-ons, GKE's Kueue
+    and JobSet)."""
+    pin = CHARTS[chart]
+    return k8s.helm.v3.Release(
+        f"{name}-{chart}",
+        name=chart,
+        chart=pin.source,
+        version=pin.version,
+        namespace=pin.namespace,
+        create_namespace=True,
+        repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
+        values=values,
+        timeout=RELEASE_TIMEOUT_SECONDS,
+        opts=o,
+    )
+
+
+def kueue_values() -> dict[str, Any]:
+    """The Kueue chart's values wherever a stack installs it (EKS, GKE): topology-aware scheduling, and the
+    manager's configuration (kueue_config)."""
+    return {
+        # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
+        "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
+        "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
+    }
+
+
 def chart_values(args: WorkloadArgs) -> dict[str, dict[str, Any]]:
     """Helm values per chart, each a key of the chart's values.yaml at the pin."""
     toleration = device_toleration(args.device_resource)
     return {
-        "kueue": {
-            # TopologyAwareScheduling is beta and on by default since Kueue 0.14; stated so a pin back fails loudly.
-            "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
-            "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
-        },
+        "kueue": kueue_values(),
         # EKS user guide (ml-eks-k8s-device-plugin): install with gfd.enabled=true; GFD brings NFD, whose worker
         # must tolerate the GPU taint with any value (the chart's own toleration expects value "present").
         "nvidia-device-plugin": {
@@ -363,14 +388,21 @@ def nccl_acceptance(args: WorkloadArgs) -> tuple[str, dict[str, Any]] | None:
     return script, jobset
 
 
-def disruption_budget(args: WorkloadArgs) -> dict[str, Any]:
+def disruption_budget(
+    name: str, args: WorkloadArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions
+) -> k8s.policy.v1.PodDisruptionBudget:
     """No voluntary eviction of a running training pod: every worker of the gang must stay (minAvailable = the
     job's pod count), since evicting one restarts the whole JobSet. A managed node group update then waits for the
     budget and fails (PodEvictionFailure after 15 minutes) instead of draining a node under the run: updates happen
     between runs (EKS User Guide, "Understand each phase of node updates": the upgrade phase honours
     PodDisruptionBudgets unless forced). Spot reclaims are not voluntary evictions and still end the pod with
     SIGTERM (the checkpoint contract)."""
-    return {"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}}
+    return k8s.policy.v1.PodDisruptionBudget(
+        f"{name}-training-pdb",
+        metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
+        spec={"minAvailable": args.nodes, "selector": {"matchLabels": {"gpuinfra.io/workload": "training"}}},
+        opts=o,
+    )
 
 
 def checkpoint_volume(args: WorkloadArgs, claim: str | None) -> dict[str, Any]:
@@ -500,42 +532,13 @@ class TrainingWorkloads(pulumi.ComponentResource):
         """Kueue's objects (after its chart, whose CRDs they need): the Topology, the fabric domain's flavor, the
         ClusterQueue holding the job's quota and the team's LocalQueue."""
         if args.topology:
-            k8s.apiextensions.CustomResource(
-                f"{name}-topology",
-                api_version=KUEUE_API,
-                kind="Topology",
-                metadata={"name": args.topology.name, "labels": args.labels},
-                spec={"levels": [{"nodeLabel": level} for level in args.topology.levels]},
-                opts=crds,
-            )
+            topology(name, args.topology.name, args.topology.levels, args.labels, crds)
         toleration = device_toleration(args.device_resource)
         flavor_spec: dict[str, Any] = {"nodeLabels": args.flavor.node_labels, "tolerations": [toleration]}
         if args.flavor.topology:
             flavor_spec["topologyName"] = args.flavor.topology
-        k8s.apiextensions.CustomResource(
-            f"{name}-flavor",
-            api_version=KUEUE_API,
-            kind="ResourceFlavor",
-            metadata={"name": args.flavor.name, "labels": args.labels},
-            spec=flavor_spec,
-            opts=crds,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-cluster-queue",
-            api_version=KUEUE_API,
-            kind="ClusterQueue",
-            metadata={"name": queue_name(args), "labels": args.labels},
-            spec=cluster_queue_spec(args),
-            opts=crds,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-local-queue",
-            api_version=KUEUE_API,
-            kind="LocalQueue",
-            metadata={"name": args.queue, "namespace": namespace, "labels": args.labels},
-            spec={"clusterQueue": queue_name(args)},
-            opts=crds,
-        )
+        resource_flavor(name, args.flavor.name, flavor_spec, args.labels, crds)
+        queues(name, queue_name(args), cluster_queue_spec(args), args.queue, namespace, args.labels, crds)
 
     @staticmethod
     def _nodes_and_identity(
@@ -564,12 +567,7 @@ class TrainingWorkloads(pulumi.ComponentResource):
     ) -> None:
         """What runs in the namespace: the gang's disruption budget, the pruner, the NCCL acceptance job and the
         training JobSet's template."""
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-training-pdb",
-            metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
-            spec=disruption_budget(args),
-            opts=o,
-        )
+        disruption_budget(name, args, namespace, o)
         if args.retention is not None:
             create_pruner(
                 name, args.cluster, args.retention, args.job.image, args.mount_path, volume, namespace, args.labels, o
@@ -598,25 +596,7 @@ class TrainingWorkloads(pulumi.ComponentResource):
         if args.lustre is not None:
             wanted.append("aws-fsx-csi-driver")
         values = chart_values(args)
-        releases: list[pulumi.Resource] = []
-        for chart in wanted:
-            pin = CHARTS[chart]
-            releases.append(
-                k8s.helm.v3.Release(
-                    f"{name}-{chart}",
-                    name=chart,
-                    chart=pin.source,
-                    version=pin.version,
-                    namespace=pin.namespace,
-                    create_namespace=True,
-                    repository_opts=k8s.helm.v3.RepositoryOptsArgs(repo=pin.repo) if pin.repo else None,
-                    values=values.get(chart, {}),
-                    # Helm's own default is 300 s; a first install pulls images onto fresh nodes.
-                    timeout=RELEASE_TIMEOUT_SECONDS,
-                    opts=o,
-                )
-            )
-        return releases
+        return [pinned_release(name, chart, values.get(chart, {}), o) for chart in wanted]
 
     @staticmethod
     def _lustre(
@@ -684,7 +664,6 @@ def static_claim(
 __all__ = [
     "DOMAIN_LABEL",
     "EFA",
-    "KUEUE_API",
     "POOL_LABEL",
     "RACK_LABEL",
     "RDMA",
@@ -706,9 +685,11 @@ __all__ = [
     "fabric_resource",
     "job_template",
     "kueue_config",
+    "kueue_values",
     "lustre_claim",
     "nccl_acceptance",
     "nccl_acceptance_pod",
+    "pinned_release",
     "pod_requests",
     "static_claim",
 ]

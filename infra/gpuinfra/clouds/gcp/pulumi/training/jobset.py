@@ -195,12 +195,7 @@ class GkeTrainingJob(pulumi.ComponentResource):
         lustre_claim(name, args.labels, volume, claim, namespace, inner)
         # No voluntary eviction of a running gang (EKS's budget, disruption_budget): GKE honours it while draining
         # for an upgrade (for up to an hour); a Spot preemption or a repair is not voluntary and still stops the pod.
-        k8s.policy.v1.PodDisruptionBudget(
-            f"{name}-training-pdb",
-            metadata={"name": f"{args.cluster}-training", "namespace": namespace, "labels": args.labels},
-            spec=disruption_budget(args),
-            opts=inner,
-        )
+        disruption_budget(name, args, namespace, inner)
         k8s.core.v1.ConfigMap(
             f"{name}-job-template",
             metadata={"name": f"{args.cluster}-job-template", "namespace": namespace, "labels": args.labels},

@@ -16,16 +16,15 @@ import pulumi
 import pulumi_gcp as gcp
 import pulumi_kubernetes as k8s
 
-from gpuinfra.catalog.pins import CHARTS
 from gpuinfra.clouds.gcp.pulumi.base import opts
 from gpuinfra.clouds.gcp.pulumi.training.provisioning import QUEUED_TAINT, create_check, queue_check
 from gpuinfra.graph import pod_security
+from gpuinfra.pulumi.components.kueue import queues, resource_flavor, topology
 from gpuinfra.pulumi.components.training.kubernetes import (
-    KUEUE_API,
-    RELEASE_TIMEOUT_SECONDS,
     device_toleration,
     isolate,
-    kueue_config,
+    kueue_values,
+    pinned_release,
 )
 
 TOPOLOGY_LEVELS = (
@@ -142,67 +141,22 @@ class GkeQueues(pulumi.ComponentResource):
 
     @staticmethod
     def _chart(name: str, chart: str, o: pulumi.ResourceOptions) -> k8s.helm.v3.Release:
-        pin = CHARTS[chart]
-        values: dict[str, Any] = {}
-        if chart == "kueue":
-            values = {
-                "controllerManager": {"featureGates": [{"name": "TopologyAwareScheduling", "enabled": True}]},
-                "managerConfig": {"controllerManagerConfigYaml": kueue_config()},
-            }
-        return k8s.helm.v3.Release(
-            f"{name}-{chart}",
-            name=chart,
-            chart=pin.source,
-            version=pin.version,
-            namespace=pin.namespace,
-            create_namespace=True,
-            values=values,
-            timeout=RELEASE_TIMEOUT_SECONDS,
-            opts=o,
-        )
+        return pinned_release(name, chart, kueue_values() if chart == "kueue" else {}, o)
 
     @staticmethod
     def _queues(name: str, args: QueueArgs, namespace: pulumi.Input[str], o: pulumi.ResourceOptions) -> None:
-        topology, flavor = f"{args.name}-topology", f"{args.name}-gpu"
-        k8s.apiextensions.CustomResource(
-            f"{name}-topology",
-            api_version=KUEUE_API,
-            kind="Topology",
-            metadata={"name": topology, "labels": args.labels},
-            spec={"levels": [{"nodeLabel": level} for level in TOPOLOGY_LEVELS]},
-            opts=o,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-flavor",
-            api_version=KUEUE_API,
-            kind="ResourceFlavor",
-            metadata={"name": flavor, "labels": args.labels},
-            spec={
-                "nodeLabels": {POOL_LABEL: args.gpu_pool},
-                "tolerations": [device_toleration(GPU)] + ([QUEUED_TAINT] if args.queued_run_seconds else []),
-                "topologyName": topology,
-            },
-            opts=o,
-        )
+        topology_name, flavor = f"{args.name}-topology", f"{args.name}-gpu"
+        topology(name, topology_name, TOPOLOGY_LEVELS, args.labels, o)
+        flavor_spec = {
+            "nodeLabels": {POOL_LABEL: args.gpu_pool},
+            "tolerations": [device_toleration(GPU)] + ([QUEUED_TAINT] if args.queued_run_seconds else []),
+            "topologyName": topology_name,
+        }
+        resource_flavor(name, flavor, flavor_spec, args.labels, o)
         if args.queued_run_seconds is not None:
             check = create_check(name, args.name, GPU, args.queued_run_seconds, args.labels, o)
             o = pulumi.ResourceOptions.merge(o, pulumi.ResourceOptions(depends_on=[check]))
-        k8s.apiextensions.CustomResource(
-            f"{name}-cluster-queue",
-            api_version=KUEUE_API,
-            kind="ClusterQueue",
-            metadata={"name": args.name, "labels": args.labels},
-            spec=cluster_queue(args, flavor),
-            opts=o,
-        )
-        k8s.apiextensions.CustomResource(
-            f"{name}-local-queue",
-            api_version=KUEUE_API,
-            kind="LocalQueue",
-            metadata={"name": args.name, "namespace": namespace, "labels": args.labels},
-            spec={"clusterQueue": args.name},
-            opts=o,
-        )
+        queues(name, args.name, cluster_queue(args, flavor), args.name, namespace, args.labels, o)
 
 
 __all__ = ["TOPOLOGY_LEVELS", "GkeQueues", "QueueArgs", "cluster_queue", "kubeconfig"]

@@ -22,7 +22,7 @@ from typing import Any
 import pulumi
 import pulumi_kubernetes as k8s
 
-from gpuinfra.pulumi.components.training.kubernetes import KUEUE_API
+from gpuinfra.pulumi.components.kueue import KUEUE_API
 
 PROVISIONING_CLASS = "queued-provisioning.gke.io"
 CONTROLLER = "kueue.x-k8s.io/provisioning-request"
