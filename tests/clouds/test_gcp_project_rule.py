@@ -40,7 +40,7 @@ SERVE, TRAIN = "chat-serve-gcp", "llm-train-gcp"
             TRAIN,
             "gcp-training-project-purpose",
             "gcp-chat",
-            "project 'gcp-chat' (acme-serve-prod) is a inference project: training and serving never share a "
+            "project 'gcp-chat' (acme-serve-prod) is an inference project: training and serving never share a "
             "project (separation)",
             "name a Google project of `purpose: training` in `account:` (training and serving never share one)",
         ),

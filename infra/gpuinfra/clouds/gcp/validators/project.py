@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 from gpuinfra.clouds.gcp.spec import GcpProject
-from gpuinfra.spec import Organization
+from gpuinfra.spec import Organization, with_article
 from gpuinfra.validators.base import Failure
 
 ACCOUNT = ("account",)
@@ -26,7 +26,7 @@ def project_failures(
         yield Failure(f"account {account!r} is an AWS account, not a Google Cloud project", ACCOUNT, aws_hint)
     elif not entry.serves(workload):
         yield Failure(
-            f"project {account!r} ({entry.id}) is a {entry.purpose} project: {separation} (separation)",
+            f"project {account!r} ({entry.id}) is {with_article(entry.purpose)} project: {separation} (separation)",
             ACCOUNT,
             purpose_hint,
         )
