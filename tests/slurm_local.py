@@ -147,10 +147,15 @@ class SlurmCluster:
         self.extra = slurm_conf_extra
         self.procs: list[subprocess.Popen[bytes]] = []
         self.marker: Path | None = None
+        self.spool = Path(tempfile.mkdtemp(prefix="slurmd-", dir="/tmp"))
+        """slurmd's spool, where each job step's Unix socket goes (`<spool>/<node>_<job>.<step>`): kept short, since a
+        socket path holds at most 108 bytes and a step id is ten digits; under pytest's numbered temp folders
+        (`/tmp/pytest-of-root/pytest-1124/popen-gw2/<test>/slurm/spool/pcsnode1_13.4294967291`, 109 bytes) every
+        launch failed and the job was held for good."""
 
     # ---- setup ---------------------------------------------------------------------------------------------
     def start(self) -> None:
-        for d in ("etc", "state", "spool", "log", "munge"):
+        for d in ("etc", "state", "log", "munge"):
             (self.root / d).mkdir(parents=True, exist_ok=True)
         os.chmod(self.root / "munge", 0o700)
         self._pcs_farm()
@@ -222,7 +227,7 @@ AuthType=auth/munge
 CredType=cred/munge
 AuthInfo=socket={self.socket}
 StateSaveLocation={r / "state"}
-SlurmdSpoolDir={r / "spool"}
+SlurmdSpoolDir={self.spool}
 SlurmctldPidFile={r / "slurmctld.pid"}
 SlurmdPidFile={r / "slurmd.pid"}
 SlurmctldLogFile={r / "log" / "slurmctld.log"}
@@ -338,6 +343,7 @@ PartitionName={PARTITION} Nodes={NODE} Default=YES MaxTime=INFINITE State=UP
                 proc.wait(timeout=5)
         if self.marker is not None:
             self._release_farm()
+        shutil.rmtree(self.spool, ignore_errors=True)
 
 
 @contextmanager
