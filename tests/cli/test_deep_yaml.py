@@ -2,7 +2,7 @@
 `[` overflowed the C stack, a segfault (exit 139) instead of exit 2. The per-stack cache's look at the organization
 file (commands/stack_cache.py) now goes through the stack reader, which refuses past 64 levels, and the pack's
 cluster rule (policy/rules/clusters.py) refuses a kubeconfig nested past 64 levels before its loader reads it.
-Each runs in a subprocess, so a crash fails the test, not the worker."""
+The two that crashed run in subprocesses, so a crash fails the test, not the worker."""
 
 from __future__ import annotations
 
@@ -38,3 +38,18 @@ def test_a_deeply_nested_kubeconfig_is_refused_not_a_crash() -> None:
     refused, usual = done.stdout.strip().splitlines()
     assert refused == "['its kubeconfig nests deeper than 64 levels, which the pack does not read']"
     assert usual == "{'apiVersion': 'v1', 'clusters': []}"
+
+
+def test_a_deeply_nested_json_setting_stays_a_string() -> None:
+    """Provider settings are JSON strings in the engine's graph (graph/views.py `decoded`): nested past the JSON
+    decoder's recursion, one raised RecursionError through every policy that reads settings; it stays a string, and
+    a kubeconfig so written is then refused by the cluster rule as above."""
+    from gpuinfra.graph.views import decoded
+    from gpuinfra.policy.rules.clusters import kubeconfig_problems
+
+    deep = '{"a": ' + "[" * 200_000 + "]" * 200_000 + "}"
+    assert decoded(deep) == deep
+    assert decoded('{"a": [1]}') == {"a": [1]}
+    assert kubeconfig_problems(None, decoded(deep), False) == [  # type: ignore[arg-type]
+        "its kubeconfig nests deeper than 64 levels, which the pack does not read"
+    ]
