@@ -71,12 +71,16 @@ def _clock() -> str:
     return f"{epoch}|{os.environ.get(MAX_AGE_ENV, '')}"
 
 
-def _yaml(data: bytes) -> Any:
-    from ruamel.yaml import YAML
+def _yaml(data: bytes, path: Path) -> Any:
+    """The organization file's data as `read_yaml` reads it (its parse kept on disk by content); None when it cannot
+    be read so (every sibling then counts). Not ruamel's C loader: its composer recurses in C, and a deeply nested
+    file crashed the process (a segfault) where the reader refuses it."""
+    from gpuinfra.errors import InputError
+    from gpuinfra.spec.yamlfile import plain_data
 
     try:
-        return YAML(typ="safe").load(data)
-    except Exception:  # any reader error: the file is then of unknown account and kind
+        return plain_data(data.decode("utf-8"), path)
+    except (InputError, UnicodeDecodeError):
         return None
 
 
@@ -222,7 +226,7 @@ class Keys:
         """Account name -> id from the organization file (empty when it cannot be read: every sibling counts)."""
         found = self._accounts.get(org.resolve())
         if found is None:
-            data = _yaml(text)
+            data = _yaml(text, org)
             accounts = data.get("accounts") if isinstance(data, dict) else None
             found = {
                 str(name): str(body["id"])

@@ -57,7 +57,7 @@ def _parsed(value: str) -> Any:
     not mutate the result."""
     try:
         return json.loads(value)
-    except ValueError:
+    except (ValueError, RecursionError):  # not JSON, or nested past the decoder's recursion: it stays a string
         return value
 
 

@@ -228,6 +228,28 @@ def _float(text: str) -> float:
     return sign * float(digits)
 
 
+def deeper_than(text: str, limit: int) -> bool:
+    """Whether libyaml's events nest collections past `limit`: asked before ruamel's C loader reads untrusted text
+    (its composer recurses in C, and a 100,000-deep file overflows the C stack: a crash, not an error). Text libyaml
+    cannot read answers False, and the loader raises its own error where the events stopped, no deeper."""
+    if CParser is None:
+        return False
+    parser, depth = CParser(text), 0
+    try:
+        while True:
+            kind = type(parser.get_event())
+            if kind is SequenceStartEvent or kind is MappingStartEvent:
+                depth += 1
+                if depth > limit:
+                    return True
+            elif kind is SequenceEndEvent or kind is MappingEndEvent:
+                depth -= 1
+            elif kind is StreamEndEvent:
+                return False
+    except Exception:  # a parse error, a character it refuses
+        return False
+
+
 def underscored(source: list[str], line: int, column: int) -> str | None:
     """The plain token written at (line, column) when it holds `_` (`1_6`): YAML 1.2's core schema reads it as
     text where ruamel reads a number, so a field holding one is refused (spec/yamlfile.py)."""
@@ -278,4 +300,4 @@ class _Converter:
         return self.plain(node, path)
 
 
-__all__ = ["plain", "underscored"]
+__all__ = ["deeper_than", "plain", "underscored"]

@@ -35,8 +35,12 @@ from gpuinfra.policy.rules.declare import MANDATORY, ReportViolation, stack_poli
 from gpuinfra.policy.rules.paths import account_problem
 from gpuinfra.policy.rules.values import get, listed, view
 from gpuinfra.spec import PURPOSE_OF_WORKLOAD, with_article
+from gpuinfra.spec.yamlfast import deeper_than
 
 K8S_PROVIDER = "pulumi:providers:kubernetes"
+KUBECONFIG_DEPTH = 64
+"""A kubeconfig nests a handful of levels. One deeper is refused unread: ruamel's C loader composes recursively in C
+(100,000 levels overflowed the C stack and crashed the pack), and one the pack skipped would pass unchecked."""
 SERVICE_ACCOUNT = "kubernetes:core/v1:ServiceAccount"
 POD_IDENTITY = "aws:eks/podIdentityAssociation:PodIdentityAssociation"
 IRSA_ANNOTATION = "eks.amazonaws.com/role-arn"
@@ -110,6 +114,8 @@ def kubeconfig_problems(facts: StackFacts, kubeconfig: Any, created_here: bool) 
     """Why a kubeconfig the pack can read reaches outside the stack's purpose ([] when fine or unreadable). Each of
     its clusters is identified by its `server:` or its CA (`certificate-authority-data`, by fingerprint): either
     naming another purpose's registered cluster is refused, so a new URL for the training cluster is caught."""
+    if isinstance(kubeconfig, str) and deeper_than(kubeconfig, KUBECONFIG_DEPTH):  # fails closed, never crashes
+        return [f"its kubeconfig nests deeper than {KUBECONFIG_DEPTH} levels, which the pack does not read"]
     document = _parsed(kubeconfig)
     if document is None:
         return []
