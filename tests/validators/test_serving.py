@@ -308,6 +308,32 @@ CASES = [
         {"kubernetes.autoscaler": "hpa", "kubernetes.external_metrics_adapter": "prometheus-adapter"},
         fires=False,
     ),
+    Case(
+        "keda-setting-under-hpa",
+        "chat-serve-k8s",
+        {
+            "kubernetes.autoscaler": "hpa",
+            "kubernetes.external_metrics_adapter": "prometheus-adapter",
+            "kubernetes.queue_metric": "my_queue_depth",
+        },
+        message="kubernetes.queue_metric is read only by KEDA",
+    ),
+    Case(
+        "keda-setting-under-hpa",
+        "chat-serve-k8s",
+        {
+            "kubernetes.autoscaler": "hpa",
+            "kubernetes.external_metrics_adapter": "prometheus-adapter",
+            "kubernetes.prometheus_url": "http://prometheus.monitoring:9090",
+        },
+        message="kubernetes.prometheus_url is read only by KEDA",
+    ),
+    Case(
+        "keda-setting-under-hpa",
+        "chat-serve-k8s",
+        {"kubernetes.queue_metric": "my_queue_depth", "kubernetes.prometheus_url": "http://prometheus.monitoring:9090"},
+        fires=False,
+    ),
 ]
 
 

@@ -361,6 +361,30 @@ def hpa_without_adapter(spec: InferenceSpec) -> Iterator[Failure]:
         )
 
 
+KEDA_ONLY = {
+    "queue_metric": "the adapter rule sums the engine's own waiting and running series",
+    "prometheus_url": "the HPA reads the external-metrics API, not Prometheus",
+}
+"""kubernetes settings only KEDA's ScaledObject reads, and what an `autoscaler: hpa` fleet reads instead
+(pulumi/components/inference/external_metric.py)."""
+
+
+@rule(Level.WARNING)
+def keda_setting_under_hpa(spec: InferenceSpec) -> Iterator[Failure]:
+    """A setting only KEDA reads, written for an `autoscaler: hpa` fleet: it changes nothing, so the scaling the
+    author meant to tune is not the scaling the fleet gets."""
+    kube = spec.kubernetes
+    if kube is None or kube.autoscaler != "hpa":
+        return
+    for field, instead in KEDA_ONLY.items():
+        if getattr(kube, field) is not None:
+            yield Failure(
+                f"kubernetes.{field} is read only by KEDA, and this fleet scales with an HPA: {instead}",
+                ("kubernetes", field),
+                f"delete `{field}`, or write `autoscaler: keda`",
+            )
+
+
 @rule(Level.WARNING)
 def scaling_target_above_batch(spec: InferenceSpec) -> Iterator[Failure]:
     """A target above max_concurrent_sequences scales only once requests already queue on every replica."""
@@ -597,6 +621,7 @@ __all__ = [
     "hpa_without_adapter",
     "internet_facing_without_protection",
     "invalid_tensor_parallel",
+    "keda_setting_under_hpa",
     "kubeconfig_per_region",
     "latency_target_unreachable",
     "model_does_not_fit_instance",
