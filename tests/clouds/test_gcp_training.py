@@ -15,7 +15,7 @@ from gpuinfra.clouds.gcp.spec.training import TRAINING_MACHINES
 from gpuinfra.commands.preview import preview_stacks
 from gpuinfra.graph import Graph, Resource
 from gpuinfra.validators import Level
-from helpers import checked, example_graph, graph_for, rules_fired
+from helpers import checked, example_graph, graph_for, planted_google_check, rules_fired
 
 STACK = "llm-train-gcp"
 HOURS = Decimal(730)
@@ -233,23 +233,6 @@ def test_the_registry_dispatches_per_workload() -> None:
         CLOUDS["gcp"].part("program")(aws, None)
 
 
-def _planted(name: str, path: tuple[str, ...], value: object) -> list[object]:
-    """`name`'s resource with the value at `path` replaced, judged by Google's preflight."""
-    import copy
-    import dataclasses
-
-    from gpuinfra.clouds.gcp.preflight.discovery import check
-
-    graph = example_graph(STACK)
-    resource = next(r for r in graph.resources if r.name == name)
-    inputs = copy.deepcopy(resource.inputs)
-    node = inputs
-    for key in path[:-1]:
-        node = node[key]
-    node[path[-1]] = value
-    return check(dataclasses.replace(resource, inputs=inputs), graph)  # type: ignore[return-value]
-
-
 def test_every_new_type_is_judged_and_the_example_passes() -> None:
     from gpuinfra.clouds.gcp.preflight.discovery import check, judges
 
@@ -299,7 +282,7 @@ def test_every_new_type_is_judged_and_the_example_passes() -> None:
 def test_preflight_refuses_what_google_would(
     name: str, path: tuple[str, ...], value: object, where: str, says: str
 ) -> None:
-    (finding,) = _planted(name, path, value)
+    (finding,) = planted_google_check(STACK, name, path, value)
     assert finding.rule == "PF-GCP-API" and finding.path == where  # type: ignore[attr-defined]
     assert says in finding.message or says in finding.source  # type: ignore[attr-defined]
 
